@@ -1,0 +1,101 @@
+// Environment → one typed, validated Config. A bad value stops start-up with a clear message
+// (main.ts turns ConfigError into exit code 2).
+import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  dbPath: string;
+  publicUrl: string | null;
+  chatapp: {
+    graphUrl: string;
+    graphVersion: string;
+    appSecret: string | null;
+    verifyToken: string | null;
+  };
+  tls: { cert: string; key: string } | null;
+  workerIntervalMs: number;
+  allowPrivateWebhooks: boolean;
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function intInRange(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function httpUrl(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+/** Creates the data directory if needed and proves it writable; throws ConfigError otherwise. */
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK | constants.R_OK);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(`PIGEON_DATA_DIR "${dataDir}" is not a writable directory (${reason})`);
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = intInRange(env, "PIGEON_PORT", 8080, 0, 65535);
+  const host = env.PIGEON_HOST?.trim() || "0.0.0.0";
+  const dataDir = resolve(env.PIGEON_DATA_DIR?.trim() || "./data");
+
+  const certPath = env.PIGEON_TLS_CERT?.trim();
+  const keyPath = env.PIGEON_TLS_KEY?.trim();
+  let tls: Config["tls"] = null;
+  if (certPath || keyPath) {
+    if (!certPath || !keyPath) throw new ConfigError("PIGEON_TLS_CERT and PIGEON_TLS_KEY must be set together");
+    tls = { cert: readPem("PIGEON_TLS_CERT", certPath), key: readPem("PIGEON_TLS_KEY", keyPath) };
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    dbPath: join(dataDir, "pigeon.db"),
+    publicUrl: httpUrl(env, "PIGEON_PUBLIC_URL"),
+    chatapp: {
+      graphUrl: httpUrl(env, "PIGEON_CHATAPP_GRAPH_URL") ?? "https://graph.facebook.com",
+      graphVersion: env.PIGEON_CHATAPP_GRAPH_VERSION?.trim() || "v23.0",
+      appSecret: env.PIGEON_CHATAPP_APP_SECRET || null,
+      verifyToken: env.PIGEON_CHATAPP_VERIFY_TOKEN || null,
+    },
+    tls,
+    workerIntervalMs: intInRange(env, "PIGEON_WORKER_INTERVAL_MS", 1000, 50, 60000),
+    allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
+    maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+  };
+}
+
+function readPem(name: string, path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`${name} "${path}" cannot be read (${(error as NodeJS.ErrnoException).code ?? error})`);
+  }
+}

@@ -1,0 +1,17 @@
+// Opens the SQLite database with the PRAGMAs Pigeon relies on and wraps it in drizzle.
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import * as schema from "./schema";
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export function openDatabase(path: string): Db {
+  const sqlite = new Database(path, { create: true, strict: true });
+  // WAL lets the CLI write (keys create) while a server reads and writes the same file.
+  sqlite.run("PRAGMA journal_mode = WAL");
+  // FULL: a notification we acknowledged survives power loss, not only a killed process.
+  sqlite.run("PRAGMA synchronous = FULL");
+  sqlite.run("PRAGMA foreign_keys = ON");
+  sqlite.run("PRAGMA busy_timeout = 5000");
+  return drizzle({ client: sqlite, schema }) as Db;
+}

@@ -1,0 +1,255 @@
+// The one description of Pigeon's tables. drizzle-kit turns changes here into SQL migrations
+// (`bun run db:generate`); the binary applies them from the embedded copies at start-up.
+// Times are stored as integer milliseconds since the epoch (UTC) and formatted at the edge.
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const plan = sqliteTable("plan", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  code: text("code").notNull().unique(),
+  name: text("name").notNull(),
+  requestsPerMinute: integer("requests_per_minute").notNull().default(60),
+  requestsPerDay: integer("requests_per_day").notNull().default(10000),
+  // null: no monthly cap on SMS.
+  monthlySmsLimit: integer("monthly_sms_limit"),
+  allowUrls: integer("allow_urls", { mode: "boolean" }).notNull().default(true),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const account = sqliteTable("account", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  planId: integer("plan_id")
+    .notNull()
+    .references(() => plan.id),
+  status: text("status", { enum: ["active", "suspended"] }).notNull().default("active"),
+  isOwner: integer("is_owner", { mode: "boolean" }).notNull().default(false),
+  smsLengthCap: integer("sms_length_cap").notNull().default(1600),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const workspace = sqliteTable("workspace", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  accountId: integer("account_id")
+    .notNull()
+    .references(() => account.id),
+  name: text("name").notNull(),
+  creditBalance: integer("credit_balance").notNull().default(0),
+  pairingToken: text("pairing_token").notNull().unique(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const apiKey = sqliteTable(
+  "api_key",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    name: text("name").notNull(),
+    key: text("key").notNull().unique(),
+    // SHA-256 of the secret, hex. The secret itself is shown once and never stored.
+    secretHash: text("secret_hash").notNull(),
+    secretHint: text("secret_hint").notNull(),
+    status: text("status", { enum: ["active", "disabled"] }).notNull().default("active"),
+    createdAt: integer("created_at").notNull(),
+    rotatedAt: integer("rotated_at"),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (table) => [index("api_key_workspace_idx").on(table.workspaceId)],
+);
+
+export const device = sqliteTable(
+  "device",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    name: text("name").notNull(),
+    kind: text("kind", { enum: ["sms", "cloud", "chatapp"] }).notNull(),
+    status: text("status", { enum: ["active", "inactive"] }).notNull().default("active"),
+    // The phone's id in the companion-app protocol (a 21-character nanoid).
+    externalId: text("external_id").notNull().unique(),
+    // SHA-256 of the device token the companion app authenticates with.
+    tokenHash: text("token_hash").unique(),
+    phoneNumber: text("phone_number"),
+    // Channel settings (cloud-number credentials, business-number ids), JSON.
+    config: text("config", { mode: "json" }).$type<Record<string, unknown>>(),
+    sendLimitPerMinute: integer("send_limit_per_minute").notNull().default(60),
+    blockedCode: text("blocked_code"),
+    blockedReason: text("blocked_reason"),
+    blockedAt: integer("blocked_at"),
+    lastSeenAt: integer("last_seen_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (table) => [index("device_workspace_idx").on(table.workspaceId, table.deletedAt, table.status)],
+);
+
+export const contactType = sqliteTable("contact_type", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  code: text("code").notNull().unique(),
+  name: text("name").notNull(),
+  description: text("description").notNull(),
+});
+
+export const contact = sqliteTable(
+  "contact",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    name: text("name").notNull(),
+    phone: text("phone").notNull(),
+    email: text("email"),
+    typeId: integer("type_id").references(() => contactType.id),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("contact_workspace_phone_uq").on(table.workspaceId, table.phone),
+    index("contact_workspace_name_idx").on(table.workspaceId, table.name),
+  ],
+);
+
+export const template = sqliteTable(
+  "template",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    guid: text("guid").notNull().unique(),
+    // null for system templates, which every workspace can read and none can change.
+    workspaceId: integer("workspace_id").references(() => workspace.id),
+    accountId: integer("account_id").references(() => account.id),
+    code: text("code").notNull(),
+    name: text("name").notNull(),
+    description: text("description").notNull().default(""),
+    body: text("body").notNull(),
+    channel: text("channel", { enum: ["sms", "chatapp"] }).notNull(),
+    isSystem: integer("is_system").notNull().default(0),
+    status: text("status").notNull().default("active"),
+    variables: text("variables", { mode: "json" }).notNull().$type<string[]>(),
+    // Chat-app templates: the platform's template id, language, category and business account.
+    language: text("language"),
+    category: text("category"),
+    externalId: text("external_id"),
+    businessAccountId: text("business_account_id"),
+    components: text("components", { mode: "json" }).$type<unknown[]>(),
+    statusReason: text("status_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (table) => [
+    index("template_workspace_idx").on(table.workspaceId, table.channel),
+    uniqueIndex("template_workspace_code_uq")
+      .on(table.workspaceId, table.code)
+      .where(sql`${table.deletedAt} IS NULL`),
+  ],
+);
+
+export const notification = sqliteTable(
+  "notification",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    apiKeyId: integer("api_key_id").references(() => apiKey.id),
+    deliveryType: text("delivery_type", { enum: ["sms", "chatapp"] }).notNull(),
+    // The kind of device that carries it: sms (paired phone), cloud, chatapp.
+    route: text("route", { enum: ["sms", "cloud", "chatapp"] }).notNull(),
+    deviceId: integer("device_id").references(() => device.id),
+    recipient: text("recipient").notNull(),
+    recipientName: text("recipient_name"),
+    templateId: integer("template_id").references(() => template.id),
+    templateVars: text("template_vars", { mode: "json" }).$type<Record<string, string>>(),
+    message: text("message").notNull(),
+    status: text("status", { enum: ["pending", "sent", "delivered", "failed", "cancelled"] })
+      .notNull()
+      .default("pending"),
+    // Where a pending notification is in the pipeline: queued (waiting for the worker),
+    // dispatching (a channel call is in flight), handed (the channel has it, awaiting its report).
+    stage: text("stage", { enum: ["queued", "dispatching", "handed", "done"] })
+      .notNull()
+      .default("queued"),
+    scheduleAt: integer("schedule_at"),
+    timezone: text("timezone"),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    segments: integer("segments").notNull().default(1),
+    cost: integer("cost").notNull().default(0),
+    externalId: text("external_id"),
+    errorCode: text("error_code"),
+    errorReason: text("error_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    dispatchedAt: integer("dispatched_at"),
+    sentAt: integer("sent_at"),
+    deliveredAt: integer("delivered_at"),
+    failedAt: integer("failed_at"),
+    cancelledAt: integer("cancelled_at"),
+  },
+  (table) => [
+    index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
+    index("notification_workspace_status_idx").on(table.workspaceId, table.status, table.createdAt),
+    index("notification_device_status_idx").on(table.deviceId, table.status),
+    index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt),
+    index("notification_due_idx").on(table.stage, table.nextAttemptAt),
+    index("notification_external_idx").on(table.externalId),
+  ],
+);
+
+export const notificationLog = sqliteTable(
+  "notification_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    notificationId: integer("notification_id")
+      .notNull()
+      .references(() => notification.id),
+    at: integer("at").notNull(),
+    event: text("event").notNull(),
+    status: text("status"),
+    errorCode: text("error_code"),
+    detail: text("detail"),
+  },
+  (table) => [index("notification_log_notification_idx").on(table.notificationId)],
+);
+
+export const creditLedger = sqliteTable(
+  "credit_ledger",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    // Positive for top-ups and refunds, negative for debits.
+    delta: integer("delta").notNull(),
+    reason: text("reason", { enum: ["topup", "debit", "refund", "adjustment"] }).notNull(),
+    notificationId: integer("notification_id").references(() => notification.id),
+    note: text("note"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [index("credit_ledger_workspace_idx").on(table.workspaceId, table.createdAt)],
+);
+
+export const idempotencyRecord = sqliteTable(
+  "idempotency_record",
+  {
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    key: text("key").notNull(),
+    route: text("route").notNull(),
+    requestHash: text("request_hash").notNull(),
+    responseStatus: integer("response_status").notNull(),
+    responseBody: text("response_body").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.workspaceId, table.key] }),
+    index("idempotency_created_idx").on(table.createdAt),
+  ],
+);

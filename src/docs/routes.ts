@@ -1,0 +1,45 @@
+// The interactive API docs, served entirely from the binary: Swagger UI's bundle and stylesheet are
+// compiled in as text, and the page points only at them and at /openapi.json.
+import { Elysia } from "elysia";
+import swaggerCss from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "text" };
+import swaggerJs from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
+import { VERSION } from "../version";
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Pigeon API ${VERSION}</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <style>body{margin:0} .swagger-ui .topbar{display:none}</style>
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/assets/init.js"></script>
+</body>
+</html>`;
+
+// validatorUrl null: the UI would otherwise send the spec to an online validator.
+const init = `window.ui = SwaggerUIBundle({
+  url: "/openapi.json",
+  dom_id: "#swagger-ui",
+  validatorUrl: null,
+  deepLinking: true,
+  persistAuthorization: true,
+  displayRequestDuration: true,
+  tryItOutEnabled: true
+});`;
+
+const cached = (body: string, type: string) => () =>
+  new Response(body, { headers: { "content-type": type, "cache-control": "public, max-age=86400" } });
+
+export function docsRoutes() {
+  return new Elysia({ name: "docs" })
+    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
+    .get("/docs/", ({ redirect }) => redirect("/docs"), { detail: { hide: true } })
+    .get("/docs/assets/swagger-ui-bundle.js", cached(swaggerJs, "text/javascript; charset=utf-8"), { detail: { hide: true } })
+    .get("/docs/assets/swagger-ui.css", cached(swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
+    .get("/docs/assets/init.js", cached(init, "text/javascript; charset=utf-8"), { detail: { hide: true } });
+}

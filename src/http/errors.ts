@@ -1,0 +1,76 @@
+// Every client-visible error has a stable code; this one table maps each code to its HTTP status.
+// Services throw AppError with one of these codes; the error plugin turns it into the envelope.
+
+export const ERROR_STATUS = {
+  // 400: the request itself is wrong
+  validation_error: 400,
+  invalid_json: 400,
+  invalid_phone_number: 400,
+  invalid_email: 400,
+  message_too_long: 400,
+  message_required: 400,
+  invalid_template_variables: 400,
+  invalid_template_body: 400,
+  invalid_schedule_time: 400,
+  invalid_timezone: 400,
+  schedule_time_in_past: 400,
+  invalid_device: 400,
+  no_active_device: 400,
+  device_offline: 400,
+  device_inactive: 400,
+  template_inactive: 400,
+  media_too_large: 400,
+  no_business_account: 400,
+  no_phone_number: 400,
+  invalid_webhook_url: 400,
+  // 401, 402, 403: who you are and what you may do
+  unauthorized: 401,
+  insufficient_credits: 402,
+  free_tier_exhausted: 402,
+  key_disabled: 403,
+  account_suspended: 403,
+  forbidden: 403,
+  urls_not_allowed: 403,
+  template_read_only: 403,
+  window_closed: 403,
+  use_template: 403,
+  device_blocked: 403,
+  // 404, 405, 409, 413, 415, 429
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  duplicate_contact: 409,
+  duplicate_template_code: 409,
+  idempotency_key_reuse: 409,
+  idempotency_in_progress: 409,
+  not_cancellable: 409,
+  template_account_unlinked: 409,
+  device_account_mismatch: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  // 5xx
+  internal_error: 500,
+  platform_error: 502,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Context fields returned beside error_code in `data`. */
+    readonly data: Record<string, unknown> = {},
+    /** Overrides the public error_code, e.g. the chat-app platform's numeric code. */
+    readonly publicCode?: string | number,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const notFound = (what: string, id: unknown) => new AppError("not_found", `${what} ${id} not found`);

@@ -1,0 +1,148 @@
+// The request pipeline every route sits behind, registered before any module so its hooks reach
+// them all: body limits and parsing, API-key auth and rate limits for /v1, and the one error
+// handler that turns every failure into the spec's envelope (or the phone protocol's error shape).
+import { Elysia } from "elysia";
+import type { Config } from "../config";
+import type { Authenticator, AuthContext } from "./auth";
+import { envelopeOf } from "./envelope";
+import { AppError } from "./errors";
+import type { RateLimiter } from "./rate-limit";
+import { describeValidationError, validationMessage } from "./validation";
+
+const authByRequest = new WeakMap<Request, AuthContext>();
+const rawBodyByRequest = new WeakMap<Request, string>();
+
+/** The authenticated caller of a /v1 request (set by the foundation's onRequest). */
+export function authOf(request: Request): AuthContext {
+  const auth = authByRequest.get(request);
+  if (!auth) throw new AppError("unauthorized", "Missing API key");
+  return auth;
+}
+
+/** The request body exactly as received, for signature checks. */
+export function rawBodyOf(request: Request): string {
+  return rawBodyByRequest.get(request) ?? "";
+}
+
+/** Paths under /v1 that are not called with an API key: platforms and phones sign their own calls. */
+const PUBLIC_V1 = ["/v1/webhooks/", "/v1/callbacks/"];
+
+function needsApiKey(path: string): boolean {
+  return path.startsWith("/v1/") && !PUBLIC_V1.some((p) => path.startsWith(p));
+}
+
+const isMobile = (path: string) => path.startsWith("/mobile/");
+
+export interface FoundationDeps {
+  config: Config;
+  authenticate: Authenticator;
+  rateLimiter: RateLimiter;
+  /** Methods served at a path, so a wrong method answers 405 rather than 404. */
+  allowedMethods: (path: string) => string[];
+  log: (message: string, error?: unknown) => void;
+}
+
+function pathOf(request: Request): string {
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", start);
+  return start < 0 ? "/" : url.slice(start, q < 0 ? undefined : q);
+}
+
+export function foundation(deps: FoundationDeps) {
+  const { config, authenticate, rateLimiter } = deps;
+
+  function errorResponse(request: Request, status: number, code: string | number, message: string, data: Record<string, unknown>, headers: Record<string, string>) {
+    const path = pathOf(request);
+    const body = isMobile(path)
+      ? { message, code: status, data: { error_code: code, ...data } }
+      : envelopeOf(status, message, { error_code: code, ...data });
+    return new Response(JSON.stringify(body), {
+      status,
+      headers: { ...headers, "content-type": "application/json; charset=utf-8" },
+    });
+  }
+
+  return new Elysia({ name: "pigeon-foundation" })
+    .onRequest(({ request, set }) => {
+      const length = Number(request.headers.get("content-length") ?? 0);
+      if (length > config.maxBodyBytes) {
+        throw new AppError("payload_too_large", `Request body of ${length} bytes exceeds the limit of ${config.maxBodyBytes} bytes`, {
+          limit: config.maxBodyBytes,
+        });
+      }
+      const path = pathOf(request);
+      if (!needsApiKey(path)) return;
+      const auth = authenticate(request.headers);
+      authByRequest.set(request, auth);
+      const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+      Object.assign(set.headers, decision.headers);
+    })
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
+      const text = await request.text();
+      if (Buffer.byteLength(text) > config.maxBodyBytes) {
+        throw new AppError("payload_too_large", `Request body exceeds the limit of ${config.maxBodyBytes} bytes`, {
+          limit: config.maxBodyBytes,
+        });
+      }
+      rawBodyByRequest.set(request, text);
+      if (contentType?.startsWith("application/x-www-form-urlencoded")) {
+        return Object.fromEntries(new URLSearchParams(text));
+      }
+      // JSON whatever the declared type: `curl -d` sends form-urlencoded by default.
+      if (text.trim() === "") return {};
+      try {
+        return JSON.parse(text);
+      } catch (error) {
+        throw new AppError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`);
+      }
+    })
+    .onError({ as: "global" }, ({ request, code, error: thrown, set }) => {
+      // Elysia wraps what a parser throws in its own ParseError; ours says more.
+      const cause = (thrown as Error | undefined)?.cause;
+      const error = code === "PARSE" && cause instanceof AppError ? cause : thrown;
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
+
+      if (error instanceof AppError) {
+        return errorResponse(request, error.status, error.publicCode ?? error.code, error.message, error.data, {
+          ...headers,
+          ...error.headers,
+        });
+      }
+      switch (code) {
+        case "VALIDATION": {
+          const ve = error as unknown as { type: string; customError?: unknown; valueError?: never };
+          if (ve.type === "response") break;
+          const problem = describeValidationError(ve);
+          return errorResponse(request, 400, "validation_error", validationMessage(problem), {
+            field: problem.field,
+            location: problem.location,
+            reason: problem.reason,
+          }, headers);
+        }
+        case "PARSE":
+          return errorResponse(request, 400, "invalid_json", "Request body could not be parsed", {}, headers);
+        case "NOT_FOUND": {
+          const path = pathOf(request);
+          const allowed = deps.allowedMethods(path);
+          if (allowed.length > 0 && !allowed.includes(request.method)) {
+            return errorResponse(
+              request,
+              405,
+              "method_not_allowed",
+              `${request.method} is not allowed on ${path}; use ${allowed.join(" or ")}`,
+              { allowed },
+              { ...headers, allow: allowed.join(", ") },
+            );
+          }
+          return errorResponse(request, 404, "not_found", `No route for ${request.method} ${path}`, {}, headers);
+        }
+        case "INVALID_COOKIE_SIGNATURE":
+        case "INVALID_FILE_TYPE":
+          return errorResponse(request, 400, "validation_error", String((error as Error).message), {}, headers);
+      }
+      deps.log(`internal error on ${request.method} ${pathOf(request)}`, error);
+      return errorResponse(request, 500, "internal_error", "Internal error, retry later", {}, headers);
+    });
+}

@@ -1,0 +1,111 @@
+// Turns Elysia/TypeBox validation failures into a 400 message that names the field and the reason,
+// and offers schema helpers whose failures already read well.
+import { t, type TSchema } from "elysia";
+
+export interface FieldProblem {
+  location: string;
+  field: string;
+  reason: string;
+}
+
+interface ValueErrorLike {
+  type?: number;
+  path?: string;
+  message?: string;
+  value?: unknown;
+  schema?: Record<string, unknown> & { anyOf?: Record<string, unknown>[] };
+}
+
+interface ValidationErrorLike {
+  type: string;
+  customError?: unknown;
+  valueError?: ValueErrorLike;
+}
+
+// TypeBox ValueErrorType numbers we word ourselves.
+const MISSING = 45;
+const ADDITIONAL = 42;
+
+function describeExpected(schema: Record<string, unknown> | undefined): string {
+  if (!schema) return "a valid value";
+  if (Array.isArray(schema.anyOf)) {
+    const literals = schema.anyOf.filter((s) => "const" in s).map((s) => JSON.stringify(s.const));
+    if (literals.length === schema.anyOf.length) return `one of ${literals.join(", ")}`;
+    const numeric = schema.anyOf.find((s) => s.type === "integer" || s.type === "number");
+    if (numeric) return describeExpected({ ...numeric, ...pickBounds(schema) });
+    const kinds = [...new Set(schema.anyOf.map((s) => String(s.type ?? "value")))];
+    return kinds.map(article).join(" or ");
+  }
+  if ("const" in schema) return JSON.stringify(schema.const);
+  const type = String(schema.type ?? "value");
+  if (type === "integer" || type === "number") {
+    const noun = type === "integer" ? "a whole number" : "a number";
+    return `${noun}${range(schema.minimum, schema.maximum, "")}`;
+  }
+  if (type === "string") return `a string${range(schema.minLength || undefined, schema.maxLength, " characters")}`;
+  if (type === "array") return `an array${range(schema.minItems || undefined, schema.maxItems, " items")}`;
+  return article(type);
+}
+
+function range(min: unknown, max: unknown, unit: string): string {
+  if (min !== undefined && max !== undefined) return ` of ${min} to ${max}${unit}`;
+  if (min !== undefined) return ` of at least ${min}${unit}`;
+  if (max !== undefined) return ` of at most ${max}${unit}`;
+  return "";
+}
+
+function pickBounds(schema: Record<string, unknown>) {
+  const out: Record<string, unknown> = {};
+  for (const k of ["minimum", "maximum"]) if (schema[k] !== undefined) out[k] = schema[k];
+  return out;
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** The field, location and reason of the first problem in an Elysia ValidationError. */
+export function describeValidationError(error: ValidationErrorLike): FieldProblem {
+  const location = error.type === "property" ? "query" : error.type;
+  const custom = error.customError;
+  if (custom && typeof custom === "object" && "field" in custom) {
+    const c = custom as { field: string; reason: string };
+    return { location, field: c.field, reason: c.reason };
+  }
+  const ve = error.valueError ?? {};
+  const field = (ve.path ?? "").replace(/^\//, "").replaceAll("/", ".") || (location === "body" ? "body" : "value");
+  if (typeof custom === "string") return { location, field, reason: custom };
+  if (ve.type === MISSING) return { location, field, reason: "is required" };
+  if (ve.type === ADDITIONAL) return { location, field, reason: "is not a known field" };
+  if (field === "body" && ve.value === undefined) return { location, field, reason: "a JSON body is required" };
+  return { location, field, reason: `must be ${describeExpected(ve.schema)}` };
+}
+
+export function validationMessage(p: FieldProblem): string {
+  if (p.field === "body") return `Invalid request body: ${p.reason}`;
+  return `Invalid ${p.location} field '${p.field}': ${p.reason}`;
+}
+
+/**
+ * Schema options that make a failure name its field. Elysia checks coerced query and path numbers
+ * on their own, without the path, so those schemas must carry the name (pass at construction).
+ */
+export const fieldError = (field: string, reason: string) => ({ error: () => ({ field, reason }) });
+
+/** A path id: a positive whole number. */
+export const IdParam = (field: string) =>
+  t.Integer({ minimum: 1, description: `${field} (integer)`, ...fieldError(field, "must be a positive whole number") });
+
+/** Page query parameters: page ≥ 1, limit 1..max (default `def`). */
+export const pageQuery = (def = 20, max = 100) => ({
+  page: t.Optional(t.Integer({ minimum: 1, default: 1, description: "Page number, from 1", ...fieldError("page", "must be a whole number of at least 1") })),
+  limit: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: max,
+      default: def,
+      description: `Page size, default ${def}, at most ${max}`,
+      ...fieldError("limit", `must be a whole number from 1 to ${max} (the page size limit is ${max})`),
+    }),
+  ),
+});

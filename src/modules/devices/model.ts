@@ -1,0 +1,110 @@
+import { t } from "elysia";
+import { Envelope, Pagination } from "../../http/envelope";
+import { fieldError, IdParam, pageQuery } from "../../http/validation";
+
+export const DEVICE_KINDS = ["sms", "cloud", "chatapp"] as const;
+export const BATCH_REGISTER_MAX = 10;
+export const BATCH_DELETE_MAX = 50;
+export const BATCH_STATUS_MAX = 100;
+
+const Kind = t.Union([t.Literal("sms"), t.Literal("cloud"), t.Literal("chatapp")], {
+  description: "sms: a paired phone; cloud: a cloud number (uses credits); chatapp: a business number on the chat-app platform",
+});
+const Status = t.Union([t.Literal("active"), t.Literal("inactive")]);
+
+export const Device = t.Object({
+  device_id: t.Integer(),
+  name: t.String(),
+  status: Status,
+  kind: Kind,
+  phone_number: t.Nullable(t.String()),
+  online: t.Boolean({ description: "Heard from within the last 5 minutes" }),
+  last_sync: t.Nullable(t.String({ format: "date-time" })),
+  blocked: t.Boolean(),
+  blocked_code: t.Nullable(t.String()),
+  blocked_reason: t.Nullable(t.String()),
+  send_limit_per_minute: t.Integer(),
+  created_at: t.String({ format: "date-time" }),
+  updated_at: t.String({ format: "date-time" }),
+});
+
+export const DeviceIdParams = t.Object({ device_id: IdParam("device_id") });
+
+export const DeviceListQuery = t.Object({
+  ...pageQuery(20, 100),
+  status: t.Optional(t.Union([t.Literal("active"), t.Literal("inactive")], fieldError("status", 'must be "active" or "inactive"'))),
+});
+
+export const DeviceListResponse = Envelope(t.Object({ devices: t.Array(Device), pagination: Pagination }));
+export const DeviceResponse = Envelope(Device);
+
+export const ExportQuery = t.Object({
+  format: t.Optional(t.Union([t.Literal("csv"), t.Literal("json")], { default: "json", ...fieldError("format", 'must be "csv" or "json"') })),
+  include_inactive: t.Optional(t.Boolean({ default: false, ...fieldError("include_inactive", "must be true or false") })),
+});
+
+export const DeviceHealthResponse = Envelope(
+  t.Object({
+    device_id: t.Integer(),
+    health_score: t.Integer({ minimum: 0, maximum: 100 }),
+    last_sync: t.Nullable(t.String({ format: "date-time" })),
+    online: t.Boolean(),
+    failure_rate: t.Number({ description: "Failed share of finished notifications in the last 7 days" }),
+  }),
+);
+
+export const DeviceStatsResponse = Envelope(
+  t.Object({ device_id: t.Integer(), sent: t.Integer(), failed: t.Integer(), pending: t.Integer() }),
+);
+
+export const DeviceUsageResponse = Envelope(
+  t.Object({
+    device_id: t.Integer(),
+    period_start: t.String({ format: "date-time" }),
+    used: t.Integer({ description: "SMS this device carried this calendar month (UTC)" }),
+    limit: t.Integer({ description: "The plan's monthly SMS allowance; -1 when unlimited" }),
+    remaining: t.Integer({ description: "What the account may still send this month; -1 when unlimited" }),
+    unlimited: t.Boolean(),
+  }),
+);
+
+export const DeviceRateLimitResponse = Envelope(
+  t.Object({
+    device_id: t.Integer(),
+    limit: t.Integer({ description: "Messages this device may be handed per minute" }),
+    requests_remaining: t.Integer(),
+    reset_at: t.String({ format: "date-time" }),
+  }),
+);
+
+export const RegisterDevice = t.Object({
+  name: t.String({ minLength: 1, maxLength: 128 }),
+  kind: t.Optional(Kind),
+  phone_number: t.Optional(t.String({ description: "E.164 number of the device, if known" })),
+  send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000 })),
+});
+
+export const BatchRegisterBody = t.Object({
+  devices: t.Array(RegisterDevice, {
+    minItems: 1,
+    maxItems: BATCH_REGISTER_MAX,
+    description: `1 to ${BATCH_REGISTER_MAX} devices`,
+  }),
+});
+
+export const RegisteredDevice = t.Object({
+  ...Device.properties,
+  device_token: t.Nullable(t.String({ description: "Shown once, for sms devices: the Bearer token a companion app authenticates with" })),
+  external_id: t.String({ description: "The device id in the companion-app protocol" }),
+});
+
+export const BatchRegisterResponse = Envelope(t.Object({ devices: t.Array(RegisteredDevice) }));
+
+const DeviceIds = (max: number) =>
+  t.Array(t.Integer({ minimum: 1 }), { minItems: 1, maxItems: max, description: `1 to ${max} device ids` });
+
+export const BatchDeleteBody = t.Object({ device_ids: DeviceIds(BATCH_DELETE_MAX) });
+export const BatchDeleteResponse = Envelope(t.Object({ deleted: t.Array(t.Integer()), count: t.Integer() }));
+
+export const BatchStatusBody = t.Object({ device_ids: DeviceIds(BATCH_STATUS_MAX), status: Status });
+export const BatchStatusResponse = Envelope(t.Object({ devices: t.Array(Device), count: t.Integer() }));

@@ -1,0 +1,168 @@
+import { Elysia } from "elysia";
+import { errorResponses, models, ok } from "../../http/envelope";
+import { authOf } from "../../http/foundation";
+import type { Services } from "../../services";
+import { csv } from "../../lib/csv";
+import {
+  BATCH_DELETE_MAX,
+  BATCH_REGISTER_MAX,
+  BatchDeleteBody,
+  BatchDeleteResponse,
+  BatchRegisterBody,
+  BatchRegisterResponse,
+  BatchStatusBody,
+  BatchStatusResponse,
+  DeviceHealthResponse,
+  DeviceIdParams,
+  DeviceListQuery,
+  DeviceListResponse,
+  DeviceRateLimitResponse,
+  DeviceResponse,
+  DeviceStatsResponse,
+  DeviceUsageResponse,
+  ExportQuery,
+} from "./model";
+
+const EXPORT_COLUMNS = [
+  "device_id",
+  "name",
+  "kind",
+  "status",
+  "phone_number",
+  "online",
+  "last_sync",
+  "blocked",
+  "blocked_code",
+  "blocked_reason",
+  "send_limit_per_minute",
+  "created_at",
+  "updated_at",
+] as const;
+
+export function deviceRoutes(s: Services) {
+  const { devices } = s;
+  return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })
+    .use(models)
+    .get("/list", ({ request, query }) => ok(devices.list(authOf(request).workspaceId, query), "Devices fetched"), {
+      query: DeviceListQuery,
+      response: { 200: DeviceListResponse, ...errorResponses() },
+      detail: {
+        summary: "List devices",
+        description: "The workspace's devices, oldest first, optionally filtered by status. `limit` is at most 100.",
+      },
+    })
+    .get(
+      "/export",
+      ({ request, query }) => {
+        const rows = devices.exportRows(authOf(request).workspaceId, query.include_inactive ?? false);
+        const stamp = new Date(s.clock.now()).toISOString().slice(0, 10);
+        if ((query.format ?? "json") === "csv") {
+          return new Response(csv(EXPORT_COLUMNS, rows), {
+            headers: {
+              "content-type": "text/csv; charset=utf-8",
+              "content-disposition": `attachment; filename="devices-${stamp}.csv"`,
+            },
+          });
+        }
+        return new Response(JSON.stringify(ok({ devices: rows, count: rows.length }, "Devices exported")), {
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            "content-disposition": `attachment; filename="devices-${stamp}.json"`,
+          },
+        });
+      },
+      {
+        query: ExportQuery,
+        detail: {
+          summary: "Export devices",
+          description:
+            "Every device of the workspace as a download. `format=json` (default) answers the envelope with " +
+            "`data.devices` and `data.count`; `format=csv` answers `text/csv` with a header row " +
+            `(${EXPORT_COLUMNS.join(", ")}). Both carry a Content-Disposition filename. ` +
+            "Inactive devices are left out unless `include_inactive=true`.",
+          responses: {
+            200: {
+              description: "The export",
+              content: {
+                "application/json": { schema: { $ref: "#/components/schemas/DeviceExport" } },
+                "text/csv": { schema: { type: "string" }, example: `${EXPORT_COLUMNS.join(",")}\n1,Front desk phone,sms,active,,false,,false,,,20,2026-01-15T12:00:00.000Z,2026-01-15T12:00:00.000Z\n` },
+              },
+            },
+          },
+        },
+      },
+    )
+    .post(
+      "/batch/register",
+      ({ request, body }) => ok({ devices: devices.register(authOf(request).workspaceId, body.devices) }, "Devices registered"),
+      {
+        body: BatchRegisterBody,
+        response: { 200: BatchRegisterResponse, ...errorResponses() },
+        detail: {
+          summary: "Register devices",
+          description:
+            `Registers 1 to ${BATCH_REGISTER_MAX} devices at once; every item is checked before any is stored. ` +
+            "Each device is `{name, kind?, phone_number?, send_limit_per_minute?}`; kind defaults to `sms` (a paired phone). " +
+            "For `sms` devices the reply carries a `device_token`, shown once, that a companion app can use as its Bearer token.",
+        },
+      },
+    )
+    .post("/batch/delete", ({ request, body }) => ok(devices.remove(authOf(request).workspaceId, body.device_ids), "Devices deleted"), {
+      body: BatchDeleteBody,
+      response: { 200: BatchDeleteResponse, ...errorResponses(404) },
+      detail: {
+        summary: "Delete devices",
+        description: `Deletes 1 to ${BATCH_DELETE_MAX} devices. Every id must be one of the workspace's devices, or nothing is deleted (404 listing the unknown ids in \`data.not_found\`).`,
+      },
+    })
+    .post(
+      "/batch/update-status",
+      ({ request, body }) => ok(devices.setStatus(authOf(request).workspaceId, body.device_ids, body.status), "Device status updated"),
+      {
+        body: BatchStatusBody,
+        response: { 200: BatchStatusResponse, ...errorResponses(404) },
+        detail: {
+          summary: "Activate or deactivate devices",
+          description: "Sets `status` (`active` or `inactive`) on up to 100 devices. Unknown ids: 404 and nothing changes. Inactive devices are never chosen for sending.",
+        },
+      },
+    )
+    .get("/:device_id", ({ request, params }) => ok(devices.present(devices.require(authOf(request).workspaceId, params.device_id)), "Device fetched"), {
+      params: DeviceIdParams,
+      response: { 200: DeviceResponse, ...errorResponses(404) },
+      detail: { summary: "Get a device" },
+    })
+    .get("/:device_id/health", ({ request, params }) => ok(devices.health(authOf(request).workspaceId, params.device_id), "Device health"), {
+      params: DeviceIdParams,
+      response: { 200: DeviceHealthResponse, ...errorResponses(404) },
+      detail: {
+        summary: "Device health",
+        description:
+          "`health_score` 0–100: 60 points for recency of contact (full when heard from within 5 minutes, falling to none at 24 hours) " +
+          "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact.",
+      },
+    })
+    .get("/:device_id/stats", ({ request, params }) => ok(devices.stats(authOf(request).workspaceId, params.device_id), "Device stats"), {
+      params: DeviceIdParams,
+      response: { 200: DeviceStatsResponse, ...errorResponses(404) },
+      detail: { summary: "Device stats", description: "Notifications through this device: `sent` (sent or delivered), `failed`, `pending`." },
+    })
+    .get("/:device_id/usage", ({ request, params }) => ok(devices.usage(authOf(request), params.device_id), "Device usage"), {
+      params: DeviceIdParams,
+      response: { 200: DeviceUsageResponse, ...errorResponses(404) },
+      detail: {
+        summary: "Device usage against the plan",
+        description:
+          "`used`: SMS this device carried this calendar month (UTC). `limit`: the plan's monthly SMS allowance. " +
+          "`remaining`: what the whole account may still send this month. Unlimited plans answer -1 for both and `unlimited: true`.",
+      },
+    })
+    .get("/:device_id/rate-limit", ({ request, params }) => ok(devices.rateLimit(authOf(request).workspaceId, params.device_id), "Device rate limit"), {
+      params: DeviceIdParams,
+      response: { 200: DeviceRateLimitResponse, ...errorResponses(404) },
+      detail: {
+        summary: "Device rate-limit status",
+        description: "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",
+      },
+    });
+}

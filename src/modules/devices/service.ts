@@ -1,0 +1,179 @@
+// Device rules: listing, health, usage, pacing window, batch registration and status changes.
+import type { Clock } from "../../clock";
+import type { AuthContext } from "../../http/auth";
+import { AppError } from "../../http/errors";
+import { toE164 } from "../../lib/phone";
+import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
+import { nanoid, sha256Hex } from "../../lib/tokens";
+import type { UsageRepository } from "../usage/repository";
+import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
+
+/** A device not heard from for this long is offline (spec section 7: 5 minutes). */
+export const OFFLINE_AFTER_MS = 5 * MINUTE;
+
+const DEFAULT_SEND_LIMIT = { sms: 20, cloud: 60, chatapp: 4800 } as const;
+
+export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boolean {
+  return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
+}
+
+export function createDeviceService(repo: DeviceRepository, usage: UsageRepository, clock: Clock) {
+  function present(row: DeviceRow) {
+    return {
+      device_id: row.id,
+      name: row.name,
+      status: row.status,
+      kind: row.kind,
+      phone_number: row.phoneNumber,
+      online: isOnline(row, clock.now()),
+      last_sync: iso(row.lastSeenAt),
+      blocked: row.blockedCode !== null,
+      blocked_code: row.blockedCode,
+      blocked_reason: row.blockedReason,
+      send_limit_per_minute: row.sendLimitPerMinute,
+      created_at: iso(row.createdAt),
+      updated_at: iso(row.updatedAt),
+    };
+  }
+
+  function require(workspaceId: number, id: number): DeviceRow {
+    const row = repo.get(workspaceId, id);
+    if (!row) throw new AppError("not_found", `device ${id} not found`);
+    return row;
+  }
+
+  /**
+   * 0–100: 60 % recency of contact (full within 5 minutes, falling to nothing at 24 hours)
+   * and 40 % success rate of the last 7 days' finished notifications. A blocked device scores 0.
+   */
+  function health(workspaceId: number, id: number) {
+    const row = require(workspaceId, id);
+    const now = clock.now();
+    const { finished, failed } = repo.outcomesSince(row.id, now - 7 * DAY);
+    const failureRate = finished === 0 ? 0 : failed / finished;
+    let recency = 0;
+    if (row.lastSeenAt !== null) {
+      const age = now - row.lastSeenAt;
+      recency = age <= OFFLINE_AFTER_MS ? 100 : Math.max(0, 100 * (1 - (age - OFFLINE_AFTER_MS) / (DAY - OFFLINE_AFTER_MS)));
+    }
+    const score = row.blockedCode !== null ? 0 : Math.round(0.6 * recency + 0.4 * 100 * (1 - failureRate));
+    return {
+      device_id: row.id,
+      health_score: score,
+      last_sync: iso(row.lastSeenAt),
+      online: isOnline(row, now),
+      failure_rate: Math.round(failureRate * 1000) / 1000,
+    };
+  }
+
+  function stats(workspaceId: number, id: number) {
+    const row = require(workspaceId, id);
+    const c = repo.statusCounts(row.id);
+    return {
+      device_id: row.id,
+      sent: (c.sent ?? 0) + (c.delivered ?? 0),
+      failed: c.failed ?? 0,
+      pending: c.pending ?? 0,
+    };
+  }
+
+  function usageOf(auth: AuthContext, id: number) {
+    const row = require(auth.workspaceId, id);
+    const since = monthStart(clock.now());
+    const used = repo.smsCountSince(row.id, since);
+    const limit = auth.plan.monthlySmsLimit;
+    if (limit === null) {
+      return { device_id: row.id, period_start: iso(since), used, limit: -1, remaining: -1, unlimited: true };
+    }
+    const accountUsed = usage.accountSmsSince(auth.accountId, since);
+    return { device_id: row.id, period_start: iso(since), used, limit, remaining: Math.max(0, limit - accountUsed), unlimited: false };
+  }
+
+  /** The device's per-minute pacing window: how many more messages it may be handed now. */
+  function rateLimit(workspaceId: number, id: number) {
+    const row = require(workspaceId, id);
+    const now = clock.now();
+    const windowStart = now - (now % MINUTE);
+    const handed = repo.dispatchedSince(row.id, windowStart);
+    return {
+      device_id: row.id,
+      limit: row.sendLimitPerMinute,
+      requests_remaining: Math.max(0, row.sendLimitPerMinute - handed),
+      reset_at: iso(windowStart + MINUTE),
+    };
+  }
+
+  function list(workspaceId: number, q: { page?: number; limit?: number; status?: "active" | "inactive" }) {
+    const page = q.page ?? 1;
+    const limit = q.limit ?? 20;
+    const { rows, total } = repo.list(workspaceId, { status: q.status, offset: (page - 1) * limit, limit });
+    return { devices: rows.map(present), pagination: { page, limit, total } };
+  }
+
+  function exportRows(workspaceId: number, includeInactive: boolean) {
+    return repo.all(workspaceId, includeInactive).map(present);
+  }
+
+  function register(
+    workspaceId: number,
+    devices: { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number }[],
+  ) {
+    const now = clock.now();
+    // Validate every item before writing any, so a bad item stores nothing.
+    const prepared = devices.map((d, i) => {
+      let phone: string | null = null;
+      if (d.phone_number !== undefined) {
+        phone = toE164(d.phone_number);
+        if (!phone) {
+          throw new AppError("invalid_phone_number", `Invalid phone number in devices[${i}].phone_number: "${d.phone_number}" is not E.164`, {
+            field: `devices.${i}.phone_number`,
+          });
+        }
+      }
+      const kind = d.kind ?? "sms";
+      const token = kind === "sms" ? nanoid(21) : null;
+      const row: NewDevice = {
+        workspaceId,
+        name: d.name.trim(),
+        kind,
+        status: "active",
+        externalId: nanoid(21),
+        tokenHash: token ? sha256Hex(token) : null,
+        phoneNumber: phone,
+        sendLimitPerMinute: d.send_limit_per_minute ?? DEFAULT_SEND_LIMIT[kind],
+        createdAt: now,
+        updatedAt: now,
+      };
+      return { row, token };
+    });
+    const rows = repo.insertMany(prepared.map((p) => p.row));
+    return rows.map((row, i) => ({ ...present(row), device_token: prepared[i].token, external_id: row.externalId }));
+  }
+
+  /** All ids must be this workspace's devices, or nothing changes. */
+  function requireAll(workspaceId: number, ids: number[]): number[] {
+    const unique = [...new Set(ids)];
+    const found = new Set(repo.getMany(workspaceId, unique).map((d) => d.id));
+    const missing = unique.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      throw new AppError("not_found", `device ${missing.join(", ")} not found; nothing was changed`, { not_found: missing });
+    }
+    return unique;
+  }
+
+  function remove(workspaceId: number, ids: number[]) {
+    const unique = requireAll(workspaceId, ids);
+    repo.softDelete(workspaceId, unique, clock.now());
+    return { deleted: unique, count: unique.length };
+  }
+
+  function setStatus(workspaceId: number, ids: number[], status: "active" | "inactive") {
+    const unique = requireAll(workspaceId, ids);
+    const rows = repo.setStatus(workspaceId, unique, status, clock.now());
+    return { devices: rows.map(present), count: rows.length };
+  }
+
+  return { present, require, list, exportRows, health, stats, usage: usageOf, rateLimit, register, remove, setStatus };
+}
+
+export type DeviceService = ReturnType<typeof createDeviceService>;

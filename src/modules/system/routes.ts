@@ -1,0 +1,94 @@
+import { Elysia, t } from "elysia";
+import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import { AppError } from "../../http/errors";
+import { authOf } from "../../http/foundation";
+import { iso } from "../../lib/time";
+import type { Services } from "../../services";
+import { VERSION } from "../../version";
+import { BATCH_DELETE_MAX, BATCH_REGISTER_MAX } from "../devices/model";
+
+export const BULK_SMS_MAX = 100;
+export const PAGE_SIZE_MAX = 100;
+
+const Limits = t.Object({
+  requests_per_minute: t.Integer(),
+  requests_per_day: t.Integer(),
+  monthly_sms: t.Integer({ description: "-1 when unlimited" }),
+  urls_allowed: t.Boolean(),
+  page_size_max: t.Integer(),
+  page_size_default: t.Integer(),
+  batch_register_max: t.Integer(),
+  batch_delete_max: t.Integer(),
+  bulk_sms_max: t.Integer(),
+  media_max_bytes: t.Object({ image: t.Integer(), video: t.Integer(), document: t.Integer() }),
+});
+
+export function systemRoutes(s: Services) {
+  return new Elysia({ tags: ["System"] })
+    .use(models)
+    .get(
+      "/health",
+      () => {
+        try {
+          s.db.$client.query("SELECT 1").get();
+        } catch {
+          throw new AppError("service_unavailable", "Database is not answering");
+        }
+        return ok({ status: "ok", database: "ok", version: VERSION, time: iso(s.clock.now()) }, "ok");
+      },
+      {
+        response: {
+          200: Envelope(t.Object({ status: t.String(), database: t.String(), version: t.String(), time: t.String() })),
+          503: "Error",
+        },
+        detail: { summary: "Health check", description: "200 when the database answers. Needs no API key.", security: [] },
+      },
+    )
+    .get(
+      "/v1/api/server-info",
+      ({ request }) => {
+        const auth = authOf(request);
+        const window = s.rateLimiter.peek(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+        return ok(
+          {
+            version: VERSION,
+            server_time: iso(s.clock.now()),
+            sms_length_cap: auth.smsLengthCap,
+            plan: auth.plan.code,
+            project_id: auth.workspaceId,
+            limits: {
+              requests_per_minute: auth.plan.requestsPerMinute,
+              requests_per_day: auth.plan.requestsPerDay,
+              monthly_sms: auth.plan.monthlySmsLimit ?? -1,
+              urls_allowed: auth.plan.allowUrls,
+              page_size_max: PAGE_SIZE_MAX,
+              page_size_default: 20,
+              batch_register_max: BATCH_REGISTER_MAX,
+              batch_delete_max: BATCH_DELETE_MAX,
+              bulk_sms_max: BULK_SMS_MAX,
+              media_max_bytes: { image: 5 * 1024 * 1024, video: 16 * 1024 * 1024, document: 100 * 1024 * 1024 },
+            },
+            rate_limit: { requests_remaining: window.remaining, reset_at: iso(window.resetAt) },
+          },
+          "Server info",
+        );
+      },
+      {
+        response: {
+          200: Envelope(
+            t.Object({
+              version: t.String(),
+              server_time: t.String({ format: "date-time" }),
+              sms_length_cap: t.Integer({ description: "The account's SMS length cap in characters (default 1600)" }),
+              plan: t.String(),
+              project_id: t.Integer(),
+              limits: Limits,
+              rate_limit: t.Object({ requests_remaining: t.Integer(), reset_at: t.String({ format: "date-time" }) }),
+            }),
+          ),
+          ...errorResponses(),
+        },
+        detail: { summary: "Server info", description: "The account's SMS length cap and the limits in force for this key." },
+      },
+    );
+}

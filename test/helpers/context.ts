@@ -1,0 +1,110 @@
+// An app on a fresh in-memory database with a manual clock and a ready API key, and a small
+// client that calls app.handle() the way a real HTTP client would.
+import { createApp } from "../../src/app";
+import { ManualClock } from "../../src/clock";
+import type { Config } from "../../src/config";
+import { openDatabase } from "../../src/db/client";
+import { migrate } from "../../src/db/migrate";
+import type { CreatedKey } from "../../src/modules/accounts/service";
+import { createServices } from "../../src/services";
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: ":memory:",
+    dbPath: ":memory:",
+    publicUrl: "https://pigeon.test",
+    chatapp: { graphUrl: "http://127.0.0.1:1", graphVersion: "v23.0", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
+    tls: null,
+    workerIntervalMs: 1000,
+    allowPrivateWebhooks: true,
+    maxBodyBytes: 1024 * 1024,
+    ...overrides,
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  /** A raw body sent as is (for malformed JSON tests). */
+  raw?: string;
+  headers?: Record<string, string>;
+  /** Credentials to send; null sends none. Defaults to the context's key. */
+  key?: CreatedKey | null;
+  query?: Record<string, string | number | boolean>;
+}
+
+export function createTestContext(opts: { config?: Partial<Config>; dbPath?: string } = {}) {
+  const db = openDatabase(opts.dbPath ?? ":memory:");
+  migrate(db);
+  const clock = new ManualClock();
+  const config = testConfig(opts.config);
+  const logs: string[] = [];
+  const services = createServices({ db, config, clock, log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`) });
+  services.accounts.seed();
+  const boot = services.accounts.bootstrap()!;
+  const key = services.accounts.createKey("test key", boot.workspace.id);
+  const app = createApp(services);
+
+  async function call(method: string, path: string, o: CallOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const k = o.key === undefined ? key : o.key;
+    if (k) {
+      headers.authorization ??= `Bearer ${k.api_key}`;
+      headers["x-api-secret"] ??= k.api_secret;
+    }
+    let body: string | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined) headers["content-type"] ??= "application/json";
+    const qs = o.query ? `?${new URLSearchParams(Object.entries(o.query).map(([a, b]) => [a, String(b)]))}` : "";
+    const res = await app.handle(new Request(`http://localhost${path}${qs}`, { method, headers, body }));
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  /** Another workspace (same owner account) with its own key. */
+  function otherWorkspace(name = "Other") {
+    const ws = services.accounts.createWorkspace(name);
+    return { workspace: ws, key: services.accounts.createKey(`${name} key`, ws.id) };
+  }
+
+  return {
+    db,
+    clock,
+    config,
+    services,
+    app,
+    key,
+    account: boot.account,
+    workspace: boot.workspace,
+    logs,
+    call,
+    get: (path: string, o?: CallOptions) => call("GET", path, o),
+    post: (path: string, body?: unknown, o?: CallOptions) => call("POST", path, { ...o, body }),
+    otherWorkspace,
+  };
+}
+
+export type TestContext = ReturnType<typeof createTestContext>;
+
+/** Asserts the spec's envelope and returns it, for terse error checks. */
+export function expectEnvelope(reply: Reply, status: number) {
+  if (reply.status !== status || reply.body?.status_id !== status) {
+    throw new Error(`expected ${status}, got ${reply.status}: ${reply.text.slice(0, 500)}`);
+  }
+  return reply.body as { status_id: number; message: string; data: any };
+}
