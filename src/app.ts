@@ -1,32 +1,38 @@
 // createApp(services): the error plugin first, then the API docs, then every module. No listen()
 // and no cron here, so tests build the app and call app.handle() directly.
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import { docsRoutes } from "./docs/routes";
-import { openapiPlugin } from "./docs/openapi";
+import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
+import { contactRoutes } from "./modules/contacts/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { projectRoutes } from "./modules/projects/routes";
+import { templateRoutes } from "./modules/templates/routes";
 import { systemRoutes } from "./modules/system/routes";
 import type { Services } from "./services";
 
 export function createApp(s: Services) {
-  let routeTable: { method: string; pattern: RegExp }[] | null = null;
-  const allowedMethods = (path: string): string[] => {
+  let routeTable: { method: string; pattern: RegExp; isStatic: boolean }[] | null = null;
+  const allowedMethods = (path: string, staticOnly = false): string[] => {
     routeTable ??= routes().map((r) => ({
       method: r.method.toUpperCase(),
       pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}/?$`),
+      isStatic: !r.path.includes(":") && !r.path.includes("*"),
     }));
-    return [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    const matching = routeTable.filter((r) => (!staticOnly || r.isStatic) && r.pattern.test(path));
+    return [...new Set(matching.map((r) => r.method))];
   };
 
   const routes = (): { method: string; path: string }[] => app.routes;
   const app = new Elysia()
     .use(foundation({ config: s.config, authenticate: s.authenticate, rateLimiter: s.rateLimiter, allowedMethods, log: s.log }))
-    .use(openapiPlugin())
+    .use(openapiRoutes((): AnyElysia => app))
     .use(docsRoutes())
     .use(systemRoutes(s))
     .use(projectRoutes(s))
-    .use(deviceRoutes(s));
+    .use(deviceRoutes(s))
+    .use(contactRoutes(s))
+    .use(templateRoutes(s));
   return app;
 }
 

@@ -6,8 +6,12 @@ import type { Db } from "./db/client";
 import { createAuthenticator } from "./http/auth";
 import { createRateLimiter } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
+import { createContactRepository } from "./modules/contacts/repository";
+import { createContactService } from "./modules/contacts/service";
 import { createDeviceRepository } from "./modules/devices/repository";
 import { createDeviceService } from "./modules/devices/service";
+import { createTemplateRepository } from "./modules/templates/repository";
+import { createTemplateService } from "./modules/templates/service";
 import { createUsageRepository } from "./modules/usage/repository";
 
 export interface Deps {
@@ -31,6 +35,8 @@ export function createServices(deps: Deps) {
     usage,
     deviceRepo,
     devices: createDeviceService(deviceRepo, usage, clock),
+    contacts: createContactService(createContactRepository(db), clock),
+    templates: createTemplateService(createTemplateRepository(db), clock),
   };
 }
 

@@ -1,7 +1,8 @@
 // The OpenAPI document's hand-written parts: what Pigeon is, how to authenticate, the envelope,
 // the error codes, and the decisions we took where the spec says "not shown".
-import { openapi } from "@elysiajs/openapi";
-import { errorCodeTable, ErrorEnvelope } from "../http/envelope";
+import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
+import { Elysia, type AnyElysia } from "elysia";
+import { errorCodeTable, ErrorEnvelope, errorStatusDescriptions } from "../http/envelope";
 import { VERSION } from "../version";
 
 const description = `
@@ -43,33 +44,92 @@ Chat-app failures mirrored from the platform carry the platform's numeric code a
 - Timestamps are ISO 8601 UTC with milliseconds, except template timestamps, which use \`YYYY-MM-DD HH:MM:SS\` (UTC).
 `;
 
-export function openapiPlugin() {
-  return openapi({
-    path: "/openapi",
-    specPath: "/openapi.json",
-    provider: null,
-    documentation: {
+const tags = [
+  { name: "Devices", description: "Phones, cloud numbers and business numbers that carry messages" },
+  { name: "Projects", description: "Workspaces" },
+  { name: "Contacts", description: "The workspace's address book" },
+  { name: "Templates", description: "Reusable message bodies with {{variables}}" },
+  { name: "System", description: "Health and server information" },
+];
+
+/**
+ * Elysia's coercing t.Integer/t.Boolean show up as `anyOf: [string with a format, integer]`; readers
+ * want the type they send. This folds such unions into their real branch.
+ */
+function tidy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (!node || typeof node !== "object") return node;
+  // TypeBox's internal $id markers mean nothing to OpenAPI readers.
+  const entries = Object.entries(node as Record<string, unknown>).filter(([k]) => k !== "$id");
+  const obj = Object.fromEntries(entries.map(([k, v]) => [k, tidy(v)]));
+  if (Array.isArray(obj.anyOf)) {
+    const branches = (obj.anyOf as Record<string, unknown>[]).filter(
+      (b) => !(b.type === "string" && ["integer", "numeric", "boolean"].includes(String(b.format))),
+    );
+    if (branches.length === 1) {
+      const { anyOf: _, ...rest } = obj;
+      return { ...rest, ...branches[0] };
+    }
+    obj.anyOf = branches;
+  }
+  return obj;
+}
+
+type Operations = Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>>;
+
+function describeResponses(paths: Operations) {
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        response.description = status === "200" ? "Success: the envelope with `data`" : (errorStatusDescriptions[Number(status)] ?? `Error ${status}`);
+      }
+      const extra = ALTERNATE_CONTENT[`${method} ${path}`];
+      if (extra && op.responses?.["200"]) Object.assign((op.responses["200"].content ??= {}), extra);
+    }
+  }
+}
+
+/** Responses that also come in another media type than JSON. */
+const ALTERNATE_CONTENT: Record<string, Record<string, unknown>> = {
+  "get /v1/api/device/export": {
+    "text/csv": {
+      schema: { type: "string" },
+      example:
+        "device_id,name,kind,status,phone_number,online,last_sync,blocked,blocked_code,blocked_reason,send_limit_per_minute,created_at,updated_at\n" +
+        "1,Front desk,sms,active,,true,2026-01-15T12:00:00.000Z,false,,,20,2026-01-15T11:00:00.000Z,2026-01-15T11:00:00.000Z\n",
+    },
+  },
+};
+
+/** Serves /openapi.json, built once from the finished app's routes. */
+export function openapiRoutes(getApp: () => AnyElysia) {
+  let cached: string | null = null;
+  const build = () => {
+    const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"] });
+    const doc = tidy({
+      openapi: "3.1.0",
       info: { title: "Pigeon API", version: VERSION, description },
-      tags: [
-        { name: "Devices", description: "Phones, cloud numbers and business numbers that carry messages" },
-        { name: "Projects", description: "Workspaces" },
-        { name: "Contacts", description: "The workspace's address book" },
-        { name: "Templates", description: "Reusable message bodies with {{variables}}" },
-        { name: "System", description: "Health and server information" },
-      ],
+      tags,
+      paths: generated.paths,
       components: {
+        schemas: { ...generated.components.schemas, Error: ErrorEnvelope },
         securitySchemes: {
           ApiKeyBearer: { type: "http", scheme: "bearer", description: "The API key as a Bearer token" },
           ApiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "The API key (alternative to Bearer)" },
           ApiSecret: { type: "apiKey", in: "header", name: "X-API-SECRET", description: "The API secret; always required with the key" },
         },
-        schemas: { Error: ErrorEnvelope as never },
       },
       security: [
         { ApiKeyBearer: [], ApiSecret: [] },
         { ApiKeyHeader: [], ApiSecret: [] },
       ],
-    },
-    exclude: { paths: ["/openapi"] },
-  });
+    }) as { paths: Operations };
+    describeResponses(doc.paths);
+    return JSON.stringify(doc);
+  };
+  return new Elysia({ name: "openapi-json" }).get(
+    "/openapi.json",
+    () => new Response((cached ??= build()), { headers: { "content-type": "application/json; charset=utf-8" } }),
+    { detail: { hide: true } },
+  );
 }

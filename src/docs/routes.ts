@@ -38,7 +38,6 @@ const cached = (body: string, type: string) => () =>
 export function docsRoutes() {
   return new Elysia({ name: "docs" })
     .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
-    .get("/docs/", ({ redirect }) => redirect("/docs"), { detail: { hide: true } })
     .get("/docs/assets/swagger-ui-bundle.js", cached(swaggerJs, "text/javascript; charset=utf-8"), { detail: { hide: true } })
     .get("/docs/assets/swagger-ui.css", cached(swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
     .get("/docs/assets/init.js", cached(init, "text/javascript; charset=utf-8"), { detail: { hide: true } });

@@ -40,7 +40,7 @@ export const ErrorData = t.Object(
 export const ErrorEnvelope = t.Object(
   {
     status_id: t.Integer({ examples: [400] }),
-    message: t.String({ examples: ["body.recipient_contact: Expected string"] }),
+    message: t.String({ examples: ["Invalid body field 'recipient_contact': must be a string"] }),
     data: ErrorData,
   },
   { title: "Error" },

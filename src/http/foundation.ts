@@ -37,8 +37,8 @@ export interface FoundationDeps {
   config: Config;
   authenticate: Authenticator;
   rateLimiter: RateLimiter;
-  /** Methods served at a path, so a wrong method answers 405 rather than 404. */
-  allowedMethods: (path: string) => string[];
+  /** Methods served at a path, so a wrong method answers 405 rather than 404; staticOnly skips :param routes. */
+  allowedMethods: (path: string, staticOnly?: boolean) => string[];
   log: (message: string, error?: unknown) => void;
 }
 
@@ -110,10 +110,25 @@ export function foundation(deps: FoundationDeps) {
           ...error.headers,
         });
       }
+      const wrongMethod = (staticOnly: boolean) => {
+        const path = pathOf(request);
+        const allowed = deps.allowedMethods(path, staticOnly);
+        if (allowed.length === 0 || allowed.includes(request.method)) return null;
+        return errorResponse(request, 405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${allowed.join(" or ")}`, { allowed }, {
+          ...headers,
+          allow: allowed.join(", "),
+        });
+      };
+
       switch (code) {
         case "VALIDATION": {
           const ve = error as unknown as { type: string; customError?: unknown; valueError?: never };
           if (ve.type === "response") break;
+          // GET /contact/create lands on GET /contact/:contact_id; the caller meant POST /contact/create.
+          if (ve.type === "params") {
+            const r = wrongMethod(true);
+            if (r) return r;
+          }
           const problem = describeValidationError(ve);
           return errorResponse(request, 400, "validation_error", validationMessage(problem), {
             field: problem.field,
@@ -123,21 +138,8 @@ export function foundation(deps: FoundationDeps) {
         }
         case "PARSE":
           return errorResponse(request, 400, "invalid_json", "Request body could not be parsed", {}, headers);
-        case "NOT_FOUND": {
-          const path = pathOf(request);
-          const allowed = deps.allowedMethods(path);
-          if (allowed.length > 0 && !allowed.includes(request.method)) {
-            return errorResponse(
-              request,
-              405,
-              "method_not_allowed",
-              `${request.method} is not allowed on ${path}; use ${allowed.join(" or ")}`,
-              { allowed },
-              { ...headers, allow: allowed.join(", ") },
-            );
-          }
-          return errorResponse(request, 404, "not_found", `No route for ${request.method} ${path}`, {}, headers);
-        }
+        case "NOT_FOUND":
+          return wrongMethod(false) ?? errorResponse(request, 404, "not_found", `No route for ${request.method} ${pathOf(request)}`, {}, headers);
         case "INVALID_COOKIE_SIGNATURE":
         case "INVALID_FILE_TYPE":
           return errorResponse(request, 400, "validation_error", String((error as Error).message), {}, headers);

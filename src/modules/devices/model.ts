@@ -43,6 +43,8 @@ export const ExportQuery = t.Object({
   include_inactive: t.Optional(t.Boolean({ default: false, ...fieldError("include_inactive", "must be true or false") })),
 });
 
+export const DeviceExportResponse = Envelope(t.Object({ devices: t.Array(Device), count: t.Integer() }));
+
 export const DeviceHealthResponse = Envelope(
   t.Object({
     device_id: t.Integer(),

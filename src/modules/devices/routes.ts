@@ -13,6 +13,7 @@ import {
   BatchStatusBody,
   BatchStatusResponse,
   DeviceHealthResponse,
+  DeviceExportResponse,
   DeviceIdParams,
   DeviceListQuery,
   DeviceListResponse,
@@ -73,6 +74,7 @@ export function deviceRoutes(s: Services) {
       },
       {
         query: ExportQuery,
+        response: { 200: DeviceExportResponse, ...errorResponses() },
         detail: {
           summary: "Export devices",
           description:
@@ -80,15 +82,6 @@ export function deviceRoutes(s: Services) {
             "`data.devices` and `data.count`; `format=csv` answers `text/csv` with a header row " +
             `(${EXPORT_COLUMNS.join(", ")}). Both carry a Content-Disposition filename. ` +
             "Inactive devices are left out unless `include_inactive=true`.",
-          responses: {
-            200: {
-              description: "The export",
-              content: {
-                "application/json": { schema: { $ref: "#/components/schemas/DeviceExport" } },
-                "text/csv": { schema: { type: "string" }, example: `${EXPORT_COLUMNS.join(",")}\n1,Front desk phone,sms,active,,false,,false,,,20,2026-01-15T12:00:00.000Z,2026-01-15T12:00:00.000Z\n` },
-              },
-            },
-          },
         },
       },
     )
@@ -96,6 +89,7 @@ export function deviceRoutes(s: Services) {
       "/batch/register",
       ({ request, body }) => ok({ devices: devices.register(authOf(request).workspaceId, body.devices) }, "Devices registered"),
       {
+        parse: "json",
         body: BatchRegisterBody,
         response: { 200: BatchRegisterResponse, ...errorResponses() },
         detail: {
@@ -108,6 +102,7 @@ export function deviceRoutes(s: Services) {
       },
     )
     .post("/batch/delete", ({ request, body }) => ok(devices.remove(authOf(request).workspaceId, body.device_ids), "Devices deleted"), {
+      parse: "json",
       body: BatchDeleteBody,
       response: { 200: BatchDeleteResponse, ...errorResponses(404) },
       detail: {
@@ -119,6 +114,7 @@ export function deviceRoutes(s: Services) {
       "/batch/update-status",
       ({ request, body }) => ok(devices.setStatus(authOf(request).workspaceId, body.device_ids, body.status), "Device status updated"),
       {
+        parse: "json",
         body: BatchStatusBody,
         response: { 200: BatchStatusResponse, ...errorResponses(404) },
         detail: {

@@ -1,0 +1,309 @@
+// Argument parsing and the operator's sub-commands. Each works whether or not a server is running
+// on the same data directory (SQLite in WAL mode, with a busy timeout, lets both write).
+import { parseArgs } from "node:util";
+import { ConfigError } from "../config";
+import { AppError } from "../http/errors";
+import { iso } from "../lib/time";
+import { VERSION } from "../version";
+import { openRuntime, type Runtime } from "./runtime";
+import { serve } from "./serve";
+
+export const HELP = `pigeon ${VERSION} — self-hosted messaging server
+
+Usage: pigeon [command] [options]
+
+Commands:
+  serve                                   Start the server (the default)
+  migrate                                 Apply database migrations and exit
+  keys create --name N [--workspace ID]   Create an API key; prints the secret once
+  keys list [--workspace ID]              List API keys (name, key, status, created, last used)
+  keys rotate KEY                         Issue a new secret for a key (KEY is the key or its id)
+  keys disable KEY | keys enable KEY      Disable or re-enable a key
+  workspaces create --name N [--account ID]
+  workspaces list [--account ID]
+  accounts create --name N [--plan CODE]  A new account (plan default: free) with a workspace
+  accounts list
+  accounts suspend ID | accounts resume ID
+  accounts set-plan ID --plan CODE
+  accounts set-cap ID --chars N           The account's SMS length cap (default 1600)
+  plans list
+  plans set --code C --name N [--monthly-sms N|unlimited] [--per-minute N] [--per-day N] [--urls yes|no]
+  backup --out FILE                       Write a consistent copy of the database
+
+Options:
+  --json          Machine-readable output
+  -h, --help      This help
+  -v, --version   Print the version
+
+Environment: PIGEON_PORT (8080), PIGEON_HOST (0.0.0.0), PIGEON_DATA_DIR (./data),
+PIGEON_PUBLIC_URL, PIGEON_CHATAPP_GRAPH_URL, PIGEON_CHATAPP_APP_SECRET,
+PIGEON_CHATAPP_VERIFY_TOKEN, PIGEON_TLS_CERT, PIGEON_TLS_KEY.`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+  name: { type: "string" },
+  workspace: { type: "string" },
+  account: { type: "string" },
+  plan: { type: "string" },
+  key: { type: "string" },
+  chars: { type: "string" },
+  code: { type: "string" },
+  "monthly-sms": { type: "string" },
+  "per-minute": { type: "string" },
+  "per-day": { type: "string" },
+  urls: { type: "string" },
+  out: { type: "string" },
+} as const;
+
+type Values = ReturnType<typeof parse>["values"];
+
+function parse(argv: string[]) {
+  return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+function int(value: string | undefined, flag: string, min = 1): number {
+  if (value === undefined || !/^\d+$/.test(value) || Number(value) < min) {
+    throw new UsageError(`${flag} needs a whole number${min > 0 ? ` of at least ${min}` : ""}`);
+  }
+  return Number(value);
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value || !value.trim()) throw new UsageError(`${flag} is required`);
+  return value.trim();
+}
+
+function print(values: Values, json: unknown, human: string) {
+  console.log(values.json ? JSON.stringify(json) : human);
+}
+
+function table(rows: Record<string, unknown>[]): string {
+  if (rows.length === 0) return "(none)";
+  const cols = Object.keys(rows[0]);
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ""))))].join("\n");
+}
+
+function keys(rt: Runtime, sub: string | undefined, args: string[], values: Values) {
+  const { accounts } = rt.services;
+  const ref = () => required(values.key ?? args[0], "KEY (the API key or its id)");
+  switch (sub) {
+    case "create": {
+      const created = accounts.createKey(required(values.name, "--name"), values.workspace ? int(values.workspace, "--workspace") : undefined);
+      print(values, created, `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\nStore the secret now: it is shown only once.`);
+      return;
+    }
+    case "list": {
+      const rows = accounts.listKeys(values.workspace ? int(values.workspace, "--workspace") : undefined).map((k) => ({
+        id: k.id,
+        name: k.name,
+        key: k.key,
+        workspace_id: k.workspaceId,
+        status: k.status,
+        secret: `…${k.secretHint}`,
+        created_at: iso(k.createdAt),
+        last_used_at: iso(k.lastUsedAt),
+      }));
+      print(values, rows, table(rows));
+      return;
+    }
+    case "rotate": {
+      const rotated = accounts.rotateKey(ref());
+      print(values, rotated, `API key:    ${rotated.api_key}\nAPI secret: ${rotated.api_secret}\nThe old secret no longer works.`);
+      return;
+    }
+    case "disable":
+    case "enable": {
+      const row = accounts.setKeyStatus(ref(), sub === "disable" ? "disabled" : "active");
+      print(values, { key_id: row.id, api_key: row.key, status: row.status }, `Key ${row.key} is now ${row.status}`);
+      return;
+    }
+  }
+  throw new UsageError("keys takes create, list, rotate, disable or enable");
+}
+
+function workspaces(rt: Runtime, sub: string | undefined, values: Values) {
+  const { accounts } = rt.services;
+  if (sub === "create") {
+    const ws = accounts.createWorkspace(required(values.name, "--name"), values.account ? int(values.account, "--account") : undefined);
+    const out = { workspace_id: ws.id, project_id: ws.id, name: ws.name, account_id: ws.accountId, created_at: iso(ws.createdAt) };
+    print(values, out, `Workspace ${ws.id} "${ws.name}" created. Give it a key: pigeon keys create --name NAME --workspace ${ws.id}`);
+    return;
+  }
+  if (sub === "list") {
+    const rows = accounts.listWorkspaces(values.account ? int(values.account, "--account") : undefined).map((w) => ({
+      workspace_id: w.id,
+      name: w.name,
+      account_id: w.accountId,
+      credit_balance: w.creditBalance,
+      created_at: iso(w.createdAt),
+    }));
+    print(values, rows, table(rows));
+    return;
+  }
+  throw new UsageError("workspaces takes create or list");
+}
+
+function accountsCmd(rt: Runtime, sub: string | undefined, args: string[], values: Values) {
+  const { accounts } = rt.services;
+  const id = () => int(values.account ?? args[0], "ID");
+  const show = (a: { id: number; name: string; status: string }) =>
+    print(values, { account_id: a.id, name: a.name, status: a.status }, `Account ${a.id} "${a.name}" is ${a.status}`);
+  switch (sub) {
+    case "create": {
+      const { account, workspace } = accounts.createAccount(required(values.name, "--name"), values.plan ?? "free");
+      print(
+        values,
+        { account_id: account.id, name: account.name, workspace_id: workspace.id, status: account.status },
+        `Account ${account.id} "${account.name}" created with workspace ${workspace.id}. Give it a key: pigeon keys create --name NAME --workspace ${workspace.id}`,
+      );
+      return;
+    }
+    case "list": {
+      const rows = accounts.listAccounts().map((a) => ({
+        account_id: a.id,
+        name: a.name,
+        status: a.status,
+        owner: a.isOwner,
+        plan: a.plan,
+        sms_length_cap: a.smsLengthCap,
+        created_at: iso(a.createdAt),
+      }));
+      print(values, rows, table(rows));
+      return;
+    }
+    case "suspend":
+      return show(accounts.setAccountStatus(id(), "suspended"));
+    case "resume":
+      return show(accounts.setAccountStatus(id(), "active"));
+    case "set-plan": {
+      const a = accounts.setAccountPlan(id(), required(values.plan, "--plan"));
+      print(values, { account_id: a.id, plan: values.plan }, `Account ${a.id} is now on plan ${values.plan}`);
+      return;
+    }
+    case "set-cap": {
+      const a = accounts.setSmsLengthCap(id(), int(values.chars, "--chars"));
+      print(values, { account_id: a.id, sms_length_cap: a.smsLengthCap }, `Account ${a.id} SMS length cap: ${a.smsLengthCap}`);
+      return;
+    }
+  }
+  throw new UsageError("accounts takes create, list, suspend, resume, set-plan or set-cap");
+}
+
+function plans(rt: Runtime, sub: string | undefined, values: Values) {
+  const { accounts } = rt.services;
+  const present = (p: ReturnType<typeof accounts.listPlans>[number]) => ({
+    code: p.code,
+    name: p.name,
+    requests_per_minute: p.requestsPerMinute,
+    requests_per_day: p.requestsPerDay,
+    monthly_sms: p.monthlySmsLimit ?? "unlimited",
+    urls_allowed: p.allowUrls,
+  });
+  if (sub === "list") {
+    const rows = accounts.listPlans().map(present);
+    print(values, rows, table(rows));
+    return;
+  }
+  if (sub === "set") {
+    const monthly = values["monthly-sms"];
+    if (values.urls !== undefined && values.urls !== "yes" && values.urls !== "no") throw new UsageError("--urls takes yes or no");
+    const row = accounts.upsertPlan({
+      code: required(values.code, "--code"),
+      name: values.name ?? required(values.code, "--code"),
+      monthlySmsLimit: monthly === undefined || monthly === "unlimited" ? null : int(monthly, "--monthly-sms", 0),
+      requestsPerMinute: values["per-minute"] ? int(values["per-minute"], "--per-minute") : undefined,
+      requestsPerDay: values["per-day"] ? int(values["per-day"], "--per-day") : undefined,
+      allowUrls: values.urls === undefined ? undefined : values.urls === "yes",
+    });
+    print(values, present(row), `Plan ${row.code} saved`);
+    return;
+  }
+  throw new UsageError("plans takes list or set");
+}
+
+function backup(rt: Runtime, values: Values) {
+  const out = required(values.out, "--out");
+  rt.services.db.$client.run("VACUUM INTO ?", [out]);
+  print(values, { backup: out }, `Backup written to ${out}`);
+}
+
+/** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
+export async function runCli(argv: string[]): Promise<number | null> {
+  let parsed;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    console.error(`pigeon: ${(error as Error).message}\nRun pigeon --help for usage.`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.version) {
+    console.log(`pigeon ${VERSION}`);
+    return 0;
+  }
+  if (values.help || positionals[0] === "help") {
+    console.log(HELP);
+    return 0;
+  }
+  const [command = "serve", sub, ...rest] = positionals;
+  const known = ["serve", "migrate", "keys", "workspaces", "accounts", "plans", "backup"];
+  if (!known.includes(command)) {
+    console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
+    return 2;
+  }
+
+  let rt: Runtime;
+  try {
+    rt = openRuntime();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`pigeon: configuration error: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+
+  try {
+    switch (command) {
+      case "serve":
+        return await serve(rt);
+      case "migrate":
+        console.log("Database is up to date");
+        break;
+      case "keys":
+        keys(rt, sub, rest, values);
+        break;
+      case "workspaces":
+        workspaces(rt, sub, values);
+        break;
+      case "accounts":
+        accountsCmd(rt, sub, rest, values);
+        break;
+      case "plans":
+        plans(rt, sub, values);
+        break;
+      case "backup":
+        backup(rt, values);
+        break;
+    }
+    rt.close();
+    return 0;
+  } catch (error) {
+    rt.close();
+    if (error instanceof UsageError) {
+      console.error(`pigeon: ${error.message}\nRun pigeon --help for usage.`);
+      return 2;
+    }
+    if (error instanceof AppError) {
+      console.error(`pigeon: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}

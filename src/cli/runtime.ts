@@ -1,0 +1,22 @@
+// Opening the data directory for a command: config, database, migrations and seed data.
+import { systemClock } from "../clock";
+import { ensureDataDir, loadConfig, type Config } from "../config";
+import { openDatabase } from "../db/client";
+import { migrate } from "../db/migrate";
+import { createServices, type Services } from "../services";
+
+export interface Runtime {
+  config: Config;
+  services: Services;
+  close(): void;
+}
+
+export function openRuntime(env: Record<string, string | undefined> = process.env): Runtime {
+  const config = loadConfig(env);
+  ensureDataDir(config.dataDir);
+  const db = openDatabase(config.dbPath);
+  migrate(db);
+  const services = createServices({ db, config, clock: systemClock });
+  services.accounts.seed();
+  return { config, services, close: () => db.$client.close() };
+}

@@ -1,0 +1,56 @@
+import { t } from "elysia";
+import { Envelope, Pagination } from "../../http/envelope";
+import { IdParam, pageQuery } from "../../http/validation";
+
+export const Contact = t.Object({
+  contact_id: t.Integer(),
+  name: t.String(),
+  phone: t.String({ description: "E.164" }),
+  email: t.Nullable(t.String()),
+  type: t.Nullable(t.String({ description: "Code of the contact type, see /api/contact/types" })),
+  type_id: t.Nullable(t.Integer()),
+  created_at: t.String({ format: "date-time" }),
+  updated_at: t.String({ format: "date-time" }),
+});
+
+export const ContactType = t.Object({
+  type_id: t.Integer(),
+  code: t.String(),
+  name: t.String(),
+  description: t.String(),
+});
+
+const Name = t.String({ minLength: 1, maxLength: 200, examples: ["Ada Lovelace"] });
+const Phone = t.String({ minLength: 1, maxLength: 32, description: "E.164, e.g. +14155552671", examples: ["+14155552671"] });
+const Email = t.String({ maxLength: 254, description: "A valid email address", examples: ["ada@example.com"] });
+const TypeRef = t.String({ maxLength: 64, description: "A contact type code (or its name), see /api/contact/types" });
+
+export const ContactIdParams = t.Object({ contact_id: IdParam("contact_id") });
+export const ContactListQuery = t.Object({ ...pageQuery(20, 100) });
+
+export const CreateContact = t.Object({
+  name: Name,
+  phone: Phone,
+  email: t.Optional(Email),
+  type: t.Optional(TypeRef),
+});
+
+export const UpdateContact = t.Object({
+  contact_id: t.Integer({ minimum: 1 }),
+  name: t.Optional(Name),
+  phone: t.Optional(Phone),
+  email: t.Optional(t.Nullable(Email, { description: "null or an empty string clears it" })),
+  type: t.Optional(t.Nullable(TypeRef)),
+});
+
+export const ContactIdBody = t.Object({ contact_id: t.Integer({ minimum: 1 }) });
+
+export const SearchContacts = t.Object({
+  query: t.String({ minLength: 1, maxLength: 200, description: "Matched case-insensitively against name, phone and email" }),
+  ...pageQuery(20, 100),
+});
+
+export const ContactResponse = Envelope(Contact);
+export const ContactListResponse = Envelope(t.Object({ contacts: t.Array(Contact), pagination: Pagination }));
+export const ContactTypesResponse = Envelope(t.Object({ types: t.Array(ContactType) }));
+export const ContactDeletedResponse = Envelope(t.Object({ contact_id: t.Integer(), deleted: t.Boolean() }));

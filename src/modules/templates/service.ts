@@ -1,0 +1,146 @@
+// Template rules: codes, variable syntax per channel (checked at create and update), and that
+// system templates are read-only.
+import type { Clock } from "../../clock";
+import type { AuthContext } from "../../http/auth";
+import { AppError } from "../../http/errors";
+import { sqlTime } from "../../lib/time";
+import { uuid } from "../../lib/tokens";
+import type { TemplateRepository, TemplateRow } from "./repository";
+import { parseTemplateBody, type Channel } from "./variables";
+
+const CHATAPP_BODY_MAX = 1024;
+
+function codeFromName(name: string): string {
+  const code = name
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, "_")
+    .replace(/^[_0-9]+|_+$/g, "")
+    .slice(0, 28);
+  return code || "TEMPLATE";
+}
+
+export function createTemplateService(repo: TemplateRepository, clock: Clock) {
+  function present(row: TemplateRow) {
+    return {
+      template_id: row.id,
+      template_guid: row.guid,
+      user_id: row.accountId,
+      code: row.code,
+      name: row.name,
+      description: row.description,
+      body: row.body,
+      channel: row.channel,
+      is_system: row.isSystem,
+      status: row.status,
+      variables: row.variables,
+      language: row.language,
+      category: row.category,
+      created_at: sqlTime(row.createdAt),
+      updated_at: sqlTime(row.updatedAt),
+    };
+  }
+
+  function require(workspaceId: number, id: number): TemplateRow {
+    const row = repo.get(workspaceId, id);
+    if (!row) throw new AppError("not_found", `template ${id} not found`);
+    return row;
+  }
+
+  function requireOwn(workspaceId: number, id: number): TemplateRow {
+    const row = require(workspaceId, id);
+    if (row.isSystem === 1) throw new AppError("template_read_only", `template ${id} is a system template and cannot be changed`);
+    return row;
+  }
+
+  function checkBody(body: string, channel: Channel, smsCap: number): string[] {
+    const cap = channel === "chatapp" ? CHATAPP_BODY_MAX : smsCap;
+    if (body.length > cap) {
+      throw new AppError("message_too_long", `Template body is ${body.length} characters; the cap is ${cap}`, { cap, length: body.length });
+    }
+    return parseTemplateBody(body, channel);
+  }
+
+  function uniqueCode(workspaceId: number, base: string): string {
+    let code = base;
+    for (let n = 2; repo.byCode(workspaceId, code); n++) code = `${base}_${n}`;
+    return code;
+  }
+
+  function assertCodeFree(workspaceId: number, code: string, exceptId?: number) {
+    const existing = repo.byCode(workspaceId, code);
+    if (existing && existing.id !== exceptId) {
+      throw new AppError("duplicate_template_code", `Template code ${code} is already used by template ${existing.id}`, { template_id: existing.id });
+    }
+  }
+
+  function list(workspaceId: number, q: { page?: number; limit?: number; channel?: Channel }) {
+    const page = q.page ?? 1;
+    const limit = q.limit ?? 20;
+    const { rows, total } = repo.list(workspaceId, { channel: q.channel, offset: (page - 1) * limit, limit });
+    return { templates: rows.map(present), pagination: { page, limit, total } };
+  }
+
+  function create(
+    auth: AuthContext,
+    input: { name: string; body: string; code?: string; description?: string; channel?: Channel; language?: string },
+  ) {
+    const channel = input.channel ?? "sms";
+    const variables = checkBody(input.body, channel, auth.smsLengthCap);
+    let code: string;
+    if (input.code !== undefined) {
+      assertCodeFree(auth.workspaceId, input.code);
+      code = input.code;
+    } else {
+      code = uniqueCode(auth.workspaceId, codeFromName(input.name));
+    }
+    const now = clock.now();
+    return present(
+      repo.insert({
+        guid: uuid(),
+        workspaceId: auth.workspaceId,
+        accountId: auth.accountId,
+        code,
+        name: input.name.trim(),
+        description: input.description ?? "",
+        body: input.body,
+        channel,
+        isSystem: 0,
+        status: "active",
+        variables,
+        language: channel === "chatapp" ? (input.language ?? "en_US") : null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+  }
+
+  function update(
+    auth: AuthContext,
+    input: { template_id: number; name?: string; body?: string; code?: string; description?: string; status?: "active" | "disabled" },
+  ) {
+    const row = requireOwn(auth.workspaceId, input.template_id);
+    const set: Partial<TemplateRow> = { updatedAt: clock.now() };
+    if (input.body !== undefined) {
+      set.variables = checkBody(input.body, row.channel, auth.smsLengthCap);
+      set.body = input.body;
+    }
+    if (input.code !== undefined) {
+      assertCodeFree(auth.workspaceId, input.code, row.id);
+      set.code = input.code;
+    }
+    if (input.name !== undefined) set.name = input.name.trim();
+    if (input.description !== undefined) set.description = input.description;
+    if (input.status !== undefined) set.status = input.status;
+    return present(repo.update(row.id, set));
+  }
+
+  function remove(workspaceId: number, id: number) {
+    const row = requireOwn(workspaceId, id);
+    repo.update(row.id, { deletedAt: clock.now() });
+    return { template_id: id, deleted: true };
+  }
+
+  return { present, require, list, create, update, remove };
+}
+
+export type TemplateService = ReturnType<typeof createTemplateService>;

@@ -1,0 +1,129 @@
+// Spec section 5: both header pairs; 401 for missing or wrong credentials; 403 for a disabled key
+// or a suspended account; a key sees only its own workspace.
+import { describe, expect, test } from "bun:test";
+import { createTestContext, expectEnvelope } from "./helpers/context";
+
+const PATH = "/v1/api/device/list";
+
+describe("authentication", () => {
+  test("Bearer + X-API-SECRET is accepted", async () => {
+    const ctx = createTestContext();
+    expect((await ctx.get(PATH)).status).toBe(200);
+  });
+
+  test("x-api-key + x-api-secret is accepted", async () => {
+    const ctx = createTestContext();
+    const r = await ctx.get(PATH, { key: null, headers: { "x-api-key": ctx.key.api_key, "x-api-secret": ctx.key.api_secret } });
+    expect(r.status).toBe(200);
+  });
+
+  test.each([
+    ["no credentials", {}],
+    ["key without secret", { authorization: "Bearer KEY" }],
+    ["secret without key", { "x-api-secret": "SECRET" }],
+    ["wrong secret", { authorization: "Bearer KEY", "x-api-secret": "sk_wrong" }],
+    ["unknown key", { authorization: "Bearer pk_doesnotexist", "x-api-secret": "SECRET" }],
+    ["Basic instead of Bearer", { authorization: "Basic KEY", "x-api-secret": "SECRET" }],
+  ])("%s: 401 unauthorized", async (_, template) => {
+    const ctx = createTestContext();
+    const headers = Object.fromEntries(
+      Object.entries(template as Record<string, string>).map(([k, v]) => [k, v.replace("KEY", ctx.key.api_key).replace("SECRET", ctx.key.api_secret)]),
+    );
+    const body = expectEnvelope(await ctx.get(PATH, { key: null, headers }), 401);
+    expect(body.data.error_code).toBe("unauthorized");
+  });
+
+  test("401 comes before validation and parsing", async () => {
+    const ctx = createTestContext();
+    const r = await ctx.call("POST", "/v1/api/contact/create", { key: null, raw: "{not json" });
+    expect(expectEnvelope(r, 401).data.error_code).toBe("unauthorized");
+  });
+
+  test("disabled key: 403 key_disabled; enabled again: 200", async () => {
+    const ctx = createTestContext();
+    ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
+    expect(expectEnvelope(await ctx.get(PATH), 403).data.error_code).toBe("key_disabled");
+    ctx.services.accounts.setKeyStatus(String(ctx.key.key_id), "active");
+    expect((await ctx.get(PATH)).status).toBe(200);
+  });
+
+  test("a disabled key with a wrong secret is still 401 (no status leak)", async () => {
+    const ctx = createTestContext();
+    ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
+    const r = await ctx.get(PATH, { key: { ...ctx.key, api_secret: "sk_wrong" } });
+    expect(r.status).toBe(401);
+  });
+
+  test("suspended account: 403 account_suspended; resumed: 200", async () => {
+    const ctx = createTestContext();
+    ctx.services.accounts.setAccountStatus(ctx.account.id, "suspended");
+    expect(expectEnvelope(await ctx.get(PATH), 403).data.error_code).toBe("account_suspended");
+    ctx.services.accounts.setAccountStatus(ctx.account.id, "active");
+    expect((await ctx.get(PATH)).status).toBe(200);
+  });
+
+  test("rotating a key's secret retires the old secret at once", async () => {
+    const ctx = createTestContext();
+    const rotated = ctx.services.accounts.rotateKey(ctx.key.api_key);
+    expect(rotated.api_key).toBe(ctx.key.api_key);
+    expect(rotated.api_secret).not.toBe(ctx.key.api_secret);
+    expect((await ctx.get(PATH)).status).toBe(401);
+    expect((await ctx.get(PATH, { key: rotated })).status).toBe(200);
+  });
+
+  test("secrets are stored hashed, never in plain text", () => {
+    const ctx = createTestContext();
+    const rows = ctx.db.$client.query("SELECT * FROM api_key").all() as Record<string, unknown>[];
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(ctx.key.api_secret);
+    expect(rows[0].secret_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test("public routes need no key: /health, /openapi.json, /docs", async () => {
+    const ctx = createTestContext();
+    for (const path of ["/health", "/openapi.json", "/docs"]) {
+      expect((await ctx.get(path, { key: null })).status).toBe(200);
+    }
+  });
+});
+
+describe("tenancy", () => {
+  test("another workspace's device, contact and template ids answer 404, and lists stay apart", async () => {
+    const ctx = createTestContext();
+    const other = ctx.otherWorkspace();
+    const dev = (await ctx.post("/v1/api/device/batch/register", { devices: [{ name: "Mine" }] })).body.data.devices[0];
+    const contact = (await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" })).body.data;
+    const tpl = (await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" })).body.data;
+
+    const as = { key: other.key };
+    for (const path of [
+      `/v1/api/device/${dev.device_id}`,
+      `/v1/api/device/${dev.device_id}/health`,
+      `/v1/api/device/${dev.device_id}/stats`,
+      `/v1/api/device/${dev.device_id}/usage`,
+      `/v1/api/device/${dev.device_id}/rate-limit`,
+      `/v1/api/contact/${contact.contact_id}`,
+      `/v1/api/template/${tpl.template_id}`,
+    ]) {
+      expect(expectEnvelope(await ctx.get(path, as), 404).data.error_code).toBe("not_found");
+    }
+    expect((await ctx.post("/v1/api/device/batch/delete", { device_ids: [dev.device_id] }, as)).status).toBe(404);
+    expect((await ctx.post("/v1/api/device/batch/update-status", { device_ids: [dev.device_id], status: "inactive" }, as)).status).toBe(404);
+    expect((await ctx.post("/v1/api/contact/update", { contact_id: contact.contact_id, name: "X" }, as)).status).toBe(404);
+    expect((await ctx.post("/v1/api/contact/delete", { contact_id: contact.contact_id }, as)).status).toBe(404);
+    expect((await ctx.post("/v1/api/template/update", { template_id: tpl.template_id, name: "X" }, as)).status).toBe(404);
+    expect((await ctx.post("/v1/api/template/delete", { template_id: tpl.template_id }, as)).status).toBe(404);
+
+    expect((await ctx.get("/v1/api/device/list", as)).body.data.devices).toEqual([]);
+    expect((await ctx.get("/v1/api/contact/list", as)).body.data.contacts).toEqual([]);
+    expect((await ctx.post("/v1/api/contact/search", { query: "ada" }, as)).body.data.contacts).toEqual([]);
+    const otherTemplates = (await ctx.get("/v1/api/template/list", as)).body.data.templates;
+    expect(otherTemplates.every((t: { is_system: number }) => t.is_system === 1)).toBe(true);
+    const projects = (await ctx.get("/v1/api/project/list", as)).body.data.projects;
+    expect(projects.map((p: { project_id: number }) => p.project_id)).toEqual([other.workspace.id]);
+
+    // The owner's rows are untouched.
+    expect((await ctx.get(`/v1/api/device/${dev.device_id}`)).body.data.status).toBe("active");
+    expect((await ctx.get(`/v1/api/contact/${contact.contact_id}`)).body.data.name).toBe("Ada");
+  });
+});

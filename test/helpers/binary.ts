@@ -1,0 +1,99 @@
+// Runs the compiled binary the way a self-hoster does: copied alone into an empty folder, started
+// on a temp data dir, talked to over HTTP.
+import { copyFileSync, existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const BUILT = join(import.meta.dir, "../../dist/pigeon");
+
+/** A folder holding nothing but a copy of the binary. */
+export function isolatedBinary(): string {
+  if (!existsSync(BUILT)) throw new Error("dist/pigeon is missing: run `bun run build` first (npm test does)");
+  const dir = mkdtempSync(join(tmpdir(), "pigeon-bin-"));
+  const bin = join(dir, "pigeon");
+  copyFileSync(BUILT, bin);
+  return bin;
+}
+
+export function tempDir(prefix = "pigeon-data-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Credentials {
+  api_key: string;
+  api_secret: string;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  output: () => string;
+  /** The key and secret printed on first start, if any. */
+  initialKey: Credentials | null;
+  proc: Subprocess;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+  fetch(path: string, init?: RequestInit & { key?: Credentials }): Promise<Response>;
+}
+
+/** Runs a CLI command to completion. */
+export async function runCommand(bin: string, args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn([bin, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code };
+}
+
+export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000): Promise<RunningServer> {
+  const proc = Bun.spawn([bin, "serve"], {
+    env: { PATH: process.env.PATH ?? "", PIGEON_HOST: "127.0.0.1", PIGEON_PORT: "0", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const reader = stream.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+  };
+  void pump(proc.stdout as ReadableStream<Uint8Array>);
+  void pump(proc.stderr as ReadableStream<Uint8Array>);
+
+  const deadline = Date.now() + timeoutMs;
+  let port = 0;
+  while (Date.now() < deadline) {
+    const m = /listening on https?:\/\/[^:]+:(\d+)/.exec(out);
+    if (m) {
+      port = Number(m[1]);
+      break;
+    }
+    if (proc.exitCode !== null) throw new Error(`pigeon exited with ${proc.exitCode}: ${out}`);
+    await Bun.sleep(25);
+  }
+  if (!port) {
+    proc.kill("SIGKILL");
+    throw new Error(`pigeon did not start in time: ${out}`);
+  }
+  const jsonLine = out.split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
+  const initialKey = jsonLine ? (JSON.parse(jsonLine) as Credentials) : null;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    output: () => out,
+    initialKey,
+    proc,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      proc.kill(signal);
+      return await proc.exited;
+    },
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.key) {
+        headers.set("authorization", `Bearer ${init.key.api_key}`);
+        headers.set("x-api-secret", init.key.api_secret);
+      }
+      if (init.body && !headers.has("content-type")) headers.set("content-type", "application/json");
+      return fetch(url + path, { ...init, headers });
+    },
+  };
+}
