@@ -184,6 +184,19 @@ export function createAccountsService(db: Db, clock: Clock) {
     return insertWorkspace(owner.id, name);
   }
 
+  /** A key as shown the one time its secret is known. */
+  function withSecret(row: ApiKeyRow, secret: string): CreatedKey {
+    return {
+      key_id: row.id,
+      name: row.name,
+      workspace_id: row.workspaceId,
+      api_key: row.key,
+      api_secret: secret,
+      status: row.status,
+      created_at: new Date(row.createdAt).toISOString(),
+    };
+  }
+
   function issueSecret() {
     const secret = `sk_${randomBase62(40)}`;
     return { secret, hash: sha256Hex(secret), hint: secret.slice(-4) };
@@ -204,15 +217,7 @@ export function createAccountsService(db: Db, clock: Clock) {
       })
       .returning()
       .get();
-    return {
-      key_id: row.id,
-      name: row.name,
-      workspace_id: row.workspaceId,
-      api_key: row.key,
-      api_secret: secret,
-      status: row.status,
-      created_at: new Date(row.createdAt).toISOString(),
-    };
+    return withSecret(row, secret);
   }
 
   function findKey(ref: string): ApiKeyRow {
@@ -227,15 +232,7 @@ export function createAccountsService(db: Db, clock: Clock) {
     const row = findKey(ref);
     const { secret, hash, hint } = issueSecret();
     db.update(apiKey).set({ secretHash: hash, secretHint: hint, rotatedAt: clock.now() }).where(eq(apiKey.id, row.id)).run();
-    return {
-      key_id: row.id,
-      name: row.name,
-      workspace_id: row.workspaceId,
-      api_key: row.key,
-      api_secret: secret,
-      status: row.status,
-      created_at: new Date(row.createdAt).toISOString(),
-    };
+    return withSecret(row, secret);
   }
 
   function setKeyStatus(ref: string, status: "active" | "disabled"): ApiKeyRow {
