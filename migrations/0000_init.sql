@@ -61,6 +61,7 @@ CREATE TABLE `credit_ledger` (
 );
 --> statement-breakpoint
 CREATE INDEX `credit_ledger_workspace_idx` ON `credit_ledger` (`workspace_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `credit_ledger_notification_idx` ON `credit_ledger` (`notification_id`);--> statement-breakpoint
 CREATE TABLE `device` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`workspace_id` integer NOT NULL,
@@ -116,6 +117,7 @@ CREATE TABLE `notification` (
 	`timezone` text,
 	`next_attempt_at` integer NOT NULL,
 	`attempts` integer DEFAULT 0 NOT NULL,
+	`needs_reconcile` integer DEFAULT false NOT NULL,
 	`segments` integer DEFAULT 1 NOT NULL,
 	`cost` integer DEFAULT 0 NOT NULL,
 	`external_id` text,

@@ -4,7 +4,12 @@ import { Elysia, type AnyElysia } from "elysia";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
+import { cloudCallbackRoutes } from "./channels/sms-cloud/callback-routes";
 import { contactRoutes } from "./modules/contacts/routes";
+import { notificationRoutes } from "./modules/notifications/routes";
+import { overviewRoutes } from "./modules/overview/routes";
+import { sendingRoutes } from "./modules/sending/routes";
+import { statsRoutes } from "./modules/stats/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { projectRoutes } from "./modules/projects/routes";
 import { templateRoutes } from "./modules/templates/routes";
@@ -32,7 +37,12 @@ export function createApp(s: Services) {
     .use(projectRoutes(s))
     .use(deviceRoutes(s))
     .use(contactRoutes(s))
-    .use(templateRoutes(s));
+    .use(templateRoutes(s))
+    .use(sendingRoutes(s))
+    .use(notificationRoutes(s))
+    .use(statsRoutes(s))
+    .use(overviewRoutes(s))
+    .use(cloudCallbackRoutes(s));
   return app;
 }
 

@@ -16,7 +16,8 @@ export interface Config {
     verifyToken: string | null;
   };
   tls: { cert: string; key: string } | null;
-  workerIntervalMs: number;
+  /** Seconds between worker ticks (PIGEON_WORKER_INTERVAL, default 1). */
+  workerIntervalSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
 }
@@ -86,7 +87,7 @@ export function loadConfig(env: Env = process.env): Config {
       verifyToken: env.PIGEON_CHATAPP_VERIFY_TOKEN || null,
     },
     tls,
-    workerIntervalMs: intInRange(env, "PIGEON_WORKER_INTERVAL_MS", 1000, 50, 60000),
+    workerIntervalSeconds: intInRange(env, "PIGEON_WORKER_INTERVAL", 1, 1, 60),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
   };

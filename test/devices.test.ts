@@ -29,12 +29,13 @@ describe("device registration", () => {
     const ctx = createTestContext();
     const devices = await register(ctx, [
       { name: "Front desk" },
-      { name: "Cloud line", kind: "cloud", phone_number: "+1 (415) 555-2671" },
+      { name: "Cloud line", kind: "cloud", phone_number: "+1 (415) 555-2671", cloud: { account_sid: "AC1", auth_token: "secret-auth-token-xyz", from_number: "+14155552671" } },
     ]);
     expect(devices).toHaveLength(2);
     expect(devices[0]).toMatchObject({ name: "Front desk", kind: "sms", status: "active", online: false, blocked: false });
     expect(devices[0].device_token).toMatch(/^[\w-]{21}$/);
     expect(devices[1]).toMatchObject({ kind: "cloud", phone_number: "+14155552671", device_token: null });
+    expect(JSON.stringify(devices[1])).not.toContain("secret-auth-token-xyz");
     const stored = ctx.db.$client.query("SELECT token_hash FROM device WHERE id = ?").get(devices[0].device_id) as { token_hash: string };
     expect(stored.token_hash).not.toBe(devices[0].device_token);
   });

@@ -28,6 +28,8 @@ Commands:
   accounts set-cap ID --chars N           The account's SMS length cap (default 1600)
   plans list
   plans set --code C --name N [--monthly-sms N|unlimited] [--per-minute N] [--per-day N] [--urls yes|no]
+  credits add --workspace ID --amount N [--note TEXT]   Top up (or, negative, adjust) credits
+  credits show --workspace ID             Balance and credits used this month
   backup --out FILE                       Write a consistent copy of the database
 
 Options:
@@ -57,6 +59,8 @@ const OPTIONS = {
   "per-day": { type: "string" },
   urls: { type: "string" },
   out: { type: "string" },
+  amount: { type: "string" },
+  note: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parse>["values"];
@@ -227,6 +231,25 @@ function plans(rt: Runtime, sub: string | undefined, values: Values) {
   throw new UsageError("plans takes list or set");
 }
 
+function credits(rt: Runtime, sub: string | undefined, values: Values) {
+  const { credits: ledger, accounts } = rt.services;
+  const workspaceId = int(values.workspace, "--workspace");
+  accounts.getWorkspace(workspaceId);
+  if (sub === "add") {
+    const raw = required(values.amount, "--amount");
+    if (!/^-?\d+$/.test(raw) || Number(raw) === 0) throw new UsageError("--amount needs a non-zero whole number");
+    const balance = ledger.topUp(workspaceId, Number(raw), values.note ?? null);
+    print(values, { workspace_id: workspaceId, balance }, `Workspace ${workspaceId} balance: ${balance} credits`);
+    return;
+  }
+  if (sub === "show") {
+    const out = { workspace_id: workspaceId, balance: ledger.balance(workspaceId), used_this_month: ledger.usedThisMonth(workspaceId) };
+    print(values, out, `Workspace ${workspaceId}: ${out.balance} credits, ${out.used_this_month} used this month`);
+    return;
+  }
+  throw new UsageError("credits takes add or show");
+}
+
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
   rt.services.db.$client.run("VACUUM INTO ?", [out]);
@@ -252,7 +275,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
     return 0;
   }
   const [command = "serve", sub, ...rest] = positionals;
-  const known = ["serve", "migrate", "keys", "workspaces", "accounts", "plans", "backup"];
+  const known = ["serve", "migrate", "keys", "workspaces", "accounts", "plans", "credits", "backup"];
   if (!known.includes(command)) {
     console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
     return 2;
@@ -287,6 +310,9 @@ export async function runCli(argv: string[]): Promise<number | null> {
         break;
       case "plans":
         plans(rt, sub, values);
+        break;
+      case "credits":
+        credits(rt, sub, values);
         break;
       case "backup":
         backup(rt, values);

@@ -1,6 +1,7 @@
 // `pigeon serve`: migrate, bootstrap an empty database, listen, and stop cleanly on a signal.
 import { createApp } from "../app";
 import { VERSION } from "../version";
+import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
 
 export async function serve(rt: Runtime): Promise<number | null> {
@@ -36,11 +37,13 @@ export async function serve(rt: Runtime): Promise<number | null> {
     return 1;
   }
   const server = app.server!;
+  const worker = startWorker(services);
   const scheme = config.tls ? "https" : "http";
   console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
 
   const stop = async (signal: string) => {
     console.log(`Pigeon stopping (${signal})`);
+    worker.stop();
     await server.stop();
     rt.close();
     process.exit(0);

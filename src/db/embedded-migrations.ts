@@ -2,5 +2,5 @@
 import m0 from "../../migrations/0000_init.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
-  { tag: "0000_init", when: 1795307251756, sql: m0 },
+  { tag: "0000_init", when: 1795308338432, sql: m0 },
 ];

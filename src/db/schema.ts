@@ -75,7 +75,7 @@ export const device = sqliteTable(
     tokenHash: text("token_hash").unique(),
     phoneNumber: text("phone_number"),
     // Channel settings (cloud-number credentials, business-number ids), JSON.
-    config: text("config", { mode: "json" }).$type<Record<string, unknown>>(),
+    config: text("config", { mode: "json" }).$type<object>(),
     sendLimitPerMinute: integer("send_limit_per_minute").notNull().default(60),
     blockedCode: text("blocked_code"),
     blockedReason: text("blocked_reason"),
@@ -179,6 +179,9 @@ export const notification = sqliteTable(
     timezone: text("timezone"),
     nextAttemptAt: integer("next_attempt_at").notNull(),
     attempts: integer("attempts").notNull().default(0),
+    // Set when an attempt ended without knowing whether the channel took the message (a timeout,
+    // or a crash mid-call): the next attempt asks the channel before sending again.
+    needsReconcile: integer("needs_reconcile", { mode: "boolean" }).notNull().default(false),
     segments: integer("segments").notNull().default(1),
     cost: integer("cost").notNull().default(0),
     externalId: text("external_id"),
@@ -232,7 +235,10 @@ export const creditLedger = sqliteTable(
     note: text("note"),
     createdAt: integer("created_at").notNull(),
   },
-  (table) => [index("credit_ledger_workspace_idx").on(table.workspaceId, table.createdAt)],
+  (table) => [
+    index("credit_ledger_workspace_idx").on(table.workspaceId, table.createdAt),
+    index("credit_ledger_notification_idx").on(table.notificationId),
+  ],
 );
 
 export const idempotencyRecord = sqliteTable(

@@ -49,6 +49,11 @@ const tags = [
   { name: "Projects", description: "Workspaces" },
   { name: "Contacts", description: "The workspace's address book" },
   { name: "Templates", description: "Reusable message bodies with {{variables}}" },
+  { name: "Sending", description: "Send SMS now or later, one at a time or in bulk" },
+  { name: "Notifications", description: "What happened to each message: status, attempts, the carrier's or platform's reasons; cancel" },
+  { name: "Stats", description: "Notification counts and the credit balance" },
+  { name: "Overview aliases", description: "The overview's short REST paths over the same services" },
+  { name: "Callbacks", description: "Called by providers and platforms, not by API clients; signed by them" },
   { name: "System", description: "Health and server information" },
 ];
 

@@ -17,7 +17,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     publicUrl: "https://pigeon.test",
     chatapp: { graphUrl: "http://127.0.0.1:1", graphVersion: "v23.0", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
     tls: null,
-    workerIntervalMs: 1000,
+    workerIntervalSeconds: 1,
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
     ...overrides,
@@ -41,13 +41,19 @@ export interface CallOptions {
   query?: Record<string, string | number | boolean>;
 }
 
-export function createTestContext(opts: { config?: Partial<Config>; dbPath?: string } = {}) {
+export function createTestContext(opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number } = {}) {
   const db = openDatabase(opts.dbPath ?? ":memory:");
   migrate(db);
   const clock = new ManualClock();
   const config = testConfig(opts.config);
   const logs: string[] = [];
-  const services = createServices({ db, config, clock, log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`) });
+  const services = createServices({
+    db,
+    config,
+    clock,
+    channelTimeoutMs: opts.channelTimeoutMs ?? 2000,
+    log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`),
+  });
   services.accounts.seed();
   const boot = services.accounts.bootstrap()!;
   const key = services.accounts.createKey("test key", boot.workspace.id);
@@ -82,6 +88,33 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
     return { workspace: ws, key: services.accounts.createKey(`${name} key`, ws.id) };
   }
 
+  /** A paired phone that reported just now (so it is online). */
+  async function phone(name = "Phone", key = ctxKey()) {
+    const r = await call("POST", "/v1/api/device/batch/register", { body: { devices: [{ name }] }, key });
+    const device = r.body.data.devices[0];
+    db.$client.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [clock.now(), device.device_id]);
+    return device as { device_id: number; device_token: string; external_id: string };
+  }
+
+  /** A cloud number whose provider is `fake`. */
+  async function cloudDevice(fake: { url: string; accountSid: string; authToken: string }, extra: Record<string, unknown> = {}) {
+    const r = await call("POST", "/v1/api/device/batch/register", {
+      body: {
+        devices: [
+          { name: "Cloud number", kind: "cloud", cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url }, ...extra },
+        ],
+      },
+    });
+    if (r.status !== 200) throw new Error(r.text);
+    return r.body.data.devices[0] as { device_id: number };
+  }
+
+  function topUp(amount: number, workspaceId = boot.workspace.id) {
+    return services.credits.topUp(workspaceId, amount, "test");
+  }
+
+  const ctxKey = () => key;
+
   return {
     db,
     clock,
@@ -96,6 +129,9 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
     get: (path: string, o?: CallOptions) => call("GET", path, o),
     post: (path: string, body?: unknown, o?: CallOptions) => call("POST", path, { ...o, body }),
     otherWorkspace,
+    phone,
+    cloudDevice,
+    topUp,
   };
 }
 

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { CloudConfigInput } from "../../channels/sms-cloud/config";
 import { Envelope, Pagination } from "../../http/envelope";
 import { fieldError, IdParam, pageQuery } from "../../http/validation";
 
@@ -84,6 +85,7 @@ export const RegisterDevice = t.Object({
   kind: t.Optional(Kind),
   phone_number: t.Optional(t.String({ description: "E.164 number of the device, if known" })),
   send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000 })),
+  cloud: t.Optional(CloudConfigInput),
 });
 
 export const BatchRegisterBody = t.Object({

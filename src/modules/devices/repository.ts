@@ -26,8 +26,22 @@ export function createDeviceRepository(db: Db) {
       return db.select().from(device).where(and(live(workspaceId), eq(device.id, id))).get() ?? null;
     },
 
+    /** Any workspace's live device, for the worker and channel callbacks. */
+    byId(id: number): DeviceRow | null {
+      return db.select().from(device).where(and(eq(device.id, id), isNull(device.deletedAt))).get() ?? null;
+    },
+
+    /** Records contact with the device (a phone's request, a provider's success). */
+    touch(id: number, now: number): void {
+      db.update(device).set({ lastSeenAt: now }).where(eq(device.id, id)).run();
+    },
+
     getMany(workspaceId: number, ids: number[]): DeviceRow[] {
       return db.select().from(device).where(and(live(workspaceId), inArray(device.id, ids))).all();
+    },
+
+    transaction<T>(fn: () => T): T {
+      return db.transaction(() => fn());
     },
 
     insertMany(rows: NewDevice[]): DeviceRow[] {

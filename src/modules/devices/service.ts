@@ -5,6 +5,7 @@ import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
+import { cloudConfigFromInput, type CloudConfig, type CloudConfigInput } from "../../channels/sms-cloud/config";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 
@@ -17,7 +18,12 @@ export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boole
   return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
 }
 
-export function createDeviceService(repo: DeviceRepository, usage: UsageRepository, clock: Clock) {
+export interface DeviceHooks {
+  /** Runs inside the delete transaction, before the devices disappear. */
+  beforeRemove?: (ids: number[]) => void;
+}
+
+export function createDeviceService(repo: DeviceRepository, usage: UsageRepository, clock: Clock, hooks: DeviceHooks = {}) {
   function present(row: DeviceRow) {
     return {
       device_id: row.id,
@@ -116,7 +122,7 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
 
   function register(
     workspaceId: number,
-    devices: { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number }[],
+    devices: { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number; cloud?: typeof CloudConfigInput.static }[],
   ) {
     const now = clock.now();
     // Validate every item before writing any, so a bad item stores nothing.
@@ -131,6 +137,18 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
         }
       }
       const kind = d.kind ?? "sms";
+      let config: CloudConfig | null = null;
+      if (kind === "cloud") {
+        if (!d.cloud) {
+          throw new AppError("validation_error", `Invalid body field 'devices.${i}.cloud': is required for kind "cloud"`, {
+            field: `devices.${i}.cloud`,
+            location: "body",
+            reason: 'is required for kind "cloud"',
+          });
+        }
+        config = cloudConfigFromInput(d.cloud, `devices.${i}.cloud`);
+        phone ??= config.from;
+      }
       const token = kind === "sms" ? nanoid(21) : null;
       const row: NewDevice = {
         workspaceId,
@@ -140,6 +158,7 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
         externalId: nanoid(21),
         tokenHash: token ? sha256Hex(token) : null,
         phoneNumber: phone,
+        config,
         sendLimitPerMinute: d.send_limit_per_minute ?? DEFAULT_SEND_LIMIT[kind],
         createdAt: now,
         updatedAt: now,
@@ -163,7 +182,10 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
 
   function remove(workspaceId: number, ids: number[]) {
     const unique = requireAll(workspaceId, ids);
-    repo.softDelete(workspaceId, unique, clock.now());
+    repo.transaction(() => {
+      hooks.beforeRemove?.(unique);
+      repo.softDelete(workspaceId, unique, clock.now());
+    });
     return { deleted: unique, count: unique.length };
   }
 

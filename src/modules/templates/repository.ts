@@ -32,6 +32,18 @@ export function createTemplateRepository(db: Db) {
       );
     },
 
+    /** By code: the workspace's own template first, else a system template. */
+    visibleByCode(workspaceId: number, code: string): TemplateRow | null {
+      return (
+        db
+          .select()
+          .from(template)
+          .where(and(visible(workspaceId), eq(template.code, code)))
+          .orderBy(asc(template.isSystem))
+          .get() ?? null
+      );
+    },
+
     insert(row: NewTemplate): TemplateRow {
       return db.insert(template).values(row).returning().get();
     },

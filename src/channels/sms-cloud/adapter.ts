@@ -1,0 +1,150 @@
+// The cloud-number channel: the Twilio Messages API. A send is one form-encoded POST to
+// {base}/2010-04-01/Accounts/{sid}/Messages.json with Basic auth; delivery arrives later on the
+// StatusCallback URL. After an attempt cut off mid-call, the provider's message list tells us
+// whether it already has the message, so it is never handed over twice.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { DeviceRow } from "../../modules/devices/repository";
+import type { NotificationRecord } from "../../modules/notifications/state";
+import type { ChannelAdapter, DispatchOutcome } from "../types";
+import { cloudConfigOf, type CloudConfig } from "./config";
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+/** Clock skew we allow between us and the provider when matching a message after a crash. */
+const RECONCILE_SKEW_MS = 5 * 60_000;
+
+/** Provider error codes that mean "try again later" (queue overflow, internal error, unavailable). */
+const RETRYABLE_CODES = new Set([30001, 20500, 20503, 20429]);
+
+/** What the provider's asynchronous error codes mean, for the notification's log. */
+export const CLOUD_ERROR_REASONS: Record<string, string> = {
+  "30001": "Queue overflow",
+  "30002": "Account suspended",
+  "30003": "Unreachable destination handset",
+  "30004": "Message blocked",
+  "30005": "Unknown destination handset",
+  "30006": "Landline or unreachable carrier",
+  "30007": "Message filtered by the carrier",
+  "30008": "Unknown error",
+  "30009": "Missing segment",
+  "30010": "Message price exceeds max price",
+  "30034": "Message from an unregistered number",
+};
+
+interface ProviderMessage {
+  sid: string;
+  to: string;
+  from: string | null;
+  body: string;
+  status: string;
+  date_created: string;
+}
+
+export interface CloudAdapterOptions {
+  /** Where the provider should report delivery, for a device; null when Pigeon has no public URL. */
+  statusCallbackUrl(device: DeviceRow): string | null;
+  fetch?: typeof fetch;
+  /** How long to wait for the provider before the outcome counts as unknown. */
+  timeoutMs?: number;
+}
+
+function messagesUrl(c: CloudConfig): string {
+  return `${c.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(c.accountSid)}/Messages.json`;
+}
+
+function authHeader(c: CloudConfig): string {
+  return `Basic ${Buffer.from(`${c.accountSid}:${c.authToken}`).toString("base64")}`;
+}
+
+/** Sorts a provider error answer into our outcome classes. */
+export function classifyProviderError(status: number, code: number | null, message: string): DispatchOutcome {
+  const reason = message || `HTTP ${status}`;
+  const codeText = code !== null ? String(code) : `http_${status}`;
+  if (status === 429 || code === 20429) return { kind: "throttled", reason: `provider rate limit: ${reason}` };
+  if (status >= 500 || (code !== null && RETRYABLE_CODES.has(code))) {
+    // A server error is no acknowledgement, but ask before resending in case it took the message.
+    return { kind: "retryable", code: codeText, reason, reconcile: true };
+  }
+  if (status === 401 || status === 403) return { kind: "permanent", code: codeText, reason: `provider refused the credentials: ${reason}` };
+  return { kind: "permanent", code: codeText, reason };
+}
+
+export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter {
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  async function send(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
+    const config = cloudConfigOf(device.config);
+    if (!config) return { kind: "permanent", code: "device_not_configured", reason: `cloud device ${device.id} has no provider settings` };
+    const form = new URLSearchParams({ To: n.recipient, Body: n.message });
+    if (config.from) form.set("From", config.from);
+    if (config.messagingServiceSid) form.set("MessagingServiceSid", config.messagingServiceSid);
+    const callback = options.statusCallbackUrl(device);
+    if (callback) form.set("StatusCallback", callback);
+
+    let res: Response;
+    try {
+      res = await doFetch(messagesUrl(config), {
+        method: "POST",
+        headers: { authorization: authHeader(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body: form.toString(),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: "manual",
+      });
+    } catch (error) {
+      const e = error as Error & { code?: string };
+      if (e.name === "TimeoutError" || e.name === "AbortError") {
+        return { kind: "uncertain", reason: `no answer from the provider within ${timeoutMs / 1000} s` };
+      }
+      // Refused or unreachable: the request never arrived, so sending again is safe.
+      return { kind: "retryable", code: "network_error", reason: `cannot reach the provider: ${e.code ?? e.message}` };
+    }
+
+    const text = await res.text().catch(() => "");
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      /* not JSON: classified by status below */
+    }
+    if (res.status === 200 || res.status === 201) {
+      if (typeof json.sid !== "string") return { kind: "uncertain", reason: "the provider answered without a message sid" };
+      return { kind: "accepted", externalId: json.sid, detail: `provider accepted as ${json.sid} (${String(json.status ?? "queued")})` };
+    }
+    const code = typeof json.code === "number" ? json.code : null;
+    return classifyProviderError(res.status, code, typeof json.message === "string" ? json.message : text.slice(0, 200));
+  }
+
+  async function reconcile(n: NotificationRecord, device: DeviceRow): Promise<string | null> {
+    const config = cloudConfigOf(device.config);
+    if (!config) return null;
+    const query = new URLSearchParams({ To: n.recipient, PageSize: "50" });
+    if (config.from) query.set("From", config.from);
+    const res = await doFetch(`${messagesUrl(config)}?${query}`, {
+      headers: { authorization: authHeader(config), accept: "application/json" },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (!res.ok) throw new Error(`provider message list answered HTTP ${res.status}`);
+    const { messages = [] } = (await res.json()) as { messages?: ProviderMessage[] };
+    const since = (n.dispatched_at ?? n.created_at) - RECONCILE_SKEW_MS;
+    const match = messages.find((m) => m.to === n.recipient && m.body === n.message && Date.parse(m.date_created) >= since);
+    return match?.sid ?? null;
+  }
+
+  return { send, reconcile };
+}
+
+/**
+ * The provider's request signature: HMAC-SHA1 keyed with the auth token over the full URL followed
+ * by every POST parameter name and value, sorted by name; base64.
+ */
+export function cloudSignature(authToken: string, url: string, params: Record<string, string>): string {
+  const payload = url + Object.keys(params).sort().map((k) => k + params[k]).join("");
+  return createHmac("sha1", authToken).update(payload).digest("base64");
+}
+
+export function verifyCloudSignature(authToken: string, url: string, params: Record<string, string>, presented: string | null): boolean {
+  if (!presented) return false;
+  const expected = Buffer.from(cloudSignature(authToken, url, params));
+  const given = Buffer.from(presented);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}

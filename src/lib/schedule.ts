@@ -1,0 +1,45 @@
+// schedule_time `YYYY-MM-DD HH:MM:SS` (24-hour) in an IANA timezone → a UTC instant.
+import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
+import { AppError } from "../http/errors";
+
+const FORMAT = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The UTC epoch ms of a local wall-clock time in `zone`. A time that does not exist there (the hour
+ * skipped when clocks go forward) is refused; a time that happens twice (the hour repeated when
+ * clocks go back) means its first occurrence.
+ */
+export function parseScheduleTime(value: string, zone: string): number {
+  const m = FORMAT.exec(value);
+  if (!m) {
+    throw new AppError("invalid_schedule_time", `schedule_time "${value}" must be YYYY-MM-DD HH:MM:SS (24-hour)`, { field: "schedule_time" });
+  }
+  if (!isTimeZone(zone)) {
+    throw new AppError("invalid_timezone", `timezone "${zone}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
+  }
+  const [, y, mo, d, h, mi, s] = m.map(Number);
+  const asUtc = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (asUtc.getUTCMonth() !== mo - 1 || asUtc.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+    throw new AppError("invalid_schedule_time", `schedule_time "${value}" is not a real date and time`, { field: "schedule_time" });
+  }
+  const iso = value.replace(" ", "T");
+  const instant = fromZonedTime(iso, zone).getTime();
+  // Round-trip: in a skipped hour the wall clock we get back differs from the one asked for.
+  if (formatInTimeZone(instant, zone, "yyyy-MM-dd HH:mm:ss") !== value) {
+    throw new AppError("invalid_schedule_time", `schedule_time "${value}" does not exist in ${zone} (the clocks skip it for daylight saving)`, {
+      field: "schedule_time",
+    });
+  }
+  // In a repeated hour, step back an hour if that reads the same: the first occurrence wins.
+  const earlier = instant - 3_600_000;
+  return formatInTimeZone(earlier, zone, "yyyy-MM-dd HH:mm:ss") === value ? earlier : instant;
+}

@@ -1,0 +1,150 @@
+// Notification queries. The accept path and the worker's claim use prepared bun:sqlite statements:
+// they run for every message and should do no work that can be done once.
+import type { Database, Statement } from "bun:sqlite";
+import type { NotificationRecord, NotificationStatus } from "./state";
+
+export interface NewNotification {
+  workspaceId: number;
+  apiKeyId: number | null;
+  deliveryType: "sms" | "chatapp";
+  route: "sms" | "cloud" | "chatapp";
+  deviceId: number;
+  recipient: string;
+  recipientName: string | null;
+  templateId: number | null;
+  templateVars: Record<string, string> | null;
+  message: string;
+  scheduleAt: number | null;
+  timezone: string | null;
+  nextAttemptAt: number;
+  segments: number;
+  cost: number;
+  createdAt: number;
+}
+
+export interface LogRecord {
+  id: number;
+  at: number;
+  event: string;
+  status: string | null;
+  error_code: string | null;
+  detail: string | null;
+}
+
+export interface ListFilters {
+  status?: NotificationStatus;
+  deliveryType?: "sms" | "chatapp";
+  recipient?: string;
+  from?: number;
+  to?: number;
+}
+
+export function createNotificationRepository(sqlite: Database) {
+  const insert: Statement<{ id: number }> = sqlite.prepare(`
+    INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
+      template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
+      created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?)
+    RETURNING id`);
+  const byWorkspace: Statement<NotificationRecord, [number, number]> = sqlite.prepare(
+    "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
+  );
+  const logsOf: Statement<LogRecord, [number]> = sqlite.prepare(
+    "SELECT id, at, event, status, error_code, detail FROM notification_log WHERE notification_id = ? ORDER BY id",
+  );
+  const dueCandidates: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
+    SELECT * FROM notification
+    WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN ('cloud', 'chatapp')
+    ORDER BY next_attempt_at, id LIMIT ?`);
+  const markDispatching = sqlite.prepare(`
+    UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?
+    WHERE id = ? AND stage = 'queued'`);
+  const dispatchedSince: Statement<{ n: number }, [number, number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
+  );
+  const requeue = sqlite.prepare(`
+    UPDATE notification SET stage = 'queued', next_attempt_at = ?, attempts = attempts - ?, needs_reconcile = ?, updated_at = ?
+    WHERE id = ? AND stage = 'dispatching'`);
+  const interrupted: Statement<{ id: number }, []> = sqlite.prepare("SELECT id FROM notification WHERE stage = 'dispatching'");
+  const markUncertain = sqlite.prepare(
+    "UPDATE notification SET stage = 'queued', needs_reconcile = 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
+  );
+  const byExternal: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
+    "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
+  );
+  const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
+    "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
+  );
+  const cancelQueued = sqlite.prepare(
+    "UPDATE notification SET stage = 'done' WHERE id = ? AND stage = 'queued' AND status = 'pending'",
+  );
+
+  return {
+    insert(n: NewNotification): number {
+      return insert.get(
+        n.workspaceId,
+        n.apiKeyId,
+        n.deliveryType,
+        n.route,
+        n.deviceId,
+        n.recipient,
+        n.recipientName,
+        n.templateId,
+        n.templateVars ? JSON.stringify(n.templateVars) : null,
+        n.message,
+        n.scheduleAt,
+        n.timezone,
+        n.nextAttemptAt,
+        n.segments,
+        n.cost,
+        n.createdAt,
+        n.createdAt,
+      )!.id;
+    },
+
+    get: (workspaceId: number, id: number): NotificationRecord | null => byWorkspace.get(workspaceId, id),
+    logs: (id: number): LogRecord[] => logsOf.all(id),
+    byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
+    externalIdTaken: (externalId: string, exceptId: number): boolean => externalTaken.get(externalId, exceptId) !== null,
+
+    list(workspaceId: number, f: ListFilters, offset: number, limit: number) {
+      const where = ["workspace_id = ?"];
+      const args: (string | number)[] = [workspaceId];
+      if (f.status) where.push("status = ?"), args.push(f.status);
+      if (f.deliveryType) where.push("delivery_type = ?"), args.push(f.deliveryType);
+      if (f.recipient) where.push("recipient = ?"), args.push(f.recipient);
+      if (f.from !== undefined) where.push("created_at >= ?"), args.push(f.from);
+      if (f.to !== undefined) where.push("created_at <= ?"), args.push(f.to);
+      const clause = where.join(" AND ");
+      const rows = sqlite
+        .query(`SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+        .all(...args, limit, offset) as NotificationRecord[];
+      const total = (sqlite.query(`SELECT count(*) AS n FROM notification WHERE ${clause}`).get(...args) as { n: number }).n;
+      return { rows, total };
+    },
+
+    /** Queued cloud and chat-app work that is due, oldest first. */
+    dueCandidates: (now: number, limit: number) => dueCandidates.all(now, limit),
+    dispatchedSince: (deviceId: number, since: number) => dispatchedSince.get(deviceId, since)!.n,
+
+    /** Takes a queued notification for one attempt; false when someone else took it first. */
+    claim: (id: number, now: number) => markDispatching.run(now, now, id).changes === 1,
+
+    /** Puts a dispatching notification back in the queue, to try again at `at`. */
+    requeue(id: number, at: number, now: number, opts: { countAttempt: boolean; reconcile: boolean }) {
+      requeue.run(at, opts.countAttempt ? 0 : 1, opts.reconcile ? 1 : 0, now, id);
+    },
+
+    /** After a crash: what was mid-call goes back to the queue, flagged to ask the channel first. */
+    recoverInterrupted(now: number): number[] {
+      const ids = interrupted.all().map((r) => r.id);
+      for (const id of ids) markUncertain.run(now, now, id);
+      return ids;
+    },
+
+    /** Stops a queued notification from being dispatched (before it is marked cancelled). */
+    unqueue: (id: number) => cancelQueued.run(id).changes === 1,
+  };
+}
+
+export type NotificationRepository = ReturnType<typeof createNotificationRepository>;

@@ -1,0 +1,77 @@
+import { Elysia } from "elysia";
+import { errorResponses, models, ok } from "../../http/envelope";
+import { authOf } from "../../http/foundation";
+import type { Services } from "../../services";
+import {
+  CancelBody,
+  MessageStatusResponse,
+  NotificationDetailResponse,
+  NotificationIdParams,
+  NotificationListQuery,
+  NotificationListResponse,
+  NotificationResponse,
+} from "./model";
+import { presentNotification } from "./service";
+
+export function notificationRoutes(s: Services) {
+  const { notifications } = s;
+  return new Elysia({ tags: ["Notifications"] })
+    .use(models)
+    .get("/v1/api/notification/list", ({ request, query }) => ok(notifications.list(authOf(request).workspaceId, query), "Notifications fetched"), {
+      query: NotificationListQuery,
+      response: { 200: NotificationListResponse, ...errorResponses() },
+      detail: {
+        summary: "List notifications",
+        description: "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
+      },
+    })
+    .post("/v1/api/notification/cancel", ({ request, body }) => ok(notifications.cancel(authOf(request).workspaceId, body.notification_id), "Notification cancelled"), {
+      parse: "json",
+      body: CancelBody,
+      response: { 200: NotificationResponse, ...errorResponses(404, 409) },
+      detail: {
+        summary: "Cancel a notification",
+        description:
+          "Cancels a `pending` notification that its channel has not taken yet (scheduled, queued, or waiting for the phone to pick it up). " +
+          "Its status becomes `cancelled` (our addition to the spec's states) and any credits are refunded; a paired phone that already " +
+          "downloaded it is told to drop it. Once a channel has it, or it is sent, delivered or failed: 409 `not_cancellable`.",
+      },
+    })
+    .get(
+      "/v1/api/notification/:notification_id",
+      ({ request, params }) => ok(notifications.detail(authOf(request).workspaceId, params.notification_id), "Notification fetched"),
+      {
+        params: NotificationIdParams,
+        response: { 200: NotificationDetailResponse, ...errorResponses(404) },
+        detail: {
+          summary: "Get a notification",
+          description: "Status, delivery type, template and variables, final text, recipient, device, schedule, attempts, timestamps, and `logs`: every attempt and state change with the carrier's or platform's reason.",
+        },
+      },
+    )
+    .get(
+      "/v1/messages/:notification_id",
+      ({ request, params }) => {
+        const n = presentNotification(notifications.require(authOf(request).workspaceId, params.notification_id));
+        return ok(
+          {
+            messageId: String(n.notification_id),
+            status: n.status,
+            to: n.recipient,
+            message: n.message,
+            channel: n.delivery_type,
+            error_code: n.error_code,
+            error_reason: n.error_reason,
+            created_at: n.created_at,
+            updated_at: n.updated_at,
+          },
+          "Message status",
+        );
+      },
+      {
+        params: NotificationIdParams,
+        response: { 200: MessageStatusResponse, ...errorResponses(404) },
+        detail: { summary: "Message delivery status (overview form)", description: "The overview's delivery-status route; `messageId` is the notification id." },
+      },
+    );
+}

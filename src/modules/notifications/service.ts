@@ -1,0 +1,121 @@
+// Reading notifications, and cancelling one that has not reached its channel yet.
+import type { Database } from "bun:sqlite";
+import { AppError } from "../../http/errors";
+import { toE164 } from "../../lib/phone";
+import { iso } from "../../lib/time";
+import type { ListFilters, LogRecord, NotificationRepository } from "./repository";
+import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
+
+export function presentLog(l: LogRecord) {
+  return { at: iso(l.at), event: l.event, status: l.status, error_code: l.error_code, detail: l.detail };
+}
+
+export function presentNotification(n: NotificationRecord) {
+  return {
+    notification_id: n.id,
+    status: n.status,
+    delivery_type: n.delivery_type,
+    route: n.route,
+    template_id: n.template_id,
+    template_vars: n.template_vars ? (JSON.parse(n.template_vars) as Record<string, string>) : null,
+    message: n.message,
+    recipient: n.recipient,
+    recipient_name: n.recipient_name,
+    device_id: n.device_id,
+    schedule_time: iso(n.schedule_at),
+    timezone: n.timezone,
+    attempts: n.attempts,
+    segments: n.segments,
+    cost: n.cost,
+    provider_message_id: n.external_id,
+    error_code: n.error_code,
+    error_reason: n.error_reason,
+    created_at: iso(n.created_at),
+    updated_at: iso(n.updated_at),
+    sent_at: iso(n.sent_at),
+    delivered_at: iso(n.delivered_at),
+    failed_at: iso(n.failed_at),
+    cancelled_at: iso(n.cancelled_at),
+  };
+}
+
+function parseInstant(value: string | undefined, field: string, endOfDay: boolean): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  // A bare date means the whole day (UTC): from its start, to its end.
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+  const ms = Date.parse(dateOnly ? `${value}T00:00:00.000Z` : value);
+  if (Number.isNaN(ms)) {
+    throw new AppError("validation_error", `Invalid query field '${field}': must be an ISO 8601 date or date-time`, {
+      field,
+      location: "query",
+      reason: "must be an ISO 8601 date or date-time",
+    });
+  }
+  return dateOnly && endOfDay ? ms + 86_399_999 : ms;
+}
+
+export function createNotificationService(sqlite: Database, repo: NotificationRepository, state: NotificationState) {
+  function require(workspaceId: number, id: number): NotificationRecord {
+    const n = repo.get(workspaceId, id);
+    if (!n) throw new AppError("not_found", `notification ${id} not found`);
+    return n;
+  }
+
+  const cancelListeners: ((n: NotificationRecord) => void)[] = [];
+
+  return {
+    require,
+
+    detail(workspaceId: number, id: number) {
+      const n = require(workspaceId, id);
+      return { ...presentNotification(n), logs: repo.logs(n.id).map(presentLog) };
+    },
+
+    list(
+      workspaceId: number,
+      q: { status?: NotificationStatus; delivery_type?: "sms" | "chatapp"; recipient?: string; from?: string; to?: string; page?: number; limit?: number },
+    ) {
+      const page = q.page ?? 1;
+      const limit = q.limit ?? 20;
+      const filters: ListFilters = { status: q.status, deliveryType: q.delivery_type };
+      if (q.recipient) {
+        const phone = toE164(q.recipient);
+        if (!phone) throw new AppError("invalid_phone_number", `Invalid phone number "${q.recipient}" in recipient`, { field: "recipient" });
+        filters.recipient = phone;
+      }
+      filters.from = parseInstant(q.from, "from", false);
+      filters.to = parseInstant(q.to, "to", true);
+      const { rows, total } = repo.list(workspaceId, filters, (page - 1) * limit, limit);
+      return { notifications: rows.map(presentNotification), pagination: { page, limit, total } };
+    },
+
+    /**
+     * Cancels a pending notification that no channel has taken yet (a phone has not reported it
+     * processed; a provider has not been called). Otherwise 409 not_cancellable.
+     */
+    cancel(workspaceId: number, id: number) {
+      const result = sqlite.transaction(() => {
+        const n = require(workspaceId, id);
+        if (n.status !== "pending" || n.stage !== "queued") {
+          throw new AppError(
+            "not_cancellable",
+            n.status === "pending"
+              ? `notification ${id} is already with its channel and can no longer be cancelled`
+              : `notification ${id} is ${n.status} and can no longer be cancelled`,
+            { status: n.status },
+          );
+        }
+        state.transition(n.id, "cancelled", { reason: "cancelled by API request", detail: "cancelled by API request" });
+        return n;
+      })();
+      for (const listener of cancelListeners) listener(result);
+      return presentNotification(require(workspaceId, id));
+    },
+
+    onCancelled(listener: (n: NotificationRecord) => void) {
+      cancelListeners.push(listener);
+    },
+  };
+}
+
+export type NotificationService = ReturnType<typeof createNotificationService>;

@@ -1,0 +1,150 @@
+// The notification state machine. Every status change anywhere (worker, provider callbacks, the
+// phone, the chat-app platform, cancel) goes through transition(), which keeps status monotonic,
+// writes the log row, refunds credits on failure or cancel, and calls the listeners (events,
+// threads) inside the same synchronous transaction.
+import type { Database, Statement } from "bun:sqlite";
+import type { Clock } from "../../clock";
+import type { CreditService } from "../credits/service";
+
+export type NotificationStatus = "pending" | "sent" | "delivered" | "failed" | "cancelled";
+export type Stage = "queued" | "dispatching" | "handed" | "done";
+
+/** The row as bun:sqlite returns it (snake_case), for the hot paths that skip drizzle. */
+export interface NotificationRecord {
+  id: number;
+  workspace_id: number;
+  api_key_id: number | null;
+  delivery_type: "sms" | "chatapp";
+  route: "sms" | "cloud" | "chatapp";
+  device_id: number | null;
+  recipient: string;
+  recipient_name: string | null;
+  template_id: number | null;
+  template_vars: string | null;
+  message: string;
+  status: NotificationStatus;
+  stage: Stage;
+  schedule_at: number | null;
+  timezone: string | null;
+  next_attempt_at: number;
+  attempts: number;
+  needs_reconcile: number;
+  segments: number;
+  cost: number;
+  external_id: string | null;
+  error_code: string | null;
+  error_reason: string | null;
+  created_at: number;
+  updated_at: number;
+  dispatched_at: number | null;
+  sent_at: number | null;
+  delivered_at: number | null;
+  failed_at: number | null;
+  cancelled_at: number | null;
+}
+
+/**
+ * Status only moves forward: pending → sent → delivered; failed may follow pending or sent (a
+ * carrier can reject after the provider accepted); cancelled only follows pending. A repeat, or a
+ * report that arrives after a later one, changes nothing.
+ */
+export function canMove(from: NotificationStatus, to: NotificationStatus): boolean {
+  switch (from) {
+    case "pending":
+      return to !== "pending";
+    case "sent":
+      return to === "delivered" || to === "failed";
+    default:
+      return false;
+  }
+}
+
+export interface TransitionOptions {
+  at?: number;
+  externalId?: string | null;
+  errorCode?: string | null;
+  reason?: string | null;
+  /** What the log row says happened, e.g. "provider accepted", "status callback". */
+  detail?: string | null;
+}
+
+export type TransitionListener = (before: NotificationRecord, to: NotificationStatus, opts: TransitionOptions) => void;
+
+const STAGE_AFTER: Record<NotificationStatus, Stage> = {
+  pending: "queued",
+  sent: "handed",
+  delivered: "done",
+  failed: "done",
+  cancelled: "done",
+};
+
+const TIME_COLUMN: Partial<Record<NotificationStatus, string>> = {
+  sent: "sent_at",
+  delivered: "delivered_at",
+  failed: "failed_at",
+  cancelled: "cancelled_at",
+};
+
+export function createNotificationState(sqlite: Database, clock: Clock, credits: CreditService) {
+  const byId: Statement<NotificationRecord, [number]> = sqlite.prepare("SELECT * FROM notification WHERE id = ?");
+  const insertLog = sqlite.prepare(
+    "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  const updates = Object.fromEntries(
+    (["sent", "delivered", "failed", "cancelled"] as const).map((to) => [
+      to,
+      sqlite.prepare(
+        `UPDATE notification SET status = ?, stage = ?, ${TIME_COLUMN[to]} = coalesce(${TIME_COLUMN[to]}, ?), updated_at = ?,
+           external_id = coalesce(?, external_id), error_code = coalesce(?, error_code), error_reason = coalesce(?, error_reason),
+           needs_reconcile = 0
+         WHERE id = ? AND status = ?`,
+      ),
+    ]),
+  ) as Record<Exclude<NotificationStatus, "pending">, Statement>;
+
+  const listeners: TransitionListener[] = [];
+
+  function log(id: number, event: string, fields: { status?: string | null; errorCode?: string | null; detail?: string | null; at?: number } = {}) {
+    insertLog.run(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
+  }
+
+  /** Moves a notification to `to` if the rules allow; returns whether anything changed. */
+  function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): boolean {
+    return sqlite.transaction(() => {
+      const before = byId.get(id);
+      if (!before || !canMove(before.status, to)) return false;
+      const now = clock.now();
+      const at = opts.at ?? now;
+      const failing = to === "failed";
+      const changed = updates[to].run(
+        to,
+        STAGE_AFTER[to],
+        at,
+        now,
+        opts.externalId ?? null,
+        failing ? (opts.errorCode ?? null) : null,
+        failing || to === "cancelled" ? (opts.reason ?? null) : null,
+        id,
+        before.status,
+      ).changes;
+      if (changed === 0) return false;
+      log(id, to, { status: to, errorCode: failing ? opts.errorCode : null, detail: opts.detail ?? opts.reason ?? null, at });
+      if (failing || to === "cancelled") {
+        credits.refund(before.workspace_id, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
+      }
+      for (const listener of listeners) listener(before, to, opts);
+      return true;
+    })();
+  }
+
+  return {
+    get: (id: number) => byId.get(id),
+    log,
+    transition,
+    onTransition(listener: TransitionListener) {
+      listeners.push(listener);
+    },
+  };
+}
+
+export type NotificationState = ReturnType<typeof createNotificationState>;

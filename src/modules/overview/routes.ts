@@ -1,0 +1,49 @@
+// The overview's REST-style paths, as thin aliases over the contact and template services.
+import { Elysia, t } from "elysia";
+import { errorResponses, models, ok } from "../../http/envelope";
+import { authOf } from "../../http/foundation";
+import type { Services } from "../../services";
+import { ContactDeletedResponse, ContactIdParams, ContactListQuery, ContactListResponse, ContactResponse, CreateContact } from "../contacts/model";
+import { TemplateListQuery, TemplateListResponse } from "../templates/model";
+
+const UpdateContactFields = t.Object({
+  name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  phone: t.Optional(t.String({ minLength: 1, maxLength: 32 })),
+  email: t.Optional(t.Nullable(t.String({ maxLength: 254 }))),
+  type: t.Optional(t.Nullable(t.String({ maxLength: 64 }))),
+});
+
+export function overviewRoutes(s: Services) {
+  const { contacts, templates } = s;
+  const ws = (request: Request) => authOf(request).workspaceId;
+  return new Elysia({ prefix: "/v1", tags: ["Overview aliases"] })
+    .use(models)
+    .get("/contacts", ({ request, query }) => ok(contacts.list(ws(request), query.page, query.limit), "Contacts fetched"), {
+      query: ContactListQuery,
+      response: { 200: ContactListResponse, ...errorResponses() },
+      detail: { summary: "List contacts (overview form)", description: "Alias of GET /api/contact/list." },
+    })
+    .post("/contacts", ({ request, body }) => ok(contacts.create(ws(request), body), "Contact created"), {
+      parse: "json",
+      body: CreateContact,
+      response: { 200: ContactResponse, ...errorResponses(409) },
+      detail: { summary: "Create a contact (overview form)", description: "Alias of POST /api/contact/create." },
+    })
+    .put("/contacts/:contact_id", ({ request, params, body }) => ok(contacts.update(ws(request), { ...body, contact_id: params.contact_id }), "Contact updated"), {
+      parse: "json",
+      params: ContactIdParams,
+      body: UpdateContactFields,
+      response: { 200: ContactResponse, ...errorResponses(404, 409) },
+      detail: { summary: "Update a contact (overview form)", description: "Alias of POST /api/contact/update with the id in the path." },
+    })
+    .delete("/contacts/:contact_id", ({ request, params }) => ok(contacts.remove(ws(request), params.contact_id), "Contact deleted"), {
+      params: ContactIdParams,
+      response: { 200: ContactDeletedResponse, ...errorResponses(404) },
+      detail: { summary: "Delete a contact (overview form)", description: "Alias of POST /api/contact/delete." },
+    })
+    .get("/templates", ({ request, query }) => ok(templates.list(ws(request), query), "Templates fetched"), {
+      query: TemplateListQuery,
+      response: { 200: TemplateListResponse, ...errorResponses() },
+      detail: { summary: "List templates (overview form)", description: "Alias of GET /api/template/list." },
+    });
+}

@@ -1,0 +1,84 @@
+import { t } from "elysia";
+import { Envelope } from "../../http/envelope";
+
+export const BULK_MAX = 100;
+
+const Recipient = t.String({ description: "E.164 phone number, e.g. +14155552671", examples: ["+14155552671"] });
+const Message = t.String({ description: "The text; at most the account's cap (1600 by default). Not needed with template_id.", examples: ["Your order is ready for pickup."] });
+const TemplateRef = t.Union([t.String(), t.Number()], { description: "A template id (or its code, e.g. OTP); message is then built from it", examples: ["3"] });
+const Variables = t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], {
+  description: "Template variables by name (case-sensitive); for chat-app templates also an array of the {{1}}..{{n}} values",
+  examples: [{ name: "Ada", order_id: "A-1001" }],
+});
+const DeviceRef = t.Union([t.String(), t.Number()], { description: "Device to send through; default: the first active device that can carry it", examples: ["1"] });
+
+const sendFields = {
+  recipient_contact: Recipient,
+  message: t.Optional(t.Nullable(Message)),
+  template_id: t.Optional(t.Nullable(TemplateRef)),
+  variables: t.Optional(t.Nullable(Variables)),
+};
+
+export const SendSmsBody = t.Object({
+  ...sendFields,
+  recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging" }))),
+  schedule_time: t.Optional(
+    t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS, 24-hour, in `timezone`; omit to send now", examples: ["2026-12-24 09:00:00"] })),
+  ),
+  timezone: t.Optional(t.Nullable(t.String({ description: "IANA zone for schedule_time; default UTC", examples: ["Europe/Berlin"] }))),
+  device_id: t.Optional(t.Nullable(DeviceRef)),
+});
+
+export const SimpleSendBody = t.Object(sendFields);
+
+export const BulkSendBody = t.Object({
+  messages: t.Array(t.Any(), {
+    minItems: 1,
+    maxItems: BULK_MAX,
+    description: `1 to ${BULK_MAX} send bodies (the fields of /notification/sms/api/send); each is checked on its own`,
+  }),
+});
+
+export const OverviewSendBody = t.Object({
+  to: Recipient,
+  message: t.Optional(t.Nullable(Message)),
+  template_id: t.Optional(t.Nullable(TemplateRef)),
+  variables: t.Optional(t.Nullable(Variables)),
+  device_id: t.Optional(t.Nullable(DeviceRef)),
+});
+
+export const SendResult = t.Object({
+  notification_id: t.Integer(),
+  template_id: t.Nullable(t.Integer()),
+  template_vars: t.Nullable(t.Record(t.String(), t.String())),
+  message: t.String({ description: "The final text, with variables substituted" }),
+});
+
+export const SendResponse = Envelope(SendResult, {
+  message: "Notification scheduled successfully",
+  data: { notification_id: 42, template_id: null, template_vars: null, message: "Your order is ready for pickup." },
+});
+
+export const BulkItem = t.Object({
+  index: t.Integer({ description: "Position in `messages`, from 0" }),
+  ok: t.Boolean(),
+  notification_id: t.Optional(t.Integer()),
+  template_id: t.Optional(t.Nullable(t.Integer())),
+  template_vars: t.Optional(t.Nullable(t.Record(t.String(), t.String()))),
+  message: t.Optional(t.String()),
+  error: t.Optional(
+    t.Object({ status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }, { additionalProperties: true }),
+  ),
+});
+
+export const BulkResponse = Envelope(
+  t.Object({ total: t.Integer(), accepted: t.Integer(), failed: t.Integer(), results: t.Array(BulkItem) }),
+);
+
+export const OverviewSendResponse = t.Object({
+  status_id: t.Integer(),
+  message: t.String(),
+  data: t.Object({ success: t.Boolean(), messageId: t.String() }),
+  success: t.Boolean(),
+  messageId: t.String({ description: "The notification id, as a string" }),
+});

@@ -1,0 +1,206 @@
+import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import type { AuthContext } from "../../http/auth";
+import { errorResponses, models, ok } from "../../http/envelope";
+import { AppError } from "../../http/errors";
+import { authOf } from "../../http/foundation";
+import { describeValidationError, validationMessage } from "../../http/validation";
+import type { Services } from "../../services";
+import {
+  BULK_MAX,
+  BulkResponse,
+  BulkSendBody,
+  OverviewSendBody,
+  OverviewSendResponse,
+  SendResponse,
+  SendSmsBody,
+  SimpleSendBody,
+} from "./model";
+import type { ItemResult, Prepared, SendInput } from "./service";
+
+type SendSmsFields = typeof SendSmsBody.static;
+
+export const SCHEDULED = "Notification scheduled successfully";
+
+const IDEMPOTENCY =
+  " Send an `Idempotency-Key` header to make retries safe: a repeat with the same key and body within 24 hours returns the first reply " +
+  "(with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_key_reuse`.";
+
+const SEND_ERRORS =
+  "Errors: 400 `invalid_phone_number` (message contains \"Invalid phone number\"), `message_required`, `message_too_long` (names the cap), " +
+  "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `no_active_device`, `device_offline` " +
+  "(the paired phone has not reported for 5 minutes; scheduled sends are accepted and wait for it), `device_inactive`, `invalid_device`; " +
+  "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
+  "403 `urls_not_allowed`.";
+
+export function toSendInput(body: Partial<SendSmsFields>): SendInput {
+  return {
+    channel: "sms",
+    recipient: body.recipient_contact,
+    message: body.message,
+    templateId: body.template_id,
+    variables: body.variables,
+    recipientName: body.recipient_name,
+    scheduleTime: body.schedule_time,
+    timezone: body.timezone,
+    deviceId: body.device_id,
+  };
+}
+
+export function sendResult(r: ItemResult & { ok: true }) {
+  const p = r.accepted.prepared;
+  return {
+    notification_id: r.accepted.notificationId,
+    template_id: p.template?.id ?? null,
+    template_vars: p.templateVars,
+    message: p.message,
+  };
+}
+
+/** The reply for a single send: the stored notification, or the item's error. */
+export function singleReply(results: ItemResult[]) {
+  const [r] = results;
+  if (!r.ok) throw r.error;
+  return { status: 200, body: ok(sendResult(r), SCHEDULED) };
+}
+
+/** Runs a send under the Idempotency-Key rules; `prepare` must throw nothing but AppError. */
+export function runSend<R>(
+  s: Services,
+  request: Request,
+  route: string,
+  body: unknown,
+  prepare: (auth: AuthContext) => (Prepared | AppError)[],
+  render: (results: ItemResult[]) => { status: number; body: R },
+): R | Response {
+  const auth = authOf(request);
+  const begun = s.idempotency.begin(request, auth.workspaceId, route, body);
+  if ("replay" in begun) return begun.replay;
+  return s.sending.acceptAll(auth, prepare(auth), render, begun.context).body;
+}
+
+function itemError(index: number, error: AppError) {
+  return {
+    index,
+    ok: false,
+    error: { status_id: error.status, error_code: error.publicCode ?? error.code, message: error.message, ...error.data },
+  };
+}
+
+/** Checks one bulk item against the send schema without failing the others. */
+function prepareBulkItem(s: Services, auth: AuthContext, item: unknown): Prepared | AppError {
+  if (!Value.Check(SendSmsBody, item)) {
+    const first = [...Value.Errors(SendSmsBody, item)][0];
+    const problem = describeValidationError({ type: "body", valueError: first as never });
+    return new AppError("validation_error", validationMessage(problem), { field: problem.field, reason: problem.reason });
+  }
+  try {
+    return s.sending.prepare(auth, toSendInput(item));
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+}
+
+export function sendingRoutes(s: Services) {
+  return new Elysia({ tags: ["Sending"] })
+    .use(models)
+    .post(
+      "/v1/notification/sms/api/send",
+      ({ request, body }) => runSend(s, request, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      {
+        parse: "json",
+        body: SendSmsBody,
+        response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+        detail: {
+          summary: "Send an SMS",
+          description:
+            "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
+            "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
+            "(see GET /api/notification/:id). A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
+            SEND_ERRORS +
+            IDEMPOTENCY,
+        },
+      },
+    )
+    .post(
+      "/v1/api/sms/send",
+      ({ request, body }) => runSend(s, request, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      {
+        parse: "json",
+        body: SimpleSendBody,
+        response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+        detail: {
+          summary: "Send an SMS (short form)",
+          description: "The same as POST /notification/sms/api/send with only recipient_contact, message, template_id and variables; sends now through the default device. " + SEND_ERRORS + IDEMPOTENCY,
+        },
+      },
+    )
+    .post(
+      "/v1/api/sms/send/bulk",
+      ({ request, body }) =>
+        runSend(
+          s,
+          request,
+          "api.sms.send.bulk",
+          body,
+          (auth) => body.messages.map((item) => prepareBulkItem(s, auth, item)),
+          (results) => {
+            const items = results.map((r, index) => (r.ok ? { index, ok: true, ...sendResult(r) } : itemError(index, r.error)));
+            const accepted = results.filter((r) => r.ok).length;
+            return {
+              status: 200,
+              body: ok(
+                { total: results.length, accepted, failed: results.length - accepted, results: items },
+                `${accepted} of ${results.length} notifications scheduled`,
+              ),
+            };
+          },
+        ),
+      {
+        parse: "json",
+        body: BulkSendBody,
+        response: { 200: BulkResponse, ...errorResponses(409) },
+        detail: {
+          summary: "Send many SMS",
+          description:
+            `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
+            "the valid ones are stored even when others fail, and `results` lists, in order, each item's notification or its error " +
+            "(`error.status_id`, `error.error_code`, `error.message`). The reply is 200 whenever the list itself is well-formed." +
+            IDEMPOTENCY,
+        },
+      },
+    )
+    .post(
+      "/v1/sms/send",
+      ({ request, body }) =>
+        runSend(
+          s,
+          request,
+          "sms.send.overview",
+          body,
+          (auth) => [
+            s.sending.prepare(auth, { channel: "sms", recipient: body.to, message: body.message, templateId: body.template_id, variables: body.variables, deviceId: body.device_id }),
+          ],
+          (results) => {
+            const [r] = results;
+            if (!r.ok) throw r.error;
+            const messageId = String(r.accepted.notificationId);
+            return { status: 200, body: { ...ok({ success: true, messageId }, SCHEDULED), success: true, messageId } };
+          },
+        ),
+      {
+        parse: "json",
+        body: OverviewSendBody,
+        response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
+        detail: {
+          summary: "Send an SMS (overview form)",
+          description:
+            "The overview's `{to, message}` form. Answers the envelope with `data: {success, messageId}`, and `success` and `messageId` repeated at the top level " +
+            "for clients written against the overview. `messageId` works with GET /messages/:id. " +
+            SEND_ERRORS +
+            IDEMPOTENCY,
+        },
+      },
+    );
+}

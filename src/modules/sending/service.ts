@@ -1,0 +1,299 @@
+// Accepting a message: every check of spec sections 4 and 7 that can be made before anything is
+// written, then one synchronous transaction that stores the notification, debits its credits and
+// records the idempotent reply. After commit, listeners wake whoever carries it.
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../../clock";
+import type { AuthContext } from "../../http/auth";
+import { AppError } from "../../http/errors";
+import type { IdempotencyContext, IdempotencyStore } from "../../http/idempotency";
+import { toE164 } from "../../lib/phone";
+import { parseScheduleTime, isTimeZone } from "../../lib/schedule";
+import { countSegments } from "../../lib/segments";
+import { monthStart } from "../../lib/time";
+import { findUrl } from "../../lib/urls";
+import type { CreditService } from "../credits/service";
+import type { DeviceRepository, DeviceRow } from "../devices/repository";
+import { isOnline } from "../devices/service";
+import type { NotificationRepository } from "../notifications/repository";
+import type { NotificationState } from "../notifications/state";
+import type { TemplateRepository, TemplateRow } from "../templates/repository";
+import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
+import type { UsageRepository } from "../usage/repository";
+
+export type Channel = "sms" | "chatapp";
+
+export interface SendInput {
+  channel: Channel;
+  recipient: unknown;
+  message?: string | null;
+  templateId?: string | number | null;
+  variables?: SuppliedVariables;
+  recipientName?: string | null;
+  scheduleTime?: string | null;
+  timezone?: string | null;
+  deviceId?: string | number | null;
+}
+
+export interface Prepared {
+  channel: Channel;
+  device: DeviceRow;
+  recipient: string;
+  recipientName: string | null;
+  template: TemplateRow | null;
+  templateVars: Record<string, string> | null;
+  message: string;
+  scheduleAt: number | null;
+  timezone: string | null;
+  segments: number;
+  cost: number;
+}
+
+export interface Accepted {
+  notificationId: number;
+  prepared: Prepared;
+}
+
+export type ItemResult = { ok: true; accepted: Accepted } | { ok: false; error: AppError };
+
+/** A check a channel adds to the common ones (the chat-app window, blocked numbers, …). */
+export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => void;
+
+/** The kinds of device that carry each channel. */
+const CARRIERS: Record<Channel, DeviceRow["kind"][]> = { sms: ["sms", "cloud"], chatapp: ["chatapp"] };
+
+/** A schedule_time up to this far behind the clock still counts as "now" (it has whole seconds). */
+const PAST_GRACE_MS = 1000;
+
+export interface SendingDeps {
+  sqlite: Database;
+  clock: Clock;
+  devices: DeviceRepository;
+  templates: TemplateRepository;
+  notifications: NotificationRepository;
+  state: NotificationState;
+  credits: CreditService;
+  usage: UsageRepository;
+  idempotency: IdempotencyStore;
+}
+
+export function createSendingService(deps: SendingDeps) {
+  const { sqlite, clock, devices, templates, notifications, state, credits, usage, idempotency } = deps;
+  const channelChecks: Record<Channel, ChannelCheck[]> = { sms: [], chatapp: [] };
+  const acceptedListeners: ((accepted: Accepted[]) => void)[] = [];
+
+  function resolveTemplate(workspaceId: number, ref: string | number, channel: Channel): TemplateRow {
+    const text = String(ref).trim();
+    let row: TemplateRow | null = null;
+    if (/^\d+$/.test(text)) row = templates.get(workspaceId, Number(text));
+    else if (text) row = templates.visibleByCode(workspaceId, text);
+    if (!row) throw new AppError("not_found", `template ${text || "(empty)"} not found`, { field: "template_id" });
+    if (row.channel !== channel) {
+      throw new AppError("validation_error", `template ${row.id} is a ${row.channel} template and cannot be sent as ${channel}`, {
+        field: "template_id",
+        location: "body",
+        reason: `must be a ${channel} template`,
+      });
+    }
+    if (row.status !== "active" && row.status !== "APPROVED") {
+      throw new AppError("template_inactive", `template ${row.id} is ${row.status} and cannot be sent`, { template_id: row.id, status: row.status });
+    }
+    return row;
+  }
+
+  /** The device to send through: the one named, or the first active one that can carry it now. */
+  function chooseDevice(workspaceId: number, channel: Channel, ref: string | number | null | undefined, immediate: boolean): DeviceRow {
+    const now = clock.now();
+    if (ref !== undefined && ref !== null && String(ref).trim() !== "") {
+      const text = String(ref).trim();
+      const device = /^\d+$/.test(text) ? devices.get(workspaceId, Number(text)) : null;
+      if (!device) throw new AppError("not_found", `device ${text} not found`, { field: "device_id" });
+      if (!CARRIERS[channel].includes(device.kind)) {
+        throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device and cannot carry ${channel} messages`, {
+          device_id: device.id,
+          kind: device.kind,
+        });
+      }
+      if (device.status !== "active") throw new AppError("device_inactive", `device ${device.id} is inactive`, { device_id: device.id });
+      if (device.kind === "sms" && immediate && !isOnline(device, now)) throw offline(device);
+      return device;
+    }
+    const candidates = devices.all(workspaceId, false).filter((d) => CARRIERS[channel].includes(d.kind));
+    if (candidates.length === 0) {
+      throw new AppError("no_active_device", `No active ${channel === "sms" ? "SMS (phone or cloud number)" : "chat-app"} device in this workspace`, {
+        channel,
+      });
+    }
+    const usable = candidates.find((d) => d.blockedCode === null && (d.kind !== "sms" || !immediate || isOnline(d, now)));
+    if (usable) return usable;
+    // Everything is blocked or offline: answer with the first device's reason.
+    const first = candidates[0];
+    if (first.kind === "sms" && immediate) throw offline(first);
+    return first;
+  }
+
+  function offline(device: DeviceRow) {
+    return new AppError(
+      "device_offline",
+      `Device ${device.id} is offline: the paired phone has not reported for more than 5 minutes`,
+      { device_id: device.id, last_sync: device.lastSeenAt === null ? null : new Date(device.lastSeenAt).toISOString() },
+    );
+  }
+
+  /** Every check that needs no write. Throws the first problem as an AppError. */
+  function prepare(auth: AuthContext, input: SendInput): Prepared {
+    const recipient = toE164(input.recipient);
+    if (!recipient) {
+      throw new AppError("invalid_phone_number", `Invalid phone number "${String(input.recipient)}": recipient_contact must be E.164, e.g. +14155552671`, {
+        field: "recipient_contact",
+      });
+    }
+
+    let template: TemplateRow | null = null;
+    let templateVars: Record<string, string> | null = null;
+    let message: string;
+    const hasTemplate = input.templateId !== undefined && input.templateId !== null && String(input.templateId).trim() !== "";
+    if (hasTemplate) {
+      template = resolveTemplate(auth.workspaceId, input.templateId!, input.channel);
+      templateVars = checkVariables(template.id, template.variables, template.channel, input.variables);
+      message = renderTemplate(template.body, templateVars);
+    } else {
+      if (typeof input.message !== "string" || input.message.trim() === "") {
+        throw new AppError("message_required", "message is required unless template_id is set", { field: "message" });
+      }
+      message = input.message;
+    }
+
+    const length = [...message].length;
+    if (input.channel === "sms" && length > auth.smsLengthCap) {
+      throw new AppError("message_too_long", `Message is ${length} characters; the account's cap is ${auth.smsLengthCap} characters`, {
+        cap: auth.smsLengthCap,
+        length,
+      });
+    }
+    if (!auth.plan.allowUrls) {
+      const url = findUrl(message);
+      if (url) throw new AppError("urls_not_allowed", `Your plan does not allow URLs in messages (found "${url}"); remove it or upgrade`, { url });
+    }
+
+    const timezone = input.timezone?.trim() || null;
+    if (timezone && !isTimeZone(timezone)) {
+      throw new AppError("invalid_timezone", `timezone "${timezone}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
+    }
+    let scheduleAt: number | null = null;
+    if (input.scheduleTime !== undefined && input.scheduleTime !== null && input.scheduleTime !== "") {
+      scheduleAt = parseScheduleTime(input.scheduleTime, timezone ?? "UTC");
+      if (scheduleAt + PAST_GRACE_MS < clock.now()) {
+        throw new AppError("schedule_time_in_past", `schedule_time ${input.scheduleTime} (${timezone ?? "UTC"}) is in the past`, {
+          field: "schedule_time",
+          schedule_at: new Date(scheduleAt).toISOString(),
+        });
+      }
+      if (scheduleAt <= clock.now()) scheduleAt = null;
+    }
+
+    const device = chooseDevice(auth.workspaceId, input.channel, input.deviceId, scheduleAt === null);
+    const segments = input.channel === "sms" ? countSegments(message).segments : 1;
+    const prepared: Prepared = {
+      channel: input.channel,
+      device,
+      recipient,
+      recipientName: input.recipientName?.trim() || null,
+      template,
+      templateVars,
+      message,
+      scheduleAt,
+      timezone,
+      segments,
+      // Only cloud numbers cost credits: one per segment.
+      cost: device.kind === "cloud" ? segments : 0,
+    };
+    for (const check of channelChecks[input.channel]) check(auth, prepared, input);
+    return prepared;
+  }
+
+  /** Plan and credit checks that must see the rows written just before, then the writes. */
+  function store(auth: AuthContext, p: Prepared): number {
+    const now = clock.now();
+    if (p.channel === "sms" && auth.plan.monthlySmsLimit !== null) {
+      const used = usage.accountSmsSince(auth.accountId, monthStart(now));
+      if (used >= auth.plan.monthlySmsLimit) {
+        throw new AppError(
+          "free_tier_exhausted",
+          `The ${auth.plan.code} plan allows ${auth.plan.monthlySmsLimit} SMS a month and all are used; it renews on the 1st (UTC)`,
+          { limit: auth.plan.monthlySmsLimit, used },
+        );
+      }
+    }
+    const id = notifications.insert({
+      workspaceId: auth.workspaceId,
+      apiKeyId: auth.keyId,
+      deliveryType: p.channel,
+      route: p.device.kind,
+      deviceId: p.device.id,
+      recipient: p.recipient,
+      recipientName: p.recipientName,
+      templateId: p.template?.id ?? null,
+      templateVars: p.templateVars,
+      message: p.message,
+      scheduleAt: p.scheduleAt,
+      timezone: p.timezone,
+      nextAttemptAt: p.scheduleAt ?? now,
+      segments: p.segments,
+      cost: p.cost,
+      createdAt: now,
+    });
+    credits.debit(auth.workspaceId, p.cost, id);
+    state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
+      status: "pending",
+      detail: p.scheduleAt
+        ? `scheduled for ${new Date(p.scheduleAt).toISOString()}${p.timezone ? ` (${p.timezone})` : ""} via device ${p.device.id}`
+        : `queued for device ${p.device.id} (${p.device.kind})`,
+    });
+    return id;
+  }
+
+  /**
+   * Stores each prepared item in one transaction (an item that fails its plan or credit check is
+   * rolled back alone), renders the reply, and saves it under the idempotency key in the same
+   * transaction.
+   */
+  function acceptAll<R>(
+    auth: AuthContext,
+    items: (Prepared | AppError)[],
+    render: (results: ItemResult[]) => { status: number; body: R },
+    idem: IdempotencyContext | null,
+  ): { status: number; body: R } {
+    const outcome = sqlite.transaction(() => {
+      const results: ItemResult[] = items.map((item) => {
+        if (item instanceof AppError) return { ok: false, error: item };
+        try {
+          const id = sqlite.transaction(() => store(auth, item))();
+          return { ok: true, accepted: { notificationId: id, prepared: item } };
+        } catch (error) {
+          if (error instanceof AppError) return { ok: false, error };
+          throw error;
+        }
+      });
+      const reply = render(results);
+      if (idem && reply.status === 200) idempotency.save(idem, reply.status, reply.body);
+      return { results, reply };
+    })();
+    const accepted = outcome.results.flatMap((r) => (r.ok ? [r.accepted] : []));
+    if (accepted.length > 0) for (const listener of acceptedListeners) listener(accepted);
+    return outcome.reply;
+  }
+
+  return {
+    prepare,
+    acceptAll,
+    /** Adds a channel's own check to the ones every send goes through. */
+    addCheck(channel: Channel, check: ChannelCheck) {
+      channelChecks[channel].push(check);
+    },
+    onAccepted(listener: (accepted: Accepted[]) => void) {
+      acceptedListeners.push(listener);
+    },
+  };
+}
+
+export type SendingService = ReturnType<typeof createSendingService>;

@@ -1,0 +1,88 @@
+import { Elysia, t } from "elysia";
+import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import { authOf } from "../../http/foundation";
+import { fieldError } from "../../http/validation";
+import { DAY, iso } from "../../lib/time";
+import type { Services } from "../../services";
+
+const PERIODS = { day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
+
+export const STATS_QUERY = "SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND status = ? AND created_at >= ? AND created_at <= ?";
+
+export function statsRoutes(s: Services) {
+  // One range count per status on the (workspace_id, status, created_at) index: each reads only
+  // the index entries in range, never the table and never another workspace's rows.
+  const countOf = s.db.$client.prepare<{ n: number }, [number, string, number, number]>(STATS_QUERY);
+  const STATUSES = ["sent", "delivered", "failed", "pending", "cancelled"] as const;
+  return new Elysia({ prefix: "/v1/api/stats", tags: ["Stats"] })
+    .use(models)
+    .get(
+      "/notifications",
+      ({ request, query }) => {
+        const period = query.period ?? "day";
+        const to = s.clock.now();
+        const from = to - PERIODS[period];
+        const ws = authOf(request).workspaceId;
+        const counts = Object.fromEntries(STATUSES.map((st) => [st, countOf.get(ws, st, from, to)!.n]));
+        return ok(
+          {
+            period,
+            from: iso(from),
+            to: iso(to),
+            sent: counts.sent ?? 0,
+            delivered: counts.delivered ?? 0,
+            failed: counts.failed ?? 0,
+            pending: counts.pending ?? 0,
+            cancelled: counts.cancelled ?? 0,
+          },
+          "Notification stats",
+        );
+      },
+      {
+        query: t.Object({
+          period: t.Optional(t.Union([t.Literal("day"), t.Literal("week"), t.Literal("month")], { default: "day", ...fieldError("period", 'must be "day", "week" or "month"') })),
+        }),
+        response: {
+          200: Envelope(
+            t.Object({
+              period: t.String(),
+              from: t.String({ format: "date-time" }),
+              to: t.String({ format: "date-time" }),
+              sent: t.Integer({ description: "Now in state sent (delivered ones are counted in delivered)" }),
+              delivered: t.Integer(),
+              failed: t.Integer(),
+              pending: t.Integer(),
+              cancelled: t.Integer(),
+            }),
+          ),
+          ...errorResponses(),
+        },
+        detail: {
+          summary: "Notification stats",
+          description: "Notifications of this workspace created in the last day, week (7 days) or month (30 days), by their current status.",
+        },
+      },
+    )
+    .get(
+      "/credits",
+      ({ request }) => {
+        const ws = authOf(request).workspaceId;
+        return ok({ balance: s.credits.balance(ws), used_this_month: s.credits.usedThisMonth(ws) }, "Credit balance");
+      },
+      {
+        response: {
+          200: Envelope(
+            t.Object({
+              balance: t.Integer(),
+              used_this_month: t.Integer({ description: "Credits spent this calendar month (UTC), net of refunds" }),
+            }),
+          ),
+          ...errorResponses(),
+        },
+        detail: {
+          summary: "Credit balance",
+          description: "Only SMS through a cloud number costs credits: one per segment (160 GSM-7 characters, or 153 per part; 70 UCS-2, or 67 per part). Top up with `pigeon credits add`.",
+        },
+      },
+    );
+}

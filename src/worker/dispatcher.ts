@@ -1,0 +1,158 @@
+// notifications:dispatch — hands due cloud and chat-app notifications to their channel, paced per
+// device, and records what happened. Every state lives in SQLite: an attempt is marked
+// `dispatching` (committed) before the channel is called, so after a crash we know which calls
+// may have been cut off and ask the channel about those before sending again.
+import type { ChannelAdapter, DispatchOutcome } from "../channels/types";
+import type { Clock } from "../clock";
+import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
+import type { NotificationRepository } from "../modules/notifications/repository";
+import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
+import { MINUTE } from "../lib/time";
+
+/** Attempts before a retryable failure counts as permanent. */
+export const MAX_ATTEMPTS = 5;
+const BASE_BACKOFF_MS = 5_000;
+const MAX_BACKOFF_MS = 5 * MINUTE;
+const CLAIM_BATCH = 50;
+const CONCURRENCY = 8;
+
+/** 5 s, 10 s, 20 s, 40 s … after the 1st, 2nd, 3rd, 4th attempt, at most 5 minutes. */
+export function backoffMs(attempts: number): number {
+  return Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.max(0, attempts - 1));
+}
+
+export interface DispatcherDeps {
+  clock: Clock;
+  notifications: NotificationRepository;
+  devices: DeviceRepository;
+  state: NotificationState;
+  adapters: Partial<Record<NotificationRecord["route"], ChannelAdapter>>;
+  /** How long a throttled notification waits: the worker's tick. */
+  tickMs: number;
+  /** Called after each outcome, so channels can block or unblock their devices. */
+  onOutcome?: (n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) => void;
+  log: (message: string, error?: unknown) => void;
+}
+
+export function createDispatcher(deps: DispatcherDeps) {
+  const { clock, notifications, devices, state, adapters } = deps;
+
+  /** Due work this tick may take, within each device's per-minute pacing. */
+  function claimBatch(): { n: NotificationRecord; device: DeviceRow }[] {
+    const now = clock.now();
+    const windowStart = now - (now % MINUTE);
+    const budget = new Map<number, number>();
+    const claimed: { n: NotificationRecord; device: DeviceRow }[] = [];
+    const deviceCache = new Map<number, DeviceRow | null>();
+    for (const n of notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
+      if (claimed.length >= CLAIM_BATCH) break;
+      if (n.device_id === null) continue;
+      let device = deviceCache.get(n.device_id);
+      if (device === undefined) {
+        device = devices.byId(n.device_id);
+        deviceCache.set(n.device_id, device);
+      }
+      if (!device) {
+        state.transition(n.id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
+        continue;
+      }
+      let left = budget.get(device.id);
+      if (left === undefined) left = device.sendLimitPerMinute - notifications.dispatchedSince(device.id, windowStart);
+      if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
+      if (notifications.claim(n.id, now)) {
+        budget.set(device.id, left - 1);
+        claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatched_at: now }, device });
+      }
+    }
+    return claimed;
+  }
+
+  async function attempt(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
+    const adapter = adapters[n.route];
+    if (!adapter) return { kind: "permanent", code: "no_channel", reason: `no channel carries ${n.route} notifications` };
+    if (n.needs_reconcile) {
+      if (!adapter.reconcile) {
+        return { kind: "permanent", code: "outcome_unknown", reason: "an earlier attempt was cut off and this channel cannot say whether it took the message" };
+      }
+      try {
+        const existing = await adapter.reconcile(n, device);
+        if (existing && !notifications.externalIdTaken(existing, n.id)) {
+          return { kind: "accepted", externalId: existing, detail: `the provider already had it as ${existing} (found after an interrupted attempt)` };
+        }
+      } catch (error) {
+        return { kind: "uncertain", reason: `cannot ask the provider about an interrupted attempt: ${(error as Error).message}` };
+      }
+    }
+    try {
+      return await adapter.send(n, device);
+    } catch (error) {
+      deps.log(`channel ${n.route} threw while sending notification ${n.id}`, error);
+      return { kind: "uncertain", reason: `channel error: ${(error as Error).message}` };
+    }
+  }
+
+  function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
+    const now = clock.now();
+    switch (outcome.kind) {
+      case "accepted":
+        state.transition(n.id, "sent", { externalId: outcome.externalId, detail: outcome.detail ?? `accepted as ${outcome.externalId}` });
+        devices.touch(device.id, now);
+        break;
+      case "throttled":
+        notifications.requeue(n.id, now + deps.tickMs, now, { countAttempt: false, reconcile: false });
+        state.log(n.id, "throttled", { status: "pending", detail: outcome.reason });
+        break;
+      case "permanent":
+        state.transition(n.id, "failed", { errorCode: outcome.code, reason: outcome.reason, detail: `attempt ${n.attempts}: ${outcome.reason}` });
+        break;
+      case "retryable":
+      case "uncertain": {
+        const code = outcome.kind === "retryable" ? outcome.code : "outcome_unknown";
+        if (n.attempts >= MAX_ATTEMPTS) {
+          state.transition(n.id, "failed", {
+            errorCode: code,
+            reason: `gave up after ${n.attempts} attempts: ${outcome.reason}`,
+            detail: `attempt ${n.attempts}: ${outcome.reason}; no attempts left`,
+          });
+          break;
+        }
+        const at = now + backoffMs(n.attempts);
+        const reconcile = outcome.kind === "uncertain" || (outcome.kind === "retryable" && outcome.reconcile === true);
+        notifications.requeue(n.id, at, now, { countAttempt: true, reconcile });
+        state.log(n.id, "retry", {
+          status: "pending",
+          errorCode: code,
+          detail: `attempt ${n.attempts} of ${MAX_ATTEMPTS}: ${outcome.reason}; next try at ${new Date(at).toISOString()}`,
+        });
+        break;
+      }
+    }
+    deps.onOutcome?.(n, device, outcome);
+  }
+
+  /** One pass: claim what is due and hand it over, a few at a time. Safe to run twice. */
+  async function dispatchDue(): Promise<number> {
+    const batch = claimBatch();
+    for (const { n } of batch) state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts} via device ${n.device_id}` });
+    let next = 0;
+    const workers = Array.from({ length: Math.min(CONCURRENCY, batch.length) }, async () => {
+      while (next < batch.length) {
+        const { n, device } = batch[next++];
+        record(n, device, await attempt(n, device));
+      }
+    });
+    await Promise.all(workers);
+    return batch.length;
+  }
+
+  /** At start-up: attempts a crash cut off go back to the queue, to be checked with the channel first. */
+  function recoverInterrupted(): number {
+    const ids = notifications.recoverInterrupted(clock.now());
+    for (const id of ids) state.log(id, "interrupted", { status: "pending", detail: "the server stopped during this attempt; the channel will be asked before sending again" });
+    return ids.length;
+  }
+
+  return { dispatchDue, recoverInterrupted };
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>;

@@ -1,0 +1,15 @@
+// The background worker: what runs on each tick, in one place. main starts it; tests call tick().
+import type { Services } from "../services";
+import { startScheduler, type Task } from "./scheduler";
+
+export function workerTasks(s: Services): Task[] {
+  return [
+    { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
+    { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+  ];
+}
+
+export function startWorker(s: Services) {
+  s.dispatcher.recoverInterrupted();
+  return startScheduler(workerTasks(s), s.log);
+}

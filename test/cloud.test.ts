@@ -1,0 +1,238 @@
+// The cloud-number channel and the worker, against a local fake of the provider's Messages API.
+// Time is moved, never waited for.
+import { afterEach, describe, expect, test } from "bun:test";
+import { MAX_ATTEMPTS } from "../src/worker/dispatcher";
+import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+
+const TO = "+14155552671";
+let fake: FakeCloud | null = null;
+afterEach(() => fake?.stop());
+
+async function setup(opts: { credits?: number; channelTimeoutMs?: number; sendLimit?: number } = {}) {
+  const ctx = createTestContext({ channelTimeoutMs: opts.channelTimeoutMs });
+  fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+  const device = await ctx.cloudDevice(fake, opts.sendLimit ? { send_limit_per_minute: opts.sendLimit } : {});
+  ctx.topUp(opts.credits ?? 100);
+  return { ctx, fake, device };
+}
+
+async function send(ctx: TestContext, body: Record<string, unknown> = {}) {
+  return expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "Your table is ready", ...body }), 200).data
+    .notification_id as number;
+}
+
+async function detail(ctx: TestContext, id: number) {
+  return expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
+}
+
+describe("cloud number: success and status callbacks", () => {
+  test("the worker posts the form the provider expects and the notification becomes sent", async () => {
+    const { ctx, fake, device } = await setup();
+    const id = await send(ctx);
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
+    expect(fake.creates).toHaveLength(1);
+    expect(fake.creates[0]).toEqual({
+      To: TO,
+      From: "+15005550006",
+      Body: "Your table is ready",
+      StatusCallback: `https://pigeon.test/v1/callbacks/cloud/${device.device_id}`,
+    });
+    const n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "sent", attempts: 1, provider_message_id: [...fake.messages.keys()][0], sent_at: "2026-01-15T12:00:00.000Z" });
+    expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent"]);
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
+  });
+
+  test("delivered by status callback; repeats and late 'sent' change nothing", async () => {
+    const { ctx, fake } = await setup();
+    const id = await send(ctx);
+    await ctx.services.dispatcher.dispatchDue();
+    const sid = [...fake.messages.keys()][0];
+    const r = await fake.callback(sid, "delivered");
+    expect(r.status).toBe(200);
+    expect((await detail(ctx, id)).status).toBe("delivered");
+    await fake.callback(sid, "delivered");
+    await fake.callback(sid, "sent");
+    await fake.callback(sid, "failed", { ErrorCode: "30003" });
+    const n = await detail(ctx, id);
+    expect(n.status).toBe("delivered");
+    expect(n.logs.filter((l: { event: string }) => l.event === "delivered")).toHaveLength(1);
+  });
+
+  test("a carrier rejection: failed with the reason logged, and the credit refunded", async () => {
+    const { ctx, fake } = await setup({ credits: 1 });
+    const id = await send(ctx);
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    await ctx.services.dispatcher.dispatchDue();
+    await fake.callback([...fake.messages.keys()][0], "undelivered", { ErrorCode: "30003" });
+    const n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "failed", error_code: "30003", error_reason: "Unreachable destination handset" });
+    expect(n.logs.at(-1)).toMatchObject({ event: "failed", error_code: "30003", detail: expect.stringContaining("Unreachable destination handset") });
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+  });
+
+  test("a callback with a bad signature is 401 and changes nothing", async () => {
+    const { ctx, fake } = await setup();
+    const id = await send(ctx);
+    await ctx.services.dispatcher.dispatchDue();
+    const r = await fake.callback([...fake.messages.keys()][0], "delivered", {}, { signatureOf: "wrong-token" });
+    expect(expectEnvelope({ status: r.status, headers: r.headers, body: await r.json(), text: "" }, 401).data.error_code).toBe("unauthorized");
+    expect((await detail(ctx, id)).status).toBe("sent");
+  });
+});
+
+describe("cloud number: failures and the retry ladder", () => {
+  test("a permanent provider error fails at once, with its code, and refunds", async () => {
+    const { ctx, fake } = await setup({ credits: 1 });
+    const id = await send(ctx);
+    fake.failNext(400, 21211, "The 'To' number +14155552671 is not a valid phone number.");
+    await ctx.services.dispatcher.dispatchDue();
+    const n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "failed", error_code: "21211", attempts: 1 });
+    expect(n.error_reason).toContain("not a valid phone number");
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+  });
+
+  test("retryable errors back off 5, 10, 20, 40 s, then count as permanent and refund", async () => {
+    const { ctx, fake } = await setup({ credits: 1 });
+    const id = await send(ctx);
+    const waits = [5_000, 10_000, 20_000, 40_000];
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      fake.failNext(503, 20503, "Service unavailable");
+      expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
+      if (attempt === MAX_ATTEMPTS) break;
+      const n = await detail(ctx, id);
+      expect(n).toMatchObject({ status: "pending", attempts: attempt });
+      expect(n.logs.at(-1)).toMatchObject({ event: "retry", error_code: "20503" });
+      ctx.clock.advance(waits[attempt - 1] - 1);
+      expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
+      ctx.clock.advance(1);
+    }
+    const n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "failed", attempts: MAX_ATTEMPTS, error_code: "20503" });
+    expect(n.error_reason).toContain(`after ${MAX_ATTEMPTS} attempts`);
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+    // A server error is no acknowledgement, but the provider was asked before each resend.
+    expect(fake.lists.length).toBe(MAX_ATTEMPTS - 1);
+  });
+
+  test("a retry that then succeeds ends sent, once", async () => {
+    const { ctx, fake } = await setup();
+    const id = await send(ctx);
+    fake.failNext(500, null, "Internal Server Error");
+    await ctx.services.dispatcher.dispatchDue();
+    ctx.clock.advance(5_000);
+    await ctx.services.dispatcher.dispatchDue();
+    expect((await detail(ctx, id))).toMatchObject({ status: "sent", attempts: 2 });
+    expect(fake.messages.size).toBe(1);
+  });
+
+  test("provider throttling (429) defers to the next tick without counting an attempt", async () => {
+    const { ctx, fake } = await setup();
+    const id = await send(ctx);
+    fake.failNext(429, 20429, "Too Many Requests");
+    await ctx.services.dispatcher.dispatchDue();
+    let n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "pending", attempts: 0 });
+    expect(n.logs.at(-1).event).toBe("throttled");
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
+    ctx.clock.advance(1000);
+    await ctx.services.dispatcher.dispatchDue();
+    n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "sent", attempts: 1 });
+  });
+
+  test("an unreachable provider is retryable", async () => {
+    const { ctx, fake } = await setup();
+    const id = await send(ctx);
+    fake.stop();
+    await ctx.services.dispatcher.dispatchDue();
+    const n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "pending", attempts: 1 });
+    expect(n.logs.at(-1)).toMatchObject({ event: "retry", error_code: "network_error" });
+  });
+
+  test("device pacing: no more than send_limit_per_minute are handed over; the rest wait, no error", async () => {
+    const { ctx, fake } = await setup({ sendLimit: 2 });
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
+    for (let i = 0; i < 5; i++) await send(ctx, { message: `m${i}` });
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(2);
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0));
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(2);
+    ctx.clock.advance(60_000);
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
+    expect(fake.creates.map((c) => c.Body)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
+  });
+
+  test("a scheduled cloud SMS is handed over when due, not before", async () => {
+    const { ctx, fake } = await setup();
+    const id = await send(ctx, { schedule_time: "2026-01-15 14:00:00", timezone: "Europe/Paris" });
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 59, 59));
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
+    ctx.clock.set(Date.UTC(2026, 0, 15, 13, 0, 0));
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
+    expect((await detail(ctx, id)).status).toBe("sent");
+    expect(fake.creates).toHaveLength(1);
+  });
+
+  test("deleting the device fails what waits for it and refunds", async () => {
+    const { ctx, device } = await setup({ credits: 2 });
+    const id = await send(ctx, { schedule_time: "2026-01-16 10:00:00" });
+    await ctx.post("/v1/api/device/batch/delete", { device_ids: [device.device_id] });
+    expect(await detail(ctx, id)).toMatchObject({ status: "failed", error_code: "device_deleted" });
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(2);
+  });
+});
+
+describe("cloud number: calls cut off mid-flight are never handed over twice", () => {
+  test("a timeout after the provider took the message: the next attempt finds it and sends nothing", async () => {
+    const { ctx, fake } = await setup({ channelTimeoutMs: 100 });
+    const id = await send(ctx);
+    fake.slowNext(400, true);
+    await ctx.services.dispatcher.dispatchDue();
+    let n = await detail(ctx, id);
+    expect(n).toMatchObject({ status: "pending", attempts: 1 });
+    expect(n.logs.at(-1)).toMatchObject({ event: "retry", error_code: "outcome_unknown" });
+    ctx.clock.advance(5_000);
+    await ctx.services.dispatcher.dispatchDue();
+    n = await detail(ctx, id);
+    expect(n.status).toBe("sent");
+    expect(n.provider_message_id).toBe([...fake.messages.keys()][0]);
+    expect(fake.creates).toHaveLength(1);
+    expect(fake.messages.size).toBe(1);
+  });
+
+  test("a timeout where the provider never took it: the next attempt sends it, once", async () => {
+    const { ctx, fake } = await setup({ channelTimeoutMs: 100 });
+    const id = await send(ctx);
+    fake.slowNext(400, false);
+    await ctx.services.dispatcher.dispatchDue();
+    ctx.clock.advance(5_000);
+    await ctx.services.dispatcher.dispatchDue();
+    expect((await detail(ctx, id)).status).toBe("sent");
+    expect(fake.messages.size).toBe(1);
+    expect(fake.lists).toHaveLength(1);
+  });
+
+  test("after a crash mid-call, start-up recovery asks the provider first", async () => {
+    const { ctx, fake } = await setup();
+    const taken = await send(ctx, { message: "taken before the crash" });
+    const lost = await send(ctx, { message: "never arrived" });
+    // The provider got the first one; then the process died before recording either outcome.
+    await ctx.services.dispatcher.dispatchDue();
+    ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [taken]);
+    fake.messages.clear();
+    fake.messages.set("SMpre", { sid: "SMpre", to: TO, from: "+15005550006", body: "taken before the crash", status: "queued", statusCallback: null, dateCreated: Date.now() });
+    ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [lost]);
+    const createsBefore = fake.creates.length;
+
+    expect(ctx.services.dispatcher.recoverInterrupted()).toBe(2);
+    await ctx.services.dispatcher.dispatchDue();
+    expect(await detail(ctx, taken)).toMatchObject({ status: "sent", provider_message_id: "SMpre" });
+    expect((await detail(ctx, lost)).status).toBe("sent");
+    expect(fake.creates.slice(createsBefore).map((c) => c.Body)).toEqual(["never arrived"]);
+    expect((await detail(ctx, taken)).logs.map((l: { event: string }) => l.event)).toContain("interrupted");
+  });
+});
