@@ -82,6 +82,7 @@ export function createServices(deps: Deps) {
     notifications: createNotificationService(sqlite, notificationRepo, state),
     sending: createSendingService({ sqlite, clock, devices: deviceRepo, templates: templateRepo, notifications: notificationRepo, state, credits, usage, idempotency }),
     dispatcher: createDispatcher({
+      transaction: (fn) => sqlite.transaction(fn)(),
       clock,
       notifications: notificationRepo,
       devices: deviceRepo,

@@ -164,3 +164,40 @@ describe("Idempotency-Key", () => {
     expect(ctx.services.idempotency.prune()).toBe(1);
   });
 });
+
+describe("concurrent sends", () => {
+  test("ten at once with one Idempotency-Key store one notification, and all get the same reply", async () => {
+    const ctx = createTestContext();
+    await ctx.phone();
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "race" }, headers: { "idempotency-key": "race-1" } }),
+      ),
+    );
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(replies.map((r) => r.body.data.notification_id)).size).toBe(1);
+    expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(1);
+  });
+
+  test("credits are never overspent by concurrent sends", async () => {
+    const ctx = createTestContext();
+    await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
+    ctx.topUp(5);
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
+    );
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(replies.filter((r) => r.status === 402).every((r) => r.body.data.error_code === "insufficient_credits")).toBe(true);
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(5);
+  });
+
+  test("the free tier is never exceeded by concurrent sends", async () => {
+    const ctx = createTestContext();
+    await ctx.phone();
+    ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
+    const replies = await Promise.all(Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(replies.filter((r) => r.status === 402)).toHaveLength(5);
+  });
+});

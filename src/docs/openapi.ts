@@ -42,6 +42,11 @@ Chat-app failures mirrored from the platform carry the platform's numeric code a
 - Deleting a device hides it from every endpoint; its notification history stays.
 - Device usage: \`limit\` and \`remaining\` are -1 on an unlimited plan.
 - Timestamps are ISO 8601 UTC with milliseconds, except template timestamps, which use \`YYYY-MM-DD HH:MM:SS\` (UTC).
+- A notification starts \`pending\` and moves to \`sent\`, \`delivered\` or \`failed\`, never backwards. \`cancelled\` is our addition: a pending notification cancelled before its channel took it.
+- Sends answer at once; the worker delivers. Send routes take an \`Idempotency-Key\` header (24 hours).
+- A paired phone silent for more than 5 minutes refuses immediate sends (400 \`device_offline\`); scheduled sends are accepted and wait for it.
+- Only SMS through a cloud number costs credits (one per segment); failures and cancels refund.
+- Bulk sends answer 200 with each item's notification or error.
 `;
 
 const tags = [

@@ -49,30 +49,30 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock) {
   const prune = sqlite.prepare("DELETE FROM idempotency_record WHERE created_at < ?");
 
   return {
-    /**
-     * Reads the Idempotency-Key header. Returns the stored reply for a repeat, throws 409 for a key
-     * reused with another body, or returns the context to save the new reply under.
-     */
-    begin(request: Request, workspaceId: number, route: string, body: unknown): { replay: Response } | { context: IdempotencyContext | null } {
+    /** The idempotency context of a request, from its Idempotency-Key header; null without one. */
+    contextOf(request: Request, workspaceId: number, route: string, body: unknown): IdempotencyContext | null {
       const key = request.headers.get("idempotency-key")?.trim();
-      if (!key) return { context: null };
+      if (!key) return null;
       if (key.length > 255) {
         throw new AppError("validation_error", "Idempotency-Key must be at most 255 characters", { field: "Idempotency-Key", location: "headers" });
       }
-      const hash = sha256Hex(`${route}\n${canonical(body)}`);
-      const stored = find.get(workspaceId, key);
-      if (stored && stored.created_at > clock.now() - IDEMPOTENCY_WINDOW_MS) {
-        if (stored.request_hash !== hash || stored.route !== route) {
-          throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", { idempotency_key: key });
-        }
-        return {
-          replay: new Response(stored.response_body, {
-            status: stored.response_status,
-            headers: { "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" },
-          }),
-        };
+      return { workspaceId, key, route, hash: sha256Hex(`${route}\n${canonical(body)}`) };
+    },
+
+    /**
+     * The first reply for a repeat, or null when the key is new (or older than the window).
+     * Throws 409 idempotency_key_reuse for a key used with another request.
+     */
+    replay(ctx: IdempotencyContext): Response | null {
+      const stored = find.get(ctx.workspaceId, ctx.key);
+      if (!stored || stored.created_at <= clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
+      if (stored.request_hash !== ctx.hash || stored.route !== ctx.route) {
+        throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", { idempotency_key: ctx.key });
       }
-      return { context: { workspaceId, key, route, hash } };
+      return new Response(stored.response_body, {
+        status: stored.response_status,
+        headers: { "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" },
+      });
     },
 
     /** Saves a reply; call inside the transaction that created what the reply describes. */

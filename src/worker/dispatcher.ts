@@ -22,6 +22,8 @@ export function backoffMs(attempts: number): number {
 }
 
 export interface DispatcherDeps {
+  /** Runs a function in one synchronous transaction. */
+  transaction: <T>(fn: () => T) => T;
   clock: Clock;
   notifications: NotificationRepository;
   devices: DeviceRepository;
@@ -37,8 +39,12 @@ export interface DispatcherDeps {
 export function createDispatcher(deps: DispatcherDeps) {
   const { clock, notifications, devices, state, adapters } = deps;
 
-  /** Due work this tick may take, within each device's per-minute pacing. */
+  /** Due work this tick may take, within each device's per-minute pacing: one transaction. */
   function claimBatch(): { n: NotificationRecord; device: DeviceRow }[] {
+    return deps.transaction(claimInTransaction);
+  }
+
+  function claimInTransaction(): { n: NotificationRecord; device: DeviceRow }[] {
     const now = clock.now();
     const windowStart = now - (now % MINUTE);
     const budget = new Map<number, number>();
@@ -62,6 +68,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       if (notifications.claim(n.id, now)) {
         budget.set(device.id, left - 1);
         claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatched_at: now }, device });
+        state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts + 1} via device ${device.id}` });
       }
     }
     return claimed;
@@ -91,7 +98,12 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
   }
 
+  /** Writes an attempt's outcome (state, log, device contact) in one transaction. */
   function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
+    deps.transaction(() => recordInTransaction(n, device, outcome));
+  }
+
+  function recordInTransaction(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
     const now = clock.now();
     switch (outcome.kind) {
       case "accepted":
@@ -133,7 +145,6 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** One pass: claim what is due and hand it over, a few at a time. Safe to run twice. */
   async function dispatchDue(): Promise<number> {
     const batch = claimBatch();
-    for (const { n } of batch) state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts} via device ${n.device_id}` });
     let next = 0;
     const workers = Array.from({ length: Math.min(CONCURRENCY, batch.length) }, async () => {
       while (next < batch.length) {
@@ -147,9 +158,13 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /** At start-up: attempts a crash cut off go back to the queue, to be checked with the channel first. */
   function recoverInterrupted(): number {
-    const ids = notifications.recoverInterrupted(clock.now());
-    for (const id of ids) state.log(id, "interrupted", { status: "pending", detail: "the server stopped during this attempt; the channel will be asked before sending again" });
-    return ids.length;
+    return deps.transaction(() => {
+      const ids = notifications.recoverInterrupted(clock.now());
+      for (const id of ids) {
+        state.log(id, "interrupted", { status: "pending", detail: "the server stopped during this attempt; the channel will be asked before sending again" });
+      }
+      return ids.length;
+    });
   }
 
   return { dispatchDue, recoverInterrupted };

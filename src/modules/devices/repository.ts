@@ -1,4 +1,6 @@
 // Device queries. Every read is scoped by workspace: a key never sees another workspace's rows.
+// Queries that run per request or per message are prepared once (drizzle's builder would compile
+// the SQL again on every call).
 import { and, asc, count, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { device, notification } from "../../db/schema";
@@ -6,38 +8,75 @@ import { device, notification } from "../../db/schema";
 export type DeviceRow = typeof device.$inferSelect;
 export type NewDevice = typeof device.$inferInsert;
 
-const live = (workspaceId: number) => and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt));
+const ws = sql.placeholder("ws");
+const id = sql.placeholder("id");
+const since = sql.placeholder("since");
+const live = and(eq(device.workspaceId, ws), isNull(device.deletedAt));
+const liveActive = and(live, eq(device.status, "active"));
 
 export function createDeviceRepository(db: Db) {
+  const byStatus = (status: "active" | "inactive") => and(live, eq(device.status, status));
+  const listQuery = (where: ReturnType<typeof and>) => ({
+    rows: db.select().from(device).where(where).orderBy(asc(device.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")).prepare(),
+    total: db.select({ n: count() }).from(device).where(where).prepare(),
+  });
+  const lists = { any: listQuery(live), active: listQuery(byStatus("active")), inactive: listQuery(byStatus("inactive")) };
+  const allLive = db.select().from(device).where(live).orderBy(asc(device.id)).prepare();
+  const allActive = db.select().from(device).where(liveActive).orderBy(asc(device.id)).prepare();
+  const getOne = db.select().from(device).where(and(live, eq(device.id, id))).prepare();
+  const getById = db.select().from(device).where(and(eq(device.id, id), isNull(device.deletedAt))).prepare();
+  const touch = db.update(device).set({ lastSeenAt: sql`${sql.placeholder("now")}` }).where(eq(device.id, id)).prepare();
+  const statusCounts = db
+    .select({ status: notification.status, n: count() })
+    .from(notification)
+    .where(eq(notification.deviceId, id))
+    .groupBy(notification.status)
+    .prepare();
+  const outcomes = db
+    .select({ finished: sql<number>`count(*)`, failed: sql<number>`coalesce(sum(${notification.status} = 'failed'), 0)` })
+    .from(notification)
+    .where(and(eq(notification.deviceId, id), inArray(notification.status, ["sent", "delivered", "failed"]), gte(notification.createdAt, since)))
+    .prepare();
+  const smsSince = db
+    .select({ n: count() })
+    .from(notification)
+    .where(
+      and(
+        eq(notification.deviceId, id),
+        eq(notification.deliveryType, "sms"),
+        inArray(notification.status, ["pending", "sent", "delivered"]),
+        gte(notification.createdAt, since),
+      ),
+    )
+    .prepare();
+  const dispatched = db.select({ n: count() }).from(notification).where(and(eq(notification.deviceId, id), gte(notification.dispatchedAt, since))).prepare();
+
   return {
     list(workspaceId: number, opts: { status?: "active" | "inactive"; offset: number; limit: number }) {
-      const where = opts.status ? and(live(workspaceId), eq(device.status, opts.status)) : live(workspaceId);
-      const rows = db.select().from(device).where(where).orderBy(asc(device.id)).limit(opts.limit).offset(opts.offset).all();
-      const total = db.select({ n: count() }).from(device).where(where).get()!.n;
-      return { rows, total };
+      const q = lists[opts.status ?? "any"];
+      return { rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }), total: q.total.get({ ws: workspaceId })!.n };
     },
 
     all(workspaceId: number, includeInactive: boolean): DeviceRow[] {
-      const where = includeInactive ? live(workspaceId) : and(live(workspaceId), eq(device.status, "active"));
-      return db.select().from(device).where(where).orderBy(asc(device.id)).all();
+      return (includeInactive ? allLive : allActive).all({ ws: workspaceId });
     },
 
-    get(workspaceId: number, id: number): DeviceRow | null {
-      return db.select().from(device).where(and(live(workspaceId), eq(device.id, id))).get() ?? null;
+    get(workspaceId: number, deviceId: number): DeviceRow | null {
+      return getOne.get({ ws: workspaceId, id: deviceId }) ?? null;
     },
 
     /** Any workspace's live device, for the worker and channel callbacks. */
-    byId(id: number): DeviceRow | null {
-      return db.select().from(device).where(and(eq(device.id, id), isNull(device.deletedAt))).get() ?? null;
+    byId(deviceId: number): DeviceRow | null {
+      return getById.get({ id: deviceId }) ?? null;
     },
 
     /** Records contact with the device (a phone's request, a provider's success). */
-    touch(id: number, now: number): void {
-      db.update(device).set({ lastSeenAt: now }).where(eq(device.id, id)).run();
+    touch(deviceId: number, now: number): void {
+      touch.run({ id: deviceId, now });
     },
 
     getMany(workspaceId: number, ids: number[]): DeviceRow[] {
-      return db.select().from(device).where(and(live(workspaceId), inArray(device.id, ids))).all();
+      return db.select().from(device).where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids))).all();
     },
 
     transaction<T>(fn: () => T): T {
@@ -51,7 +90,7 @@ export function createDeviceRepository(db: Db) {
     softDelete(workspaceId: number, ids: number[], now: number): void {
       db.update(device)
         .set({ deletedAt: now, updatedAt: now, tokenHash: null })
-        .where(and(live(workspaceId), inArray(device.id, ids)))
+        .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
         .run();
     },
 
@@ -59,64 +98,30 @@ export function createDeviceRepository(db: Db) {
       return db
         .update(device)
         .set({ status, updatedAt: now })
-        .where(and(live(workspaceId), inArray(device.id, ids)))
+        .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
         .returning()
         .all();
     },
 
     /** Notification counts by status for one device. */
     statusCounts(deviceId: number): Record<string, number> {
-      const rows = db
-        .select({ status: notification.status, n: count() })
-        .from(notification)
-        .where(eq(notification.deviceId, deviceId))
-        .groupBy(notification.status)
-        .all();
-      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+      return Object.fromEntries(statusCounts.all({ id: deviceId }).map((r) => [r.status, r.n]));
     },
 
     /** Finished notifications since `since`: how many, and how many of them failed. */
-    outcomesSince(deviceId: number, since: number): { finished: number; failed: number } {
-      const row = db
-        .select({
-          finished: sql<number>`count(*)`,
-          failed: sql<number>`coalesce(sum(${notification.status} = 'failed'), 0)`,
-        })
-        .from(notification)
-        .where(
-          and(
-            eq(notification.deviceId, deviceId),
-            inArray(notification.status, ["sent", "delivered", "failed"]),
-            gte(notification.createdAt, since),
-          ),
-        )
-        .get()!;
+    outcomesSince(deviceId: number, from: number): { finished: number; failed: number } {
+      const row = outcomes.get({ id: deviceId, since: from })!;
       return { finished: row.finished, failed: row.failed };
     },
 
     /** SMS this device was asked to carry since `since` (cancelled and failed ones do not count). */
-    smsCountSince(deviceId: number, since: number): number {
-      return db
-        .select({ n: count() })
-        .from(notification)
-        .where(
-          and(
-            eq(notification.deviceId, deviceId),
-            eq(notification.deliveryType, "sms"),
-            inArray(notification.status, ["pending", "sent", "delivered"]),
-            gte(notification.createdAt, since),
-          ),
-        )
-        .get()!.n;
+    smsCountSince(deviceId: number, from: number): number {
+      return smsSince.get({ id: deviceId, since: from })!.n;
     },
 
     /** Messages handed to the device since `since`, for its per-minute pacing window. */
-    dispatchedSince(deviceId: number, since: number): number {
-      return db
-        .select({ n: count() })
-        .from(notification)
-        .where(and(eq(notification.deviceId, deviceId), gte(notification.dispatchedAt, since)))
-        .get()!.n;
+    dispatchedSince(deviceId: number, from: number): number {
+      return dispatched.get({ id: deviceId, since: from })!.n;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { Elysia, t } from "elysia";
 import { workspace } from "../../db/schema";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
@@ -13,10 +13,11 @@ const Project = t.Object({
 });
 
 export function projectRoutes(s: Services) {
+  const own = s.db.select().from(workspace).where(eq(workspace.id, sql.placeholder("ws"))).prepare();
   return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] }).use(models).get(
     "/list",
     ({ request }) => {
-      const rows = s.db.select().from(workspace).where(eq(workspace.id, authOf(request).workspaceId)).all();
+      const rows = own.all({ ws: authOf(request).workspaceId });
       return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
     },
     {

@@ -65,18 +65,22 @@ export function singleReply(results: ItemResult[]) {
 }
 
 /** Runs a send under the Idempotency-Key rules; `prepare` must throw nothing but AppError. */
-export function runSend<R>(
+export async function runSend<R>(
   s: Services,
   request: Request,
   route: string,
   body: unknown,
   prepare: (auth: AuthContext) => (Prepared | AppError)[],
   render: (results: ItemResult[]) => { status: number; body: R },
-): R | Response {
+): Promise<R> {
   const auth = authOf(request);
-  const begun = s.idempotency.begin(request, auth.workspaceId, route, body);
-  if ("replay" in begun) return begun.replay;
-  return s.sending.acceptAll(auth, prepare(auth), render, begun.context).body;
+  const idem = s.idempotency.contextOf(request, auth.workspaceId, route, body);
+  // A repeat answers at once, without checking the body again (the first request passed).
+  // (A replayed reply is a finished Response, which Elysia sends as it is.)
+  const early = idem ? s.idempotency.replay(idem) : null;
+  if (early) return early as unknown as R;
+  const out = await s.sending.acceptAll(auth, prepare(auth), render, idem);
+  return "replay" in out ? (out.replay as unknown as R) : out.body;
 }
 
 function itemError(index: number, error: AppError) {

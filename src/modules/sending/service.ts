@@ -252,35 +252,76 @@ export function createSendingService(deps: SendingDeps) {
     return id;
   }
 
+  // Group commit: accepts that arrive in the same turn of the event loop share one transaction
+  // (each in its own savepoint), so concurrent senders share one fsync instead of queueing for one
+  // each. A lone request is committed on the next turn, alone.
+  const queue: { job: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; result?: unknown; error?: unknown }[] = [];
+  const afterCommit: (() => void)[] = [];
+
+  function flush() {
+    const batch = queue.splice(0);
+    const callbacks = afterCommit.splice(0);
+    try {
+      sqlite.transaction(() => {
+        for (const entry of batch) {
+          try {
+            entry.result = sqlite.transaction(entry.job)();
+          } catch (error) {
+            entry.error = error;
+          }
+        }
+      })();
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+      return;
+    }
+    for (const entry of batch) (entry.error !== undefined ? entry.reject(entry.error) : entry.resolve(entry.result));
+    for (const callback of callbacks) callback();
+  }
+
+  function submit<T>(job: () => T, onCommit?: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
+      if (onCommit) afterCommit.push(onCommit);
+      if (queue.length === 1) setImmediate(flush);
+    });
+  }
+
   /**
-   * Stores each prepared item in one transaction (an item that fails its plan or credit check is
-   * rolled back alone), renders the reply, and saves it under the idempotency key in the same
-   * transaction.
+   * Stores each prepared item (an item that fails its plan or credit check is rolled back alone),
+   * renders the reply, and saves it under the idempotency key, all in one transaction. A repeat of
+   * an idempotency key answers the stored reply instead and stores nothing.
    */
   function acceptAll<R>(
     auth: AuthContext,
     items: (Prepared | AppError)[],
     render: (results: ItemResult[]) => { status: number; body: R },
     idem: IdempotencyContext | null,
-  ): { status: number; body: R } {
-    const outcome = sqlite.transaction(() => {
-      const results: ItemResult[] = items.map((item) => {
-        if (item instanceof AppError) return { ok: false, error: item };
-        try {
-          const id = sqlite.transaction(() => store(auth, item))();
-          return { ok: true, accepted: { notificationId: id, prepared: item } };
-        } catch (error) {
-          if (error instanceof AppError) return { ok: false, error };
-          throw error;
-        }
-      });
-      const reply = render(results);
-      if (idem && reply.status === 200) idempotency.save(idem, reply.status, reply.body);
-      return { results, reply };
-    })();
-    const accepted = outcome.results.flatMap((r) => (r.ok ? [r.accepted] : []));
-    if (accepted.length > 0) for (const listener of acceptedListeners) listener(accepted);
-    return outcome.reply;
+  ): Promise<{ status: number; body: R } | { replay: Response }> {
+    const accepted: Accepted[] = [];
+    return submit(
+      () => {
+        const replay = idem ? idempotency.replay(idem) : null;
+        if (replay) return { replay };
+        const results: ItemResult[] = items.map((item) => {
+          if (item instanceof AppError) return { ok: false, error: item };
+          try {
+            const id = sqlite.transaction(() => store(auth, item))();
+            return { ok: true, accepted: { notificationId: id, prepared: item } };
+          } catch (error) {
+            if (error instanceof AppError) return { ok: false, error };
+            throw error;
+          }
+        });
+        const reply = render(results);
+        if (idem && reply.status === 200) idempotency.save(idem, reply.status, reply.body);
+        for (const r of results) if (r.ok) accepted.push(r.accepted);
+        return reply;
+      },
+      () => {
+        if (accepted.length > 0) for (const listener of acceptedListeners) listener(accepted);
+      },
+    );
   }
 
   return {
