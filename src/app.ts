@@ -6,6 +6,8 @@ import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
 import { cloudCallbackRoutes } from "./channels/sms-cloud/callback-routes";
 import { contactRoutes } from "./modules/contacts/routes";
+import { mobileRoutes } from "./modules/mobile/routes";
+import { pairingRoutes } from "./modules/mobile/pairing-routes";
 import { notificationRoutes } from "./modules/notifications/routes";
 import { overviewRoutes } from "./modules/overview/routes";
 import { sendingRoutes } from "./modules/sending/routes";
@@ -35,6 +37,7 @@ export function createApp(s: Services) {
     .use(docsRoutes())
     .use(systemRoutes(s))
     .use(projectRoutes(s))
+    .use(pairingRoutes(s))
     .use(deviceRoutes(s))
     .use(contactRoutes(s))
     .use(templateRoutes(s))
@@ -42,7 +45,8 @@ export function createApp(s: Services) {
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(overviewRoutes(s))
-    .use(cloudCallbackRoutes(s));
+    .use(cloudCallbackRoutes(s))
+    .use(mobileRoutes(s));
   return app;
 }
 

@@ -14,12 +14,15 @@ import { createContactService } from "./modules/contacts/service";
 import { createCreditService } from "./modules/credits/service";
 import { createDeviceRepository } from "./modules/devices/repository";
 import { createDeviceService } from "./modules/devices/service";
+import { createPhoneEventHub } from "./modules/mobile/events";
+import { createMobileService } from "./modules/mobile/service";
 import { createNotificationRepository } from "./modules/notifications/repository";
 import { createNotificationService } from "./modules/notifications/service";
 import { createNotificationState } from "./modules/notifications/state";
 import { createSendingService } from "./modules/sending/service";
 import { createTemplateRepository } from "./modules/templates/repository";
 import { createTemplateService } from "./modules/templates/service";
+import { createThreadRepository } from "./modules/threads/repository";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
 
@@ -46,8 +49,15 @@ export function createServices(deps: Deps) {
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
   const idempotency = createIdempotencyStore(sqlite, clock);
+  const threads = createThreadRepository(sqlite);
+
+  // Paired phones: their event streams keep them marked as seen.
+  const hub = createPhoneEventHub((deviceId) => deviceRepo.touch(deviceId, clock.now()));
 
   const devices = createDeviceService(deviceRepo, usage, clock, {
+    settingsChanged: (device) => {
+      if (device.kind === "sms") hub.notify(device.id, "SettingsUpdated");
+    },
     // A deleted device's waiting notifications can never go out: fail them (refunding credits).
     beforeRemove: (ids) => {
       const pending = sqlite
@@ -61,6 +71,36 @@ export function createServices(deps: Deps) {
     statusCallbackUrl: (device) => (config.publicUrl ? config.publicUrl + cloudCallbackPath(device.id) : null),
     fetch: deps.fetch,
     timeoutMs: deps.channelTimeoutMs,
+  });
+
+  const notifications = createNotificationService(sqlite, notificationRepo, state);
+  const sending = createSendingService({
+    sqlite,
+    clock,
+    devices: deviceRepo,
+    templates: templateRepo,
+    notifications: notificationRepo,
+    state,
+    credits,
+    usage,
+    idempotency,
+    threads,
+  });
+  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub });
+
+  // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
+  const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
+  state.onTransition((before, to) => {
+    if (to === "cancelled" && before.route === "sms" && before.dispatched_at !== null) markCancelPending.run(before.id);
+  });
+  notifications.onCancelled((n) => {
+    if (n.route === "sms" && n.device_id !== null && n.external_id && n.dispatched_at !== null) {
+      hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
+    }
+  });
+  // Immediate phone messages: tell the phone now (scheduled ones are announced when due).
+  sending.onAccepted((accepted) => {
+    for (const a of accepted) if (a.prepared.device.kind === "sms" && a.prepared.scheduleAt === null) hub.enqueued(a.prepared.device.id);
   });
 
   return {
@@ -79,8 +119,11 @@ export function createServices(deps: Deps) {
     credits,
     state,
     notificationRepo,
-    notifications: createNotificationService(sqlite, notificationRepo, state),
-    sending: createSendingService({ sqlite, clock, devices: deviceRepo, templates: templateRepo, notifications: notificationRepo, state, credits, usage, idempotency }),
+    notifications,
+    threads,
+    sending,
+    hub,
+    mobile,
     dispatcher: createDispatcher({
       transaction: (fn) => sqlite.transaction(fn)(),
       clock,

@@ -1,6 +1,6 @@
 // The compiled binary, copied alone into an empty folder, on a temp data dir, over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "./helpers/binary";
 
@@ -134,5 +134,34 @@ describe("restart on an existing data dir", () => {
     } finally {
       await second.stop();
     }
+  });
+});
+
+describe("HTTPS", () => {
+  test("with PIGEON_TLS_CERT and PIGEON_TLS_KEY the binary serves TLS itself", async () => {
+    const dir = tempDir();
+    const cert = join(dir, "cert.pem");
+    const keyFile = join(dir, "key.pem");
+    const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]);
+    expect(made.exitCode).toBe(0);
+    const tls = await startServer(bin, { PIGEON_DATA_DIR: join(dir, "data"), PIGEON_TLS_CERT: cert, PIGEON_TLS_KEY: keyFile });
+    try {
+      expect(tls.output()).toContain("listening on https://");
+      const res = await fetch(`https://127.0.0.1:${tls.port}/health`, { tls: { ca: readFileSync(cert, "utf8") } } as RequestInit);
+      expect(res.status).toBe(200);
+      const pairing = await (await fetch(`https://127.0.0.1:${tls.port}/v1/api/device/pairing`, {
+        headers: { authorization: `Bearer ${tls.initialKey!.api_key}`, "x-api-secret": tls.initialKey!.api_secret },
+        tls: { ca: readFileSync(cert, "utf8") },
+      } as RequestInit)).json();
+      expect(pairing.data.server_url).toBe(`https://127.0.0.1:${tls.port}/mobile/v1`);
+    } finally {
+      await tls.stop();
+    }
+  });
+
+  test("a certificate that cannot be read stops start-up with exit code 2", async () => {
+    const r = await runCommand(bin, ["serve"], { PIGEON_DATA_DIR: tempDir(), PIGEON_TLS_CERT: "/nonexistent/cert.pem", PIGEON_TLS_KEY: "/nonexistent/key.pem" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("PIGEON_TLS_CERT");
   });
 });

@@ -1,12 +1,16 @@
 // Argument parsing and the operator's sub-commands. Each works whether or not a server is running
 // on the same data directory (SQLite in WAL mode, with a busy timeout, lets both write).
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import QRCode from "qrcode";
+import { pairingInfo } from "../modules/mobile/pairing-routes";
 import { ConfigError } from "../config";
 import { AppError } from "../http/errors";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
 import { openRuntime, type Runtime } from "./runtime";
 import { serve } from "./serve";
+import { parseSimulatePhoneArgs, simulatePhone } from "./simulate-phone";
 
 export const HELP = `pigeon ${VERSION} — self-hosted messaging server
 
@@ -30,6 +34,10 @@ Commands:
   plans set --code C --name N [--monthly-sms N|unlimited] [--per-minute N] [--per-day N] [--urls yes|no]
   credits add --workspace ID --amount N [--note TEXT]   Top up (or, negative, adjust) credits
   credits show --workspace ID             Balance and credits used this month
+  devices pair-info [--workspace ID] [--svg FILE]   How to pair a phone: URL, token, QR code
+  devices rotate-token [--workspace ID]   A new pairing token (paired phones keep working)
+  simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]
+                                          Act as a paired phone (the SMS Gateway for Android protocol)
   backup --out FILE                       Write a consistent copy of the database
 
 Options:
@@ -61,6 +69,7 @@ const OPTIONS = {
   out: { type: "string" },
   amount: { type: "string" },
   note: { type: "string" },
+  svg: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parse>["values"];
@@ -250,6 +259,55 @@ function credits(rt: Runtime, sub: string | undefined, values: Values) {
   throw new UsageError("credits takes add or show");
 }
 
+async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) {
+  const { accounts, config } = rt.services;
+  const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
+  if (sub !== "pair-info" && sub !== "rotate-token") throw new UsageError("devices takes pair-info or rotate-token");
+  const token = sub === "rotate-token" ? accounts.rotatePairingToken(workspace.id).pairingToken : workspace.pairingToken;
+  const base = config.publicUrl ?? `http://localhost:${config.port}`;
+  const info = await pairingInfo(`${base}/mobile/v1`, token);
+  if (values.svg) writeFileSync(values.svg, info.qr_svg);
+  const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
+  print(
+    values,
+    { workspace_id: workspace.id, server_url: info.server_url, pairing_token: info.pairing_token, qr_text: info.qr_text },
+    [
+      `In the SMS Gateway for Android app: Settings → Cloud Server`,
+      `  API URL:              ${info.server_url}`,
+      `  Private Token:        ${info.pairing_token}`,
+      `  Notification channel: SSE Only`,
+      `Then turn on "Cloud server" on the Home tab and restart the app.`,
+      config.publicUrl ? "" : "(PIGEON_PUBLIC_URL is not set: the URL above is a guess; the app needs an https URL it can reach.)",
+      qr,
+    ].join("\n"),
+  );
+}
+
+async function simulate(argv: string[]): Promise<number | null> {
+  let opts;
+  try {
+    opts = parseSimulatePhoneArgs(argv);
+  } catch (error) {
+    console.error(`pigeon simulate-phone: ${(error as Error).message}\nRun pigeon --help for usage.`);
+    return 2;
+  }
+  const controller = new AbortController();
+  let phone;
+  try {
+    phone = await simulatePhone(opts, controller.signal);
+  } catch (error) {
+    console.error(`pigeon simulate-phone: ${(error as Error).message}`);
+    return 1;
+  }
+  const stop = async () => {
+    await phone.stop();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", () => void stop());
+  return null;
+}
+
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
   rt.services.db.$client.run("VACUUM INTO ?", [out]);
@@ -258,6 +316,7 @@ function backup(rt: Runtime, values: Values) {
 
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
 export async function runCli(argv: string[]): Promise<number | null> {
+  if (argv[0] === "simulate-phone" && !argv.includes("--help") && !argv.includes("-h")) return simulate(argv.slice(1));
   let parsed;
   try {
     parsed = parse(argv);
@@ -275,7 +334,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
     return 0;
   }
   const [command = "serve", sub, ...rest] = positionals;
-  const known = ["serve", "migrate", "keys", "workspaces", "accounts", "plans", "credits", "backup"];
+  const known = ["serve", "migrate", "keys", "workspaces", "accounts", "plans", "credits", "devices", "backup"];
   if (!known.includes(command)) {
     console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
     return 2;
@@ -313,6 +372,9 @@ export async function runCli(argv: string[]): Promise<number | null> {
         break;
       case "credits":
         credits(rt, sub, values);
+        break;
+      case "devices":
+        await devicesCmd(rt, sub, values);
         break;
       case "backup":
         backup(rt, values);

@@ -44,6 +44,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const stop = async (signal: string) => {
     console.log(`Pigeon stopping (${signal})`);
     worker.stop();
+    services.hub.closeAll();
     await server.stop();
     rt.close();
     process.exit(0);

@@ -36,6 +36,9 @@ export const workspace = sqliteTable("workspace", {
   name: text("name").notNull(),
   creditBalance: integer("credit_balance").notNull().default(0),
   pairingToken: text("pairing_token").notNull().unique(),
+  // The companion app's "login/password" account for this workspace (Basic auth, one-time codes).
+  mobileLogin: text("mobile_login").unique(),
+  mobilePasswordHash: text("mobile_password_hash"),
   createdAt: integer("created_at").notNull(),
 });
 
@@ -77,6 +80,15 @@ export const device = sqliteTable(
     // Channel settings (cloud-number credentials, business-number ids), JSON.
     config: text("config", { mode: "json" }).$type<object>(),
     sendLimitPerMinute: integer("send_limit_per_minute").notNull().default(60),
+    // A paired phone's random pause between two messages, in seconds (served in its settings).
+    sendIntervalMin: integer("send_interval_min").notNull().default(1),
+    sendIntervalMax: integer("send_interval_max").notNull().default(5),
+    // Companion app: FCM token (null in SSE-only mode), SIM cards, the key it signs webhooks with,
+    // and the version its User-Agent reports.
+    pushToken: text("push_token"),
+    simCards: text("sim_cards", { mode: "json" }).$type<unknown[]>(),
+    webhookKey: text("webhook_key"),
+    appVersion: text("app_version"),
     blockedCode: text("blocked_code"),
     blockedReason: text("blocked_reason"),
     blockedAt: integer("blocked_at"),
@@ -194,6 +206,8 @@ export const notification = sqliteTable(
     deliveredAt: integer("delivered_at"),
     failedAt: integer("failed_at"),
     cancelledAt: integer("cancelled_at"),
+    // A paired phone may hold a copy: it is told "Cancelling" until it confirms with "Cancelled".
+    cancelPending: integer("cancel_pending", { mode: "boolean" }).notNull().default(false),
   },
   (table) => [
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
@@ -257,5 +271,79 @@ export const idempotencyRecord = sqliteTable(
   (table) => [
     primaryKey({ columns: [table.workspaceId, table.key] }),
     index("idempotency_created_idx").on(table.createdAt),
+  ],
+);
+
+/** One-time codes a companion app signs in with (`Authorization: Code 123456`). */
+export const mobileCode = sqliteTable("mobile_code", {
+  code: text("code").primaryKey(),
+  workspaceId: integer("workspace_id")
+    .notNull()
+    .references(() => workspace.id),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+/** Webhook events a phone posted, by their id, so a re-delivery changes nothing. */
+export const phoneEvent = sqliteTable(
+  "phone_event",
+  {
+    id: text("id").primaryKey(),
+    deviceId: integer("device_id")
+      .notNull()
+      .references(() => device.id),
+    event: text("event").notNull(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (table) => [index("phone_event_received_idx").on(table.receivedAt)],
+);
+
+/**
+ * A conversation with one person on one channel. SMS threads are per workspace and phone number;
+ * chat-app threads are per business number (device) and user, as the 24-hour window is.
+ */
+export const thread = sqliteTable(
+  "thread",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    channel: text("channel", { enum: ["sms", "chatapp"] }).notNull(),
+    // 0 for SMS threads (any phone of the workspace); the business number's device for chat-app.
+    deviceId: integer("device_id").notNull().default(0),
+    peer: text("peer").notNull(),
+    peerName: text("peer_name"),
+    contactId: integer("contact_id").references(() => contact.id, { onDelete: "set null" }),
+    lastMessageAt: integer("last_message_at").notNull(),
+    lastMessagePreview: text("last_message_preview").notNull().default(""),
+    lastDirection: text("last_direction", { enum: ["inbound", "outbound"] }).notNull(),
+    unreadCount: integer("unread_count").notNull().default(0),
+    lastInboundAt: integer("last_inbound_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("thread_peer_uq").on(table.workspaceId, table.channel, table.deviceId, table.peer),
+    index("thread_workspace_last_idx").on(table.workspaceId, table.lastMessageAt),
+  ],
+);
+
+export const threadMessage = sqliteTable(
+  "thread_message",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    threadId: integer("thread_id")
+      .notNull()
+      .references(() => thread.id),
+    direction: text("direction", { enum: ["inbound", "outbound"] }).notNull(),
+    body: text("body").notNull(),
+    notificationId: integer("notification_id").references(() => notification.id),
+    deviceId: integer("device_id"),
+    // The channel's id for an inbound message (the phone's content hash, the platform's wamid).
+    externalId: text("external_id"),
+    at: integer("at").notNull(),
+  },
+  (table) => [
+    index("thread_message_thread_idx").on(table.threadId, table.at),
+    uniqueIndex("thread_message_external_uq").on(table.threadId, table.externalId),
   ],
 );

@@ -58,6 +58,7 @@ const tags = [
   { name: "Notifications", description: "What happened to each message: status, attempts, the carrier's or platform's reasons; cancel" },
   { name: "Stats", description: "Notification counts and the credit balance" },
   { name: "Overview aliases", description: "The overview's short REST paths over the same services" },
+  { name: "Phone (companion app)", description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients" },
   { name: "Callbacks", description: "Called by providers and platforms, not by API clients; signed by them" },
   { name: "System", description: "Health and server information" },
 ];
@@ -105,8 +106,8 @@ const ALTERNATE_CONTENT: Record<string, Record<string, unknown>> = {
     "text/csv": {
       schema: { type: "string" },
       example:
-        "device_id,name,kind,status,phone_number,online,last_sync,blocked,blocked_code,blocked_reason,send_limit_per_minute,created_at,updated_at\n" +
-        "1,Front desk,sms,active,,true,2026-01-15T12:00:00.000Z,false,,,20,2026-01-15T11:00:00.000Z,2026-01-15T11:00:00.000Z\n",
+        "device_id,name,kind,status,phone_number,online,last_sync,blocked,blocked_code,blocked_reason,send_limit_per_minute,send_interval_min,send_interval_max,created_at,updated_at\n" +
+        "1,Front desk,sms,active,,true,2026-01-15T12:00:00.000Z,false,,,20,1,5,2026-01-15T11:00:00.000Z,2026-01-15T11:00:00.000Z\n",
     },
   },
 };

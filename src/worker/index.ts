@@ -5,6 +5,7 @@ import { startScheduler, type Task } from "./scheduler";
 export function workerTasks(s: Services): Task[] {
   return [
     { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
+    { name: "phones:announce-due", everySeconds: s.config.workerIntervalSeconds, run: () => s.mobile.announceDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
   ];
 }

@@ -25,6 +25,8 @@ export const Device = t.Object({
   blocked_code: t.Nullable(t.String()),
   blocked_reason: t.Nullable(t.String()),
   send_limit_per_minute: t.Integer(),
+  send_interval_min: t.Integer({ description: "Paired phones: random pause between SMS, from…" }),
+  send_interval_max: t.Integer({ description: "…to, seconds" }),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });
@@ -109,6 +111,14 @@ const DeviceIds = (max: number) =>
 
 export const BatchDeleteBody = t.Object({ device_ids: DeviceIds(BATCH_DELETE_MAX) });
 export const BatchDeleteResponse = Envelope(t.Object({ deleted: t.Array(t.Integer()), count: t.Integer() }));
+
+export const UpdateDeviceBody = t.Object({
+  device_id: t.Integer({ minimum: 1 }),
+  name: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
+  send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000, description: "Messages the device is handed per minute" })),
+  send_interval_min: t.Optional(t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: shortest pause between two SMS, seconds" })),
+  send_interval_max: t.Optional(t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: longest pause between two SMS, seconds" })),
+});
 
 export const BatchStatusBody = t.Object({ device_ids: DeviceIds(BATCH_STATUS_MAX), status: Status });
 export const BatchStatusResponse = Envelope(t.Object({ devices: t.Array(Device), count: t.Integer() }));

@@ -87,6 +87,10 @@ export function createDeviceRepository(db: Db) {
       return db.transaction((tx) => rows.map((r) => tx.insert(device).values(r).returning().get()));
     },
 
+    update(deviceId: number, set: Partial<NewDevice>): DeviceRow {
+      return db.update(device).set(set).where(eq(device.id, deviceId)).returning().get();
+    },
+
     softDelete(workspaceId: number, ids: number[], now: number): void {
       db.update(device)
         .set({ deletedAt: now, updatedAt: now, tokenHash: null })

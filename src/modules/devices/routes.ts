@@ -22,6 +22,7 @@ import {
   DeviceStatsResponse,
   DeviceUsageResponse,
   ExportQuery,
+  UpdateDeviceBody,
 } from "./model";
 
 const EXPORT_COLUMNS = [
@@ -36,6 +37,8 @@ const EXPORT_COLUMNS = [
   "blocked_code",
   "blocked_reason",
   "send_limit_per_minute",
+  "send_interval_min",
+  "send_interval_max",
   "created_at",
   "updated_at",
 ] as const;
@@ -123,6 +126,17 @@ export function deviceRoutes(s: Services) {
         },
       },
     )
+    .post("/update", ({ request, body }) => ok(devices.update(authOf(request).workspaceId, body), "Device updated"), {
+      parse: "json",
+      body: UpdateDeviceBody,
+      response: { 200: DeviceResponse, ...errorResponses(404) },
+      detail: {
+        summary: "Update a device",
+        description:
+          "Changes the name and the send pacing: `send_limit_per_minute` (every kind) and, for paired phones, the random pause between two SMS " +
+          "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once.",
+      },
+    })
     .get("/:device_id", ({ request, params }) => ok(devices.present(devices.require(authOf(request).workspaceId, params.device_id)), "Device fetched"), {
       params: DeviceIdParams,
       response: { 200: DeviceResponse, ...errorResponses(404) },
@@ -134,7 +148,7 @@ export function deviceRoutes(s: Services) {
       detail: {
         summary: "Device health",
         description:
-          "`health_score` 0–100: 60 points for recency of contact (full when heard from within 5 minutes, falling to none at 24 hours) " +
+          "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes; once offline 30, falling to none at 24 hours) " +
           "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact.",
       },
     })

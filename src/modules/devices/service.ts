@@ -21,6 +21,8 @@ export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boole
 export interface DeviceHooks {
   /** Runs inside the delete transaction, before the devices disappear. */
   beforeRemove?: (ids: number[]) => void;
+  /** After a device's sending settings changed (a paired phone is told to fetch them again). */
+  settingsChanged?: (device: DeviceRow) => void;
 }
 
 export function createDeviceService(repo: DeviceRepository, usage: UsageRepository, clock: Clock, hooks: DeviceHooks = {}) {
@@ -37,6 +39,8 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
       blocked_code: row.blockedCode,
       blocked_reason: row.blockedReason,
       send_limit_per_minute: row.sendLimitPerMinute,
+      send_interval_min: row.sendIntervalMin,
+      send_interval_max: row.sendIntervalMax,
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
     };
@@ -49,25 +53,25 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
   }
 
   /**
-   * 0–100: 60 % recency of contact (full within 5 minutes, falling to nothing at 24 hours)
-   * and 40 % success rate of the last 7 days' finished notifications. A blocked device scores 0.
+   * 0–100: 60 % contact and 40 % the success rate of the last 7 days' finished notifications.
+   * Contact is full while the device is online (heard from within 5 minutes); once offline it
+   * starts at half and falls to nothing at 24 hours. A blocked device scores 0.
    */
   function health(workspaceId: number, id: number) {
     const row = require(workspaceId, id);
     const now = clock.now();
     const { finished, failed } = repo.outcomesSince(row.id, now - 7 * DAY);
     const failureRate = finished === 0 ? 0 : failed / finished;
-    let recency = 0;
-    if (row.lastSeenAt !== null) {
-      const age = now - row.lastSeenAt;
-      recency = age <= OFFLINE_AFTER_MS ? 100 : Math.max(0, 100 * (1 - (age - OFFLINE_AFTER_MS) / (DAY - OFFLINE_AFTER_MS)));
-    }
-    const score = row.blockedCode !== null ? 0 : Math.round(0.6 * recency + 0.4 * 100 * (1 - failureRate));
+    const online = isOnline(row, now);
+    let contact = 0;
+    if (online) contact = 100;
+    else if (row.lastSeenAt !== null) contact = Math.max(0, 50 * (1 - (now - row.lastSeenAt - OFFLINE_AFTER_MS) / (DAY - OFFLINE_AFTER_MS)));
+    const score = row.blockedCode !== null ? 0 : Math.round(0.6 * contact + 0.4 * 100 * (1 - failureRate));
     return {
       device_id: row.id,
       health_score: score,
       last_sync: iso(row.lastSeenAt),
-      online: isOnline(row, now),
+      online,
       failure_rate: Math.round(failureRate * 1000) / 1000,
     };
   }
@@ -195,7 +199,32 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
     return { devices: rows.map(present), count: rows.length };
   }
 
-  return { present, require, list, exportRows, health, stats, usage: usageOf, rateLimit, register, remove, setStatus };
+  function update(
+    workspaceId: number,
+    input: { device_id: number; name?: string; send_limit_per_minute?: number; send_interval_min?: number; send_interval_max?: number },
+  ) {
+    const row = require(workspaceId, input.device_id);
+    const min = input.send_interval_min ?? row.sendIntervalMin;
+    const max = input.send_interval_max ?? row.sendIntervalMax;
+    if (min > max) {
+      throw new AppError("validation_error", "Invalid body field 'send_interval_min': must not exceed send_interval_max", {
+        field: "send_interval_min",
+        location: "body",
+        reason: "must not exceed send_interval_max",
+      });
+    }
+    const updated = repo.update(row.id, {
+      name: input.name?.trim() ?? row.name,
+      sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
+      sendIntervalMin: min,
+      sendIntervalMax: max,
+      updatedAt: clock.now(),
+    });
+    hooks.settingsChanged?.(updated);
+    return present(updated);
+  }
+
+  return { present, require, update, list, exportRows, health, stats, usage: usageOf, rateLimit, register, remove, setStatus };
 }
 
 export type DeviceService = ReturnType<typeof createDeviceService>;

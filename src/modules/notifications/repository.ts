@@ -19,6 +19,8 @@ export interface NewNotification {
   nextAttemptAt: number;
   segments: number;
   cost: number;
+  /** The id the channel knows it by, when we choose it (a paired phone's message id). */
+  externalId: string | null;
   createdAt: number;
 }
 
@@ -43,8 +45,8 @@ export function createNotificationRepository(sqlite: Database) {
   const insert: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?)
+      external_id, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?)
     RETURNING id`);
   const byWorkspace: Statement<NotificationRecord, [number, number]> = sqlite.prepare(
     "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
@@ -97,6 +99,7 @@ export function createNotificationRepository(sqlite: Database) {
         n.nextAttemptAt,
         n.segments,
         n.cost,
+        n.externalId,
         n.createdAt,
         n.createdAt,
       )!.id;

@@ -41,6 +41,7 @@ export interface NotificationRecord {
   delivered_at: number | null;
   failed_at: number | null;
   cancelled_at: number | null;
+  cancel_pending: number;
 }
 
 /**
@@ -66,6 +67,11 @@ export interface TransitionOptions {
   reason?: string | null;
   /** What the log row says happened, e.g. "provider accepted", "status callback". */
   detail?: string | null;
+  /**
+   * A paired phone reporting on a message it already held when it was cancelled: what the phone
+   * did is the truth, so it replaces the unconfirmed cancellation.
+   */
+  overridesCancel?: boolean;
 }
 
 export type TransitionListener = (before: NotificationRecord, to: NotificationStatus, opts: TransitionOptions) => void;
@@ -96,7 +102,7 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
       sqlite.prepare(
         `UPDATE notification SET status = ?, stage = ?, ${TIME_COLUMN[to]} = coalesce(${TIME_COLUMN[to]}, ?), updated_at = ?,
            external_id = coalesce(?, external_id), error_code = coalesce(?, error_code), error_reason = coalesce(?, error_reason),
-           needs_reconcile = 0
+           needs_reconcile = 0, cancel_pending = 0
          WHERE id = ? AND status = ?`,
       ),
     ]),
@@ -112,7 +118,9 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
   function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): boolean {
     return sqlite.transaction(() => {
       const before = byId.get(id);
-      if (!before || !canMove(before.status, to)) return false;
+      if (!before) return false;
+      const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancel_pending === 1 && to !== "cancelled";
+      if (!reopened && !canMove(before.status, to)) return false;
       const now = clock.now();
       const at = opts.at ?? now;
       const failing = to === "failed";
@@ -128,7 +136,13 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
         before.status,
       ).changes;
       if (changed === 0) return false;
-      log(id, to, { status: to, errorCode: failing ? opts.errorCode : null, detail: opts.detail ?? opts.reason ?? null, at });
+      const detail = opts.detail ?? opts.reason ?? null;
+      log(id, to, {
+        status: to,
+        errorCode: failing ? opts.errorCode : null,
+        detail: reopened ? `${detail ?? to}; the phone already had it when it was cancelled` : detail,
+        at,
+      });
       if (failing || to === "cancelled") {
         credits.refund(before.workspace_id, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
       }

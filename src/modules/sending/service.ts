@@ -10,6 +10,7 @@ import { toE164 } from "../../lib/phone";
 import { parseScheduleTime, isTimeZone } from "../../lib/schedule";
 import { countSegments } from "../../lib/segments";
 import { monthStart } from "../../lib/time";
+import { nanoid } from "../../lib/tokens";
 import { findUrl } from "../../lib/urls";
 import type { CreditService } from "../credits/service";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
@@ -17,6 +18,7 @@ import { isOnline } from "../devices/service";
 import type { NotificationRepository } from "../notifications/repository";
 import type { NotificationState } from "../notifications/state";
 import type { TemplateRepository, TemplateRow } from "../templates/repository";
+import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
 
@@ -74,10 +76,11 @@ export interface SendingDeps {
   credits: CreditService;
   usage: UsageRepository;
   idempotency: IdempotencyStore;
+  threads: ThreadRepository;
 }
 
 export function createSendingService(deps: SendingDeps) {
-  const { sqlite, clock, devices, templates, notifications, state, credits, usage, idempotency } = deps;
+  const { sqlite, clock, devices, templates, notifications, state, credits, usage, idempotency, threads } = deps;
   const channelChecks: Record<Channel, ChannelCheck[]> = { sms: [], chatapp: [] };
   const acceptedListeners: ((accepted: Accepted[]) => void)[] = [];
 
@@ -240,9 +243,23 @@ export function createSendingService(deps: SendingDeps) {
       nextAttemptAt: p.scheduleAt ?? now,
       segments: p.segments,
       cost: p.cost,
+      // A paired phone knows each message by an id of ours (the companion-app protocol's "id").
+      externalId: p.device.kind === "sms" ? nanoid(21) : null,
       createdAt: now,
     });
     credits.debit(auth.workspaceId, p.cost, id);
+    threads.add({
+      workspaceId: auth.workspaceId,
+      channel: p.channel,
+      threadDeviceId: p.channel === "chatapp" ? p.device.id : 0,
+      peer: p.recipient,
+      peerName: p.recipientName,
+      direction: "outbound",
+      body: p.message,
+      notificationId: id,
+      deviceId: p.device.id,
+      at: p.scheduleAt ?? now,
+    });
     state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
       status: "pending",
       detail: p.scheduleAt

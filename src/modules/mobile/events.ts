@@ -1,0 +1,100 @@
+// Server-Sent Events to paired phones (GET /mobile/v1/events). A stream per open connection; events
+// are hints ("there is work", "this one is cancelled") — the phone then pulls, so an event lost to
+// a dropped connection costs nothing: the app pulls again on every reconnect.
+const encoder = new TextEncoder();
+
+export type PhoneEvent = "MessageEnqueued" | "MessageCancelled" | "WebhooksUpdated" | "SettingsUpdated";
+
+export const KEEPALIVE_MS = 15_000;
+
+interface Stream {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  timer: ReturnType<typeof setInterval>;
+}
+
+export function createPhoneEventHub(onAlive: (deviceId: number) => void) {
+  const streams = new Map<number, Set<Stream>>();
+  const pendingEnqueue = new Map<number, ReturnType<typeof setTimeout>>();
+
+  function write(stream: Stream, chunk: string): boolean {
+    try {
+      stream.controller.enqueue(encoder.encode(chunk));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  function remove(deviceId: number, stream: Stream) {
+    clearInterval(stream.timer);
+    const set = streams.get(deviceId);
+    set?.delete(stream);
+    if (set && set.size === 0) streams.delete(deviceId);
+  }
+
+  /** Sends an event to every open stream of a device. */
+  function notify(deviceId: number, event: PhoneEvent, data: Record<string, string> | null = null) {
+    for (const stream of streams.get(deviceId) ?? []) {
+      if (!write(stream, `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) remove(deviceId, stream);
+    }
+  }
+
+  return {
+    /** A new event stream for a device, with a `:keepalive` comment every 15 s that also marks it alive. */
+    open(deviceId: number): ReadableStream<Uint8Array> {
+      let stream: Stream;
+      return new ReadableStream<Uint8Array>({
+        start(controller) {
+          stream = {
+            controller,
+            timer: setInterval(() => {
+              if (write(stream, ":keepalive\n\n")) onAlive(deviceId);
+              else remove(deviceId, stream);
+            }, KEEPALIVE_MS),
+          };
+          let set = streams.get(deviceId);
+          if (!set) streams.set(deviceId, (set = new Set()));
+          set.add(stream);
+          // A comment first, so proxies and clients see the stream open at once.
+          write(stream, ":connected\n\n");
+        },
+        cancel() {
+          remove(deviceId, stream);
+        },
+      });
+    },
+
+    notify,
+
+    /** "There is work": coalesced, so a burst of sends costs the phone one pull. */
+    enqueued(deviceId: number) {
+      if (pendingEnqueue.has(deviceId)) return;
+      pendingEnqueue.set(
+        deviceId,
+        setTimeout(() => {
+          pendingEnqueue.delete(deviceId);
+          notify(deviceId, "MessageEnqueued");
+        }, 50),
+      );
+    },
+
+    isConnected: (deviceId: number) => (streams.get(deviceId)?.size ?? 0) > 0,
+
+    closeAll() {
+      for (const [deviceId, set] of streams) {
+        for (const stream of set) {
+          try {
+            stream.controller.close();
+          } catch {
+            /* already closed */
+          }
+          remove(deviceId, stream);
+        }
+      }
+      for (const timer of pendingEnqueue.values()) clearTimeout(timer);
+      pendingEnqueue.clear();
+    },
+  };
+}
+
+export type PhoneEventHub = ReturnType<typeof createPhoneEventHub>;

@@ -1,0 +1,59 @@
+// What a user needs to pair a stock phone: the server URL and the workspace's pairing token (the
+// app's "private token"), as text and as a QR code.
+import { Elysia, t } from "elysia";
+import QRCode from "qrcode";
+import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import { authOf } from "../../http/foundation";
+import type { Services } from "../../services";
+import { publicBase } from "./routes";
+
+export async function pairingInfo(serverUrl: string, pairingToken: string) {
+  const payload = JSON.stringify({ url: serverUrl, token: pairingToken });
+  return {
+    server_url: serverUrl,
+    pairing_token: pairingToken,
+    qr_svg: await QRCode.toString(payload, { type: "svg", margin: 2 }),
+    qr_text: payload,
+    app_settings: {
+      "Cloud Server → API URL": serverUrl,
+      "Cloud Server → Private Token": pairingToken,
+      "Cloud Server → Notification channel": "SSE Only",
+    },
+  };
+}
+
+const PairingResponse = Envelope(
+  t.Object({
+    server_url: t.String({ description: "Enter as the app's API URL (Settings → Cloud Server)" }),
+    pairing_token: t.String({ description: "Enter as the app's Private Token" }),
+    qr_svg: t.String({ description: "An SVG QR code of {url, token}" }),
+    qr_text: t.String({ description: "What the QR code holds" }),
+    app_settings: t.Record(t.String(), t.String()),
+  }),
+);
+
+export function pairingRoutes(s: Services) {
+  const token = (workspaceId: number) => s.accounts.getWorkspace(workspaceId).pairingToken;
+  return new Elysia({ prefix: "/v1/api/device/pairing", tags: ["Devices"] })
+    .use(models)
+    .get("", async ({ request }) => ok(await pairingInfo(`${publicBase(s, request)}/mobile/v1`, token(authOf(request).workspaceId)), "Pairing info"), {
+      response: { 200: PairingResponse, ...errorResponses() },
+      detail: {
+        summary: "How to pair a phone",
+        description:
+          "The URL and pairing token to enter in the SMS Gateway for Android app (Settings → Cloud Server; pick \"SSE Only\"), and a QR code of both. " +
+          "The URL comes from PIGEON_PUBLIC_URL (else the address this request used); the app needs HTTPS.",
+      },
+    })
+    .post(
+      "/rotate",
+      async ({ request }) => {
+        const ws = s.accounts.rotatePairingToken(authOf(request).workspaceId);
+        return ok(await pairingInfo(`${publicBase(s, request)}/mobile/v1`, ws.pairingToken), "Pairing token rotated");
+      },
+      {
+        response: { 200: PairingResponse, ...errorResponses() },
+        detail: { summary: "Rotate the pairing token", description: "Issues a new pairing token; the old one stops pairing new phones at once. Phones already paired keep working." },
+      },
+    );
+}

@@ -1,0 +1,226 @@
+// The companion app's API under /mobile/v1, field for field as the app sends and reads it.
+// Errors here use the app's own shape {message, code, data} (the foundation formats them).
+import { Elysia, t } from "elysia";
+import { rawBodyOf } from "../../http/foundation";
+import type { Services } from "../../services";
+import type { PatchItem } from "./service";
+
+const SimCard = t.Object(
+  {
+    slotIndex: t.Optional(t.Integer()),
+    simNumber: t.Optional(t.Integer()),
+    phoneNumber: t.Optional(t.Nullable(t.String())),
+    carrierName: t.Optional(t.Nullable(t.String())),
+    iccid: t.Optional(t.Nullable(t.String())),
+  },
+  { additionalProperties: true },
+);
+
+const RegisterBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 128, description: "MANUFACTURER/PRODUCT" }),
+    pushToken: t.Optional(t.Nullable(t.String({ maxLength: 256 }))),
+    simCards: t.Optional(t.Array(SimCard)),
+  },
+  { additionalProperties: true },
+);
+
+const PatchDeviceBody = t.Object(
+  { id: t.Optional(t.String()), pushToken: t.Optional(t.Nullable(t.String({ maxLength: 256 }))), simCards: t.Optional(t.Array(SimCard)) },
+  { additionalProperties: true },
+);
+
+const PatchMessageBody = t.Array(
+  t.Object(
+    {
+      id: t.String({ minLength: 1, maxLength: 36 }),
+      state: t.String(),
+      recipients: t.Optional(
+        t.Array(t.Object({ phoneNumber: t.Optional(t.String()), state: t.Optional(t.String()), error: t.Optional(t.Nullable(t.String())) }, { additionalProperties: true })),
+      ),
+      states: t.Optional(t.Record(t.String(), t.String())),
+    },
+    { additionalProperties: true },
+  ),
+);
+
+const PasswordBody = t.Object({ currentPassword: t.String(), newPassword: t.String() });
+
+const MobileError = t.Object({ message: t.String(), code: t.Integer(), data: t.Object({ error_code: t.String() }, { additionalProperties: true }) });
+const MobileMessage = t.Object({
+  id: t.String(),
+  message: t.String(),
+  textMessage: t.Object({ text: t.String() }),
+  phoneNumbers: t.Array(t.String()),
+  isEncrypted: t.Optional(t.Boolean()),
+  withDeliveryReport: t.Optional(t.Boolean()),
+  priority: t.Optional(t.Integer()),
+  state: t.Union([t.Literal("Pending"), t.Literal("Cancelling")]),
+  createdAt: t.String({ description: "Always three fraction digits" }),
+});
+
+type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
+
+/** OpenAPI responses of a phone route: its success, and errors in the app's own shape. */
+function responses(status: number, description: string, schema?: object, errors: number[] = [400, 401]): Responses {
+  const out: Responses = { [status]: { description, ...(schema ? { content: { "application/json": { schema } } } : {}) } };
+  for (const e of errors) out[e] = { description: e === 401 ? "Unknown or missing credentials (the app re-registers on 401 from PATCH /device)" : `Error ${e}`, content: { "application/json": { schema: MobileError } } };
+  return out;
+}
+
+/** Where the phone reaches us: the configured public URL, else the origin it called. */
+export function publicBase(s: Services, request: Request): string {
+  return s.config.publicUrl ?? new URL(request.url).origin;
+}
+
+export function mobileRoutes(s: Services) {
+  const { mobile } = s;
+  const detail = (summary: string, description: string, res: Responses) => ({ summary, description, tags: ["Phone (companion app)"], security: [], responses: res });
+  return new Elysia({ prefix: "/mobile/v1" })
+    .post(
+      "/device",
+      ({ request, body, set }) => {
+        set.status = 201;
+        return mobile.register(request.headers, body);
+      },
+      {
+        parse: "json",
+        body: RegisterBody,
+        detail: detail(
+          "Register a phone",
+          "Authorization: `Bearer <pairing token>` (the app's private token), `Basic login:password`, or `Code <one-time code>`. 201 `{id, token, login, password?}`.",
+          responses(201, "Registered", t.Object({ id: t.String(), token: t.String(), login: t.String(), password: t.Optional(t.String()) })),
+        ),
+      },
+    )
+    .get(
+      "/device",
+      ({ request, server }) => {
+        let device = null;
+        try {
+          device = mobile.authenticateDevice(request.headers);
+        } catch {
+          // The bearer is optional here; the app only reads externalIp.
+        }
+        const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+        const externalIp = forwarded || server?.requestIP(request)?.address || "127.0.0.1";
+        return { externalIp, ...(device ? { device: mobile.presentDevice(device) } : {}) };
+      },
+      {
+        detail: detail(
+          "The phone's view of itself",
+          "`{externalIp, device?}`; the Bearer device token is optional.",
+          responses(200, "The caller's address", t.Object({ externalIp: t.String(), device: t.Optional(t.Object({}, { additionalProperties: true })) }), []),
+        ),
+      },
+    )
+    .patch(
+      "/device",
+      ({ request, body, set }) => {
+        mobile.updateOwnDevice(mobile.authenticateDevice(request.headers), body);
+        set.status = 204;
+      },
+      {
+        parse: "json",
+        body: PatchDeviceBody,
+        detail: detail("Update the phone's push token and SIM cards", "403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
+      },
+    )
+    .get(
+      "/message",
+      ({ request, query }) => mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent")),
+      {
+        query: t.Object({ order: t.Optional(t.String()) }),
+        detail: detail(
+          "Messages for the phone",
+          "Due pending messages (at most 100, within the phone's per-minute pacing), and `Cancelling` items for app versions ≥ 1.67.0. Reading changes no state.",
+          responses(200, "The phone's work", t.Array(MobileMessage)),
+        ),
+      },
+    )
+    .get(
+      "/messages",
+      ({ request, query }) => mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent")),
+      { query: t.Object({ order: t.Optional(t.String()) }), detail: { hide: true } },
+    )
+    .patch(
+      "/message",
+      ({ request, body, set }) => {
+        mobile.patchMessages(mobile.authenticateDevice(request.headers), body as PatchItem[]);
+        set.status = 204;
+      },
+      {
+        parse: "json",
+        body: PatchMessageBody,
+        detail: detail(
+          "Report message states",
+          "`[{id, state, recipients, states}]`; Processed keeps it pending, Sent/Delivered/Failed/Cancelled move it. Idempotent; 204 even for unknown ids.",
+          responses(204, "Recorded"),
+        ),
+      },
+    )
+    .get("/webhooks", ({ request }) => (mobile.authenticateDevice(request.headers), mobile.webhooks(publicBase(s, request))), {
+      detail: detail(
+        "Webhooks the phone should call",
+        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed.",
+        responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
+      ),
+    })
+    .get("/settings", ({ request }) => mobile.settings(mobile.authenticateDevice(request.headers)), {
+      detail: detail(
+        "Settings for the phone",
+        "Send pacing (messages per minute, random delay range) and the key the phone signs its webhooks with.",
+        responses(200, "Settings sections, snake_case", t.Object({}, { additionalProperties: true })),
+      ),
+    })
+    .get(
+      "/events",
+      ({ request }) => {
+        const device = mobile.authenticateDevice(request.headers);
+        return new Response(mobile.hub.open(device.id), {
+          headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
+        });
+      },
+      {
+        detail: detail("Server-Sent Events", "MessageEnqueued, MessageCancelled, WebhooksUpdated, SettingsUpdated; a `:keepalive` comment every 15 s.", {
+          ...responses(200, "text/event-stream"),
+          200: { description: "An event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+        }),
+      },
+    )
+    .get("/user/code", ({ request }) => mobile.oneTimeCode(request.headers), {
+      detail: detail(
+        "A one-time sign-in code",
+        "Basic login:password; the code lets another phone register with `Authorization: Code <code>` within 60 s.",
+        responses(200, "The code", t.Object({ code: t.String(), validUntil: t.String() })),
+      ),
+    })
+    .patch(
+      "/user/password",
+      ({ request, body, set }) => {
+        mobile.changePassword(mobile.authenticateDevice(request.headers), body);
+        set.status = 204;
+      },
+      {
+        parse: "json",
+        body: PasswordBody,
+        detail: detail("Change the app login's password", "`{currentPassword, newPassword}` (at least 14 characters); 401 when the current one is wrong.", responses(204, "Changed")),
+      },
+    )
+    .post(
+      "/webhook",
+      ({ request, set }) => {
+        mobile.receiveWebhook(rawBodyOf(request), request.headers);
+        set.status = 204;
+      },
+      {
+        detail: detail(
+          "Events the phone posts",
+          "sms:received, sms:sent, sms:delivered, sms:failed, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). Stale timestamps and bad signatures are refused; a repeated event id changes nothing.",
+          responses(204, "Received"),
+        ),
+        parse: "json",
+        body: t.Object({ id: t.String(), webhookId: t.Optional(t.String()), event: t.String(), deviceId: t.String(), payload: t.Object({}, { additionalProperties: true }) }, { additionalProperties: true }),
+      },
+    );
+}

@@ -1,0 +1,430 @@
+// The companion-app protocol under /mobile/v1, with exactly the bodies, headers and User-Agent the
+// SMS Gateway for Android app sends (shared/reference/companion-app-protocol.md), checking every
+// field the app reads back.
+import { describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+
+const UA = "me.capcom.smsgateway/1.68.0";
+const OLD_UA = "me.capcom.smsgateway/1.66.2";
+const TO = "+79990001234";
+const THREE_DIGITS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$/;
+
+const REGISTER_BODY = {
+  name: "Xiaomi/vayu_eea",
+  simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }],
+};
+
+async function mobile(ctx: TestContext, method: string, path: string, opts: { auth?: string; body?: unknown; raw?: string; ua?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { "user-agent": opts.ua ?? UA, ...(opts.headers ?? {}) };
+  if (opts.auth) headers.authorization = opts.auth;
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await ctx.app.handle(new Request(`http://localhost/mobile/v1${path}`, { method, headers, body }));
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };
+}
+
+async function pairingToken(ctx: TestContext): Promise<string> {
+  return expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data.pairing_token;
+}
+
+/** Registers a phone the way the app does; returns its id and Bearer token. */
+async function pairPhone(ctx: TestContext) {
+  const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: REGISTER_BODY });
+  expect(r.status).toBe(201);
+  const deviceId = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+  return { ...r.json, bearer: `Bearer ${r.json.token}`, deviceId } as { id: string; token: string; login: string; password?: string; bearer: string; deviceId: number };
+}
+
+async function sendSms(ctx: TestContext, body: Record<string, unknown> = {}) {
+  return expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "Hello from Pigeon", ...body }), 200).data.notification_id as number;
+}
+
+const statusOf = async (ctx: TestContext, id: number) => expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
+
+function signed(key: string, body: unknown, at: number) {
+  const raw = JSON.stringify(body);
+  const ts = String(Math.floor(at / 1000));
+  return { raw, headers: { "x-timestamp": ts, "x-signature": createHmac("sha256", key).update(raw + ts).digest("hex") } };
+}
+
+describe("pairing", () => {
+  test("GET /api/device/pairing gives the server URL, the token and a QR code; rotate retires the old token", async () => {
+    const ctx = createTestContext();
+    const info = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data;
+    expect(info.server_url).toBe("https://pigeon.test/mobile/v1");
+    expect(info.pairing_token).toMatch(/^[\w-]{32}$/);
+    expect(info.qr_svg).toStartWith("<svg");
+    expect(JSON.parse(info.qr_text)).toEqual({ url: info.server_url, token: info.pairing_token });
+    const rotated = expectEnvelope(await ctx.post("/v1/api/device/pairing/rotate"), 200).data;
+    expect(rotated.pairing_token).not.toBe(info.pairing_token);
+    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${info.pairing_token}`, body: REGISTER_BODY });
+    expect(r.status).toBe(401);
+    expect(r.json).toMatchObject({ message: expect.any(String), code: 401 });
+    expect((await mobile(ctx, "POST", "/device", { auth: `Bearer ${rotated.pairing_token}`, body: REGISTER_BODY })).status).toBe(201);
+  });
+
+  test("POST /device with the pairing token: 201 {id, token, login, password}; the phone is an online sms device", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    expect(phone.id).toMatch(/^[\w-]{21}$/);
+    expect(phone.token).toMatch(/^[\w-]{21}$/);
+    expect(phone.login).toMatch(/^[A-Z0-9]{6}$/);
+    expect(phone.password).toMatch(/^[a-z0-9_-]{14}$/);
+    const device = expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}`), 200).data;
+    expect(device).toMatchObject({ name: "Xiaomi/vayu_eea", kind: "sms", status: "active", online: true });
+    const second = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "Google/sdk" } });
+    expect(second.json.login).toBe(phone.login);
+    expect(second.json.password).toBeUndefined();
+  });
+
+  test("POST /device with Basic login:password, and with a one-time Code", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const basic = `Basic ${Buffer.from(`${phone.login}:${phone.password}`).toString("base64")}`;
+    const byBasic = await mobile(ctx, "POST", "/device", { auth: basic, body: REGISTER_BODY });
+    expect(byBasic.status).toBe(201);
+    expect(byBasic.json.password).toBeUndefined();
+    const wrong = `Basic ${Buffer.from(`${phone.login}:nope`).toString("base64")}`;
+    expect((await mobile(ctx, "POST", "/device", { auth: wrong, body: REGISTER_BODY })).status).toBe(401);
+
+    const code = await mobile(ctx, "GET", "/user/code", { auth: basic });
+    expect(code.status).toBe(200);
+    expect(code.json.code).toMatch(/^\d{6}$/);
+    expect(code.json.validUntil).toMatch(THREE_DIGITS);
+    expect((await mobile(ctx, "POST", "/device", { auth: `Code ${code.json.code}`, body: REGISTER_BODY })).status).toBe(201);
+    expect((await mobile(ctx, "POST", "/device", { auth: `Code ${code.json.code}`, body: REGISTER_BODY })).status).toBe(401);
+    const late = await mobile(ctx, "GET", "/user/code", { auth: basic });
+    ctx.clock.advance(61_000);
+    expect((await mobile(ctx, "POST", "/device", { auth: `Code ${late.json.code}`, body: REGISTER_BODY })).status).toBe(401);
+    expect((await mobile(ctx, "POST", "/device", { body: REGISTER_BODY })).status).toBe(401);
+  });
+
+  test("a bad register body is 400 in the app's error shape", async () => {
+    const ctx = createTestContext();
+    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "x".repeat(129) } });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ message: expect.stringContaining("name"), code: 400, data: { error_code: "validation_error" } });
+  });
+
+  test("PATCH /user/password", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    expect((await mobile(ctx, "PATCH", "/user/password", { auth: phone.bearer, body: { currentPassword: "wrong", newPassword: "a-new-long-password" } })).status).toBe(401);
+    expect((await mobile(ctx, "PATCH", "/user/password", { auth: phone.bearer, body: { currentPassword: phone.password, newPassword: "short" } })).status).toBe(400);
+    expect((await mobile(ctx, "PATCH", "/user/password", { auth: phone.bearer, body: { currentPassword: phone.password, newPassword: "a-new-long-password" } })).status).toBe(204);
+    const basic = `Basic ${Buffer.from(`${phone.login}:a-new-long-password`).toString("base64")}`;
+    expect((await mobile(ctx, "GET", "/user/code", { auth: basic })).status).toBe(200);
+  });
+});
+
+describe("device endpoints", () => {
+  test("GET /device: externalIp always, the device with a token", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const anon = await mobile(ctx, "GET", "/device", { headers: { "x-forwarded-for": "203.0.113.7" } });
+    expect(anon.json).toEqual({ externalIp: "203.0.113.7" });
+    const mine = await mobile(ctx, "GET", "/device", { auth: phone.bearer });
+    expect(mine.json.device).toMatchObject({ id: phone.id, name: "Xiaomi/vayu_eea", simCards: REGISTER_BODY.simCards });
+    expect(mine.json.device.lastSeen).toMatch(THREE_DIGITS);
+  });
+
+  test("PATCH /device: 204 for its own id, 403 for another's, 401 for an unknown token", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const other = await pairPhone(ctx);
+    expect((await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: phone.id, pushToken: null, simCards: [] } })).status).toBe(204);
+    expect((await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: other.id, pushToken: "x" } })).status).toBe(403);
+    const unknown = await mobile(ctx, "PATCH", "/device", { auth: "Bearer notarealtoken000000000", body: { id: phone.id } });
+    expect(unknown.status).toBe(401);
+    expect(unknown.json.code).toBe(401);
+  });
+
+  test("a device deleted through the API can no longer authenticate", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    await ctx.post("/v1/api/device/batch/delete", { device_ids: [phone.deviceId] });
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).status).toBe(401);
+  });
+});
+
+describe("messages", () => {
+  test("GET /message: the app's fields, three fraction digits, and reading changes nothing", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const id = await sendSms(ctx);
+    const first = await mobile(ctx, "GET", "/message?order=lifo", { auth: phone.bearer });
+    expect(first.status).toBe(200);
+    expect(first.json).toHaveLength(1);
+    const m = first.json[0];
+    expect(m).toEqual({
+      id: expect.stringMatching(/^[\w-]{21}$/),
+      message: "Hello from Pigeon",
+      textMessage: { text: "Hello from Pigeon" },
+      phoneNumbers: [TO],
+      isEncrypted: false,
+      withDeliveryReport: true,
+      priority: 0,
+      state: "Pending",
+      createdAt: "2026-01-15T12:00:00.000Z",
+    });
+    expect(m.createdAt).toMatch(THREE_DIGITS);
+    const again = await mobile(ctx, "GET", "/message", { auth: phone.bearer });
+    expect(again.json).toEqual(first.json);
+    expect((await statusOf(ctx, id)).status).toBe("pending");
+  });
+
+  test("order=fifo and lifo", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    await sendSms(ctx, { message: "first" });
+    ctx.clock.advance(1000);
+    await sendSms(ctx, { message: "second" });
+    const fifo = await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer });
+    expect(fifo.json.map((m: { message: string }) => m.message)).toEqual(["first", "second"]);
+    const lifo = await mobile(ctx, "GET", "/message", { auth: phone.bearer });
+    expect(lifo.json.map((m: { message: string }) => m.message)).toEqual(["second", "first"]);
+  });
+
+  test("PATCH /message: Processed keeps it pending (and uncancellable), Sent → sent, Delivered → delivered; repeats change nothing", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const id = await sendSms(ctx);
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    const patch = (state: string, states: Record<string, string>) =>
+      mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m.id, state, recipients: [{ phoneNumber: TO, state }], states }] });
+
+    expect((await patch("Pending", { Processed: "2026-01-15T19:00:01.357+07:00" })).status).toBe(204);
+    expect((await statusOf(ctx, id)).status).toBe("pending");
+    expect((await ctx.post("/v1/api/notification/cancel", { notification_id: id })).status).toBe(409);
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
+
+    await patch("Sent", { Processed: "2026-01-15T19:00:01.357+07:00", Sent: "2026-01-15T19:00:02.100+07:00" });
+    expect(await statusOf(ctx, id)).toMatchObject({ status: "sent", sent_at: "2026-01-15T12:00:02.100Z" });
+    await patch("Delivered", { Delivered: "2026-01-15T19:00:09.000+07:00" });
+    await patch("Delivered", { Delivered: "2026-01-15T19:00:09.000+07:00" });
+    await patch("Sent", {});
+    const n = await statusOf(ctx, id);
+    expect(n).toMatchObject({ status: "delivered", delivered_at: "2026-01-15T12:00:09.000Z" });
+    expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "processed", "sent", "delivered"]);
+  });
+
+  test("Failed: the phone's error string (the carrier's reason) goes to the log", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const id = await sendSms(ctx);
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    const error = "Send result: RESULT_ERROR_NO_SERVICE (no service)";
+    await mobile(ctx, "PATCH", "/message", {
+      auth: phone.bearer,
+      body: [{ id: m.id, state: "Failed", recipients: [{ phoneNumber: TO, state: "Failed", error }], states: { Processed: "2026-01-15T12:00:00.100Z", Failed: "2026-01-15T12:00:00.900Z" } }],
+    });
+    const n = await statusOf(ctx, id);
+    expect(n).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_NO_SERVICE", error_reason: error });
+    expect(n.logs.at(-1)).toMatchObject({ event: "failed", detail: expect.stringContaining(error) });
+  });
+
+  test("PATCH /message: unknown ids, and other devices' messages, are 204 and change nothing; a non-array is 400", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const other = await pairPhone(ctx);
+    const id = await sendSms(ctx, { device_id: phone.deviceId });
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    expect((await mobile(ctx, "PATCH", "/message", { auth: other.bearer, body: [{ id: m.id, state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
+    expect((await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: "unknown-id", state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
+    expect((await statusOf(ctx, id)).status).toBe("pending");
+    const bad = await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: { id: m.id, state: "Sent" } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe(400);
+  });
+
+  test("Cancelling goes only to apps ≥ 1.67.0; Cancelled confirms; a Sent after the cancel is recorded as the truth", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const id = await sendSms(ctx);
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    const cancelled = expectEnvelope(await ctx.post("/v1/api/notification/cancel", { notification_id: id }), 200).data;
+    expect(cancelled.status).toBe("cancelled");
+
+    const modern = await mobile(ctx, "GET", "/message", { auth: phone.bearer, ua: UA });
+    expect(modern.json).toEqual([expect.objectContaining({ id: m.id, state: "Cancelling" })]);
+    const old = await mobile(ctx, "GET", "/message", { auth: phone.bearer, ua: OLD_UA });
+    expect(old.json).toEqual([]);
+
+    await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m.id, state: "Cancelled", recipients: [{ phoneNumber: TO, state: "Cancelled" }], states: { Cancelled: "2026-01-15T12:00:01.000Z" } }] });
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
+    expect((await statusOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "cancelled", "cancel_confirmed"]);
+
+    // Another message: the phone had already sent it when the cancel arrived.
+    const id2 = await sendSms(ctx, { message: "too late" });
+    const [m2] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    await ctx.post("/v1/api/notification/cancel", { notification_id: id2 });
+    await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m2.id, state: "Sent", recipients: [{ phoneNumber: TO, state: "Sent" }], states: {} }] });
+    const n2 = await statusOf(ctx, id2);
+    expect(n2.status).toBe("sent");
+    expect(n2.logs.at(-1).detail).toContain("already had it");
+  });
+
+  test("a message the phone never downloaded is cancelled without a Cancelling round trip", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const id = await sendSms(ctx);
+    await ctx.post("/v1/api/notification/cancel", { notification_id: id });
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
+  });
+
+  test("pacing: never more new messages a minute than the device allows; the rest wait, no error", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 2 }), 200);
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
+    for (let i = 0; i < 5; i++) await sendSms(ctx, { message: `m${i}` });
+    const take = async () => (await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer })).json.map((m: { message: string }) => m.message);
+    expect(await take()).toEqual(["m0", "m1"]);
+    expect(await take()).toEqual(["m0", "m1"]);
+    const rl = expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/rate-limit`), 200).data;
+    expect(rl).toMatchObject({ limit: 2, requests_remaining: 0 });
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0));
+    expect(await take()).toEqual(["m0", "m1", "m2", "m3"]);
+  });
+
+  test("a scheduled message reaches the phone only when due", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    await sendSms(ctx, { schedule_time: "2026-01-15 12:30:00" });
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 30, 0));
+    expect(ctx.services.mobile.announceDue()).toBe(1);
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toHaveLength(1);
+    expect(ctx.services.mobile.announceDue()).toBe(0);
+  });
+});
+
+describe("settings, webhooks and events", () => {
+  test("GET /settings provisions a stable signing key and serves the pacing", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 7, send_interval_min: 2, send_interval_max: 9 });
+    const s1 = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    expect(s1.messages).toMatchObject({ limit_period: "PerMinute", limit_value: 7, send_interval_min: 2, send_interval_max: 9 });
+    expect(s1.webhooks.signing_key).toMatch(/^[\w-]{16}$/);
+    expect(s1.gateway.notification_channel).toBe("SSE_ONLY");
+    const s2 = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    expect(s2.webhooks.signing_key).toBe(s1.webhooks.signing_key);
+    expect(expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_min: 10, send_interval_max: 3 }), 400).data.field).toBe("send_interval_min");
+  });
+
+  test("GET /webhooks lists Pigeon's own https receiver for the four SMS events", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
+    expect(hooks.map((h: { event: string }) => h.event)).toEqual(["sms:received", "sms:sent", "sms:delivered", "sms:failed"]);
+    for (const h of hooks) expect(h).toEqual({ id: expect.any(String), deviceId: null, url: "https://pigeon.test/mobile/v1/webhook", event: h.event });
+  });
+
+  test("GET /events: an event stream that announces new work, cancels and settings changes", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const res = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }));
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const until = async (needle: string) => {
+      while (!buffer.includes(needle)) buffer += decoder.decode((await reader.read()).value);
+    };
+    await until(":connected");
+    const id = await sendSms(ctx);
+    await until("event: MessageEnqueued\ndata: null\n\n");
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    await ctx.post("/v1/api/notification/cancel", { notification_id: id });
+    await until(`event: MessageCancelled\ndata: {"messageId":"${m.id}"}\n\n`);
+    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 3 });
+    await until("event: SettingsUpdated\ndata: null\n\n");
+    await reader.cancel();
+  });
+});
+
+describe("webhooks the phone posts", () => {
+  async function setup() {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const key = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json.webhooks.signing_key as string;
+    const post = (body: unknown, opts: { key?: string; at?: number } = {}) => {
+      const { raw, headers } = signed(opts.key ?? key, body, opts.at ?? ctx.clock.now());
+      return mobile(ctx, "POST", "/webhook", { raw, headers });
+    };
+    return { ctx, phone, key, post };
+  }
+
+  const received = (deviceId: string, id = "Ey6ECgOkVVFjz3CL48B8C") => ({
+    id,
+    webhookId: "pigeon-sms-received",
+    event: "sms:received",
+    deviceId,
+    payload: { messageId: "a1b2c3d4", message: "Is my order ready?", sender: "+14155552671", recipient: "+15550009999", simNumber: 1, phoneNumber: "+14155552671", receivedAt: "2026-01-15T19:00:00.000+07:00" },
+  });
+
+  test("sms:received lands in the sender's thread, linked to the contact with that phone", async () => {
+    const { ctx, phone, post } = await setup();
+    const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" }), 200).data;
+    const r = await post(received(phone.id));
+    expect(r.status).toBe(204);
+    const thread = ctx.db.$client.query("SELECT * FROM thread WHERE peer = '+14155552671'").get() as Record<string, unknown>;
+    expect(thread).toMatchObject({ channel: "sms", contact_id: contact.contact_id, unread_count: 1, last_direction: "inbound", last_message_preview: "Is my order ready?" });
+    const msgs = ctx.db.$client.query("SELECT direction, body, at FROM thread_message WHERE thread_id = ?").all(thread.id as number);
+    expect(msgs).toEqual([{ direction: "inbound", body: "Is my order ready?", at: Date.UTC(2026, 0, 15, 12) }]);
+  });
+
+  test("a replayed event id, a forged signature and a stale timestamp change nothing", async () => {
+    const { ctx, phone, post } = await setup();
+    expect((await post(received(phone.id))).status).toBe(204);
+    expect((await post(received(phone.id))).status).toBe(204);
+    const forged = await post(received(phone.id, "another-event-id-001"), { key: "not-the-key" });
+    expect(forged.status).toBe(401);
+    const stale = await post(received(phone.id, "another-event-id-002"), { at: ctx.clock.now() - 10 * 60_000 });
+    expect(stale.status).toBe(400);
+    const unknown = await post({ ...received("no-such-device"), id: "x3" });
+    expect(unknown.status).toBe(401);
+    expect((ctx.db.$client.query("SELECT count(*) AS n FROM thread_message").get() as { n: number }).n).toBe(1);
+  });
+
+  test("status webhooks move the notification like PATCH /message", async () => {
+    const { ctx, phone, post } = await setup();
+    const id = await sendSms(ctx);
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    const base = { webhookId: "w", deviceId: phone.id };
+    await post({ ...base, id: "e1", event: "sms:sent", payload: { messageId: m.id, sender: null, recipient: TO, simNumber: 1, partsCount: 1, sentAt: "2026-01-15T12:00:05.000Z" } });
+    expect((await statusOf(ctx, id)).status).toBe("sent");
+    await post({ ...base, id: "e2", event: "sms:delivered", payload: { messageId: m.id, recipient: TO, deliveredAt: "2026-01-15T12:00:09.000Z" } });
+    expect(await statusOf(ctx, id)).toMatchObject({ status: "delivered", delivered_at: "2026-01-15T12:00:09.000Z" });
+  });
+
+  test("sms:failed records the phone's reason", async () => {
+    const { ctx, phone, post } = await setup();
+    const id = await sendSms(ctx);
+    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
+    await post({ id: "f1", webhookId: "w", deviceId: phone.id, event: "sms:failed", payload: { messageId: m.id, recipient: TO, failedAt: "2026-01-15T12:00:05.000Z", reason: "Send result: RESULT_ERROR_RADIO_OFF" } });
+    expect(await statusOf(ctx, id)).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_RADIO_OFF", error_reason: "Send result: RESULT_ERROR_RADIO_OFF" });
+  });
+});
+
+describe("presence", () => {
+  test("every authorised phone request keeps it online; 5 minutes of silence makes sends 400 device_offline", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    ctx.clock.advance(4 * 60_000);
+    await mobile(ctx, "GET", "/message", { auth: phone.bearer });
+    ctx.clock.advance(4 * 60_000);
+    await sendSms(ctx);
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/health`), 200).data).toMatchObject({ online: true, health_score: 100 });
+    ctx.clock.advance(5 * 60_000 + 1);
+    const r = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x" }), 400);
+    expect(r.data.error_code).toBe("device_offline");
+    const health = expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/health`), 200).data;
+    expect(health).toMatchObject({ online: false, health_score: 70 });
+  });
+});

@@ -1,0 +1,180 @@
+// End to end on the compiled binary: `pigeon simulate-phone` pairs with `pigeon serve` exactly as
+// the SMS Gateway for Android app would, and carries messages, failures, cancels and inbound SMS.
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+
+const bin = isolatedBinary();
+const dataDir = tempDir();
+let server: RunningServer;
+let key: Credentials;
+let serverUrl: string;
+let pairingToken: string;
+const phones: { proc: Subprocess; output: () => string }[] = [];
+
+beforeAll(async () => {
+  server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
+  key = server.initialKey!;
+  const pairing = await (await server.fetch("/v1/api/device/pairing", { key })).json();
+  serverUrl = pairing.data.server_url;
+  pairingToken = pairing.data.pairing_token;
+});
+
+afterAll(async () => {
+  for (const p of phones) p.proc.kill("SIGKILL");
+  await server?.stop("SIGKILL");
+});
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value) return value;
+    await Bun.sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Starts `pigeon simulate-phone` and waits until it is paired and listening. */
+async function startPhone(args: string[] = []) {
+  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", ...args], {
+    env: { PATH: process.env.PATH ?? "" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  const decoder = new TextDecoder();
+  void (async () => {
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+  })();
+  const phone = { proc, output: () => out };
+  phones.push(phone);
+  await waitFor("the phone to pair", () => out.includes("events stream open"));
+  const externalId = /registered as (\S+)/.exec(out)![1];
+  const deviceId = (await devices()).find((d: { name: string; device_id: number }) => d.name === "Pigeon/simulator" && !knownIds.has(d.device_id))!.device_id;
+  knownIds.add(deviceId);
+  return { ...phone, externalId, deviceId };
+}
+const knownIds = new Set<number>();
+
+async function devices() {
+  return (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices;
+}
+
+async function send(body: Record<string, unknown>) {
+  const res = await server.fetch("/v1/notification/sms/api/send", { method: "POST", key, body: JSON.stringify({ recipient_contact: "+14155552671", ...body }) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function notification(id: number) {
+  return (await (await server.fetch(`/v1/api/notification/${id}`, { key })).json()).data;
+}
+
+describe("a simulated phone paired with the binary", () => {
+  test("a send reaches delivered", async () => {
+    const phone = await startPhone();
+    const sent = await send({ message: "Your order is ready", device_id: phone.deviceId });
+    expect(sent.status).toBe(200);
+    const id = sent.body.data.notification_id;
+    const n = await waitFor("delivered", async () => {
+      const x = await notification(id);
+      return x.status === "delivered" ? x : null;
+    });
+    expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "processed", "sent", "delivered"]);
+    phone.proc.kill("SIGTERM");
+    await phone.proc.exited;
+  });
+
+  test("a carrier failure reaches failed with its reason in the log", async () => {
+    const phone = await startPhone(["--fail-rate", "1"]);
+    const id = (await send({ message: "This one fails", device_id: phone.deviceId })).body.data.notification_id;
+    const n = await waitFor("failed", async () => {
+      const x = await notification(id);
+      return x.status === "failed" ? x : null;
+    });
+    expect(n.error_code).toBe("RESULT_ERROR_GENERIC_FAILURE");
+    expect(n.logs.at(-1).detail).toContain("Send result: RESULT_ERROR_GENERIC_FAILURE");
+    phone.proc.kill("SIGTERM");
+  });
+
+  test("a cancel reaches the phone, which drops the message", async () => {
+    const phone = await startPhone(["--hold", "3000"]);
+    const id = (await send({ message: "Cancel me", device_id: phone.deviceId })).body.data.notification_id;
+    await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
+    const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
+    expect(cancel.status).toBe(200);
+    await waitFor("the phone to drop it", () => / cancelled/.test(phone.output()));
+    const n = await waitFor("the phone's confirmation", async () => {
+      const x = await notification(id);
+      return x.logs.some((l: { event: string }) => l.event === "cancel_confirmed") ? x : null;
+    });
+    expect(n.status).toBe("cancelled");
+    await Bun.sleep(3300);
+    expect(phone.output()).not.toContain("→ Sent");
+    phone.proc.kill("SIGTERM");
+  });
+
+  test("a received SMS appears in a thread", async () => {
+    const phone = await startPhone(["--inbound", "Is my order ready?", "--from", "+14155550123"]);
+    await waitFor("the inbound post", () => phone.output().includes("received SMS from +14155550123 posted"));
+    const db = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+    const row = db.query("SELECT t.peer, m.body, m.direction FROM thread t JOIN thread_message m ON m.thread_id = t.id WHERE t.peer = ?").get("+14155550123");
+    db.close();
+    expect(row).toEqual({ peer: "+14155550123", body: "Is my order ready?", direction: "inbound" });
+    phone.proc.kill("SIGTERM");
+  });
+
+  test("a phone that stops talking turns sends into 400 device_offline after 5 minutes", async () => {
+    const phone = await startPhone();
+    expect((await send({ message: "while online", device_id: phone.deviceId })).status).toBe(200);
+    phone.proc.kill("SIGKILL");
+    await phone.proc.exited;
+    // Move the phone's clock of last contact back instead of waiting five minutes.
+    const db = new Database(join(dataDir, "pigeon.db"));
+    db.run("PRAGMA busy_timeout = 5000");
+    db.run("UPDATE device SET last_seen_at = last_seen_at - 301000 WHERE id = ?", [phone.deviceId]);
+    db.close();
+    const r = await send({ message: "while offline", device_id: phone.deviceId });
+    expect(r.status).toBe(400);
+    expect(r.body.data.error_code).toBe("device_offline");
+  });
+
+  test("a forged or replayed phone webhook changes nothing", async () => {
+    // Act as a phone by hand, to hold the signing key.
+    const reg = await fetch(`${serverUrl}/device`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${pairingToken}`, "content-type": "application/json", "user-agent": "me.capcom.smsgateway/1.68.0" },
+      body: JSON.stringify({ name: "Manual/phone" }),
+    });
+    const { id: externalId, token } = await reg.json();
+    const settings = await (await fetch(`${serverUrl}/settings`, { headers: { authorization: `Bearer ${token}` } })).json();
+    const hooks = await (await fetch(`${serverUrl}/webhooks`, { headers: { authorization: `Bearer ${token}` } })).json();
+    const url = hooks.find((h: { event: string }) => h.event === "sms:received").url;
+    const body = JSON.stringify({
+      id: "replay-test-event-0001",
+      webhookId: "pigeon-sms-received",
+      event: "sms:received",
+      deviceId: externalId,
+      payload: { messageId: "beef", message: "hello once", sender: "+14155550999", recipient: "+15550009999", simNumber: 1, receivedAt: new Date().toISOString() },
+    });
+    const post = (secret: string) => {
+      const ts = String(Math.floor(Date.now() / 1000));
+      return fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-timestamp": ts, "x-signature": createHmac("sha256", secret).update(body + ts).digest("hex") },
+        body,
+      });
+    };
+    expect((await post("forged-key")).status).toBe(401);
+    expect((await post(settings.webhooks.signing_key)).status).toBe(204);
+    expect((await post(settings.webhooks.signing_key)).status).toBe(204);
+    const db = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+    const count = db.query("SELECT count(*) AS n FROM thread_message WHERE body = 'hello once'").get() as { n: number };
+    db.close();
+    expect(count.n).toBe(1);
+  });
+});

@@ -1,0 +1,544 @@
+// The phone simulator against a small stand-in for the server side of the companion-app protocol:
+// the stand-in records what the simulator sends so each test can hold it to the app's wire format.
+import { afterEach, describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import {
+  EventStreamParser,
+  parseSimulatePhoneArgs,
+  reconnectDelay,
+  simulatePhone,
+  type SimulatedPhoneHandle,
+  type SimulatePhoneOptions,
+} from "../src/cli/simulate-phone";
+
+const PAIRING_TOKEN = "pairing-token-0001";
+const DEVICE_ID = "QslD_GefqiYV6RQXdkM6V";
+const DEVICE_TOKEN = "bP0ZdK6rC6hCYZSjzmqhQ";
+const SIGNING_KEY = "server-signing-key";
+const USER_AGENT = "me.capcom.smsgateway/1.68.0";
+// The app's yyyy-MM-dd'T'HH:mm:ss.SSSXXX: exactly three fraction digits and an offset.
+const APP_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$/;
+const EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed", "sms:cancelled"];
+
+interface Hit {
+  method: string;
+  path: string;
+  headers: Headers;
+  body: string;
+}
+
+interface PostedHook {
+  raw: string;
+  headers: Headers;
+  body: any;
+}
+
+interface MockOptions {
+  /** Keep messages listed after a PATCH, as a server that lost the PATCH would. */
+  keepQueue?: boolean;
+  /** Hold every PATCH answer this long. */
+  patchDelayMs?: number;
+  registerStatus?: number;
+}
+
+function startMockServer(options: MockOptions = {}) {
+  const hits: Hit[] = [];
+  /** Every PATCH /message body, parsed, in arrival order. */
+  const patches: unknown[] = [];
+  const hooks: PostedHook[] = [];
+  const queue: Record<string, unknown>[] = [];
+  let settings: Record<string, unknown> = { messages: { send_interval_min: 0, send_interval_max: 0 }, webhooks: { signing_key: SIGNING_KEY } };
+  let answeredPatches = 0;
+  let stream: ReadableStreamDefaultController<Uint8Array> | null = null;
+  let streamsClosed = 0;
+  const encoder = new TextEncoder();
+
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
+    async fetch(req): Promise<Response> {
+      const url = new URL(req.url);
+      const body = await req.text();
+      hits.push({ method: req.method, path: url.pathname + url.search, headers: req.headers, body });
+
+      if (req.method === "POST" && url.pathname.startsWith("/hooks/")) {
+        hooks.push({ raw: body, headers: req.headers, body: JSON.parse(body) });
+        return new Response(null, { status: 204 });
+      }
+      if (req.method === "POST" && url.pathname === "/mobile/v1/device") {
+        if (options.registerStatus) return Response.json({ message: "invalid token" }, { status: options.registerStatus });
+        if (req.headers.get("authorization") !== `Bearer ${PAIRING_TOKEN}`) return Response.json({ message: "unauthorized" }, { status: 401 });
+        return Response.json({ id: DEVICE_ID, token: DEVICE_TOKEN, login: "VQ4GII", password: "cp2pydvxd2zwpx" }, { status: 201 });
+      }
+      if (req.headers.get("authorization") !== `Bearer ${DEVICE_TOKEN}`) return Response.json({ message: "unauthorized" }, { status: 401 });
+
+      switch (`${req.method} ${url.pathname}`) {
+        case "GET /mobile/v1/settings":
+          return Response.json(settings);
+        case "GET /mobile/v1/webhooks":
+          return Response.json(EVENTS.map((event, i) => ({ id: `wh${i}`, deviceId: null, url: `${base}/hooks/${event}`, event })));
+        case "GET /mobile/v1/message":
+          return Response.json(queue);
+        case "PATCH /mobile/v1/message": {
+          const items = JSON.parse(body) as { id: string }[];
+          patches.push(items);
+          if (!options.keepQueue) {
+            for (const item of items) {
+              const at = queue.findIndex((m) => m.id === item.id);
+              if (at >= 0) queue.splice(at, 1);
+            }
+          }
+          if (options.patchDelayMs) await Bun.sleep(options.patchDelayMs);
+          answeredPatches += 1;
+          return new Response(null, { status: 204 });
+        }
+        case "GET /mobile/v1/events":
+          return new Response(
+            new ReadableStream<Uint8Array>({
+              start(controller) {
+                stream = controller;
+                controller.enqueue(encoder.encode(":keepalive\n\n"));
+              },
+              cancel() {
+                streamsClosed += 1;
+              },
+            }),
+            { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" } },
+          );
+      }
+      return Response.json({ message: "not found" }, { status: 404 });
+    },
+  });
+  const base: string = `http://127.0.0.1:${server.port}`;
+
+  return {
+    base,
+    hits,
+    patches,
+    hooks,
+    queue,
+    get answeredPatches() {
+      return answeredPatches;
+    },
+    get streamsClosed() {
+      return streamsClosed;
+    },
+    setSettings(next: Record<string, unknown>) {
+      settings = next;
+    },
+    push(event: string | null, data: string) {
+      stream!.enqueue(encoder.encode(`${event ? `event: ${event}\n` : ""}data: ${data}\n\n`));
+    },
+    count(method: string, path: string) {
+      return hits.filter((h) => h.method === method && h.path.split("?")[0] === `/mobile/v1${path}`).length;
+    },
+    hooksFor(event: string) {
+      return hooks.filter((h) => h.body.event === event);
+    },
+    /** The state of each PATCH item, in order, for one message. */
+    statesOf(id: string) {
+      return (patches as { id: string; state: string }[][]).flat().filter((p) => p.id === id).map((p) => p.state);
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+type Mock = ReturnType<typeof startMockServer>;
+
+let mock: Mock | null = null;
+let phone: SimulatedPhoneHandle | null = null;
+let lines: string[] = [];
+
+afterEach(async () => {
+  await phone?.stop();
+  await mock?.stop();
+  phone = null;
+  mock = null;
+  lines = [];
+});
+
+function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {}): SimulatePhoneOptions {
+  return {
+    server: `${server.base}/mobile/v1`,
+    token: PAIRING_TOKEN,
+    failRate: 0,
+    inbound: null,
+    from: "+15550001111",
+    delayMs: 50,
+    name: "Pigeon/simulator",
+    appVersion: "1.68.0",
+    pollSeconds: 3600,
+    holdMs: 0,
+    log: (line) => lines.push(line),
+    ...overrides,
+  };
+}
+
+async function start(options: MockOptions = {}, overrides: Partial<SimulatePhoneOptions> = {}) {
+  mock = startMockServer(options);
+  phone = await simulatePhone(optionsFor(mock, overrides));
+  // The pull that follows the stream's opening.
+  await waitFor(() => mock!.count("GET", "/message") >= 1, "the first pull");
+  return mock;
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; log:\n${lines.join("\n")}`);
+    await Bun.sleep(5);
+  }
+}
+
+function pending(id: string, phoneNumbers = ["+14155552671"], extra: Record<string, unknown> = {}) {
+  return {
+    id,
+    message: "Hello",
+    textMessage: { text: "Hello" },
+    phoneNumbers,
+    isEncrypted: false,
+    withDeliveryReport: true,
+    priority: 0,
+    state: "Pending",
+    createdAt: "2026-01-01T00:00:00.000Z",
+    ...extra,
+  };
+}
+
+function expectSigned(hook: PostedHook, key = SIGNING_KEY) {
+  const timestamp = hook.headers.get("x-timestamp")!;
+  expect(timestamp).toMatch(/^\d+$/);
+  expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(5);
+  expect(hook.headers.get("x-signature")).toBe(createHmac("sha256", key).update(hook.raw + timestamp).digest("hex"));
+  expect(hook.headers.get("content-type")).toBe("application/json");
+  expect(hook.headers.get("user-agent")).toBe(USER_AGENT);
+}
+
+describe("simulatePhone", () => {
+  test("registers with the pairing token and the app's body, then uses the device token everywhere", async () => {
+    const server = await start();
+    expect(phone!.deviceId).toBe(DEVICE_ID);
+
+    const register = server.hits[0];
+    expect(register.method).toBe("POST");
+    expect(register.path).toBe("/mobile/v1/device");
+    expect(register.headers.get("authorization")).toBe(`Bearer ${PAIRING_TOKEN}`);
+    expect(register.headers.get("user-agent")).toBe(USER_AGENT);
+    expect(register.headers.get("content-type")).toBe("application/json");
+    expect(JSON.parse(register.body)).toEqual({
+      name: "Pigeon/simulator",
+      simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }],
+    });
+
+    expect(server.hits.slice(1, 4).map((h) => `${h.method} ${h.path}`)).toEqual([
+      "GET /mobile/v1/settings",
+      "GET /mobile/v1/webhooks",
+      "GET /mobile/v1/events",
+    ]);
+    for (const hit of server.hits.slice(1)) {
+      expect(hit.headers.get("authorization")).toBe(`Bearer ${DEVICE_TOKEN}`);
+      expect(hit.headers.get("user-agent")).toBe(USER_AGENT);
+    }
+    expect(server.hits.find((h) => h.path.startsWith("/mobile/v1/message"))!.path).toBe("/mobile/v1/message?order=lifo");
+    expect(lines).toContain(`registered as ${DEVICE_ID}`);
+    expect(lines).toContain("events stream open");
+  });
+
+  test("a refused registration rejects with the server's reason", async () => {
+    mock = startMockServer({ registerStatus: 401 });
+    await expect(simulatePhone(optionsFor(mock))).rejects.toThrow("registration failed: HTTP 401 invalid token");
+  });
+
+  test("MessageEnqueued pulls; the message goes Processed → Sent → Delivered in the app's PATCH shape", async () => {
+    const server = await start();
+    const pulls = server.count("GET", "/message");
+    server.queue.push(pending("msg-1"));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.statesOf("msg-1").includes("Delivered"), "Delivered");
+
+    expect(server.count("GET", "/message")).toBeGreaterThan(pulls);
+    expect(server.statesOf("msg-1")).toEqual(["Processed", "Sent", "Delivered"]);
+    const bodies = server.patches as unknown[][];
+    for (const body of bodies) expect(body).toBeArrayOfSize(1);
+    const date = expect.stringMatching(APP_DATE);
+    expect(bodies.map((b) => b[0])).toEqual([
+      { id: "msg-1", state: "Processed", recipients: [{ phoneNumber: "+14155552671", state: "Processed" }], states: { Processed: date } },
+      { id: "msg-1", state: "Sent", recipients: [{ phoneNumber: "+14155552671", state: "Sent" }], states: { Processed: date, Sent: date } },
+      {
+        id: "msg-1",
+        state: "Delivered",
+        recipients: [{ phoneNumber: "+14155552671", state: "Delivered" }],
+        states: { Processed: date, Sent: date, Delivered: date },
+      },
+    ]);
+    const patch = server.hits.find((h) => h.method === "PATCH")!;
+    expect(patch.headers.get("content-type")).toBe("application/json");
+    expect(patch.headers.get("authorization")).toBe(`Bearer ${DEVICE_TOKEN}`);
+    expect(patch.headers.get("user-agent")).toBe(USER_AGENT);
+
+    await waitFor(() => server.hooksFor("sms:delivered").length === 1, "the sms:delivered webhook");
+    const [sent] = server.hooksFor("sms:sent");
+    const [delivered] = server.hooksFor("sms:delivered");
+    for (const hook of [sent, delivered]) expectSigned(hook);
+    expect(sent.body).toEqual({
+      id: expect.stringMatching(/^[\w-]{21}$/),
+      webhookId: "wh1",
+      event: "sms:sent",
+      deviceId: DEVICE_ID,
+      payload: {
+        messageId: "msg-1",
+        sender: "+15550009999",
+        recipient: "+14155552671",
+        simNumber: 1,
+        phoneNumber: "+14155552671",
+        partsCount: 1,
+        sentAt: date,
+      },
+    });
+    expect(delivered.body.webhookId).toBe("wh2");
+    expect(delivered.body.payload).toEqual({
+      messageId: "msg-1",
+      sender: "+15550009999",
+      recipient: "+14155552671",
+      simNumber: 1,
+      phoneNumber: "+14155552671",
+      deliveredAt: date,
+    });
+    expect(lines).toEqual(expect.arrayContaining(["message msg-1 → Processed", "message msg-1 → Sent", "message msg-1 → Delivered"]));
+  });
+
+  test("a frame without an event name also pulls, and each recipient gets its own webhook", async () => {
+    const server = await start();
+    server.queue.push(pending("msg-2", ["+14155552671", "+14155552672"], { withDeliveryReport: false }));
+    server.push(null, "null");
+    await waitFor(() => server.hooksFor("sms:sent").length === 2 && server.statesOf("msg-2").includes("Sent"), "Sent");
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload.recipient)).toEqual(["+14155552671", "+14155552672"]);
+    const sent = (server.patches as any[][]).flat().find((p) => p.state === "Sent");
+    expect(sent.recipients).toEqual([
+      { phoneNumber: "+14155552671", state: "Sent" },
+      { phoneNumber: "+14155552672", state: "Sent" },
+    ]);
+    // Without a delivery report the message stays Sent.
+    await Bun.sleep(120);
+    expect(server.statesOf("msg-2")).toEqual(["Processed", "Sent"]);
+  });
+
+  test("with fail-rate 1 every message fails with the generic failure and posts sms:failed", async () => {
+    const server = await start({}, { failRate: 1 });
+    server.queue.push(pending("msg-3"));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.hooksFor("sms:failed").length === 1 && server.statesOf("msg-3").includes("Failed"), "Failed");
+
+    expect(server.statesOf("msg-3")).toEqual(["Processed", "Failed"]);
+    const failed = (server.patches as any[][]).flat().find((p) => p.state === "Failed");
+    expect(failed).toEqual({
+      id: "msg-3",
+      state: "Failed",
+      recipients: [{ phoneNumber: "+14155552671", state: "Failed", error: "Send result: RESULT_ERROR_GENERIC_FAILURE" }],
+      states: { Processed: expect.stringMatching(APP_DATE), Failed: expect.stringMatching(APP_DATE) },
+    });
+    const [hook] = server.hooksFor("sms:failed");
+    expectSigned(hook);
+    expect(hook.body.payload).toMatchObject({
+      messageId: "msg-3",
+      recipient: "+14155552671",
+      reason: "Send result: RESULT_ERROR_GENERIC_FAILURE",
+      failedAt: expect.stringMatching(APP_DATE),
+    });
+    expect(server.hooksFor("sms:sent")).toHaveLength(0);
+    expect(lines.some((l) => l.startsWith("message msg-3 → Failed"))).toBe(true);
+  });
+
+  test("an expired message fails with TTL expired", async () => {
+    const server = await start();
+    server.queue.push(pending("msg-ttl", undefined, { validUntil: "2020-01-01T00:00:00.000Z" }));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.statesOf("msg-ttl").includes("Failed"), "Failed");
+    const failed = (server.patches as any[][]).flat().find((p) => p.state === "Failed");
+    expect(failed.recipients[0].error).toBe("TTL expired");
+  });
+
+  test("an unknown Cancelling message is answered with Cancelled at once", async () => {
+    mock = startMockServer();
+    mock.queue.push({ ...pending("msg-4"), state: "Cancelling" });
+    phone = await simulatePhone(optionsFor(mock));
+    const server = mock;
+    await waitFor(() => server.patches.length === 1, "the Cancelled PATCH");
+    expect(server.patches[0]).toEqual([
+      {
+        id: "msg-4",
+        state: "Cancelled",
+        recipients: [{ phoneNumber: "+14155552671", state: "Cancelled" }],
+        states: { Cancelled: expect.stringMatching(APP_DATE) },
+      },
+    ]);
+    expect(lines).toContain("message msg-4 cancelled");
+  });
+
+  test("MessageCancelled stops a message that is not yet sent", async () => {
+    const server = await start({}, { delayMs: 300 });
+    server.queue.push(pending("msg-5"));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.statesOf("msg-5").includes("Processed"), "Processed");
+    server.push("MessageCancelled", JSON.stringify({ messageId: "msg-5" }));
+    await waitFor(() => server.statesOf("msg-5").includes("Cancelled"), "Cancelled");
+    await Bun.sleep(350);
+    expect(server.statesOf("msg-5")).toEqual(["Processed", "Cancelled"]);
+    expect(server.hooksFor("sms:cancelled")[0].body.payload).toMatchObject({ messageId: "msg-5", cancelledAt: expect.stringMatching(APP_DATE) });
+    expect(server.hooksFor("sms:sent")).toHaveLength(0);
+  });
+
+  test("a message pulled again is never sent twice: its current state is sent again", async () => {
+    const server = await start({ keepQueue: true });
+    server.queue.push(pending("msg-6"));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.statesOf("msg-6").includes("Delivered"), "Delivered");
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.statesOf("msg-6").length === 4, "the repeated PATCH");
+    expect(server.statesOf("msg-6")).toEqual(["Processed", "Sent", "Delivered", "Delivered"]);
+    expect(lines.filter((l) => l === "message msg-6 → Sent")).toHaveLength(1);
+    expect(server.hooksFor("sms:sent")).toHaveLength(1);
+  });
+
+  test("--inbound posts one signed sms:received", async () => {
+    const server = await start({}, { inbound: "Hi there", from: "+15550001234" });
+    await waitFor(() => server.hooksFor("sms:received").length === 1, "the sms:received webhook");
+    const [hook] = server.hooksFor("sms:received");
+    expectSigned(hook);
+    expect(hook.body).toEqual({
+      id: expect.stringMatching(/^[\w-]{21}$/),
+      webhookId: "wh0",
+      event: "sms:received",
+      deviceId: DEVICE_ID,
+      payload: {
+        messageId: expect.stringMatching(/^[0-9a-f]{1,8}$/),
+        sender: "+15550001234",
+        recipient: "+15550009999",
+        simNumber: 1,
+        phoneNumber: "+15550001234",
+        message: "Hi there",
+        receivedAt: expect.stringMatching(APP_DATE),
+      },
+    });
+    await waitFor(() => lines.includes("received SMS from +15550001234 posted"), "the log line");
+  });
+
+  test("SettingsUpdated and WebhooksUpdated read the server again; a new signing key signs later webhooks", async () => {
+    const server = await start();
+    server.setSettings({ webhooks: { signing_key: "rotated-key" } });
+    server.push("SettingsUpdated", "null");
+    server.push("WebhooksUpdated", "null");
+    await waitFor(() => server.count("GET", "/settings") === 2 && server.count("GET", "/webhooks") === 2, "the second reads");
+    await waitFor(() => lines.filter((l) => l.startsWith("webhooks:")).length === 2, "the webhooks reload");
+
+    server.queue.push(pending("msg-7"));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.hooksFor("sms:sent").length === 1, "the sms:sent webhook");
+    expectSigned(server.hooksFor("sms:sent")[0], "rotated-key");
+  });
+
+  test("stop() closes the stream and waits for PATCHes on the wire", async () => {
+    const server = await start({ patchDelayMs: 150 });
+    server.queue.push(pending("msg-8"));
+    server.push("MessageEnqueued", "null");
+    await waitFor(() => server.patches.length === 1, "the first PATCH to arrive");
+    expect(server.answeredPatches).toBe(0);
+    await phone!.stop();
+    expect(server.answeredPatches).toBe(1);
+    await waitFor(() => server.streamsClosed === 1, "the stream to close");
+    const seen = server.hits.length;
+    await Bun.sleep(120);
+    // The Sent step was still waiting for the radio: it is dropped, not sent after stop.
+    expect(server.hits.length).toBe(seen);
+  });
+
+  test("an aborted signal stops the phone", async () => {
+    mock = startMockServer();
+    const controller = new AbortController();
+    await simulatePhone(optionsFor(mock), controller.signal);
+    controller.abort();
+    const server = mock;
+    await waitFor(() => server.streamsClosed === 1, "the stream to close");
+  });
+});
+
+describe("parseSimulatePhoneArgs", () => {
+  test("defaults", () => {
+    const opts = parseSimulatePhoneArgs(["--server", "http://127.0.0.1:8080/mobile/v1/", "--token", "T"]);
+    expect({ ...opts, log: undefined }).toEqual({
+      server: "http://127.0.0.1:8080/mobile/v1",
+      token: "T",
+      failRate: 0,
+      inbound: null,
+      from: "+15550001111",
+      delayMs: 1000,
+      holdMs: 0,
+      name: "Pigeon/simulator",
+      appVersion: "1.68.0",
+      pollSeconds: 30,
+      log: undefined,
+    });
+  });
+
+  test("every flag", () => {
+    const opts = parseSimulatePhoneArgs([
+      "--server=https://pigeon.example/mobile/v1",
+      "--token=T",
+      "--fail-rate=0.25",
+      "--inbound",
+      "hello",
+      "--from=+447700900123",
+      "--delay=50",
+      "--name=Xiaomi/vayu_eea",
+      "--app-version=1.67.0",
+      "--poll=5",
+    ]);
+    expect(opts).toMatchObject({
+      server: "https://pigeon.example/mobile/v1",
+      failRate: 0.25,
+      inbound: "hello",
+      from: "+447700900123",
+      delayMs: 50,
+      name: "Xiaomi/vayu_eea",
+      appVersion: "1.67.0",
+      pollSeconds: 5,
+    });
+  });
+
+  test.each([
+    [["--token", "T"], "--server is required"],
+    [["--server", "http://x/mobile/v1"], "--token is required"],
+    [["--server", "ftp://x", "--token", "T"], "--server needs an http(s)"],
+    [["--server", "not a url", "--token", "T"], "--server needs an http(s) URL"],
+    [["--server", "http://x", "--token", "T", "--fail-rate", "1.5"], "--fail-rate needs a number from 0 to 1"],
+    [["--server", "http://x", "--token", "T", "--fail-rate", "abc"], "--fail-rate"],
+    [["--server", "http://x", "--token", "T", "--delay=-1"], "--delay needs a whole number"],
+    [["--server", "http://x", "--token", "T", "--delay", "1.5"], "--delay needs a whole number"],
+    [["--server", "http://x", "--token", "T", "--poll", "0"], "--poll"],
+    [["--server", "http://x", "--token", "T", "--from", "5550001111"], "--from needs a number in E.164 form"],
+    [["--server", "http://x", "--token", "T", "--inbound", ""], "--inbound needs the text"],
+    [["--server", "http://x", "--token", "T", "--bogus"], "bogus"],
+    [["--server", "http://x", "--token", "T", "extra"], "extra"],
+  ])("%j is refused", (argv, message) => {
+    expect(() => parseSimulatePhoneArgs(argv as string[])).toThrow(message as string);
+  });
+});
+
+describe("the event stream", () => {
+  test("frames split anywhere, CRLF, comments and multi-line data parse as the app reads them", () => {
+    const seen: [string | null, string][] = [];
+    const parser = new EventStreamParser((event, data) => seen.push([event, data]));
+    const input = ":keepalive\r\n\r\nevent: MessageEnqueued\r\ndata: null\r\n\r\nevent: MessageCancelled\ndata: {\"messageId\":\ndata: \"m1\"}\n\ndata:null\n\nevent: NoData\n\n";
+    for (const ch of input) parser.push(ch);
+    expect(seen).toEqual([
+      ["MessageEnqueued", "null"],
+      ["MessageCancelled", '{"messageId":\n"m1"}'],
+      [null, "null"],
+    ]);
+  });
+
+  test("reconnects after 5 s, 30 s from the 6th failure and 60 s from the 11th", () => {
+    expect([1, 5, 6, 10, 11, 50].map(reconnectDelay)).toEqual([5_000, 5_000, 30_000, 30_000, 60_000, 60_000]);
+  });
+});
