@@ -8,6 +8,8 @@ import { cloudCallbackRoutes } from "./channels/sms-cloud/callback-routes";
 import { contactRoutes } from "./modules/contacts/routes";
 import { mobileRoutes } from "./modules/mobile/routes";
 import { pairingRoutes } from "./modules/mobile/pairing-routes";
+import { threadRoutes } from "./modules/threads/routes";
+import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
 import { overviewRoutes } from "./modules/overview/routes";
 import { sendingRoutes } from "./modules/sending/routes";
@@ -44,6 +46,8 @@ export function createApp(s: Services) {
     .use(sendingRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
+    .use(webhookRoutes(s))
+    .use(threadRoutes(s))
     .use(overviewRoutes(s))
     .use(cloudCallbackRoutes(s))
     .use(mobileRoutes(s));

@@ -17,7 +17,10 @@ import { createDeviceService } from "./modules/devices/service";
 import { createPhoneEventHub } from "./modules/mobile/events";
 import { createMobileService } from "./modules/mobile/service";
 import { createNotificationRepository } from "./modules/notifications/repository";
-import { createNotificationService } from "./modules/notifications/service";
+import { createNotificationService, presentNotification } from "./modules/notifications/service";
+import { createEventService } from "./modules/events/service";
+import { createWebhookService } from "./modules/webhooks/service";
+import { createThreadService } from "./modules/threads/service";
 import { createNotificationState } from "./modules/notifications/state";
 import { createSendingService } from "./modules/sending/service";
 import { createTemplateRepository } from "./modules/templates/repository";
@@ -86,7 +89,15 @@ export function createServices(deps: Deps) {
     idempotency,
     threads,
   });
-  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub });
+  const events = createEventService(sqlite, clock);
+  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events });
+  const webhooks = createWebhookService({ sqlite, clock, events, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
+
+  // Every notification state change is an event, written in the same transaction (the outbox).
+  state.onTransition((before, to) => {
+    const after = state.get(before.id)!;
+    events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
+  });
 
   // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
   const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
@@ -124,6 +135,9 @@ export function createServices(deps: Deps) {
     sending,
     hub,
     mobile,
+    events,
+    webhooks,
+    threadsView: createThreadService(sqlite, clock),
     dispatcher: createDispatcher({
       transaction: (fn) => sqlite.transaction(fn)(),
       clock,

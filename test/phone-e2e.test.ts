@@ -121,10 +121,11 @@ describe("a simulated phone paired with the binary", () => {
   test("a received SMS appears in a thread", async () => {
     const phone = await startPhone(["--inbound", "Is my order ready?", "--from", "+14155550123"]);
     await waitFor("the inbound post", () => phone.output().includes("received SMS from +14155550123 posted"));
-    const db = new Database(join(dataDir, "pigeon.db"), { readonly: true });
-    const row = db.query("SELECT t.peer, m.body, m.direction FROM thread t JOIN thread_message m ON m.thread_id = t.id WHERE t.peer = ?").get("+14155550123");
-    db.close();
-    expect(row).toEqual({ peer: "+14155550123", body: "Is my order ready?", direction: "inbound" });
+    const threads = (await (await server.fetch("/v1/api/thread/list?limit=100", { key })).json()).data.threads;
+    const thread = threads.find((t: { peer: string }) => t.peer === "+14155550123");
+    expect(thread).toMatchObject({ channel: "sms", unread_count: 1, last_message: { body: "Is my order ready?", direction: "inbound" } });
+    const messages = (await (await server.fetch(`/v1/api/thread/${thread.thread_id}/messages`, { key })).json()).data.messages;
+    expect(messages.map((m: { direction: string; body: string }) => [m.direction, m.body])).toEqual([["inbound", "Is my order ready?"]]);
     phone.proc.kill("SIGTERM");
   });
 
@@ -172,9 +173,9 @@ describe("a simulated phone paired with the binary", () => {
     expect((await post("forged-key")).status).toBe(401);
     expect((await post(settings.webhooks.signing_key)).status).toBe(204);
     expect((await post(settings.webhooks.signing_key)).status).toBe(204);
-    const db = new Database(join(dataDir, "pigeon.db"), { readonly: true });
-    const count = db.query("SELECT count(*) AS n FROM thread_message WHERE body = 'hello once'").get() as { n: number };
-    db.close();
-    expect(count.n).toBe(1);
+    const threads = (await (await server.fetch("/v1/api/thread/list?limit=100", { key })).json()).data.threads;
+    const thread = threads.find((t: { peer: string }) => t.peer === "+14155550999");
+    const messages = (await (await server.fetch(`/v1/api/thread/${thread.thread_id}/messages`, { key })).json()).data.messages;
+    expect(messages.map((m: { body: string }) => m.body)).toEqual(["hello once"]);
   });
 });

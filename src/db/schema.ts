@@ -89,6 +89,8 @@ export const device = sqliteTable(
     simCards: text("sim_cards", { mode: "json" }).$type<unknown[]>(),
     webhookKey: text("webhook_key"),
     appVersion: text("app_version"),
+    // Paired phones: the last presence we announced (device.online / device.offline events).
+    presence: text("presence", { enum: ["online", "offline"] }),
     blockedCode: text("blocked_code"),
     blockedReason: text("blocked_reason"),
     blockedAt: integer("blocked_at"),
@@ -346,4 +348,83 @@ export const threadMessage = sqliteTable(
     index("thread_message_thread_idx").on(table.threadId, table.at),
     uniqueIndex("thread_message_external_uq").on(table.threadId, table.externalId),
   ],
+);
+
+/** Customer webhook subscriptions. The secret signs deliveries; it is shown once on create. */
+export const webhookSubscription = sqliteTable(
+  "webhook_subscription",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    url: text("url").notNull(),
+    // Event types, or ["*"] for all of them.
+    events: text("events", { mode: "json" }).notNull().$type<string[]>(),
+    description: text("description").notNull().default(""),
+    secret: text("secret").notNull(),
+    status: text("status", { enum: ["active", "failing", "disabled"] }).notNull().default("active"),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    failingSince: integer("failing_since"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (table) => [index("webhook_subscription_workspace_idx").on(table.workspaceId, table.deletedAt)],
+);
+
+/** The outbox: every event, written in the transaction of the change that caused it. */
+export const event = sqliteTable(
+  "event",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    type: text("type").notNull(),
+    data: text("data", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [index("event_workspace_idx").on(table.workspaceId, table.createdAt)],
+);
+
+/** One event on its way to one subscription, retried until delivered or given up. */
+export const webhookDelivery = sqliteTable(
+  "webhook_delivery",
+  {
+    id: text("id").primaryKey(),
+    subscriptionId: integer("subscription_id")
+      .notNull()
+      .references(() => webhookSubscription.id),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => event.id),
+    status: text("status", { enum: ["pending", "delivering", "delivered", "failed"] }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    deliveredAt: integer("delivered_at"),
+  },
+  (table) => [
+    index("webhook_delivery_due_idx").on(table.status, table.nextAttemptAt),
+    index("webhook_delivery_subscription_idx").on(table.subscriptionId, table.createdAt),
+  ],
+);
+
+/** Each attempt of a delivery: when, what the receiver answered, how long it took. */
+export const webhookAttempt = sqliteTable(
+  "webhook_attempt",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDelivery.id),
+    at: integer("at").notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms").notNull(),
+    error: text("error"),
+  },
+  (table) => [index("webhook_attempt_delivery_idx").on(table.deliveryId)],
 );

@@ -3,6 +3,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import { errorCodeTable, ErrorEnvelope, errorStatusDescriptions } from "../http/envelope";
+import { eventCatalogueMarkdown } from "../modules/events/catalogue";
 import { VERSION } from "../version";
 
 const description = `
@@ -47,6 +48,15 @@ Chat-app failures mirrored from the platform carry the platform's numeric code a
 - A paired phone silent for more than 5 minutes refuses immediate sends (400 \`device_offline\`); scheduled sends are accepted and wait for it.
 - Only SMS through a cloud number costs credits (one per segment); failures and cancels refund.
 - Bulk sends answer 200 with each item's notification or error.
+
+## Webhooks and events
+Subscribe with \`POST /api/webhook/create\` (\`url\`, \`events\` or \`"*"\`). Each delivery is a POST of
+\`{id, type, created_at, workspace_id, data}\` with \`X-Pigeon-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>\`,
+\`X-Pigeon-Event\` (the event id), \`X-Pigeon-Event-Type\` and \`X-Pigeon-Delivery\`. Verify the signature over the raw body, reject a \`t\`
+far from your clock, and de-duplicate on the event id: delivery is at least once. Events are written in the same transaction as the change
+that causes them, so none is lost to a crash.
+
+${eventCatalogueMarkdown()}
 `;
 
 const tags = [
@@ -58,6 +68,8 @@ const tags = [
   { name: "Notifications", description: "What happened to each message: status, attempts, the carrier's or platform's reasons; cancel" },
   { name: "Stats", description: "Notification counts and the credit balance" },
   { name: "Overview aliases", description: "The overview's short REST paths over the same services" },
+  { name: "Webhooks", description: "Signed, retried, at-least-once event deliveries to your URLs" },
+  { name: "Threads", description: "Conversations: every outbound and inbound message, per person and channel" },
   { name: "Phone (companion app)", description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients" },
   { name: "Callbacks", description: "Called by providers and platforms, not by API clients; signed by them" },
   { name: "System", description: "Health and server information" },

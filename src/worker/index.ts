@@ -6,11 +6,14 @@ export function workerTasks(s: Services): Task[] {
   return [
     { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
     { name: "phones:announce-due", everySeconds: s.config.workerIntervalSeconds, run: () => s.mobile.announceDue() },
+    { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
+    { name: "devices:watch-presence", everySeconds: 15, run: () => s.mobile.watchPresence() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
   ];
 }
 
 export function startWorker(s: Services) {
   s.dispatcher.recoverInterrupted();
+  s.webhooks.recoverInterrupted();
   return startScheduler(workerTasks(s), s.log);
 }

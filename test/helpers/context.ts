@@ -55,7 +55,11 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
     log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`),
   });
   services.accounts.seed();
-  const boot = services.accounts.bootstrap()!;
+  // A database that already has an owner (a "restart" on the same file) keeps it.
+  const boot = services.accounts.bootstrap() ?? (() => {
+    const workspace = services.accounts.defaultWorkspace();
+    return { workspace, account: services.accounts.getAccount(workspace.accountId) };
+  })();
   const key = services.accounts.createKey("test key", boot.workspace.id);
   const app = createApp(services);
 

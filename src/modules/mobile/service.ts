@@ -9,6 +9,8 @@ import { toE164 } from "../../lib/phone";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
+import { OFFLINE_AFTER_MS } from "../devices/service";
+import type { EventService } from "../events/service";
 import type { NotificationRecord, NotificationState } from "../notifications/state";
 import type { ThreadRepository } from "../threads/repository";
 import type { PhoneEventHub } from "./events";
@@ -54,6 +56,10 @@ interface WorkspaceAuthRow {
   mobile_password_hash: string | null;
 }
 
+export function deviceEventData(device: DeviceRow, now: number) {
+  return { device_id: device.id, name: device.name, kind: device.kind, last_sync: iso(device.lastSeenAt ?? now) };
+}
+
 /** An error in the app's own `{message, code}` shape (the foundation formats /mobile errors so). */
 const unauthorized = (message = "Unauthorized") => new AppError("unauthorized", message);
 
@@ -64,12 +70,11 @@ export interface MobileDeps {
   state: NotificationState;
   threads: ThreadRepository;
   hub: PhoneEventHub;
-  /** Called for each inbound SMS stored in a thread (events, later). */
-  onInbound?: (info: { workspaceId: number; threadId: number; messageId: number; from: string; body: string; deviceId: number }) => void;
+  events: EventService;
 }
 
 export function createMobileService(deps: MobileDeps) {
-  const { sqlite, clock, devices, state, threads, hub } = deps;
+  const { sqlite, clock, devices, state, threads, hub, events } = deps;
 
   const byToken: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
   const byExternal: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
@@ -89,6 +94,10 @@ export function createMobileService(deps: MobileDeps) {
     VALUES (?, ?, 'sms', 'active', ?, ?, ?, ?, ?, 20, ?, ?, ?) RETURNING id`);
   const updateDevice = sqlite.prepare("UPDATE device SET push_token = ?, sim_cards = coalesce(?, sim_cards), updated_at = ? WHERE id = ?");
   const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
+  const setPresence = sqlite.prepare("UPDATE device SET presence = ? WHERE id = ?");
+  const wentQuiet: Statement<{ id: number }, [number]> = sqlite.prepare(
+    "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)",
+  );
   const setKey = sqlite.prepare("UPDATE device SET webhook_key = ? WHERE id = ? AND webhook_key IS NULL");
   const queued: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
     SELECT * FROM notification
@@ -118,8 +127,19 @@ export function createMobileService(deps: MobileDeps) {
     const row = token ? byToken.get(sha256Hex(token)) : null;
     const device = row ? devices.byId(row.id) : null;
     if (!device) throw unauthorized("Unknown or missing device token");
-    presence.run(clock.now(), appVersionOf(headers.get("user-agent")), device.id);
+    markAlive(device, headers);
     return device;
+  }
+
+  /** Records contact; a phone coming (back) online is announced as device.online. */
+  function markAlive(device: DeviceRow, headers: Headers) {
+    presence.run(clock.now(), appVersionOf(headers.get("user-agent")), device.id);
+    if (device.presence !== "online") {
+      sqlite.transaction(() => {
+        setPresence.run("online", device.id);
+        events.emit(device.workspaceId, "device.online", deviceEventData(device, clock.now()));
+      })();
+    }
   }
 
   function checkPassword(ws: WorkspaceAuthRow | null, password: string): ws is WorkspaceAuthRow {
@@ -375,7 +395,7 @@ export function createMobileService(deps: MobileDeps) {
       throw new AppError("validation_error", "Webhook needs id, event and payload", { field: "body", location: "body" });
     }
     const now = clock.now();
-    presence.run(now, appVersionOf(headers.get("user-agent")), device.id);
+    markAlive(device, headers);
     return sqlite.transaction(() => {
       if (seenEvent.run(body.id as string, device.id, body.event as string, now).changes === 0) return { duplicate: true };
       handleEvent(device, body.event as string, body.payload!);
@@ -404,7 +424,18 @@ export function createMobileService(deps: MobileDeps) {
           externalId: messageId,
           at,
         });
-        if (added) deps.onInbound?.({ workspaceId: device.workspaceId, threadId: added.thread.id, messageId: added.messageId, from, body, deviceId: device.id });
+        if (added) {
+          events.emit(device.workspaceId, "message.received", {
+            thread_id: added.thread.id,
+            message_id: added.messageId,
+            channel: "sms",
+            from,
+            body,
+            received_at: iso(at),
+            device_id: device.id,
+            contact_id: added.thread.contact_id,
+          });
+        }
         return;
       }
       case "sms:sent":
@@ -426,6 +457,21 @@ export function createMobileService(deps: MobileDeps) {
     }
   }
 
+  /** devices:watch-presence — phones silent for 5 minutes are announced as device.offline, once. */
+  function watchPresence(): number {
+    const now = clock.now();
+    const quiet = wentQuiet.all(now - OFFLINE_AFTER_MS);
+    for (const { id } of quiet) {
+      const device = devices.byId(id);
+      if (!device) continue;
+      sqlite.transaction(() => {
+        setPresence.run("offline", id);
+        events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
+      })();
+    }
+    return quiet.length;
+  }
+
   /** phones:announce-due — scheduled messages that fell due since the last run: tell their phones. */
   function announceDue(): number {
     const now = clock.now();
@@ -437,6 +483,7 @@ export function createMobileService(deps: MobileDeps) {
 
   return {
     announceDue,
+    watchPresence,
     authenticateDevice,
     register,
     presentDevice,

@@ -74,7 +74,7 @@ export interface TransitionOptions {
   overridesCancel?: boolean;
 }
 
-export type TransitionListener = (before: NotificationRecord, to: NotificationStatus, opts: TransitionOptions) => void;
+export type TransitionListener = (before: NotificationRecord, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions) => void;
 
 const STAGE_AFTER: Record<NotificationStatus, Stage> = {
   pending: "queued",

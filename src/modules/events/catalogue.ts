@@ -1,0 +1,67 @@
+// What each event means and an example of its data, for the API docs.
+import type { EventType } from "./service";
+
+const notification = (status: string, extra: Record<string, unknown> = {}) => ({
+  notification_id: 42,
+  status,
+  delivery_type: "sms",
+  route: "cloud",
+  template_id: null,
+  template_vars: null,
+  message: "Your order is ready for pickup.",
+  recipient: "+14155552671",
+  recipient_name: "Ada",
+  device_id: 2,
+  attempts: 1,
+  segments: 1,
+  cost: 1,
+  provider_message_id: "SM0123456789abcdef0123456789abcdef",
+  error_code: null,
+  error_reason: null,
+  created_at: "2026-01-15T12:00:00.000Z",
+  sent_at: "2026-01-15T12:00:01.000Z",
+  ...extra,
+});
+
+const device = { device_id: 1, name: "Front desk phone", kind: "sms", last_sync: "2026-01-15T12:00:00.000Z" };
+
+export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<string, unknown> }[] = [
+  { type: "notification.sent", when: "the channel took the message (provider accepted, phone sent it)", data: notification("sent") },
+  { type: "notification.delivered", when: "the carrier or platform reported delivery (a chat-app `read` counts)", data: notification("delivered", { delivered_at: "2026-01-15T12:00:05.000Z" }) },
+  {
+    type: "notification.failed",
+    when: "a permanent failure, or retries ran out; credits are refunded",
+    data: notification("failed", { error_code: "30003", error_reason: "Unreachable destination handset", failed_at: "2026-01-15T12:00:06.000Z" }),
+  },
+  { type: "notification.cancelled", when: "a pending notification was cancelled", data: notification("cancelled", { sent_at: null, cancelled_at: "2026-01-15T12:00:00.500Z" }) },
+  {
+    type: "message.received",
+    when: "an inbound SMS or chat-app message arrived",
+    data: { thread_id: 7, message_id: 31, channel: "sms", from: "+14155552671", body: "Is my order ready?", received_at: "2026-01-15T12:01:00.000Z", device_id: 1, contact_id: 3 },
+  },
+  {
+    type: "template.status",
+    when: "the chat-app platform changed a template's status (paused for low quality, disabled, approved, …)",
+    data: { template_id: 12, name: "order_ready", language: "en_US", status: "paused", previous_status: "active", reason: "FIRST_PAUSE", device_id: 4 },
+  },
+  { type: "device.offline", when: "a paired phone has not been heard from for 5 minutes", data: device },
+  { type: "device.online", when: "a paired phone is heard from again (or for the first time)", data: device },
+  {
+    type: "device.blocked",
+    when: "a chat-app send hit an account, token or business-account problem; sends through the number fail at once until it is fixed",
+    data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp", blocked_code: "131042", blocked_reason: "Business eligibility payment issue" },
+  },
+  { type: "device.unblocked", when: "a send through a blocked number succeeded again (after a relink)", data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp" } },
+  { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
+];
+
+export function eventCatalogueMarkdown(): string {
+  return EVENT_CATALOGUE.map(
+    (e) =>
+      `### \`${e.type}\`\n${e.when[0].toUpperCase()}${e.when.slice(1)}.\n\n\`\`\`json\n${JSON.stringify(
+        { id: "evt_3kTz9QeX0bW7YtVq1sD4mN2P", type: e.type, created_at: "2026-01-15T12:00:06.000Z", workspace_id: 1, data: e.data },
+        null,
+        2,
+      )}\n\`\`\``,
+  ).join("\n\n");
+}

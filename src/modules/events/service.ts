@@ -1,0 +1,76 @@
+// Events customers subscribe to. emit() writes the event and one delivery per matching
+// subscription in the caller's transaction — the same one as the change that caused it — so a
+// crash can never keep the change and lose its event (an outbox). The webhook worker delivers.
+import type { Database, Statement } from "bun:sqlite";
+import type { Clock } from "../../clock";
+import { randomBase62 } from "../../lib/tokens";
+
+export const EVENT_TYPES = [
+  "notification.sent",
+  "notification.delivered",
+  "notification.failed",
+  "notification.cancelled",
+  "message.received",
+  "template.status",
+  "device.offline",
+  "device.online",
+  "device.blocked",
+  "device.unblocked",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test";
+
+export interface PigeonEvent {
+  id: string;
+  type: EventType;
+  created_at: string;
+  workspace_id: number;
+  data: Record<string, unknown>;
+}
+
+export const newEventId = () => `evt_${randomBase62(24)}`;
+export const newDeliveryId = () => `dlv_${randomBase62(24)}`;
+
+export function eventEnvelope(id: string, type: EventType, workspaceId: number, createdAt: number, data: Record<string, unknown>): PigeonEvent {
+  return { id, type, created_at: new Date(createdAt).toISOString(), workspace_id: workspaceId, data };
+}
+
+export function createEventService(sqlite: Database, clock: Clock) {
+  const insertEvent = sqlite.prepare("INSERT INTO event (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)");
+  const subscribers: Statement<{ id: number; events: string }, [number]> = sqlite.prepare(
+    // Failing subscriptions keep receiving deliveries: they wait, paused, until it is re-enabled.
+    "SELECT id, events FROM webhook_subscription WHERE workspace_id = ? AND status IN ('active', 'failing') AND deleted_at IS NULL",
+  );
+  const insertDelivery = sqlite.prepare(
+    "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
+  );
+
+  function write(workspaceId: number, type: EventType, data: Record<string, unknown>, only: number | null): { eventId: string; deliveryIds: string[] } {
+    const now = clock.now();
+    const eventId = newEventId();
+    const deliveryIds: string[] = [];
+    sqlite.transaction(() => {
+      insertEvent.run(eventId, workspaceId, type, JSON.stringify(data), now);
+      const targets = only !== null ? [only] : subscribers.all(workspaceId).filter((sub) => wants(JSON.parse(sub.events) as string[], type)).map((sub) => sub.id);
+      for (const subscriptionId of targets) {
+        const deliveryId = newDeliveryId();
+        insertDelivery.run(deliveryId, subscriptionId, eventId, now, now);
+        deliveryIds.push(deliveryId);
+      }
+    })();
+    return { eventId, deliveryIds };
+  }
+
+  return {
+    /** Records an event for every subscription that wants it; call inside the causing transaction. */
+    emit: (workspaceId: number, type: (typeof EVENT_TYPES)[number], data: Record<string, unknown>) => write(workspaceId, type, data, null),
+    /** A `webhook.test` event for one subscription. */
+    emitTest: (workspaceId: number, subscriptionId: number, data: Record<string, unknown>) => write(workspaceId, "webhook.test", data, subscriptionId),
+  };
+}
+
+export function wants(events: string[], type: string): boolean {
+  return events.includes("*") || events.includes(type);
+}
+
+export type EventService = ReturnType<typeof createEventService>;

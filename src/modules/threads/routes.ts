@@ -1,0 +1,82 @@
+import { Elysia, t } from "elysia";
+import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
+import { authOf } from "../../http/foundation";
+import { fieldError, IdParam, pageQuery } from "../../http/validation";
+import type { Services } from "../../services";
+
+const Thread = t.Object({
+  thread_id: t.Integer(),
+  channel: t.Union([t.Literal("sms"), t.Literal("chatapp")]),
+  peer: t.String({ description: "The other party: an E.164 number" }),
+  peer_name: t.Nullable(t.String()),
+  contact: t.Nullable(t.Object({ contact_id: t.Integer(), name: t.Nullable(t.String()) })),
+  device_id: t.Nullable(t.Integer({ description: "Chat-app threads: the business number's device; SMS threads span the workspace's phones" })),
+  last_message: t.Object({ body: t.String({ description: "The first 120 characters" }), direction: t.String(), at: t.String({ format: "date-time" }) }),
+  last_message_at: t.String({ format: "date-time" }),
+  unread_count: t.Integer({ description: "Inbound messages since the thread was last marked read" }),
+  window: t.Nullable(
+    t.Object(
+      { open: t.Boolean(), expires_at: t.Nullable(t.String({ format: "date-time" })) },
+      { description: "Chat-app threads: the 24-hour customer-service window (freeform replies allowed while open)" },
+    ),
+  ),
+  created_at: t.String({ format: "date-time" }),
+});
+
+const ThreadMessage = t.Object({
+  message_id: t.Integer(),
+  direction: t.Union([t.Literal("inbound"), t.Literal("outbound")]),
+  body: t.String(),
+  at: t.String({ format: "date-time" }),
+  device_id: t.Nullable(t.Integer()),
+  notification_id: t.Nullable(t.Integer()),
+  status: t.Nullable(t.String({ description: "Outbound: the notification's status; inbound: received" })),
+  external_id: t.Nullable(t.String()),
+});
+
+const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });
+
+export function threadRoutes(s: Services) {
+  const { threadsView } = s;
+  const ws = (request: Request) => authOf(request).workspaceId;
+  return new Elysia({ prefix: "/v1/api/thread", tags: ["Threads"] })
+    .use(models)
+    .get(
+      "/list",
+      ({ request, query }) =>
+        ok(threadsView.list(ws(request), { channel: query.channel, contactId: query.contact_id, unread: query.unread }, query.page, query.limit), "Threads fetched"),
+      {
+        query: t.Object({
+          ...pageQuery(20, 100),
+          channel: t.Optional(t.Union([t.Literal("sms"), t.Literal("chatapp")], fieldError("channel", 'must be "sms" or "chatapp"'))),
+          contact_id: t.Optional(t.Integer({ minimum: 1, ...fieldError("contact_id", "must be a positive whole number") })),
+          unread: t.Optional(t.Boolean({ ...fieldError("unread", "must be true or false") })),
+        }),
+        response: { 200: Envelope(t.Object({ threads: t.Array(Thread), pagination: Pagination })), ...errorResponses() },
+        detail: {
+          summary: "List threads",
+          description:
+            "Every conversation, most recent first: outbound sends and inbound SMS or chat-app messages. Filters: `channel`, `contact_id`, `unread`. " +
+            "SMS threads are one per phone number in the workspace; chat-app threads are one per business number and user.",
+        },
+      },
+    )
+    .get(
+      "/:thread_id/messages",
+      ({ request, params, query }) => ok(threadsView.messages(ws(request), params.thread_id, query.page, query.limit), "Thread messages fetched"),
+      {
+        params: ThreadIdParams,
+        query: t.Object({ ...pageQuery(20, 100) }),
+        response: {
+          200: Envelope(t.Object({ thread: Thread, messages: t.Array(ThreadMessage), pagination: Pagination })),
+          ...errorResponses(404),
+        },
+        detail: { summary: "Messages of a thread", description: "Newest first, both directions; each outbound message with its notification's status." },
+      },
+    )
+    .post("/:thread_id/read", ({ request, params }) => ok(threadsView.markRead(ws(request), params.thread_id), "Thread marked read"), {
+      params: ThreadIdParams,
+      response: { 200: Envelope(Thread), ...errorResponses(404) },
+      detail: { summary: "Mark a thread read", description: "Sets its unread count to 0." },
+    });
+}
