@@ -4,6 +4,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
+import { chatappRoutes } from "./channels/chatapp/routes";
 import { cloudCallbackRoutes } from "./channels/sms-cloud/callback-routes";
 import { contactRoutes } from "./modules/contacts/routes";
 import { mobileRoutes } from "./modules/mobile/routes";
@@ -49,6 +50,7 @@ export function createApp(s: Services) {
     .use(webhookRoutes(s))
     .use(threadRoutes(s))
     .use(overviewRoutes(s))
+    .use(chatappRoutes(s))
     .use(cloudCallbackRoutes(s))
     .use(mobileRoutes(s));
   return app;

@@ -1,5 +1,8 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
+import { createChatappAdapter } from "./channels/chatapp/adapter";
+import { createGraphClient } from "./channels/chatapp/graph";
+import { createChatappService } from "./channels/chatapp/service";
 import { createCloudAdapter } from "./channels/sms-cloud/adapter";
 import { cloudCallbackPath } from "./channels/sms-cloud/callback-routes";
 import type { Clock } from "./clock";
@@ -70,6 +73,8 @@ export function createServices(deps: Deps) {
     },
   });
 
+  const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: deps.fetch, timeoutMs: deps.channelTimeoutMs });
+
   const cloud = createCloudAdapter({
     statusCallbackUrl: (device) => (config.publicUrl ? config.publicUrl + cloudCallbackPath(device.id) : null),
     fetch: deps.fetch,
@@ -90,6 +95,14 @@ export function createServices(deps: Deps) {
     threads,
   });
   const events = createEventService(sqlite, clock);
+  const chatapp = createChatappService({ sqlite, db, clock, config, graph, devices: deviceRepo, templates: templateRepo, threads, state, events, log });
+  sending.addCheck("chatapp", chatapp.check);
+  const chatappAdapter = createChatappAdapter({
+    graph,
+    templateById: (id) => templateRepo.byId(id),
+    refreshTemplates: (device) => chatapp.refreshTemplates(device),
+    preflight: (device) => chatapp.preflight(device),
+  });
   const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events });
   const webhooks = createWebhookService({ sqlite, clock, events, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
 
@@ -138,14 +151,18 @@ export function createServices(deps: Deps) {
     events,
     webhooks,
     threadsView: createThreadService(sqlite, clock),
+    chatapp,
     dispatcher: createDispatcher({
       transaction: (fn) => sqlite.transaction(fn)(),
       clock,
       notifications: notificationRepo,
       devices: deviceRepo,
       state,
-      adapters: { cloud },
+      adapters: { cloud, chatapp: chatappAdapter },
       tickMs: config.workerIntervalSeconds * 1000,
+      onOutcome: (n, device, outcome) => {
+        if (n.route === "chatapp") chatapp.afterOutcome(n, device, outcome);
+      },
       log,
     }),
   };

@@ -2,9 +2,13 @@
 import m0 from "../../migrations/0000_init.sql" with { type: "text" };
 import m1 from "../../migrations/0001_phone_and_threads.sql" with { type: "text" };
 import m2 from "../../migrations/0002_webhooks.sql" with { type: "text" };
+import m3 from "../../migrations/0003_chatapp.sql" with { type: "text" };
+import m4 from "../../migrations/0004_status_backlog.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
   { tag: "0001_phone_and_threads", when: 1795309301790, sql: m1 },
   { tag: "0002_webhooks", when: 1795309964269, sql: m2 },
+  { tag: "0003_chatapp", when: 1795310388771, sql: m3 },
+  { tag: "0004_status_backlog", when: 1795310765742, sql: m4 },
 ];

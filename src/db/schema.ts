@@ -152,6 +152,8 @@ export const template = sqliteTable(
     businessAccountId: text("business_account_id"),
     components: text("components", { mode: "json" }).$type<unknown[]>(),
     statusReason: text("status_reason"),
+    // Chat-app templates paused for low quality: when to ask the platform again.
+    recheckAt: integer("recheck_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),
@@ -210,6 +212,8 @@ export const notification = sqliteTable(
     cancelledAt: integer("cancelled_at"),
     // A paired phone may hold a copy: it is told "Cancelling" until it confirms with "Cancelled".
     cancelPending: integer("cancel_pending", { mode: "boolean" }).notNull().default(false),
+    // Channel extras the worker needs at send time (a chat-app template's header media).
+    channelPayload: text("channel_payload", { mode: "json" }).$type<Record<string, unknown>>(),
   },
   (table) => [
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
@@ -427,4 +431,22 @@ export const webhookAttempt = sqliteTable(
     error: text("error"),
   },
   (table) => [index("webhook_attempt_delivery_idx").on(table.deliveryId)],
+);
+
+/**
+ * Platform statuses that arrived before we recorded the message id they are about (the platform
+ * can answer a send and report on it faster than we write the answer down); applied then.
+ */
+export const statusBacklog = sqliteTable(
+  "status_backlog",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deviceId: integer("device_id")
+      .notNull()
+      .references(() => device.id),
+    externalId: text("external_id").notNull(),
+    payload: text("payload", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (table) => [index("status_backlog_external_idx").on(table.externalId, table.deviceId)],
 );

@@ -48,6 +48,8 @@ Chat-app failures mirrored from the platform carry the platform's numeric code a
 - A paired phone silent for more than 5 minutes refuses immediate sends (400 \`device_offline\`); scheduled sends are accepted and wait for it.
 - Only SMS through a cloud number costs credits (one per segment); failures and cancels refund.
 - Bulk sends answer 200 with each item's notification or error.
+- Chat-app: the window is taken to close one minute before 24 hours after the user last wrote. Freeform sends to a closed window: 403 with \`error_code\` 131047; the test endpoint with templates available: 403 \`use_template\`. A paused template: 400 with 132015, a disabled one 132016. Platform failures reported later land on the notification with the platform's code (as a string). 133004 counts as permanent, per the spec.
+- A chat-app number blocked by an account-level error answers 403 \`device_blocked\` until relinked and a send succeeds.
 
 ## Webhooks and events
 Subscribe with \`POST /api/webhook/create\` (\`url\`, \`events\` or \`"*"\`). Each delivery is a POST of
@@ -68,6 +70,7 @@ const tags = [
   { name: "Notifications", description: "What happened to each message: status, attempts, the carrier's or platform's reasons; cancel" },
   { name: "Stats", description: "Notification counts and the credit balance" },
   { name: "Overview aliases", description: "The overview's short REST paths over the same services" },
+  { name: "Chat-app", description: "The chat-app channel: business numbers, templates, the 24-hour window" },
   { name: "Webhooks", description: "Signed, retried, at-least-once event deliveries to your URLs" },
   { name: "Threads", description: "Conversations: every outbound and inbound message, per person and channel" },
   { name: "Phone (companion app)", description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients" },

@@ -63,15 +63,17 @@ export function foundation(deps: FoundationDeps) {
     });
   }
 
+  // The chat-app platform batches up to 1000 updates in one webhook, up to 3 MB.
+  const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
+
   return new Elysia({ name: "pigeon-foundation" })
     .onRequest(({ request, set }) => {
-      const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > config.maxBodyBytes) {
-        throw new AppError("payload_too_large", `Request body of ${length} bytes exceeds the limit of ${config.maxBodyBytes} bytes`, {
-          limit: config.maxBodyBytes,
-        });
-      }
       const path = pathOf(request);
+      const limit = bodyLimit(path);
+      const length = Number(request.headers.get("content-length") ?? 0);
+      if (length > limit) {
+        throw new AppError("payload_too_large", `Request body of ${length} bytes exceeds the limit of ${limit} bytes`, { limit });
+      }
       if (!needsApiKey(path)) return;
       const auth = authenticate(request.headers);
       authByRequest.set(request, auth);
@@ -80,10 +82,9 @@ export function foundation(deps: FoundationDeps) {
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       const text = await request.text();
-      if (Buffer.byteLength(text) > config.maxBodyBytes) {
-        throw new AppError("payload_too_large", `Request body exceeds the limit of ${config.maxBodyBytes} bytes`, {
-          limit: config.maxBodyBytes,
-        });
+      const limit = bodyLimit(pathOf(request));
+      if (Buffer.byteLength(text) > limit) {
+        throw new AppError("payload_too_large", `Request body exceeds the limit of ${limit} bytes`, { limit });
       }
       rawBodyByRequest.set(request, text);
       if (contentType?.startsWith("application/x-www-form-urlencoded")) {

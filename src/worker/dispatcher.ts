@@ -38,6 +38,8 @@ export interface DispatcherDeps {
 
 export function createDispatcher(deps: DispatcherDeps) {
   const { clock, notifications, devices, state, adapters } = deps;
+  // A device the platform asked to slow down (per business number): skipped until then.
+  const slowDown = new Map<number, { until: number; streak: number }>();
 
   /** Due work this tick may take, within each device's per-minute pacing: one transaction. */
   function claimBatch(): { n: NotificationRecord; device: DeviceRow }[] {
@@ -62,6 +64,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         state.transition(n.id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
         continue;
       }
+      if ((slowDown.get(device.id)?.until ?? 0) > now) continue;
       let left = budget.get(device.id);
       if (left === undefined) left = device.sendLimitPerMinute - notifications.dispatchedSince(device.id, windowStart);
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
@@ -109,11 +112,17 @@ export function createDispatcher(deps: DispatcherDeps) {
       case "accepted":
         state.transition(n.id, "sent", { externalId: outcome.externalId, detail: outcome.detail ?? `accepted as ${outcome.externalId}` });
         devices.touch(device.id, now);
+        slowDown.delete(device.id);
         break;
-      case "throttled":
-        notifications.requeue(n.id, now + deps.tickMs, now, { countAttempt: false, reconcile: false });
-        state.log(n.id, "throttled", { status: "pending", detail: outcome.reason });
+      case "throttled": {
+        // Back off the whole device (a business number's throughput), doubling while it lasts.
+        const streak = (slowDown.get(device.id)?.streak ?? 0) + 1;
+        const wait = Math.min(60_000, deps.tickMs * 2 ** (streak - 1));
+        slowDown.set(device.id, { until: now + wait, streak });
+        notifications.requeue(n.id, now + wait, now, { countAttempt: false, reconcile: false });
+        state.log(n.id, "throttled", { status: "pending", detail: `${outcome.reason}; device ${device.id} waits ${wait / 1000} s` });
         break;
+      }
       case "permanent":
         state.transition(n.id, "failed", { errorCode: outcome.code, reason: outcome.reason, detail: `attempt ${n.attempts}: ${outcome.reason}` });
         break;

@@ -21,6 +21,7 @@ export interface NewNotification {
   cost: number;
   /** The id the channel knows it by, when we choose it (a paired phone's message id). */
   externalId: string | null;
+  channelPayload: Record<string, unknown> | null;
   createdAt: number;
 }
 
@@ -45,8 +46,8 @@ export function createNotificationRepository(sqlite: Database) {
   const insert: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?)
+      external_id, channel_payload, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
     RETURNING id`);
   const byWorkspace: Statement<NotificationRecord, [number, number]> = sqlite.prepare(
     "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
@@ -100,6 +101,7 @@ export function createNotificationRepository(sqlite: Database) {
         n.segments,
         n.cost,
         n.externalId,
+        n.channelPayload ? JSON.stringify(n.channelPayload) : null,
         n.createdAt,
         n.createdAt,
       )!.id;

@@ -42,6 +42,7 @@ export interface NotificationRecord {
   failed_at: number | null;
   cancelled_at: number | null;
   cancel_pending: number;
+  channel_payload: string | null;
 }
 
 /**

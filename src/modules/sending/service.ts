@@ -48,6 +48,8 @@ export interface Prepared {
   timezone: string | null;
   segments: number;
   cost: number;
+  /** What the channel needs at send time beyond the text (a chat-app template's header media). */
+  channelPayload?: Record<string, unknown> | null;
 }
 
 export interface Accepted {
@@ -97,8 +99,10 @@ export function createSendingService(deps: SendingDeps) {
         reason: `must be a ${channel} template`,
       });
     }
-    if (row.status !== "active" && row.status !== "APPROVED") {
-      throw new AppError("template_inactive", `template ${row.id} is ${row.status} and cannot be sent`, { template_id: row.id, status: row.status });
+    if (row.status !== "active") {
+      // A chat-app template the platform paused or disabled answers with the platform's own code.
+      const platformCode = channel === "chatapp" ? ({ paused: 132015, disabled: 132016 } as Record<string, number>)[row.status] : undefined;
+      throw new AppError("template_inactive", `template ${row.id} is ${row.status} and cannot be sent`, { template_id: row.id, status: row.status }, platformCode);
     }
     return row;
   }
@@ -245,6 +249,7 @@ export function createSendingService(deps: SendingDeps) {
       cost: p.cost,
       // A paired phone knows each message by an id of ours (the companion-app protocol's "id").
       externalId: p.device.kind === "sms" ? nanoid(21) : null,
+      channelPayload: p.channelPayload ?? null,
       createdAt: now,
     });
     credits.debit(auth.workspaceId, p.cost, id);

@@ -23,6 +23,7 @@ export function createTemplateRepository(db: Db) {
     chatapp: listQuery(and(visible, eq(template.channel, "chatapp"))),
   };
   const getOne = db.select().from(template).where(and(visible, eq(template.id, id))).prepare();
+  const getAny = db.select().from(template).where(eq(template.id, id)).prepare();
   const ownByCode = db
     .select()
     .from(template)
@@ -38,6 +39,11 @@ export function createTemplateRepository(db: Db) {
 
     get(workspaceId: number, templateId: number): TemplateRow | null {
       return getOne.get({ ws: workspaceId, id: templateId }) ?? null;
+    },
+
+    /** Any template by id, for the worker (which already knows whose it is). */
+    byId(templateId: number): TemplateRow | null {
+      return getAny.get({ id: templateId }) ?? null;
     },
 
     /** The workspace's own template with this code. */

@@ -1,0 +1,228 @@
+// Chat-app routes: connecting business numbers, sending, the test send, and the platform's webhook.
+import { Elysia, t } from "elysia";
+import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import { AppError } from "../../http/errors";
+import { authOf, rawBodyOf } from "../../http/foundation";
+import { Device } from "../../modules/devices/model";
+import { runSend, SCHEDULED, singleReply } from "../../modules/sending/routes";
+import { OverviewSendResponse, SendResponse } from "../../modules/sending/model";
+import type { ItemResult, SendInput } from "../../modules/sending/service";
+import type { Services } from "../../services";
+import type { HeaderMedia } from "./adapter";
+import { MEDIA_LIMITS } from "./service";
+
+const Media = t.Object(
+  {
+    type: t.Union([t.Literal("image"), t.Literal("video"), t.Literal("document")]),
+    link: t.String({ description: "A public http(s) URL the platform fetches" }),
+    filename: t.Optional(t.String({ maxLength: 240 })),
+  },
+  {
+    description:
+      `A template's media header. Limits: image ${MEDIA_LIMITS.image / 1048576} MB, video ${MEDIA_LIMITS.video / 1048576} MB, document ${MEDIA_LIMITS.document / 1048576} MB ` +
+      "(over: 400 media_too_large). A link that is not http(s) or cannot be fetched is dropped before sending.",
+  },
+);
+
+const ChatSendBody = t.Object({
+  recipient_contact: t.String({ description: "The user's number, E.164", examples: ["+14155552671"] }),
+  message: t.Optional(t.Nullable(t.String({ maxLength: 4096, description: "Freeform text: only while the 24-hour window is open" }))),
+  template_id: t.Optional(t.Nullable(t.Union([t.String(), t.Number()], { description: "An approved template's id or code" }))),
+  variables: t.Optional(t.Nullable(t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], { description: "The {{1}}..{{n}} values, as an array or an object" }))),
+  device_id: t.Optional(t.Nullable(t.Union([t.String(), t.Number()]))),
+  media: t.Optional(Media),
+  schedule_time: t.Optional(t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS in `timezone`; omit to send now" }))),
+  timezone: t.Optional(t.Nullable(t.String({ description: "IANA zone for schedule_time; default UTC" }))),
+});
+
+const CHAT_ERRORS =
+  "Errors: 403 with `error_code` 131047 when freeform text is sent while the 24-hour window is closed (with `can_send_freeform: false`, `can_send_template` and `available_templates`); " +
+  "403 `device_blocked` (the number is blocked: `blocked_code` and `blocked_reason`); 409 `template_account_unlinked`; 409 `device_account_mismatch`; " +
+  "403 `urls_not_allowed`; 400 `invalid_template_variables` (count must match; values not empty nor multi-line); 400 with 132015/132016 for a paused or disabled template; 400 `media_too_large`. " +
+  "Failures the platform reports later land on the notification with the platform's numeric code. Chat-app messages cost no credits.";
+
+function chatInput(body: typeof ChatSendBody.static): SendInput {
+  return {
+    channel: "chatapp",
+    recipient: body.recipient_contact,
+    message: body.message,
+    templateId: body.template_id,
+    variables: body.variables,
+    deviceId: body.device_id,
+    scheduleTime: body.schedule_time,
+    timezone: body.timezone,
+  };
+}
+
+export function chatappRoutes(s: Services) {
+  const { chatapp } = s;
+
+  /** Checks header media (async), then runs the send through the common pipeline. */
+  async function send<R>(request: Request, route: string, body: typeof ChatSendBody.static, render: (results: ItemResult[]) => { status: number; body: R }): Promise<R> {
+    const { media, note } = await chatapp.checkHeaderMedia(body.media as HeaderMedia | undefined);
+    return runSend(s, request, route, body, (auth) => {
+      const prepared = s.sending.prepare(auth, chatInput(body));
+      if (media || note) prepared.channelPayload = { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) };
+      return [prepared];
+    }, render);
+  }
+
+  return new Elysia({ tags: ["Chat-app"] })
+    .use(models)
+    .post(
+      "/v1/api/chatapp/connect",
+      async ({ request, body }) => {
+        const result = await chatapp.connect(authOf(request).workspaceId, body);
+        return ok({ ...result, devices: result.devices.map((d) => s.devices.present(d)) }, "Business account connected");
+      },
+      {
+        parse: "json",
+        body: t.Object({
+          access_token: t.String({ minLength: 1, description: "A system-user or business access token for the platform" }),
+          business_account_id: t.Optional(t.String({ description: "The business account (WABA) id; found from the token when left out" })),
+          phone_number_id: t.Optional(t.String({ description: "Connect only this phone number" })),
+        }),
+        response: {
+          200: Envelope(
+            t.Object({
+              business_accounts: t.Array(t.Object({ id: t.String(), name: t.Nullable(t.String()), phone_numbers: t.Integer() })),
+              devices: t.Array(Device),
+              templates: t.Integer({ description: "Templates synced" }),
+            }),
+          ),
+          ...errorResponses(503),
+        },
+        detail: {
+          summary: "Connect a business account",
+          description:
+            "Asks the platform which business accounts the token was granted and their phone numbers, creates (or updates) a `chatapp` device for each number, " +
+            "and syncs the account's templates. No business account: 400 `no_business_account`; no phone number: 400 `no_phone_number`; a token the platform refuses: 400 with the platform's code (e.g. 190).",
+        },
+      },
+    )
+    .post(
+      "/v1/api/chatapp/relink",
+      async ({ request, body }) => ok(s.devices.present(await chatapp.relink(authOf(request).workspaceId, body)), "Business number relinked"),
+      {
+        parse: "json",
+        body: t.Object({ device_id: t.Integer({ minimum: 1 }), access_token: t.String({ minLength: 1 }) }),
+        response: { 200: Envelope(Device), ...errorResponses(404, 503) },
+        detail: {
+          summary: "Relink a business number",
+          description: "A new access token for a chat-app device. A blocked number may then send again; its first successful send unblocks it (`device.unblocked`).",
+        },
+      },
+    )
+    .post(
+      "/v1/api/chatapp/send",
+      ({ request, body }) => send(request, "chatapp.send", body, singleReply),
+      {
+        parse: "json",
+        body: ChatSendBody,
+        response: { 200: SendResponse, ...errorResponses(404, 409) },
+        detail: {
+          summary: "Send a chat-app message",
+          description:
+            "An approved template (`template_id` with `variables`) at any time, or freeform `message` while the 24-hour window with the user is open " +
+            "(they wrote to that business number in the last 24 hours). Answers like the SMS send; the worker calls the platform and its status webhooks move the notification. " +
+            CHAT_ERRORS,
+        },
+      },
+    )
+    .post(
+      "/v1/api/chatapp/test",
+      async ({ request, body }) => {
+        try {
+          return await send(request, "chatapp.test", body, singleReply);
+        } catch (error) {
+          // A freeform test while the window is closed: point at the send with a template, if there is one.
+          if (error instanceof AppError && error.code === "window_closed" && error.data.can_send_template === true) {
+            throw new AppError(
+              "use_template",
+              "The 24-hour window with this user is closed, so a freeform test cannot be delivered. Use POST /v1/api/chatapp/send with template_id.",
+              { ...error.data, use: "POST /v1/api/chatapp/send with template_id" },
+            );
+          }
+          throw error;
+        }
+      },
+      {
+        parse: "json",
+        body: ChatSendBody,
+        response: { 200: SendResponse, ...errorResponses(404, 409) },
+        detail: {
+          summary: "Send a test chat-app message",
+          description:
+            "Like POST /api/chatapp/send, for trying a number out. A freeform test while the window is closed and templates exist: 403 `use_template`, " +
+            "pointing to the send with `template_id` and listing `available_templates`. " +
+            CHAT_ERRORS,
+        },
+      },
+    )
+    .post(
+      "/v1/chatapp/send",
+      async ({ request, body }) => {
+        const template = body.template !== undefined ? chatapp.templateRefByName(authOf(request).workspaceId, body.template) : undefined;
+        const sendBody = { recipient_contact: body.to, message: body.message, template_id: template, variables: body.variables, device_id: body.device_id };
+        return send(request, "chatapp.send.overview", sendBody, (results) => {
+          const [r] = results;
+          if (!r.ok) throw r.error;
+          const messageId = String(r.accepted.notificationId);
+          return { status: 200, body: { ...ok({ success: true, messageId }, SCHEDULED), success: true, messageId } };
+        });
+      },
+      {
+        parse: "json",
+        body: t.Object({
+          to: t.String({ examples: ["+14155552671"] }),
+          template: t.Optional(t.String({ description: "Template name (e.g. order_confirmation), code or id" })),
+          variables: t.Optional(t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())])),
+          message: t.Optional(t.String({ maxLength: 4096 })),
+          device_id: t.Optional(t.Union([t.String(), t.Number()])),
+        }),
+        response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
+        detail: { summary: "Send a chat-app message (overview form)", description: `The overview's \`{to, template, variables}\` form; answers \`success\` and \`messageId\`. ${CHAT_ERRORS}` },
+      },
+    )
+    .get(
+      "/v1/webhooks/chatapp",
+      ({ query, set }) => {
+        const challenge = chatapp.verifyHandshake(query as Record<string, string | undefined>);
+        if (challenge === null) throw new AppError("forbidden", "Verification failed: wrong or missing hub.verify_token");
+        set.headers["content-type"] = "text/plain; charset=utf-8";
+        return challenge;
+      },
+      {
+        detail: {
+          summary: "Platform webhook verification",
+          description: "The platform's handshake: `hub.mode=subscribe`, `hub.verify_token` equal to PIGEON_CHATAPP_VERIFY_TOKEN → 200 with `hub.challenge` as the body; otherwise 403.",
+          security: [],
+          responses: { 200: { description: "The challenge, as text", content: { "text/plain": { schema: { type: "string" } } } }, 403: { description: "Wrong token" } },
+        },
+      },
+    )
+    .post(
+      "/v1/webhooks/chatapp",
+      ({ request }) => {
+        const raw = rawBodyOf(request);
+        if (!chatapp.signatureValid(raw, request.headers.get("x-hub-signature-256"))) {
+          throw new AppError("unauthorized", "Bad or missing X-Hub-Signature-256");
+        }
+        chatapp.receive(JSON.parse(raw));
+        return ok({ received: true }, "Received");
+      },
+      {
+        parse: "json",
+        body: t.Object({ object: t.Optional(t.String()), entry: t.Optional(t.Array(t.Any())) }, { additionalProperties: true }),
+        response: { 200: Envelope(t.Object({ received: t.Boolean() })), 401: "Error" },
+        detail: {
+          summary: "Platform webhook",
+          description:
+            "The platform posts inbound messages (they open the user's 24-hour window and land in threads), message statuses (sent, delivered, read, failed — " +
+            "monotonic and de-duplicated) and template status updates (which fire `template.status`). `X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body " +
+            "keyed with PIGEON_CHATAPP_APP_SECRET; a bad signature is 401 and changes nothing. Needs no API key.",
+          security: [],
+        },
+      },
+    );
+}
