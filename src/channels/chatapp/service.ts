@@ -18,6 +18,7 @@ import type { EventService } from "../../modules/events/service";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
 import type { Prepared, SendInput } from "../../modules/sending/service";
 import type { TemplateRepository, TemplateRow } from "../../modules/templates/repository";
+import { recordInbound } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import type { DispatchOutcome } from "../types";
 import { chatappConfigOf, headerParamCount, type ChatappConfig, type HeaderMedia } from "./adapter";
@@ -544,32 +545,17 @@ export function createChatappService(deps: ChatappDeps) {
     const from = toE164(`+${m.from.replace(/^\+/, "")}`) ?? `+${m.from.replace(/^\+/, "")}`;
     const text: string = m.text?.body ?? m[m.type]?.caption ?? m.button?.text ?? m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title ?? `[${m.type ?? "message"}]`;
     const at = Number(m.timestamp) * 1000 || clock.now();
-    const added = threads.add({
+    recordInbound(threads, events, {
       workspaceId: device.workspaceId,
       channel: "chatapp",
-      threadDeviceId: device.id,
-      peer: from,
-      peerName: name,
-      direction: "inbound",
-      body: text,
       deviceId: device.id,
+      from,
+      fromName: name,
+      body: text,
       externalId: typeof m.id === "string" ? m.id : null,
       at,
+      extra: { type: m.type ?? "text" },
     });
-    if (added) {
-      events.emit(device.workspaceId, "message.received", {
-        thread_id: added.thread.id,
-        message_id: added.messageId,
-        channel: "chatapp",
-        from,
-        from_name: name,
-        body: text,
-        type: m.type ?? "text",
-        received_at: iso(at),
-        device_id: device.id,
-        contact_id: added.thread.contact_id,
-      });
-    }
   }
 
   function status(device: DeviceRow, s: Record<string, any>) {

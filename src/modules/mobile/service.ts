@@ -12,6 +12,7 @@ import type { DeviceRepository, DeviceRow } from "../devices/repository";
 import { OFFLINE_AFTER_MS } from "../devices/service";
 import type { EventService } from "../events/service";
 import type { NotificationRecord, NotificationState } from "../notifications/state";
+import { recordInbound } from "../threads/inbound";
 import type { ThreadRepository } from "../threads/repository";
 import type { PhoneEventHub } from "./events";
 
@@ -413,29 +414,7 @@ export function createMobileService(deps: MobileDeps) {
         if (!sender || body === null) return;
         const from = toE164(sender) ?? sender;
         const at = Date.parse(text("receivedAt") ?? "") || clock.now();
-        const added = threads.add({
-          workspaceId: device.workspaceId,
-          channel: "sms",
-          threadDeviceId: 0,
-          peer: from,
-          direction: "inbound",
-          body,
-          deviceId: device.id,
-          externalId: messageId,
-          at,
-        });
-        if (added) {
-          events.emit(device.workspaceId, "message.received", {
-            thread_id: added.thread.id,
-            message_id: added.messageId,
-            channel: "sms",
-            from,
-            body,
-            received_at: iso(at),
-            device_id: device.id,
-            contact_id: added.thread.contact_id,
-          });
-        }
+        recordInbound(threads, events, { workspaceId: device.workspaceId, channel: "sms", deviceId: device.id, from, body, externalId: messageId, at });
         return;
       }
       case "sms:sent":

@@ -4,20 +4,13 @@ import type { Database, Statement } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { DAY, iso } from "../../lib/time";
-import type { ThreadRecord } from "./repository";
+import type { ThreadMessageRecord, ThreadRecord } from "./repository";
 
 interface ThreadRow extends ThreadRecord {
   contact_name: string | null;
 }
 
-interface MessageRow {
-  id: number;
-  direction: "inbound" | "outbound";
-  body: string;
-  notification_id: number | null;
-  device_id: number | null;
-  external_id: string | null;
-  at: number;
+interface MessageRow extends ThreadMessageRecord {
   notification_status: string | null;
 }
 

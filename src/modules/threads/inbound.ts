@@ -1,0 +1,49 @@
+// An inbound message on either channel: into its thread, and out as a message.received event, in
+// the caller's transaction.
+import { iso } from "../../lib/time";
+import type { EventService } from "../events/service";
+import type { ThreadRepository } from "./repository";
+
+export interface Inbound {
+  workspaceId: number;
+  channel: "sms" | "chatapp";
+  /** The device it arrived on; chat-app threads are per business number. */
+  deviceId: number;
+  from: string;
+  fromName?: string | null;
+  body: string;
+  externalId: string | null;
+  at: number;
+  /** Extra fields for the event (e.g. the chat-app message type). */
+  extra?: Record<string, unknown>;
+}
+
+/** Stores the message unless the channel delivered it before; announces it if new. */
+export function recordInbound(threads: ThreadRepository, events: EventService, m: Inbound): boolean {
+  const added = threads.add({
+    workspaceId: m.workspaceId,
+    channel: m.channel,
+    threadDeviceId: m.channel === "chatapp" ? m.deviceId : 0,
+    peer: m.from,
+    peerName: m.fromName ?? null,
+    direction: "inbound",
+    body: m.body,
+    deviceId: m.deviceId,
+    externalId: m.externalId,
+    at: m.at,
+  });
+  if (!added) return false;
+  events.emit(m.workspaceId, "message.received", {
+    thread_id: added.thread.id,
+    message_id: added.messageId,
+    channel: m.channel,
+    from: m.from,
+    ...(m.fromName !== undefined ? { from_name: m.fromName } : {}),
+    body: m.body,
+    ...m.extra,
+    received_at: iso(m.at),
+    device_id: m.deviceId,
+    contact_id: added.thread.contact_id,
+  });
+  return true;
+}
