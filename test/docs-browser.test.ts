@@ -1,0 +1,43 @@
+// /docs in a real headless Chromium: the UI renders every operation and asks nothing of the
+// internet. Needs Debian's chromium (.ci/run installs it); without it this file says so and skips.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import { isolatedBinary, startServer, tempDir, type RunningServer } from "./helpers/binary";
+
+const CHROMIUM = "/usr/bin/chromium";
+const available = existsSync(CHROMIUM);
+if (!available) console.warn(`docs-browser: ${CHROMIUM} is missing (apt-get install chromium); skipping the browser check`);
+
+describe.skipIf(!available)("the docs UI in a browser", () => {
+  let server: RunningServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    server = await startServer(isolatedBinary(), { PIGEON_DATA_DIR: tempDir() });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop("SIGKILL");
+  });
+
+  test("renders every documented operation from the binary alone, with no request leaving the server", async () => {
+    const page = await browser.newPage();
+    const elsewhere: string[] = [];
+    page.on("request", (r) => {
+      if (!r.url().startsWith(server.url) && !r.url().startsWith("data:")) elsewhere.push(r.url());
+    });
+    await page.goto(`${server.url}/docs`, { waitUntil: "networkidle" });
+    await page.waitForSelector(".opblock", { timeout: 20_000 });
+    const spec = await (await server.fetch("/openapi.json")).json();
+    const operations = Object.values(spec.paths as Record<string, object>).reduce((n, methods) => n + Object.keys(methods).length, 0);
+    expect(await page.locator(".opblock").count()).toBe(operations);
+    expect(await page.locator(".info .title").first().innerText()).toContain("Pigeon API");
+    expect(elsewhere).toEqual([]);
+  });
+});
