@@ -472,3 +472,21 @@ describe("the platform webhook (rule 3)", () => {
     expect(expectEnvelope(await s.ctx.get(`/v1/api/thread/${thread.thread_id}/messages`), 200).data.messages).toHaveLength(1);
   });
 });
+
+describe("pacing each business number", () => {
+  test("at most its per-second share of send_limit_per_minute each second (80/s by default)", async () => {
+    const s = await setup();
+    await s.ctx.post("/v1/api/device/update", { device_id: s.deviceId, send_limit_per_minute: 180 });
+    const t = await s.templateId("order_confirmation");
+    s.ctx.clock.set(Math.floor(s.ctx.clock.now() / 1000) * 1000 + 100);
+    for (let i = 0; i < 7; i++) await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: `+1415555${2000 + i}`, template_id: t, variables: ["A", String(i)] });
+    expect(await s.dispatch()).toBe(3);
+    expect(await s.dispatch()).toBe(0);
+    s.ctx.clock.advance(1000);
+    expect(await s.dispatch()).toBe(3);
+    s.ctx.clock.advance(1000);
+    expect(await s.dispatch()).toBe(1);
+    const defaults = expectEnvelope(await s.ctx.get(`/v1/api/device/${s.deviceId}`), 200).data;
+    expect(defaults.send_limit_per_minute).toBe(180);
+  });
+});

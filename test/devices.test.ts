@@ -173,7 +173,7 @@ describe("device health, stats, usage and rate limit", () => {
       ctx.clock.now() - 5000,
     ]);
     const rl = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/rate-limit`), 200).data;
-    expect(rl).toEqual({ device_id: d.device_id, limit: 5, requests_remaining: 4, reset_at: "2026-01-15T12:01:00.000Z" });
+    expect(rl).toEqual({ device_id: d.device_id, limit: 5, window_seconds: 60, requests_remaining: 4, reset_at: "2026-01-15T12:01:00.000Z" });
   });
 });
 

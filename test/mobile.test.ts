@@ -428,3 +428,20 @@ describe("presence", () => {
     expect(health).toMatchObject({ online: false, health_score: 70 });
   });
 });
+
+describe("a changed server address", () => {
+  test("a phone that read its webhooks at another address is told WebhooksUpdated when its stream opens", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer });
+    ctx.config.publicUrl = "https://new-address.example";
+    const res = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer } }));
+    const reader = res.body!.getReader();
+    let buffer = "";
+    while (!buffer.includes("WebhooksUpdated")) buffer += new TextDecoder().decode((await reader.read()).value);
+    expect(buffer).toContain("event: WebhooksUpdated\ndata: null\n\n");
+    await reader.cancel();
+    const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
+    expect(hooks[0].url).toBe("https://new-address.example/mobile/v1/webhook");
+  });
+});

@@ -62,6 +62,18 @@ describe("OpenAPI document", () => {
     expect(JSON.stringify(spec)).not.toContain('"format":"integer"');
   });
 
+  test.each([
+    "/v1/notification/sms/api/send",
+    "/v1/api/sms/send",
+    "/v1/api/sms/send/bulk",
+    "/v1/api/contact/create",
+    "/v1/api/template/create",
+    "/v1/api/device/batch/register",
+  ])("POST %s carries a request example", (path) => {
+    const schema = spec.paths[path].post.requestBody.content["application/json"].schema;
+    expect(schema.examples?.length).toBeGreaterThan(0);
+  });
+
   test("the Error schema requires data.error_code", () => {
     expect(spec.components.schemas.Error.properties.data.required).toEqual(["error_code"]);
   });

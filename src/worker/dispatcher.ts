@@ -8,12 +8,13 @@ import type { DeviceRepository, DeviceRow } from "../modules/devices/repository"
 import type { NotificationRepository } from "../modules/notifications/repository";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
 import { MINUTE } from "../lib/time";
+import { paceOf } from "../modules/devices/service";
 
 /** Attempts before a retryable failure counts as permanent. */
 export const MAX_ATTEMPTS = 5;
 const BASE_BACKOFF_MS = 5_000;
 const MAX_BACKOFF_MS = 5 * MINUTE;
-const CLAIM_BATCH = 50;
+const CLAIM_BATCH = 100;
 const CONCURRENCY = 8;
 
 /** 5 s, 10 s, 20 s, 40 s … after the 1st, 2nd, 3rd, 4th attempt, at most 5 minutes. */
@@ -48,7 +49,6 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   function claimInTransaction(): { n: NotificationRecord; device: DeviceRow }[] {
     const now = clock.now();
-    const windowStart = now - (now % MINUTE);
     const budget = new Map<number, number>();
     const claimed: { n: NotificationRecord; device: DeviceRow }[] = [];
     const deviceCache = new Map<number, DeviceRow | null>();
@@ -66,7 +66,10 @@ export function createDispatcher(deps: DispatcherDeps) {
       }
       if ((slowDown.get(device.id)?.until ?? 0) > now) continue;
       let left = budget.get(device.id);
-      if (left === undefined) left = device.sendLimitPerMinute - notifications.dispatchedSince(device.id, windowStart);
+      if (left === undefined) {
+        const pace = paceOf(device);
+        left = pace.limit - notifications.dispatchedSince(device.id, now - (now % pace.window));
+      }
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
       if (notifications.claim(n.id, now)) {
         budget.set(device.id, left - 1);

@@ -28,12 +28,15 @@ const TypeRef = t.String({ maxLength: 64, description: "A contact type code (or 
 export const ContactIdParams = t.Object({ contact_id: IdParam("contact_id") });
 export const ContactListQuery = t.Object({ ...pageQuery(20, 100) });
 
-export const CreateContact = t.Object({
-  name: Name,
-  phone: Phone,
-  email: t.Optional(Email),
-  type: t.Optional(TypeRef),
-});
+export const CreateContact = t.Object(
+  {
+    name: Name,
+    phone: Phone,
+    email: t.Optional(Email),
+    type: t.Optional(TypeRef),
+  },
+  { examples: [{ name: "Ada Lovelace", phone: "+14155552671", email: "ada@example.com", type: "customer" }] },
+);
 
 export const UpdateContact = t.Object({
   contact_id: t.Integer({ minimum: 1 }),

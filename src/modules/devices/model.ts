@@ -76,7 +76,8 @@ export const DeviceUsageResponse = Envelope(
 export const DeviceRateLimitResponse = Envelope(
   t.Object({
     device_id: t.Integer(),
-    limit: t.Integer({ description: "Messages this device may be handed per minute" }),
+    limit: t.Integer({ description: "Messages this device may be handed per window" }),
+    window_seconds: t.Integer({ description: "60 (per minute); 1 for chat-app numbers, paced per second" }),
     requests_remaining: t.Integer(),
     reset_at: t.String({ format: "date-time" }),
   }),
@@ -90,13 +91,25 @@ export const RegisterDevice = t.Object({
   cloud: t.Optional(CloudConfigInput),
 });
 
-export const BatchRegisterBody = t.Object({
-  devices: t.Array(RegisterDevice, {
-    minItems: 1,
-    maxItems: BATCH_REGISTER_MAX,
-    description: `1 to ${BATCH_REGISTER_MAX} devices`,
-  }),
-});
+export const BatchRegisterBody = t.Object(
+  {
+    devices: t.Array(RegisterDevice, {
+      minItems: 1,
+      maxItems: BATCH_REGISTER_MAX,
+      description: `1 to ${BATCH_REGISTER_MAX} devices`,
+    }),
+  },
+  {
+    examples: [
+      {
+        devices: [
+          { name: "Front desk phone" },
+          { name: "Main line", kind: "cloud", cloud: { account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "your-auth-token", from_number: "+15005550006" } },
+        ],
+      },
+    ],
+  },
+);
 
 export const RegisteredDevice = t.Object({
   ...Device.properties,

@@ -14,6 +14,15 @@ export const OFFLINE_AFTER_MS = 5 * MINUTE;
 
 const DEFAULT_SEND_LIMIT = { sms: 20, cloud: 60, chatapp: 4800 } as const;
 
+/**
+ * A device's pacing window. Chat-app numbers are paced per second (their platform limit is a rate:
+ * 80 a second by default, i.e. a send_limit_per_minute of 4,800), so a minute's allowance never
+ * goes out in one burst; cloud numbers per minute.
+ */
+export function paceOf(device: Pick<DeviceRow, "kind" | "sendLimitPerMinute">): { window: number; limit: number } {
+  return device.kind === "chatapp" ? { window: 1000, limit: Math.max(1, Math.ceil(device.sendLimitPerMinute / 60)) } : { window: MINUTE, limit: device.sendLimitPerMinute };
+}
+
 export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boolean {
   return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
 }
@@ -99,17 +108,19 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
     return { device_id: row.id, period_start: iso(since), used, limit, remaining: Math.max(0, limit - accountUsed), unlimited: false };
   }
 
-  /** The device's per-minute pacing window: how many more messages it may be handed now. */
+  /** The device's pacing window: how many more messages it may be handed now. */
   function rateLimit(workspaceId: number, id: number) {
     const row = require(workspaceId, id);
     const now = clock.now();
-    const windowStart = now - (now % MINUTE);
+    const pace = paceOf(row);
+    const windowStart = now - (now % pace.window);
     const handed = repo.dispatchedSince(row.id, windowStart);
     return {
       device_id: row.id,
-      limit: row.sendLimitPerMinute,
-      requests_remaining: Math.max(0, row.sendLimitPerMinute - handed),
-      reset_at: iso(windowStart + MINUTE),
+      limit: pace.limit,
+      window_seconds: pace.window / 1000,
+      requests_remaining: Math.max(0, pace.limit - handed),
+      reset_at: iso(windowStart + pace.window),
     };
   }
 

@@ -159,7 +159,7 @@ export function mobileRoutes(s: Services) {
         ),
       },
     )
-    .get("/webhooks", ({ request }) => (mobile.authenticateDevice(request.headers), mobile.webhooks(publicBase(s, request))), {
+    .get("/webhooks", ({ request }) => mobile.webhooks(mobile.authenticateDevice(request.headers), publicBase(s, request)), {
       detail: detail(
         "Webhooks the phone should call",
         "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed.",
@@ -177,7 +177,7 @@ export function mobileRoutes(s: Services) {
       "/events",
       ({ request }) => {
         const device = mobile.authenticateDevice(request.headers);
-        return new Response(mobile.hub.open(device.id), {
+        return new Response(mobile.openEvents(device, publicBase(s, request)), {
           headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
         });
       },

@@ -337,7 +337,11 @@ export function createMobileService(deps: MobileDeps) {
     };
   }
 
-  function webhooks(baseUrl: string) {
+  /** The webhooks the phone should call; remembers the address served, to notice when it changes. */
+  function webhooks(device: DeviceRow, baseUrl: string) {
+    if ((device.config as { webhookBase?: string } | null)?.webhookBase !== baseUrl) {
+      devices.update(device.id, { config: { ...(device.config ?? {}), webhookBase: baseUrl } });
+    }
     return PHONE_WEBHOOK_EVENTS.map((event) => ({
       id: `pigeon-${event.replace(":", "-")}`,
       deviceId: null,
@@ -460,8 +464,20 @@ export function createMobileService(deps: MobileDeps) {
     return due.length;
   }
 
+  /**
+   * An event stream opened. If Pigeon's address changed since the phone last read its webhooks
+   * (a new PIGEON_PUBLIC_URL), the phone is told to read them again.
+   */
+  function openEvents(device: DeviceRow, baseUrl: string): ReadableStream<Uint8Array> {
+    const stream = hub.open(device.id);
+    const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
+    if (served && served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
+    return stream;
+  }
+
   return {
     announceDue,
+    openEvents,
     watchPresence,
     authenticateDevice,
     register,

@@ -19,7 +19,8 @@ const sendFields = {
   variables: t.Optional(t.Nullable(Variables)),
 };
 
-export const SendSmsBody = t.Object({
+export const SendSmsBody = t.Object(
+  {
   ...sendFields,
   recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging" }))),
   schedule_time: t.Optional(
@@ -27,17 +28,42 @@ export const SendSmsBody = t.Object({
   ),
   timezone: t.Optional(t.Nullable(t.String({ description: "IANA zone for schedule_time; default UTC", examples: ["Europe/Berlin"] }))),
   device_id: t.Optional(t.Nullable(DeviceRef)),
-});
+  },
+  {
+    examples: [
+      {
+        recipient_contact: "+14155552671",
+        template_id: "OTP",
+        variables: { code: "123456", minutes: 5 },
+        recipient_name: "Ada",
+        schedule_time: "2026-12-24 09:00:00",
+        timezone: "Europe/Berlin",
+      },
+    ],
+  },
+);
 
-export const SimpleSendBody = t.Object(sendFields);
+export const SimpleSendBody = t.Object(sendFields, { examples: [{ recipient_contact: "+14155552671", message: "Your order is ready for pickup." }] });
 
-export const BulkSendBody = t.Object({
-  messages: t.Array(t.Any(), {
-    minItems: 1,
-    maxItems: BULK_MAX,
-    description: `1 to ${BULK_MAX} send bodies (the fields of /notification/sms/api/send); each is checked on its own`,
-  }),
-});
+export const BulkSendBody = t.Object(
+  {
+    messages: t.Array(t.Any(), {
+      minItems: 1,
+      maxItems: BULK_MAX,
+      description: `1 to ${BULK_MAX} send bodies (the fields of /notification/sms/api/send); each is checked on its own`,
+    }),
+  },
+  {
+    examples: [
+      {
+        messages: [
+          { recipient_contact: "+14155552671", message: "Your order is ready." },
+          { recipient_contact: "+447911123456", template_id: "OTP", variables: { code: "4242", minutes: 10 } },
+        ],
+      },
+    ],
+  },
+);
 
 export const OverviewSendBody = t.Object({
   to: Recipient,

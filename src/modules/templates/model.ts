@@ -34,14 +34,17 @@ export const TemplateListQuery = t.Object({
 
 export const TemplatePageBody = t.Object({ ...pageQuery(10, 100) });
 
-export const CreateTemplate = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  body: Body,
-  code: t.Optional(Code),
-  description: t.Optional(t.String({ maxLength: 1000 })),
-  channel: t.Optional(Channel),
-  language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: "Chat-app templates: the language code, default en_US" })),
-});
+export const CreateTemplate = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    body: Body,
+    code: t.Optional(Code),
+    description: t.Optional(t.String({ maxLength: 1000 })),
+    channel: t.Optional(Channel),
+    language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: "Chat-app templates: the language code, default en_US" })),
+  },
+  { examples: [{ name: "Order ready", code: "ORDER_READY", body: "Hi {{name}}, your order {{order_id}} is ready.", description: "Pickup notice" }] },
+);
 
 export const UpdateTemplate = t.Object({
   template_id: t.Integer({ minimum: 1 }),
