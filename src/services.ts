@@ -93,6 +93,7 @@ export function createServices(deps: Deps) {
     usage,
     idempotency,
     threads,
+    log,
   });
   const events = createEventService(sqlite, clock);
   const chatapp = createChatappService({ sqlite, db, clock, config, graph, devices: deviceRepo, templates: templateRepo, threads, state, events, log });

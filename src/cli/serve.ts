@@ -21,6 +21,10 @@ export async function serve(rt: Runtime): Promise<number | null> {
     );
   }
 
+  // State lives in SQLite, so a stray error in one request or task is logged and the server keeps serving.
+  process.on("unhandledRejection", (error) => services.log("unhandled rejection", error));
+  process.on("uncaughtException", (error) => services.log("uncaught exception", error));
+
   const app = createApp(services);
   try {
     app.listen({

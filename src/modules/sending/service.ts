@@ -79,6 +79,7 @@ export interface SendingDeps {
   usage: UsageRepository;
   idempotency: IdempotencyStore;
   threads: ThreadRepository;
+  log?: (message: string, error?: unknown) => void;
 }
 
 export function createSendingService(deps: SendingDeps) {
@@ -298,7 +299,14 @@ export function createSendingService(deps: SendingDeps) {
       return;
     }
     for (const entry of batch) (entry.error !== undefined ? entry.reject(entry.error) : entry.resolve(entry.result));
-    for (const callback of callbacks) callback();
+    // What listeners do after the commit (waking a phone) must not undo the replies above.
+    for (const callback of callbacks) {
+      try {
+        callback();
+      } catch (error) {
+        deps.log?.("an after-accept listener failed", error);
+      }
+    }
   }
 
   function submit<T>(job: () => T, onCommit?: () => void): Promise<T> {
