@@ -1,0 +1,36 @@
+// Every route, fed bodies and parameters of the wrong shape, answers 4xx in the envelope with a
+// machine-readable error_code: never a 500, never a stack trace.
+import { describe, expect, test } from "bun:test";
+import { createTestContext } from "./helpers/context";
+
+const ctx = createTestContext();
+// Hundreds of requests from one key: lift its rate limit so each reaches its route's checks.
+ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1_000_000, requestsPerDay: 10_000_000 });
+const spec = (await ctx.get("/openapi.json", { key: null })).body;
+const routes: [string, string][] = Object.entries(spec.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+  Object.keys(methods).map((m) => [m.toUpperCase(), path.replace(/\{[^}]+\}/g, "1")] as [string, string]),
+);
+const BODIES = ["null", "[]", '"text"', "123", "{}", '{"unexpected": {"deeply": [1, 2, {"x": null}]}}', "{", "\u0000\u0001", '{"recipient_contact": [], "message": {}}'];
+
+describe("wrong shapes never reach a 500", () => {
+  test.each(routes.filter(([m]) => m !== "GET"))("%s %s", async (method, path) => {
+    for (const raw of BODIES) {
+      const r = await ctx.call(method, path, { raw, headers: path.startsWith("/mobile/") ? { authorization: "Bearer nobody" } : {} });
+      expect(r.status).toBeGreaterThanOrEqual(200);
+      expect(r.status).toBeLessThan(500);
+      expect(r.status).not.toBe(429);
+      if (r.status >= 400) {
+        const code = path.startsWith("/mobile/") ? r.body?.data?.error_code : r.body?.data?.error_code;
+        expect(code).toBeDefined();
+        expect(r.text).not.toContain("    at ");
+      }
+    }
+  });
+
+  test.each(routes.filter(([m, p]) => m === "GET" && !p.includes("events")))("%s %s with odd query values", async (method, path) => {
+    for (const query of ["page=-1", "limit=abc", "status=%00", "from=2026-13-45", "format=../../etc", "period=century", "unread=yes-please", "channel[]=sms"]) {
+      const r = await ctx.call(method, `${path}?${query}`, path.startsWith("/mobile/") ? { headers: { authorization: "Bearer nobody" } } : {});
+      expect(r.status).toBeLessThan(500);
+    }
+  });
+});
