@@ -119,3 +119,19 @@ describe("templates", () => {
     expect(expectEnvelope(await ctx.post("/v1/notification/template/api/get", { page: "first" }), 400).data.field).toBe("page");
   });
 });
+
+test("every template, system ones included, has the spec's fields with their types", async () => {
+  const ctx = createTestContext();
+  await ctx.post("/v1/api/template/create", { name: "mine", body: "Hi {{name}}" });
+  const templates = expectEnvelope(await ctx.get("/v1/api/template/list"), 200).data.templates;
+  expect(templates.length).toBe(4);
+  for (const t of templates) {
+    expect(typeof t.template_id).toBe("number");
+    expect(t.template_guid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isInteger(t.user_id)).toBe(true);
+    expect(t.code).toMatch(/^[A-Z][A-Z0-9_]*$/);
+    for (const field of ["name", "description", "body", "channel", "status", "created_at", "updated_at"]) expect(typeof t[field]).toBe("string");
+    expect([0, 1]).toContain(t.is_system);
+  }
+  expect(templates.filter((t: { is_system: number; user_id: number }) => t.is_system === 1).every((t: { user_id: number }) => t.user_id === 0)).toBe(true);
+});

@@ -7,7 +7,7 @@ const Channel = t.Union([t.Literal("sms"), t.Literal("chatapp")]);
 export const Template = t.Object({
   template_id: t.Integer(),
   template_guid: t.String({ format: "uuid" }),
-  user_id: t.Nullable(t.Integer({ description: "The owning account; null for system templates" })),
+  user_id: t.Integer({ description: "The owning account; 0 for system templates" }),
   code: t.String({ description: "Short upper-case code, unique in the workspace" }),
   name: t.String(),
   description: t.String(),

@@ -24,7 +24,7 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     return {
       template_id: row.id,
       template_guid: row.guid,
-      user_id: row.accountId,
+      user_id: row.accountId ?? 0,
       code: row.code,
       name: row.name,
       description: row.description,
