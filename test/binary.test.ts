@@ -99,6 +99,17 @@ describe("the binary", () => {
     expect((await big.json()).data.error_code).toBe("payload_too_large");
   });
 
+  test("`backup --out` writes a consistent copy while the server runs", async () => {
+    const out = join(tempDir(), "backup.db");
+    const r = await runCommand(bin, ["backup", "--out", out, "--json"], env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ backup: out });
+    const { Database } = await import("bun:sqlite");
+    const copy = new Database(out, { readonly: true });
+    expect((copy.query("SELECT count(*) AS n FROM api_key").get() as { n: number }).n).toBeGreaterThan(0);
+    copy.close();
+  });
+
   test("usage errors and bad configuration exit 2 with a clear message", async () => {
     const unknown = await runCommand(bin, ["frobnicate"], env);
     expect(unknown.code).toBe(2);
