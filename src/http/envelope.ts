@@ -78,7 +78,3 @@ export const Pagination = t.Object({
   limit: t.Integer(),
   total: t.Integer(),
 });
-
-export function pagination(page: number, limit: number, total: number) {
-  return { page, limit, total };
-}

@@ -42,7 +42,6 @@ export const ERROR_STATUS = {
   duplicate_contact: 409,
   duplicate_template_code: 409,
   idempotency_key_reuse: 409,
-  idempotency_in_progress: 409,
   not_cancellable: 409,
   template_account_unlinked: 409,
   device_account_mismatch: 409,
@@ -50,7 +49,6 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   // 5xx
   internal_error: 500,
-  platform_error: 502,
   service_unavailable: 503,
 } as const;
 
@@ -72,5 +70,3 @@ export class AppError extends Error {
     this.status = ERROR_STATUS[code];
   }
 }
-
-export const notFound = (what: string, id: unknown) => new AppError("not_found", `${what} ${id} not found`);

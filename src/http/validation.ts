@@ -1,6 +1,6 @@
 // Turns Elysia/TypeBox validation failures into a 400 message that names the field and the reason,
 // and offers schema helpers whose failures already read well.
-import { t, type TSchema } from "elysia";
+import { t } from "elysia";
 
 export interface FieldProblem {
   location: string;

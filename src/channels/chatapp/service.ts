@@ -74,9 +74,6 @@ export interface ChatappDeps {
 export function createChatappService(deps: ChatappDeps) {
   const { sqlite, db, clock, graph, devices, templates, threads, state, events } = deps;
 
-  const chatappDevices: Statement<{ id: number }, [number]> = sqlite.prepare(
-    "SELECT id FROM device WHERE workspace_id = ? AND kind = 'chatapp' AND deleted_at IS NULL ORDER BY id",
-  );
   const byPhoneNumberId: Statement<{ id: number }, [string]> = sqlite.prepare(
     "SELECT id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL AND json_extract(config, '$.phoneNumberId') = ?",
   );
@@ -106,7 +103,7 @@ export function createChatappService(deps: ChatappDeps) {
   const setBlocked = sqlite.prepare("UPDATE device SET blocked_code = ?, blocked_reason = ?, blocked_at = ?, updated_at = ? WHERE id = ?");
   const clearBlocked = sqlite.prepare("UPDATE device SET blocked_code = NULL, blocked_reason = NULL, blocked_at = NULL, updated_at = ? WHERE id = ?");
 
-  const liveDevices = (workspaceId: number) => chatappDevices.all(workspaceId).map((r) => devices.byId(r.id)!).filter(Boolean);
+  const liveDevices = (workspaceId: number) => devices.all(workspaceId, true).filter((d) => d.kind === "chatapp");
   const configOf = (device: DeviceRow): ChatappConfig => {
     const c = chatappConfigOf(device.config);
     if (!c) throw new AppError("invalid_device", `device ${device.id} is not a connected chat-app number`, { device_id: device.id });

@@ -1,6 +1,6 @@
 // Accounts, plans, workspaces (the spec's projects) and API keys: the operator's side, used by the
 // CLI and by start-up. No Elysia here.
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Clock } from "../../clock";
 import type { Db } from "../../db/client";
 import { account, apiKey, contactType, plan, template, workspace } from "../../db/schema";
@@ -311,10 +311,6 @@ export function createAccountsService(db: Db, clock: Clock) {
       .get();
   }
 
-  function keyCount(): number {
-    return db.select({ n: sql<number>`count(*)` }).from(apiKey).get()!.n;
-  }
-
   return {
     seed,
     bootstrap,
@@ -336,7 +332,6 @@ export function createAccountsService(db: Db, clock: Clock) {
     listPlans,
     upsertPlan,
     rotatePairingToken,
-    keyCount,
   };
 }
 

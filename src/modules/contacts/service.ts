@@ -96,9 +96,6 @@ export function createContactService(repo: ContactRepository, clock: Clock) {
       return paged(repo.search(workspaceId, q, (page - 1) * limit, limit), page, limit);
     },
 
-    /** The workspace's contact with this E.164 phone, if any. */
-    findByPhone: (workspaceId: number, phone: string) => repo.byPhone(workspaceId, phone),
-
     create(workspaceId: number, input: { name: string; phone: string; email?: string; type?: string }) {
       const name = requireName(input.name);
       const phone = requirePhone(input.phone);

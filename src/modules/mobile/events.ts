@@ -78,8 +78,6 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void) {
       );
     },
 
-    isConnected: (deviceId: number) => (streams.get(deviceId)?.size ?? 0) > 0,
-
     closeAll() {
       for (const [deviceId, set] of streams) {
         for (const stream of set) {

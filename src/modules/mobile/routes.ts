@@ -44,6 +44,8 @@ const PatchMessageBody = t.Array(
   ),
 );
 
+const OrderQuery = t.Object({ order: t.Optional(t.String()) });
+
 const PasswordBody = t.Object({ currentPassword: t.String(), newPassword: t.String() });
 
 const MobileError = t.Object({ message: t.String(), code: t.Integer(), data: t.Object({ error_code: t.String() }, { additionalProperties: true }) });
@@ -75,6 +77,8 @@ export function publicBase(s: Services, request: Request): string {
 
 export function mobileRoutes(s: Services) {
   const { mobile } = s;
+  const pull = ({ request, query }: { request: Request; query: { order?: string } }) =>
+    mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
   const detail = (summary: string, description: string, res: Responses) => ({ summary, description, tags: ["Phone (companion app)"], security: [], responses: res });
   return new Elysia({ prefix: "/mobile/v1" })
     .post(
@@ -128,9 +132,9 @@ export function mobileRoutes(s: Services) {
     )
     .get(
       "/message",
-      ({ request, query }) => mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent")),
+      pull,
       {
-        query: t.Object({ order: t.Optional(t.String()) }),
+        query: OrderQuery,
         detail: detail(
           "Messages for the phone",
           "Due pending messages (at most 100, within the phone's per-minute pacing), and `Cancelling` items for app versions ≥ 1.67.0. Reading changes no state.",
@@ -138,11 +142,8 @@ export function mobileRoutes(s: Services) {
         ),
       },
     )
-    .get(
-      "/messages",
-      ({ request, query }) => mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent")),
-      { query: t.Object({ order: t.Optional(t.String()) }), detail: { hide: true } },
-    )
+    // The official server also answers on /messages; some app builds call it.
+    .get("/messages", pull, { query: OrderQuery, detail: { hide: true } })
     .patch(
       "/message",
       ({ request, body, set }) => {

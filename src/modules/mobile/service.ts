@@ -490,7 +490,6 @@ export function createMobileService(deps: MobileDeps) {
     oneTimeCode,
     changePassword,
     receiveWebhook,
-    hub,
   };
 }
 

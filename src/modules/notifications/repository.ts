@@ -78,9 +78,6 @@ export function createNotificationRepository(sqlite: Database) {
   const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
     "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
   );
-  const cancelQueued = sqlite.prepare(
-    "UPDATE notification SET stage = 'done' WHERE id = ? AND stage = 'queued' AND status = 'pending'",
-  );
 
   return {
     insert(n: NewNotification): number {
@@ -146,9 +143,6 @@ export function createNotificationRepository(sqlite: Database) {
       for (const id of ids) markUncertain.run(now, now, id);
       return ids;
     },
-
-    /** Stops a queued notification from being dispatched (before it is marked cancelled). */
-    unqueue: (id: number) => cancelQueued.run(id).changes === 1,
   };
 }
 

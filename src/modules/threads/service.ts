@@ -97,7 +97,6 @@ export function createThreadService(sqlite: Database, clock: Clock) {
       return present(require(workspaceId, id));
     },
 
-    windowOf,
   };
 }
 
