@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { Authenticator, AuthContext } from "./auth";
 import { envelopeOf } from "./envelope";
+import { decodeBody } from "./body-format";
 import { AppError } from "./errors";
 import type { RateLimiter } from "./rate-limit";
 import { describeValidationError, validationMessage } from "./validation";
@@ -87,16 +88,7 @@ export function foundation(deps: FoundationDeps) {
         throw new AppError("payload_too_large", `Request body exceeds the limit of ${limit} bytes`, { limit });
       }
       rawBodyByRequest.set(request, text);
-      if (contentType?.startsWith("application/x-www-form-urlencoded")) {
-        return Object.fromEntries(new URLSearchParams(text));
-      }
-      // JSON whatever the declared type: `curl -d` sends form-urlencoded by default.
-      if (text.trim() === "") return {};
-      try {
-        return JSON.parse(text);
-      } catch (error) {
-        throw new AppError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`);
-      }
+      return decodeBody(text, contentType);
     })
     .onError({ as: "global" }, ({ request, code, error: thrown, set }) => {
       // Elysia wraps what a parser throws in its own ParseError; ours says more.
