@@ -75,7 +75,9 @@ export function describeValidationError(error: ValidationErrorLike): FieldProble
   const ve = error.valueError ?? {};
   const field = (ve.path ?? "").replace(/^\//, "").replaceAll("/", ".") || (location === "body" ? "body" : "value");
   if (typeof custom === "string") return { location, field, reason: custom };
-  if (ve.type === MISSING) return { location, field, reason: "is required" };
+  // TypeBox reports a missing property as the wrong type of `undefined`; a parsed body or query
+  // never holds undefined, so that value means the field was left out.
+  if (ve.type === MISSING || (ve.value === undefined && field !== "body" && field !== "value")) return { location, field, reason: "is required" };
   if (ve.type === ADDITIONAL) return { location, field, reason: "is not a known field" };
   if (field === "body" && ve.value === undefined) return { location, field, reason: "a JSON body is required" };
   return { location, field, reason: `must be ${describeExpected(ve.schema)}` };
@@ -83,6 +85,7 @@ export function describeValidationError(error: ValidationErrorLike): FieldProble
 
 export function validationMessage(p: FieldProblem): string {
   if (p.field === "body") return `Invalid request body: ${p.reason}`;
+  if (p.reason === "is required") return `${p.field} is required`;
   return `Invalid ${p.location} field '${p.field}': ${p.reason}`;
 }
 
