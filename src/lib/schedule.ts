@@ -4,13 +4,44 @@ import { AppError } from "../http/errors";
 
 const FORMAT = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
-export function isTimeZone(zone: string): boolean {
+/**
+ * IANA names the runtime's ICU data refuses. The POSIX-style zones (CET, EST5EDT, …) became links in
+ * tzdata 2024b to the cities below, whose rules match theirs; America/Coyhaique split from Santiago
+ * in 2025b and keeps UTC−3 all year, as Punta Arenas does. Any future time reads the same.
+ */
+const ZONES_ICU_LACKS: Record<string, string> = {
+  cet: "Europe/Brussels",
+  met: "Europe/Brussels",
+  eet: "Europe/Athens",
+  wet: "Europe/Lisbon",
+  est5edt: "America/New_York",
+  cst6cdt: "America/Chicago",
+  mst7mdt: "America/Denver",
+  pst8pdt: "America/Los_Angeles",
+  "america/coyhaique": "America/Punta_Arenas",
+};
+
+function runtimeKnows(zone: string): boolean {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });
     return true;
   } catch {
     return false;
   }
+}
+
+/**
+ * The zone to compute offsets with: the name itself when the runtime knows it (links such as
+ * US/Eastern or Asia/Calcutta included), else its equivalent from the table above, else null.
+ */
+export function resolveTimeZone(zone: string): string | null {
+  if (zone.trim() === "") return null;
+  if (runtimeKnows(zone)) return zone;
+  return ZONES_ICU_LACKS[zone.toLowerCase()] ?? null;
+}
+
+export function isTimeZone(zone: string): boolean {
+  return resolveTimeZone(zone) !== null;
 }
 
 /**
@@ -23,7 +54,8 @@ export function parseScheduleTime(value: string, zone: string): number {
   if (!m) {
     throw new AppError("invalid_schedule_time", `schedule_time "${value}" must be YYYY-MM-DD HH:MM:SS (24-hour)`, { field: "schedule_time" });
   }
-  if (!isTimeZone(zone)) {
+  const tz = resolveTimeZone(zone);
+  if (tz === null) {
     throw new AppError("invalid_timezone", `timezone "${zone}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
   }
   const [, y, mo, d, h, mi, s] = m.map(Number);
@@ -32,14 +64,14 @@ export function parseScheduleTime(value: string, zone: string): number {
     throw new AppError("invalid_schedule_time", `schedule_time "${value}" is not a real date and time`, { field: "schedule_time" });
   }
   const iso = value.replace(" ", "T");
-  const instant = fromZonedTime(iso, zone).getTime();
+  const instant = fromZonedTime(iso, tz).getTime();
   // Round-trip: in a skipped hour the wall clock we get back differs from the one asked for.
-  if (formatInTimeZone(instant, zone, "yyyy-MM-dd HH:mm:ss") !== value) {
+  if (formatInTimeZone(instant, tz, "yyyy-MM-dd HH:mm:ss") !== value) {
     throw new AppError("invalid_schedule_time", `schedule_time "${value}" does not exist in ${zone} (the clocks skip it for daylight saving)`, {
       field: "schedule_time",
     });
   }
   // In a repeated hour, step back an hour if that reads the same: the first occurrence wins.
   const earlier = instant - 3_600_000;
-  return formatInTimeZone(earlier, zone, "yyyy-MM-dd HH:mm:ss") === value ? earlier : instant;
+  return formatInTimeZone(earlier, tz, "yyyy-MM-dd HH:mm:ss") === value ? earlier : instant;
 }
