@@ -24,7 +24,7 @@ describe("POST /api/sms/send/bulk", () => {
         { recipient_contact: "bad", message: "two" },
         { recipient_contact: TO, template_id: "OTP", variables: { code: "1" } },
         { recipient_contact: TO, message: 42 },
-        "not an object",
+        { recipient_contact: TO, message: "typo", schedule_tme: "2026-01-16 09:00:00" },
         { recipient_contact: "+447911123456", template_id: "OTP", variables: { code: "7", minutes: 2 } },
       ],
     });
@@ -35,7 +35,7 @@ describe("POST /api/sms/send/bulk", () => {
     expect(data.results[1].error).toMatchObject({ status_id: 400, error_code: "invalid_phone_number" });
     expect(data.results[2].error).toMatchObject({ error_code: "invalid_template_variables", missing: ["minutes"] });
     expect(data.results[3].error).toMatchObject({ error_code: "validation_error", field: "message" });
-    expect(data.results[4].error.error_code).toBe("validation_error");
+    expect(data.results[4].error).toMatchObject({ error_code: "validation_error", field: "schedule_tme", reason: "is not a known field" });
     expect(data.results[5].message).toBe("Your verification code is 7. It expires in 2 minutes.");
     const list = (await ctx.get("/v1/api/notification/list")).body.data;
     expect(list.pagination.total).toBe(2);

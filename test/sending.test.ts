@@ -14,13 +14,13 @@ async function notification(ctx: TestContext, id: number) {
 }
 
 describe("POST /notification/sms/api/send", () => {
-  test("accepts a message: 200, a message saying it was scheduled, and the four data fields", async () => {
+  test("accepts a message: 200, a message saying it was scheduled, the four data fields and scheduled_for", async () => {
     const ctx = createTestContext();
     const phone = await ctx.phone();
     const body = await send(ctx, { recipient_contact: TO, message: "Hello there", recipient_name: "Ada" });
     expect(body.message.toLowerCase()).toContain("scheduled");
-    expect(Object.keys(body.data).sort()).toEqual(["message", "notification_id", "template_id", "template_vars"]);
-    expect(body.data).toMatchObject({ template_id: null, template_vars: null, message: "Hello there" });
+    expect(Object.keys(body.data).sort()).toEqual(["message", "notification_id", "scheduled_for", "template_id", "template_vars"]);
+    expect(body.data).toMatchObject({ template_id: null, template_vars: null, message: "Hello there", scheduled_for: null });
     const n = await notification(ctx, body.data.notification_id);
     expect(n).toMatchObject({ status: "pending", delivery_type: "sms", route: "sms", device_id: phone.device_id, recipient: TO, recipient_name: "Ada", cost: 0 });
     expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted"]);
@@ -83,6 +83,7 @@ describe("templates in sends", () => {
       template_id: tpl.template_id,
       template_vars: { name: "Ada", order_id: "42" },
       message: "Hi Ada, order 42 ready. Bye Ada!",
+      scheduled_for: null,
     });
     const n = await notification(ctx, body.data.notification_id);
     expect(n).toMatchObject({ template_id: tpl.template_id, template_vars: { name: "Ada", order_id: "42" }, message: "Hi Ada, order 42 ready. Bye Ada!" });

@@ -4,7 +4,7 @@ import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { authOf, rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
-import { runSend, SCHEDULED, singleReply } from "../../modules/sending/routes";
+import { overviewReply, refuseUnknownFields, runSend, singleReply } from "../../modules/sending/routes";
 import { OverviewSendResponse, SendResponse } from "../../modules/sending/model";
 import type { ItemResult, SendInput } from "../../modules/sending/service";
 import type { Services } from "../../services";
@@ -24,7 +24,8 @@ const Media = t.Object(
   },
 );
 
-const ChatSendBody = t.Object({
+// Like the SMS sends, a field outside the set is refused rather than quietly ignored.
+const chatFields = {
   recipient_contact: t.String({ description: "The user's number, E.164", examples: ["+14155552671"] }),
   message: t.Optional(t.Nullable(t.String({ maxLength: 4096, description: "Freeform text: only while the 24-hour window is open" }))),
   template_id: t.Optional(t.Nullable(t.Union([t.String(), t.Number()], { description: "An approved template's id or code" }))),
@@ -33,13 +34,28 @@ const ChatSendBody = t.Object({
   media: t.Optional(Media),
   schedule_time: t.Optional(t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS in `timezone`; omit to send now" }))),
   timezone: t.Optional(t.Nullable(t.String({ description: "IANA zone for schedule_time; default UTC" }))),
-});
+  recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging and the thread" }))),
+};
+
+const ChatSendBody = t.Object(chatFields, { additionalProperties: false });
+
+const { recipient_contact: _recipient, template_id: _template, ...chatOverviewFields } = chatFields;
+
+const ChatOverviewBody = t.Object(
+  {
+    to: t.String({ examples: ["+14155552671"] }),
+    template: t.Optional(t.String({ description: "Template name (e.g. order_confirmation), code or id" })),
+    ...chatOverviewFields,
+  },
+  { additionalProperties: false },
+);
 
 const CHAT_ERRORS =
   "Errors: 403 with `error_code` 131047 when freeform text is sent while the 24-hour window is closed (with `can_send_freeform: false`, `can_send_template` and `available_templates`); " +
   "403 `device_blocked` (the number is blocked: `blocked_code` and `blocked_reason`); 409 `template_account_unlinked`; 409 `device_account_mismatch`; " +
   "403 `urls_not_allowed`; 400 `invalid_template_variables` (count must match; values not empty nor multi-line); 400 with 132015/132016 for a paused or disabled template; 400 `media_too_large`. " +
-  "Failures the platform reports later land on the notification with the platform's numeric code. Chat-app messages cost no credits.";
+  "Failures the platform reports later land on the notification with the platform's numeric code. Chat-app messages cost no credits. " +
+  "The reply's `scheduled_for` is the schedule_time instant in UTC, or null when the message goes out now. A field outside those listed is 400 `validation_error` naming it.";
 
 function chatInput(body: typeof ChatSendBody.static): SendInput {
   return {
@@ -51,6 +67,7 @@ function chatInput(body: typeof ChatSendBody.static): SendInput {
     deviceId: body.device_id,
     scheduleTime: body.schedule_time,
     timezone: body.timezone,
+    recipientName: body.recipient_name,
   };
 }
 
@@ -119,6 +136,7 @@ export function chatappRoutes(s: Services) {
       {
         parse: "json",
         body: ChatSendBody,
+        transform: refuseUnknownFields(ChatSendBody),
         response: { 200: SendResponse, ...errorResponses(404, 409) },
         detail: {
           summary: "Send a chat-app message",
@@ -149,6 +167,7 @@ export function chatappRoutes(s: Services) {
       {
         parse: "json",
         body: ChatSendBody,
+        transform: refuseUnknownFields(ChatSendBody),
         response: { 200: SendResponse, ...errorResponses(404, 409) },
         detail: {
           summary: "Send a test chat-app message",
@@ -163,25 +182,21 @@ export function chatappRoutes(s: Services) {
       "/v1/chatapp/send",
       async ({ request, body }) => {
         const template = body.template !== undefined ? chatapp.templateRefByName(authOf(request).workspaceId, body.template) : undefined;
-        const sendBody = { recipient_contact: body.to, message: body.message, template_id: template, variables: body.variables, device_id: body.device_id };
-        return send(request, "chatapp.send.overview", sendBody, (results) => {
-          const [r] = results;
-          if (!r.ok) throw r.error;
-          const messageId = String(r.accepted.notificationId);
-          return { status: 200, body: { ...ok({ success: true, messageId }, SCHEDULED), success: true, messageId } };
-        });
+        const { to, template: _name, ...rest } = body;
+        return send(request, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
       },
       {
         parse: "json",
-        body: t.Object({
-          to: t.String({ examples: ["+14155552671"] }),
-          template: t.Optional(t.String({ description: "Template name (e.g. order_confirmation), code or id" })),
-          variables: t.Optional(t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())])),
-          message: t.Optional(t.String({ maxLength: 4096 })),
-          device_id: t.Optional(t.Union([t.String(), t.Number()])),
-        }),
+        transform: refuseUnknownFields(ChatOverviewBody),
+        body: ChatOverviewBody,
         response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
-        detail: { summary: "Send a chat-app message (overview form)", description: `The overview's \`{to, template, variables}\` form; answers \`success\` and \`messageId\`. ${CHAT_ERRORS}` },
+        detail: {
+          summary: "Send a chat-app message (overview form)",
+          description:
+            "The overview's `{to, template, variables}` form: `to` and `template` (a name, code or id) in place of recipient_contact and template_id, and the other fields of " +
+            "POST /api/chatapp/send (message, device_id, media, schedule_time, timezone, recipient_name), honoured the same way. Answers the envelope with " +
+            `\`data: {success, messageId, scheduled_for}\`, and \`success\` and \`messageId\` repeated at the top level. ${CHAT_ERRORS}`,
+        },
       },
     )
     .get(

@@ -12,48 +12,54 @@ const Variables = t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], {
 });
 const DeviceRef = t.Union([t.String(), t.Number()], { description: "Device to send through; default: the first active device that can carry it", examples: ["1"] });
 
+// Every SMS send route takes this whole set and honours it; a field outside it is a 400 naming it
+// (a misspelt schedule_time must not quietly become "send now").
 const sendFields = {
   recipient_contact: Recipient,
   message: t.Optional(t.Nullable(Message)),
   template_id: t.Optional(t.Nullable(TemplateRef)),
   variables: t.Optional(t.Nullable(Variables)),
-};
-
-export const SendSmsBody = t.Object(
-  {
-  ...sendFields,
   recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging" }))),
   schedule_time: t.Optional(
     t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS, 24-hour, in `timezone`; omit to send now", examples: ["2026-12-24 09:00:00"] })),
   ),
-  timezone: t.Optional(t.Nullable(t.String({ description: "IANA zone for schedule_time; default UTC", examples: ["Europe/Berlin"] }))),
+  timezone: t.Optional(
+    t.Nullable(t.String({ description: "IANA zone name for schedule_time (links such as CET or US/Eastern too); default UTC", examples: ["Europe/Berlin"] })),
+  ),
   device_id: t.Optional(t.Nullable(DeviceRef)),
-  },
-  {
-    examples: [
-      {
-        recipient_contact: "+14155552671",
-        template_id: "OTP",
-        variables: { code: "123456", minutes: 5 },
-        recipient_name: "Ada",
-        schedule_time: "2026-12-24 09:00:00",
-        timezone: "Europe/Berlin",
-      },
-    ],
-  },
-);
+};
 
-export const SimpleSendBody = t.Object(sendFields, { examples: [{ recipient_contact: "+14155552671", message: "Your order is ready for pickup." }] });
+export const SendSmsBody = t.Object(sendFields, {
+  additionalProperties: false,
+  examples: [
+    {
+      recipient_contact: "+14155552671",
+      template_id: "OTP",
+      variables: { code: "123456", minutes: 5 },
+      recipient_name: "Ada",
+      schedule_time: "2026-12-24 09:00:00",
+      timezone: "Europe/Berlin",
+    },
+  ],
+});
+
+export const SimpleSendBody = t.Object(sendFields, {
+  additionalProperties: false,
+  examples: [{ recipient_contact: "+14155552671", message: "Your order is ready for pickup." }],
+});
 
 export const BulkSendBody = t.Object(
   {
-    messages: t.Array(t.Any(), {
+    // Items are checked one by one in the route (a bad item fails alone), so the schema only says
+    // what they are; an item that is not an object fails the whole request there.
+    messages: t.Array(t.Any({ description: "A send body (an object): the fields of POST /notification/sms/api/send" }), {
       minItems: 1,
       maxItems: BULK_MAX,
       description: `1 to ${BULK_MAX} send bodies (the fields of /notification/sms/api/send); each is checked on its own`,
     }),
   },
   {
+    additionalProperties: false,
     examples: [
       {
         messages: [
@@ -65,24 +71,33 @@ export const BulkSendBody = t.Object(
   },
 );
 
-export const OverviewSendBody = t.Object({
-  to: Recipient,
-  message: t.Optional(t.Nullable(Message)),
-  template_id: t.Optional(t.Nullable(TemplateRef)),
-  variables: t.Optional(t.Nullable(Variables)),
-  device_id: t.Optional(t.Nullable(DeviceRef)),
-});
+const { recipient_contact: _recipient, ...overviewFields } = sendFields;
+
+export const OverviewSendBody = t.Object(
+  { to: Recipient, ...overviewFields },
+  { additionalProperties: false, examples: [{ to: "+14155552671", message: "Your order is ready for pickup." }] },
+);
+
+/** When the message goes out; the same field on every send route's reply. */
+export const ScheduledFor = t.Nullable(
+  t.String({
+    format: "date-time",
+    description: "When the message is due to go out (UTC, ISO 8601): the schedule_time instant, or null when it goes out now",
+    examples: ["2026-12-24T08:00:00.000Z"],
+  }),
+);
 
 export const SendResult = t.Object({
   notification_id: t.Integer(),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
   message: t.String({ description: "The final text, with variables substituted" }),
+  scheduled_for: ScheduledFor,
 });
 
 export const SendResponse = Envelope(SendResult, {
   message: "Notification scheduled successfully",
-  data: { notification_id: 42, template_id: null, template_vars: null, message: "Your order is ready for pickup." },
+  data: { notification_id: 42, template_id: null, template_vars: null, message: "Your order is ready for pickup.", scheduled_for: null },
 });
 
 export const BulkItem = t.Object({
@@ -92,6 +107,7 @@ export const BulkItem = t.Object({
   template_id: t.Optional(t.Nullable(t.Integer())),
   template_vars: t.Optional(t.Nullable(t.Record(t.String(), t.String()))),
   message: t.Optional(t.String()),
+  scheduled_for: t.Optional(ScheduledFor),
   error: t.Optional(
     t.Object({ status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }, { additionalProperties: true }),
   ),
@@ -104,7 +120,7 @@ export const BulkResponse = Envelope(
 export const OverviewSendResponse = t.Object({
   status_id: t.Integer(),
   message: t.String(),
-  data: t.Object({ success: t.Boolean(), messageId: t.String() }),
+  data: t.Object({ success: t.Boolean(), messageId: t.String(), scheduled_for: ScheduledFor }),
   success: t.Boolean(),
   messageId: t.String({ description: "The notification id, as a string" }),
 });

@@ -26,12 +26,32 @@ const IDEMPOTENCY =
   " Send an `Idempotency-Key` header to make retries safe: a repeat with the same key and body within 24 hours returns the first reply " +
   "(with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_key_reuse`.";
 
+const WHEN =
+  " The reply's `scheduled_for` says when the message goes out: the schedule_time instant in UTC, or null when it goes out now. " +
+  "Fields outside those listed are refused: 400 `validation_error` naming the field. ";
+
 const SEND_ERRORS =
   "Errors: 400 `invalid_phone_number` (message contains \"Invalid phone number\"), `message_required`, `message_too_long` (names the cap), " +
   "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `no_active_device`, `device_offline` " +
   "(the paired phone has not reported for 5 minutes; scheduled sends are accepted and wait for it), `device_inactive`, `invalid_device`; " +
   "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
   "403 `urls_not_allowed`.";
+
+/**
+ * A route hook that refuses body fields its schema does not list. The schemas say
+ * additionalProperties: false, but Elysia strips unknown keys before it validates, so without this
+ * a misspelt field would vanish silently. It runs as `transform`, on the body as parsed.
+ */
+export function refuseUnknownFields(schema: { properties: Record<string, unknown> }) {
+  const known = new Set(Object.keys(schema.properties));
+  return ({ body }: { body: unknown }) => {
+    if (body === null || typeof body !== "object" || Array.isArray(body)) return;
+    const field = Object.keys(body).find((k) => !known.has(k));
+    if (field === undefined) return;
+    const reason = "is not a known field";
+    throw new AppError("validation_error", `Invalid body field '${field}': ${reason}`, { field, location: "body", reason });
+  };
+}
 
 export function toSendInput(body: Partial<SendSmsFields>): SendInput {
   return {
@@ -54,6 +74,23 @@ export function sendResult(r: ItemResult & { ok: true }) {
     template_id: p.template?.id ?? null,
     template_vars: p.templateVars,
     message: p.message,
+    scheduled_for: scheduledFor(p),
+  };
+}
+
+/** The reply's `scheduled_for`: the instant a scheduled message is due, or null for "now". */
+export function scheduledFor(p: Prepared): string | null {
+  return p.scheduleAt === null ? null : new Date(p.scheduleAt).toISOString();
+}
+
+/** The overview form's reply: the envelope, with success and messageId repeated at the top level. */
+export function overviewReply(results: ItemResult[]) {
+  const [r] = results;
+  if (!r.ok) throw r.error;
+  const messageId = String(r.accepted.notificationId);
+  return {
+    status: 200,
+    body: { ...ok({ success: true, messageId, scheduled_for: scheduledFor(r.accepted.prepared) }, SCHEDULED), success: true, messageId },
   };
 }
 
@@ -81,6 +118,18 @@ export async function runSend<R>(
   if (early) return early as unknown as R;
   const out = await s.sending.acceptAll(auth, prepare(auth), render, idem);
   return "replay" in out ? (out.replay as unknown as R) : out.body;
+}
+
+/**
+ * Items that are not objects make the whole request malformed (a caller who sends numbers or
+ * strings has the format wrong, not one message), so they are refused before anything is stored.
+ */
+function checkBulkItems(messages: unknown[]) {
+  const index = messages.findIndex((m) => m === null || typeof m !== "object" || Array.isArray(m));
+  if (index < 0) return;
+  const field = `messages[${index}]`;
+  const reason = "must be an object (a send body)";
+  throw new AppError("validation_error", `Invalid body field '${field}': ${reason}`, { field, location: "body", reason });
 }
 
 function itemError(index: number, error: AppError) {
@@ -115,6 +164,7 @@ export function sendingRoutes(s: Services) {
       {
         parse: "json",
         body: SendSmsBody,
+        transform: refuseUnknownFields(SendSmsBody),
         response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
         detail: {
           summary: "Send an SMS",
@@ -122,6 +172,8 @@ export function sendingRoutes(s: Services) {
             "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
             "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
             "(see GET /api/notification/:id). A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
+            "`timezone` takes any IANA name, links such as CET, EST5EDT or US/Eastern included. A missing recipient_contact is 400 `validation_error` saying \"recipient_contact is required\"." +
+            WHEN +
             SEND_ERRORS +
             IDEMPOTENCY,
         },
@@ -133,10 +185,16 @@ export function sendingRoutes(s: Services) {
       {
         parse: "json",
         body: SimpleSendBody,
+        transform: refuseUnknownFields(SimpleSendBody),
         response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
         detail: {
           summary: "Send an SMS (short form)",
-          description: "The same as POST /notification/sms/api/send with only recipient_contact, message, template_id and variables; sends now through the default device. " + SEND_ERRORS + IDEMPOTENCY,
+          description:
+            "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
+            "schedule_time, timezone, device_id), the same checks and the same reply." +
+            WHEN +
+            SEND_ERRORS +
+            IDEMPOTENCY,
         },
       },
     )
@@ -148,7 +206,10 @@ export function sendingRoutes(s: Services) {
           request,
           "api.sms.send.bulk",
           body,
-          (auth) => body.messages.map((item) => prepareBulkItem(s, auth, item)),
+          (auth) => {
+            checkBulkItems(body.messages);
+            return body.messages.map((item) => prepareBulkItem(s, auth, item));
+          },
           (results) => {
             const items = results.map((r, index) => (r.ok ? { index, ok: true, ...sendResult(r) } : itemError(index, r.error)));
             const accepted = results.filter((r) => r.ok).length;
@@ -164,13 +225,16 @@ export function sendingRoutes(s: Services) {
       {
         parse: "json",
         body: BulkSendBody,
+        transform: refuseUnknownFields(BulkSendBody),
         response: { 200: BulkResponse, ...errorResponses(409) },
         detail: {
           summary: "Send many SMS",
           description:
             `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
             "the valid ones are stored even when others fail, and `results` lists, in order, each item's notification or its error " +
-            "(`error.status_id`, `error.error_code`, `error.message`). The reply is 200 whenever the list itself is well-formed." +
+            "(`error.status_id`, `error.error_code`, `error.message`), with `scheduled_for` on each stored item. The reply is 200 whenever the list itself is well-formed; " +
+            "an item that is not an object (a number, string, null or array) makes the whole request 400 `validation_error` naming it (e.g. `messages[2]`), and nothing is stored. " +
+            "An item with a field outside the send fields fails alone, naming the field." +
             IDEMPOTENCY,
         },
       },
@@ -183,25 +247,25 @@ export function sendingRoutes(s: Services) {
           request,
           "sms.send.overview",
           body,
-          (auth) => [
-            s.sending.prepare(auth, { channel: "sms", recipient: body.to, message: body.message, templateId: body.template_id, variables: body.variables, deviceId: body.device_id }),
-          ],
-          (results) => {
-            const [r] = results;
-            if (!r.ok) throw r.error;
-            const messageId = String(r.accepted.notificationId);
-            return { status: 200, body: { ...ok({ success: true, messageId }, SCHEDULED), success: true, messageId } };
+          (auth) => {
+            const { to, ...rest } = body;
+            return [s.sending.prepare(auth, toSendInput({ ...rest, recipient_contact: to }))];
           },
+          overviewReply,
         ),
       {
         parse: "json",
         body: OverviewSendBody,
+        transform: refuseUnknownFields(OverviewSendBody),
         response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
         detail: {
           summary: "Send an SMS (overview form)",
           description:
-            "The overview's `{to, message}` form. Answers the envelope with `data: {success, messageId}`, and `success` and `messageId` repeated at the top level " +
-            "for clients written against the overview. `messageId` works with GET /messages/:id. " +
+            "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +
+            "(template_id, variables, recipient_name, schedule_time, timezone, device_id), honoured the same way. Answers the envelope with " +
+            "`data: {success, messageId, scheduled_for}`, and `success` and `messageId` repeated at the top level for clients written against the overview. " +
+            "`messageId` works with GET /messages/:id." +
+            WHEN +
             SEND_ERRORS +
             IDEMPOTENCY,
         },
