@@ -252,7 +252,18 @@ function credentials(o: Operation): Record<string, string> {
 // ---- running and checking -------------------------------------------------------------------
 
 function counts(): Record<string, number> {
-  return Object.fromEntries(COUNTED_TABLES.map((t) => [t, (readonlyDb.query(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
+  // A read-only connection can catch the WAL mid-reset (SQLITE_IOERR_READ after the server's
+  // checkpoint); reading again on a fresh connection is the documented way through.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return Object.fromEntries(COUNTED_TABLES.map((t) => [t, (readonlyDb.query(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
+    } catch (error) {
+      if (attempt >= 20) throw error;
+      readonlyDb.close();
+      Bun.sleepSync(5 * attempt);
+      readonlyDb = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+    }
+  }
 }
 
 const describeInput = (s: Sent) => {
