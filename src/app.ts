@@ -36,7 +36,7 @@ export function createApp(s: Services) {
   const routes = (): { method: string; path: string }[] => app.routes;
   const app = new Elysia()
     .use(foundation({ config: s.config, authenticate: s.authenticate, rateLimiter: s.rateLimiter, allowedMethods, log: s.log }))
-    .use(openapiRoutes((): AnyElysia => app))
+    .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes())
     .use(systemRoutes(s))
     .use(projectRoutes(s))

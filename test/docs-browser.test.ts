@@ -40,4 +40,25 @@ describe.skipIf(!available)("the docs UI in a browser", () => {
     expect(await page.locator(".info .title").first().innerText()).toContain("Pigeon API");
     expect(elsewhere).toEqual([]);
   });
+
+  test("the Authorize button and the sending operations come first, the guide folded under the intro", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const elsewhere: string[] = [];
+    page.on("request", (r) => {
+      if (!r.url().startsWith(server.url) && !r.url().startsWith("data:")) elsewhere.push(r.url());
+    });
+    await page.goto(`${server.url}/docs`, { waitUntil: "networkidle" });
+    await page.waitForSelector(".opblock", { timeout: 20_000 });
+    const authorize = await page.locator("button.authorize").first().boundingBox();
+    expect(authorize).not.toBeNull();
+    expect(authorize!.y).toBeLessThan(900);
+    expect(await page.locator(".opblock-tag").first().getAttribute("data-tag")).toBe("Sending");
+    const first = await page.locator(".opblock").first().boundingBox();
+    expect(first!.y).toBeLessThan(1800);
+    expect(await page.locator(".opblock .opblock-summary-path").first().innerText()).toContain("/send");
+    // The guide is still there for whoever opens it.
+    await page.locator(".info summary").first().click();
+    expect(await page.locator(".info").first().innerText()).toContain("error_code");
+    expect(elsewhere).toEqual([]);
+  });
 });

@@ -1,5 +1,7 @@
 // /openapi.json is the truth about the API, and /docs works with no internet.
 import { describe, expect, test } from "bun:test";
+import { OPERATION_IDS } from "../src/docs/refine";
+import { ERROR_STATUS } from "../src/http/errors";
 import { createTestContext } from "./helpers/context";
 
 const ctx = createTestContext();
@@ -9,11 +11,18 @@ const operations: [string, string, Op][] = Object.entries(spec.paths as Record<s
   Object.entries(methods).map(([method, op]) => [path, method, op] as [string, string, Op]),
 );
 
+/** Follows a local $ref to the schema it names. */
+function resolve(schema: any): any {
+  if (!schema?.$ref) return schema;
+  return schema.$ref.replace(/^#\//, "").split("/").reduce((node: any, key: string) => node?.[key], spec);
+}
+
 describe("OpenAPI document", () => {
   test("is OpenAPI 3.1 with the security schemes for both header pairs", () => {
     expect(spec.openapi).toStartWith("3.1");
     expect(spec.info.title).toBe("Pigeon API");
-    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["ApiKeyBearer", "ApiKeyHeader", "ApiSecret"]);
+    // The phone app's credentials are modelled beside the API key's (issue 9).
+    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["ApiKeyBearer", "ApiKeyHeader", "ApiSecret", "PhoneDeviceToken", "PhoneLogin", "PhonePairingToken"]);
     expect(spec.components.securitySchemes.ApiSecret).toMatchObject({ type: "apiKey", in: "header", name: "X-API-SECRET" });
     expect(spec.security).toEqual([
       { ApiKeyBearer: [], ApiSecret: [] },
@@ -36,7 +45,7 @@ describe("OpenAPI document", () => {
     if (name.includes(" /mobile/")) {
       // The phone protocol documents its errors in the app's own {message, code, data} shape.
       const errors = Object.entries(op.responses).filter(([status]) => status.startsWith("4"));
-      for (const [, r] of errors) expect(r.content?.["application/json"]?.schema).toMatchObject({ required: ["message", "code", "data"] });
+      for (const [, r] of errors) expect(resolve(r.content?.["application/json"]?.schema)).toMatchObject({ required: ["message", "code", "data"] });
       return;
     }
     if (op.security === undefined) {
@@ -101,5 +110,131 @@ describe("/docs", () => {
     const bundle = await ctx.get("/docs/assets/swagger-ui-bundle.js", { key: null });
     expect(bundle.headers.get("content-type")).toContain("javascript");
     expect(bundle.text).toContain("SwaggerUIBundle");
+  });
+});
+
+// Issue 9: the description as strict tools and generators read it.
+describe("OpenAPI document, as tools read it", () => {
+  const walk = (node: unknown, visit: (n: any, at: string) => void, at = "") => {
+    if (!node || typeof node !== "object") return;
+    visit(node, at);
+    for (const [k, v] of Object.entries(node)) walk(v, visit, `${at}/${k}`);
+  };
+
+  test("every operation has a readable operationId, unique and camelCase, and the id table has no stale entry", () => {
+    const ids = operations.map(([, , op]) => (op as { operationId?: string }).operationId);
+    for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(spec.paths["/v1/notification/sms/api/send"].post.operationId).toBe("sendSms");
+    expect(spec.paths["/v1/api/device/list"].get.operationId).toBe("listDevices");
+    expect(spec.paths["/v1/api/device/{device_id}/rate-limit"].get.operationId).toBe("getDeviceRateLimit");
+    const documented = new Set(operations.map(([path, method]) => `${method} ${path}`));
+    for (const key of Object.keys(OPERATION_IDS)) expect(documented.has(key) ? key : `stale: ${key}`).toBe(key);
+  });
+
+  test("is pure OpenAPI 3.1: no 3.0 `nullable`, and null is a type", () => {
+    const found: string[] = [];
+    walk(spec, (n, at) => {
+      if ("nullable" in n && !at.endsWith("/properties")) found.push(at);
+    });
+    expect(found).toEqual([]);
+    expect(resolve(spec.components.schemas.Notification).properties.sent_at.type).toEqual(["string", "null"]);
+  });
+
+  test("names a server: the relative root, and PIGEON_PUBLIC_URL first when it is set", () => {
+    expect(spec.servers).toEqual([
+      { url: "https://pigeon.test", description: expect.any(String) },
+      { url: "/", description: expect.any(String) },
+    ]);
+  });
+
+  test("names the shared models and inlines none of them anywhere", () => {
+    const names = ["Notification", "NotificationDetail", "Device", "Contact", "Template", "Webhook", "WebhookDelivery", "Thread", "Message", "Error", "Pagination", "PhoneError"];
+    for (const name of names) expect(Object.keys(spec.components.schemas)).toContain(name);
+    // Error shares its keys with every success envelope; its $refs are checked by the route test above.
+    const shapes = new Map(
+      names.filter((n) => n !== "Error").map((name) => [Object.keys(spec.components.schemas[name].properties ?? {}).sort().join(","), name] as const),
+    );
+    const inlined: string[] = [];
+    walk(spec.paths, (n, at) => {
+      if (n.type !== "object" || !n.properties) return;
+      const name = shapes.get(Object.keys(n.properties).sort().join(","));
+      if (name) inlined.push(`${name} at ${at}`);
+    });
+    expect(inlined).toEqual([]);
+    const text = JSON.stringify(spec.paths);
+    expect(text.split('"#/components/schemas/Notification"').length - 1).toBeGreaterThanOrEqual(2);
+    expect(spec.paths["/v1/api/device/{device_id}"].get.responses["200"].content["application/json"].schema.properties.data).toEqual({
+      $ref: "#/components/schemas/Device",
+    });
+  });
+
+  test("declares the headers the server sends: rate limits, Retry-After, Idempotent-Replayed, Allow", () => {
+    for (const [path, method, op] of operations) {
+      const r = op.responses as Record<string, { headers?: Record<string, unknown> }>;
+      expect(r["405"]?.headers?.Allow).toBeDefined();
+      if (!path.startsWith("/v1/") || op.security !== undefined) continue;
+      for (const h of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]) expect(Object.keys(r["200"].headers ?? {})).toContain(h);
+      expect(r["429"].headers?.["Retry-After"]).toBeDefined();
+      if (method === "post" && /\/send(\/bulk)?$|\/chatapp\/test$/.test(path)) {
+        expect(r["200"].headers?.["Idempotent-Replayed"]).toBeDefined();
+        expect((op as { parameters?: { in: string; name: string }[] }).parameters).toContainEqual(expect.objectContaining({ in: "header", name: "Idempotency-Key" }));
+      }
+    }
+  });
+
+  test("the declared headers are the ones a real answer carries", async () => {
+    const listed = await ctx.get("/v1/api/device/list");
+    for (const name of Object.keys(spec.paths["/v1/api/device/list"].get.responses["200"].headers)) expect(listed.headers.get(name)).not.toBeNull();
+    const wrong = await ctx.call("GET", "/v1/api/sms/send");
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("POST");
+    const documented405 = spec.paths["/v1/api/sms/send"].post.responses["405"].content["application/json"].examples;
+    expect(Object.values(documented405).map((e: any) => e.value.data.error_code)).toContain(wrong.body.data.error_code);
+  });
+
+  test("413 on every operation with a body, 429/401/403 on every API-key operation", () => {
+    for (const [path, , op] of operations) {
+      if (op.requestBody) expect(Object.keys(op.responses)).toContain("413");
+      if (path.startsWith("/v1/") && op.security === undefined) for (const s of ["401", "403", "429"]) expect(Object.keys(op.responses)).toContain(s);
+    }
+  });
+
+  test("phone routes and platform callbacks carry their own credentials, not the API key", () => {
+    for (const [path, method, op] of operations) {
+      if (!path.startsWith("/mobile/")) continue;
+      const schemes = (op.security ?? []).flatMap((s) => Object.keys(s as object));
+      expect(schemes.length).toBeGreaterThan(0);
+      for (const s of schemes) expect(s).toStartWith("Phone");
+      if (method === "post" && path === "/mobile/v1/device") expect(schemes).toContain("PhonePairingToken");
+      else if (!path.endsWith("/user/code")) expect(schemes).toContain("PhoneDeviceToken");
+    }
+    expect(spec.components.securitySchemes.PhoneDeviceToken).toMatchObject({ type: "http", scheme: "bearer" });
+    const hook = spec.paths["/v1/webhooks/chatapp"].post;
+    expect(hook.security).toEqual([]);
+    expect(hook.parameters).toContainEqual(expect.objectContaining({ in: "header", name: "X-Hub-Signature-256", required: true }));
+  });
+
+  test("every error response has its own examples, drawn from the error table", () => {
+    const seen = new Map<string, Set<string>>();
+    for (const [path, , op] of operations) {
+      for (const [status, r] of Object.entries(op.responses) as [string, any][]) {
+        if (Number(status) < 400) continue;
+        const media = r.content?.["application/json"];
+        if (!media) continue;
+        const examples = Object.values(media.examples ?? {}) as { value: any }[];
+        expect(examples.length).toBeGreaterThan(0);
+        for (const { value } of examples) {
+          if (path.startsWith("/mobile/")) expect(value.code).toBe(Number(status));
+          else expect(value.status_id).toBe(Number(status));
+          expect(ERROR_STATUS[value.data.error_code as keyof typeof ERROR_STATUS] as number).toBe(Number(status));
+          (seen.get(status) ?? seen.set(status, new Set()).get(status)!).add(value.data.error_code);
+        }
+      }
+    }
+    expect([...seen.get("404")!]).toEqual(["not_found"]);
+    expect(seen.get("402")).toContain("insufficient_credits");
+    expect(seen.get("413")).toContain("payload_too_large");
+    expect(seen.get("400")).toContain("validation_error");
   });
 });

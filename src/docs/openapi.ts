@@ -5,10 +5,18 @@ import { Elysia, type AnyElysia } from "elysia";
 import { errorCodeTable, ErrorEnvelope, errorStatusDescriptions } from "../http/envelope";
 import { eventCatalogueMarkdown } from "../modules/events/catalogue";
 import { VERSION } from "../version";
+import { refineDocument, SECURITY_SCHEMES } from "./refine";
 
+// The guide below is long (error table, decisions, event catalogue); /docs shows it folded so the
+// Authorize button and the operations come first. Tools that read the document get all of it.
 const description = `
 Pigeon sends text messages by SMS (through a paired Android phone, or a cloud number) and through the
 chat-app channel, with scheduling, templates, contacts, threads, webhooks and credits.
+
+Authorize with your API key and secret (**Authorize** below), then start with **Sending**.
+
+<details>
+<summary><strong>The guide</strong>: authentication, the envelope, limits, error codes, decisions, webhooks and events</summary>
 
 ## Authentication
 Every \`/v1\` request carries an API key and its secret, either as
@@ -59,14 +67,16 @@ far from your clock, and de-duplicate on the event id: delivery is at least once
 that causes them, so none is lost to a crash.
 
 ${eventCatalogueMarkdown()}
+
+</details>
 `;
 
 const tags = [
+  { name: "Sending", description: "Send SMS now or later, one at a time or in bulk" },
   { name: "Devices", description: "Phones, cloud numbers and business numbers that carry messages" },
   { name: "Projects", description: "Workspaces" },
   { name: "Contacts", description: "The workspace's address book" },
   { name: "Templates", description: "Reusable message bodies with {{variables}}" },
-  { name: "Sending", description: "Send SMS now or later, one at a time or in bulk" },
   { name: "Notifications", description: "What happened to each message: status, attempts, the carrier's or platform's reasons; cancel" },
   { name: "Stats", description: "Notification counts and the credit balance" },
   { name: "Overview aliases", description: "The overview's short REST paths over the same services" },
@@ -128,7 +138,7 @@ const ALTERNATE_CONTENT: Record<string, Record<string, unknown>> = {
 };
 
 /** Serves /openapi.json, built once from the finished app's routes. */
-export function openapiRoutes(getApp: () => AnyElysia) {
+export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null = null) {
   let cached: string | null = null;
   const build = () => {
     const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"] });
@@ -139,11 +149,7 @@ export function openapiRoutes(getApp: () => AnyElysia) {
       paths: generated.paths,
       components: {
         schemas: { ...generated.components.schemas, Error: ErrorEnvelope },
-        securitySchemes: {
-          ApiKeyBearer: { type: "http", scheme: "bearer", description: "The API key as a Bearer token" },
-          ApiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "The API key (alternative to Bearer)" },
-          ApiSecret: { type: "apiKey", in: "header", name: "X-API-SECRET", description: "The API secret; always required with the key" },
-        },
+        securitySchemes: SECURITY_SCHEMES,
       },
       security: [
         { ApiKeyBearer: [], ApiSecret: [] },
@@ -151,7 +157,7 @@ export function openapiRoutes(getApp: () => AnyElysia) {
       ],
     }) as { paths: Operations };
     describeResponses(doc.paths);
-    return JSON.stringify(doc);
+    return JSON.stringify(refineDocument(doc, publicUrl));
   };
   return new Elysia({ name: "openapi-json" }).get(
     "/openapi.json",

@@ -1,0 +1,403 @@
+// What Elysia's generator cannot know, added to its document from small tables in one place:
+// readable operation ids, named models, the headers and error answers the foundation adds to
+// every route, the phone app's and the platforms' credentials, and an example for each error.
+// Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
+import { ERROR_STATUS } from "../http/errors";
+
+type Json = Record<string, any>;
+
+/** One id per operation, by "method path"; the OpenAPI test checks none is missing or stale. */
+export const OPERATION_IDS: Record<string, string> = {
+  "get /health": "getHealth",
+  "get /v1/api/server-info": "getServerInfo",
+  "get /v1/api/project/list": "listProjects",
+  "get /v1/api/device/pairing": "getPairing",
+  "post /v1/api/device/pairing/rotate": "rotatePairingToken",
+  "get /v1/api/device/list": "listDevices",
+  "get /v1/api/device/export": "exportDevices",
+  "post /v1/api/device/batch/register": "registerDevices",
+  "post /v1/api/device/batch/delete": "deleteDevices",
+  "post /v1/api/device/batch/update-status": "updateDeviceStatuses",
+  "post /v1/api/device/update": "updateDevice",
+  "get /v1/api/device/{device_id}": "getDevice",
+  "get /v1/api/device/{device_id}/health": "getDeviceHealth",
+  "get /v1/api/device/{device_id}/stats": "getDeviceStats",
+  "get /v1/api/device/{device_id}/usage": "getDeviceUsage",
+  "get /v1/api/device/{device_id}/rate-limit": "getDeviceRateLimit",
+  "get /v1/api/contact/list": "listContacts",
+  "get /v1/api/contact/types": "listContactTypes",
+  "post /v1/api/contact/search": "searchContacts",
+  "post /v1/api/contact/create": "createContact",
+  "post /v1/api/contact/update": "updateContact",
+  "post /v1/api/contact/delete": "deleteContact",
+  "get /v1/api/contact/{contact_id}": "getContact",
+  "get /v1/api/template/list": "listTemplates",
+  "post /v1/api/template/create": "createTemplate",
+  "post /v1/api/template/update": "updateTemplate",
+  "post /v1/api/template/delete": "deleteTemplate",
+  "get /v1/api/template/{template_id}": "getTemplate",
+  "post /v1/notification/template/api/get": "pageTemplates",
+  "post /v1/notification/sms/api/send": "sendSms",
+  "post /v1/api/sms/send": "sendSmsShort",
+  "post /v1/api/sms/send/bulk": "sendSmsBulk",
+  "post /v1/sms/send": "sendSmsOverview",
+  "get /v1/api/notification/list": "listNotifications",
+  "post /v1/api/notification/cancel": "cancelNotification",
+  "get /v1/api/notification/{notification_id}": "getNotification",
+  "get /v1/messages/{notification_id}": "getMessageStatus",
+  "get /v1/api/stats/notifications": "getNotificationStats",
+  "get /v1/api/stats/credits": "getCreditStats",
+  "post /v1/api/webhook/create": "createWebhook",
+  "get /v1/api/webhook/list": "listWebhooks",
+  "post /v1/api/webhook/update": "updateWebhook",
+  "post /v1/api/webhook/delete": "deleteWebhook",
+  "post /v1/api/webhook/test": "testWebhook",
+  "get /v1/api/webhook/{webhook_id}": "getWebhook",
+  "get /v1/api/webhook/{webhook_id}/deliveries": "listWebhookDeliveries",
+  "get /v1/api/thread/list": "listThreads",
+  "get /v1/api/thread/{thread_id}/messages": "listThreadMessages",
+  "post /v1/api/thread/{thread_id}/read": "markThreadRead",
+  "get /v1/contacts": "listContactsOverview",
+  "post /v1/contacts": "createContactOverview",
+  "put /v1/contacts/{contact_id}": "replaceContactOverview",
+  "delete /v1/contacts/{contact_id}": "deleteContactOverview",
+  "get /v1/templates": "listTemplatesOverview",
+  "post /v1/api/chatapp/connect": "connectChatApp",
+  "post /v1/api/chatapp/relink": "relinkChatApp",
+  "post /v1/api/chatapp/send": "sendChatApp",
+  "post /v1/api/chatapp/test": "testChatApp",
+  "post /v1/chatapp/send": "sendChatAppOverview",
+  "get /v1/webhooks/chatapp": "verifyChatAppWebhook",
+  "post /v1/webhooks/chatapp": "receiveChatAppWebhook",
+  "post /v1/callbacks/cloud/{device_id}": "receiveCloudCallback",
+  "post /mobile/v1/device": "phoneRegister",
+  "get /mobile/v1/device": "phoneGetDevice",
+  "patch /mobile/v1/device": "phoneUpdateDevice",
+  "get /mobile/v1/message": "phonePullMessages",
+  "patch /mobile/v1/message": "phoneReportMessages",
+  "get /mobile/v1/webhooks": "phoneListWebhooks",
+  "get /mobile/v1/settings": "phoneGetSettings",
+  "get /mobile/v1/events": "phoneEvents",
+  "get /mobile/v1/user/code": "phoneOneTimeCode",
+  "patch /mobile/v1/user/password": "phoneChangePassword",
+  "post /mobile/v1/webhook": "phoneReceiveWebhook",
+};
+
+/**
+ * Shared schemas, each named after the operation whose 200 response shows it and the walk to it
+ * from that response's `data` (property names; "items" steps into an array). Every identical copy
+ * elsewhere in the document becomes a `$ref` to it.
+ */
+const MODELS: [name: string, from: string, walk: string[]][] = [
+  ["NotificationDetail", "get /v1/api/notification/{notification_id}", []],
+  ["Notification", "get /v1/api/notification/list", ["notifications", "items"]],
+  ["Device", "get /v1/api/device/list", ["devices", "items"]],
+  ["Contact", "get /v1/api/contact/list", ["contacts", "items"]],
+  ["ContactType", "get /v1/api/contact/types", ["types", "items"]],
+  ["Template", "get /v1/api/template/list", ["templates", "items"]],
+  ["Webhook", "get /v1/api/webhook/list", ["webhooks", "items"]],
+  ["WebhookDelivery", "get /v1/api/webhook/{webhook_id}/deliveries", ["deliveries", "items"]],
+  ["Thread", "get /v1/api/thread/list", ["threads", "items"]],
+  ["Message", "get /v1/api/thread/{thread_id}/messages", ["messages", "items"]],
+  ["SendResult", "post /v1/notification/sms/api/send", []],
+  ["RegisteredDevice", "post /v1/api/device/batch/register", ["devices", "items"]],
+  ["Pagination", "get /v1/api/device/list", ["pagination"]],
+];
+
+/** Operations that honour Idempotency-Key (they run through the sending pipeline's runSend). */
+const IDEMPOTENT = new Set([
+  "post /v1/notification/sms/api/send",
+  "post /v1/api/sms/send",
+  "post /v1/api/sms/send/bulk",
+  "post /v1/sms/send",
+  "post /v1/api/chatapp/send",
+  "post /v1/api/chatapp/test",
+  "post /v1/chatapp/send",
+]);
+
+/** Who the phone routes expect, by operation (see mobile/service.ts: authenticateDevice, register, oneTimeCode). */
+const PHONE_SECURITY: Record<string, Json[]> = {
+  "post /mobile/v1/device": [{ PhonePairingToken: [] }, { PhoneLogin: [] }],
+  "get /mobile/v1/device": [{ PhoneDeviceToken: [] }, {}],
+  "get /mobile/v1/user/code": [{ PhoneLogin: [] }],
+};
+
+/** The signature header a provider or platform signs its calls with. */
+const SIGNED_BY: Record<string, { name: string; description: string }> = {
+  "post /v1/webhooks/chatapp": {
+    name: "X-Hub-Signature-256",
+    description: "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
+  },
+  "post /v1/callbacks/cloud/{device_id}": {
+    name: "X-Twilio-Signature",
+    description: "The provider's signature over the callback URL and the sorted form fields, keyed with the cloud number's auth token. Missing or wrong: 401.",
+  },
+};
+
+export const SECURITY_SCHEMES = {
+  ApiKeyBearer: { type: "http", scheme: "bearer", description: "The API key as a Bearer token; send X-API-SECRET with it" },
+  ApiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "The API key (alternative to Bearer); send X-API-SECRET with it" },
+  ApiSecret: { type: "apiKey", in: "header", name: "X-API-SECRET", description: "The API secret; always required with the key" },
+  PhoneDeviceToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "Companion app only: the device token a phone received when it registered (POST /mobile/v1/device)",
+  },
+  PhonePairingToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "Companion app only: the workspace's pairing token (GET /v1/api/device/pairing), to register a phone. `Code <one-time code>` works too.",
+  },
+  PhoneLogin: { type: "http", scheme: "basic", description: "Companion app only: the app login and password handed out at registration" },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Invalid parameters (validation_error, invalid_json and the route's own codes)",
+  401: "Missing or invalid credentials (unauthorized)",
+  402: "Insufficient credits or free tier exhausted",
+  403: "Key disabled, account suspended, or forbidden by a rule",
+  404: "Not found in this workspace (not_found)",
+  405: "Wrong method for this path (method_not_allowed); `Allow` lists the right ones",
+  409: "Conflict with the current state",
+  413: "Body larger than the server accepts (payload_too_large)",
+  429: "Rate limit exceeded (rate_limited); see Retry-After",
+  500: "Internal error, retry later (internal_error)",
+  503: "A platform or dependency is unavailable (service_unavailable)",
+};
+
+/** What a client sees for each code; every code in the error table has an example. */
+const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
+  validation_error: ["Invalid body field 'recipient_contact': must be a string", { field: "recipient_contact", location: "body", reason: "must be a string" }],
+  invalid_json: ["Request body is not valid JSON: JSON Parse error: Unexpected EOF"],
+  invalid_phone_number: ["Invalid phone number: +1415 is not a valid E.164 number"],
+  invalid_email: ["Invalid email address"],
+  message_too_long: ["Message is 1700 characters; the limit is 1600"],
+  message_required: ["message is required unless template_id is given"],
+  invalid_template_variables: ["Template variable 'order_id' is missing"],
+  invalid_template_body: ["Template body has an unclosed {{"],
+  invalid_schedule_time: ["schedule_time must be YYYY-MM-DD HH:MM:SS"],
+  invalid_timezone: ["Unknown time zone 'Mars/Olympus'"],
+  schedule_time_in_past: ["schedule_time is in the past"],
+  invalid_device: ["Device 7 cannot carry SMS"],
+  no_active_device: ["No active device can carry this message"],
+  device_offline: ["The paired phone has not reported for 5 minutes"],
+  device_inactive: ["Device 3 is inactive"],
+  template_inactive: ["Template ORDER_READY is inactive"],
+  media_too_large: ["Header media is larger than the platform accepts"],
+  no_business_account: ["No business account is connected"],
+  no_phone_number: ["The business account has no phone number"],
+  invalid_webhook_url: ["Webhook URL must be http(s) and reach a public address"],
+  unauthorized: ["Missing or invalid API key or secret"],
+  insufficient_credits: ["Insufficient credits: 2 needed, 0 available", { needed: 2, balance: 0 }],
+  free_tier_exhausted: ["The free tier's messages for this month are used up"],
+  key_disabled: ["This API key is disabled"],
+  account_suspended: ["This account is suspended"],
+  forbidden: ["Not allowed"],
+  urls_not_allowed: ["Links are not allowed in messages on this plan"],
+  template_read_only: ["System templates cannot be changed"],
+  window_closed: ["The 24-hour window is closed; send a template"],
+  use_template: ["The window is closed; use one of the approved templates"],
+  device_blocked: ["This number is blocked by the platform until it is relinked"],
+  not_found: ["Notification 42 not found"],
+  method_not_allowed: ["GET is not allowed on /v1/api/sms/send; use POST", { allowed: ["POST"] }],
+  conflict: ["The request conflicts with the current state"],
+  duplicate_contact: ["A contact with this phone number already exists"],
+  duplicate_template_code: ["A template with code ORDER_READY already exists"],
+  idempotency_key_reuse: ["This Idempotency-Key was already used with a different request", { idempotency_key: "order-1234" }],
+  not_cancellable: ["Notification 42 is sent and can no longer be cancelled"],
+  template_account_unlinked: ["The template's business account is no longer linked"],
+  device_account_mismatch: ["The device belongs to another business account"],
+  payload_too_large: ["Request body of 2097152 bytes exceeds the limit of 1048576 bytes", { limit: 1048576 }],
+  rate_limited: ["Rate limit exceeded: 60 requests a minute", { retry_after: 12 }],
+  internal_error: ["Internal error, retry later"],
+  service_unavailable: ["The chat-app platform did not answer; retry later"],
+};
+
+/** Every code in the error table with the status it answers, as named examples. */
+function errorExamples(status: number, phone: boolean): Json | undefined {
+  const codes = Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+  if (codes.length === 0) return undefined;
+  return Object.fromEntries(
+    codes.map((code) => {
+      const [message, extra = {}] = EXAMPLE_MESSAGES[code] ?? [code.replace(/_/g, " ")];
+      const data = { error_code: code, ...extra };
+      return [code, { summary: code, value: phone ? { message, code: status, data } : { status_id: status, message, data } }];
+    }),
+  );
+}
+
+const HEADERS = {
+  "X-RateLimit-Limit": { description: "Requests allowed per minute for this key", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests left in the current minute", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "When the current minute ends, in unix seconds", schema: { type: "integer" } },
+  "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } },
+  "Idempotent-Replayed": {
+    description: "`true` when this is the stored first reply to an earlier request with the same Idempotency-Key",
+    schema: { type: "string", enum: ["true"] },
+  },
+  Allow: { description: "The methods this path accepts", schema: { type: "string" }, example: "POST" },
+};
+const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+const PHONE_ERROR = {
+  type: "object",
+  description: "The companion app's own error shape; `code` mirrors the HTTP status",
+  required: ["message", "code", "data"],
+  properties: {
+    message: { type: "string" },
+    code: { type: "integer" },
+    data: { type: "object", required: ["error_code"], properties: { error_code: { type: "string" } }, additionalProperties: true },
+  },
+};
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Json)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function forEachOperation(doc: Json, fn: (key: string, op: Json, path: string, method: string) => void) {
+  for (const [path, methods] of Object.entries(doc.paths as Json)) {
+    for (const [method, op] of Object.entries(methods as Json)) fn(`${method} ${path}`, op, path, method);
+  }
+}
+
+function successData(doc: Json, key: string): Json | undefined {
+  const [method, path] = key.split(" ");
+  return doc.paths[path]?.[method]?.responses?.["200"]?.content?.["application/json"]?.schema?.properties?.data;
+}
+
+/** Registers the named models and replaces every identical inline copy with a $ref. */
+function nameModels(doc: Json) {
+  const schemas = doc.components.schemas as Json;
+  const found: [string, string][] = [];
+  for (const [name, from, walk] of MODELS) {
+    let node = successData(doc, from);
+    for (const step of walk) node = step === "items" ? node?.items : node?.properties?.[step];
+    if (!node || node.$ref) throw new Error(`OpenAPI model ${name}: nothing at ${from} → data.${walk.join(".")}`);
+    const schema = structuredClone(node);
+    schema.title ??= name;
+    schemas[name] = schema;
+    found.push([canonical(node), name]);
+  }
+  const byShape = new Map(found);
+  const replace = (node: unknown, self?: string): unknown => {
+    if (Array.isArray(node)) return node.map((n) => replace(n));
+    if (!node || typeof node !== "object") return node;
+    const name = byShape.get(canonical(node));
+    if (name && name !== self) return { $ref: `#/components/schemas/${name}` };
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, replace(v)]));
+  };
+  doc.paths = replace(doc.paths);
+  for (const [name, schema] of Object.entries(schemas)) {
+    const { title, ...rest } = schema as Json;
+    // Compare without the title we added, so a model nested in another is found too.
+    schemas[name] = { ...(replace(rest, name) as Json), ...(title ? { title } : {}) };
+  }
+}
+
+/** `nullable` is OpenAPI 3.0; in 3.1 the type list (or anyOf) already carries null. */
+function dropNullable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(dropNullable);
+  if (!node || typeof node !== "object") return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === "nullable") continue;
+    out[k] = dropNullable(v);
+  }
+  if ((node as Json).nullable === true) {
+    const hasNull = (Array.isArray(out.type) && out.type.includes("null")) || out.type === "null" || (Array.isArray(out.anyOf) && out.anyOf.some((b: Json) => b.type === "null"));
+    if (!hasNull) {
+      if (typeof out.type === "string") out.type = [out.type, "null"];
+      else if (Array.isArray(out.anyOf)) out.anyOf.push({ type: "null" });
+      else return { anyOf: [out, { type: "null" }] };
+    }
+  }
+  return out;
+}
+
+const needsApiKey = (path: string) => path.startsWith("/v1/") && !path.startsWith("/v1/webhooks/") && !path.startsWith("/v1/callbacks/");
+
+function errorResponse(status: number, phone: boolean): Json {
+  const examples = errorExamples(status, phone);
+  return {
+    description: STATUS_TEXT[status] ?? `Error ${status}`,
+    content: { "application/json": { schema: { $ref: `#/components/schemas/${phone ? "PhoneError" : "Error"}` }, ...(examples ? { examples } : {}) } },
+  };
+}
+
+function refineOperation(key: string, op: Json, path: string) {
+  const phone = path.startsWith("/mobile/");
+  const apiKey = needsApiKey(path);
+  const responses = (op.responses ??= {}) as Json;
+
+  op.operationId = OPERATION_IDS[key] ?? op.operationId;
+  if (phone) op.security = PHONE_SECURITY[key] ?? [{ PhoneDeviceToken: [] }];
+
+  // What the foundation answers on any route: a wrong method, a body over the limit, and for
+  // API-key routes the auth and rate-limit errors.
+  const statuses = new Set([405]);
+  if (op.requestBody) statuses.add(413);
+  if (apiKey) for (const s of [400, 401, 403, 429]) statuses.add(s);
+  if (phone && key !== "get /mobile/v1/device") statuses.add(401);
+  for (const s of statuses) responses[s] ??= {};
+
+  for (const [status, response] of Object.entries(responses) as [string, Json][]) {
+    const code = Number(status);
+    if (code < 400) continue;
+    const schema = response.content?.["application/json"]?.schema;
+    const ours = !response.content || schema?.$ref === "#/components/schemas/Error" || (phone && schema?.required?.includes("code"));
+    if (ours) responses[status] = { ...errorResponse(code, phone), description: phone && response.description ? response.description : errorResponse(code, phone).description };
+  }
+  if (responses["405"]) responses["405"].headers = { Allow: headerRef("Allow") };
+
+  if (apiKey) {
+    for (const [status, response] of Object.entries(responses) as [string, Json][]) {
+      // 401 and 403 are decided before the limiter counts the request; 413 before both.
+      if (["401", "403", "413"].includes(status)) continue;
+      response.headers = {
+        ...response.headers,
+        "X-RateLimit-Limit": headerRef("X-RateLimit-Limit"),
+        "X-RateLimit-Remaining": headerRef("X-RateLimit-Remaining"),
+        "X-RateLimit-Reset": headerRef("X-RateLimit-Reset"),
+      };
+    }
+    responses["429"].headers = { ...responses["429"].headers, "Retry-After": headerRef("Retry-After") };
+  }
+
+  if (IDEMPOTENT.has(key)) {
+    op.parameters = [
+      ...(op.parameters ?? []),
+      {
+        name: "Idempotency-Key",
+        in: "header",
+        required: false,
+        description: "Makes a retry safe: the same key and body within 24 hours return the first reply and create nothing; the same key with another body is 409.",
+        schema: { type: "string", minLength: 1, maxLength: 255 },
+        example: "order-1234-reminder",
+      },
+    ];
+    for (const status of ["200"]) if (responses[status]) responses[status].headers = { ...responses[status].headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
+  }
+
+  const signed = SIGNED_BY[key];
+  if (signed) op.parameters = [...(op.parameters ?? []), { name: signed.name, in: "header", required: true, description: signed.description, schema: { type: "string" } }];
+}
+
+/** The finishing pass over the generated document. */
+export function refineDocument(doc: Json, publicUrl: string | null | undefined): Json {
+  const out = dropNullable(doc) as Json;
+  out.servers = [
+    ...(publicUrl ? [{ url: publicUrl.replace(/\/+$/, ""), description: "This server's public URL (PIGEON_PUBLIC_URL)" }] : []),
+    { url: "/", description: "The server this document was loaded from" },
+  ];
+  nameModels(out);
+  out.components.schemas.PhoneError = PHONE_ERROR;
+  out.components.headers = HEADERS;
+  out.components.securitySchemes = SECURITY_SCHEMES;
+  forEachOperation(out, (key, op, path) => refineOperation(key, op, path));
+  return out;
+}
