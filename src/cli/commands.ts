@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import QRCode from "qrcode";
 import { pairingInfo } from "../modules/mobile/pairing-routes";
 import { ConfigError } from "../config";
+import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
@@ -348,6 +349,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
       console.error(`pigeon: configuration error: ${error.message}`);
       return 2;
     }
+    if (isStorageFull(error)) return diskFull();
     throw error;
   }
 
@@ -392,6 +394,13 @@ export async function runCli(argv: string[]): Promise<number | null> {
       console.error(`pigeon: ${error.message}`);
       return 1;
     }
+    if (isStorageFull(error)) return diskFull();
     throw error;
   }
+}
+
+/** A full disk is the operator's to fix, not a bug: one line, no stack. */
+function diskFull(): number {
+  console.error("pigeon: the disk holding the data directory is full (SQLITE_FULL): nothing was changed; free some space and retry");
+  return 1;
 }

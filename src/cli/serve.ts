@@ -30,9 +30,10 @@ export async function serve(rt: Runtime): Promise<number | null> {
     app.listen({
       port: config.port,
       hostname: config.host,
-      // Well above our own limit, so oversized bodies reach the hook that answers 413 in the envelope
-      // (by Content-Length, before reading); Bun's own bare 413 only guards against the absurd.
-      maxRequestBodySize: Math.max(32 * 1024 * 1024, config.maxBodyBytes * 4),
+      // Just above our largest limit (the chat-app webhook's 4 MiB, or PIGEON_MAX_BODY_BYTES): the
+      // foundation reads bodies as streams and answers 413 in the envelope at its own limit; the
+      // runtime's bare 413 is only a backstop, and never lets it buffer more than this.
+      maxRequestBodySize: Math.max(4 * 1024 * 1024, config.maxBodyBytes) + 64 * 1024,
       ...(config.tls ? { tls: { cert: config.tls.cert, key: config.tls.key } } : {}),
     });
   } catch (error) {
