@@ -316,7 +316,7 @@ function backup(rt: Runtime, values: Values) {
 }
 
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
-export async function runCli(argv: string[]): Promise<number | null> {
+export async function runCli(argv: string[], open: () => Runtime = openRuntime): Promise<number | null> {
   if (argv[0] === "simulate-phone" && !argv.includes("--help") && !argv.includes("-h")) return simulate(argv.slice(1));
   let parsed;
   try {
@@ -343,7 +343,7 @@ export async function runCli(argv: string[]): Promise<number | null> {
 
   let rt: Runtime;
   try {
-    rt = openRuntime();
+    rt = open();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`pigeon: configuration error: ${error.message}`);

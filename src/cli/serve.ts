@@ -30,10 +30,11 @@ export async function serve(rt: Runtime): Promise<number | null> {
     app.listen({
       port: config.port,
       hostname: config.host,
-      // Just above our largest limit (the chat-app webhook's 4 MiB, or PIGEON_MAX_BODY_BYTES): the
-      // foundation reads bodies as streams and answers 413 in the envelope at its own limit; the
-      // runtime's bare 413 is only a backstop, and never lets it buffer more than this.
-      maxRequestBodySize: Math.max(4 * 1024 * 1024, config.maxBodyBytes) + 64 * 1024,
+      // The foundation reads bodies as streams and stops at its own limit (413 in the envelope), so
+      // this backstop no longer decides memory use. It is also checked against Content-Length before
+      // our code runs, answering a bare 413 with no body: kept at 16 MiB (or twice our largest
+      // limit), so bodies declared up to that size still get the envelope.
+      maxRequestBodySize: Math.max(16 * 1024 * 1024, 2 * Math.max(4 * 1024 * 1024, config.maxBodyBytes)),
       ...(config.tls ? { tls: { cert: config.tls.cert, key: config.tls.key } } : {}),
     });
   } catch (error) {

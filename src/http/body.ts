@@ -7,7 +7,7 @@ import { AppError } from "./errors";
 /** Deepest nesting of arrays and objects a JSON body may have. */
 export const MAX_JSON_DEPTH = 32;
 
-/** 413 answers close the connection: the rest of the body is never read, so the socket cannot be reused. */
+/** 413 and 431 answers ask the client to close the connection rather than reuse it. */
 export const CLOSE = { connection: "close" } as const;
 
 export function payloadTooLarge(limit: number, received?: number): AppError {
@@ -23,26 +23,43 @@ export async function readBodyWithLimit(request: Request, limit: number): Promis
   const stream = request.body;
   if (!stream) return new Uint8Array(0);
   const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
+  // Chunks are copied into one buffer that grows as needed, so no chunk (nor the socket buffer it
+  // may be a view of) is kept alive while the rest arrives.
+  let buffer = new Uint8Array(Math.min(limit, 64 * 1024));
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
+    if (total + value.byteLength > limit) {
       reader.cancel().catch(() => {});
       throw payloadTooLarge(limit);
     }
-    chunks.push(value);
+    if (total + value.byteLength > buffer.byteLength) {
+      const grown = new Uint8Array(Math.min(limit, Math.max(buffer.byteLength * 2, total + value.byteLength)));
+      grown.set(buffer.subarray(0, total));
+      buffer = grown;
+    }
+    buffer.set(value, total);
+    total += value.byteLength;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
+  return buffer.subarray(0, total);
+}
+
+/**
+ * Reads and drops a body we have already refused. A client that sent Content-Length keeps writing
+ * after our 413; left unread, those bytes wedge the connection and a client that reuses it (Bun's
+ * fetch does) waits forever for its next answer. Nothing is kept, so this costs no memory; the
+ * runtime's maxRequestBodySize bounds how much is read.
+ */
+export async function discardBody(request: Request): Promise<void> {
+  const stream = request.body;
+  if (!stream || request.bodyUsed) return;
+  const reader = stream.getReader();
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // The client went away: nothing left to keep in step with.
   }
-  return out;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

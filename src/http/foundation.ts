@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { Authenticator, AuthContext } from "./auth";
 import { isStorageFull, type StorageMonitor } from "../lib/storage";
-import { CLOSE, decodeUtf8, parseJsonText, payloadTooLarge, readBodyWithLimit } from "./body";
+import { CLOSE, decodeUtf8, discardBody, parseJsonText, payloadTooLarge, readBodyWithLimit } from "./body";
 import { envelopeOf } from "./envelope";
 import { AppError } from "./errors";
 import type { RateLimiter } from "./rate-limit";
@@ -111,7 +111,7 @@ export function foundation(deps: FoundationDeps) {
   const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
 
   return new Elysia({ name: "pigeon-foundation" })
-    .onRequest(({ request, set }) => {
+    .onRequest(async ({ request, set }) => {
       const id = crypto.randomUUID();
       requestIds.set(request, id);
       set.headers["x-request-id"] = id;
@@ -122,7 +122,10 @@ export function foundation(deps: FoundationDeps) {
       const path = pathOf(request);
       const limit = bodyLimit(path);
       const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > limit) throw payloadTooLarge(limit, length);
+      if (length > limit) {
+        await discardBody(request);
+        throw payloadTooLarge(limit, length);
+      }
       checkQueryEncoding(request.url);
       deps.beforeBody?.(request, path);
       if (!needsApiKey(path)) return;
