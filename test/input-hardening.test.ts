@@ -56,6 +56,9 @@ describe("deep nesting (item 11)", () => {
     const ctx = createTestContext();
     const r = await ctx.call("POST", "/v1/api/contact/create", { raw: `{"name":${nested(80 * 1024)}}` });
     expect(expectEnvelope(r, 400).data.error_code).toBe("too_deeply_nested");
+    // The platform webhook signs its raw body, so it cannot be checked first; the depth cap still applies.
+    const hook = await ctx.call("POST", "/v1/webhooks/chatapp", { raw: `{"entry":${nested(80 * 1024)}}`, key: null, headers: { "x-hub-signature-256": "sha256=00" } });
+    expect(expectEnvelope(hook, 400).data.error_code).toBe("too_deeply_nested");
   });
 
   test("phone routes check credentials before the body: unknown callers get 401 and their body is never read", async () => {

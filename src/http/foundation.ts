@@ -126,13 +126,15 @@ export function foundation(deps: FoundationDeps) {
         await discardBody(request);
         throw payloadTooLarge(limit, length);
       }
-      checkQueryEncoding(request.url);
       deps.beforeBody?.(request, path);
-      if (!needsApiKey(path)) return;
-      const auth = authenticate(request.headers);
-      authByRequest.set(request, auth);
-      const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
-      Object.assign(set.headers, decision.headers);
+      if (needsApiKey(path)) {
+        const auth = authenticate(request.headers);
+        authByRequest.set(request, auth);
+        const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+        Object.assign(set.headers, decision.headers);
+      }
+      // After the credentials, so a caller without them learns nothing from a 400.
+      checkQueryEncoding(request.url);
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       const text = decodeUtf8(await readBodyWithLimit(request, bodyLimit(pathOf(request))));
