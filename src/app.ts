@@ -35,7 +35,17 @@ export function createApp(s: Services) {
 
   const routes = (): { method: string; path: string }[] => app.routes;
   const app = new Elysia()
-    .use(foundation({ config: s.config, authenticate: s.authenticate, rateLimiter: s.rateLimiter, allowedMethods, log: s.log }))
+    .use(
+      foundation({
+        config: s.config,
+        authenticate: s.authenticate,
+        rateLimiter: s.rateLimiter,
+        allowedMethods,
+        log: s.log,
+        storage: s.storage,
+        beforeBody: (request, path) => s.mobile.checkBeforeBody(request.method, path, request.headers),
+      }),
+    )
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes())
     .use(systemRoutes(s))

@@ -20,6 +20,18 @@ export interface Config {
   workerIntervalSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
+  /** PIGEON_LOG_LEVEL: error|warn|info|debug (default info); stacks are logged only at debug. */
+  logLevel: LogLevel;
+}
+
+export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(env: Env): LogLevel {
+  const raw = env.PIGEON_LOG_LEVEL?.trim().toLowerCase();
+  if (!raw) return "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError(`PIGEON_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.PIGEON_LOG_LEVEL}"`);
+  return raw as LogLevel;
 }
 
 export class ConfigError extends Error {}
@@ -90,6 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerIntervalSeconds: intInRange(env, "PIGEON_WORKER_INTERVAL", 1, 1, 60),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    logLevel: logLevel(env),
   };
 }
 

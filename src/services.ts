@@ -31,6 +31,22 @@ import { createTemplateService } from "./modules/templates/service";
 import { createThreadRepository } from "./modules/threads/repository";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
+import { createStorageMonitor } from "./lib/storage";
+
+/**
+ * One log line per event: the message and the error's name and message. The stack (which in the
+ * compiled binary quotes minified source) only at PIGEON_LOG_LEVEL=debug.
+ */
+export function formatLogLine(message: string, error: unknown, debug: boolean): string {
+  let line = `[pigeon] ${message}`;
+  if (error instanceof Error) {
+    line += `: ${error.name}: ${error.message.split("\n")[0]}`;
+    if (debug && error.stack) line += `\n${error.stack}`;
+  } else if (error !== undefined && error !== "") {
+    line += `: ${String(error).split("\n")[0]}`;
+  }
+  return line;
+}
 
 export interface Deps {
   db: Db;
@@ -46,7 +62,7 @@ export interface Deps {
 export function createServices(deps: Deps) {
   const { db, clock, config } = deps;
   const sqlite = db.$client;
-  const log = deps.log ?? ((message: string, error?: unknown) => console.error(`[pigeon] ${message}`, error ?? ""));
+  const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
 
   const usage = createUsageRepository(db);
   const deviceRepo = createDeviceRepository(db);
@@ -131,6 +147,7 @@ export function createServices(deps: Deps) {
   return {
     ...deps,
     log,
+    storage: createStorageMonitor(clock),
     accounts: createAccountsService(db, clock),
     authenticate: createAuthenticator(sqlite, clock),
     rateLimiter: createRateLimiter(clock),

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import QRCode from "qrcode";
 import { pairingInfo } from "../modules/mobile/pairing-routes";
 import { ConfigError } from "../config";
+import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
@@ -315,7 +316,7 @@ function backup(rt: Runtime, values: Values) {
 }
 
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
-export async function runCli(argv: string[]): Promise<number | null> {
+export async function runCli(argv: string[], open: () => Runtime = openRuntime): Promise<number | null> {
   if (argv[0] === "simulate-phone" && !argv.includes("--help") && !argv.includes("-h")) return simulate(argv.slice(1));
   let parsed;
   try {
@@ -342,12 +343,13 @@ export async function runCli(argv: string[]): Promise<number | null> {
 
   let rt: Runtime;
   try {
-    rt = openRuntime();
+    rt = open();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`pigeon: configuration error: ${error.message}`);
       return 2;
     }
+    if (isStorageFull(error)) return diskFull();
     throw error;
   }
 
@@ -392,6 +394,13 @@ export async function runCli(argv: string[]): Promise<number | null> {
       console.error(`pigeon: ${error.message}`);
       return 1;
     }
+    if (isStorageFull(error)) return diskFull();
     throw error;
   }
+}
+
+/** A full disk is the operator's to fix, not a bug: one line, no stack. */
+function diskFull(): number {
+  console.error("pigeon: the disk holding the data directory is full (SQLITE_FULL): nothing was changed; free some space and retry");
+  return 1;
 }

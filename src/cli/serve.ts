@@ -30,9 +30,11 @@ export async function serve(rt: Runtime): Promise<number | null> {
     app.listen({
       port: config.port,
       hostname: config.host,
-      // Well above our own limit, so oversized bodies reach the hook that answers 413 in the envelope
-      // (by Content-Length, before reading); Bun's own bare 413 only guards against the absurd.
-      maxRequestBodySize: Math.max(32 * 1024 * 1024, config.maxBodyBytes * 4),
+      // The foundation reads bodies as streams and stops at its own limit (413 in the envelope), so
+      // this backstop no longer decides memory use. It is also checked against Content-Length before
+      // our code runs, answering a bare 413 with no body: kept at 16 MiB (or twice our largest
+      // limit), so bodies declared up to that size still get the envelope.
+      maxRequestBodySize: Math.max(16 * 1024 * 1024, 2 * Math.max(4 * 1024 * 1024, config.maxBodyBytes)),
       ...(config.tls ? { tls: { cert: config.tls.cert, key: config.tls.key } } : {}),
     });
   } catch (error) {

@@ -1,22 +1,17 @@
 // How a request body's text becomes a value. JSON is read whatever the declared type, because
 // `curl -d '{...}'` without -H sends `application/x-www-form-urlencoded`; a real form (the cloud
 // provider's signed status callbacks) stays a form.
-import { AppError } from "./errors";
+import { parseJsonText, scanJson } from "./body";
 
 const FORM = "application/x-www-form-urlencoded";
 
-/** The parsed body: a form's fields as an object, or the JSON value. Throws 400 invalid_json. */
+/** The parsed body: a form's fields as an object, or the JSON value. Throws 400 invalid_json, too_deeply_nested or invalid_unicode. */
 export function decodeBody(text: string, contentType: string | null | undefined): unknown {
   if (contentType?.toLowerCase().startsWith(FORM)) {
     const json = jsonLookingForm(text);
     return json === undefined ? Object.fromEntries(new URLSearchParams(text)) : json;
   }
-  if (text.trim() === "") return {};
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new AppError("invalid_json", `Request body is not valid JSON: ${(error as Error).message}`);
-  }
+  return parseJsonText(text);
 }
 
 /**
@@ -27,6 +22,8 @@ export function decodeBody(text: string, contentType: string | null | undefined)
 function jsonLookingForm(text: string): unknown {
   const first = text.trimStart()[0];
   if (first !== "{" && first !== "[") return undefined;
+  // The same depth and Unicode checks as any JSON body, before the parser sees it.
+  scanJson(text);
   try {
     return JSON.parse(text);
   } catch {

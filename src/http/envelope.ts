@@ -55,7 +55,9 @@ const describeStatus: Record<number, string> = {
   409: "Conflict with the current state",
   413: "Body larger than the server accepts (payload_too_large)",
   429: "Rate limit exceeded (rate_limited); see Retry-After",
-  500: "Internal error, retry later (internal_error)",
+  431: "Request line and headers larger than the server accepts (headers_too_large)",
+  500: "Internal error, retry later (internal_error); data.request_id matches the server's log line and the X-Request-Id header",
+  507: "The server's disk is full; nothing was stored (storage_full)",
 };
 
 /** Named schemas every module registers, so responses can refer to them as `$ref`s. */

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   no_business_account: 400,
   no_phone_number: 400,
   invalid_webhook_url: 400,
+  invalid_unicode: 400,
+  too_deeply_nested: 400,
   // 401, 402, 403: who you are and what you may do
   unauthorized: 401,
   insufficient_credits: 402,
@@ -35,7 +37,7 @@ export const ERROR_STATUS = {
   window_closed: 403,
   use_template: 403,
   device_blocked: 403,
-  // 404, 405, 409, 413, 415, 429
+  // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -47,9 +49,11 @@ export const ERROR_STATUS = {
   device_account_mismatch: 409,
   payload_too_large: 413,
   rate_limited: 429,
+  headers_too_large: 431,
   // 5xx
   internal_error: 500,
   service_unavailable: 503,
+  storage_full: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

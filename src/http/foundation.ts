@@ -4,6 +4,8 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { Authenticator, AuthContext } from "./auth";
+import { isStorageFull, type StorageMonitor } from "../lib/storage";
+import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } from "./body";
 import { envelopeOf } from "./envelope";
 import { decodeBody } from "./body-format";
 import { AppError } from "./errors";
@@ -12,6 +14,41 @@ import { describeValidationError, validationMessage } from "./validation";
 
 const authByRequest = new WeakMap<Request, AuthContext>();
 const rawBodyByRequest = new WeakMap<Request, string>();
+const requestIds = new WeakMap<Request, string>();
+
+/** The id this request is logged under and answered with (X-Request-Id). */
+export function requestIdOf(request: Request): string {
+  return requestIds.get(request) ?? "-";
+}
+
+/**
+ * Request line plus headers we accept before answering 431 ourselves, in the envelope. The binary
+ * raises the runtime's own limit well above this (scripts/build.ts), so only absurd heads meet the
+ * runtime's bare 431.
+ */
+export const MAX_HEAD_BYTES = 16 * 1024;
+
+function headBytes(request: Request): number {
+  let n = request.method.length + request.url.length + 12;
+  request.headers.forEach((value, name) => {
+    n += name.length + value.length + 4;
+  });
+  return n;
+}
+
+/** A query whose percent-escapes do not decode to UTF-8 text is refused rather than silently mangled. */
+function checkQueryEncoding(url: string): void {
+  const q = url.indexOf("?");
+  if (q < 0 || url.indexOf("%", q) < 0) return;
+  for (const part of url.slice(q + 1).split("&")) {
+    if (!part.includes("%")) continue;
+    try {
+      decodeURIComponent(part.replaceAll("+", " "));
+    } catch {
+      throw new AppError("invalid_unicode", "Query string is not valid percent-encoded UTF-8", { location: "query" });
+    }
+  }
+}
 
 /** The authenticated caller of a /v1 request (set by the foundation's onRequest). */
 export function authOf(request: Request): AuthContext {
@@ -41,6 +78,13 @@ export interface FoundationDeps {
   /** Methods served at a path, so a wrong method answers 405 rather than 404; staticOnly skips :param routes. */
   allowedMethods: (path: string, staticOnly?: boolean) => string[];
   log: (message: string, error?: unknown) => void;
+  /** Where a full disk is recorded, so /health can report it. */
+  storage?: StorageMonitor;
+  /**
+   * Credentials a route can check from its headers alone, run before its body is read, so a caller
+   * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
+   */
+  beforeBody?: (request: Request, path: string) => void;
 }
 
 function pathOf(request: Request): string {
@@ -68,32 +112,44 @@ export function foundation(deps: FoundationDeps) {
   const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
 
   return new Elysia({ name: "pigeon-foundation" })
-    .onRequest(({ request, set }) => {
+    .onRequest(async ({ request, set }) => {
+      const id = crypto.randomUUID();
+      requestIds.set(request, id);
+      set.headers["x-request-id"] = id;
+      const head = headBytes(request);
+      if (head > MAX_HEAD_BYTES) {
+        throw new AppError("headers_too_large", `Request line and headers of ${head} bytes exceed the limit of ${MAX_HEAD_BYTES} bytes`, { limit: MAX_HEAD_BYTES }, undefined, { ...CLOSE });
+      }
       const path = pathOf(request);
       const limit = bodyLimit(path);
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > limit) {
-        throw new AppError("payload_too_large", `Request body of ${length} bytes exceeds the limit of ${limit} bytes`, { limit });
+        await discardBody(request);
+        throw payloadTooLarge(limit, length);
       }
-      if (!needsApiKey(path)) return;
-      const auth = authenticate(request.headers);
-      authByRequest.set(request, auth);
-      const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
-      Object.assign(set.headers, decision.headers);
+      deps.beforeBody?.(request, path);
+      if (needsApiKey(path)) {
+        const auth = authenticate(request.headers);
+        authByRequest.set(request, auth);
+        const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+        Object.assign(set.headers, decision.headers);
+      }
+      // After the credentials, so a caller without them learns nothing from a 400.
+      checkQueryEncoding(request.url);
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const text = await request.text();
-      const limit = bodyLimit(pathOf(request));
-      if (Buffer.byteLength(text) > limit) {
-        throw new AppError("payload_too_large", `Request body exceeds the limit of ${limit} bytes`, { limit });
-      }
+      const text = decodeUtf8(await readBodyWithLimit(request, bodyLimit(pathOf(request))));
       rawBodyByRequest.set(request, text);
       return decodeBody(text, contentType);
     })
     .onError({ as: "global" }, ({ request, code, error: thrown, set }) => {
       // Elysia wraps what a parser throws in its own ParseError; ours says more.
       const cause = (thrown as Error | undefined)?.cause;
-      const error = code === "PARSE" && cause instanceof AppError ? cause : thrown;
+      let error = code === "PARSE" && cause instanceof AppError ? cause : thrown;
+      if (isStorageFull(error) || isStorageFull(cause)) {
+        deps.storage?.markFull();
+        error = new AppError("storage_full", "The server's disk is full: nothing was stored; free space and retry");
+      }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
 
@@ -137,7 +193,8 @@ export function foundation(deps: FoundationDeps) {
         case "INVALID_FILE_TYPE":
           return errorResponse(request, 400, "validation_error", String((error as Error).message), {}, headers);
       }
-      deps.log(`internal error on ${request.method} ${pathOf(request)}`, error);
-      return errorResponse(request, 500, "internal_error", "Internal error, retry later", {}, headers);
+      const requestId = requestIdOf(request);
+      deps.log(`internal error on ${request.method} ${pathOf(request)} (request ${requestId})`, error);
+      return errorResponse(request, 500, "internal_error", "Internal error, retry later", { request_id: requestId }, headers);
     });
 }

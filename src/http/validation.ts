@@ -99,9 +99,20 @@ export const fieldError = (field: string, reason: string) => ({ error: () => ({ 
 export const IdParam = (field: string) =>
   t.Integer({ minimum: 1, description: `${field} (integer)`, ...fieldError(field, "must be a positive whole number") });
 
-/** Page query parameters: page ≥ 1, limit 1..max (default `def`). */
+/** The highest page number a list accepts: beyond it SQLite's offsets overflow (and no list is that long). */
+export const PAGE_MAX = 1_000_000;
+
+/** Page query parameters: page 1..PAGE_MAX, limit 1..max (default `def`). */
 export const pageQuery = (def = 20, max = 100) => ({
-  page: t.Optional(t.Integer({ minimum: 1, default: 1, description: "Page number, from 1", ...fieldError("page", "must be a whole number of at least 1") })),
+  page: t.Optional(
+    t.Integer({
+      minimum: 1,
+      maximum: PAGE_MAX,
+      default: 1,
+      description: `Page number, from 1 to ${PAGE_MAX}`,
+      ...fieldError("page", `must be a whole number from 1 to ${PAGE_MAX}`),
+    }),
+  ),
   limit: t.Optional(
     t.Integer({
       minimum: 1,

@@ -20,6 +20,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     workerIntervalSeconds: 1,
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
+    logLevel: "info",
     ...overrides,
   };
 }

@@ -89,6 +89,7 @@ export function createMobileService(deps: MobileDeps) {
     "DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at",
   );
   const pruneCodes = sqlite.prepare("DELETE FROM mobile_code WHERE expires_at < ?");
+  const peekCode: Statement<{ expires_at: number }, [string]> = sqlite.prepare("SELECT expires_at FROM mobile_code WHERE code = ?");
   const insertDevice: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO device (workspace_id, name, kind, status, external_id, token_hash, push_token, sim_cards, app_version,
       send_limit_per_minute, last_seen_at, created_at, updated_at)
@@ -130,6 +131,38 @@ export function createMobileService(deps: MobileDeps) {
     if (!device) throw unauthorized("Unknown or missing device token");
     markAlive(device, headers);
     return device;
+  }
+
+  /** Phone routes that carry a body, keyed "METHOD path"; all but registration need a device token. */
+  const BODY_ROUTES = new Set(["PATCH /mobile/v1/device", "PATCH /mobile/v1/message", "PATCH /mobile/v1/user/password"]);
+
+  /**
+   * Runs before a phone route's body is read: a caller whose headers cannot be right gets its 401
+   * without the body being parsed. Lookups only (nothing marked alive, no code consumed, no
+   * password hashed); the route checks the credentials fully afterwards.
+   */
+  function checkBeforeBody(method: string, path: string, headers: Headers): void {
+    const route = `${method} ${path.replace(/\/+$/, "")}`;
+    if (route === "POST /mobile/v1/device") {
+      const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
+      switch (scheme.toLowerCase()) {
+        case "bearer":
+          if (!wsByPairing.get(value)) throw unauthorized("Unknown pairing token");
+          return;
+        case "basic":
+          if (!wsByLogin.get(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
+          return;
+        case "code": {
+          const code = peekCode.get(value);
+          if (!code || code.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
+          return;
+        }
+      }
+      throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
+    }
+    if (!BODY_ROUTES.has(route)) return;
+    const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
+    if (!token || !byToken.get(sha256Hex(token))) throw unauthorized("Unknown or missing device token");
   }
 
   /** Records contact; a phone coming (back) online is announced as device.online. */
@@ -480,6 +513,7 @@ export function createMobileService(deps: MobileDeps) {
     openEvents,
     watchPresence,
     authenticateDevice,
+    checkBeforeBody,
     register,
     presentDevice,
     updateOwnDevice,

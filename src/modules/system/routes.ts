@@ -34,14 +34,24 @@ export function systemRoutes(s: Services) {
         } catch {
           throw new AppError("service_unavailable", "Database is not answering");
         }
+        const fullSince = s.storage.fullSince();
+        if (fullSince !== null) {
+          throw new AppError("storage_full", "The disk is full: writes are failing", { status: "degraded", database: "full", last_full_at: iso(fullSince), version: VERSION });
+        }
         return ok({ status: "ok", database: "ok", version: VERSION, time: iso(s.clock.now()) }, "ok");
       },
       {
         response: {
           200: Envelope(t.Object({ status: t.String(), database: t.String(), version: t.String(), time: t.String() })),
           503: "Error",
+          507: "Error",
         },
-        detail: { summary: "Health check", description: "200 when the database answers. Needs no API key.", security: [] },
+        detail: {
+          summary: "Health check",
+          description:
+            "200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: \"full\"` and `data.last_full_at` while a write has failed for lack of disk space in the last minute. Needs no API key.",
+          security: [],
+        },
       },
     )
     .get(

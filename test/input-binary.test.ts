@@ -1,0 +1,124 @@
+// Issue 9, items 11, 12 and 15, against the compiled binary: bodies that stall the event loop or
+// swell the process, and connections left half-read after 413.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { isolatedBinary, startServer, tempDir, type RunningServer } from "./helpers/binary";
+
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await startServer(isolatedBinary(), { PIGEON_DATA_DIR: tempDir() });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+
+/** A chunked upload of `bytes` (no Content-Length), generated as it is sent. */
+function chunked(bytes: number): ReadableStream<Uint8Array> {
+  const chunk = new Uint8Array(64 * 1024).fill(0x5b); // "["
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= bytes) return controller.close();
+      sent += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+describe("the binary under hostile bodies", () => {
+  test("/health answers promptly while 8 deep bodies are posted at once (item 11)", async () => {
+    const deep = "[".repeat(512 * 1024) + "]".repeat(512 * 1024); // 1 MiB
+    const posts = Array.from({ length: 8 }, (_, i) =>
+      fetch(`${server.url}${i % 2 ? "/mobile/v1/device" : "/mobile/v1/webhook"}`, { method: "POST", headers: { "content-type": "application/json" }, body: deep }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { data: { error_code: string } },
+      })),
+    );
+    const latencies: number[] = [];
+    let done = false;
+    const all = Promise.all(posts).finally(() => (done = true));
+    while (!done) {
+      const started = performance.now();
+      const r = await fetch(`${server.url}/health`);
+      expect(r.status).toBe(200);
+      latencies.push(performance.now() - started);
+      await Bun.sleep(5);
+    }
+    const answers = await all;
+    for (const a of answers) {
+      expect([400, 401]).toContain(a.status);
+      expect(["too_deeply_nested", "unauthorized"]).toContain(a.body.data.error_code);
+    }
+    expect(Math.max(...latencies)).toBeLessThan(500);
+  });
+
+  test("48 concurrent chunked 30 MB uploads are cut off at the limit; the process stays small (item 12)", async () => {
+    const pid = server.proc.pid;
+    const before = rssMb(pid);
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMb(pid));
+    }, 20);
+    const paths = ["/mobile/v1/device", "/mobile/v1/webhook", "/v1/webhooks/chatapp"];
+    const started = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: 48 }, async (_, i) => {
+        try {
+          const r = await fetch(server.url + paths[i % paths.length], {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: chunked(30 * 1024 * 1024),
+            duplex: "half",
+            keepalive: false,
+          } as RequestInit);
+          const body = (await r.json()) as { data: { error_code: string } };
+          return `${r.status} ${body.data.error_code}`;
+        } catch {
+          return "closed"; // the server may close the connection once it has answered 413
+        }
+      }),
+    );
+    clearInterval(sampler);
+    for (const [i, r] of results.entries()) {
+      // Registration without credentials is refused before its body is read (item 11).
+      const expected = paths[i % paths.length] === "/mobile/v1/device" ? ["401 unauthorized", "closed"] : ["413 payload_too_large", "closed"];
+      expect(expected).toContain(r);
+    }
+    expect(results.filter((r) => r !== "closed").length).toBeGreaterThan(24);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(peak).toBeLessThan(300);
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  }, 60_000);
+
+  test("after a 413 the same client's next request is answered (item 15)", async () => {
+    for (const path of ["/mobile/v1/webhook", "/v1/webhooks/chatapp", "/v1/api/contact/create"]) {
+      const r = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(6 * 1024 * 1024).fill(0x20) });
+      expect(r.status).toBe(413);
+      expect(r.headers.get("connection")).toBe("close");
+      const body = (await r.json()) as { data: { error_code: string } };
+      expect(body.data.error_code).toBe("payload_too_large");
+      const next = await Promise.race([fetch(`${server.url}/health`).then((h) => h.status), Bun.sleep(5_000).then(() => "hung")]);
+      expect([path, next]).toEqual([path, 200]);
+    }
+  });
+
+  test("a 20 KB URL and a 100 KB header: 431 headers_too_large in the envelope, then the next request works (item 15)", async () => {
+    const cases: [string, RequestInit][] = [
+      [`/v1/api/contact/list?search=${"a".repeat(20 * 1024)}`, {}],
+      ["/health", { headers: { "x-padding": "a".repeat(100 * 1024) } }],
+      ["/mobile/v1/message", { headers: { "x-padding": "a".repeat(100 * 1024) } }],
+    ];
+    for (const [path, init] of cases) {
+      const r = await fetch(server.url + path, init);
+      expect(r.status).toBe(431);
+      expect(r.headers.get("connection")).toBe("close");
+      const body = (await r.json()) as { status_id?: number; code?: number; data: { error_code: string } };
+      expect(body.data.error_code).toBe("headers_too_large");
+      expect(body.status_id ?? body.code).toBe(431);
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    }
+  });
+});
