@@ -53,7 +53,6 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const server = app.server!;
   const worker = startWorker(services);
   const scheme = config.tls ? "https" : "http";
-  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -73,5 +72,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
+  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
   return null;
 }
