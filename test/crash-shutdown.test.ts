@@ -29,40 +29,60 @@ function openCopy(dataDir: string): Database {
   return new Database(copy, { readonly: true });
 }
 
-test("SIGTERM with a provider call in flight: waits for it, records it sent, exits 0, and the restart has nothing to recover", async () => {
+test("SIGTERM with provider calls in flight: stops listening, waits for them, records them sent, exits 0; the restart has nothing to recover", async () => {
   const setup = await crashRig(fake);
   server = setup.server;
   const { rig } = setup;
-  const [id] = await sendBulk(server, rig.key, ["slow goodbye"]);
+  // 20 due at once: the dispatcher's 8 callers are mid-call at the signal, the other 12 not started.
+  const ids = await sendBulk(server, rig.key, Array.from({ length: 20 }, (_, i) => `slow goodbye ${i}`));
   const deadline = Date.now() + 10_000;
-  while (fake.creates.length === 0 && Date.now() < deadline) await Bun.sleep(10);
-  expect(fake.creates).toHaveLength(1);
+  while (fake.creates.length < 8 && Date.now() < deadline) await Bun.sleep(10);
+  expect(fake.creates).toHaveLength(8);
 
   const signalled = Date.now();
-  const code = await server.stop("SIGTERM");
+  server.proc.kill("SIGTERM");
+  await Bun.sleep(300);
+  // No longer listening while it waits for the provider.
+  expect(server.proc.exitCode).toBeNull();
+  const refused = await Bun.connect({ hostname: "127.0.0.1", port: server.port, socket: { data() {} } }).then(
+    (s) => (s.end(), false),
+    () => true,
+  );
+  expect(refused).toBe(true);
+  const code = await server.proc.exited;
   const took = Date.now() - signalled;
   expect(code).toBe(0);
   expect(took).toBeLessThan(10_000 + 2_000);
-  // It waited for the provider's answer (about 1.5 s) rather than abandoning the call.
-  expect(took).toBeGreaterThan(500);
+  // It waited for the provider's answers (about 1.5 s) rather than abandoning the calls.
+  expect(took).toBeGreaterThan(1_000);
 
-  const row = readDb(rig.dataDir, (db) => db.query("SELECT status, stage, external_id FROM notification WHERE id = ?").get(id)) as {
+  const rows = readDb(rig.dataDir, (db) => db.query("SELECT id, status, stage, external_id FROM notification ORDER BY id").all()) as {
+    id: number;
     status: string;
     stage: string;
-    external_id: string;
-  };
-  expect(row).toMatchObject({ status: "sent", stage: "handed" });
-  expect(fake.messages.size).toBe(1);
-  expect(row.external_id).toBe([...fake.messages.keys()][0]);
+    external_id: string | null;
+  }[];
+  expect(rows.map((r) => r.id)).toEqual(ids);
+  const sent = rows.filter((r) => r.status === "sent");
+  expect(sent).toHaveLength(8);
+  for (const r of sent) expect(fake.messages.has(r.external_id!)).toBe(true);
+  // The 12 never handed over wait in the queue, not half-way.
+  expect(rows.filter((r) => r.status === "pending").map((r) => r.stage)).toEqual(Array(12).fill("queued"));
+  expect(fake.messages.size).toBe(8);
 
-  // An ordinary restart has nothing to recover: no attempt was left cut off.
+  // An ordinary restart has nothing to recover: no attempt was left cut off. The rest go out once.
+  fake.creates.length = 0;
   server = await rig.start();
-  await Bun.sleep(300);
+  const until = Date.now() + 15_000;
+  while (fake.messages.size < 20 && Date.now() < until) await Bun.sleep(50);
+  await Bun.sleep(200);
   expect(await server.stop("SIGTERM")).toBe(0);
-  const events = readDb(rig.dataDir, (db) => db.query("SELECT event FROM notification_log WHERE notification_id = ? ORDER BY id").all(id)) as { event: string }[];
-  expect(events.map((e) => e.event)).not.toContain("interrupted");
-  expect(fake.creates).toHaveLength(1);
-
+  const interrupted = readDb(rig.dataDir, (db) => db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'interrupted'").get()) as { n: number };
+  expect(interrupted.n).toBe(0);
+  expect(fake.creates).toHaveLength(12);
+  expect(fake.messages.size).toBe(20);
+  const statuses = readDb(rig.dataDir, (db) => db.query("SELECT DISTINCT status FROM notification").all());
+  expect(statuses).toEqual([{ status: "sent" }]);
 }, 60_000);
 
 test("after a clean stop and after a CLI command, pigeon.db alone holds everything (the WAL is checkpointed)", async () => {
