@@ -74,7 +74,6 @@ export function createWebhookService(deps: WebhookDeps) {
   const { sqlite, clock, events } = deps;
   const doFetch = deps.fetch ?? fetch;
   let stopping = false;
-  let inFlight = 0;
 
   const byId: Statement<SubscriptionRow, [number, number]> = sqlite.prepare(
     "SELECT * FROM webhook_subscription WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
@@ -225,14 +224,9 @@ export function createWebhookService(deps: WebhookDeps) {
         while (next < list.length && !stopping) {
           const i = next++;
           if (claim.run(list[i].id).changes !== 1) continue;
-          inFlight++;
-          try {
-            const result = await attempt(list[i]);
-            record(list[i], result);
-            results[i] = result;
-          } finally {
-            inFlight--;
-          }
+          const result = await attempt(list[i]);
+          record(list[i], result);
+          results[i] = result;
         }
       }),
     );
@@ -342,7 +336,6 @@ export function createWebhookService(deps: WebhookDeps) {
     stop(): void {
       stopping = true;
     },
-    inFlight: () => inFlight,
   };
 }
 
