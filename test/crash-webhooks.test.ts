@@ -21,7 +21,7 @@ afterAll(async () => {
   receiver.stop();
 });
 
-test("across 4 SIGKILLs: no event lost, and only deliveries marked in flight at a kill reach the receiver twice", async () => {
+test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked in flight at a kill reach the receiver twice", async () => {
   const setup = await crashRig(fake);
   server = setup.server;
   const { rig } = setup;
@@ -61,6 +61,18 @@ test("across 4 SIGKILLs: no event lost, and only deliveries marked in flight at 
     notReceived = delivering.filter((d) => !seen.has(d.id)).length;
     expect(notReceived).toBeLessThanOrEqual(1);
     for (const d of delivering) inFlightAtKill.add(d.id);
+    server = await rig.start();
+  }
+
+  // A SIGTERM mid-flow is no crash: the calls in flight finish and are recorded, none is left marked.
+  {
+    const target = receiver.received.length + 8;
+    const until = Date.now() + 10_000;
+    while (receiver.received.length < target && Date.now() < until) await Bun.sleep(5);
+    expect(new Set(receiver.received.map((r) => r.headers.get("x-pigeon-delivery"))).size).toBeLessThan(ids.length);
+    expect(await server.stop("SIGTERM")).toBe(0);
+    const delivering = readDb(rig.dataDir, (db) => (db.query("SELECT count(*) AS n FROM webhook_delivery WHERE status = 'delivering'").get() as { n: number }).n);
+    expect(delivering).toBe(0);
     server = await rig.start();
   }
 
