@@ -1,6 +1,9 @@
 // The cloud-number channel and the worker, against a local fake of the provider's Messages API.
 // Time is moved, never waited for.
 import { afterEach, describe, expect, test } from "bun:test";
+import { createCloudAdapter } from "../src/channels/sms-cloud/adapter";
+import type { DeviceRow } from "../src/modules/devices/repository";
+import type { NotificationRecord } from "../src/modules/notifications/state";
 import { MAX_ATTEMPTS } from "../src/worker/dispatcher";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
@@ -234,5 +237,73 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     expect((await detail(ctx, lost)).status).toBe("sent");
     expect(fake.creates.slice(createsBefore).map((c) => c.Body)).toEqual(["never arrived"]);
     expect((await detail(ctx, taken)).logs.map((l: { event: string }) => l.event)).toContain("interrupted");
+  });
+});
+
+describe("cloud number: the recovery check reads the whole window and claims each provider id once", () => {
+  const config = (url: string) => ({ accountSid: "AC1", authToken: "t", from: "+15005550006", messagingServiceSid: null, baseUrl: url });
+  const device = (url: string) => ({ id: 1, config: config(url) }) as unknown as DeviceRow;
+  const notification = { id: 1, recipient: TO, message: "hello", created_at: Date.now(), schedule_at: null } as unknown as NotificationRecord;
+  const listPath = "/2010-04-01/Accounts/AC1/Messages.json";
+  const page = (messages: unknown[], next: string | null) => Response.json({ messages, next_page_uri: next, page: 0, page_size: 50 });
+  const message = (sid: string, at = Date.now()) => ({ sid, to: TO, from: "+15005550006", body: "hello", status: "sent", date_created: new Date(at).toUTCString() });
+
+  test("a next_page_uri that leaves the configured provider is refused, not followed", async () => {
+    const urls: string[] = [];
+    for (const next of ["https://elsewhere.example/2010-04-01/Accounts/AC1/Messages.json?Page=1", "//elsewhere.example/x", "/2010-04-01/Accounts/AC2/Messages.json?Page=1"]) {
+      const adapter = createCloudAdapter({
+        statusCallbackUrl: () => null,
+        fetch: (async (url: string) => (urls.push(url), page([message("SMa")], next))) as unknown as typeof fetch,
+      });
+      await expect(adapter.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("outside its message list");
+    }
+    expect(urls.every((u) => u.startsWith(`http://127.0.0.1:9${listPath}?`))).toBe(true);
+  });
+
+  test("pages are followed on the configured base URL, stop at messages older than the window, and are bounded", async () => {
+    const urls: string[] = [];
+    const old = Date.now() - 24 * 3600_000;
+    const pages = [page([message("SMc"), message("SMb")], `${listPath}?To=x&Page=1&PageToken=PAb`), page([message("SMa"), message("SMold", old)], `${listPath}?To=x&Page=2&PageToken=PAold`)];
+    const adapter = createCloudAdapter({
+      statusCallbackUrl: () => null,
+      fetch: (async (url: string) => (urls.push(url), pages[urls.length - 1])) as unknown as typeof fetch,
+    });
+    expect(await adapter.reconcile!(notification, device("http://127.0.0.1:9/proxy"))).toEqual(["SMa", "SMb", "SMc"]);
+    expect(urls).toEqual([`http://127.0.0.1:9/proxy${listPath}?To=%2B14155552671&PageSize=50&From=%2B15005550006`, `http://127.0.0.1:9/proxy${listPath}?To=x&Page=1&PageToken=PAb`]);
+
+    let calls = 0;
+    const endless = createCloudAdapter({
+      statusCallbackUrl: () => null,
+      fetch: (async () => (calls++, page([message(`SM${calls}`)], `${listPath}?Page=${calls}&PageToken=PA${calls}`))) as unknown as typeof fetch,
+    });
+    await expect(endless.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("pages");
+    expect(calls).toBe(100);
+  });
+
+  test("a message an identical notification's check claimed while our call was in flight: we ask again, and send only if nothing is left", async () => {
+    const { ctx, fake } = await setup();
+    const a = await send(ctx, { message: "same text" });
+    const b = await send(ctx, { message: "same text" });
+    // b waits; a goes out, and the provider takes it but answers slowly.
+    ctx.db.$client.run("UPDATE notification SET next_attempt_at = ? WHERE id = ?", [ctx.clock.now() + 3_600_000, b]);
+    fake.holdBody("same text", 400);
+    const first = ctx.services.dispatcher.dispatchDue();
+    while (fake.messages.size === 0) await Bun.sleep(5);
+    // b's earlier attempt was cut off (it never reached the provider): its check finds a's message.
+    ctx.db.$client.run("UPDATE notification SET next_attempt_at = ?, needs_reconcile = 1 WHERE id = ?", [ctx.clock.now(), b]);
+    fake.holdBody("same text", 0);
+    await ctx.services.dispatcher.dispatchDue();
+    const sidOfA = [...fake.messages.keys()][0];
+    expect(await detail(ctx, b)).toMatchObject({ status: "sent", provider_message_id: sidOfA });
+    await first;
+    let n = await detail(ctx, a);
+    expect(n.status).toBe("pending");
+    expect(n.logs.at(-1).detail).toContain("claimed by an identical notification");
+    await ctx.services.dispatcher.dispatchDue();
+    n = await detail(ctx, a);
+    expect(n.status).toBe("sent");
+    expect(n.provider_message_id).not.toBe(sidOfA);
+    expect(fake.messages.size).toBe(2);
+    expect(fake.messages.has(n.provider_message_id)).toBe(true);
   });
 });

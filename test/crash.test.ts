@@ -7,7 +7,7 @@ import { startFakeCloud } from "./helpers/fake-cloud";
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
-const env = { PIGEON_DATA_DIR: dataDir };
+const env = { PIGEON_DATA_DIR: dataDir, PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" };
 const fake = await startFakeCloud({ latencyMs: 120 });
 let server: RunningServer | null = null;
 

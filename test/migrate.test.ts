@@ -50,6 +50,34 @@ describe("migrations", () => {
     expect(migrate(db).applied).toBe(0);
   });
 
+  test("0005 makes provider ids unique; an older database that holds a shared one keeps it on the oldest notification", () => {
+    const db = openDatabase(":memory:");
+    const older = embeddedMigrations.filter((m) => m.tag < "0005");
+    for (const m of older) for (const stmt of m.sql.split("--> statement-breakpoint")) db.$client.run(stmt);
+    db.$client.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
+    for (const m of older) db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('old', ?)", [m.when]);
+    db.$client.run("PRAGMA foreign_keys = OFF");
+    const insert = (externalId: string | null) =>
+      db.$client.run(
+        "INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, external_id, created_at, updated_at) VALUES (1, 'sms', 'cloud', '+14155552671', 'x', 0, ?, 0, 0)",
+        [externalId],
+      );
+    insert("SMshared");
+    insert("SMshared");
+    insert("SMown");
+    insert(null);
+    insert(null);
+    expect(migrate(db).applied).toBe(embeddedMigrations.length - older.length);
+    expect(db.$client.query("SELECT id, external_id FROM notification ORDER BY id").all()).toEqual([
+      { id: 1, external_id: "SMshared" },
+      { id: 2, external_id: null },
+      { id: 3, external_id: "SMown" },
+      { id: 4, external_id: null },
+      { id: 5, external_id: null },
+    ]);
+    expect(() => insert("SMown")).toThrow("UNIQUE");
+  });
+
   test("the database runs in WAL mode with foreign keys on", () => {
     const dir = mkdtempSync(join(tmpdir(), "pigeon-db-"));
     const db = openDatabase(join(dir, "pigeon.db"));

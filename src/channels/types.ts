@@ -18,8 +18,10 @@ export type DispatchOutcome =
 export interface ChannelAdapter {
   send(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome>;
   /**
-   * After an uncertain attempt: the channel's id for this message if it already has it, null if it
-   * surely does not. Throws when it cannot tell (the dispatcher then waits and asks again).
+   * After an uncertain attempt: the channel's ids of every message it holds that could be this one
+   * (same recipient and text, in the attempt's time window); empty if it surely has none. Several
+   * identical notifications may match the same messages, so the dispatcher claims one that no
+   * other notification owns. Throws when it cannot tell (the dispatcher then waits and asks again).
    */
-  reconcile?(n: NotificationRecord, device: DeviceRow): Promise<string | null>;
+  reconcile?(n: NotificationRecord, device: DeviceRow): Promise<string[]>;
 }

@@ -1,7 +1,7 @@
 // Opening the data directory for a command: config, database, migrations and seed data.
 import { systemClock } from "../clock";
 import { ensureDataDir, loadConfig, type Config } from "../config";
-import { openDatabase } from "../db/client";
+import { closeDatabase, openDatabase } from "../db/client";
 import { migrate } from "../db/migrate";
 import { createServices, type Services } from "../services";
 
@@ -18,5 +18,5 @@ export function openRuntime(env: Record<string, string | undefined> = process.en
   migrate(db);
   const services = createServices({ db, config, clock: systemClock });
   services.accounts.seed();
-  return { config, services, close: () => db.$client.close() };
+  return { config, services, close: () => closeDatabase(db) };
 }

@@ -4,6 +4,16 @@ import { VERSION } from "../version";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
 
+/** How long a stop waits for calls in flight before it gives up on them. */
+const STOP_GRACE_MS = 10_000;
+
+/** Waits for a promise at most `ms`, whatever it does. */
+async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p.catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 export async function serve(rt: Runtime): Promise<number | null> {
   const { config, services } = rt;
 
@@ -45,17 +55,26 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const server = app.server!;
   const worker = startWorker(services);
   const scheme = config.tls ? "https" : "http";
-  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
 
+  let stopping = false;
   const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     console.log(`Pigeon stopping (${signal})`);
-    worker.stop();
+    // Stop listening first (requests already in progress finish), then let the worker record the
+    // outcome of the provider and webhook calls in flight, so an ordinary restart has nothing to
+    // recover. Bounded: what is still in flight then is recovered at the next start.
     services.hub.closeAll();
-    await server.stop();
+    const closed = withinMs(server.stop(), STOP_GRACE_MS);
+    const drained = await worker.stop(STOP_GRACE_MS);
+    await closed;
+    if (!drained) console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
     rt.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
+  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
   return null;
 }

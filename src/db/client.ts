@@ -15,3 +15,18 @@ export function openDatabase(path: string): Db {
   sqlite.run("PRAGMA busy_timeout = 5000");
   return drizzle({ client: sqlite, schema }) as Db;
 }
+
+/**
+ * Folds the WAL back into the database file, then closes. After a clean stop or a CLI command,
+ * `pigeon.db` alone holds everything, so copying just that file is a complete backup. When a
+ * server still has the database open (a CLI command beside it), the checkpoint may not finish;
+ * the server's own stop does it then.
+ */
+export function closeDatabase(db: Db): void {
+  try {
+    db.$client.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  } catch {
+    // busy: another connection is mid-transaction; its owner checkpoints when it closes
+  }
+  db.$client.close();
+}

@@ -221,7 +221,9 @@ export const notification = sqliteTable(
     index("notification_device_status_idx").on(table.deviceId, table.status),
     index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt),
     index("notification_due_idx").on(table.stage, table.nextAttemptAt),
-    index("notification_external_idx").on(table.externalId),
+    // One provider message belongs to one notification: recovery after a crash claims a provider id
+    // only if no other notification owns it, and this index makes that claim atomic.
+    uniqueIndex("notification_external_unique_idx").on(table.externalId).where(sql`external_id IS NOT NULL`),
   ],
 );
 

@@ -41,6 +41,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   const { clock, notifications, devices, state, adapters } = deps;
   // A device the platform asked to slow down (per business number): skipped until then.
   const slowDown = new Map<number, { until: number; streak: number }>();
+  let stopping = false;
 
   /** Due work this tick may take, within each device's per-minute pacing: one transaction. */
   function claimBatch(): { n: NotificationRecord; device: DeviceRow }[] {
@@ -87,13 +88,21 @@ export function createDispatcher(deps: DispatcherDeps) {
       if (!adapter.reconcile) {
         return { kind: "permanent", code: "outcome_unknown", reason: "an earlier attempt was cut off and this channel cannot say whether it took the message" };
       }
+      let candidates: string[];
       try {
-        const existing = await adapter.reconcile(n, device);
-        if (existing && !notifications.externalIdTaken(existing, n.id)) {
-          return { kind: "accepted", externalId: existing, detail: `the provider already had it as ${existing} (found after an interrupted attempt)` };
-        }
+        candidates = await adapter.reconcile(n, device);
       } catch (error) {
         return { kind: "uncertain", reason: `cannot ask the provider about an interrupted attempt: ${(error as Error).message}` };
+      }
+      // Identical notifications (same recipient and text) match the same provider messages: take
+      // the first one no other notification owns. This loop runs without awaiting, and the unique
+      // index on external_id guards the claim, so two checks never take one message.
+      const now = clock.now();
+      const ordered = n.external_id && candidates.includes(n.external_id) ? [n.external_id, ...candidates.filter((c) => c !== n.external_id)] : candidates;
+      for (const candidate of ordered) {
+        if (notifications.claimExternalId(n.id, candidate, now)) {
+          return { kind: "accepted", externalId: candidate, detail: `the provider already had it as ${candidate} (found after an interrupted attempt)` };
+        }
       }
     }
     try {
@@ -113,6 +122,13 @@ export function createDispatcher(deps: DispatcherDeps) {
     const now = clock.now();
     switch (outcome.kind) {
       case "accepted":
+        if (notifications.externalIdTaken(outcome.externalId, n.id)) {
+          // While this call was in flight, an identical notification's recovery check claimed the
+          // message it created. Ask the provider again: the other's own message may be ours now.
+          notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: true });
+          state.log(n.id, "retry", { status: "pending", detail: `the provider's ${outcome.externalId} was claimed by an identical notification; checking again` });
+          break;
+        }
         state.transition(n.id, "sent", { externalId: outcome.externalId, detail: outcome.detail ?? `accepted as ${outcome.externalId}` });
         devices.touch(device.id, now);
         slowDown.delete(device.id);
@@ -156,16 +172,29 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /** One pass: claim what is due and hand it over, a few at a time. Safe to run twice. */
   async function dispatchDue(): Promise<number> {
+    if (stopping) return 0;
     const batch = claimBatch();
     let next = 0;
     const workers = Array.from({ length: Math.min(CONCURRENCY, batch.length) }, async () => {
-      while (next < batch.length) {
+      while (next < batch.length && !stopping) {
         const { n, device } = batch[next++];
         record(n, device, await attempt(n, device));
       }
     });
     await Promise.all(workers);
+    if (next < batch.length) release(batch.slice(next).map((b) => b.n));
     return batch.length;
+  }
+
+  /** Claimed but never handed over (we are stopping): back to the queue as they were. */
+  function release(list: NotificationRecord[]): void {
+    deps.transaction(() => {
+      const now = clock.now();
+      for (const n of list) {
+        notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: n.needs_reconcile === 1 });
+        state.log(n.id, "released", { status: "pending", detail: "the server is stopping; not handed over, back in the queue" });
+      }
+    });
   }
 
   /** At start-up: attempts a crash cut off go back to the queue, to be checked with the channel first. */
@@ -179,7 +208,12 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   }
 
-  return { dispatchDue, recoverInterrupted };
+  /** Shutting down: no new attempt starts; the calls in flight finish and are recorded. */
+  function stop(): void {
+    stopping = true;
+  }
+
+  return { dispatchDue, recoverInterrupted, stop };
 }
 
 export type Dispatcher = ReturnType<typeof createDispatcher>;

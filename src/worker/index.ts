@@ -17,6 +17,20 @@ export function workerTasks(s: Services): Task[] {
 
 export function startWorker(s: Services) {
   s.dispatcher.recoverInterrupted();
-  s.webhooks.recoverInterrupted();
-  return startScheduler(workerTasks(s), s.log);
+  const cutOff = s.webhooks.recoverInterrupted();
+  if (cutOff > 0) s.log(`${cutOff} webhook deliveries were cut off mid-call by the last stop and will be sent again`);
+  const scheduler = startScheduler(workerTasks(s), s.log);
+  return {
+    /**
+     * Graceful stop: nothing new is claimed or started, and the channel and webhook calls in flight
+     * finish and are recorded, waiting at most `graceMs`. True when everything finished in time;
+     * what did not is recovered at the next start as an interrupted attempt.
+     */
+    async stop(graceMs: number): Promise<boolean> {
+      s.dispatcher.stop();
+      s.webhooks.stop();
+      scheduler.stop();
+      return scheduler.idle(graceMs);
+    },
+  };
 }

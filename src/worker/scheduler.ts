@@ -12,6 +12,8 @@ export interface Task {
 }
 
 export function startScheduler(tasks: Task[], log: (message: string, error?: unknown) => void) {
+  // Runs in progress, so a shutdown can wait for them to record what they did.
+  const running = new Set<Promise<unknown>>();
   const jobs = tasks.map(
     (task) =>
       new Cron(
@@ -23,13 +25,29 @@ export function startScheduler(tasks: Task[], log: (message: string, error?: unk
           catch: (error: unknown) => log(`task ${task.name} failed`, error),
         },
         async () => {
-          await task.run();
+          const run = Promise.resolve().then(task.run);
+          running.add(run);
+          try {
+            await run;
+          } finally {
+            running.delete(run);
+          }
         },
       ),
   );
   return {
+    /** No run starts after this; runs in progress go on. */
     stop() {
       for (const job of jobs) job.stop();
+    },
+    /** Waits for the runs in progress, at most `ms`; true when all finished in time. */
+    async idle(ms: number): Promise<boolean> {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+      const done = Promise.allSettled([...running]).then(() => true as const);
+      const finished = await Promise.race([done, timeout]);
+      clearTimeout(timer);
+      return finished;
     },
   };
 }

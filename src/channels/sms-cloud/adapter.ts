@@ -11,6 +11,10 @@ import { cloudConfigOf, type CloudConfig } from "./config";
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** Clock skew we allow between us and the provider when matching a message after a crash. */
 const RECONCILE_SKEW_MS = 5 * 60_000;
+/** Page size for the message list: the provider's default (small pages answer fast). */
+const RECONCILE_PAGE_SIZE = 50;
+/** Pages we read at most for one check: 5,000 messages to one recipient in the window. */
+const RECONCILE_MAX_PAGES = 100;
 
 /** Provider error codes that mean "try again later" (queue overflow, internal error, unavailable). */
 const RETRYABLE_CODES = new Set([30001, 20500, 20503, 20429]);
@@ -114,20 +118,47 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
     return classifyProviderError(res.status, code, typeof json.message === "string" ? json.message : text.slice(0, 200));
   }
 
-  async function reconcile(n: NotificationRecord, device: DeviceRow): Promise<string | null> {
+  /**
+   * Every message the provider holds to this recipient with this text since the notification could
+   * first have been handed over, walking the list (newest first) page by page until it reaches
+   * older messages. Oldest first, so identical notifications tend to claim in the order they went.
+   */
+  async function reconcile(n: NotificationRecord, device: DeviceRow): Promise<string[]> {
     const config = cloudConfigOf(device.config);
-    if (!config) return null;
-    const query = new URLSearchParams({ To: n.recipient, PageSize: "50" });
+    if (!config) return [];
+    const query = new URLSearchParams({ To: n.recipient, PageSize: String(RECONCILE_PAGE_SIZE) });
     if (config.from) query.set("From", config.from);
-    const res = await doFetch(`${messagesUrl(config)}?${query}`, {
-      headers: { authorization: authHeader(config), accept: "application/json" },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!res.ok) throw new Error(`provider message list answered HTTP ${res.status}`);
-    const { messages = [] } = (await res.json()) as { messages?: ProviderMessage[] };
-    const since = (n.dispatched_at ?? n.created_at) - RECONCILE_SKEW_MS;
-    const match = messages.find((m) => m.to === n.recipient && m.body === n.message && Date.parse(m.date_created) >= since);
-    return match?.sid ?? null;
+    // The earliest moment any attempt of this notification could have reached the provider.
+    const since = Math.max(n.created_at, n.schedule_at ?? 0) - RECONCILE_SKEW_MS;
+    const listPath = `/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`;
+    const found: string[] = [];
+    let url: string | null = `${messagesUrl(config)}?${query}`;
+    for (let page = 0; url !== null; page++) {
+      if (page >= RECONCILE_MAX_PAGES) throw new Error(`the provider's message list runs past ${RECONCILE_MAX_PAGES} pages for this recipient`);
+      const res = await doFetch(url, {
+        headers: { authorization: authHeader(config), accept: "application/json" },
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: "manual",
+      });
+      if (!res.ok) throw new Error(`provider message list answered HTTP ${res.status}`);
+      const body = (await res.json()) as { messages?: ProviderMessage[]; next_page_uri?: string | null };
+      const messages = Array.isArray(body.messages) ? body.messages : [];
+      let older = false;
+      for (const m of messages) {
+        const at = Date.parse(m.date_created);
+        if (at < since) {
+          older = true;
+          continue;
+        }
+        if (m.to === n.recipient && m.body === n.message && typeof m.sid === "string") found.push(m.sid);
+      }
+      const next = body.next_page_uri;
+      if (older || typeof next !== "string" || next === "") break;
+      // The next page is a path on the provider we were configured with; never follow it elsewhere.
+      if (!next.startsWith(`${listPath}?`)) throw new Error("the provider's next_page_uri points outside its message list");
+      url = `${config.baseUrl}${next}`;
+    }
+    return found.reverse();
   }
 
   return { send, reconcile };

@@ -75,6 +75,7 @@ export function createNotificationRepository(sqlite: Database) {
   const byExternal: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
     "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
   );
+  const setExternal = sqlite.prepare("UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'");
   const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
     "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
   );
@@ -108,6 +109,20 @@ export function createNotificationRepository(sqlite: Database) {
     logs: (id: number): LogRecord[] => logsOf.all(id),
     byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
     externalIdTaken: (externalId: string, exceptId: number): boolean => externalTaken.get(externalId, exceptId) !== null,
+
+    /**
+     * Claims a channel's message id for a notification mid-attempt; false when another notification
+     * already owns it (the unique index decides, so two claims of one id cannot both win).
+     */
+    claimExternalId(id: number, externalId: string, now: number): boolean {
+      try {
+        return setExternal.run(externalId, now, id).changes === 1;
+      } catch (error) {
+        const e = error as Error & { code?: string };
+        if (e.code === "SQLITE_CONSTRAINT_UNIQUE" || /UNIQUE constraint failed/.test(e.message)) return false;
+        throw error;
+      }
+    },
 
     list(workspaceId: number, f: ListFilters, offset: number, limit: number) {
       const where = ["workspace_id = ?"];

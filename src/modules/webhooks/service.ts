@@ -19,6 +19,8 @@ const RESPONSE_LIMIT = 4096;
 const BATCH = 20;
 const CONCURRENCY = 5;
 const MAX_SUBSCRIPTIONS = 25;
+/** The error of the attempt row written for a call the server's stop cut off. */
+export const INTERRUPTED = "interrupted: the server stopped during this attempt";
 
 interface SubscriptionRow {
   id: number;
@@ -71,6 +73,7 @@ export interface WebhookDeps {
 export function createWebhookService(deps: WebhookDeps) {
   const { sqlite, clock, events } = deps;
   const doFetch = deps.fetch ?? fetch;
+  let stopping = false;
 
   const byId: Statement<SubscriptionRow, [number, number]> = sqlite.prepare(
     "SELECT * FROM webhook_subscription WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL",
@@ -97,6 +100,7 @@ export function createWebhookService(deps: WebhookDeps) {
   const subscriptionFailing = sqlite.prepare(
     "UPDATE webhook_subscription SET status = 'failing', failing_since = ?, updated_at = ? WHERE id = ? AND status = 'active'",
   );
+  const cutOff: Statement<{ id: string }, []> = sqlite.prepare("SELECT id FROM webhook_delivery WHERE status = 'delivering'");
   const interrupted = sqlite.prepare("UPDATE webhook_delivery SET status = 'pending' WHERE status = 'delivering'");
   const dropPending = sqlite.prepare("UPDATE webhook_delivery SET status = 'failed', last_error = 'subscription deleted' WHERE subscription_id = ? AND status IN ('pending', 'delivering')");
   const resume = sqlite.prepare("UPDATE webhook_delivery SET next_attempt_at = ? WHERE subscription_id = ? AND status = 'pending'");
@@ -207,16 +211,21 @@ export function createWebhookService(deps: WebhookDeps) {
     })();
   }
 
-  async function deliver(list: DueDelivery[]): Promise<DeliveryResult[]> {
-    const claimed = sqlite.transaction(() => list.filter((d) => claim.run(d.id).changes === 1))();
-    const results: DeliveryResult[] = [];
+  /**
+   * Each delivery is marked `delivering` (committed) only just before its own call, so after a
+   * crash the ones left `delivering` are exactly the calls that were cut off mid-flight: only those
+   * can reach a receiver twice. Stopping takes no new delivery; what waits stays pending.
+   */
+  async function deliver(list: DueDelivery[]): Promise<(DeliveryResult | null)[]> {
+    const results: (DeliveryResult | null)[] = list.map(() => null);
     let next = 0;
     await Promise.all(
-      Array.from({ length: Math.min(CONCURRENCY, claimed.length) }, async () => {
-        while (next < claimed.length) {
+      Array.from({ length: Math.min(CONCURRENCY, list.length) }, async () => {
+        while (next < list.length && !stopping) {
           const i = next++;
-          const result = await attempt(claimed[i]);
-          record(claimed[i], result);
+          if (claim.run(list[i].id).changes !== 1) continue;
+          const result = await attempt(list[i]);
+          record(list[i], result);
           results[i] = result;
         }
       }),
@@ -282,6 +291,7 @@ export function createWebhookService(deps: WebhookDeps) {
       const { eventId, deliveryIds } = events.emitTest(workspaceId, row.id, { message: "This is a test event from Pigeon", webhook_id: row.id });
       // Sent whatever the subscription's status, so its owner can see whether a fix worked.
       const [result] = await deliver([oneDelivery.get(deliveryIds[0])!]);
+      if (!result) throw new AppError("service_unavailable", "Pigeon is stopping; the test event will be delivered after the restart");
       return { event_id: eventId, delivery_id: deliveryIds[0], delivered: result.delivered, status_code: result.statusCode, latency_ms: result.latencyMs, error: result.error };
     },
 
@@ -308,8 +318,24 @@ export function createWebhookService(deps: WebhookDeps) {
       return list.length;
     },
 
-    /** At start-up: deliveries a crash cut off are retried (receivers de-duplicate on the event id). */
-    recoverInterrupted: () => interrupted.run().changes,
+    /**
+     * At start-up: deliveries whose call a crash cut off are sent again (receivers de-duplicate on
+     * the event id); each gets an attempt row saying so. Returns how many.
+     */
+    recoverInterrupted(): number {
+      return sqlite.transaction(() => {
+        const ids = cutOff.all().map((r) => r.id);
+        const now = clock.now();
+        for (const id of ids) insertAttempt.run(id, now, null, 0, INTERRUPTED);
+        interrupted.run();
+        return ids.length;
+      })();
+    },
+
+    /** Shutting down: no new delivery starts; the calls in flight finish and are recorded. */
+    stop(): void {
+      stopping = true;
+    },
   };
 }
 
