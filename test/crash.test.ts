@@ -2,12 +2,10 @@
 // and check: every acknowledged notification exists, all of them get out, and the provider never
 // received one twice.
 import { afterAll, expect, test } from "bun:test";
-import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "./helpers/binary";
+import type { RunningServer } from "./helpers/binary";
+import { crashRig, json, waitSettled } from "./helpers/crash-setup";
 import { startFakeCloud } from "./helpers/fake-cloud";
 
-const bin = isolatedBinary();
-const dataDir = tempDir();
-const env = { PIGEON_DATA_DIR: dataDir, PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" };
 const fake = await startFakeCloud({ latencyMs: 120 });
 let server: RunningServer | null = null;
 
@@ -16,33 +14,11 @@ afterAll(async () => {
   fake.stop();
 });
 
-async function json(res: Response) {
-  return (await res.json()) as { status_id: number; data: any };
-}
-
 test("nothing acknowledged is lost and nothing the provider took is sent twice across SIGKILLs", async () => {
-  server = await startServer(bin, env);
-  const key = server.initialKey!;
-  await server.stop("SIGTERM");
-  expect((await runCommand(bin, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000", "--per-day", "1000000"], env)).code).toBe(0);
-  expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "1000"], env)).code).toBe(0);
-  server = await startServer(bin, env);
-
-  const reg = await server.fetch("/v1/api/device/batch/register", {
-    method: "POST",
-    key,
-    body: JSON.stringify({
-      devices: [
-        {
-          name: "cloud",
-          kind: "cloud",
-          send_limit_per_minute: 6000,
-          cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
-        },
-      ],
-    }),
-  });
-  expect(reg.status).toBe(200);
+  const setup = await crashRig(fake);
+  const { rig } = setup;
+  const key = rig.key;
+  server = setup.server;
 
   // 1. Kill while sends are being accepted.
   const acked = new Map<number, string>();
@@ -66,7 +42,7 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
   expect(acked.size).toBeGreaterThan(10);
 
   // 2. Restart: every acknowledged notification is there. Kill again while the worker is mid-call.
-  server = await startServer(bin, env);
+  server = await rig.start();
   for (const [id, body] of acked) {
     const n = await json(await server.fetch(`/v1/api/notification/${id}`, { key }));
     expect(n.status_id).toBe(200);
@@ -79,16 +55,8 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
   await server.proc.exited;
 
   // 3. Restart and let the worker finish.
-  server = await startServer(bin, env);
-  const until = Date.now() + 30_000;
-  let pending = acked.size;
-  while (Date.now() < until) {
-    const list = await json(await server.fetch("/v1/api/notification/list?status=pending&limit=100", { key }));
-    pending = list.data.pagination.total;
-    if (pending === 0) break;
-    await Bun.sleep(250);
-  }
-  expect(pending).toBe(0);
+  server = await rig.start();
+  expect(await waitSettled(server, key, 30_000)).toBe(0);
 
   for (const id of acked.keys()) {
     const n = await json(await server.fetch(`/v1/api/notification/${id}`, { key }));
