@@ -71,11 +71,12 @@ export function createServices(deps: Deps) {
         .all(...ids) as { id: number }[];
       for (const { id } of pending) state.transition(id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
     },
-  });
+  }, { allowPrivateTargets: config.allowPrivateWebhooks });
 
   const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: deps.fetch, timeoutMs: deps.channelTimeoutMs });
 
   const cloud = createCloudAdapter({
+    allowPrivateTargets: config.allowPrivateWebhooks,
     statusCallbackUrl: (device) => (config.publicUrl ? config.publicUrl + cloudCallbackPath(device.id) : null),
     fetch: deps.fetch,
     timeoutMs: deps.channelTimeoutMs,

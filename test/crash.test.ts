@@ -7,7 +7,8 @@ import { startFakeCloud } from "./helpers/fake-cloud";
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
-const env = { PIGEON_DATA_DIR: dataDir };
+// The fake provider listens on loopback: the server must be told private targets are fine.
+const env = { PIGEON_DATA_DIR: dataDir, PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" };
 const fake = await startFakeCloud({ latencyMs: 120 });
 let server: RunningServer | null = null;
 

@@ -3,7 +3,9 @@
 // base_url, and a refused target is never called — a real loopback server counts the requests.
 import { afterEach, describe, expect, test } from "bun:test";
 import { lookup } from "node:dns/promises";
-import { hostname } from "node:os";
+import { mkdtempSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
 import { isPrivateAddress } from "../src/lib/net-safety";
 import { createTestContext, expectEnvelope } from "./helpers/context";
 
@@ -20,7 +22,7 @@ function startLoopbackService() {
       return new Response(`<html><body>${SECRET_BODY}</body></html>`, { status: 500, headers: { "content-type": "text/html" } });
     },
   });
-  return { port: server.port, hits: () => hits, stop: () => server.stop(true) };
+  return { port: server.port!, hits: () => hits, stop: () => server.stop(true) };
 }
 
 let service: ReturnType<typeof startLoopbackService> | null = null;
@@ -112,5 +114,83 @@ describe("webhook targets", () => {
     expect(reply.body.data.delivered).toBe(false);
     expect(reply.body.data.error).toContain("target refused");
     expect(service.hits()).toBe(0);
+  });
+});
+
+/** A cloud number's provider settings pointing at `base_url`. */
+const cloudDevice = (base_url: string) => ({
+  devices: [{ name: "Cloud", kind: "cloud", cloud: { account_sid: "AC123", auth_token: "tok", from_number: "+15005550006", base_url } }],
+});
+
+describe("a cloud number's base_url", () => {
+  const REFUSED = ["http://127.0.0.1:PORT", "http://169.254.169.254", "http://[::ffff:127.0.0.1]:PORT", "http://[::ffff:a9fe:a9fe]", "http://localhost:PORT", "http://10.0.0.8", "http://2130706433:PORT", "http://[64:ff9b::7f00:1]", "http://[fd00::5]"];
+
+  test.each(REFUSED)("%s is refused at registration without PIGEON_ALLOW_PRIVATE_WEBHOOKS", async (url) => {
+    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const body = expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(fill(url, 9))), 400);
+    expect(body.data.error_code).toBe("validation_error");
+    expect(body.data.field).toBe("devices.0.cloud.base_url");
+    expect(expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices).toHaveLength(0);
+  });
+
+  test.each(REFUSED)("%s is accepted with PIGEON_ALLOW_PRIVATE_WEBHOOKS=1", async (url) => {
+    const ctx = createTestContext({ config: { allowPrivateWebhooks: true } });
+    expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(fill(url, 9))), 200);
+  });
+
+  test("a public base_url is accepted without the flag", async () => {
+    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice("https://[2606:4700:4700::1111]")), 200);
+  });
+
+  test("checked again at send time: a stored loopback base_url is never called", async () => {
+    service = startLoopbackService();
+    const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-ssrf-")), "pigeon.db");
+    const lax = createTestContext({ dbPath, config: { allowPrivateWebhooks: true } });
+    expectEnvelope(await lax.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${service.port}`)), 200);
+    lax.db.$client.close();
+
+    const ctx = createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
+    ctx.topUp(10);
+    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200).data.notification_id;
+    await ctx.services.dispatcher.dispatchDue();
+    expect(service.hits()).toBe(0);
+    const n = expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
+    expect(n.status).toBe("failed");
+    expect(n.error_code).toBe("provider_url_refused");
+  });
+});
+
+describe("a provider's error answer in error_reason", () => {
+  async function failWith(status: number, body: string, contentType: string) {
+    const provider = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { status, headers: { "content-type": contentType } }) });
+    try {
+      const ctx = createTestContext();
+      ctx.topUp(10);
+      expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${provider.port}`)), 200);
+      const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200).data.notification_id;
+      await ctx.services.dispatcher.dispatchDue();
+      const reply = await ctx.get(`/v1/api/notification/${id}`);
+      return { text: reply.text, n: expectEnvelope(reply, 200).data };
+    } finally {
+      provider.stop(true);
+    }
+  }
+
+  test.each([400, 500])("an HTML page answered with %d is not echoed", async (status) => {
+    const { text, n } = await failWith(status, `<!doctype html><html><body><h1>Admin</h1>${SECRET_BODY}</body></html>`, "text/html");
+    expect(text).not.toContain(SECRET_BODY);
+    expect(text).not.toContain("<html");
+    if (n.error_reason) expect(n.error_reason.length).toBeLessThanOrEqual(220);
+  });
+
+  test("a long JSON message with control characters is cut and flattened", async () => {
+    const message = `Invalid 'To'\u0000\r\n\u001b[31m ${"x".repeat(5000)}`;
+    const { n } = await failWith(400, JSON.stringify({ code: 21211, message, status: 400 }), "application/json");
+    expect(n.status).toBe("failed");
+    expect(n.error_reason).toContain("Invalid 'To'");
+    expect(n.error_reason.length).toBeLessThanOrEqual(220);
+    // biome-ignore lint: control characters are what is being checked
+    expect(/[\u0000-\u001f\u007f]/.test(n.error_reason)).toBe(false);
   });
 });
