@@ -67,7 +67,7 @@ export function foundation(deps: FoundationDeps) {
   const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
 
   return new Elysia({ name: "pigeon-foundation" })
-    .onRequest(({ request, set }) => {
+    .onRequest(({ request, set, server }) => {
       const path = pathOf(request);
       const limit = bodyLimit(path);
       const length = Number(request.headers.get("content-length") ?? 0);
@@ -75,7 +75,16 @@ export function foundation(deps: FoundationDeps) {
         throw new AppError("payload_too_large", `Request body of ${length} bytes exceeds the limit of ${limit} bytes`, { limit });
       }
       if (!needsApiKey(path)) return;
-      const auth = authenticate(request.headers);
+      // Failed attempts are counted per socket address (never a header a client could vary).
+      const client = server?.requestIP(request)?.address ?? "in-process";
+      rateLimiter.checkAuthFailures(client);
+      let auth: AuthContext;
+      try {
+        auth = authenticate(request.headers);
+      } catch (error) {
+        if (error instanceof AppError && error.code === "unauthorized") rateLimiter.recordAuthFailure(client);
+        throw error;
+      }
       authByRequest.set(request, auth);
       const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
       Object.assign(set.headers, decision.headers);
