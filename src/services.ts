@@ -31,6 +31,9 @@ import { createTemplateService } from "./modules/templates/service";
 import { createThreadRepository } from "./modules/threads/repository";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
+import { dirname, join } from "node:path";
+import { sealLegacySecrets } from "./db/secrets-at-rest";
+import { createSecretBox, KEY_FILE } from "./lib/secrets";
 
 export interface Deps {
   db: Db;
@@ -48,8 +51,12 @@ export function createServices(deps: Deps) {
   const sqlite = db.$client;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(`[pigeon] ${message}`, error ?? ""));
 
+  // pigeon.key lives beside the database; an in-memory database keeps its key in memory.
+  const secrets = createSecretBox(config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), KEY_FILE));
+  sealLegacySecrets(sqlite, secrets);
+
   const usage = createUsageRepository(db);
-  const deviceRepo = createDeviceRepository(db);
+  const deviceRepo = createDeviceRepository(db, secrets);
   const templateRepo = createTemplateRepository(db);
   const notificationRepo = createNotificationRepository(sqlite);
   const credits = createCreditService(sqlite, clock);
@@ -105,8 +112,8 @@ export function createServices(deps: Deps) {
     refreshTemplates: (device) => chatapp.refreshTemplates(device),
     preflight: (device) => chatapp.preflight(device),
   });
-  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events });
-  const webhooks = createWebhookService({ sqlite, clock, events, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
+  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events, secrets });
+  const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
 
   // Every notification state change is an event, written in the same transaction (the outbox).
   state.onTransition((before, to) => {
@@ -132,7 +139,8 @@ export function createServices(deps: Deps) {
   return {
     ...deps,
     log,
-    accounts: createAccountsService(db, clock),
+    secrets,
+    accounts: createAccountsService(db, clock, secrets),
     authenticate: createAuthenticator(sqlite, clock),
     rateLimiter: createRateLimiter(clock),
     idempotency,

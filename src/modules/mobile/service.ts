@@ -2,10 +2,11 @@
 // handing phones their messages within their pacing, taking their state reports and signed
 // webhooks, and keeping their presence fresh.
 import type { Database, Statement } from "bun:sqlite";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
+import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
@@ -72,14 +73,20 @@ export interface MobileDeps {
   threads: ThreadRepository;
   hub: PhoneEventHub;
   events: EventService;
+  /** Seals the phone's signing key and digests one-time codes. */
+  secrets: SecretBox;
 }
 
 export function createMobileService(deps: MobileDeps) {
-  const { sqlite, clock, devices, state, threads, hub, events } = deps;
+  const { sqlite, clock, devices, state, threads, hub, events, secrets } = deps;
 
   const byToken: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
   const byExternal: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
-  const wsByPairing: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE pairing_token = ?");
+  // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
+  // workspace's is opened and compared in constant time (an installation has a handful).
+  const allPairing: Statement<WorkspaceAuthRow & { pairing_token: string }, []> = sqlite.prepare(
+    "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
+  );
   const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?");
   const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?");
   const setCredentials = sqlite.prepare("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?");
@@ -143,6 +150,17 @@ export function createMobileService(deps: MobileDeps) {
     }
   }
 
+  function byPairingToken(presented: string): WorkspaceAuthRow | null {
+    if (!presented) return null;
+    const given = createHash("sha256").update(presented).digest();
+    let found: WorkspaceAuthRow | null = null;
+    for (const row of allPairing.all()) {
+      const stored = createHash("sha256").update(secrets.open(row.pairing_token)).digest();
+      if (timingSafeEqual(given, stored) && !found) found = row;
+    }
+    return found;
+  }
+
   function checkPassword(ws: WorkspaceAuthRow | null, password: string): ws is WorkspaceAuthRow {
     return !!ws?.mobile_password_hash && Bun.password.verifySync(password, ws.mobile_password_hash);
   }
@@ -153,7 +171,7 @@ export function createMobileService(deps: MobileDeps) {
     const [scheme, value = ""] = header.split(/\s+/, 2);
     switch (scheme?.toLowerCase()) {
       case "bearer": {
-        const ws = wsByPairing.get(value);
+        const ws = byPairingToken(value);
         if (!ws) throw unauthorized("Unknown pairing token");
         return { workspaceId: ws.id, basic: false };
       }
@@ -165,7 +183,7 @@ export function createMobileService(deps: MobileDeps) {
       }
       case "code": {
         pruneCodes.run(clock.now());
-        const row = takeCode.get(value);
+        const row = takeCode.get(secrets.digest(value));
         if (!row || row.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
         return { workspaceId: row.workspace_id, basic: true };
       }
@@ -319,7 +337,7 @@ export function createMobileService(deps: MobileDeps) {
     let key = device.webhookKey;
     if (!key) {
       key = nanoid(16);
-      setKey.run(key, device.id);
+      setKey.run(secrets.seal(key), device.id);
       key = devices.byId(device.id)?.webhookKey ?? key;
     }
     return {
@@ -358,7 +376,7 @@ export function createMobileService(deps: MobileDeps) {
     if (!checkPassword(ws, rest.join(":"))) throw unauthorized("Wrong login or password");
     const code = String(Math.floor(100000 + Math.random() * 900000));
     const validUntil = clock.now() + CODE_TTL_MS;
-    insertCode.run(code, ws.id, validUntil);
+    insertCode.run(secrets.digest(code), ws.id, validUntil);
     return { code, validUntil: iso(validUntil) };
   }
 

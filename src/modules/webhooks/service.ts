@@ -5,6 +5,7 @@ import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { webhookTargetProblem } from "../../lib/net-safety";
+import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE, HOUR } from "../../lib/time";
 import { randomBase62 } from "../../lib/tokens";
 import { VERSION } from "../../version";
@@ -63,13 +64,15 @@ export interface WebhookDeps {
   sqlite: Database;
   clock: Clock;
   events: EventService;
+  /** Signing secrets are stored sealed: they must be used again, so they cannot be digests. */
+  secrets: SecretBox;
   allowPrivate: boolean;
   fetch?: typeof fetch;
   log: (message: string, error?: unknown) => void;
 }
 
 export function createWebhookService(deps: WebhookDeps) {
-  const { sqlite, clock, events } = deps;
+  const { sqlite, clock, events, secrets } = deps;
   const doFetch = deps.fetch ?? fetch;
 
   const byId: Statement<SubscriptionRow, [number, number]> = sqlite.prepare(
@@ -121,7 +124,7 @@ export function createWebhookService(deps: WebhookDeps) {
       status: row.status,
       consecutive_failures: row.consecutive_failures,
       failing_since: iso(row.failing_since),
-      ...(withSecret ? { secret: row.secret } : { secret_hint: `…${row.secret.slice(-4)}` }),
+      ...(withSecret ? { secret: secrets.open(row.secret) } : { secret_hint: `…${secrets.open(row.secret).slice(-4)}` }),
       created_at: iso(row.created_at),
       updated_at: iso(row.updated_at),
     };
@@ -170,7 +173,7 @@ export function createWebhookService(deps: WebhookDeps) {
           "x-pigeon-event": d.event_id,
           "x-pigeon-event-type": d.type,
           "x-pigeon-delivery": d.id,
-          "x-pigeon-signature": signWebhook(d.secret, timestamp, body),
+          "x-pigeon-signature": signWebhook(secrets.open(d.secret), timestamp, body),
         },
         body,
       });
@@ -234,7 +237,7 @@ export function createWebhookService(deps: WebhookDeps) {
         throw new AppError("conflict", `A workspace can have at most ${MAX_SUBSCRIPTIONS} webhooks`, { limit: MAX_SUBSCRIPTIONS });
       }
       const now = clock.now();
-      const row = insert.get(workspaceId, input.url, JSON.stringify(eventsList), input.description ?? "", `whsec_${randomBase62(32)}`, now, now)!;
+      const row = insert.get(workspaceId, input.url, JSON.stringify(eventsList), input.description ?? "", secrets.seal(`whsec_${randomBase62(32)}`), now, now)!;
       return present(row, true);
     },
 
@@ -254,7 +257,7 @@ export function createWebhookService(deps: WebhookDeps) {
       if (input.url !== undefined) set.push("url = ?"), args.push(input.url);
       if (eventsList) set.push("events = ?"), args.push(JSON.stringify(eventsList));
       if (input.description !== undefined) set.push("description = ?"), args.push(input.description);
-      if (input.rotate_secret) set.push("secret = ?"), args.push(`whsec_${randomBase62(32)}`);
+      if (input.rotate_secret) set.push("secret = ?"), args.push(secrets.seal(`whsec_${randomBase62(32)}`));
       if (input.status !== undefined) {
         set.push("status = ?", "consecutive_failures = 0", "failing_since = NULL");
         args.push(input.status);
