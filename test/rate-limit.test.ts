@@ -191,3 +191,27 @@ describe("failed authentications are throttled per client address", () => {
     expect(limiter.trackedAddresses()).toBeLessThanOrEqual(10_000);
   });
 });
+
+describe("guessing a phone's one-time code or password", () => {
+  test("after 20 wrong codes from one address, registration answers 429 without trying the code", async () => {
+    const ctx = createTestContext();
+    const register = (auth: string) =>
+      ctx.app.handle(
+        new Request("http://localhost/mobile/v1/device", {
+          method: "POST",
+          headers: { authorization: auth, "content-type": "application/json" },
+          body: JSON.stringify({ name: "Guesser" }),
+        }),
+      );
+    const token = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data.pairing_token;
+    for (let i = 0; i < 20; i++) expect((await register(`Code ${String(100000 + i)}`)).status).toBe(401);
+    const blocked = await register("Code 999999");
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await blocked.json()) as { data: { error_code: string } }).data.error_code).toBe("rate_limited");
+    // Even the right pairing token waits: nothing is tried from that address for now.
+    expect((await register(`Bearer ${token}`)).status).toBe(429);
+    ctx.clock.advance(61_000);
+    expect((await register(`Bearer ${token}`)).status).toBe(201);
+  });
+});

@@ -18,7 +18,7 @@ export function sealLegacySecrets(sqlite: Database, box: SecretBox): number {
   if (sample) box.open(sample.v);
 
   // Freed space is zeroed, so a secret replaced (sealed, rotated, deleted) leaves no trace in pages.
-  sqlite.run("PRAGMA secure_delete = ON");
+  sqlite.run("PRAGMA secure_delete = FAST");
   let sealed = 0;
   sqlite.transaction(() => {
     for (const r of sqlite.query(`SELECT id, secret FROM webhook_subscription WHERE secret ${UNSEALED}`).all() as { id: number; secret: string }[]) {

@@ -6,7 +6,7 @@ import type { Config } from "../config";
 import type { Authenticator, AuthContext } from "./auth";
 import { envelopeOf } from "./envelope";
 import { AppError } from "./errors";
-import type { RateLimiter } from "./rate-limit";
+import { clientAddress, type RateLimiter } from "./rate-limit";
 import { describeValidationError, validationMessage } from "./validation";
 
 const authByRequest = new WeakMap<Request, AuthContext>();
@@ -75,8 +75,7 @@ export function foundation(deps: FoundationDeps) {
         throw new AppError("payload_too_large", `Request body of ${length} bytes exceeds the limit of ${limit} bytes`, { limit });
       }
       if (!needsApiKey(path)) return;
-      // Failed attempts are counted per socket address (never a header a client could vary).
-      const client = server?.requestIP(request)?.address ?? "in-process";
+      const client = clientAddress(request, server);
       rateLimiter.checkAuthFailures(client);
       let auth: AuthContext;
       try {

@@ -67,6 +67,14 @@ class SlidingMinute {
   }
 }
 
+/**
+ * The client's socket address: what failed authentications are counted against. Never a header a
+ * client could vary (X-Forwarded-For); requests handled in-process, without a socket, share one.
+ */
+export function clientAddress(request: Request, server: { requestIP(request: Request): { address: string } | null } | null | undefined): string {
+  return server?.requestIP(request)?.address ?? "in-process";
+}
+
 interface KeyWindow {
   minute: SlidingMinute;
   dayStart: number;
@@ -188,7 +196,18 @@ export function createRateLimiter(clock: Clock) {
     while (failures.size >= MAX_TRACKED_ADDRESSES) failures.delete(failures.keys().next().value!);
   }
 
-  return { hit, peek, checkAuthFailures, recordAuthFailure, trackedAddresses: () => failures.size };
+  /** One sign-in step under the throttle: refused while `address` is over, a 401 counts against it. */
+  function guardAuth<T>(address: string, step: () => T): T {
+    checkAuthFailures(address);
+    try {
+      return step();
+    } catch (error) {
+      if (error instanceof AppError && error.code === "unauthorized") recordAuthFailure(address);
+      throw error;
+    }
+  }
+
+  return { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, trackedAddresses: () => failures.size };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
