@@ -6,7 +6,8 @@ import { lookup } from "node:dns/promises";
 import { mkdtempSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { isPrivateAddress } from "../src/lib/net-safety";
+import { checkOutboundTarget, isPrivateAddress } from "../src/lib/net-safety";
+import { createWebhookService } from "../src/modules/webhooks/service";
 import { createTestContext, expectEnvelope } from "./helpers/context";
 
 /** What nobody outside the server may ever read. */
@@ -192,5 +193,48 @@ describe("a provider's error answer in error_reason", () => {
     expect(n.error_reason.length).toBeLessThanOrEqual(220);
     // biome-ignore lint: control characters are what is being checked
     expect(/[\u0000-\u001f\u007f]/.test(n.error_reason)).toBe(false);
+  });
+});
+
+describe("DNS rebinding: the call goes to the address that was checked", () => {
+  test("a checked name is called at its checked address, with its own Host and TLS server name", async () => {
+    const r = await checkOutboundTarget("https://hooks.example.com:8443/in?x=1", false, async () => ["93.184.216.34", "2606:2800:220:1::1"]);
+    expect(r.problem).toBeNull();
+    expect(r.target).toEqual({ url: "https://93.184.216.34:8443/in?x=1", headers: { host: "hooks.example.com:8443" }, tls: { serverName: "hooks.example.com" } });
+    const v6 = await checkOutboundTarget("http://hooks.example.com/in", false, async () => ["2606:2800:220:1::1"]);
+    expect(v6.target?.url).toBe("http://[2606:2800:220:1::1]/in");
+  });
+
+  test("a name with any private address among its answers is refused", async () => {
+    const r = await checkOutboundTarget("http://hooks.example.com/in", false, async () => ["93.184.216.34", "::ffff:127.0.0.1"]);
+    expect(r.problem).toContain("private or local");
+  });
+
+  test("a webhook whose name turns to loopback between check and call is never called at a name it would re-resolve", async () => {
+    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    // Public on every odd lookup, loopback on every even one: the classic rebinding server.
+    let lookups = 0;
+    const rebinding = async () => (++lookups % 2 === 1 ? ["93.184.216.34"] : ["127.0.0.1"]);
+    const called: { url: string; host: string | null }[] = [];
+    const spy = (async (input: string | URL | Request, init?: RequestInit) => {
+      called.push({ url: String(input), host: new Headers(init?.headers).get("host") });
+      return new Response("ok");
+    }) as typeof fetch;
+    const webhooks = createWebhookService({
+      sqlite: ctx.db.$client,
+      clock: ctx.clock,
+      events: ctx.services.events,
+      secrets: ctx.services.secrets,
+      allowPrivate: false,
+      fetch: spy,
+      resolve: rebinding,
+      log: () => {},
+    });
+    const w = await webhooks.create(ctx.workspace.id, { url: "http://hooks.example.com/in", events: "*" }); // lookup 1: public
+    lookups = 0; // the delivery's check sees the public answer; a second lookup would see loopback
+    const result = await webhooks.test(ctx.workspace.id, w.webhook_id);
+    expect(result.delivered).toBe(true);
+    expect(called).toEqual([{ url: "http://93.184.216.34/in", host: "hooks.example.com" }]);
+    expect(lookups).toBe(1);
   });
 });

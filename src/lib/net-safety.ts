@@ -44,38 +44,65 @@ export function isPrivateAddress(ip: string): boolean {
   return addr.range() !== "unicast";
 }
 
-function isIpLiteral(host: string): boolean {
-  return ipaddr.isValid(host);
+/** Resolves a host name to every address it has (injectable for tests). */
+export type Resolver = (host: string) => Promise<string[]>;
+
+const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
+ * How to call a checked URL so the connection goes to the address that was checked: the host name
+ * is resolved once, every address judged, and the request sent to the first of them with the
+ * original Host header (and, for https, the original name for SNI and the certificate check). A
+ * name that resolves to a public address when checked and to 127.0.0.1 a moment later (DNS
+ * rebinding) therefore cannot redirect the call.
+ */
+export interface CheckedTarget {
+  url: string;
+  headers: Record<string, string>;
+  tls?: { serverName: string };
 }
 
-/** Why `url` may not be called, or null when it may (`allowPrivate` lifts the address check). */
-export async function outboundTargetProblem(url: string, allowPrivate: boolean): Promise<string | null> {
+export async function checkOutboundTarget(
+  url: string,
+  allowPrivate: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<{ problem: string; target?: undefined } | { problem: null; target: CheckedTarget }> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return "is not a URL";
+    return { problem: "is not a URL" };
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return "must use http or https";
-  if (parsed.username || parsed.password) return "must not carry credentials";
-  if (allowPrivate) return null;
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return { problem: "must use http or https" };
+  if (parsed.username || parsed.password) return { problem: "must not carry credentials" };
+  const asIs = { problem: null, target: { url, headers: {} } };
+  if (allowPrivate) return asIs;
   const host = parsed.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal")) {
-    return `points at a local host (${host})`;
+    return { problem: `points at a local host (${host})` };
   }
+  if (ipaddr.isValid(host)) return isPrivateAddress(host) ? { problem: `resolves to a private or local address (${host})` } : asIs;
   let addresses: string[];
-  if (isIpLiteral(host)) addresses = [host];
-  else {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    } catch {
-      return `host ${host} cannot be resolved`;
-    }
-    if (addresses.length === 0) return `host ${host} cannot be resolved`;
+  try {
+    addresses = await resolve(host);
+  } catch {
+    return { problem: `host ${host} cannot be resolved` };
   }
-  // Every address must be public: the client may connect to any of them.
+  if (addresses.length === 0) return { problem: `host ${host} cannot be resolved` };
+  // Every address must be public: a client may connect to any of them.
   const blocked = addresses.find(isPrivateAddress);
-  return blocked ? `resolves to a private or local address (${blocked})` : null;
+  if (blocked) return { problem: `resolves to a private or local address (${blocked})` };
+  const pinned = new URL(url);
+  pinned.hostname = addresses[0].includes(":") ? `[${addresses[0]}]` : addresses[0];
+  return {
+    problem: null,
+    target: { url: pinned.toString(), headers: { host: parsed.host }, ...(parsed.protocol === "https:" ? { tls: { serverName: parsed.hostname } } : {}) },
+  };
+}
+
+/** Why `url` may not be called, or null when it may (`allowPrivate` lifts the address check). */
+export async function outboundTargetProblem(url: string, allowPrivate: boolean, resolve?: Resolver): Promise<string | null> {
+  return (await checkOutboundTarget(url, allowPrivate, resolve)).problem;
 }
 
 /** Kept under its old name for webhook and media callers. */

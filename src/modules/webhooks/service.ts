@@ -4,7 +4,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
-import { webhookTargetProblem } from "../../lib/net-safety";
+import { checkOutboundTarget, outboundTargetProblem, type Resolver } from "../../lib/net-safety";
 import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE, HOUR } from "../../lib/time";
 import { randomBase62 } from "../../lib/tokens";
@@ -68,6 +68,8 @@ export interface WebhookDeps {
   secrets: SecretBox;
   allowPrivate: boolean;
   fetch?: typeof fetch;
+  /** How host names are resolved for the address check (tests inject one). */
+  resolve?: Resolver;
   log: (message: string, error?: unknown) => void;
 }
 
@@ -137,7 +139,7 @@ export function createWebhookService(deps: WebhookDeps) {
   }
 
   async function checkUrl(url: string) {
-    const problem = await webhookTargetProblem(url, deps.allowPrivate);
+    const problem = await outboundTargetProblem(url, deps.allowPrivate, deps.resolve);
     if (problem) throw new AppError("invalid_webhook_url", `Webhook url ${problem}`, { field: "url" });
   }
 
@@ -158,16 +160,20 @@ export function createWebhookService(deps: WebhookDeps) {
   /** One attempt: sign, POST with a timeout, no redirects, read at most a little of the answer. */
   async function attempt(d: DueDelivery): Promise<DeliveryResult> {
     const started = performance.now();
-    const problem = await webhookTargetProblem(d.url, deps.allowPrivate);
-    if (problem) return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${problem}` };
+    // Checked again now (DNS may have changed), and the call goes to the very address checked.
+    const checked = await checkOutboundTarget(d.url, deps.allowPrivate, deps.resolve);
+    if (checked.problem !== null) return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${checked.problem}` };
+    const target = checked.target;
     const body = JSON.stringify(eventEnvelope(d.event_id, d.type, d.workspace_id, d.event_created_at, JSON.parse(d.data)));
     const timestamp = Math.floor(clock.now() / 1000);
     try {
-      const res = await doFetch(d.url, {
+      const res = await doFetch(target.url, {
         method: "POST",
         redirect: "manual",
         signal: AbortSignal.timeout(TIMEOUT_MS),
+        ...(target.tls ? { tls: target.tls } : {}),
         headers: {
+          ...target.headers,
           "content-type": "application/json",
           "user-agent": `Pigeon-Webhooks/${VERSION}`,
           "x-pigeon-event": d.event_id,
