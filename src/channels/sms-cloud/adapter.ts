@@ -3,7 +3,7 @@
 // StatusCallback URL. After an attempt cut off mid-call, the provider's message list tells us
 // whether it already has the message, so it is never handed over twice.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { outboundTargetProblem } from "../../lib/net-safety";
+import { checkOutboundTarget, outboundTargetProblem } from "../../lib/net-safety";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import type { ChannelAdapter, DispatchOutcome } from "../types";
@@ -93,9 +93,9 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
   async function send(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
     const config = cloudConfigOf(device.config);
     if (!config) return { kind: "permanent", code: "device_not_configured", reason: `cloud device ${device.id} has no provider settings` };
-    // Checked again at every send: DNS may have changed since the number was registered.
-    const refused = await outboundTargetProblem(config.baseUrl, options.allowPrivateTargets === true);
-    if (refused) return { kind: "permanent", code: "provider_url_refused", reason: `provider base_url ${refused}` };
+    // Checked at every send (DNS may have changed since registration), and sent to the address checked.
+    const checked = await checkOutboundTarget(messagesUrl(config), options.allowPrivateTargets === true);
+    if (checked.problem !== null) return { kind: "permanent", code: "provider_url_refused", reason: `provider base_url ${checked.problem}` };
     const form = new URLSearchParams({ To: n.recipient, Body: n.message });
     if (config.from) form.set("From", config.from);
     if (config.messagingServiceSid) form.set("MessagingServiceSid", config.messagingServiceSid);
@@ -104,9 +104,10 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
 
     let res: Response;
     try {
-      res = await doFetch(messagesUrl(config), {
+      res = await doFetch(checked.target.url, {
         method: "POST",
-        headers: { authorization: authHeader(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        ...(checked.target.tls ? { tls: checked.target.tls } : {}),
+        headers: { ...checked.target.headers, authorization: authHeader(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
         body: form.toString(),
         signal: AbortSignal.timeout(timeoutMs),
         redirect: "manual",
