@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { ensureDataDir } from "../src/config";
 import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "./helpers/binary";
 import { createTestContext, expectEnvelope } from "./helpers/context";
+import { startFakeChatApp } from "./helpers/fake-chatapp";
 import { startFakeCloud } from "./helpers/fake-cloud";
 import { startReceiver } from "./helpers/receiver";
 
@@ -189,5 +190,27 @@ describe("file modes", () => {
     const dir = join(mkdtempSync(join(tmpdir(), "pigeon-modes-")), "nested", "data");
     ensureDataDir(dir);
     expect(mode(dir)).toBe(0o700);
+  });
+});
+
+describe("a chat-app access token", () => {
+  test("is sealed in the database and still used to call the platform", async () => {
+    const token = `EAAG${randomBytes(16).toString("hex")}`;
+    const holder: { handle?: (r: Request) => Promise<Response> } = {};
+    const fake = startFakeChatApp({
+      appSecret: "s3cret",
+      accessToken: token,
+      webhookUrl: "http://localhost/v1/webhooks/chatapp",
+      deliverWebhook: (req) => holder.handle!(req),
+      wabas: [{ id: "1001", name: "Shop", phoneNumbers: [{ id: "2002", display_phone_number: "1 555 010 0100", verified_name: "Shop", quality_rating: "GREEN" }], templates: [] }],
+    });
+    cleanups.push(() => fake.stop());
+    const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-chatapp-")), "pigeon.db");
+    const ctx = createTestContext({ dbPath, config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: "s3cret", verifyToken: "v" } } });
+    holder.handle = (r) => ctx.app.handle(r);
+    const device = expectEnvelope(await ctx.post("/v1/api/chatapp/connect", { access_token: token }), 200).data.devices[0];
+    expect(databaseBytes(join(dbPath, "..")).includes(token)).toBe(false);
+    // The stored value opens to the token the platform accepts.
+    expect((ctx.services.deviceRepo.byId(device.device_id)!.config as { accessToken: string }).accessToken).toBe(token);
   });
 });
