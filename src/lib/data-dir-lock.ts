@@ -75,7 +75,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   try {
     for (let tries = 0; tries < 5; tries++) {
       try {
-        linkSync(mine, path);
+        placeExclusively(mine, path, content);
         return ownLock(path);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -125,4 +125,15 @@ function clearStale(path: string, stale: Owner | null): void {
     }
   }
   unlinkSync(aside);
+}
+
+/** link(2) where the file system has hard links; O_EXCL creation where it has not (some mounts). */
+function placeExclusively(prepared: string, path: string, content: string): void {
+  try {
+    linkSync(prepared, path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
+    writeFileSync(path, content, { flag: "wx", mode: 0o600 });
+  }
 }
