@@ -53,7 +53,15 @@ export function createSecretBox(keyPath: string | null): SecretBox {
     try {
       linkSync(tmp, keyPath);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") {
+        // A file system without hard links: exclusive creation (a reader could see it half-written).
+        try {
+          writeFileSync(keyPath, `${fresh.toString("base64")}\n`, { flag: "wx", mode: 0o600 });
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+        }
+      } else if (code !== "EEXIST") throw error;
     } finally {
       unlinkSync(tmp);
     }
