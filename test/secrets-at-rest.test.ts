@@ -50,8 +50,7 @@ describe("the binary keeps secrets sealed on disk", () => {
     const dir = tempDir();
     const env = { PIGEON_DATA_DIR: dir, PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" };
     const fake = await startFakeCloud({ authToken: `cloudtok_${randomBytes(12).toString("hex")}` });
-    const receiver = startReceiver();
-    cleanups.push(() => fake.stop(), () => receiver.stop());
+    cleanups.push(() => fake.stop());
 
     let server = await startServer(bin, env);
     running.push(server);
@@ -66,8 +65,8 @@ describe("the binary keeps secrets sealed on disk", () => {
     await api("/v1/api/device/batch/register", {
       devices: [{ name: "cloud", kind: "cloud", cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url } }],
     });
-    // An event that will not fire here, so the test delivery is the only call the receiver gets.
-    const webhook = await api("/v1/api/webhook/create", { url: receiver.url, events: ["template.status"] });
+    // An event that will not fire here; the receiver is started and pointed at only when needed.
+    const webhook = await api("/v1/api/webhook/create", { url: "http://127.0.0.1:9/later", events: ["template.status"] });
     const pairingToken: string = (await api("/v1/api/device/pairing")).pairing_token;
     const phone = await fetch(`${server.url}/mobile/v1/device`, {
       method: "POST",
@@ -121,6 +120,9 @@ describe("the binary keeps secrets sealed on disk", () => {
     expect((await api("/v1/api/device/pairing")).pairing_token).toBe(pairingToken);
     await api("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "after restart" });
     await waitFor(() => fake.messages.size === 1); // the fake answers 401 to a wrong auth token
+    const receiver = startReceiver();
+    cleanups.push(() => receiver.stop());
+    await api("/v1/api/webhook/update", { webhook_id: webhook.webhook_id, url: receiver.url });
     const test = await api("/v1/api/webhook/test", { webhook_id: webhook.webhook_id });
     expect({ delivered: test.delivered, error: test.error }).toEqual({ delivered: true, error: null });
     const got = receiver.received.find((r) => r.body?.type === "webhook.test" && r.headers.get("x-pigeon-delivery") === test.delivery_id)!;
