@@ -43,7 +43,7 @@ export function createApp(s: Services) {
         allowedMethods,
         log: s.log,
         storage: s.storage,
-        beforeBody: (request, path) => s.mobile.checkBeforeBody(request.method, path, request.headers),
+        beforeBody: (request, path, signIn) => s.mobile.checkBeforeBody(request.method, path, request.headers, signIn),
       }),
     )
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))

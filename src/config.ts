@@ -1,6 +1,6 @@
 // Environment → one typed, validated Config. A bad value stops start-up with a clear message
 // (main.ts turns ConfigError into exit code 2).
-import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export interface Config {
@@ -62,14 +62,35 @@ function httpUrl(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, "");
 }
 
-/** Creates the data directory if needed and proves it writable; throws ConfigError otherwise. */
+/**
+ * Creates the data directory if needed and proves it writable; throws ConfigError otherwise. The
+ * directory holds the database and the key that opens its secrets: only its owner may read it
+ * (0700, files 0600), whatever modes an older version or a copy left behind.
+ */
 export function ensureDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     accessSync(dataDir, constants.W_OK | constants.R_OK);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new ConfigError(`PIGEON_DATA_DIR "${dataDir}" is not a writable directory (${reason})`);
+  }
+  restrictDataDir(dataDir);
+}
+
+/** Files of ours in the data directory: the database and its WAL files, the key, the lock. */
+const PRIVATE_FILE = /^pigeon\.(db(-wal|-shm|-journal)?|key|lock)$/;
+
+function restrictDataDir(dataDir: string): void {
+  try {
+    if ((statSync(dataDir).mode & 0o077) !== 0) chmodSync(dataDir, 0o700);
+    for (const name of readdirSync(dataDir)) {
+      if (!PRIVATE_FILE.test(name)) continue;
+      const path = join(dataDir, name);
+      if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    }
+  } catch {
+    // A directory we may use but not chmod (owned by another user, a mounted volume): not fatal.
   }
 }
 

@@ -32,6 +32,9 @@ import { createThreadRepository } from "./modules/threads/repository";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
 import { createStorageMonitor } from "./lib/storage";
+import { dirname, join } from "node:path";
+import { sealLegacySecrets } from "./db/secrets-at-rest";
+import { createSecretBox, KEY_FILE } from "./lib/secrets";
 
 /**
  * One log line per event: the message and the error's name and message. The stack (which in the
@@ -64,8 +67,12 @@ export function createServices(deps: Deps) {
   const sqlite = db.$client;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
 
+  // pigeon.key lives beside the database; an in-memory database keeps its key in memory.
+  const secrets = createSecretBox(config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), KEY_FILE));
+  sealLegacySecrets(sqlite, secrets);
+
   const usage = createUsageRepository(db);
-  const deviceRepo = createDeviceRepository(db);
+  const deviceRepo = createDeviceRepository(db, secrets);
   const templateRepo = createTemplateRepository(db);
   const notificationRepo = createNotificationRepository(sqlite);
   const credits = createCreditService(sqlite, clock);
@@ -87,11 +94,12 @@ export function createServices(deps: Deps) {
         .all(...ids) as { id: number }[];
       for (const { id } of pending) state.transition(id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
     },
-  });
+  }, { allowPrivateTargets: config.allowPrivateWebhooks });
 
   const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: deps.fetch, timeoutMs: deps.channelTimeoutMs });
 
   const cloud = createCloudAdapter({
+    allowPrivateTargets: config.allowPrivateWebhooks,
     statusCallbackUrl: (device) => (config.publicUrl ? config.publicUrl + cloudCallbackPath(device.id) : null),
     fetch: deps.fetch,
     timeoutMs: deps.channelTimeoutMs,
@@ -120,8 +128,8 @@ export function createServices(deps: Deps) {
     refreshTemplates: (device) => chatapp.refreshTemplates(device),
     preflight: (device) => chatapp.preflight(device),
   });
-  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events });
-  const webhooks = createWebhookService({ sqlite, clock, events, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
+  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events, secrets });
+  const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
 
   // Every notification state change is an event, written in the same transaction (the outbox).
   state.onTransition((before, to) => {
@@ -148,7 +156,8 @@ export function createServices(deps: Deps) {
     ...deps,
     log,
     storage: createStorageMonitor(clock),
-    accounts: createAccountsService(db, clock),
+    secrets,
+    accounts: createAccountsService(db, clock, secrets),
     authenticate: createAuthenticator(sqlite, clock),
     rateLimiter: createRateLimiter(clock),
     idempotency,

@@ -103,7 +103,8 @@ describe("the binary", () => {
     const out = join(tempDir(), "backup.db");
     const r = await runCommand(bin, ["backup", "--out", out, "--json"], env);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ backup: out });
+    // The backup's secrets open only with the data directory's key, so the answer names it.
+    expect(JSON.parse(r.stdout)).toEqual({ backup: out, key_file: join(dataDir, "pigeon.key") });
     const { Database } = await import("bun:sqlite");
     const copy = new Database(out, { readonly: true });
     expect((copy.query("SELECT count(*) AS n FROM api_key").get() as { n: number }).n).toBeGreaterThan(0);

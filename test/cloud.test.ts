@@ -253,6 +253,7 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     for (const next of ["https://elsewhere.example/2010-04-01/Accounts/AC1/Messages.json?Page=1", "//elsewhere.example/x", "/2010-04-01/Accounts/AC2/Messages.json?Page=1"]) {
       const adapter = createCloudAdapter({
         statusCallbackUrl: () => null,
+        allowPrivateTargets: true, // the fake pages stand at a loopback address
         fetch: (async (url: string) => (urls.push(url), page([message("SMa")], next))) as unknown as typeof fetch,
       });
       await expect(adapter.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("outside its message list");
@@ -266,6 +267,7 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     const pages = [page([message("SMc"), message("SMb")], `${listPath}?To=x&Page=1&PageToken=PAb`), page([message("SMa"), message("SMold", old)], `${listPath}?To=x&Page=2&PageToken=PAold`)];
     const adapter = createCloudAdapter({
       statusCallbackUrl: () => null,
+        allowPrivateTargets: true, // the fake pages stand at a loopback address
       fetch: (async (url: string) => (urls.push(url), pages[urls.length - 1])) as unknown as typeof fetch,
     });
     expect(await adapter.reconcile!(notification, device("http://127.0.0.1:9/proxy"))).toEqual(["SMa", "SMb", "SMc"]);
@@ -274,6 +276,7 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     let calls = 0;
     const endless = createCloudAdapter({
       statusCallbackUrl: () => null,
+        allowPrivateTargets: true, // the fake pages stand at a loopback address
       fetch: (async () => (calls++, page([message(`SM${calls}`)], `${listPath}?Page=${calls}&PageToken=PA${calls}`))) as unknown as typeof fetch,
     });
     await expect(endless.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("pages");

@@ -1,12 +1,14 @@
 // Argument parsing and the operator's sub-commands. Each works whether or not a server is running
 // on the same data directory (SQLite in WAL mode, with a busy timeout, lets both write).
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
 import { pairingInfo } from "../modules/mobile/pairing-routes";
 import { ConfigError } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
+import { KEY_FILE, SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
 import { openRuntime, type Runtime } from "./runtime";
@@ -312,7 +314,14 @@ async function simulate(argv: string[]): Promise<number | null> {
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
   rt.services.db.$client.run("VACUUM INTO ?", [out]);
-  print(values, { backup: out }, `Backup written to ${out}`);
+  chmodSync(out, 0o600);
+  // The backup's secrets are sealed with the data directory's key: without it they are lost.
+  const key = join(rt.config.dataDir, KEY_FILE);
+  print(
+    values,
+    { backup: out, key_file: key },
+    `Backup written to ${out}\nIts stored secrets (webhook secrets, provider tokens, pairing token) open only with ${key}: keep a copy of that file too, apart from the backup.`,
+  );
 }
 
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
@@ -350,6 +359,10 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
       return 2;
     }
     if (isStorageFull(error)) return diskFull();
+    if (error instanceof SecretKeyError) {
+      console.error(`pigeon: ${error.message}`);
+      return 2;
+    }
     throw error;
   }
 

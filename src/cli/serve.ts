@@ -1,5 +1,6 @@
 // `pigeon serve`: migrate, bootstrap an empty database, listen, and stop cleanly on a signal.
 import { createApp } from "../app";
+import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
 import { VERSION } from "../version";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
@@ -16,6 +17,18 @@ async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
 
 export async function serve(rt: Runtime): Promise<number | null> {
   const { config, services } = rt;
+
+  // Before anything else a server does (bootstrap, worker): one server per data directory.
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(config.dataDir);
+  } catch (error) {
+    rt.close();
+    if (!(error instanceof DataDirLocked)) throw error;
+    console.error(`pigeon: ${error.message}; stop it first (exit code 2)`);
+    return 2;
+  }
+  process.on("exit", () => lock.release());
 
   const boot = services.accounts.bootstrap();
   if (boot) {
@@ -45,12 +58,21 @@ export async function serve(rt: Runtime): Promise<number | null> {
       // our code runs, answering a bare 413 with no body: kept at 16 MiB (or twice our largest
       // limit), so bodies declared up to that size still get the envelope.
       maxRequestBodySize: Math.max(16 * 1024 * 1024, 2 * Math.max(4 * 1024 * 1024, config.maxBodyBytes)),
+      // Elysia asks for SO_REUSEPORT, which lets a second server share the port and take half the
+      // connections. A port in use must be an error.
+      reusePort: false,
       ...(config.tls ? { tls: { cert: config.tls.cert, key: config.tls.key } } : {}),
     });
   } catch (error) {
-    console.error(`pigeon: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
+    const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE" || /in use/i.test((error as Error).message);
+    console.error(
+      inUse
+        ? `pigeon: port ${config.port} on ${config.host} is already in use (another server?); stop it or set PIGEON_PORT`
+        : `pigeon: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    );
+    lock.release();
     rt.close();
-    return 1;
+    return inUse ? 2 : 1;
   }
   const server = app.server!;
   const worker = startWorker(services);
@@ -70,6 +92,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     await closed;
     if (!drained) console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
     rt.close();
+    lock.release();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -9,8 +9,11 @@ import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } fr
 import { envelopeOf } from "./envelope";
 import { decodeBody } from "./body-format";
 import { AppError } from "./errors";
-import type { RateLimiter } from "./rate-limit";
+import { clientAddress, type RateLimiter } from "./rate-limit";
 import { describeValidationError, validationMessage } from "./validation";
+
+/** Runs a sign-in step under the failed-authentication throttle of the caller's address. */
+export type SignInGuard = <T>(step: () => T) => T;
 
 const authByRequest = new WeakMap<Request, AuthContext>();
 const rawBodyByRequest = new WeakMap<Request, string>();
@@ -84,7 +87,7 @@ export interface FoundationDeps {
    * Credentials a route can check from its headers alone, run before its body is read, so a caller
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
    */
-  beforeBody?: (request: Request, path: string) => void;
+  beforeBody?: (request: Request, path: string, signIn: SignInGuard) => void;
 }
 
 function pathOf(request: Request): string {
@@ -112,7 +115,7 @@ export function foundation(deps: FoundationDeps) {
   const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
 
   return new Elysia({ name: "pigeon-foundation" })
-    .onRequest(async ({ request, set }) => {
+    .onRequest(async ({ request, set, server }) => {
       const id = crypto.randomUUID();
       requestIds.set(request, id);
       set.headers["x-request-id"] = id;
@@ -127,9 +130,12 @@ export function foundation(deps: FoundationDeps) {
         await discardBody(request);
         throw payloadTooLarge(limit, length);
       }
-      deps.beforeBody?.(request, path);
+      // Wrong credentials count against the caller's address, and past the limit it gets 429 before
+      // any credential is looked at.
+      const client = clientAddress(request, server);
+      deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
       if (needsApiKey(path)) {
-        const auth = authenticate(request.headers);
+        const auth = rateLimiter.guardAuth(client, () => authenticate(request.headers));
         authByRequest.set(request, auth);
         const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
         Object.assign(set.headers, decision.headers);

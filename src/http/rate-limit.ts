@@ -1,13 +1,82 @@
-// Per-key request limits (spec section 8): a fixed one-minute window and a UTC-day window, with
-// the numbers taken from the key's plan. Counters live in memory: they guard the API, they are not
-// business state, and a restart that forgets them errs on the caller's side.
+// Per-key request limits (spec section 8): a sliding minute and a UTC-day window, with the numbers
+// taken from the key's plan; and a throttle on failed authentications per client address.
+// Counters live in memory: they guard the API, they are not business state, and a restart that
+// forgets them errs on the caller's side.
+//
+// The minute is sliding, not a calendar minute: a calendar window lets a caller spend its whole
+// allowance in the last second of one minute and again in the first second of the next. Requests
+// are counted in one-second slots, and a request is admitted only if the slots that could hold a
+// request from the last 60 s (the current one and the 60 before it) hold fewer than the limit. That
+// errs by at most a second on the strict side and guarantees that no 60-second span ever holds more
+// than the limit, in 61 counters per key whatever the limit.
 import type { Clock } from "../clock";
-import { DAY, MINUTE } from "../lib/time";
+import { DAY } from "../lib/time";
 import { AppError } from "./errors";
 
-interface Window {
-  minuteStart: number;
-  minuteCount: number;
+const SLOT_MS = 1000;
+/** Slots that may hold a request less than a minute old: the current one and the 60 before. */
+const SLOTS = 61;
+
+/** Failed authentications a client address may make in any 60 s before it is answered 429. */
+export const AUTH_FAILURES_PER_MINUTE = 20;
+/** Addresses remembered at most; beyond that the least recently failing are forgotten. */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+/** Requests in the last minute, in one-second slots (a ring indexed by slot number). */
+class SlidingMinute {
+  private counts = new Uint32Array(SLOTS);
+  private stamps = new Float64Array(SLOTS).fill(-Infinity);
+
+  private live(now: number): number[] {
+    const current = Math.floor(now / SLOT_MS);
+    const out: number[] = [];
+    for (let i = 0; i < SLOTS; i++) if (this.counts[i] > 0 && this.stamps[i] > current - SLOTS) out.push(i);
+    return out.sort((a, b) => this.stamps[a] - this.stamps[b]);
+  }
+
+  count(now: number): number {
+    let n = 0;
+    for (const i of this.live(now)) n += this.counts[i];
+    return n;
+  }
+
+  add(now: number): void {
+    const slot = Math.floor(now / SLOT_MS);
+    const i = slot % SLOTS;
+    if (this.stamps[i] !== slot) {
+      this.stamps[i] = slot;
+      this.counts[i] = 0;
+    }
+    this.counts[i]++;
+  }
+
+  /** When the count will have dropped to at most `target` (now if it already has). */
+  freeAt(now: number, target: number): number {
+    let n = this.count(now);
+    if (n <= target) return now;
+    for (const i of this.live(now)) {
+      n -= this.counts[i];
+      if (n <= target) return (this.stamps[i] + SLOTS) * SLOT_MS;
+    }
+    return now + SLOTS * SLOT_MS;
+  }
+
+  /** The last moment anything was counted: after a minute past it, the counter is empty. */
+  lastActivity(): number {
+    return Math.max(...this.stamps) * SLOT_MS;
+  }
+}
+
+/**
+ * The client's socket address: what failed authentications are counted against. Never a header a
+ * client could vary (X-Forwarded-For); requests handled in-process, without a socket, share one.
+ */
+export function clientAddress(request: Request, server: { requestIP(request: Request): { address: string } | null } | null | undefined): string {
+  return server?.requestIP(request)?.address ?? "in-process";
+}
+
+interface KeyWindow {
+  minute: SlidingMinute;
   dayStart: number;
   dayCount: number;
 }
@@ -17,19 +86,15 @@ export interface RateDecision {
 }
 
 export function createRateLimiter(clock: Clock) {
-  const windows = new Map<number, Window>();
+  const windows = new Map<number, KeyWindow>();
+  const failures = new Map<string, SlidingMinute>();
 
-  function windowFor(keyId: number, now: number): Window {
-    const minuteStart = now - (now % MINUTE);
+  function windowFor(keyId: number, now: number): KeyWindow {
     const dayStart = now - (now % DAY);
     let w = windows.get(keyId);
     if (!w) {
-      w = { minuteStart, minuteCount: 0, dayStart, dayCount: 0 };
+      w = { minute: new SlidingMinute(), dayStart, dayCount: 0 };
       windows.set(keyId, w);
-    }
-    if (w.minuteStart !== minuteStart) {
-      w.minuteStart = minuteStart;
-      w.minuteCount = 0;
     }
     if (w.dayStart !== dayStart) {
       w.dayStart = dayStart;
@@ -42,23 +107,24 @@ export function createRateLimiter(clock: Clock) {
   function hit(keyId: number, perMinute: number, perDay: number): RateDecision {
     const now = clock.now();
     const w = windowFor(keyId, now);
-    const minuteReset = w.minuteStart + MINUTE;
     const dayReset = w.dayStart + DAY;
 
     if (w.dayCount >= perDay) {
       throw limited(perDay, dayReset, now, `Daily request limit of ${perDay} reached`);
     }
-    if (w.minuteCount >= perMinute) {
-      throw limited(perMinute, minuteReset, now, `Rate limit of ${perMinute} requests per minute reached`);
+    if (w.minute.count(now) >= perMinute) {
+      throw limited(perMinute, w.minute.freeAt(now, perMinute - 1), now, `Rate limit of ${perMinute} requests per minute reached`);
     }
-    w.minuteCount++;
+    w.minute.add(now);
     w.dayCount++;
-    const remaining = Math.min(perMinute - w.minuteCount, perDay - w.dayCount);
+    const used = w.minute.count(now);
+    const remaining = Math.min(perMinute - used, perDay - w.dayCount);
     return {
       headers: {
         "x-ratelimit-limit": String(perMinute),
         "x-ratelimit-remaining": String(remaining),
-        "x-ratelimit-reset": String(Math.ceil(minuteReset / 1000)),
+        // When the allowance next grows: the oldest counted request leaves the window.
+        "x-ratelimit-reset": String(Math.ceil(w.minute.freeAt(now, used - 1) / 1000)),
       },
     };
   }
@@ -79,17 +145,69 @@ export function createRateLimiter(clock: Clock) {
     );
   }
 
-  /** What a key has left in the current minute, without counting a request. */
+  /** What a key has left in the sliding minute, without counting a request. */
   function peek(keyId: number, perMinute: number, perDay: number) {
     const now = clock.now();
     const w = windowFor(keyId, now);
+    const used = w.minute.count(now);
     return {
-      remaining: Math.max(0, Math.min(perMinute - w.minuteCount, perDay - w.dayCount)),
-      resetAt: w.minuteStart + MINUTE,
+      remaining: Math.max(0, Math.min(perMinute - used, perDay - w.dayCount)),
+      resetAt: w.minute.freeAt(now, Math.max(0, used - 1)),
     };
   }
 
-  return { hit, peek };
+  /**
+   * Before a credential is even looked at: an address that failed authentication too often in the
+   * last minute is answered 429, so secrets cannot be guessed at the server's full speed.
+   */
+  function checkAuthFailures(address: string): void {
+    const now = clock.now();
+    const counter = failures.get(address);
+    if (!counter || counter.count(now) < AUTH_FAILURES_PER_MINUTE) return;
+    const resetAt = counter.freeAt(now, AUTH_FAILURES_PER_MINUTE - 1);
+    const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+    throw new AppError(
+      "rate_limited",
+      `Too many failed authentications from this address; retry after ${retryAfter} s`,
+      { limit: AUTH_FAILURES_PER_MINUTE, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
+      undefined,
+      { "retry-after": String(retryAfter) },
+    );
+  }
+
+  function recordAuthFailure(address: string): void {
+    const now = clock.now();
+    let counter = failures.get(address);
+    if (counter) failures.delete(address); // re-inserted below: the map stays in order of last failure
+    else {
+      counter = new SlidingMinute();
+      if (failures.size >= MAX_TRACKED_ADDRESSES) evictFailures(now);
+    }
+    counter.add(now);
+    failures.set(address, counter);
+  }
+
+  /** Forgets addresses with nothing in the last minute, and the oldest ones if that is not enough. */
+  function evictFailures(now: number): void {
+    for (const [address, counter] of failures) {
+      if (counter.lastActivity() + SLOTS * SLOT_MS > now) break; // ordered by last failure
+      failures.delete(address);
+    }
+    while (failures.size >= MAX_TRACKED_ADDRESSES) failures.delete(failures.keys().next().value!);
+  }
+
+  /** One sign-in step under the throttle: refused while `address` is over, a 401 counts against it. */
+  function guardAuth<T>(address: string, step: () => T): T {
+    checkAuthFailures(address);
+    try {
+      return step();
+    } catch (error) {
+      if (error instanceof AppError && error.code === "unauthorized") recordAuthFailure(address);
+      throw error;
+    }
+  }
+
+  return { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, trackedAddresses: () => failures.size };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

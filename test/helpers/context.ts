@@ -1,5 +1,6 @@
 // An app on a fresh in-memory database with a manual clock and a ready API key, and a small
 // client that calls app.handle() the way a real HTTP client would.
+import { dirname } from "node:path";
 import { createApp } from "../../src/app";
 import { ManualClock } from "../../src/clock";
 import type { Config } from "../../src/config";
@@ -46,7 +47,8 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
   const db = openDatabase(opts.dbPath ?? ":memory:");
   migrate(db);
   const clock = new ManualClock();
-  const config = testConfig(opts.config);
+  // A database on disk keeps its secrets key (pigeon.key) beside it, so a "restart" can read them.
+  const config = testConfig({ ...(opts.dbPath ? { dbPath: opts.dbPath, dataDir: dirname(opts.dbPath) } : {}), ...opts.config });
   const logs: string[] = [];
   const services = createServices({
     db,

@@ -3,6 +3,7 @@
 // StatusCallback URL. After an attempt cut off mid-call, the provider's message list tells us
 // whether it already has the message, so it is never handed over twice.
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { checkOutboundTarget, outboundTargetProblem } from "../../lib/net-safety";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import type { ChannelAdapter, DispatchOutcome } from "../types";
@@ -49,6 +50,23 @@ export interface CloudAdapterOptions {
   fetch?: typeof fetch;
   /** How long to wait for the provider before the outcome counts as unknown. */
   timeoutMs?: number;
+  /** PIGEON_ALLOW_PRIVATE_WEBHOOKS: base_url may be loopback or private (local fakes). */
+  allowPrivateTargets?: boolean;
+}
+
+/** Longest provider message we keep in a notification's error_reason. */
+const REASON_LIMIT = 200;
+
+/**
+ * What of a provider's error answer we show: only the `message` of a JSON error, flattened to one
+ * line and cut short. Anything else (an HTML page, a proxy's text) could be another service's
+ * content reached through a bad base_url, so it is never echoed.
+ */
+export function providerReason(json: Record<string, unknown>): string {
+  if (typeof json.message !== "string") return "";
+  // eslint-disable-next-line no-control-regex
+  const flat = json.message.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").replace(/\s+/g, " ").trim();
+  return flat.length > REASON_LIMIT ? `${flat.slice(0, REASON_LIMIT - 1)}…` : flat;
 }
 
 function messagesUrl(c: CloudConfig): string {
@@ -79,6 +97,9 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
   async function send(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
     const config = cloudConfigOf(device.config);
     if (!config) return { kind: "permanent", code: "device_not_configured", reason: `cloud device ${device.id} has no provider settings` };
+    // Checked at every send (DNS may have changed since registration), and sent to the address checked.
+    const checked = await checkOutboundTarget(messagesUrl(config), options.allowPrivateTargets === true);
+    if (checked.problem !== null) return { kind: "permanent", code: "provider_url_refused", reason: `provider base_url ${checked.problem}` };
     const form = new URLSearchParams({ To: n.recipient, Body: n.message });
     if (config.from) form.set("From", config.from);
     if (config.messagingServiceSid) form.set("MessagingServiceSid", config.messagingServiceSid);
@@ -87,9 +108,10 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
 
     let res: Response;
     try {
-      res = await doFetch(messagesUrl(config), {
+      res = await doFetch(checked.target.url, {
         method: "POST",
-        headers: { authorization: authHeader(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        ...(checked.target.tls ? { tls: checked.target.tls } : {}),
+        headers: { ...checked.target.headers, authorization: authHeader(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
         body: form.toString(),
         signal: AbortSignal.timeout(timeoutMs),
         redirect: "manual",
@@ -115,7 +137,7 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
       return { kind: "accepted", externalId: json.sid, detail: `provider accepted as ${json.sid} (${String(json.status ?? "queued")})` };
     }
     const code = typeof json.code === "number" ? json.code : null;
-    return classifyProviderError(res.status, code, typeof json.message === "string" ? json.message : text.slice(0, 200));
+    return classifyProviderError(res.status, code, providerReason(json));
   }
 
   /**
@@ -126,6 +148,8 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
   async function reconcile(n: NotificationRecord, device: DeviceRow): Promise<string[]> {
     const config = cloudConfigOf(device.config);
     if (!config) return [];
+    const refused = await outboundTargetProblem(config.baseUrl, options.allowPrivateTargets === true);
+    if (refused) throw new Error(`provider base_url ${refused}`);
     const query = new URLSearchParams({ To: n.recipient, PageSize: String(RECONCILE_PAGE_SIZE) });
     if (config.from) query.set("From", config.from);
     // The earliest moment any attempt of this notification could have reached the provider.

@@ -7,6 +7,7 @@ import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
 import type { Services } from "../../services";
 import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
+import { openConfig } from "../../lib/secrets";
 import { cloudConfigOf } from "./config";
 
 export function cloudCallbackPath(deviceId: number): string {
@@ -20,7 +21,7 @@ export function cloudCallbackRoutes(s: Services) {
       const device = s.db.$client.query("SELECT * FROM device WHERE id = ? AND kind = 'cloud'").get(params.device_id) as
         | { id: number; config: string | null }
         | null;
-      const config = device ? cloudConfigOf(device.config ? JSON.parse(device.config) : null) : null;
+      const config = device ? cloudConfigOf(device.config ? openConfig(s.secrets, JSON.parse(device.config)) : null) : null;
       if (!device || !config) throw new AppError("not_found", `cloud device ${params.device_id} not found`);
 
       const form = Object.fromEntries(new URLSearchParams(rawBodyOf(request)));

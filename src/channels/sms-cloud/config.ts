@@ -12,7 +12,11 @@ export const CloudConfigInput = t.Object(
     auth_token: t.String({ minLength: 1, maxLength: 128, description: "The provider auth token; stored, never shown again" }),
     from_number: t.Optional(t.String({ description: "The cloud number to send from, E.164" })),
     messaging_service_sid: t.Optional(t.String({ description: "Or a messaging service SID (MG…) instead of from_number" })),
-    base_url: t.Optional(t.String({ description: `The API base URL; default ${DEFAULT_CLOUD_BASE_URL}` })),
+    base_url: t.Optional(
+      t.String({
+        description: `The API base URL; default ${DEFAULT_CLOUD_BASE_URL}. Must reach a public address (not loopback, link-local or private) unless the server sets PIGEON_ALLOW_PRIVATE_WEBHOOKS=1`,
+      }),
+    ),
   },
   { description: "Required for kind `cloud`: the provider account the number belongs to" },
 );

@@ -5,6 +5,7 @@ import type { Clock } from "../../clock";
 import type { Db } from "../../db/client";
 import { account, apiKey, contactType, plan, template, workspace } from "../../db/schema";
 import { AppError } from "../../http/errors";
+import type { SecretBox } from "../../lib/secrets";
 import { nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
 
 export type PlanRow = typeof plan.$inferSelect;
@@ -66,7 +67,10 @@ export interface CreatedKey {
   created_at: string;
 }
 
-export function createAccountsService(db: Db, clock: Clock) {
+export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) {
+  // The pairing token is shown to the owner again (pairing info), so it is sealed, not hashed.
+  const reveal = (row: WorkspaceRow): WorkspaceRow => ({ ...row, pairingToken: secrets.open(row.pairingToken) });
+
   /** Plans, contact types and system templates every installation has; safe to run at every start. */
   function seed(): void {
     const now = clock.now();
@@ -120,11 +124,13 @@ export function createAccountsService(db: Db, clock: Clock) {
   }
 
   function insertWorkspace(accountId: number, name: string): WorkspaceRow {
-    return db
-      .insert(workspace)
-      .values({ accountId, name, pairingToken: nanoid(32), createdAt: clock.now() })
-      .returning()
-      .get();
+    return reveal(
+      db
+        .insert(workspace)
+        .values({ accountId, name, pairingToken: secrets.seal(nanoid(32)), createdAt: clock.now() })
+        .returning()
+        .get(),
+    );
   }
 
   /**
@@ -160,12 +166,12 @@ export function createAccountsService(db: Db, clock: Clock) {
   function getWorkspace(id: number): WorkspaceRow {
     const row = db.select().from(workspace).where(eq(workspace.id, id)).get();
     if (!row) throw new AppError("not_found", `workspace ${id} not found`);
-    return row;
+    return reveal(row);
   }
 
   function defaultWorkspace(): WorkspaceRow {
     const owner = requireOwner();
-    return db.select().from(workspace).where(eq(workspace.accountId, owner.id)).orderBy(asc(workspace.id)).get()!;
+    return reveal(db.select().from(workspace).where(eq(workspace.accountId, owner.id)).orderBy(asc(workspace.id)).get()!);
   }
 
   function createAccount(name: string, planCode = "free") {
@@ -279,7 +285,7 @@ export function createAccountsService(db: Db, clock: Clock) {
 
   function listWorkspaces(accountId?: number): WorkspaceRow[] {
     const q = db.select().from(workspace);
-    return (accountId === undefined ? q : q.where(eq(workspace.accountId, accountId))).orderBy(asc(workspace.id)).all();
+    return (accountId === undefined ? q : q.where(eq(workspace.accountId, accountId))).orderBy(asc(workspace.id)).all().map(reveal);
   }
 
   function listPlans(): PlanRow[] {
@@ -303,12 +309,14 @@ export function createAccountsService(db: Db, clock: Clock) {
   }
 
   function rotatePairingToken(workspaceId: number): WorkspaceRow {
-    return db
-      .update(workspace)
-      .set({ pairingToken: nanoid(32) })
-      .where(eq(workspace.id, workspaceId))
-      .returning()
-      .get();
+    return reveal(
+      db
+        .update(workspace)
+        .set({ pairingToken: secrets.seal(nanoid(32)) })
+        .where(eq(workspace.id, workspaceId))
+        .returning()
+        .get(),
+    );
   }
 
   return {

@@ -4,6 +4,7 @@
 import { and, asc, count, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { device, notification } from "../../db/schema";
+import { openConfig, sealConfig, type SecretBox } from "../../lib/secrets";
 
 export type DeviceRow = typeof device.$inferSelect;
 export type NewDevice = typeof device.$inferInsert;
@@ -14,7 +15,19 @@ const since = sql.placeholder("since");
 const live = and(eq(device.workspaceId, ws), isNull(device.deletedAt));
 const liveActive = and(live, eq(device.status, "active"));
 
-export function createDeviceRepository(db: Db) {
+export function createDeviceRepository(db: Db, box: SecretBox) {
+  // Provider credentials and the phone's signing key are sealed in the table (lib/secrets.ts):
+  // sealed on the way in, opened on the way out, so callers only ever see the plain values.
+  const reveal = (row: DeviceRow): DeviceRow => ({
+    ...row,
+    config: openConfig(box, row.config),
+    webhookKey: row.webhookKey === null ? null : box.open(row.webhookKey),
+  });
+  const seal = <T extends Partial<NewDevice>>(row: T): T => ({
+    ...row,
+    ...(row.config !== undefined ? { config: sealConfig(box, row.config) } : {}),
+    ...(typeof row.webhookKey === "string" ? { webhookKey: box.isSealed(row.webhookKey) ? row.webhookKey : box.seal(row.webhookKey) } : {}),
+  });
   const byStatus = (status: "active" | "inactive") => and(live, eq(device.status, status));
   const listQuery = (where: ReturnType<typeof and>) => ({
     rows: db.select().from(device).where(where).orderBy(asc(device.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")).prepare(),
@@ -54,20 +67,22 @@ export function createDeviceRepository(db: Db) {
   return {
     list(workspaceId: number, opts: { status?: "active" | "inactive"; offset: number; limit: number }) {
       const q = lists[opts.status ?? "any"];
-      return { rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }), total: q.total.get({ ws: workspaceId })!.n };
+      return { rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }).map(reveal), total: q.total.get({ ws: workspaceId })!.n };
     },
 
     all(workspaceId: number, includeInactive: boolean): DeviceRow[] {
-      return (includeInactive ? allLive : allActive).all({ ws: workspaceId });
+      return (includeInactive ? allLive : allActive).all({ ws: workspaceId }).map(reveal);
     },
 
     get(workspaceId: number, deviceId: number): DeviceRow | null {
-      return getOne.get({ ws: workspaceId, id: deviceId }) ?? null;
+      const row = getOne.get({ ws: workspaceId, id: deviceId });
+      return row ? reveal(row) : null;
     },
 
     /** Any workspace's live device, for the worker and channel callbacks. */
     byId(deviceId: number): DeviceRow | null {
-      return getById.get({ id: deviceId }) ?? null;
+      const row = getById.get({ id: deviceId });
+      return row ? reveal(row) : null;
     },
 
     /** Records contact with the device (a phone's request, a provider's success). */
@@ -76,7 +91,7 @@ export function createDeviceRepository(db: Db) {
     },
 
     getMany(workspaceId: number, ids: number[]): DeviceRow[] {
-      return db.select().from(device).where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids))).all();
+      return db.select().from(device).where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids))).all().map(reveal);
     },
 
     transaction<T>(fn: () => T): T {
@@ -84,11 +99,11 @@ export function createDeviceRepository(db: Db) {
     },
 
     insertMany(rows: NewDevice[]): DeviceRow[] {
-      return db.transaction((tx) => rows.map((r) => tx.insert(device).values(r).returning().get()));
+      return db.transaction((tx) => rows.map((r) => reveal(tx.insert(device).values(seal(r)).returning().get())));
     },
 
     update(deviceId: number, set: Partial<NewDevice>): DeviceRow {
-      return db.update(device).set(set).where(eq(device.id, deviceId)).returning().get();
+      return reveal(db.update(device).set(seal(set)).where(eq(device.id, deviceId)).returning().get());
     },
 
     softDelete(workspaceId: number, ids: number[], now: number): void {
@@ -104,7 +119,8 @@ export function createDeviceRepository(db: Db) {
         .set({ status, updatedAt: now })
         .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
         .returning()
-        .all();
+        .all()
+        .map(reveal);
     },
 
     /** Notification counts by status for one device. */

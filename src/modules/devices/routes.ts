@@ -90,7 +90,7 @@ export function deviceRoutes(s: Services) {
     )
     .post(
       "/batch/register",
-      ({ request, body }) => ok({ devices: devices.register(authOf(request).workspaceId, body.devices) }, "Devices registered"),
+      async ({ request, body }) => ok({ devices: await devices.register(authOf(request).workspaceId, body.devices) }, "Devices registered"),
       {
         parse: "json",
         body: BatchRegisterBody,

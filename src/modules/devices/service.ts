@@ -2,6 +2,7 @@
 import type { Clock } from "../../clock";
 import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
+import { outboundTargetProblem } from "../../lib/net-safety";
 import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
@@ -34,7 +35,14 @@ export interface DeviceHooks {
   settingsChanged?: (device: DeviceRow) => void;
 }
 
-export function createDeviceService(repo: DeviceRepository, usage: UsageRepository, clock: Clock, hooks: DeviceHooks = {}) {
+export function createDeviceService(
+  repo: DeviceRepository,
+  usage: UsageRepository,
+  clock: Clock,
+  hooks: DeviceHooks = {},
+  /** PIGEON_ALLOW_PRIVATE_WEBHOOKS: a cloud number's base_url may then be loopback or private. */
+  options: { allowPrivateTargets?: boolean } = {},
+) {
   function present(row: DeviceRow) {
     return {
       device_id: row.id,
@@ -135,7 +143,7 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
     return repo.all(workspaceId, includeInactive).map(present);
   }
 
-  function register(
+  async function register(
     workspaceId: number,
     devices: { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number; cloud?: typeof CloudConfigInput.static }[],
   ) {
@@ -178,8 +186,17 @@ export function createDeviceService(repo: DeviceRepository, usage: UsageReposito
         createdAt: now,
         updatedAt: now,
       };
-      return { row, token };
+      return { row, token, cloud: config };
     });
+    // The provider is called with the server's network position: its URL must be public.
+    for (const [i, p] of prepared.entries()) {
+      if (!p.cloud) continue;
+      const problem = await outboundTargetProblem(p.cloud.baseUrl, options.allowPrivateTargets === true);
+      if (problem) {
+        const field = `devices.${i}.cloud.base_url`;
+        throw new AppError("validation_error", `Invalid body field '${field}': ${problem}`, { field, location: "body", reason: problem });
+      }
+    }
     const rows = repo.insertMany(prepared.map((p) => p.row));
     return rows.map((row, i) => ({ ...present(row), device_token: prepared[i].token, external_id: row.externalId }));
   }

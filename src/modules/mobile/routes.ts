@@ -2,6 +2,7 @@
 // Errors here use the app's own shape {message, code, data} (the foundation formats them).
 import { Elysia, t } from "elysia";
 import { rawBodyOf } from "../../http/foundation";
+import { clientAddress } from "../../http/rate-limit";
 import type { Services } from "../../services";
 import type { PatchItem } from "./service";
 
@@ -83,9 +84,11 @@ export function mobileRoutes(s: Services) {
   return new Elysia({ prefix: "/mobile/v1" })
     .post(
       "/device",
-      ({ request, body, set }) => {
+      ({ request, body, set, server }) => {
+        // Codes are six digits and passwords can be guessed: failures are throttled per address.
+        const registered = s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.register(request.headers, body));
         set.status = 201;
-        return mobile.register(request.headers, body);
+        return registered;
       },
       {
         parse: "json",
@@ -189,7 +192,7 @@ export function mobileRoutes(s: Services) {
         }),
       },
     )
-    .get("/user/code", ({ request }) => mobile.oneTimeCode(request.headers), {
+    .get("/user/code", ({ request, server }) => s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.oneTimeCode(request.headers)), {
       detail: detail(
         "A one-time sign-in code",
         "Basic login:password; the code lets another phone register with `Authorization: Code <code>` within 60 s.",

@@ -1,11 +1,13 @@
 // The companion app's side of Pigeon (shared/reference/companion-app-protocol.md): pairing,
 // handing phones their messages within their pacing, taking their state reports and signed
 // webhooks, and keeping their presence fresh.
+import type { SignInGuard } from "../../http/foundation";
 import type { Database, Statement } from "bun:sqlite";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
+import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
@@ -72,14 +74,20 @@ export interface MobileDeps {
   threads: ThreadRepository;
   hub: PhoneEventHub;
   events: EventService;
+  /** Seals the phone's signing key and digests one-time codes. */
+  secrets: SecretBox;
 }
 
 export function createMobileService(deps: MobileDeps) {
-  const { sqlite, clock, devices, state, threads, hub, events } = deps;
+  const { sqlite, clock, devices, state, threads, hub, events, secrets } = deps;
 
   const byToken: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
   const byExternal: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
-  const wsByPairing: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE pairing_token = ?");
+  // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
+  // workspace's is opened and compared in constant time (an installation has a handful).
+  const allPairing: Statement<WorkspaceAuthRow & { pairing_token: string }, []> = sqlite.prepare(
+    "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
+  );
   const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?");
   const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?");
   const setCredentials = sqlite.prepare("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?");
@@ -141,28 +149,31 @@ export function createMobileService(deps: MobileDeps) {
    * without the body being parsed. Lookups only (nothing marked alive, no code consumed, no
    * password hashed); the route checks the credentials fully afterwards.
    */
-  function checkBeforeBody(method: string, path: string, headers: Headers): void {
+  function checkBeforeBody(method: string, path: string, headers: Headers, signIn: SignInGuard): void {
     const route = `${method} ${path.replace(/\/+$/, "")}`;
-    if (route === "POST /mobile/v1/device") {
-      const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
-      switch (scheme.toLowerCase()) {
-        case "bearer":
-          if (!wsByPairing.get(value)) throw unauthorized("Unknown pairing token");
-          return;
-        case "basic":
-          if (!wsByLogin.get(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
-          return;
-        case "code": {
-          const code = peekCode.get(value);
-          if (!code || code.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
-          return;
-        }
-      }
-      throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
-    }
+    // Registration is a sign-in: wrong pairing tokens, logins and codes count against the caller.
+    if (route === "POST /mobile/v1/device") return signIn(() => checkRegistrationHeaders(headers));
     if (!BODY_ROUTES.has(route)) return;
     const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
     if (!token || !byToken.get(sha256Hex(token))) throw unauthorized("Unknown or missing device token");
+  }
+
+  function checkRegistrationHeaders(headers: Headers): void {
+    const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
+    switch (scheme.toLowerCase()) {
+      case "bearer":
+        if (!byPairingToken(value)) throw unauthorized("Unknown pairing token");
+        return;
+      case "basic":
+        if (!wsByLogin.get(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
+        return;
+      case "code": {
+        const code = peekCode.get(secrets.digest(value));
+        if (!code || code.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
+        return;
+      }
+    }
+    throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
   }
 
   /** Records contact; a phone coming (back) online is announced as device.online. */
@@ -176,6 +187,17 @@ export function createMobileService(deps: MobileDeps) {
     }
   }
 
+  function byPairingToken(presented: string): WorkspaceAuthRow | null {
+    if (!presented) return null;
+    const given = createHash("sha256").update(presented).digest();
+    let found: WorkspaceAuthRow | null = null;
+    for (const row of allPairing.all()) {
+      const stored = createHash("sha256").update(secrets.open(row.pairing_token)).digest();
+      if (timingSafeEqual(given, stored) && !found) found = row;
+    }
+    return found;
+  }
+
   function checkPassword(ws: WorkspaceAuthRow | null, password: string): ws is WorkspaceAuthRow {
     return !!ws?.mobile_password_hash && Bun.password.verifySync(password, ws.mobile_password_hash);
   }
@@ -186,7 +208,7 @@ export function createMobileService(deps: MobileDeps) {
     const [scheme, value = ""] = header.split(/\s+/, 2);
     switch (scheme?.toLowerCase()) {
       case "bearer": {
-        const ws = wsByPairing.get(value);
+        const ws = byPairingToken(value);
         if (!ws) throw unauthorized("Unknown pairing token");
         return { workspaceId: ws.id, basic: false };
       }
@@ -198,7 +220,7 @@ export function createMobileService(deps: MobileDeps) {
       }
       case "code": {
         pruneCodes.run(clock.now());
-        const row = takeCode.get(value);
+        const row = takeCode.get(secrets.digest(value));
         if (!row || row.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
         return { workspaceId: row.workspace_id, basic: true };
       }
@@ -352,7 +374,7 @@ export function createMobileService(deps: MobileDeps) {
     let key = device.webhookKey;
     if (!key) {
       key = nanoid(16);
-      setKey.run(key, device.id);
+      setKey.run(secrets.seal(key), device.id);
       key = devices.byId(device.id)?.webhookKey ?? key;
     }
     return {
@@ -391,7 +413,7 @@ export function createMobileService(deps: MobileDeps) {
     if (!checkPassword(ws, rest.join(":"))) throw unauthorized("Wrong login or password");
     const code = String(Math.floor(100000 + Math.random() * 900000));
     const validUntil = clock.now() + CODE_TTL_MS;
-    insertCode.run(code, ws.id, validUntil);
+    insertCode.run(secrets.digest(code), ws.id, validUntil);
     return { code, validUntil: iso(validUntil) };
   }
 

@@ -4,7 +4,8 @@ import type { Database, Statement } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
-import { webhookTargetProblem } from "../../lib/net-safety";
+import { checkOutboundTarget, outboundTargetProblem, type Resolver } from "../../lib/net-safety";
+import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE, HOUR } from "../../lib/time";
 import { randomBase62 } from "../../lib/tokens";
 import { VERSION } from "../../version";
@@ -65,13 +66,17 @@ export interface WebhookDeps {
   sqlite: Database;
   clock: Clock;
   events: EventService;
+  /** Signing secrets are stored sealed: they must be used again, so they cannot be digests. */
+  secrets: SecretBox;
   allowPrivate: boolean;
   fetch?: typeof fetch;
+  /** How host names are resolved for the address check (tests inject one). */
+  resolve?: Resolver;
   log: (message: string, error?: unknown) => void;
 }
 
 export function createWebhookService(deps: WebhookDeps) {
-  const { sqlite, clock, events } = deps;
+  const { sqlite, clock, events, secrets } = deps;
   const doFetch = deps.fetch ?? fetch;
   let stopping = false;
 
@@ -125,7 +130,7 @@ export function createWebhookService(deps: WebhookDeps) {
       status: row.status,
       consecutive_failures: row.consecutive_failures,
       failing_since: iso(row.failing_since),
-      ...(withSecret ? { secret: row.secret } : { secret_hint: `…${row.secret.slice(-4)}` }),
+      ...(withSecret ? { secret: secrets.open(row.secret) } : { secret_hint: `…${secrets.open(row.secret).slice(-4)}` }),
       created_at: iso(row.created_at),
       updated_at: iso(row.updated_at),
     };
@@ -138,7 +143,7 @@ export function createWebhookService(deps: WebhookDeps) {
   }
 
   async function checkUrl(url: string) {
-    const problem = await webhookTargetProblem(url, deps.allowPrivate);
+    const problem = await outboundTargetProblem(url, deps.allowPrivate, deps.resolve);
     if (problem) throw new AppError("invalid_webhook_url", `Webhook url ${problem}`, { field: "url" });
   }
 
@@ -159,22 +164,26 @@ export function createWebhookService(deps: WebhookDeps) {
   /** One attempt: sign, POST with a timeout, no redirects, read at most a little of the answer. */
   async function attempt(d: DueDelivery): Promise<DeliveryResult> {
     const started = performance.now();
-    const problem = await webhookTargetProblem(d.url, deps.allowPrivate);
-    if (problem) return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${problem}` };
+    // Checked again now (DNS may have changed), and the call goes to the very address checked.
+    const checked = await checkOutboundTarget(d.url, deps.allowPrivate, deps.resolve);
+    if (checked.problem !== null) return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${checked.problem}` };
+    const target = checked.target;
     const body = JSON.stringify(eventEnvelope(d.event_id, d.type, d.workspace_id, d.event_created_at, JSON.parse(d.data)));
     const timestamp = Math.floor(clock.now() / 1000);
     try {
-      const res = await doFetch(d.url, {
+      const res = await doFetch(target.url, {
         method: "POST",
         redirect: "manual",
         signal: AbortSignal.timeout(TIMEOUT_MS),
+        ...(target.tls ? { tls: target.tls } : {}),
         headers: {
+          ...target.headers,
           "content-type": "application/json",
           "user-agent": `Pigeon-Webhooks/${VERSION}`,
           "x-pigeon-event": d.event_id,
           "x-pigeon-event-type": d.type,
           "x-pigeon-delivery": d.id,
-          "x-pigeon-signature": signWebhook(d.secret, timestamp, body),
+          "x-pigeon-signature": signWebhook(secrets.open(d.secret), timestamp, body),
         },
         body,
       });
@@ -243,7 +252,7 @@ export function createWebhookService(deps: WebhookDeps) {
         throw new AppError("conflict", `A workspace can have at most ${MAX_SUBSCRIPTIONS} webhooks`, { limit: MAX_SUBSCRIPTIONS });
       }
       const now = clock.now();
-      const row = insert.get(workspaceId, input.url, JSON.stringify(eventsList), input.description ?? "", `whsec_${randomBase62(32)}`, now, now)!;
+      const row = insert.get(workspaceId, input.url, JSON.stringify(eventsList), input.description ?? "", secrets.seal(`whsec_${randomBase62(32)}`), now, now)!;
       return present(row, true);
     },
 
@@ -263,7 +272,7 @@ export function createWebhookService(deps: WebhookDeps) {
       if (input.url !== undefined) set.push("url = ?"), args.push(input.url);
       if (eventsList) set.push("events = ?"), args.push(JSON.stringify(eventsList));
       if (input.description !== undefined) set.push("description = ?"), args.push(input.description);
-      if (input.rotate_secret) set.push("secret = ?"), args.push(`whsec_${randomBase62(32)}`);
+      if (input.rotate_secret) set.push("secret = ?"), args.push(secrets.seal(`whsec_${randomBase62(32)}`));
       if (input.status !== undefined) {
         set.push("status = ?", "consecutive_failures = 0", "failing_since = NULL");
         args.push(input.status);
