@@ -196,13 +196,26 @@ export function createRateLimiter(clock: Clock) {
     while (failures.size >= MAX_TRACKED_ADDRESSES) failures.delete(failures.keys().next().value!);
   }
 
-  /** One sign-in step under the throttle: refused while `address` is over, a 401 counts against it. */
+  /**
+   * One sign-in step under the throttle: refused while `address` is over, a 401 counts against it.
+   * The step may be async (password checks run off the event loop); its rejection counts the same.
+   */
   function guardAuth<T>(address: string, step: () => T): T {
     checkAuthFailures(address);
-    try {
-      return step();
-    } catch (error) {
+    const count = (error: unknown) => {
       if (error instanceof AppError && error.code === "unauthorized") recordAuthFailure(address);
+    };
+    try {
+      const result = step();
+      if (result instanceof Promise) {
+        return result.catch((error: unknown) => {
+          count(error);
+          throw error;
+        }) as T;
+      }
+      return result;
+    } catch (error) {
+      count(error);
       throw error;
     }
   }

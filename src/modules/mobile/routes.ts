@@ -84,9 +84,9 @@ export function mobileRoutes(s: Services) {
   return new Elysia({ prefix: "/mobile/v1" })
     .post(
       "/device",
-      ({ request, body, set, server }) => {
+      async ({ request, body, set, server }) => {
         // Codes are six digits and passwords can be guessed: failures are throttled per address.
-        const registered = s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.register(request.headers, body));
+        const registered = await s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.register(request.headers, body));
         set.status = 201;
         return registered;
       },
@@ -201,8 +201,8 @@ export function mobileRoutes(s: Services) {
     })
     .patch(
       "/user/password",
-      ({ request, body, set }) => {
-        mobile.changePassword(mobile.authenticateDevice(request.headers), body);
+      async ({ request, body, set }) => {
+        await mobile.changePassword(mobile.authenticateDevice(request.headers), body);
         set.status = 204;
       },
       {

@@ -3,7 +3,7 @@
 // webhooks, and keeping their presence fresh.
 import type { SignInGuard } from "../../http/foundation";
 import type { Database, Statement } from "bun:sqlite";
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomInt, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
@@ -198,12 +198,13 @@ export function createMobileService(deps: MobileDeps) {
     return found;
   }
 
-  function checkPassword(ws: WorkspaceAuthRow | null, password: string): ws is WorkspaceAuthRow {
-    return !!ws?.mobile_password_hash && Bun.password.verifySync(password, ws.mobile_password_hash);
+  /** Argon2 costs tens of milliseconds: verified on Bun's worker threads, never on the event loop. */
+  async function checkPassword(ws: WorkspaceAuthRow | null, password: string): Promise<boolean> {
+    return !!ws?.mobile_password_hash && (await Bun.password.verify(password, ws.mobile_password_hash));
   }
 
   /** Which workspace a registration joins, from its Authorization header. */
-  function registrationWorkspace(headers: Headers): { workspaceId: number; basic: boolean } {
+  async function registrationWorkspace(headers: Headers): Promise<{ workspaceId: number; basic: boolean }> {
     const header = headers.get("authorization") ?? "";
     const [scheme, value = ""] = header.split(/\s+/, 2);
     switch (scheme?.toLowerCase()) {
@@ -215,7 +216,7 @@ export function createMobileService(deps: MobileDeps) {
       case "basic": {
         const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
         const ws = wsByLogin.get(login);
-        if (!checkPassword(ws, rest.join(":"))) throw unauthorized("Wrong login or password");
+        if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
         return { workspaceId: ws.id, basic: true };
       }
       case "code": {
@@ -238,8 +239,8 @@ export function createMobileService(deps: MobileDeps) {
     return { login, password };
   }
 
-  function register(headers: Headers, body: { name: string; pushToken?: string | null; simCards?: unknown[] }) {
-    const { workspaceId, basic } = registrationWorkspace(headers);
+  async function register(headers: Headers, body: { name: string; pushToken?: string | null; simCards?: unknown[] }) {
+    const { workspaceId, basic } = await registrationWorkspace(headers);
     const now = clock.now();
     const id = nanoid(21);
     const token = nanoid(21);
@@ -405,25 +406,25 @@ export function createMobileService(deps: MobileDeps) {
     }));
   }
 
-  function oneTimeCode(headers: Headers) {
+  async function oneTimeCode(headers: Headers) {
     const [scheme, value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
     if (scheme?.toLowerCase() !== "basic") throw unauthorized("Needs Basic login:password");
     const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
     const ws = wsByLogin.get(login);
-    if (!checkPassword(ws, rest.join(":"))) throw unauthorized("Wrong login or password");
-    const code = String(Math.floor(100000 + Math.random() * 900000));
+    if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
+    const code = String(randomInt(100000, 1000000));
     const validUntil = clock.now() + CODE_TTL_MS;
     insertCode.run(secrets.digest(code), ws.id, validUntil);
     return { code, validUntil: iso(validUntil) };
   }
 
-  function changePassword(device: DeviceRow, body: { currentPassword: string; newPassword: string }) {
+  async function changePassword(device: DeviceRow, body: { currentPassword: string; newPassword: string }) {
     const ws = wsById.get(device.workspaceId)!;
-    if (!checkPassword(ws, body.currentPassword)) throw unauthorized("Current password is wrong");
+    if (!(await checkPassword(ws, body.currentPassword))) throw unauthorized("Current password is wrong");
     if (body.newPassword.length < 14) {
       throw new AppError("validation_error", "newPassword must be at least 14 characters", { field: "newPassword", location: "body", reason: "must be at least 14 characters" });
     }
-    setPassword.run(Bun.password.hashSync(body.newPassword, PASSWORD_HASH), ws.id);
+    setPassword.run(await Bun.password.hash(body.newPassword, PASSWORD_HASH), ws.id);
   }
 
   /**
