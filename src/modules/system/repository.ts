@@ -1,4 +1,4 @@
-// What the health check asks of the database.
+// What the health check and the backup command ask of the database itself.
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/client";
 
@@ -7,6 +7,8 @@ export function createSystemRepository(db: Db) {
   return {
     /** Runs a trivial query; throws when the database does not answer. */
     ping: () => void ping.get(),
+    /** A consistent copy of the whole database in one new file (SQLite's VACUUM INTO). */
+    copyTo: (path: string) => void db.$client.run("VACUUM INTO ?", [path]),
   };
 }
 
