@@ -1,6 +1,6 @@
 // Reading, listing and cancelling notifications, and the notification stats.
 import { describe, expect, test } from "bun:test";
-import { STATS_QUERY } from "../src/modules/stats/routes";
+import { STATS_QUERY } from "../src/modules/stats/repository";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 
 const TO = "+14155552671";

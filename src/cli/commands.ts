@@ -11,6 +11,7 @@ import { AppError } from "../http/errors";
 import { KEY_FILE, SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
+import { createSystemRepository } from "../modules/system/repository";
 import { openRuntime, type Runtime } from "./runtime";
 import { serve } from "./serve";
 import { parseSimulatePhoneArgs, simulatePhone } from "./simulate-phone";
@@ -313,7 +314,7 @@ async function simulate(argv: string[]): Promise<number | null> {
 
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
-  rt.services.db.$client.run("VACUUM INTO ?", [out]);
+  createSystemRepository(rt.services.db).copyTo(out);
   chmodSync(out, 0o600);
   // The backup's secrets are sealed with the data directory's key: without it they are lost.
   const key = join(rt.config.dataDir, KEY_FILE);

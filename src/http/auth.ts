@@ -1,9 +1,10 @@
 // API-key authentication (spec section 5): `Authorization: Bearer <key>` + `X-API-SECRET`, or the
 // `x-api-key` + `x-api-secret` pair. Missing or wrong credentials: 401; a disabled key or a
 // suspended account: 403, and only after the secret matched, so the 403 leaks nothing.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
 import { matchesHash } from "../lib/tokens";
+import { createAccountRepository } from "../modules/accounts/repository";
 import { AppError } from "./errors";
 
 export interface AuthContext {
@@ -23,25 +24,6 @@ export interface AuthContext {
   };
 }
 
-interface KeyRow {
-  key_id: number;
-  key_name: string;
-  secret_hash: string;
-  key_status: string;
-  last_used_at: number | null;
-  workspace_id: number;
-  account_id: number;
-  account_status: string;
-  is_owner: number;
-  sms_length_cap: number;
-  plan_id: number;
-  plan_code: string;
-  requests_per_minute: number;
-  requests_per_day: number;
-  monthly_sms_limit: number | null;
-  allow_urls: number;
-}
-
 /** Reads the key and secret from either header pair; null where absent. */
 export function readCredentials(headers: Headers): { key: string | null; secret: string | null } {
   const authorization = headers.get("authorization");
@@ -55,18 +37,8 @@ export function readCredentials(headers: Headers): { key: string | null; secret:
 }
 
 export function createAuthenticator(sqlite: Database, clock: Clock) {
-  // One indexed lookup per request, prepared once.
-  const byKey: Statement<KeyRow, [string]> = sqlite.prepare(`
-    SELECT k.id AS key_id, k.name AS key_name, k.secret_hash, k.status AS key_status, k.last_used_at,
-           w.id AS workspace_id, a.id AS account_id, a.status AS account_status, a.is_owner, a.sms_length_cap,
-           p.id AS plan_id, p.code AS plan_code, p.requests_per_minute, p.requests_per_day,
-           p.monthly_sms_limit, p.allow_urls
-    FROM api_key k
-    JOIN workspace w ON w.id = k.workspace_id
-    JOIN account a ON a.id = w.account_id
-    JOIN plan p ON p.id = a.plan_id
-    WHERE k.key = ?`);
-  const touch = sqlite.prepare("UPDATE api_key SET last_used_at = ? WHERE id = ?");
+  // The key lookup is a prepared statement in the account repository (it runs on every request).
+  const accounts = createAccountRepository(sqlite);
 
   return function authenticate(headers: Headers): AuthContext {
     const { key, secret } = readCredentials(headers);
@@ -74,31 +46,31 @@ export function createAuthenticator(sqlite: Database, clock: Clock) {
       throw new AppError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY> (or x-api-key)");
     }
     if (!secret) throw new AppError("unauthorized", "Missing API secret: send X-API-SECRET (or x-api-secret)");
-    const row = byKey.get(key);
-    if (!row || !matchesHash(secret, row.secret_hash)) {
+    const row = accounts.keyCredentials(key);
+    if (!row || !matchesHash(secret, row.secretHash)) {
       throw new AppError("unauthorized", "Invalid API key or secret");
     }
-    if (row.key_status !== "active") throw new AppError("key_disabled", "This API key is disabled");
-    if (row.account_status !== "active") throw new AppError("account_suspended", "This account is suspended");
+    if (row.keyStatus !== "active") throw new AppError("key_disabled", "This API key is disabled");
+    if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
 
     // last_used_at is a hint for the key list; writing it once a minute keeps requests read-only.
     const now = clock.now();
-    if (row.last_used_at === null || now - row.last_used_at > 60_000) touch.run(now, row.key_id);
+    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) accounts.touchKey(row.keyId, now);
 
     return {
-      keyId: row.key_id,
-      keyName: row.key_name,
-      workspaceId: row.workspace_id,
-      accountId: row.account_id,
-      isOwner: row.is_owner === 1,
-      smsLengthCap: row.sms_length_cap,
+      keyId: row.keyId,
+      keyName: row.keyName,
+      workspaceId: row.workspaceId,
+      accountId: row.accountId,
+      isOwner: row.isOwner,
+      smsLengthCap: row.smsLengthCap,
       plan: {
-        id: row.plan_id,
-        code: row.plan_code,
-        requestsPerMinute: row.requests_per_minute,
-        requestsPerDay: row.requests_per_day,
-        monthlySmsLimit: row.monthly_sms_limit,
-        allowUrls: row.allow_urls === 1,
+        id: row.planId,
+        code: row.planCode,
+        requestsPerMinute: row.requestsPerMinute,
+        requestsPerDay: row.requestsPerDay,
+        monthlySmsLimit: row.monthlySmsLimit,
+        allowUrls: row.allowUrls,
       },
     };
   };

@@ -1,25 +1,18 @@
 // Idempotency-Key on send routes: a repeat with the same key and the same body within 24 hours
 // gets the first reply back and creates nothing; the same key with another body is a 409.
 // Only successful replies are kept, so a request that failed can be corrected and retried.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
 import { DAY } from "../lib/time";
 import { sha256Hex } from "../lib/tokens";
 import { AppError } from "./errors";
+import { createIdempotencyRepository } from "./idempotency-repository";
 
 export interface IdempotencyContext {
   workspaceId: number;
   key: string;
   route: string;
   hash: string;
-}
-
-interface StoredReply {
-  route: string;
-  request_hash: string;
-  response_status: number;
-  response_body: string;
-  created_at: number;
 }
 
 /** JSON with object keys sorted, so {"a":1,"b":2} and {"b":2,"a":1} are the same request. */
@@ -37,16 +30,7 @@ function canonical(value: unknown): string {
 export const IDEMPOTENCY_WINDOW_MS = DAY;
 
 export function createIdempotencyStore(sqlite: Database, clock: Clock) {
-  const find: Statement<StoredReply, [number, string]> = sqlite.prepare(
-    "SELECT route, request_hash, response_status, response_body, created_at FROM idempotency_record WHERE workspace_id = ? AND key = ?",
-  );
-  const insert = sqlite.prepare(
-    `INSERT INTO idempotency_record (workspace_id, key, route, request_hash, response_status, response_body, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (workspace_id, key) DO UPDATE SET route = excluded.route, request_hash = excluded.request_hash,
-       response_status = excluded.response_status, response_body = excluded.response_body, created_at = excluded.created_at`,
-  );
-  const prune = sqlite.prepare("DELETE FROM idempotency_record WHERE created_at < ?");
+  const repo = createIdempotencyRepository(sqlite);
 
   return {
     /** The idempotency context of a request, from its Idempotency-Key header; null without one. */
@@ -64,25 +48,33 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock) {
      * Throws 409 idempotency_key_reuse for a key used with another request.
      */
     replay(ctx: IdempotencyContext): Response | null {
-      const stored = find.get(ctx.workspaceId, ctx.key);
-      if (!stored || stored.created_at <= clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
-      if (stored.request_hash !== ctx.hash || stored.route !== ctx.route) {
+      const stored = repo.reply(ctx.workspaceId, ctx.key);
+      if (!stored || stored.createdAt <= clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
+      if (stored.requestHash !== ctx.hash || stored.route !== ctx.route) {
         throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", { idempotency_key: ctx.key });
       }
-      return new Response(stored.response_body, {
-        status: stored.response_status,
+      return new Response(stored.responseBody, {
+        status: stored.responseStatus,
         headers: { "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" },
       });
     },
 
     /** Saves a reply; call inside the transaction that created what the reply describes. */
     save(ctx: IdempotencyContext, status: number, body: unknown): void {
-      insert.run(ctx.workspaceId, ctx.key, ctx.route, ctx.hash, status, JSON.stringify(body), clock.now());
+      repo.saveReply({
+        workspaceId: ctx.workspaceId,
+        key: ctx.key,
+        route: ctx.route,
+        requestHash: ctx.hash,
+        responseStatus: status,
+        responseBody: JSON.stringify(body),
+        createdAt: clock.now(),
+      });
     },
 
     /** idempotency:prune — forget keys older than the window. */
     prune(): number {
-      return prune.run(clock.now() - IDEMPOTENCY_WINDOW_MS).changes;
+      return repo.deleteOlderThan(clock.now() - IDEMPOTENCY_WINDOW_MS);
     },
   };
 }

@@ -127,7 +127,7 @@ export function createChatappService(deps: ChatappDeps) {
   /** Whether the user last wrote to this business number less than 24 hours ago. */
   function windowOpen(workspaceId: number, deviceId: number, recipient: string): { open: boolean; lastInboundAt: number | null } {
     const thread = threads.find(workspaceId, "chatapp", deviceId, recipient);
-    const last = thread?.last_inbound_at ?? null;
+    const last = thread?.lastInboundAt ?? null;
     return { open: last !== null && clock.now() < last + WINDOW_MS, lastInboundAt: last };
   }
 

@@ -1,17 +1,13 @@
 // Accounts, plans, workspaces (the spec's projects) and API keys: the operator's side, used by the
 // CLI and by start-up. No Elysia here.
-import { and, asc, eq } from "drizzle-orm";
 import type { Clock } from "../../clock";
 import type { Db } from "../../db/client";
-import { account, apiKey, contactType, plan, template, workspace } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
+import { createAccountRepository, type AccountRow, type ApiKeyRow, type PlanRow, type WorkspaceRow } from "./repository";
 
-export type PlanRow = typeof plan.$inferSelect;
-export type AccountRow = typeof account.$inferSelect;
-export type WorkspaceRow = typeof workspace.$inferSelect;
-export type ApiKeyRow = typeof apiKey.$inferSelect;
+export type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow };
 
 export interface PlanSpec {
   code: string;
@@ -68,69 +64,50 @@ export interface CreatedKey {
 }
 
 export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) {
+  const repo = createAccountRepository(db.$client);
   // The pairing token is shown to the owner again (pairing info), so it is sealed, not hashed.
   const reveal = (row: WorkspaceRow): WorkspaceRow => ({ ...row, pairingToken: secrets.open(row.pairingToken) });
 
   /** Plans, contact types and system templates every installation has; safe to run at every start. */
   function seed(): void {
     const now = clock.now();
-    db.transaction((tx) => {
+    repo.transaction(() => {
       for (const p of DEFAULT_PLANS) {
-        tx.insert(plan)
-          .values({
-            code: p.code,
-            name: p.name,
-            requestsPerMinute: p.requestsPerMinute ?? 60,
-            requestsPerDay: p.requestsPerDay ?? 10000,
-            monthlySmsLimit: p.monthlySmsLimit ?? null,
-            allowUrls: p.allowUrls ?? true,
-            createdAt: now,
-          })
-          .onConflictDoNothing()
-          .run();
+        repo.insertPlanIfMissing({
+          code: p.code,
+          name: p.name,
+          requestsPerMinute: p.requestsPerMinute ?? 60,
+          requestsPerDay: p.requestsPerDay ?? 10000,
+          monthlySmsLimit: p.monthlySmsLimit ?? null,
+          allowUrls: p.allowUrls ?? true,
+          createdAt: now,
+        });
       }
-      for (const ct of DEFAULT_CONTACT_TYPES) tx.insert(contactType).values(ct).onConflictDoNothing().run();
+      for (const ct of DEFAULT_CONTACT_TYPES) repo.insertContactTypeIfMissing(ct);
       for (const st of SYSTEM_TEMPLATES) {
-        const exists = tx
-          .select({ id: template.id })
-          .from(template)
-          .where(and(eq(template.isSystem, 1), eq(template.code, st.code)))
-          .get();
-        if (exists) continue;
-        tx.insert(template)
-          .values({
-            ...st,
-            guid: uuid(),
-            channel: "sms",
-            isSystem: 1,
-            status: "active",
-            variables: [...st.body.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]),
-            createdAt: now,
-            updatedAt: now,
-          })
-          .run();
+        if (repo.systemTemplateExists(st.code)) continue;
+        repo.insertTemplate({
+          ...st,
+          guid: uuid(),
+          channel: "sms",
+          isSystem: 1,
+          status: "active",
+          variables: [...st.body.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]),
+          createdAt: now,
+          updatedAt: now,
+        });
       }
     });
   }
 
   function planByCode(code: string): PlanRow {
-    const row = db.select().from(plan).where(eq(plan.code, code)).get();
+    const row = repo.planByCode(code);
     if (!row) throw new AppError("not_found", `plan "${code}" not found`);
     return row;
   }
 
-  function ownerAccount(): AccountRow | null {
-    return db.select().from(account).where(eq(account.isOwner, true)).orderBy(asc(account.id)).get() ?? null;
-  }
-
   function insertWorkspace(accountId: number, name: string): WorkspaceRow {
-    return reveal(
-      db
-        .insert(workspace)
-        .values({ accountId, name, pairingToken: secrets.seal(nanoid(32)), createdAt: clock.now() })
-        .returning()
-        .get(),
-    );
+    return reveal(repo.insertWorkspace({ accountId, name, pairingToken: secrets.seal(nanoid(32)), createdAt: clock.now() }));
   }
 
   /**
@@ -138,49 +115,40 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
    * or null when an account already exists.
    */
   function bootstrap(): { account: AccountRow; workspace: WorkspaceRow } | null {
-    return db.transaction(() => {
-      const any = db.select({ id: account.id }).from(account).limit(1).get();
-      if (any) return null;
-      const owner = db
-        .insert(account)
-        .values({ name: "Owner", planId: planByCode("owner").id, isOwner: true, createdAt: clock.now() })
-        .returning()
-        .get();
+    return repo.transaction(() => {
+      if (repo.anyAccount()) return null;
+      const owner = repo.insertAccount({ name: "Owner", planId: planByCode("owner").id, isOwner: true, createdAt: clock.now() });
       return { account: owner, workspace: insertWorkspace(owner.id, "Default") };
     });
   }
 
   function requireOwner(): AccountRow {
-    const owner = ownerAccount();
+    const owner = repo.ownerAccount();
     if (owner) return owner;
     bootstrap();
-    return ownerAccount()!;
+    return repo.ownerAccount()!;
   }
 
   function getAccount(id: number): AccountRow {
-    const row = db.select().from(account).where(eq(account.id, id)).get();
+    const row = repo.account(id);
     if (!row) throw new AppError("not_found", `account ${id} not found`);
     return row;
   }
 
   function getWorkspace(id: number): WorkspaceRow {
-    const row = db.select().from(workspace).where(eq(workspace.id, id)).get();
+    const row = repo.workspace(id);
     if (!row) throw new AppError("not_found", `workspace ${id} not found`);
     return reveal(row);
   }
 
   function defaultWorkspace(): WorkspaceRow {
     const owner = requireOwner();
-    return reveal(db.select().from(workspace).where(eq(workspace.accountId, owner.id)).orderBy(asc(workspace.id)).get()!);
+    return reveal(repo.firstWorkspaceOf(owner.id)!);
   }
 
   function createAccount(name: string, planCode = "free") {
-    return db.transaction(() => {
-      const row = db
-        .insert(account)
-        .values({ name, planId: planByCode(planCode).id, createdAt: clock.now() })
-        .returning()
-        .get();
+    return repo.transaction(() => {
+      const row = repo.insertAccount({ name, planId: planByCode(planCode).id, createdAt: clock.now() });
       return { account: row, workspace: insertWorkspace(row.id, "Default") };
     });
   }
@@ -211,24 +179,19 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
   function createKey(name: string, workspaceId?: number): CreatedKey {
     const ws = workspaceId === undefined ? defaultWorkspace() : getWorkspace(workspaceId);
     const { secret, hash, hint } = issueSecret();
-    const row = db
-      .insert(apiKey)
-      .values({
-        workspaceId: ws.id,
-        name,
-        key: `pk_${randomBase62(24)}`,
-        secretHash: hash,
-        secretHint: hint,
-        createdAt: clock.now(),
-      })
-      .returning()
-      .get();
+    const row = repo.insertApiKey({
+      workspaceId: ws.id,
+      name,
+      key: `pk_${randomBase62(24)}`,
+      secretHash: hash,
+      secretHint: hint,
+      createdAt: clock.now(),
+    });
     return withSecret(row, secret);
   }
 
   function findKey(ref: string): ApiKeyRow {
-    const byId = /^\d+$/.test(ref) ? eq(apiKey.id, Number(ref)) : eq(apiKey.key, ref);
-    const row = db.select().from(apiKey).where(byId).get();
+    const row = repo.apiKey(/^\d+$/.test(ref) ? { id: Number(ref) } : { key: ref });
     if (!row) throw new AppError("not_found", `API key ${ref} not found`);
     return row;
   }
@@ -237,59 +200,44 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
   function rotateKey(ref: string): CreatedKey {
     const row = findKey(ref);
     const { secret, hash, hint } = issueSecret();
-    db.update(apiKey).set({ secretHash: hash, secretHint: hint, rotatedAt: clock.now() }).where(eq(apiKey.id, row.id)).run();
+    repo.updateApiKey(row.id, { secretHash: hash, secretHint: hint, rotatedAt: clock.now() });
     return withSecret(row, secret);
   }
 
   function setKeyStatus(ref: string, status: "active" | "disabled"): ApiKeyRow {
     const row = findKey(ref);
-    return db.update(apiKey).set({ status }).where(eq(apiKey.id, row.id)).returning().get();
+    return repo.updateApiKey(row.id, { status })!;
   }
 
   function listKeys(workspaceId?: number): ApiKeyRow[] {
-    const q = db.select().from(apiKey);
-    return (workspaceId === undefined ? q : q.where(eq(apiKey.workspaceId, workspaceId))).orderBy(asc(apiKey.id)).all();
+    return repo.apiKeys(workspaceId);
   }
 
   function setAccountStatus(id: number, status: "active" | "suspended"): AccountRow {
     getAccount(id);
-    return db.update(account).set({ status }).where(eq(account.id, id)).returning().get();
+    return repo.updateAccount(id, { status })!;
   }
 
   function setAccountPlan(id: number, planCode: string): AccountRow {
     getAccount(id);
-    return db.update(account).set({ planId: planByCode(planCode).id }).where(eq(account.id, id)).returning().get();
+    return repo.updateAccount(id, { planId: planByCode(planCode).id })!;
   }
 
   function setSmsLengthCap(id: number, cap: number): AccountRow {
     getAccount(id);
-    return db.update(account).set({ smsLengthCap: cap }).where(eq(account.id, id)).returning().get();
+    return repo.updateAccount(id, { smsLengthCap: cap })!;
   }
 
   function listAccounts() {
-    return db
-      .select({
-        id: account.id,
-        name: account.name,
-        status: account.status,
-        isOwner: account.isOwner,
-        plan: plan.code,
-        smsLengthCap: account.smsLengthCap,
-        createdAt: account.createdAt,
-      })
-      .from(account)
-      .innerJoin(plan, eq(plan.id, account.planId))
-      .orderBy(asc(account.id))
-      .all();
+    return repo.accountsWithPlan();
   }
 
   function listWorkspaces(accountId?: number): WorkspaceRow[] {
-    const q = db.select().from(workspace);
-    return (accountId === undefined ? q : q.where(eq(workspace.accountId, accountId))).orderBy(asc(workspace.id)).all().map(reveal);
+    return repo.workspaces(accountId).map(reveal);
   }
 
   function listPlans(): PlanRow[] {
-    return db.select().from(plan).orderBy(asc(plan.id)).all();
+    return repo.plans();
   }
 
   function upsertPlan(spec: PlanSpec): PlanRow {
@@ -300,23 +248,11 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
       monthlySmsLimit: spec.monthlySmsLimit ?? null,
       allowUrls: spec.allowUrls ?? true,
     };
-    return db
-      .insert(plan)
-      .values({ code: spec.code, ...values, createdAt: clock.now() })
-      .onConflictDoUpdate({ target: plan.code, set: values })
-      .returning()
-      .get();
+    return repo.upsertPlan({ code: spec.code, ...values, createdAt: clock.now() }, values);
   }
 
   function rotatePairingToken(workspaceId: number): WorkspaceRow {
-    return reveal(
-      db
-        .update(workspace)
-        .set({ pairingToken: secrets.seal(nanoid(32)) })
-        .where(eq(workspace.id, workspaceId))
-        .returning()
-        .get(),
-    );
+    return reveal(repo.setPairingToken(workspaceId, secrets.seal(nanoid(32)))!);
   }
 
   return {

@@ -1,9 +1,10 @@
 // Events customers subscribe to. emit() writes the event and one delivery per matching
 // subscription in the caller's transaction — the same one as the change that caused it — so a
 // crash can never keep the change and lose its event (an outbox). The webhook worker delivers.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import { randomBase62 } from "../../lib/tokens";
+import { createEventRepository } from "./repository";
 
 export const EVENT_TYPES = [
   "notification.sent",
@@ -36,28 +37,21 @@ export function eventEnvelope(id: string, type: EventType, workspaceId: number, 
 }
 
 export function createEventService(sqlite: Database, clock: Clock) {
-  const insertEvent = sqlite.prepare("INSERT INTO event (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)");
-  const subscribers: Statement<{ id: number; events: string }, [number]> = sqlite.prepare(
-    // Failing subscriptions keep receiving deliveries: they wait, paused, until it is re-enabled.
-    "SELECT id, events FROM webhook_subscription WHERE workspace_id = ? AND status IN ('active', 'failing') AND deleted_at IS NULL",
-  );
-  const insertDelivery = sqlite.prepare(
-    "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
-  );
+  const repo = createEventRepository(sqlite);
 
   function write(workspaceId: number, type: EventType, data: Record<string, unknown>, only: number | null): { eventId: string; deliveryIds: string[] } {
     const now = clock.now();
     const eventId = newEventId();
     const deliveryIds: string[] = [];
-    sqlite.transaction(() => {
-      insertEvent.run(eventId, workspaceId, type, JSON.stringify(data), now);
-      const targets = only !== null ? [only] : subscribers.all(workspaceId).filter((sub) => wants(JSON.parse(sub.events) as string[], type)).map((sub) => sub.id);
+    repo.transaction(() => {
+      repo.insertEvent({ id: eventId, workspaceId, type, data: JSON.stringify(data), createdAt: now });
+      const targets = only !== null ? [only] : repo.subscribersOf(workspaceId).filter((sub) => wants(JSON.parse(sub.events) as string[], type)).map((sub) => sub.id);
       for (const subscriptionId of targets) {
         const deliveryId = newDeliveryId();
-        insertDelivery.run(deliveryId, subscriptionId, eventId, now, now);
+        repo.insertDelivery(deliveryId, subscriptionId, eventId, now);
         deliveryIds.push(deliveryId);
       }
-    })();
+    });
     return { eventId, deliveryIds };
   }
 

@@ -1,10 +1,9 @@
-import { eq, sql } from "drizzle-orm";
 import { Elysia, t } from "elysia";
-import { workspace } from "../../db/schema";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { authOf } from "../../http/foundation";
 import { iso } from "../../lib/time";
 import type { Services } from "../../services";
+import { createProjectRepository } from "./repository";
 
 const Project = t.Object({
   project_id: t.Integer(),
@@ -13,11 +12,11 @@ const Project = t.Object({
 });
 
 export function projectRoutes(s: Services) {
-  const own = s.db.select().from(workspace).where(eq(workspace.id, sql.placeholder("ws"))).prepare();
+  const projects = createProjectRepository(s.db);
   return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] }).use(models).get(
     "/list",
     ({ request }) => {
-      const rows = own.all({ ws: authOf(request).workspaceId });
+      const rows = projects.visibleTo(authOf(request).workspaceId);
       return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
     },
     {

@@ -4,15 +4,12 @@ import { authOf } from "../../http/foundation";
 import { fieldError } from "../../http/validation";
 import { DAY, iso } from "../../lib/time";
 import type { Services } from "../../services";
+import { createStatsRepository } from "./repository";
 
 const PERIODS = { day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 
-export const STATS_QUERY = "SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND status = ? AND created_at >= ? AND created_at <= ?";
-
 export function statsRoutes(s: Services) {
-  // One range count per status on the (workspace_id, status, created_at) index: each reads only
-  // the index entries in range, never the table and never another workspace's rows.
-  const countOf = s.db.$client.prepare<{ n: number }, [number, string, number, number]>(STATS_QUERY);
+  const stats = createStatsRepository(s.db);
   const STATUSES = ["sent", "delivered", "failed", "pending", "cancelled"] as const;
   return new Elysia({ prefix: "/v1/api/stats", tags: ["Stats"] })
     .use(models)
@@ -23,7 +20,7 @@ export function statsRoutes(s: Services) {
         const to = s.clock.now();
         const from = to - PERIODS[period];
         const ws = authOf(request).workspaceId;
-        const counts = Object.fromEntries(STATUSES.map((st) => [st, countOf.get(ws, st, from, to)!.n]));
+        const counts = Object.fromEntries(STATUSES.map((st) => [st, stats.countByStatus(ws, st, from, to)]));
         return ok(
           {
             period,

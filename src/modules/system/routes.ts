@@ -6,6 +6,7 @@ import { iso } from "../../lib/time";
 import type { Services } from "../../services";
 import { VERSION } from "../../version";
 import { BATCH_DELETE_MAX, BATCH_REGISTER_MAX } from "../devices/model";
+import { createSystemRepository } from "./repository";
 
 export const BULK_SMS_MAX = 100;
 export const PAGE_SIZE_MAX = 100;
@@ -24,13 +25,14 @@ const Limits = t.Object({
 });
 
 export function systemRoutes(s: Services) {
+  const system = createSystemRepository(s.db);
   return new Elysia({ tags: ["System"] })
     .use(models)
     .get(
       "/health",
       () => {
         try {
-          s.db.$client.query("SELECT 1").get();
+          system.ping();
         } catch {
           throw new AppError("service_unavailable", "Database is not answering");
         }

@@ -43,7 +43,7 @@ export function recordInbound(threads: ThreadRepository, events: EventService, m
     ...m.extra,
     received_at: iso(m.at),
     device_id: m.deviceId,
-    contact_id: added.thread.contact_id,
+    contact_id: added.thread.contactId,
   });
   return true;
 }

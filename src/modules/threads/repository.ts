@@ -1,41 +1,34 @@
-// Threads and their messages: every conversation, both directions, both channels.
+// Threads and their messages: every conversation, both directions, both channels. Adding a message
+// runs on every accepted send and every inbound message, so add() and find() use statements
+// prepared once, their columns aliased to the schema's names; the reading side goes through
+// drizzle. Row types come from the drizzle tables either way.
 import type { Database, Statement } from "bun:sqlite";
+import { and, count, desc, eq, getTableColumns, gt, type SQL } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import * as schema from "../../db/schema";
+import { contact, notification, thread, threadMessage } from "../../db/schema";
 
-export interface ThreadRecord {
-  id: number;
-  workspace_id: number;
-  channel: "sms" | "chatapp";
-  device_id: number;
-  peer: string;
-  peer_name: string | null;
-  contact_id: number | null;
-  last_message_at: number;
-  last_message_preview: string;
-  last_direction: "inbound" | "outbound";
-  unread_count: number;
-  last_inbound_at: number | null;
-  created_at: number;
-}
+export type ThreadRecord = typeof thread.$inferSelect;
+export type ThreadMessageRecord = typeof threadMessage.$inferSelect;
+/** A thread with the name of the contact it is linked to. */
+export type ThreadView = ThreadRecord & { contactName: (typeof contact.$inferSelect)["name"] | null };
+/** A message with the status of the notification that sent it (outbound only). */
+export type ThreadMessageView = Omit<ThreadMessageRecord, "threadId"> & { notificationStatus: (typeof notification.$inferSelect)["status"] | null };
 
-export interface ThreadMessageRecord {
-  id: number;
-  thread_id: number;
-  direction: "inbound" | "outbound";
-  body: string;
-  notification_id: number | null;
-  device_id: number | null;
-  external_id: string | null;
-  at: number;
+export interface ThreadFilters {
+  channel?: ThreadRecord["channel"];
+  contactId?: number;
+  unread?: boolean;
 }
 
 export interface MessageInput {
   workspaceId: number;
-  channel: "sms" | "chatapp";
+  channel: ThreadRecord["channel"];
   /** 0 for SMS threads; the business number's device for chat-app threads. */
   threadDeviceId: number;
   peer: string;
   peerName?: string | null;
-  direction: "inbound" | "outbound";
+  direction: ThreadMessageRecord["direction"];
   body: string;
   notificationId?: number | null;
   deviceId?: number | null;
@@ -45,8 +38,16 @@ export interface MessageInput {
 
 const PREVIEW = 120;
 
+const THREAD_COLUMNS = `id, workspace_id AS workspaceId, channel, device_id AS deviceId, peer, peer_name AS peerName, contact_id AS contactId,
+  last_message_at AS lastMessageAt, last_message_preview AS lastMessagePreview, last_direction AS lastDirection,
+  unread_count AS unreadCount, last_inbound_at AS lastInboundAt, created_at AS createdAt`;
+
 export function createThreadRepository(sqlite: Database) {
-  const contactByPhone: Statement<{ id: number }, [number, string]> = sqlite.prepare("SELECT id FROM contact WHERE workspace_id = ? AND phone = ?");
+  const db = drizzle({ client: sqlite, schema });
+
+  const contactByPhone: Statement<Pick<typeof contact.$inferSelect, "id">, [number, string]> = sqlite.prepare(
+    "SELECT id FROM contact WHERE workspace_id = ? AND phone = ?",
+  );
   const upsertThread: Statement<ThreadRecord> = sqlite.prepare(`
     INSERT INTO thread (workspace_id, channel, device_id, peer, peer_name, contact_id, last_message_at, last_message_preview,
       last_direction, unread_count, last_inbound_at, created_at)
@@ -61,14 +62,28 @@ export function createThreadRepository(sqlite: Database) {
       last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN thread.last_inbound_at
         WHEN thread.last_inbound_at IS NULL THEN excluded.last_inbound_at
         ELSE max(thread.last_inbound_at, excluded.last_inbound_at) END
-    RETURNING *`);
+    RETURNING ${THREAD_COLUMNS}`);
   const findThread: Statement<ThreadRecord, [number, string, number, string]> = sqlite.prepare(
-    "SELECT * FROM thread WHERE workspace_id = ? AND channel = ? AND device_id = ? AND peer = ?",
+    `SELECT ${THREAD_COLUMNS} FROM thread WHERE workspace_id = ? AND channel = ? AND device_id = ? AND peer = ?`,
   );
-  const insertMessage: Statement<{ id: number }> = sqlite.prepare(`
+  const insertMessage: Statement<Pick<ThreadMessageRecord, "id">> = sqlite.prepare(`
     INSERT INTO thread_message (thread_id, direction, body, notification_id, device_id, external_id, at)
     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, external_id) DO NOTHING RETURNING id`);
-  const seen: Statement<{ id: number }, [number, string]> = sqlite.prepare("SELECT id FROM thread_message WHERE thread_id = ? AND external_id = ?");
+  const seen: Statement<Pick<ThreadMessageRecord, "id">, [number, string]> = sqlite.prepare(
+    "SELECT id FROM thread_message WHERE thread_id = ? AND external_id = ?",
+  );
+
+  function filtersOf(workspaceId: number, f: ThreadFilters): SQL | undefined {
+    return and(
+      eq(thread.workspaceId, workspaceId),
+      f.channel ? eq(thread.channel, f.channel) : undefined,
+      f.contactId !== undefined ? eq(thread.contactId, f.contactId) : undefined,
+      f.unread === true ? gt(thread.unreadCount, 0) : undefined,
+      f.unread === false ? eq(thread.unreadCount, 0) : undefined,
+    );
+  }
+
+  const withContact = () => db.select({ ...getTableColumns(thread), contactName: contact.name }).from(thread).leftJoin(contact, eq(contact.id, thread.contactId));
 
   return {
     /**
@@ -82,7 +97,7 @@ export function createThreadRepository(sqlite: Database) {
         if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
         const inbound = m.direction === "inbound";
         const contactId = contactByPhone.get(m.workspaceId, m.peer)?.id ?? null;
-        const thread = upsertThread.get(
+        const row = upsertThread.get(
           m.workspaceId,
           m.channel,
           m.threadDeviceId,
@@ -95,14 +110,53 @@ export function createThreadRepository(sqlite: Database) {
           inbound ? 1 : 0,
           inbound ? m.at : null,
         )!;
-        const row = insertMessage.get(thread.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, m.at);
-        if (!row) return null;
-        return { thread, messageId: row.id };
+        const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, m.at);
+        if (!message) return null;
+        return { thread: row, messageId: message.id };
       })();
     },
 
-    find: (workspaceId: number, channel: "sms" | "chatapp", threadDeviceId: number, peer: string) =>
-      findThread.get(workspaceId, channel, threadDeviceId, peer),
+    find: (workspaceId: number, channel: ThreadRecord["channel"], threadDeviceId: number, peer: string): ThreadRecord | null =>
+      findThread.get(workspaceId, channel, threadDeviceId, peer) ?? null,
+
+    /** One thread of the workspace, with its contact's name. */
+    view(workspaceId: number, id: number): ThreadView | null {
+      return withContact().where(and(eq(thread.workspaceId, workspaceId), eq(thread.id, id))).get() ?? null;
+    },
+    /** A page of the workspace's threads, most recent first. */
+    views(workspaceId: number, f: ThreadFilters, limit: number, offset: number): ThreadView[] {
+      return withContact().where(filtersOf(workspaceId, f)).orderBy(desc(thread.lastMessageAt), desc(thread.id)).limit(limit).offset(offset).all();
+    },
+    count(workspaceId: number, f: ThreadFilters): number {
+      return db.select({ n: count() }).from(thread).where(filtersOf(workspaceId, f)).get()!.n;
+    },
+
+    /** A page of a thread's messages, newest first. */
+    messages(threadId: number, limit: number, offset: number): ThreadMessageView[] {
+      return db
+        .select({
+          id: threadMessage.id,
+          direction: threadMessage.direction,
+          body: threadMessage.body,
+          notificationId: threadMessage.notificationId,
+          deviceId: threadMessage.deviceId,
+          externalId: threadMessage.externalId,
+          at: threadMessage.at,
+          notificationStatus: notification.status,
+        })
+        .from(threadMessage)
+        .leftJoin(notification, eq(notification.id, threadMessage.notificationId))
+        .where(eq(threadMessage.threadId, threadId))
+        .orderBy(desc(threadMessage.at), desc(threadMessage.id))
+        .limit(limit)
+        .offset(offset)
+        .all();
+    },
+    countMessages(threadId: number): number {
+      return db.select({ n: count() }).from(threadMessage).where(eq(threadMessage.threadId, threadId)).get()!.n;
+    },
+
+    markRead: (threadId: number) => void db.update(thread).set({ unreadCount: 0 }).where(eq(thread.id, threadId)).run(),
   };
 }
 

@@ -1,99 +1,70 @@
 // Reading conversations: threads with their contact and last message, and their messages with each
 // outbound message's notification status. Chat-app threads show their 24-hour window.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { DAY, iso } from "../../lib/time";
-import type { ThreadMessageRecord, ThreadRecord } from "./repository";
+import { createThreadRepository, type ThreadFilters, type ThreadRecord, type ThreadView } from "./repository";
 
-interface ThreadRow extends ThreadRecord {
-  contact_name: string | null;
-}
-
-interface MessageRow extends ThreadMessageRecord {
-  notification_status: string | null;
-}
-
-export interface ThreadFilters {
-  channel?: "sms" | "chatapp";
-  contactId?: number;
-  unread?: boolean;
-}
+export type { ThreadFilters };
 
 export function createThreadService(sqlite: Database, clock: Clock) {
-  const getOne: Statement<ThreadRow, [number, number]> = sqlite.prepare(
-    "SELECT t.*, c.name AS contact_name FROM thread t LEFT JOIN contact c ON c.id = t.contact_id WHERE t.workspace_id = ? AND t.id = ?",
-  );
-  const messages: Statement<MessageRow, [number, number, number]> = sqlite.prepare(`
-    SELECT m.id, m.direction, m.body, m.notification_id, m.device_id, m.external_id, m.at, n.status AS notification_status
-    FROM thread_message m LEFT JOIN notification n ON n.id = m.notification_id
-    WHERE m.thread_id = ? ORDER BY m.at DESC, m.id DESC LIMIT ? OFFSET ?`);
-  const messageCount: Statement<{ n: number }, [number]> = sqlite.prepare("SELECT count(*) AS n FROM thread_message WHERE thread_id = ?");
-  const markRead = sqlite.prepare("UPDATE thread SET unread_count = 0 WHERE id = ?");
+  const repo = createThreadRepository(sqlite);
 
   /** The chat-app customer-service window of a thread: open for 24 hours after the user last wrote. */
   function windowOf(t: ThreadRecord) {
     if (t.channel !== "chatapp") return null;
-    const expires = t.last_inbound_at === null ? null : t.last_inbound_at + DAY;
+    const expires = t.lastInboundAt === null ? null : t.lastInboundAt + DAY;
     return { open: expires !== null && expires > clock.now(), expires_at: iso(expires) };
   }
 
-  function present(t: ThreadRow) {
+  function present(t: ThreadView) {
     return {
       thread_id: t.id,
       channel: t.channel,
       peer: t.peer,
-      peer_name: t.peer_name,
-      contact: t.contact_id === null ? null : { contact_id: t.contact_id, name: t.contact_name },
-      device_id: t.device_id === 0 ? null : t.device_id,
-      last_message: { body: t.last_message_preview, direction: t.last_direction, at: iso(t.last_message_at) },
-      last_message_at: iso(t.last_message_at),
-      unread_count: t.unread_count,
+      peer_name: t.peerName,
+      contact: t.contactId === null ? null : { contact_id: t.contactId, name: t.contactName },
+      device_id: t.deviceId === 0 ? null : t.deviceId,
+      last_message: { body: t.lastMessagePreview, direction: t.lastDirection, at: iso(t.lastMessageAt) },
+      last_message_at: iso(t.lastMessageAt),
+      unread_count: t.unreadCount,
       window: windowOf(t),
-      created_at: iso(t.created_at),
+      created_at: iso(t.createdAt),
     };
   }
 
-  function require(workspaceId: number, id: number): ThreadRow {
-    const row = getOne.get(workspaceId, id);
+  function require(workspaceId: number, id: number): ThreadView {
+    const row = repo.view(workspaceId, id);
     if (!row) throw new AppError("not_found", `thread ${id} not found`);
     return row;
   }
 
   return {
     list(workspaceId: number, f: ThreadFilters, page = 1, limit = 20) {
-      const where = ["t.workspace_id = ?"];
-      const args: (string | number)[] = [workspaceId];
-      if (f.channel) where.push("t.channel = ?"), args.push(f.channel);
-      if (f.contactId !== undefined) where.push("t.contact_id = ?"), args.push(f.contactId);
-      if (f.unread === true) where.push("t.unread_count > 0");
-      if (f.unread === false) where.push("t.unread_count = 0");
-      const clause = where.join(" AND ");
-      const rows = sqlite
-        .query(`SELECT t.*, c.name AS contact_name FROM thread t LEFT JOIN contact c ON c.id = t.contact_id WHERE ${clause} ORDER BY t.last_message_at DESC, t.id DESC LIMIT ? OFFSET ?`)
-        .all(...args, limit, (page - 1) * limit) as ThreadRow[];
-      const total = (sqlite.query(`SELECT count(*) AS n FROM thread t WHERE ${clause}`).get(...args) as { n: number }).n;
+      const rows = repo.views(workspaceId, f, limit, (page - 1) * limit);
+      const total = repo.count(workspaceId, f);
       return { threads: rows.map(present), pagination: { page, limit, total } };
     },
 
     messages(workspaceId: number, id: number, page = 1, limit = 20) {
       const t = require(workspaceId, id);
-      const rows = messages.all(t.id, limit, (page - 1) * limit).map((m) => ({
+      const rows = repo.messages(t.id, limit, (page - 1) * limit).map((m) => ({
         message_id: m.id,
         direction: m.direction,
         body: m.body,
         at: iso(m.at),
-        device_id: m.device_id,
-        notification_id: m.notification_id,
-        status: m.direction === "outbound" ? m.notification_status : "received",
-        external_id: m.external_id,
+        device_id: m.deviceId,
+        notification_id: m.notificationId,
+        status: m.direction === "outbound" ? m.notificationStatus : "received",
+        external_id: m.externalId,
       }));
-      return { thread: present(t), messages: rows, pagination: { page, limit, total: messageCount.get(t.id)!.n } };
+      return { thread: present(t), messages: rows, pagination: { page, limit, total: repo.countMessages(t.id) } };
     },
 
     markRead(workspaceId: number, id: number) {
       const t = require(workspaceId, id);
-      markRead.run(t.id);
+      repo.markRead(t.id);
       return present(require(workspaceId, id));
     },
 
