@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { waitFor } from "./helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 
 const bin = isolatedBinary();
@@ -27,16 +28,6 @@ afterAll(async () => {
   for (const p of phones) p.proc.kill("SIGKILL");
   await server?.stop("SIGKILL");
 });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await Bun.sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Starts `pigeon simulate-phone` and waits until it is paired and listening. */
 async function startPhone(args: string[] = []) {
