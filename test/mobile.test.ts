@@ -2,9 +2,9 @@
 // SMS Gateway for Android app sends (shared/reference/companion-app-protocol.md), checking every
 // field the app reads back.
 import { describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
 import { notificationOf, smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { phoneSignature } from "./helpers/phone";
 
 const UA = "me.capcom.smsgateway/1.68.0";
 const OLD_UA = "me.capcom.smsgateway/1.66.2";
@@ -43,8 +43,7 @@ const sendSms = smsSender({ recipient_contact: TO, message: "Hello from Pigeon" 
 
 function signed(key: string, body: unknown, at: number) {
   const raw = JSON.stringify(body);
-  const ts = String(Math.floor(at / 1000));
-  return { raw, headers: { "x-timestamp": ts, "x-signature": createHmac("sha256", key).update(raw + ts).digest("hex") } };
+  return { raw, headers: phoneSignature(key, raw, at) };
 }
 
 describe("pairing", () => {

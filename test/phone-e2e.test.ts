@@ -2,10 +2,10 @@
 // the SMS Gateway for Android app would, and carries messages, failures, cancels and inbound SMS.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { waitFor } from "./helpers/api";
+import { phoneSignature } from "./helpers/phone";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 
 const bin = isolatedBinary();
@@ -153,14 +153,8 @@ describe("a simulated phone paired with the binary", () => {
       deviceId: externalId,
       payload: { messageId: "beef", message: "hello once", sender: "+14155550999", recipient: "+15550009999", simNumber: 1, receivedAt: new Date().toISOString() },
     });
-    const post = (secret: string) => {
-      const ts = String(Math.floor(Date.now() / 1000));
-      return fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-timestamp": ts, "x-signature": createHmac("sha256", secret).update(body + ts).digest("hex") },
-        body,
-      });
-    };
+    const post = (secret: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", ...phoneSignature(secret, body, Date.now()) }, body });
     expect((await post("forged-key")).status).toBe(401);
     expect((await post(settings.webhooks.signing_key)).status).toBe(204);
     expect((await post(settings.webhooks.signing_key)).status).toBe(204);

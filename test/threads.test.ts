@@ -1,31 +1,21 @@
 // The threads API over every conversation: both directions, paging, filters, tenancy.
 import { describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
 import { smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { postPhoneWebhook, registerAppPhone } from "./helpers/phone";
 
 const ADA = "+14155552671";
 const BOB = "+447911123456";
 
 async function phone(ctx: TestContext) {
-  const token = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data.pairing_token;
-  const reg = await (
-    await ctx.app.handle(
-      new Request("http://localhost/mobile/v1/device", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "Phone" }) }),
-    )
-  ).json();
-  const auth = { authorization: `Bearer ${reg.token}` };
-  const key = (await (await ctx.app.handle(new Request("http://localhost/mobile/v1/settings", { headers: auth }))).json()).webhooks.signing_key;
+  const reg = await registerAppPhone(ctx);
   let n = 0;
   return {
-    auth,
+    auth: reg.auth,
     /** The phone reports an SMS it received. */
     async receive(from: string, text: string) {
       const body = JSON.stringify({ id: `in-${++n}-${from}`, webhookId: "w", event: "sms:received", deviceId: reg.id, payload: { messageId: `m${n}`, message: text, sender: from, receivedAt: new Date(ctx.clock.now()).toISOString() } });
-      const ts = String(Math.floor(ctx.clock.now() / 1000));
-      const res = await ctx.app.handle(
-        new Request("http://localhost/mobile/v1/webhook", { method: "POST", headers: { "content-type": "application/json", "x-timestamp": ts, "x-signature": createHmac("sha256", key).update(body + ts).digest("hex") }, body }),
-      );
+      const res = await postPhoneWebhook(ctx, reg.signingKey, body);
       expect(res.status).toBe(204);
     },
   };
