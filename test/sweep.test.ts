@@ -13,6 +13,7 @@ interface Operation {
   security?: Record<string, string[]>[];
   parameters?: { in: string; name: string; schema?: Schema }[];
   requestBody?: { content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, unknown>;
 }
 
 interface Schema {
@@ -113,12 +114,14 @@ describe("every documented operation without credentials", () => {
         expect(schemes(op).every((s) => s.startsWith("Phone")), why).toBe(true);
         expect(r.status, why).toBe(401);
         expect(r.body, why).toMatchObject({ message: expect.any(String), code: 401 });
+        expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
         phone++;
       } else {
         expect(op.path.startsWith("/v1/"), why).toBe(true);
         expect(schemes(op), why).toContain("ApiKeyBearer");
         expect(r.status, why).toBe(401);
         expect(r.body, why).toMatchObject({ status_id: 401, data: { error_code: "unauthorized" } });
+        expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
         api++;
       }
     }
@@ -196,6 +199,7 @@ describe("every documented operation with another workspace's ids", () => {
       const before = snapshot(ctx);
       const r = await ctx.call(probe.op.method, probe.path, probe.options);
       const why = `${label(probe.op)} with ${probe.name} → ${r.status} ${r.text.slice(0, 300)}`;
+      expect(Object.keys(probe.op.responses ?? {}), `${label(probe.op)} documents its 404`).toContain("404");
       expect(r.status, why).toBe(404);
       expect(r.body?.status_id, why).toBe(404);
       expect(r.body?.data?.error_code, why).toBe("not_found");
