@@ -32,7 +32,7 @@ const PUBLIC: Record<string, string> = {
   "GET /v1/webhooks/chatapp": "the platform's verification handshake, checked by its verify token",
   "POST /v1/webhooks/chatapp": "the platform's deliveries, checked by their X-Hub-Signature-256",
   "POST /v1/callbacks/cloud/{device_id}": "the provider's status callbacks, checked by their X-Twilio-Signature",
-  "GET /mobile/v1/device": "the companion app's probe: answers with or without a device token",
+  "GET /mobile/v1/device": "the app reads its external address here; the device token is optional (with it, the device is shown too)",
 };
 
 // Ids in a body that are not rows of a workspace, so another workspace's value means nothing.
