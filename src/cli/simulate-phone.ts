@@ -8,7 +8,8 @@
 // Split by job under simulate-phone/: args.ts (the command line), protocol.ts (the HTTP calls and
 // the provisioned settings), event-stream.ts (the SSE parser and reconnect loop), messages.ts (the
 // phone's queue and state reports), webhooks.ts (signed webhooks and the simulated inbound SMS),
-// lifetime.ts (background work and stopping) and phone.ts (putting one phone together).
+// lifetime.ts (background work and stopping), parts.ts (what the queue and the poster share) and
+// phone.ts (putting one phone together).
 export { parseSimulatePhoneArgs, type SimulatedPhoneHandle, type SimulatePhoneOptions } from "./simulate-phone/args";
 export { EventStreamParser, reconnectDelay } from "./simulate-phone/event-stream";
 export { simulatePhone } from "./simulate-phone/phone";

@@ -2,13 +2,11 @@
 // time with the configured gap, failed or cancelled, and every state change reported by PATCH in
 // order.
 import { countSegments } from "../../lib/segments";
-import type { SimulatePhoneOptions } from "./args";
-import type { Lifetime } from "./lifetime";
-import type { PhoneSettings, ProtocolClient } from "./protocol";
+import { PhonePart, type PhoneParts } from "./parts";
 import type { WebhookPoster } from "./webhooks";
 import { GENERIC_FAILURE, record, stamp, text, type Json, type LocalMessage, type LocalState } from "./wire";
 
-export class MessageQueue {
+export class MessageQueue extends PhonePart {
   private readonly messages = new Map<string, LocalMessage>();
   /** Downloaded but not yet taken up (see holdMs), by id. */
   private readonly held = new Map<string, Json>();
@@ -17,16 +15,8 @@ export class MessageQueue {
   private pulling = false;
   private pullAgain = false;
 
-  constructor(
-    private readonly opts: SimulatePhoneOptions,
-    private readonly life: Lifetime,
-    private readonly client: ProtocolClient,
-    private readonly settings: PhoneSettings,
-    private readonly hooks: WebhookPoster,
-  ) {}
-
-  private log(line: string): void {
-    this.opts.log(line);
+  constructor(parts: PhoneParts, private readonly hooks: WebhookPoster) {
+    super(parts);
   }
 
 

@@ -19,8 +19,9 @@ class SimulatedPhone {
     const settings = new PhoneSettings();
     this.life = new Lifetime((line) => opts.log(line));
     this.client = new ProtocolClient(opts, this.life, settings);
-    this.hooks = new WebhookPoster(opts, this.life, this.client, settings);
-    this.queue = new MessageQueue(opts, this.life, this.client, settings, this.hooks);
+    const parts = { opts, life: this.life, client: this.client, settings };
+    this.hooks = new WebhookPoster(parts);
+    this.queue = new MessageQueue(parts, this.hooks);
   }
 
   get deviceId(): string {

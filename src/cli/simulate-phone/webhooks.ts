@@ -3,9 +3,7 @@
 // simulator can pretend to receive.
 import { createHmac } from "node:crypto";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import type { SimulatePhoneOptions } from "./args";
-import type { Lifetime } from "./lifetime";
-import type { PhoneSettings, ProtocolClient } from "./protocol";
+import { PhonePart } from "./parts";
 import {
   backoff,
   errorText,
@@ -21,18 +19,7 @@ import {
   type WebhookEvent,
 } from "./wire";
 
-export class WebhookPoster {
-  constructor(
-    private readonly opts: SimulatePhoneOptions,
-    private readonly life: Lifetime,
-    private readonly client: ProtocolClient,
-    private readonly settings: PhoneSettings,
-  ) {}
-
-  private log(line: string): void {
-    this.opts.log(line);
-  }
-
+export class WebhookPoster extends PhonePart {
   outgoing(message: LocalMessage, recipient: string): Json {
     // Field order follows the app's payload classes; phoneNumber is the deprecated twin of recipient.
     return { messageId: message.id, sender: OWN_NUMBER, recipient, simNumber: SIM_NUMBER, phoneNumber: recipient };
