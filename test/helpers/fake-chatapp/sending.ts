@@ -9,7 +9,8 @@ import type { WebhookSender } from "./webhooks";
 import { digits, newWamid } from "./wire";
 
 export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAppOptions, hooks: WebhookSender) {
-  const { settings, now, phones, media, lastInbound, throughputBuckets, pairBuckets, script, sent, invalidRequests, markedRead, findTemplate } = store;
+  const { settings, now, phones, media, lastInbound, throughputBuckets, pairBuckets, script, findTemplate } = store;
+  const { sent, invalidRequests, markedRead } = store.seen;
   const { schedule, statusWebhook } = hooks;
   const throughput = options.throughputPerSecond ?? 80;
   const pairIntervalMs = options.pairIntervalMs ?? 6000;

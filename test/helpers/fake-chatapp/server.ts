@@ -25,7 +25,8 @@ export function startFakeChatApp(options: FakeChatAppOptions) {
   const spec = loadOpenApi(options.openApiPath);
   const deliverWebhook = options.deliverWebhook ?? ((req: Request) => fetch(req));
   const store = createStore(options);
-  const { settings, now, wabas, tokens, media, lastInbound, script, sent, invalidRequests, requests, webhooks, webhookErrors, markedRead, outbox } = store;
+  const { settings, now, wabas, tokens, media, lastInbound, script, outbox } = store;
+  const { requests } = store.seen;
   const { addWaba, addPhoneNumber, addTemplate, findTemplate, authenticate } = store;
 
   const hooks = createWebhookSender(store, options, deliverWebhook);
@@ -88,18 +89,8 @@ export function startFakeChatApp(options: FakeChatAppOptions) {
   return {
     /** Base URL, e.g. http://127.0.0.1:PORT; Graph paths go under it (`${url}/v23.0/...`). */
     url: baseUrl,
-    /** Every accepted send, in order (including ones answered 200 that fail later by webhook). */
-    sent,
-    /** Sends refused by schema validation; a well-behaved adapter leaves this empty. */
-    invalidRequests,
-    /** Every request that reached the fake, whatever the answer. */
-    requests,
-    /** Every webhook the fake posted, with the server's HTTP status. */
-    webhooks,
-    /** Errors from automatic webhook deliveries (e.g. the server was unreachable). */
-    webhookErrors,
-    /** wamids the server marked as read. */
-    markedRead,
+    /** sent, invalidRequests, requests, webhooks, webhookErrors and markedRead (see the store). */
+    ...store.seen,
     /** What was patched in Meta's schemas before validating (see patchSchemas). */
     schemaPatches: spec.patches,
 

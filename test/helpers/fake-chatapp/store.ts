@@ -45,12 +45,21 @@ export function createStore(options: FakeChatAppOptions) {
   const conversationIds = new Map<string, string>();
   let templateSeq = 0;
 
-  const sent: SentMessage[] = [];
-  const invalidRequests: InvalidRequest[] = [];
-  const requests: RecordedRequest[] = [];
-  const webhooks: DeliveredWebhook[] = [];
-  const webhookErrors: Error[] = [];
-  const markedRead: string[] = [];
+  /** What the fake saw and did, for the tests to read. */
+  const seen = {
+    /** Every accepted send, in order (including ones answered 200 that fail later by webhook). */
+    sent: [] as SentMessage[],
+    /** Sends refused by schema validation; a well-behaved adapter leaves this empty. */
+    invalidRequests: [] as InvalidRequest[],
+    /** Every request that reached the fake, whatever the answer. */
+    requests: [] as RecordedRequest[],
+    /** Every webhook the fake posted, with the server's HTTP status. */
+    webhooks: [] as DeliveredWebhook[],
+    /** Errors from automatic webhook deliveries (e.g. the server was unreachable). */
+    webhookErrors: [] as Error[],
+    /** wamids the server marked as read. */
+    markedRead: [] as string[],
+  };
   const outbox: PreparedWebhook[] = [];
 
   tokens.set(options.accessToken ?? "good-token", { wabaIds: "all", state: "valid" });
@@ -123,12 +132,7 @@ export function createStore(options: FakeChatAppOptions) {
     pairBuckets,
     script,
     conversationIds,
-    sent,
-    invalidRequests,
-    requests,
-    webhooks,
-    webhookErrors,
-    markedRead,
+    seen,
     outbox,
     addWaba,
     addPhoneNumber,

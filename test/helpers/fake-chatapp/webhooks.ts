@@ -12,7 +12,8 @@ import { digits, newWamid, unixSeconds } from "./wire";
 const STATUS_AFTER_EVENT: Record<string, string | null> = { FLAGGED: null, REINSTATED: "APPROVED", UNPAUSED: "APPROVED" };
 
 export function createWebhookSender(store: Store, options: FakeChatAppOptions, deliverWebhook: (req: Request) => Promise<Response>) {
-  const { settings, now, sent, webhooks, webhookErrors, outbox, lastInbound, conversationIds, findTemplate, phones } = store;
+  const { settings, now, outbox, lastInbound, conversationIds, findTemplate, phones } = store;
+  const { sent, webhooks, webhookErrors } = store.seen;
   let lastDelivery: { body: string; headers: Record<string, string>; payload: WebhookEnvelope } | undefined;
   let chain: Promise<void> = Promise.resolve();
 
