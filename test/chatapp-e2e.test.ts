@@ -39,10 +39,7 @@ afterAll(async () => {
   fake?.stop();
 });
 
-async function api(path: string, body?: unknown) {
-  const res = await server.fetch(path, body === undefined ? { key } : { method: "POST", key, body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
+const api = (path: string, body?: unknown) => server.api(path, key, body);
 
 test("the platform's verification handshake", async () => {
   const res = await fake.verify(`${server.url}/v1/webhooks/chatapp`, "e2e-verify", "challenge-123");

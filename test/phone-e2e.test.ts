@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { waitFor } from "./helpers/api";
+import { SEND_PATH, waitFor } from "./helpers/api";
 import { phoneSignature } from "./helpers/phone";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 
@@ -56,14 +56,8 @@ async function devices() {
   return (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices;
 }
 
-async function send(body: Record<string, unknown>) {
-  const res = await server.fetch("/v1/notification/sms/api/send", { method: "POST", key, body: JSON.stringify({ recipient_contact: "+14155552671", ...body }) });
-  return { status: res.status, body: await res.json() };
-}
-
-async function notification(id: number) {
-  return (await (await server.fetch(`/v1/api/notification/${id}`, { key })).json()).data;
-}
+const send = (body: Record<string, unknown>) => server.api(SEND_PATH, key, { recipient_contact: "+14155552671", ...body });
+const notification = async (id: number) => (await server.api(`/v1/api/notification/${id}`, key)).body.data;
 
 describe("a simulated phone paired with the binary", () => {
   test("a send reaches delivered", async () => {
