@@ -88,31 +88,19 @@ describe("authentication", () => {
 });
 
 describe("tenancy", () => {
-  test("another workspace's device, contact and template ids answer 404, and lists stay apart", async () => {
+  // Each id route answering another workspace's ids with 404 (and changing nothing) is checked for
+  // every documented operation by test/sweep.test.ts; the lists are checked here.
+  test("a key of another workspace lists none of this workspace's rows, and this workspace's rows stay as they were", async () => {
     const ctx = createTestContext();
     const other = ctx.otherWorkspace();
     const dev = (await ctx.post("/v1/api/device/batch/register", { devices: [{ name: "Mine" }] })).body.data.devices[0];
     const contact = (await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" })).body.data;
-    const tpl = (await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" })).body.data;
+    await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" });
 
     const as = { key: other.key };
-    for (const path of [
-      `/v1/api/device/${dev.device_id}`,
-      `/v1/api/device/${dev.device_id}/health`,
-      `/v1/api/device/${dev.device_id}/stats`,
-      `/v1/api/device/${dev.device_id}/usage`,
-      `/v1/api/device/${dev.device_id}/rate-limit`,
-      `/v1/api/contact/${contact.contact_id}`,
-      `/v1/api/template/${tpl.template_id}`,
-    ]) {
-      expect(expectEnvelope(await ctx.get(path, as), 404).data.error_code).toBe("not_found");
-    }
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${dev.device_id}`, as), 404).data.error_code).toBe("not_found");
     expect((await ctx.post("/v1/api/device/batch/delete", { device_ids: [dev.device_id] }, as)).status).toBe(404);
-    expect((await ctx.post("/v1/api/device/batch/update-status", { device_ids: [dev.device_id], status: "inactive" }, as)).status).toBe(404);
     expect((await ctx.post("/v1/api/contact/update", { contact_id: contact.contact_id, name: "X" }, as)).status).toBe(404);
-    expect((await ctx.post("/v1/api/contact/delete", { contact_id: contact.contact_id }, as)).status).toBe(404);
-    expect((await ctx.post("/v1/api/template/update", { template_id: tpl.template_id, name: "X" }, as)).status).toBe(404);
-    expect((await ctx.post("/v1/api/template/delete", { template_id: tpl.template_id }, as)).status).toBe(404);
 
     expect((await ctx.get("/v1/api/device/list", as)).body.data.devices).toEqual([]);
     expect((await ctx.get("/v1/api/contact/list", as)).body.data.contacts).toEqual([]);

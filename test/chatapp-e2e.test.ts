@@ -2,6 +2,7 @@
 // connect → template send → sent → delivered by webhook; inbound → freeform reply → accepted;
 // window closed → 403 131047 with the templates listed.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitFor } from "./helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
 
@@ -38,20 +39,7 @@ afterAll(async () => {
   fake?.stop();
 });
 
-async function api(path: string, body?: unknown) {
-  const res = await server.fetch(path, body === undefined ? { key } : { method: "POST", key, body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null>): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v) return v;
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const api = (path: string, body?: unknown) => server.api(path, key, body);
 
 test("the platform's verification handshake", async () => {
   const res = await fake.verify(`${server.url}/v1/webhooks/chatapp`, "e2e-verify", "challenge-123");
@@ -67,10 +55,10 @@ test("connect → template send → sent → delivered by webhook", async () => 
   const sent = await api("/v1/api/chatapp/send", { recipient_contact: "+14155552671", template_id: template.template_id, variables: ["Ada", "A-7"] });
   expect(sent.status).toBe(200);
   const id = sent.body.data.notification_id;
-  const n = await until("delivered", async () => {
+  const n = await waitFor("delivered", async () => {
     const x = (await api(`/v1/api/notification/${id}`)).body.data;
     return x.status === "delivered" ? x : null;
-  });
+  }, { intervalMs: 100 });
   expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
   expect(fake.invalidRequests).toEqual([]);
   expect(fake.sent.at(-1)!.body).toMatchObject({ type: "template", to: "+14155552671" });
@@ -81,7 +69,7 @@ test("inbound → freeform reply inside the window → accepted and sent", async
   expect(inbound.response.status).toBe(200);
   const reply = await api("/v1/api/chatapp/send", { recipient_contact: "+14155550123", message: "Yes, until 6pm!" });
   expect(reply.status).toBe(200);
-  await until("the reply to reach the platform", async () => (fake.sent.some((m) => m.type === "text" && m.to === "+14155550123") ? true : null));
+  await waitFor("the reply to reach the platform", async () => (fake.sent.some((m) => m.type === "text" && m.to === "+14155550123") ? true : null), { intervalMs: 100 });
   const thread = (await api("/v1/api/thread/list?channel=chatapp")).body.data.threads.find((t: { peer: string }) => t.peer === "+14155550123");
   expect(thread.window.open).toBe(true);
 });

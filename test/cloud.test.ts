@@ -5,6 +5,7 @@ import { createCloudAdapter } from "../src/channels/sms-cloud/adapter";
 import type { DeviceRow } from "../src/modules/devices/repository";
 import type { NotificationRecord } from "../src/modules/notifications/state";
 import { MAX_ATTEMPTS } from "../src/worker/dispatcher";
+import { notificationOf, smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 
@@ -20,14 +21,7 @@ async function setup(opts: { credits?: number; channelTimeoutMs?: number; sendLi
   return { ctx, fake, device };
 }
 
-async function send(ctx: TestContext, body: Record<string, unknown> = {}) {
-  return expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "Your table is ready", ...body }), 200).data
-    .notification_id as number;
-}
-
-async function detail(ctx: TestContext, id: number) {
-  return expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
-}
+const send = smsSender({ recipient_contact: TO, message: "Your table is ready" });
 
 describe("cloud number: success and status callbacks", () => {
   test("the worker posts the form the provider expects and the notification becomes sent", async () => {
@@ -41,7 +35,7 @@ describe("cloud number: success and status callbacks", () => {
       Body: "Your table is ready",
       StatusCallback: `https://pigeon.test/v1/callbacks/cloud/${device.device_id}`,
     });
-    const n = await detail(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "sent", attempts: 1, provider_message_id: [...fake.messages.keys()][0], sent_at: "2026-01-15T12:00:00.000Z" });
     expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent"]);
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
@@ -54,11 +48,11 @@ describe("cloud number: success and status callbacks", () => {
     const sid = [...fake.messages.keys()][0];
     const r = await fake.callback(sid, "delivered");
     expect(r.status).toBe(200);
-    expect((await detail(ctx, id)).status).toBe("delivered");
+    expect((await notificationOf(ctx, id)).status).toBe("delivered");
     await fake.callback(sid, "delivered");
     await fake.callback(sid, "sent");
     await fake.callback(sid, "failed", { ErrorCode: "30003" });
-    const n = await detail(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n.status).toBe("delivered");
     expect(n.logs.filter((l: { event: string }) => l.event === "delivered")).toHaveLength(1);
   });
@@ -69,7 +63,7 @@ describe("cloud number: success and status callbacks", () => {
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
     await ctx.services.dispatcher.dispatchDue();
     await fake.callback([...fake.messages.keys()][0], "undelivered", { ErrorCode: "30003" });
-    const n = await detail(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "30003", error_reason: "Unreachable destination handset" });
     expect(n.logs.at(-1)).toMatchObject({ event: "failed", error_code: "30003", detail: expect.stringContaining("Unreachable destination handset") });
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
@@ -81,7 +75,7 @@ describe("cloud number: success and status callbacks", () => {
     await ctx.services.dispatcher.dispatchDue();
     const r = await fake.callback([...fake.messages.keys()][0], "delivered", {}, { signatureOf: "wrong-token" });
     expect(expectEnvelope({ status: r.status, headers: r.headers, body: await r.json(), text: "" }, 401).data.error_code).toBe("unauthorized");
-    expect((await detail(ctx, id)).status).toBe("sent");
+    expect((await notificationOf(ctx, id)).status).toBe("sent");
   });
 });
 
@@ -91,7 +85,7 @@ describe("cloud number: failures and the retry ladder", () => {
     const id = await send(ctx);
     fake.failNext(400, 21211, "The 'To' number +14155552671 is not a valid phone number.");
     await ctx.services.dispatcher.dispatchDue();
-    const n = await detail(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "21211", attempts: 1 });
     expect(n.error_reason).toContain("not a valid phone number");
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
@@ -105,14 +99,14 @@ describe("cloud number: failures and the retry ladder", () => {
       fake.failNext(503, 20503, "Service unavailable");
       expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
       if (attempt === MAX_ATTEMPTS) break;
-      const n = await detail(ctx, id);
+      const n = await notificationOf(ctx, id);
       expect(n).toMatchObject({ status: "pending", attempts: attempt });
       expect(n.logs.at(-1)).toMatchObject({ event: "retry", error_code: "20503" });
       ctx.clock.advance(waits[attempt - 1] - 1);
       expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
       ctx.clock.advance(1);
     }
-    const n = await detail(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", attempts: MAX_ATTEMPTS, error_code: "20503" });
     expect(n.error_reason).toContain(`after ${MAX_ATTEMPTS} attempts`);
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
@@ -127,7 +121,7 @@ describe("cloud number: failures and the retry ladder", () => {
     await ctx.services.dispatcher.dispatchDue();
     ctx.clock.advance(5_000);
     await ctx.services.dispatcher.dispatchDue();
-    expect((await detail(ctx, id))).toMatchObject({ status: "sent", attempts: 2 });
+    expect((await notificationOf(ctx, id))).toMatchObject({ status: "sent", attempts: 2 });
     expect(fake.messages.size).toBe(1);
   });
 
@@ -136,13 +130,13 @@ describe("cloud number: failures and the retry ladder", () => {
     const id = await send(ctx);
     fake.failNext(429, 20429, "Too Many Requests");
     await ctx.services.dispatcher.dispatchDue();
-    let n = await detail(ctx, id);
+    let n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "pending", attempts: 0 });
     expect(n.logs.at(-1).event).toBe("throttled");
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
     ctx.clock.advance(1000);
     await ctx.services.dispatcher.dispatchDue();
-    n = await detail(ctx, id);
+    n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "sent", attempts: 1 });
   });
 
@@ -151,7 +145,7 @@ describe("cloud number: failures and the retry ladder", () => {
     const id = await send(ctx);
     fake.stop();
     await ctx.services.dispatcher.dispatchDue();
-    const n = await detail(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "pending", attempts: 1 });
     expect(n.logs.at(-1)).toMatchObject({ event: "retry", error_code: "network_error" });
   });
@@ -176,7 +170,7 @@ describe("cloud number: failures and the retry ladder", () => {
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
     ctx.clock.set(Date.UTC(2026, 0, 15, 13, 0, 0));
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
-    expect((await detail(ctx, id)).status).toBe("sent");
+    expect((await notificationOf(ctx, id)).status).toBe("sent");
     expect(fake.creates).toHaveLength(1);
   });
 
@@ -184,7 +178,7 @@ describe("cloud number: failures and the retry ladder", () => {
     const { ctx, device } = await setup({ credits: 2 });
     const id = await send(ctx, { schedule_time: "2026-01-16 10:00:00" });
     await ctx.post("/v1/api/device/batch/delete", { device_ids: [device.device_id] });
-    expect(await detail(ctx, id)).toMatchObject({ status: "failed", error_code: "device_deleted" });
+    expect(await notificationOf(ctx, id)).toMatchObject({ status: "failed", error_code: "device_deleted" });
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(2);
   });
 });
@@ -195,12 +189,12 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     const id = await send(ctx);
     fake.slowNext(400, true);
     await ctx.services.dispatcher.dispatchDue();
-    let n = await detail(ctx, id);
+    let n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "pending", attempts: 1 });
     expect(n.logs.at(-1)).toMatchObject({ event: "retry", error_code: "outcome_unknown" });
     ctx.clock.advance(5_000);
     await ctx.services.dispatcher.dispatchDue();
-    n = await detail(ctx, id);
+    n = await notificationOf(ctx, id);
     expect(n.status).toBe("sent");
     expect(n.provider_message_id).toBe([...fake.messages.keys()][0]);
     expect(fake.creates).toHaveLength(1);
@@ -214,7 +208,7 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     await ctx.services.dispatcher.dispatchDue();
     ctx.clock.advance(5_000);
     await ctx.services.dispatcher.dispatchDue();
-    expect((await detail(ctx, id)).status).toBe("sent");
+    expect((await notificationOf(ctx, id)).status).toBe("sent");
     expect(fake.messages.size).toBe(1);
     expect(fake.lists).toHaveLength(1);
   });
@@ -233,10 +227,10 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
 
     expect(ctx.services.dispatcher.recoverInterrupted()).toBe(2);
     await ctx.services.dispatcher.dispatchDue();
-    expect(await detail(ctx, taken)).toMatchObject({ status: "sent", provider_message_id: "SMpre" });
-    expect((await detail(ctx, lost)).status).toBe("sent");
+    expect(await notificationOf(ctx, taken)).toMatchObject({ status: "sent", provider_message_id: "SMpre" });
+    expect((await notificationOf(ctx, lost)).status).toBe("sent");
     expect(fake.creates.slice(createsBefore).map((c) => c.Body)).toEqual(["never arrived"]);
-    expect((await detail(ctx, taken)).logs.map((l: { event: string }) => l.event)).toContain("interrupted");
+    expect((await notificationOf(ctx, taken)).logs.map((l: { event: string }) => l.event)).toContain("interrupted");
   });
 });
 
@@ -297,13 +291,13 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     fake.holdBody("same text", 0);
     await ctx.services.dispatcher.dispatchDue();
     const sidOfA = [...fake.messages.keys()][0];
-    expect(await detail(ctx, b)).toMatchObject({ status: "sent", provider_message_id: sidOfA });
+    expect(await notificationOf(ctx, b)).toMatchObject({ status: "sent", provider_message_id: sidOfA });
     await first;
-    let n = await detail(ctx, a);
+    let n = await notificationOf(ctx, a);
     expect(n.status).toBe("pending");
     expect(n.logs.at(-1).detail).toContain("claimed by an identical notification");
     await ctx.services.dispatcher.dispatchDue();
-    n = await detail(ctx, a);
+    n = await notificationOf(ctx, a);
     expect(n.status).toBe("sent");
     expect(n.provider_message_id).not.toBe(sidOfA);
     expect(fake.messages.size).toBe(2);

@@ -3,6 +3,7 @@
 // notifications are unresolved and M unclaimed matches exist, M are claimed and N − M are sent.
 import { afterEach, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
+import { settle } from "./helpers/api";
 import { crashRig, json, readDb, sendBulk, waitSettled, type CrashRig } from "./helpers/crash-setup";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 
@@ -41,8 +42,7 @@ test("16 identical messages, 8 in flight at SIGKILL: the provider ends with exac
   const { rig } = setup;
   const ids = await sendBulk(server, rig.key, Array.from({ length: 16 }, () => "your code is 4711"));
 
-  const deadline = Date.now() + 10_000;
-  while (fake.messages.size < 8 && Date.now() < deadline) await Bun.sleep(20);
+  await settle(() => fake!.messages.size >= 8, 10_000, 20);
   await Bun.sleep(100);
   expect(fake.messages.size).toBe(8); // the dispatcher's 8 concurrent calls, all taken, none answered
   await kill();
@@ -75,9 +75,8 @@ test("crash loop: 300 messages, many of them identical, 4 SIGKILLs: every one se
   const started = Date.now();
   for (let k = 0; k < 4; k++) {
     const before = fake.creates.length;
-    const until = Date.now() + 10_000;
     // Kill at a different moment each round, always while calls are in flight.
-    while (fake.creates.length < before + 5 + k * 7 && Date.now() < until) await Bun.sleep(10);
+    await settle(() => fake!.creates.length >= before + 5 + k * 7, 10_000, 10);
     await Bun.sleep(40 + k * 35);
     await kill();
     server = await rig.start();

@@ -3,6 +3,7 @@
 // same number went out meanwhile, reading only the first page misses it and sends it again.
 import { afterAll, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
+import { settle } from "./helpers/api";
 import { crashRig, json, sendBulk, TO, waitSettled } from "./helpers/crash-setup";
 import { startFakeCloud } from "./helpers/fake-cloud";
 
@@ -23,10 +24,10 @@ test("a call cut off behind 60 newer messages to the same number is found on a l
   const bodies = ["first", ...Array.from({ length: 60 }, (_, i) => `filler ${i}`)];
   const ids = await sendBulk(server, rig.key, bodies);
 
-  const deadline = Date.now() + 15_000;
-  while (fake.messages.size < 61 && Date.now() < deadline) await Bun.sleep(50);
+  const started = Date.now();
+  await settle(() => fake.messages.size >= 61, 15_000, 50);
   expect(fake.messages.size).toBe(61);
-  await Bun.sleep(Math.max(0, 2_500 - (Date.now() - (deadline - 15_000))));
+  await Bun.sleep(Math.max(0, 2_500 - (Date.now() - started)));
   server.proc.kill("SIGKILL");
   await server.proc.exited;
 

@@ -6,6 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "./helpers/binary";
+import { settle } from "./helpers/api";
 import { crashRig, readDb, sendBulk } from "./helpers/crash-setup";
 import { startFakeCloud } from "./helpers/fake-cloud";
 
@@ -35,8 +36,7 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   const { rig } = setup;
   // 20 due at once: the dispatcher's 8 callers are mid-call at the signal, the other 12 not started.
   const ids = await sendBulk(server, rig.key, Array.from({ length: 20 }, (_, i) => `slow goodbye ${i}`));
-  const deadline = Date.now() + 10_000;
-  while (fake.creates.length < 8 && Date.now() < deadline) await Bun.sleep(10);
+  await settle(() => fake.creates.length >= 8, 10_000, 10);
   expect(fake.creates).toHaveLength(8);
 
   const signalled = Date.now();
@@ -73,8 +73,7 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   // An ordinary restart has nothing to recover: no attempt was left cut off. The rest go out once.
   fake.creates.length = 0;
   server = await rig.start();
-  const until = Date.now() + 15_000;
-  while (fake.messages.size < 20 && Date.now() < until) await Bun.sleep(50);
+  await settle(() => fake.messages.size >= 20, 15_000, 50);
   await Bun.sleep(200);
   expect(await server.stop("SIGTERM")).toBe(0);
   const interrupted = readDb(rig.dataDir, (db) => db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'interrupted'").get()) as { n: number };

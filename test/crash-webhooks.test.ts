@@ -4,6 +4,7 @@
 // those reach the receiver again, and every event still arrives.
 import { afterAll, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
+import { settle } from "./helpers/api";
 import { crashRig, readDb, sendBulk, waitSettled } from "./helpers/crash-setup";
 import { startFakeCloud } from "./helpers/fake-cloud";
 import { startReceiver } from "./helpers/receiver";
@@ -46,8 +47,7 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
   let notReceived = 0;
   for (let k = 0; k < 4; k++) {
     const target = receiver.received.length + 8 + k * 5;
-    const until = Date.now() + 10_000;
-    while (receiver.received.length < target && Date.now() < until) await Bun.sleep(5);
+    await settle(() => receiver.received.length >= target, 10_000, 5);
     await Bun.sleep(30 + k * 25);
     server.proc.kill("SIGKILL");
     await server.proc.exited;
@@ -67,8 +67,7 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
   // A SIGTERM mid-flow is no crash: the calls in flight finish and are recorded, none is left marked.
   {
     const target = receiver.received.length + 8;
-    const until = Date.now() + 10_000;
-    while (receiver.received.length < target && Date.now() < until) await Bun.sleep(5);
+    await settle(() => receiver.received.length >= target, 10_000, 5);
     expect(new Set(receiver.received.map((r) => r.headers.get("x-pigeon-delivery"))).size).toBeLessThan(ids.length);
     expect(await server.stop("SIGTERM")).toBe(0);
     const delivering = readDb(rig.dataDir, (db) => (db.query("SELECT count(*) AS n FROM webhook_delivery WHERE status = 'delivering'").get() as { n: number }).n);

@@ -3,6 +3,7 @@
 // received one twice.
 import { afterAll, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
+import { settle } from "./helpers/api";
 import { crashRig, json, waitSettled } from "./helpers/crash-setup";
 import { startFakeCloud } from "./helpers/fake-cloud";
 
@@ -48,8 +49,7 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
     expect(n.status_id).toBe(200);
     expect(n.data.message).toBe(body);
   }
-  const deadline = Date.now() + 10_000;
-  while (fake.creates.length === 0 && Date.now() < deadline) await Bun.sleep(20);
+  await settle(() => fake.creates.length > 0, 10_000, 20);
   await Bun.sleep(60);
   server.proc.kill("SIGKILL");
   await server.proc.exited;

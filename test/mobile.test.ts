@@ -2,8 +2,9 @@
 // SMS Gateway for Android app sends (shared/reference/companion-app-protocol.md), checking every
 // field the app reads back.
 import { describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
+import { notificationOf, smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { phoneSignature } from "./helpers/phone";
 
 const UA = "me.capcom.smsgateway/1.68.0";
 const OLD_UA = "me.capcom.smsgateway/1.66.2";
@@ -38,16 +39,11 @@ async function pairPhone(ctx: TestContext) {
   return { ...r.json, bearer: `Bearer ${r.json.token}`, deviceId } as { id: string; token: string; login: string; password?: string; bearer: string; deviceId: number };
 }
 
-async function sendSms(ctx: TestContext, body: Record<string, unknown> = {}) {
-  return expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "Hello from Pigeon", ...body }), 200).data.notification_id as number;
-}
-
-const statusOf = async (ctx: TestContext, id: number) => expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
+const sendSms = smsSender({ recipient_contact: TO, message: "Hello from Pigeon" });
 
 function signed(key: string, body: unknown, at: number) {
   const raw = JSON.stringify(body);
-  const ts = String(Math.floor(at / 1000));
-  return { raw, headers: { "x-timestamp": ts, "x-signature": createHmac("sha256", key).update(raw + ts).digest("hex") } };
+  return { raw, headers: phoneSignature(key, raw, at) };
 }
 
 describe("pairing", () => {
@@ -173,7 +169,7 @@ describe("messages", () => {
     expect(m.createdAt).toMatch(THREE_DIGITS);
     const again = await mobile(ctx, "GET", "/message", { auth: phone.bearer });
     expect(again.json).toEqual(first.json);
-    expect((await statusOf(ctx, id)).status).toBe("pending");
+    expect((await notificationOf(ctx, id)).status).toBe("pending");
   });
 
   test("order=fifo and lifo", async () => {
@@ -197,16 +193,16 @@ describe("messages", () => {
       mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m.id, state, recipients: [{ phoneNumber: TO, state }], states }] });
 
     expect((await patch("Pending", { Processed: "2026-01-15T19:00:01.357+07:00" })).status).toBe(204);
-    expect((await statusOf(ctx, id)).status).toBe("pending");
+    expect((await notificationOf(ctx, id)).status).toBe("pending");
     expect((await ctx.post("/v1/api/notification/cancel", { notification_id: id })).status).toBe(409);
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
 
     await patch("Sent", { Processed: "2026-01-15T19:00:01.357+07:00", Sent: "2026-01-15T19:00:02.100+07:00" });
-    expect(await statusOf(ctx, id)).toMatchObject({ status: "sent", sent_at: "2026-01-15T12:00:02.100Z" });
+    expect(await notificationOf(ctx, id)).toMatchObject({ status: "sent", sent_at: "2026-01-15T12:00:02.100Z" });
     await patch("Delivered", { Delivered: "2026-01-15T19:00:09.000+07:00" });
     await patch("Delivered", { Delivered: "2026-01-15T19:00:09.000+07:00" });
     await patch("Sent", {});
-    const n = await statusOf(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "delivered", delivered_at: "2026-01-15T12:00:09.000Z" });
     expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "processed", "sent", "delivered"]);
   });
@@ -221,7 +217,7 @@ describe("messages", () => {
       auth: phone.bearer,
       body: [{ id: m.id, state: "Failed", recipients: [{ phoneNumber: TO, state: "Failed", error }], states: { Processed: "2026-01-15T12:00:00.100Z", Failed: "2026-01-15T12:00:00.900Z" } }],
     });
-    const n = await statusOf(ctx, id);
+    const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_NO_SERVICE", error_reason: error });
     expect(n.logs.at(-1)).toMatchObject({ event: "failed", detail: expect.stringContaining(error) });
   });
@@ -234,7 +230,7 @@ describe("messages", () => {
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     expect((await mobile(ctx, "PATCH", "/message", { auth: other.bearer, body: [{ id: m.id, state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
     expect((await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: "unknown-id", state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
-    expect((await statusOf(ctx, id)).status).toBe("pending");
+    expect((await notificationOf(ctx, id)).status).toBe("pending");
     const bad = await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: { id: m.id, state: "Sent" } });
     expect(bad.status).toBe(400);
     expect(bad.json.code).toBe(400);
@@ -255,14 +251,14 @@ describe("messages", () => {
 
     await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m.id, state: "Cancelled", recipients: [{ phoneNumber: TO, state: "Cancelled" }], states: { Cancelled: "2026-01-15T12:00:01.000Z" } }] });
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
-    expect((await statusOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "cancelled", "cancel_confirmed"]);
+    expect((await notificationOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "cancelled", "cancel_confirmed"]);
 
     // Another message: the phone had already sent it when the cancel arrived.
     const id2 = await sendSms(ctx, { message: "too late" });
     const [m2] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     await ctx.post("/v1/api/notification/cancel", { notification_id: id2 });
     await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m2.id, state: "Sent", recipients: [{ phoneNumber: TO, state: "Sent" }], states: {} }] });
-    const n2 = await statusOf(ctx, id2);
+    const n2 = await notificationOf(ctx, id2);
     expect(n2.status).toBe("sent");
     expect(n2.logs.at(-1).detail).toContain("already had it");
   });
@@ -398,9 +394,9 @@ describe("webhooks the phone posts", () => {
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     const base = { webhookId: "w", deviceId: phone.id };
     await post({ ...base, id: "e1", event: "sms:sent", payload: { messageId: m.id, sender: null, recipient: TO, simNumber: 1, partsCount: 1, sentAt: "2026-01-15T12:00:05.000Z" } });
-    expect((await statusOf(ctx, id)).status).toBe("sent");
+    expect((await notificationOf(ctx, id)).status).toBe("sent");
     await post({ ...base, id: "e2", event: "sms:delivered", payload: { messageId: m.id, recipient: TO, deliveredAt: "2026-01-15T12:00:09.000Z" } });
-    expect(await statusOf(ctx, id)).toMatchObject({ status: "delivered", delivered_at: "2026-01-15T12:00:09.000Z" });
+    expect(await notificationOf(ctx, id)).toMatchObject({ status: "delivered", delivered_at: "2026-01-15T12:00:09.000Z" });
   });
 
   test("sms:failed records the phone's reason", async () => {
@@ -408,7 +404,7 @@ describe("webhooks the phone posts", () => {
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     await post({ id: "f1", webhookId: "w", deviceId: phone.id, event: "sms:failed", payload: { messageId: m.id, recipient: TO, failedAt: "2026-01-15T12:00:05.000Z", reason: "Send result: RESULT_ERROR_RADIO_OFF" } });
-    expect(await statusOf(ctx, id)).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_RADIO_OFF", error_reason: "Send result: RESULT_ERROR_RADIO_OFF" });
+    expect(await notificationOf(ctx, id)).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_RADIO_OFF", error_reason: "Send result: RESULT_ERROR_RADIO_OFF" });
   });
 });
 

@@ -1,13 +1,12 @@
 // Reading, listing and cancelling notifications, and the notification stats.
 import { describe, expect, test } from "bun:test";
 import { STATS_QUERY } from "../src/modules/stats/repository";
+import { smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 
 const TO = "+14155552671";
 
-async function send(ctx: TestContext, body: Record<string, unknown>) {
-  return expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x", ...body }), 200).data.notification_id as number;
-}
+const send = smsSender({ recipient_contact: TO, message: "x" });
 
 describe("GET /api/notification/:id", () => {
   test("every field and the log", async () => {

@@ -2,9 +2,10 @@
 // the SMS Gateway for Android app would, and carries messages, failures, cancels and inbound SMS.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { SEND_PATH, waitFor } from "./helpers/api";
+import { phoneSignature } from "./helpers/phone";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 
 const bin = isolatedBinary();
@@ -27,16 +28,6 @@ afterAll(async () => {
   for (const p of phones) p.proc.kill("SIGKILL");
   await server?.stop("SIGKILL");
 });
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await Bun.sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Starts `pigeon simulate-phone` and waits until it is paired and listening. */
 async function startPhone(args: string[] = []) {
@@ -65,14 +56,8 @@ async function devices() {
   return (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices;
 }
 
-async function send(body: Record<string, unknown>) {
-  const res = await server.fetch("/v1/notification/sms/api/send", { method: "POST", key, body: JSON.stringify({ recipient_contact: "+14155552671", ...body }) });
-  return { status: res.status, body: await res.json() };
-}
-
-async function notification(id: number) {
-  return (await (await server.fetch(`/v1/api/notification/${id}`, { key })).json()).data;
-}
+const send = (body: Record<string, unknown>) => server.api(SEND_PATH, key, { recipient_contact: "+14155552671", ...body });
+const notification = async (id: number) => (await server.api(`/v1/api/notification/${id}`, key)).body.data;
 
 describe("a simulated phone paired with the binary", () => {
   test("a send reaches delivered", async () => {
@@ -162,14 +147,8 @@ describe("a simulated phone paired with the binary", () => {
       deviceId: externalId,
       payload: { messageId: "beef", message: "hello once", sender: "+14155550999", recipient: "+15550009999", simNumber: 1, receivedAt: new Date().toISOString() },
     });
-    const post = (secret: string) => {
-      const ts = String(Math.floor(Date.now() / 1000));
-      return fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-timestamp": ts, "x-signature": createHmac("sha256", secret).update(body + ts).digest("hex") },
-        body,
-      });
-    };
+    const post = (secret: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", ...phoneSignature(secret, body, Date.now()) }, body });
     expect((await post("forged-key")).status).toBe(401);
     expect((await post(settings.webhooks.signing_key)).status).toBe(204);
     expect((await post(settings.webhooks.signing_key)).status).toBe(204);

@@ -10,6 +10,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureDataDir } from "../src/config";
+import { waitFor } from "./helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "./helpers/binary";
 import { createTestContext, expectEnvelope } from "./helpers/context";
 import { startFakeChatApp } from "./helpers/fake-chatapp";
@@ -35,14 +36,6 @@ function verifySignature(header: string, raw: string, secret: string): boolean {
   const t = /t=(\d+)/.exec(header)?.[1];
   const v1 = /v1=([0-9a-f]{64})/.exec(header)?.[1];
   return !!t && !!v1 && createHmac("sha256", secret).update(`${t}.${raw}`).digest("hex") === v1;
-}
-
-async function waitFor(check: () => boolean, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await Bun.sleep(50);
-  }
 }
 
 describe("the binary keeps secrets sealed on disk", () => {
@@ -119,7 +112,7 @@ describe("the binary keeps secrets sealed on disk", () => {
     running.push(server);
     expect((await api("/v1/api/device/pairing")).pairing_token).toBe(pairingToken);
     await api("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "after restart" });
-    await waitFor(() => fake.messages.size === 1); // the fake answers 401 to a wrong auth token
+    await waitFor("the provider to take the message", () => fake.messages.size === 1, { timeoutMs: 10_000 }); // the fake answers 401 to a wrong auth token
     const receiver = startReceiver();
     cleanups.push(() => receiver.stop());
     await api("/v1/api/webhook/update", { webhook_id: webhook.webhook_id, url: receiver.url });

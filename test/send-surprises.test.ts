@@ -4,6 +4,7 @@
 // such as CET work; a bulk of non-objects is refused whole.
 import { afterEach, describe, expect, test } from "bun:test";
 import { decodeBody } from "../src/http/body-format";
+import { notificationOf } from "./helpers/api";
 import { createTestContext, expectEnvelope, type Reply, type TestContext } from "./helpers/context";
 import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
@@ -73,9 +74,7 @@ async function smsSetup() {
   return { ctx, cloud, cloudId: device.device_id };
 }
 
-async function notification(ctx: TestContext, id: number) {
-  return expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
-}
+const notification = notificationOf;
 
 async function storedCount(ctx: TestContext) {
   return expectEnvelope(await ctx.get("/v1/api/notification/list"), 200).data.pagination.total as number;

@@ -1,17 +1,11 @@
 // The send endpoints: validation with the spec's errors, templates, devices, plans and credits.
 import { describe, expect, test } from "bun:test";
+import { notificationOf, postSend } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 
-const SEND = "/v1/notification/sms/api/send";
 const TO = "+14155552671";
 
-async function send(ctx: TestContext, body: Record<string, unknown>, status = 200) {
-  return expectEnvelope(await ctx.post(SEND, body), status);
-}
-
-async function notification(ctx: TestContext, id: number) {
-  return expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
-}
+const send = postSend;
 
 describe("POST /notification/sms/api/send", () => {
   test("accepts a message: 200, a message saying it was scheduled, the four data fields and scheduled_for", async () => {
@@ -21,7 +15,7 @@ describe("POST /notification/sms/api/send", () => {
     expect(body.message.toLowerCase()).toContain("scheduled");
     expect(Object.keys(body.data).sort()).toEqual(["message", "notification_id", "scheduled_for", "template_id", "template_vars"]);
     expect(body.data).toMatchObject({ template_id: null, template_vars: null, message: "Hello there", scheduled_for: null });
-    const n = await notification(ctx, body.data.notification_id);
+    const n = await notificationOf(ctx, body.data.notification_id);
     expect(n).toMatchObject({ status: "pending", delivery_type: "sms", route: "sms", device_id: phone.device_id, recipient: TO, recipient_name: "Ada", cost: 0 });
     expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted"]);
   });
@@ -30,7 +24,7 @@ describe("POST /notification/sms/api/send", () => {
     const ctx = createTestContext();
     await ctx.phone();
     const body = await send(ctx, { recipient_contact: "+1 (415) 555-2671", message: "x" });
-    expect((await notification(ctx, body.data.notification_id)).recipient).toBe(TO);
+    expect((await notificationOf(ctx, body.data.notification_id)).recipient).toBe(TO);
   });
 
   test.each(["4155552671", "+1", "hello", "+1415555267", ""])("recipient %p: 400 with 'Invalid phone number'", async (to) => {
@@ -85,7 +79,7 @@ describe("templates in sends", () => {
       message: "Hi Ada, order 42 ready. Bye Ada!",
       scheduled_for: null,
     });
-    const n = await notification(ctx, body.data.notification_id);
+    const n = await notificationOf(ctx, body.data.notification_id);
     expect(n).toMatchObject({ template_id: tpl.template_id, template_vars: { name: "Ada", order_id: "42" }, message: "Hi Ada, order 42 ready. Bye Ada!" });
   });
 
@@ -135,7 +129,7 @@ describe("scheduling", () => {
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0));
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-01-16 09:30:00", timezone: "Europe/Berlin" });
-    const n = await notification(ctx, body.data.notification_id);
+    const n = await notificationOf(ctx, body.data.notification_id);
     expect(n).toMatchObject({ status: "pending", schedule_time: "2026-01-16T08:30:00.000Z", timezone: "Europe/Berlin" });
     expect(n.logs[0].event).toBe("scheduled");
   });
@@ -144,7 +138,7 @@ describe("scheduling", () => {
     const ctx = createTestContext();
     await ctx.phone();
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-02-01 00:00:00" });
-    expect((await notification(ctx, body.data.notification_id)).schedule_time).toBe("2026-02-01T00:00:00.000Z");
+    expect((await notificationOf(ctx, body.data.notification_id)).schedule_time).toBe("2026-02-01T00:00:00.000Z");
   });
 
   test("across DST: a skipped local time is 400, a repeated one means its first occurrence", async () => {
@@ -154,12 +148,12 @@ describe("scheduling", () => {
     const gap = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 02:30:00", timezone: "America/New_York" }, 400);
     expect(gap.data.error_code).toBe("invalid_schedule_time");
     const summer = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 03:30:00", timezone: "America/New_York" });
-    expect((await notification(ctx, summer.data.notification_id)).schedule_time).toBe("2026-03-08T07:30:00.000Z");
+    expect((await notificationOf(ctx, summer.data.notification_id)).schedule_time).toBe("2026-03-08T07:30:00.000Z");
     const winter = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 01:30:00", timezone: "America/New_York" });
-    expect((await notification(ctx, winter.data.notification_id)).schedule_time).toBe("2026-03-08T06:30:00.000Z");
+    expect((await notificationOf(ctx, winter.data.notification_id)).schedule_time).toBe("2026-03-08T06:30:00.000Z");
     ctx.clock.set(Date.UTC(2026, 9, 1));
     const repeated = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-11-01 01:30:00", timezone: "America/New_York" });
-    expect((await notification(ctx, repeated.data.notification_id)).schedule_time).toBe("2026-11-01T05:30:00.000Z");
+    expect((await notificationOf(ctx, repeated.data.notification_id)).schedule_time).toBe("2026-11-01T05:30:00.000Z");
   });
 
   test.each([
@@ -183,7 +177,7 @@ describe("scheduling", () => {
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0, 500));
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-01-15 12:00:00" });
-    expect((await notification(ctx, body.data.notification_id)).schedule_time).toBeNull();
+    expect((await notificationOf(ctx, body.data.notification_id)).schedule_time).toBeNull();
   });
 });
 
@@ -193,7 +187,7 @@ describe("devices in sends", () => {
     await ctx.phone("A");
     const b = await ctx.phone("B");
     const body = await send(ctx, { recipient_contact: TO, message: "x", device_id: String(b.device_id) });
-    expect((await notification(ctx, body.data.notification_id)).device_id).toBe(b.device_id);
+    expect((await notificationOf(ctx, body.data.notification_id)).device_id).toBe(b.device_id);
     expect((await send(ctx, { recipient_contact: TO, message: "x", device_id: "999" }, 404)).data.error_code).toBe("not_found");
     const other = ctx.otherWorkspace();
     const theirs = await ctx.phone("theirs", other.key);
@@ -229,10 +223,10 @@ describe("devices in sends", () => {
     ctx.clock.advance(10 * 60_000);
     ctx.db.$client.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), b.device_id]);
     const body = await send(ctx, { recipient_contact: TO, message: "x" });
-    expect((await notification(ctx, body.data.notification_id)).device_id).toBe(b.device_id);
+    expect((await notificationOf(ctx, body.data.notification_id)).device_id).toBe(b.device_id);
     ctx.db.$client.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), a.device_id]);
     const again = await send(ctx, { recipient_contact: TO, message: "x" });
-    expect((await notification(ctx, again.data.notification_id)).device_id).toBe(a.device_id);
+    expect((await notificationOf(ctx, again.data.notification_id)).device_id).toBe(a.device_id);
   });
 });
 
@@ -288,12 +282,12 @@ describe("credits", () => {
 
     ctx.topUp(5);
     const one = await send(ctx, { recipient_contact: TO, message: "a".repeat(160) });
-    expect((await notification(ctx, one.data.notification_id))).toMatchObject({ segments: 1, cost: 1, route: "cloud" });
+    expect((await notificationOf(ctx, one.data.notification_id))).toMatchObject({ segments: 1, cost: 1, route: "cloud" });
     const two = await send(ctx, { recipient_contact: TO, message: "a".repeat(161) });
-    expect((await notification(ctx, two.data.notification_id)).cost).toBe(2);
+    expect((await notificationOf(ctx, two.data.notification_id)).cost).toBe(2);
     expect((await send(ctx, { recipient_contact: TO, message: "ü✓".repeat(70) }, 402)).data).toMatchObject({ balance: 2, required: 3 });
     const ucs = await send(ctx, { recipient_contact: TO, message: "✓".repeat(70) });
-    expect((await notification(ctx, ucs.data.notification_id)).cost).toBe(1);
+    expect((await notificationOf(ctx, ucs.data.notification_id)).cost).toBe(1);
     const credits = expectEnvelope(await ctx.get("/v1/api/stats/credits"), 200).data;
     expect(credits).toEqual({ balance: 1, used_this_month: 4 });
   });

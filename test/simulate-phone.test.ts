@@ -10,6 +10,7 @@ import {
   type SimulatedPhoneHandle,
   type SimulatePhoneOptions,
 } from "../src/cli/simulate-phone";
+import { waitFor } from "./helpers/api";
 
 const PAIRING_TOKEN = "pairing-token-0001";
 const DEVICE_ID = "QslD_GefqiYV6RQXdkM6V";
@@ -179,17 +180,12 @@ async function start(options: MockOptions = {}, overrides: Partial<SimulatePhone
   mock = startMockServer(options);
   phone = await simulatePhone(optionsFor(mock, overrides));
   // The pull that follows the stream's opening.
-  await waitFor(() => mock!.count("GET", "/message") >= 1, "the first pull");
+  await waitFor("the first pull", () => mock!.count("GET", "/message") >= 1, SOON);
   return mock;
 }
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; log:\n${lines.join("\n")}`);
-    await Bun.sleep(5);
-  }
-}
+// The simulator answers within milliseconds; a failed wait shows its log.
+const SOON = { timeoutMs: 2000, intervalMs: 5, detail: () => `log:\n${lines.join("\n")}` };
 
 function pending(id: string, phoneNumbers = ["+14155552671"], extra: Record<string, unknown> = {}) {
   return {
@@ -255,7 +251,7 @@ describe("simulatePhone", () => {
     const pulls = server.count("GET", "/message");
     server.queue.push(pending("msg-1"));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.statesOf("msg-1").includes("Delivered"), "Delivered");
+    await waitFor("Delivered", () => server.statesOf("msg-1").includes("Delivered"), SOON);
 
     expect(server.count("GET", "/message")).toBeGreaterThan(pulls);
     expect(server.statesOf("msg-1")).toEqual(["Processed", "Sent", "Delivered"]);
@@ -277,7 +273,7 @@ describe("simulatePhone", () => {
     expect(patch.headers.get("authorization")).toBe(`Bearer ${DEVICE_TOKEN}`);
     expect(patch.headers.get("user-agent")).toBe(USER_AGENT);
 
-    await waitFor(() => server.hooksFor("sms:delivered").length === 1, "the sms:delivered webhook");
+    await waitFor("the sms:delivered webhook", () => server.hooksFor("sms:delivered").length === 1, SOON);
     const [sent] = server.hooksFor("sms:sent");
     const [delivered] = server.hooksFor("sms:delivered");
     for (const hook of [sent, delivered]) expectSigned(hook);
@@ -312,7 +308,7 @@ describe("simulatePhone", () => {
     const server = await start();
     server.queue.push(pending("msg-2", ["+14155552671", "+14155552672"], { withDeliveryReport: false }));
     server.push(null, "null");
-    await waitFor(() => server.hooksFor("sms:sent").length === 2 && server.statesOf("msg-2").includes("Sent"), "Sent");
+    await waitFor("Sent", () => server.hooksFor("sms:sent").length === 2 && server.statesOf("msg-2").includes("Sent"), SOON);
     expect(server.hooksFor("sms:sent").map((h) => h.body.payload.recipient)).toEqual(["+14155552671", "+14155552672"]);
     const sent = (server.patches as any[][]).flat().find((p) => p.state === "Sent");
     expect(sent.recipients).toEqual([
@@ -328,7 +324,7 @@ describe("simulatePhone", () => {
     const server = await start({}, { failRate: 1 });
     server.queue.push(pending("msg-3"));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.hooksFor("sms:failed").length === 1 && server.statesOf("msg-3").includes("Failed"), "Failed");
+    await waitFor("Failed", () => server.hooksFor("sms:failed").length === 1 && server.statesOf("msg-3").includes("Failed"), SOON);
 
     expect(server.statesOf("msg-3")).toEqual(["Processed", "Failed"]);
     const failed = (server.patches as any[][]).flat().find((p) => p.state === "Failed");
@@ -354,7 +350,7 @@ describe("simulatePhone", () => {
     const server = await start();
     server.queue.push(pending("msg-ttl", undefined, { validUntil: "2020-01-01T00:00:00.000Z" }));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.statesOf("msg-ttl").includes("Failed"), "Failed");
+    await waitFor("Failed", () => server.statesOf("msg-ttl").includes("Failed"), SOON);
     const failed = (server.patches as any[][]).flat().find((p) => p.state === "Failed");
     expect(failed.recipients[0].error).toBe("TTL expired");
   });
@@ -364,7 +360,7 @@ describe("simulatePhone", () => {
     mock.queue.push({ ...pending("msg-4"), state: "Cancelling" });
     phone = await simulatePhone(optionsFor(mock));
     const server = mock;
-    await waitFor(() => server.patches.length === 1, "the Cancelled PATCH");
+    await waitFor("the Cancelled PATCH", () => server.patches.length === 1, SOON);
     expect(server.patches[0]).toEqual([
       {
         id: "msg-4",
@@ -380,9 +376,9 @@ describe("simulatePhone", () => {
     const server = await start({}, { delayMs: 300 });
     server.queue.push(pending("msg-5"));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.statesOf("msg-5").includes("Processed"), "Processed");
+    await waitFor("Processed", () => server.statesOf("msg-5").includes("Processed"), SOON);
     server.push("MessageCancelled", JSON.stringify({ messageId: "msg-5" }));
-    await waitFor(() => server.statesOf("msg-5").includes("Cancelled"), "Cancelled");
+    await waitFor("Cancelled", () => server.statesOf("msg-5").includes("Cancelled"), SOON);
     await Bun.sleep(350);
     expect(server.statesOf("msg-5")).toEqual(["Processed", "Cancelled"]);
     expect(server.hooksFor("sms:cancelled")[0].body.payload).toMatchObject({ messageId: "msg-5", cancelledAt: expect.stringMatching(APP_DATE) });
@@ -393,9 +389,9 @@ describe("simulatePhone", () => {
     const server = await start({ keepQueue: true });
     server.queue.push(pending("msg-6"));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.statesOf("msg-6").includes("Delivered"), "Delivered");
+    await waitFor("Delivered", () => server.statesOf("msg-6").includes("Delivered"), SOON);
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.statesOf("msg-6").length === 4, "the repeated PATCH");
+    await waitFor("the repeated PATCH", () => server.statesOf("msg-6").length === 4, SOON);
     expect(server.statesOf("msg-6")).toEqual(["Processed", "Sent", "Delivered", "Delivered"]);
     expect(lines.filter((l) => l === "message msg-6 → Sent")).toHaveLength(1);
     expect(server.hooksFor("sms:sent")).toHaveLength(1);
@@ -403,7 +399,7 @@ describe("simulatePhone", () => {
 
   test("--inbound posts one signed sms:received", async () => {
     const server = await start({}, { inbound: "Hi there", from: "+15550001234" });
-    await waitFor(() => server.hooksFor("sms:received").length === 1, "the sms:received webhook");
+    await waitFor("the sms:received webhook", () => server.hooksFor("sms:received").length === 1, SOON);
     const [hook] = server.hooksFor("sms:received");
     expectSigned(hook);
     expect(hook.body).toEqual({
@@ -421,7 +417,7 @@ describe("simulatePhone", () => {
         receivedAt: expect.stringMatching(APP_DATE),
       },
     });
-    await waitFor(() => lines.includes("received SMS from +15550001234 posted"), "the log line");
+    await waitFor("the log line", () => lines.includes("received SMS from +15550001234 posted"), SOON);
   });
 
   test("SettingsUpdated and WebhooksUpdated read the server again; a new signing key signs later webhooks", async () => {
@@ -429,12 +425,12 @@ describe("simulatePhone", () => {
     server.setSettings({ webhooks: { signing_key: "rotated-key" } });
     server.push("SettingsUpdated", "null");
     server.push("WebhooksUpdated", "null");
-    await waitFor(() => server.count("GET", "/settings") === 2 && server.count("GET", "/webhooks") === 2, "the second reads");
-    await waitFor(() => lines.filter((l) => l.startsWith("webhooks:")).length === 2, "the webhooks reload");
+    await waitFor("the second reads", () => server.count("GET", "/settings") === 2 && server.count("GET", "/webhooks") === 2, SOON);
+    await waitFor("the webhooks reload", () => lines.filter((l) => l.startsWith("webhooks:")).length === 2, SOON);
 
     server.queue.push(pending("msg-7"));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.hooksFor("sms:sent").length === 1, "the sms:sent webhook");
+    await waitFor("the sms:sent webhook", () => server.hooksFor("sms:sent").length === 1, SOON);
     expectSigned(server.hooksFor("sms:sent")[0], "rotated-key");
   });
 
@@ -442,11 +438,11 @@ describe("simulatePhone", () => {
     const server = await start({ patchDelayMs: 150 });
     server.queue.push(pending("msg-8"));
     server.push("MessageEnqueued", "null");
-    await waitFor(() => server.patches.length === 1, "the first PATCH to arrive");
+    await waitFor("the first PATCH to arrive", () => server.patches.length === 1, SOON);
     expect(server.answeredPatches).toBe(0);
     await phone!.stop();
     expect(server.answeredPatches).toBe(1);
-    await waitFor(() => server.streamsClosed === 1, "the stream to close");
+    await waitFor("the stream to close", () => server.streamsClosed === 1, SOON);
     const seen = server.hits.length;
     await Bun.sleep(120);
     // The Sent step was still waiting for the radio: it is dropped, not sent after stop.
@@ -459,7 +455,7 @@ describe("simulatePhone", () => {
     await simulatePhone(optionsFor(mock), controller.signal);
     controller.abort();
     const server = mock;
-    await waitFor(() => server.streamsClosed === 1, "the stream to close");
+    await waitFor("the stream to close", () => server.streamsClosed === 1, SOON);
   });
 });
 

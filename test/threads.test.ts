@@ -1,49 +1,38 @@
 // The threads API over every conversation: both directions, paging, filters, tenancy.
 import { describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
+import { smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { postPhoneWebhook, registerAppPhone } from "./helpers/phone";
 
 const ADA = "+14155552671";
 const BOB = "+447911123456";
 
 async function phone(ctx: TestContext) {
-  const token = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data.pairing_token;
-  const reg = await (
-    await ctx.app.handle(
-      new Request("http://localhost/mobile/v1/device", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "Phone" }) }),
-    )
-  ).json();
-  const auth = { authorization: `Bearer ${reg.token}` };
-  const key = (await (await ctx.app.handle(new Request("http://localhost/mobile/v1/settings", { headers: auth }))).json()).webhooks.signing_key;
+  const reg = await registerAppPhone(ctx);
   let n = 0;
   return {
-    auth,
+    auth: reg.auth,
     /** The phone reports an SMS it received. */
     async receive(from: string, text: string) {
       const body = JSON.stringify({ id: `in-${++n}-${from}`, webhookId: "w", event: "sms:received", deviceId: reg.id, payload: { messageId: `m${n}`, message: text, sender: from, receivedAt: new Date(ctx.clock.now()).toISOString() } });
-      const ts = String(Math.floor(ctx.clock.now() / 1000));
-      const res = await ctx.app.handle(
-        new Request("http://localhost/mobile/v1/webhook", { method: "POST", headers: { "content-type": "application/json", "x-timestamp": ts, "x-signature": createHmac("sha256", key).update(body + ts).digest("hex") }, body }),
-      );
+      const res = await postPhoneWebhook(ctx, reg.signingKey, body);
       expect(res.status).toBe(204);
     },
   };
 }
 
-async function send(ctx: TestContext, to: string, message: string) {
-  return expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: to, message }), 200).data.notification_id as number;
-}
+const send = smsSender({});
 
 describe("threads", () => {
   test("a two-way SMS conversation: one thread, both directions, newest first, with each outbound status", async () => {
     const ctx = createTestContext();
     const p = await phone(ctx);
     const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: ADA }), 200).data;
-    const first = await send(ctx, ADA, "Your order is ready");
+    const first = await send(ctx, { recipient_contact: ADA, message: "Your order is ready" });
     ctx.clock.advance(60_000);
     await p.receive(ADA, "Great, coming at 5");
     ctx.clock.advance(60_000);
-    await send(ctx, ADA, "See you then");
+    await send(ctx, { recipient_contact: ADA, message: "See you then" });
     ctx.services.state.transition(first, "delivered", {});
 
     const list = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data;
@@ -74,11 +63,11 @@ describe("threads", () => {
     const ctx = createTestContext();
     const p = await phone(ctx);
     const bob = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Bob", phone: BOB }), 200).data;
-    await send(ctx, ADA, "to Ada");
+    await send(ctx, { recipient_contact: ADA, message: "to Ada" });
     ctx.clock.advance(1000);
     await p.receive(BOB, "from Bob");
     ctx.clock.advance(1000);
-    await send(ctx, "+33612345678", "to Claire");
+    await send(ctx, { recipient_contact: "+33612345678", message: "to Claire" });
 
     const peers = async (query: Record<string, string | number | boolean> = {}) =>
       expectEnvelope(await ctx.get("/v1/api/thread/list", { query }), 200).data.threads.map((t: { peer: string }) => t.peer);
@@ -96,7 +85,7 @@ describe("threads", () => {
     const ctx = createTestContext();
     await ctx.phone();
     for (let i = 0; i < 5; i++) {
-      await send(ctx, ADA, `m${i}`);
+      await send(ctx, { recipient_contact: ADA, message: `m${i}` });
       ctx.clock.advance(1000);
     }
     const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
@@ -124,7 +113,7 @@ describe("threads", () => {
   test("another workspace's thread answers 404, and its threads are not listed", async () => {
     const ctx = createTestContext();
     await ctx.phone();
-    await send(ctx, ADA, "private");
+    await send(ctx, { recipient_contact: ADA, message: "private" });
     const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
     const other = ctx.otherWorkspace();
     expect((await ctx.get(`/v1/api/thread/${thread.thread_id}/messages`, { key: other.key })).status).toBe(404);

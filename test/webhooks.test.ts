@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { MAX_DELIVERY_ATTEMPTS, RETRY_LADDER_MS } from "../src/modules/webhooks/service";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+import { postPhoneWebhook, registerAppPhone } from "./helpers/phone";
 import { startReceiver, type Receiver, type Received } from "./helpers/receiver";
 
 const TO = "+14155552671";
@@ -32,20 +33,7 @@ function verify(r: Received, secret: string): boolean {
   return createHmac("sha256", secret).update(`${t}.${r.raw}`).digest("hex") === v1;
 }
 
-async function pairedPhone(ctx: TestContext) {
-  const token = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data.pairing_token;
-  const reg = await ctx.app.handle(
-    new Request("http://localhost/mobile/v1/device", {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "user-agent": "me.capcom.smsgateway/1.68.0" },
-      body: JSON.stringify({ name: "Phone" }),
-    }),
-  );
-  const { id, token: deviceToken } = await reg.json();
-  const auth = { authorization: `Bearer ${deviceToken}`, "user-agent": "me.capcom.smsgateway/1.68.0" };
-  const settings = await (await ctx.app.handle(new Request("http://localhost/mobile/v1/settings", { headers: auth }))).json();
-  return { id, auth, key: settings.webhooks.signing_key as string };
-}
+const pairedPhone = (ctx: TestContext) => registerAppPhone(ctx, "Phone", { "user-agent": "me.capcom.smsgateway/1.68.0" });
 
 describe("subscriptions", () => {
   test("create shows the secret once; list and get do not; unknown events and bad URLs are 400", async () => {
@@ -117,8 +105,7 @@ describe("events are delivered once, signed", () => {
     await ctx.post("/v1/api/notification/cancel", { notification_id: cancelId });
     // message.received, through the phone's signed webhook
     const hook = JSON.stringify({ id: "evt-in-1", webhookId: "w", event: "sms:received", deviceId: phone.id, payload: { messageId: "ab12", message: "Thanks!", sender: TO, receivedAt: "2026-01-15T12:00:00.000Z" } });
-    const ts = String(Math.floor(ctx.clock.now() / 1000));
-    await ctx.app.handle(new Request("http://localhost/mobile/v1/webhook", { method: "POST", headers: { "content-type": "application/json", "x-timestamp": ts, "x-signature": createHmac("sha256", phone.key).update(hook + ts).digest("hex") }, body: hook }));
+    await postPhoneWebhook(ctx, phone.signingKey, hook);
     // device.offline after 5 minutes of silence, then device.online when it talks again
     ctx.clock.advance(5 * 60_000 + 1);
     expect(ctx.services.mobile.watchPresence()).toBe(1);

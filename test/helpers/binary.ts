@@ -34,6 +34,8 @@ export interface RunningServer {
   proc: Subprocess;
   stop(signal?: NodeJS.Signals): Promise<number>;
   fetch(path: string, init?: RequestInit & { key?: Credentials }): Promise<Response>;
+  /** GET `path`, or POST `body` as JSON to it, with `key`; the status and the parsed answer. */
+  api(path: string, key: Credentials, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
 /** Runs a CLI command to completion. */
@@ -76,7 +78,7 @@ export async function startServer(bin: string, env: Record<string, string>, time
   const jsonLine = out.split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
   const initialKey = jsonLine ? (JSON.parse(jsonLine) as Credentials) : null;
   const url = `http://127.0.0.1:${port}`;
-  return {
+  const server: RunningServer = {
     url,
     port,
     output: () => out,
@@ -95,5 +97,10 @@ export async function startServer(bin: string, env: Record<string, string>, time
       if (init.body && !headers.has("content-type")) headers.set("content-type", "application/json");
       return fetch(url + path, { ...init, headers });
     },
+    async api(path, key, body) {
+      const res = await server.fetch(path, body === undefined ? { key } : { method: "POST", key, body: JSON.stringify(body) });
+      return { status: res.status, body: await res.json() };
+    },
   };
+  return server;
 }

@@ -1,0 +1,234 @@
+// The phone's messages: pulled from GET /message, held in the phone's own queue, sent one at a
+// time with the configured gap, failed or cancelled, and every state change reported by PATCH in
+// order.
+import { countSegments } from "../../lib/segments";
+import { PhonePart, type PhoneParts } from "./parts";
+import type { WebhookPoster } from "./webhooks";
+import { GENERIC_FAILURE, record, stamp, text, type Json, type LocalMessage, type LocalState } from "./wire";
+
+export class MessageQueue extends PhonePart {
+  private readonly messages = new Map<string, LocalMessage>();
+  /** Downloaded but not yet taken up (see holdMs), by id. */
+  private readonly held = new Map<string, Json>();
+  private readonly sendQueue: LocalMessage[] = [];
+  private sending = false;
+  private pulling = false;
+  private pullAgain = false;
+
+  constructor(parts: PhoneParts, private readonly hooks: WebhookPoster) {
+    super(parts);
+  }
+
+
+  /** Pulls GET /message; calls that arrive while one runs are folded into one more pull after it. */
+  pull(): void {
+    if (this.life.stopped) return;
+    if (this.pulling) {
+      this.pullAgain = true;
+      return;
+    }
+    this.pulling = true;
+    this.life.track(
+      (async () => {
+        try {
+          do {
+            this.pullAgain = false;
+            await this.pullOnce();
+          } while (this.pullAgain && !this.life.stopped);
+        } finally {
+          this.pulling = false;
+        }
+      })(),
+    );
+  }
+
+  private async pullOnce(): Promise<void> {
+    const body = await this.client.getJson(`/message?order=${this.settings.order}`);
+    if (body === undefined || this.life.stopped) return;
+    if (!Array.isArray(body)) {
+      this.log("GET /message did not answer an array");
+      return;
+    }
+    for (const item of body) {
+      const message = record(item);
+      const id = text(message?.id);
+      if (!message || !id) {
+        this.log(`message without an id skipped: ${JSON.stringify(item)}`);
+        continue;
+      }
+      const known = this.messages.get(id);
+      const state = message.state ?? "Pending";
+      if (state === "Pending") {
+        // A known id only has its state sent again, so repeated pulls never send twice.
+        if (known) this.report(known);
+        else if (!this.held.has(id)) this.hold(id, message);
+      } else if (state === "Cancelling") {
+        if (this.held.delete(id)) this.dropHeld(id, message);
+        else if (!known) this.cancelUnknown(id, message);
+        else if (known.state === "Processed") this.cancel(known);
+        else if (known.state === "Cancelled") this.report(known);
+      }
+      // Any other state is not for the phone; the app ignores it too.
+    }
+  }
+
+  /** Keeps a downloaded message in the phone's queue for holdMs before taking it up. */
+  private hold(id: string, message: Json): void {
+    if (this.opts.holdMs === 0) return this.accept(id, message);
+    this.held.set(id, message);
+    this.log(`message ${id} waiting in the phone's queue`);
+    this.life.later(this.opts.holdMs, () => {
+      if (this.held.delete(id)) this.accept(id, message);
+    });
+  }
+
+  /** A cancel for a message still in the phone's queue: it is dropped and never sent. */
+  private dropHeld(id: string, message: Json): void {
+    this.cancelUnknown(id, message);
+  }
+
+  private phoneNumbersOf(id: string, message: Json): string[] | null {
+    const numbers = message.phoneNumbers;
+    if (!Array.isArray(numbers) || numbers.length === 0 || !numbers.every((n) => typeof n === "string")) {
+      this.log(`message ${id} has no phoneNumbers; skipped`);
+      return null;
+    }
+    return numbers as string[];
+  }
+
+  private accept(id: string, message: Json): void {
+    const phoneNumbers = this.phoneNumbersOf(id, message);
+    if (!phoneNumbers) return;
+    const body = text(record(message.textMessage)?.text) ?? text(message.message);
+    const validUntil = Date.parse(text(message.validUntil) ?? "");
+    const local: LocalMessage = {
+      id,
+      phoneNumbers,
+      // A data message is a single binary PDU; text is split the way the radio splits it.
+      partsCount: body === null ? 1 : countSegments(body).segments,
+      withDeliveryReport: message.withDeliveryReport !== false,
+      validUntil: Number.isNaN(validUntil) ? null : validUntil,
+      state: "Processed",
+      error: null,
+      states: {},
+      reporting: Promise.resolve(),
+    };
+    this.messages.set(id, local);
+    this.transition(local, "Processed");
+    this.sendQueue.push(local);
+    if (!this.sending) this.life.track(this.drainSendQueue());
+  }
+
+  /** Sends queued messages one at a time, as the app does, with the configured gap between them. */
+  private async drainSendQueue(): Promise<void> {
+    this.sending = true;
+    try {
+      while (this.sendQueue.length > 0 && !this.life.stopped) {
+        const message = this.sendQueue.shift()!;
+        if (message.state !== "Processed") continue;
+        if (!(await this.life.sleep(this.opts.delayMs))) return;
+        // Cancelled while it waited for the radio.
+        if (message.state !== "Processed") continue;
+        this.send(message);
+        if (this.sendQueue.length > 0 && !(await this.life.sleep(this.sendGap()))) return;
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /** A random gap from the server's send interval, capped at delayMs so tests never wait seconds. */
+  private sendGap(): number {
+    if (!this.settings.sendInterval) return 0;
+    const { min, max } = this.settings.sendInterval;
+    return Math.min((min + Math.random() * (max - min)) * 1000, this.opts.delayMs);
+  }
+
+  private send(message: LocalMessage): void {
+    // The app checks validUntil itself when it takes the message from its queue.
+    if (message.validUntil !== null && Date.now() > message.validUntil) return this.fail(message, "TTL expired");
+    if (Math.random() < this.opts.failRate) return this.fail(message, GENERIC_FAILURE);
+
+    const sentAt = this.transition(message, "Sent");
+    for (const recipient of message.phoneNumbers) {
+      this.hooks.emit("sms:sent", { ...this.hooks.outgoing(message, recipient), partsCount: message.partsCount, sentAt });
+    }
+    // Without a delivery report the radio never says more, and the message stays Sent.
+    if (!message.withDeliveryReport) return;
+    this.life.later(this.opts.delayMs, () => {
+      const deliveredAt = this.transition(message, "Delivered");
+      for (const recipient of message.phoneNumbers) {
+        this.hooks.emit("sms:delivered", { ...this.hooks.outgoing(message, recipient), deliveredAt });
+      }
+    });
+  }
+
+  private fail(message: LocalMessage, reason: string): void {
+    const failedAt = this.transition(message, "Failed", reason);
+    for (const recipient of message.phoneNumbers) {
+      this.hooks.emit("sms:failed", { ...this.hooks.outgoing(message, recipient), failedAt, reason });
+    }
+  }
+
+  /** A MessageCancelled push: only a message we hold can be cancelled; the pull handles the rest. */
+  cancelKnown(id: string): void {
+    const held = this.held.get(id);
+    if (held && this.held.delete(id)) return this.dropHeld(id, held);
+    const message = this.messages.get(id);
+    if (message?.state === "Processed") this.cancel(message);
+  }
+
+  private cancel(message: LocalMessage): void {
+    const cancelledAt = this.transition(message, "Cancelled");
+    for (const recipient of message.phoneNumbers) {
+      this.hooks.emit("sms:cancelled", { ...this.hooks.outgoing(message, recipient), cancelledAt });
+    }
+  }
+
+  /** The app answers a Cancelling message it never saw with Cancelled at once. */
+  private cancelUnknown(id: string, message: Json): void {
+    const phoneNumbers = this.phoneNumbersOf(id, message);
+    if (!phoneNumbers) return;
+    const local: LocalMessage = {
+      id,
+      phoneNumbers,
+      partsCount: 0,
+      withDeliveryReport: false,
+      validUntil: null,
+      state: "Cancelled",
+      error: null,
+      states: {},
+      reporting: Promise.resolve(),
+    };
+    this.messages.set(id, local);
+    this.transition(local, "Cancelled");
+  }
+
+  /** Moves a message to a state, logs it and reports it; returns when the state was reached. */
+  private transition(message: LocalMessage, state: LocalState, error: string | null = null): string {
+    const at = stamp();
+    message.state = state;
+    message.error = error;
+    message.states[state] = at;
+    this.log(state === "Cancelled" ? `message ${message.id} cancelled` : `message ${message.id} → ${state}${error ? ` (${error})` : ""}`);
+    this.report(message);
+    return at;
+  }
+
+  private report(message: LocalMessage): void {
+    // The body is fixed now, so each PATCH carries the state it was queued for even if the
+    // message moves on while an earlier one is still being retried.
+    const body = JSON.stringify([
+      {
+        id: message.id,
+        state: message.state,
+        recipients: message.phoneNumbers.map((phoneNumber) =>
+          message.error === null ? { phoneNumber, state: message.state } : { phoneNumber, state: message.state, error: message.error },
+        ),
+        states: { ...message.states },
+      },
+    ]);
+    message.reporting = message.reporting.then(() => this.client.patchMessage(message.id, message.state, body));
+    this.life.track(message.reporting);
+  }
+}

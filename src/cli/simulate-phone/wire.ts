@@ -1,0 +1,68 @@
+// What the simulated phone shares on the wire: its own number and SIM, the app's limits and retry
+// counts, the local message record, and small readers for the JSON the server answers.
+/** The phone's own number: the recipient of inbound SMS and the sender of outgoing ones. */
+export const OWN_NUMBER = "+15550009999";
+export const SIM_NUMBER = 1;
+// Redacted the way the app redacts SIM details before sending them: all but the last 4 characters.
+export const SIM_CARD = { slotIndex: 0, simNumber: SIM_NUMBER, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" };
+
+export const GENERIC_FAILURE = "Send result: RESULT_ERROR_GENERIC_FAILURE";
+// The app's own timeout for webhook requests; we use it for every call so a hung server cannot
+// hold stop() forever.
+export const REQUEST_TIMEOUT_MS = 30_000;
+// The app retries a state PATCH up to 10 times, as we do. It retries webhooks up to 15 times on
+// WorkManager's minutes-long back-off; a simulator should surface a broken endpoint quickly instead.
+export const PATCH_ATTEMPTS = 10;
+export const WEBHOOK_ATTEMPTS = 5;
+
+export type LocalState = "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled";
+export type WebhookEvent = "sms:received" | "sms:sent" | "sms:delivered" | "sms:failed" | "sms:cancelled";
+
+export interface LocalMessage {
+  id: string;
+  phoneNumbers: string[];
+  partsCount: number;
+  withDeliveryReport: boolean;
+  validUntil: number | null;
+  state: LocalState;
+  error: string | null;
+  /** When each state was reached, in the app's date form; sent whole with every PATCH. */
+  states: Partial<Record<LocalState, string>>;
+  /** The PATCHes of one message go out in order, each after the previous one settled. */
+  reporting: Promise<void>;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+}
+
+export type Json = Record<string, unknown>;
+
+export const record = (value: unknown): Json | null =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : null;
+export const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
+export const finite = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? value : null);
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The app's Gson writes dates as yyyy-MM-dd'T'HH:mm:ss.SSSXXX; in UTC that is exactly what
+ * toISOString gives (XXX prints "Z" for a zero offset).
+ */
+export const stamp = (ms = Date.now()): string => new Date(ms).toISOString();
+
+export async function failureOf(res: Response): Promise<string> {
+  const body = await res.text().catch(() => "");
+  let message: string | null = null;
+  try {
+    message = text(record(JSON.parse(body))?.message);
+  } catch {
+    // Not JSON: the status alone says enough.
+  }
+  return `HTTP ${res.status}${message ? ` ${message}` : ""}`;
+}
+
+/** 200 ms doubling per attempt, at most 5 s: short enough to watch, long enough to ride out a restart. */
+export function backoff(attempt: number): number {
+  return Math.min(200 * 2 ** (attempt - 1), 5_000);
+}
