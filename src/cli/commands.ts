@@ -4,7 +4,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
-import { pairingInfo } from "../modules/mobile/pairing-routes";
+import { pairingInfo } from "../channels/sms-phone/pairing-routes";
 import { ConfigError } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";

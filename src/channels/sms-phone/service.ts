@@ -10,12 +10,12 @@ import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import type { DeviceRepository, DeviceRow } from "../devices/repository";
-import { OFFLINE_AFTER_MS } from "../devices/service";
-import type { EventService } from "../events/service";
-import type { NotificationRecord, NotificationState } from "../notifications/state";
-import { recordInbound } from "../threads/inbound";
-import type { ThreadRepository } from "../threads/repository";
+import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
+import { OFFLINE_AFTER_MS } from "../../modules/devices/service";
+import type { EventService } from "../../modules/events/service";
+import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
+import { recordInbound } from "../../modules/threads/inbound";
+import type { ThreadRepository } from "../../modules/threads/repository";
 import type { PhoneEventHub } from "./events";
 
 /** Apps before this version have no `state` field and would send a Cancelling message. */
