@@ -1,10 +1,8 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
-import { createChatappAdapter } from "./channels/chatapp/adapter";
-import { createGraphClient } from "./channels/chatapp/graph";
-import { createChatappService } from "./channels/chatapp/service";
-import { createCloudAdapter } from "./channels/sms-cloud/adapter";
-import { cloudCallbackPath } from "./channels/sms-cloud/callback-routes";
+import { CHANNELS } from "./channels";
+import type { ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
+import type { DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -17,8 +15,6 @@ import { createContactService } from "./modules/contacts/service";
 import { createCreditService } from "./modules/credits/service";
 import { createDeviceRepository } from "./modules/devices/repository";
 import { createDeviceService } from "./modules/devices/service";
-import { createPhoneEventHub } from "./channels/sms-phone/events";
-import { createMobileService } from "./channels/sms-phone/service";
 import { createNotificationRepository } from "./modules/notifications/repository";
 import { createNotificationService, presentNotification } from "./modules/notifications/service";
 import { createEventService } from "./modules/events/service";
@@ -62,6 +58,9 @@ export interface Deps {
   channelTimeoutMs?: number;
 }
 
+/** Each channel's own service, under its name (`services.chatapp`, `services.mobile`). */
+type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnType<C["create"]>["service"] };
+
 export function createServices(deps: Deps) {
   const { db, clock, config } = deps;
   const sqlite = db.$client;
@@ -74,19 +73,21 @@ export function createServices(deps: Deps) {
   const usage = createUsageRepository(db);
   const deviceRepo = createDeviceRepository(db, secrets);
   const templateRepo = createTemplateRepository(db);
-  const notificationRepo = createNotificationRepository(sqlite);
+  const notificationRepo = createNotificationRepository(
+    sqlite,
+    CHANNELS.filter((c) => c.dispatched).map((c) => c.kind),
+  );
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
   const idempotency = createIdempotencyStore(sqlite, clock);
   const threads = createThreadRepository(sqlite);
 
-  // Paired phones: their event streams keep them marked as seen.
-  const hub = createPhoneEventHub((deviceId) => deviceRepo.touch(deviceId, clock.now()));
+  // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.
+  const runtimes = new Map<DeviceKind, ChannelRuntime>();
+  const runtimeOf = (kind: DeviceKind) => runtimes.get(kind);
 
   const devices = createDeviceService(deviceRepo, usage, clock, {
-    settingsChanged: (device) => {
-      if (device.kind === "sms") hub.notify(device.id, "SettingsUpdated");
-    },
+    settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
     // A deleted device's waiting notifications can never go out: fail them (refunding credits).
     beforeRemove: (ids) => {
       const pending = sqlite
@@ -95,15 +96,6 @@ export function createServices(deps: Deps) {
       for (const { id } of pending) state.transition(id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
     },
   }, { allowPrivateTargets: config.allowPrivateWebhooks });
-
-  const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: deps.fetch, timeoutMs: deps.channelTimeoutMs });
-
-  const cloud = createCloudAdapter({
-    allowPrivateTargets: config.allowPrivateWebhooks,
-    statusCallbackUrl: (device) => (config.publicUrl ? config.publicUrl + cloudCallbackPath(device.id) : null),
-    fetch: deps.fetch,
-    timeoutMs: deps.channelTimeoutMs,
-  });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
   const sending = createSendingService({
@@ -117,18 +109,10 @@ export function createServices(deps: Deps) {
     usage,
     idempotency,
     threads,
+    channels: CHANNELS,
     log,
   });
   const events = createEventService(sqlite, clock);
-  const chatapp = createChatappService({ sqlite, db, clock, config, graph, devices: deviceRepo, templates: templateRepo, threads, state, events, log });
-  sending.addCheck("chatapp", chatapp.check);
-  const chatappAdapter = createChatappAdapter({
-    graph,
-    templateById: (id) => templateRepo.byId(id),
-    refreshTemplates: (device) => chatapp.refreshTemplates(device),
-    preflight: (device) => chatapp.preflight(device),
-  });
-  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events, secrets });
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
 
   // Every notification state change is an event, written in the same transaction (the outbox).
@@ -137,19 +121,41 @@ export function createServices(deps: Deps) {
     events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
   });
 
-  // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
-  const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
-  state.onTransition((before, to) => {
-    if (to === "cancelled" && before.route === "sms" && before.dispatched_at !== null) markCancelPending.run(before.id);
-  });
-  notifications.onCancelled((n) => {
-    if (n.route === "sms" && n.device_id !== null && n.external_id && n.dispatched_at !== null) {
-      hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
-    }
-  });
-  // Immediate phone messages: tell the phone now (scheduled ones are announced when due).
+  const core: ChannelCore = {
+    db,
+    sqlite,
+    clock,
+    config,
+    secrets,
+    log,
+    fetch: deps.fetch,
+    channelTimeoutMs: deps.channelTimeoutMs,
+    devices: deviceRepo,
+    templates: templateRepo,
+    notifications: notificationRepo,
+    state,
+    threads,
+    events,
+  };
+  const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
+  const channelServices = {} as Record<string, unknown>;
+  for (const channel of CHANNELS) {
+    const runtime: ChannelRuntime = channel.create(core);
+    runtimes.set(channel.kind, runtime);
+    channelServices[channel.name] = runtime.service;
+    // The worker claims exactly the routes declared dispatched, so each must bring its adapter.
+    if ((channel.dispatched === true) !== (runtime.adapter !== undefined)) throw new Error(`channel ${channel.name}: dispatched and adapter disagree`);
+    if (runtime.adapter) adapters[channel.kind] = runtime.adapter;
+    if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
+  }
+  state.onTransition((before, to) => runtimeOf(before.route)?.transitioned?.(before, to));
+  notifications.onCancelled((n) => runtimeOf(n.route)?.cancelled?.(n));
   sending.onAccepted((accepted) => {
-    for (const a of accepted) if (a.prepared.device.kind === "sms" && a.prepared.scheduleAt === null) hub.enqueued(a.prepared.device.id);
+    for (const [kind, runtime] of runtimes) {
+      if (!runtime.accepted) continue;
+      const own = accepted.filter((a) => a.prepared.device.kind === kind);
+      if (own.length > 0) runtime.accepted(own);
+    }
   });
 
   return {
@@ -173,23 +179,25 @@ export function createServices(deps: Deps) {
     notifications,
     threads,
     sending,
-    hub,
-    mobile,
     events,
     webhooks,
     threadsView: createThreadService(sqlite, clock),
-    chatapp,
+    ...(channelServices as ChannelServices),
+    /** Each channel's hooks, by device kind (the app's before-body checks, shutdown). */
+    channelRuntimes: [...runtimes.values()],
+    /** Shutting down: the channels close their long-lived connections. */
+    closeChannels() {
+      for (const runtime of runtimes.values()) runtime.close?.();
+    },
     dispatcher: createDispatcher({
       transaction: (fn) => sqlite.transaction(fn)(),
       clock,
       notifications: notificationRepo,
       devices: deviceRepo,
       state,
-      adapters: { cloud, chatapp: chatappAdapter },
+      adapters,
       tickMs: config.workerIntervalSeconds * 1000,
-      onOutcome: (n, device, outcome) => {
-        if (n.route === "chatapp") chatapp.afterOutcome(n, device, outcome);
-      },
+      onOutcome: (n, device, outcome) => runtimeOf(n.route)?.afterOutcome?.(n, device, outcome),
       log,
     }),
   };
