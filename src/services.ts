@@ -1,7 +1,7 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
 import { CHANNELS } from "./channels";
-import type { ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
+import type { ChannelAdapter, ChannelCore, ChannelRuntime, ChannelTraits } from "./channels/types";
 import type { DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
@@ -95,7 +95,7 @@ export function createServices(deps: Deps) {
         .all(...ids) as { id: number }[];
       for (const { id } of pending) state.transition(id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
     },
-  }, { allowPrivateTargets: config.allowPrivateWebhooks });
+  }, { channels: CHANNELS, allowPrivateTargets: config.allowPrivateWebhooks });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
   const sending = createSendingService({
@@ -183,6 +183,8 @@ export function createServices(deps: Deps) {
     webhooks,
     threadsView: createThreadService(sqlite, clock),
     ...(channelServices as ChannelServices),
+    /** The channels this server carries, for the modules that take a rule from each. */
+    channels: CHANNELS as readonly ChannelTraits[],
     /** Each channel's hooks, by device kind (the app's before-body checks, shutdown). */
     channelRuntimes: [...runtimes.values()],
     /** Shutting down: the channels close their long-lived connections. */
@@ -196,6 +198,7 @@ export function createServices(deps: Deps) {
       devices: deviceRepo,
       state,
       adapters,
+      paceOf: (device) => devices.pace(device),
       tickMs: config.workerIntervalSeconds * 1000,
       onOutcome: (n, device, outcome) => runtimeOf(n.route)?.afterOutcome?.(n, device, outcome),
       log,

@@ -102,17 +102,34 @@ export interface ChannelTraits {
   charges?: boolean;
   /** Pigeon chooses the id the channel knows a message by (the phone downloads it with that id). */
   choosesExternalId?: boolean;
+  /** send_limit_per_minute when registration names none. */
+  defaultSendLimit: number;
+  /** Paced per second rather than per minute (a platform whose limit is a rate). */
+  pacedPerSecond?: boolean;
+  /** Registration issues a device token (the companion app authenticates with it). */
+  issuesToken?: boolean;
+  /** The settings a device of this kind is registered with, under `config.key` in the register body. */
+  config?: ChannelConfig;
+}
+
+/** A channel's device settings: the schema the API takes and what is stored in device.config. */
+export interface ChannelConfig {
+  key: string;
+  schema: TSchema;
+  /** A register-body item using it, for the API docs. */
+  example: Record<string, unknown>;
+  /** Checks the input (throwing AppError) and returns what is stored, and what it tells about the device. */
+  fromInput(input: unknown, field: string): {
+    stored: object;
+    phoneNumber: string | null;
+    /** An address Pigeon will call, checked to be public at registration (field names it in errors). */
+    outbound: { url: string; field: string } | null;
+  };
 }
 
 /** One channel: everything the rest of Pigeon knows about it. `name` is its key in the container. */
 export interface Channel<N extends string = string, S = unknown> extends ChannelTraits {
   name: N;
-  /** The device-config schema the device API takes under `config.key`, and how it is stored. */
-  config?: {
-    key: string;
-    schema: TSchema;
-    fromInput(input: unknown, field: string): unknown;
-  };
   create(core: ChannelCore): ChannelRuntime<S>;
   /** Its HTTP routes (callbacks, webhooks, the phone's API). */
   routes(s: Services): AnyElysia[];

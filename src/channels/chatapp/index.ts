@@ -11,6 +11,9 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
   kind: "chatapp",
   deliveryType: "chatapp",
   dispatched: true,
+  // The platform's limit is a rate, 80 a second by default.
+  defaultSendLimit: 4800,
+  pacedPerSecond: true,
   create(core) {
     const { config } = core;
     const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: core.fetch, timeoutMs: core.channelTimeoutMs });

@@ -11,10 +11,15 @@ export const smsCloud: Channel<"cloud", ChannelAdapter> = {
   deliveryType: "sms",
   dispatched: true,
   charges: true,
+  defaultSendLimit: 60,
   config: {
     key: "cloud",
     schema: CloudConfigInput,
-    fromInput: (input, field) => cloudConfigFromInput(input as typeof CloudConfigInput.static, field),
+    example: { name: "Main line", kind: "cloud", cloud: { account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "your-auth-token", from_number: "+15005550006" } },
+    fromInput(input, field) {
+      const stored = cloudConfigFromInput(input as typeof CloudConfigInput.static, field);
+      return { stored, phoneNumber: stored.from, outbound: { url: stored.baseUrl, field: `${field}.base_url` } };
+    },
   },
   create(core) {
     const adapter = createCloudAdapter({

@@ -13,6 +13,8 @@ export const smsPhone: Channel<"mobile", MobileService> = {
   deliveryType: "sms",
   needsPresence: true,
   choosesExternalId: true,
+  issuesToken: true,
+  defaultSendLimit: 20,
   create(core) {
     const { sqlite, clock, devices } = core;
     // Paired phones: their event streams keep them marked as seen.
