@@ -16,7 +16,8 @@ import { createCreditService } from "./modules/credits/service";
 import { createDeviceRepository } from "./modules/devices/repository";
 import { createDeviceService } from "./modules/devices/service";
 import { createNotificationRepository } from "./modules/notifications/repository";
-import { createNotificationService, presentNotification } from "./modules/notifications/service";
+import { createNotificationService } from "./modules/notifications/service";
+import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
 import { createEventService } from "./modules/events/service";
 import { createWebhookService } from "./modules/webhooks/service";
 import { createThreadService } from "./modules/threads/service";
@@ -88,13 +89,7 @@ export function createServices(deps: Deps) {
 
   const devices = createDeviceService(deviceRepo, usage, clock, {
     settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
-    // A deleted device's waiting notifications can never go out: fail them (refunding credits).
-    beforeRemove: (ids) => {
-      const pending = sqlite
-        .query(`SELECT id FROM notification WHERE device_id IN (${ids.map(() => "?").join(",")}) AND status = 'pending'`)
-        .all(...ids) as { id: number }[];
-      for (const { id } of pending) state.transition(id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
-    },
+    beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
   }, { channels: CHANNELS, allowPrivateTargets: config.allowPrivateWebhooks });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
@@ -114,12 +109,6 @@ export function createServices(deps: Deps) {
   });
   const events = createEventService(sqlite, clock);
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
-
-  // Every notification state change is an event, written in the same transaction (the outbox).
-  state.onTransition((before, to) => {
-    const after = state.get(before.id)!;
-    events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
-  });
 
   const core: ChannelCore = {
     db,
@@ -148,15 +137,7 @@ export function createServices(deps: Deps) {
     if (runtime.adapter) adapters[channel.kind] = runtime.adapter;
     if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
   }
-  state.onTransition((before, to) => runtimeOf(before.route)?.transitioned?.(before, to));
-  notifications.onCancelled((n) => runtimeOf(n.route)?.cancelled?.(n));
-  sending.onAccepted((accepted) => {
-    for (const [kind, runtime] of runtimes) {
-      if (!runtime.accepted) continue;
-      const own = accepted.filter((a) => a.prepared.device.kind === kind);
-      if (own.length > 0) runtime.accepted(own);
-    }
-  });
+  wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
 
   return {
     ...deps,

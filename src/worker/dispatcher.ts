@@ -8,6 +8,7 @@ import type { DeviceRepository, DeviceRow } from "../modules/devices/repository"
 import type { NotificationRepository } from "../modules/notifications/repository";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
 import { MINUTE } from "../lib/time";
+import { failForDeletedDevice } from "../modules/notifications/lifecycle";
 
 /** Attempts before a retryable failure counts as permanent. */
 export const MAX_ATTEMPTS = 5;
@@ -63,7 +64,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         deviceCache.set(n.device_id, device);
       }
       if (!device) {
-        state.transition(n.id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
+        failForDeletedDevice(state, [n.id]);
         continue;
       }
       if ((slowDown.get(device.id)?.until ?? 0) > now) continue;

@@ -15,6 +15,7 @@ import { DAY, iso } from "../../lib/time";
 import { nanoid, uuid } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";
+import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
 import type { Prepared, SendInput } from "../../modules/sending/service";
 import type { TemplateRepository, TemplateRow } from "../../modules/templates/repository";
@@ -566,19 +567,18 @@ export function createChatappService(deps: ChatappDeps) {
     const detail = `platform status: ${s.status}`;
     switch (s.status) {
       case "sent":
-        state.transition(n.id, "sent", { at, detail });
+        applyReport(state, n.id, { status: "sent", at, detail });
         return;
       case "delivered":
       case "read":
-        state.transition(n.id, "sent", { at, detail });
-        state.transition(n.id, "delivered", { at, detail });
+        applyReport(state, n.id, { status: "delivered", at, detail });
         return;
       case "failed": {
         const err = (s.errors ?? [])[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined;
         const code = typeof err?.code === "number" ? err.code : null;
         const info = code !== null ? classifyPlatformCode(code) : null;
         const reason = `${err?.title ?? info?.title ?? "failed"}${err?.error_data?.details ? `: ${err.error_data.details}` : ""}`;
-        state.transition(n.id, "failed", { at, errorCode: code !== null ? String(code) : "platform_failed", reason, detail: `${detail} (${code ?? "?"} ${reason})` });
+        applyReport(state, n.id, { status: "failed", at, errorCode: code !== null ? String(code) : "platform_failed", reason, detail: `${detail} (${code ?? "?"} ${reason})` });
         if (info?.cls === "block") block(device, String(code), reason);
         return;
       }

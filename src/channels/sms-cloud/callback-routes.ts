@@ -9,6 +9,7 @@ import type { Services } from "../../services";
 import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
 import { openConfig } from "../../lib/secrets";
 import { cloudConfigOf } from "./config";
+import { applyReport } from "../../modules/notifications/reports";
 
 export function cloudCallbackPath(deviceId: number): string {
   return `/v1/callbacks/cloud/${deviceId}`;
@@ -39,10 +40,11 @@ export function cloudCallbackRoutes(s: Services) {
       const code = form.ErrorCode || null;
       const detail = `status callback: ${status}${code ? ` (error ${code}: ${CLOUD_ERROR_REASONS[code] ?? form.ErrorMessage ?? "provider error"})` : ""}`;
       let changed = false;
-      if (status === "sent") changed = s.state.transition(n.id, "sent", { detail });
-      else if (status === "delivered" || status === "read") changed = s.state.transition(n.id, "delivered", { detail });
+      if (status === "sent") changed = applyReport(s.state, n.id, { status: "sent", detail });
+      else if (status === "delivered" || status === "read") changed = applyReport(s.state, n.id, { status: "delivered", detail });
       else if (status === "failed" || status === "undelivered") {
-        changed = s.state.transition(n.id, "failed", {
+        changed = applyReport(s.state, n.id, {
+          status: "failed",
           errorCode: code ?? status,
           reason: code ? (CLOUD_ERROR_REASONS[code] ?? form.ErrorMessage ?? `provider error ${code}`) : `provider reported ${status}`,
           detail,

@@ -13,6 +13,7 @@ import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import { OFFLINE_AFTER_MS } from "../../modules/devices/service";
 import type { EventService } from "../../modules/events/service";
+import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
 import { recordInbound } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
@@ -341,24 +342,23 @@ export function createMobileService(deps: MobileDeps) {
       case "Processed":
         if (markProcessed.run(clock.now(), n.id).changes > 0) state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
         return;
+      // What the phone did is the truth, even about a message cancelled while it held it.
       case "Sent":
-        state.transition(n.id, "sent", { at: at("Sent"), detail, overridesCancel: true });
+        applyReport(state, n.id, { status: "sent", at: at("Sent"), detail }, { overridesCancel: true });
         return;
       case "Delivered":
-        // A phone may skip straight to Delivered; sent comes first in our states.
-        state.transition(n.id, "sent", { at: at("Sent") ?? at("Delivered"), detail, overridesCancel: true });
-        state.transition(n.id, "delivered", { at: at("Delivered"), detail });
+        applyReport(state, n.id, { status: "delivered", at: at("Delivered"), sentAt: at("Sent"), detail }, { overridesCancel: true });
         return;
       case "Failed": {
         const { code, reason } = reasonOf(item);
-        state.transition(n.id, "failed", { at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}`, overridesCancel: true });
+        applyReport(state, n.id, { status: "failed", at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}` }, { overridesCancel: true });
         return;
       }
       case "Cancelled":
         if (n.status === "cancelled") {
           if (clearCancel.run(clock.now(), n.id).changes > 0) state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
         } else {
-          state.transition(n.id, "cancelled", { reason: "cancelled on the phone", detail });
+          applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
         }
         return;
     }

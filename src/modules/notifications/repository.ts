@@ -82,6 +82,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
   );
   const setExternal = sqlite.prepare("UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'");
+  const pendingOn = (count: number): Statement<{ id: number }, number[]> =>
+    sqlite.prepare(`SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`);
   const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
     "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
   );
@@ -114,6 +116,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     get: (workspaceId: number, id: number): NotificationRecord | null => byWorkspace.get(workspaceId, id),
     logs: (id: number): LogRecord[] => logsOf.all(id),
     byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
+    /** The notifications still waiting on these devices. */
+    pendingOnDevices: (deviceIds: number[]): number[] => (deviceIds.length === 0 ? [] : pendingOn(deviceIds.length).all(...deviceIds).map((r) => r.id)),
     externalIdTaken: (externalId: string, exceptId: number): boolean => externalTaken.get(externalId, exceptId) !== null,
 
     /**
