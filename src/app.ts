@@ -59,7 +59,7 @@ export function createApp(s: Services) {
     .use(threadRoutes(s))
     .use(overviewRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
-  for (const channel of CHANNELS) for (const routes of channel.routes(s)) app.use(routes);
+  for (const channel of CHANNELS) for (const routes of channel.routes(s[channel.name] as never, s)) app.use(routes);
   return app;
 }
 

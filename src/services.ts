@@ -1,8 +1,8 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
 import { CHANNELS } from "./channels";
-import type { ChannelAdapter, ChannelCore, ChannelRuntime, ChannelTraits } from "./channels/types";
-import type { DeviceKind } from "./channels/kinds";
+import type { ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
+import type { ChannelTraits, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";

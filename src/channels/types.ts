@@ -15,9 +15,13 @@ import type { NotificationRecord, NotificationState, NotificationStatus } from "
 import type { Accepted, ChannelCheck } from "../modules/sending/service";
 import type { TemplateRepository } from "../modules/templates/repository";
 import type { ThreadRepository } from "../modules/threads/repository";
-import type { Services } from "../services";
 import type { Task } from "../worker/scheduler";
-import type { DeliveryType, DeviceKind } from "./kinds";
+import type { AccountsService } from "../modules/accounts/service";
+import type { DeviceService } from "../modules/devices/service";
+import type { IdempotencyStore } from "../http/idempotency";
+import type { RateLimiter } from "../http/rate-limit";
+import type { SendingService } from "../modules/sending/service";
+import type { ChannelTraits } from "./kinds";
 
 export type DispatchOutcome =
   /** The channel took it: the notification is sent, with the channel's id for it. */
@@ -88,51 +92,29 @@ export interface ChannelRuntime<S = unknown> {
   close?(): void;
 }
 
-/** What a channel tells the shared send path about the devices of its kind. */
-export interface ChannelTraits {
-  /** The device kind, which is also the notification's route. */
-  kind: DeviceKind;
-  /** The API channel (delivery_type) its devices carry. */
-  deliveryType: DeliveryType;
-  /** The worker hands its notifications over through its adapter (else the device fetches them). */
-  dispatched?: boolean;
-  /** An immediate send needs the device online (a paired phone). */
-  needsPresence?: boolean;
-  /** Each segment costs one credit. */
-  charges?: boolean;
-  /** Pigeon chooses the id the channel knows a message by (the phone downloads it with that id). */
-  choosesExternalId?: boolean;
-  /** send_limit_per_minute when registration names none. */
-  defaultSendLimit: number;
-  /** Paced per second rather than per minute (a platform whose limit is a rate). */
-  pacedPerSecond?: boolean;
-  /** Registration issues a device token (the companion app authenticates with it). */
-  issuesToken?: boolean;
-  /** The settings a device of this kind is registered with, under `config.key` in the register body. */
-  config?: ChannelConfig;
-}
-
-/** A channel's device settings: the schema the API takes and what is stored in device.config. */
-export interface ChannelConfig {
-  key: string;
-  schema: TSchema;
-  /** A register-body item using it, for the API docs. */
-  example: Record<string, unknown>;
-  /** Checks the input (throwing AppError) and returns what is stored, and what it tells about the device. */
-  fromInput(input: unknown, field: string): {
-    stored: object;
-    phoneNumber: string | null;
-    /** An address Pigeon will call, checked to be public at registration (field names it in errors). */
-    outbound: { url: string; field: string } | null;
-  };
+/**
+ * What a channel's routes may use of the container, named here so that no channel imports the
+ * composition root (which imports every channel).
+ */
+export interface ChannelRouteContext {
+  config: Config;
+  secrets: SecretBox;
+  rateLimiter: RateLimiter;
+  accounts: AccountsService;
+  devices: DeviceService;
+  deviceRepo: DeviceRepository;
+  notificationRepo: NotificationRepository;
+  state: NotificationState;
+  sending: SendingService;
+  idempotency: IdempotencyStore;
 }
 
 /** One channel: everything the rest of Pigeon knows about it. `name` is its key in the container. */
 export interface Channel<N extends string = string, S = unknown> extends ChannelTraits {
   name: N;
   create(core: ChannelCore): ChannelRuntime<S>;
-  /** Its HTTP routes (callbacks, webhooks, the phone's API). */
-  routes(s: Services): AnyElysia[];
+  /** Its HTTP routes (callbacks, webhooks, the phone's API), given its own service. */
+  routes(service: S, s: ChannelRouteContext): AnyElysia[];
   /** Its periodic work, named domain:verb, given its own service. */
   tasks(service: S, config: Config): Task[];
 }

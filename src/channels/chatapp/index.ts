@@ -43,7 +43,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
       afterOutcome: (n, device, outcome) => service.afterOutcome(n, device, outcome),
     };
   },
-  routes: (s) => [chatappRoutes(s)],
+  routes: (service, s) => [chatappRoutes(service, s)],
   tasks: (service) => [
     { name: "chatapp:recheck-templates", everySeconds: 3600, run: () => service.recheckPaused() },
     { name: "chatapp:prune-backlog", everySeconds: 3600, run: () => service.pruneBacklog() },

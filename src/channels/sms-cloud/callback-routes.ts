@@ -5,9 +5,8 @@ import { Envelope, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
-import type { Services } from "../../services";
+import type { ChannelRouteContext } from "../types";
 import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
-import { openConfig } from "../../lib/secrets";
 import { cloudConfigOf } from "./config";
 import { applyReport } from "../../modules/notifications/reports";
 
@@ -15,14 +14,12 @@ export function cloudCallbackPath(deviceId: number): string {
   return `/v1/callbacks/cloud/${deviceId}`;
 }
 
-export function cloudCallbackRoutes(s: Services) {
+export function cloudCallbackRoutes(s: ChannelRouteContext) {
   return new Elysia({ tags: ["Callbacks"] }).use(models).post(
     "/v1/callbacks/cloud/:device_id",
     ({ request, params }) => {
-      const device = s.db.$client.query("SELECT * FROM device WHERE id = ? AND kind = 'cloud'").get(params.device_id) as
-        | { id: number; config: string | null }
-        | null;
-      const config = device ? cloudConfigOf(device.config ? openConfig(s.secrets, JSON.parse(device.config)) : null) : null;
+      const device = s.deviceRepo.everById(params.device_id);
+      const config = device?.kind === "cloud" ? cloudConfigOf(device.config) : null;
       if (!device || !config) throw new AppError("not_found", `cloud device ${params.device_id} not found`);
 
       const form = Object.fromEntries(new URLSearchParams(rawBodyOf(request)));

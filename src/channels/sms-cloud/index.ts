@@ -30,6 +30,6 @@ export const smsCloud: Channel<"cloud", ChannelAdapter> = {
     });
     return { service: adapter, adapter };
   },
-  routes: (s) => [cloudCallbackRoutes(s)],
+  routes: (_service, s) => [cloudCallbackRoutes(s)],
   tasks: () => [],
 };

@@ -40,7 +40,7 @@ export const smsPhone: Channel<"mobile", MobileService> = {
     };
   },
   // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
-  routes: (s) => [pairingRoutes(s), mobileRoutes(s)],
+  routes: (service, s) => [pairingRoutes(s), mobileRoutes(service, s)],
   tasks: (service, config) => [
     { name: "phones:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
     { name: "devices:watch-presence", everySeconds: 15, run: () => service.watchPresence() },

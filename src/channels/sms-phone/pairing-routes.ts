@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import QRCode from "qrcode";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { authOf } from "../../http/foundation";
-import type { Services } from "../../services";
+import type { ChannelRouteContext } from "../types";
 import { publicBase } from "./routes";
 
 export async function pairingInfo(serverUrl: string, pairingToken: string) {
@@ -32,7 +32,7 @@ const PairingResponse = Envelope(
   }),
 );
 
-export function pairingRoutes(s: Services) {
+export function pairingRoutes(s: ChannelRouteContext) {
   const token = (workspaceId: number) => s.accounts.getWorkspace(workspaceId).pairingToken;
   return new Elysia({ prefix: "/v1/api/device/pairing", tags: ["Devices"] })
     .use(models)

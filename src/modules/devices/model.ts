@@ -1,6 +1,5 @@
 import { t } from "elysia";
-import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION } from "../../channels/kinds";
-import type { ChannelConfig } from "../../channels/types";
+import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION, type ChannelConfig } from "../../channels/kinds";
 import { Envelope, Pagination } from "../../http/envelope";
 import { fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 

@@ -6,8 +6,7 @@ import { outboundTargetProblem } from "../../lib/net-safety";
 import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import { DEFAULT_DEVICE_KIND } from "../../channels/kinds";
-import type { ChannelTraits } from "../../channels/types";
+import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../channels/kinds";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 

@@ -21,8 +21,7 @@ import type { TemplateRepository, TemplateRow } from "../templates/repository";
 import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
-import { DELIVERY_TYPES, type DeliveryType, type DeviceKind } from "../../channels/kinds";
-import type { ChannelTraits } from "../../channels/types";
+import { DELIVERY_TYPES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../channels/kinds";
 
 export type Channel = DeliveryType;
 
