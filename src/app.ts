@@ -4,7 +4,6 @@ import { Elysia, type AnyElysia } from "elysia";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
-import { CHANNELS } from "./channels";
 import { contactRoutes } from "./modules/contacts/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
@@ -59,7 +58,7 @@ export function createApp(s: Services) {
     .use(threadRoutes(s))
     .use(overviewRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
-  for (const channel of CHANNELS) for (const routes of channel.routes(s[channel.name] as never, s)) app.use(routes);
+  for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
   return app;
 }
 

@@ -1,7 +1,7 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
 import { CHANNELS } from "./channels";
-import type { ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
+import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
 import type { ChannelTraits, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
@@ -57,6 +57,8 @@ export interface Deps {
   fetch?: typeof fetch;
   /** How long channels wait for a provider's answer (default 15 s). */
   channelTimeoutMs?: number;
+  /** The channels to carry (default CHANNELS); tests add a throwaway one. */
+  channels?: readonly Channel[];
 }
 
 /** Each channel's own service, under its name (`services.chatapp`, `services.mobile`). */
@@ -65,6 +67,7 @@ type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnTy
 export function createServices(deps: Deps) {
   const { db, clock, config } = deps;
   const sqlite = db.$client;
+  const channels = deps.channels ?? CHANNELS;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
 
   // pigeon.key lives beside the database; an in-memory database keeps its key in memory.
@@ -76,7 +79,7 @@ export function createServices(deps: Deps) {
   const templateRepo = createTemplateRepository(db);
   const notificationRepo = createNotificationRepository(
     sqlite,
-    CHANNELS.filter((c) => c.dispatched).map((c) => c.kind),
+    channels.filter((c) => c.dispatched).map((c) => c.kind),
   );
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
@@ -90,7 +93,7 @@ export function createServices(deps: Deps) {
   const devices = createDeviceService(deviceRepo, usage, clock, {
     settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
     beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
-  }, { channels: CHANNELS, allowPrivateTargets: config.allowPrivateWebhooks });
+  }, { channels, allowPrivateTargets: config.allowPrivateWebhooks });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
   const sending = createSendingService({
@@ -104,7 +107,7 @@ export function createServices(deps: Deps) {
     usage,
     idempotency,
     threads,
-    channels: CHANNELS,
+    channels,
     log,
   });
   const events = createEventService(sqlite, clock);
@@ -128,8 +131,10 @@ export function createServices(deps: Deps) {
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
   const channelServices = {} as Record<string, unknown>;
-  for (const channel of CHANNELS) {
+  const built: { channel: Channel; runtime: ChannelRuntime }[] = [];
+  for (const channel of channels) {
     const runtime: ChannelRuntime = channel.create(core);
+    built.push({ channel, runtime });
     runtimes.set(channel.kind, runtime);
     channelServices[channel.name] = runtime.service;
     // The worker claims exactly the routes declared dispatched, so each must bring its adapter.
@@ -165,9 +170,11 @@ export function createServices(deps: Deps) {
     threadsView: createThreadService(sqlite, clock),
     ...(channelServices as ChannelServices),
     /** The channels this server carries, for the modules that take a rule from each. */
-    channels: CHANNELS as readonly ChannelTraits[],
+    channels: channels as readonly ChannelTraits[],
     /** Each channel's hooks, by device kind (the app's before-body checks, shutdown). */
     channelRuntimes: [...runtimes.values()],
+    /** Each channel with its runtime, in order: the app mounts their routes, the worker runs their tasks. */
+    builtChannels: built,
     /** Shutting down: the channels close their long-lived connections. */
     closeChannels() {
       for (const runtime of runtimes.values()) runtime.close?.();

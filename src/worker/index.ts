@@ -1,5 +1,4 @@
 // The background worker: what runs on each tick, in one place. main starts it; tests call tick().
-import { CHANNELS } from "../channels";
 import type { Services } from "../services";
 import { startScheduler, type Task } from "./scheduler";
 
@@ -9,7 +8,7 @@ export function workerTasks(s: Services): Task[] {
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
     // Each channel's own periodic work, given its service.
-    ...CHANNELS.flatMap((channel) => channel.tasks(s[channel.name] as never, s.config)),
+    ...s.builtChannels.flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.config)),
   ];
 }
 
