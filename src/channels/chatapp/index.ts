@@ -29,6 +29,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
       state: core.state,
       events: core.events,
       log: core.log,
+      fetch: core.fetch,
     });
     const adapter = createChatappAdapter({
       graph,
