@@ -2,7 +2,7 @@
 // routes and tasks), and the adapter the worker calls: hand a notification over, and (after an
 // attempt whose outcome is unknown) ask the channel whether it already has it.
 import type { Database } from "bun:sqlite";
-import type { AnyElysia, TSchema } from "elysia";
+import type { AnyElysia } from "elysia";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
