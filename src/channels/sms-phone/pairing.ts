@@ -3,6 +3,7 @@
 // header checks made before a registration's body is read.
 import type { Database, Statement } from "bun:sqlite";
 import { createHash, timingSafeEqual } from "node:crypto";
+import QRCode from "qrcode";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
@@ -14,6 +15,22 @@ import type { DeviceRow } from "../../modules/devices/repository";
 const CODE_TTL_MS = 60_000;
 /** argon2id at OWASP's recommended minimum (19 MiB, 2 passes): sound, and fast enough per pairing. */
 const PASSWORD_HASH = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
+
+/** What a user needs to pair a stock phone: the server URL and the pairing token, as text and QR code. */
+export async function pairingInfo(serverUrl: string, pairingToken: string) {
+  const payload = JSON.stringify({ url: serverUrl, token: pairingToken });
+  return {
+    server_url: serverUrl,
+    pairing_token: pairingToken,
+    qr_svg: await QRCode.toString(payload, { type: "svg", margin: 2 }),
+    qr_text: payload,
+    app_settings: {
+      "Cloud Server → API URL": serverUrl,
+      "Cloud Server → Private Token": pairingToken,
+      "Cloud Server → Notification channel": "SSE Only",
+    },
+  };
+}
 
 interface WorkspaceAuthRow {
   id: number;

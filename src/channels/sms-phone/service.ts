@@ -16,7 +16,7 @@ import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import type { PhoneEventHub } from "./events";
-import { createPhonePairing } from "./pairing";
+import { createPhonePairing, pairingInfo } from "./pairing";
 import { createPhoneWebhooks } from "./phone-webhooks";
 import { appVersionOf, deviceEventData, isCancelAware, unauthorized, type PatchItem } from "./protocol";
 
@@ -301,6 +301,8 @@ export function createMobileService(deps: MobileDeps) {
     webhooks: phoneWebhooks.webhooks,
     oneTimeCode: pairing.oneTimeCode,
     changePassword: pairing.changePassword,
+    /** For the CLI's `devices pair-info`. */
+    pairingInfo,
     receiveWebhook: phoneWebhooks.receiveWebhook,
   };
 }
