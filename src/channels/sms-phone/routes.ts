@@ -4,8 +4,7 @@ import { Elysia, t } from "elysia";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
 import type { ChannelRouteContext } from "../types";
-import type { MobileService } from "./service";
-import type { PatchItem } from "./service";
+import type { MobileService, PatchItem } from "./service";
 
 const SimCard = t.Object(
   {
