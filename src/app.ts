@@ -4,11 +4,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
-import { chatappRoutes } from "./channels/chatapp/routes";
-import { cloudCallbackRoutes } from "./channels/sms-cloud/callback-routes";
 import { contactRoutes } from "./modules/contacts/routes";
-import { mobileRoutes } from "./modules/mobile/routes";
-import { pairingRoutes } from "./modules/mobile/pairing-routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -43,14 +39,15 @@ export function createApp(s: Services) {
         allowedMethods,
         log: s.log,
         storage: s.storage,
-        beforeBody: (request, path, signIn) => s.mobile.checkBeforeBody(request.method, path, request.headers, signIn),
+        beforeBody: (request, path, signIn) => {
+          for (const runtime of s.channelRuntimes) runtime.beforeBody?.(request.method, path, request.headers, signIn);
+        },
       }),
     )
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes())
     .use(systemRoutes(s))
     .use(projectRoutes(s))
-    .use(pairingRoutes(s))
     .use(deviceRoutes(s))
     .use(contactRoutes(s))
     .use(templateRoutes(s))
@@ -59,10 +56,9 @@ export function createApp(s: Services) {
     .use(statsRoutes(s))
     .use(webhookRoutes(s))
     .use(threadRoutes(s))
-    .use(overviewRoutes(s))
-    .use(chatappRoutes(s))
-    .use(cloudCallbackRoutes(s))
-    .use(mobileRoutes(s));
+    .use(overviewRoutes(s));
+  // Each channel's own routes: callbacks, webhooks, the phone's API.
+  for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
   return app;
 }
 

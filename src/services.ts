@@ -1,10 +1,8 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
-import { createChatappAdapter } from "./channels/chatapp/adapter";
-import { createGraphClient } from "./channels/chatapp/graph";
-import { createChatappService } from "./channels/chatapp/service";
-import { createCloudAdapter } from "./channels/sms-cloud/adapter";
-import { cloudCallbackPath } from "./channels/sms-cloud/callback-routes";
+import { CHANNELS } from "./channels";
+import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
+import type { ChannelTraits, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -17,10 +15,9 @@ import { createContactService } from "./modules/contacts/service";
 import { createCreditService } from "./modules/credits/service";
 import { createDeviceRepository } from "./modules/devices/repository";
 import { createDeviceService } from "./modules/devices/service";
-import { createPhoneEventHub } from "./modules/mobile/events";
-import { createMobileService } from "./modules/mobile/service";
 import { createNotificationRepository } from "./modules/notifications/repository";
-import { createNotificationService, presentNotification } from "./modules/notifications/service";
+import { createNotificationService } from "./modules/notifications/service";
+import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
 import { createEventService } from "./modules/events/service";
 import { createWebhookService } from "./modules/webhooks/service";
 import { createThreadService } from "./modules/threads/service";
@@ -60,11 +57,17 @@ export interface Deps {
   fetch?: typeof fetch;
   /** How long channels wait for a provider's answer (default 15 s). */
   channelTimeoutMs?: number;
+  /** The channels to carry (default CHANNELS); tests add a throwaway one. */
+  channels?: readonly Channel[];
 }
+
+/** Each channel's own service, under its name (`services.chatapp`, `services.mobile`). */
+type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnType<C["create"]>["service"] };
 
 export function createServices(deps: Deps) {
   const { db, clock, config } = deps;
   const sqlite = db.$client;
+  const channels = deps.channels ?? CHANNELS;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
 
   // pigeon.key lives beside the database; an in-memory database keeps its key in memory.
@@ -74,36 +77,23 @@ export function createServices(deps: Deps) {
   const usage = createUsageRepository(db);
   const deviceRepo = createDeviceRepository(db, secrets);
   const templateRepo = createTemplateRepository(db);
-  const notificationRepo = createNotificationRepository(sqlite);
+  const notificationRepo = createNotificationRepository(
+    sqlite,
+    channels.filter((c) => c.dispatched).map((c) => c.kind),
+  );
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
   const idempotency = createIdempotencyStore(sqlite, clock);
   const threads = createThreadRepository(sqlite);
 
-  // Paired phones: their event streams keep them marked as seen.
-  const hub = createPhoneEventHub((deviceId) => deviceRepo.touch(deviceId, clock.now()));
+  // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.
+  const runtimes = new Map<DeviceKind, ChannelRuntime>();
+  const runtimeOf = (kind: DeviceKind) => runtimes.get(kind);
 
   const devices = createDeviceService(deviceRepo, usage, clock, {
-    settingsChanged: (device) => {
-      if (device.kind === "sms") hub.notify(device.id, "SettingsUpdated");
-    },
-    // A deleted device's waiting notifications can never go out: fail them (refunding credits).
-    beforeRemove: (ids) => {
-      const pending = sqlite
-        .query(`SELECT id FROM notification WHERE device_id IN (${ids.map(() => "?").join(",")}) AND status = 'pending'`)
-        .all(...ids) as { id: number }[];
-      for (const { id } of pending) state.transition(id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
-    },
-  }, { allowPrivateTargets: config.allowPrivateWebhooks });
-
-  const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: deps.fetch, timeoutMs: deps.channelTimeoutMs });
-
-  const cloud = createCloudAdapter({
-    allowPrivateTargets: config.allowPrivateWebhooks,
-    statusCallbackUrl: (device) => (config.publicUrl ? config.publicUrl + cloudCallbackPath(device.id) : null),
-    fetch: deps.fetch,
-    timeoutMs: deps.channelTimeoutMs,
-  });
+    settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
+    beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
+  }, { channels, allowPrivateTargets: config.allowPrivateWebhooks });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
   const sending = createSendingService({
@@ -117,40 +107,42 @@ export function createServices(deps: Deps) {
     usage,
     idempotency,
     threads,
+    channels,
     log,
   });
   const events = createEventService(sqlite, clock);
-  const chatapp = createChatappService({ sqlite, db, clock, config, graph, devices: deviceRepo, templates: templateRepo, threads, state, events, log });
-  sending.addCheck("chatapp", chatapp.check);
-  const chatappAdapter = createChatappAdapter({
-    graph,
-    templateById: (id) => templateRepo.byId(id),
-    refreshTemplates: (device) => chatapp.refreshTemplates(device),
-    preflight: (device) => chatapp.preflight(device),
-  });
-  const mobile = createMobileService({ sqlite, clock, devices: deviceRepo, state, threads, hub, events, secrets });
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
 
-  // Every notification state change is an event, written in the same transaction (the outbox).
-  state.onTransition((before, to) => {
-    const after = state.get(before.id)!;
-    events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
-  });
-
-  // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
-  const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
-  state.onTransition((before, to) => {
-    if (to === "cancelled" && before.route === "sms" && before.dispatched_at !== null) markCancelPending.run(before.id);
-  });
-  notifications.onCancelled((n) => {
-    if (n.route === "sms" && n.device_id !== null && n.external_id && n.dispatched_at !== null) {
-      hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
-    }
-  });
-  // Immediate phone messages: tell the phone now (scheduled ones are announced when due).
-  sending.onAccepted((accepted) => {
-    for (const a of accepted) if (a.prepared.device.kind === "sms" && a.prepared.scheduleAt === null) hub.enqueued(a.prepared.device.id);
-  });
+  const core: ChannelCore = {
+    db,
+    sqlite,
+    clock,
+    config,
+    secrets,
+    log,
+    fetch: deps.fetch,
+    channelTimeoutMs: deps.channelTimeoutMs,
+    devices: deviceRepo,
+    templates: templateRepo,
+    notifications: notificationRepo,
+    state,
+    threads,
+    events,
+  };
+  const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
+  const channelServices = {} as Record<string, unknown>;
+  const built: { channel: Channel; runtime: ChannelRuntime }[] = [];
+  for (const channel of channels) {
+    const runtime: ChannelRuntime = channel.create(core);
+    built.push({ channel, runtime });
+    runtimes.set(channel.kind, runtime);
+    channelServices[channel.name] = runtime.service;
+    // The worker claims exactly the routes declared dispatched, so each must bring its adapter.
+    if ((channel.dispatched === true) !== (runtime.adapter !== undefined)) throw new Error(`channel ${channel.name}: dispatched and adapter disagree`);
+    if (runtime.adapter) adapters[channel.kind] = runtime.adapter;
+    if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
+  }
+  wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
 
   return {
     ...deps,
@@ -173,23 +165,30 @@ export function createServices(deps: Deps) {
     notifications,
     threads,
     sending,
-    hub,
-    mobile,
     events,
     webhooks,
     threadsView: createThreadService(sqlite, clock),
-    chatapp,
+    ...(channelServices as ChannelServices),
+    /** The channels this server carries, for the modules that take a rule from each. */
+    channels: channels as readonly ChannelTraits[],
+    /** Each channel's hooks, by device kind (the app's before-body checks, shutdown). */
+    channelRuntimes: [...runtimes.values()],
+    /** Each channel with its runtime, in order: the app mounts their routes, the worker runs their tasks. */
+    builtChannels: built,
+    /** Shutting down: the channels close their long-lived connections. */
+    closeChannels() {
+      for (const runtime of runtimes.values()) runtime.close?.();
+    },
     dispatcher: createDispatcher({
       transaction: (fn) => sqlite.transaction(fn)(),
       clock,
       notifications: notificationRepo,
       devices: deviceRepo,
       state,
-      adapters: { cloud, chatapp: chatappAdapter },
+      adapters,
+      paceOf: (device) => devices.pace(device),
       tickMs: config.workerIntervalSeconds * 1000,
-      onOutcome: (n, device, outcome) => {
-        if (n.route === "chatapp") chatapp.afterOutcome(n, device, outcome);
-      },
+      onOutcome: (n, device, outcome) => runtimeOf(n.route)?.afterOutcome?.(n, device, outcome),
       log,
     }),
   };

@@ -1,7 +1,27 @@
-// The one interface every channel adapter implements: hand a notification over, and (after an
+// The one shape every channel has (a Channel: its kind, config schema, send traits, adapter, hooks,
+// routes and tasks), and the adapter the worker calls: hand a notification over, and (after an
 // attempt whose outcome is unknown) ask the channel whether it already has it.
-import type { DeviceRow } from "../modules/devices/repository";
-import type { NotificationRecord } from "../modules/notifications/state";
+import type { Database } from "bun:sqlite";
+import type { AnyElysia } from "elysia";
+import type { Clock } from "../clock";
+import type { Config } from "../config";
+import type { Db } from "../db/client";
+import type { SignInGuard } from "../http/foundation";
+import type { SecretBox } from "../lib/secrets";
+import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
+import type { EventService } from "../modules/events/service";
+import type { NotificationRepository } from "../modules/notifications/repository";
+import type { NotificationRecord, NotificationState, NotificationStatus } from "../modules/notifications/state";
+import type { Accepted, ChannelCheck } from "../modules/sending/service";
+import type { TemplateRepository } from "../modules/templates/repository";
+import type { ThreadRepository } from "../modules/threads/repository";
+import type { Task } from "../worker/scheduler";
+import type { AccountsService } from "../modules/accounts/service";
+import type { DeviceService } from "../modules/devices/service";
+import type { IdempotencyStore } from "../http/idempotency";
+import type { RateLimiter } from "../http/rate-limit";
+import type { SendingService } from "../modules/sending/service";
+import type { ChannelTraits } from "./kinds";
 
 export type DispatchOutcome =
   /** The channel took it: the notification is sent, with the channel's id for it. */
@@ -24,4 +44,77 @@ export interface ChannelAdapter {
    * other notification owns. Throws when it cannot tell (the dispatcher then waits and asks again).
    */
   reconcile?(n: NotificationRecord, device: DeviceRow): Promise<string[]>;
+}
+
+/** What the composition root hands every channel when it builds it: the shared repositories and rules. */
+export interface ChannelCore {
+  db: Db;
+  sqlite: Database;
+  clock: Clock;
+  config: Config;
+  secrets: SecretBox;
+  log: (message: string, error?: unknown) => void;
+  /** The HTTP client channels use; tests may wrap it. */
+  fetch?: typeof fetch;
+  /** How long a channel waits for its provider's answer. */
+  channelTimeoutMs?: number;
+  devices: DeviceRepository;
+  templates: TemplateRepository;
+  notifications: NotificationRepository;
+  state: NotificationState;
+  threads: ThreadRepository;
+  events: EventService;
+}
+
+/**
+ * A built channel: its own service (reachable as `services[name]`) and the hooks through which the
+ * shared modules reach it. Every hook is optional; a channel implements what it needs.
+ */
+export interface ChannelRuntime<S = unknown> {
+  service: S;
+  /** Present when the worker hands this channel's notifications over (cloud, chat-app). */
+  adapter?: ChannelAdapter;
+  /** A send rule of its own, run after the common ones for its delivery type. */
+  check?: ChannelCheck;
+  /** After the worker recorded an attempt's outcome on one of its devices. */
+  afterOutcome?(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void;
+  /** After commit: notifications accepted for one of its devices. */
+  accepted?(accepted: Accepted[]): void;
+  /** Inside the transition's transaction: one of its notifications changed state. */
+  transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void;
+  /** After commit: one of its notifications was cancelled through the API. */
+  cancelled?(n: NotificationRecord): void;
+  /** One of its devices had its settings changed. */
+  settingsChanged?(device: DeviceRow): void;
+  /** Checks a request may need before its body is read (sign-in throttling of phone registration). */
+  beforeBody?(method: string, path: string, headers: Headers, signIn: SignInGuard): void;
+  /** Shutting down: close long-lived connections (event streams). */
+  close?(): void;
+}
+
+/**
+ * What a channel's routes may use of the container, named here so that no channel imports the
+ * composition root (which imports every channel).
+ */
+export interface ChannelRouteContext {
+  config: Config;
+  secrets: SecretBox;
+  rateLimiter: RateLimiter;
+  accounts: AccountsService;
+  devices: DeviceService;
+  deviceRepo: DeviceRepository;
+  notificationRepo: NotificationRepository;
+  state: NotificationState;
+  sending: SendingService;
+  idempotency: IdempotencyStore;
+}
+
+/** One channel: everything the rest of Pigeon knows about it. `name` is its key in the container. */
+export interface Channel<N extends string = string, S = unknown> extends ChannelTraits {
+  name: N;
+  create(core: ChannelCore): ChannelRuntime<S>;
+  /** Its HTTP routes (callbacks, webhooks, the phone's API), given its own service. */
+  routes(service: S, s: ChannelRouteContext): AnyElysia[];
+  /** Its periodic work, named domain:verb, given its own service. */
+  tasks(service: S, config: Config): Task[];
 }

@@ -4,7 +4,6 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
-import { pairingInfo } from "../modules/mobile/pairing-routes";
 import { ConfigError } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
@@ -269,7 +268,7 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
   if (sub !== "pair-info" && sub !== "rotate-token") throw new UsageError("devices takes pair-info or rotate-token");
   const token = sub === "rotate-token" ? accounts.rotatePairingToken(workspace.id).pairingToken : workspace.pairingToken;
   const base = config.publicUrl ?? `http://localhost:${config.port}`;
-  const info = await pairingInfo(`${base}/mobile/v1`, token);
+  const info = await rt.services.mobile.pairingInfo(`${base}/mobile/v1`, token);
   if (values.svg) writeFileSync(values.svg, info.qr_svg);
   const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
   print(

@@ -86,7 +86,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     // Stop listening first (requests already in progress finish), then let the worker record the
     // outcome of the provider and webhook calls in flight, so an ordinary restart has nothing to
     // recover. Bounded: what is still in flight then is recovered at the next start.
-    services.hub.closeAll();
+    services.closeChannels();
     const closed = withinMs(server.stop(), STOP_GRACE_MS);
     const drained = await worker.stop(STOP_GRACE_MS);
     await closed;

@@ -3,6 +3,7 @@
 // Times are stored as integer milliseconds since the epoch (UTC) and formatted at the edge.
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { DELIVERY_TYPES, DEVICE_KINDS } from "../channels/kinds";
 
 export const plan = sqliteTable("plan", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -70,7 +71,7 @@ export const device = sqliteTable(
       .notNull()
       .references(() => workspace.id),
     name: text("name").notNull(),
-    kind: text("kind", { enum: ["sms", "cloud", "chatapp"] }).notNull(),
+    kind: text("kind", { enum: DEVICE_KINDS }).notNull(),
     status: text("status", { enum: ["active", "inactive"] }).notNull().default("active"),
     // The phone's id in the companion-app protocol (a 21-character nanoid).
     externalId: text("external_id").notNull().unique(),
@@ -141,7 +142,7 @@ export const template = sqliteTable(
     name: text("name").notNull(),
     description: text("description").notNull().default(""),
     body: text("body").notNull(),
-    channel: text("channel", { enum: ["sms", "chatapp"] }).notNull(),
+    channel: text("channel", { enum: DELIVERY_TYPES }).notNull(),
     isSystem: integer("is_system").notNull().default(0),
     status: text("status").notNull().default("active"),
     variables: text("variables", { mode: "json" }).notNull().$type<string[]>(),
@@ -174,9 +175,9 @@ export const notification = sqliteTable(
       .notNull()
       .references(() => workspace.id),
     apiKeyId: integer("api_key_id").references(() => apiKey.id),
-    deliveryType: text("delivery_type", { enum: ["sms", "chatapp"] }).notNull(),
+    deliveryType: text("delivery_type", { enum: DELIVERY_TYPES }).notNull(),
     // The kind of device that carries it: sms (paired phone), cloud, chatapp.
-    route: text("route", { enum: ["sms", "cloud", "chatapp"] }).notNull(),
+    route: text("route", { enum: DEVICE_KINDS }).notNull(),
     deviceId: integer("device_id").references(() => device.id),
     recipient: text("recipient").notNull(),
     recipientName: text("recipient_name"),
@@ -316,7 +317,7 @@ export const thread = sqliteTable(
     workspaceId: integer("workspace_id")
       .notNull()
       .references(() => workspace.id),
-    channel: text("channel", { enum: ["sms", "chatapp"] }).notNull(),
+    channel: text("channel", { enum: DELIVERY_TYPES }).notNull(),
     // 0 for SMS threads (any phone of the workspace); the business number's device for chat-app.
     deviceId: integer("device_id").notNull().default(0),
     peer: text("peer").notNull(),

@@ -1,6 +1,15 @@
 // Turns Elysia/TypeBox validation failures into a 400 message that names the field and the reason,
 // and offers schema helpers whose failures already read well.
+import type { TLiteral, TUnion } from "@sinclair/typebox";
 import { t } from "elysia";
+
+/**
+ * A union of string literals from a constant list (anyOf of consts, as t.Literal writes them), typed
+ * as the list's members: TypeBox types a mapped array as an unknown-length union, hence the cast.
+ */
+export function literalUnion<const T extends readonly string[]>(values: T, options: Parameters<typeof t.Union>[1] = {}) {
+  return t.Union(values.map((v) => t.Literal(v)), options) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
+}
 
 export interface FieldProblem {
   location: string;

@@ -8,7 +8,7 @@ import type { DeviceRepository, DeviceRow } from "../modules/devices/repository"
 import type { NotificationRepository } from "../modules/notifications/repository";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
 import { MINUTE } from "../lib/time";
-import { paceOf } from "../modules/devices/service";
+import { failForDeletedDevice } from "../modules/notifications/lifecycle";
 
 /** Attempts before a retryable failure counts as permanent. */
 export const MAX_ATTEMPTS = 5;
@@ -30,6 +30,8 @@ export interface DispatcherDeps {
   devices: DeviceRepository;
   state: NotificationState;
   adapters: Partial<Record<NotificationRecord["route"], ChannelAdapter>>;
+  /** A device's pacing window and how many it may be handed in one. */
+  paceOf: (device: DeviceRow) => { window: number; limit: number };
   /** How long a throttled notification waits: the worker's tick. */
   tickMs: number;
   /** Called after each outcome, so channels can block or unblock their devices. */
@@ -62,13 +64,13 @@ export function createDispatcher(deps: DispatcherDeps) {
         deviceCache.set(n.device_id, device);
       }
       if (!device) {
-        state.transition(n.id, "failed", { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" });
+        failForDeletedDevice(state, [n.id]);
         continue;
       }
       if ((slowDown.get(device.id)?.until ?? 0) > now) continue;
       let left = budget.get(device.id);
       if (left === undefined) {
-        const pace = paceOf(device);
+        const pace = deps.paceOf(device);
         left = pace.limit - notifications.dispatchedSince(device.id, now - (now % pace.window));
       }
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone

@@ -5,13 +5,10 @@ import { startScheduler, type Task } from "./scheduler";
 export function workerTasks(s: Services): Task[] {
   return [
     { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
-    { name: "phones:announce-due", everySeconds: s.config.workerIntervalSeconds, run: () => s.mobile.announceDue() },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
-    { name: "devices:watch-presence", everySeconds: 15, run: () => s.mobile.watchPresence() },
-    { name: "chatapp:recheck-templates", everySeconds: 3600, run: () => s.chatapp.recheckPaused() },
-    { name: "chatapp:prune-backlog", everySeconds: 3600, run: () => s.chatapp.pruneBacklog() },
-    { name: "chatapp:sync-templates", everySeconds: 6 * 3600, run: () => s.chatapp.syncAll() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+    // Each channel's own periodic work, given its service.
+    ...s.builtChannels.flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.config)),
   ];
 }
 

@@ -7,7 +7,8 @@ import { Device } from "../../modules/devices/model";
 import { overviewReply, refuseUnknownFields, runSend, singleReply } from "../../modules/sending/routes";
 import { OverviewSendResponse, SendResponse } from "../../modules/sending/model";
 import type { ItemResult, SendInput } from "../../modules/sending/service";
-import type { Services } from "../../services";
+import type { ChannelRouteContext } from "../types";
+import type { ChatappService } from "./service";
 import type { HeaderMedia } from "./adapter";
 import { MEDIA_LIMITS } from "./service";
 
@@ -71,8 +72,7 @@ function chatInput(body: typeof ChatSendBody.static): SendInput {
   };
 }
 
-export function chatappRoutes(s: Services) {
-  const { chatapp } = s;
+export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
 
   /** Checks header media (async), then runs the send through the common pipeline. */
   async function send<R>(request: Request, route: string, body: typeof ChatSendBody.static, render: (results: ItemResult[]) => { status: number; body: R }): Promise<R> {

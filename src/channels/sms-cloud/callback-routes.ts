@@ -5,23 +5,21 @@ import { Envelope, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
-import type { Services } from "../../services";
+import type { ChannelRouteContext } from "../types";
 import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
-import { openConfig } from "../../lib/secrets";
 import { cloudConfigOf } from "./config";
+import { applyReport } from "../../modules/notifications/reports";
 
 export function cloudCallbackPath(deviceId: number): string {
   return `/v1/callbacks/cloud/${deviceId}`;
 }
 
-export function cloudCallbackRoutes(s: Services) {
+export function cloudCallbackRoutes(s: ChannelRouteContext) {
   return new Elysia({ tags: ["Callbacks"] }).use(models).post(
     "/v1/callbacks/cloud/:device_id",
     ({ request, params }) => {
-      const device = s.db.$client.query("SELECT * FROM device WHERE id = ? AND kind = 'cloud'").get(params.device_id) as
-        | { id: number; config: string | null }
-        | null;
-      const config = device ? cloudConfigOf(device.config ? openConfig(s.secrets, JSON.parse(device.config)) : null) : null;
+      const device = s.deviceRepo.everById(params.device_id);
+      const config = device?.kind === "cloud" ? cloudConfigOf(device.config) : null;
       if (!device || !config) throw new AppError("not_found", `cloud device ${params.device_id} not found`);
 
       const form = Object.fromEntries(new URLSearchParams(rawBodyOf(request)));
@@ -39,10 +37,11 @@ export function cloudCallbackRoutes(s: Services) {
       const code = form.ErrorCode || null;
       const detail = `status callback: ${status}${code ? ` (error ${code}: ${CLOUD_ERROR_REASONS[code] ?? form.ErrorMessage ?? "provider error"})` : ""}`;
       let changed = false;
-      if (status === "sent") changed = s.state.transition(n.id, "sent", { detail });
-      else if (status === "delivered" || status === "read") changed = s.state.transition(n.id, "delivered", { detail });
+      if (status === "sent") changed = applyReport(s.state, n.id, { status: "sent", detail });
+      else if (status === "delivered" || status === "read") changed = applyReport(s.state, n.id, { status: "delivered", detail });
       else if (status === "failed" || status === "undelivered") {
-        changed = s.state.transition(n.id, "failed", {
+        changed = applyReport(s.state, n.id, {
+          status: "failed",
           errorCode: code ?? status,
           reason: code ? (CLOUD_ERROR_REASONS[code] ?? form.ErrorMessage ?? `provider error ${code}`) : `provider reported ${status}`,
           detail,

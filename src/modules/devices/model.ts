@@ -1,16 +1,13 @@
 import { t } from "elysia";
-import { CloudConfigInput } from "../../channels/sms-cloud/config";
+import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION, type ChannelConfig } from "../../channels/kinds";
 import { Envelope, Pagination } from "../../http/envelope";
-import { fieldError, IdParam, pageQuery } from "../../http/validation";
+import { fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
-export const DEVICE_KINDS = ["sms", "cloud", "chatapp"] as const;
 export const BATCH_REGISTER_MAX = 10;
 export const BATCH_DELETE_MAX = 50;
 export const BATCH_STATUS_MAX = 100;
 
-const Kind = t.Union([t.Literal("sms"), t.Literal("cloud"), t.Literal("chatapp")], {
-  description: "sms: a paired phone; cloud: a cloud number (uses credits); chatapp: a business number on the chat-app platform",
-});
+const Kind = literalUnion(DEVICE_KINDS, { description: DEVICE_KINDS_DESCRIPTION });
 const Status = t.Union([t.Literal("active"), t.Literal("inactive")]);
 
 export const Device = t.Object({
@@ -83,33 +80,26 @@ export const DeviceRateLimitResponse = Envelope(
   }),
 );
 
-export const RegisterDevice = t.Object({
-  name: t.String({ minLength: 1, maxLength: 128 }),
-  kind: t.Optional(Kind),
-  phone_number: t.Optional(t.String({ description: "E.164 number of the device, if known" })),
-  send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000 })),
-  cloud: t.Optional(CloudConfigInput),
-});
-
-export const BatchRegisterBody = t.Object(
-  {
-    devices: t.Array(RegisterDevice, {
-      minItems: 1,
-      maxItems: BATCH_REGISTER_MAX,
-      description: `1 to ${BATCH_REGISTER_MAX} devices`,
-    }),
-  },
-  {
-    examples: [
-      {
-        devices: [
-          { name: "Front desk phone" },
-          { name: "Main line", kind: "cloud", cloud: { account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "your-auth-token", from_number: "+15005550006" } },
-        ],
-      },
-    ],
-  },
-);
+/** The register body: the common fields, and each channel's settings under its own key. */
+export function batchRegisterBody(configs: readonly ChannelConfig[]) {
+  const RegisterDevice = t.Object({
+    name: t.String({ minLength: 1, maxLength: 128 }),
+    kind: t.Optional(Kind),
+    phone_number: t.Optional(t.String({ description: "E.164 number of the device, if known" })),
+    send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000 })),
+    ...Object.fromEntries(configs.map((c) => [c.key, t.Optional(c.schema)])),
+  });
+  return t.Object(
+    {
+      devices: t.Array(RegisterDevice, {
+        minItems: 1,
+        maxItems: BATCH_REGISTER_MAX,
+        description: `1 to ${BATCH_REGISTER_MAX} devices`,
+      }),
+    },
+    { examples: [{ devices: [{ name: "Front desk phone" }, ...configs.map((c) => c.example)] }] },
+  );
+}
 
 export const RegisteredDevice = t.Object({
   ...Device.properties,

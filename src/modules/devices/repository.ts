@@ -38,6 +38,7 @@ export function createDeviceRepository(db: Db, box: SecretBox) {
   const allActive = db.select().from(device).where(liveActive).orderBy(asc(device.id)).prepare();
   const getOne = db.select().from(device).where(and(live, eq(device.id, id))).prepare();
   const getById = db.select().from(device).where(and(eq(device.id, id), isNull(device.deletedAt))).prepare();
+  const getEverById = db.select().from(device).where(eq(device.id, id)).prepare();
   const touch = db.update(device).set({ lastSeenAt: sql`${sql.placeholder("now")}` }).where(eq(device.id, id)).prepare();
   const statusCounts = db
     .select({ status: notification.status, n: count() })
@@ -82,6 +83,15 @@ export function createDeviceRepository(db: Db, box: SecretBox) {
     /** Any workspace's live device, for the worker and channel callbacks. */
     byId(deviceId: number): DeviceRow | null {
       const row = getById.get({ id: deviceId });
+      return row ? reveal(row) : null;
+    },
+
+    /**
+     * Any workspace's device, deleted or not: a provider may still report on messages a deleted
+     * device sent, and those reports are the truth about them.
+     */
+    everById(deviceId: number): DeviceRow | null {
+      const row = getEverById.get({ id: deviceId });
       return row ? reveal(row) : null;
     },
 

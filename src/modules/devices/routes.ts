@@ -8,7 +8,6 @@ import {
   BATCH_REGISTER_MAX,
   BatchDeleteBody,
   BatchDeleteResponse,
-  BatchRegisterBody,
   BatchRegisterResponse,
   BatchStatusBody,
   BatchStatusResponse,
@@ -23,6 +22,7 @@ import {
   DeviceUsageResponse,
   ExportQuery,
   UpdateDeviceBody,
+  batchRegisterBody,
 } from "./model";
 
 const EXPORT_COLUMNS = [
@@ -45,6 +45,7 @@ const EXPORT_COLUMNS = [
 
 export function deviceRoutes(s: Services) {
   const { devices } = s;
+  const BatchRegisterBody = batchRegisterBody(s.channels.flatMap((c) => (c.config ? [c.config] : [])));
   return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })
     .use(models)
     .get("/list", ({ request, query }) => ok(devices.list(authOf(request).workspaceId, query), "Devices fetched"), {

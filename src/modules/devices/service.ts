@@ -6,23 +6,24 @@ import { outboundTargetProblem } from "../../lib/net-safety";
 import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import { cloudConfigFromInput, type CloudConfig, type CloudConfigInput } from "../../channels/sms-cloud/config";
+import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../channels/kinds";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 
 /** A device not heard from for this long is offline (spec section 7: 5 minutes). */
 export const OFFLINE_AFTER_MS = 5 * MINUTE;
 
-const DEFAULT_SEND_LIMIT = { sms: 20, cloud: 60, chatapp: 4800 } as const;
-
 /**
- * A device's pacing window. Chat-app numbers are paced per second (their platform limit is a rate:
- * 80 a second by default, i.e. a send_limit_per_minute of 4,800), so a minute's allowance never
- * goes out in one burst; cloud numbers per minute.
+ * A device's pacing window. A channel whose platform limit is a rate (a chat-app number: 80 a
+ * second by default, i.e. a send_limit_per_minute of 4,800) is paced per second, so a minute's
+ * allowance never goes out in one burst; the others per minute.
  */
-export function paceOf(device: Pick<DeviceRow, "kind" | "sendLimitPerMinute">): { window: number; limit: number } {
-  return device.kind === "chatapp" ? { window: 1000, limit: Math.max(1, Math.ceil(device.sendLimitPerMinute / 60)) } : { window: MINUTE, limit: device.sendLimitPerMinute };
+export function paceOf(device: Pick<DeviceRow, "sendLimitPerMinute">, perSecond: boolean): { window: number; limit: number } {
+  return perSecond ? { window: 1000, limit: Math.max(1, Math.ceil(device.sendLimitPerMinute / 60)) } : { window: MINUTE, limit: device.sendLimitPerMinute };
 }
+
+/** One item of the register body: the common fields, and a channel's settings under its key. */
+export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<string, unknown>;
 
 export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boolean {
   return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
@@ -40,9 +41,19 @@ export function createDeviceService(
   usage: UsageRepository,
   clock: Clock,
   hooks: DeviceHooks = {},
-  /** PIGEON_ALLOW_PRIVATE_WEBHOOKS: a cloud number's base_url may then be loopback or private. */
-  options: { allowPrivateTargets?: boolean } = {},
+  options: {
+    /** What each device kind needs at registration and for pacing. */
+    channels: readonly ChannelTraits[];
+    /** PIGEON_ALLOW_PRIVATE_WEBHOOKS: an address a device's settings name may then be loopback or private. */
+    allowPrivateTargets?: boolean;
+  },
 ) {
+  const traitsOf = (kind: DeviceRow["kind"]): ChannelTraits => {
+    const traits = options.channels.find((c) => c.kind === kind);
+    if (!traits) throw new Error(`no channel carries devices of kind ${kind}`);
+    return traits;
+  };
+  const pace = (device: DeviceRow) => paceOf(device, traitsOf(device.kind).pacedPerSecond === true);
   function present(row: DeviceRow) {
     return {
       device_id: row.id,
@@ -120,15 +131,15 @@ export function createDeviceService(
   function rateLimit(workspaceId: number, id: number) {
     const row = require(workspaceId, id);
     const now = clock.now();
-    const pace = paceOf(row);
-    const windowStart = now - (now % pace.window);
+    const { window, limit } = pace(row);
+    const windowStart = now - (now % window);
     const handed = repo.dispatchedSince(row.id, windowStart);
     return {
       device_id: row.id,
-      limit: pace.limit,
-      window_seconds: pace.window / 1000,
-      requests_remaining: Math.max(0, pace.limit - handed),
-      reset_at: iso(windowStart + pace.window),
+      limit,
+      window_seconds: window / 1000,
+      requests_remaining: Math.max(0, limit - handed),
+      reset_at: iso(windowStart + window),
     };
   }
 
@@ -145,7 +156,7 @@ export function createDeviceService(
 
   async function register(
     workspaceId: number,
-    devices: { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number; cloud?: typeof CloudConfigInput.static }[],
+    devices: RegisterItem[],
   ) {
     const now = clock.now();
     // Validate every item before writing any, so a bad item stores nothing.
@@ -159,20 +170,25 @@ export function createDeviceService(
           });
         }
       }
-      const kind = d.kind ?? "sms";
-      let config: CloudConfig | null = null;
-      if (kind === "cloud") {
-        if (!d.cloud) {
-          throw new AppError("validation_error", `Invalid body field 'devices.${i}.cloud': is required for kind "cloud"`, {
-            field: `devices.${i}.cloud`,
+      const kind = d.kind ?? DEFAULT_DEVICE_KIND;
+      const traits = traitsOf(kind);
+      let config: object | null = null;
+      let outbound: { url: string; field: string } | null = null;
+      if (traits.config) {
+        const { key } = traits.config;
+        if (d[key] === undefined) {
+          throw new AppError("validation_error", `Invalid body field 'devices.${i}.${key}': is required for kind "${kind}"`, {
+            field: `devices.${i}.${key}`,
             location: "body",
-            reason: 'is required for kind "cloud"',
+            reason: `is required for kind "${kind}"`,
           });
         }
-        config = cloudConfigFromInput(d.cloud, `devices.${i}.cloud`);
-        phone ??= config.from;
+        const settings = traits.config.fromInput(d[key], `devices.${i}.${key}`);
+        config = settings.stored;
+        outbound = settings.outbound;
+        phone ??= settings.phoneNumber;
       }
-      const token = kind === "sms" ? nanoid(21) : null;
+      const token = traits.issuesToken ? nanoid(21) : null;
       const row: NewDevice = {
         workspaceId,
         name: d.name.trim(),
@@ -182,18 +198,18 @@ export function createDeviceService(
         tokenHash: token ? sha256Hex(token) : null,
         phoneNumber: phone,
         config,
-        sendLimitPerMinute: d.send_limit_per_minute ?? DEFAULT_SEND_LIMIT[kind],
+        sendLimitPerMinute: d.send_limit_per_minute ?? traits.defaultSendLimit,
         createdAt: now,
         updatedAt: now,
       };
-      return { row, token, cloud: config };
+      return { row, token, outbound };
     });
-    // The provider is called with the server's network position: its URL must be public.
-    for (const [i, p] of prepared.entries()) {
-      if (!p.cloud) continue;
-      const problem = await outboundTargetProblem(p.cloud.baseUrl, options.allowPrivateTargets === true);
+    // A provider is called with the server's network position: its URL must be public.
+    for (const p of prepared) {
+      if (!p.outbound) continue;
+      const problem = await outboundTargetProblem(p.outbound.url, options.allowPrivateTargets === true);
       if (problem) {
-        const field = `devices.${i}.cloud.base_url`;
+        const field = p.outbound.field;
         throw new AppError("validation_error", `Invalid body field '${field}': ${problem}`, { field, location: "body", reason: problem });
       }
     }
@@ -252,7 +268,7 @@ export function createDeviceService(
     return present(updated);
   }
 
-  return { present, require, update, list, exportRows, health, stats, usage: usageOf, rateLimit, register, remove, setStatus };
+  return { present, pace, require, update, list, exportRows, health, stats, usage: usageOf, rateLimit, register, remove, setStatus };
 }
 
 export type DeviceService = ReturnType<typeof createDeviceService>;

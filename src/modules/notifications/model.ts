@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Envelope, Pagination } from "../../http/envelope";
-import { fieldError, IdParam, pageQuery } from "../../http/validation";
+import { DELIVERY_TYPES, DEVICE_KINDS } from "../../channels/kinds";
+import { fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
 const Status = t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], {
   description: "pending → sent → delivered, or failed; cancelled is our addition for a cancelled pending notification",
@@ -9,8 +10,8 @@ const Status = t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("deli
 export const Notification = t.Object({
   notification_id: t.Integer(),
   status: Status,
-  delivery_type: t.Union([t.Literal("sms"), t.Literal("chatapp")]),
-  route: t.Union([t.Literal("sms"), t.Literal("cloud"), t.Literal("chatapp")], { description: "The kind of device carrying it: sms (paired phone), cloud, chatapp" }),
+  delivery_type: literalUnion(DELIVERY_TYPES),
+  route: literalUnion(DEVICE_KINDS, { description: "The kind of device carrying it: sms (paired phone), cloud, chatapp" }),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
   message: t.String(),
@@ -50,7 +51,7 @@ export const NotificationListQuery = t.Object({
   status: t.Optional(
     t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], fieldError("status", "must be one of pending, sent, delivered, failed, cancelled")),
   ),
-  delivery_type: t.Optional(t.Union([t.Literal("sms"), t.Literal("chatapp")], fieldError("delivery_type", 'must be "sms" or "chatapp"'))),
+  delivery_type: t.Optional(literalUnion(DELIVERY_TYPES, fieldError("delivery_type", `must be ${DELIVERY_TYPES.map((d) => `"${d}"`).join(" or ")}`))),
   recipient: t.Optional(t.String({ description: "E.164 recipient" })),
   from: t.Optional(t.String({ description: "Created at or after (ISO 8601 date or date-time)" })),
   to: t.Optional(t.String({ description: "Created at or before (ISO 8601; a bare date includes the whole day)" })),

@@ -1,13 +1,14 @@
 // Notification queries. The accept path and the worker's claim use prepared bun:sqlite statements:
 // they run for every message and should do no work that can be done once.
 import type { Database, Statement } from "bun:sqlite";
+import type { DeliveryType, DeviceKind } from "../../channels/kinds";
 import type { NotificationRecord, NotificationStatus } from "./state";
 
 export interface NewNotification {
   workspaceId: number;
   apiKeyId: number | null;
-  deliveryType: "sms" | "chatapp";
-  route: "sms" | "cloud" | "chatapp";
+  deliveryType: DeliveryType;
+  route: DeviceKind;
   deviceId: number;
   recipient: string;
   recipientName: string | null;
@@ -36,13 +37,18 @@ export interface LogRecord {
 
 export interface ListFilters {
   status?: NotificationStatus;
-  deliveryType?: "sms" | "chatapp";
+  deliveryType?: DeliveryType;
   recipient?: string;
   from?: number;
   to?: number;
 }
 
-export function createNotificationRepository(sqlite: Database) {
+/**
+ * `dispatchedRoutes`: the routes (device kinds) the worker hands over itself; the others (a paired
+ * phone) fetch their messages, so their queue is never claimed here.
+ */
+export function createNotificationRepository(sqlite: Database, dispatchedRoutes: readonly DeviceKind[]) {
+  const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const insert: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
@@ -55,9 +61,9 @@ export function createNotificationRepository(sqlite: Database) {
   const logsOf: Statement<LogRecord, [number]> = sqlite.prepare(
     "SELECT id, at, event, status, error_code, detail FROM notification_log WHERE notification_id = ? ORDER BY id",
   );
-  const dueCandidates: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
+  const dueCandidates: Statement<NotificationRecord, (string | number)[]> = sqlite.prepare(`
     SELECT * FROM notification
-    WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN ('cloud', 'chatapp')
+    WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN (${routeList})
     ORDER BY next_attempt_at, id LIMIT ?`);
   const markDispatching = sqlite.prepare(`
     UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?
@@ -76,6 +82,8 @@ export function createNotificationRepository(sqlite: Database) {
     "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
   );
   const setExternal = sqlite.prepare("UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'");
+  const pendingOn = (count: number): Statement<{ id: number }, number[]> =>
+    sqlite.prepare(`SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`);
   const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
     "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
   );
@@ -108,6 +116,8 @@ export function createNotificationRepository(sqlite: Database) {
     get: (workspaceId: number, id: number): NotificationRecord | null => byWorkspace.get(workspaceId, id),
     logs: (id: number): LogRecord[] => logsOf.all(id),
     byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
+    /** The notifications still waiting on these devices. */
+    pendingOnDevices: (deviceIds: number[]): number[] => (deviceIds.length === 0 ? [] : pendingOn(deviceIds.length).all(...deviceIds).map((r) => r.id)),
     externalIdTaken: (externalId: string, exceptId: number): boolean => externalTaken.get(externalId, exceptId) !== null,
 
     /**
@@ -140,8 +150,8 @@ export function createNotificationRepository(sqlite: Database) {
       return { rows, total };
     },
 
-    /** Queued cloud and chat-app work that is due, oldest first. */
-    dueCandidates: (now: number, limit: number) => dueCandidates.all(now, limit),
+    /** Queued work on the dispatched routes that is due, oldest first. */
+    dueCandidates: (now: number, limit: number) => dueCandidates.all(now, ...dispatchedRoutes, limit),
     dispatchedSince: (deviceId: number, since: number) => dispatchedSince.get(deviceId, since)!.n,
 
     /** Takes a queued notification for one attempt; false when someone else took it first. */

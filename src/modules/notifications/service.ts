@@ -1,4 +1,5 @@
 // Reading notifications, and cancelling one that has not reached its channel yet.
+import type { DeliveryType } from "../../channels/kinds";
 import type { Database } from "bun:sqlite";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
@@ -73,7 +74,7 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
 
     list(
       workspaceId: number,
-      q: { status?: NotificationStatus; delivery_type?: "sms" | "chatapp"; recipient?: string; from?: string; to?: string; page?: number; limit?: number },
+      q: { status?: NotificationStatus; delivery_type?: DeliveryType; recipient?: string; from?: string; to?: string; page?: number; limit?: number },
     ) {
       const page = q.page ?? 1;
       const limit = q.limit ?? 20;

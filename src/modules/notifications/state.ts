@@ -4,46 +4,14 @@
 // threads) inside the same synchronous transaction.
 import type { Database, Statement } from "bun:sqlite";
 import type { Clock } from "../../clock";
+import type { RawRow } from "../../db/raw-row";
+import type { notification } from "../../db/schema";
 import type { CreditService } from "../credits/service";
 
-export type NotificationStatus = "pending" | "sent" | "delivered" | "failed" | "cancelled";
-export type Stage = "queued" | "dispatching" | "handed" | "done";
-
-/** The row as bun:sqlite returns it (snake_case), for the hot paths that skip drizzle. */
-export interface NotificationRecord {
-  id: number;
-  workspace_id: number;
-  api_key_id: number | null;
-  delivery_type: "sms" | "chatapp";
-  route: "sms" | "cloud" | "chatapp";
-  device_id: number | null;
-  recipient: string;
-  recipient_name: string | null;
-  template_id: number | null;
-  template_vars: string | null;
-  message: string;
-  status: NotificationStatus;
-  stage: Stage;
-  schedule_at: number | null;
-  timezone: string | null;
-  next_attempt_at: number;
-  attempts: number;
-  needs_reconcile: number;
-  segments: number;
-  cost: number;
-  external_id: string | null;
-  error_code: string | null;
-  error_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  dispatched_at: number | null;
-  sent_at: number | null;
-  delivered_at: number | null;
-  failed_at: number | null;
-  cancelled_at: number | null;
-  cancel_pending: number;
-  channel_payload: string | null;
-}
+/** The row as bun:sqlite returns it (snake_case, JSON as text, booleans as 0/1), for the hot paths that skip drizzle. */
+export type NotificationRecord = RawRow<typeof notification>;
+export type NotificationStatus = NotificationRecord["status"];
+export type Stage = NotificationRecord["stage"];
 
 /**
  * Status only moves forward: pending → sent → delivered; failed may follow pending or sent (a

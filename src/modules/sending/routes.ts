@@ -5,7 +5,8 @@ import { errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { authOf } from "../../http/foundation";
 import { describeValidationError, validationMessage } from "../../http/validation";
-import type { Services } from "../../services";
+import type { IdempotencyStore } from "../../http/idempotency";
+import type { SendingService } from "./service";
 import {
   BULK_MAX,
   BulkResponse,
@@ -17,6 +18,12 @@ import {
   SimpleSendBody,
 } from "./model";
 import type { ItemResult, Prepared, SendInput } from "./service";
+
+/** What the send routes use of the container (the chat-app channel's send route shares runSend). */
+export interface SendingRouteDeps {
+  idempotency: IdempotencyStore;
+  sending: SendingService;
+}
 
 type SendSmsFields = typeof SendSmsBody.static;
 
@@ -103,7 +110,7 @@ export function singleReply(results: ItemResult[]) {
 
 /** Runs a send under the Idempotency-Key rules; `prepare` must throw nothing but AppError. */
 export async function runSend<R>(
-  s: Services,
+  s: SendingRouteDeps,
   request: Request,
   route: string,
   body: unknown,
@@ -141,7 +148,7 @@ function itemError(index: number, error: AppError) {
 }
 
 /** Checks one bulk item against the send schema without failing the others. */
-function prepareBulkItem(s: Services, auth: AuthContext, item: unknown): Prepared | AppError {
+function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown): Prepared | AppError {
   if (!Value.Check(SendSmsBody, item)) {
     const first = [...Value.Errors(SendSmsBody, item)][0];
     const problem = describeValidationError({ type: "body", valueError: first as never });
@@ -155,7 +162,7 @@ function prepareBulkItem(s: Services, auth: AuthContext, item: unknown): Prepare
   }
 }
 
-export function sendingRoutes(s: Services) {
+export function sendingRoutes(s: SendingRouteDeps) {
   return new Elysia({ tags: ["Sending"] })
     .use(models)
     .post(

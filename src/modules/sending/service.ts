@@ -21,8 +21,9 @@ import type { TemplateRepository, TemplateRow } from "../templates/repository";
 import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
+import { DELIVERY_TYPES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../channels/kinds";
 
-export type Channel = "sms" | "chatapp";
+export type Channel = DeliveryType;
 
 export interface SendInput {
   channel: Channel;
@@ -62,9 +63,6 @@ export type ItemResult = { ok: true; accepted: Accepted } | { ok: false; error: 
 /** A check a channel adds to the common ones (the chat-app window, blocked numbers, …). */
 export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => void;
 
-/** The kinds of device that carry each channel. */
-const CARRIERS: Record<Channel, DeviceRow["kind"][]> = { sms: ["sms", "cloud"], chatapp: ["chatapp"] };
-
 /** A schedule_time up to this far behind the clock still counts as "now" (it has whole seconds). */
 const PAST_GRACE_MS = 1000;
 
@@ -79,12 +77,18 @@ export interface SendingDeps {
   usage: UsageRepository;
   idempotency: IdempotencyStore;
   threads: ThreadRepository;
+  /** What each channel (device kind) asks of the send path. */
+  channels: readonly ChannelTraits[];
   log?: (message: string, error?: unknown) => void;
 }
 
 export function createSendingService(deps: SendingDeps) {
   const { sqlite, clock, devices, templates, notifications, state, credits, usage, idempotency, threads } = deps;
-  const channelChecks: Record<Channel, ChannelCheck[]> = { sms: [], chatapp: [] };
+  const channelChecks = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, [] as ChannelCheck[]])) as Record<Channel, ChannelCheck[]>;
+  /** The kinds of device that carry each delivery type, and each kind's traits. */
+  const CARRIERS = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, deps.channels.filter((c) => c.deliveryType === d).map((c) => c.kind)])) as Record<Channel, DeviceKind[]>;
+  const traits = new Map(deps.channels.map((c) => [c.kind, c]));
+  const needsPresence = (device: DeviceRow) => traits.get(device.kind)?.needsPresence === true;
   const acceptedListeners: ((accepted: Accepted[]) => void)[] = [];
 
   function resolveTemplate(workspaceId: number, ref: string | number, channel: Channel): TemplateRow {
@@ -122,7 +126,7 @@ export function createSendingService(deps: SendingDeps) {
         });
       }
       if (device.status !== "active") throw new AppError("device_inactive", `device ${device.id} is inactive`, { device_id: device.id });
-      if (device.kind === "sms" && immediate && !isOnline(device, now)) throw offline(device);
+      if (needsPresence(device) && immediate && !isOnline(device, now)) throw offline(device);
       return device;
     }
     const candidates = devices.all(workspaceId, false).filter((d) => CARRIERS[channel].includes(d.kind));
@@ -131,11 +135,11 @@ export function createSendingService(deps: SendingDeps) {
         channel,
       });
     }
-    const usable = candidates.find((d) => d.blockedCode === null && (d.kind !== "sms" || !immediate || isOnline(d, now)));
+    const usable = candidates.find((d) => d.blockedCode === null && (!needsPresence(d) || !immediate || isOnline(d, now)));
     if (usable) return usable;
     // Everything is blocked or offline: answer with the first device's reason.
     const first = candidates[0];
-    if (first.kind === "sms" && immediate) throw offline(first);
+    if (needsPresence(first) && immediate) throw offline(first);
     return first;
   }
 
@@ -213,7 +217,7 @@ export function createSendingService(deps: SendingDeps) {
       timezone,
       segments,
       // Only cloud numbers cost credits: one per segment.
-      cost: device.kind === "cloud" ? segments : 0,
+      cost: traits.get(device.kind)?.charges ? segments : 0,
     };
     for (const check of channelChecks[input.channel]) check(auth, prepared, input);
     return prepared;
@@ -249,7 +253,7 @@ export function createSendingService(deps: SendingDeps) {
       segments: p.segments,
       cost: p.cost,
       // A paired phone knows each message by an id of ours (the companion-app protocol's "id").
-      externalId: p.device.kind === "sms" ? nanoid(21) : null,
+      externalId: traits.get(p.device.kind)?.choosesExternalId ? nanoid(21) : null,
       channelPayload: p.channelPayload ?? null,
       createdAt: now,
     });

@@ -1,12 +1,13 @@
 // Template variables (spec section 2, rules 1–5): parsing a body's {{placeholders}}, checking the
 // supplied values, and rendering the final text.
+import type { DeliveryType } from "../../channels/kinds";
 import { AppError } from "../../http/errors";
 
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const NAME = /^[A-Za-z0-9_]+$/;
 const NUMBERED = /^[1-9][0-9]*$/;
 
-export type Channel = "sms" | "chatapp";
+export type Channel = DeliveryType;
 
 /** The variable names of a body in order of first appearance; throws when the body breaks a rule. */
 export function parseTemplateBody(body: string, channel: Channel): string[] {

@@ -1,12 +1,13 @@
 // An inbound message on either channel: into its thread, and out as a message.received event, in
 // the caller's transaction.
+import type { DeliveryType } from "../../channels/kinds";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
 import type { ThreadRepository } from "./repository";
 
 export interface Inbound {
   workspaceId: number;
-  channel: "sms" | "chatapp";
+  channel: DeliveryType;
   /** The device it arrived on; chat-app threads are per business number. */
   deviceId: number;
   from: string;

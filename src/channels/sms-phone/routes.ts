@@ -3,8 +3,8 @@
 import { Elysia, t } from "elysia";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
-import type { Services } from "../../services";
-import type { PatchItem } from "./service";
+import type { ChannelRouteContext } from "../types";
+import type { MobileService, PatchItem } from "./service";
 
 const SimCard = t.Object(
   {
@@ -72,12 +72,11 @@ function responses(status: number, description: string, schema?: object, errors:
 }
 
 /** Where the phone reaches us: the configured public URL, else the origin it called. */
-export function publicBase(s: Services, request: Request): string {
+export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Request): string {
   return s.config.publicUrl ?? new URL(request.url).origin;
 }
 
-export function mobileRoutes(s: Services) {
-  const { mobile } = s;
+export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
   const pull = ({ request, query }: { request: Request; query: { order?: string } }) =>
     mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
   const detail = (summary: string, description: string, res: Responses) => ({ summary, description, tags: ["Phone (companion app)"], security: [], responses: res });

@@ -1,26 +1,11 @@
 // What a user needs to pair a stock phone: the server URL and the workspace's pairing token (the
 // app's "private token"), as text and as a QR code.
 import { Elysia, t } from "elysia";
-import QRCode from "qrcode";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { authOf } from "../../http/foundation";
-import type { Services } from "../../services";
+import type { ChannelRouteContext } from "../types";
+import { pairingInfo } from "./pairing";
 import { publicBase } from "./routes";
-
-export async function pairingInfo(serverUrl: string, pairingToken: string) {
-  const payload = JSON.stringify({ url: serverUrl, token: pairingToken });
-  return {
-    server_url: serverUrl,
-    pairing_token: pairingToken,
-    qr_svg: await QRCode.toString(payload, { type: "svg", margin: 2 }),
-    qr_text: payload,
-    app_settings: {
-      "Cloud Server → API URL": serverUrl,
-      "Cloud Server → Private Token": pairingToken,
-      "Cloud Server → Notification channel": "SSE Only",
-    },
-  };
-}
 
 const PairingResponse = Envelope(
   t.Object({
@@ -32,7 +17,7 @@ const PairingResponse = Envelope(
   }),
 );
 
-export function pairingRoutes(s: Services) {
+export function pairingRoutes(s: ChannelRouteContext) {
   const token = (workspaceId: number) => s.accounts.getWorkspace(workspaceId).pairingToken;
   return new Elysia({ prefix: "/v1/api/device/pairing", tags: ["Devices"] })
     .use(models)

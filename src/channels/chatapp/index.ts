@@ -1,0 +1,53 @@
+// The chat-app channel as one Channel: business numbers on the platform's Graph API, with their
+// templates, the 24-hour window, blocking, and the platform's webhooks.
+import type { Channel } from "../types";
+import { createChatappAdapter } from "./adapter";
+import { createGraphClient } from "./graph";
+import { chatappRoutes } from "./routes";
+import { createChatappService, type ChatappService } from "./service";
+
+export const chatapp: Channel<"chatapp", ChatappService> = {
+  name: "chatapp",
+  kind: "chatapp",
+  deliveryType: "chatapp",
+  dispatched: true,
+  // The platform's limit is a rate, 80 a second by default.
+  defaultSendLimit: 4800,
+  pacedPerSecond: true,
+  create(core) {
+    const { config } = core;
+    const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: core.fetch, timeoutMs: core.channelTimeoutMs });
+    const service = createChatappService({
+      sqlite: core.sqlite,
+      db: core.db,
+      clock: core.clock,
+      config,
+      graph,
+      devices: core.devices,
+      templates: core.templates,
+      threads: core.threads,
+      state: core.state,
+      events: core.events,
+      log: core.log,
+      fetch: core.fetch,
+    });
+    const adapter = createChatappAdapter({
+      graph,
+      templateById: (id) => core.templates.byId(id),
+      refreshTemplates: (device) => service.refreshTemplates(device),
+      preflight: (device) => service.preflight(device),
+    });
+    return {
+      service,
+      adapter,
+      check: service.check,
+      afterOutcome: (n, device, outcome) => service.afterOutcome(n, device, outcome),
+    };
+  },
+  routes: (service, s) => [chatappRoutes(service, s)],
+  tasks: (service) => [
+    { name: "chatapp:recheck-templates", everySeconds: 3600, run: () => service.recheckPaused() },
+    { name: "chatapp:prune-backlog", everySeconds: 3600, run: () => service.pruneBacklog() },
+    { name: "chatapp:sync-templates", everySeconds: 6 * 3600, run: () => service.syncAll() },
+  ],
+};

@@ -1,0 +1,131 @@
+// The platform's webhooks: the verification handshake, the signature check, and the deliveries:
+// inbound messages into threads, message statuses mapped to reports (statuses that arrive before
+// the send was recorded wait in a backlog), template status updates.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { toE164 } from "../../lib/phone";
+import { DAY } from "../../lib/time";
+import type { DeviceRow } from "../../modules/devices/repository";
+import { applyReport } from "../../modules/notifications/reports";
+import type { NotificationRecord } from "../../modules/notifications/state";
+import { recordInbound } from "../../modules/threads/inbound";
+import type { DispatchOutcome } from "../types";
+import type { Blocking } from "./blocking";
+import type { ChatappContext } from "./context";
+import { classifyPlatformCode } from "./errors";
+import type { TemplateSync } from "./templates";
+
+export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, sync: TemplateSync) {
+  const { sqlite, clock, devices, threads, state, events, statements: q } = ctx;
+
+  function onMessages(value: Record<string, unknown>) {
+    const metadata = value.metadata as { phone_number_id?: string } | undefined;
+    if (!metadata?.phone_number_id) return;
+    const targets = q.byPhoneNumberId.all(metadata.phone_number_id).map((r) => devices.byId(r.id)!).filter(Boolean);
+    const names = new Map(((value.contacts ?? []) as { wa_id?: string; profile?: { name?: string } }[]).map((c) => [c.wa_id, c.profile?.name ?? null]));
+    for (const device of targets) {
+      sqlite.transaction(() => {
+        for (const m of (value.messages ?? []) as Record<string, any>[]) inbound(device, m, names.get(m.from) ?? null);
+        for (const s of (value.statuses ?? []) as Record<string, any>[]) status(device, s);
+      })();
+    }
+  }
+
+  function inbound(device: DeviceRow, m: Record<string, any>, name: string | null) {
+    if (typeof m.from !== "string" || !m.from) return;
+    const from = toE164(`+${m.from.replace(/^\+/, "")}`) ?? `+${m.from.replace(/^\+/, "")}`;
+    const text: string = m.text?.body ?? m[m.type]?.caption ?? m.button?.text ?? m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title ?? `[${m.type ?? "message"}]`;
+    const at = Number(m.timestamp) * 1000 || clock.now();
+    recordInbound(threads, events, {
+      workspaceId: device.workspaceId,
+      channel: "chatapp",
+      deviceId: device.id,
+      from,
+      fromName: name,
+      body: text,
+      externalId: typeof m.id === "string" ? m.id : null,
+      at,
+      extra: { type: m.type ?? "text" },
+    });
+  }
+
+  /** One message status: the platform's wire format mapped to a report. */
+  function status(device: DeviceRow, s: Record<string, any>) {
+    if (typeof s.id !== "string") return;
+    const n = q.notificationByWamid.get(s.id, device.id);
+    if (!n) {
+      q.backlogAdd.run(device.id, s.id, JSON.stringify(s), clock.now());
+      return;
+    }
+    const at = Number(s.timestamp) * 1000 || undefined;
+    const detail = `platform status: ${s.status}`;
+    switch (s.status) {
+      case "sent":
+        applyReport(state, n.id, { status: "sent", at, detail });
+        return;
+      case "delivered":
+      case "read":
+        applyReport(state, n.id, { status: "delivered", at, detail });
+        return;
+      case "failed": {
+        const err = (s.errors ?? [])[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined;
+        const code = typeof err?.code === "number" ? err.code : null;
+        const info = code !== null ? classifyPlatformCode(code) : null;
+        const reason = `${err?.title ?? info?.title ?? "failed"}${err?.error_data?.details ? `: ${err.error_data.details}` : ""}`;
+        applyReport(state, n.id, { status: "failed", at, errorCode: code !== null ? String(code) : "platform_failed", reason, detail: `${detail} (${code ?? "?"} ${reason})` });
+        if (info?.cls === "block") blocking.block(device, String(code), reason);
+        return;
+      }
+    }
+  }
+
+  return {
+    /**
+     * After each attempt: block a number on an account-level error; unblock it when a send that
+     * started after the block succeeds (one already in flight when it was blocked proves nothing).
+     */
+    afterOutcome(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) {
+      const fresh = devices.byId(device.id);
+      if (!fresh) return;
+      if (outcome.kind === "accepted" && fresh.blockedAt !== null && (n.dispatched_at ?? 0) >= fresh.blockedAt) blocking.unblock(fresh);
+      else if (outcome.kind === "permanent" && outcome.block) blocking.block(fresh, outcome.code, outcome.reason);
+      // Statuses that raced ahead of this answer are applied now.
+      if (outcome.kind === "accepted") {
+        for (const { payload } of q.backlogTake.all(outcome.externalId, fresh.id)) status(fresh, JSON.parse(payload));
+      }
+    },
+
+    /** chatapp:prune-backlog — statuses for message ids never recorded are dropped after a day. */
+    pruneBacklog: () => q.backlogPrune.run(clock.now() - DAY).changes,
+
+    /** GET /v1/webhooks/chatapp: the platform's verification handshake. */
+    verifyHandshake(query: Record<string, string | undefined>): string | null {
+      const token = ctx.config.chatapp.verifyToken;
+      if (!token || query["hub.mode"] !== "subscribe" || !query["hub.verify_token"]) return null;
+      const a = Buffer.from(query["hub.verify_token"]);
+      const b = Buffer.from(token);
+      return a.length === b.length && timingSafeEqual(a, b) ? (query["hub.challenge"] ?? "") : null;
+    },
+
+    /** Checks X-Hub-Signature-256 (HMAC-SHA256 of the raw body with the app secret), in constant time. */
+    signatureValid(raw: string, header: string | null): boolean {
+      const secret = ctx.config.chatapp.appSecret;
+      if (!secret || !header?.startsWith("sha256=")) return false;
+      const expected = Buffer.from(createHmac("sha256", secret).update(raw).digest("hex"));
+      const given = Buffer.from(header.slice("sha256=".length));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    },
+
+    /** Applies one platform webhook delivery: inbound messages, statuses, template status updates. */
+    receive(payload: unknown) {
+      const body = payload as { object?: string; entry?: { id?: string; changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
+      if (body?.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) return;
+      for (const entry of body.entry) {
+        for (const change of entry.changes ?? []) {
+          const value = change.value ?? {};
+          if (change.field === "messages") onMessages(value);
+          else if (change.field === "message_template_status_update") sync.onTemplateStatus(String(entry.id ?? ""), value);
+        }
+      }
+    },
+  };
+}

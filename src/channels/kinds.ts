@@ -1,0 +1,53 @@
+// The device kinds and API channels, written once. The database schema, the API models and the
+// repositories take their unions from here; each kind is one channel in the CHANNELS list (a test
+// keeps the two in step), whose traits (below) the shared modules read. Kept apart from index.ts
+// and types.ts so that the schema and those modules load no channel.
+import type { TSchema } from "elysia";
+export const DEVICE_KINDS = ["sms", "cloud", "chatapp"] as const;
+export type DeviceKind = (typeof DEVICE_KINDS)[number];
+/** What a registration without a kind gets: a paired phone, the spec's original device. */
+export const DEFAULT_DEVICE_KIND: DeviceKind = "sms";
+export const DEVICE_KINDS_DESCRIPTION = "sms: a paired phone; cloud: a cloud number (uses credits); chatapp: a business number on the chat-app platform";
+
+/** The channel a send names (delivery_type): the kinds of device that can carry it are its channels. */
+export const DELIVERY_TYPES = ["sms", "chatapp"] as const;
+export type DeliveryType = (typeof DELIVERY_TYPES)[number];
+
+/** What a channel tells the shared send path about the devices of its kind. */
+export interface ChannelTraits {
+  /** The device kind, which is also the notification's route. */
+  kind: DeviceKind;
+  /** The API channel (delivery_type) its devices carry. */
+  deliveryType: DeliveryType;
+  /** The worker hands its notifications over through its adapter (else the device fetches them). */
+  dispatched?: boolean;
+  /** An immediate send needs the device online (a paired phone). */
+  needsPresence?: boolean;
+  /** Each segment costs one credit. */
+  charges?: boolean;
+  /** Pigeon chooses the id the channel knows a message by (the phone downloads it with that id). */
+  choosesExternalId?: boolean;
+  /** send_limit_per_minute when registration names none. */
+  defaultSendLimit: number;
+  /** Paced per second rather than per minute (a platform whose limit is a rate). */
+  pacedPerSecond?: boolean;
+  /** Registration issues a device token (the companion app authenticates with it). */
+  issuesToken?: boolean;
+  /** The settings a device of this kind is registered with, under `config.key` in the register body. */
+  config?: ChannelConfig;
+}
+
+/** A channel's device settings: the schema the API takes and what is stored in device.config. */
+export interface ChannelConfig {
+  key: string;
+  schema: TSchema;
+  /** A register-body item using it, for the API docs. */
+  example: Record<string, unknown>;
+  /** Checks the input (throwing AppError) and returns what is stored, and what it tells about the device. */
+  fromInput(input: unknown, field: string): {
+    stored: object;
+    phoneNumber: string | null;
+    /** An address Pigeon will call, checked to be public at registration (field names it in errors). */
+    outbound: { url: string; field: string } | null;
+  };
+}

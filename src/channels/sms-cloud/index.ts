@@ -1,0 +1,35 @@
+// The cloud-number channel as one Channel: devices of kind `cloud`, sending SMS through a
+// Twilio-compatible provider, charged per segment, with delivery reported on a status callback.
+import type { ChannelAdapter, Channel } from "../types";
+import { createCloudAdapter } from "./adapter";
+import { cloudCallbackPath, cloudCallbackRoutes } from "./callback-routes";
+import { CloudConfigInput, cloudConfigFromInput } from "./config";
+
+export const smsCloud: Channel<"cloud", ChannelAdapter> = {
+  name: "cloud",
+  kind: "cloud",
+  deliveryType: "sms",
+  dispatched: true,
+  charges: true,
+  defaultSendLimit: 60,
+  config: {
+    key: "cloud",
+    schema: CloudConfigInput,
+    example: { name: "Main line", kind: "cloud", cloud: { account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "your-auth-token", from_number: "+15005550006" } },
+    fromInput(input, field) {
+      const stored = cloudConfigFromInput(input as typeof CloudConfigInput.static, field);
+      return { stored, phoneNumber: stored.from, outbound: { url: stored.baseUrl, field: `${field}.base_url` } };
+    },
+  },
+  create(core) {
+    const adapter = createCloudAdapter({
+      allowPrivateTargets: core.config.allowPrivateWebhooks,
+      statusCallbackUrl: (device) => (core.config.publicUrl ? core.config.publicUrl + cloudCallbackPath(device.id) : null),
+      fetch: core.fetch,
+      timeoutMs: core.channelTimeoutMs,
+    });
+    return { service: adapter, adapter };
+  },
+  routes: (_service, s) => [cloudCallbackRoutes(s)],
+  tasks: () => [],
+};

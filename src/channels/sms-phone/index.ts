@@ -1,0 +1,48 @@
+// The paired phone as one Channel: devices of kind `sms`, an Android phone running the SMS gateway
+// app. Nothing is dispatched to it: it downloads its messages over the app's API, told by its event
+// stream when there is work, and reports back what the carrier did.
+import type { Channel } from "../types";
+import { createPhoneEventHub } from "./events";
+import { pairingRoutes } from "./pairing-routes";
+import { mobileRoutes } from "./routes";
+import { createMobileService, type MobileService } from "./service";
+
+export const smsPhone: Channel<"mobile", MobileService> = {
+  name: "mobile",
+  kind: "sms",
+  deliveryType: "sms",
+  needsPresence: true,
+  choosesExternalId: true,
+  issuesToken: true,
+  defaultSendLimit: 20,
+  create(core) {
+    const { sqlite, clock, devices } = core;
+    // Paired phones: their event streams keep them marked as seen.
+    const hub = createPhoneEventHub((deviceId) => devices.touch(deviceId, clock.now()));
+    const service = createMobileService({ sqlite, clock, devices, state: core.state, threads: core.threads, hub, events: core.events, secrets: core.secrets });
+    // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
+    const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
+    return {
+      service,
+      settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),
+      transitioned(before, to) {
+        if (to === "cancelled" && before.dispatched_at !== null) markCancelPending.run(before.id);
+      },
+      cancelled(n) {
+        if (n.device_id !== null && n.external_id && n.dispatched_at !== null) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
+      },
+      // Immediate messages: tell the phone now (scheduled ones are announced when due).
+      accepted(accepted) {
+        for (const a of accepted) if (a.prepared.scheduleAt === null) hub.enqueued(a.prepared.device.id);
+      },
+      beforeBody: (method, path, headers, signIn) => service.checkBeforeBody(method, path, headers, signIn),
+      close: () => hub.closeAll(),
+    };
+  },
+  // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
+  routes: (service, s) => [pairingRoutes(s), mobileRoutes(service, s)],
+  tasks: (service, config) => [
+    { name: "phones:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
+    { name: "devices:watch-presence", everySeconds: 15, run: () => service.watchPresence() },
+  ],
+};

@@ -1,0 +1,180 @@
+// Pairing a phone with a workspace (shared/reference/companion-app-protocol.md): registration with
+// the pairing token, the app login (Basic) or a one-time code, the login's password, and the
+// header checks made before a registration's body is read.
+import type { Database, Statement } from "bun:sqlite";
+import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import QRCode from "qrcode";
+import type { Clock } from "../../clock";
+import { AppError } from "../../http/errors";
+import type { SecretBox } from "../../lib/secrets";
+import { iso } from "../../lib/time";
+import { nanoid, sha256Hex } from "../../lib/tokens";
+import { appVersionOf, unauthorized } from "./protocol";
+import type { DeviceRow } from "../../modules/devices/repository";
+
+const CODE_TTL_MS = 60_000;
+/** argon2id at OWASP's recommended minimum (19 MiB, 2 passes): sound, and fast enough per pairing. */
+const PASSWORD_HASH = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
+
+/** What a user needs to pair a stock phone: the server URL and the pairing token, as text and QR code. */
+export async function pairingInfo(serverUrl: string, pairingToken: string) {
+  const payload = JSON.stringify({ url: serverUrl, token: pairingToken });
+  return {
+    server_url: serverUrl,
+    pairing_token: pairingToken,
+    qr_svg: await QRCode.toString(payload, { type: "svg", margin: 2 }),
+    qr_text: payload,
+    app_settings: {
+      "Cloud Server → API URL": serverUrl,
+      "Cloud Server → Private Token": pairingToken,
+      "Cloud Server → Notification channel": "SSE Only",
+    },
+  };
+}
+
+interface WorkspaceAuthRow {
+  id: number;
+  mobile_login: string | null;
+  mobile_password_hash: string | null;
+}
+
+export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secrets: SecretBox }) {
+  const { sqlite, clock, secrets } = deps;
+
+  // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
+  // workspace's is opened and compared in constant time (an installation has a handful).
+  const allPairing: Statement<WorkspaceAuthRow & { pairing_token: string }, []> = sqlite.prepare(
+    "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
+  );
+  const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?");
+  const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?");
+  const setCredentials = sqlite.prepare("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?");
+  const setPassword = sqlite.prepare("UPDATE workspace SET mobile_password_hash = ? WHERE id = ?");
+  const insertCode = sqlite.prepare("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?)");
+  const takeCode: Statement<{ workspace_id: number; expires_at: number }, [string]> = sqlite.prepare(
+    "DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at",
+  );
+  const pruneCodes = sqlite.prepare("DELETE FROM mobile_code WHERE expires_at < ?");
+  const peekCode: Statement<{ expires_at: number }, [string]> = sqlite.prepare("SELECT expires_at FROM mobile_code WHERE code = ?");
+  const insertDevice: Statement<{ id: number }> = sqlite.prepare(`
+    INSERT INTO device (workspace_id, name, kind, status, external_id, token_hash, push_token, sim_cards, app_version,
+      send_limit_per_minute, last_seen_at, created_at, updated_at)
+    VALUES (?, ?, 'sms', 'active', ?, ?, ?, ?, ?, 20, ?, ?, ?) RETURNING id`);
+
+  function checkRegistrationHeaders(headers: Headers): void {
+    const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
+    switch (scheme.toLowerCase()) {
+      case "bearer":
+        if (!byPairingToken(value)) throw unauthorized("Unknown pairing token");
+        return;
+      case "basic":
+        if (!wsByLogin.get(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
+        return;
+      case "code": {
+        const code = peekCode.get(secrets.digest(value));
+        if (!code || code.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
+        return;
+      }
+    }
+    throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
+  }
+
+  function byPairingToken(presented: string): WorkspaceAuthRow | null {
+    if (!presented) return null;
+    const given = createHash("sha256").update(presented).digest();
+    let found: WorkspaceAuthRow | null = null;
+    for (const row of allPairing.all()) {
+      const stored = createHash("sha256").update(secrets.open(row.pairing_token)).digest();
+      if (timingSafeEqual(given, stored) && !found) found = row;
+    }
+    return found;
+  }
+
+  /** Argon2 costs tens of milliseconds: verified on Bun's worker threads, never on the event loop. */
+  async function checkPassword(ws: WorkspaceAuthRow | null, password: string): Promise<boolean> {
+    return !!ws?.mobile_password_hash && (await Bun.password.verify(password, ws.mobile_password_hash));
+  }
+
+  /** Which workspace a registration joins, from its Authorization header. */
+  async function registrationWorkspace(headers: Headers): Promise<{ workspaceId: number; basic: boolean }> {
+    const header = headers.get("authorization") ?? "";
+    const [scheme, value = ""] = header.split(/\s+/, 2);
+    switch (scheme?.toLowerCase()) {
+      case "bearer": {
+        const ws = byPairingToken(value);
+        if (!ws) throw unauthorized("Unknown pairing token");
+        return { workspaceId: ws.id, basic: false };
+      }
+      case "basic": {
+        const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
+        const ws = wsByLogin.get(login);
+        if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
+        return { workspaceId: ws.id, basic: true };
+      }
+      case "code": {
+        pruneCodes.run(clock.now());
+        const row = takeCode.get(secrets.digest(value));
+        if (!row || row.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
+        return { workspaceId: row.workspace_id, basic: true };
+      }
+    }
+    throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
+  }
+
+  /** The workspace's app login, created with its password on first use (the password is shown then only). */
+  function credentials(workspaceId: number): { login: string; password?: string } {
+    const ws = wsById.get(workspaceId)!;
+    if (ws.mobile_login && ws.mobile_password_hash) return { login: ws.mobile_login };
+    const login = nanoid(6).toUpperCase().replace(/[^A-Z0-9]/g, "X");
+    const password = nanoid(14).toLowerCase();
+    setCredentials.run(login, Bun.password.hashSync(password, PASSWORD_HASH), workspaceId);
+    return { login, password };
+  }
+
+  async function register(headers: Headers, body: { name: string; pushToken?: string | null; simCards?: unknown[] }) {
+    const { workspaceId, basic } = await registrationWorkspace(headers);
+    const now = clock.now();
+    const id = nanoid(21);
+    const token = nanoid(21);
+    const created = sqlite.transaction(() => {
+      insertDevice.get(
+        workspaceId,
+        body.name.slice(0, 128),
+        id,
+        sha256Hex(token),
+        body.pushToken ?? null,
+        body.simCards ? JSON.stringify(body.simCards) : null,
+        appVersionOf(headers.get("user-agent")),
+        now,
+        now,
+        now,
+      );
+      return credentials(workspaceId);
+    })();
+    // Signing in with Basic or Code means the user knows the password: it is not shown again.
+    return { id, token, login: created.login, ...(created.password && !basic ? { password: created.password } : {}) };
+  }
+
+  async function oneTimeCode(headers: Headers) {
+    const [scheme, value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
+    if (scheme?.toLowerCase() !== "basic") throw unauthorized("Needs Basic login:password");
+    const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
+    const ws = wsByLogin.get(login);
+    if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
+    const code = String(randomInt(100000, 1000000));
+    const validUntil = clock.now() + CODE_TTL_MS;
+    insertCode.run(secrets.digest(code), ws.id, validUntil);
+    return { code, validUntil: iso(validUntil) };
+  }
+
+  async function changePassword(device: DeviceRow, body: { currentPassword: string; newPassword: string }) {
+    const ws = wsById.get(device.workspaceId)!;
+    if (!(await checkPassword(ws, body.currentPassword))) throw unauthorized("Current password is wrong");
+    if (body.newPassword.length < 14) {
+      throw new AppError("validation_error", "newPassword must be at least 14 characters", { field: "newPassword", location: "body", reason: "must be at least 14 characters" });
+    }
+    setPassword.run(await Bun.password.hash(body.newPassword, PASSWORD_HASH), ws.id);
+  }
+
+  return { checkRegistrationHeaders, register, oneTimeCode, changePassword };
+}

@@ -1,0 +1,40 @@
+// What the companion app's protocol fixes and every part of the phone channel shares: the webhook
+// events and path it is told to call, the version that understands cancelling, the shape of its
+// state reports, and its error shape.
+import { AppError } from "../../http/errors";
+import { iso } from "../../lib/time";
+import type { DeviceRow } from "../../modules/devices/repository";
+
+/** Apps before this version have no `state` field and would send a Cancelling message. */
+const CANCEL_AWARE = [1, 67, 0];
+
+export const PHONE_WEBHOOK_EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed"] as const;
+export const PHONE_WEBHOOK_PATH = "/mobile/v1/webhook";
+
+/** The app version from `User-Agent: me.capcom.smsgateway/1.68.0`, or null. */
+export function appVersionOf(userAgent: string | null): string | null {
+  return /me\.capcom\.smsgateway\/(\d+\.\d+\.\d+)/.exec(userAgent ?? "")?.[1] ?? null;
+}
+
+export function isCancelAware(version: string | null): boolean {
+  if (!version) return false;
+  const parts = version.split(".").map(Number);
+  for (let i = 0; i < 3; i++) {
+    if (parts[i] !== CANCEL_AWARE[i]) return parts[i] > CANCEL_AWARE[i];
+  }
+  return true;
+}
+
+export interface PatchItem {
+  id: string;
+  state: string;
+  recipients?: { phoneNumber?: string; state?: string; error?: string | null }[];
+  states?: Record<string, string>;
+}
+
+export function deviceEventData(device: DeviceRow, now: number) {
+  return { device_id: device.id, name: device.name, kind: device.kind, last_sync: iso(device.lastSeenAt ?? now) };
+}
+
+/** An error in the app's own `{message, code}` shape (the foundation formats /mobile errors so). */
+export const unauthorized = (message = "Unauthorized") => new AppError("unauthorized", message);

@@ -1,0 +1,310 @@
+// The companion app's side of Pigeon (shared/reference/companion-app-protocol.md), put together:
+// pairing (pairing.ts) and the phone's webhooks (phone-webhooks.ts) beside what is here: handing
+// phones their messages within their pacing, taking their state reports, their settings, and
+// keeping their presence fresh.
+import type { SignInGuard } from "../../http/foundation";
+import type { Database, Statement } from "bun:sqlite";
+import type { Clock } from "../../clock";
+import { AppError } from "../../http/errors";
+import type { SecretBox } from "../../lib/secrets";
+import { iso, MINUTE } from "../../lib/time";
+import { nanoid, sha256Hex } from "../../lib/tokens";
+import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
+import { OFFLINE_AFTER_MS } from "../../modules/devices/service";
+import type { EventService } from "../../modules/events/service";
+import { applyReport } from "../../modules/notifications/reports";
+import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
+import type { ThreadRepository } from "../../modules/threads/repository";
+import type { PhoneEventHub } from "./events";
+import { createPhonePairing, pairingInfo } from "./pairing";
+import { createPhoneWebhooks } from "./phone-webhooks";
+import { appVersionOf, deviceEventData, isCancelAware, unauthorized, type PatchItem } from "./protocol";
+
+const MAX_MESSAGES = 100;
+
+type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled" | "Cancelling";
+
+export { appVersionOf, deviceEventData, isCancelAware, PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, type PatchItem } from "./protocol";
+
+export interface MobileDeps {
+  sqlite: Database;
+  clock: Clock;
+  devices: DeviceRepository;
+  state: NotificationState;
+  threads: ThreadRepository;
+  hub: PhoneEventHub;
+  events: EventService;
+  /** Seals the phone's signing key and digests one-time codes. */
+  secrets: SecretBox;
+}
+
+export function createMobileService(deps: MobileDeps) {
+  const { sqlite, clock, devices, state, hub, events, secrets } = deps;
+  const pairing = createPhonePairing(deps);
+
+  const byToken: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
+  const updateDevice = sqlite.prepare("UPDATE device SET push_token = ?, sim_cards = coalesce(?, sim_cards), updated_at = ? WHERE id = ?");
+  const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
+  const setPresence = sqlite.prepare("UPDATE device SET presence = ? WHERE id = ?");
+  const wentQuiet: Statement<{ id: number }, [number]> = sqlite.prepare(
+    "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)",
+  );
+  const setKey = sqlite.prepare("UPDATE device SET webhook_key = ? WHERE id = ? AND webhook_key IS NULL");
+  const queued: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
+    SELECT * FROM notification
+    WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' AND next_attempt_at <= ?
+    ORDER BY dispatched_at IS NULL, next_attempt_at, id LIMIT ${MAX_MESSAGES}`);
+  const cancelling: Statement<NotificationRecord, [number]> = sqlite.prepare(
+    `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
+  );
+  const handedSince: Statement<{ n: number }, [number, number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
+  );
+  const markHanded = sqlite.prepare("UPDATE notification SET dispatched_at = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND dispatched_at IS NULL");
+  const markProcessed = sqlite.prepare("UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'");
+  const clearCancel = sqlite.prepare("UPDATE notification SET cancel_pending = 0, updated_at = ? WHERE id = ? AND cancel_pending = 1");
+  const byPhoneId: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
+    "SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'sms'",
+  );
+  const becameDue: Statement<{ device_id: number }, [number, number]> = sqlite.prepare(`
+    SELECT DISTINCT device_id FROM notification
+    WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND next_attempt_at > ? AND next_attempt_at <= ?`);
+  let announcedUntil = clock.now();
+
+  /** The device a Bearer device token belongs to; marks it alive. 401 for anything else. */
+  function authenticateDevice(headers: Headers): DeviceRow {
+    const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
+    const row = token ? byToken.get(sha256Hex(token)) : null;
+    const device = row ? devices.byId(row.id) : null;
+    if (!device) throw unauthorized("Unknown or missing device token");
+    markAlive(device, headers);
+    return device;
+  }
+
+  /** Phone routes that carry a body, keyed "METHOD path"; all but registration need a device token. */
+  const BODY_ROUTES = new Set(["PATCH /mobile/v1/device", "PATCH /mobile/v1/message", "PATCH /mobile/v1/user/password"]);
+
+  /**
+   * Runs before a phone route's body is read: a caller whose headers cannot be right gets its 401
+   * without the body being parsed. Lookups only (nothing marked alive, no code consumed, no
+   * password hashed); the route checks the credentials fully afterwards.
+   */
+  function checkBeforeBody(method: string, path: string, headers: Headers, signIn: SignInGuard): void {
+    const route = `${method} ${path.replace(/\/+$/, "")}`;
+    // Registration is a sign-in: wrong pairing tokens, logins and codes count against the caller.
+    if (route === "POST /mobile/v1/device") return signIn(() => pairing.checkRegistrationHeaders(headers));
+    if (!BODY_ROUTES.has(route)) return;
+    const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
+    if (!token || !byToken.get(sha256Hex(token))) throw unauthorized("Unknown or missing device token");
+  }
+
+
+  /** Records contact; a phone coming (back) online is announced as device.online. */
+  function markAlive(device: DeviceRow, headers: Headers) {
+    presence.run(clock.now(), appVersionOf(headers.get("user-agent")), device.id);
+    if (device.presence !== "online") {
+      sqlite.transaction(() => {
+        setPresence.run("online", device.id);
+        events.emit(device.workspaceId, "device.online", deviceEventData(device, clock.now()));
+      })();
+    }
+  }
+
+
+
+
+
+
+  function presentDevice(d: DeviceRow) {
+    return {
+      id: d.externalId,
+      name: d.name,
+      createdAt: iso(d.createdAt),
+      updatedAt: iso(d.updatedAt),
+      lastSeen: iso(d.lastSeenAt ?? d.createdAt),
+      ...(d.simCards ? { simCards: d.simCards } : {}),
+    };
+  }
+
+  function updateOwnDevice(device: DeviceRow, body: { id?: string; pushToken?: string | null; simCards?: unknown[] }) {
+    if (body.id !== undefined && body.id !== device.externalId) throw new AppError("forbidden", "This is not your device");
+    // An explicit null clears the push token (the app switched to SSE only).
+    const push = body.pushToken === undefined ? device.pushToken : body.pushToken;
+    updateDevice.run(push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now(), device.id);
+  }
+
+  /**
+   * The phone's work: due pending messages, at most 100, never more new ones than its per-minute
+   * pacing allows (the rest wait for the next minute), plus "Cancelling" items for apps that
+   * understand them. Reading changes no state; it only records when each message was first handed
+   * out, for the pacing window.
+   */
+  function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
+    const now = clock.now();
+    const windowStart = now - (now % MINUTE);
+    let budget = device.sendLimitPerMinute - handedSince.get(device.id, windowStart)!.n;
+    const picked: NotificationRecord[] = [];
+    sqlite.transaction(() => {
+      for (const n of queued.all(device.id, now)) {
+        if (n.dispatched_at === null) {
+          if (budget <= 0) continue;
+          budget--;
+          markHanded.run(now, now, n.id);
+        }
+        picked.push(n);
+      }
+    })();
+    const items: Record<string, unknown>[] = picked.map((n) => ({
+      id: n.external_id,
+      message: n.message,
+      textMessage: { text: n.message },
+      phoneNumbers: [n.recipient],
+      isEncrypted: false,
+      withDeliveryReport: true,
+      priority: 0,
+      state: "Pending",
+      createdAt: iso(n.created_at),
+    }));
+    if (isCancelAware(appVersionOf(userAgent))) {
+      for (const n of cancelling.all(device.id)) {
+        items.push({ id: n.external_id, message: n.message, textMessage: { text: n.message }, phoneNumbers: [n.recipient], state: "Cancelling", createdAt: iso(n.created_at) });
+      }
+    }
+    if (order === "lifo") items.reverse();
+    return items.slice(0, MAX_MESSAGES);
+  }
+
+  function reasonOf(item: PatchItem): { code: string; reason: string } {
+    const error = item.recipients?.find((r) => r.error)?.error ?? null;
+    const code = /RESULT_ERROR_[A-Z_]+/.exec(error ?? "")?.[0] ?? (error === "TTL expired" ? "ttl_expired" : "carrier_rejected");
+    return { code, reason: error ?? "the phone reported the message failed" };
+  }
+
+  /** Applies one phone report (PATCH /message item or a status webhook) to its notification. */
+  function applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string) {
+    const n = byPhoneId.get(phoneId, device.id);
+    if (!n) return;
+    const s = (rawState === "Pending" ? "Processed" : rawState) as PhoneState;
+    const at = (name: string) => {
+      const t = Date.parse(item.states?.[name] ?? "");
+      return Number.isNaN(t) ? undefined : t;
+    };
+    const detail = `${via}: ${s}`;
+    switch (s) {
+      case "Processed":
+        if (markProcessed.run(clock.now(), n.id).changes > 0) state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
+        return;
+      // What the phone did is the truth, even about a message cancelled while it held it.
+      case "Sent":
+        applyReport(state, n.id, { status: "sent", at: at("Sent"), detail }, { overridesCancel: true });
+        return;
+      case "Delivered":
+        applyReport(state, n.id, { status: "delivered", at: at("Delivered"), sentAt: at("Sent"), detail }, { overridesCancel: true });
+        return;
+      case "Failed": {
+        const { code, reason } = reasonOf(item);
+        applyReport(state, n.id, { status: "failed", at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}` }, { overridesCancel: true });
+        return;
+      }
+      case "Cancelled":
+        if (n.status === "cancelled") {
+          if (clearCancel.run(clock.now(), n.id).changes > 0) state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
+        } else {
+          applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
+        }
+        return;
+    }
+  }
+
+  function patchMessages(device: DeviceRow, items: PatchItem[]) {
+    sqlite.transaction(() => {
+      for (const item of items) applyState(device, item.id, item.state, item, "phone report");
+    })();
+  }
+
+  function settings(device: DeviceRow) {
+    let key = device.webhookKey;
+    if (!key) {
+      key = nanoid(16);
+      setKey.run(secrets.seal(key), device.id);
+      key = devices.byId(device.id)?.webhookKey ?? key;
+    }
+    return {
+      messages: {
+        send_interval_min: device.sendIntervalMin,
+        send_interval_max: device.sendIntervalMax,
+        limit_period: "PerMinute",
+        limit_value: device.sendLimitPerMinute,
+        sim_selection_mode: "OSDefault",
+        processing_order: "FIFO",
+      },
+      ping: { interval_seconds: 60 },
+      webhooks: { internet_required: true, retry_count: 15, signing_key: key },
+      gateway: { notification_channel: "SSE_ONLY" },
+    };
+  }
+
+
+
+
+
+
+  /** devices:watch-presence — phones silent for 5 minutes are announced as device.offline, once. */
+  function watchPresence(): number {
+    const now = clock.now();
+    const quiet = wentQuiet.all(now - OFFLINE_AFTER_MS);
+    for (const { id } of quiet) {
+      const device = devices.byId(id);
+      if (!device) continue;
+      sqlite.transaction(() => {
+        setPresence.run("offline", id);
+        events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
+      })();
+    }
+    return quiet.length;
+  }
+
+  /** phones:announce-due — scheduled messages that fell due since the last run: tell their phones. */
+  function announceDue(): number {
+    const now = clock.now();
+    const due = becameDue.all(announcedUntil, now);
+    announcedUntil = now;
+    for (const { device_id } of due) hub.enqueued(device_id);
+    return due.length;
+  }
+
+  /**
+   * An event stream opened. If Pigeon's address changed since the phone last read its webhooks
+   * (a new PIGEON_PUBLIC_URL), the phone is told to read them again.
+   */
+  function openEvents(device: DeviceRow, baseUrl: string): ReadableStream<Uint8Array> {
+    const stream = hub.open(device.id);
+    const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
+    if (served && served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
+    return stream;
+  }
+
+  const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState });
+
+  return {
+    announceDue,
+    openEvents,
+    watchPresence,
+    authenticateDevice,
+    checkBeforeBody,
+    register: pairing.register,
+    presentDevice,
+    updateOwnDevice,
+    messagesFor,
+    patchMessages,
+    settings,
+    webhooks: phoneWebhooks.webhooks,
+    oneTimeCode: pairing.oneTimeCode,
+    changePassword: pairing.changePassword,
+    /** For the CLI's `devices pair-info`. */
+    pairingInfo,
+    receiveWebhook: phoneWebhooks.receiveWebhook,
+  };
+}
+
+export type MobileService = ReturnType<typeof createMobileService>;

@@ -1,0 +1,44 @@
+// What follows a notification's changes, in one place: every state change is an event (written in
+// the transition's transaction: the outbox), and the channel carrying it hears of its acceptance,
+// its state changes and its cancellation (a paired phone is woken or told to drop it).
+import type { ChannelRuntime } from "../../channels/types";
+import type { DeviceKind } from "../../channels/kinds";
+import type { EventService } from "../events/service";
+import type { SendingService } from "../sending/service";
+import { presentNotification, type NotificationService } from "./service";
+import type { NotificationState } from "./state";
+
+export interface LifecycleDeps {
+  state: NotificationState;
+  notifications: NotificationService;
+  sending: SendingService;
+  events: EventService;
+  /** The channel carrying a route (device kind), if any. */
+  channelOf: (kind: DeviceKind) => ChannelRuntime | undefined;
+}
+
+export function wireNotificationLifecycle({ state, notifications, sending, events, channelOf }: LifecycleDeps): void {
+  // The event first, so a channel's reaction never runs for a change the outbox missed.
+  state.onTransition((before, to) => {
+    const after = state.get(before.id)!;
+    events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
+  });
+  state.onTransition((before, to) => channelOf(before.route)?.transitioned?.(before, to));
+  notifications.onCancelled((n) => channelOf(n.route)?.cancelled?.(n));
+  sending.onAccepted((accepted) => {
+    const byKind = new Map<DeviceKind, typeof accepted>();
+    for (const a of accepted) byKind.set(a.prepared.device.kind, [...(byKind.get(a.prepared.device.kind) ?? []), a]);
+    for (const [kind, own] of byKind) channelOf(kind)?.accepted?.(own);
+  });
+}
+
+const DEVICE_DELETED = { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" } as const;
+
+/**
+ * A deleted device's waiting notifications can never go out: they fail (refunding their credits).
+ * Runs when devices are deleted (for `pendingOnDevices`), and in the worker for work due on a
+ * device already gone.
+ */
+export function failForDeletedDevice(state: NotificationState, notificationIds: number[]): void {
+  for (const id of notificationIds) state.transition(id, "failed", DEVICE_DELETED);
+}
