@@ -1,23 +1,35 @@
 // Runs the compiled binary the way a self-hoster does: copied alone into an empty folder, started
 // on a temp data dir, talked to over HTTP.
-import { copyFileSync, existsSync, mkdtempSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { tempDirsToRemove } from "./temp-dirs";
 
 const BUILT = join(import.meta.dir, "../../dist/pigeon");
 
-/** A folder holding nothing but a copy of the binary. */
+// Every folder made here is removed when the test run ends (test/helpers/preload.ts): a full run
+// makes dozens, and they would fill a small /tmp over a few runs.
+function madeDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirsToRemove.push(dir);
+  return dir;
+}
+
+/** A folder holding nothing but the binary (a hard link where the file system allows, else a copy). */
 export function isolatedBinary(): string {
   if (!existsSync(BUILT)) throw new Error("dist/pigeon is missing: run `bun run build` first (npm test does)");
-  const dir = mkdtempSync(join(tmpdir(), "pigeon-bin-"));
-  const bin = join(dir, "pigeon");
-  copyFileSync(BUILT, bin);
+  const bin = join(madeDir("pigeon-bin-"), "pigeon");
+  try {
+    linkSync(BUILT, bin);
+  } catch {
+    copyFileSync(BUILT, bin);
+  }
   return bin;
 }
 
 export function tempDir(prefix = "pigeon-data-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return madeDir(prefix);
 }
 
 export interface Credentials {
