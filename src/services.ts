@@ -7,6 +7,7 @@ import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
 import { createAuthenticator } from "./http/auth";
+import { createGroupCommit } from "./db/group-commit";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
@@ -83,7 +84,9 @@ export function createServices(deps: Deps) {
   );
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
-  const idempotency = createIdempotencyStore(sqlite, clock);
+  // Accepted sends and their idempotent replies are written in one shared transaction.
+  const commits = createGroupCommit(sqlite, log);
+  const idempotency = createIdempotencyStore(sqlite, clock, commits);
   const threads = createThreadRepository(sqlite);
 
   // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.
@@ -105,10 +108,9 @@ export function createServices(deps: Deps) {
     state,
     credits,
     usage,
-    idempotency,
+    commits,
     threads,
     channels,
-    log,
   });
   const events = createEventService(sqlite, clock);
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });

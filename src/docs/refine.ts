@@ -104,7 +104,7 @@ const MODELS: [name: string, from: string, walk: string[]][] = [
   ["Pagination", "get /v1/api/device/list", ["pagination"]],
 ];
 
-/** Operations that honour Idempotency-Key (they run through the sending pipeline's runSend). */
+/** Operations that honour Idempotency-Key (their replies go through src/http/idempotency's reply). */
 const IDEMPOTENT = new Set([
   "post /v1/notification/sms/api/send",
   "post /v1/api/sms/send",

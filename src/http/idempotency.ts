@@ -1,8 +1,11 @@
 // Idempotency-Key on send routes: a repeat with the same key and the same body within 24 hours
 // gets the first reply back and creates nothing; the same key with another body is a 409.
 // Only successful replies are kept, so a request that failed can be corrected and retried.
+// This is the one place those rules live: a send route hands `reply` its checks and its present
+// step, and the reply is saved in the group commit's transaction, beside what it describes.
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock";
+import type { GroupCommit } from "../db/group-commit";
 import { DAY } from "../lib/time";
 import { sha256Hex } from "../lib/tokens";
 import { AppError } from "./errors";
@@ -29,10 +32,63 @@ function canonical(value: unknown): string {
 
 export const IDEMPOTENCY_WINDOW_MS = DAY;
 
-export function createIdempotencyStore(sqlite: Database, clock: Clock) {
+/** A route's reply before Elysia sends it: only a 200 is kept for repeats. */
+export interface Reply<B> {
+  status: number;
+  body: B;
+}
+
+/** The part of Elysia's `set` a reply writes: its status and headers. */
+export interface ReplySet {
+  status?: number | string;
+  headers: Record<string, string | number>;
+}
+
+/**
+ * The first reply again. It was saved from what `commit` answered on this route (the key's route
+ * is part of its hash), so it parses back to that route's reply body.
+ */
+function replayed<B>(set: ReplySet, stored: Reply<string>): B {
+  set.status = stored.status;
+  set.headers["idempotent-replayed"] = "true";
+  const body: B = JSON.parse(stored.body);
+  return body;
+}
+
+export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: GroupCommit) {
   const repo = createIdempotencyRepository(sqlite);
 
-  return {
+  const store = {
+    /**
+     * Answers a request under its Idempotency-Key. A repeat within the window gets the first reply
+     * back, marked `Idempotent-Replayed: true`, and runs nothing (not even the checks: the first
+     * request passed them). Otherwise `prepare` runs (checks that write nothing), then `commit`
+     * runs in the group commit's shared transaction, where the key is looked up once more (a
+     * repeat sent while the first was being written) and a 200 reply is saved beside the rows it
+     * describes. Without a key, both steps just run.
+     */
+    async reply<P, B>(
+      request: Request,
+      set: ReplySet,
+      scope: { workspaceId: number; route: string; body: unknown },
+      steps: { prepare: () => P; commit: (prepared: P) => Reply<B> },
+    ): Promise<B> {
+      const ctx = store.contextOf(request, scope.workspaceId, scope.route, scope.body);
+      const early = ctx ? store.replay(ctx) : null;
+      if (early) return replayed(set, early);
+      const prepared = steps.prepare();
+      const out = await commits.submit((): { fresh: Reply<B> } | { stored: Reply<string> } => {
+        const stored = ctx ? store.replay(ctx) : null;
+        if (stored) return { stored };
+        const reply = steps.commit(prepared);
+        if (ctx && reply.status === 200) store.save(ctx, reply.status, reply.body);
+        return { fresh: reply };
+      });
+      if ("stored" in out) return replayed(set, out.stored);
+      set.status = out.fresh.status;
+      return out.fresh.body;
+    },
+
     /** The idempotency context of a request, from its Idempotency-Key header; null without one. */
     contextOf(request: Request, workspaceId: number, route: string, body: unknown): IdempotencyContext | null {
       const key = request.headers.get("idempotency-key")?.trim();
@@ -47,16 +103,13 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock) {
      * The first reply for a repeat, or null when the key is new (or older than the window).
      * Throws 409 idempotency_key_reuse for a key used with another request.
      */
-    replay(ctx: IdempotencyContext): Response | null {
+    replay(ctx: IdempotencyContext): Reply<string> | null {
       const stored = repo.reply(ctx.workspaceId, ctx.key);
       if (!stored || stored.createdAt <= clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
       if (stored.requestHash !== ctx.hash || stored.route !== ctx.route) {
         throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", { idempotency_key: ctx.key });
       }
-      return new Response(stored.responseBody, {
-        status: stored.responseStatus,
-        headers: { "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" },
-      });
+      return { status: stored.responseStatus, body: stored.responseBody };
     },
 
     /** Saves a reply; call inside the transaction that created what the reply describes. */
@@ -77,6 +130,7 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock) {
       return repo.deleteOlderThan(clock.now() - IDEMPOTENCY_WINDOW_MS);
     },
   };
+  return store;
 }
 
 export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;

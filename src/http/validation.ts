@@ -2,6 +2,7 @@
 // and offers schema helpers whose failures already read well.
 import type { TLiteral, TUnion } from "@sinclair/typebox";
 import { t } from "elysia";
+import { AppError } from "./errors";
 
 /**
  * A union of string literals from a constant list (anyOf of consts, as t.Literal writes them), typed
@@ -132,3 +133,19 @@ export const pageQuery = (def = 20, max = 100) => ({
     }),
   ),
 });
+
+/**
+ * A route hook that refuses body fields its schema does not list. The schemas say
+ * additionalProperties: false, but Elysia strips unknown keys before it validates, so without this
+ * a misspelt field would vanish silently. It runs as `transform`, on the body as parsed.
+ */
+export function refuseUnknownFields(schema: { properties: Record<string, unknown> }) {
+  const known = new Set(Object.keys(schema.properties));
+  return ({ body }: { body: unknown }) => {
+    if (body === null || typeof body !== "object" || Array.isArray(body)) return;
+    const field = Object.keys(body).find((k) => !known.has(k));
+    if (field === undefined) return;
+    const reason = "is not a known field";
+    throw new AppError("validation_error", `Invalid body field '${field}': ${reason}`, { field, location: "body", reason });
+  };
+}

@@ -4,8 +4,10 @@ import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { authOf, rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
-import { overviewReply, refuseUnknownFields, runSend, singleReply } from "../../modules/sending/routes";
+import type { Reply, ReplySet } from "../../http/idempotency";
+import { refuseUnknownFields } from "../../http/validation";
 import { OverviewSendResponse, SendResponse } from "../../modules/sending/model";
+import { overviewReply, singleReply } from "../../modules/sending/present";
 import type { ItemResult, SendInput } from "../../modules/sending/service";
 import type { ChannelRouteContext } from "../types";
 import type { ChatappService } from "./service";
@@ -58,8 +60,9 @@ const CHAT_ERRORS =
   "Failures the platform reports later land on the notification with the platform's numeric code. Chat-app messages cost no credits. " +
   "The reply's `scheduled_for` is the schedule_time instant in UTC, or null when the message goes out now. A field outside those listed is 400 `validation_error` naming it.";
 
-function chatInput(body: typeof ChatSendBody.static): SendInput {
+function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<string, unknown> | null): SendInput {
   return {
+    channelPayload,
     channel: "chatapp",
     recipient: body.recipient_contact,
     message: body.message,
@@ -74,14 +77,24 @@ function chatInput(body: typeof ChatSendBody.static): SendInput {
 
 export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
 
-  /** Checks header media (async), then runs the send through the common pipeline. */
-  async function send<R>(request: Request, route: string, body: typeof ChatSendBody.static, render: (results: ItemResult[]) => { status: number; body: R }): Promise<R> {
+  /**
+   * Checks header media (async; what it finds travels with the send as its channel payload), then
+   * sends under the Idempotency-Key rules and presents the result.
+   */
+  async function send<B>(
+    request: Request,
+    set: ReplySet,
+    route: string,
+    body: typeof ChatSendBody.static,
+    present: (results: ItemResult[]) => Reply<B>,
+  ): Promise<B> {
     const { media, note } = await chatapp.checkHeaderMedia(body.media as HeaderMedia | undefined);
-    return runSend(s, request, route, body, (auth) => {
-      const prepared = s.sending.prepare(auth, chatInput(body));
-      if (media || note) prepared.channelPayload = { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) };
-      return [prepared];
-    }, render);
+    const payload = media || note ? { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) } : null;
+    const auth = authOf(request);
+    return s.idempotency.reply(request, set, { workspaceId: auth.workspaceId, route, body }, {
+      prepare: () => [s.sending.prepare(auth, chatInput(body, payload))],
+      commit: (items) => present(s.sending.accept(auth, items)),
+    });
   }
 
   return new Elysia({ tags: ["Chat-app"] })
@@ -132,7 +145,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/send",
-      ({ request, body }) => send(request, "chatapp.send", body, singleReply),
+      ({ request, set, body }) => send(request, set, "chatapp.send", body, singleReply),
       {
         parse: "json",
         body: ChatSendBody,
@@ -149,9 +162,9 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/test",
-      async ({ request, body }) => {
+      async ({ request, set, body }) => {
         try {
-          return await send(request, "chatapp.test", body, singleReply);
+          return await send(request, set, "chatapp.test", body, singleReply);
         } catch (error) {
           // A freeform test while the window is closed: point at the send with a template, if there is one.
           if (error instanceof AppError && error.code === "window_closed" && error.data.can_send_template === true) {
@@ -180,10 +193,10 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/chatapp/send",
-      async ({ request, body }) => {
+      async ({ request, set, body }) => {
         const template = body.template !== undefined ? chatapp.templateRefByName(authOf(request).workspaceId, body.template) : undefined;
         const { to, template: _name, ...rest } = body;
-        return send(request, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
+        return send(request, set, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
       },
       {
         parse: "json",

@@ -6,6 +6,7 @@ import { AppError } from "../../http/errors";
 import { webhookTargetProblem } from "../../lib/net-safety";
 import { DAY, iso } from "../../lib/time";
 import type { Prepared, SendInput } from "../../modules/sending/service";
+import type { DeviceRow } from "../../modules/devices/repository";
 import type { TemplateRow } from "../../modules/templates/repository";
 import { chatappConfigOf, type HeaderMedia } from "./adapter";
 import type { Blocking } from "./blocking";
@@ -31,9 +32,13 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
     return { open: last !== null && clock.now() < last + WINDOW_MS, lastInboundAt: last };
   }
 
-  /** The chat-app rules every send passes, before anything is stored. */
-  function check(auth: AuthContext, p: Prepared, input: SendInput) {
+  /**
+   * The chat-app rules every send passes, before anything is stored. A template goes out through a
+   * number of its own business account, so the device may change: the one to use is returned.
+   */
+  function check(auth: AuthContext, p: Prepared, input: SendInput): { device: DeviceRow } | undefined {
     const chosenExplicitly = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
+    let device = p.device;
     if (p.template) {
       const account = p.template.businessAccountId;
       const linked = ctx.liveDevices(auth.workspaceId).filter((d) => chatappConfigOf(d.config)?.businessAccountId === account);
@@ -43,21 +48,21 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
           business_account_id: account,
         });
       }
-      if (chosenExplicitly && chatappConfigOf(p.device.config)?.businessAccountId !== account) {
-        throw new AppError("device_account_mismatch", `Device ${p.device.id} belongs to another business account than template ${p.template.id}; omit device_id or choose a matching template`, {
-          device_id: p.device.id,
+      if (chosenExplicitly && chatappConfigOf(device.config)?.businessAccountId !== account) {
+        throw new AppError("device_account_mismatch", `Device ${device.id} belongs to another business account than template ${p.template.id}; omit device_id or choose a matching template`, {
+          device_id: device.id,
           template_id: p.template.id,
         });
       }
-      if (!chosenExplicitly && chatappConfigOf(p.device.config)?.businessAccountId !== account) {
-        p.device = linked.find((d) => d.status === "active" && (d.blockedCode === null || blocking.onProbation(d))) ?? linked[0];
+      if (!chosenExplicitly && chatappConfigOf(device.config)?.businessAccountId !== account) {
+        device = linked.find((d) => d.status === "active" && (d.blockedCode === null || blocking.onProbation(d))) ?? linked[0];
       }
     }
-    if (p.device.blockedCode !== null && !blocking.onProbation(p.device)) throw blocking.blockedError(p.device);
+    if (device.blockedCode !== null && !blocking.onProbation(device)) throw blocking.blockedError(device);
     if (!p.template) {
-      const { open, lastInboundAt } = windowOpen(auth.workspaceId, p.device.id, p.recipient);
+      const { open, lastInboundAt } = windowOpen(auth.workspaceId, device.id, p.recipient);
       if (!open) {
-        const available = sync.activeTemplatesOf(auth.workspaceId, ctx.configOf(p.device).businessAccountId).map(presentTemplateRef);
+        const available = sync.activeTemplatesOf(auth.workspaceId, ctx.configOf(device).businessAccountId).map(presentTemplateRef);
         throw new AppError(
           "window_closed",
           "The 24-hour window with this user is closed: freeform messages are refused until they write again. Send an approved template instead (template_id).",
@@ -71,6 +76,7 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
         );
       }
     }
+    return device === p.device ? undefined : { device };
   }
 
   /**

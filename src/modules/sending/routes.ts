@@ -1,11 +1,12 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { AuthContext } from "../../http/auth";
-import { errorResponses, models, ok } from "../../http/envelope";
+import { errorResponses, models } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { authOf } from "../../http/foundation";
-import { describeValidationError, validationMessage } from "../../http/validation";
-import type { IdempotencyStore } from "../../http/idempotency";
+import { describeValidationError, refuseUnknownFields, validationMessage } from "../../http/validation";
+import type { IdempotencyStore, Reply, ReplySet } from "../../http/idempotency";
+import { bulkReply, overviewReply, singleReply } from "./present";
 import type { SendingService } from "./service";
 import {
   BULK_MAX,
@@ -19,15 +20,13 @@ import {
 } from "./model";
 import type { ItemResult, Prepared, SendInput } from "./service";
 
-/** What the send routes use of the container (the chat-app channel's send route shares runSend). */
+/** What the send routes use of the container. */
 export interface SendingRouteDeps {
   idempotency: IdempotencyStore;
   sending: SendingService;
 }
 
 type SendSmsFields = typeof SendSmsBody.static;
-
-export const SCHEDULED = "Notification scheduled successfully";
 
 const IDEMPOTENCY =
   " Send an `Idempotency-Key` header to make retries safe: a repeat with the same key and body within 24 hours returns the first reply " +
@@ -44,22 +43,6 @@ const SEND_ERRORS =
   "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
   "403 `urls_not_allowed`.";
 
-/**
- * A route hook that refuses body fields its schema does not list. The schemas say
- * additionalProperties: false, but Elysia strips unknown keys before it validates, so without this
- * a misspelt field would vanish silently. It runs as `transform`, on the body as parsed.
- */
-export function refuseUnknownFields(schema: { properties: Record<string, unknown> }) {
-  const known = new Set(Object.keys(schema.properties));
-  return ({ body }: { body: unknown }) => {
-    if (body === null || typeof body !== "object" || Array.isArray(body)) return;
-    const field = Object.keys(body).find((k) => !known.has(k));
-    if (field === undefined) return;
-    const reason = "is not a known field";
-    throw new AppError("validation_error", `Invalid body field '${field}': ${reason}`, { field, location: "body", reason });
-  };
-}
-
 export function toSendInput(body: Partial<SendSmsFields>): SendInput {
   return {
     channel: "sms",
@@ -74,57 +57,24 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
   };
 }
 
-export function sendResult(r: ItemResult & { ok: true }) {
-  const p = r.accepted.prepared;
-  return {
-    notification_id: r.accepted.notificationId,
-    template_id: p.template?.id ?? null,
-    template_vars: p.templateVars,
-    message: p.message,
-    scheduled_for: scheduledFor(p),
-  };
-}
-
-/** The reply's `scheduled_for`: the instant a scheduled message is due, or null for "now". */
-export function scheduledFor(p: Prepared): string | null {
-  return p.scheduleAt === null ? null : new Date(p.scheduleAt).toISOString();
-}
-
-/** The overview form's reply: the envelope, with success and messageId repeated at the top level. */
-export function overviewReply(results: ItemResult[]) {
-  const [r] = results;
-  if (!r.ok) throw r.error;
-  const messageId = String(r.accepted.notificationId);
-  return {
-    status: 200,
-    body: { ...ok({ success: true, messageId, scheduled_for: scheduledFor(r.accepted.prepared) }, SCHEDULED), success: true, messageId },
-  };
-}
-
-/** The reply for a single send: the stored notification, or the item's error. */
-export function singleReply(results: ItemResult[]) {
-  const [r] = results;
-  if (!r.ok) throw r.error;
-  return { status: 200, body: ok(sendResult(r), SCHEDULED) };
-}
-
-/** Runs a send under the Idempotency-Key rules; `prepare` must throw nothing but AppError. */
-export async function runSend<R>(
+/**
+ * A send, presented: under the Idempotency-Key rules (src/http/idempotency), the items are prepared
+ * (checks that write nothing), accepted, and the results presented as the reply.
+ */
+function presentSend<B>(
   s: SendingRouteDeps,
   request: Request,
+  set: ReplySet,
   route: string,
   body: unknown,
   prepare: (auth: AuthContext) => (Prepared | AppError)[],
-  render: (results: ItemResult[]) => { status: number; body: R },
-): Promise<R> {
+  present: (results: ItemResult[]) => Reply<B>,
+): Promise<B> {
   const auth = authOf(request);
-  const idem = s.idempotency.contextOf(request, auth.workspaceId, route, body);
-  // A repeat answers at once, without checking the body again (the first request passed).
-  // (A replayed reply is a finished Response, which Elysia sends as it is.)
-  const early = idem ? s.idempotency.replay(idem) : null;
-  if (early) return early as unknown as R;
-  const out = await s.sending.acceptAll(auth, prepare(auth), render, idem);
-  return "replay" in out ? (out.replay as unknown as R) : out.body;
+  return s.idempotency.reply(request, set, { workspaceId: auth.workspaceId, route, body }, {
+    prepare: () => prepare(auth),
+    commit: (items) => present(s.sending.accept(auth, items)),
+  });
 }
 
 /**
@@ -137,14 +87,6 @@ function checkBulkItems(messages: unknown[]) {
   const field = `messages[${index}]`;
   const reason = "must be an object (a send body)";
   throw new AppError("validation_error", `Invalid body field '${field}': ${reason}`, { field, location: "body", reason });
-}
-
-function itemError(index: number, error: AppError) {
-  return {
-    index,
-    ok: false,
-    error: { status_id: error.status, error_code: error.publicCode ?? error.code, message: error.message, ...error.data },
-  };
 }
 
 /** Checks one bulk item against the send schema without failing the others. */
@@ -167,7 +109,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
     .use(models)
     .post(
       "/v1/notification/sms/api/send",
-      ({ request, body }) => runSend(s, request, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      ({ request, set, body }) => presentSend(s, request, set, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
       {
         parse: "json",
         body: SendSmsBody,
@@ -188,7 +130,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/api/sms/send",
-      ({ request, body }) => runSend(s, request, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      ({ request, set, body }) => presentSend(s, request, set, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
       {
         parse: "json",
         body: SimpleSendBody,
@@ -207,27 +149,18 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/api/sms/send/bulk",
-      ({ request, body }) =>
-        runSend(
+      ({ request, set, body }) =>
+        presentSend(
           s,
           request,
+          set,
           "api.sms.send.bulk",
           body,
           (auth) => {
             checkBulkItems(body.messages);
             return body.messages.map((item) => prepareBulkItem(s, auth, item));
           },
-          (results) => {
-            const items = results.map((r, index) => (r.ok ? { index, ok: true, ...sendResult(r) } : itemError(index, r.error)));
-            const accepted = results.filter((r) => r.ok).length;
-            return {
-              status: 200,
-              body: ok(
-                { total: results.length, accepted, failed: results.length - accepted, results: items },
-                `${accepted} of ${results.length} notifications scheduled`,
-              ),
-            };
-          },
+          bulkReply,
         ),
       {
         parse: "json",
@@ -248,10 +181,11 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/sms/send",
-      ({ request, body }) =>
-        runSend(
+      ({ request, set, body }) =>
+        presentSend(
           s,
           request,
+          set,
           "sms.send.overview",
           body,
           (auth) => {

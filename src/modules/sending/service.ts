@@ -1,11 +1,12 @@
 // Accepting a message: every check of spec sections 4 and 7 that can be made before anything is
-// written, then one synchronous transaction that stores the notification, debits its credits and
-// records the idempotent reply. After commit, listeners wake whoever carries it.
+// written, then the writes (store the notification, debit its credits) inside the group commit's
+// shared transaction. After commit, listeners wake whoever carries it. It answers with data; the
+// routes present it, and src/http/idempotency keeps the reply for repeats.
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
-import type { IdempotencyContext, IdempotencyStore } from "../../http/idempotency";
+import type { GroupCommit } from "../../db/group-commit";
 import { toE164 } from "../../lib/phone";
 import { parseScheduleTime, isTimeZone } from "../../lib/schedule";
 import { countSegments } from "../../lib/segments";
@@ -35,6 +36,8 @@ export interface SendInput {
   scheduleTime?: string | null;
   timezone?: string | null;
   deviceId?: string | number | null;
+  /** What the channel needs at send time beyond the text (a chat-app template's header media). */
+  channelPayload?: Record<string, unknown> | null;
 }
 
 export interface Prepared {
@@ -60,8 +63,11 @@ export interface Accepted {
 
 export type ItemResult = { ok: true; accepted: Accepted } | { ok: false; error: AppError };
 
-/** A check a channel adds to the common ones (the chat-app window, blocked numbers, …). */
-export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => void;
+/**
+ * A check a channel adds to the common ones (the chat-app window, blocked numbers, …). It throws
+ * an AppError to refuse, and returns what it changes (another device of the channel), if anything.
+ */
+export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => Partial<Pick<Prepared, "device">> | void;
 
 /** A schedule_time up to this far behind the clock still counts as "now" (it has whole seconds). */
 const PAST_GRACE_MS = 1000;
@@ -75,15 +81,15 @@ export interface SendingDeps {
   state: NotificationState;
   credits: CreditService;
   usage: UsageRepository;
-  idempotency: IdempotencyStore;
+  /** The shared transaction accepts are written in. */
+  commits: GroupCommit;
   threads: ThreadRepository;
   /** What each channel (device kind) asks of the send path. */
   channels: readonly ChannelTraits[];
-  log?: (message: string, error?: unknown) => void;
 }
 
 export function createSendingService(deps: SendingDeps) {
-  const { sqlite, clock, devices, templates, notifications, state, credits, usage, idempotency, threads } = deps;
+  const { sqlite, clock, devices, templates, notifications, state, credits, usage, commits, threads } = deps;
   const channelChecks = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, [] as ChannelCheck[]])) as Record<Channel, ChannelCheck[]>;
   /** The kinds of device that carry each delivery type, and each kind's traits. */
   const CARRIERS = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, deps.channels.filter((c) => c.deliveryType === d).map((c) => c.kind)])) as Record<Channel, DeviceKind[]>;
@@ -205,7 +211,7 @@ export function createSendingService(deps: SendingDeps) {
 
     const device = chooseDevice(auth.workspaceId, input.channel, input.deviceId, scheduleAt === null);
     const segments = input.channel === "sms" ? countSegments(message).segments : 1;
-    const prepared: Prepared = {
+    let prepared: Prepared = {
       channel: input.channel,
       device,
       recipient,
@@ -218,8 +224,12 @@ export function createSendingService(deps: SendingDeps) {
       segments,
       // Only cloud numbers cost credits: one per segment.
       cost: traits.get(device.kind)?.charges ? segments : 0,
+      channelPayload: input.channelPayload ?? null,
     };
-    for (const check of channelChecks[input.channel]) check(auth, prepared, input);
+    for (const check of channelChecks[input.channel]) {
+      const change = check(auth, prepared, input);
+      if (change) prepared = { ...prepared, ...change };
+    }
     return prepared;
   }
 
@@ -279,88 +289,35 @@ export function createSendingService(deps: SendingDeps) {
     return id;
   }
 
-  // Group commit: accepts that arrive in the same turn of the event loop share one transaction
-  // (each in its own savepoint), so concurrent senders share one fsync instead of queueing for one
-  // each. A lone request is committed on the next turn, alone.
-  const queue: { job: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void; result?: unknown; error?: unknown }[] = [];
-  const afterCommit: (() => void)[] = [];
-
-  function flush() {
-    const batch = queue.splice(0);
-    const callbacks = afterCommit.splice(0);
-    try {
-      sqlite.transaction(() => {
-        for (const entry of batch) {
-          try {
-            entry.result = sqlite.transaction(entry.job)();
-          } catch (error) {
-            entry.error = error;
-          }
-        }
-      })();
-    } catch (error) {
-      for (const entry of batch) entry.reject(error);
-      return;
-    }
-    for (const entry of batch) (entry.error !== undefined ? entry.reject(entry.error) : entry.resolve(entry.result));
-    // What listeners do after the commit (waking a phone) must not undo the replies above.
-    for (const callback of callbacks) {
-      try {
-        callback();
-      } catch (error) {
-        deps.log?.("an after-accept listener failed", error);
-      }
-    }
-  }
-
-  function submit<T>(job: () => T, onCommit?: () => void): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
-      if (onCommit) afterCommit.push(onCommit);
-      if (queue.length === 1) setImmediate(flush);
-    });
-  }
-
   /**
-   * Stores each prepared item (an item that fails its plan or credit check is rolled back alone),
-   * renders the reply, and saves it under the idempotency key, all in one transaction. A repeat of
-   * an idempotency key answers the stored reply instead and stores nothing.
+   * Stores each prepared item, each in its own savepoint (an item that fails its plan or credit
+   * check is rolled back alone), and returns every item's result. It runs inside a job of the group
+   * commit (`commits.submit`), so the caller may write what belongs with it (an idempotent reply)
+   * in the same transaction; the accept listeners hear of the stored items once that commits.
    */
-  function acceptAll<R>(
-    auth: AuthContext,
-    items: (Prepared | AppError)[],
-    render: (results: ItemResult[]) => { status: number; body: R },
-    idem: IdempotencyContext | null,
-  ): Promise<{ status: number; body: R } | { replay: Response }> {
-    const accepted: Accepted[] = [];
-    return submit(
-      () => {
-        const replay = idem ? idempotency.replay(idem) : null;
-        if (replay) return { replay };
-        const results: ItemResult[] = items.map((item) => {
-          if (item instanceof AppError) return { ok: false, error: item };
-          try {
-            const id = sqlite.transaction(() => store(auth, item))();
-            return { ok: true, accepted: { notificationId: id, prepared: item } };
-          } catch (error) {
-            if (error instanceof AppError) return { ok: false, error };
-            throw error;
-          }
-        });
-        const reply = render(results);
-        if (idem && reply.status === 200) idempotency.save(idem, reply.status, reply.body);
-        for (const r of results) if (r.ok) accepted.push(r.accepted);
-        return reply;
-      },
-      () => {
-        if (accepted.length > 0) for (const listener of acceptedListeners) listener(accepted);
-      },
-    );
+  function accept(auth: AuthContext, items: (Prepared | AppError)[]): ItemResult[] {
+    const results: ItemResult[] = items.map((item) => {
+      if (item instanceof AppError) return { ok: false, error: item };
+      try {
+        const id = sqlite.transaction(() => store(auth, item))();
+        return { ok: true, accepted: { notificationId: id, prepared: item } };
+      } catch (error) {
+        if (error instanceof AppError) return { ok: false, error };
+        throw error;
+      }
+    });
+    const accepted = results.flatMap((r) => (r.ok ? [r.accepted] : []));
+    if (accepted.length > 0) {
+      commits.afterCommit(() => {
+        for (const listener of acceptedListeners) listener(accepted);
+      });
+    }
+    return results;
   }
 
   return {
     prepare,
-    acceptAll,
+    accept,
     /** Adds a channel's own check to the ones every send goes through. */
     addCheck(channel: Channel, check: ChannelCheck) {
       channelChecks[channel].push(check);
