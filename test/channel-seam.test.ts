@@ -1,6 +1,7 @@
 // The channel seam holds: the kinds written once in channels/kinds.ts are exactly the channels in
-// CHANNELS, nothing outside a channel's folder imports from it (only the CHANNELS list does), and
-// src has no import cycle (type imports included).
+// CHANNELS, nothing outside a channel's folder imports from it (only the CHANNELS list does), src
+// has no import cycle (type imports included), SQL is written only in repositories, and no list of
+// channel names is written out by hand outside src/channels.
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { existsSync, readFileSync } from "node:fs";
@@ -25,6 +26,42 @@ function importGraph(): Map<string, string[]> {
   }
   return graph;
 }
+
+/** Each line of each file in src that matches one of the patterns, as "file:line: text". */
+function linesMatching(patterns: RegExp[], skip: (file: string) => boolean): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of new Glob("**/*.ts").scanSync(SRC)) {
+    if (skip(file)) continue;
+    readFileSync(join(SRC, file), "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        if (patterns.some((p) => p.test(line))) found.set(file, [...(found.get(file) ?? []), `${file}:${i + 1}: ${line.trim()}`]);
+      });
+  }
+  return found;
+}
+
+/**
+ * What writes SQL: a statement handed to bun:sqlite as a string (prepare, query, run, exec), any
+ * call of those on a sqlite handle, drizzle's sql`` template, and drizzle's query builder on the
+ * database or a transaction. (sqlite.transaction is not SQL: services open transactions and call
+ * repositories inside them.)
+ */
+const SQL_PATTERNS = [
+  /\.(prepare|query|run|exec)(<[^>]*>)?\(\s*[`"']/,
+  /\b\w*(sqlite|\$client)\.(prepare|query|run|exec)\b/,
+  /\bsql`/,
+  /\b(db|tx)\.(select|insert|update|delete)\(/,
+];
+
+/** SQL allowed outside a repository, and why. */
+const SQL_ALLOWED: Record<string, string> = {
+  "db/client.ts": "opening the database: the PRAGMAs and the WAL checkpoint at close belong to the connection, not to a table",
+  "db/migrate.ts": "the migrator asks sqlite_master and drizzle's journal whether the schema is there",
+  "db/schema.ts": "partial indexes are declared with sql`` conditions in the schema itself",
+};
+
+const isRepository = (file: string) => /(^|\/)[\w-]*repository\.ts$/.test(file);
 
 describe("the channel seam", () => {
   test("each device kind is one channel, and each delivery type has a channel", () => {
@@ -64,5 +101,33 @@ describe("the channel seam", () => {
     };
     for (const file of graph.keys()) if (!state.has(file)) visit(file);
     expect(cycles).toEqual([]);
+  });
+
+  test("SQL is written only in repository files (and the few allowed places, each for its reason)", () => {
+    const sql = linesMatching(SQL_PATTERNS, () => false);
+    // The scan really finds SQL: the repositories are full of it.
+    expect(sql.has("modules/notifications/repository.ts")).toBe(true);
+    expect(sql.has("channels/sms-phone/repository.ts")).toBe(true);
+    const outside = [...sql].filter(([file]) => !isRepository(file) && !(file in SQL_ALLOWED)).flatMap(([, lines]) => lines);
+    expect(outside).toEqual([]);
+    // Every allowance is still needed: one that no longer matches anything is dropped.
+    for (const file of Object.keys(SQL_ALLOWED)) expect({ file, hasSql: sql.has(file) }).toEqual({ file, hasSql: true });
+  });
+
+  test("no list of channel names is written out by hand outside src/channels", () => {
+    const names = [...new Set<string>([...DEVICE_KINDS, ...DELIVERY_TYPES])].join("|");
+    const quoted = `["'\`](?:${names})["'\`]`;
+    const lists = [
+      // a type union: "sms" | "chatapp"
+      new RegExp(`${quoted}\\s*\\|\\s*${quoted}`),
+      // a schema union: t.Union([t.Literal("sms"), t.Literal("chatapp")])
+      new RegExp(`t\\.Literal\\(${quoted}\\)\\s*,\\s*t\\.Literal\\(${quoted}\\)`),
+      // an array: ["sms", "chatapp"]
+      new RegExp(`\\[\\s*${quoted}\\s*,\\s*${quoted}`),
+    ];
+    // The patterns do catch the lists as channels/kinds.ts writes them.
+    expect(linesMatching(lists, (file) => file !== "channels/kinds.ts").has("channels/kinds.ts")).toBe(true);
+    const found = [...linesMatching(lists, (file) => file.startsWith("channels/"))].flatMap(([, lines]) => lines);
+    expect(found).toEqual([]);
   });
 });

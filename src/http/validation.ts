@@ -105,6 +105,10 @@ export function validationMessage(p: FieldProblem): string {
  */
 export const fieldError = (field: string, reason: string) => ({ error: () => ({ field, reason }) });
 
+/** One of a constant list of strings, as a parameter: a wrong value is named with the choices. */
+export const choiceOf = <const T extends readonly string[]>(values: T, field: string) =>
+  literalUnion(values, fieldError(field, `must be ${values.map((v) => `"${v}"`).join(" or ")}`));
+
 /** A path id: a positive whole number. */
 export const IdParam = (field: string) =>
   t.Integer({ minimum: 1, description: `${field} (integer)`, ...fieldError(field, "must be a positive whole number") });

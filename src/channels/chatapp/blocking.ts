@@ -7,7 +7,7 @@ import { chatappConfigOf } from "./adapter";
 import type { ChatappContext } from "./context";
 
 export function createBlocking(ctx: ChatappContext) {
-  const { sqlite, clock, events, statements: q } = ctx;
+  const { sqlite, clock, events, repo } = ctx;
 
   /** A blocked number may send again once relinked after the block, to prove the fix. */
   const onProbation = (device: DeviceRow) => device.blockedAt !== null && (chatappConfigOf(device.config)?.relinkedAt ?? 0) > device.blockedAt;
@@ -15,14 +15,14 @@ export function createBlocking(ctx: ChatappContext) {
   function block(device: DeviceRow, code: string, reason: string) {
     const now = clock.now();
     sqlite.transaction(() => {
-      q.setBlocked.run(code, reason, now, now, device.id);
+      repo.setBlocked(device.id, code, reason, now);
       events.emit(device.workspaceId, "device.blocked", { device_id: device.id, name: device.name, kind: device.kind, blocked_code: code, blocked_reason: reason });
     })();
   }
 
   function unblock(device: DeviceRow) {
     sqlite.transaction(() => {
-      q.clearBlocked.run(clock.now(), device.id);
+      repo.clearBlocked(device.id, clock.now());
       events.emit(device.workspaceId, "device.unblocked", { device_id: device.id, name: device.name, kind: device.kind });
     })();
   }

@@ -19,7 +19,6 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
     const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: core.fetch, timeoutMs: core.channelTimeoutMs });
     const service = createChatappService({
       sqlite: core.sqlite,
-      db: core.db,
       clock: core.clock,
       config,
       graph,

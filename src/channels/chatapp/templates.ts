@@ -1,6 +1,5 @@
 // The chat-app templates in step with the platform: a business account's templates fetched and
 // upserted, status changes announced as template.status events, and the periodic re-syncs.
-import { template as templateTable } from "../../db/schema";
 import { DAY } from "../../lib/time";
 import { uuid } from "../../lib/tokens";
 import type { DeviceRow } from "../../modules/devices/repository";
@@ -39,12 +38,12 @@ export function flattenTemplate(components: Component[]): { body: string; variab
 }
 
 export function createTemplateSync(ctx: ChatappContext) {
-  const { sqlite, db, clock, graph, templates, events, statements: q } = ctx;
+  const { sqlite, clock, graph, templates, events, repo } = ctx;
 
   function activeTemplatesOf(workspaceId: number, businessAccountId: string): TemplateRow[] {
-    return q.templatesOfAccount
-      .all(workspaceId, businessAccountId)
-      .map((r) => templates.byId(r.id))
+    return repo
+      .templateIdsOfAccount(workspaceId, businessAccountId)
+      .map((id) => templates.byId(id))
       .filter((t): t is TemplateRow => t !== null && t.status === "active");
   }
 
@@ -77,7 +76,7 @@ export function createTemplateSync(ctx: ChatappContext) {
         seen.add(pt.id);
         const { body, variables } = flattenTemplate((pt.components ?? []) as Component[]);
         const status = ourStatus(pt.status);
-        const existing = q.templateByExternal.get(pt.id, businessAccountId);
+        const existing = repo.templateByExternal(pt.id, businessAccountId);
         const fields = {
           name: pt.name,
           language: pt.language,
@@ -95,23 +94,21 @@ export function createTemplateSync(ctx: ChatappContext) {
           templates.update(existing.id, fields);
           if (before.status !== status) announceStatus(workspaceId, templates.byId(existing.id)!, before.status, null);
         } else {
-          db.insert(templateTable)
-            .values({
-              ...fields,
-              guid: uuid(),
-              workspaceId,
-              code: uniqueCode(workspaceId, pt.name, pt.language),
-              description: `Chat-app template (${pt.category ?? "uncategorised"})`,
-              channel: "chatapp",
-              isSystem: 0,
-              externalId: pt.id,
-              createdAt: now,
-            })
-            .run();
+          templates.insert({
+            ...fields,
+            guid: uuid(),
+            workspaceId,
+            code: uniqueCode(workspaceId, pt.name, pt.language),
+            description: `Chat-app template (${pt.category ?? "uncategorised"})`,
+            channel: "chatapp",
+            isSystem: 0,
+            externalId: pt.id,
+            createdAt: now,
+          });
         }
       }
       // Templates the platform no longer has cannot be sent.
-      for (const { id } of q.templatesOfAccount.all(workspaceId, businessAccountId)) {
+      for (const id of repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
         const t = templates.byId(id)!;
         if (t.externalId && !seen.has(t.externalId) && t.status !== "deleted") {
           templates.update(id, { status: "deleted", updatedAt: now });
@@ -145,7 +142,7 @@ export function createTemplateSync(ctx: ChatappContext) {
   /** A template status webhook: the new status, announced. */
   function onTemplateStatus(businessAccountId: string, value: Record<string, unknown>) {
     const externalId = String(value.message_template_id ?? "");
-    const row = q.templateByExternal.get(externalId, businessAccountId);
+    const row = repo.templateByExternal(externalId, businessAccountId);
     if (!row || typeof value.event !== "string") return;
     const before = templates.byId(row.id)!;
     const status = ourStatus(value.event === "REINSTATED" ? "APPROVED" : value.event);
@@ -163,7 +160,7 @@ export function createTemplateSync(ctx: ChatappContext) {
     activeTemplatesOf,
     onTemplateStatus,
     /** The overview names templates by their platform name; ids and codes work too. */
-    templateRefByName: (workspaceId: number, ref: string): string => String(q.byName.get(workspaceId, ref)?.id ?? ref),
+    templateRefByName: (workspaceId: number, ref: string): string => String(repo.templateIdByName(workspaceId, ref) ?? ref),
 
     /** Re-fetches the templates of a device's business account (the 132001 self-heal). */
     async refreshTemplates(device: DeviceRow) {
@@ -172,10 +169,10 @@ export function createTemplateSync(ctx: ChatappContext) {
     },
 
     /** chatapp:recheck-templates — templates paused for low quality are asked about again after a day. */
-    recheckPaused: (): Promise<number> => syncAccounts(q.dueRechecks.all(clock.now()), "accounts", "re-checking paused templates of"),
+    recheckPaused: (): Promise<number> => syncAccounts(repo.accountsDueRecheck(clock.now()), "accounts", "re-checking paused templates of"),
 
     /** chatapp:sync-templates — every linked business account, now and then. */
-    syncAll: (): Promise<number> => syncAccounts(q.linkedAccounts.all(), "templates", "template sync of"),
+    syncAll: (): Promise<number> => syncAccounts(repo.linkedAccounts(), "templates", "template sync of"),
   };
 }
 

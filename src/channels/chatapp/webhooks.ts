@@ -15,12 +15,12 @@ import { classifyPlatformCode } from "./errors";
 import type { TemplateSync } from "./templates";
 
 export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, sync: TemplateSync) {
-  const { sqlite, clock, devices, threads, state, events, statements: q } = ctx;
+  const { sqlite, clock, devices, threads, state, events, repo } = ctx;
 
   function onMessages(value: Record<string, unknown>) {
     const metadata = value.metadata as { phone_number_id?: string } | undefined;
     if (!metadata?.phone_number_id) return;
-    const targets = q.byPhoneNumberId.all(metadata.phone_number_id).map((r) => devices.byId(r.id)!).filter(Boolean);
+    const targets = repo.deviceIdsByPhoneNumberId(metadata.phone_number_id).map((id) => devices.byId(id)!).filter(Boolean);
     const names = new Map(((value.contacts ?? []) as { wa_id?: string; profile?: { name?: string } }[]).map((c) => [c.wa_id, c.profile?.name ?? null]));
     for (const device of targets) {
       sqlite.transaction(() => {
@@ -51,9 +51,9 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
   /** One message status: the platform's wire format mapped to a report. */
   function status(device: DeviceRow, s: Record<string, any>) {
     if (typeof s.id !== "string") return;
-    const n = q.notificationByWamid.get(s.id, device.id);
+    const n = repo.notificationByWamid(s.id, device.id);
     if (!n) {
-      q.backlogAdd.run(device.id, s.id, JSON.stringify(s), clock.now());
+      repo.backlogAdd(device.id, s.id, JSON.stringify(s), clock.now());
       return;
     }
     const at = Number(s.timestamp) * 1000 || undefined;
@@ -90,12 +90,12 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
       else if (outcome.kind === "permanent" && outcome.block) blocking.block(fresh, outcome.code, outcome.reason);
       // Statuses that raced ahead of this answer are applied now.
       if (outcome.kind === "accepted") {
-        for (const { payload } of q.backlogTake.all(outcome.externalId, fresh.id)) status(fresh, JSON.parse(payload));
+        for (const payload of repo.backlogTake(outcome.externalId, fresh.id)) status(fresh, JSON.parse(payload));
       }
     },
 
     /** chatapp:prune-backlog — statuses for message ids never recorded are dropped after a day. */
-    pruneBacklog: () => q.backlogPrune.run(clock.now() - DAY).changes,
+    pruneBacklog: () => repo.backlogPrune(clock.now() - DAY),
 
     /** GET /v1/webhooks/chatapp: the platform's verification handshake. */
     verifyHandshake(query: Record<string, string | undefined>): string | null {

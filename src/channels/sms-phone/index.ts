@@ -4,6 +4,7 @@
 import type { Channel } from "../types";
 import { createPhoneEventHub } from "./events";
 import { pairingRoutes } from "./pairing-routes";
+import { createPhoneRepository } from "./repository";
 import { mobileRoutes } from "./routes";
 import { createMobileService, type MobileService } from "./service";
 
@@ -19,14 +20,14 @@ export const smsPhone: Channel<"mobile", MobileService> = {
     const { sqlite, clock, devices } = core;
     // Paired phones: their event streams keep them marked as seen.
     const hub = createPhoneEventHub((deviceId) => devices.touch(deviceId, clock.now()));
-    const service = createMobileService({ sqlite, clock, devices, state: core.state, threads: core.threads, hub, events: core.events, secrets: core.secrets });
-    // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
-    const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
+    const repo = createPhoneRepository(sqlite);
+    const service = createMobileService({ sqlite, repo, clock, devices, state: core.state, threads: core.threads, hub, events: core.events, secrets: core.secrets });
     return {
       service,
       settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),
+      // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
       transitioned(before, to) {
-        if (to === "cancelled" && before.dispatched_at !== null) markCancelPending.run(before.id);
+        if (to === "cancelled" && before.dispatched_at !== null) repo.markCancelPending(before.id);
       },
       cancelled(n) {
         if (n.device_id !== null && n.external_id && n.dispatched_at !== null) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });

@@ -1,7 +1,7 @@
 // Pairing a phone with a workspace (shared/reference/companion-app-protocol.md): registration with
 // the pairing token, the app login (Basic) or a one-time code, the login's password, and the
 // header checks made before a registration's body is read.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import QRCode from "qrcode";
 import type { Clock } from "../../clock";
@@ -10,6 +10,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import { appVersionOf, unauthorized } from "./protocol";
+import type { PhoneRepository, WorkspaceAuthRow } from "./repository";
 import type { DeviceRow } from "../../modules/devices/repository";
 
 const CODE_TTL_MS = 60_000;
@@ -32,34 +33,8 @@ export async function pairingInfo(serverUrl: string, pairingToken: string) {
   };
 }
 
-interface WorkspaceAuthRow {
-  id: number;
-  mobile_login: string | null;
-  mobile_password_hash: string | null;
-}
-
-export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secrets: SecretBox }) {
-  const { sqlite, clock, secrets } = deps;
-
-  // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
-  // workspace's is opened and compared in constant time (an installation has a handful).
-  const allPairing: Statement<WorkspaceAuthRow & { pairing_token: string }, []> = sqlite.prepare(
-    "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
-  );
-  const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?");
-  const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?");
-  const setCredentials = sqlite.prepare("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?");
-  const setPassword = sqlite.prepare("UPDATE workspace SET mobile_password_hash = ? WHERE id = ?");
-  const insertCode = sqlite.prepare("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?)");
-  const takeCode: Statement<{ workspace_id: number; expires_at: number }, [string]> = sqlite.prepare(
-    "DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at",
-  );
-  const pruneCodes = sqlite.prepare("DELETE FROM mobile_code WHERE expires_at < ?");
-  const peekCode: Statement<{ expires_at: number }, [string]> = sqlite.prepare("SELECT expires_at FROM mobile_code WHERE code = ?");
-  const insertDevice: Statement<{ id: number }> = sqlite.prepare(`
-    INSERT INTO device (workspace_id, name, kind, status, external_id, token_hash, push_token, sim_cards, app_version,
-      send_limit_per_minute, last_seen_at, created_at, updated_at)
-    VALUES (?, ?, 'sms', 'active', ?, ?, ?, ?, ?, 20, ?, ?, ?) RETURNING id`);
+export function createPhonePairing(deps: { sqlite: Database; repo: PhoneRepository; clock: Clock; secrets: SecretBox }) {
+  const { sqlite, repo, clock, secrets } = deps;
 
   function checkRegistrationHeaders(headers: Headers): void {
     const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
@@ -68,11 +43,11 @@ export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secre
         if (!byPairingToken(value)) throw unauthorized("Unknown pairing token");
         return;
       case "basic":
-        if (!wsByLogin.get(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
+        if (!repo.workspaceByLogin(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
         return;
       case "code": {
-        const code = peekCode.get(secrets.digest(value));
-        if (!code || code.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
+        const expiresAt = repo.codeExpiry(secrets.digest(value));
+        if (expiresAt === null || expiresAt < clock.now()) throw unauthorized("Unknown or expired code");
         return;
       }
     }
@@ -83,7 +58,9 @@ export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secre
     if (!presented) return null;
     const given = createHash("sha256").update(presented).digest();
     let found: WorkspaceAuthRow | null = null;
-    for (const row of allPairing.all()) {
+    // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
+    // workspace's is opened and compared in constant time (an installation has a handful).
+    for (const row of repo.workspacesWithPairingToken()) {
       const stored = createHash("sha256").update(secrets.open(row.pairing_token)).digest();
       if (timingSafeEqual(given, stored) && !found) found = row;
     }
@@ -107,13 +84,13 @@ export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secre
       }
       case "basic": {
         const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
-        const ws = wsByLogin.get(login);
+        const ws = repo.workspaceByLogin(login);
         if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
         return { workspaceId: ws.id, basic: true };
       }
       case "code": {
-        pruneCodes.run(clock.now());
-        const row = takeCode.get(secrets.digest(value));
+        repo.pruneCodes(clock.now());
+        const row = repo.takeCode(secrets.digest(value));
         if (!row || row.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
         return { workspaceId: row.workspace_id, basic: true };
       }
@@ -123,11 +100,11 @@ export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secre
 
   /** The workspace's app login, created with its password on first use (the password is shown then only). */
   function credentials(workspaceId: number): { login: string; password?: string } {
-    const ws = wsById.get(workspaceId)!;
+    const ws = repo.workspaceById(workspaceId)!;
     if (ws.mobile_login && ws.mobile_password_hash) return { login: ws.mobile_login };
     const login = nanoid(6).toUpperCase().replace(/[^A-Z0-9]/g, "X");
     const password = nanoid(14).toLowerCase();
-    setCredentials.run(login, Bun.password.hashSync(password, PASSWORD_HASH), workspaceId);
+    repo.setCredentials(workspaceId, login, Bun.password.hashSync(password, PASSWORD_HASH));
     return { login, password };
   }
 
@@ -137,18 +114,16 @@ export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secre
     const id = nanoid(21);
     const token = nanoid(21);
     const created = sqlite.transaction(() => {
-      insertDevice.get(
+      repo.insertDevice({
         workspaceId,
-        body.name.slice(0, 128),
-        id,
-        sha256Hex(token),
-        body.pushToken ?? null,
-        body.simCards ? JSON.stringify(body.simCards) : null,
-        appVersionOf(headers.get("user-agent")),
-        now,
-        now,
-        now,
-      );
+        name: body.name.slice(0, 128),
+        externalId: id,
+        tokenHash: sha256Hex(token),
+        pushToken: body.pushToken ?? null,
+        simCards: body.simCards ? JSON.stringify(body.simCards) : null,
+        appVersion: appVersionOf(headers.get("user-agent")),
+        at: now,
+      });
       return credentials(workspaceId);
     })();
     // Signing in with Basic or Code means the user knows the password: it is not shown again.
@@ -159,21 +134,21 @@ export function createPhonePairing(deps: { sqlite: Database; clock: Clock; secre
     const [scheme, value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
     if (scheme?.toLowerCase() !== "basic") throw unauthorized("Needs Basic login:password");
     const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
-    const ws = wsByLogin.get(login);
+    const ws = repo.workspaceByLogin(login);
     if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
     const code = String(randomInt(100000, 1000000));
     const validUntil = clock.now() + CODE_TTL_MS;
-    insertCode.run(secrets.digest(code), ws.id, validUntil);
+    repo.insertCode(secrets.digest(code), ws.id, validUntil);
     return { code, validUntil: iso(validUntil) };
   }
 
   async function changePassword(device: DeviceRow, body: { currentPassword: string; newPassword: string }) {
-    const ws = wsById.get(device.workspaceId)!;
+    const ws = repo.workspaceById(device.workspaceId)!;
     if (!(await checkPassword(ws, body.currentPassword))) throw unauthorized("Current password is wrong");
     if (body.newPassword.length < 14) {
       throw new AppError("validation_error", "newPassword must be at least 14 characters", { field: "newPassword", location: "body", reason: "must be at least 14 characters" });
     }
-    setPassword.run(await Bun.password.hash(body.newPassword, PASSWORD_HASH), ws.id);
+    repo.setPassword(ws.id, await Bun.password.hash(body.newPassword, PASSWORD_HASH));
   }
 
   return { checkRegistrationHeaders, register, oneTimeCode, changePassword };

@@ -1,7 +1,7 @@
 // The webhooks a phone posts (sms:received, sms:sent, sms:delivered, sms:failed): which ones it
 // should call, and each delivery checked (signature, fresh timestamp, an event id seen once) and
 // applied: inbound messages into threads, statuses as the phone's reports.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
@@ -11,12 +11,14 @@ import type { EventService } from "../../modules/events/service";
 import { recordInbound } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import { PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, unauthorized, type PatchItem } from "./protocol";
+import type { PhoneRepository } from "./repository";
 
 /** How far a webhook's X-Timestamp may be from our clock. */
 const WEBHOOK_SKEW_S = 300;
 
 export interface PhoneWebhookDeps {
   sqlite: Database;
+  repo: PhoneRepository;
   clock: Clock;
   devices: DeviceRepository;
   threads: ThreadRepository;
@@ -28,10 +30,7 @@ export interface PhoneWebhookDeps {
 }
 
 export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
-  const { sqlite, clock, devices, threads, events, markAlive, applyState } = deps;
-
-  const byExternal: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
-  const seenEvent = sqlite.prepare("INSERT INTO phone_event (id, device_id, event, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+  const { sqlite, repo, clock, devices, threads, events, markAlive, applyState } = deps;
 
   /** The webhooks the phone should call; remembers the address served, to notice when it changes. */
   function webhooks(device: DeviceRow, baseUrl: string) {
@@ -58,8 +57,8 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     } catch {
       throw new AppError("invalid_json", "Webhook body is not JSON");
     }
-    const row = typeof body.deviceId === "string" ? byExternal.get(body.deviceId) : null;
-    const device = row ? devices.byId(row.id) : null;
+    const deviceId = typeof body.deviceId === "string" ? repo.deviceIdByAppId(body.deviceId) : null;
+    const device = deviceId !== null ? devices.byId(deviceId) : null;
     if (!device?.webhookKey) throw unauthorized("Unknown device or no signing key provisioned");
     const timestamp = headers.get("x-timestamp") ?? "";
     const signature = headers.get("x-signature") ?? "";
@@ -77,7 +76,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const now = clock.now();
     markAlive(device, headers);
     return sqlite.transaction(() => {
-      if (seenEvent.run(body.id as string, device.id, body.event as string, now).changes === 0) return { duplicate: true };
+      if (!repo.firstDelivery(body.id as string, device.id, body.event as string, now)) return { duplicate: true };
       handleEvent(device, body.event as string, body.payload!);
       return { duplicate: false };
     })();

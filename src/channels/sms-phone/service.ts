@@ -3,7 +3,7 @@
 // phones their messages within their pacing, taking their state reports, their settings, and
 // keeping their presence fresh.
 import type { SignInGuard } from "../../http/foundation";
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
@@ -18,9 +18,8 @@ import type { ThreadRepository } from "../../modules/threads/repository";
 import type { PhoneEventHub } from "./events";
 import { createPhonePairing, pairingInfo } from "./pairing";
 import { createPhoneWebhooks } from "./phone-webhooks";
+import { MAX_MESSAGES, type PhoneRepository } from "./repository";
 import { appVersionOf, deviceEventData, isCancelAware, unauthorized, type PatchItem } from "./protocol";
-
-const MAX_MESSAGES = 100;
 
 type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled" | "Cancelling";
 
@@ -28,6 +27,7 @@ export { appVersionOf, deviceEventData, isCancelAware, PHONE_WEBHOOK_EVENTS, PHO
 
 export interface MobileDeps {
   sqlite: Database;
+  repo: PhoneRepository;
   clock: Clock;
   devices: DeviceRepository;
   state: NotificationState;
@@ -39,43 +39,16 @@ export interface MobileDeps {
 }
 
 export function createMobileService(deps: MobileDeps) {
-  const { sqlite, clock, devices, state, hub, events, secrets } = deps;
+  const { sqlite, repo, clock, devices, state, hub, events, secrets } = deps;
   const pairing = createPhonePairing(deps);
 
-  const byToken: Statement<{ id: number }, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
-  const updateDevice = sqlite.prepare("UPDATE device SET push_token = ?, sim_cards = coalesce(?, sim_cards), updated_at = ? WHERE id = ?");
-  const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
-  const setPresence = sqlite.prepare("UPDATE device SET presence = ? WHERE id = ?");
-  const wentQuiet: Statement<{ id: number }, [number]> = sqlite.prepare(
-    "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)",
-  );
-  const setKey = sqlite.prepare("UPDATE device SET webhook_key = ? WHERE id = ? AND webhook_key IS NULL");
-  const queued: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
-    SELECT * FROM notification
-    WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' AND next_attempt_at <= ?
-    ORDER BY dispatched_at IS NULL, next_attempt_at, id LIMIT ${MAX_MESSAGES}`);
-  const cancelling: Statement<NotificationRecord, [number]> = sqlite.prepare(
-    `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
-  );
-  const handedSince: Statement<{ n: number }, [number, number]> = sqlite.prepare(
-    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
-  );
-  const markHanded = sqlite.prepare("UPDATE notification SET dispatched_at = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND dispatched_at IS NULL");
-  const markProcessed = sqlite.prepare("UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'");
-  const clearCancel = sqlite.prepare("UPDATE notification SET cancel_pending = 0, updated_at = ? WHERE id = ? AND cancel_pending = 1");
-  const byPhoneId: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
-    "SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'sms'",
-  );
-  const becameDue: Statement<{ device_id: number }, [number, number]> = sqlite.prepare(`
-    SELECT DISTINCT device_id FROM notification
-    WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND next_attempt_at > ? AND next_attempt_at <= ?`);
   let announcedUntil = clock.now();
 
   /** The device a Bearer device token belongs to; marks it alive. 401 for anything else. */
   function authenticateDevice(headers: Headers): DeviceRow {
     const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
-    const row = token ? byToken.get(sha256Hex(token)) : null;
-    const device = row ? devices.byId(row.id) : null;
+    const id = token ? repo.deviceIdByTokenHash(sha256Hex(token)) : null;
+    const device = id !== null ? devices.byId(id) : null;
     if (!device) throw unauthorized("Unknown or missing device token");
     markAlive(device, headers);
     return device;
@@ -95,16 +68,16 @@ export function createMobileService(deps: MobileDeps) {
     if (route === "POST /mobile/v1/device") return signIn(() => pairing.checkRegistrationHeaders(headers));
     if (!BODY_ROUTES.has(route)) return;
     const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
-    if (!token || !byToken.get(sha256Hex(token))) throw unauthorized("Unknown or missing device token");
+    if (!token || repo.deviceIdByTokenHash(sha256Hex(token)) === null) throw unauthorized("Unknown or missing device token");
   }
 
 
   /** Records contact; a phone coming (back) online is announced as device.online. */
   function markAlive(device: DeviceRow, headers: Headers) {
-    presence.run(clock.now(), appVersionOf(headers.get("user-agent")), device.id);
+    repo.markSeen(device.id, clock.now(), appVersionOf(headers.get("user-agent")));
     if (device.presence !== "online") {
       sqlite.transaction(() => {
-        setPresence.run("online", device.id);
+        repo.setPresence(device.id, "online");
         events.emit(device.workspaceId, "device.online", deviceEventData(device, clock.now()));
       })();
     }
@@ -130,7 +103,7 @@ export function createMobileService(deps: MobileDeps) {
     if (body.id !== undefined && body.id !== device.externalId) throw new AppError("forbidden", "This is not your device");
     // An explicit null clears the push token (the app switched to SSE only).
     const push = body.pushToken === undefined ? device.pushToken : body.pushToken;
-    updateDevice.run(push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now(), device.id);
+    repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
   }
 
   /**
@@ -142,14 +115,14 @@ export function createMobileService(deps: MobileDeps) {
   function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
     const now = clock.now();
     const windowStart = now - (now % MINUTE);
-    let budget = device.sendLimitPerMinute - handedSince.get(device.id, windowStart)!.n;
+    let budget = device.sendLimitPerMinute - repo.handedSince(device.id, windowStart);
     const picked: NotificationRecord[] = [];
     sqlite.transaction(() => {
-      for (const n of queued.all(device.id, now)) {
+      for (const n of repo.queuedFor(device.id, now)) {
         if (n.dispatched_at === null) {
           if (budget <= 0) continue;
           budget--;
-          markHanded.run(now, now, n.id);
+          repo.markHanded(n.id, now);
         }
         picked.push(n);
       }
@@ -166,7 +139,7 @@ export function createMobileService(deps: MobileDeps) {
       createdAt: iso(n.created_at),
     }));
     if (isCancelAware(appVersionOf(userAgent))) {
-      for (const n of cancelling.all(device.id)) {
+      for (const n of repo.cancellingFor(device.id)) {
         items.push({ id: n.external_id, message: n.message, textMessage: { text: n.message }, phoneNumbers: [n.recipient], state: "Cancelling", createdAt: iso(n.created_at) });
       }
     }
@@ -182,7 +155,7 @@ export function createMobileService(deps: MobileDeps) {
 
   /** Applies one phone report (PATCH /message item or a status webhook) to its notification. */
   function applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string) {
-    const n = byPhoneId.get(phoneId, device.id);
+    const n = repo.byPhoneId(phoneId, device.id);
     if (!n) return;
     const s = (rawState === "Pending" ? "Processed" : rawState) as PhoneState;
     const at = (name: string) => {
@@ -192,7 +165,7 @@ export function createMobileService(deps: MobileDeps) {
     const detail = `${via}: ${s}`;
     switch (s) {
       case "Processed":
-        if (markProcessed.run(clock.now(), n.id).changes > 0) state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
+        if (repo.markProcessed(n.id, clock.now())) state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
         return;
       // What the phone did is the truth, even about a message cancelled while it held it.
       case "Sent":
@@ -208,7 +181,7 @@ export function createMobileService(deps: MobileDeps) {
       }
       case "Cancelled":
         if (n.status === "cancelled") {
-          if (clearCancel.run(clock.now(), n.id).changes > 0) state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
+          if (repo.clearCancelPending(n.id, clock.now())) state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
         } else {
           applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
         }
@@ -226,7 +199,7 @@ export function createMobileService(deps: MobileDeps) {
     let key = device.webhookKey;
     if (!key) {
       key = nanoid(16);
-      setKey.run(secrets.seal(key), device.id);
+      repo.setWebhookKeyOnce(device.id, secrets.seal(key));
       key = devices.byId(device.id)?.webhookKey ?? key;
     }
     return {
@@ -252,12 +225,12 @@ export function createMobileService(deps: MobileDeps) {
   /** devices:watch-presence — phones silent for 5 minutes are announced as device.offline, once. */
   function watchPresence(): number {
     const now = clock.now();
-    const quiet = wentQuiet.all(now - OFFLINE_AFTER_MS);
-    for (const { id } of quiet) {
+    const quiet = repo.quietSince(now - OFFLINE_AFTER_MS);
+    for (const id of quiet) {
       const device = devices.byId(id);
       if (!device) continue;
       sqlite.transaction(() => {
-        setPresence.run("offline", id);
+        repo.setPresence(id, "offline");
         events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
       })();
     }
@@ -267,9 +240,9 @@ export function createMobileService(deps: MobileDeps) {
   /** phones:announce-due — scheduled messages that fell due since the last run: tell their phones. */
   function announceDue(): number {
     const now = clock.now();
-    const due = becameDue.all(announcedUntil, now);
+    const due = repo.devicesDueBetween(announcedUntil, now);
     announcedUntil = now;
-    for (const { device_id } of due) hub.enqueued(device_id);
+    for (const deviceId of due) hub.enqueued(deviceId);
     return due.length;
   }
 

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Envelope, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES, DEVICE_KINDS } from "../../channels/kinds";
-import { fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
+import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
 const Status = t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], {
   description: "pending → sent → delivered, or failed; cancelled is our addition for a cancelled pending notification",
@@ -51,7 +51,7 @@ export const NotificationListQuery = t.Object({
   status: t.Optional(
     t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], fieldError("status", "must be one of pending, sent, delivered, failed, cancelled")),
   ),
-  delivery_type: t.Optional(literalUnion(DELIVERY_TYPES, fieldError("delivery_type", `must be ${DELIVERY_TYPES.map((d) => `"${d}"`).join(" or ")}`))),
+  delivery_type: t.Optional(choiceOf(DELIVERY_TYPES, "delivery_type")),
   recipient: t.Optional(t.String({ description: "E.164 recipient" })),
   from: t.Optional(t.String({ description: "Created at or after (ISO 8601 date or date-time)" })),
   to: t.Optional(t.String({ description: "Created at or before (ISO 8601; a bare date includes the whole day)" })),

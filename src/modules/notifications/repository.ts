@@ -2,7 +2,13 @@
 // they run for every message and should do no work that can be done once.
 import type { Database, Statement } from "bun:sqlite";
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
-import type { NotificationRecord, NotificationStatus } from "./state";
+import type { RawRow } from "../../db/raw-row";
+import type { notification } from "../../db/schema";
+
+/** The row as bun:sqlite returns it (snake_case, JSON as text, booleans as 0/1), for the hot paths that skip drizzle. */
+export type NotificationRecord = RawRow<typeof notification>;
+export type NotificationStatus = NotificationRecord["status"];
+export type Stage = NotificationRecord["stage"];
 
 export interface NewNotification {
   workspaceId: number;
@@ -172,3 +178,57 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
 }
 
 export type NotificationRepository = ReturnType<typeof createNotificationRepository>;
+
+const TIME_COLUMN: Record<Exclude<NotificationStatus, "pending">, string> = {
+  sent: "sent_at",
+  delivered: "delivered_at",
+  failed: "failed_at",
+  cancelled: "cancelled_at",
+};
+
+export interface StatusMove {
+  to: Exclude<NotificationStatus, "pending">;
+  /** The status the row must still have: the move is a compare-and-set. */
+  from: NotificationStatus;
+  stage: Stage;
+  /** When it happened (kept if the row has a time for it already). */
+  at: number;
+  now: number;
+  externalId: string | null;
+  errorCode: string | null;
+  reason: string | null;
+}
+
+/**
+ * The state machine's statements (state.ts): every status change of every notification runs them,
+ * inside its transaction, so they are prepared once, one UPDATE per target status.
+ */
+export function createStatusRepository(sqlite: Database) {
+  const byId: Statement<NotificationRecord, [number]> = sqlite.prepare("SELECT * FROM notification WHERE id = ?");
+  const insertLog = sqlite.prepare(
+    "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  const updates = Object.fromEntries(
+    (Object.keys(TIME_COLUMN) as (keyof typeof TIME_COLUMN)[]).map((to) => [
+      to,
+      sqlite.prepare(
+        `UPDATE notification SET status = ?, stage = ?, ${TIME_COLUMN[to]} = coalesce(${TIME_COLUMN[to]}, ?), updated_at = ?,
+           external_id = coalesce(?, external_id), error_code = coalesce(?, error_code), error_reason = coalesce(?, error_reason),
+           needs_reconcile = 0, cancel_pending = 0
+         WHERE id = ? AND status = ?`,
+      ),
+    ]),
+  ) as Record<keyof typeof TIME_COLUMN, Statement>;
+
+  return {
+    byId: (id: number): NotificationRecord | null => byId.get(id),
+    insertLog(id: number, at: number, event: string, status: string | null, errorCode: string | null, detail: string | null) {
+      insertLog.run(id, at, event, status, errorCode, detail);
+    },
+    /** Moves one notification's status; false when it no longer had `from`. */
+    move: (id: number, m: StatusMove): boolean =>
+      updates[m.to].run(m.to, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason, id, m.from).changes > 0,
+  };
+}
+
+export type StatusRepository = ReturnType<typeof createStatusRepository>;

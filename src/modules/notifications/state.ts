@@ -2,16 +2,12 @@
 // phone, the chat-app platform, cancel) goes through transition(), which keeps status monotonic,
 // writes the log row, refunds credits on failure or cancel, and calls the listeners (events,
 // threads) inside the same synchronous transaction.
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
-import type { RawRow } from "../../db/raw-row";
-import type { notification } from "../../db/schema";
 import type { CreditService } from "../credits/service";
+import { createStatusRepository, type NotificationRecord, type NotificationStatus, type Stage } from "./repository";
 
-/** The row as bun:sqlite returns it (snake_case, JSON as text, booleans as 0/1), for the hot paths that skip drizzle. */
-export type NotificationRecord = RawRow<typeof notification>;
-export type NotificationStatus = NotificationRecord["status"];
-export type Stage = NotificationRecord["stage"];
+export type { NotificationRecord, NotificationStatus, Stage } from "./repository";
 
 /**
  * Status only moves forward: pending → sent → delivered; failed may follow pending or sent (a
@@ -53,58 +49,36 @@ const STAGE_AFTER: Record<NotificationStatus, Stage> = {
   cancelled: "done",
 };
 
-const TIME_COLUMN: Partial<Record<NotificationStatus, string>> = {
-  sent: "sent_at",
-  delivered: "delivered_at",
-  failed: "failed_at",
-  cancelled: "cancelled_at",
-};
-
 export function createNotificationState(sqlite: Database, clock: Clock, credits: CreditService) {
-  const byId: Statement<NotificationRecord, [number]> = sqlite.prepare("SELECT * FROM notification WHERE id = ?");
-  const insertLog = sqlite.prepare(
-    "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)",
-  );
-  const updates = Object.fromEntries(
-    (["sent", "delivered", "failed", "cancelled"] as const).map((to) => [
-      to,
-      sqlite.prepare(
-        `UPDATE notification SET status = ?, stage = ?, ${TIME_COLUMN[to]} = coalesce(${TIME_COLUMN[to]}, ?), updated_at = ?,
-           external_id = coalesce(?, external_id), error_code = coalesce(?, error_code), error_reason = coalesce(?, error_reason),
-           needs_reconcile = 0, cancel_pending = 0
-         WHERE id = ? AND status = ?`,
-      ),
-    ]),
-  ) as Record<Exclude<NotificationStatus, "pending">, Statement>;
+  const repo = createStatusRepository(sqlite);
 
   const listeners: TransitionListener[] = [];
 
   function log(id: number, event: string, fields: { status?: string | null; errorCode?: string | null; detail?: string | null; at?: number } = {}) {
-    insertLog.run(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
+    repo.insertLog(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
   }
 
   /** Moves a notification to `to` if the rules allow; returns whether anything changed. */
   function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): boolean {
     return sqlite.transaction(() => {
-      const before = byId.get(id);
+      const before = repo.byId(id);
       if (!before) return false;
       const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancel_pending === 1 && to !== "cancelled";
       if (!reopened && !canMove(before.status, to)) return false;
       const now = clock.now();
       const at = opts.at ?? now;
       const failing = to === "failed";
-      const changed = updates[to].run(
+      const moved = repo.move(id, {
         to,
-        STAGE_AFTER[to],
+        from: before.status,
+        stage: STAGE_AFTER[to],
         at,
         now,
-        opts.externalId ?? null,
-        failing ? (opts.errorCode ?? null) : null,
-        failing || to === "cancelled" ? (opts.reason ?? null) : null,
-        id,
-        before.status,
-      ).changes;
-      if (changed === 0) return false;
+        externalId: opts.externalId ?? null,
+        errorCode: failing ? (opts.errorCode ?? null) : null,
+        reason: failing || to === "cancelled" ? (opts.reason ?? null) : null,
+      });
+      if (!moved) return false;
       const detail = opts.detail ?? opts.reason ?? null;
       log(id, to, {
         status: to,
@@ -121,7 +95,7 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
   }
 
   return {
-    get: (id: number) => byId.get(id),
+    get: (id: number) => repo.byId(id),
     log,
     transition,
     onTransition(listener: TransitionListener) {

@@ -1,8 +1,9 @@
 import { t } from "elysia";
 import { Envelope, Pagination } from "../../http/envelope";
-import { fieldError, IdParam, pageQuery } from "../../http/validation";
+import { DELIVERY_TYPES } from "../../channels/kinds";
+import { choiceOf, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
-const Channel = t.Union([t.Literal("sms"), t.Literal("chatapp")]);
+const Channel = literalUnion(DELIVERY_TYPES);
 
 export const Template = t.Object({
   template_id: t.Integer(),
@@ -29,7 +30,7 @@ export const TemplateIdParams = t.Object({ template_id: IdParam("template_id") }
 
 export const TemplateListQuery = t.Object({
   ...pageQuery(20, 100),
-  channel: t.Optional(t.Union([t.Literal("sms"), t.Literal("chatapp")], fieldError("channel", 'must be "sms" or "chatapp"'))),
+  channel: t.Optional(choiceOf(DELIVERY_TYPES, "channel")),
 });
 
 export const TemplatePageBody = t.Object({ ...pageQuery(10, 100) });

@@ -1,5 +1,6 @@
 // Template queries, prepared once. A workspace sees its own templates and the system ones.
 import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
+import { DELIVERY_TYPES, type DeliveryType } from "../../channels/kinds";
 import type { Db } from "../../db/client";
 import { template } from "../../db/schema";
 
@@ -17,10 +18,10 @@ export function createTemplateRepository(db: Db) {
     rows: db.select().from(template).where(where).orderBy(asc(template.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")).prepare(),
     total: db.select({ n: count() }).from(template).where(where).prepare(),
   });
+  // One prepared list per channel, and one across them.
   const lists = {
     any: listQuery(visible),
-    sms: listQuery(and(visible, eq(template.channel, "sms"))),
-    chatapp: listQuery(and(visible, eq(template.channel, "chatapp"))),
+    ...(Object.fromEntries(DELIVERY_TYPES.map((c) => [c, listQuery(and(visible, eq(template.channel, c)))])) as Record<DeliveryType, ReturnType<typeof listQuery>>),
   };
   const getOne = db.select().from(template).where(and(visible, eq(template.id, id))).prepare();
   const getAny = db.select().from(template).where(eq(template.id, id)).prepare();
@@ -32,7 +33,7 @@ export function createTemplateRepository(db: Db) {
   const visibleByCode = db.select().from(template).where(and(visible, eq(template.code, code))).orderBy(asc(template.isSystem)).prepare();
 
   return {
-    list(workspaceId: number, opts: { channel?: "sms" | "chatapp"; offset: number; limit: number }) {
+    list(workspaceId: number, opts: { channel?: DeliveryType; offset: number; limit: number }) {
       const q = lists[opts.channel ?? "any"];
       return { rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }), total: q.total.get({ ws: workspaceId })!.n };
     },

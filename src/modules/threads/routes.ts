@@ -1,12 +1,13 @@
 import { Elysia, t } from "elysia";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
 import { authOf } from "../../http/foundation";
-import { fieldError, IdParam, pageQuery } from "../../http/validation";
+import { DELIVERY_TYPES } from "../../channels/kinds";
+import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 import type { Services } from "../../services";
 
 const Thread = t.Object({
   thread_id: t.Integer(),
-  channel: t.Union([t.Literal("sms"), t.Literal("chatapp")]),
+  channel: literalUnion(DELIVERY_TYPES),
   peer: t.String({ description: "The other party: an E.164 number" }),
   peer_name: t.Nullable(t.String()),
   contact: t.Nullable(t.Object({ contact_id: t.Integer(), name: t.Nullable(t.String()) })),
@@ -48,7 +49,7 @@ export function threadRoutes(s: Services) {
       {
         query: t.Object({
           ...pageQuery(20, 100),
-          channel: t.Optional(t.Union([t.Literal("sms"), t.Literal("chatapp")], fieldError("channel", 'must be "sms" or "chatapp"'))),
+          channel: t.Optional(choiceOf(DELIVERY_TYPES, "channel")),
           contact_id: t.Optional(t.Integer({ minimum: 1, ...fieldError("contact_id", "must be a positive whole number") })),
           unread: t.Optional(t.Boolean({ ...fieldError("unread", "must be true or false") })),
         }),

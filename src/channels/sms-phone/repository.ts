@@ -1,0 +1,146 @@
+// The paired phone's queries: its devices (looked up by token or app id, presence, settings), the
+// messages it downloads and reports on, the workspace's app login and one-time codes, and the
+// webhook events it has delivered. All prepared once: a phone polls and reports all day, and the
+// rows come back as bun:sqlite returns them (types derived from the schema through RawRow).
+import type { Database, Statement } from "bun:sqlite";
+import type { RawRow } from "../../db/raw-row";
+import type { device, mobileCode, workspace } from "../../db/schema";
+import type { NotificationRecord } from "../../modules/notifications/state";
+
+/** The most items one download hands a phone. */
+export const MAX_MESSAGES = 100;
+
+type DeviceIdRow = Pick<RawRow<typeof device>, "id">;
+/** A workspace as pairing sees it: its id and the app login. */
+export type WorkspaceAuthRow = Pick<RawRow<typeof workspace>, "id" | "mobile_login" | "mobile_password_hash">;
+type CodeRow = Pick<RawRow<typeof mobileCode>, "workspace_id" | "expires_at">;
+
+export interface NewPhoneDevice {
+  workspaceId: number;
+  name: string;
+  externalId: string;
+  tokenHash: string;
+  pushToken: string | null;
+  simCards: string | null;
+  appVersion: string | null;
+  at: number;
+}
+
+export function createPhoneRepository(sqlite: Database) {
+  const byToken: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
+  const byExternal: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
+  const updateDevice = sqlite.prepare("UPDATE device SET push_token = ?, sim_cards = coalesce(?, sim_cards), updated_at = ? WHERE id = ?");
+  const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
+  const setPresence = sqlite.prepare("UPDATE device SET presence = ? WHERE id = ?");
+  const wentQuiet: Statement<DeviceIdRow, [number]> = sqlite.prepare(
+    "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)",
+  );
+  const setKey = sqlite.prepare("UPDATE device SET webhook_key = ? WHERE id = ? AND webhook_key IS NULL");
+  const insertDevice: Statement<DeviceIdRow> = sqlite.prepare(`
+    INSERT INTO device (workspace_id, name, kind, status, external_id, token_hash, push_token, sim_cards, app_version,
+      send_limit_per_minute, last_seen_at, created_at, updated_at)
+    VALUES (?, ?, 'sms', 'active', ?, ?, ?, ?, ?, 20, ?, ?, ?) RETURNING id`);
+
+  const queued: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
+    SELECT * FROM notification
+    WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' AND next_attempt_at <= ?
+    ORDER BY dispatched_at IS NULL, next_attempt_at, id LIMIT ${MAX_MESSAGES}`);
+  const cancelling: Statement<NotificationRecord, [number]> = sqlite.prepare(
+    `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
+  );
+  const handedSince: Statement<{ n: number }, [number, number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
+  );
+  const markHanded = sqlite.prepare("UPDATE notification SET dispatched_at = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND dispatched_at IS NULL");
+  const markProcessed = sqlite.prepare("UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'");
+  const clearCancel = sqlite.prepare("UPDATE notification SET cancel_pending = 0, updated_at = ? WHERE id = ? AND cancel_pending = 1");
+  const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
+  const byPhoneId: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
+    "SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'sms'",
+  );
+  const becameDue: Statement<{ device_id: number }, [number, number]> = sqlite.prepare(`
+    SELECT DISTINCT device_id FROM notification
+    WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND next_attempt_at > ? AND next_attempt_at <= ?`);
+
+  const allPairing: Statement<WorkspaceAuthRow & Pick<RawRow<typeof workspace>, "pairing_token">, []> = sqlite.prepare(
+    "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
+  );
+  const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?");
+  const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?");
+  const setCredentials = sqlite.prepare("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?");
+  const setPassword = sqlite.prepare("UPDATE workspace SET mobile_password_hash = ? WHERE id = ?");
+  const insertCode = sqlite.prepare("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?)");
+  const takeCode: Statement<CodeRow, [string]> = sqlite.prepare("DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at");
+  const pruneCodes = sqlite.prepare("DELETE FROM mobile_code WHERE expires_at < ?");
+  const peekCode: Statement<Pick<CodeRow, "expires_at">, [string]> = sqlite.prepare("SELECT expires_at FROM mobile_code WHERE code = ?");
+
+  const seenEvent = sqlite.prepare("INSERT INTO phone_event (id, device_id, event, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+
+  return {
+    // Devices
+    deviceIdByTokenHash: (tokenHash: string): number | null => byToken.get(tokenHash)?.id ?? null,
+    deviceIdByAppId: (externalId: string): number | null => byExternal.get(externalId)?.id ?? null,
+    updateOwnDevice(id: number, pushToken: string | null, simCardsJson: string | null, at: number) {
+      updateDevice.run(pushToken, simCardsJson, at, id);
+    },
+    markSeen(id: number, at: number, appVersion: string | null) {
+      presence.run(at, appVersion, id);
+    },
+    setPresence(id: number, value: "online" | "offline") {
+      setPresence.run(value, id);
+    },
+    /** Online phones not heard from since `before`. */
+    quietSince: (before: number): number[] => wentQuiet.all(before).map((r) => r.id),
+    /** Stores the sealed signing key unless the device has one already. */
+    setWebhookKeyOnce(id: number, sealedKey: string) {
+      setKey.run(sealedKey, id);
+    },
+    insertDevice(d: NewPhoneDevice): number {
+      return insertDevice.get(d.workspaceId, d.name, d.externalId, d.tokenHash, d.pushToken, d.simCards, d.appVersion, d.at, d.at, d.at)!.id;
+    },
+
+    // Messages
+    queuedFor: (deviceId: number, now: number): NotificationRecord[] => queued.all(deviceId, now),
+    cancellingFor: (deviceId: number): NotificationRecord[] => cancelling.all(deviceId),
+    handedSince: (deviceId: number, since: number): number => handedSince.get(deviceId, since)!.n,
+    markHanded(id: number, at: number) {
+      markHanded.run(at, at, id);
+    },
+    /** The phone has it: pending and queued becomes handed. Whether anything changed. */
+    markProcessed: (id: number, at: number): boolean => markProcessed.run(at, id).changes > 0,
+    /** The phone confirmed a cancellation. Whether anything changed. */
+    clearCancelPending: (id: number, at: number): boolean => clearCancel.run(at, id).changes > 0,
+    markCancelPending(id: number) {
+      markCancelPending.run(id);
+    },
+    byPhoneId: (phoneId: string, deviceId: number): NotificationRecord | null => byPhoneId.get(phoneId, deviceId),
+    /** Phones with scheduled messages that fell due in (after, until]. */
+    devicesDueBetween: (after: number, until: number): number[] => becameDue.all(after, until).map((r) => r.device_id),
+
+    // Pairing
+    workspacesWithPairingToken: () => allPairing.all(),
+    workspaceByLogin: (login: string): WorkspaceAuthRow | null => wsByLogin.get(login),
+    workspaceById: (id: number): WorkspaceAuthRow | null => wsById.get(id),
+    setCredentials(workspaceId: number, login: string, passwordHash: string) {
+      setCredentials.run(login, passwordHash, workspaceId);
+    },
+    setPassword(workspaceId: number, passwordHash: string) {
+      setPassword.run(passwordHash, workspaceId);
+    },
+    insertCode(digest: string, workspaceId: number, expiresAt: number) {
+      insertCode.run(digest, workspaceId, expiresAt);
+    },
+    /** Consumes a code: it works once. */
+    takeCode: (digest: string): CodeRow | null => takeCode.get(digest),
+    pruneCodes(before: number) {
+      pruneCodes.run(before);
+    },
+    codeExpiry: (digest: string): number | null => peekCode.get(digest)?.expires_at ?? null,
+
+    // Webhooks
+    /** Records a webhook event id; false when it was seen before. */
+    firstDelivery: (eventId: string, deviceId: number, event: string, at: number): boolean => seenEvent.run(eventId, deviceId, event, at).changes > 0,
+  };
+}
+
+export type PhoneRepository = ReturnType<typeof createPhoneRepository>;
