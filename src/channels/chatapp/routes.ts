@@ -1,8 +1,10 @@
 // Chat-app routes: connecting business numbers, sending, the test send, and the platform's webhook.
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
-import { authOf, rawBodyOf } from "../../http/foundation";
+import { rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
 import { overviewReply, refuseUnknownFields, runSend, singleReply } from "../../modules/sending/routes";
 import { OverviewSendResponse, SendResponse } from "../../modules/sending/model";
@@ -75,9 +77,9 @@ function chatInput(body: typeof ChatSendBody.static): SendInput {
 export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
 
   /** Checks header media (async), then runs the send through the common pipeline. */
-  async function send<R>(request: Request, route: string, body: typeof ChatSendBody.static, render: (results: ItemResult[]) => { status: number; body: R }): Promise<R> {
+  async function send<R>(request: Request, auth: AuthContext, route: string, body: typeof ChatSendBody.static, render: (results: ItemResult[]) => { status: number; body: R }): Promise<R> {
     const { media, note } = await chatapp.checkHeaderMedia(body.media as HeaderMedia | undefined);
-    return runSend(s, request, route, body, (auth) => {
+    return runSend(s, request, auth, route, body, (auth) => {
       const prepared = s.sending.prepare(auth, chatInput(body));
       if (media || note) prepared.channelPayload = { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) };
       return [prepared];
@@ -85,11 +87,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
   }
 
   return new Elysia({ tags: ["Chat-app"] })
+
+    .use(declaredAuth())
     .use(models)
     .post(
       "/v1/api/chatapp/connect",
-      async ({ request, body }) => {
-        const result = await chatapp.connect(authOf(request).workspaceId, body);
+      async ({ auth, body }) => {
+        const result = await chatapp.connect(auth.workspaceId, body);
         return ok({ ...result, devices: result.devices.map((d) => s.devices.present(d)) }, "Business account connected");
       },
       {
@@ -109,6 +113,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
           ),
           ...errorResponses(503),
         },
+        auth: "apiKey",
         detail: {
           summary: "Connect a business account",
           description:
@@ -119,11 +124,12 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/relink",
-      async ({ request, body }) => ok(s.devices.present(await chatapp.relink(authOf(request).workspaceId, body)), "Business number relinked"),
+      async ({ auth, body }) => ok(s.devices.present(await chatapp.relink(auth.workspaceId, body)), "Business number relinked"),
       {
         parse: "json",
         body: t.Object({ device_id: t.Integer({ minimum: 1 }), access_token: t.String({ minLength: 1 }) }),
         response: { 200: Envelope(Device), ...errorResponses(404, 503) },
+        auth: "apiKey",
         detail: {
           summary: "Relink a business number",
           description: "A new access token for a chat-app device. A blocked number may then send again; its first successful send unblocks it (`device.unblocked`).",
@@ -132,12 +138,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/send",
-      ({ request, body }) => send(request, "chatapp.send", body, singleReply),
+      ({ auth, request, body }) => send(request, auth, "chatapp.send", body, singleReply),
       {
         parse: "json",
         body: ChatSendBody,
         transform: refuseUnknownFields(ChatSendBody),
         response: { 200: SendResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send a chat-app message",
           description:
@@ -149,9 +156,9 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/test",
-      async ({ request, body }) => {
+      async ({ auth, request, body }) => {
         try {
-          return await send(request, "chatapp.test", body, singleReply);
+          return await send(request, auth, "chatapp.test", body, singleReply);
         } catch (error) {
           // A freeform test while the window is closed: point at the send with a template, if there is one.
           if (error instanceof AppError && error.code === "window_closed" && error.data.can_send_template === true) {
@@ -169,6 +176,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         body: ChatSendBody,
         transform: refuseUnknownFields(ChatSendBody),
         response: { 200: SendResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send a test chat-app message",
           description:
@@ -180,16 +188,17 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/chatapp/send",
-      async ({ request, body }) => {
-        const template = body.template !== undefined ? chatapp.templateRefByName(authOf(request).workspaceId, body.template) : undefined;
+      async ({ auth, request, body }) => {
+        const template = body.template !== undefined ? chatapp.templateRefByName(auth.workspaceId, body.template) : undefined;
         const { to, template: _name, ...rest } = body;
-        return send(request, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
+        return send(request, auth, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
       },
       {
         parse: "json",
         transform: refuseUnknownFields(ChatOverviewBody),
         body: ChatOverviewBody,
         response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send a chat-app message (overview form)",
           description:
@@ -208,10 +217,10 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         return challenge;
       },
       {
+        auth: "platform",
         detail: {
           summary: "Platform webhook verification",
           description: "The platform's handshake: `hub.mode=subscribe`, `hub.verify_token` equal to PIGEON_CHATAPP_VERIFY_TOKEN → 200 with `hub.challenge` as the body; otherwise 403.",
-          security: [],
           responses: { 200: { description: "The challenge, as text", content: { "text/plain": { schema: { type: "string" } } } }, 403: { description: "Wrong token" } },
         },
       },
@@ -230,13 +239,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         parse: "json",
         body: t.Object({ object: t.Optional(t.String()), entry: t.Optional(t.Array(t.Any())) }, { additionalProperties: true }),
         response: { 200: Envelope(t.Object({ received: t.Boolean() })), 401: "Error" },
+        auth: "platform",
         detail: {
           summary: "Platform webhook",
           description:
             "The platform posts inbound messages (they open the user's 24-hour window and land in threads), message statuses (sent, delivered, read, failed — " +
             "monotonic and de-duplicated) and template status updates (which fire `template.status`). `X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body " +
             "keyed with PIGEON_CHATAPP_APP_SECRET; a bad signature is 401 and changes nothing. Needs no API key.",
-          security: [],
         },
       },
     );

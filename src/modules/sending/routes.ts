@@ -1,9 +1,9 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import type { AuthContext } from "../../http/auth";
 import { errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
-import { authOf } from "../../http/foundation";
 import { describeValidationError, validationMessage } from "../../http/validation";
 import type { IdempotencyStore } from "../../http/idempotency";
 import type { SendingService } from "./service";
@@ -112,12 +112,12 @@ export function singleReply(results: ItemResult[]) {
 export async function runSend<R>(
   s: SendingRouteDeps,
   request: Request,
+  auth: AuthContext,
   route: string,
   body: unknown,
   prepare: (auth: AuthContext) => (Prepared | AppError)[],
   render: (results: ItemResult[]) => { status: number; body: R },
 ): Promise<R> {
-  const auth = authOf(request);
   const idem = s.idempotency.contextOf(request, auth.workspaceId, route, body);
   // A repeat answers at once, without checking the body again (the first request passed).
   // (A replayed reply is a finished Response, which Elysia sends as it is.)
@@ -164,15 +164,17 @@ function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown):
 
 export function sendingRoutes(s: SendingRouteDeps) {
   return new Elysia({ tags: ["Sending"] })
+    .use(declaredAuth())
     .use(models)
     .post(
       "/v1/notification/sms/api/send",
-      ({ request, body }) => runSend(s, request, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      ({ auth, request, body }) => runSend(s, request, auth, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
       {
         parse: "json",
         body: SendSmsBody,
         transform: refuseUnknownFields(SendSmsBody),
         response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send an SMS",
           description:
@@ -188,12 +190,13 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/api/sms/send",
-      ({ request, body }) => runSend(s, request, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      ({ auth, request, body }) => runSend(s, request, auth, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
       {
         parse: "json",
         body: SimpleSendBody,
         transform: refuseUnknownFields(SimpleSendBody),
         response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send an SMS (short form)",
           description:
@@ -207,10 +210,11 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/api/sms/send/bulk",
-      ({ request, body }) =>
+      ({ auth, request, body }) =>
         runSend(
           s,
           request,
+          auth,
           "api.sms.send.bulk",
           body,
           (auth) => {
@@ -234,6 +238,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
         body: BulkSendBody,
         transform: refuseUnknownFields(BulkSendBody),
         response: { 200: BulkResponse, ...errorResponses(409) },
+        auth: "apiKey",
         detail: {
           summary: "Send many SMS",
           description:
@@ -248,10 +253,11 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/sms/send",
-      ({ request, body }) =>
+      ({ auth, request, body }) =>
         runSend(
           s,
           request,
+          auth,
           "sms.send.overview",
           body,
           (auth) => {
@@ -265,6 +271,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
         body: OverviewSendBody,
         transform: refuseUnknownFields(OverviewSendBody),
         response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send an SMS (overview form)",
           description:
