@@ -8,7 +8,6 @@
 // the early check and this macro is the declaration plus the typed context; test/declared-auth.test.ts
 // walks every route and fails when a declaration and the gate disagree, or a route declares nothing.
 import { Elysia } from "elysia";
-import type { AuthContext } from "./auth";
 import { authOf } from "./foundation";
 
 /**
@@ -48,21 +47,19 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
 /**
  * The `auth` macro. A plugin whose routes take phones passes how a device token is checked; the
  * others need nothing. What a handler may read follows its kind: `auth` on apiKey routes, `device`
- * on phone routes. Elysia types a macro's context the same for every value it is given, so both
- * names are typed on every route; on the other kinds they are left undefined, and a handler that
- * read one there would be reading a credential its route never asked for.
+ * on phone routes, nothing on the others. (Elysia types a macro's context alike for every value it
+ * is given, so both names are typed on every route; declaring the kind is what puts one there.)
  */
 export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Device) {
-  const deviceOf = (headers: Headers): Device => {
+  const caller = (kind: AuthKind) => {
+    if (kind === "apiKey") return ({ request }: { request: Request }) => ({ auth: authOf(request) });
+    if (kind !== "phone") return () => ({});
     if (!authenticateDevice) throw new Error('A route declared auth "phone" in a plugin that has no device check');
-    return authenticateDevice(headers);
+    return ({ request }: { request: Request }) => ({ device: authenticateDevice(request.headers) });
   };
   return new Elysia({ name: "pigeon-declared-auth", seed: authenticateDevice ?? "api-key" }).macro({
     auth: (kind: AuthKind) => {
-      const resolve = ({ request }: { request: Request }) => ({
-        auth: (kind === "apiKey" ? authOf(request) : undefined) as AuthContext,
-        device: (kind === "phone" ? deviceOf(request.headers) : undefined) as Device,
-      });
+      const resolve = caller(kind);
       declaredKinds.set(resolve, kind);
       return { detail: { security: SECURITY_OF[kind] }, resolve };
     },
