@@ -312,7 +312,6 @@ function dropNullable(node: unknown): unknown {
   return out;
 }
 
-
 function errorResponse(status: number, phone: boolean): Json {
   const examples = errorExamples(status, phone);
   return {

@@ -61,7 +61,8 @@ export function declaredAuth<Device = never>(authenticateDevice?: (headers: Head
     auth: (kind: AuthKind) => {
       const resolve = caller(kind);
       declaredKinds.set(resolve, kind);
-      return { detail: { security: SECURITY_OF[kind] }, resolve };
+      // A copy per route: the document builder may edit an operation's security in place.
+      return { detail: { security: structuredClone(SECURITY_OF[kind]) }, resolve };
     },
   });
 }
