@@ -11,6 +11,7 @@ import type { Channel, ChannelAdapter } from "../src/channels/types";
 import { ManualClock } from "../src/clock";
 import { openDatabase } from "../src/db/client";
 import { migrate } from "../src/db/migrate";
+import { declaredAuth, declaredKindsOf } from "../src/http/declared-auth";
 import { ok } from "../src/http/envelope";
 import type { NotificationRecord } from "../src/modules/notifications/state";
 import { applyReport } from "../src/modules/notifications/reports";
@@ -56,10 +57,10 @@ function throwawayChannel() {
       return { service, adapter };
     },
     routes: (service, _s) => [
-      new Elysia().post(
+      new Elysia().use(declaredAuth()).post(
         "/v1/callbacks/throwaway/:device_id",
         ({ params, body }) => ok({ handled: service.report(Number(params.device_id), body.id, body.outcome) }, "Recorded"),
-        { body: t.Object({ id: t.String(), outcome: t.String() }), detail: { security: [] } },
+        { body: t.Object({ id: t.String(), outcome: t.String() }), auth: "platform", detail: {} },
       ),
     ],
     tasks: () => [{ name: "throwaway:sweep", everySeconds: 60, run: () => (sweeps += 1) }],
@@ -79,6 +80,9 @@ describe("a channel registered through the guide's steps", () => {
     const boot = services.accounts.bootstrap()!;
     const key = services.accounts.createKey("test key", boot.workspace.id);
     const app = createApp(services);
+    // Its callback route declares who may call it, as every route must.
+    const callback = app.routes.find((r) => r.path === "/v1/callbacks/throwaway/:device_id");
+    expect(callback && declaredKindsOf(callback as never)).toEqual(["platform"]);
 
     // A device of the new kind (the register API validates kinds against DEVICE_KINDS: see KIND).
     const [device] = services.deviceRepo.insertMany([

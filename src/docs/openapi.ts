@@ -2,6 +2,7 @@
 // the error codes, and the decisions we took where the spec says "not shown".
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import { Elysia, type AnyElysia } from "elysia";
+import { API_KEY_SECURITY, declaredAuth } from "../http/declared-auth";
 import { errorCodeTable, ErrorEnvelope, errorStatusDescriptions } from "../http/envelope";
 import { eventCatalogueMarkdown } from "../modules/events/catalogue";
 import { VERSION } from "../version";
@@ -111,7 +112,7 @@ function tidy(node: unknown): unknown {
   return obj;
 }
 
-type Operations = Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>>;
+type Operations = Record<string, Record<string, { security?: unknown[]; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>>;
 
 function describeResponses(paths: Operations) {
   for (const [path, methods] of Object.entries(paths)) {
@@ -142,6 +143,11 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
   let cached: string | null = null;
   const build = () => {
     const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"] });
+    // Each operation's security comes from its route's declared auth; the API key's is the
+    // document's default, so those operations inherit it rather than repeat it.
+    for (const methods of Object.values(generated.paths as Operations)) {
+      for (const op of Object.values(methods)) if (JSON.stringify(op.security) === JSON.stringify(API_KEY_SECURITY)) delete op.security;
+    }
     const doc = tidy({
       openapi: "3.1.0",
       info: { title: "Pigeon API", version: VERSION, description },
@@ -151,17 +157,14 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
         schemas: { ...generated.components.schemas, Error: ErrorEnvelope },
         securitySchemes: SECURITY_SCHEMES,
       },
-      security: [
-        { ApiKeyBearer: [], ApiSecret: [] },
-        { ApiKeyHeader: [], ApiSecret: [] },
-      ],
+      security: API_KEY_SECURITY,
     }) as { paths: Operations };
     describeResponses(doc.paths);
     return JSON.stringify(refineDocument(doc, publicUrl));
   };
-  return new Elysia({ name: "openapi-json" }).get(
+  return new Elysia({ name: "openapi-json" }).use(declaredAuth()).get(
     "/openapi.json",
     () => new Response((cached ??= build()), { headers: { "content-type": "application/json; charset=utf-8" } }),
-    { detail: { hide: true } },
+    { auth: "public", detail: { hide: true } },
   );
 }

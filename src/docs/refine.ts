@@ -115,13 +115,6 @@ const IDEMPOTENT = new Set([
   "post /v1/chatapp/send",
 ]);
 
-/** Who the phone routes expect, by operation (see mobile/service.ts: authenticateDevice, register, oneTimeCode). */
-const PHONE_SECURITY: Record<string, Json[]> = {
-  "post /mobile/v1/device": [{ PhonePairingToken: [] }, { PhoneLogin: [] }],
-  "get /mobile/v1/device": [{ PhoneDeviceToken: [] }, {}],
-  "get /mobile/v1/user/code": [{ PhoneLogin: [] }],
-};
-
 /** The signature header a provider or platform signs its calls with. */
 const SIGNED_BY: Record<string, { name: string; description: string }> = {
   "post /v1/webhooks/chatapp": {
@@ -319,8 +312,6 @@ function dropNullable(node: unknown): unknown {
   return out;
 }
 
-const needsApiKey = (path: string) => path.startsWith("/v1/") && !path.startsWith("/v1/webhooks/") && !path.startsWith("/v1/callbacks/");
-
 function errorResponse(status: number, phone: boolean): Json {
   const examples = errorExamples(status, phone);
   return {
@@ -331,11 +322,11 @@ function errorResponse(status: number, phone: boolean): Json {
 
 function refineOperation(key: string, op: Json, path: string) {
   const phone = path.startsWith("/mobile/");
-  const apiKey = needsApiKey(path);
+  // The route's declared auth left no security of its own on API-key operations (they inherit the document's).
+  const apiKey = op.security === undefined;
   const responses = (op.responses ??= {}) as Json;
 
   op.operationId = OPERATION_IDS[key] ?? op.operationId;
-  if (phone) op.security = PHONE_SECURITY[key] ?? [{ PhoneDeviceToken: [] }];
 
   // What the foundation answers on any route: a wrong method, a body over the limit, and for
   // API-key routes the auth and rate-limit errors.

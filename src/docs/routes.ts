@@ -1,6 +1,7 @@
 // The interactive API docs, served entirely from the binary: Swagger UI's bundle and stylesheet are
 // compiled in as text, and the page points only at them and at /openapi.json.
 import { Elysia } from "elysia";
+import { declaredAuth } from "../http/declared-auth";
 import swaggerCss from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "text" };
 import swaggerJs from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import { VERSION } from "../version";
@@ -37,8 +38,9 @@ const cached = (body: string, type: string) => () =>
 
 export function docsRoutes() {
   return new Elysia({ name: "docs" })
-    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
-    .get("/docs/assets/swagger-ui-bundle.js", cached(swaggerJs, "text/javascript; charset=utf-8"), { detail: { hide: true } })
-    .get("/docs/assets/swagger-ui.css", cached(swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
-    .get("/docs/assets/init.js", cached(init, "text/javascript; charset=utf-8"), { detail: { hide: true } });
+    .use(declaredAuth())
+    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { auth: "public", detail: { hide: true } })
+    .get("/docs/assets/swagger-ui-bundle.js", cached(swaggerJs, "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } })
+    .get("/docs/assets/swagger-ui.css", cached(swaggerCss, "text/css; charset=utf-8"), { auth: "public", detail: { hide: true } })
+    .get("/docs/assets/init.js", cached(init, "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } });
 }

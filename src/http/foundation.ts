@@ -53,7 +53,10 @@ function checkQueryEncoding(url: string): void {
   }
 }
 
-/** The authenticated caller of a /v1 request (set by the foundation's onRequest). */
+/**
+ * The authenticated caller of a /v1 request (set by the foundation's onRequest). Routes do not call
+ * this: they declare `auth: "apiKey"` and read `auth` from their context (http/declared-auth.ts).
+ */
 export function authOf(request: Request): AuthContext {
   const auth = authByRequest.get(request);
   if (!auth) throw new AppError("unauthorized", "Missing API key");
@@ -68,7 +71,11 @@ export function rawBodyOf(request: Request): string {
 /** Paths under /v1 that are not called with an API key: platforms and phones sign their own calls. */
 const PUBLIC_V1 = ["/v1/webhooks/", "/v1/callbacks/"];
 
-function needsApiKey(path: string): boolean {
+/**
+ * The early gate: the API key is checked here, before the body is read, on the paths whose routes
+ * declare `auth: "apiKey"` (test/declared-auth.test.ts holds the two to agree, route by route).
+ */
+export function needsApiKey(path: string): boolean {
   return path.startsWith("/v1/") && !PUBLIC_V1.some((p) => path.startsWith(p));
 }
 

@@ -1,8 +1,10 @@
 // Chat-app routes: connecting business numbers, sending, the test send, and the platform's webhook.
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
-import { authOf, rawBodyOf } from "../../http/foundation";
+import { rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
 import type { Reply, ReplySet } from "../../http/idempotency";
 import { refuseUnknownFields } from "../../http/validation";
@@ -84,13 +86,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
   async function send<B>(
     request: Request,
     set: ReplySet,
+    auth: AuthContext,
     route: string,
     body: typeof ChatSendBody.static,
     present: (results: ItemResult[]) => Reply<B>,
   ): Promise<B> {
     const { media, note } = await chatapp.checkHeaderMedia(body.media as HeaderMedia | undefined);
     const payload = media || note ? { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) } : null;
-    const auth = authOf(request);
     return s.idempotency.reply(request, set, { workspaceId: auth.workspaceId, route, body }, {
       prepare: () => [s.sending.prepare(auth, chatInput(body, payload))],
       commit: (items) => present(s.sending.accept(auth, items)),
@@ -98,11 +100,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
   }
 
   return new Elysia({ tags: ["Chat-app"] })
+
+    .use(declaredAuth())
     .use(models)
     .post(
       "/v1/api/chatapp/connect",
-      async ({ request, body }) => {
-        const result = await chatapp.connect(authOf(request).workspaceId, body);
+      async ({ auth, body }) => {
+        const result = await chatapp.connect(auth.workspaceId, body);
         return ok({ ...result, devices: result.devices.map((d) => s.devices.present(d)) }, "Business account connected");
       },
       {
@@ -122,6 +126,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
           ),
           ...errorResponses(503),
         },
+        auth: "apiKey",
         detail: {
           summary: "Connect a business account",
           description:
@@ -132,11 +137,12 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/relink",
-      async ({ request, body }) => ok(s.devices.present(await chatapp.relink(authOf(request).workspaceId, body)), "Business number relinked"),
+      async ({ auth, body }) => ok(s.devices.present(await chatapp.relink(auth.workspaceId, body)), "Business number relinked"),
       {
         parse: "json",
         body: t.Object({ device_id: t.Integer({ minimum: 1 }), access_token: t.String({ minLength: 1 }) }),
         response: { 200: Envelope(Device), ...errorResponses(404, 503) },
+        auth: "apiKey",
         detail: {
           summary: "Relink a business number",
           description: "A new access token for a chat-app device. A blocked number may then send again; its first successful send unblocks it (`device.unblocked`).",
@@ -145,12 +151,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/send",
-      ({ request, set, body }) => send(request, set, "chatapp.send", body, singleReply),
+      ({ auth, request, set, body }) => send(request, set, auth, "chatapp.send", body, singleReply),
       {
         parse: "json",
         body: ChatSendBody,
         transform: refuseUnknownFields(ChatSendBody),
         response: { 200: SendResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send a chat-app message",
           description:
@@ -162,9 +169,9 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/test",
-      async ({ request, set, body }) => {
+      async ({ auth, request, set, body }) => {
         try {
-          return await send(request, set, "chatapp.test", body, singleReply);
+          return await send(request, set, auth, "chatapp.test", body, singleReply);
         } catch (error) {
           // A freeform test while the window is closed: point at the send with a template, if there is one.
           if (error instanceof AppError && error.code === "window_closed" && error.data.can_send_template === true) {
@@ -182,6 +189,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         body: ChatSendBody,
         transform: refuseUnknownFields(ChatSendBody),
         response: { 200: SendResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send a test chat-app message",
           description:
@@ -193,16 +201,17 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/chatapp/send",
-      async ({ request, set, body }) => {
-        const template = body.template !== undefined ? chatapp.templateRefByName(authOf(request).workspaceId, body.template) : undefined;
+      async ({ auth, request, set, body }) => {
+        const template = body.template !== undefined ? chatapp.templateRefByName(auth.workspaceId, body.template) : undefined;
         const { to, template: _name, ...rest } = body;
-        return send(request, set, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
+        return send(request, set, auth, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
       },
       {
         parse: "json",
         transform: refuseUnknownFields(ChatOverviewBody),
         body: ChatOverviewBody,
         response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send a chat-app message (overview form)",
           description:
@@ -221,10 +230,10 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         return challenge;
       },
       {
+        auth: "platform",
         detail: {
           summary: "Platform webhook verification",
           description: "The platform's handshake: `hub.mode=subscribe`, `hub.verify_token` equal to PIGEON_CHATAPP_VERIFY_TOKEN → 200 with `hub.challenge` as the body; otherwise 403.",
-          security: [],
           responses: { 200: { description: "The challenge, as text", content: { "text/plain": { schema: { type: "string" } } } }, 403: { description: "Wrong token" } },
         },
       },
@@ -243,13 +252,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         parse: "json",
         body: t.Object({ object: t.Optional(t.String()), entry: t.Optional(t.Array(t.Any())) }, { additionalProperties: true }),
         response: { 200: Envelope(t.Object({ received: t.Boolean() })), 401: "Error" },
+        auth: "platform",
         detail: {
           summary: "Platform webhook",
           description:
             "The platform posts inbound messages (they open the user's 24-hour window and land in threads), message statuses (sent, delivered, read, failed — " +
             "monotonic and de-duplicated) and template status updates (which fire `template.status`). `X-Hub-Signature-256` must be the HMAC-SHA256 of the raw body " +
             "keyed with PIGEON_CHATAPP_APP_SECRET; a bad signature is 401 and changes nothing. Needs no API key.",
-          security: [],
         },
       },
     );

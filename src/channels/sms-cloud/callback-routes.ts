@@ -1,6 +1,7 @@
 // The provider's status callbacks: POST /v1/callbacks/cloud/:device_id, form-encoded, signed with
 // the device's auth token. They move the notification forward (monotonic) and log the reason.
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { rawBodyOf } from "../../http/foundation";
@@ -15,7 +16,7 @@ export function cloudCallbackPath(deviceId: number): string {
 }
 
 export function cloudCallbackRoutes(s: ChannelRouteContext) {
-  return new Elysia({ tags: ["Callbacks"] }).use(models).post(
+  return new Elysia({ tags: ["Callbacks"] }).use(declaredAuth()).use(models).post(
     "/v1/callbacks/cloud/:device_id",
     ({ request, params }) => {
       const device = s.deviceRepo.everById(params.device_id);
@@ -65,13 +66,13 @@ export function cloudCallbackRoutes(s: ChannelRouteContext) {
       ),
       params: t.Object({ device_id: IdParam("device_id") }),
       response: { 200: Envelope(t.Object({ handled: t.Boolean() })), 401: "Error", 404: "Error" },
+      auth: "platform",
       detail: {
         summary: "Cloud-number status callback",
         description:
           "Called by the cloud-number provider (Twilio Messages API) with `MessageSid`, `MessageStatus` and `ErrorCode`, form-encoded, signed with " +
           "`X-Twilio-Signature`. `sent` → sent, `delivered`/`read` → delivered, `failed`/`undelivered` → failed with the error code and reason. " +
           "Needs no API key; a bad signature is 401 and changes nothing.",
-        security: [],
       },
     },
   );

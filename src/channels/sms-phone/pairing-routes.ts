@@ -1,8 +1,8 @@
 // What a user needs to pair a stock phone: the server URL and the workspace's pairing token (the
 // app's "private token"), as text and as a QR code.
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import type { ChannelRouteContext } from "../types";
 import { pairingInfo } from "./pairing";
 import { publicBase } from "./routes";
@@ -20,9 +20,11 @@ const PairingResponse = Envelope(
 export function pairingRoutes(s: ChannelRouteContext) {
   const token = (workspaceId: number) => s.accounts.getWorkspace(workspaceId).pairingToken;
   return new Elysia({ prefix: "/v1/api/device/pairing", tags: ["Devices"] })
+    .use(declaredAuth())
     .use(models)
-    .get("", async ({ request }) => ok(await pairingInfo(`${publicBase(s, request)}/mobile/v1`, token(authOf(request).workspaceId)), "Pairing info"), {
+    .get("", async ({ auth, request }) => ok(await pairingInfo(`${publicBase(s, request)}/mobile/v1`, token(auth.workspaceId)), "Pairing info"), {
       response: { 200: PairingResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: {
         summary: "How to pair a phone",
         description:
@@ -32,12 +34,13 @@ export function pairingRoutes(s: ChannelRouteContext) {
     })
     .post(
       "/rotate",
-      async ({ request }) => {
-        const ws = s.accounts.rotatePairingToken(authOf(request).workspaceId);
+      async ({ auth, request }) => {
+        const ws = s.accounts.rotatePairingToken(auth.workspaceId);
         return ok(await pairingInfo(`${publicBase(s, request)}/mobile/v1`, ws.pairingToken), "Pairing token rotated");
       },
       {
         response: { 200: PairingResponse, ...errorResponses() },
+        auth: "apiKey",
         detail: { summary: "Rotate the pairing token", description: "Issues a new pairing token; the old one stops pairing new phones at once. Phones already paired keep working." },
       },
     );

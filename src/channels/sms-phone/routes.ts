@@ -1,8 +1,10 @@
 // The companion app's API under /mobile/v1, field for field as the app sends and reads it.
 // Errors here use the app's own shape {message, code, data} (the foundation formats them).
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
+import type { DeviceRow } from "../../modules/devices/repository";
 import type { ChannelRouteContext } from "../types";
 import type { MobileService, PatchItem } from "./service";
 
@@ -77,10 +79,11 @@ export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Requ
 }
 
 export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
-  const pull = ({ request, query }: { request: Request; query: { order?: string } }) =>
-    mobile.messagesFor(mobile.authenticateDevice(request.headers), query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
-  const detail = (summary: string, description: string, res: Responses) => ({ summary, description, tags: ["Phone (companion app)"], security: [], responses: res });
+  const pull = ({ device, request, query }: { device: DeviceRow; request: Request; query: { order?: string } }) =>
+    mobile.messagesFor(device, query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
+  const detail = (summary: string, description: string, res: Responses) => ({ summary, description, tags: ["Phone (companion app)"], responses: res });
   return new Elysia({ prefix: "/mobile/v1" })
+    .use(declaredAuth(mobile.authenticateDevice))
     .post(
       "/device",
       async ({ request, body, set, server }) => {
@@ -92,6 +95,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       {
         parse: "json",
         body: RegisterBody,
+        auth: "phoneSignUp",
         detail: detail(
           "Register a phone",
           "Authorization: `Bearer <pairing token>` (the app's private token), `Basic login:password`, or `Code <one-time code>`. 201 `{id, token, login, password?}`.",
@@ -113,6 +117,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         return { externalIp, ...(device ? { device: mobile.presentDevice(device) } : {}) };
       },
       {
+        auth: "phoneOptional",
         detail: detail(
           "The phone's view of itself",
           "`{externalIp, device?}`; the Bearer device token is optional.",
@@ -122,13 +127,14 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
     )
     .patch(
       "/device",
-      ({ request, body, set }) => {
-        mobile.updateOwnDevice(mobile.authenticateDevice(request.headers), body);
+      ({ device, body, set }) => {
+        mobile.updateOwnDevice(device, body);
         set.status = 204;
       },
       {
         parse: "json",
         body: PatchDeviceBody,
+        auth: "phone",
         detail: detail("Update the phone's push token and SIM cards", "403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
       },
     )
@@ -137,6 +143,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       pull,
       {
         query: OrderQuery,
+        auth: "phone",
         detail: detail(
           "Messages for the phone",
           "Due pending messages (at most 100, within the phone's per-minute pacing), and `Cancelling` items for app versions ≥ 1.67.0. Reading changes no state.",
@@ -145,16 +152,17 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       },
     )
     // The official server also answers on /messages; some app builds call it.
-    .get("/messages", pull, { query: OrderQuery, detail: { hide: true } })
+    .get("/messages", pull, { query: OrderQuery, auth: "phone", detail: { hide: true } })
     .patch(
       "/message",
-      ({ request, body, set }) => {
-        mobile.patchMessages(mobile.authenticateDevice(request.headers), body as PatchItem[]);
+      ({ device, body, set }) => {
+        mobile.patchMessages(device, body as PatchItem[]);
         set.status = 204;
       },
       {
         parse: "json",
         body: PatchMessageBody,
+        auth: "phone",
         detail: detail(
           "Report message states",
           "`[{id, state, recipients, states}]`; Processed keeps it pending, Sent/Delivered/Failed/Cancelled move it. Idempotent; 204 even for unknown ids.",
@@ -162,14 +170,16 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         ),
       },
     )
-    .get("/webhooks", ({ request }) => mobile.webhooks(mobile.authenticateDevice(request.headers), publicBase(s, request)), {
+    .get("/webhooks", ({ device, request }) => mobile.webhooks(device, publicBase(s, request)), {
+      auth: "phone",
       detail: detail(
         "Webhooks the phone should call",
         "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed.",
         responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
       ),
     })
-    .get("/settings", ({ request }) => mobile.settings(mobile.authenticateDevice(request.headers)), {
+    .get("/settings", ({ device }) => mobile.settings(device), {
+      auth: "phone",
       detail: detail(
         "Settings for the phone",
         "Send pacing (messages per minute, random delay range) and the key the phone signs its webhooks with.",
@@ -178,13 +188,13 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
     })
     .get(
       "/events",
-      ({ request }) => {
-        const device = mobile.authenticateDevice(request.headers);
+      ({ device, request }) => {
         return new Response(mobile.openEvents(device, publicBase(s, request)), {
           headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
         });
       },
       {
+        auth: "phone",
         detail: detail("Server-Sent Events", "MessageEnqueued, MessageCancelled, WebhooksUpdated, SettingsUpdated; a `:keepalive` comment every 15 s.", {
           ...responses(200, "text/event-stream"),
           200: { description: "An event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
@@ -192,6 +202,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       },
     )
     .get("/user/code", ({ request, server }) => s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.oneTimeCode(request.headers)), {
+      auth: "phoneLogin",
       detail: detail(
         "A one-time sign-in code",
         "Basic login:password; the code lets another phone register with `Authorization: Code <code>` within 60 s.",
@@ -200,13 +211,14 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
     })
     .patch(
       "/user/password",
-      async ({ request, body, set }) => {
-        await mobile.changePassword(mobile.authenticateDevice(request.headers), body);
+      async ({ device, body, set }) => {
+        await mobile.changePassword(device, body);
         set.status = 204;
       },
       {
         parse: "json",
         body: PasswordBody,
+        auth: "phone",
         detail: detail("Change the app login's password", "`{currentPassword, newPassword}` (at least 14 characters); 401 when the current one is wrong.", responses(204, "Changed")),
       },
     )
@@ -217,6 +229,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         set.status = 204;
       },
       {
+        auth: "phoneSigned",
         detail: detail(
           "Events the phone posts",
           "sms:received, sms:sent, sms:delivered, sms:failed, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). Stale timestamps and bad signatures are refused; a repeated event id changes nothing.",

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import type { Services } from "../../services";
 import {
   ContactDeletedResponse,
@@ -17,31 +17,35 @@ import {
 
 export function contactRoutes(s: Services) {
   const { contacts } = s;
-  const ws = (request: Request) => authOf(request).workspaceId;
   return new Elysia({ prefix: "/v1/api/contact", tags: ["Contacts"] })
+    .use(declaredAuth())
     .use(models)
-    .get("/list", ({ request, query }) => ok(contacts.list(ws(request), query.page, query.limit), "Contacts fetched"), {
+    .get("/list", ({ auth, query }) => ok(contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
       query: ContactListQuery,
       response: { 200: ContactListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: { summary: "List contacts", description: "Oldest first. `limit` defaults to 20, at most 100." },
     })
     .get("/types", () => ok(contacts.types(), "Contact types fetched"), {
       response: { 200: ContactTypesResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: { summary: "List contact types", description: "The types a contact can have; set one with `type` (its code) on create or update." },
     })
-    .post("/search", ({ request, body }) => ok(contacts.search(ws(request), body.query, body.page, body.limit), "Contacts found"), {
+    .post("/search", ({ auth, body }) => ok(contacts.search(auth.workspaceId, body.query, body.page, body.limit), "Contacts found"), {
       parse: "json",
       body: SearchContacts,
       response: { 200: ContactListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: {
         summary: "Search contacts",
         description: "Case-insensitive substring match on name, phone or email; digits also match phones written with spaces or brackets (\"415 555\" finds +14155552671).",
       },
     })
-    .post("/create", ({ request, body }) => ok(contacts.create(ws(request), body), "Contact created"), {
+    .post("/create", ({ auth, body }) => ok(contacts.create(auth.workspaceId, body), "Contact created"), {
       parse: "json",
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
+      auth: "apiKey",
       detail: {
         summary: "Create a contact",
         description:
@@ -49,24 +53,27 @@ export function contactRoutes(s: Services) {
           "`email` must be valid (400 `invalid_email`). A phone that another contact of the workspace has: 409 `duplicate_contact`.",
       },
     })
-    .post("/update", ({ request, body }) => ok(contacts.update(ws(request), body), "Contact updated"), {
+    .post("/update", ({ auth, body }) => ok(contacts.update(auth.workspaceId, body), "Contact updated"), {
       parse: "json",
       body: UpdateContact,
       response: { 200: ContactResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
       detail: {
         summary: "Update a contact",
         description: "Changes any of `name`, `phone`, `email`, `type`; fields left out stay as they are. `email: null` or `type: null` clears them.",
       },
     })
-    .post("/delete", ({ request, body }) => ok(contacts.remove(ws(request), body.contact_id), "Contact deleted"), {
+    .post("/delete", ({ auth, body }) => ok(contacts.remove(auth.workspaceId, body.contact_id), "Contact deleted"), {
       parse: "json",
       body: ContactIdBody,
       response: { 200: ContactDeletedResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Delete a contact" },
     })
-    .get("/:contact_id", ({ request, params }) => ok(contacts.present(contacts.require(ws(request), params.contact_id)), "Contact fetched"), {
+    .get("/:contact_id", ({ auth, params }) => ok(contacts.present(contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"), {
       params: ContactIdParams,
       response: { 200: ContactResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Get a contact" },
     });
 }

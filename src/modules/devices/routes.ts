@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import type { Services } from "../../services";
 import { csv } from "../../lib/csv";
 import {
@@ -47,10 +47,12 @@ export function deviceRoutes(s: Services) {
   const { devices } = s;
   const BatchRegisterBody = batchRegisterBody(s.channels.flatMap((c) => (c.config ? [c.config] : [])));
   return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })
+    .use(declaredAuth())
     .use(models)
-    .get("/list", ({ request, query }) => ok(devices.list(authOf(request).workspaceId, query), "Devices fetched"), {
+    .get("/list", ({ auth, query }) => ok(devices.list(auth.workspaceId, query), "Devices fetched"), {
       query: DeviceListQuery,
       response: { 200: DeviceListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: {
         summary: "List devices",
         description: "The workspace's devices, oldest first, optionally filtered by status. `limit` is at most 100.",
@@ -58,8 +60,8 @@ export function deviceRoutes(s: Services) {
     })
     .get(
       "/export",
-      ({ request, query }) => {
-        const rows = devices.exportRows(authOf(request).workspaceId, query.include_inactive ?? false);
+      ({ auth, query }) => {
+        const rows = devices.exportRows(auth.workspaceId, query.include_inactive ?? false);
         const stamp = new Date(s.clock.now()).toISOString().slice(0, 10);
         if ((query.format ?? "json") === "csv") {
           return new Response(csv(EXPORT_COLUMNS, rows), {
@@ -79,6 +81,7 @@ export function deviceRoutes(s: Services) {
       {
         query: ExportQuery,
         response: { 200: DeviceExportResponse, ...errorResponses() },
+        auth: "apiKey",
         detail: {
           summary: "Export devices",
           description:
@@ -91,11 +94,12 @@ export function deviceRoutes(s: Services) {
     )
     .post(
       "/batch/register",
-      async ({ request, body }) => ok({ devices: await devices.register(authOf(request).workspaceId, body.devices) }, "Devices registered"),
+      async ({ auth, body }) => ok({ devices: await devices.register(auth.workspaceId, body.devices) }, "Devices registered"),
       {
         parse: "json",
         body: BatchRegisterBody,
         response: { 200: BatchRegisterResponse, ...errorResponses() },
+        auth: "apiKey",
         detail: {
           summary: "Register devices",
           description:
@@ -105,10 +109,11 @@ export function deviceRoutes(s: Services) {
         },
       },
     )
-    .post("/batch/delete", ({ request, body }) => ok(devices.remove(authOf(request).workspaceId, body.device_ids), "Devices deleted"), {
+    .post("/batch/delete", ({ auth, body }) => ok(devices.remove(auth.workspaceId, body.device_ids), "Devices deleted"), {
       parse: "json",
       body: BatchDeleteBody,
       response: { 200: BatchDeleteResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: {
         summary: "Delete devices",
         description: `Deletes 1 to ${BATCH_DELETE_MAX} devices. Every id must be one of the workspace's devices, or nothing is deleted (404 listing the unknown ids in \`data.not_found\`).`,
@@ -116,21 +121,23 @@ export function deviceRoutes(s: Services) {
     })
     .post(
       "/batch/update-status",
-      ({ request, body }) => ok(devices.setStatus(authOf(request).workspaceId, body.device_ids, body.status), "Device status updated"),
+      ({ auth, body }) => ok(devices.setStatus(auth.workspaceId, body.device_ids, body.status), "Device status updated"),
       {
         parse: "json",
         body: BatchStatusBody,
         response: { 200: BatchStatusResponse, ...errorResponses(404) },
+        auth: "apiKey",
         detail: {
           summary: "Activate or deactivate devices",
           description: "Sets `status` (`active` or `inactive`) on up to 100 devices. Unknown ids: 404 and nothing changes. Inactive devices are never chosen for sending.",
         },
       },
     )
-    .post("/update", ({ request, body }) => ok(devices.update(authOf(request).workspaceId, body), "Device updated"), {
+    .post("/update", ({ auth, body }) => ok(devices.update(auth.workspaceId, body), "Device updated"), {
       parse: "json",
       body: UpdateDeviceBody,
       response: { 200: DeviceResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: {
         summary: "Update a device",
         description:
@@ -138,14 +145,16 @@ export function deviceRoutes(s: Services) {
           "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once.",
       },
     })
-    .get("/:device_id", ({ request, params }) => ok(devices.present(devices.require(authOf(request).workspaceId, params.device_id)), "Device fetched"), {
+    .get("/:device_id", ({ auth, params }) => ok(devices.present(devices.require(auth.workspaceId, params.device_id)), "Device fetched"), {
       params: DeviceIdParams,
       response: { 200: DeviceResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Get a device" },
     })
-    .get("/:device_id/health", ({ request, params }) => ok(devices.health(authOf(request).workspaceId, params.device_id), "Device health"), {
+    .get("/:device_id/health", ({ auth, params }) => ok(devices.health(auth.workspaceId, params.device_id), "Device health"), {
       params: DeviceIdParams,
       response: { 200: DeviceHealthResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: {
         summary: "Device health",
         description:
@@ -153,14 +162,16 @@ export function deviceRoutes(s: Services) {
           "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact.",
       },
     })
-    .get("/:device_id/stats", ({ request, params }) => ok(devices.stats(authOf(request).workspaceId, params.device_id), "Device stats"), {
+    .get("/:device_id/stats", ({ auth, params }) => ok(devices.stats(auth.workspaceId, params.device_id), "Device stats"), {
       params: DeviceIdParams,
       response: { 200: DeviceStatsResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Device stats", description: "Notifications through this device: `sent` (sent or delivered), `failed`, `pending`." },
     })
-    .get("/:device_id/usage", ({ request, params }) => ok(devices.usage(authOf(request), params.device_id), "Device usage"), {
+    .get("/:device_id/usage", ({ auth, params }) => ok(devices.usage(auth, params.device_id), "Device usage"), {
       params: DeviceIdParams,
       response: { 200: DeviceUsageResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: {
         summary: "Device usage against the plan",
         description:
@@ -168,9 +179,10 @@ export function deviceRoutes(s: Services) {
           "`remaining`: what the whole account may still send this month. Unlimited plans answer -1 for both and `unlimited: true`.",
       },
     })
-    .get("/:device_id/rate-limit", ({ request, params }) => ok(devices.rateLimit(authOf(request).workspaceId, params.device_id), "Device rate limit"), {
+    .get("/:device_id/rate-limit", ({ auth, params }) => ok(devices.rateLimit(auth.workspaceId, params.device_id), "Device rate limit"), {
       params: DeviceIdParams,
       response: { 200: DeviceRateLimitResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: {
         summary: "Device rate-limit status",
         description: "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",

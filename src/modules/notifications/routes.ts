@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import type { Services } from "../../services";
 import {
   CancelBody,
@@ -16,19 +16,22 @@ import { presentNotification } from "./service";
 export function notificationRoutes(s: Services) {
   const { notifications } = s;
   return new Elysia({ tags: ["Notifications"] })
+    .use(declaredAuth())
     .use(models)
-    .get("/v1/api/notification/list", ({ request, query }) => ok(notifications.list(authOf(request).workspaceId, query), "Notifications fetched"), {
+    .get("/v1/api/notification/list", ({ auth, query }) => ok(notifications.list(auth.workspaceId, query), "Notifications fetched"), {
       query: NotificationListQuery,
       response: { 200: NotificationListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: {
         summary: "List notifications",
         description: "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
       },
     })
-    .post("/v1/api/notification/cancel", ({ request, body }) => ok(notifications.cancel(authOf(request).workspaceId, body.notification_id), "Notification cancelled"), {
+    .post("/v1/api/notification/cancel", ({ auth, body }) => ok(notifications.cancel(auth.workspaceId, body.notification_id), "Notification cancelled"), {
       parse: "json",
       body: CancelBody,
       response: { 200: NotificationResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
       detail: {
         summary: "Cancel a notification",
         description:
@@ -39,10 +42,11 @@ export function notificationRoutes(s: Services) {
     })
     .get(
       "/v1/api/notification/:notification_id",
-      ({ request, params }) => ok(notifications.detail(authOf(request).workspaceId, params.notification_id), "Notification fetched"),
+      ({ auth, params }) => ok(notifications.detail(auth.workspaceId, params.notification_id), "Notification fetched"),
       {
         params: NotificationIdParams,
         response: { 200: NotificationDetailResponse, ...errorResponses(404) },
+        auth: "apiKey",
         detail: {
           summary: "Get a notification",
           description: "Status, delivery type, template and variables, final text, recipient, device, schedule, attempts, timestamps, and `logs`: every attempt and state change with the carrier's or platform's reason.",
@@ -51,8 +55,8 @@ export function notificationRoutes(s: Services) {
     )
     .get(
       "/v1/messages/:notification_id",
-      ({ request, params }) => {
-        const n = presentNotification(notifications.require(authOf(request).workspaceId, params.notification_id));
+      ({ auth, params }) => {
+        const n = presentNotification(notifications.require(auth.workspaceId, params.notification_id));
         return ok(
           {
             messageId: String(n.notification_id),
@@ -71,6 +75,7 @@ export function notificationRoutes(s: Services) {
       {
         params: NotificationIdParams,
         response: { 200: MessageStatusResponse, ...errorResponses(404) },
+        auth: "apiKey",
         detail: { summary: "Message delivery status (overview form)", description: "The overview's delivery-status route; `messageId` is the notification id." },
       },
     );

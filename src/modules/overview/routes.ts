@@ -1,7 +1,7 @@
 // The overview's REST-style paths, as thin aliases over the contact and template services.
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import type { Services } from "../../services";
 import { ContactDeletedResponse, ContactIdParams, ContactListQuery, ContactListResponse, ContactResponse, CreateContact } from "../contacts/model";
 import { TemplateListQuery, TemplateListResponse } from "../templates/model";
@@ -15,35 +15,40 @@ const UpdateContactFields = t.Object({
 
 export function overviewRoutes(s: Services) {
   const { contacts, templates } = s;
-  const ws = (request: Request) => authOf(request).workspaceId;
   return new Elysia({ prefix: "/v1", tags: ["Overview aliases"] })
+    .use(declaredAuth())
     .use(models)
-    .get("/contacts", ({ request, query }) => ok(contacts.list(ws(request), query.page, query.limit), "Contacts fetched"), {
+    .get("/contacts", ({ auth, query }) => ok(contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
       query: ContactListQuery,
       response: { 200: ContactListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: { summary: "List contacts (overview form)", description: "Alias of GET /api/contact/list." },
     })
-    .post("/contacts", ({ request, body }) => ok(contacts.create(ws(request), body), "Contact created"), {
+    .post("/contacts", ({ auth, body }) => ok(contacts.create(auth.workspaceId, body), "Contact created"), {
       parse: "json",
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
+      auth: "apiKey",
       detail: { summary: "Create a contact (overview form)", description: "Alias of POST /api/contact/create." },
     })
-    .put("/contacts/:contact_id", ({ request, params, body }) => ok(contacts.update(ws(request), { ...body, contact_id: params.contact_id }), "Contact updated"), {
+    .put("/contacts/:contact_id", ({ auth, params, body }) => ok(contacts.update(auth.workspaceId, { ...body, contact_id: params.contact_id }), "Contact updated"), {
       parse: "json",
       params: ContactIdParams,
       body: UpdateContactFields,
       response: { 200: ContactResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
       detail: { summary: "Update a contact (overview form)", description: "Alias of POST /api/contact/update with the id in the path." },
     })
-    .delete("/contacts/:contact_id", ({ request, params }) => ok(contacts.remove(ws(request), params.contact_id), "Contact deleted"), {
+    .delete("/contacts/:contact_id", ({ auth, params }) => ok(contacts.remove(auth.workspaceId, params.contact_id), "Contact deleted"), {
       params: ContactIdParams,
       response: { 200: ContactDeletedResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Delete a contact (overview form)", description: "Alias of POST /api/contact/delete." },
     })
-    .get("/templates", ({ request, query }) => ok(templates.list(ws(request), query), "Templates fetched"), {
+    .get("/templates", ({ auth, query }) => ok(templates.list(auth.workspaceId, query), "Templates fetched"), {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: { summary: "List templates (overview form)", description: "Alias of GET /api/template/list." },
     });
 }

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import { iso } from "../../lib/time";
 import type { Services } from "../../services";
 import { createProjectRepository } from "./repository";
@@ -13,14 +13,15 @@ const Project = t.Object({
 
 export function projectRoutes(s: Services) {
   const projects = createProjectRepository(s.db);
-  return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] }).use(models).get(
+  return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] }).use(declaredAuth()).use(models).get(
     "/list",
-    ({ request }) => {
-      const rows = projects.visibleTo(authOf(request).workspaceId);
+    ({ auth }) => {
+      const rows = projects.visibleTo(auth.workspaceId);
       return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
     },
     {
       response: { 200: Envelope(t.Object({ projects: t.Array(Project) })), ...errorResponses() },
+      auth: "apiKey",
       detail: {
         summary: "List projects",
         description:

@@ -1,9 +1,9 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import type { AuthContext } from "../../http/auth";
 import { errorResponses, models } from "../../http/envelope";
 import { AppError } from "../../http/errors";
-import { authOf } from "../../http/foundation";
 import { describeValidationError, refuseUnknownFields, validationMessage } from "../../http/validation";
 import type { IdempotencyStore, Reply, ReplySet } from "../../http/idempotency";
 import { bulkReply, overviewReply, singleReply } from "./present";
@@ -65,12 +65,12 @@ function presentSend<B>(
   s: SendingRouteDeps,
   request: Request,
   set: ReplySet,
+  auth: AuthContext,
   route: string,
   body: unknown,
   prepare: (auth: AuthContext) => (Prepared | AppError)[],
   present: (results: ItemResult[]) => Reply<B>,
 ): Promise<B> {
-  const auth = authOf(request);
   return s.idempotency.reply(request, set, { workspaceId: auth.workspaceId, route, body }, {
     prepare: () => prepare(auth),
     commit: (items) => present(s.sending.accept(auth, items)),
@@ -106,15 +106,17 @@ function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown):
 
 export function sendingRoutes(s: SendingRouteDeps) {
   return new Elysia({ tags: ["Sending"] })
+    .use(declaredAuth())
     .use(models)
     .post(
       "/v1/notification/sms/api/send",
-      ({ request, set, body }) => presentSend(s, request, set, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      ({ auth, request, set, body }) => presentSend(s, request, set, auth, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
       {
         parse: "json",
         body: SendSmsBody,
         transform: refuseUnknownFields(SendSmsBody),
         response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send an SMS",
           description:
@@ -130,12 +132,13 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/api/sms/send",
-      ({ request, set, body }) => presentSend(s, request, set, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      ({ auth, request, set, body }) => presentSend(s, request, set, auth, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
       {
         parse: "json",
         body: SimpleSendBody,
         transform: refuseUnknownFields(SimpleSendBody),
         response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send an SMS (short form)",
           description:
@@ -149,11 +152,12 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/api/sms/send/bulk",
-      ({ request, set, body }) =>
+      ({ auth, request, set, body }) =>
         presentSend(
           s,
           request,
           set,
+          auth,
           "api.sms.send.bulk",
           body,
           (auth) => {
@@ -167,6 +171,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
         body: BulkSendBody,
         transform: refuseUnknownFields(BulkSendBody),
         response: { 200: BulkResponse, ...errorResponses(409) },
+        auth: "apiKey",
         detail: {
           summary: "Send many SMS",
           description:
@@ -181,11 +186,12 @@ export function sendingRoutes(s: SendingRouteDeps) {
     )
     .post(
       "/v1/sms/send",
-      ({ request, set, body }) =>
+      ({ auth, request, set, body }) =>
         presentSend(
           s,
           request,
           set,
+          auth,
           "sms.send.overview",
           body,
           (auth) => {
@@ -199,6 +205,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
         body: OverviewSendBody,
         transform: refuseUnknownFields(OverviewSendBody),
         response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
+        auth: "apiKey",
         detail: {
           summary: "Send an SMS (overview form)",
           description:

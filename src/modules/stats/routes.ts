@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import { fieldError } from "../../http/validation";
 import { DAY, iso } from "../../lib/time";
 import type { Services } from "../../services";
@@ -12,14 +12,15 @@ export function statsRoutes(s: Services) {
   const stats = createStatsRepository(s.db);
   const STATUSES = ["sent", "delivered", "failed", "pending", "cancelled"] as const;
   return new Elysia({ prefix: "/v1/api/stats", tags: ["Stats"] })
+    .use(declaredAuth())
     .use(models)
     .get(
       "/notifications",
-      ({ request, query }) => {
+      ({ auth, query }) => {
         const period = query.period ?? "day";
         const to = s.clock.now();
         const from = to - PERIODS[period];
-        const ws = authOf(request).workspaceId;
+        const ws = auth.workspaceId;
         const counts = Object.fromEntries(STATUSES.map((st) => [st, stats.countByStatus(ws, st, from, to)]));
         return ok(
           {
@@ -54,6 +55,7 @@ export function statsRoutes(s: Services) {
           ),
           ...errorResponses(),
         },
+        auth: "apiKey",
         detail: {
           summary: "Notification stats",
           description: "Notifications of this workspace created in the last day, week (7 days) or month (30 days), by their current status.",
@@ -62,8 +64,8 @@ export function statsRoutes(s: Services) {
     )
     .get(
       "/credits",
-      ({ request }) => {
-        const ws = authOf(request).workspaceId;
+      ({ auth }) => {
+        const ws = auth.workspaceId;
         return ok({ balance: s.credits.balance(ws), used_this_month: s.credits.usedThisMonth(ws) }, "Credit balance");
       },
       {
@@ -76,6 +78,7 @@ export function statsRoutes(s: Services) {
           ),
           ...errorResponses(),
         },
+        auth: "apiKey",
         detail: {
           summary: "Credit balance",
           description: "Only SMS through a cloud number costs credits: one per segment (160 GSM-7 characters, or 153 per part; 70 UCS-2, or 67 per part). Top up with `pigeon credits add`.",

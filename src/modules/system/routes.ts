@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
-import { authOf } from "../../http/foundation";
 import { iso } from "../../lib/time";
 import type { Services } from "../../services";
 import { VERSION } from "../../version";
@@ -27,6 +27,7 @@ const Limits = t.Object({
 export function systemRoutes(s: Services) {
   const system = createSystemRepository(s.db);
   return new Elysia({ tags: ["System"] })
+    .use(declaredAuth())
     .use(models)
     .get(
       "/health",
@@ -48,18 +49,17 @@ export function systemRoutes(s: Services) {
           503: "Error",
           507: "Error",
         },
+        auth: "public",
         detail: {
           summary: "Health check",
           description:
             "200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: \"full\"` and `data.last_full_at` while a write has failed for lack of disk space in the last minute. Needs no API key.",
-          security: [],
         },
       },
     )
     .get(
       "/v1/api/server-info",
-      ({ request }) => {
-        const auth = authOf(request);
+      ({ auth }) => {
         const window = s.rateLimiter.peek(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
         return ok(
           {
@@ -100,6 +100,7 @@ export function systemRoutes(s: Services) {
           ),
           ...errorResponses(),
         },
+        auth: "apiKey",
         detail: { summary: "Server info", description: "The account's SMS length cap and the limits in force for this key." },
       },
     );

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import type { Services } from "../../services";
 import {
   CreateTemplate,
@@ -23,49 +23,55 @@ const RULES =
 export function templateRoutes(s: Services) {
   const { templates } = s;
   return new Elysia({ tags: ["Templates"] })
+    .use(declaredAuth())
     .use(models)
-    .get("/v1/api/template/list", ({ request, query }) => ok(templates.list(authOf(request).workspaceId, query), "Templates fetched"), {
+    .get("/v1/api/template/list", ({ auth, query }) => ok(templates.list(auth.workspaceId, query), "Templates fetched"), {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
+      auth: "apiKey",
       detail: { summary: "List templates", description: "The workspace's templates and the system templates, optionally of one channel." },
     })
-    .post("/v1/api/template/create", ({ request, body }) => ok(templates.create(authOf(request), body), "Template created"), {
+    .post("/v1/api/template/create", ({ auth, body }) => ok(templates.create(auth, body), "Template created"), {
       parse: "json",
       body: CreateTemplate,
       response: { 200: TemplateResponse, ...errorResponses(409) },
+      auth: "apiKey",
       detail: {
         summary: "Create a template",
         description: `${RULES} \`code\` defaults to one made from the name; a code already used in the workspace: 409 \`duplicate_template_code\`. \`channel\` defaults to \`sms\`.`,
       },
     })
-    .post("/v1/api/template/update", ({ request, body }) => ok(templates.update(authOf(request), body), "Template updated"), {
+    .post("/v1/api/template/update", ({ auth, body }) => ok(templates.update(auth, body), "Template updated"), {
       parse: "json",
       body: UpdateTemplate,
       response: { 200: TemplateResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
       detail: {
         summary: "Update a template",
         description: `${RULES} System templates cannot be changed: 403 \`template_read_only\`. \`status\` can be set to \`active\` or \`disabled\`.`,
       },
     })
-    .post("/v1/api/template/delete", ({ request, body }) => ok(templates.remove(authOf(request).workspaceId, body.template_id), "Template deleted"), {
+    .post("/v1/api/template/delete", ({ auth, body }) => ok(templates.remove(auth.workspaceId, body.template_id), "Template deleted"), {
       parse: "json",
       body: TemplateIdBody,
       response: { 200: TemplateDeletedResponse, ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Delete a template", description: "System templates cannot be deleted: 403 `template_read_only`. Notifications sent with it keep their template_id." },
     })
     .get(
       "/v1/api/template/:template_id",
-      ({ request, params }) => ok(templates.present(templates.require(authOf(request).workspaceId, params.template_id)), "Template fetched"),
+      ({ auth, params }) => ok(templates.present(templates.require(auth.workspaceId, params.template_id)), "Template fetched"),
       {
         params: TemplateIdParams,
         response: { 200: TemplateResponse, ...errorResponses(404) },
+        auth: "apiKey",
         detail: { summary: "Get a template" },
       },
     )
     .post(
       "/v1/notification/template/api/get",
-      ({ request, body, set }) => {
-        const result = templates.list(authOf(request).workspaceId, { page: body.page ?? 1, limit: body.limit ?? 10 });
+      ({ auth, body, set }) => {
+        const result = templates.list(auth.workspaceId, { page: body.page ?? 1, limit: body.limit ?? 10 });
         set.headers["x-total-count"] = String(result.pagination.total);
         return ok(result.templates, "Templates fetched successfully");
       },
@@ -73,6 +79,7 @@ export function templateRoutes(s: Services) {
         parse: "json",
         body: TemplatePageBody,
         response: { 200: TemplateArrayResponse, ...errorResponses() },
+        auth: "apiKey",
         detail: {
           summary: "Fetch templates (array)",
           description: "`data` is the array of templates itself. `page` defaults to 1, `limit` to 10 (at most 100). The total is in the `X-Total-Count` header.",

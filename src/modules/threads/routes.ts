@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import { DELIVERY_TYPES } from "../../channels/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 import type { Services } from "../../services";
@@ -39,13 +39,13 @@ const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });
 
 export function threadRoutes(s: Services) {
   const { threadsView } = s;
-  const ws = (request: Request) => authOf(request).workspaceId;
   return new Elysia({ prefix: "/v1/api/thread", tags: ["Threads"] })
+    .use(declaredAuth())
     .use(models)
     .get(
       "/list",
-      ({ request, query }) =>
-        ok(threadsView.list(ws(request), { channel: query.channel, contactId: query.contact_id, unread: query.unread }, query.page, query.limit), "Threads fetched"),
+      ({ auth, query }) =>
+        ok(threadsView.list(auth.workspaceId, { channel: query.channel, contactId: query.contact_id, unread: query.unread }, query.page, query.limit), "Threads fetched"),
       {
         query: t.Object({
           ...pageQuery(20, 100),
@@ -54,6 +54,7 @@ export function threadRoutes(s: Services) {
           unread: t.Optional(t.Boolean({ ...fieldError("unread", "must be true or false") })),
         }),
         response: { 200: Envelope(t.Object({ threads: t.Array(Thread), pagination: Pagination })), ...errorResponses() },
+        auth: "apiKey",
         detail: {
           summary: "List threads",
           description:
@@ -64,7 +65,7 @@ export function threadRoutes(s: Services) {
     )
     .get(
       "/:thread_id/messages",
-      ({ request, params, query }) => ok(threadsView.messages(ws(request), params.thread_id, query.page, query.limit), "Thread messages fetched"),
+      ({ auth, params, query }) => ok(threadsView.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
       {
         params: ThreadIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),
@@ -72,12 +73,14 @@ export function threadRoutes(s: Services) {
           200: Envelope(t.Object({ thread: Thread, messages: t.Array(ThreadMessage), pagination: Pagination })),
           ...errorResponses(404),
         },
+        auth: "apiKey",
         detail: { summary: "Messages of a thread", description: "Newest first, both directions; each outbound message with its notification's status." },
       },
     )
-    .post("/:thread_id/read", ({ request, params }) => ok(threadsView.markRead(ws(request), params.thread_id), "Thread marked read"), {
+    .post("/:thread_id/read", ({ auth, params }) => ok(threadsView.markRead(auth.workspaceId, params.thread_id), "Thread marked read"), {
       params: ThreadIdParams,
       response: { 200: Envelope(Thread), ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Mark a thread read", description: "Sets its unread count to 0." },
     });
 }

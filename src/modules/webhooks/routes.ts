@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
-import { authOf } from "../../http/foundation";
 import { IdParam, pageQuery } from "../../http/validation";
 import type { Services } from "../../services";
 import { EVENT_TYPES } from "../events/service";
@@ -51,10 +51,10 @@ const DELIVERY =
 
 export function webhookRoutes(s: Services) {
   const { webhooks } = s;
-  const ws = (request: Request) => authOf(request).workspaceId;
   return new Elysia({ prefix: "/v1/api/webhook", tags: ["Webhooks"] })
+    .use(declaredAuth())
     .use(models)
-    .post("/create", async ({ request, body }) => ok(await webhooks.create(ws(request), body), "Webhook created"), {
+    .post("/create", async ({ auth, body }) => ok(await webhooks.create(auth.workspaceId, body), "Webhook created"), {
       parse: "json",
       body: t.Object({
         url: t.String({ minLength: 1, maxLength: 2048, examples: ["https://example.com/hooks/pigeon"] }),
@@ -62,13 +62,15 @@ export function webhookRoutes(s: Services) {
         description: t.Optional(t.String({ maxLength: 500 })),
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(409) },
+      auth: "apiKey",
       detail: { summary: "Subscribe to events", description: `The reply shows the signing \`secret\` once. ${DELIVERY}` },
     })
-    .get("/list", ({ request }) => ok(webhooks.list(ws(request)), "Webhooks fetched"), {
+    .get("/list", ({ auth }) => ok(webhooks.list(auth.workspaceId), "Webhooks fetched"), {
       response: { 200: Envelope(t.Object({ webhooks: t.Array(Webhook) })), ...errorResponses() },
+      auth: "apiKey",
       detail: { summary: "List webhooks" },
     })
-    .post("/update", async ({ request, body }) => ok(await webhooks.update(ws(request), body), "Webhook updated"), {
+    .post("/update", async ({ auth, body }) => ok(await webhooks.update(auth.workspaceId, body), "Webhook updated"), {
       parse: "json",
       body: t.Object({
         webhook_id: t.Integer({ minimum: 1 }),
@@ -79,15 +81,17 @@ export function webhookRoutes(s: Services) {
         rotate_secret: t.Optional(t.Boolean({ description: "Issue a new secret (shown in the reply)" })),
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Update, re-enable or disable a webhook" },
     })
-    .post("/delete", ({ request, body }) => ok(webhooks.remove(ws(request), body.webhook_id), "Webhook deleted"), {
+    .post("/delete", ({ auth, body }) => ok(webhooks.remove(auth.workspaceId, body.webhook_id), "Webhook deleted"), {
       parse: "json",
       body: WebhookIdBody,
       response: { 200: Envelope(t.Object({ webhook_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Delete a webhook", description: "Deliveries not yet made are dropped." },
     })
-    .post("/test", async ({ request, body }) => ok(await webhooks.test(ws(request), body.webhook_id), "Test event sent"), {
+    .post("/test", async ({ auth, body }) => ok(await webhooks.test(auth.workspaceId, body.webhook_id), "Test event sent"), {
       parse: "json",
       body: WebhookIdBody,
       response: {
@@ -103,20 +107,23 @@ export function webhookRoutes(s: Services) {
         ),
         ...errorResponses(404),
       },
+      auth: "apiKey",
       detail: { summary: "Send a test event", description: "Sends a `webhook.test` event to this webhook now and reports what the receiver answered. A failed test is retried like any delivery." },
     })
-    .get("/:webhook_id", ({ request, params }) => ok(webhooks.get(ws(request), params.webhook_id), "Webhook fetched"), {
+    .get("/:webhook_id", ({ auth, params }) => ok(webhooks.get(auth.workspaceId, params.webhook_id), "Webhook fetched"), {
       params: WebhookIdParams,
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
+      auth: "apiKey",
       detail: { summary: "Get a webhook" },
     })
     .get(
       "/:webhook_id/deliveries",
-      ({ request, params, query }) => ok(webhooks.deliveries(ws(request), params.webhook_id, query.page, query.limit), "Deliveries fetched"),
+      ({ auth, params, query }) => ok(webhooks.deliveries(auth.workspaceId, params.webhook_id, query.page, query.limit), "Deliveries fetched"),
       {
         params: WebhookIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),
         response: { 200: Envelope(t.Object({ deliveries: t.Array(Delivery), pagination: Pagination })), ...errorResponses(404) },
+        auth: "apiKey",
         detail: { summary: "Deliveries of a webhook", description: "Newest first; each with every attempt: time, status code, latency, error." },
       },
     );

@@ -1,0 +1,81 @@
+// Every route says who may call it where it is declared: `{ auth: "apiKey" }` and the like. The
+// declaration does two things: it puts the caller into the handler's context (`auth` for an API
+// key, `device` for a phone) and it decides the operation's OpenAPI security, from one table here.
+//
+// Why the API-key check itself still runs in the foundation's onRequest, by path prefix: a macro's
+// resolve runs after the body is parsed, and a caller without a key must be refused before that
+// (and counted by the failed-sign-in throttle, and given rate-limit headers). So the prefix gate is
+// the early check and this macro is the declaration plus the typed context; test/declared-auth.test.ts
+// walks every route and fails when a declaration and the gate disagree, or a route declares nothing.
+import { Elysia } from "elysia";
+import { authOf } from "./foundation";
+
+/**
+ * Who calls a route:
+ * - apiKey: a workspace's API key (checked in onRequest before the body; `auth` in the context).
+ * - phone: a paired phone's device token (`device` in the context).
+ * - phoneOptional: a phone that may send its device token (the handler tries it).
+ * - phoneSignUp: a phone registering, with the pairing token, a one-time code or its login (checked by the handler).
+ * - phoneLogin: the app's login and password (checked by the handler).
+ * - phoneSigned: a phone posting events signed with its provisioned key (checked by the handler over
+ *   the raw body); documented under the device's credentials, as the app knows them.
+ * - platform: a provider or platform that signs the call; the handler checks the signature over the raw body.
+ * - public: anyone (health, docs).
+ */
+export type AuthKind = "apiKey" | "phone" | "phoneOptional" | "phoneSignUp" | "phoneLogin" | "phoneSigned" | "platform" | "public";
+
+type SecurityRequirement = Record<string, string[]>;
+
+/** An API key as a Bearer token or in x-api-key, always with its secret: the document's default. */
+export const API_KEY_SECURITY: SecurityRequirement[] = [
+  { ApiKeyBearer: [], ApiSecret: [] },
+  { ApiKeyHeader: [], ApiSecret: [] },
+];
+
+/** The one place a declared kind becomes an OpenAPI security requirement. */
+export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
+  apiKey: API_KEY_SECURITY,
+  phone: [{ PhoneDeviceToken: [] }],
+  phoneOptional: [{ PhoneDeviceToken: [] }, {}],
+  phoneSignUp: [{ PhonePairingToken: [] }, { PhoneLogin: [] }],
+  phoneLogin: [{ PhoneLogin: [] }],
+  phoneSigned: [{ PhoneDeviceToken: [] }],
+  platform: [],
+  public: [],
+};
+
+/**
+ * The `auth` macro. A plugin whose routes take phones passes how a device token is checked; the
+ * others need nothing. What a handler may read follows its kind: `auth` on apiKey routes, `device`
+ * on phone routes, nothing on the others. (Elysia types a macro's context alike for every value it
+ * is given, so both names are typed on every route; declaring the kind is what puts one there.)
+ */
+export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Device) {
+  const caller = (kind: AuthKind) => {
+    if (kind === "apiKey") return ({ request }: { request: Request }) => ({ auth: authOf(request) });
+    if (kind !== "phone") return () => ({});
+    if (!authenticateDevice) throw new Error('A route declared auth "phone" in a plugin that has no device check');
+    return ({ request }: { request: Request }) => ({ device: authenticateDevice(request.headers) });
+  };
+  return new Elysia({ name: "pigeon-declared-auth", seed: authenticateDevice ?? "api-key" }).macro({
+    auth: (kind: AuthKind) => {
+      const resolve = caller(kind);
+      declaredKinds.set(resolve, kind);
+      // A copy per route: the document builder may edit an operation's security in place.
+      return { detail: { security: structuredClone(SECURITY_OF[kind]) }, resolve };
+    },
+  });
+}
+
+/** Each declaration's resolve step, so a route's declared kind can be read back from its hooks. */
+const declaredKinds = new WeakMap<object, AuthKind>();
+
+/** The kinds a route declared (a test holds that every route declares exactly one). */
+export function declaredKindsOf(route: { hooks: { beforeHandle?: unknown } }): AuthKind[] {
+  const steps = [route.hooks.beforeHandle ?? []].flat() as ({ fn?: unknown } | ((...args: never[]) => unknown))[];
+  return steps.flatMap((step) => {
+    const fn = typeof step === "function" ? step : step.fn;
+    const kind = typeof fn === "object" || typeof fn === "function" ? declaredKinds.get(fn as object) : undefined;
+    return kind ? [kind] : [];
+  });
+}
