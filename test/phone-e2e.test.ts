@@ -103,6 +103,29 @@ describe("a simulated phone paired with the binary", () => {
     phone.proc.kill("SIGTERM");
   });
 
+  test("an app before 1.67 is never sent MessageCancelled, though its event stream names only OkHttp", async () => {
+    const phone = await startPhone(["--hold", "3000", "--app-version", "1.60.0"]);
+    const id = (await send({ message: "Cancel me, old app", device_id: phone.deviceId })).body.data.notification_id;
+    await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
+    const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
+    expect(cancel.status).toBe(200);
+    // The old app cannot drop it: once its hold is over it sends it like any other.
+    await waitFor("the old app to send it", () => phone.output().includes("→ Sent"), { timeoutMs: 10_000 });
+    expect(phone.output()).not.toContain("MessageCancelled");
+    expect(phone.output()).not.toMatch(/ cancelled/);
+    phone.proc.kill("SIGTERM");
+  });
+
+  test("a 1.67 app is sent MessageCancelled on its OkHttp-named event stream", async () => {
+    const phone = await startPhone(["--hold", "3000", "--app-version", "1.67.0"]);
+    const id = (await send({ message: "Cancel me, new app", device_id: phone.deviceId })).body.data.notification_id;
+    await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
+    const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
+    expect(cancel.status).toBe(200);
+    await waitFor("the phone to drop it", () => / cancelled/.test(phone.output()));
+    phone.proc.kill("SIGTERM");
+  });
+
   test("a received SMS appears in a thread", async () => {
     const phone = await startPhone(["--inbound", "Is my order ready?", "--from", "+14155550123"]);
     await waitFor("the inbound post", () => phone.output().includes("received SMS from +14155550123 posted"));

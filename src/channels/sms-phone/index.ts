@@ -4,6 +4,7 @@
 import type { Channel } from "../types";
 import { createPhoneEventHub } from "./events";
 import { pairingRoutes } from "./pairing-routes";
+import { isCancelAware } from "./protocol";
 import { createPhoneRepository } from "./repository";
 import { mobileRoutes } from "./routes";
 import { createMobileService, type MobileService } from "./service";
@@ -29,8 +30,12 @@ export const smsPhone: Channel<"mobile", MobileService> = {
       transitioned(before, to) {
         if (to === "cancelled" && before.dispatched_at !== null) repo.markCancelPending(before.id);
       },
+      // Only apps that know the event get it; older ones log it as unknown (they never drop the
+      // message anyway). The version is the one the phone gave on its API calls: its event stream
+      // comes from a different HTTP client whose User-Agent names no app version.
       cancelled(n) {
-        if (n.device_id !== null && n.external_id && n.dispatched_at !== null) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
+        if (n.device_id === null || !n.external_id || n.dispatched_at === null) return;
+        if (isCancelAware(repo.appVersion(n.device_id))) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
       },
       // Immediate messages: tell the phone now (scheduled ones are announced when due).
       accepted(accepted) {

@@ -31,6 +31,7 @@ export function createPhoneRepository(sqlite: Database) {
   const byExternal: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
   const updateDevice = sqlite.prepare("UPDATE device SET push_token = ?, sim_cards = coalesce(?, sim_cards), updated_at = ? WHERE id = ?");
   const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
+  const appVersion = sqlite.prepare<{ app_version: string | null }, [number]>("SELECT app_version FROM device WHERE id = ?");
   const setPresence = sqlite.prepare("UPDATE device SET presence = ? WHERE id = ?");
   const wentQuiet: Statement<DeviceIdRow, [number]> = sqlite.prepare(
     "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)",
@@ -86,6 +87,8 @@ export function createPhoneRepository(sqlite: Database) {
     markSeen(id: number, at: number, appVersion: string | null) {
       presence.run(at, appVersion, id);
     },
+    /** The app version the phone last named in its own User-Agent (registration or API calls). */
+    appVersion: (id: number): string | null => appVersion.get(id)?.app_version ?? null,
     setPresence(id: number, value: "online" | "offline") {
       setPresence.run(value, id);
     },

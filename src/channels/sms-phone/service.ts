@@ -138,7 +138,7 @@ export function createMobileService(deps: MobileDeps) {
       state: "Pending",
       createdAt: iso(n.created_at),
     }));
-    if (isCancelAware(appVersionOf(userAgent))) {
+    if (isCancelAware(appVersionOf(userAgent) ?? repo.appVersion(device.id))) {
       for (const n of repo.cancellingFor(device.id)) {
         items.push({ id: n.external_id, message: n.message, textMessage: { text: n.message }, phoneNumbers: [n.recipient], state: "Cancelling", createdAt: iso(n.created_at) });
       }

@@ -55,6 +55,8 @@ class SimulatedPhone {
         this.queue.pull();
         return;
       case "MessageCancelled": {
+        // Apps before 1.67 have no handler for it and log it as an unknown event.
+        if (!knowsCancel(this.opts.appVersion)) break;
         let id: string | null = null;
         try {
           id = text(record(JSON.parse(data))?.messageId);
@@ -71,9 +73,8 @@ class SimulatedPhone {
       case "SettingsUpdated":
         this.life.track(this.client.loadSettings());
         return;
-      default:
-        this.opts.log(`event ${event} ignored`);
     }
+    this.opts.log(`event ${event} ignored`);
   }
 }
 
@@ -100,4 +101,10 @@ export async function simulatePhone(opts: SimulatePhoneOptions, signal?: AbortSi
       await phone.stop();
     },
   };
+}
+
+/** Whether an app version (e.g. "1.68.0") handles MessageCancelled: 1.67.0 and later do. */
+export function knowsCancel(version: string): boolean {
+  const [major = 0, minor = 0] = version.split(".").map((p) => Number.parseInt(p, 10) || 0);
+  return major > 1 || (major === 1 && minor >= 67);
 }

@@ -4,7 +4,7 @@
 import { nanoid } from "../../lib/tokens";
 import type { SimulatePhoneOptions } from "./args";
 import type { Lifetime } from "./lifetime";
-import { backoff, errorText, failureOf, finite, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, SIM_CARD, text, type LocalState, type Webhook } from "./wire";
+import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, finite, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, SIM_CARD, text, type LocalState, type Webhook } from "./wire";
 
 /** What the server provisioned: the webhook signing key, send pacing, pull order and webhooks. */
 export class PhoneSettings {
@@ -146,7 +146,9 @@ export class ProtocolClient {
 
   async openEvents(): Promise<Response> {
     const res = await fetch(`${this.opts.server}/events`, {
-      headers: { ...this.headers(false), Accept: "text/event-stream" },
+      // The app opens its stream with a plain OkHttp client, not the API client that names the app:
+      // the server sees OkHttp's default User-Agent here, never the app version.
+      headers: { ...this.headers(false), "User-Agent": OKHTTP_USER_AGENT, Accept: "text/event-stream" },
       signal: this.life.signal,
     });
     if (!res.ok || !res.body) throw new Error(`events stream refused: ${await failureOf(res)}`);

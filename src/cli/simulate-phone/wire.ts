@@ -3,6 +3,8 @@
 /** The phone's own number: the recipient of inbound SMS and the sender of outgoing ones. */
 export const OWN_NUMBER = "+15550009999";
 export const SIM_NUMBER = 1;
+/** What OkHttp (the version the app bundles) sends as User-Agent when the caller sets none. */
+export const OKHTTP_USER_AGENT = "okhttp/4.10.0";
 // Redacted the way the app redacts SIM details before sending them: all but the last 4 characters.
 export const SIM_CARD = { slotIndex: 0, simNumber: SIM_NUMBER, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" };
 
