@@ -234,7 +234,8 @@ describe("simulatePhone", () => {
     ]);
     for (const hit of server.hits.slice(1)) {
       expect(hit.headers.get("authorization")).toBe(`Bearer ${DEVICE_TOKEN}`);
-      expect(hit.headers.get("user-agent")).toBe(USER_AGENT);
+      // API calls name the app; the event stream comes from a bare OkHttp client, as in the app.
+      expect(hit.headers.get("user-agent")).toBe(hit.path === "/mobile/v1/events" ? "okhttp/4.10.0" : USER_AGENT);
     }
     expect(server.hits.find((h) => h.path.startsWith("/mobile/v1/message"))!.path).toBe("/mobile/v1/message?order=lifo");
     expect(lines).toContain(`registered as ${DEVICE_ID}`);
