@@ -7,6 +7,7 @@ import QRCode from "qrcode";
 import { ConfigError } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
+import { listenUrl, runningServerUrl } from "../lib/listen-address";
 import { KEY_FILE, SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
@@ -267,7 +268,10 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
   const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
   if (sub !== "pair-info" && sub !== "rotate-token") throw new UsageError("devices takes pair-info or rotate-token");
   const token = sub === "rotate-token" ? accounts.rotatePairingToken(workspace.id).pairingToken : workspace.pairingToken;
-  const base = config.publicUrl ?? `http://localhost:${config.port}`;
+  // What phones must enter: the public URL when set, else the running server's own address (it
+  // records the port it bound), else what PIGEON_PORT/PIGEON_HOST say it would use.
+  const running = config.publicUrl ? null : runningServerUrl(config.dataDir);
+  const base = config.publicUrl ?? running ?? listenUrl(config.tls ? "https" : "http", config.host, config.port);
   const info = await rt.services.mobile.pairingInfo(`${base}/mobile/v1`, token);
   if (values.svg) writeFileSync(values.svg, info.qr_svg);
   const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
@@ -280,7 +284,9 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
       `  Private Token:        ${info.pairing_token}`,
       `  Notification channel: SSE Only`,
       `Then turn on "Cloud server" on the Home tab and restart the app.`,
-      config.publicUrl ? "" : "(PIGEON_PUBLIC_URL is not set: the URL above is a guess; the app needs an https URL it can reach.)",
+      config.publicUrl
+        ? ""
+        : `(PIGEON_PUBLIC_URL is not set: the URL above is ${running ? "the running server's own address" : "from PIGEON_PORT/PIGEON_HOST (no running server found)"}; the phone needs an https URL it can reach, so set PIGEON_PUBLIC_URL to that.)`,
       qr,
     ].join("\n"),
   );

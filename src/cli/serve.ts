@@ -1,6 +1,7 @@
 // `pigeon serve`: migrate, bootstrap an empty database, listen, and stop cleanly on a signal.
 import { createApp } from "../app";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
+import { listenUrl, recordListenAddress } from "../lib/listen-address";
 import { VERSION } from "../version";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
@@ -75,8 +76,10 @@ export async function serve(rt: Runtime): Promise<number | null> {
     return inUse ? 2 : 1;
   }
   const server = app.server!;
-  const worker = startWorker(services);
   const scheme = config.tls ? "https" : "http";
+  // For `pigeon devices pair-info`, which must print the port actually bound (PIGEON_PORT=0 picks one).
+  const forgetAddress = recordListenAddress(config.dataDir, listenUrl(scheme, config.host, server.port!));
+  const worker = startWorker(services);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -92,6 +95,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     await closed;
     if (!drained) console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
     rt.close();
+    forgetAddress();
     lock.release();
     process.exit(0);
   };

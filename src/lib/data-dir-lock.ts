@@ -66,6 +66,12 @@ function holds(owner: Owner): boolean {
   return owner.started === null || now === null || now === owner.started;
 }
 
+/** The pid of the live server holding the data directory's lock, or null when none does. */
+export function lockHolder(dataDir: string): number | null {
+  const owner = readOwner(join(dataDir, LOCK_FILE));
+  return owner && isAlive(owner.pid) && (owner.started === null || startTimeOf(owner.pid) === null || startTimeOf(owner.pid) === owner.started) ? owner.pid : null;
+}
+
 /** Takes the data directory's lock, or throws DataDirLocked naming the server that holds it. */
 export function lockDataDir(dataDir: string): DataDirLock {
   const path = join(dataDir, LOCK_FILE);
