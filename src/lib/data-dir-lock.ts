@@ -69,7 +69,9 @@ function holds(owner: Owner): boolean {
 /** The pid of the live server holding the data directory's lock, or null when none does. */
 export function lockHolder(dataDir: string): number | null {
   const owner = readOwner(join(dataDir, LOCK_FILE));
-  return owner && isAlive(owner.pid) && (owner.started === null || startTimeOf(owner.pid) === null || startTimeOf(owner.pid) === owner.started) ? owner.pid : null;
+  if (!owner || !isAlive(owner.pid)) return null;
+  const started = startTimeOf(owner.pid);
+  return owner.started === null || started === null || started === owner.started ? owner.pid : null;
 }
 
 /** Takes the data directory's lock, or throws DataDirLocked naming the server that holds it. */
