@@ -77,10 +77,9 @@ export class ProtocolClient {
     this.log(`registered as ${id}`);
   }
 
-  /** Reads GET /settings; whether the server answered. */
-  async loadSettings(): Promise<boolean> {
+  async loadSettings(): Promise<void> {
     const body = await this.getJson("/settings");
-    if (body === undefined) return false;
+    if (body === undefined) return;
     const settings = record(body) ?? {};
     const messages = record(settings.messages);
     const webhooks = record(settings.webhooks);
@@ -100,16 +99,14 @@ export class ProtocolClient {
 
     const interval = this.settings.sendInterval ? `, send interval ${this.settings.sendInterval.min}–${this.settings.sendInterval.max} s` : "";
     this.log(`settings loaded (signing key ${key ? "from the server" : "of the device"}${interval})`);
-    return true;
   }
 
-  /** Reads GET /webhooks; whether the server answered with a list. */
-  async loadWebhooks(): Promise<boolean> {
+  async loadWebhooks(): Promise<void> {
     const body = await this.getJson("/webhooks");
-    if (body === undefined) return false;
+    if (body === undefined) return;
     if (!Array.isArray(body)) {
       this.log("GET /webhooks did not answer an array; keeping the current webhooks");
-      return false;
+      return;
     }
     // The app replaces its whole list of server-provided webhooks with each answer.
     const byEvent = new Map<string, Webhook[]>();
@@ -124,7 +121,6 @@ export class ProtocolClient {
     this.settings.webhooks = byEvent;
     const events = [...byEvent.keys()].sort().join(", ");
     this.log(`webhooks: ${events || "none"}`);
-    return true;
   }
 
   async patchMessage(id: string, state: LocalState, body: string): Promise<void> {
