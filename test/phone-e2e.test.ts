@@ -103,12 +103,18 @@ describe("a simulated phone paired with the binary", () => {
     phone.proc.kill("SIGTERM");
   });
 
-  test("an app before 1.67 is never sent MessageCancelled, though its event stream names only OkHttp", async () => {
-    const phone = await startPhone(["--hold", "3000", "--app-version", "1.60.0"]);
-    const id = (await send({ message: "Cancel me, old app", device_id: phone.deviceId })).body.data.notification_id;
+  /** A phone of `version` holding a message it downloaded, which is then cancelled. */
+  async function cancelWhileHeld(version: string) {
+    const phone = await startPhone(["--hold", "3000", "--app-version", version]);
+    const id = (await send({ message: `Cancel me, app ${version}`, device_id: phone.deviceId })).body.data.notification_id;
     await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
     const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
     expect(cancel.status).toBe(200);
+    return phone;
+  }
+
+  test("an app before 1.67 is never sent MessageCancelled, though its event stream names only OkHttp", async () => {
+    const phone = await cancelWhileHeld("1.60.0");
     // The old app cannot drop it: once its hold is over it sends it like any other.
     await waitFor("the old app to send it", () => phone.output().includes("→ Sent"), { timeoutMs: 10_000 });
     expect(phone.output()).not.toContain("MessageCancelled");
@@ -117,11 +123,7 @@ describe("a simulated phone paired with the binary", () => {
   });
 
   test("a 1.67 app is sent MessageCancelled on its OkHttp-named event stream", async () => {
-    const phone = await startPhone(["--hold", "3000", "--app-version", "1.67.0"]);
-    const id = (await send({ message: "Cancel me, new app", device_id: phone.deviceId })).body.data.notification_id;
-    await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
-    const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
-    expect(cancel.status).toBe(200);
+    const phone = await cancelWhileHeld("1.67.0");
     await waitFor("the phone to drop it", () => / cancelled/.test(phone.output()));
     phone.proc.kill("SIGTERM");
   });
