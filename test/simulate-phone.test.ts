@@ -100,6 +100,8 @@ function startMockServer(options: MockOptions = {}) {
               start(controller) {
                 stream = controller;
                 controller.enqueue(encoder.encode(":keepalive\n\n"));
+                // As Pigeon does for a phone that never read them: the app only fetches them when told.
+                controller.enqueue(encoder.encode("event: WebhooksUpdated\ndata: null\n\nevent: SettingsUpdated\ndata: null\n\n"));
               },
               cancel() {
                 streamsClosed += 1;
@@ -181,6 +183,7 @@ async function start(options: MockOptions = {}, overrides: Partial<SimulatePhone
   phone = await simulatePhone(optionsFor(mock, overrides));
   // The pull that follows the stream's opening.
   await waitFor("the first pull", () => mock!.count("GET", "/message") >= 1, SOON);
+  await waitFor("settings and webhooks read", () => mock!.count("GET", "/settings") >= 1 && mock!.count("GET", "/webhooks") >= 1, SOON);
   return mock;
 }
 
@@ -227,10 +230,12 @@ describe("simulatePhone", () => {
       simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }],
     });
 
-    expect(server.hits.slice(1, 4).map((h) => `${h.method} ${h.path}`)).toEqual([
+    // Like the app after "Sign up": no settings or webhooks until the event stream says so.
+    expect(`${server.hits[1].method} ${server.hits[1].path}`).toBe("GET /mobile/v1/events");
+    expect(server.hits.slice(2).map((h) => `${h.method} ${h.path.split("?")[0]}`).sort()).toEqual([
+      "GET /mobile/v1/message",
       "GET /mobile/v1/settings",
       "GET /mobile/v1/webhooks",
-      "GET /mobile/v1/events",
     ]);
     for (const hit of server.hits.slice(1)) {
       expect(hit.headers.get("authorization")).toBe(`Bearer ${DEVICE_TOKEN}`);
@@ -473,7 +478,7 @@ describe("parseSimulatePhoneArgs", () => {
       holdMs: 0,
       name: "Pigeon/simulator",
       appVersion: "1.68.0",
-      pollSeconds: 30,
+      pollSeconds: 900,
       log: undefined,
     });
   });

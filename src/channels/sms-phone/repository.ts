@@ -62,6 +62,9 @@ export function createPhoneRepository(sqlite: Database) {
   const becameDue: Statement<{ device_id: number }, [number, number]> = sqlite.prepare(`
     SELECT DISTINCT device_id FROM notification
     WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND next_attempt_at > ? AND next_attempt_at <= ?`);
+  const stillWaiting: Statement<{ device_id: number }, [number]> = sqlite.prepare(`
+    SELECT DISTINCT device_id FROM notification
+    WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND device_id IS NOT NULL AND next_attempt_at <= ?`);
 
   const allPairing: Statement<WorkspaceAuthRow & Pick<RawRow<typeof workspace>, "pairing_token">, []> = sqlite.prepare(
     "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
@@ -119,6 +122,8 @@ export function createPhoneRepository(sqlite: Database) {
     byPhoneId: (phoneId: string, deviceId: number): NotificationRecord | null => byPhoneId.get(phoneId, deviceId),
     /** Phones with scheduled messages that fell due in (after, until]. */
     devicesDueBetween: (after: number, until: number): number[] => becameDue.all(after, until).map((r) => r.device_id),
+    /** Phones with due messages never handed out (held back by the per-minute pacing, or not pulled yet). */
+    devicesWithUnhanded: (now: number): number[] => stillWaiting.all(now).map((r) => r.device_id),
 
     // Pairing
     workspacesWithPairingToken: () => allPairing.all(),

@@ -237,23 +237,33 @@ export function createMobileService(deps: MobileDeps) {
     return quiet.length;
   }
 
-  /** phones:announce-due — scheduled messages that fell due since the last run: tell their phones. */
+  /**
+   * phones:announce-due — tells phones about work they would otherwise only find on their next
+   * poll (15 minutes for the app): scheduled messages that fell due since the last run, and, once
+   * a new pacing minute starts, messages the previous minute's per-minute budget held back.
+   */
   function announceDue(): number {
     const now = clock.now();
-    const due = repo.devicesDueBetween(announcedUntil, now);
+    const due = new Set(repo.devicesDueBetween(announcedUntil, now));
+    const newMinute = Math.floor(now / MINUTE) > Math.floor(announcedUntil / MINUTE);
     announcedUntil = now;
+    if (newMinute) for (const deviceId of repo.devicesWithUnhanded(now)) due.add(deviceId);
     for (const deviceId of due) hub.enqueued(deviceId);
-    return due.length;
+    return due.size;
   }
 
   /**
-   * An event stream opened. If Pigeon's address changed since the phone last read its webhooks
-   * (a new PIGEON_PUBLIC_URL), the phone is told to read them again.
+   * An event stream opened. The app only fetches its webhooks and settings when told to (or once a
+   * day, or at start — and at sign-up that start-time fetch runs before it is registered and finds
+   * nothing), so a phone that has never read them is told to now. If Pigeon's address changed since
+   * the phone last read its webhooks (a new PIGEON_PUBLIC_URL), it is told to read them again.
    */
   function openEvents(device: DeviceRow, baseUrl: string): ReadableStream<Uint8Array> {
     const stream = hub.open(device.id);
     const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
-    if (served && served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
+    if (served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
+    // The signing key is handed out with the settings, so no key means they were never read.
+    if (!device.webhookKey) queueMicrotask(() => hub.notify(device.id, "SettingsUpdated"));
     return stream;
   }
 

@@ -19,7 +19,7 @@ export interface SimulatePhoneOptions {
   name: string;
   /** App version for the User-Agent. */
   appVersion: string;
-  /** Seconds between safety-net polls of GET /message. */
+  /** Seconds between safety-net polls of GET /message (the app's periodic pull: 15 minutes). */
   pollSeconds: number;
   /**
    * How long a downloaded message waits in the phone's own queue before the phone takes it up
@@ -39,7 +39,7 @@ const DEFAULTS = {
   delayMs: 1000,
   name: "Pigeon/simulator",
   appVersion: "1.68.0",
-  pollSeconds: 30,
+  pollSeconds: 900,
 };
 
 const FLAGS = {

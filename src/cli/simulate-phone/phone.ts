@@ -1,5 +1,6 @@
-// One simulated phone put together: it registers, loads its settings and webhooks, keeps the
-// event stream open, pulls on each event and on a timer, and stops cleanly.
+// One simulated phone put together, behaving like the app paired with "Sign up": it registers,
+// keeps the event stream open, loads its settings and webhooks only when an event says so, pulls
+// on each event, each (re)opened stream and a slow timer, and stops cleanly.
 import type { SimulatedPhoneHandle, SimulatePhoneOptions } from "./args";
 import { listenForEvents } from "./event-stream";
 import { Lifetime } from "./lifetime";
@@ -14,6 +15,10 @@ class SimulatedPhone {
   private readonly hooks: WebhookPoster;
   private readonly queue: MessageQueue;
   private poller: ReturnType<typeof setInterval> | null = null;
+  /** Settles once both the settings (signing key) and the webhooks have been read from the server. */
+  private readonly configured: Promise<boolean>;
+  private markSettings!: () => void;
+  private markWebhooks!: () => void;
 
   constructor(private readonly opts: SimulatePhoneOptions) {
     const settings = new PhoneSettings();
@@ -22,6 +27,10 @@ class SimulatedPhone {
     const parts = { opts, life: this.life, client: this.client, settings };
     this.hooks = new WebhookPoster(parts);
     this.queue = new MessageQueue(parts, this.hooks);
+    const settingsRead = new Promise<void>((resolve) => (this.markSettings = resolve));
+    const webhooksRead = new Promise<void>((resolve) => (this.markWebhooks = resolve));
+    const stopped = new Promise<boolean>((resolve) => this.life.signal.addEventListener("abort", () => resolve(false), { once: true }));
+    this.configured = Promise.race([Promise.all([settingsRead, webhooksRead]).then(() => true), stopped]);
   }
 
   get deviceId(): string {
@@ -29,9 +38,11 @@ class SimulatedPhone {
   }
 
   async start(): Promise<void> {
+    // The app queues its webhooks and settings updates beside its registration at start; they run
+    // before the registration answers, find no device token, make no request and wait a day. So
+    // after sign-up the phone knows neither until the server sends WebhooksUpdated/SettingsUpdated.
     await this.client.register();
-    await this.client.loadSettings();
-    await this.client.loadWebhooks();
+    this.opts.log("webhooks and settings not loaded: not yet registered when the update ran; next try in 24 h");
     const stream = await this.client.openEvents();
     this.life.track(
       listenForEvents(stream, this.client, this.life, {
@@ -40,7 +51,11 @@ class SimulatedPhone {
       }),
     );
     this.poller = setInterval(() => this.queue.pull(), this.opts.pollSeconds * 1000);
-    if (this.opts.inbound !== null) this.life.track(this.hooks.receive(this.opts.inbound));
+    if (this.opts.inbound !== null) {
+      const inbound = this.opts.inbound;
+      // The SMS "arrives" once the phone knows where to post it and how to sign it.
+      this.life.track(this.configured.then((ready) => (ready ? this.hooks.receive(inbound) : undefined)));
+    }
   }
 
   async stop(): Promise<void> {
@@ -68,10 +83,10 @@ class SimulatedPhone {
         return;
       }
       case "WebhooksUpdated":
-        this.life.track(this.client.loadWebhooks());
+        this.life.track(this.client.loadWebhooks().then((ok) => ok && this.markWebhooks()));
         return;
       case "SettingsUpdated":
-        this.life.track(this.client.loadSettings());
+        this.life.track(this.client.loadSettings().then((ok) => ok && this.markSettings()));
         return;
     }
     this.opts.log(`event ${event} ignored`);

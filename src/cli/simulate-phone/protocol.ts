@@ -77,9 +77,10 @@ export class ProtocolClient {
     this.log(`registered as ${id}`);
   }
 
-  async loadSettings(): Promise<void> {
+  /** Reads GET /settings; whether the server answered. */
+  async loadSettings(): Promise<boolean> {
     const body = await this.getJson("/settings");
-    if (body === undefined) return;
+    if (body === undefined) return false;
     const settings = record(body) ?? {};
     const messages = record(settings.messages);
     const webhooks = record(settings.webhooks);
@@ -99,14 +100,16 @@ export class ProtocolClient {
 
     const interval = this.settings.sendInterval ? `, send interval ${this.settings.sendInterval.min}–${this.settings.sendInterval.max} s` : "";
     this.log(`settings loaded (signing key ${key ? "from the server" : "of the device"}${interval})`);
+    return true;
   }
 
-  async loadWebhooks(): Promise<void> {
+  /** Reads GET /webhooks; whether the server answered with a list. */
+  async loadWebhooks(): Promise<boolean> {
     const body = await this.getJson("/webhooks");
-    if (body === undefined) return;
+    if (body === undefined) return false;
     if (!Array.isArray(body)) {
       this.log("GET /webhooks did not answer an array; keeping the current webhooks");
-      return;
+      return false;
     }
     // The app replaces its whole list of server-provided webhooks with each answer.
     const byEvent = new Map<string, Webhook[]>();
@@ -121,6 +124,7 @@ export class ProtocolClient {
     this.settings.webhooks = byEvent;
     const events = [...byEvent.keys()].sort().join(", ");
     this.log(`webhooks: ${events || "none"}`);
+    return true;
   }
 
   async patchMessage(id: string, state: LocalState, body: string): Promise<void> {
