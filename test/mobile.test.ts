@@ -312,6 +312,23 @@ describe("settings, webhooks and events", () => {
     expect(expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_min: 10, send_interval_max: 3 }), 400).data.field).toBe("send_interval_min");
   });
 
+  test("GET /settings leaves out what the user did not choose in Pigeon, so the phone keeps its own", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const fresh = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    // The app resets a key given as null and keeps its own value only for a key left out.
+    expect(Object.keys(fresh).sort()).toEqual(["gateway", "webhooks"]);
+    expect(Object.keys(fresh.webhooks)).toEqual(["signing_key"]);
+    expect(fresh.ping).toBeUndefined();
+    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 12 });
+    const limited = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    expect(limited.messages).toEqual({ limit_period: "PerMinute", limit_value: 12 });
+    // Choosing one end of the pause gives the phone the range Pigeon shows; the limit stays chosen.
+    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_max: 8 });
+    const paced = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    expect(paced.messages).toEqual({ limit_period: "PerMinute", limit_value: 12, send_interval_min: 1, send_interval_max: 8 });
+  });
+
   test("GET /webhooks lists Pigeon's own https receiver for the four SMS events", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);

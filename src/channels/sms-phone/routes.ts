@@ -64,6 +64,19 @@ const MobileMessage = t.Object({
   createdAt: t.String({ description: "Always three fraction digits" }),
 });
 
+const PhoneSettings = t.Object({
+  messages: t.Optional(
+    t.Object({
+      send_interval_min: t.Optional(t.Integer({ description: "Seconds; given with send_interval_max once the user set either" })),
+      send_interval_max: t.Optional(t.Integer()),
+      limit_period: t.Optional(t.Literal("PerMinute", { description: "Given with limit_value once the user set send_limit_per_minute" })),
+      limit_value: t.Optional(t.Integer()),
+    }),
+  ),
+  webhooks: t.Object({ signing_key: t.String({ description: "HMAC key of the phone's webhooks" }) }),
+  gateway: t.Object({ notification_channel: t.Literal("SSE_ONLY") }),
+});
+
 type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
 
 /** OpenAPI responses of a phone route: its success, and errors in the app's own shape. */
@@ -182,8 +195,8 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       auth: "phone",
       detail: detail(
         "Settings for the phone",
-        "Send pacing (messages per minute, random delay range) and the key the phone signs its webhooks with.",
-        responses(200, "Settings sections, snake_case", t.Object({}, { additionalProperties: true })),
+        "Only what the user chose in Pigeon (`POST /v1/api/device/update`): `messages.send_interval_min`/`send_interval_max` once either was set, `messages.limit_period`/`limit_value` once `send_limit_per_minute` was set. The app keeps its own value for every key left out, so SIM selection, processing order, ping and webhook retries stay the phone's choice. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
+        responses(200, "Settings sections, snake_case", PhoneSettings),
       ),
     })
     .get(

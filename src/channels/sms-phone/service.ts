@@ -195,6 +195,14 @@ export function createMobileService(deps: MobileDeps) {
     })();
   }
 
+  /**
+   * GET /settings. The app imports each key it is given and resets a key given as null to its own
+   * default, while a key left out keeps the phone's own choice (MessagesSettings.import and its
+   * siblings). So only the sending settings the user chose in Pigeon are given; SIM selection,
+   * processing order, ping and the webhook retry settings stay as the phone has them. Always given:
+   * the signing key Pigeon checks webhooks with, and the SSE-only channel, since Pigeon cannot reach
+   * a phone through Firebase (the app applies it at its next restart).
+   */
   function settings(device: DeviceRow) {
     let key = device.webhookKey;
     if (!key) {
@@ -202,25 +210,23 @@ export function createMobileService(deps: MobileDeps) {
       repo.setWebhookKeyOnce(device.id, secrets.seal(key));
       key = devices.byId(device.id)?.webhookKey ?? key;
     }
+    const chosen = new Set(device.userSettings ?? []);
+    const messages: Record<string, string | number> = {};
+    // Pigeon shows the pause as one range, so choosing either end gives the phone the whole range.
+    if (chosen.has("send_interval_min") || chosen.has("send_interval_max")) {
+      messages.send_interval_min = device.sendIntervalMin;
+      messages.send_interval_max = device.sendIntervalMax;
+    }
+    if (chosen.has("send_limit_per_minute")) {
+      messages.limit_period = "PerMinute";
+      messages.limit_value = device.sendLimitPerMinute;
+    }
     return {
-      messages: {
-        send_interval_min: device.sendIntervalMin,
-        send_interval_max: device.sendIntervalMax,
-        limit_period: "PerMinute",
-        limit_value: device.sendLimitPerMinute,
-        sim_selection_mode: "OSDefault",
-        processing_order: "FIFO",
-      },
-      ping: { interval_seconds: 60 },
-      webhooks: { internet_required: true, retry_count: 15, signing_key: key },
+      ...(Object.keys(messages).length > 0 ? { messages } : {}),
+      webhooks: { signing_key: key },
       gateway: { notification_channel: "SSE_ONLY" },
     };
   }
-
-
-
-
-
 
   /** devices:watch-presence — phones silent for 5 minutes are announced as device.offline, once. */
   function watchPresence(): number {

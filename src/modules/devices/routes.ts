@@ -142,7 +142,8 @@ export function deviceRoutes(s: Services) {
         summary: "Update a device",
         description:
           "Changes the name and the send pacing: `send_limit_per_minute` (every kind) and, for paired phones, the random pause between two SMS " +
-          "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once.",
+          "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once; " +
+          "it is given only the settings chosen here (the pause range once either end was set, the per-minute limit once set), the rest stay the phone's own.",
       },
     })
     .get("/:device_id", ({ auth, params }) => ok(devices.present(devices.require(auth.workspaceId, params.device_id)), "Device fetched"), {

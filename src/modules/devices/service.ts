@@ -25,6 +25,12 @@ export function paceOf(device: Pick<DeviceRow, "sendLimitPerMinute">, perSecond:
 /** One item of the register body: the common fields, and a channel's settings under its key. */
 export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<string, unknown>;
 
+/**
+ * The sending settings a user can choose for a device. The ones chosen (device.userSettings) are
+ * what a paired phone is given; the others stay as the phone's own settings have them.
+ */
+export const USER_SETTINGS = ["send_limit_per_minute", "send_interval_min", "send_interval_max"] as const;
+
 export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boolean {
   return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
 }
@@ -199,6 +205,7 @@ export function createDeviceService(
         phoneNumber: phone,
         config,
         sendLimitPerMinute: d.send_limit_per_minute ?? traits.defaultSendLimit,
+        userSettings: d.send_limit_per_minute !== undefined ? ["send_limit_per_minute"] : null,
         createdAt: now,
         updatedAt: now,
       };
@@ -257,8 +264,11 @@ export function createDeviceService(
         reason: "must not exceed send_interval_max",
       });
     }
+    const chosen = new Set(row.userSettings ?? []);
+    for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
     const updated = repo.update(row.id, {
       name: input.name?.trim() ?? row.name,
+      userSettings: [...chosen].sort(),
       sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
       sendIntervalMin: min,
       sendIntervalMax: max,
