@@ -10,7 +10,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
-import { OFFLINE_AFTER_MS } from "../../modules/devices/service";
+import { allowedSilence, OFFLINE_AFTER_MS } from "../../modules/devices/service";
 import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
@@ -36,6 +36,8 @@ export interface MobileDeps {
   events: EventService;
   /** Seals the phone's signing key and digests one-time codes. */
   secrets: SecretBox;
+  /** PIGEON_OFFLINE_AFTER in milliseconds. */
+  offlineAfterMs?: number;
 }
 
 export function createMobileService(deps: MobileDeps) {
@@ -101,8 +103,9 @@ export function createMobileService(deps: MobileDeps) {
 
   function updateOwnDevice(device: DeviceRow, body: { id?: string; pushToken?: string | null; simCards?: unknown[] }) {
     if (body.id !== undefined && body.id !== device.externalId) throw new AppError("forbidden", "This is not your device");
-    // An explicit null clears the push token (the app switched to SSE only).
-    const push = body.pushToken === undefined ? device.pushToken : body.pushToken;
+    // The app sends the token it has now, and its Gson leaves a null out: a PATCH without one is
+    // from a phone that has none (it switched to SSE Only).
+    const push = body.pushToken ?? null;
     repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
   }
 
@@ -228,10 +231,14 @@ export function createMobileService(deps: MobileDeps) {
     };
   }
 
-  /** devices:watch-presence — phones silent for 5 minutes are announced as device.offline, once. */
+  /**
+   * devices:watch-presence — phones silent for 5 minutes (PIGEON_OFFLINE_AFTER), or, when they only
+   * poll, for their 15-minute poll interval and 5 minutes more, are announced as device.offline, once.
+   */
   function watchPresence(): number {
     const now = clock.now();
-    const quiet = repo.quietSince(now - OFFLINE_AFTER_MS);
+    const offlineAfter = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
+    const quiet = repo.quietSince(now - offlineAfter, now - allowedSilence({ pushToken: "polling" }, offlineAfter));
     for (const id of quiet) {
       const device = devices.byId(id);
       if (!device) continue;
@@ -266,6 +273,8 @@ export function createMobileService(deps: MobileDeps) {
    */
   function openEvents(device: DeviceRow, baseUrl: string): ReadableStream<Uint8Array> {
     const stream = hub.open(device.id);
+    // A phone holding a stream is not polling-only, whatever token it registered before.
+    if (device.pushToken !== null) repo.clearPushToken(device.id);
     const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
     if (served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
     // The signing key is handed out with the settings, so no key means they were never read.

@@ -150,7 +150,11 @@ export function deviceRoutes(s: Services) {
       params: DeviceIdParams,
       response: { 200: DeviceResponse, ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Get a device" },
+      detail: {
+        summary: "Get a device",
+        description:
+          "`online` and, for paired phones, `notification_channel`: `sse` (holds the event stream) or `polling` (the app's AUTO channel with a push token: it only polls every 15 minutes, is counted online for that interval and 5 minutes more, and `channel_hint` tells how to switch it to SSE Only).",
+      },
     })
     .get("/:device_id/health", ({ auth, params }) => ok(devices.health(auth.workspaceId, params.device_id), "Device health"), {
       params: DeviceIdParams,
@@ -159,8 +163,9 @@ export function deviceRoutes(s: Services) {
       detail: {
         summary: "Device health",
         description:
-          "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes; once offline 30, falling to none at 24 hours) " +
-          "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact.",
+          "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes, PIGEON_OFFLINE_AFTER; once offline 30, falling to none at 24 hours) " +
+          "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact. " +
+          "A paired phone that only polls (`notification_channel: polling`: a push token and no event stream, the app's AUTO channel) is judged by its 15-minute poll interval and 5 minutes more; `channel_hint` says how to fix it.",
       },
     })
     .get("/:device_id/stats", ({ auth, params }) => ok(devices.stats(auth.workspaceId, params.device_id), "Device stats"), {
