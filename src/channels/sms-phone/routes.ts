@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
+import { requestOrigin } from "../../lib/trusted-proxies";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { ChannelRouteContext } from "../types";
 import type { MobileService, PatchItem } from "./service";
@@ -86,9 +87,15 @@ function responses(status: number, description: string, schema?: object, errors:
   return out;
 }
 
-/** Where the phone reaches us: the configured public URL, else the origin it called. */
-export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Request): string {
-  return s.config.publicUrl ?? new URL(request.url).origin;
+type Peer = { requestIP(request: Request): { address: string } | null } | null | undefined;
+
+/**
+ * Where the phone reaches us: the configured public URL, else the origin it called, as a trusted
+ * proxy's X-Forwarded-Proto/-Host tell it when the phone came through one (a TLS proxy in front of
+ * plain-http Pigeon: release builds of the app refuse the http:// URL Pigeon itself sees).
+ */
+export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Request, server: Peer): string {
+  return s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
 }
 
 export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
@@ -148,7 +155,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         parse: "json",
         body: PatchDeviceBody,
         auth: "phone",
-        detail: detail("Update the phone's push token and SIM cards", "403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
+        detail: detail("Update the phone's push token and SIM cards", "A body without `pushToken` (the app leaves a null out) clears it: the phone uses its event stream. 403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
       },
     )
     .get(
@@ -183,11 +190,11 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         ),
       },
     )
-    .get("/webhooks", ({ device, request }) => mobile.webhooks(device, publicBase(s, request)), {
+    .get("/webhooks", ({ device, request, server }) => mobile.webhooks(device, publicBase(s, request, server)), {
       auth: "phone",
       detail: detail(
         "Webhooks the phone should call",
-        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed.",
+        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
         responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
       ),
     })
@@ -201,8 +208,8 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
     })
     .get(
       "/events",
-      ({ device, request }) => {
-        return new Response(mobile.openEvents(device, publicBase(s, request)), {
+      ({ device, request, server }) => {
+        return new Response(mobile.openEvents(device, publicBase(s, request, server)), {
           headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
         });
       },
