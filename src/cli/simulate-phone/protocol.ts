@@ -227,7 +227,9 @@ export class ProtocolClient {
     }
     this.settings.webhooks = byEvent;
     const events = [...byEvent.keys()].sort().join(", ");
-    this.log(`webhooks: ${events || "none"}`);
+    // Where they point matters: release builds of the app refuse cleartext http:// URLs.
+    const targets = [...new Set([...byEvent.values()].flat().map((h) => h.url))].sort().join(", ");
+    this.log(`webhooks: ${events || "none"}${targets ? ` → ${targets}` : ""}`);
     return true;
   }
 
