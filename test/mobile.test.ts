@@ -442,6 +442,49 @@ describe("presence", () => {
   });
 });
 
+describe("a phone that only polls (the app's AUTO channel with a push token)", () => {
+  test("is online for its 15-minute poll interval and 5 minutes more, and goes offline after that, once", async () => {
+    const ctx = createTestContext();
+    const token = await pairingToken(ctx);
+    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
+    expect(r.status).toBe(201);
+    const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+    const sse = await pairPhone(ctx);
+    // Each calls once (a poll; for the SSE phone, any call), which marks it online.
+    await mobile(ctx, "GET", "/message", { auth: `Bearer ${r.json.token}` });
+    await mobile(ctx, "GET", "/message", { auth: sse.bearer });
+    ctx.clock.advance(19 * 60_000);
+    expect(ctx.services.mobile.watchPresence()).toBe(1); // the SSE phone only
+    const device = expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data;
+    expect(device).toMatchObject({ online: true, notification_channel: "polling" });
+    expect(device.channel_hint).toContain("SSE Only");
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${sse.deviceId}`), 200).data).toMatchObject({ online: false, notification_channel: "sse", channel_hint: null });
+    expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "waits for the poll", device_id: id }), 200);
+    ctx.clock.advance(60_000 + 1);
+    expect(ctx.services.mobile.watchPresence()).toBe(1);
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${id}/health`), 200).data).toMatchObject({ online: false, notification_channel: "polling" });
+    expect(ctx.services.mobile.watchPresence()).toBe(0);
+  });
+
+  test("switching to SSE Only (a PATCH without the token, or an event stream) makes it an SSE phone", async () => {
+    const ctx = createTestContext();
+    const token = await pairingToken(ctx);
+    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
+    const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+    const channel = async () => expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data.notification_channel;
+    expect(await channel()).toBe("polling");
+    // The app's Gson leaves a null token out of the PATCH it sends after switching.
+    expect((await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, simCards: [] } })).status).toBe(204);
+    expect(await channel()).toBe("sse");
+    await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, pushToken: "fcm-token:APA91b-again" } });
+    expect(await channel()).toBe("polling");
+    const events = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: `Bearer ${r.json.token}` } }));
+    expect(events.status).toBe(200);
+    await events.body?.cancel();
+    expect(await channel()).toBe("sse");
+  });
+});
+
 describe("a changed server address", () => {
   test("a phone that read its webhooks at another address is told WebhooksUpdated when its stream opens", async () => {
     const ctx = createTestContext();
