@@ -63,6 +63,7 @@ class SimulatedPhone {
     if (ping !== null) this.timers.push(setInterval(() => this.queue.pull(), ping * 1000));
     if (this.opts.inbound !== null) {
       const inbound = this.opts.inbound;
+      if (this.opts.channel === "auto") this.opts.log("the received SMS waits: without an event stream nothing tells the phone its webhooks before a restart");
       // The SMS "arrives" once the phone knows where to post it and how to sign it.
       this.life.track(this.configured.then((ready) => (ready ? this.hooks.receive(inbound) : undefined)));
     }
