@@ -2,6 +2,7 @@
 // (main.ts turns ConfigError into exit code 2).
 import { accessSync, chmodSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { DEFAULT_TRUSTED_PROXIES, parseProxyList, type ProxyRange } from "./lib/trusted-proxies";
 
 export interface Config {
   port: number;
@@ -9,6 +10,11 @@ export interface Config {
   dataDir: string;
   dbPath: string;
   publicUrl: string | null;
+  /**
+   * PIGEON_TRUSTED_PROXIES: peers whose X-Forwarded-Proto/-Host say how a phone called us, when
+   * PIGEON_PUBLIC_URL is not set (default loopback).
+   */
+  trustedProxies: ProxyRange[];
   chatapp: {
     graphUrl: string;
     graphVersion: string;
@@ -16,6 +22,11 @@ export interface Config {
     verifyToken: string | null;
   };
   tls: { cert: string; key: string } | null;
+  /**
+   * PIGEON_OFFLINE_AFTER (seconds, default 300): silence after which a phone holding an event stream
+   * counts as offline; a phone that only polls gets its 15-minute poll interval on top.
+   */
+  offlineAfterSeconds: number;
   /** Seconds between worker ticks (PIGEON_WORKER_INTERVAL, default 1). */
   workerIntervalSeconds: number;
   allowPrivateWebhooks: boolean;
@@ -113,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     dbPath: join(dataDir, "pigeon.db"),
     publicUrl: httpUrl(env, "PIGEON_PUBLIC_URL"),
+    trustedProxies: proxyList(env),
     chatapp: {
       graphUrl: httpUrl(env, "PIGEON_CHATAPP_GRAPH_URL") ?? "https://graph.facebook.com",
       graphVersion: env.PIGEON_CHATAPP_GRAPH_VERSION?.trim() || "v23.0",
@@ -121,10 +133,19 @@ export function loadConfig(env: Env = process.env): Config {
     },
     tls,
     workerIntervalSeconds: intInRange(env, "PIGEON_WORKER_INTERVAL", 1, 1, 60),
+    offlineAfterSeconds: intInRange(env, "PIGEON_OFFLINE_AFTER", 300, 1, 3600),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel: logLevel(env),
   };
+}
+
+function proxyList(env: Env): ProxyRange[] {
+  try {
+    return parseProxyList(env.PIGEON_TRUSTED_PROXIES ?? DEFAULT_TRUSTED_PROXIES);
+  } catch (error) {
+    throw new ConfigError(`PIGEON_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
 }
 
 function readPem(name: string, path: string): string {

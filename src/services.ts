@@ -96,7 +96,7 @@ export function createServices(deps: Deps) {
   const devices = createDeviceService(deviceRepo, usage, clock, {
     settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
     beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
-  }, { channels, allowPrivateTargets: config.allowPrivateWebhooks });
+  }, { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs: config.offlineAfterSeconds * 1000 });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
   const sending = createSendingService({
@@ -111,6 +111,7 @@ export function createServices(deps: Deps) {
     commits,
     threads,
     channels,
+    offlineAfterMs: config.offlineAfterSeconds * 1000,
   });
   const events = createEventService(sqlite, clock);
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });

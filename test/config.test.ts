@@ -33,6 +33,9 @@ describe("configuration from the environment", () => {
     [{ PIGEON_PUBLIC_URL: "not a url" }, "PIGEON_PUBLIC_URL"],
     [{ PIGEON_PUBLIC_URL: "ftp://x" }, "PIGEON_PUBLIC_URL"],
     [{ PIGEON_TLS_CERT: "/nonexistent.pem" }, "PIGEON_TLS"],
+    [{ PIGEON_TRUSTED_PROXIES: "10.0.0.1, proxy.local" }, "PIGEON_TRUSTED_PROXIES"],
+    [{ PIGEON_TRUSTED_PROXIES: "10.0.0.0/33" }, "PIGEON_TRUSTED_PROXIES"],
+    [{ PIGEON_OFFLINE_AFTER: "0" }, "PIGEON_OFFLINE_AFTER"],
     [{ PIGEON_TLS_CERT: "/nonexistent.pem", PIGEON_TLS_KEY: "/nonexistent.key" }, "PIGEON_TLS_CERT"],
   ])("%o is refused with a message naming %s", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -312,6 +312,23 @@ describe("settings, webhooks and events", () => {
     expect(expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_min: 10, send_interval_max: 3 }), 400).data.field).toBe("send_interval_min");
   });
 
+  test("GET /settings leaves out what the user did not choose in Pigeon, so the phone keeps its own", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const fresh = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    // The app resets a key given as null and keeps its own value only for a key left out.
+    expect(Object.keys(fresh).sort()).toEqual(["gateway", "webhooks"]);
+    expect(Object.keys(fresh.webhooks)).toEqual(["signing_key"]);
+    expect(fresh.ping).toBeUndefined();
+    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 12 });
+    const limited = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    expect(limited.messages).toEqual({ limit_period: "PerMinute", limit_value: 12 });
+    // Choosing one end of the pause gives the phone the range Pigeon shows; the limit stays chosen.
+    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_max: 8 });
+    const paced = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
+    expect(paced.messages).toEqual({ limit_period: "PerMinute", limit_value: 12, send_interval_min: 1, send_interval_max: 8 });
+  });
+
   test("GET /webhooks lists Pigeon's own https receiver for the four SMS events", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
@@ -422,6 +439,49 @@ describe("presence", () => {
     expect(r.data.error_code).toBe("device_offline");
     const health = expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/health`), 200).data;
     expect(health).toMatchObject({ online: false, health_score: 70 });
+  });
+});
+
+describe("a phone that only polls (the app's AUTO channel with a push token)", () => {
+  test("is online for its 15-minute poll interval and 5 minutes more, and goes offline after that, once", async () => {
+    const ctx = createTestContext();
+    const token = await pairingToken(ctx);
+    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
+    expect(r.status).toBe(201);
+    const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+    const sse = await pairPhone(ctx);
+    // Each calls once (a poll; for the SSE phone, any call), which marks it online.
+    await mobile(ctx, "GET", "/message", { auth: `Bearer ${r.json.token}` });
+    await mobile(ctx, "GET", "/message", { auth: sse.bearer });
+    ctx.clock.advance(19 * 60_000);
+    expect(ctx.services.mobile.watchPresence()).toBe(1); // the SSE phone only
+    const device = expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data;
+    expect(device).toMatchObject({ online: true, notification_channel: "polling" });
+    expect(device.channel_hint).toContain("SSE Only");
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${sse.deviceId}`), 200).data).toMatchObject({ online: false, notification_channel: "sse", channel_hint: null });
+    expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "waits for the poll", device_id: id }), 200);
+    ctx.clock.advance(60_000 + 1);
+    expect(ctx.services.mobile.watchPresence()).toBe(1);
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${id}/health`), 200).data).toMatchObject({ online: false, notification_channel: "polling" });
+    expect(ctx.services.mobile.watchPresence()).toBe(0);
+  });
+
+  test("switching to SSE Only (a PATCH without the token, or an event stream) makes it an SSE phone", async () => {
+    const ctx = createTestContext();
+    const token = await pairingToken(ctx);
+    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
+    const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+    const channel = async () => expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data.notification_channel;
+    expect(await channel()).toBe("polling");
+    // The app's Gson leaves a null token out of the PATCH it sends after switching.
+    expect((await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, simCards: [] } })).status).toBe(204);
+    expect(await channel()).toBe("sse");
+    await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, pushToken: "fcm-token:APA91b-again" } });
+    expect(await channel()).toBe("polling");
+    const events = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: `Bearer ${r.json.token}` } }));
+    expect(events.status).toBe(200);
+    await events.body?.cancel();
+    expect(await channel()).toBe("sse");
   });
 });
 

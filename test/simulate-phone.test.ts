@@ -173,6 +173,10 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     appVersion: "1.68.0",
     pollSeconds: 3600,
     holdMs: 0,
+    channel: "sse",
+    pingSeconds: null,
+    order: "lifo",
+    simSelection: "OSDefault",
     log: (line) => lines.push(line),
     ...overrides,
   };
@@ -245,6 +249,36 @@ describe("simulatePhone", () => {
     expect(server.hits.find((h) => h.path.startsWith("/mobile/v1/message"))!.path).toBe("/mobile/v1/message?order=lifo");
     expect(lines).toContain(`registered as ${DEVICE_ID}`);
     expect(lines).toContain("events stream open");
+  });
+
+  test("on the AUTO channel it registers a push token, opens no event stream and pulls on its timer", async () => {
+    mock = startMockServer();
+    phone = await simulatePhone(optionsFor(mock, { channel: "auto", pollSeconds: 0.05 }));
+    const server = mock;
+    await waitFor("two timed pulls", () => server.count("GET", "/message") >= 2, SOON);
+    expect(JSON.parse(server.hits[0].body).pushToken).toMatch(/^[\w-]{22}:APA91b[\w-]+$/);
+    expect(server.count("GET", "/events")).toBe(0);
+    // Nothing tells it to read them: the app's daily update ran before it was registered.
+    expect(server.count("GET", "/settings")).toBe(0);
+    expect(lines).toContain("no event stream: push token registered (AUTO channel); polling every 0.05 s");
+  });
+
+  test("settings: a key left out keeps the phone's own value, a key given as null goes back to the app's default", async () => {
+    const server = await start({}, { order: "fifo", simSelection: "RoundRobin", pingSeconds: 3600 });
+    // The mock gives only the send interval and the key: order, SIM choice and ping stay the phone's.
+    expect(lines).toContain(
+      "settings loaded (signing key from the server; send interval 0–0 s, no limit, order FIFO, SIM selection RoundRobin, ping 3600 s, channel SSE_ONLY)",
+    );
+    await waitFor("a pull", () => server.hits.some((h) => h.path === "/mobile/v1/message?order=fifo"), SOON);
+    server.setSettings({ messages: { processing_order: null, sim_selection_mode: "Random", limit_period: "PerMinute", limit_value: 7 }, ping: { interval_seconds: null } });
+    server.push("SettingsUpdated", "null");
+    await waitFor("the settings read again", () => server.count("GET", "/settings") === 2 && lines.some((l) => l.includes("channel SSE_ONLY)") && l.includes("Random")), SOON);
+    expect(lines).toContain(
+      "settings loaded (signing key from the server; send interval 0–0 s, limit 7 PerMinute, order LIFO, SIM selection Random, ping off, channel SSE_ONLY)",
+    );
+    expect(lines).toContain("settings changed via API: ping and notification channel take effect when the app restarts");
+    server.push("MessageEnqueued", "null");
+    await waitFor("a LIFO pull", () => server.hits.some((h) => h.path === "/mobile/v1/message?order=lifo"), SOON);
   });
 
   test("a refused registration rejects with the server's reason", async () => {
@@ -479,6 +513,10 @@ describe("parseSimulatePhoneArgs", () => {
       name: "Pigeon/simulator",
       appVersion: "1.68.0",
       pollSeconds: 900,
+      channel: "sse",
+      pingSeconds: null,
+      order: "lifo",
+      simSelection: "OSDefault",
       log: undefined,
     });
   });
@@ -495,6 +533,10 @@ describe("parseSimulatePhoneArgs", () => {
       "--name=Xiaomi/vayu_eea",
       "--app-version=1.67.0",
       "--poll=5",
+      "--channel=auto",
+      "--ping=30",
+      "--order=fifo",
+      "--sim-selection=RoundRobin",
     ]);
     expect(opts).toMatchObject({
       server: "https://pigeon.example/mobile/v1",
@@ -505,6 +547,10 @@ describe("parseSimulatePhoneArgs", () => {
       name: "Xiaomi/vayu_eea",
       appVersion: "1.67.0",
       pollSeconds: 5,
+      channel: "auto",
+      pingSeconds: 30,
+      order: "fifo",
+      simSelection: "RoundRobin",
     });
   });
 
@@ -518,6 +564,9 @@ describe("parseSimulatePhoneArgs", () => {
     [["--server", "http://x", "--token", "T", "--delay=-1"], "--delay needs a whole number"],
     [["--server", "http://x", "--token", "T", "--delay", "1.5"], "--delay needs a whole number"],
     [["--server", "http://x", "--token", "T", "--poll", "0"], "--poll"],
+    [["--server", "http://x", "--token", "T", "--channel", "fcm"], "--channel needs one of sse, auto"],
+    [["--server", "http://x", "--token", "T", "--ping", "0"], "--ping"],
+    [["--server", "http://x", "--token", "T", "--sim-selection", "roundrobin"], "--sim-selection needs one of OSDefault, RoundRobin, Random"],
     [["--server", "http://x", "--token", "T", "--from", "5550001111"], "--from needs a number in E.164 form"],
     [["--server", "http://x", "--token", "T", "--inbound", ""], "--inbound needs the text"],
     [["--server", "http://x", "--token", "T", "--bogus"], "bogus"],

@@ -41,6 +41,7 @@ Commands:
   devices pair-info [--workspace ID] [--svg FILE]   How to pair a phone: URL, token, QR code
   devices rotate-token [--workspace ID]   A new pairing token (paired phones keep working)
   simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]
+                 [--channel sse|auto] [--poll S] [--ping S] [--order lifo|fifo] [--sim-selection MODE]
                                           Act as a paired phone (the SMS Gateway for Android protocol)
   backup --out FILE                       Write a consistent copy of the database
 
@@ -275,9 +276,20 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
   const info = await rt.services.mobile.pairingInfo(`${base}/mobile/v1`, token);
   if (values.svg) writeFileSync(values.svg, info.qr_svg);
   const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
+  // Phones already paired on the app's default AUTO channel: they only poll, so say how to fix them.
+  const polling = rt.services.devices
+    .exportRows(workspace.id, false)
+    .filter((d) => d.notification_channel === "polling")
+    .map((d) => ({ device_id: d.device_id, name: d.name, hint: d.channel_hint }));
+  const pollingLines = polling.length
+    ? [
+        `Paired phones that only poll every 15 minutes (notification channel AUTO, no event stream):`,
+        ...polling.map((d) => `  #${d.device_id} ${d.name}: choose Settings → Cloud Server → Notification channel → SSE Only, then restart the app.`),
+      ]
+    : [];
   print(
     values,
-    { workspace_id: workspace.id, server_url: info.server_url, pairing_token: info.pairing_token, qr_text: info.qr_text },
+    { workspace_id: workspace.id, server_url: info.server_url, pairing_token: info.pairing_token, qr_text: info.qr_text, polling_phones: polling },
     [
       `In the SMS Gateway for Android app: Settings → Cloud Server`,
       `  API URL:              ${info.server_url}`,
@@ -288,6 +300,7 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
         ? ""
         : `(PIGEON_PUBLIC_URL is not set: the URL above is ${running ? "the running server's own address" : "from PIGEON_PORT/PIGEON_HOST (no running server found)"}; the phone needs an https URL it can reach, so set PIGEON_PUBLIC_URL to that.)`,
       qr,
+      ...pollingLines,
     ].join("\n"),
   );
 }

@@ -1,5 +1,6 @@
 // `pigeon serve`: migrate, bootstrap an empty database, listen, and stop cleanly on a signal.
 import { createApp } from "../app";
+import type { Config } from "../config";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
 import { listenUrl, recordListenAddress } from "../lib/listen-address";
 import { VERSION } from "../version";
@@ -102,6 +103,20 @@ export async function serve(rt: Runtime): Promise<number | null> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
+  const warning = phoneUrlWarning(config);
+  if (warning) console.error(warning);
   console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
   return null;
+}
+
+/**
+ * One line when phones would be handed an http:// webhook URL, which release builds of the app
+ * refuse (they allow no cleartext traffic): PIGEON_PUBLIC_URL is http, or it is unset and Pigeon
+ * serves plain http, so only a trusted TLS proxy's X-Forwarded-Proto can make the URL https.
+ */
+export function phoneUrlWarning(config: Pick<Config, "publicUrl" | "tls">): string | null {
+  const fix = "release builds of the SMS Gateway app refuse http:// URLs; set PIGEON_PUBLIC_URL=https://<the name phones reach>";
+  if (config.publicUrl?.startsWith("http://")) return `pigeon: warning: PIGEON_PUBLIC_URL is ${config.publicUrl}, so phones are given http:// webhook URLs: ${fix}`;
+  if (config.publicUrl || config.tls) return null;
+  return `pigeon: warning: PIGEON_PUBLIC_URL is not set, so phones are given http:// webhook URLs unless they come through a TLS proxy in PIGEON_TRUSTED_PROXIES that sends X-Forwarded-Proto: https; ${fix}`;
 }

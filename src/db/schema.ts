@@ -84,6 +84,9 @@ export const device = sqliteTable(
     // A paired phone's random pause between two messages, in seconds (served in its settings).
     sendIntervalMin: integer("send_interval_min").notNull().default(1),
     sendIntervalMax: integer("send_interval_max").notNull().default(5),
+    // Which of the settings above the user chose in Pigeon (JSON list of API field names): only
+    // those are pushed to a paired phone, the others are left to the phone's own choice.
+    userSettings: text("user_settings", { mode: "json" }).$type<string[]>(),
     // Companion app: FCM token (null in SSE-only mode), SIM cards, the key it signs webhooks with,
     // and the version its User-Agent reports.
     pushToken: text("push_token"),

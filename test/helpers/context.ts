@@ -7,6 +7,7 @@ import type { Config } from "../../src/config";
 import { openDatabase } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
 import type { CreatedKey } from "../../src/modules/accounts/service";
+import { DEFAULT_TRUSTED_PROXIES, parseProxyList } from "../../src/lib/trusted-proxies";
 import { createServices } from "../../src/services";
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -19,6 +20,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     chatapp: { graphUrl: "http://127.0.0.1:1", graphVersion: "v23.0", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
     tls: null,
     workerIntervalSeconds: 1,
+    offlineAfterSeconds: 300,
+    trustedProxies: parseProxyList(DEFAULT_TRUSTED_PROXIES),
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
     logLevel: "info",

@@ -22,7 +22,7 @@ export const smsPhone: Channel<"mobile", MobileService> = {
     // Paired phones: their event streams keep them marked as seen.
     const hub = createPhoneEventHub((deviceId) => devices.touch(deviceId, clock.now()));
     const repo = createPhoneRepository(sqlite);
-    const service = createMobileService({ sqlite, repo, clock, devices, state: core.state, threads: core.threads, hub, events: core.events, secrets: core.secrets });
+    const service = createMobileService({ sqlite, repo, clock, devices, state: core.state, threads: core.threads, hub, events: core.events, secrets: core.secrets, offlineAfterMs: core.config.offlineAfterSeconds * 1000 });
     return {
       service,
       settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),

@@ -33,9 +33,10 @@ export function createPhoneRepository(sqlite: Database) {
   const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
   const appVersion = sqlite.prepare<{ app_version: string | null }, [number]>("SELECT app_version FROM device WHERE id = ?");
   const setPresence = sqlite.prepare("UPDATE device SET presence = ? WHERE id = ?");
-  const wentQuiet: Statement<DeviceIdRow, [number]> = sqlite.prepare(
-    "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < ?)",
+  const wentQuiet: Statement<DeviceIdRow, [number, number]> = sqlite.prepare(
+    "SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL AND (last_seen_at IS NULL OR last_seen_at < CASE WHEN push_token IS NULL THEN ? ELSE ? END)",
   );
+  const dropPushToken = sqlite.prepare("UPDATE device SET push_token = NULL WHERE id = ?");
   const setKey = sqlite.prepare("UPDATE device SET webhook_key = ? WHERE id = ? AND webhook_key IS NULL");
   const insertDevice: Statement<DeviceIdRow> = sqlite.prepare(`
     INSERT INTO device (workspace_id, name, kind, status, external_id, token_hash, push_token, sim_cards, app_version,
@@ -95,8 +96,12 @@ export function createPhoneRepository(sqlite: Database) {
     setPresence(id: number, value: "online" | "offline") {
       setPresence.run(value, id);
     },
-    /** Online phones not heard from since `before`. */
-    quietSince: (before: number): number[] => wentQuiet.all(before).map((r) => r.id),
+    /** Online phones not heard from since `before`, or since `pollingBefore` for those with a push token (they only poll). */
+    quietSince: (before: number, pollingBefore: number): number[] => wentQuiet.all(before, pollingBefore).map((r) => r.id),
+    /** Forgets a push token the phone no longer uses. */
+    clearPushToken(id: number) {
+      dropPushToken.run(id);
+    },
     /** Stores the sealed signing key unless the device has one already. */
     setWebhookKeyOnce(id: number, sealedKey: string) {
       setKey.run(sealedKey, id);

@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
+import { requestOrigin } from "../../lib/trusted-proxies";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { ChannelRouteContext } from "../types";
 import type { MobileService, PatchItem } from "./service";
@@ -64,6 +65,19 @@ const MobileMessage = t.Object({
   createdAt: t.String({ description: "Always three fraction digits" }),
 });
 
+const PhoneSettings = t.Object({
+  messages: t.Optional(
+    t.Object({
+      send_interval_min: t.Optional(t.Integer({ description: "Seconds; given with send_interval_max once the user set either" })),
+      send_interval_max: t.Optional(t.Integer()),
+      limit_period: t.Optional(t.Literal("PerMinute", { description: "Given with limit_value once the user set send_limit_per_minute" })),
+      limit_value: t.Optional(t.Integer()),
+    }),
+  ),
+  webhooks: t.Object({ signing_key: t.String({ description: "HMAC key of the phone's webhooks" }) }),
+  gateway: t.Object({ notification_channel: t.Literal("SSE_ONLY") }),
+});
+
 type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
 
 /** OpenAPI responses of a phone route: its success, and errors in the app's own shape. */
@@ -73,9 +87,15 @@ function responses(status: number, description: string, schema?: object, errors:
   return out;
 }
 
-/** Where the phone reaches us: the configured public URL, else the origin it called. */
-export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Request): string {
-  return s.config.publicUrl ?? new URL(request.url).origin;
+type Peer = { requestIP(request: Request): { address: string } | null } | null | undefined;
+
+/**
+ * Where the phone reaches us: the configured public URL, else the origin it called, as a trusted
+ * proxy's X-Forwarded-Proto/-Host tell it when the phone came through one (a TLS proxy in front of
+ * plain-http Pigeon: release builds of the app refuse the http:// URL Pigeon itself sees).
+ */
+export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Request, server: Peer): string {
+  return s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
 }
 
 export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
@@ -135,7 +155,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         parse: "json",
         body: PatchDeviceBody,
         auth: "phone",
-        detail: detail("Update the phone's push token and SIM cards", "403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
+        detail: detail("Update the phone's push token and SIM cards", "A body without `pushToken` (the app leaves a null out) clears it: the phone uses its event stream. 403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
       },
     )
     .get(
@@ -170,11 +190,11 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         ),
       },
     )
-    .get("/webhooks", ({ device, request }) => mobile.webhooks(device, publicBase(s, request)), {
+    .get("/webhooks", ({ device, request, server }) => mobile.webhooks(device, publicBase(s, request, server)), {
       auth: "phone",
       detail: detail(
         "Webhooks the phone should call",
-        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed.",
+        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
         responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
       ),
     })
@@ -182,14 +202,14 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       auth: "phone",
       detail: detail(
         "Settings for the phone",
-        "Send pacing (messages per minute, random delay range) and the key the phone signs its webhooks with.",
-        responses(200, "Settings sections, snake_case", t.Object({}, { additionalProperties: true })),
+        "Only what the user chose in Pigeon (`POST /v1/api/device/update`): `messages.send_interval_min`/`send_interval_max` once either was set, `messages.limit_period`/`limit_value` once `send_limit_per_minute` was set. The app keeps its own value for every key left out, so SIM selection, processing order, ping and webhook retries stay the phone's choice. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
+        responses(200, "Settings sections, snake_case", PhoneSettings),
       ),
     })
     .get(
       "/events",
-      ({ device, request }) => {
-        return new Response(mobile.openEvents(device, publicBase(s, request)), {
+      ({ device, request, server }) => {
+        return new Response(mobile.openEvents(device, publicBase(s, request, server)), {
           headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
         });
       },

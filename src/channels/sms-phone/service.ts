@@ -10,7 +10,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
-import { OFFLINE_AFTER_MS } from "../../modules/devices/service";
+import { allowedSilence, OFFLINE_AFTER_MS } from "../../modules/devices/service";
 import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
@@ -36,6 +36,8 @@ export interface MobileDeps {
   events: EventService;
   /** Seals the phone's signing key and digests one-time codes. */
   secrets: SecretBox;
+  /** PIGEON_OFFLINE_AFTER in milliseconds. */
+  offlineAfterMs?: number;
 }
 
 export function createMobileService(deps: MobileDeps) {
@@ -101,8 +103,9 @@ export function createMobileService(deps: MobileDeps) {
 
   function updateOwnDevice(device: DeviceRow, body: { id?: string; pushToken?: string | null; simCards?: unknown[] }) {
     if (body.id !== undefined && body.id !== device.externalId) throw new AppError("forbidden", "This is not your device");
-    // An explicit null clears the push token (the app switched to SSE only).
-    const push = body.pushToken === undefined ? device.pushToken : body.pushToken;
+    // The app sends the token it has now, and its Gson leaves a null out: a PATCH without one is
+    // from a phone that has none (it switched to SSE Only).
+    const push = body.pushToken ?? null;
     repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
   }
 
@@ -195,6 +198,14 @@ export function createMobileService(deps: MobileDeps) {
     })();
   }
 
+  /**
+   * GET /settings. The app imports each key it is given and resets a key given as null to its own
+   * default, while a key left out keeps the phone's own choice (MessagesSettings.import and its
+   * siblings). So only the sending settings the user chose in Pigeon are given; SIM selection,
+   * processing order, ping and the webhook retry settings stay as the phone has them. Always given:
+   * the signing key Pigeon checks webhooks with, and the SSE-only channel, since Pigeon cannot reach
+   * a phone through Firebase (the app applies it at its next restart).
+   */
   function settings(device: DeviceRow) {
     let key = device.webhookKey;
     if (!key) {
@@ -202,30 +213,32 @@ export function createMobileService(deps: MobileDeps) {
       repo.setWebhookKeyOnce(device.id, secrets.seal(key));
       key = devices.byId(device.id)?.webhookKey ?? key;
     }
+    const chosen = new Set(device.userSettings ?? []);
+    const messages: Record<string, string | number> = {};
+    // Pigeon shows the pause as one range, so choosing either end gives the phone the whole range.
+    if (chosen.has("send_interval_min") || chosen.has("send_interval_max")) {
+      messages.send_interval_min = device.sendIntervalMin;
+      messages.send_interval_max = device.sendIntervalMax;
+    }
+    if (chosen.has("send_limit_per_minute")) {
+      messages.limit_period = "PerMinute";
+      messages.limit_value = device.sendLimitPerMinute;
+    }
     return {
-      messages: {
-        send_interval_min: device.sendIntervalMin,
-        send_interval_max: device.sendIntervalMax,
-        limit_period: "PerMinute",
-        limit_value: device.sendLimitPerMinute,
-        sim_selection_mode: "OSDefault",
-        processing_order: "FIFO",
-      },
-      ping: { interval_seconds: 60 },
-      webhooks: { internet_required: true, retry_count: 15, signing_key: key },
+      ...(Object.keys(messages).length > 0 ? { messages } : {}),
+      webhooks: { signing_key: key },
       gateway: { notification_channel: "SSE_ONLY" },
     };
   }
 
-
-
-
-
-
-  /** devices:watch-presence — phones silent for 5 minutes are announced as device.offline, once. */
+  /**
+   * devices:watch-presence — phones silent for 5 minutes (PIGEON_OFFLINE_AFTER), or, when they only
+   * poll, for their 15-minute poll interval and 5 minutes more, are announced as device.offline, once.
+   */
   function watchPresence(): number {
     const now = clock.now();
-    const quiet = repo.quietSince(now - OFFLINE_AFTER_MS);
+    const offlineAfter = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
+    const quiet = repo.quietSince(now - offlineAfter, now - allowedSilence({ pushToken: "polling" }, offlineAfter));
     for (const id of quiet) {
       const device = devices.byId(id);
       if (!device) continue;
@@ -260,6 +273,8 @@ export function createMobileService(deps: MobileDeps) {
    */
   function openEvents(device: DeviceRow, baseUrl: string): ReadableStream<Uint8Array> {
     const stream = hub.open(device.id);
+    // A phone holding a stream is not polling-only, whatever token it registered before.
+    if (device.pushToken !== null) repo.clearPushToken(device.id);
     const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
     if (served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
     // The signing key is handed out with the settings, so no key means they were never read.

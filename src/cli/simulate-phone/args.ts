@@ -26,8 +26,21 @@ export interface SimulatePhoneOptions {
    * (reports Processed); a cancel that arrives meanwhile drops it. 0: taken up at once.
    */
   holdMs: number;
+  /**
+   * The app's Cloud Server → Notification channel. "sse" (SSE Only): it registers without a push
+   * token and keeps the event stream open. "auto" (the app's default, with Play Services): it
+   * registers a Firebase token, opens no stream and learns of work only by polling.
+   */
+  channel: "sse" | "auto";
+  /** The phone's own settings before the server gives any: ping interval (null: off), pull order, SIM choice. */
+  pingSeconds: number | null;
+  order: "lifo" | "fifo";
+  simSelection: SimSelectionMode;
   log: (line: string) => void;
 }
+
+export const SIM_SELECTION_MODES = ["OSDefault", "RoundRobin", "Random"] as const;
+export type SimSelectionMode = (typeof SIM_SELECTION_MODES)[number];
 
 export interface SimulatedPhoneHandle {
   deviceId: string;
@@ -53,7 +66,18 @@ const FLAGS = {
   "app-version": { type: "string" },
   poll: { type: "string" },
   hold: { type: "string" },
+  channel: { type: "string" },
+  ping: { type: "string" },
+  order: { type: "string" },
+  "sim-selection": { type: "string" },
 } as const;
+
+/** A flag that takes one of a few words; throws naming the flag and the words otherwise. */
+function choiceFlag<T extends string>(raw: string | undefined, flag: string, choices: readonly T[], fallback: T): T {
+  if (raw === undefined) return fallback;
+  if (!(choices as readonly string[]).includes(raw)) throw new Error(`${flag} needs one of ${choices.join(", ")}, got "${raw}"`);
+  return raw as T;
+}
 
 function numberFlag(raw: string | undefined, flag: string, fallback: number, min: number, max: number, whole = false): number {
   if (raw === undefined) return fallback;
@@ -107,6 +131,10 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     appVersion,
     pollSeconds: numberFlag(values.poll, "--poll", DEFAULTS.pollSeconds, 0.01, 86_400),
     holdMs: numberFlag(values.hold, "--hold", 0, 0, 3_600_000, true),
+    channel: choiceFlag(values.channel, "--channel", ["sse", "auto"] as const, "sse"),
+    pingSeconds: values.ping === undefined ? null : numberFlag(values.ping, "--ping", 0, 0.01, 86_400),
+    order: choiceFlag(values.order, "--order", ["lifo", "fifo"] as const, "lifo"),
+    simSelection: choiceFlag(values["sim-selection"], "--sim-selection", SIM_SELECTION_MODES, "OSDefault"),
     log: (line) => console.log(line),
   };
 }

@@ -1,6 +1,7 @@
 // One simulated phone put together, behaving like the app paired with "Sign up": it registers,
 // keeps the event stream open, loads its settings and webhooks only when an event says so, pulls
-// on each event, each (re)opened stream and a slow timer, and stops cleanly.
+// on each event, each (re)opened stream, its ping and a slow timer, and stops cleanly. On the AUTO
+// channel it registers a push token instead and opens no stream, so only the timer and ping pull.
 import type { SimulatedPhoneHandle, SimulatePhoneOptions } from "./args";
 import { listenForEvents } from "./event-stream";
 import { Lifetime } from "./lifetime";
@@ -14,14 +15,14 @@ class SimulatedPhone {
   private readonly client: ProtocolClient;
   private readonly hooks: WebhookPoster;
   private readonly queue: MessageQueue;
-  private poller: ReturnType<typeof setInterval> | null = null;
+  private readonly timers: ReturnType<typeof setInterval>[] = [];
   /** Settles once both the settings (signing key) and the webhooks have been read from the server. */
   private readonly configured: Promise<boolean>;
   private markSettings!: () => void;
   private markWebhooks!: () => void;
 
   constructor(private readonly opts: SimulatePhoneOptions) {
-    const settings = new PhoneSettings();
+    const settings = new PhoneSettings(opts);
     this.life = new Lifetime((line) => opts.log(line));
     this.client = new ProtocolClient(opts, this.life, settings);
     const parts = { opts, life: this.life, client: this.client, settings };
@@ -43,23 +44,33 @@ class SimulatedPhone {
     // after sign-up the phone knows neither until the server sends WebhooksUpdated/SettingsUpdated.
     await this.client.register();
     this.opts.log("webhooks and settings not loaded: not yet registered when the update ran; next try in 24 h");
-    const stream = await this.client.openEvents();
-    this.life.track(
-      listenForEvents(stream, this.client, this.life, {
-        onOpen: () => this.queue.pull(),
-        onEvent: (event, data) => this.onEvent(event, data),
-      }),
-    );
-    this.poller = setInterval(() => this.queue.pull(), this.opts.pollSeconds * 1000);
+    if (this.opts.channel === "sse") {
+      const stream = await this.client.openEvents();
+      this.life.track(
+        listenForEvents(stream, this.client, this.life, {
+          onOpen: () => this.queue.pull(),
+          onEvent: (event, data) => this.onEvent(event, data),
+        }),
+      );
+    } else {
+      // With a push token the app starts no event stream (EventsReceiver's DeviceRegisteredEvent);
+      // its periodic pull ran once at start, before it was registered, so the next is one period on.
+      this.opts.log(`no event stream: push token registered (AUTO channel); polling every ${this.opts.pollSeconds} s`);
+    }
+    this.timers.push(setInterval(() => this.queue.pull(), this.opts.pollSeconds * 1000));
+    // The ping service runs with the interval the phone had at start; each ping pulls messages.
+    const ping = this.opts.pingSeconds;
+    if (ping !== null) this.timers.push(setInterval(() => this.queue.pull(), ping * 1000));
     if (this.opts.inbound !== null) {
       const inbound = this.opts.inbound;
+      if (this.opts.channel === "auto") this.opts.log("the received SMS waits: without an event stream nothing tells the phone its webhooks before a restart");
       // The SMS "arrives" once the phone knows where to post it and how to sign it.
       this.life.track(this.configured.then((ready) => (ready ? this.hooks.receive(inbound) : undefined)));
     }
   }
 
   async stop(): Promise<void> {
-    if (this.poller) clearInterval(this.poller);
+    for (const timer of this.timers) clearInterval(timer);
     await this.life.stop();
   }
 

@@ -2,28 +2,135 @@
 // webhooks, messages), the state PATCHes with the app's retries, and opening the event stream.
 // What the settings and webhook lists say is kept in PhoneSettings for the rest of the phone.
 import { nanoid } from "../../lib/tokens";
-import type { SimulatePhoneOptions } from "./args";
+import { SIM_SELECTION_MODES, type SimSelectionMode, type SimulatePhoneOptions } from "./args";
 import type { Lifetime } from "./lifetime";
-import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, finite, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, SIM_CARD, text, type LocalState, type Webhook } from "./wire";
+import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, SIM_CARD, text, type Json, type LocalState, type Webhook } from "./wire";
 
-/** What the server provisioned: the webhook signing key, send pacing, pull order and webhooks. */
+type LimitPeriod = "Disabled" | "PerMinute" | "Per30Minutes" | "PerHour" | "PerDay";
+const LIMIT_PERIODS: readonly LimitPeriod[] = ["Disabled", "PerMinute", "Per30Minutes", "PerHour", "PerDay"];
+
+/**
+ * The phone's settings, kept as the app keeps them: its own choices until the server's settings are
+ * imported, then changed key by key exactly as the app's importers do (see import()).
+ */
 export class PhoneSettings {
   // Like the app: a device-local random key until the server provisions one through /settings.
   signingKey = nanoid(8);
-  sendInterval: { min: number; max: number } | null = null;
-  order: "lifo" | "fifo" = "lifo";
+  /** Whether the signing key is one the server gave (else the device's own). */
+  serverKey = false;
+  sendIntervalMin: number | null = null;
+  sendIntervalMax: number | null = null;
+  limitPeriod: LimitPeriod = "Disabled";
+  limitValue: number | null = null;
+  simSelection: SimSelectionMode;
+  order: "lifo" | "fifo";
+  pingSeconds: number | null;
+  notificationChannel: "AUTO" | "SSE_ONLY";
   webhooks = new Map<string, Webhook[]>();
+
+  constructor(opts: Pick<SimulatePhoneOptions, "simSelection" | "order" | "pingSeconds" | "channel">) {
+    this.simSelection = opts.simSelection;
+    this.order = opts.order;
+    this.pingSeconds = opts.pingSeconds;
+    this.notificationChannel = opts.channel === "auto" ? "AUTO" : "SSE_ONLY";
+  }
+
+  /** The app's sendIntervalRange: none without a maximum or when the minimum is above it. */
+  get sendInterval(): { min: number; max: number } | null {
+    const min = this.sendIntervalMin ?? 0;
+    const max = this.sendIntervalMax;
+    return max === null || min > max ? null : { min, max };
+  }
+
+  /**
+   * Imports GET /settings as the app's SettingsService does: each section's importer walks the keys
+   * it was given, one after another. A key left out keeps the phone's value; a key given as null
+   * goes back to the app's default (no interval, no limit, OSDefault, LIFO, ping off, AUTO, a fresh
+   * signing key). A value the app cannot read throws, after the keys before it were stored.
+   */
+  import(data: Json): void {
+    const each = (section: string, apply: (key: string, value: unknown) => void) => {
+      const values = record(data[section]);
+      if (values) for (const [key, value] of Object.entries(values)) apply(key, value);
+    };
+    each("messages", (key, value) => {
+      switch (key) {
+        case "send_interval_min":
+          this.sendIntervalMin = whole(value);
+          return;
+        case "send_interval_max":
+          this.sendIntervalMax = whole(value);
+          return;
+        case "limit_period":
+          this.limitPeriod = value === null ? "Disabled" : oneOf(value, LIMIT_PERIODS, key);
+          return;
+        case "limit_value": {
+          const limit = whole(value);
+          if (limit !== null && limit < 0) throw new Error("Limit value must be >= 0");
+          this.limitValue = limit;
+          return;
+        }
+        case "sim_selection_mode":
+          this.simSelection = value === null ? "OSDefault" : oneOf(value, SIM_SELECTION_MODES, key);
+          return;
+        case "processing_order":
+          this.order = value === null ? "lifo" : oneOf(value, ["LIFO", "FIFO"] as const, key) === "FIFO" ? "fifo" : "lifo";
+          return;
+      }
+    });
+    each("ping", (key, value) => {
+      if (key !== "interval_seconds") return;
+      const seconds = whole(value);
+      this.pingSeconds = seconds !== null && seconds > 0 ? seconds : null;
+    });
+    each("gateway", (key, value) => {
+      if (key === "notification_channel") this.notificationChannel = value === null ? "AUTO" : oneOf(value, ["AUTO", "SSE_ONLY"] as const, key);
+    });
+    each("webhooks", (key, value) => {
+      // Cleared, the app makes itself a new random key the next time it signs.
+      if (key !== "signing_key") return;
+      this.signingKey = value === null ? nanoid(8) : String(value);
+      this.serverKey = value !== null;
+    });
+  }
+
+  /** One line of what the phone now uses, for the log. */
+  describe(): string {
+    const interval = this.sendInterval ? `send interval ${this.sendInterval.min}–${this.sendInterval.max} s` : "no send interval";
+    const limit = this.limitPeriod === "Disabled" || !this.limitValue ? "no limit" : `limit ${this.limitValue} ${this.limitPeriod}`;
+    const ping = this.pingSeconds === null ? "ping off" : `ping ${this.pingSeconds} s`;
+    return `${interval}, ${limit}, order ${this.order.toUpperCase()}, SIM selection ${this.simSelection}, ${ping}, channel ${this.notificationChannel}`;
+  }
+}
+
+/** The app's number reading: toString().toFloat().toInt(), null staying null. */
+function whole(value: unknown): number | null {
+  if (value === null) return null;
+  const n = Number.parseFloat(String(value));
+  if (!Number.isFinite(n)) throw new Error(`not a number: ${JSON.stringify(value)}`);
+  return Math.trunc(n);
+}
+
+/** The app's Enum.valueOf: the exact name or an error. */
+function oneOf<T extends string>(value: unknown, names: readonly T[], key: string): T {
+  const name = String(value);
+  if (!(names as readonly string[]).includes(name)) throw new Error(`${key}: no such value ${JSON.stringify(value)}`);
+  return name as T;
 }
 
 export class ProtocolClient {
   deviceId = "";
   private deviceToken = "";
+  /** A Firebase registration token's shape: an instance id, a colon, a long opaque part. */
+  private readonly pushToken: string | null;
 
   constructor(
     private readonly opts: SimulatePhoneOptions,
     private readonly life: Lifetime,
     private readonly settings: PhoneSettings,
-  ) {}
+  ) {
+    this.pushToken = opts.channel === "auto" ? `${nanoid(22)}:APA91b${nanoid(134)}` : null;
+  }
 
   private log(line: string): void {
     this.opts.log(line);
@@ -63,8 +170,9 @@ export class ProtocolClient {
       method: "POST",
       // The pairing token authorises only this call; every later one uses the device token.
       headers: this.headers(true, this.opts.token),
-      // No pushToken: in SSE-only mode the app registers with a null token, which Gson leaves out.
-      body: JSON.stringify({ name: this.opts.name, simCards: [SIM_CARD] }),
+      // In SSE-only mode the app registers with a null token, which Gson leaves out; in AUTO mode
+      // with the Firebase registration token.
+      body: JSON.stringify({ name: this.opts.name, ...(this.pushToken ? { pushToken: this.pushToken } : {}), simCards: [SIM_CARD] }),
       signal: this.readSignal(),
     });
     if (!res.ok) throw new Error(`registration failed: ${await failureOf(res)}`);
@@ -82,24 +190,20 @@ export class ProtocolClient {
     const body = await this.getJson("/settings");
     if (body === undefined) return false;
     const settings = record(body) ?? {};
-    const messages = record(settings.messages);
-    const webhooks = record(settings.webhooks);
 
-    // The app's importer only changes the keys it is given, so an absent key keeps the current one.
-    const key = text(webhooks?.signing_key);
-    if (key) this.settings.signingKey = key;
-    const min = finite(messages?.send_interval_min);
-    const max = finite(messages?.send_interval_max);
-    if (min !== null || max !== null) {
-      const low = min ?? max ?? 0;
-      const high = max ?? min ?? 0;
-      this.settings.sendInterval = { min: Math.min(low, high), max: Math.max(low, high) };
+    const before = { ping: this.settings.pingSeconds, channel: this.settings.notificationChannel };
+    try {
+      this.settings.import(settings);
+    } catch (error) {
+      // The app's worker fails and retries later; what was imported before the bad key stays.
+      this.log(`settings not imported: ${errorText(error)}`);
+      return false;
     }
-    const order = text(messages?.processing_order);
-    if (order === "LIFO" || order === "FIFO") this.settings.order = order === "LIFO" ? "lifo" : "fifo";
-
-    const interval = this.settings.sendInterval ? `, send interval ${this.settings.sendInterval.min}–${this.settings.sendInterval.max} s` : "";
-    this.log(`settings loaded (signing key ${key ? "from the server" : "of the device"}${interval})`);
+    this.log(`settings loaded (signing key ${this.settings.serverKey ? "from the server" : "of the device"}; ${this.settings.describe()})`);
+    // The app runs its ping service and picks its channel at start, and asks the user to restart.
+    if (before.ping !== this.settings.pingSeconds || before.channel !== this.settings.notificationChannel) {
+      this.log("settings changed via API: ping and notification channel take effect when the app restarts");
+    }
     return true;
   }
 
@@ -123,7 +227,9 @@ export class ProtocolClient {
     }
     this.settings.webhooks = byEvent;
     const events = [...byEvent.keys()].sort().join(", ");
-    this.log(`webhooks: ${events || "none"}`);
+    // Where they point matters: release builds of the app refuse cleartext http:// URLs.
+    const targets = [...new Set([...byEvent.values()].flat().map((h) => h.url))].sort().join(", ");
+    this.log(`webhooks: ${events || "none"}${targets ? ` → ${targets}` : ""}`);
     return true;
   }
 

@@ -7,6 +7,12 @@ export const BATCH_REGISTER_MAX = 10;
 export const BATCH_DELETE_MAX = 50;
 export const BATCH_STATUS_MAX = 100;
 
+const NotificationChannel = t.Nullable(t.Union([t.Literal("sse"), t.Literal("polling")]), {
+  description:
+    "Paired phones: how the phone learns of new messages. `sse`: it holds Pigeon's event stream and takes messages at once. `polling`: it registered a push token and opens no stream (the app's default AUTO notification channel with Play Services), so it only polls every 15 minutes. Null for other kinds.",
+});
+const ChannelHint = t.Nullable(t.String({ description: "For a `polling` phone: what is wrong and how to fix it in the app (choose SSE Only); null otherwise" }));
+
 const Kind = literalUnion(DEVICE_KINDS, { description: DEVICE_KINDS_DESCRIPTION });
 const Status = t.Union([t.Literal("active"), t.Literal("inactive")]);
 
@@ -16,7 +22,10 @@ export const Device = t.Object({
   status: Status,
   kind: Kind,
   phone_number: t.Nullable(t.String()),
-  online: t.Boolean({ description: "Heard from within the last 5 minutes" }),
+  online: t.Boolean({
+    description:
+      "Heard from within the last 5 minutes (PIGEON_OFFLINE_AFTER); a paired phone that only polls (`notification_channel: polling`) within its 15-minute poll interval and 5 minutes more",
+  }),
   last_sync: t.Nullable(t.String({ format: "date-time" })),
   blocked: t.Boolean(),
   blocked_code: t.Nullable(t.String()),
@@ -24,6 +33,8 @@ export const Device = t.Object({
   send_limit_per_minute: t.Integer(),
   send_interval_min: t.Integer({ description: "Paired phones: random pause between SMS, from…" }),
   send_interval_max: t.Integer({ description: "…to, seconds" }),
+  notification_channel: NotificationChannel,
+  channel_hint: ChannelHint,
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });
@@ -52,6 +63,8 @@ export const DeviceHealthResponse = Envelope(
     last_sync: t.Nullable(t.String({ format: "date-time" })),
     online: t.Boolean(),
     failure_rate: t.Number({ description: "Failed share of finished notifications in the last 7 days" }),
+    notification_channel: NotificationChannel,
+    channel_hint: ChannelHint,
   }),
 );
 

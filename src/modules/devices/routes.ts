@@ -142,14 +142,19 @@ export function deviceRoutes(s: Services) {
         summary: "Update a device",
         description:
           "Changes the name and the send pacing: `send_limit_per_minute` (every kind) and, for paired phones, the random pause between two SMS " +
-          "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once.",
+          "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once; " +
+          "it is given only the settings chosen here (the pause range once either end was set, the per-minute limit once set), the rest stay the phone's own.",
       },
     })
     .get("/:device_id", ({ auth, params }) => ok(devices.present(devices.require(auth.workspaceId, params.device_id)), "Device fetched"), {
       params: DeviceIdParams,
       response: { 200: DeviceResponse, ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Get a device" },
+      detail: {
+        summary: "Get a device",
+        description:
+          "`online` and, for paired phones, `notification_channel`: `sse` (holds the event stream) or `polling` (the app's AUTO channel with a push token: it only polls every 15 minutes, is counted online for that interval and 5 minutes more, and `channel_hint` tells how to switch it to SSE Only).",
+      },
     })
     .get("/:device_id/health", ({ auth, params }) => ok(devices.health(auth.workspaceId, params.device_id), "Device health"), {
       params: DeviceIdParams,
@@ -158,8 +163,9 @@ export function deviceRoutes(s: Services) {
       detail: {
         summary: "Device health",
         description:
-          "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes; once offline 30, falling to none at 24 hours) " +
-          "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact.",
+          "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes, PIGEON_OFFLINE_AFTER; once offline 30, falling to none at 24 hours) " +
+          "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact. " +
+          "A paired phone that only polls (`notification_channel: polling`: a push token and no event stream, the app's AUTO channel) is judged by its 15-minute poll interval and 5 minutes more; `channel_hint` says how to fix it.",
       },
     })
     .get("/:device_id/stats", ({ auth, params }) => ok(devices.stats(auth.workspaceId, params.device_id), "Device stats"), {

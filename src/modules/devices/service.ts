@@ -10,8 +10,33 @@ import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../channels/kinds";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 
-/** A device not heard from for this long is offline (spec section 7: 5 minutes). */
+/** A device not heard from for this long is offline (spec section 7: 5 minutes; PIGEON_OFFLINE_AFTER). */
 export const OFFLINE_AFTER_MS = 5 * MINUTE;
+
+/**
+ * How often a phone without an event stream calls: the app's periodic pull runs on WorkManager's
+ * shortest period, 15 minutes. Such a phone is judged by this interval, plus the usual allowance.
+ */
+export const POLL_INTERVAL_MS = 15 * MINUTE;
+
+/** What a polling-only phone's owner should do about it. */
+export const POLLING_HINT =
+  "This phone has no event stream (the app's notification channel is AUTO with a push token), so it only polls every 15 minutes: messages wait up to 15 minutes and received SMS are not reported until the app restarts. In the app choose Settings → Cloud Server → Notification channel → SSE Only, then restart the app.";
+
+/**
+ * How a device learns of new work: a paired phone with a push token and no event stream only
+ * polls (the app opens its stream only when it has no Firebase token); other paired phones hold
+ * an event stream. Null for devices Pigeon calls itself.
+ */
+export function notificationChannelOf(row: Pick<DeviceRow, "pushToken">, paired: boolean): "sse" | "polling" | null {
+  if (!paired) return null;
+  return row.pushToken !== null ? "polling" : "sse";
+}
+
+/** How long a device may stay silent and still count as online. */
+export function allowedSilence(row: Pick<DeviceRow, "pushToken">, offlineAfterMs = OFFLINE_AFTER_MS): number {
+  return row.pushToken !== null ? POLL_INTERVAL_MS + offlineAfterMs : offlineAfterMs;
+}
 
 /**
  * A device's pacing window. A channel whose platform limit is a rate (a chat-app number: 80 a
@@ -25,8 +50,14 @@ export function paceOf(device: Pick<DeviceRow, "sendLimitPerMinute">, perSecond:
 /** One item of the register body: the common fields, and a channel's settings under its key. */
 export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<string, unknown>;
 
-export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boolean {
-  return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
+/**
+ * The sending settings a user can choose for a device. The ones chosen (device.userSettings) are
+ * what a paired phone is given; the others stay as the phone's own settings have them.
+ */
+export const USER_SETTINGS = ["send_limit_per_minute", "send_interval_min", "send_interval_max"] as const;
+
+export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: number, offlineAfterMs = OFFLINE_AFTER_MS): boolean {
+  return row.lastSeenAt !== null && now - row.lastSeenAt <= allowedSilence(row, offlineAfterMs);
 }
 
 export interface DeviceHooks {
@@ -46,8 +77,11 @@ export function createDeviceService(
     channels: readonly ChannelTraits[];
     /** PIGEON_ALLOW_PRIVATE_WEBHOOKS: an address a device's settings name may then be loopback or private. */
     allowPrivateTargets?: boolean;
+    /** PIGEON_OFFLINE_AFTER in milliseconds. */
+    offlineAfterMs?: number;
   },
 ) {
+  const offlineAfterMs = options.offlineAfterMs ?? OFFLINE_AFTER_MS;
   const traitsOf = (kind: DeviceRow["kind"]): ChannelTraits => {
     const traits = options.channels.find((c) => c.kind === kind);
     if (!traits) throw new Error(`no channel carries devices of kind ${kind}`);
@@ -55,13 +89,16 @@ export function createDeviceService(
   };
   const pace = (device: DeviceRow) => paceOf(device, traitsOf(device.kind).pacedPerSecond === true);
   function present(row: DeviceRow) {
+    const channel = notificationChannelOf(row, traitsOf(row.kind).needsPresence === true);
     return {
       device_id: row.id,
       name: row.name,
       status: row.status,
       kind: row.kind,
       phone_number: row.phoneNumber,
-      online: isOnline(row, clock.now()),
+      online: isOnline(row, clock.now(), offlineAfterMs),
+      notification_channel: channel,
+      channel_hint: channel === "polling" ? POLLING_HINT : null,
       last_sync: iso(row.lastSeenAt),
       blocked: row.blockedCode !== null,
       blocked_code: row.blockedCode,
@@ -82,18 +119,21 @@ export function createDeviceService(
 
   /**
    * 0–100: 60 % contact and 40 % the success rate of the last 7 days' finished notifications.
-   * Contact is full while the device is online (heard from within 5 minutes); once offline it
-   * starts at half and falls to nothing at 24 hours. A blocked device scores 0.
+   * Contact is full while the device is online (heard from within 5 minutes, or for a phone that
+   * only polls within its 15-minute poll interval and 5 minutes more); once offline it starts at half
+   * and falls to nothing at 24 hours. A blocked device scores 0.
    */
   function health(workspaceId: number, id: number) {
     const row = require(workspaceId, id);
     const now = clock.now();
     const { finished, failed } = repo.outcomesSince(row.id, now - 7 * DAY);
     const failureRate = finished === 0 ? 0 : failed / finished;
-    const online = isOnline(row, now);
+    const online = isOnline(row, now, offlineAfterMs);
+    const silence = allowedSilence(row, offlineAfterMs);
     let contact = 0;
     if (online) contact = 100;
-    else if (row.lastSeenAt !== null) contact = Math.max(0, 50 * (1 - (now - row.lastSeenAt - OFFLINE_AFTER_MS) / (DAY - OFFLINE_AFTER_MS)));
+    else if (row.lastSeenAt !== null) contact = Math.max(0, 50 * (1 - (now - row.lastSeenAt - silence) / (DAY - silence)));
+    const channel = notificationChannelOf(row, traitsOf(row.kind).needsPresence === true);
     const score = row.blockedCode !== null ? 0 : Math.round(0.6 * contact + 0.4 * 100 * (1 - failureRate));
     return {
       device_id: row.id,
@@ -101,6 +141,8 @@ export function createDeviceService(
       last_sync: iso(row.lastSeenAt),
       online,
       failure_rate: Math.round(failureRate * 1000) / 1000,
+      notification_channel: channel,
+      channel_hint: channel === "polling" ? POLLING_HINT : null,
     };
   }
 
@@ -199,6 +241,7 @@ export function createDeviceService(
         phoneNumber: phone,
         config,
         sendLimitPerMinute: d.send_limit_per_minute ?? traits.defaultSendLimit,
+        userSettings: d.send_limit_per_minute !== undefined ? ["send_limit_per_minute"] : null,
         createdAt: now,
         updatedAt: now,
       };
@@ -257,8 +300,11 @@ export function createDeviceService(
         reason: "must not exceed send_interval_max",
       });
     }
+    const chosen = new Set(row.userSettings ?? []);
+    for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
     const updated = repo.update(row.id, {
       name: input.name?.trim() ?? row.name,
+      userSettings: [...chosen].sort(),
       sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
       sendIntervalMin: min,
       sendIntervalMax: max,

@@ -15,7 +15,7 @@ import { nanoid } from "../../lib/tokens";
 import { findUrl } from "../../lib/urls";
 import type { CreditService } from "../credits/service";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
-import { isOnline } from "../devices/service";
+import { isOnline as isDeviceOnline } from "../devices/service";
 import type { NotificationRepository } from "../notifications/repository";
 import type { NotificationState } from "../notifications/state";
 import type { TemplateRepository, TemplateRow } from "../templates/repository";
@@ -86,6 +86,8 @@ export interface SendingDeps {
   threads: ThreadRepository;
   /** What each channel (device kind) asks of the send path. */
   channels: readonly ChannelTraits[];
+  /** PIGEON_OFFLINE_AFTER in milliseconds: how long a phone with an event stream may be silent. */
+  offlineAfterMs?: number;
 }
 
 export function createSendingService(deps: SendingDeps) {
@@ -95,6 +97,7 @@ export function createSendingService(deps: SendingDeps) {
   const CARRIERS = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, deps.channels.filter((c) => c.deliveryType === d).map((c) => c.kind)])) as Record<Channel, DeviceKind[]>;
   const traits = new Map(deps.channels.map((c) => [c.kind, c]));
   const needsPresence = (device: DeviceRow) => traits.get(device.kind)?.needsPresence === true;
+  const isOnline = (device: DeviceRow, now: number) => isDeviceOnline(device, now, deps.offlineAfterMs);
   const acceptedListeners: ((accepted: Accepted[]) => void)[] = [];
 
   function resolveTemplate(workspaceId: number, ref: string | number, channel: Channel): TemplateRow {

@@ -1,0 +1,1 @@
+ALTER TABLE `device` ADD `user_settings` text;
