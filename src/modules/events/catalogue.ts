@@ -52,6 +52,17 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
     data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp", blocked_code: "131042", blocked_reason: "Business eligibility payment issue" },
   },
   { type: "device.unblocked", when: "a send through a blocked number succeeded again (after a relink)", data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp" } },
+  {
+    type: "device.unhealthy",
+    when:
+      "a paired phone's health report (the app's ping) shows its battery under 15 % while neither charging nor plugged in (`low_battery`), or no internet connection (`no_connection`); once per episode, not on every ping",
+    data: { ...device, battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
+  },
+  {
+    type: "device.healthy",
+    when: "the first health report after `device.unhealthy` that shows neither problem",
+    data: { ...device, battery_level: 40, charging: true, connected: true, previous_reasons: ["low_battery"] },
+  },
   { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
 ];
 
