@@ -41,6 +41,8 @@ Commands:
   devices pair-info [--workspace ID] [--svg FILE]   How to pair a phone: URL, token, QR code
   devices rotate-token [--workspace ID]   A new pairing token (paired phones keep working)
   simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]
+                 [--missed "text"] [--mms "subject"] [--mms-pushes N] [--app-version V]
+                 [--ping SECONDS] [--battery 0..100] [--charging] [--no-connection]
                                           Act as a paired phone (the SMS Gateway for Android protocol)
   backup --out FILE                       Write a consistent copy of the database
 

@@ -1,11 +1,13 @@
 // One simulated phone put together, behaving like the app paired with "Sign up": it registers,
 // keeps the event stream open, loads its settings and webhooks only when an event says so, pulls
-// on each event, each (re)opened stream and a slow timer, and stops cleanly.
+// on each event, each (re)opened stream and a slow timer, reports what it receives and its health,
+// re-posts its inbox when asked, and stops cleanly.
 import type { SimulatedPhoneHandle, SimulatePhoneOptions } from "./args";
 import { listenForEvents } from "./event-stream";
 import { Lifetime } from "./lifetime";
 import { MessageQueue } from "./messages";
 import { PhoneSettings, ProtocolClient } from "./protocol";
+import { HealthPinger, Inbox } from "./reports";
 import { WebhookPoster } from "./webhooks";
 import { record, text } from "./wire";
 
@@ -14,6 +16,8 @@ class SimulatedPhone {
   private readonly client: ProtocolClient;
   private readonly hooks: WebhookPoster;
   private readonly queue: MessageQueue;
+  private readonly inbox: Inbox;
+  private readonly pinger: HealthPinger;
   private poller: ReturnType<typeof setInterval> | null = null;
   /** Settles once both the settings (signing key) and the webhooks have been read from the server. */
   private readonly configured: Promise<boolean>;
@@ -27,6 +31,8 @@ class SimulatedPhone {
     const parts = { opts, life: this.life, client: this.client, settings };
     this.hooks = new WebhookPoster(parts);
     this.queue = new MessageQueue(parts, this.hooks);
+    this.inbox = new Inbox(parts, this.hooks);
+    this.pinger = new HealthPinger(parts, this.hooks, this.queue);
     const settingsRead = new Promise<void>((resolve) => (this.markSettings = resolve));
     const webhooksRead = new Promise<void>((resolve) => (this.markWebhooks = resolve));
     const stopped = new Promise<boolean>((resolve) => this.life.signal.addEventListener("abort", () => resolve(false), { once: true }));
@@ -51,11 +57,13 @@ class SimulatedPhone {
       }),
     );
     this.poller = setInterval(() => this.queue.pull(), this.opts.pollSeconds * 1000);
-    if (this.opts.inbound !== null) {
-      const inbound = this.opts.inbound;
-      // The SMS "arrives" once the phone knows where to post it and how to sign it.
-      this.life.track(this.configured.then((ready) => (ready ? this.hooks.receive(inbound) : undefined)));
-    }
+    // The ping runs from the app's start; until the webhooks are loaded its pings go nowhere.
+    this.pinger.start();
+    if (this.opts.missed !== null) this.inbox.addMissed(this.opts.missed);
+    const { inbound, mms } = this.opts;
+    // Messages "arrive" once the phone knows where to post them and how to sign them.
+    if (inbound !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveSms(inbound) : undefined)));
+    if (mms !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveMms(mms) : undefined)));
   }
 
   async stop(): Promise<void> {
@@ -87,6 +95,9 @@ class SimulatedPhone {
         return;
       case "SettingsUpdated":
         this.life.track(this.client.loadSettings().then((ok) => ok && this.markSettings()));
+        return;
+      case "MessagesExportRequested":
+        this.life.track(this.inbox.export(data));
         return;
     }
     this.opts.log(`event ${event} ignored`);

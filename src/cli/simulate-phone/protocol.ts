@@ -95,6 +95,9 @@ export class ProtocolClient {
       const high = max ?? min ?? 0;
       this.settings.sendInterval = { min: Math.min(low, high), max: Math.max(low, high) };
     }
+    // The app stores a new ping interval but its ping service keeps the one it started with.
+    const ping = finite(record(settings.ping)?.interval_seconds);
+    if (ping !== null && ping !== this.opts.pingSeconds) this.log(`ping interval ${ping} s from the server applies after an app restart`);
     const order = text(messages?.processing_order);
     if (order === "LIFO" || order === "FIFO") this.settings.order = order === "LIFO" ? "lifo" : "fifo";
 
