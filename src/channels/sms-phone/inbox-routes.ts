@@ -2,7 +2,7 @@
 // SMS it received in a period, to recover inbound messages whose webhooks were lost.
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
-import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import { Envelope, envelopeOf, errorResponses, models } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { DAY } from "../../lib/time";
 import { DeviceIdParams } from "../../modules/devices/model";
@@ -60,7 +60,7 @@ export function inboxRoutes(mobile: MobileService, s: ChannelRouteContext) {
         }
         const asked = mobile.requestInboxExport(device, since, until);
         set.status = 202;
-        return ok(asked, "Inbox refresh requested");
+        return envelopeOf(202, "Inbox refresh requested", asked);
       },
       {
         parse: "json",

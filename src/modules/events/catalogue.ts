@@ -36,7 +36,8 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   { type: "notification.cancelled", when: "a pending notification was cancelled", data: notification("cancelled", { sent_at: null, cancelled_at: "2026-01-15T12:00:00.500Z" }) },
   {
     type: "message.received",
-    when: "an inbound SMS or chat-app message arrived",
+    when:
+      "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event",
     data: { thread_id: 7, message_id: 31, channel: "sms", from: "+14155552671", body: "Is my order ready?", received_at: "2026-01-15T12:01:00.000Z", device_id: 1, contact_id: 3 },
   },
   {
