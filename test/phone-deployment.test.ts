@@ -120,7 +120,7 @@ describe("behind a TLS proxy", () => {
     expect(s.server.output()).toContain("pigeon: warning: PIGEON_PUBLIC_URL is not set, so phones are given http:// webhook URLs");
     const phone = await startPhone(s, fakeTlsProxy(s.server.url), "Proxied/phone", [], "events stream open");
     await waitFor("the webhooks read", () => phone.output().includes("webhooks: "), { detail: phone.output });
-    expect(phone.output()).toContain("webhooks: sms:delivered, sms:failed, sms:received, sms:sent → https://sms.example.com/mobile/v1/webhook");
+    expect(phone.output()).toContain("webhooks: mms:downloaded, mms:received, sms:delivered, sms:failed, sms:received, sms:sent, system:ping → https://sms.example.com/mobile/v1/webhook");
   });
 
   test("an untrusted peer's forwarded headers are ignored", async () => {

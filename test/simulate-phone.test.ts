@@ -19,7 +19,7 @@ const SIGNING_KEY = "server-signing-key";
 const USER_AGENT = "me.capcom.smsgateway/1.68.0";
 // The app's yyyy-MM-dd'T'HH:mm:ss.SSSXXX: exactly three fraction digits and an offset.
 const APP_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$/;
-const EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed", "sms:cancelled"];
+const EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed", "sms:cancelled", "mms:received", "mms:downloaded", "system:ping"];
 
 interface Hit {
   method: string;
@@ -167,7 +167,13 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     token: PAIRING_TOKEN,
     failRate: 0,
     inbound: null,
+    missed: null,
+    mms: null,
+    mmsPushes: 1,
     from: "+15550001111",
+    battery: 80,
+    charging: false,
+    connected: true,
     delayMs: 50,
     name: "Pigeon/simulator",
     appVersion: "1.68.0",
@@ -460,6 +466,135 @@ describe("simulatePhone", () => {
     await waitFor("the log line", () => lines.includes("received SMS from +15550001234 posted"), SOON);
   });
 
+  test("--ping posts system:ping with the app's health checks, on the interval the app started with", async () => {
+    const server = await start({}, { pingSeconds: 1, battery: 9, connected: false });
+    // The server's interval only applies after an app restart.
+    server.setSettings({ ping: { interval_seconds: 300 }, webhooks: { signing_key: SIGNING_KEY } });
+    server.push("SettingsUpdated", "null");
+    await waitFor("two pings", () => server.hooksFor("system:ping").length >= 2, { ...SOON, timeoutMs: 5000 });
+    expect(lines).toContain("settings changed via API: ping and notification channel take effect when the app restarts");
+    const [hook] = server.hooksFor("system:ping");
+    expectSigned(hook);
+    const check = (status: string, observedValue: number, observedUnit: string) => ({ status, observedValue, observedUnit, description: expect.any(String) });
+    expect(hook.body.payload).toEqual({
+      health: {
+        version: "1.68.0",
+        releaseId: expect.any(Number),
+        status: "fail",
+        checks: {
+          "messages:failed": check("pass", 0, "messages"),
+          "connection:status": check("fail", 0, "boolean"),
+          "connection:transport": check("fail", 0, "flags"),
+          "connection:cellular": check("pass", 0, "index"),
+          "battery:level": check("fail", 9, "percent"),
+          "battery:charging": check("pass", 0, "flags"),
+        },
+      },
+    });
+  });
+
+  test("without --ping the app does not ping; before 1.30 a ping carries only the messages check", async () => {
+    const server = await start({}, { appVersion: "1.29.0", pingSeconds: 1 });
+    await waitFor("a ping", () => server.hooksFor("system:ping").length >= 1, { ...SOON, timeoutMs: 5000 });
+    expect(Object.keys(server.hooksFor("system:ping")[0].body.payload.health.checks)).toEqual(["messages:failed"]);
+    await phone!.stop();
+    await mock!.stop();
+    const quiet = await start();
+    quiet.push("MessageEnqueued", "null");
+    await waitFor("the pull", () => quiet.count("GET", "/message") >= 2, SOON);
+    expect(quiet.hooksFor("system:ping")).toHaveLength(0);
+  });
+
+  test("--mms posts the headers as mms:received, then the downloaded content as mms:downloaded", async () => {
+    const server = await start({}, { mms: "Holiday", from: "+15550001234" });
+    await waitFor("mms:downloaded", () => server.hooksFor("mms:downloaded").length === 1, SOON);
+    const [headers] = server.hooksFor("mms:received");
+    expectSigned(headers);
+    expect(headers.body.payload).toEqual({
+      messageId: expect.stringMatching(/^T[0-9a-f]{12}$/),
+      sender: "+15550001234",
+      recipient: "+15550009999",
+      simNumber: 1,
+      phoneNumber: "+15550001234",
+      transactionId: headers.body.payload.messageId,
+      subject: "Holiday",
+      size: expect.any(Number),
+      contentClass: null,
+      receivedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/),
+    });
+    expect(server.hooksFor("mms:downloaded")[0].body.payload).toEqual({
+      messageId: "1",
+      sender: "+15550001234",
+      recipient: "+15550009999",
+      simNumber: 1,
+      phoneNumber: "+15550001234",
+      body: null,
+      subject: "Holiday",
+      attachments: [{ partId: 1, contentType: "image/gif", name: "picture.gif", size: 14, data: expect.any(String) }],
+      receivedAt: headers.body.payload.receivedAt,
+    });
+    expect(server.hooksFor("mms:received")).toHaveLength(1);
+  });
+
+  test("a repeated MMS notification is posted again by apps before 1.65.2 only", async () => {
+    const old = await start({}, { mms: "Twice", mmsPushes: 2, appVersion: "1.65.1" });
+    await waitFor("mms:downloaded", () => old.hooksFor("mms:downloaded").length === 1, SOON);
+    expect(old.hooksFor("mms:received")).toHaveLength(2);
+    await phone!.stop();
+    await mock!.stop();
+    const current = await start({}, { mms: "Twice", mmsPushes: 2 });
+    await waitFor("mms:downloaded", () => current.hooksFor("mms:downloaded").length === 1, SOON);
+    expect(current.hooksFor("mms:received")).toHaveLength(1);
+    expect(lines).toContain("repeated MMS notification skipped: already handled");
+  });
+
+  /** Asks the phone for its inbox of the last hour, as Pigeon and the Go server word it. */
+  function askForInbox(server: Mock, extra: Record<string, string> = {}) {
+    const now = Date.now();
+    const data = { since: new Date(now - 3_600_000).toISOString(), until: new Date(now + 60_000).toISOString(), messageTypes: "SMS", triggerWebhooks: "true", ...extra };
+    server.push("MessagesExportRequested", JSON.stringify(data));
+  }
+
+  test("MessagesExportRequested: the inbox of the period is processed again, oldest first; a 1.68 app skips what it handled", async () => {
+    const server = await start({}, { inbound: "Seen", missed: "Lost" });
+    await waitFor("the live SMS", () => server.hooksFor("sms:received").length === 1, SOON);
+    askForInbox(server);
+    await waitFor("the export", () => lines.some((l) => l.startsWith("inbox export")), SOON);
+    expect(lines).toContain("inbox export: 1 message(s) processed again, 1 already handled skipped");
+    expect(server.hooksFor("sms:received").map((h) => h.body.payload.message)).toEqual(["Seen", "Lost"]);
+    const [seen, lost] = server.hooksFor("sms:received").map((h) => h.body.payload);
+    expect(Date.parse(lost.receivedAt)).toBeLessThan(Date.parse(seen.receivedAt));
+  });
+
+  test("an app before 1.65.2 posts the whole period again, with the same message ids", async () => {
+    const server = await start({}, { inbound: "Seen", missed: "Lost", appVersion: "1.65.1" });
+    await waitFor("the live SMS", () => server.hooksFor("sms:received").length === 1, SOON);
+    askForInbox(server);
+    await waitFor("the export", () => lines.some((l) => l.startsWith("inbox export")), SOON);
+    const posted = server.hooksFor("sms:received").map((h) => h.body.payload);
+    expect(posted.map((p) => p.message)).toEqual(["Seen", "Lost", "Seen"]);
+    expect(posted[2].messageId).toBe(posted[0].messageId);
+    expect(posted[2].receivedAt).toBe(posted[0].receivedAt);
+  });
+
+  test("triggerWebhooks false records without posting; a period that misses the inbox posts nothing; apps before 1.28 ignore the event", async () => {
+    const server = await start({}, { missed: "Lost" });
+    askForInbox(server, { triggerWebhooks: "false" });
+    await waitFor("the export", () => lines.some((l) => l.startsWith("inbox export")), SOON);
+    askForInbox(server, { since: "2020-01-01T00:00:00.000Z", until: "2020-01-02T00:00:00.000Z" });
+    await waitFor("the second export", () => lines.filter((l) => l.startsWith("inbox export")).length === 2, SOON);
+    // The first export recorded the message as handled, so even a later full export skips it.
+    askForInbox(server);
+    await waitFor("the third export", () => lines.filter((l) => l.startsWith("inbox export")).length === 3, SOON);
+    expect(server.hooksFor("sms:received")).toHaveLength(0);
+    await phone!.stop();
+    await mock!.stop();
+    const old = await start({}, { missed: "Lost", appVersion: "1.27.0" });
+    askForInbox(old);
+    await waitFor("the log line", () => lines.some((l) => l.includes("MessagesExportRequested ignored")), SOON);
+    expect(old.hooksFor("sms:received")).toHaveLength(0);
+  });
+
   test("SettingsUpdated and WebhooksUpdated read the server again; a new signing key signs later webhooks", async () => {
     const server = await start();
     server.setSettings({ webhooks: { signing_key: "rotated-key" } });
@@ -507,7 +642,13 @@ describe("parseSimulatePhoneArgs", () => {
       token: "T",
       failRate: 0,
       inbound: null,
+      missed: null,
+      mms: null,
+      mmsPushes: 1,
       from: "+15550001111",
+      battery: 80,
+      charging: false,
+      connected: true,
       delayMs: 1000,
       holdMs: 0,
       name: "Pigeon/simulator",
@@ -537,6 +678,12 @@ describe("parseSimulatePhoneArgs", () => {
       "--ping=30",
       "--order=fifo",
       "--sim-selection=RoundRobin",
+      "--missed=lost",
+      "--mms=Photo",
+      "--mms-pushes=2",
+      "--battery=12",
+      "--charging",
+      "--no-connection",
     ]);
     expect(opts).toMatchObject({
       server: "https://pigeon.example/mobile/v1",
@@ -551,6 +698,12 @@ describe("parseSimulatePhoneArgs", () => {
       pingSeconds: 30,
       order: "fifo",
       simSelection: "RoundRobin",
+      missed: "lost",
+      mms: "Photo",
+      mmsPushes: 2,
+      battery: 12,
+      charging: true,
+      connected: false,
     });
   });
 
@@ -569,6 +722,8 @@ describe("parseSimulatePhoneArgs", () => {
     [["--server", "http://x", "--token", "T", "--sim-selection", "roundrobin"], "--sim-selection needs one of OSDefault, RoundRobin, Random"],
     [["--server", "http://x", "--token", "T", "--from", "5550001111"], "--from needs a number in E.164 form"],
     [["--server", "http://x", "--token", "T", "--inbound", ""], "--inbound needs the text"],
+    [["--server", "http://x", "--token", "T", "--battery", "101"], "--battery needs a whole number from 0 to 100"],
+    [["--server", "http://x", "--token", "T", "--mms", ""], "--mms needs the subject"],
     [["--server", "http://x", "--token", "T", "--bogus"], "bogus"],
     [["--server", "http://x", "--token", "T", "extra"], "extra"],
   ])("%j is refused", (argv, message) => {

@@ -42,6 +42,8 @@ Commands:
   devices rotate-token [--workspace ID]   A new pairing token (paired phones keep working)
   simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]
                  [--channel sse|auto] [--poll S] [--ping S] [--order lifo|fifo] [--sim-selection MODE]
+                 [--missed "text"] [--mms "subject"] [--mms-pushes N] [--app-version V]
+                 [--battery 0..100] [--charging] [--no-connection]
                                           Act as a paired phone (the SMS Gateway for Android protocol)
   backup --out FILE                       Write a consistent copy of the database
 

@@ -5,6 +5,37 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DELIVERY_TYPES, DEVICE_KINDS } from "../channels/kinds";
 
+/** A paired phone's health as its app last reported it (the system:ping webhook's checks). */
+export interface PhoneHealth {
+  /** The app's overall verdict: pass, warn or fail. */
+  status: string | null;
+  batteryLevel: number | null;
+  charging: boolean | null;
+  /** Plugged into AC or USB (a full battery on a charger is plugged but not charging). */
+  plugged: boolean | null;
+  /** Internet connection (connection:status). */
+  connected: boolean | null;
+  /** The cellular data network: none, unknown, 2g, 3g, 4g or 5g. */
+  cellular: string | null;
+  /** Messages that failed on the phone in the last hour, and the app's verdict on them. */
+  failedMessages: number | null;
+  failedStatus: string | null;
+  appVersion: string | null;
+  reportedAt: number;
+}
+
+/** An MMS as the phone reported it: headers first (mms:received), content later (mms:downloaded). */
+export interface MmsMeta {
+  type: "mms";
+  transactionId: string | null;
+  subject: string | null;
+  size: number | null;
+  contentClass: string | null;
+  /** The phone's id of the downloaded message, once mms:downloaded came. */
+  downloadId: string | null;
+  attachments: { partId: number | null; contentType: string; name: string | null; size: number | null }[] | null;
+}
+
 export const plan = sqliteTable("plan", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   code: text("code").notNull().unique(),
@@ -95,6 +126,10 @@ export const device = sqliteTable(
     appVersion: text("app_version"),
     // Paired phones: the last presence we announced (device.online / device.offline events).
     presence: text("presence", { enum: ["online", "offline"] }),
+    // Paired phones: the health the app last reported in its system:ping webhook, and while an
+    // unhealthy episode lasts (device.unhealthy announced) its reasons, e.g. ["low_battery"].
+    health: text("health", { mode: "json" }).$type<PhoneHealth>(),
+    unhealthyReasons: text("unhealthy_reasons", { mode: "json" }).$type<string[]>(),
     blockedCode: text("blocked_code"),
     blockedReason: text("blocked_reason"),
     blockedAt: integer("blocked_at"),
@@ -352,6 +387,8 @@ export const threadMessage = sqliteTable(
     deviceId: integer("device_id"),
     // The channel's id for an inbound message (the phone's content hash, the platform's wamid).
     externalId: text("external_id"),
+    // What a plain text body cannot hold: an MMS's headers and its attachments' metadata.
+    meta: text("meta", { mode: "json" }).$type<MmsMeta>(),
     at: integer("at").notNull(),
   },
   (table) => [

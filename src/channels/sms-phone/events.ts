@@ -3,7 +3,7 @@
 // a dropped connection costs nothing: the app pulls again on every reconnect.
 const encoder = new TextEncoder();
 
-export type PhoneEvent = "MessageEnqueued" | "MessageCancelled" | "WebhooksUpdated" | "SettingsUpdated";
+export type PhoneEvent = "MessageEnqueued" | "MessageCancelled" | "WebhooksUpdated" | "SettingsUpdated" | "MessagesExportRequested";
 
 export const KEEPALIVE_MS = 15_000;
 
@@ -65,6 +65,9 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void) {
     },
 
     notify,
+
+    /** Whether the device has an event stream open now. */
+    isOpen: (deviceId: number): boolean => (streams.get(deviceId)?.size ?? 0) > 0,
 
     /** "There is work": coalesced, so a burst of sends costs the phone one pull. */
     enqueued(deviceId: number) {

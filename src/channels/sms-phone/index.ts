@@ -3,6 +3,7 @@
 // stream when there is work, and reports back what the carrier did.
 import type { Channel } from "../types";
 import { createPhoneEventHub } from "./events";
+import { inboxRoutes } from "./inbox-routes";
 import { pairingRoutes } from "./pairing-routes";
 import { isCancelAware } from "./protocol";
 import { createPhoneRepository } from "./repository";
@@ -46,7 +47,7 @@ export const smsPhone: Channel<"mobile", MobileService> = {
     };
   },
   // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
-  routes: (service, s) => [pairingRoutes(s), mobileRoutes(service, s)],
+  routes: (service, s) => [pairingRoutes(s), inboxRoutes(service, s), mobileRoutes(service, s)],
   tasks: (service, config) => [
     { name: "phones:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
     { name: "devices:watch-presence", everySeconds: 15, run: () => service.watchPresence() },

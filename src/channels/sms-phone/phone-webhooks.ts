@@ -1,20 +1,29 @@
-// The webhooks a phone posts (sms:received, sms:sent, sms:delivered, sms:failed): which ones it
-// should call, and each delivery checked (signature, fresh timestamp, an event id seen once) and
-// applied: inbound messages into threads, statuses as the phone's reports.
+// The webhooks a phone posts (sms:received, sms:sent, sms:delivered, sms:failed, mms:received,
+// mms:downloaded, system:ping): which ones it should call, and each delivery checked (signature,
+// fresh timestamp, an event id seen once) and applied: inbound messages into threads, statuses as
+// the phone's reports, its health onto the device.
 import type { Database } from "bun:sqlite";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
+import type { MmsMeta } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";
 import { recordInbound } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
+import { readPing, unhealthyReasons } from "./health";
 import { PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, unauthorized, type PatchItem } from "./protocol";
 import type { PhoneRepository } from "./repository";
 
 /** How far a webhook's X-Timestamp may be from our clock. */
 const WEBHOOK_SKEW_S = 300;
+
+/** How far apart an MMS's notification and its downloaded content may be dated and still match. */
+const MMS_MATCH_MS = 60 * 60 * 1000;
+
+/** What an MMS shows as its text when it has no body or subject. */
+const MMS_PLACEHOLDER = "[MMS]";
 
 export interface PhoneWebhookDeps {
   sqlite: Database;
@@ -27,6 +36,16 @@ export interface PhoneWebhookDeps {
   markAlive(device: DeviceRow, headers: Headers): void;
   /** Applies one phone report to its notification (shared with PATCH /message). */
   applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): void;
+}
+
+/** An MMS in Pigeon's message.received event. */
+function mmsEventData(meta: MmsMeta) {
+  return {
+    transaction_id: meta.transactionId,
+    subject: meta.subject,
+    size: meta.size,
+    attachments: (meta.attachments ?? []).map((a) => ({ content_type: a.contentType, name: a.name, size: a.size })),
+  };
 }
 
 export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
@@ -92,9 +111,24 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         if (!sender || body === null) return;
         const from = toE164(sender) ?? sender;
         const at = Date.parse(text("receivedAt") ?? "") || clock.now();
-        recordInbound(threads, events, { workspaceId: device.workspaceId, channel: "sms", deviceId: device.id, from, body, externalId: messageId, at });
+        recordInbound(threads, events, {
+          workspaceId: device.workspaceId,
+          channel: "sms",
+          deviceId: device.id,
+          from,
+          body,
+          externalId: messageId,
+          at,
+          sameContentIsDuplicate: true,
+        });
         return;
       }
+      case "mms:received":
+        return mmsReceived(device, p);
+      case "mms:downloaded":
+        return mmsDownloaded(device, p);
+      case "system:ping":
+        return ping(device, p);
       case "sms:sent":
       case "sms:delivered":
       case "sms:failed":
@@ -112,6 +146,108 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         return;
       }
     }
+  }
+
+  const text = (p: Record<string, unknown>, k: string) => (typeof p[k] === "string" ? (p[k] as string) : null);
+  const count = (p: Record<string, unknown>, k: string) => (typeof p[k] === "number" && Number.isFinite(p[k]) ? Math.round(p[k] as number) : null);
+  const senderOf = (p: Record<string, unknown>) => {
+    const sender = text(p, "sender") ?? text(p, "phoneNumber");
+    return sender ? (toE164(sender) ?? sender) : null;
+  };
+
+  /**
+   * mms:received: the MMS notification's headers (transaction id, subject, size); its content is
+   * still on the carrier's server. It lands in the sender's thread with the subject (or "[MMS]")
+   * as its text; the phone's message id (the MMS message id, else the transaction id) makes a
+   * re-post change nothing.
+   */
+  function mmsReceived(device: DeviceRow, p: Record<string, unknown>) {
+    const from = senderOf(p);
+    const transactionId = text(p, "transactionId");
+    const externalId = text(p, "messageId") ?? transactionId;
+    if (!from || !externalId) return;
+    const subject = text(p, "subject");
+    const meta: MmsMeta = {
+      type: "mms",
+      transactionId,
+      subject,
+      size: count(p, "size"),
+      contentClass: text(p, "contentClass"),
+      downloadId: null,
+      attachments: null,
+    };
+    const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
+    recordInbound(threads, events, {
+      workspaceId: device.workspaceId,
+      channel: "sms",
+      deviceId: device.id,
+      from,
+      body: subject || MMS_PLACEHOLDER,
+      externalId: `mms:${externalId}`,
+      meta,
+      at,
+      extra: { mms: mmsEventData(meta) },
+    });
+  }
+
+  /**
+   * mms:downloaded: the MMS's content (text and attachments; the app's payload carries no
+   * transaction id). It completes the header-only MMS from the same sender nearest in time
+   * (within an hour), or, when none came (an export, or headers lost), lands as a new message.
+   * Only the attachments' metadata is kept, never their bytes.
+   */
+  function mmsDownloaded(device: DeviceRow, p: Record<string, unknown>) {
+    const from = senderOf(p);
+    const downloadId = text(p, "messageId");
+    if (!from || !downloadId) return;
+    const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
+    const attachments = (Array.isArray(p.attachments) ? p.attachments : []).flatMap((a) => {
+      if (!a || typeof a !== "object") return [];
+      const part = a as Record<string, unknown>;
+      const contentType = text(part, "contentType");
+      return contentType ? [{ partId: count(part, "partId"), contentType, name: text(part, "name"), size: count(part, "size") }] : [];
+    });
+    const subject = text(p, "subject");
+    const body = text(p, "body") || subject || MMS_PLACEHOLDER;
+    const thread = threads.find(device.workspaceId, "sms", 0, from);
+    const match = thread ? threads.mmsToComplete(thread.id, downloadId, at, MMS_MATCH_MS) : null;
+    if (match) {
+      if (match.done) return;
+      threads.completeMms(match.id, body, { ...match.meta, subject: match.meta.subject ?? subject, downloadId, attachments });
+      return;
+    }
+    const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments };
+    recordInbound(threads, events, {
+      workspaceId: device.workspaceId,
+      channel: "sms",
+      deviceId: device.id,
+      from,
+      body,
+      externalId: `mms-content:${downloadId}`,
+      meta,
+      at,
+      extra: { mms: mmsEventData(meta) },
+    });
+  }
+
+  /**
+   * system:ping: the app's health checks, kept on the device. Falling unhealthy (battery under
+   * 15 % off the charger, or no connection) is announced once as device.unhealthy; the episode
+   * ends, announced as device.healthy, at the first ping with neither.
+   */
+  function ping(device: DeviceRow, p: Record<string, unknown>) {
+    const health = readPing(p, clock.now());
+    if (!health) return;
+    const reasons = unhealthyReasons(health);
+    const was = device.unhealthyReasons;
+    const data = { device_id: device.id, name: device.name, kind: device.kind, battery_level: health.batteryLevel, charging: health.charging, connected: health.connected };
+    if (reasons.length > 0 && !was) {
+      events.emit(device.workspaceId, "device.unhealthy", { ...data, reasons });
+    } else if (reasons.length === 0 && was) {
+      events.emit(device.workspaceId, "device.healthy", { ...data, previous_reasons: was });
+    }
+    // While the episode lasts its reasons follow the latest ping, without a new event.
+    devices.update(device.id, { health, unhealthyReasons: reasons.length > 0 ? reasons : null });
   }
 
   return { webhooks, receiveWebhook };

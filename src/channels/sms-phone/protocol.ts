@@ -8,7 +8,10 @@ import type { DeviceRow } from "../../modules/devices/repository";
 /** Apps before this version have no `state` field and would send a Cancelling message. */
 const CANCEL_AWARE = [1, 67, 0];
 
-export const PHONE_WEBHOOK_EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed"] as const;
+/** The first app version that re-posts its inbox on MessagesExportRequested (CHANGELOG 1.28.0). */
+export const INBOX_EXPORT_SINCE = "1.28.0";
+
+export const PHONE_WEBHOOK_EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed", "mms:received", "mms:downloaded", "system:ping"] as const;
 export const PHONE_WEBHOOK_PATH = "/mobile/v1/webhook";
 
 /** The app version from `User-Agent: me.capcom.smsgateway/1.68.0`, or null. */
@@ -16,13 +19,19 @@ export function appVersionOf(userAgent: string | null): string | null {
   return /me\.capcom\.smsgateway\/(\d+\.\d+\.\d+)/.exec(userAgent ?? "")?.[1] ?? null;
 }
 
-export function isCancelAware(version: string | null): boolean {
+/** Whether an app version is `least` or later; an unknown version is not. */
+export function atLeast(version: string | null, least: string): boolean {
   if (!version) return false;
   const parts = version.split(".").map(Number);
+  const want = least.split(".").map(Number);
   for (let i = 0; i < 3; i++) {
-    if (parts[i] !== CANCEL_AWARE[i]) return parts[i] > CANCEL_AWARE[i];
+    if (parts[i] !== want[i]) return parts[i] > want[i];
   }
   return true;
+}
+
+export function isCancelAware(version: string | null): boolean {
+  return atLeast(version, CANCEL_AWARE.join("."));
 }
 
 export interface PatchItem {

@@ -194,7 +194,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       auth: "phone",
       detail: detail(
         "Webhooks the phone should call",
-        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered and sms:failed, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
+        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered, sms:failed, mms:received, mms:downloaded and system:ping, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
         responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
       ),
     })
@@ -252,7 +252,9 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         auth: "phoneSigned",
         detail: detail(
           "Events the phone posts",
-          "sms:received, sms:sent, sms:delivered, sms:failed, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). Stale timestamps and bad signatures are refused; a repeated event id changes nothing.",
+          "sms:received, sms:sent, sms:delivered, sms:failed (and sms:cancelled), mms:received, mms:downloaded and system:ping, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). " +
+            "Stale timestamps and bad signatures are refused; a repeated event id changes nothing. A received SMS or MMS the thread already has (same phone id; for SMS also same sender, time and text) is not stored again. " +
+            "system:ping's `health` checks are kept as the device's reported health (GET /v1/api/device/{device_id}/health).",
           responses(204, "Received"),
         ),
         parse: "json",

@@ -19,7 +19,7 @@ import type { PhoneEventHub } from "./events";
 import { createPhonePairing, pairingInfo } from "./pairing";
 import { createPhoneWebhooks } from "./phone-webhooks";
 import { MAX_MESSAGES, type PhoneRepository } from "./repository";
-import { appVersionOf, deviceEventData, isCancelAware, unauthorized, type PatchItem } from "./protocol";
+import { appVersionOf, atLeast, deviceEventData, INBOX_EXPORT_SINCE, isCancelAware, unauthorized, type PatchItem } from "./protocol";
 
 type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled" | "Cancelling";
 
@@ -282,6 +282,28 @@ export function createMobileService(deps: MobileDeps) {
     return stream;
   }
 
+  /**
+   * Asks a paired phone to re-post the SMS it received between `since` and `until` (its
+   * MessagesExportRequested event), to recover messages whose webhooks never reached Pigeon; the
+   * re-posted ones Pigeon already has change nothing. 409 when the device is no paired phone, its
+   * app is older than 1.28.0 (or never named its version), or it has no event stream open (the
+   * event would be lost: it is not kept for a later connection).
+   */
+  function requestInboxExport(device: DeviceRow, since: number, until: number) {
+    if (device.kind !== "sms") throw new AppError("not_a_phone", `Device ${device.id} is not a paired phone`);
+    const version = repo.appVersion(device.id);
+    if (!atLeast(version, INBOX_EXPORT_SINCE)) {
+      throw new AppError("app_too_old", `The phone's app is ${version ?? "of an unknown version"}; re-posting its inbox needs ${INBOX_EXPORT_SINCE} or later`, {
+        app_version: version,
+      });
+    }
+    if (!hub.isOpen(device.id)) throw new AppError("phone_not_connected", "The phone has no event stream open; it cannot be asked now");
+    // The app reads the data as {since, until, messageTypes, triggerWebhooks}; dates in its Gson
+    // pattern (three fraction digits), every value a string like the Go server sends.
+    hub.notify(device.id, "MessagesExportRequested", { since: iso(since)!, until: iso(until)!, messageTypes: "SMS", triggerWebhooks: "true" });
+    return { device_id: device.id, since: iso(since)!, until: iso(until)!, message_types: ["SMS"], requested_at: iso(clock.now())! };
+  }
+
   const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState });
 
   return {
@@ -302,6 +324,7 @@ export function createMobileService(deps: MobileDeps) {
     /** For the CLI's `devices pair-info`. */
     pairingInfo,
     receiveWebhook: phoneWebhooks.receiveWebhook,
+    requestInboxExport,
   };
 }
 

@@ -11,8 +11,21 @@ export interface SimulatePhoneOptions {
   failRate: number;
   /** When set, the phone "receives" one SMS with this text after registering and reports it. */
   inbound: string | null;
-  /** Sender of that inbound SMS. */
+  /** Sender of that inbound SMS (and of --missed and --mms). */
   from: string;
+  /**
+   * When set, an SMS with this text already sits in the phone's inbox, received while the app was
+   * not running: never posted, until the server asks for the inbox (MessagesExportRequested).
+   */
+  missed: string | null;
+  /** When set, the phone receives an MMS with this subject: mms:received, then mms:downloaded. */
+  mms: string | null;
+  /** How many times the carrier delivers that MMS's notification (WAP push); 1 normally. */
+  mmsPushes: number;
+  /** What the pings report: battery percent, on the charger, and whether there is a connection. */
+  battery: number;
+  charging: boolean;
+  connected: boolean;
   /** Time from Processed to Sent and from Sent to Delivered. */
   delayMs: number;
   /** Device name sent at registration (the app sends MANUFACTURER/PRODUCT). */
@@ -32,7 +45,10 @@ export interface SimulatePhoneOptions {
    * registers a Firebase token, opens no stream and learns of work only by polling.
    */
   channel: "sse" | "auto";
-  /** The phone's own settings before the server gives any: ping interval (null: off), pull order, SIM choice. */
+  /**
+   * The phone's own settings before the server gives any: the ping interval it started with
+   * (ping.interval_seconds; null: the app does not ping), pull order, SIM choice.
+   */
   pingSeconds: number | null;
   order: "lifo" | "fifo";
   simSelection: SimSelectionMode;
@@ -60,7 +76,13 @@ const FLAGS = {
   token: { type: "string" },
   "fail-rate": { type: "string" },
   inbound: { type: "string" },
+  missed: { type: "string" },
+  mms: { type: "string" },
+  "mms-pushes": { type: "string" },
   from: { type: "string" },
+  battery: { type: "string" },
+  charging: { type: "boolean" },
+  "no-connection": { type: "boolean" },
   delay: { type: "string" },
   name: { type: "string" },
   "app-version": { type: "string" },
@@ -118,6 +140,8 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
   if (!/^\S+$/.test(appVersion)) throw new Error(`--app-version needs a version such as 1.68.0, got "${appVersion}"`);
 
   if (values.inbound !== undefined && values.inbound === "") throw new Error("--inbound needs the text of the received SMS");
+  if (values.missed !== undefined && values.missed === "") throw new Error("--missed needs the text of the SMS waiting in the inbox");
+  if (values.mms !== undefined && values.mms === "") throw new Error("--mms needs the subject of the received MMS");
 
   return {
     // The app appends "/device", "/message" … to the base verbatim, so a trailing slash would double.
@@ -125,7 +149,13 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     token,
     failRate: numberFlag(values["fail-rate"], "--fail-rate", 0, 0, 1),
     inbound: values.inbound ?? null,
+    missed: values.missed ?? null,
+    mms: values.mms ?? null,
+    mmsPushes: numberFlag(values["mms-pushes"], "--mms-pushes", 1, 1, 5, true),
     from,
+    battery: numberFlag(values.battery, "--battery", 80, 0, 100, true),
+    charging: values.charging === true,
+    connected: values["no-connection"] !== true,
     delayMs: numberFlag(values.delay, "--delay", DEFAULTS.delayMs, 0, 3_600_000, true),
     name,
     appVersion,

@@ -20,6 +20,22 @@ export class MessageQueue extends PhonePart {
   }
 
 
+  /**
+   * What the app's messages:failed health check counts: messages taken up in the last hour that
+   * failed, and those that were processed, sent or delivered.
+   */
+  lastHour(now = Date.now()): { failed: number; processed: number } {
+    let failed = 0;
+    let processed = 0;
+    for (const m of this.messages.values()) {
+      const at = Date.parse(m.states.Processed ?? "");
+      if (Number.isNaN(at) || at < now - 3_600_000) continue;
+      if (m.state === "Failed") failed++;
+      else if (m.state !== "Cancelled") processed++;
+    }
+    return { failed, processed };
+  }
+
   /** Pulls GET /message; calls that arrive while one runs are folded into one more pull after it. */
   pull(): void {
     if (this.life.stopped) return;

@@ -1,12 +1,14 @@
 // One simulated phone put together, behaving like the app paired with "Sign up": it registers,
 // keeps the event stream open, loads its settings and webhooks only when an event says so, pulls
-// on each event, each (re)opened stream, its ping and a slow timer, and stops cleanly. On the AUTO
-// channel it registers a push token instead and opens no stream, so only the timer and ping pull.
+// on each event, each (re)opened stream, its ping and a slow timer, reports what it receives and its
+// health, re-posts its inbox when asked, and stops cleanly. On the AUTO channel it registers a push
+// token instead and opens no stream, so only the timer and the ping pull.
 import type { SimulatedPhoneHandle, SimulatePhoneOptions } from "./args";
 import { listenForEvents } from "./event-stream";
 import { Lifetime } from "./lifetime";
 import { MessageQueue } from "./messages";
 import { PhoneSettings, ProtocolClient } from "./protocol";
+import { HealthPinger, Inbox } from "./reports";
 import { WebhookPoster } from "./webhooks";
 import { record, text } from "./wire";
 
@@ -16,6 +18,8 @@ class SimulatedPhone {
   private readonly hooks: WebhookPoster;
   private readonly queue: MessageQueue;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
+  private readonly inbox: Inbox;
+  private readonly pinger: HealthPinger;
   /** Settles once both the settings (signing key) and the webhooks have been read from the server. */
   private readonly configured: Promise<boolean>;
   private markSettings!: () => void;
@@ -28,6 +32,8 @@ class SimulatedPhone {
     const parts = { opts, life: this.life, client: this.client, settings };
     this.hooks = new WebhookPoster(parts);
     this.queue = new MessageQueue(parts, this.hooks);
+    this.inbox = new Inbox(parts, this.hooks);
+    this.pinger = new HealthPinger(parts, this.hooks, this.queue);
     const settingsRead = new Promise<void>((resolve) => (this.markSettings = resolve));
     const webhooksRead = new Promise<void>((resolve) => (this.markWebhooks = resolve));
     const stopped = new Promise<boolean>((resolve) => this.life.signal.addEventListener("abort", () => resolve(false), { once: true }));
@@ -58,15 +64,17 @@ class SimulatedPhone {
       this.opts.log(`no event stream: push token registered (AUTO channel); polling every ${this.opts.pollSeconds} s`);
     }
     this.timers.push(setInterval(() => this.queue.pull(), this.opts.pollSeconds * 1000));
-    // The ping service runs with the interval the phone had at start; each ping pulls messages.
-    const ping = this.opts.pingSeconds;
-    if (ping !== null) this.timers.push(setInterval(() => this.queue.pull(), ping * 1000));
-    if (this.opts.inbound !== null) {
-      const inbound = this.opts.inbound;
-      if (this.opts.channel === "auto") this.opts.log("the received SMS waits: without an event stream nothing tells the phone its webhooks before a restart");
-      // The SMS "arrives" once the phone knows where to post it and how to sign it.
-      this.life.track(this.configured.then((ready) => (ready ? this.hooks.receive(inbound) : undefined)));
+    // The ping runs from the app's start with the interval it had then: each ping posts system:ping
+    // (until the webhooks are loaded it goes nowhere) and pulls messages.
+    this.pinger.start();
+    if (this.opts.missed !== null) this.inbox.addMissed(this.opts.missed);
+    const { inbound, mms } = this.opts;
+    if (this.opts.channel === "auto" && (inbound !== null || mms !== null)) {
+      this.opts.log("the received SMS waits: without an event stream nothing tells the phone its webhooks before a restart");
     }
+    // Messages "arrive" once the phone knows where to post them and how to sign them.
+    if (inbound !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveSms(inbound) : undefined)));
+    if (mms !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveMms(mms) : undefined)));
   }
 
   async stop(): Promise<void> {
@@ -98,6 +106,9 @@ class SimulatedPhone {
         return;
       case "SettingsUpdated":
         this.life.track(this.client.loadSettings().then((ok) => ok && this.markSettings()));
+        return;
+      case "MessagesExportRequested":
+        this.life.track(this.inbox.export(data));
         return;
     }
     this.opts.log(`event ${event} ignored`);

@@ -1,8 +1,7 @@
-// The webhooks the phone posts itself (sms:sent, sms:delivered, sms:received …), signed with the
-// provisioned key the way the app's signing plugin signs them, and the one inbound SMS the
-// simulator can pretend to receive.
+// The webhooks the phone posts itself (sms:sent, sms:delivered, sms:received, system:ping …),
+// signed with the provisioned key the way the app's signing plugin signs them.
 import { createHmac } from "node:crypto";
-import { nanoid, sha256Hex } from "../../lib/tokens";
+import { nanoid } from "../../lib/tokens";
 import { PhonePart } from "./parts";
 import {
   backoff,
@@ -11,7 +10,6 @@ import {
   OWN_NUMBER,
   REQUEST_TIMEOUT_MS,
   SIM_NUMBER,
-  stamp,
   WEBHOOK_ATTEMPTS,
   type Json,
   type LocalMessage,
@@ -23,25 +21,6 @@ export class WebhookPoster extends PhonePart {
   outgoing(message: LocalMessage, recipient: string): Json {
     // Field order follows the app's payload classes; phoneNumber is the deprecated twin of recipient.
     return { messageId: message.id, sender: OWN_NUMBER, recipient, simNumber: SIM_NUMBER, phoneNumber: recipient };
-  }
-
-  /** The phone "receives" an SMS from --from and reports it through sms:received. */
-  async receive(textBody: string): Promise<void> {
-    const receivedAt = stamp();
-    // The app's id is the 32-bit hash of the received message, printed as unsigned hex.
-    const messageId = parseInt(sha256Hex(`${this.opts.from}\n${textBody}\n${receivedAt}`).slice(0, 8), 16).toString(16);
-    const payload = {
-      messageId,
-      sender: this.opts.from,
-      recipient: OWN_NUMBER,
-      simNumber: SIM_NUMBER,
-      phoneNumber: this.opts.from,
-      message: textBody,
-      receivedAt,
-    };
-    const delivered = await this.emit("sms:received", payload);
-    if (delivered > 0) this.log(`received SMS from ${this.opts.from} posted`);
-    else this.log(`received SMS from ${this.opts.from} not posted: no sms:received webhook took it`);
   }
 
   /** Posts an event to every webhook registered for it; resolves with how many accepted it. */

@@ -18,7 +18,15 @@ export const PATCH_ATTEMPTS = 10;
 export const WEBHOOK_ATTEMPTS = 5;
 
 export type LocalState = "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled";
-export type WebhookEvent = "sms:received" | "sms:sent" | "sms:delivered" | "sms:failed" | "sms:cancelled";
+export type WebhookEvent = "sms:received" | "sms:sent" | "sms:delivered" | "sms:failed" | "sms:cancelled" | "mms:received" | "mms:downloaded" | "system:ping";
+
+/** Whether an app version (e.g. "1.68.0") is `least` or later. */
+export function versionAtLeast(version: string, least: string): boolean {
+  const have = version.split(".").map((p) => Number.parseInt(p, 10) || 0);
+  const want = least.split(".").map((p) => Number.parseInt(p, 10) || 0);
+  for (let i = 0; i < 3; i++) if ((have[i] ?? 0) !== (want[i] ?? 0)) return (have[i] ?? 0) > (want[i] ?? 0);
+  return true;
+}
 
 export interface LocalMessage {
   id: string;

@@ -65,6 +65,24 @@ export const DeviceHealthResponse = Envelope(
     failure_rate: t.Number({ description: "Failed share of finished notifications in the last 7 days" }),
     notification_channel: NotificationChannel,
     channel_hint: ChannelHint,
+    reported: t.Nullable(
+      t.Object(
+        {
+          status: t.Nullable(t.String({ description: "The app's overall verdict: pass, warn or fail" })),
+          battery_level: t.Nullable(t.Integer({ minimum: 0, maximum: 100, description: "Percent" })),
+          charging: t.Nullable(t.Boolean()),
+          plugged: t.Nullable(t.Boolean({ description: "On AC or USB power (a full battery on a charger is plugged, not charging)" })),
+          connected: t.Nullable(t.Boolean({ description: "The phone has an internet connection" })),
+          cellular: t.Nullable(t.String({ description: "Cellular data network: none (e.g. on Wi-Fi), unknown, 2g, 3g, 4g or 5g" })),
+          failed_messages: t.Nullable(t.Integer({ description: "Messages that failed on the phone in the last hour" })),
+          failed_status: t.Nullable(t.String({ description: "The app's check of those: pass, warn (some failed) or fail (all failed)" })),
+          app_version: t.Nullable(t.String()),
+          unhealthy: t.Array(t.String(), { description: "While unhealthy: low_battery, no_connection; empty otherwise" }),
+          reported_at: t.String({ format: "date-time" }),
+        },
+        { description: "Paired phones: the health the app last reported (its ping); null until it reports" },
+      ),
+    ),
   }),
 );
 

@@ -165,7 +165,11 @@ export function deviceRoutes(s: Services) {
         description:
           "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes, PIGEON_OFFLINE_AFTER; once offline 30, falling to none at 24 hours) " +
           "and 40 for the success rate of the last 7 days' finished notifications. A blocked device scores 0. `last_sync` is the last contact. " +
-          "A paired phone that only polls (`notification_channel: polling`: a push token and no event stream, the app's AUTO channel) is judged by its 15-minute poll interval and 5 minutes more; `channel_hint` says how to fix it.",
+          "A paired phone that only polls (`notification_channel: polling`: a push token and no event stream, the app's AUTO channel) is judged by its 15-minute poll interval and 5 minutes more; `channel_hint` says how to fix it. " +
+          "A paired phone whose app pings (its `system:ping` webhook, every `ping.interval_seconds`) reports its health, shown in `reported`; " +
+          "the score is then multiplied by its condition: battery under 15 % and neither charging nor plugged in ×0.5 (under 25 % ×0.8), " +
+          "no internet connection ×0.5, the app's failed-messages check `fail` ×0.5 (`warn` ×0.8). " +
+          "A phone falling under 15 % off the charger, or losing its connection, is announced once as `device.unhealthy`; its recovery as `device.healthy`.",
       },
     })
     .get("/:device_id/stats", ({ auth, params }) => ok(devices.stats(auth.workspaceId, params.device_id), "Device stats"), {

@@ -7,6 +7,7 @@ import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../channels/kinds";
+import type { PhoneHealth } from "../../db/schema";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 
@@ -49,6 +50,38 @@ export function paceOf(device: Pick<DeviceRow, "sendLimitPerMinute">, perSecond:
 
 /** One item of the register body: the common fields, and a channel's settings under its key. */
 export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<string, unknown>;
+
+/**
+ * What a phone's last health report does to its score, as a factor: the battery (under 15 % off
+ * the charger ×0.5, under 25 % ×0.8), the connection (none ×0.5) and the app's own check of
+ * messages that failed in the last hour (fail ×0.5, warn ×0.8) multiply.
+ */
+export function conditionOf(h: PhoneHealth): number {
+  const onPower = h.charging === true || h.plugged === true;
+  let factor = 1;
+  if (h.batteryLevel !== null && !onPower) factor *= h.batteryLevel < 15 ? 0.5 : h.batteryLevel < 25 ? 0.8 : 1;
+  if (h.connected === false) factor *= 0.5;
+  if (h.failedStatus === "fail") factor *= 0.5;
+  else if (h.failedStatus === "warn") factor *= 0.8;
+  return factor;
+}
+
+/** A phone's last health report as GET /device/:id/health shows it. */
+function presentHealth(h: PhoneHealth, unhealthy: string[] | null) {
+  return {
+    status: h.status,
+    battery_level: h.batteryLevel,
+    charging: h.charging,
+    plugged: h.plugged,
+    connected: h.connected,
+    cellular: h.cellular,
+    failed_messages: h.failedMessages,
+    failed_status: h.failedStatus,
+    app_version: h.appVersion,
+    unhealthy: unhealthy ?? [],
+    reported_at: iso(h.reportedAt)!,
+  };
+}
 
 /**
  * The sending settings a user can choose for a device. The ones chosen (device.userSettings) are
@@ -121,7 +154,8 @@ export function createDeviceService(
    * 0–100: 60 % contact and 40 % the success rate of the last 7 days' finished notifications.
    * Contact is full while the device is online (heard from within 5 minutes, or for a phone that
    * only polls within its 15-minute poll interval and 5 minutes more); once offline it starts at half
-   * and falls to nothing at 24 hours. A blocked device scores 0.
+   * and falls to nothing at 24 hours. A blocked device scores 0. A phone that reports its health has
+   * that score multiplied by its condition (conditionOf).
    */
   function health(workspaceId: number, id: number) {
     const row = require(workspaceId, id);
@@ -134,7 +168,8 @@ export function createDeviceService(
     if (online) contact = 100;
     else if (row.lastSeenAt !== null) contact = Math.max(0, 50 * (1 - (now - row.lastSeenAt - silence) / (DAY - silence)));
     const channel = notificationChannelOf(row, traitsOf(row.kind).needsPresence === true);
-    const score = row.blockedCode !== null ? 0 : Math.round(0.6 * contact + 0.4 * 100 * (1 - failureRate));
+    const condition = row.health ? conditionOf(row.health) : 1;
+    const score = row.blockedCode !== null ? 0 : Math.round((0.6 * contact + 0.4 * 100 * (1 - failureRate)) * condition);
     return {
       device_id: row.id,
       health_score: score,
@@ -143,6 +178,7 @@ export function createDeviceService(
       failure_rate: Math.round(failureRate * 1000) / 1000,
       notification_channel: channel,
       channel_hint: channel === "polling" ? POLLING_HINT : null,
+      reported: row.health ? presentHealth(row.health, row.unhealthyReasons) : null,
     };
   }
 

@@ -36,7 +36,8 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   { type: "notification.cancelled", when: "a pending notification was cancelled", data: notification("cancelled", { sent_at: null, cancelled_at: "2026-01-15T12:00:00.500Z" }) },
   {
     type: "message.received",
-    when: "an inbound SMS or chat-app message arrived",
+    when:
+      "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event",
     data: { thread_id: 7, message_id: 31, channel: "sms", from: "+14155552671", body: "Is my order ready?", received_at: "2026-01-15T12:01:00.000Z", device_id: 1, contact_id: 3 },
   },
   {
@@ -52,6 +53,17 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
     data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp", blocked_code: "131042", blocked_reason: "Business eligibility payment issue" },
   },
   { type: "device.unblocked", when: "a send through a blocked number succeeded again (after a relink)", data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp" } },
+  {
+    type: "device.unhealthy",
+    when:
+      "a paired phone's health report (the app's ping) shows its battery under 15 % while neither charging nor plugged in (`low_battery`), or no internet connection (`no_connection`); once per episode, not on every ping",
+    data: { ...device, battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
+  },
+  {
+    type: "device.healthy",
+    when: "the first health report after `device.unhealthy` that shows neither problem",
+    data: { ...device, battery_level: 40, charging: true, connected: true, previous_reasons: ["low_battery"] },
+  },
   { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
 ];
 

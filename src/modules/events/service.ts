@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   "device.online",
   "device.blocked",
   "device.unblocked",
+  "device.unhealthy",
+  "device.healthy",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test";

@@ -1,6 +1,7 @@
 // An inbound message on either channel: into its thread, and out as a message.received event, in
 // the caller's transaction.
 import type { DeliveryType } from "../../channels/kinds";
+import type { MmsMeta } from "../../db/schema";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
 import type { ThreadRepository } from "./repository";
@@ -15,6 +16,10 @@ export interface Inbound {
   body: string;
   externalId: string | null;
   at: number;
+  /** An inbound MMS's headers and attachments, kept with the message. */
+  meta?: MmsMeta | null;
+  /** A phone re-posting its inbox: the same sender, time and text is the same message. */
+  sameContentIsDuplicate?: boolean;
   /** Extra fields for the event (e.g. the chat-app message type). */
   extra?: Record<string, unknown>;
 }
@@ -31,6 +36,8 @@ export function recordInbound(threads: ThreadRepository, events: EventService, m
     body: m.body,
     deviceId: m.deviceId,
     externalId: m.externalId,
+    meta: m.meta ?? null,
+    sameContentIsDuplicate: m.sameContentIsDuplicate,
     at: m.at,
   });
   if (!added) return false;

@@ -6,7 +6,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { and, count, desc, eq, getTableColumns, gt, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import * as schema from "../../db/schema";
-import { contact, notification, thread, threadMessage } from "../../db/schema";
+import { contact, notification, thread, threadMessage, type MmsMeta } from "../../db/schema";
 
 export type ThreadRecord = typeof thread.$inferSelect;
 export type ThreadMessageRecord = typeof threadMessage.$inferSelect;
@@ -33,6 +33,13 @@ export interface MessageInput {
   notificationId?: number | null;
   deviceId?: number | null;
   externalId?: string | null;
+  /** An MMS's headers and attachments (inbound phone MMS only). */
+  meta?: MmsMeta | null;
+  /**
+   * Also ignore it when the thread already has an inbound message with the same time and body: a
+   * phone re-posting its inbox may give an old message a different id than it first had.
+   */
+  sameContentIsDuplicate?: boolean;
   at: number;
 }
 
@@ -67,11 +74,25 @@ export function createThreadRepository(sqlite: Database) {
     `SELECT ${THREAD_COLUMNS} FROM thread WHERE workspace_id = ? AND channel = ? AND device_id = ? AND peer = ?`,
   );
   const insertMessage: Statement<Pick<ThreadMessageRecord, "id">> = sqlite.prepare(`
-    INSERT INTO thread_message (thread_id, direction, body, notification_id, device_id, external_id, at)
-    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, external_id) DO NOTHING RETURNING id`);
+    INSERT INTO thread_message (thread_id, direction, body, notification_id, device_id, external_id, meta, at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, external_id) DO NOTHING RETURNING id`);
   const seen: Statement<Pick<ThreadMessageRecord, "id">, [number, string]> = sqlite.prepare(
     "SELECT id FROM thread_message WHERE thread_id = ? AND external_id = ?",
   );
+  const sameContent: Statement<Pick<ThreadMessageRecord, "id">, [number, number, string]> = sqlite.prepare(
+    "SELECT id FROM thread_message WHERE thread_id = ? AND direction = 'inbound' AND at = ? AND body = ? LIMIT 1",
+  );
+  // An MMS whose headers came (mms:received) and whose content has not: the one nearest in time.
+  const awaitingDownload: Statement<Pick<ThreadMessageRecord, "id">, [number, number, number, number]> = sqlite.prepare(`
+    SELECT id FROM thread_message
+    WHERE thread_id = ?1 AND direction = 'inbound' AND json_extract(meta, '$.type') = 'mms' AND json_extract(meta, '$.downloadId') IS NULL
+      AND at BETWEEN ?2 - ?3 AND ?2 + ?3
+    ORDER BY abs(at - ?2), id LIMIT ?4`);
+  const downloaded: Statement<Pick<ThreadMessageRecord, "id">, [number, string]> = sqlite.prepare(
+    "SELECT id FROM thread_message WHERE thread_id = ? AND json_extract(meta, '$.downloadId') = ? LIMIT 1",
+  );
+  const metaOf: Statement<{ meta: string | null }, [number]> = sqlite.prepare("SELECT meta FROM thread_message WHERE id = ?");
+  const setContent = sqlite.prepare("UPDATE thread_message SET body = ?, meta = ? WHERE id = ?");
 
   function filtersOf(workspaceId: number, f: ThreadFilters): SQL | undefined {
     return and(
@@ -95,6 +116,7 @@ export function createThreadRepository(sqlite: Database) {
       return sqlite.transaction(() => {
         const existing = findThread.get(m.workspaceId, m.channel, m.threadDeviceId, m.peer);
         if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
+        if (existing && m.sameContentIsDuplicate && sameContent.get(existing.id, m.at, m.body)) return null;
         const inbound = m.direction === "inbound";
         const contactId = contactByPhone.get(m.workspaceId, m.peer)?.id ?? null;
         const row = upsertThread.get(
@@ -110,10 +132,27 @@ export function createThreadRepository(sqlite: Database) {
           inbound ? 1 : 0,
           inbound ? m.at : null,
         )!;
-        const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, m.at);
+        const meta = m.meta ? JSON.stringify(m.meta) : null;
+        const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, meta, m.at);
         if (!message) return null;
         return { thread: row, messageId: message.id };
       })();
+    },
+
+    /**
+     * The MMS in a thread that a downloaded MMS (the phone's id `downloadId`, dated `at`) completes:
+     * the one that already has it, else the header-only one nearest in time within `windowMs`.
+     */
+    mmsToComplete(threadId: number, downloadId: string, at: number, windowMs: number): { id: number; meta: MmsMeta; done: boolean } | null {
+      const done = downloaded.get(threadId, downloadId);
+      const id = done?.id ?? awaitingDownload.get(threadId, at, windowMs, 1)?.id;
+      if (id === undefined) return null;
+      const raw = metaOf.get(id)?.meta;
+      return { id, meta: JSON.parse(raw ?? "null") as MmsMeta, done: done != null };
+    },
+    /** Replaces a message's body and metadata (an MMS whose content arrived). */
+    completeMms(messageId: number, body: string, meta: MmsMeta): void {
+      setContent.run(body, JSON.stringify(meta), messageId);
     },
 
     find: (workspaceId: number, channel: ThreadRecord["channel"], threadDeviceId: number, peer: string): ThreadRecord | null =>
@@ -141,6 +180,7 @@ export function createThreadRepository(sqlite: Database) {
           notificationId: threadMessage.notificationId,
           deviceId: threadMessage.deviceId,
           externalId: threadMessage.externalId,
+          meta: threadMessage.meta,
           at: threadMessage.at,
           notificationStatus: notification.status,
         })

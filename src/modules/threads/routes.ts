@@ -33,6 +33,27 @@ const ThreadMessage = t.Object({
   notification_id: t.Nullable(t.Integer()),
   status: t.Nullable(t.String({ description: "Outbound: the notification's status; inbound: received" })),
   external_id: t.Nullable(t.String()),
+  mms: t.Nullable(
+    t.Object(
+      {
+        transaction_id: t.Nullable(t.String()),
+        subject: t.Nullable(t.String()),
+        size: t.Nullable(t.Integer({ description: "Bytes, as the MMS notification announced" })),
+        content_class: t.Nullable(t.String()),
+        downloaded: t.Boolean({ description: "The phone downloaded the content (mms:downloaded); attachments are known then" }),
+        attachments: t.Array(
+          t.Object({
+            part_id: t.Nullable(t.Integer()),
+            content_type: t.String(),
+            name: t.Nullable(t.String()),
+            size: t.Nullable(t.Integer({ description: "Bytes" })),
+          }),
+          { description: "Metadata only: Pigeon does not keep the attachments' bytes" },
+        ),
+      },
+      { description: "An inbound MMS (paired phones): its headers and, once downloaded, its attachments. The body is the MMS's text, else its subject, else `[MMS]`." },
+    ),
+  ),
 });
 
 const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });

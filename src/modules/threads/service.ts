@@ -2,6 +2,7 @@
 // outbound message's notification status. Chat-app threads show their 24-hour window.
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
+import type { MmsMeta } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { DAY, iso } from "../../lib/time";
 import { createThreadRepository, type ThreadFilters, type ThreadRecord, type ThreadView } from "./repository";
@@ -58,6 +59,7 @@ export function createThreadService(sqlite: Database, clock: Clock) {
         notification_id: m.notificationId,
         status: m.direction === "outbound" ? m.notificationStatus : "received",
         external_id: m.externalId,
+        mms: m.meta ? presentMms(m.meta) : null,
       }));
       return { thread: present(t), messages: rows, pagination: { page, limit, total: repo.countMessages(t.id) } };
     },
@@ -72,3 +74,15 @@ export function createThreadService(sqlite: Database, clock: Clock) {
 }
 
 export type ThreadService = ReturnType<typeof createThreadService>;
+
+/** An MMS's metadata as the API shows it. */
+export function presentMms(meta: MmsMeta) {
+  return {
+    transaction_id: meta.transactionId,
+    subject: meta.subject,
+    size: meta.size,
+    content_class: meta.contentClass,
+    downloaded: meta.downloadId !== null,
+    attachments: (meta.attachments ?? []).map((a) => ({ part_id: a.partId, content_type: a.contentType, name: a.name, size: a.size })),
+  };
+}
