@@ -18,6 +18,13 @@ export interface Config {
   tls: { cert: string; key: string } | null;
   /** Seconds between worker ticks (PIGEON_WORKER_INTERVAL, default 1). */
   workerIntervalSeconds: number;
+  /** Seconds of silence after which a paired phone is offline (PIGEON_OFFLINE_AFTER, default 300, the spec's 5 minutes). */
+  offlineAfterSeconds: number;
+  /**
+   * Seconds a message without a ttl may wait on an offline phone with no other phone to take it
+   * before it fails with device_offline (PIGEON_OFFLINE_TTL, default 86400: a day).
+   */
+  offlineTtlSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
   /** PIGEON_LOG_LEVEL: error|warn|info|debug (default info); stacks are logged only at debug. */
@@ -121,6 +128,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     tls,
     workerIntervalSeconds: intInRange(env, "PIGEON_WORKER_INTERVAL", 1, 1, 60),
+    offlineAfterSeconds: intInRange(env, "PIGEON_OFFLINE_AFTER", 300, 2, 86_400),
+    offlineTtlSeconds: intInRange(env, "PIGEON_OFFLINE_TTL", 86_400, 1, 30 * 86_400),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel: logLevel(env),

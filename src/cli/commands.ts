@@ -41,6 +41,7 @@ Commands:
   devices pair-info [--workspace ID] [--svg FILE]   How to pair a phone: URL, token, QR code
   devices rotate-token [--workspace ID]   A new pairing token (paired phones keep working)
   simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]
+                 [--hold MS] [--sims 1-3] [--name NAME]
                                           Act as a paired phone (the SMS Gateway for Android protocol)
   backup --out FILE                       Write a consistent copy of the database
 

@@ -26,6 +26,8 @@ export interface SimulatePhoneOptions {
    * (reports Processed); a cancel that arrives meanwhile drops it. 0: taken up at once.
    */
   holdMs: number;
+  /** How many SIM cards the phone has and reports (1-3); a message for another SIM fails as on the app. */
+  sims: number;
   log: (line: string) => void;
 }
 
@@ -53,6 +55,7 @@ const FLAGS = {
   "app-version": { type: "string" },
   poll: { type: "string" },
   hold: { type: "string" },
+  sims: { type: "string" },
 } as const;
 
 function numberFlag(raw: string | undefined, flag: string, fallback: number, min: number, max: number, whole = false): number {
@@ -107,6 +110,7 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     appVersion,
     pollSeconds: numberFlag(values.poll, "--poll", DEFAULTS.pollSeconds, 0.01, 86_400),
     holdMs: numberFlag(values.hold, "--hold", 0, 0, 3_600_000, true),
+    sims: numberFlag(values.sims, "--sims", 1, 1, 3, true),
     log: (line) => console.log(line),
   };
 }

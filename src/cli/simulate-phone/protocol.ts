@@ -4,7 +4,7 @@
 import { nanoid } from "../../lib/tokens";
 import type { SimulatePhoneOptions } from "./args";
 import type { Lifetime } from "./lifetime";
-import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, finite, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, SIM_CARD, text, type LocalState, type Webhook } from "./wire";
+import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, finite, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, simCards, text, type LocalState, type Webhook } from "./wire";
 
 /** What the server provisioned: the webhook signing key, send pacing, pull order and webhooks. */
 export class PhoneSettings {
@@ -64,7 +64,7 @@ export class ProtocolClient {
       // The pairing token authorises only this call; every later one uses the device token.
       headers: this.headers(true, this.opts.token),
       // No pushToken: in SSE-only mode the app registers with a null token, which Gson leaves out.
-      body: JSON.stringify({ name: this.opts.name, simCards: [SIM_CARD] }),
+      body: JSON.stringify({ name: this.opts.name, simCards: simCards(this.opts.sims) }),
       signal: this.readSignal(),
     });
     if (!res.ok) throw new Error(`registration failed: ${await failureOf(res)}`);

@@ -22,7 +22,7 @@ import {
 export class WebhookPoster extends PhonePart {
   outgoing(message: LocalMessage, recipient: string): Json {
     // Field order follows the app's payload classes; phoneNumber is the deprecated twin of recipient.
-    return { messageId: message.id, sender: OWN_NUMBER, recipient, simNumber: SIM_NUMBER, phoneNumber: recipient };
+    return { messageId: message.id, sender: OWN_NUMBER, recipient, simNumber: message.simNumber ?? SIM_NUMBER, phoneNumber: recipient };
   }
 
   /** The phone "receives" an SMS from --from and reports it through sms:received. */

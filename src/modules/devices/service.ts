@@ -14,6 +14,12 @@ import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 export const OFFLINE_AFTER_MS = 5 * MINUTE;
 
 /**
+ * The offline threshold in force: OFFLINE_AFTER_MS unless PIGEON_OFFLINE_AFTER set another at start
+ * (createServices writes it once; tests shorten it so a stopped phone goes offline in seconds).
+ */
+export const presence = { offlineAfterMs: OFFLINE_AFTER_MS };
+
+/**
  * A device's pacing window. A channel whose platform limit is a rate (a chat-app number: 80 a
  * second by default, i.e. a send_limit_per_minute of 4,800) is paced per second, so a minute's
  * allowance never goes out in one burst; the others per minute.
@@ -26,7 +32,7 @@ export function paceOf(device: Pick<DeviceRow, "sendLimitPerMinute">, perSecond:
 export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<string, unknown>;
 
 export function isOnline(row: Pick<DeviceRow, "lastSeenAt">, now: number): boolean {
-  return row.lastSeenAt !== null && now - row.lastSeenAt <= OFFLINE_AFTER_MS;
+  return row.lastSeenAt !== null && now - row.lastSeenAt <= presence.offlineAfterMs;
 }
 
 export interface DeviceHooks {
@@ -54,6 +60,20 @@ export function createDeviceService(
     return traits;
   };
   const pace = (device: DeviceRow) => paceOf(device, traitsOf(device.kind).pacedPerSecond === true);
+  /** The SIM cards a paired phone reported (redacted by the app), in the API's field names; [] for other kinds. */
+  function simCardsOf(row: DeviceRow) {
+    const list = Array.isArray(row.simCards) ? row.simCards : [];
+    return list.flatMap((raw) => {
+      if (typeof raw !== "object" || raw === null) return [];
+      const c = raw as Record<string, unknown>;
+      const str = (v: unknown) => (typeof v === "string" ? v : null);
+      const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
+      const simNumber = int(c.simNumber);
+      if (simNumber === null) return [];
+      return [{ sim_number: simNumber, slot_index: int(c.slotIndex), phone_number: str(c.phoneNumber), carrier_name: str(c.carrierName), iccid: str(c.iccid) }];
+    });
+  }
+
   function present(row: DeviceRow) {
     return {
       device_id: row.id,
@@ -69,6 +89,7 @@ export function createDeviceService(
       send_limit_per_minute: row.sendLimitPerMinute,
       send_interval_min: row.sendIntervalMin,
       send_interval_max: row.sendIntervalMax,
+      sim_cards: simCardsOf(row),
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
     };
@@ -93,7 +114,7 @@ export function createDeviceService(
     const online = isOnline(row, now);
     let contact = 0;
     if (online) contact = 100;
-    else if (row.lastSeenAt !== null) contact = Math.max(0, 50 * (1 - (now - row.lastSeenAt - OFFLINE_AFTER_MS) / (DAY - OFFLINE_AFTER_MS)));
+    else if (row.lastSeenAt !== null) contact = Math.max(0, 50 * (1 - (now - row.lastSeenAt - presence.offlineAfterMs) / (DAY - presence.offlineAfterMs)));
     const score = row.blockedCode !== null ? 0 : Math.round(0.6 * contact + 0.4 * 100 * (1 - failureRate));
     return {
       device_id: row.id,
