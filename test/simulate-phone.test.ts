@@ -173,6 +173,7 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     appVersion: "1.68.0",
     pollSeconds: 3600,
     holdMs: 0,
+    sims: 1,
     log: (line) => lines.push(line),
     ...overrides,
   };
@@ -479,6 +480,7 @@ describe("parseSimulatePhoneArgs", () => {
       name: "Pigeon/simulator",
       appVersion: "1.68.0",
       pollSeconds: 900,
+      sims: 1,
       log: undefined,
     });
   });
@@ -495,6 +497,7 @@ describe("parseSimulatePhoneArgs", () => {
       "--name=Xiaomi/vayu_eea",
       "--app-version=1.67.0",
       "--poll=5",
+      "--sims=2",
     ]);
     expect(opts).toMatchObject({
       server: "https://pigeon.example/mobile/v1",
@@ -505,6 +508,7 @@ describe("parseSimulatePhoneArgs", () => {
       name: "Xiaomi/vayu_eea",
       appVersion: "1.67.0",
       pollSeconds: 5,
+      sims: 2,
     });
   });
 
@@ -516,6 +520,7 @@ describe("parseSimulatePhoneArgs", () => {
     [["--server", "http://x", "--token", "T", "--fail-rate", "1.5"], "--fail-rate needs a number from 0 to 1"],
     [["--server", "http://x", "--token", "T", "--fail-rate", "abc"], "--fail-rate"],
     [["--server", "http://x", "--token", "T", "--delay=-1"], "--delay needs a whole number"],
+    [["--server", "http://x", "--token", "T", "--sims=4"], "--sims needs a whole number from 1 to 3"],
     [["--server", "http://x", "--token", "T", "--delay", "1.5"], "--delay needs a whole number"],
     [["--server", "http://x", "--token", "T", "--poll", "0"], "--poll"],
     [["--server", "http://x", "--token", "T", "--from", "5550001111"], "--from needs a number in E.164 form"],

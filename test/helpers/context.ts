@@ -19,6 +19,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     chatapp: { graphUrl: "http://127.0.0.1:1", graphVersion: "v23.0", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
     tls: null,
     workerIntervalSeconds: 1,
+    offlineAfterSeconds: 300,
+    offlineTtlSeconds: 86_400,
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
     logLevel: "info",
