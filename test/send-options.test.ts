@@ -11,8 +11,8 @@ const TO = "+14155552671";
 let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
 
-async function cloudSetup(credits = 5) {
-  const ctx = createTestContext();
+async function cloudSetup(credits = 5, channelTimeoutMs?: number) {
+  const ctx = createTestContext({ channelTimeoutMs });
   fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   const device = await ctx.cloudDevice(fake);
   ctx.topUp(credits);
@@ -102,5 +102,25 @@ describe("ttl on a cloud number", () => {
     expect(ctx.services.expiry.expireDue()).toBe(0);
     expect((await notificationOf(ctx, sent.data.notification_id)).status).toBe("sent");
     expect(fake.creates).toHaveLength(1);
+  });
+
+  test("an attempt cut off before its ttl ran out is settled by asking the provider: found, it is sent; not found, it expires unsent", async () => {
+    const { ctx, fake } = await cloudSetup(2, 100);
+    const taken = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Taken", ttl: 3 }), 200).data.notification_id;
+    fake.slowNext(400, true);
+    await ctx.services.dispatcher.dispatchDue();
+    const lost = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Lost", ttl: 3 }), 200).data.notification_id;
+    fake.slowNext(400, false);
+    await ctx.services.dispatcher.dispatchDue();
+    expect((await notificationOf(ctx, taken)).status).toBe("pending");
+    expect((await notificationOf(ctx, lost)).status).toBe("pending");
+    ctx.clock.advance(10_000);
+    // The expiry task leaves both to the dispatcher, which asks the provider before anything else.
+    expect(ctx.services.expiry.expireDue()).toBe(0);
+    await ctx.services.dispatcher.dispatchDue();
+    expect((await notificationOf(ctx, taken)).status).toBe("sent");
+    expect(await notificationOf(ctx, lost)).toMatchObject({ status: "failed", error_code: "expired" });
+    expect(fake.messages.size).toBe(1);
+    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
   });
 });

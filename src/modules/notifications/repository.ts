@@ -73,16 +73,18 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   );
   const dueCandidates: Statement<NotificationRecord, (string | number)[]> = sqlite.prepare(`
     SELECT * FROM notification
-    WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN (${routeList}) AND (valid_until IS NULL OR valid_until > ?)
+    WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN (${routeList})
+      AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
     ORDER BY next_attempt_at, id LIMIT ?`);
   // Past their valid_until and not in a channel call: queued ones at once; ones a device holds
   // unconfirmed (a phone that took it up) after `heldGrace`, leaving the device time to report its
-  // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them).
+  // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them),
+  // and an interrupted attempt to the dispatcher, which asks the provider whether it went out first.
   const expiredWaiting: Statement<{ id: number }, [number, number, number]> = sqlite.prepare(`
     SELECT n.id FROM notification n LEFT JOIN device d ON d.id = n.device_id
     WHERE n.status = 'pending' AND n.valid_until IS NOT NULL
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
-      AND (d.presence IS NULL OR d.presence <> 'offline')
+      AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
     ORDER BY n.valid_until LIMIT ?`);
   const markDispatching = sqlite.prepare(`
     UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?
