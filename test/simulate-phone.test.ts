@@ -362,6 +362,29 @@ describe("simulatePhone", () => {
     expect(failed.recipients[0].error).toBe("TTL expired");
   });
 
+  test("--sims 2 reports two SIM cards; a message goes out on the SIM it names, and one naming a missing SIM fails as the app does", async () => {
+    const server = await start({}, { sims: 2 });
+    expect(JSON.parse(server.hits[0].body).simCards).toEqual([
+      { slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" },
+      { slotIndex: 1, simNumber: 2, phoneNumber: "*******1235", carrierName: "***ile", iccid: "****************5679" },
+    ]);
+    server.queue.push(pending("msg-sim2", undefined, { simNumber: 2 }), pending("msg-sim3", undefined, { simNumber: 3 }));
+    server.push("MessageEnqueued", "null");
+    await waitFor("both settled", () => server.statesOf("msg-sim2").includes("Sent") && server.statesOf("msg-sim3").includes("Failed"), SOON);
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload)).toEqual([expect.objectContaining({ messageId: "msg-sim2", simNumber: 2 })]);
+    const failed = (server.patches as any[][]).flat().find((p) => p.id === "msg-sim3" && p.state === "Failed");
+    expect(failed.recipients[0].error).toBe("Can't send message: SIM 3 not found");
+  });
+
+  test("the phone's queue goes by priority, highest first, as the app's getPending orders it", async () => {
+    const server = await start();
+    server.queue.push(pending("msg-low", undefined, { priority: -5 }), pending("msg-otp", undefined, { priority: 100 }), pending("msg-normal"));
+    server.push("MessageEnqueued", "null");
+    await waitFor("two sent", () => server.hooksFor("sms:sent").length >= 2, SOON);
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload.messageId)).toEqual(["msg-otp", "msg-normal"]);
+    expect(lines).toContain("message msg-otp goes out on SIM 1 (expedited)");
+  });
+
   test("an unknown Cancelling message is answered with Cancelled at once", async () => {
     mock = startMockServer();
     mock.queue.push({ ...pending("msg-4"), state: "Cancelling" });

@@ -134,6 +134,9 @@ export class MessageQueue extends PhonePart {
     this.sending = true;
     let previousPriority = PRIORITY_MIN;
     try {
+      // The rest of this download joins the queue first: the app stores a whole download before
+      // its send worker picks the highest priority.
+      await Promise.resolve();
       while (this.sendQueue.length > 0 && !this.life.stopped) {
         const message = this.takeNext();
         if (message.state !== "Processed") continue;
