@@ -3,7 +3,7 @@
 // messages never reach it, a re-registering phone gets its device back, and an offline phone's
 // waiting messages move to another phone (by themselves or by hand) or fail once their time is up.
 // PIGEON_OFFLINE_AFTER=3 makes a stopped phone offline in seconds instead of 5 minutes.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "./helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
@@ -31,8 +31,15 @@ beforeAll(async () => {
   pairingToken = pairing.pairing_token;
 });
 
+// Each test's phones stop with it, even when it fails half-way: the last test needs them all gone.
+afterEach(async () => {
+  for (const proc of procs.splice(0)) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+});
+
 afterAll(async () => {
-  for (const proc of procs) proc.kill("SIGKILL");
   await server?.stop("SIGKILL");
 });
 
