@@ -29,6 +29,11 @@ export interface Config {
   offlineAfterSeconds: number;
   /** Seconds between worker ticks (PIGEON_WORKER_INTERVAL, default 1). */
   workerIntervalSeconds: number;
+  /**
+   * Seconds a message without a ttl may wait on an offline phone with no other phone to take it
+   * before it fails with device_offline (PIGEON_OFFLINE_TTL, default 86400: a day).
+   */
+  offlineTtlSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
   /** PIGEON_LOG_LEVEL: error|warn|info|debug (default info); stacks are logged only at debug. */
@@ -133,7 +138,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     tls,
     workerIntervalSeconds: intInRange(env, "PIGEON_WORKER_INTERVAL", 1, 1, 60),
-    offlineAfterSeconds: intInRange(env, "PIGEON_OFFLINE_AFTER", 300, 1, 3600),
+    offlineAfterSeconds: intInRange(env, "PIGEON_OFFLINE_AFTER", 300, 1, 86_400),
+    offlineTtlSeconds: intInRange(env, "PIGEON_OFFLINE_TTL", 86_400, 1, 30 * 86_400),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel: logLevel(env),

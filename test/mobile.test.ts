@@ -32,8 +32,10 @@ async function pairingToken(ctx: TestContext): Promise<string> {
 }
 
 /** Registers a phone the way the app does; returns its id and Bearer token. */
-async function pairPhone(ctx: TestContext) {
-  const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: REGISTER_BODY });
+/** Registers a phone. A second phone needs another name: the same name and SIMs are the same phone returning. */
+async function pairPhone(ctx: TestContext, name = REGISTER_BODY.name) {
+  const body = { ...REGISTER_BODY, name };
+  const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body });
   expect(r.status).toBe(201);
   const deviceId = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
   return { ...r.json, bearer: `Bearer ${r.json.token}`, deviceId } as { id: string; token: string; login: string; password?: string; bearer: string; deviceId: number };
@@ -76,6 +78,28 @@ describe("pairing", () => {
     expect(second.json.password).toBeUndefined();
   });
 
+
+  test("a phone registering again with the same name and SIM cards gets its device back under a new token; another SIM list is another phone", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    const again = await pairPhone(ctx);
+    expect(again.id).toBe(phone.id);
+    expect(again.deviceId).toBe(phone.deviceId);
+    expect(again.token).not.toBe(phone.token);
+    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).status).toBe(401);
+    expect((await mobile(ctx, "GET", "/message", { auth: again.bearer })).status).toBe(200);
+    const otherSims = await mobile(ctx, "POST", "/device", {
+      auth: `Bearer ${await pairingToken(ctx)}`,
+      body: { name: REGISTER_BODY.name, simCards: [{ ...REGISTER_BODY.simCards[0], iccid: "****************9999" }] },
+    });
+    expect(otherSims.json.id).not.toBe(phone.id);
+    // Without SIM cards there is nothing to tell two phones of one model apart: each is new.
+    const bare1 = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "Google/sdk", simCards: [] } });
+    const bare2 = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "Google/sdk", simCards: [] } });
+    expect(bare2.json.id).not.toBe(bare1.json.id);
+    const devices = expectEnvelope(await ctx.get("/v1/api/device/list?limit=100"), 200).data.devices as { name: string }[];
+    expect(devices.filter((d) => d.name === REGISTER_BODY.name)).toHaveLength(2);
+  });
   test("POST /device with Basic login:password, and with a one-time Code", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
@@ -130,7 +154,7 @@ describe("device endpoints", () => {
   test("PATCH /device: 204 for its own id, 403 for another's, 401 for an unknown token", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
-    const other = await pairPhone(ctx);
+    const other = await pairPhone(ctx, "Other/phone");
     expect((await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: phone.id, pushToken: null, simCards: [] } })).status).toBe(204);
     expect((await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: other.id, pushToken: "x" } })).status).toBe(403);
     const unknown = await mobile(ctx, "PATCH", "/device", { auth: "Bearer notarealtoken000000000", body: { id: phone.id } });
@@ -225,7 +249,7 @@ describe("messages", () => {
   test("PATCH /message: unknown ids, and other devices' messages, are 204 and change nothing; a non-array is 400", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
-    const other = await pairPhone(ctx);
+    const other = await pairPhone(ctx, "Other/phone");
     const id = await sendSms(ctx, { device_id: phone.deviceId });
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     expect((await mobile(ctx, "PATCH", "/message", { auth: other.bearer, body: [{ id: m.id, state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
@@ -449,7 +473,8 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
     const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
     expect(r.status).toBe(201);
     const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
-    const sse = await pairPhone(ctx);
+    // Another phone (same name and SIMs would be this one returning).
+    const sse = await pairPhone(ctx, "Google/oriole");
     // Each calls once (a poll; for the SSE phone, any call), which marks it online.
     await mobile(ctx, "GET", "/message", { auth: `Bearer ${r.json.token}` });
     await mobile(ctx, "GET", "/message", { auth: sse.bearer });

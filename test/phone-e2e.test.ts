@@ -29,9 +29,15 @@ afterAll(async () => {
   await server?.stop("SIGKILL");
 });
 
-/** Starts `pigeon simulate-phone` and waits until it is paired and listening. */
+let started = 0;
+
+/**
+ * Starts `pigeon simulate-phone` and waits until it is paired and listening. Each is another phone
+ * by its name: one with the same name and SIMs would be the same phone coming back.
+ */
 async function startPhone(args: string[] = []) {
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", ...args], {
+  const name = `Pigeon/simulator-${++started}`;
+  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args], {
     env: { PATH: process.env.PATH ?? "" },
     stdout: "pipe",
     stderr: "pipe",
@@ -46,7 +52,7 @@ async function startPhone(args: string[] = []) {
   phones.push(phone);
   await waitFor("the phone to pair", () => out.includes("events stream open"));
   const externalId = /registered as (\S+)/.exec(out)![1];
-  const deviceId = (await devices()).find((d: { name: string; device_id: number }) => d.name === "Pigeon/simulator" && !knownIds.has(d.device_id))!.device_id;
+  const deviceId = (await devices()).find((d: { name: string; device_id: number }) => d.name === name && !knownIds.has(d.device_id))!.device_id;
   knownIds.add(deviceId);
   return { ...phone, externalId, deviceId };
 }

@@ -34,9 +34,15 @@ afterAll(async () => {
   await server?.stop("SIGKILL");
 });
 
-/** Starts `pigeon simulate-phone` and waits until it is paired and listening. */
+let phoneCount = 0;
+
+/**
+ * Starts `pigeon simulate-phone` and waits until it is paired and listening. Each is a phone of its
+ * own: a name and SIM list seen before would be that phone returning to its device.
+ */
 async function startPhone(args: string[]) {
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", ...args], {
+  const name = `Reports/phone-${++phoneCount}`;
+  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args], {
     env: { PATH: process.env.PATH ?? "" },
     stdout: "pipe",
     stderr: "pipe",
@@ -129,7 +135,7 @@ describe("what a paired phone reports", () => {
     }
     const unhealthy = eventsOf("device.unhealthy");
     expect(unhealthy.filter((e) => e.device_id === low.deviceId)).toEqual([
-      { device_id: low.deviceId, name: "Pigeon/simulator", kind: "sms", battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
+      { device_id: low.deviceId, name: "Reports/phone-2", kind: "sms", battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
     ]);
     expect(unhealthy.filter((e) => e.device_id === good.deviceId)).toEqual([]);
     good.proc.kill("SIGTERM");

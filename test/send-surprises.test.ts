@@ -165,7 +165,22 @@ describe("item 18: every SMS send route takes the full field set and honours it"
         continue;
       }
       expect(Object.keys(body.properties).sort()).toEqual(
-        [route.recipientField, "message", "template_id", "variables", "recipient_name", "schedule_time", "timezone", "device_id"].sort(),
+        [
+          route.recipientField,
+          "message",
+          "template_id",
+          "variables",
+          "recipient_name",
+          "schedule_time",
+          "timezone",
+          "device_id",
+          // The companion app's send options (issue 11).
+          "sim_number",
+          "priority",
+          "with_delivery_report",
+          "ttl",
+          "valid_until",
+        ].sort(),
       );
       expect(body.additionalProperties).toBe(false);
       const reply = resolve(op.responses["200"].content["application/json"].schema);

@@ -183,6 +183,7 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     pingSeconds: null,
     order: "lifo",
     simSelection: "OSDefault",
+    sims: 1,
     log: (line) => lines.push(line),
     ...overrides,
   };
@@ -399,6 +400,29 @@ describe("simulatePhone", () => {
     await waitFor("Failed", () => server.statesOf("msg-ttl").includes("Failed"), SOON);
     const failed = (server.patches as any[][]).flat().find((p) => p.state === "Failed");
     expect(failed.recipients[0].error).toBe("TTL expired");
+  });
+
+  test("--sims 2 reports two SIM cards; a message goes out on the SIM it names, and one naming a missing SIM fails as the app does", async () => {
+    const server = await start({}, { sims: 2 });
+    expect(JSON.parse(server.hits[0].body).simCards).toEqual([
+      { slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" },
+      { slotIndex: 1, simNumber: 2, phoneNumber: "*******1235", carrierName: "***ile", iccid: "****************5679" },
+    ]);
+    server.queue.push(pending("msg-sim2", undefined, { simNumber: 2 }), pending("msg-sim3", undefined, { simNumber: 3 }));
+    server.push("MessageEnqueued", "null");
+    await waitFor("both settled", () => server.statesOf("msg-sim2").includes("Sent") && server.statesOf("msg-sim3").includes("Failed"), SOON);
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload)).toEqual([expect.objectContaining({ messageId: "msg-sim2", simNumber: 2 })]);
+    const failed = (server.patches as any[][]).flat().find((p) => p.id === "msg-sim3" && p.state === "Failed");
+    expect(failed.recipients[0].error).toBe("Can't send message: SIM 3 not found");
+  });
+
+  test("the phone's queue goes by priority, highest first, as the app's getPending orders it", async () => {
+    const server = await start();
+    server.queue.push(pending("msg-low", undefined, { priority: -5 }), pending("msg-otp", undefined, { priority: 100 }), pending("msg-normal"));
+    server.push("MessageEnqueued", "null");
+    await waitFor("two sent", () => server.hooksFor("sms:sent").length >= 2, SOON);
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload.messageId)).toEqual(["msg-otp", "msg-normal"]);
+    expect(lines).toContain("message msg-otp goes out on SIM 1 (expedited)");
   });
 
   test("an unknown Cancelling message is answered with Cancelled at once", async () => {
@@ -658,6 +682,7 @@ describe("parseSimulatePhoneArgs", () => {
       pingSeconds: null,
       order: "lifo",
       simSelection: "OSDefault",
+      sims: 1,
       log: undefined,
     });
   });
@@ -684,6 +709,7 @@ describe("parseSimulatePhoneArgs", () => {
       "--battery=12",
       "--charging",
       "--no-connection",
+      "--sims=2",
     ]);
     expect(opts).toMatchObject({
       server: "https://pigeon.example/mobile/v1",
@@ -704,6 +730,7 @@ describe("parseSimulatePhoneArgs", () => {
       battery: 12,
       charging: true,
       connected: false,
+      sims: 2,
     });
   });
 
@@ -715,6 +742,7 @@ describe("parseSimulatePhoneArgs", () => {
     [["--server", "http://x", "--token", "T", "--fail-rate", "1.5"], "--fail-rate needs a number from 0 to 1"],
     [["--server", "http://x", "--token", "T", "--fail-rate", "abc"], "--fail-rate"],
     [["--server", "http://x", "--token", "T", "--delay=-1"], "--delay needs a whole number"],
+    [["--server", "http://x", "--token", "T", "--sims=4"], "--sims needs a whole number from 1 to 3"],
     [["--server", "http://x", "--token", "T", "--delay", "1.5"], "--delay needs a whole number"],
     [["--server", "http://x", "--token", "T", "--poll", "0"], "--poll"],
     [["--server", "http://x", "--token", "T", "--channel", "fcm"], "--channel needs one of sse, auto"],

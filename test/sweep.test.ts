@@ -158,7 +158,8 @@ async function ownRows(ctx: TestContext) {
   return ids;
 }
 
-const kindOf = (name: string) => name.replace(/_ids?$/, "");
+// A target named `to_<kind>_id` (reassign's to_device_id) is an id of that kind too.
+const kindOf = (name: string) => name.replace(/^to_/, "").replace(/_ids?$/, "");
 
 interface Probe {
   op: Operation;

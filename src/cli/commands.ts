@@ -44,6 +44,7 @@ Commands:
                  [--channel sse|auto] [--poll S] [--ping S] [--order lifo|fifo] [--sim-selection MODE]
                  [--missed "text"] [--mms "subject"] [--mms-pushes N] [--app-version V]
                  [--battery 0..100] [--charging] [--no-connection]
+                 [--hold MS] [--sims 1-3] [--name NAME]
                                           Act as a paired phone (the SMS Gateway for Android protocol)
   backup --out FILE                       Write a consistent copy of the database
 

@@ -7,6 +7,7 @@ import m4 from "../../migrations/0004_status_backlog.sql" with { type: "text" };
 import m5 from "../../migrations/0005_external_id_unique.sql" with { type: "text" };
 import m6 from "../../migrations/0006_phone_user_settings.sql" with { type: "text" };
 import m7 from "../../migrations/0007_phone_reports.sql" with { type: "text" };
+import m8 from "../../migrations/0008_send_options.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -17,4 +18,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0005_external_id_unique", when: 1795382313631, sql: m5 },
   { tag: "0006_phone_user_settings", when: 1795390908415, sql: m6 },
   { tag: "0007_phone_reports", when: 1795391984659, sql: m7 },
+  { tag: "0008_send_options", when: 1795392155599, sql: m8 },
 ];

@@ -253,6 +253,15 @@ export const notification = sqliteTable(
     cancelPending: integer("cancel_pending", { mode: "boolean" }).notNull().default(false),
     // Channel extras the worker needs at send time (a chat-app template's header media).
     channelPayload: text("channel_payload", { mode: "json" }).$type<Record<string, unknown>>(),
+    // Send options a paired phone honours: the SIM (1-3, null = the phone's choice), the app's
+    // priority (-128..127; 100 and above skips the phone's limits and delays) and whether the
+    // carrier's delivery report is asked for.
+    simNumber: integer("sim_number"),
+    priority: integer("priority").notNull().default(0),
+    withDeliveryReport: integer("with_delivery_report", { mode: "boolean" }).notNull().default(true),
+    // The instant after which the message must not go out (from ttl or valid_until); every channel
+    // honours it, and the worker fails what is still waiting then with `expired`.
+    validUntil: integer("valid_until"),
   },
   (table) => [
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
@@ -260,6 +269,7 @@ export const notification = sqliteTable(
     index("notification_device_status_idx").on(table.deviceId, table.status),
     index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt),
     index("notification_due_idx").on(table.stage, table.nextAttemptAt),
+    index("notification_valid_until_idx").on(table.validUntil).where(sql`status = 'pending' AND valid_until IS NOT NULL`),
     // One provider message belongs to one notification: recovery after a crash claims a provider id
     // only if no other notification owns it, and this index makes that claim atomic.
     uniqueIndex("notification_external_unique_idx").on(table.externalId).where(sql`external_id IS NOT NULL`),

@@ -25,6 +25,7 @@ export const OPERATION_IDS: Record<string, string> = {
   "get /v1/api/device/{device_id}/stats": "getDeviceStats",
   "get /v1/api/device/{device_id}/usage": "getDeviceUsage",
   "get /v1/api/device/{device_id}/rate-limit": "getDeviceRateLimit",
+  "post /v1/api/device/{device_id}/reassign": "reassignDeviceMessages",
   "get /v1/api/contact/list": "listContacts",
   "get /v1/api/contact/types": "listContactTypes",
   "post /v1/api/contact/search": "searchContacts",

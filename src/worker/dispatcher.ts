@@ -107,6 +107,11 @@ export function createDispatcher(deps: DispatcherDeps) {
         }
       }
     }
+    // Past its valid_until nothing goes out: reached here only by a message whose interrupted
+    // attempt the provider turned out not to have (or one that expired while the batch ran).
+    if (n.valid_until !== null && n.valid_until <= clock.now()) {
+      return { kind: "permanent", code: "expired", reason: "not sent before its valid_until (ttl)" };
+    }
     try {
       return await adapter.send(n, device);
     } catch (error) {

@@ -22,6 +22,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     workerIntervalSeconds: 1,
     offlineAfterSeconds: 300,
     trustedProxies: parseProxyList(DEFAULT_TRUSTED_PROXIES),
+    offlineTtlSeconds: 86_400,
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
     logLevel: "info",

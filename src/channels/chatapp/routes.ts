@@ -8,7 +8,7 @@ import { rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
 import type { Reply, ReplySet } from "../../http/idempotency";
 import { refuseUnknownFields } from "../../http/validation";
-import { OverviewSendResponse, SendResponse } from "../../modules/sending/model";
+import { expiryFields, OverviewSendResponse, SendResponse } from "../../modules/sending/model";
 import { overviewReply, singleReply } from "../../modules/sending/present";
 import type { ItemResult, SendInput } from "../../modules/sending/service";
 import type { ChannelRouteContext } from "../types";
@@ -40,6 +40,9 @@ const chatFields = {
   schedule_time: t.Optional(t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS in `timezone`; omit to send now" }))),
   timezone: t.Optional(t.Nullable(t.String({ description: "IANA zone for schedule_time; default UTC" }))),
   recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging and the thread" }))),
+  // A chat-app message can expire like an SMS; SIM, priority and delivery report mean nothing here
+  // and stay outside the set (400 naming the field).
+  ...expiryFields,
 };
 
 const ChatSendBody = t.Object(chatFields, { additionalProperties: false });
@@ -60,6 +63,8 @@ const CHAT_ERRORS =
   "403 `device_blocked` (the number is blocked: `blocked_code` and `blocked_reason`); 409 `template_account_unlinked`; 409 `device_account_mismatch`; " +
   "403 `urls_not_allowed`; 400 `invalid_template_variables` (count must match; values not empty nor multi-line); 400 with 132015/132016 for a paused or disabled template; 400 `media_too_large`. " +
   "Failures the platform reports later land on the notification with the platform's numeric code. Chat-app messages cost no credits. " +
+  "`ttl` or `valid_until` bound how long the message may wait: not sent by then it fails with `expired` (`invalid_valid_until`, `ttl_with_valid_until` when wrong). " +
+  "sim_number, priority and with_delivery_report are SMS options and are refused here. " +
   "The reply's `scheduled_for` is the schedule_time instant in UTC, or null when the message goes out now. A field outside those listed is 400 `validation_error` naming it.";
 
 function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<string, unknown> | null): SendInput {
@@ -74,6 +79,8 @@ function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<stri
     scheduleTime: body.schedule_time,
     timezone: body.timezone,
     recipientName: body.recipient_name,
+    ttl: body.ttl,
+    validUntil: body.valid_until,
   };
 }
 

@@ -12,7 +12,11 @@ interface Stream {
   timer: ReturnType<typeof setInterval>;
 }
 
-export function createPhoneEventHub(onAlive: (deviceId: number) => void) {
+/**
+ * `keepaliveMs`: how often an open stream is pinged and its phone marked alive; under the offline
+ * threshold, so a phone on an open stream never looks offline (a shortened threshold shortens it).
+ */
+export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepaliveMs = KEEPALIVE_MS) {
   const streams = new Map<number, Set<Stream>>();
   const pendingEnqueue = new Map<number, ReturnType<typeof setTimeout>>();
 
@@ -40,7 +44,7 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void) {
   }
 
   return {
-    /** A new event stream for a device, with a `:keepalive` comment every 15 s that also marks it alive. */
+    /** A new event stream for a device, with a `:keepalive` comment every 15 s (keepaliveMs) that also marks it alive. */
     open(deviceId: number): ReadableStream<Uint8Array> {
       let stream: Stream;
       return new ReadableStream<Uint8Array>({
@@ -50,7 +54,7 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void) {
             timer: setInterval(() => {
               if (write(stream, ":keepalive\n\n")) onAlive(deviceId);
               else remove(deviceId, stream);
-            }, KEEPALIVE_MS),
+            }, keepaliveMs),
           };
           let set = streams.get(deviceId);
           if (!set) streams.set(deviceId, (set = new Set()));

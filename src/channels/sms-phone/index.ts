@@ -2,9 +2,10 @@
 // app. Nothing is dispatched to it: it downloads its messages over the app's API, told by its event
 // stream when there is work, and reports back what the carrier did.
 import type { Channel } from "../types";
-import { createPhoneEventHub } from "./events";
+import { createPhoneEventHub, KEEPALIVE_MS } from "./events";
 import { inboxRoutes } from "./inbox-routes";
 import { pairingRoutes } from "./pairing-routes";
+import { reassignRoutes } from "./reassign-routes";
 import { isCancelAware } from "./protocol";
 import { createPhoneRepository } from "./repository";
 import { mobileRoutes } from "./routes";
@@ -21,9 +22,24 @@ export const smsPhone: Channel<"mobile", MobileService> = {
   create(core) {
     const { sqlite, clock, devices } = core;
     // Paired phones: their event streams keep them marked as seen.
-    const hub = createPhoneEventHub((deviceId) => devices.touch(deviceId, clock.now()));
+    const hub = createPhoneEventHub(
+      (deviceId) => devices.touch(deviceId, clock.now()),
+      Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3)),
+    );
     const repo = createPhoneRepository(sqlite);
-    const service = createMobileService({ sqlite, repo, clock, devices, state: core.state, threads: core.threads, hub, events: core.events, secrets: core.secrets, offlineAfterMs: core.config.offlineAfterSeconds * 1000 });
+    const service = createMobileService({
+      sqlite,
+      repo,
+      clock,
+      devices,
+      state: core.state,
+      threads: core.threads,
+      hub,
+      events: core.events,
+      secrets: core.secrets,
+      offlineAfterMs: core.config.offlineAfterSeconds * 1000,
+      offlineTtlMs: core.config.offlineTtlSeconds * 1000,
+    });
     return {
       service,
       settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),
@@ -47,9 +63,11 @@ export const smsPhone: Channel<"mobile", MobileService> = {
     };
   },
   // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
-  routes: (service, s) => [pairingRoutes(s), inboxRoutes(service, s), mobileRoutes(service, s)],
+  routes: (service, s) => [pairingRoutes(s), inboxRoutes(service, s), reassignRoutes(service), mobileRoutes(service, s)],
   tasks: (service, config) => [
     { name: "phones:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
-    { name: "devices:watch-presence", everySeconds: 15, run: () => service.watchPresence() },
+    // Every tick, like the other queue work: a shortened offline threshold (tests) is seen promptly.
+    { name: "devices:watch-presence", everySeconds: Math.min(15, config.workerIntervalSeconds), run: () => service.watchPresence() },
+    { name: "phones:rehome", everySeconds: config.workerIntervalSeconds, run: () => service.rehomeOffline() },
   ],
 };

@@ -111,21 +111,29 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
   async function register(headers: Headers, body: { name: string; pushToken?: string | null; simCards?: unknown[] }) {
     const { workspaceId, basic } = await registrationWorkspace(headers);
     const now = clock.now();
-    const id = nanoid(21);
     const token = nanoid(21);
+    const name = body.name.slice(0, 128);
+    const simCards = body.simCards ? JSON.stringify(body.simCards) : null;
+    const appVersion = appVersionOf(headers.get("user-agent"));
     const created = sqlite.transaction(() => {
-      repo.insertDevice({
-        workspaceId,
-        name: body.name.slice(0, 128),
-        externalId: id,
-        tokenHash: sha256Hex(token),
-        pushToken: body.pushToken ?? null,
-        simCards: body.simCards ? JSON.stringify(body.simCards) : null,
-        appVersion: appVersionOf(headers.get("user-agent")),
-        at: now,
-      });
-      return credentials(workspaceId);
+      // The app registers afresh after a reinstall, a cleared token or any 401, with the same name
+      // (MANUFACTURER/PRODUCT) and the same redacted SIM cards. Such a phone gets its device back
+      // under a new token, so its waiting messages are not stranded on a twin that never returns.
+      // This is safe: the caller has already proved it may pair phones with this workspace (and so
+      // could have been given the messages anyway), only a phone with at least one SIM is matched,
+      // and the old token stops working, so at most one app instance holds the device.
+      const returning = simCards && (body.simCards?.length ?? 0) > 0 ? repo.returningPhone(workspaceId, name, simCards) : null;
+      let id: string;
+      if (returning) {
+        id = returning.externalId;
+        repo.reissueToken(returning.id, sha256Hex(token), body.pushToken ?? null, appVersion, now);
+      } else {
+        id = nanoid(21);
+        repo.insertDevice({ workspaceId, name, externalId: id, tokenHash: sha256Hex(token), pushToken: body.pushToken ?? null, simCards, appVersion, at: now });
+      }
+      return { id, ...credentials(workspaceId) };
     })();
+    const id = created.id;
     // Signing in with Basic or Code means the user knows the password: it is not shown again.
     return { id, token, login: created.login, ...(created.password && !basic ? { password: created.password } : {}) };
   }

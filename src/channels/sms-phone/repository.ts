@@ -43,15 +43,28 @@ export function createPhoneRepository(sqlite: Database) {
       send_limit_per_minute, last_seen_at, created_at, updated_at)
     VALUES (?, ?, 'sms', 'active', ?, ?, ?, ?, ?, 20, ?, ?, ?) RETURNING id`);
 
-  const queued: Statement<NotificationRecord, [number, number]> = sqlite.prepare(`
+  // Already handed out first (the phone must see them again), then by the app's priority, then due
+  // time; nothing past its valid_until is handed out.
+  // A returning phone: same workspace, name and SIM cards (as the app sends them), not deleted.
+  const returning: Statement<DeviceIdRow & Pick<RawRow<typeof device>, "external_id">, [number, string, string]> = sqlite.prepare(`
+    SELECT id, external_id FROM device
+    WHERE workspace_id = ? AND kind = 'sms' AND deleted_at IS NULL AND name = ? AND sim_cards = ?
+    ORDER BY last_seen_at DESC, id DESC LIMIT 1`);
+  const reissue = sqlite.prepare(
+    "UPDATE device SET token_hash = ?, push_token = ?, app_version = coalesce(?, app_version), last_seen_at = ?, updated_at = ? WHERE id = ?",
+  );
+
+  const queued: Statement<NotificationRecord, [number, number, number]> = sqlite.prepare(`
     SELECT * FROM notification
     WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' AND next_attempt_at <= ?
-    ORDER BY dispatched_at IS NULL, next_attempt_at, id LIMIT ${MAX_MESSAGES}`);
+      AND (valid_until IS NULL OR valid_until > ?)
+    ORDER BY dispatched_at IS NULL, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`);
   const cancelling: Statement<NotificationRecord, [number]> = sqlite.prepare(
     `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
   );
-  const handedSince: Statement<{ n: number }, [number, number]> = sqlite.prepare(
-    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
+  // Expedited messages skip the budget, so they do not use it up either.
+  const handedSince: Statement<{ n: number }, [number, number, number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ? AND priority < ?",
   );
   const markHanded = sqlite.prepare("UPDATE notification SET dispatched_at = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND dispatched_at IS NULL");
   const markProcessed = sqlite.prepare("UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'");
@@ -66,6 +79,27 @@ export function createPhoneRepository(sqlite: Database) {
   const stillWaiting: Statement<{ device_id: number }, [number]> = sqlite.prepare(`
     SELECT DISTINCT device_id FROM notification
     WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND device_id IS NOT NULL AND next_attempt_at <= ?`);
+
+  // Re-homing: waiting messages of offline phones, the online phones that can take them.
+  const offlineWithWaiting: Statement<{ device_id: number }, []> = sqlite.prepare(`
+    SELECT DISTINCT n.device_id FROM notification n JOIN device d ON d.id = n.device_id
+    WHERE n.route = 'sms' AND n.status = 'pending' AND n.stage IN ('queued', 'handed') AND d.presence = 'offline'`);
+  const onlinePhone: Statement<DeviceIdRow, [number, number, number]> = sqlite.prepare(`
+    SELECT id FROM device
+    WHERE workspace_id = ? AND id <> ? AND kind = 'sms' AND status = 'active' AND deleted_at IS NULL AND blocked_code IS NULL
+      AND presence = 'online' AND last_seen_at >= ?
+    ORDER BY last_seen_at DESC, id LIMIT 1`);
+  const waitingOn: Statement<{ id: number }, [number]> = sqlite.prepare(
+    "SELECT id FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' ORDER BY id",
+  );
+  const moveTo = sqlite.prepare(`
+    UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?
+    WHERE id = ? AND device_id = ? AND status = 'pending' AND stage = 'queued'`);
+  const outOfTime: Statement<{ id: number }, [number, number, number]> = sqlite.prepare(`
+    SELECT id FROM notification
+    WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage IN ('queued', 'handed')
+      AND coalesce(valid_until, next_attempt_at + ?) <= ?
+    ORDER BY id`);
 
   const allPairing: Statement<WorkspaceAuthRow & Pick<RawRow<typeof workspace>, "pairing_token">, []> = sqlite.prepare(
     "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
@@ -110,10 +144,21 @@ export function createPhoneRepository(sqlite: Database) {
       return insertDevice.get(d.workspaceId, d.name, d.externalId, d.tokenHash, d.pushToken, d.simCards, d.appVersion, d.at, d.at, d.at)!.id;
     },
 
+    /** The live phone of the workspace with this name and SIM list (JSON as stored), if any. */
+    returningPhone: (workspaceId: number, name: string, simCardsJson: string): { id: number; externalId: string } | null => {
+      const row = returning.get(workspaceId, name, simCardsJson);
+      return row ? { id: row.id, externalId: row.external_id } : null;
+    },
+    /** A returning phone's new token: the old one stops working. */
+    reissueToken(id: number, tokenHash: string, pushToken: string | null, appVersion: string | null, at: number) {
+      reissue.run(tokenHash, pushToken, appVersion, at, at, id);
+    },
+
     // Messages
-    queuedFor: (deviceId: number, now: number): NotificationRecord[] => queued.all(deviceId, now),
+    queuedFor: (deviceId: number, now: number): NotificationRecord[] => queued.all(deviceId, now, now),
     cancellingFor: (deviceId: number): NotificationRecord[] => cancelling.all(deviceId),
-    handedSince: (deviceId: number, since: number): number => handedSince.get(deviceId, since)!.n,
+    /** Messages below `expedited` priority handed to the phone since `since`: what its budget has spent. */
+    handedSince: (deviceId: number, since: number, expedited: number): number => handedSince.get(deviceId, since, expedited)!.n,
     markHanded(id: number, at: number) {
       markHanded.run(at, at, id);
     },
@@ -129,6 +174,19 @@ export function createPhoneRepository(sqlite: Database) {
     devicesDueBetween: (after: number, until: number): number[] => becameDue.all(after, until).map((r) => r.device_id),
     /** Phones with due messages never handed out (held back by the per-minute pacing, or not pulled yet). */
     devicesWithUnhanded: (now: number): number[] => stillWaiting.all(now).map((r) => r.device_id),
+
+    // Re-homing
+    /** Offline phones with messages still waiting on them. */
+    offlineWithWaiting: (): number[] => offlineWithWaiting.all().map((r) => r.device_id),
+    /** Another usable phone of the workspace heard from since `seenSince`, most recently seen first. */
+    onlinePhoneBesides: (workspaceId: number, deviceId: number, seenSince: number): number | null => onlinePhone.get(workspaceId, deviceId, seenSince)?.id ?? null,
+    /** Messages on a phone it has not taken up yet (never reported Processed). */
+    waitingOn: (deviceId: number): number[] => waitingOn.all(deviceId).map((r) => r.id),
+    /** Moves one waiting message to another phone under a new phone id; whether it moved. */
+    moveTo: (id: number, fromDeviceId: number, toDeviceId: number, phoneId: string, at: number): boolean =>
+      moveTo.run(toDeviceId, phoneId, at, id, fromDeviceId).changes > 0,
+    /** Messages on a phone whose valid_until, or due time plus `defaultTtl`, is not after `now`. */
+    outOfTime: (deviceId: number, defaultTtl: number, now: number): number[] => outOfTime.all(deviceId, defaultTtl, now).map((r) => r.id),
 
     // Pairing
     workspacesWithPairingToken: () => allPairing.all(),

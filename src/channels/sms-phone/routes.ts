@@ -59,8 +59,10 @@ const MobileMessage = t.Object({
   textMessage: t.Object({ text: t.String() }),
   phoneNumbers: t.Array(t.String()),
   isEncrypted: t.Optional(t.Boolean()),
-  withDeliveryReport: t.Optional(t.Boolean()),
-  priority: t.Optional(t.Integer()),
+  simNumber: t.Optional(t.Integer({ minimum: 1, maximum: 3, description: "The SIM to send from; absent: the phone's own choice" })),
+  withDeliveryReport: t.Optional(t.Boolean({ description: "Whether to ask the carrier for a delivery report" })),
+  priority: t.Optional(t.Integer({ minimum: -128, maximum: 127, description: "Higher first; 100 and above skips the app's limits and delays" })),
+  validUntil: t.Optional(t.String({ format: "date-time", description: "The app fails the message with \"TTL expired\" if it has not sent it by then" })),
   state: t.Union([t.Literal("Pending"), t.Literal("Cancelling")]),
   createdAt: t.String({ description: "Always three fraction digits" }),
 });

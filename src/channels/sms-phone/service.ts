@@ -10,7 +10,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
-import { allowedSilence, OFFLINE_AFTER_MS } from "../../modules/devices/service";
+import { allowedSilence, isOnline, presence } from "../../modules/devices/service";
 import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
@@ -19,6 +19,7 @@ import type { PhoneEventHub } from "./events";
 import { createPhonePairing, pairingInfo } from "./pairing";
 import { createPhoneWebhooks } from "./phone-webhooks";
 import { MAX_MESSAGES, type PhoneRepository } from "./repository";
+import { PRIORITY_EXPEDITED } from "../../modules/sending/service";
 import { appVersionOf, atLeast, deviceEventData, INBOX_EXPORT_SINCE, isCancelAware, unauthorized, type PatchItem } from "./protocol";
 
 type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled" | "Cancelling";
@@ -38,6 +39,8 @@ export interface MobileDeps {
   secrets: SecretBox;
   /** PIGEON_OFFLINE_AFTER in milliseconds. */
   offlineAfterMs?: number;
+  /** How long a message without a ttl may wait on an offline phone that nothing can replace. */
+  offlineTtlMs: number;
 }
 
 export function createMobileService(deps: MobileDeps) {
@@ -118,13 +121,15 @@ export function createMobileService(deps: MobileDeps) {
   function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
     const now = clock.now();
     const windowStart = now - (now % MINUTE);
-    let budget = device.sendLimitPerMinute - repo.handedSince(device.id, windowStart);
+    let budget = device.sendLimitPerMinute - repo.handedSince(device.id, windowStart, PRIORITY_EXPEDITED);
     const picked: NotificationRecord[] = [];
     sqlite.transaction(() => {
       for (const n of repo.queuedFor(device.id, now)) {
         if (n.dispatched_at === null) {
-          if (budget <= 0) continue;
-          budget--;
+          // Expedited messages (one-time codes) skip the budget, as the app skips its own limits.
+          const expedited = n.priority >= PRIORITY_EXPEDITED;
+          if (!expedited && budget <= 0) continue;
+          if (!expedited) budget--;
           repo.markHanded(n.id, now);
         }
         picked.push(n);
@@ -136,8 +141,12 @@ export function createMobileService(deps: MobileDeps) {
       textMessage: { text: n.message },
       phoneNumbers: [n.recipient],
       isEncrypted: false,
-      withDeliveryReport: true,
-      priority: 0,
+      // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
+      // instant it checks before sending, priority a signed byte.
+      ...(n.sim_number !== null ? { simNumber: n.sim_number } : {}),
+      withDeliveryReport: Boolean(n.with_delivery_report),
+      priority: n.priority,
+      ...(n.valid_until !== null ? { validUntil: iso(n.valid_until) } : {}),
       state: "Pending",
       createdAt: iso(n.created_at),
     }));
@@ -152,7 +161,7 @@ export function createMobileService(deps: MobileDeps) {
 
   function reasonOf(item: PatchItem): { code: string; reason: string } {
     const error = item.recipients?.find((r) => r.error)?.error ?? null;
-    const code = /RESULT_ERROR_[A-Z_]+/.exec(error ?? "")?.[0] ?? (error === "TTL expired" ? "ttl_expired" : "carrier_rejected");
+    const code = /RESULT_ERROR_[A-Z_]+/.exec(error ?? "")?.[0] ?? (error === "TTL expired" ? "expired" : "carrier_rejected");
     return { code, reason: error ?? "the phone reported the message failed" };
   }
 
@@ -237,7 +246,7 @@ export function createMobileService(deps: MobileDeps) {
    */
   function watchPresence(): number {
     const now = clock.now();
-    const offlineAfter = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
+    const offlineAfter = deps.offlineAfterMs ?? presence.offlineAfterMs;
     const quiet = repo.quietSince(now - offlineAfter, now - allowedSilence({ pushToken: "polling" }, offlineAfter));
     for (const id of quiet) {
       const device = devices.byId(id);
@@ -304,10 +313,90 @@ export function createMobileService(deps: MobileDeps) {
     return { device_id: device.id, since: iso(since)!, until: iso(until)!, message_types: ["SMS"], requested_at: iso(clock.now())! };
   }
 
+  /**
+   * Moves the messages a phone has not taken up yet to another phone, each under a new phone id
+   * (a late report from the first phone then matches nothing). A message the first phone had
+   * downloaded but never confirmed could in principle still go out from it if it returns: the app
+   * confirms what it downloads at once, so a download without a confirmation was lost on the way.
+   */
+  function moveWaiting(from: DeviceRow, toId: number, why: string): number[] {
+    const now = clock.now();
+    const moved: number[] = [];
+    sqlite.transaction(() => {
+      for (const id of repo.waitingOn(from.id)) {
+        if (!repo.moveTo(id, from.id, toId, nanoid(21), now)) continue;
+        state.log(id, "reassigned", { status: "pending", detail: `moved from device ${from.id} to device ${toId}: ${why}` });
+        moved.push(id);
+      }
+    })();
+    if (moved.length > 0) hub.enqueued(toId);
+    return moved;
+  }
+
+  /**
+   * phones:rehome — messages waiting on a phone marked offline move to another online phone of the
+   * workspace when there is one. What still waits on it (no other phone, or taken up by it before
+   * it went quiet) fails with device_offline once its time to live passes: its valid_until, or its
+   * due time plus the default offline time to live. Nothing stays pending for ever.
+   */
+  function rehomeOffline(): number {
+    const now = clock.now();
+    let changed = 0;
+    for (const deviceId of repo.offlineWithWaiting()) {
+      const device = devices.byId(deviceId);
+      if (!device) continue;
+      const target = repo.onlinePhoneBesides(device.workspaceId, device.id, now - presence.offlineAfterMs);
+      if (target !== null) changed += moveWaiting(device, target, "its phone went offline").length;
+      for (const id of repo.outOfTime(device.id, deps.offlineTtlMs, now)) {
+        const failed = applyReport(state, id, {
+          status: "failed",
+          errorCode: "device_offline",
+          reason: `device ${device.id} stayed offline past the message's time to live, and no other phone could take it`,
+          detail: "device offline: time to live passed",
+        });
+        if (failed) changed++;
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * POST /v1/api/device/:id/reassign — moves a phone's waiting messages by hand, to the phone
+   * named or else to the most recently seen online phone of the workspace.
+   */
+  function reassign(workspaceId: number, deviceId: number, toDeviceId: number | null) {
+    const from = devices.get(workspaceId, deviceId);
+    if (!from) throw new AppError("not_found", `device ${deviceId} not found`, { field: "device_id" });
+    if (from.kind !== "sms") {
+      throw new AppError("invalid_device", `device ${from.id} is a ${from.kind} device; only paired phones' messages are reassigned`, { device_id: from.id, kind: from.kind });
+    }
+    const now = clock.now();
+    let toId: number;
+    if (toDeviceId !== null) {
+      const to = devices.get(workspaceId, toDeviceId);
+      if (!to) throw new AppError("not_found", `device ${toDeviceId} not found`, { field: "to_device_id" });
+      if (to.kind !== "sms") throw new AppError("invalid_device", `device ${to.id} is a ${to.kind} device, not a paired phone`, { field: "to_device_id", device_id: to.id, kind: to.kind });
+      if (to.id === from.id) throw new AppError("invalid_device", "to_device_id is the device the messages are on", { field: "to_device_id", device_id: to.id });
+      if (to.status !== "active") throw new AppError("device_inactive", `device ${to.id} is inactive`, { field: "to_device_id", device_id: to.id });
+      if (!isOnline(to, now)) {
+        throw new AppError("no_online_device", `device ${to.id} is offline; messages only move to an online phone`, { field: "to_device_id", device_id: to.id });
+      }
+      toId = to.id;
+    } else {
+      const found = repo.onlinePhoneBesides(workspaceId, from.id, now - presence.offlineAfterMs);
+      if (found === null) throw new AppError("no_online_device", "No other online paired phone in this workspace to take the messages", { device_id: from.id });
+      toId = found;
+    }
+    const moved = moveWaiting(from, toId, "reassigned by hand");
+    return { device_id: from.id, to_device_id: toId, moved: moved.length, notification_ids: moved };
+  }
+
   const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState });
 
   return {
     announceDue,
+    rehomeOffline,
+    reassign,
     openEvents,
     watchPresence,
     authenticateDevice,

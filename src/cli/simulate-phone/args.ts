@@ -52,6 +52,8 @@ export interface SimulatePhoneOptions {
   pingSeconds: number | null;
   order: "lifo" | "fifo";
   simSelection: SimSelectionMode;
+  /** How many SIM cards the phone has and reports (1-3); a message for another SIM fails as on the app. */
+  sims: number;
   log: (line: string) => void;
 }
 
@@ -92,6 +94,7 @@ const FLAGS = {
   ping: { type: "string" },
   order: { type: "string" },
   "sim-selection": { type: "string" },
+  sims: { type: "string" },
 } as const;
 
 /** A flag that takes one of a few words; throws naming the flag and the words otherwise. */
@@ -165,6 +168,7 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     pingSeconds: values.ping === undefined ? null : numberFlag(values.ping, "--ping", 0, 0.01, 86_400),
     order: choiceFlag(values.order, "--order", ["lifo", "fifo"] as const, "lifo"),
     simSelection: choiceFlag(values["sim-selection"], "--sim-selection", SIM_SELECTION_MODES, "OSDefault"),
+    sims: numberFlag(values.sims, "--sims", 1, 1, 3, true),
     log: (line) => console.log(line),
   };
 }

@@ -4,7 +4,10 @@
 import { countSegments } from "../../lib/segments";
 import { PhonePart, type PhoneParts } from "./parts";
 import type { WebhookPoster } from "./webhooks";
-import { GENERIC_FAILURE, record, stamp, text, type Json, type LocalMessage, type LocalState } from "./wire";
+import { finite, GENERIC_FAILURE, PRIORITY_EXPEDITED, record, stamp, text, type Json, type LocalMessage, type LocalState } from "./wire";
+
+/** The app's Message.PRIORITY_MIN: what "the previous message" counts as before the first. */
+const PRIORITY_MIN = -128;
 
 export class MessageQueue extends PhonePart {
   private readonly messages = new Map<string, LocalMessage>();
@@ -117,6 +120,7 @@ export class MessageQueue extends PhonePart {
     if (!phoneNumbers) return;
     const body = text(record(message.textMessage)?.text) ?? text(message.message);
     const validUntil = Date.parse(text(message.validUntil) ?? "");
+    const simNumber = finite(message.simNumber);
     const local: LocalMessage = {
       id,
       phoneNumbers,
@@ -124,6 +128,8 @@ export class MessageQueue extends PhonePart {
       partsCount: body === null ? 1 : countSegments(body).segments,
       withDeliveryReport: message.withDeliveryReport !== false,
       validUntil: Number.isNaN(validUntil) ? null : validUntil,
+      simNumber: simNumber !== null && Number.isInteger(simNumber) ? simNumber : null,
+      priority: finite(message.priority) ?? 0,
       state: "Processed",
       error: null,
       states: {},
@@ -135,22 +141,41 @@ export class MessageQueue extends PhonePart {
     if (!this.sending) this.life.track(this.drainSendQueue());
   }
 
-  /** Sends queued messages one at a time, as the app does, with the configured gap between them. */
+  /**
+   * Sends queued messages one at a time, as the app does: highest priority first (then in arrival
+   * order), with the configured gap between them, except after an expedited message (priority 100
+   * or more) that outranks the one before it, which the app sends without a pause.
+   */
   private async drainSendQueue(): Promise<void> {
     this.sending = true;
+    let previousPriority = PRIORITY_MIN;
     try {
+      // The rest of this download joins the queue first: the app stores a whole download before
+      // its send worker picks the highest priority.
+      await Promise.resolve();
       while (this.sendQueue.length > 0 && !this.life.stopped) {
-        const message = this.sendQueue.shift()!;
+        const message = this.takeNext();
         if (message.state !== "Processed") continue;
         if (!(await this.life.sleep(this.opts.delayMs))) return;
         // Cancelled while it waited for the radio.
         if (message.state !== "Processed") continue;
-        this.send(message);
+        // A message that was not sent needs no pause after it (the app's sendPendingMessages).
+        if (!this.send(message)) continue;
+        const expedited = message.priority >= PRIORITY_EXPEDITED && previousPriority < message.priority;
+        previousPriority = message.priority;
+        if (expedited) continue;
         if (this.sendQueue.length > 0 && !(await this.life.sleep(this.sendGap()))) return;
       }
     } finally {
       this.sending = false;
     }
+  }
+
+  /** The app's queue order: priority descending, then oldest first. */
+  private takeNext(): LocalMessage {
+    let best = 0;
+    for (let i = 1; i < this.sendQueue.length; i++) if (this.sendQueue[i].priority > this.sendQueue[best].priority) best = i;
+    return this.sendQueue.splice(best, 1)[0];
   }
 
   /** A random gap from the server's send interval, capped at delayMs so tests never wait seconds. */
@@ -160,23 +185,37 @@ export class MessageQueue extends PhonePart {
     return Math.min((min + Math.random() * (max - min)) * 1000, this.opts.delayMs);
   }
 
-  private send(message: LocalMessage): void {
+  /** Sends one message; whether it went out (a failure before the radio is not "sent"). */
+  private send(message: LocalMessage): boolean {
     // The app checks validUntil itself when it takes the message from its queue.
-    if (message.validUntil !== null && Date.now() > message.validUntil) return this.fail(message, "TTL expired");
-    if (Math.random() < this.opts.failRate) return this.fail(message, GENERIC_FAILURE);
+    if (message.validUntil !== null && Date.now() > message.validUntil) {
+      this.fail(message, "TTL expired");
+      return false;
+    }
+    // The app looks the SIM up among the active subscriptions and fails the send when it is absent.
+    if (message.simNumber !== null && (message.simNumber < 1 || message.simNumber > this.opts.sims)) {
+      this.fail(message, `Can't send message: SIM ${message.simNumber} not found`);
+      return false;
+    }
+    if (Math.random() < this.opts.failRate) {
+      this.fail(message, GENERIC_FAILURE);
+      return false;
+    }
 
+    this.log(`message ${message.id} goes out on SIM ${message.simNumber ?? 1}${message.priority >= PRIORITY_EXPEDITED ? " (expedited)" : ""}`);
     const sentAt = this.transition(message, "Sent");
     for (const recipient of message.phoneNumbers) {
       this.hooks.emit("sms:sent", { ...this.hooks.outgoing(message, recipient), partsCount: message.partsCount, sentAt });
     }
     // Without a delivery report the radio never says more, and the message stays Sent.
-    if (!message.withDeliveryReport) return;
+    if (!message.withDeliveryReport) return true;
     this.life.later(this.opts.delayMs, () => {
       const deliveredAt = this.transition(message, "Delivered");
       for (const recipient of message.phoneNumbers) {
         this.hooks.emit("sms:delivered", { ...this.hooks.outgoing(message, recipient), deliveredAt });
       }
     });
+    return true;
   }
 
   private fail(message: LocalMessage, reason: string): void {
@@ -211,6 +250,8 @@ export class MessageQueue extends PhonePart {
       partsCount: 0,
       withDeliveryReport: false,
       validUntil: null,
+      simNumber: null,
+      priority: 0,
       state: "Cancelled",
       error: null,
       states: {},

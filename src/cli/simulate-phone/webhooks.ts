@@ -20,7 +20,7 @@ import {
 export class WebhookPoster extends PhonePart {
   outgoing(message: LocalMessage, recipient: string): Json {
     // Field order follows the app's payload classes; phoneNumber is the deprecated twin of recipient.
-    return { messageId: message.id, sender: OWN_NUMBER, recipient, simNumber: SIM_NUMBER, phoneNumber: recipient };
+    return { messageId: message.id, sender: OWN_NUMBER, recipient, simNumber: message.simNumber ?? SIM_NUMBER, phoneNumber: recipient };
   }
 
   /** Posts an event to every webhook registered for it; resolves with how many accepted it. */

@@ -8,6 +8,16 @@ export const OKHTTP_USER_AGENT = "okhttp/4.10.0";
 // Redacted the way the app redacts SIM details before sending them: all but the last 4 characters.
 export const SIM_CARD = { slotIndex: 0, simNumber: SIM_NUMBER, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" };
 
+/** The phone's SIM cards as the app reports them (slot i holds SIM i+1); the first is SIM_CARD. */
+export function simCards(count: number) {
+  return Array.from({ length: count }, (_, i) =>
+    i === 0 ? SIM_CARD : { slotIndex: i, simNumber: i + 1, phoneNumber: `*******${1234 + i}`, carrierName: "***ile", iccid: `****************${5678 + i}` },
+  );
+}
+
+/** The app's Message.PRIORITY_EXPEDITED: from here on its limits and send delays are skipped. */
+export const PRIORITY_EXPEDITED = 100;
+
 export const GENERIC_FAILURE = "Send result: RESULT_ERROR_GENERIC_FAILURE";
 // The app's own timeout for webhook requests; we use it for every call so a hung server cannot
 // hold stop() forever.
@@ -34,6 +44,10 @@ export interface LocalMessage {
   partsCount: number;
   withDeliveryReport: boolean;
   validUntil: number | null;
+  /** The SIM the server asked for (1-3), or null for the phone's own choice (SIM 1 here). */
+  simNumber: number | null;
+  /** The app's priority, -128..127. */
+  priority: number;
   state: LocalState;
   error: string | null;
   /** When each state was reached, in the app's date form; sent whole with every PATCH. */

@@ -35,6 +35,16 @@ export const Device = t.Object({
   send_interval_max: t.Integer({ description: "…to, seconds" }),
   notification_channel: NotificationChannel,
   channel_hint: ChannelHint,
+  sim_cards: t.Array(
+    t.Object({
+      sim_number: t.Integer({ description: "What a send's sim_number names (1-3)" }),
+      slot_index: t.Nullable(t.Integer()),
+      phone_number: t.Nullable(t.String({ description: "Redacted by the app: all but the last 4 characters masked" })),
+      carrier_name: t.Nullable(t.String()),
+      iccid: t.Nullable(t.String()),
+    }),
+    { description: "Paired phones: the SIM cards the app reported at pairing and on each start (empty for other kinds, or before the app reports them)" },
+  ),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });

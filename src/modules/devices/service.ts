@@ -35,9 +35,15 @@ export function notificationChannelOf(row: Pick<DeviceRow, "pushToken">, paired:
 }
 
 /** How long a device may stay silent and still count as online. */
-export function allowedSilence(row: Pick<DeviceRow, "pushToken">, offlineAfterMs = OFFLINE_AFTER_MS): number {
+export function allowedSilence(row: Pick<DeviceRow, "pushToken">, offlineAfterMs = presence.offlineAfterMs): number {
   return row.pushToken !== null ? POLL_INTERVAL_MS + offlineAfterMs : offlineAfterMs;
 }
+
+/**
+ * The offline threshold in force: OFFLINE_AFTER_MS unless PIGEON_OFFLINE_AFTER set another at start
+ * (createServices writes it once; tests shorten it so a stopped phone goes offline in seconds).
+ */
+export const presence = { offlineAfterMs: OFFLINE_AFTER_MS };
 
 /**
  * A device's pacing window. A channel whose platform limit is a rate (a chat-app number: 80 a
@@ -89,7 +95,7 @@ function presentHealth(h: PhoneHealth, unhealthy: string[] | null) {
  */
 export const USER_SETTINGS = ["send_limit_per_minute", "send_interval_min", "send_interval_max"] as const;
 
-export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: number, offlineAfterMs = OFFLINE_AFTER_MS): boolean {
+export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: number, offlineAfterMs = presence.offlineAfterMs): boolean {
   return row.lastSeenAt !== null && now - row.lastSeenAt <= allowedSilence(row, offlineAfterMs);
 }
 
@@ -121,6 +127,20 @@ export function createDeviceService(
     return traits;
   };
   const pace = (device: DeviceRow) => paceOf(device, traitsOf(device.kind).pacedPerSecond === true);
+  /** The SIM cards a paired phone reported (redacted by the app), in the API's field names; [] for other kinds. */
+  function simCardsOf(row: DeviceRow) {
+    const list = Array.isArray(row.simCards) ? row.simCards : [];
+    return list.flatMap((raw) => {
+      if (typeof raw !== "object" || raw === null) return [];
+      const c = raw as Record<string, unknown>;
+      const str = (v: unknown) => (typeof v === "string" ? v : null);
+      const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
+      const simNumber = int(c.simNumber);
+      if (simNumber === null) return [];
+      return [{ sim_number: simNumber, slot_index: int(c.slotIndex), phone_number: str(c.phoneNumber), carrier_name: str(c.carrierName), iccid: str(c.iccid) }];
+    });
+  }
+
   function present(row: DeviceRow) {
     const channel = notificationChannelOf(row, traitsOf(row.kind).needsPresence === true);
     return {
@@ -139,6 +159,7 @@ export function createDeviceService(
       send_limit_per_minute: row.sendLimitPerMinute,
       send_interval_min: row.sendIntervalMin,
       send_interval_max: row.sendIntervalMax,
+      sim_cards: simCardsOf(row),
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
     };

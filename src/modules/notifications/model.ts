@@ -24,7 +24,13 @@ export const Notification = t.Object({
   segments: t.Integer(),
   cost: t.Integer({ description: "Credits charged (cloud numbers only; refunded on failure or cancel)" }),
   provider_message_id: t.Nullable(t.String()),
-  error_code: t.Nullable(t.String()),
+  error_code: t.Nullable(
+    t.String({
+      description:
+        "Why it failed, e.g. `expired` (not sent before its ttl/valid_until), `device_offline` (its phone stayed offline past its time to live), " +
+        "`device_deleted`, a phone's RESULT_ERROR_* code, or the chat-app platform's numeric code",
+    }),
+  ),
   error_reason: t.Nullable(t.String()),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
@@ -32,6 +38,10 @@ export const Notification = t.Object({
   delivered_at: t.Nullable(t.String({ format: "date-time" })),
   failed_at: t.Nullable(t.String({ format: "date-time" })),
   cancelled_at: t.Nullable(t.String({ format: "date-time" })),
+  sim_number: t.Nullable(t.Integer({ description: "The paired phone's SIM asked for (1-3); null: the phone's choice" })),
+  priority: t.Integer({ description: "The companion app's priority, -128..127 (0 by default; 100 and above skips the phone's limits and delays)" }),
+  with_delivery_report: t.Boolean({ description: "Whether a delivery report was asked for" }),
+  valid_until: t.Nullable(t.String({ format: "date-time", description: "After this instant it is not sent (from ttl or valid_until); null: no limit" })),
 });
 
 export const LogEntry = t.Object({

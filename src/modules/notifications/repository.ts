@@ -29,6 +29,10 @@ export interface NewNotification {
   /** The id the channel knows it by, when we choose it (a paired phone's message id). */
   externalId: string | null;
   channelPayload: Record<string, unknown> | null;
+  simNumber: number | null;
+  priority: number;
+  withDeliveryReport: boolean;
+  validUntil: number | null;
   createdAt: number;
 }
 
@@ -58,8 +62,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   const insert: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     RETURNING id`);
   const byWorkspace: Statement<NotificationRecord, [number, number]> = sqlite.prepare(
     "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
@@ -70,7 +74,18 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   const dueCandidates: Statement<NotificationRecord, (string | number)[]> = sqlite.prepare(`
     SELECT * FROM notification
     WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN (${routeList})
+      AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
     ORDER BY next_attempt_at, id LIMIT ?`);
+  // Past their valid_until and not in a channel call: queued ones at once; ones a device holds
+  // unconfirmed (a phone that took it up) after `heldGrace`, leaving the device time to report its
+  // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them),
+  // and an interrupted attempt to the dispatcher, which asks the provider whether it went out first.
+  const expiredWaiting: Statement<{ id: number }, [number, number, number]> = sqlite.prepare(`
+    SELECT n.id FROM notification n LEFT JOIN device d ON d.id = n.device_id
+    WHERE n.status = 'pending' AND n.valid_until IS NOT NULL
+      AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
+      AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
+    ORDER BY n.valid_until LIMIT ?`);
   const markDispatching = sqlite.prepare(`
     UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?
     WHERE id = ? AND stage = 'queued'`);
@@ -114,6 +129,10 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
         n.cost,
         n.externalId,
         n.channelPayload ? JSON.stringify(n.channelPayload) : null,
+        n.simNumber,
+        n.priority,
+        n.withDeliveryReport ? 1 : 0,
+        n.validUntil,
         n.createdAt,
         n.createdAt,
       )!.id;
@@ -157,7 +176,9 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     },
 
     /** Queued work on the dispatched routes that is due, oldest first. */
-    dueCandidates: (now: number, limit: number) => dueCandidates.all(now, ...dispatchedRoutes, limit),
+    dueCandidates: (now: number, limit: number) => dueCandidates.all(now, ...dispatchedRoutes, now, limit),
+    /** Pending notifications whose valid_until passed (see the statement), soonest first. */
+    expiredWaiting: (now: number, heldGrace: number, limit: number): number[] => expiredWaiting.all(now, now - heldGrace, limit).map((r) => r.id),
     dispatchedSince: (deviceId: number, since: number) => dispatchedSince.get(deviceId, since)!.n,
 
     /** Takes a queued notification for one attempt; false when someone else took it first. */

@@ -37,6 +37,10 @@ export function presentNotification(n: NotificationRecord) {
     delivered_at: iso(n.delivered_at),
     failed_at: iso(n.failed_at),
     cancelled_at: iso(n.cancelled_at),
+    sim_number: n.sim_number,
+    priority: n.priority,
+    with_delivery_report: n.with_delivery_report === 1 || (n.with_delivery_report as unknown) === true,
+    valid_until: iso(n.valid_until),
   };
 }
 

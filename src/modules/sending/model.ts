@@ -12,6 +12,71 @@ const Variables = t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], {
 });
 const DeviceRef = t.Union([t.String(), t.Number()], { description: "Device to send through; default: the first active device that can carry it", examples: ["1"] });
 
+/** The longest time to live a send may ask for: 30 days. */
+export const TTL_MAX_SECONDS = 30 * 24 * 3600;
+
+/** How long a message may wait to go out; every channel honours it (chat-app sends too). */
+export const expiryFields = {
+  ttl: t.Optional(
+    t.Nullable(
+      t.Integer({
+        minimum: 1,
+        maximum: TTL_MAX_SECONDS,
+        description:
+          `Seconds the message may wait to go out, counted from its due time (now, or schedule_time), 1 to ${TTL_MAX_SECONDS} (30 days). ` +
+          "Not sent by then, it becomes `failed` with error_code `expired` (credits refunded). Not with valid_until.",
+        examples: [300],
+      }),
+    ),
+  ),
+  valid_until: t.Optional(
+    t.Nullable(
+      t.String({
+        description:
+          "ISO 8601 instant with a zone (e.g. 2026-12-24T09:00:00Z) after which the message must not go out; in the future, and not before schedule_time. " +
+          "Not sent by then, it becomes `failed` with error_code `expired`. Not with ttl.",
+        examples: ["2026-12-24T09:00:00Z"],
+      }),
+    ),
+  ),
+};
+
+/** What the paired phone's app offers per message; a cloud number refuses sim_number and ignores the other two. */
+export const phoneOptionFields = {
+  sim_number: t.Optional(
+    t.Nullable(
+      t.Integer({
+        minimum: 1,
+        maximum: 3,
+        description:
+          "Paired phone only: the SIM to send from, 1 to 3 (see the device's `sim_cards`); omit for the phone's own choice. " +
+          "A phone without that SIM fails the message (\"Can't send message: SIM 2 not found\"). On a cloud number: 400 `option_not_supported`.",
+        examples: [1],
+      }),
+    ),
+  ),
+  priority: t.Optional(
+    t.Nullable(
+      t.Integer({
+        minimum: -128,
+        maximum: 127,
+        description:
+          "The companion app's priority, -128 to 127, default 0. Higher goes first; 100 and above (one-time codes) skips the phone's per-minute limit " +
+          "and send delays, and Pigeon's per-minute budget for the phone. Ignored by cloud numbers.",
+        examples: [100],
+      }),
+    ),
+  ),
+  with_delivery_report: t.Optional(
+    t.Nullable(
+      t.Boolean({
+        description:
+          "Ask the carrier for a delivery report (default true). With false a paired phone's message ends at `sent`, never `delivered`. Ignored by cloud numbers.",
+      }),
+    ),
+  ),
+};
+
 // Every SMS send route takes this whole set and honours it; a field outside it is a 400 naming it
 // (a misspelt schedule_time must not quietly become "send now").
 const sendFields = {
@@ -27,6 +92,8 @@ const sendFields = {
     t.Nullable(t.String({ description: "IANA zone name for schedule_time (links such as CET or US/Eastern too); default UTC", examples: ["Europe/Berlin"] })),
   ),
   device_id: t.Optional(t.Nullable(DeviceRef)),
+  ...phoneOptionFields,
+  ...expiryFields,
 };
 
 export const SendSmsBody = t.Object(sendFields, {

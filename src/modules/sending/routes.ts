@@ -38,7 +38,9 @@ const WHEN =
 
 const SEND_ERRORS =
   "Errors: 400 `invalid_phone_number` (message contains \"Invalid phone number\"), `message_required`, `message_too_long` (names the cap), " +
-  "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `no_active_device`, `device_offline` " +
+  "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `invalid_valid_until` (not an ISO 8601 instant, in the past, or before schedule_time), " +
+  "`ttl_with_valid_until` (both given), `option_not_supported` (sim_number on a cloud number), `validation_error` (sim_number outside 1-3, priority outside -128..127, ttl outside 1-2592000), " +
+  "`no_active_device`, `device_offline` " +
   "(the paired phone has not reported for 5 minutes; scheduled sends are accepted and wait for it), `device_inactive`, `invalid_device`; " +
   "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
   "403 `urls_not_allowed`.";
@@ -54,6 +56,11 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     scheduleTime: body.schedule_time,
     timezone: body.timezone,
     deviceId: body.device_id,
+    simNumber: body.sim_number,
+    priority: body.priority,
+    withDeliveryReport: body.with_delivery_report,
+    ttl: body.ttl,
+    validUntil: body.valid_until,
   };
 }
 
@@ -122,7 +129,11 @@ export function sendingRoutes(s: SendingRouteDeps) {
           description:
             "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
             "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
-            "(see GET /api/notification/:id). A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
+            "(see GET /api/notification/:id). " +
+            "Send options: `sim_number` (1-3) picks the paired phone's SIM; `priority` (-128..127) orders the phone's queue, and 100 or more (one-time codes) " +
+            "skips the per-minute limits and send delays; `with_delivery_report: false` asks for no delivery report (the message ends at `sent`); " +
+            "`ttl` (seconds) or `valid_until` (an instant) bounds how long it may wait: not sent by then it becomes `failed` with `expired`, its credits refunded. " +
+            "A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
             "`timezone` takes any IANA name, links such as CET, EST5EDT or US/Eastern included. A missing recipient_contact is 400 `validation_error` saying \"recipient_contact is required\"." +
             WHEN +
             SEND_ERRORS +
@@ -143,7 +154,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
           summary: "Send an SMS (short form)",
           description:
             "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
-            "schedule_time, timezone, device_id), the same checks and the same reply." +
+            "schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), the same checks and the same reply." +
             WHEN +
             SEND_ERRORS +
             IDEMPOTENCY,
@@ -210,7 +221,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
           summary: "Send an SMS (overview form)",
           description:
             "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +
-            "(template_id, variables, recipient_name, schedule_time, timezone, device_id), honoured the same way. Answers the envelope with " +
+            "(template_id, variables, recipient_name, schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), honoured the same way. Answers the envelope with " +
             "`data: {success, messageId, scheduled_for}`, and `success` and `messageId` repeated at the top level for clients written against the overview. " +
             "`messageId` works with GET /messages/:id." +
             WHEN +

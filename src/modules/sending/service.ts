@@ -22,6 +22,7 @@ import type { TemplateRepository, TemplateRow } from "../templates/repository";
 import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
+import { TTL_MAX_SECONDS } from "./model";
 import { DELIVERY_TYPES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../channels/kinds";
 
 export type Channel = DeliveryType;
@@ -38,7 +39,19 @@ export interface SendInput {
   deviceId?: string | number | null;
   /** What the channel needs at send time beyond the text (a chat-app template's header media). */
   channelPayload?: Record<string, unknown> | null;
+  /** The paired phone's SIM, 1-3. */
+  simNumber?: number | null;
+  /** The companion app's priority, -128..127. */
+  priority?: number | null;
+  withDeliveryReport?: boolean | null;
+  /** Seconds the message may wait, from its due time. */
+  ttl?: number | null;
+  /** ISO 8601 instant after which it must not go out. */
+  validUntil?: string | null;
 }
+
+/** The companion app's priority from which its limits and delays are skipped (Message.PRIORITY_EXPEDITED). */
+export const PRIORITY_EXPEDITED = 100;
 
 export interface Prepared {
   channel: Channel;
@@ -54,6 +67,11 @@ export interface Prepared {
   cost: number;
   /** What the channel needs at send time beyond the text (a chat-app template's header media). */
   channelPayload?: Record<string, unknown> | null;
+  simNumber: number | null;
+  priority: number;
+  withDeliveryReport: boolean;
+  /** Epoch ms after which it must not go out, or null. */
+  validUntil: number | null;
 }
 
 export interface Accepted {
@@ -160,6 +178,39 @@ export function createSendingService(deps: SendingDeps) {
     );
   }
 
+  /**
+   * The instant the message expires, from `ttl` (counted from when it is due) or `valid_until`;
+   * null without either. Both at once is ambiguous and refused, as the app's own server does.
+   */
+  function expiryOf(input: SendInput, scheduleAt: number | null): number | null {
+    const ttl = input.ttl ?? null;
+    const raw = typeof input.validUntil === "string" ? input.validUntil.trim() : null;
+    if (ttl !== null && raw) {
+      throw new AppError("ttl_with_valid_until", "Give either ttl or valid_until, not both", { fields: ["ttl", "valid_until"] });
+    }
+    const due = scheduleAt ?? clock.now();
+    if (ttl !== null) return due + ttl * 1000;
+    if (!raw) return null;
+    // A bare local time would be read in the server's zone: an instant needs its zone.
+    const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? Date.parse(raw) : Number.NaN;
+    if (Number.isNaN(at)) {
+      throw new AppError("invalid_valid_until", `valid_until "${raw}" is not an ISO 8601 instant with a zone, e.g. 2026-12-24T09:00:00Z`, { field: "valid_until" });
+    }
+    if (at <= clock.now()) {
+      throw new AppError("invalid_valid_until", `valid_until ${raw} is in the past`, { field: "valid_until", valid_until: new Date(at).toISOString() });
+    }
+    if (at < due) {
+      throw new AppError("invalid_valid_until", `valid_until ${raw} is before schedule_time`, {
+        field: "valid_until",
+        schedule_at: new Date(due).toISOString(),
+      });
+    }
+    if (at - due > TTL_MAX_SECONDS * 1000) {
+      throw new AppError("invalid_valid_until", `valid_until ${raw} is more than 30 days after the message is due`, { field: "valid_until" });
+    }
+    return at;
+  }
+
   /** Every check that needs no write. Throws the first problem as an AppError. */
   function prepare(auth: AuthContext, input: SendInput): Prepared {
     const recipient = toE164(input.recipient);
@@ -212,7 +263,17 @@ export function createSendingService(deps: SendingDeps) {
       if (scheduleAt <= clock.now()) scheduleAt = null;
     }
 
+    const validUntil = expiryOf(input, scheduleAt);
     const device = chooseDevice(auth.workspaceId, input.channel, input.deviceId, scheduleAt === null);
+    const simNumber = input.simNumber ?? null;
+    // Only a paired phone has SIMs to choose from; a cloud number would silently send from its own.
+    if (simNumber !== null && !traits.get(device.kind)?.needsPresence) {
+      throw new AppError("option_not_supported", `sim_number applies to paired phones; device ${device.id} is a ${device.kind} device`, {
+        field: "sim_number",
+        device_id: device.id,
+        kind: device.kind,
+      });
+    }
     const segments = input.channel === "sms" ? countSegments(message).segments : 1;
     let prepared: Prepared = {
       channel: input.channel,
@@ -228,6 +289,10 @@ export function createSendingService(deps: SendingDeps) {
       // Only cloud numbers cost credits: one per segment.
       cost: traits.get(device.kind)?.charges ? segments : 0,
       channelPayload: input.channelPayload ?? null,
+      simNumber,
+      priority: input.priority ?? 0,
+      withDeliveryReport: input.withDeliveryReport ?? true,
+      validUntil,
     };
     for (const check of channelChecks[input.channel]) {
       const change = check(auth, prepared, input);
@@ -268,6 +333,10 @@ export function createSendingService(deps: SendingDeps) {
       // A paired phone knows each message by an id of ours (the companion-app protocol's "id").
       externalId: traits.get(p.device.kind)?.choosesExternalId ? nanoid(21) : null,
       channelPayload: p.channelPayload ?? null,
+      simNumber: p.simNumber,
+      priority: p.priority,
+      withDeliveryReport: p.withDeliveryReport,
+      validUntil: p.validUntil,
       createdAt: now,
     });
     credits.debit(auth.workspaceId, p.cost, id);
