@@ -59,7 +59,7 @@ async function startPhone(args: string[]) {
   const list = (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices as { device_id: number }[];
   const deviceId = list.map((d) => d.device_id).find((id) => !knownIds.has(id))!;
   knownIds.add(deviceId);
-  return { proc, output, deviceId };
+  return { proc, output, deviceId, name };
 }
 
 /** The messages of the thread with `peer`, oldest first. */
@@ -135,7 +135,7 @@ describe("what a paired phone reports", () => {
     }
     const unhealthy = eventsOf("device.unhealthy");
     expect(unhealthy.filter((e) => e.device_id === low.deviceId)).toEqual([
-      { device_id: low.deviceId, name: "Reports/phone-2", kind: "sms", battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
+      { device_id: low.deviceId, name: low.name, kind: "sms", battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
     ]);
     expect(unhealthy.filter((e) => e.device_id === good.deviceId)).toEqual([]);
     good.proc.kill("SIGTERM");
