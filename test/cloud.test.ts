@@ -6,7 +6,7 @@ import type { DeviceRow } from "../src/modules/devices/repository";
 import type { NotificationRecord } from "../src/modules/notifications/state";
 import { MAX_ATTEMPTS } from "../src/worker/dispatcher";
 import { notificationOf, smsSender } from "./helpers/api";
-import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { createTestContext, expectEnvelope } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 
 const TO = "+14155552671";

@@ -4,7 +4,7 @@
 import { afterEach, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
 import { settle } from "./helpers/api";
-import { crashRig, json, readDb, sendBulk, waitSettled, type CrashRig } from "./helpers/crash-setup";
+import { crashRig, readDb, sendBulk, waitSettled, type CrashRig } from "./helpers/crash-setup";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 
 let server: RunningServer | null = null;

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { STATS_QUERY } from "../src/modules/stats/repository";
 import { smsSender } from "./helpers/api";
-import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { createTestContext, expectEnvelope } from "./helpers/context";
 
 const TO = "+14155552671";
 

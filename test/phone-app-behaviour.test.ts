@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "./helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { startSimulator } from "./helpers/simulator";
 
 const bin = isolatedBinary();
 let server: RunningServer;
@@ -30,20 +31,8 @@ const knownIds = new Set<number>();
 
 /** Starts `pigeon simulate-phone` (its default 15-minute poll) and waits until its stream is open. */
 async function startPhone(name: string, args: string[] = []) {
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args], {
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
   procs.push(proc);
-  let out = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
-  const output = () => out;
-  await waitFor("the phone to pair", () => out.includes("events stream open"), { detail: output });
   const list = (await server.api("/v1/api/device/list?limit=100", key)).body.data.devices as { name: string; device_id: number }[];
   const deviceId = list.find((d) => d.name === name && !knownIds.has(d.device_id))!.device_id;
   knownIds.add(deviceId);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "./helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { startSimulator } from "./helpers/simulator";
 
 const bin = isolatedBinary();
 const procs: Subprocess[] = [];
@@ -35,20 +36,8 @@ async function start(env: Record<string, string> = {}): Promise<Started> {
 
 /** Runs `pigeon simulate-phone` against `serverUrl` and waits for `ready` in its log. */
 async function startPhone(s: Started, serverUrl: string, name: string, args: string[], ready: string) {
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", s.pairingToken, "--delay", "50", "--name", name, ...args], {
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", s.pairingToken, "--delay", "50", "--name", name, ...args], ready, `${name} to pair`);
   procs.push(proc);
-  let out = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
-  const output = () => out;
-  await waitFor(`${name} to pair`, () => out.includes(ready), { detail: output });
   const list = (await s.server.api("/v1/api/device/list?limit=100", s.key)).body.data.devices as { name: string; device_id: number }[];
   return { proc, output, deviceId: list.find((d) => d.name === name)!.device_id };
 }

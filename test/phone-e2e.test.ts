@@ -7,6 +7,7 @@ import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "./helpers/api";
 import { phoneSignature } from "./helpers/phone";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { spawnSimulator } from "./helpers/simulator";
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
@@ -37,21 +38,10 @@ let started = 0;
  */
 async function startPhone(args: string[] = []) {
   const name = `Pigeon/simulator-${++started}`;
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args], {
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let out = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
-  const phone = { proc, output: () => out };
+  const phone = spawnSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
   phones.push(phone);
-  await waitFor("the phone to pair", () => out.includes("events stream open"));
-  const externalId = /registered as (\S+)/.exec(out)![1];
+  await waitFor("the phone to pair", () => phone.output().includes("events stream open"), { detail: phone.output });
+  const externalId = /registered as (\S+)/.exec(phone.output())![1];
   const deviceId = (await devices()).find((d: { name: string; device_id: number }) => d.name === name && !knownIds.has(d.device_id))!.device_id;
   knownIds.add(deviceId);
   return { ...phone, externalId, deviceId };

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { waitFor } from "./helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { startSimulator } from "./helpers/simulator";
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
@@ -42,20 +43,8 @@ let phoneCount = 0;
  */
 async function startPhone(args: string[]) {
   const name = `Reports/phone-${++phoneCount}`;
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args], {
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
   phones.push(proc);
-  let out = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
-  const output = () => out;
-  await waitFor("the phone to pair", () => out.includes("events stream open"), { detail: output });
   const list = (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices as { device_id: number }[];
   const deviceId = list.map((d) => d.device_id).find((id) => !knownIds.has(id))!;
   knownIds.add(deviceId);

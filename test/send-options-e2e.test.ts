@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "./helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { startSimulator } from "./helpers/simulator";
 
 const TO = "+14155552671";
 const bin = isolatedBinary();
@@ -49,20 +50,8 @@ interface Phone {
 
 /** Starts `pigeon simulate-phone` named `name` and waits until its stream is open. */
 async function startPhone(key: Credentials, name: string, args: string[] = []): Promise<Phone> {
-  const proc = Bun.spawn([bin, "simulate-phone", "--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args], {
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
   procs.push(proc);
-  let out = "";
-  const decoder = new TextDecoder();
-  void (async () => {
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
-  const output = () => out;
-  await waitFor("the phone to pair", () => out.includes("events stream open"), { detail: output });
   const list = (await server.api("/v1/api/device/list?limit=100", key)).body.data.devices as { name: string; device_id: number }[];
   const deviceId = list.filter((d) => d.name === name).at(-1)!.device_id;
   return {

@@ -1,7 +1,7 @@
 // The send endpoints: validation with the spec's errors, templates, devices, plans and credits.
 import { describe, expect, test } from "bun:test";
 import { notificationOf, postSend } from "./helpers/api";
-import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { createTestContext, expectEnvelope } from "./helpers/context";
 
 const TO = "+14155552671";
 

@@ -4,7 +4,7 @@
 import { nanoid } from "../../lib/tokens";
 import { SIM_SELECTION_MODES, type SimSelectionMode, type SimulatePhoneOptions } from "./args";
 import type { Lifetime } from "./lifetime";
-import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, finite, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, simCards, text, type Json, type LocalState, type Webhook } from "./wire";
+import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, simCards, text, type Json, type LocalState, type Webhook } from "./wire";
 
 type LimitPeriod = "Disabled" | "PerMinute" | "Per30Minutes" | "PerHour" | "PerDay";
 const LIMIT_PERIODS: readonly LimitPeriod[] = ["Disabled", "PerMinute", "Per30Minutes", "PerHour", "PerDay"];
