@@ -5,6 +5,7 @@ import m2 from "../../migrations/0002_webhooks.sql" with { type: "text" };
 import m3 from "../../migrations/0003_chatapp.sql" with { type: "text" };
 import m4 from "../../migrations/0004_status_backlog.sql" with { type: "text" };
 import m5 from "../../migrations/0005_external_id_unique.sql" with { type: "text" };
+import m6 from "../../migrations/0006_next_emma_frost.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -13,4 +14,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0003_chatapp", when: 1795310388771, sql: m3 },
   { tag: "0004_status_backlog", when: 1795310765742, sql: m4 },
   { tag: "0005_external_id_unique", when: 1795382313631, sql: m5 },
+  { tag: "0006_next_emma_frost", when: 1795391141700, sql: m6 },
 ];

@@ -258,6 +258,7 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
   return {
     seed,
     bootstrap,
+    requireOwner,
     planByCode,
     getAccount,
     getWorkspace,
