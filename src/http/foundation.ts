@@ -95,6 +95,8 @@ export interface FoundationDeps {
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
    */
   beforeBody?: (request: Request, path: string, signIn: SignInGuard) => void;
+  /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
+  pageError?: (path: string, status: number, message: string) => Response | null;
 }
 
 function pathOf(request: Request): string {
@@ -109,6 +111,11 @@ export function foundation(deps: FoundationDeps) {
 
   function errorResponse(request: Request, status: number, code: string | number, message: string, data: Record<string, unknown>, headers: Record<string, string>) {
     const path = pathOf(request);
+    const shown = deps.pageError?.(path, status, message);
+    if (shown) {
+      for (const [k, v] of Object.entries(headers)) if (!shown.headers.has(k)) shown.headers.set(k, v);
+      return shown;
+    }
     const body = isMobile(path)
       ? { message, code: status, data: { error_code: code, ...data } }
       : envelopeOf(status, message, { error_code: code, ...data });
