@@ -3,17 +3,11 @@
 // axe-core judging every page and screenshots at a desktop and a phone size written to
 // test-artifacts/screenshots (ignored by git). Skips, saying so, without /usr/bin/chromium.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import AxeBuilder from "@axe-core/playwright";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { isolatedBinary, startServer, tempDir, type RunningServer } from "./helpers/binary";
+import { CHROMIUM, chromiumAvailable as available, judgePage, launchChromium, watchProblems } from "./helpers/dashboard";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
 if (!available) console.warn(`dashboard-browser: ${CHROMIUM} is missing (apt-get install chromium); skipping the browser checks`);
-
-const SHOTS = join(import.meta.dir, "../test-artifacts/screenshots");
 const EMAIL = "owner@example.com";
 const PASSWORD = "correct horse battery";
 
@@ -22,22 +16,14 @@ describe.skipIf(!available)("the dashboard in a browser", () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     server = await startServer(isolatedBinary(), { PIGEON_DATA_DIR: tempDir() });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
     page = await context.newPage();
-    // Anything the page's Content-Security-Policy blocks, any script error, any request elsewhere.
-    // (A refused sign-in is answered 401 or 429 on purpose; the browser logs those statuses.)
-    page.on("console", (m) => m.type() === "error" && !/status of (401|429)\b/.test(m.text()) && problems.push(`console: ${m.text()}`));
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("request", (r) => !r.url().startsWith(server.url) && !r.url().startsWith("data:") && problems.push(`request to ${r.url()}`));
+    problems = watchProblems(page, server.url);
   });
 
   afterAll(async () => {
@@ -45,23 +31,7 @@ describe.skipIf(!available)("the dashboard in a browser", () => {
     await server?.stop("SIGKILL");
   });
 
-  /** No serious or critical axe violation, and a screenshot at 1366×900 and 390×844. */
-  async function judge(name: string) {
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-    expect({ page: name, violations: bad }).toEqual({ page: name, violations: [] });
-    await page.screenshot({ path: join(SHOTS, `${name}-1366.png`), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: join(SHOTS, `${name}-390.png`), fullPage: true });
-    // Nothing wider than the phone's screen (the culprits named when something is).
-    const wide = await page.evaluate(() =>
-      document.documentElement.scrollWidth > innerWidth
-        ? [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > innerWidth + 1).slice(0, 5).map((e) => `${e.tagName.toLowerCase()}.${e.className}`)
-        : [],
-    );
-    expect({ page: name, wide }).toEqual({ page: name, wide: [] });
-    await page.setViewportSize({ width: 1366, height: 900 });
-  }
+  const judge = (name: string) => judgePage(page, name);
 
   test("/ leads to the dashboard, which asks a stranger to sign in", async () => {
     await page.goto(server.url + "/");

@@ -31,12 +31,15 @@ export async function serve(rt: Runtime): Promise<number | null> {
   }
   process.on("exit", () => lock.release());
 
-  const boot = services.accounts.bootstrap();
-  if (boot) {
-    const key = services.accounts.createKey("Initial key", boot.workspace.id);
+  // The owner account may already exist without a key (made by `pigeon users create` before the
+  // first start); until its default workspace has a key, a start makes one and prints it.
+  services.accounts.bootstrap();
+  const home = services.accounts.defaultWorkspace();
+  if (services.accounts.listKeys(home.id).length === 0) {
+    const key = services.accounts.createKey("Initial key", home.id);
     console.log(
       [
-        `Pigeon created the owner account and the workspace "${boot.workspace.name}" (project_id ${boot.workspace.id}).`,
+        `Pigeon created the owner account and the workspace "${home.name}" (project_id ${home.id}).`,
         `  API key:    ${key.api_key}`,
         `  API secret: ${key.api_secret}`,
         "Store the secret now: it is shown only this once. More keys: pigeon keys create --name NAME --json",

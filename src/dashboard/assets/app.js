@@ -8,6 +8,19 @@
     event.detail.headers["X-CSRF-Token"] = csrf();
   });
 
+  // Status badges (data-status-for="id") follow the server's changes while the page is open.
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!document.querySelector("[data-live]") || !("EventSource" in window)) return;
+    const source = new EventSource("/dashboard/live");
+    source.addEventListener("status", (event) => {
+      const { id, status } = JSON.parse(event.data);
+      for (const badge of document.querySelectorAll(`[data-status-for="${Number(id)}"]`)) {
+        badge.textContent = status;
+        badge.className = `badge ${status}`;
+      }
+    });
+  });
+
   document.addEventListener("click", async (event) => {
     const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
     if (!button) return;

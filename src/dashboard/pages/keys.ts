@@ -20,20 +20,9 @@ function action(keyId: number, verb: string, label: string, csrf: string, style 
 <input type="hidden" name="_csrf" value="${csrf}"><button class="${style}" type="submit" aria-label="${label}">${label.split(" ")[0]}</button></form>`;
 }
 
-export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string | null; revealed?: { title: string; key: string; secret: string } | null; name?: string }) {
+export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string | null; name?: string }) {
   const { keys, csrf } = opts;
-  return html`${
-    opts.revealed
-      ? html`<section class="card" aria-labelledby="secret-title">
-  <h2 id="secret-title">${opts.revealed.title}</h2>
-  <p>API key: <code>${opts.revealed.key}</code></p>
-  <p>Secret — store it now; it is shown only this once:</p>
-  <code class="secret" id="new-secret">${opts.revealed.secret}</code>
-  <p class="actions"><button type="button" data-copy="new-secret">Copy secret</button> <span id="new-secret-status" role="status"></span></p>
-</section>`
-      : ""
-  }
-<section class="card" aria-labelledby="create-title">
+  return html`<section class="card" aria-labelledby="create-title">
   <h2 id="create-title">Create a key</h2>
   ${errorBox(opts.error)}
   <form method="post" action="/dashboard/keys" class="row">
