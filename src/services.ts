@@ -160,6 +160,8 @@ export function createServices(deps: Deps) {
     authenticate: createAuthenticator(sqlite, clock),
     rateLimiter: createRateLimiter(clock),
     idempotency,
+    /** Group commit: sends are accepted under it (their durable write shares an fsync). */
+    commits,
     usage,
     deviceRepo,
     devices,

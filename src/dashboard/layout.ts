@@ -12,6 +12,7 @@ export interface Viewer {
 
 export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard", label: "Overview" },
+  { path: "/dashboard/send", label: "Send" },
   { path: "/dashboard/messages", label: "Messages" },
   { path: "/dashboard/keys", label: "API keys" },
 ];

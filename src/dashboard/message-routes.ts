@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import { DELIVERY_TYPES } from "../channels/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
+import { csvCell } from "../lib/csv";
 import { toE164 } from "../lib/phone";
 import type { ListFilters } from "../modules/notifications/repository";
 import type { NotificationStatus } from "../modules/notifications/state";
@@ -16,13 +17,6 @@ import { redirect } from "./web";
 const PAGE_SIZE = 50;
 const EXPORT_CHUNK = 1000;
 const DAY_MS = 86_400_000;
-
-/** A CSV cell: quoted when needed; a leading = + - @ is defused so a spreadsheet shows it as text. */
-export function csvCell(value: unknown): string {
-  let text = value === null || value === undefined ? "" : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
 
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 

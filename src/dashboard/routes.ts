@@ -11,6 +11,7 @@ import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
 import { messageRoutes } from "./message-routes";
+import { sendRoutes } from "./send-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -78,5 +79,6 @@ export function dashboardRoutes(s: Services) {
       }
       return redirect("/dashboard/keys");
     }), { auth: "session", ...hidden })
-    .use(messageRoutes(s, kit));
+    .use(messageRoutes(s, kit))
+    .use(sendRoutes(s, kit));
 }

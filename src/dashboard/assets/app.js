@@ -21,6 +21,14 @@
     });
   });
 
+  // A time-zone picker still on its default starts at the browser's own zone.
+  document.addEventListener("DOMContentLoaded", () => {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    for (const select of document.querySelectorAll('select[data-browser-zone="yes"]')) {
+      if ([...select.options].some((o) => o.value === zone)) select.value = zone;
+    }
+  });
+
   document.addEventListener("click", async (event) => {
     const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
     if (!button) return;
