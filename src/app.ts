@@ -1,6 +1,7 @@
 // createApp(services): the error plugin first, then the API docs, then every module. No listen()
 // and no cron here, so tests build the app and call app.handle() directly.
 import { Elysia, type AnyElysia } from "elysia";
+import { dashboardError, dashboardRoutes } from "./dashboard/routes";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
@@ -39,6 +40,7 @@ export function createApp(s: Services) {
         allowedMethods,
         log: s.log,
         storage: s.storage,
+        pageError: dashboardError,
         beforeBody: (request, path, signIn) => {
           for (const runtime of s.channelRuntimes) runtime.beforeBody?.(request.method, path, request.headers, signIn);
         },
@@ -56,7 +58,8 @@ export function createApp(s: Services) {
     .use(statsRoutes(s))
     .use(webhookRoutes(s))
     .use(threadRoutes(s))
-    .use(overviewRoutes(s));
+    .use(overviewRoutes(s))
+    .use(dashboardRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
   return app;

@@ -11,3 +11,11 @@ declare module "*/swagger-ui-bundle.js" {
   const text: string;
   export default text;
 }
+declare module "*/htmx.min.js" {
+  const text: string;
+  export default text;
+}
+declare module "*/assets/app.js" {
+  const text: string;
+  export default text;
+}

@@ -28,6 +28,8 @@ import { createSendingService } from "./modules/sending/service";
 import { createTemplateRepository } from "./modules/templates/repository";
 import { createTemplateService } from "./modules/templates/service";
 import { createThreadRepository } from "./modules/threads/repository";
+import { createUserRepository } from "./modules/users/repository";
+import { createUserService } from "./modules/users/service";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
 import { createStorageMonitor } from "./lib/storage";
@@ -118,6 +120,8 @@ export function createServices(deps: Deps) {
   const events = createEventService(sqlite, clock);
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
 
+  const accounts = createAccountsService(db, clock, secrets);
+
   const core: ChannelCore = {
     db,
     sqlite,
@@ -154,10 +158,13 @@ export function createServices(deps: Deps) {
     log,
     storage: createStorageMonitor(clock),
     secrets,
-    accounts: createAccountsService(db, clock, secrets),
+    accounts,
+    users: createUserService({ repo: createUserRepository(sqlite), clock, accounts }),
     authenticate: createAuthenticator(sqlite, clock),
     rateLimiter: createRateLimiter(clock),
     idempotency,
+    /** Group commit: sends are accepted under it (their durable write shares an fsync). */
+    commits,
     usage,
     deviceRepo,
     devices,

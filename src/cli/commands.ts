@@ -40,6 +40,10 @@ Commands:
   credits show --workspace ID             Balance and credits used this month
   devices pair-info [--workspace ID] [--svg FILE]   How to pair a phone: URL, token, QR code
   devices rotate-token [--workspace ID]   A new pairing token (paired phones keep working)
+  users create --email E [--password P] [--account ID] [--role owner|member]
+                                          A dashboard user (password read from stdin when omitted)
+  users set-password --email E [--password P]   A new password; the user's sessions end
+  users list [--account ID]
   simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]
                  [--channel sse|auto] [--poll S] [--ping S] [--order lifo|fifo] [--sim-selection MODE]
                  [--missed "text"] [--mms "subject"] [--mms-pushes N] [--app-version V]
@@ -78,6 +82,9 @@ const OPTIONS = {
   amount: { type: "string" },
   note: { type: "string" },
   svg: { type: "string" },
+  email: { type: "string" },
+  password: { type: "string" },
+  role: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parse>["values"];
@@ -146,6 +153,44 @@ function keys(rt: Runtime, sub: string | undefined, args: string[], values: Valu
     }
   }
   throw new UsageError("keys takes create, list, rotate, disable or enable");
+}
+
+/** The password from --password, else the first line of standard input (so it stays out of the shell history). */
+async function passwordFrom(values: Values): Promise<string> {
+  if (values.password !== undefined) return values.password;
+  const input = await new Response(Bun.stdin.stream()).text();
+  const line = input.split(/\r?\n/)[0] ?? "";
+  if (!line) throw new UsageError("--password is required (or give it on standard input)");
+  return line;
+}
+
+async function usersCmd(rt: Runtime, sub: string | undefined, values: Values) {
+  const { users } = rt.services;
+  switch (sub) {
+    case "create": {
+      const role = values.role ?? "owner";
+      if (role !== "owner" && role !== "member") throw new UsageError("--role is owner or member");
+      const user = await users.createUser({
+        email: required(values.email, "--email"),
+        password: await passwordFrom(values),
+        accountId: values.account ? int(values.account, "--account") : undefined,
+        role,
+      });
+      print(values, user, `User ${user.email} (${user.role} of account ${user.account_id}) created; sign in at /dashboard`);
+      return;
+    }
+    case "set-password": {
+      const user = await users.setPassword(required(values.email, "--email"), await passwordFrom(values));
+      print(values, user, `Password of ${user.email} changed; its sessions were signed out`);
+      return;
+    }
+    case "list": {
+      const rows = users.listUsers(values.account ? int(values.account, "--account") : undefined);
+      print(values, rows, table(rows as unknown as Record<string, unknown>[]));
+      return;
+    }
+  }
+  throw new UsageError("users takes create, set-password or list");
 }
 
 function workspaces(rt: Runtime, sub: string | undefined, values: Values) {
@@ -366,7 +411,7 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
     return 0;
   }
   const [command = "serve", sub, ...rest] = positionals;
-  const known = ["serve", "migrate", "keys", "workspaces", "accounts", "plans", "credits", "devices", "backup"];
+  const known = ["serve", "migrate", "keys", "users", "workspaces", "accounts", "plans", "credits", "devices", "backup"];
   if (!known.includes(command)) {
     console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
     return 2;
@@ -397,6 +442,9 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
         break;
       case "keys":
         keys(rt, sub, rest, values);
+        break;
+      case "users":
+        await usersCmd(rt, sub, values);
         break;
       case "workspaces":
         workspaces(rt, sub, values);

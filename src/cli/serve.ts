@@ -32,12 +32,15 @@ export async function serve(rt: Runtime): Promise<number | null> {
   }
   process.on("exit", () => lock.release());
 
-  const boot = services.accounts.bootstrap();
-  if (boot) {
-    const key = services.accounts.createKey("Initial key", boot.workspace.id);
+  // The owner account may already exist without a key (made by `pigeon users create` before the
+  // first start); until its default workspace has a key, a start makes one and prints it.
+  services.accounts.bootstrap();
+  const home = services.accounts.defaultWorkspace();
+  if (services.accounts.listKeys(home.id).length === 0) {
+    const key = services.accounts.createKey("Initial key", home.id);
     console.log(
       [
-        `Pigeon created the owner account and the workspace "${boot.workspace.name}" (project_id ${boot.workspace.id}).`,
+        `Pigeon created the owner account and the workspace "${home.name}" (project_id ${home.id}).`,
         `  API key:    ${key.api_key}`,
         `  API secret: ${key.api_secret}`,
         "Store the secret now: it is shown only this once. More keys: pigeon keys create --name NAME --json",
@@ -102,6 +105,13 @@ export async function serve(rt: Runtime): Promise<number | null> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // Until the owner account has a dashboard user, each start prints a fresh one-time setup link
+  // (earlier ones stop working); `pigeon users create` does the same from the shell.
+  const setupToken = services.users.issueSetupToken(services.accounts.requireOwner().id);
+  if (setupToken) {
+    const base = (config.publicUrl ?? listenUrl(scheme, config.host, server.port!)).replace(/\/+$/, "");
+    console.log(`Finish setting up the dashboard (link valid 24 hours, usable once): ${base}/dashboard/setup?token=${setupToken}`);
+  }
   // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
   const warning = phoneUrlWarning(config);
   if (warning) console.error(warning);

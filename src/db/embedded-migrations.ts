@@ -8,6 +8,7 @@ import m5 from "../../migrations/0005_external_id_unique.sql" with { type: "text
 import m6 from "../../migrations/0006_phone_user_settings.sql" with { type: "text" };
 import m7 from "../../migrations/0007_phone_reports.sql" with { type: "text" };
 import m8 from "../../migrations/0008_send_options.sql" with { type: "text" };
+import m9 from "../../migrations/0009_dashboard_users.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -19,4 +20,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0006_phone_user_settings", when: 1795390908415, sql: m6 },
   { tag: "0007_phone_reports", when: 1795391984659, sql: m7 },
   { tag: "0008_send_options", when: 1795392155599, sql: m8 },
+  { tag: "0009_dashboard_users", when: 1795393129756, sql: m9 },
 ];

@@ -7,8 +7,10 @@ import { matchesHash } from "../lib/tokens";
 import { createAccountRepository } from "../modules/accounts/repository";
 import { AppError } from "./errors";
 
+/** Who a send or a read is for: a workspace under its account's plan, and the API key used, if any. */
 export interface AuthContext {
-  keyId: number;
+  /** null when a dashboard user acts (signed in with a session, not a key). */
+  keyId: number | null;
   keyName: string;
   workspaceId: number;
   accountId: number;
@@ -25,6 +27,9 @@ export interface AuthContext {
 }
 
 /** Reads the key and secret from either header pair; null where absent. */
+/** A caller that came with an API key (every /v1 request). */
+export type KeyAuthContext = AuthContext & { keyId: number };
+
 export function readCredentials(headers: Headers): { key: string | null; secret: string | null } {
   const authorization = headers.get("authorization");
   let key = headers.get("x-api-key");
@@ -40,7 +45,7 @@ export function createAuthenticator(sqlite: Database, clock: Clock) {
   // The key lookup is a prepared statement in the account repository (it runs on every request).
   const accounts = createAccountRepository(sqlite);
 
-  return function authenticate(headers: Headers): AuthContext {
+  return function authenticate(headers: Headers): KeyAuthContext {
     const { key, secret } = readCredentials(headers);
     if (!key) {
       throw new AppError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY> (or x-api-key)");

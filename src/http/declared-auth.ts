@@ -20,9 +20,11 @@ import { authOf } from "./foundation";
  * - phoneSigned: a phone posting events signed with its provisioned key (checked by the handler over
  *   the raw body); documented under the device's credentials, as the app knows them.
  * - platform: a provider or platform that signs the call; the handler checks the signature over the raw body.
- * - public: anyone (health, docs).
+ * - session: a dashboard user's session cookie, checked by the dashboard's page wrapper (which sends
+ *   a browser without one to the sign-in page); dashboard pages are not in the API document.
+ * - public: anyone (health, docs, the dashboard's sign-in and setup pages and its assets).
  */
-export type AuthKind = "apiKey" | "phone" | "phoneOptional" | "phoneSignUp" | "phoneLogin" | "phoneSigned" | "platform" | "public";
+export type AuthKind = "apiKey" | "phone" | "phoneOptional" | "phoneSignUp" | "phoneLogin" | "phoneSigned" | "platform" | "session" | "public";
 
 type SecurityRequirement = Record<string, string[]>;
 
@@ -41,6 +43,7 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
   phoneLogin: [{ PhoneLogin: [] }],
   phoneSigned: [{ PhoneDeviceToken: [] }],
   platform: [],
+  session: [],
   public: [],
 };
 

@@ -3,7 +3,7 @@
 // handler that turns every failure into the spec's envelope (or the phone protocol's error shape).
 import { Elysia } from "elysia";
 import type { Config } from "../config";
-import type { Authenticator, AuthContext } from "./auth";
+import type { Authenticator, KeyAuthContext } from "./auth";
 import { isStorageFull, type StorageMonitor } from "../lib/storage";
 import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } from "./body";
 import { envelopeOf } from "./envelope";
@@ -15,7 +15,7 @@ import { describeValidationError, validationMessage } from "./validation";
 /** Runs a sign-in step under the failed-authentication throttle of the caller's address. */
 export type SignInGuard = <T>(step: () => T) => T;
 
-const authByRequest = new WeakMap<Request, AuthContext>();
+const authByRequest = new WeakMap<Request, KeyAuthContext>();
 const rawBodyByRequest = new WeakMap<Request, string>();
 const requestIds = new WeakMap<Request, string>();
 
@@ -57,7 +57,7 @@ function checkQueryEncoding(url: string): void {
  * The authenticated caller of a /v1 request (set by the foundation's onRequest). Routes do not call
  * this: they declare `auth: "apiKey"` and read `auth` from their context (http/declared-auth.ts).
  */
-export function authOf(request: Request): AuthContext {
+export function authOf(request: Request): KeyAuthContext {
   const auth = authByRequest.get(request);
   if (!auth) throw new AppError("unauthorized", "Missing API key");
   return auth;
@@ -95,6 +95,8 @@ export interface FoundationDeps {
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
    */
   beforeBody?: (request: Request, path: string, signIn: SignInGuard) => void;
+  /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
+  pageError?: (path: string, status: number, message: string) => Response | null;
 }
 
 function pathOf(request: Request): string {
@@ -104,11 +106,32 @@ function pathOf(request: Request): string {
   return start < 0 ? "/" : url.slice(start, q < 0 ? undefined : q);
 }
 
+/** A multipart form's parts as strings (a file's content decoded as UTF-8); 400 when it does not parse. */
+async function multipartFields(bytes: Uint8Array, contentType: string): Promise<Record<string, string>> {
+  let form: FormData;
+  try {
+    form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": contentType } }).formData();
+  } catch {
+    throw new AppError("validation_error", "The uploaded form could not be read");
+  }
+  const fields: Record<string, string> = {};
+  for (const [name, value] of form.entries()) {
+    const part = value as unknown as string | Blob;
+    fields[name] = typeof part === "string" ? part : decodeUtf8(new Uint8Array(await part.arrayBuffer()));
+  }
+  return fields;
+}
+
 export function foundation(deps: FoundationDeps) {
   const { config, authenticate, rateLimiter } = deps;
 
   function errorResponse(request: Request, status: number, code: string | number, message: string, data: Record<string, unknown>, headers: Record<string, string>) {
     const path = pathOf(request);
+    const shown = deps.pageError?.(path, status, message);
+    if (shown) {
+      for (const [k, v] of Object.entries(headers)) if (!shown.headers.has(k)) shown.headers.set(k, v);
+      return shown;
+    }
     const body = isMobile(path)
       ? { message, code: status, data: { error_code: code, ...data } }
       : envelopeOf(status, message, { error_code: code, ...data });
@@ -151,7 +174,10 @@ export function foundation(deps: FoundationDeps) {
       checkQueryEncoding(request.url);
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const text = decodeUtf8(await readBodyWithLimit(request, bodyLimit(pathOf(request))));
+      const bytes = await readBodyWithLimit(request, bodyLimit(pathOf(request)));
+      // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
+      if (contentType?.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, contentType);
+      const text = decodeUtf8(bytes);
       rawBodyByRequest.set(request, text);
       return decodeBody(text, contentType);
     })

@@ -47,6 +47,13 @@ export function createAccountRepository(sqlite: Database) {
     JOIN plan p ON p.id = a.plan_id
     WHERE k.key = ?`);
   const touch = sqlite.prepare<never, [number, number]>("UPDATE api_key SET last_used_at = ? WHERE id = ?");
+  // The same, for a workspace acted on without a key (a dashboard user).
+  const byWorkspace: Statement<Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">, [number]> = sqlite.prepare(`
+    SELECT w.id AS workspaceId, a.id AS accountId, a.status AS accountStatus, a.is_owner AS isOwner, a.sms_length_cap AS smsLengthCap,
+           p.id AS planId, p.code AS planCode, p.requests_per_minute AS requestsPerMinute, p.requests_per_day AS requestsPerDay,
+           p.monthly_sms_limit AS monthlySmsLimit, p.allow_urls AS allowUrls
+    FROM workspace w JOIN account a ON a.id = w.account_id JOIN plan p ON p.id = a.plan_id
+    WHERE w.id = ?`);
 
   return {
     // Request path.
@@ -55,6 +62,10 @@ export function createAccountRepository(sqlite: Database) {
       return row ? { ...row, isOwner: row.isOwner === 1, allowUrls: row.allowUrls === 1 } : null;
     },
     touchKey: (keyId: number, at: number) => void touch.run(at, keyId),
+    workspaceTerms(workspaceId: number) {
+      const row = byWorkspace.get(workspaceId);
+      return row ? { ...row, isOwner: row.isOwner === 1, allowUrls: row.allowUrls === 1 } : null;
+    },
 
     // Seeding.
     insertPlanIfMissing: (row: NewPlan) => void db.insert(plan).values(row).onConflictDoNothing().run(),

@@ -2,6 +2,7 @@
 // CLI and by start-up. No Elysia here.
 import type { Clock } from "../../clock";
 import type { Db } from "../../db/client";
+import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
@@ -209,6 +210,29 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     return repo.updateApiKey(row.id, { status })!;
   }
 
+  /** A workspace acted on by a dashboard user: its account's plan and caps, no key. 403 when suspended. */
+  function callerFor(workspaceId: number): AuthContext {
+    const row = repo.workspaceTerms(workspaceId);
+    if (!row) throw new AppError("not_found", `workspace ${workspaceId} not found`);
+    if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
+    return {
+      keyId: null,
+      keyName: "dashboard",
+      workspaceId: row.workspaceId,
+      accountId: row.accountId,
+      isOwner: row.isOwner,
+      smsLengthCap: row.smsLengthCap,
+      plan: {
+        id: row.planId,
+        code: row.planCode,
+        requestsPerMinute: row.requestsPerMinute,
+        requestsPerDay: row.requestsPerDay,
+        monthlySmsLimit: row.monthlySmsLimit,
+        allowUrls: row.allowUrls,
+      },
+    };
+  }
+
   function listKeys(workspaceId?: number): ApiKeyRow[] {
     return repo.apiKeys(workspaceId);
   }
@@ -258,6 +282,7 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
   return {
     seed,
     bootstrap,
+    requireOwner,
     planByCode,
     getAccount,
     getWorkspace,
@@ -268,6 +293,7 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     rotateKey,
     setKeyStatus,
     listKeys,
+    callerFor,
     setAccountStatus,
     setAccountPlan,
     setSmsLengthCap,

@@ -51,6 +51,10 @@ export interface ListFilters {
   recipient?: string;
   from?: number;
   to?: number;
+  /** Sent through this device (the dashboard's filter). */
+  deviceId?: number;
+  /** Text the message contains, case-insensitively for ASCII (the dashboard's search). */
+  text?: string;
 }
 
 /**
@@ -167,6 +171,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
       if (f.recipient) where.push("recipient = ?"), args.push(f.recipient);
       if (f.from !== undefined) where.push("created_at >= ?"), args.push(f.from);
       if (f.to !== undefined) where.push("created_at <= ?"), args.push(f.to);
+      if (f.deviceId !== undefined) where.push("device_id = ?"), args.push(f.deviceId);
+      if (f.text) where.push("message LIKE ? ESCAPE '\\'"), args.push(`%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       const clause = where.join(" AND ");
       const rows = sqlite
         .query(`SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)

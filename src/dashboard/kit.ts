@@ -1,0 +1,83 @@
+// What every dashboard route group shares: who is signed in, the page wrapper that sends strangers
+// to sign-in and checks CSRF on posts, the page shell, and one-time notices carried across a
+// redirect (a created key's secret, "cancelled", an error).
+import type { Services } from "../services";
+import type { SessionWithUser } from "../modules/users/repository";
+import { html, type Html } from "./html";
+import { layout, type Viewer } from "./layout";
+import { cookieOf, csrfFor, csrfMatches, formOf, page, redirect, SESSION_COOKIE } from "./web";
+
+export type Ctx = {
+  request: Request;
+  body?: unknown;
+  params?: Record<string, string>;
+  server?: { requestIP(request: Request): { address: string } | null } | null;
+};
+
+export interface Signed {
+  session: SessionWithUser;
+  viewer: Viewer;
+  token: string;
+}
+
+export interface Flash {
+  kind: "notice" | "error";
+  text: string;
+  /** A secret shown the one time it is known. */
+  secret?: { title: string; key: string; secret: string };
+}
+
+export function createKit(s: Services) {
+  const { users, accounts } = s;
+  const flashes = new Map<number, Flash>();
+
+  function signed(request: Request): Signed | null {
+    const token = cookieOf(request, SESSION_COOKIE);
+    const session = token ? users.session(token) : null;
+    if (!token || !session) return null;
+    const workspace = accounts.getWorkspace(session.workspace_id);
+    return { session, token, viewer: { email: session.email, role: session.role, workspaceName: workspace.name, csrf: csrfFor(token) } };
+  }
+
+  return {
+    signed,
+
+    /** A page that needs a session: GETs without one go to sign-in; posts must carry the CSRF token. */
+    withSession(handler: (ctx: Ctx, who: Signed) => Response | Promise<Response>) {
+      return async (ctx: Ctx) => {
+        const who = signed(ctx.request);
+        if (!who) return redirect("/dashboard/sign-in");
+        if (ctx.request.method !== "GET" && !csrfMatches(ctx.request, formOf(ctx.body), who.viewer.csrf)) {
+          return page(html`<p>This form has expired; go back, reload the page and try again.</p>`, 403);
+        }
+        return handler(ctx, who);
+      };
+    },
+
+    shell(who: Signed, title: string, current: string, body: Html, status = 200): Response {
+      const flash = flashes.get(who.session.id);
+      flashes.delete(who.session.id);
+      const top = flash
+        ? html`${flash.secret ? secretBox(flash.secret) : ""}<p class="${flash.kind}" role="${flash.kind === "error" ? "alert" : "status"}">${flash.text}</p>`
+        : "";
+      return page(layout({ title, current, viewer: who.viewer, body: html`${top}${body}` }), status);
+    },
+
+    /** Shown on the next page this session opens. */
+    flash(who: Signed, flash: Flash): void {
+      flashes.set(who.session.id, flash);
+    },
+  };
+}
+
+function secretBox(secret: NonNullable<Flash["secret"]>): Html {
+  return html`<section class="card" aria-labelledby="secret-title">
+  <h2 id="secret-title">${secret.title}</h2>
+  <p>Key: <code>${secret.key}</code></p>
+  <p>Secret — store it now; it is shown only this once:</p>
+  <code class="secret" id="new-secret">${secret.secret}</code>
+  <p class="actions"><button type="button" data-copy="new-secret">Copy secret</button> <span id="new-secret-status" role="status"></span></p>
+</section>`;
+}
+
+export type Kit = ReturnType<typeof createKit>;

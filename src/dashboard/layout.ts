@@ -1,0 +1,72 @@
+// The page shell: head with the embedded assets, the top bar (workspace, user, sign out), the
+// navigation and a skip link; and the bare shell of the signed-out pages.
+import { ASSETS } from "./assets";
+import { html, type Html } from "./html";
+
+export interface Viewer {
+  email: string;
+  role: "owner" | "member";
+  workspaceName: string;
+  csrf: string;
+}
+
+export const NAV: { path: string; label: string }[] = [
+  { path: "/dashboard", label: "Overview" },
+  { path: "/dashboard/send", label: "Send" },
+  { path: "/dashboard/messages", label: "Messages" },
+  { path: "/dashboard/keys", label: "API keys" },
+];
+
+function head(title: string, csrf: string | null): Html {
+  return html`<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="htmx-config" content='{"allowEval":false,"includeIndicatorStyles":false,"allowScriptTags":false}'>
+${csrf ? html`<meta name="csrf-token" content="${csrf}">` : ""}
+<title>${title} · Pigeon</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${ASSETS.css.path}">
+<script src="${ASSETS.htmx.path}" defer></script>
+<script src="${ASSETS.app.path}" defer></script>
+</head>`;
+}
+
+export function layout(opts: { title: string; current: string; viewer: Viewer; body: Html }): Html {
+  const { title, current, viewer, body } = opts;
+  return html`<html lang="en">
+${head(title, viewer.csrf)}
+<body>
+<a class="skip" href="#content">Skip to content</a>
+<header class="top">
+  <a class="brand" href="/dashboard">Pigeon</a>
+  <span class="who">${viewer.workspaceName} · ${viewer.email} (${viewer.role})</span>
+  <form class="inline" method="post" action="/dashboard/sign-out">
+    <input type="hidden" name="_csrf" value="${viewer.csrf}">
+    <button class="link" type="submit">Sign out</button>
+  </form>
+</header>
+<nav class="main" aria-label="Main">
+  <ul>${NAV.map((item) => html`<li><a href="${item.path}"${item.path === current ? html` aria-current="page"` : ""}>${item.label}</a></li>`)}</ul>
+</nav>
+<main id="content">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+/** Sign-in, setup and error pages: no navigation. */
+export function bare(title: string, body: Html): Html {
+  return html`<html lang="en">
+${head(title, null)}
+<body>
+<main id="content" class="narrow">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+export const errorBox = (message: string | null | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : "");

@@ -1,0 +1,74 @@
+// Live status badges: each open dashboard page may hold one event stream (GET /dashboard/live).
+// A notification's status change is noted when it happens and sent shortly after, read back from
+// the database — so a browser only ever sees states that were committed, and a burst of changes
+// costs one read. Streams carry a comment every 15 s, so idle connections stay open.
+import type { Database, Statement } from "bun:sqlite";
+import type { NotificationState } from "../modules/notifications/state";
+
+const encoder = new TextEncoder();
+const KEEPALIVE_MS = 15_000;
+const FLUSH_MS = 150;
+
+type Controller = ReadableStreamDefaultController<Uint8Array>;
+
+export function createLiveHub(sqlite: Database, state: NotificationState) {
+  const streams = new Map<number, Set<Controller>>();
+  const changed = new Set<number>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const read: Statement<{ id: number; workspace_id: number; status: string }, [string]> = sqlite.prepare(
+    "SELECT id, workspace_id, status FROM notification WHERE id IN (SELECT value FROM json_each(?))",
+  );
+
+  function send(controller: Controller, chunk: string, workspaceId: number): void {
+    try {
+      controller.enqueue(encoder.encode(chunk));
+    } catch {
+      streams.get(workspaceId)?.delete(controller);
+    }
+  }
+
+  function flush(): void {
+    timer = null;
+    const ids = [...changed];
+    changed.clear();
+    for (const row of read.all(JSON.stringify(ids))) {
+      const open = streams.get(row.workspace_id);
+      if (!open) continue;
+      const frame = `event: status\ndata: ${JSON.stringify({ id: row.id, status: row.status })}\n\n`;
+      for (const controller of open) send(controller, frame, row.workspace_id);
+    }
+  }
+
+  state.onTransition((before) => {
+    if (!streams.has(before.workspace_id)) return;
+    changed.add(before.id);
+    timer ??= setTimeout(flush, FLUSH_MS);
+  });
+
+  return {
+    open(workspaceId: number): Response {
+      let controller: Controller;
+      let keepalive: ReturnType<typeof setInterval>;
+      const close = () => {
+        clearInterval(keepalive);
+        const set = streams.get(workspaceId);
+        set?.delete(controller);
+        if (set?.size === 0) streams.delete(workspaceId);
+      };
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          controller = c;
+          let set = streams.get(workspaceId);
+          if (!set) streams.set(workspaceId, (set = new Set()));
+          set.add(c);
+          send(c, ": live\n\n", workspaceId);
+          keepalive = setInterval(() => send(c, ": keepalive\n\n", workspaceId), KEEPALIVE_MS);
+        },
+        cancel: close,
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" } });
+    },
+  };
+}
+
+export type LiveHub = ReturnType<typeof createLiveHub>;

@@ -1,0 +1,153 @@
+// Messages in the dashboard: the list (filters in the query string, so a filtered view can be
+// bookmarked), its CSV export, one message's detail, cancelling, and the live status stream.
+import { Elysia } from "elysia";
+import { DELIVERY_TYPES } from "../channels/kinds";
+import { declaredAuth } from "../http/declared-auth";
+import { AppError } from "../http/errors";
+import { csvCell } from "../lib/csv";
+import { toE164 } from "../lib/phone";
+import type { ListFilters } from "../modules/notifications/repository";
+import type { NotificationStatus } from "../modules/notifications/state";
+import type { Services } from "../services";
+import type { Kit } from "./kit";
+import { createLiveHub } from "./live";
+import { messageDetail, messagesBody, STATUSES, type MessageFilters } from "./pages/messages";
+import { redirect } from "./web";
+
+const PAGE_SIZE = 50;
+const EXPORT_CHUNK = 1000;
+const DAY_MS = 86_400_000;
+
+const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
+
+export function messageRoutes(s: Services, kit: Kit) {
+  const live = createLiveHub(s.db.$client, s.state);
+  const hidden = { detail: { hide: true } } as const;
+
+  /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */
+  function parseFilters(url: URL, workspaceId: number): { shown: MessageFilters; filters: ListFilters; error: string | null } {
+    const q = url.searchParams;
+    const shown: MessageFilters = {
+      status: q.get("status") ?? "",
+      channel: q.get("channel") ?? "",
+      device: q.get("device") ?? "",
+      from: q.get("from") ?? "",
+      to: q.get("to") ?? "",
+      recipient: q.get("recipient") ?? "",
+      text: (q.get("text") ?? "").slice(0, 200),
+    };
+    const filters: ListFilters = {};
+    const errors: string[] = [];
+    if ((STATUSES as readonly string[]).includes(shown.status)) filters.status = shown.status as NotificationStatus;
+    else if (shown.status) errors.push(`Unknown status "${shown.status}".`);
+    if ((DELIVERY_TYPES as readonly string[]).includes(shown.channel)) filters.deliveryType = shown.channel as ListFilters["deliveryType"];
+    else if (shown.channel) errors.push(`Unknown channel "${shown.channel}".`);
+    if (shown.device) {
+      const id = Number(shown.device);
+      if (Number.isSafeInteger(id) && s.deviceRepo.get(workspaceId, id)) filters.deviceId = id;
+      else errors.push("That device is not one of this workspace's.");
+    }
+    for (const key of ["from", "to"] as const) {
+      if (!shown[key]) continue;
+      const day = /^\d{4}-\d{2}-\d{2}$/.test(shown[key]) ? Date.parse(`${shown[key]}T00:00:00Z`) : Number.NaN;
+      if (Number.isNaN(day)) errors.push(`"${shown[key]}" is not a date (YYYY-MM-DD).`);
+      else if (key === "from") filters.from = day;
+      else filters.to = day + DAY_MS - 1;
+    }
+    if (shown.recipient) {
+      const phone = toE164(shown.recipient);
+      if (phone) filters.recipient = phone;
+      else errors.push(`"${shown.recipient}" is not a phone number in international form (e.g. +14155552671).`);
+    }
+    if (shown.text) filters.text = shown.text;
+    return { shown, filters, error: errors.length ? errors.join(" ") : null };
+  }
+
+  /** The query string of the filters in use, for paging and export links. */
+  const queryOf = (f: MessageFilters) => new URLSearchParams(Object.entries(f).filter(([, v]) => v !== "")).toString();
+
+  return new Elysia({ name: "pigeon-dashboard-messages" })
+    .use(declaredAuth())
+    .get("/dashboard/messages", kit.withSession(({ request }, who) => {
+      const ws = who.session.workspace_id;
+      const url = new URL(request.url);
+      const { shown, filters, error } = parseFilters(url, ws);
+      const requested = Number(url.searchParams.get("page") ?? "1");
+      let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
+      let { rows, total } = error ? { rows: [], total: 0 } : s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
+      const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+      // A page past the end (the list shrank, or a hand-edited link) shows the last one.
+      if (page > pages) {
+        page = pages;
+        rows = s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE).rows;
+      }
+      const body = messagesBody({
+        filters: shown,
+        channels: DELIVERY_TYPES,
+        devices: s.deviceRepo.all(ws, true),
+        rows,
+        total,
+        page,
+        pages,
+        query: queryOf(shown),
+        error,
+      });
+      return kit.shell(who, "Messages", "/dashboard/messages", body, error ? 400 : 200);
+    }), { auth: "session", ...hidden })
+    .get("/dashboard/messages/export.csv", kit.withSession(({ request }, who) => {
+      const ws = who.session.workspace_id;
+      const { filters, error } = parseFilters(new URL(request.url), ws);
+      if (error) throw new AppError("validation_error", error);
+      // Messages created during the export would shift the pages under it: it stops at its start.
+      filters.to = Math.min(filters.to ?? Number.MAX_SAFE_INTEGER, s.clock.now());
+      const columns = ["id", "created_at", "status", "channel", "route", "device_id", "recipient", "recipient_name", "message", "segments", "cost", "error_code", "error_reason", "sent_at", "delivered_at", "failed_at", "cancelled_at"];
+      const encoder = new TextEncoder();
+      let offset = 0;
+      // Read in chunks as the browser takes them: a large export never sits in memory whole.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode(`${columns.join(",")}\r\n`));
+        },
+        pull(controller) {
+          const { rows } = s.notificationRepo.list(ws, filters, offset, EXPORT_CHUNK);
+          offset += rows.length;
+          const lines = rows.map((n) =>
+            [n.id, isoOrEmpty(n.created_at), n.status, n.delivery_type, n.route, n.device_id, n.recipient, n.recipient_name, n.message, n.segments, n.cost, n.error_code, n.error_reason, isoOrEmpty(n.sent_at), isoOrEmpty(n.delivered_at), isoOrEmpty(n.failed_at), isoOrEmpty(n.cancelled_at)]
+              .map(csvCell)
+              .join(","),
+          );
+          if (lines.length) controller.enqueue(encoder.encode(`${lines.join("\r\n")}\r\n`));
+          if (rows.length < EXPORT_CHUNK) controller.close();
+        },
+      });
+      return new Response(body, {
+        headers: {
+          "content-type": "text/csv; charset=utf-8",
+          "content-disposition": `attachment; filename="messages-${new Date(s.clock.now()).toISOString().slice(0, 10)}.csv"`,
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+        },
+      });
+    }), { auth: "session", ...hidden })
+    .get("/dashboard/live", kit.withSession((_ctx, who) => live.open(who.session.workspace_id)), { auth: "session", ...hidden })
+    .get("/dashboard/messages/:id", kit.withSession(({ params }, who) => {
+      const ws = who.session.workspace_id;
+      const n = s.notificationRepo.get(ws, Number(params?.id));
+      if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
+      const device = n.device_id === null ? null : (s.deviceRepo.get(ws, n.device_id)?.name ?? `#${n.device_id}`);
+      const template = n.template_id === null ? null : (s.templateRepo.byId(n.template_id)?.name ?? `#${n.template_id}`);
+      const body = messageDetail({ n, device, template, logs: s.notificationRepo.logs(n.id), cancellable: n.status === "pending" && n.stage === "queued", csrf: who.viewer.csrf });
+      return kit.shell(who, `Message #${n.id}`, "/dashboard/messages", body);
+    }), { auth: "session", ...hidden })
+    .post("/dashboard/messages/:id/cancel", kit.withSession(({ params }, who) => {
+      const id = Number(params?.id);
+      try {
+        s.notifications.cancel(who.session.workspace_id, id);
+        kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status === 404) throw error;
+        kit.flash(who, { kind: "error", text: error.message });
+      }
+      return redirect(`/dashboard/messages/${id}`);
+    }), { auth: "session", ...hidden });
+}

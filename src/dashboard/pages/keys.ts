@@ -1,0 +1,56 @@
+// API keys: name, key, status, created, last used; create (the secret shown once, with a copy
+// button), rotate (the old secret stops working at once), disable and enable. Disabled keys stay.
+import { html, type Html } from "../html";
+import { errorBox } from "../layout";
+
+export interface KeyView {
+  id: number;
+  name: string;
+  key: string;
+  status: "active" | "disabled";
+  secretHint: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+const when = (t: number | null) => (t ? new Date(t).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "never");
+
+function action(keyId: number, verb: string, label: string, csrf: string, style = "secondary"): Html {
+  return html`<form class="inline" method="post" action="/dashboard/keys/${keyId}/${verb}">
+<input type="hidden" name="_csrf" value="${csrf}"><button class="${style}" type="submit" aria-label="${label}">${label.split(" ")[0]}</button></form>`;
+}
+
+export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string | null; name?: string }) {
+  const { keys, csrf } = opts;
+  return html`<section class="card" aria-labelledby="create-title">
+  <h2 id="create-title">Create a key</h2>
+  ${errorBox(opts.error)}
+  <form method="post" action="/dashboard/keys" class="row">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <div><label for="key-name">Name</label><input id="key-name" name="name" required maxlength="100" value="${opts.name ?? ""}" placeholder="e.g. Shop website"></div>
+    <button type="submit">Create key</button>
+  </form>
+</section>
+<section aria-labelledby="list-title">
+  <h2 id="list-title">Keys of this workspace</h2>
+  ${
+    keys.length === 0
+      ? html`<p class="empty">No keys yet — create one above to call the API.</p>`
+      : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>
+  ${keys.map(
+    (k) => html`<tr>
+    <td data-label="Name">${k.name}</td>
+    <td data-label="Key"><code>${k.key}</code><br><span class="hint">secret …${k.secretHint}</span></td>
+    <td data-label="Status"><span class="badge ${k.status}">${k.status}</span></td>
+    <td data-label="Created">${when(k.createdAt)}</td>
+    <td data-label="Last used">${when(k.lastUsedAt)}</td>
+    <td data-label="Actions"><div class="actions">
+      ${action(k.id, "rotate", `Rotate ${k.name}`, csrf)}
+      ${k.status === "active" ? action(k.id, "disable", `Disable ${k.name}`, csrf, "danger") : action(k.id, "enable", `Enable ${k.name}`, csrf)}
+    </div></td>
+  </tr>`,
+  )}
+  </tbody></table>`
+  }
+</section>`;
+}

@@ -1,0 +1,52 @@
+// The dashboard's own read queries: what the overview page summarises. Writes always go through
+// the services the API uses.
+import type { Database, Statement } from "bun:sqlite";
+
+export interface DayCounts {
+  day: string;
+  sent: number;
+  delivered: number;
+  failed: number;
+  pending: number;
+}
+
+export function createDashboardRepository(sqlite: Database) {
+  // Messages by the UTC day they were created and their status now.
+  const perDay: Statement<{ day: string; status: string; n: number }, [number, number]> = sqlite.prepare(`
+    SELECT strftime('%Y-%m-%d', created_at / 1000, 'unixepoch') AS day, status, count(*) AS n
+    FROM notification WHERE workspace_id = ? AND created_at >= ? GROUP BY day, status`);
+  const balance: Statement<{ credit_balance: number }, [number]> = sqlite.prepare("SELECT credit_balance FROM workspace WHERE id = ?");
+  const deviceCounts: Statement<{ total: number; online: number }, [number]> = sqlite.prepare(`
+    SELECT count(*) AS total,
+           sum(CASE WHEN kind <> 'sms' OR presence = 'online' THEN 1 ELSE 0 END) AS online
+    FROM device WHERE workspace_id = ? AND deleted_at IS NULL AND status = 'active'`);
+  const failures: Statement<{ id: number; recipient: string; route: string; error_code: string | null; error_reason: string | null; failed_at: number | null }, [number]> =
+    sqlite.prepare(`
+    SELECT id, recipient, route, error_code, error_reason, failed_at FROM notification
+    WHERE workspace_id = ? AND status = 'failed' ORDER BY failed_at DESC, id DESC LIMIT 5`);
+
+  return {
+    /** One entry per day from `since` (UTC midnight) to today, zeros included. */
+    countsPerDay(workspaceId: number, since: number, days: number): DayCounts[] {
+      const byDay = new Map<string, DayCounts>();
+      for (let i = 0; i < days; i++) {
+        const day = new Date(since + i * 86_400_000).toISOString().slice(0, 10);
+        byDay.set(day, { day, sent: 0, delivered: 0, failed: 0, pending: 0 });
+      }
+      for (const row of perDay.all(workspaceId, since)) {
+        const entry = byDay.get(row.day);
+        if (!entry) continue;
+        if (row.status === "sent" || row.status === "delivered" || row.status === "failed" || row.status === "pending") entry[row.status] += row.n;
+      }
+      return [...byDay.values()];
+    },
+    balance: (workspaceId: number): number => balance.get(workspaceId)?.credit_balance ?? 0,
+    devices: (workspaceId: number) => {
+      const row = deviceCounts.get(workspaceId);
+      return { total: row?.total ?? 0, online: row?.online ?? 0 };
+    },
+    recentFailures: (workspaceId: number) => failures.all(workspaceId),
+  };
+}
+
+export type DashboardRepository = ReturnType<typeof createDashboardRepository>;

@@ -1,0 +1,84 @@
+// The dashboard at /dashboard: server-rendered pages over the same services the API uses. Signed-out
+// pages (sign-in, setup) and the assets are public; every other page needs a session cookie and
+// sends a browser without one to the sign-in page. Every form carries a CSRF token.
+import { Elysia } from "elysia";
+import { declaredAuth } from "../http/declared-auth";
+import { AppError } from "../http/errors";
+import type { Services } from "../services";
+import { assetResponse } from "./assets";
+import { authRoutes } from "./auth-routes";
+import { html } from "./html";
+import { createKit } from "./kit";
+import { bare } from "./layout";
+import { messageRoutes } from "./message-routes";
+import { sendRoutes } from "./send-routes";
+import { keysBody } from "./pages/keys";
+import { overviewBody } from "./pages/overview";
+import { createDashboardRepository } from "./repository";
+import { formOf, page, redirect } from "./web";
+
+const DAY_MS = 86_400_000;
+
+/** Errors on dashboard paths are shown as a page a person can read, with a way back. */
+export function dashboardError(path: string, status: number, message: string): Response | null {
+  if (path !== "/dashboard" && !path.startsWith("/dashboard/")) return null;
+  return page(bare(status === 404 ? "Not found" : "Something went wrong", html`<div class="card"><p role="alert">${message}</p><p><a href="/dashboard">Back to the dashboard</a></p></div>`), status);
+}
+
+export function dashboardRoutes(s: Services) {
+  const { accounts, clock } = s;
+  const kit = createKit(s);
+  const repo = createDashboardRepository(s.db.$client);
+
+  const keyViews = (workspaceId: number) =>
+    accounts.listKeys(workspaceId).map((k) => ({ id: k.id, name: k.name, key: k.key, status: k.status, secretHint: k.secretHint, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
+
+  const hidden = { detail: { hide: true } } as const;
+
+  return new Elysia({ name: "pigeon-dashboard" })
+    .use(declaredAuth())
+    .get("/", () => redirect("/dashboard"), { auth: "public", ...hidden })
+    .get("/dashboard/assets/:file", ({ request }) => assetResponse(new URL(request.url).pathname) ?? new Response("Not found", { status: 404 }), {
+      auth: "public",
+      ...hidden,
+    })
+    .use(authRoutes(s, kit))
+    .get("/dashboard", kit.withSession((_ctx, who) => {
+      const ws = who.session.workspace_id;
+      const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
+      const body = overviewBody({ days: repo.countsPerDay(ws, since, 30), balance: repo.balance(ws), devices: repo.devices(ws), failures: repo.recentFailures(ws) });
+      return kit.shell(who, "Overview", "/dashboard", body);
+    }), { auth: "session", ...hidden })
+    .get("/dashboard/keys", kit.withSession((_ctx, who) =>
+      kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf })),
+    ), { auth: "session", ...hidden })
+    .post("/dashboard/keys", kit.withSession(({ body }, who) => {
+      const name = (formOf(body).name ?? "").trim();
+      if (!name || name.length > 100) {
+        const error = "Give the key a name of 1 to 100 characters.";
+        return kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, error, name }), 400);
+      }
+      const created = accounts.createKey(name, who.session.workspace_id);
+      kit.flash(who, { kind: "notice", text: `Key "${name}" created.`, secret: { title: "Your new key", key: created.api_key, secret: created.api_secret } });
+      return redirect("/dashboard/keys");
+    }), { auth: "session", ...hidden })
+    .post("/dashboard/keys/:id/:verb", kit.withSession(({ params }, who) => {
+      const id = Number(params?.id);
+      const key = accounts.listKeys(who.session.workspace_id).find((k) => k.id === id);
+      // Another workspace's key is not found here, not forbidden.
+      if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
+      const verb = params?.verb;
+      if (verb === "rotate") {
+        const rotated = accounts.rotateKey(String(key.id));
+        kit.flash(who, { kind: "notice", text: `Key "${key.name}" rotated: the old secret no longer works.`, secret: { title: "The new secret", key: rotated.api_key, secret: rotated.api_secret } });
+      } else if (verb === "disable" || verb === "enable") {
+        accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
+        kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
+      } else {
+        throw new AppError("not_found", `No action ${verb}`);
+      }
+      return redirect("/dashboard/keys");
+    }), { auth: "session", ...hidden })
+    .use(messageRoutes(s, kit))
+    .use(sendRoutes(s, kit));
+}

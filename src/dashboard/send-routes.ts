@@ -1,0 +1,138 @@
+// The Send page: the form, its live preview and template fields (htmx fragments), and the send
+// itself through the same preparation and acceptance as the API's send.
+import { Elysia } from "elysia";
+import { declaredAuth } from "../http/declared-auth";
+import { AppError } from "../http/errors";
+import { countSegments } from "../lib/segments";
+import { toE164 } from "../lib/phone";
+import type { SendInput } from "../modules/sending/service";
+import type { TemplateRow } from "../modules/templates/repository";
+import { renderTemplate } from "../modules/templates/variables";
+import type { Services } from "../services";
+import type { Kit, Signed } from "./kit";
+import { emptySendForm, previewFragment, sendBody, templateFields, type SendForm } from "./pages/send";
+import { formOf, redirect } from "./web";
+
+const FRAGMENT_HEADERS = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" };
+
+/** The form's fields, as posted (or as a query string for the template fields fragment). */
+export function sendFormOf(fields: Record<string, string>): SendForm {
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(fields)) if (k.startsWith("var_")) vars[k.slice(4)] = v;
+  return {
+    channel: fields.channel === "chatapp" ? "chatapp" : "sms",
+    recipient: (fields.recipient ?? "").trim(),
+    recipient_name: (fields.recipient_name ?? "").trim(),
+    template: fields.template ?? "",
+    message: fields.message ?? "",
+    device: fields.device ?? "",
+    schedule: fields.schedule ?? "",
+    timezone: fields.timezone || "UTC",
+    vars,
+  };
+}
+
+/** The form as the send path's input. A datetime-local value becomes the API's "YYYY-MM-DD HH:MM:SS". */
+export function inputOf(form: SendForm): SendInput {
+  return {
+    channel: form.channel as SendInput["channel"],
+    recipient: form.recipient,
+    message: form.template ? null : form.message,
+    templateId: form.template || null,
+    variables: form.template ? form.vars : null,
+    recipientName: form.recipient_name || null,
+    scheduleTime: form.schedule ? `${form.schedule.replace("T", " ")}${form.schedule.length === 16 ? ":00" : ""}` : null,
+    timezone: form.schedule ? form.timezone : null,
+    deviceId: form.device || null,
+  };
+}
+
+/** Which form field an error from the send path belongs next to. */
+const FIELD_OF: Record<string, string> = { recipient_contact: "recipient", message: "message", schedule_time: "schedule", timezone: "schedule", device_id: "device" };
+
+export function sendRoutes(s: Services, kit: Kit) {
+  const hidden = { detail: { hide: true } } as const;
+
+  const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
+
+  function templatesFor(ws: number, channel: string): TemplateRow[] {
+    return s.templateRepo.list(ws, { channel: channel as "sms" | "chatapp", offset: 0, limit: 500 }).rows.filter((t) => t.status !== "inactive");
+  }
+
+  function templateOf(ws: number, ref: string, channel: string): TemplateRow | null {
+    if (!ref) return null;
+    const t = s.templateRepo.get(ws, Number(ref)) ?? s.templateRepo.byId(Number(ref));
+    return t && t.channel === channel && (t.workspaceId === null || t.workspaceId === ws) ? t : null;
+  }
+
+  function page(who: Signed, form: SendForm, status = 200, error: string | null = null, fieldError: Record<string, string> = {}) {
+    const ws = who.session.workspace_id;
+    const kinds = kindsOf(form.channel);
+    const devices = s.deviceRepo
+      .all(ws, false)
+      .filter((d) => kinds.includes(d.kind))
+      .map((d) => ({ id: d.id, label: `${d.name}${d.phoneNumber ? ` (${d.phoneNumber})` : ""} · ${d.kind}` }));
+    const channels = [...new Set(s.channels.map((c) => c.deliveryType))].sort().reverse().map((c) => ({ value: c, label: c === "sms" ? "SMS" : "Chat-app" }));
+    const body = sendBody({
+      form,
+      channels,
+      devices,
+      templates: templatesFor(ws, form.channel),
+      chosen: templateOf(ws, form.template, form.channel),
+      contacts: s.contacts.list(ws, 1, 500).contacts.map((c) => ({ name: c.name, phone: c.phone })),
+      csrf: who.viewer.csrf,
+      error,
+      fieldError,
+    });
+    return kit.shell(who, "Send a message", "/dashboard/send", body, status);
+  }
+
+  return new Elysia({ name: "pigeon-dashboard-send" })
+    .use(declaredAuth())
+    .get("/dashboard/send", kit.withSession(({ request }, who) => {
+      const channel = new URL(request.url).searchParams.get("channel") === "chatapp" ? "chatapp" : "sms";
+      return page(who, emptySendForm(channel));
+    }), { auth: "session", ...hidden })
+    .get("/dashboard/send/fields", kit.withSession(({ request }, who) => {
+      const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
+      return new Response(templateFields(templateOf(who.session.workspace_id, form.template, form.channel), form, {}).value, { headers: FRAGMENT_HEADERS });
+    }), { auth: "session", ...hidden })
+    .post("/dashboard/send/preview", kit.withSession(({ body }, who) => {
+      const form = sendFormOf(formOf(body));
+      const ws = who.session.workspace_id;
+      const template = templateOf(ws, form.template, form.channel);
+      const text = template ? renderTemplate(template.body, form.vars) : form.message;
+      const count = form.channel === "sms" ? countSegments(text) : { encoding: "UTF-8", units: [...text].length, segments: 1 };
+      // What the real send would say, writing nothing: the first problem, or the cost.
+      let problem: string | null = null;
+      let cost: number | null = null;
+      if (form.recipient && (text || template)) {
+        try {
+          // Only cloud numbers charge; a free send says nothing about credits.
+          cost = s.sending.prepare(s.accounts.callerFor(ws), inputOf(form)).cost || null;
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          problem = error.message;
+        }
+      }
+      const fragment = previewFragment({ text, ...count, cost, problem, recipientOk: form.recipient ? toE164(form.recipient) !== null : null });
+      return new Response(fragment.value, { headers: FRAGMENT_HEADERS });
+    }), { auth: "session", ...hidden })
+    .post("/dashboard/send", kit.withSession(async ({ body }, who) => {
+      const form = sendFormOf(formOf(body));
+      const caller = s.accounts.callerFor(who.session.workspace_id);
+      try {
+        const prepared = s.sending.prepare(caller, inputOf(form));
+        // As the API does: accepted under the group commit, on disk before the answer.
+        const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
+        if (!result.ok) throw result.error;
+        const id = result.accepted.notificationId;
+        kit.flash(who, { kind: "notice", text: prepared.scheduleAt ? `Message #${id} scheduled for ${new Date(prepared.scheduleAt).toISOString().replace("T", " ").slice(0, 16)} UTC.` : `Message #${id} accepted.` });
+        return redirect(`/dashboard/messages/${id}`);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        const field = FIELD_OF[String(error.data.field ?? "")];
+        return page(who, form, error.status, field ? null : error.message, field ? { [field]: error.message } : {});
+      }
+    }), { auth: "session", ...hidden });
+}
