@@ -2,9 +2,9 @@
 // message's badge moves to "delivered" while the page stays open; filters, the CSV export, the
 // detail with its attempts, and cancelling a scheduled message with its credits refunded.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
 import type { Browser, Page } from "playwright-core";
-import { SEND_PATH, waitFor } from "./helpers/api";
+import { SEND_PATH } from "./helpers/api";
+import { startSimulator, type RunningPhone } from "./helpers/simulator";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
 
@@ -18,8 +18,7 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
   const dataDir = tempDir();
   let server: RunningServer;
   let key: Credentials;
-  let phone: Subprocess;
-  let phoneLog = "";
+  let phone: RunningPhone;
   let deviceId: number;
   let browser: Browser;
   let page: Page;
@@ -31,17 +30,7 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
     key = server.initialKey!;
     const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
     // Slow enough between states that the page is open before the message is delivered.
-    phone = Bun.spawn([bin, "simulate-phone", "--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "1500", "--name", "Shop phone"], {
-      env: { PATH: process.env.PATH ?? "" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    void (async () => {
-      const reader = (phone.stdout as ReadableStream<Uint8Array>).getReader();
-      const decoder = new TextDecoder();
-      for (let r = await reader.read(); !r.done; r = await reader.read()) phoneLog += decoder.decode(r.value, { stream: true });
-    })();
-    await waitFor("the phone to pair", () => phoneLog.includes("events stream open"), { detail: () => phoneLog });
+    phone = (await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "1500", "--name", "Shop phone"]));
     deviceId = (await server.api("/v1/api/device/list", key)).body.data.devices[0].device_id;
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
@@ -50,7 +39,7 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
   });
 
   afterAll(async () => {
-    phone?.kill("SIGKILL");
+    phone?.proc.kill("SIGKILL");
     await browser?.close();
     await server?.stop("SIGKILL");
   });
@@ -69,7 +58,13 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
     expect(await badge.innerText()).toBe("pending");
     let navigations = 0;
     page.on("framenavigated", () => navigations++);
-    await badge.filter({ hasText: "delivered" }).waitFor({ timeout: 20_000 });
+    try {
+      await badge.filter({ hasText: "delivered" }).waitFor({ timeout: 20_000 });
+    } catch (error) {
+      // Say where it stopped: the message's state on the server, the page's badge, the phone's log.
+      const detail = (await server.api(`/v1/api/notification/${id}`, key)).body.data;
+      throw new Error(`badge "${await badge.innerText()}", server ${detail.status}; phone: ${phone.output()}`, { cause: error });
+    }
     expect(navigations).toBe(0);
     expect(await badge.getAttribute("class")).toBe("badge delivered");
     await judgePage(page, "messages");

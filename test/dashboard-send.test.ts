@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import type { Browser, Page } from "playwright-core";
-import { waitFor } from "./helpers/api";
+import { startSimulator } from "./helpers/simulator";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
 
@@ -20,7 +20,6 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
   let server: RunningServer;
   let key: Credentials;
   let phone: Subprocess;
-  let phoneLog = "";
   let browser: Browser;
   let page: Page;
   let problems: string[];
@@ -30,17 +29,7 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
     server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
     key = server.initialKey!;
     const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
-    phone = Bun.spawn([bin, "simulate-phone", "--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Counter phone"], {
-      env: { PATH: process.env.PATH ?? "" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    void (async () => {
-      const reader = (phone.stdout as ReadableStream<Uint8Array>).getReader();
-      const decoder = new TextDecoder();
-      for (let r = await reader.read(); !r.done; r = await reader.read()) phoneLog += decoder.decode(r.value, { stream: true });
-    })();
-    await waitFor("the phone to pair", () => phoneLog.includes("events stream open"), { detail: () => phoneLog });
+    phone = (await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Counter phone"])).proc;
     const made = await server.api("/v1/api/template/create", key, { name: "Pickup", code: "PICKUP", body: "Hi {{name}}, order {{order}} is ready." });
     expect(made.status).toBe(200);
     browser = await launchChromium();

@@ -2,8 +2,8 @@
 // A notification's status change is noted when it happens and sent shortly after, read back from
 // the database — so a browser only ever sees states that were committed, and a burst of changes
 // costs one read. Streams carry a comment every 15 s, so idle connections stay open.
-import type { Database, Statement } from "bun:sqlite";
 import type { NotificationState } from "../modules/notifications/state";
+import type { DashboardRepository } from "./repository";
 
 const encoder = new TextEncoder();
 const KEEPALIVE_MS = 15_000;
@@ -11,13 +11,10 @@ const FLUSH_MS = 150;
 
 type Controller = ReadableStreamDefaultController<Uint8Array>;
 
-export function createLiveHub(sqlite: Database, state: NotificationState) {
+export function createLiveHub(repo: DashboardRepository, state: NotificationState) {
   const streams = new Map<number, Set<Controller>>();
   const changed = new Set<number>();
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const read: Statement<{ id: number; workspace_id: number; status: string }, [string]> = sqlite.prepare(
-    "SELECT id, workspace_id, status FROM notification WHERE id IN (SELECT value FROM json_each(?))",
-  );
 
   function send(controller: Controller, chunk: string, workspaceId: number): void {
     try {
@@ -31,7 +28,7 @@ export function createLiveHub(sqlite: Database, state: NotificationState) {
     timer = null;
     const ids = [...changed];
     changed.clear();
-    for (const row of read.all(JSON.stringify(ids))) {
+    for (const row of repo.statusesOf(ids)) {
       const open = streams.get(row.workspace_id);
       if (!open) continue;
       const frame = `event: status\ndata: ${JSON.stringify({ id: row.id, status: row.status })}\n\n`;

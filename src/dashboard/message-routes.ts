@@ -11,6 +11,7 @@ import type { NotificationStatus } from "../modules/notifications/state";
 import type { Services } from "../services";
 import type { Kit } from "./kit";
 import { createLiveHub } from "./live";
+import { createDashboardRepository } from "./repository";
 import { messageDetail, messagesBody, STATUSES, type MessageFilters } from "./pages/messages";
 import { redirect } from "./web";
 
@@ -21,7 +22,7 @@ const DAY_MS = 86_400_000;
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
 export function messageRoutes(s: Services, kit: Kit) {
-  const live = createLiveHub(s.db.$client, s.state);
+  const live = createLiveHub(createDashboardRepository(s.db.$client), s.state);
   const hidden = { detail: { hide: true } } as const;
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */

@@ -25,7 +25,14 @@ export function createDashboardRepository(sqlite: Database) {
     SELECT id, recipient, route, error_code, error_reason, failed_at FROM notification
     WHERE workspace_id = ? AND status = 'failed' ORDER BY failed_at DESC, id DESC LIMIT 5`);
 
+  // Live badges: the committed status of notifications that just changed.
+  const statuses: Statement<{ id: number; workspace_id: number; status: string }, [string]> = sqlite.prepare(
+    "SELECT id, workspace_id, status FROM notification WHERE id IN (SELECT value FROM json_each(?))",
+  );
+
   return {
+    /** The current status of these notifications (by id), with their workspace. */
+    statusesOf: (ids: number[]) => statuses.all(JSON.stringify(ids)),
     /** One entry per day from `since` (UTC midnight) to today, zeros included. */
     countsPerDay(workspaceId: number, since: number, days: number): DayCounts[] {
       const byDay = new Map<string, DayCounts>();

@@ -1,6 +1,7 @@
 // The Send page: the form, its live preview and template fields (htmx fragments), and the send
 // itself through the same preparation and acceptance as the API's send.
 import { Elysia } from "elysia";
+import type { DeliveryType } from "../channels/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
 import { countSegments } from "../lib/segments";
@@ -56,7 +57,7 @@ export function sendRoutes(s: Services, kit: Kit) {
   const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
 
   function templatesFor(ws: number, channel: string): TemplateRow[] {
-    return s.templateRepo.list(ws, { channel: channel as "sms" | "chatapp", offset: 0, limit: 500 }).rows.filter((t) => t.status !== "inactive");
+    return s.templateRepo.list(ws, { channel: channel as DeliveryType, offset: 0, limit: 500 }).rows.filter((t) => t.status !== "inactive");
   }
 
   function templateOf(ws: number, ref: string, channel: string): TemplateRow | null {
