@@ -5,12 +5,6 @@ import { isolatedBinary, runCommand, startServer, tempDir } from "./helpers/bina
 
 const bin = isolatedBinary();
 
-async function withStdin(args: string[], env: Record<string, string>, input: string) {
-  const proc = Bun.spawn([bin, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdin: new Blob([input]), stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { stdout, stderr, code };
-}
-
 /** Signs in through the dashboard's form the way a browser does; the answer's status and where it leads. */
 async function signIn(url: string, email: string, password: string) {
   const first = await fetch(`${url}/dashboard/sign-in`);
@@ -32,7 +26,7 @@ describe("pigeon users", () => {
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout)).toMatchObject({ email: "owner@example.com", role: "owner", account_id: 1 });
 
-    const member = await withStdin(["users", "create", "--email", "clerk@example.com", "--role", "member", "--json"], env, "typed on stdin\n");
+    const member = await runCommand(bin, ["users", "create", "--email", "clerk@example.com", "--role", "member", "--json"], env, "typed on stdin\n");
     expect(member.code).toBe(0);
     expect(JSON.parse(member.stdout)).toMatchObject({ email: "clerk@example.com", role: "member" });
 

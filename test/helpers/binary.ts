@@ -50,11 +50,19 @@ export interface RunningServer {
   api(path: string, key: Credentials, body?: unknown): Promise<{ status: number; body: any }>;
 }
 
-/** Runs a CLI command to completion. */
-export async function runCommand(bin: string, args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn([bin, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { stdout, stderr, code };
+/**
+ * Runs a CLI command to completion (optionally with `stdin`). Synchronously: reading an async
+ * child's pipes sometimes fails in Bun with EBADF from epoll_ctl late in a long run, and a CLI
+ * command is short and talks to nothing in this process.
+ */
+export async function runCommand(bin: string, args: string[], env: Record<string, string>, stdin?: string) {
+  const proc = Bun.spawnSync([bin, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), code: proc.exitCode };
 }
 
 export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000): Promise<RunningServer> {
