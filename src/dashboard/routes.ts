@@ -10,6 +10,7 @@ import { authRoutes } from "./auth-routes";
 import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
+import { deviceRoutes } from "./device-routes";
 import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
 import { keysBody } from "./pages/keys";
@@ -80,5 +81,6 @@ export function dashboardRoutes(s: Services) {
       return redirect("/dashboard/keys");
     }), { auth: "session", ...hidden })
     .use(messageRoutes(s, kit))
-    .use(sendRoutes(s, kit));
+    .use(sendRoutes(s, kit))
+    .use(deviceRoutes(s, kit));
 }
