@@ -14,6 +14,7 @@ export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard", label: "Overview" },
   { path: "/dashboard/send", label: "Send" },
   { path: "/dashboard/messages", label: "Messages" },
+  { path: "/dashboard/inbox", label: "Inbox" },
   { path: "/dashboard/devices", label: "Devices" },
   { path: "/dashboard/keys", label: "API keys" },
 ];

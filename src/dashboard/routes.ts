@@ -11,6 +11,7 @@ import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
 import { deviceRoutes } from "./device-routes";
+import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
 import { keysBody } from "./pages/keys";
@@ -82,5 +83,6 @@ export function dashboardRoutes(s: Services) {
     }), { auth: "session", ...hidden })
     .use(messageRoutes(s, kit))
     .use(sendRoutes(s, kit))
-    .use(deviceRoutes(s, kit));
+    .use(deviceRoutes(s, kit))
+    .use(inboxRoutes(s, kit));
 }

@@ -1,0 +1,109 @@
+// The dashboard's Inbox in Chromium against the compiled binary, a simulated phone and the fake
+// chat-app platform: a received SMS shows as unread, opening it reads it, a reply goes out and
+// its badge follows it; a chat-app conversation inside the 24-hour window takes free text, and one
+// whose window is closed offers the approved templates instead of a text box.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { waitFor } from "./helpers/api";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
+import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
+import { startSimulator, type RunningPhone } from "./helpers/simulator";
+
+if (!chromiumAvailable) console.warn(`dashboard-inbox: ${CHROMIUM} is missing; skipping`);
+
+const EMAIL = "owner@example.com";
+const PASSWORD = "a long enough secret";
+const SECRET = "inbox-app-secret";
+
+describe.skipIf(!chromiumAvailable)("the Inbox", () => {
+  const bin = isolatedBinary();
+  const dataDir = tempDir();
+  let fake: FakeChatApp;
+  let server: RunningServer;
+  let key: Credentials;
+  let phone: RunningPhone;
+  let browser: Browser;
+  let page: Page;
+  let problems: string[];
+
+  beforeAll(async () => {
+    fake = startFakeChatApp({
+      appSecret: SECRET,
+      autoStatuses: ["sent", "delivered"],
+      wabas: [
+        {
+          id: "4242",
+          name: "Bakery",
+          phoneNumbers: [{ id: "777", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
+          templates: [{ name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] }],
+        },
+      ],
+    });
+    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
+    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_CHATAPP_GRAPH_URL: fake.url, PIGEON_CHATAPP_APP_SECRET: SECRET, PIGEON_CHATAPP_VERIFY_TOKEN: "v" });
+    key = server.initialKey!;
+    fake.setWebhookUrl(`${server.url}/v1/webhooks/chatapp`);
+    expect((await server.api("/v1/api/chatapp/connect", key, { access_token: "good-token" })).status).toBe(200);
+    const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
+    phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Inbox/phone", "--inbound", "Is my parcel here?", "--from", "+14155550777"]);
+    await waitFor("the received SMS", () => phone.output().includes("posted"), { detail: phone.output });
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+    problems = watchProblems(page, server.url);
+    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+  });
+
+  afterAll(async () => {
+    phone?.proc.kill("SIGKILL");
+    await browser?.close();
+    await server?.stop("SIGKILL");
+    fake?.stop();
+  });
+
+  test("a received SMS is unread until opened, and a reply goes out and is delivered", async () => {
+    await page.getByRole("link", { name: "Inbox" }).click();
+    const item = page.locator(".threads li", { hasText: "+14155550777" });
+    expect(await item.innerText()).toContain("1 unread");
+    expect(await item.innerText()).toContain("Is my parcel here?");
+    await judgePage(page, "inbox");
+    await item.getByRole("link").click();
+    expect(await page.locator(".bubble.inbound").innerText()).toContain("Is my parcel here?");
+    await page.getByLabel("Reply", { exact: true }).fill("Yes, it is at the counter.");
+    await page.getByRole("button", { name: "Send reply" }).click();
+    const mine = page.locator(".bubble.outbound", { hasText: "Yes, it is at the counter." });
+    await mine.waitFor();
+    await mine.locator("[data-status-for]").filter({ hasText: "delivered" }).waitFor({ timeout: 20_000 });
+    await judgePage(page, "conversation");
+    await page.getByRole("link", { name: "Back to the inbox" }).click();
+    expect(await page.locator(".threads li", { hasText: "+14155550777" }).innerText()).not.toContain("unread");
+  });
+
+  test("a chat-app conversation inside its window takes free text", async () => {
+    await fake.sendInbound({ phoneNumberId: "777", from: "14155550123", text: "Are you open today?", name: "Bob" });
+    await page.goto(`${server.url}/dashboard/inbox`);
+    await page.locator(".threads li", { hasText: "+14155550123" }).getByRole("link").click();
+    expect(await page.locator("p.hint").first().innerText()).toContain("window is open");
+    await page.getByLabel("Reply", { exact: true }).fill("Yes, until 6pm!");
+    await page.getByRole("button", { name: "Send reply" }).click();
+    await page.locator(".bubble.outbound", { hasText: "Yes, until 6pm!" }).waitFor();
+    await waitFor("the reply at the platform", () => fake.sent.some((m) => m.type === "text" && m.to === "+14155550123"));
+  });
+
+  test("with the window closed it offers the approved templates instead of a text box", async () => {
+    const template = (await server.api("/v1/api/template/list?channel=chatapp", key)).body.data.templates.find((t: { name: string }) => t.name === "order_ready");
+    // A conversation Pigeon started: the customer never wrote, so no window is open.
+    expect((await server.api("/v1/api/chatapp/send", key, { recipient_contact: "+14155559999", template_id: template.template_id, variables: ["Ada", "A-1"] })).status).toBe(200);
+    await page.goto(`${server.url}/dashboard/inbox`);
+    await page.locator(".threads li", { hasText: "+14155559999" }).getByRole("link").click();
+    expect(await page.getByLabel("Reply", { exact: true }).count()).toBe(0);
+    expect(await page.locator("p.hint").first().innerText()).toContain("window is closed");
+    await page.getByLabel("Approved template").selectOption({ index: 1 });
+    await page.getByLabel("Variable 1").fill("Ada");
+    await page.getByLabel("Variable 2").fill("A-2");
+    await judgePage(page, "conversation-template");
+    await page.getByRole("button", { name: "Send reply" }).click();
+    await page.locator(".bubble.outbound", { hasText: "order A-2 is ready" }).waitFor();
+    expect(problems).toEqual([]);
+  });
+});
