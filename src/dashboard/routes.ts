@@ -10,6 +10,7 @@ import { authRoutes } from "./auth-routes";
 import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
+import { bulkRoutes } from "./bulk-routes";
 import { deviceRoutes } from "./device-routes";
 import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
@@ -83,6 +84,7 @@ export function dashboardRoutes(s: Services) {
     }), { auth: "session", ...hidden })
     .use(messageRoutes(s, kit))
     .use(sendRoutes(s, kit))
+    .use(bulkRoutes(s, kit))
     .use(deviceRoutes(s, kit))
     .use(inboxRoutes(s, kit));
 }

@@ -176,7 +176,9 @@ export function foundation(deps: FoundationDeps) {
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       const bytes = await readBodyWithLimit(request, bodyLimit(pathOf(request)));
       // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
-      if (contentType?.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, contentType);
+      // (The boundary is in the header itself; the content type Elysia hands over may lack it.)
+      const fullType = request.headers.get("content-type") ?? "";
+      if (fullType.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, fullType);
       const text = decodeUtf8(bytes);
       rawBodyByRequest.set(request, text);
       return decodeBody(text, contentType);
