@@ -29,7 +29,7 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
     server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
     key = server.initialKey!;
     const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
-    phone = (await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Counter phone"])).proc;
+    phone = (await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Counter phone", "--sims", "2"])).proc;
     const made = await server.api("/v1/api/template/create", key, { name: "Pickup", code: "PICKUP", body: "Hi {{name}}, order {{order}} is ready." });
     expect(made.status).toBe(200);
     browser = await launchChromium();
@@ -71,6 +71,20 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
     await page.waitForURL(/\/dashboard\/messages\/\d+$/);
     expect(await page.getByRole("status").first().innerText()).toMatch(/Message #\d+ accepted/);
     expect(await page.locator("table").first().innerText()).toContain("Hi Ada, order #77 is ready.");
+    await page.locator("[data-status-for]").filter({ hasText: "delivered" }).waitFor({ timeout: 20_000 });
+  });
+
+  test("the SIM and urgency chosen reach the message and the phone", async () => {
+    await page.goto(`${server.url}/dashboard/send`);
+    await page.getByLabel("To (international format, or pick a contact)").fill("+14155552671");
+    await page.getByLabel("Text").fill("Your code is 123456");
+    await page.getByLabel("SIM card (paired phones)").selectOption("2");
+    await page.getByLabel("Urgent, e.g. a one-time code: ahead of the queue and the phone's pacing").check();
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.waitForURL(/\/dashboard\/messages\/\d+$/);
+    const id = Number(new URL(page.url()).pathname.split("/").at(-1));
+    const detail = (await server.api(`/v1/api/notification/${id}`, key)).body.data;
+    expect(detail).toMatchObject({ sim_number: 2, priority: 100 });
     await page.locator("[data-status-for]").filter({ hasText: "delivered" }).waitFor({ timeout: 20_000 });
   });
 

@@ -29,6 +29,8 @@ export function sendFormOf(fields: Record<string, string>): SendForm {
     device: fields.device ?? "",
     schedule: fields.schedule ?? "",
     timezone: fields.timezone || "UTC",
+    sim: fields.sim ?? "",
+    urgent: fields.urgent === "1",
     vars,
   };
 }
@@ -45,11 +47,14 @@ export function inputOf(form: SendForm): SendInput {
     scheduleTime: form.schedule ? `${form.schedule.replace("T", " ")}${form.schedule.length === 16 ? ":00" : ""}` : null,
     timezone: form.schedule ? form.timezone : null,
     deviceId: form.device || null,
+    ...(form.channel === "sms" && form.sim ? { simNumber: Number(form.sim) } : {}),
+    // The app's expedited priority: past the pacing on Pigeon's side and the phone's.
+    ...(form.channel === "sms" && form.urgent ? { priority: 100 } : {}),
   };
 }
 
 /** Which form field an error from the send path belongs next to. */
-const FIELD_OF: Record<string, string> = { recipient_contact: "recipient", message: "message", schedule_time: "schedule", timezone: "schedule", device_id: "device" };
+const FIELD_OF: Record<string, string> = { recipient_contact: "recipient", message: "message", schedule_time: "schedule", timezone: "schedule", device_id: "device", sim_number: "sim" };
 
 export function sendRoutes(s: Services, kit: Kit) {
   const hidden = { detail: { hide: true } } as const;

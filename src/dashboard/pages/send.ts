@@ -14,10 +14,14 @@ export interface SendForm {
   device: string;
   schedule: string;
   timezone: string;
+  /** A paired phone's SIM, "" for the phone's own choice. */
+  sim: string;
+  /** Ahead of the queue and the phone's limits (one-time codes). */
+  urgent: boolean;
   vars: Record<string, string>;
 }
 
-export const emptySendForm = (channel: string): SendForm => ({ channel, recipient: "", recipient_name: "", template: "", message: "", device: "", schedule: "", timezone: "UTC", vars: {} });
+export const emptySendForm = (channel: string): SendForm => ({ channel, recipient: "", recipient_name: "", template: "", message: "", device: "", schedule: "", timezone: "UTC", sim: "", urgent: false, vars: {} });
 
 const ZONES: string[] = (Intl as unknown as { supportedValuesOf(kind: string): string[] }).supportedValuesOf("timeZone");
 
@@ -83,7 +87,20 @@ export function sendBody(opts: {
       <option value="">Automatic (the first active device)</option>
       ${opts.devices.map((d) => html`<option value="${d.id}"${String(d.id) === form.device ? html` selected` : ""}>${d.label}</option>`)}
     </select>${fieldErrorText("device")}</div>
+    ${
+      form.channel === "sms"
+        ? html`<div><label for="sim">SIM card (paired phones)</label><select id="sim" name="sim"${invalid("sim")}>
+      <option value="">The phone's own choice</option>
+      ${["1", "2", "3"].map((n) => html`<option value="${n}"${form.sim === n ? html` selected` : ""}>SIM ${n}</option>`)}
+    </select>${fieldErrorText("sim")}</div>`
+        : ""
+    }
   </div>
+  ${
+    form.channel === "sms"
+      ? html`<p><input type="checkbox" id="urgent" name="urgent" value="1"${form.urgent ? html` checked` : ""}> <label class="inline" for="urgent">Urgent, e.g. a one-time code: ahead of the queue and the phone's pacing</label></p>`
+      : ""
+  }
   <div class="row">
     <div><label for="schedule">Send at (leave empty to send now)</label><input id="schedule" name="schedule" type="datetime-local" value="${form.schedule}"${invalid("schedule")}>${fieldErrorText("schedule")}</div>
     <div><label for="timezone">Time zone of that time</label><select id="timezone" name="timezone" data-browser-zone="${form.timezone === "UTC" ? "yes" : "no"}">
