@@ -12,9 +12,10 @@ export interface DayCounts {
 
 export function createDashboardRepository(sqlite: Database) {
   // Messages by the UTC day they were created and their status now.
-  const perDay: Statement<{ day: string; status: string; n: number }, [number, number]> = sqlite.prepare(`
-    SELECT strftime('%Y-%m-%d', created_at / 1000, 'unixepoch') AS day, status, count(*) AS n
-    FROM notification WHERE workspace_id = ? AND created_at >= ? GROUP BY day, status`);
+  // Per status (so the workspace/status/created_at index serves each range), per day number.
+  const perDay: Statement<{ day: number; n: number }, [number, string, number]> = sqlite.prepare(`
+    SELECT created_at / 86400000 AS day, count(*) AS n
+    FROM notification WHERE workspace_id = ? AND status = ? AND created_at >= ? GROUP BY day`);
   const balance: Statement<{ credit_balance: number }, [number]> = sqlite.prepare("SELECT credit_balance FROM workspace WHERE id = ?");
   const deviceCounts: Statement<{ total: number; online: number }, [number]> = sqlite.prepare(`
     SELECT count(*) AS total,
@@ -40,10 +41,11 @@ export function createDashboardRepository(sqlite: Database) {
         const day = new Date(since + i * 86_400_000).toISOString().slice(0, 10);
         byDay.set(day, { day, sent: 0, delivered: 0, failed: 0, pending: 0 });
       }
-      for (const row of perDay.all(workspaceId, since)) {
-        const entry = byDay.get(row.day);
-        if (!entry) continue;
-        if (row.status === "sent" || row.status === "delivered" || row.status === "failed" || row.status === "pending") entry[row.status] += row.n;
+      for (const status of ["sent", "delivered", "failed", "pending"] as const) {
+        for (const row of perDay.all(workspaceId, status, since)) {
+          const entry = byDay.get(new Date(row.day * 86_400_000).toISOString().slice(0, 10));
+          if (entry) entry[status] += row.n;
+        }
       }
       return [...byDay.values()];
     },
