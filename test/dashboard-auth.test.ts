@@ -166,3 +166,22 @@ describe("dashboard assets", () => {
     expect((await get(ctx, "/dashboard/assets/app.000000000000.css")).status).toBe(404);
   });
 });
+
+describe("workspaces", () => {
+  test("a user switches between its account's workspaces, and only those", async () => {
+    const ctx = await withUser();
+    const other = ctx.otherWorkspace("Second shop");
+    const { cookie } = await signIn(ctx);
+    const page = await (await get(ctx, "/dashboard/keys", cookie)).text();
+    expect(page).toContain("Second shop");
+    const csrf = /name="_csrf" value="([0-9a-f]{32})"/.exec(page)![1];
+    expect((await post(ctx, "/dashboard/workspace", { _csrf: csrf, workspace_id: String(other.workspace.id) }, cookie)).status).toBe(303);
+    // The keys page now lists the second workspace's key only.
+    const keys = await (await get(ctx, "/dashboard/keys", cookie)).text();
+    expect(keys).toContain(other.key.api_key);
+    expect(keys).not.toContain(ctx.key.api_key);
+    // Another account's workspace is not one to switch to.
+    const stranger = ctx.services.accounts.createAccount("Stranger").workspace;
+    expect((await post(ctx, "/dashboard/workspace", { _csrf: csrf, workspace_id: String(stranger.id) }, cookie)).status).toBe(404);
+  });
+});

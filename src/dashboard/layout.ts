@@ -7,6 +7,8 @@ export interface Viewer {
   email: string;
   role: "owner" | "member";
   workspaceName: string;
+  /** The account's workspaces, for the switcher (shown when there is more than one). */
+  workspaces: { id: number; name: string; current: boolean }[];
   csrf: string;
 }
 
@@ -42,6 +44,16 @@ ${head(title, viewer.csrf)}
 <header class="top">
   <a class="brand" href="/dashboard">Pigeon</a>
   <span class="who">${viewer.workspaceName} · ${viewer.email} (${viewer.role})</span>
+  ${
+    viewer.workspaces.length > 1
+      ? html`<form class="inline switcher" method="post" action="/dashboard/workspace">
+    <input type="hidden" name="_csrf" value="${viewer.csrf}">
+    <label class="visually-hidden" for="ws-switch">Workspace</label>
+    <select id="ws-switch" name="workspace_id">${viewer.workspaces.map((w) => html`<option value="${w.id}"${w.current ? html` selected` : ""}>${w.name}</option>`)}</select>
+    <button class="secondary" type="submit">Switch</button>
+  </form>`
+      : ""
+  }
   <form class="inline" method="post" action="/dashboard/sign-out">
     <input type="hidden" name="_csrf" value="${viewer.csrf}">
     <button class="link" type="submit">Sign out</button>

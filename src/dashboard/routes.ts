@@ -46,6 +46,14 @@ export function dashboardRoutes(s: Services) {
       ...hidden,
     })
     .use(authRoutes(s, kit))
+    .post("/dashboard/workspace", kit.withSession(({ body }, who) => {
+      const id = Number(formOf(body).workspace_id);
+      // Only the account's own workspaces; anything else is not found.
+      if (!accounts.listWorkspaces(who.session.account_id).some((w) => w.id === id)) throw new AppError("not_found", `Workspace ${id} not found`);
+      s.users.switchWorkspace(who.session.id, id);
+      // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
+      return redirect("/dashboard");
+    }), { auth: "session", ...hidden })
     .get("/dashboard", kit.withSession((_ctx, who) => {
       const ws = who.session.workspace_id;
       const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
