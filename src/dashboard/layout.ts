@@ -17,6 +17,7 @@ export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard/inbox", label: "Inbox" },
   { path: "/dashboard/devices", label: "Devices" },
   { path: "/dashboard/keys", label: "API keys" },
+  { path: "/dashboard/webhooks", label: "Webhooks" },
 ];
 
 function head(title: string, csrf: string | null): Html {

@@ -14,6 +14,7 @@ import { deviceRoutes } from "./device-routes";
 import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
+import { webhookRoutes } from "./webhook-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -84,5 +85,6 @@ export function dashboardRoutes(s: Services) {
     .use(messageRoutes(s, kit))
     .use(sendRoutes(s, kit))
     .use(deviceRoutes(s, kit))
-    .use(inboxRoutes(s, kit));
+    .use(inboxRoutes(s, kit))
+    .use(webhookRoutes(s, kit));
 }
