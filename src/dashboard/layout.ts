@@ -18,6 +18,7 @@ export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard/devices", label: "Devices" },
   { path: "/dashboard/keys", label: "API keys" },
   { path: "/dashboard/webhooks", label: "Webhooks" },
+  { path: "/dashboard/credits", label: "Credits" },
 ];
 
 function head(title: string, csrf: string | null): Html {

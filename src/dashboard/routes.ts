@@ -15,6 +15,7 @@ import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
 import { webhookRoutes } from "./webhook-routes";
+import { creditRoutes } from "./credit-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -86,5 +87,6 @@ export function dashboardRoutes(s: Services) {
     .use(sendRoutes(s, kit))
     .use(deviceRoutes(s, kit))
     .use(inboxRoutes(s, kit))
-    .use(webhookRoutes(s, kit));
+    .use(webhookRoutes(s, kit))
+    .use(creditRoutes(s, kit));
 }
