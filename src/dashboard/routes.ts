@@ -16,6 +16,7 @@ import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
 import { webhookRoutes } from "./webhook-routes";
 import { creditRoutes } from "./credit-routes";
+import { accountRoutes } from "./account-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -88,5 +89,6 @@ export function dashboardRoutes(s: Services) {
     .use(deviceRoutes(s, kit))
     .use(inboxRoutes(s, kit))
     .use(webhookRoutes(s, kit))
-    .use(creditRoutes(s, kit));
+    .use(creditRoutes(s, kit))
+    .use(accountRoutes(s, kit));
 }
