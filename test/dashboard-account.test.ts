@@ -88,6 +88,22 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
     await judgePage(page, "credits");
   });
 
+  test("the ledger pages: 25 entries a page, the oldest on the last", async () => {
+    for (let i = 1; i <= 24; i++) expect((await forge(page, "/dashboard/credits", { amount: "1", note: `Small top-up ${i}` })).status()).toBe(303);
+    await page.reload();
+    expect(await page.getByRole("status").first().innerText()).toBe("Added 1 credit; the balance is 504.");
+    expect(await page.locator("#balance").innerText()).toBe("504");
+    expect(await page.locator("tbody tr").count()).toBe(25);
+    expect(await page.locator("tbody tr").first().innerText()).toContain("Small top-up 24");
+    expect(await page.getByRole("link", { name: "Newer entries" }).count()).toBe(0);
+    await page.getByRole("link", { name: "Older entries" }).click();
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    expect(await page.locator("tbody tr").innerText()).toContain("Invoice 2026-11");
+    expect(await page.getByRole("link", { name: "Older entries" }).count()).toBe(0);
+    await page.getByRole("link", { name: "Newer entries" }).click();
+    expect(await page.locator("tbody tr").count()).toBe(25);
+  });
+
   test("the account shows the plan, and the month's usage counts a sent SMS", async () => {
     await page.getByRole("link", { name: "Account" }).click();
     expect(await page.locator("#plan-title").innerText()).toBe("Plan: Owner (unlimited)");
@@ -140,14 +156,14 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
     expect(await member.locator("header .who").innerText()).toContain(`${MEMBER} (member)`);
 
     await member.getByRole("link", { name: "Credits" }).click();
-    expect(await member.locator("#balance").innerText()).toBe("480");
+    expect(await member.locator("#balance").innerText()).toBe("504");
     expect(await member.getByLabel("Credits to add").count()).toBe(0);
     expect(await member.locator("main").innerText()).toContain("Only an owner of the account can add credits");
     await judgePage(member, "credits-member");
     const topUp = await forge(member, "/dashboard/credits", { amount: "1000", note: "free money" });
     expect(topUp.status()).toBe(403);
     expect(await topUp.text()).toContain("Only an owner of the account can add credits.");
-    expect(await balance()).toBe(480);
+    expect(await balance()).toBe(504);
 
     await member.getByRole("link", { name: "Account" }).click();
     expect(await member.locator("#add-title").count()).toBe(0);

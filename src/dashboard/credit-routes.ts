@@ -57,7 +57,8 @@ export function creditRoutes(s: Services, kit: Kit) {
       if (form.note.length > 200) return creditsPage(who, 1, 400, form, { note: "Keep the note under 200 characters." });
       try {
         const balance = s.credits.topUp(who.session.workspace_id, amount, form.note || null);
-        kit.flash(who, { kind: "notice", text: `${amount > 0 ? `Added ${amount}` : `Took off ${-amount}`} credits; the balance is ${balance}.` });
+        const moved = Math.abs(amount);
+        kit.flash(who, { kind: "notice", text: `${amount > 0 ? "Added" : "Took off"} ${moved} credit${moved === 1 ? "" : "s"}; the balance is ${balance}.` });
         return redirect("/dashboard/credits");
       } catch (error) {
         if (error instanceof AppError && error.status === 400) return creditsPage(who, 1, 400, form, { amount: sentence(error.message) });
