@@ -11,6 +11,31 @@ import type { Browser, Page } from "playwright-core";
 import { waitFor } from "./helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
+import { webhookBody, webhooksBody, type WebhookView } from "../src/dashboard/pages/webhooks";
+
+// A subscription the service marked failing after a day of retries (too slow to reach in a test
+// run): both pages say so and offer the re-enable button that the disabled case exercises below.
+test("a failing subscription is flagged in the list and offers Re-enable", () => {
+  const failing: WebhookView = {
+    webhook_id: 7,
+    url: "https://example.com/hook",
+    events: ["*"],
+    description: "",
+    status: "failing",
+    consecutive_failures: 10,
+    failing_since: "2026-11-20T08:00:00.000Z",
+    secret_hint: "…abcd",
+    created_at: "2026-11-19T08:00:00.000Z",
+    updated_at: "2026-11-20T08:00:00.000Z",
+  };
+  const list = webhooksBody({ webhooks: [failing], eventTypes: ["message.received"], csrf: "c" }).value;
+  expect(list).toContain('<span class="badge failing">failing</span>');
+  expect(list).toContain("Deliveries failed for a day (since 2026-11-20 08:00:00 UTC); nothing is sent until you re-enable it.");
+  expect(list).toContain("all events");
+  const one = webhookBody({ w: failing, deliveries: [], page: 1, pages: 1, csrf: "c" }).value;
+  expect(one).toMatch(/<input type="hidden" name="status" value="active"><button class="secondary" type="submit">Re-enable<\/button>/);
+  expect(one).not.toContain(">Disable<");
+});
 
 if (!chromiumAvailable) console.warn(`dashboard-webhooks: ${CHROMIUM} is missing; skipping`);
 
