@@ -19,6 +19,9 @@ export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard/inbox", label: "Inbox" },
   { path: "/dashboard/devices", label: "Devices" },
   { path: "/dashboard/keys", label: "API keys" },
+  { path: "/dashboard/webhooks", label: "Webhooks" },
+  { path: "/dashboard/credits", label: "Credits" },
+  { path: "/dashboard/account", label: "Account" },
 ];
 
 function head(title: string, csrf: string | null): Html {

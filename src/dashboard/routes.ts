@@ -15,6 +15,9 @@ import { deviceRoutes } from "./device-routes";
 import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
+import { webhookRoutes } from "./webhook-routes";
+import { creditRoutes } from "./credit-routes";
+import { accountRoutes } from "./account-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -94,5 +97,8 @@ export function dashboardRoutes(s: Services) {
     .use(sendRoutes(s, kit))
     .use(bulkRoutes(s, kit))
     .use(deviceRoutes(s, kit))
-    .use(inboxRoutes(s, kit));
+    .use(inboxRoutes(s, kit))
+    .use(webhookRoutes(s, kit))
+    .use(creditRoutes(s, kit))
+    .use(accountRoutes(s, kit));
 }

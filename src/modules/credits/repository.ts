@@ -6,6 +6,7 @@ import type { creditLedger, workspace } from "../../db/schema";
 
 type Balance = Pick<typeof workspace.$inferSelect, "creditBalance">;
 type LedgerEntry = Omit<typeof creditLedger.$inferInsert, "id">;
+export type LedgerRow = typeof creditLedger.$inferSelect;
 
 export function createCreditRepository(sqlite: Database) {
   const debitBalance: Statement<Balance, [number, number, number]> = sqlite.prepare(
@@ -22,6 +23,10 @@ export function createCreditRepository(sqlite: Database) {
   const usedSince: Statement<{ used: number }, [number, number]> = sqlite.prepare(
     "SELECT coalesce(-sum(delta), 0) AS used FROM credit_ledger WHERE workspace_id = ? AND reason IN ('debit', 'refund') AND created_at >= ?",
   );
+  const ledgerPage: Statement<LedgerRow, [number, number, number]> = sqlite.prepare(`
+    SELECT id, workspace_id AS workspaceId, delta, reason, notification_id AS notificationId, note, created_at AS createdAt
+    FROM credit_ledger WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`);
+  const ledgerCount: Statement<{ n: number }, [number]> = sqlite.prepare("SELECT count(*) AS n FROM credit_ledger WHERE workspace_id = ?");
 
   return {
     /** Takes `amount` off the balance if it covers it; the new balance, or null when it does not (or no such workspace). */
@@ -45,6 +50,13 @@ export function createCreditRepository(sqlite: Database) {
     /** Net credits debited since `since` (debits minus refunds). */
     usedSince(workspaceId: number, since: number): number {
       return usedSince.get(workspaceId, since)!.used;
+    },
+    /** Ledger rows of a workspace, newest first. */
+    ledger(workspaceId: number, limit: number, offset: number): LedgerRow[] {
+      return ledgerPage.all(workspaceId, limit, offset);
+    },
+    countLedger(workspaceId: number): number {
+      return ledgerCount.get(workspaceId)!.n;
     },
     /** Runs `fn` in one synchronous transaction (no await inside). */
     transaction<T>(fn: () => T): T {

@@ -49,6 +49,11 @@ export function createCreditService(sqlite: Database, clock: Clock) {
       return repo.balanceOf(workspaceId) ?? 0;
     },
 
+    /** One page of the ledger, newest first, with how many rows there are in all. */
+    ledger(workspaceId: number, page = 1, limit = 20) {
+      return { entries: repo.ledger(workspaceId, limit, (page - 1) * limit), total: repo.countLedger(workspaceId) };
+    },
+
     /** Credits spent this calendar month (UTC), net of refunds. */
     usedThisMonth(workspaceId: number): number {
       return repo.usedSince(workspaceId, monthStart(clock.now()));
