@@ -176,7 +176,10 @@ export function foundation(deps: FoundationDeps) {
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       const bytes = await readBodyWithLimit(request, bodyLimit(pathOf(request)));
       // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
-      if (contentType?.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, contentType);
+      // (Elysia's contentType stops before the ';', so the boundary is read from the header itself.)
+      if (contentType?.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) {
+        return await multipartFields(bytes, request.headers.get("content-type") ?? contentType);
+      }
       const text = decodeUtf8(bytes);
       rawBodyByRequest.set(request, text);
       return decodeBody(text, contentType);
