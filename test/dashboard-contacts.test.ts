@@ -57,6 +57,7 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
     // The error is tied to the phone input, and what was typed is still there.
     expect(await page.locator("#c-phone-error").innerText()).toContain('Invalid phone number "12345"');
     expect(await page.getByLabel("Phone").getAttribute("aria-describedby")).toContain("c-phone-error");
+    expect(await page.getByLabel("Phone").getAttribute("aria-invalid")).toBe("true");
     expect(await page.getByLabel("Name").inputValue()).toBe("Ada Lovelace");
     await judgePage(page, "contact-form-error");
     await page.getByLabel("Phone").fill("+1 415 555 2671");

@@ -25,7 +25,7 @@ export const emptyContactForm = (): ContactForm => ({ name: "", phone: "", email
 const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "");
 const describedBy = (id: string, hint: string | null, message: string | undefined) => {
   const ids = [hint, message ? `${id}-error` : null].filter(Boolean).join(" ");
-  return ids ? html` aria-describedby="${ids}"` : "";
+  return html`${ids ? html` aria-describedby="${ids}"` : ""}${message ? html` aria-invalid="true"` : ""}`;
 };
 
 export function contactsBody(opts: { rows: Contact[]; total: number; page: number; pages: number; query: string; error?: string | null }): Html {
@@ -48,7 +48,7 @@ ${
     : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">Email</th><th scope="col">Type</th><th scope="col">Actions</th></tr></thead><tbody>
 ${opts.rows.map(
   (c) => html`<tr>
-  <td data-label="Name">${c.name}</td>
+  <td data-label="Name"><span class="pre">${c.name}</span></td>
   <td data-label="Phone">${c.phone}</td>
   <td data-label="Email">${c.email ?? ""}</td>
   <td data-label="Type">${c.type ?? ""}</td>
