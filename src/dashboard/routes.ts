@@ -10,10 +10,12 @@ import { authRoutes } from "./auth-routes";
 import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
+import { contactRoutes } from "./contact-routes";
 import { deviceRoutes } from "./device-routes";
 import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
 import { sendRoutes } from "./send-routes";
+import { templateRoutes } from "./template-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -84,5 +86,7 @@ export function dashboardRoutes(s: Services) {
     .use(messageRoutes(s, kit))
     .use(sendRoutes(s, kit))
     .use(deviceRoutes(s, kit))
-    .use(inboxRoutes(s, kit));
+    .use(inboxRoutes(s, kit))
+    .use(templateRoutes(s, kit))
+    .use(contactRoutes(s, kit));
 }
