@@ -18,6 +18,8 @@ export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard/messages", label: "Messages" },
   { path: "/dashboard/inbox", label: "Inbox" },
   { path: "/dashboard/devices", label: "Devices" },
+  { path: "/dashboard/templates", label: "Templates" },
+  { path: "/dashboard/contacts", label: "Contacts" },
   { path: "/dashboard/keys", label: "API keys" },
   { path: "/dashboard/webhooks", label: "Webhooks" },
   { path: "/dashboard/credits", label: "Credits" },

@@ -11,6 +11,7 @@ import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
 import { bulkRoutes } from "./bulk-routes";
+import { contactRoutes } from "./contact-routes";
 import { deviceRoutes } from "./device-routes";
 import { inboxRoutes } from "./inbox-routes";
 import { messageRoutes } from "./message-routes";
@@ -18,6 +19,7 @@ import { sendRoutes } from "./send-routes";
 import { webhookRoutes } from "./webhook-routes";
 import { creditRoutes } from "./credit-routes";
 import { accountRoutes } from "./account-routes";
+import { templateRoutes } from "./template-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { createDashboardRepository } from "./repository";
@@ -100,5 +102,7 @@ export function dashboardRoutes(s: Services) {
     .use(inboxRoutes(s, kit))
     .use(webhookRoutes(s, kit))
     .use(creditRoutes(s, kit))
-    .use(accountRoutes(s, kit));
+    .use(accountRoutes(s, kit))
+    .use(templateRoutes(s, kit))
+    .use(contactRoutes(s, kit));
 }
