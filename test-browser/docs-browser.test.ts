@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
-import { isolatedBinary, startServer, tempDir, type RunningServer } from "./helpers/binary";
+import { isolatedBinary, startServer, tempDir, type RunningServer } from "../test/helpers/binary";
 
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);

@@ -3,10 +3,10 @@
 // detail with its attempts, and cancelling a scheduled message with its credits refunded.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { SEND_PATH } from "./helpers/api";
-import { startSimulator, type RunningPhone } from "./helpers/simulator";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
+import { SEND_PATH } from "../test/helpers/api";
+import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-messages: ${CHROMIUM} is missing; skipping`);
 

@@ -4,11 +4,11 @@
 // whose window is closed offers the approved templates instead of a text box.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { waitFor } from "./helpers/api";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
-import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
-import { startSimulator, type RunningPhone } from "./helpers/simulator";
+import { waitFor } from "../test/helpers/api";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import { startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
+import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
 
 if (!chromiumAvailable) console.warn(`dashboard-inbox: ${CHROMIUM} is missing; skipping`);
 

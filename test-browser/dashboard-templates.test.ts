@@ -4,9 +4,9 @@
 // platform status and language, refused by the server when an edit or delete is posted anyway.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
-import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import { startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
 
 if (!chromiumAvailable) console.warn(`dashboard-templates: ${CHROMIUM} is missing; skipping`);
 

@@ -4,8 +4,8 @@
 // test-artifacts/screenshots (ignored by git). Skips, saying so, without /usr/bin/chromium.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { isolatedBinary, startServer, tempDir, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable as available, judgePage, launchChromium, watchProblems } from "./helpers/dashboard";
+import { isolatedBinary, startServer, tempDir, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable as available, judgePage, launchChromium, watchProblems } from "../test/helpers/dashboard";
 
 if (!available) console.warn(`dashboard-browser: ${CHROMIUM} is missing (apt-get install chromium); skipping the browser checks`);
 const EMAIL = "owner@example.com";

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import type { Browser, Page } from "playwright-core";
-import { startSimulator } from "./helpers/simulator";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
+import { startSimulator } from "../test/helpers/simulator";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-send: ${CHROMIUM} is missing; skipping`);
 

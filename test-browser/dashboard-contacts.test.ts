@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { parseCsv } from "../src/lib/csv";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-contacts: ${CHROMIUM} is missing; skipping`);
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
-import { startSimulator, type RunningPhone } from "./helpers/simulator";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
 
 if (!chromiumAvailable) console.warn(`dashboard-bulk: ${CHROMIUM} is missing; skipping`);
 

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import type { Server } from "bun";
 import type { Browser, Page } from "playwright-core";
-import { waitFor } from "./helpers/api";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "./helpers/dashboard";
+import { waitFor } from "../test/helpers/api";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
 import { webhookBody, webhooksBody, type WebhookView } from "../src/dashboard/pages/webhooks";
 
 // A subscription the service marked failing after a day of retries (too slow to reach in a test
