@@ -1,0 +1,222 @@
+// The SMSGate-compatible API in process: its credentials (Basic with a key and secret, Bearer tokens
+// with scopes, refresh and revocation), its error shape, validation, and messages read back from the
+// notifications they became. The compiled binary with the real npm client is test/smsgate-e2e.test.ts.
+import { describe, expect, test } from "bun:test";
+import { createTestContext, type CallOptions } from "./helpers/context";
+
+const ctx = createTestContext();
+const basic = (k = ctx.key) => `Basic ${btoa(`${k.api_key}:${k.api_secret}`)}`;
+
+/** A call as SMSGate's clients make it: Authorization only, never X-API-SECRET. */
+function gate(method: string, path: string, o: CallOptions & { authorization?: string | null } = {}) {
+  const authorization = o.authorization === undefined ? basic() : o.authorization;
+  return ctx.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { ...(authorization ? { authorization } : {}), ...o.headers } });
+}
+
+async function token(scopes: string[], ttl?: number) {
+  const r = await gate("POST", "/auth/token", { body: { scopes, ...(ttl ? { ttl } : {}) } });
+  expect(r.status).toBe(201);
+  return r.body as { id: string; token_type: string; access_token: string; refresh_token: string; expires_at: string };
+}
+
+describe("credentials", () => {
+  test("no credentials, a wrong secret and a foreign scheme answer 401 in SMSGate's shape", async () => {
+    for (const authorization of [null, `Basic ${btoa(`${ctx.key.api_key}:wrong`)}`, `Bearer ${ctx.key.api_key}`, "Digest abc"]) {
+      const r = await gate("GET", "/devices", { authorization });
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ message: expect.any(String), code: 401, data: { error_code: "unauthorized" } });
+      expect(r.body.status_id).toBeUndefined();
+    }
+  });
+
+  test("Basic with an API key and its secret may do everything, under both bases", async () => {
+    expect((await gate("GET", "/devices")).status).toBe(200);
+    const r = await ctx.call("GET", "/api/3rdparty/v1/devices", { key: null, headers: { authorization: basic() } });
+    expect(r.status).toBe(200);
+    expect(Array.isArray(r.body)).toBe(true);
+  });
+
+  test("health needs no credentials and has SMSGate's shape", async () => {
+    for (const path of ["/health", "/health/live", "/health/ready", "/health/startup"]) {
+      const r = await gate("GET", path, { authorization: null });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ status: "pass", version: expect.any(String), releaseId: expect.any(Number), checks: { "db:ping": { status: "pass" } } });
+    }
+  });
+
+  test("a token answers 201 in SMSGate's shape and is held to its scopes", async () => {
+    const t = await token(["devices:list"]);
+    expect(t.token_type).toBe("Bearer");
+    expect(Date.parse(t.expires_at) - ctx.clock.now()).toBe(3600_000);
+    const bearer = `Bearer ${t.access_token}`;
+    expect((await gate("GET", "/devices", { authorization: bearer })).status).toBe(200);
+    const refused = await gate("GET", "/messages", { authorization: bearer });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 403, data: { error_code: "forbidden", scope: "messages:list" } });
+    // Nor may it make a token with more than it holds, or any token without tokens:manage.
+    expect((await gate("POST", "/auth/token", { authorization: bearer, body: { scopes: ["devices:list"] } })).status).toBe(403);
+  });
+
+  test("a token expires, and a refresh token is good once and only for refreshing", async () => {
+    const t = await token(["devices:list", "tokens:manage"], 60);
+    expect((await gate("GET", "/devices", { authorization: `Bearer ${t.refresh_token}` })).status).toBe(403);
+    const renewed = await gate("POST", "/auth/token/refresh", { authorization: `Bearer ${t.refresh_token}` });
+    expect(renewed.status).toBe(201);
+    expect(renewed.body.id).not.toBe(t.id);
+    // The old pair is spent: its access token is revoked and the refresh token replays to 401.
+    expect((await gate("GET", "/devices", { authorization: `Bearer ${t.access_token}` })).status).toBe(401);
+    expect((await gate("POST", "/auth/token/refresh", { authorization: `Bearer ${t.refresh_token}` })).status).toBe(401);
+    const fresh = `Bearer ${renewed.body.access_token}`;
+    expect((await gate("GET", "/devices", { authorization: fresh })).status).toBe(200);
+    ctx.clock.advance(61_000);
+    expect((await gate("GET", "/devices", { authorization: fresh })).status).toBe(401);
+  });
+
+  test("a revoked token stops working; another workspace cannot revoke it", async () => {
+    const t = await token(["devices:list"]);
+    const other = ctx.otherWorkspace("Revoker");
+    expect((await gate("DELETE", `/auth/token/${t.id}`, { authorization: basic(other.key) })).status).toBe(404);
+    expect((await gate("GET", "/devices", { authorization: `Bearer ${t.access_token}` })).status).toBe(200);
+    expect((await gate("DELETE", `/auth/token/${t.id}`)).status).toBe(204);
+    expect((await gate("GET", "/devices", { authorization: `Bearer ${t.access_token}` })).status).toBe(401);
+  });
+
+  test("a token signed by someone else, or tampered with, is refused", async () => {
+    const t = await token(["all:any"]);
+    const [h, p] = t.access_token.split(".");
+    const forged = `${h}.${p}.${Buffer.from("x".repeat(32)).toString("base64url")}`;
+    expect((await gate("GET", "/devices", { authorization: `Bearer ${forged}` })).status).toBe(401);
+  });
+
+  test("unknown scopes and a bad body answer 400 and issue nothing", async () => {
+    const r = await gate("POST", "/auth/token", { body: { scopes: ["messages:everything"] } });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 400, data: { error_code: "validation_error" } });
+    expect((await gate("POST", "/auth/token", { body: { scopes: [] } })).status).toBe(400);
+    expect(ctx.db.$client.query("SELECT count(*) AS n FROM smsgate_token WHERE scopes LIKE '%everything%'").get()).toEqual({ n: 0 });
+  });
+
+  test("wrong credentials count against the failed sign-in throttle", async () => {
+    const local = createTestContext();
+    let last = 0;
+    for (let i = 0; i < 40 && last !== 429; i++) {
+      last = (await local.call("GET", "/3rdparty/v1/devices", { key: null, headers: { authorization: `Basic ${btoa("pk_nobody:nothing")}` } })).status;
+    }
+    expect(last).toBe(429);
+  });
+});
+
+describe("messages", () => {
+  test("one message to two numbers is two notifications; its state is read back from them", async () => {
+    const phone = await ctx.phone("Gate phone");
+    const r = await gate("POST", "/messages", { body: { id: "order-1", textMessage: { text: "Your order is ready" }, phoneNumbers: ["+14155552671", "+14155552672"], deviceId: String(phone.device_id), simNumber: 2, priority: 100, withDeliveryReport: false } });
+    expect(r.status).toBe(202);
+    expect(r.headers.get("location")).toBe("/3rdparty/v1/messages/order-1");
+    expect(r.body).toMatchObject({ id: "order-1", deviceId: String(phone.device_id), state: "Pending", recipients: [{ phoneNumber: "+14155552671", state: "Pending" }, { phoneNumber: "+14155552672", state: "Pending" }] });
+    expect(Object.keys(r.body.states)).toEqual(["Pending"]);
+    const rows = ctx.db.$client.query("SELECT recipient, sim_number, priority, with_delivery_report FROM notification WHERE id IN (SELECT notification_id FROM smsgate_recipient) ORDER BY id").all();
+    expect(rows).toEqual([
+      { recipient: "+14155552671", sim_number: 2, priority: 100, with_delivery_report: 0 },
+      { recipient: "+14155552672", sim_number: 2, priority: 100, with_delivery_report: 0 },
+    ]);
+    const again = await gate("POST", "/message", { body: { id: "order-1", message: "Twice", phoneNumbers: ["+14155552671"] } });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 409, data: { error_code: "conflict" } });
+  });
+
+  test("a refused recipient stores nothing for any of them", async () => {
+    await ctx.phone("Refusing phone");
+    const before = ctx.db.$client.query("SELECT count(*) AS n FROM notification").get();
+    const r = await gate("POST", "/messages", { body: { id: "half", message: "Hi", phoneNumbers: ["+14155552671", "not a number"] } });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 400, data: { error_code: "invalid_phone_number" } });
+    expect(ctx.db.$client.query("SELECT count(*) AS n FROM notification").get()).toEqual(before);
+    expect((await gate("GET", "/messages/half")).status).toBe(404);
+  });
+
+  test("bad bodies answer 400 with a code, never 500", async () => {
+    const bodies: unknown[] = [
+      { message: "Hi", phoneNumbers: [] },
+      { message: "Hi", phoneNumbers: Array.from({ length: 101 }, (_, i) => `+1415555${String(1000 + i)}`) },
+      { message: "Hi" },
+      { phoneNumbers: ["+14155552671"] },
+      { message: "Hi", phoneNumbers: ["+14155552671"], simNumber: 4 },
+      { message: "Hi", phoneNumbers: ["+14155552671"], ttl: 60, validUntil: "2099-01-01T00:00:00Z" },
+      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: ["+14155552671"] },
+      { message: "Hi", phoneNumbers: ["+14155552671"], isEncrypted: true },
+      { message: "Hi", phoneNumbers: ["+14155552671"], scheduleAt: "tomorrow" },
+    ];
+    for (const body of bodies) {
+      const r = await gate("POST", "/messages", { body });
+      expect({ body, status: r.status }).toEqual({ body, status: 400 });
+      expect(typeof r.body.data.error_code).toBe("string");
+    }
+    expect((await gate("POST", "/messages", { raw: "{", headers: { "content-type": "application/json" } })).status).toBe(400);
+  });
+
+  test("list filters by state, device and time, pages with X-Total-Count; cancel works while Pending", async () => {
+    const local = createTestContext();
+    const call = (method: string, path: string, o: CallOptions = {}) =>
+      local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
+    const a = await local.phone("A");
+    const b = await local.phone("B");
+    const later = new Date(local.clock.now() + 3600_000).toISOString();
+    for (let i = 0; i < 3; i++) expect((await call("POST", "/messages", { body: { id: `a${i}`, message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(a.device_id), scheduleAt: later } })).status).toBe(202);
+    local.clock.advance(1000);
+    const middle = new Date(local.clock.now()).toISOString();
+    expect((await call("POST", "/messages", { body: { id: "b0", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(b.device_id) } })).status).toBe(202);
+
+    const page = await call("GET", "/messages", { query: { limit: 2, offset: 1 } });
+    expect(page.headers.get("x-total-count")).toBe("4");
+    expect(page.body.map((m: { id: string }) => m.id)).toEqual(["a2", "a1"]);
+    expect((await call("GET", "/messages", { query: { deviceId: String(b.device_id) } })).body.map((m: { id: string }) => m.id)).toEqual(["b0"]);
+    expect((await call("GET", "/messages", { query: { from: middle } })).body.map((m: { id: string }) => m.id)).toEqual(["b0"]);
+
+    const cancelled = await call("DELETE", "/messages/a1");
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ state: "Cancelled", recipients: [{ state: "Cancelled" }] });
+    expect(Object.keys(cancelled.body.states)).toEqual(["Pending", "Cancelled"]);
+    const byState = await call("GET", "/messages", { query: { state: "Cancelled" } });
+    expect(byState.headers.get("x-total-count")).toBe("1");
+    expect(byState.body.map((m: { id: string }) => m.id)).toEqual(["a1"]);
+    // Without a state filter, every state is listed.
+    expect((await call("GET", "/messages")).headers.get("x-total-count")).toBe("4");
+    expect((await call("DELETE", "/messages/a1")).status).toBe(409);
+    expect((await call("GET", "/messages", { query: { limit: 101 } })).status).toBe(400);
+    expect((await call("GET", "/messages", { query: { from: "yesterday" } })).status).toBe(400);
+  });
+
+  test("another workspace's messages are not found", async () => {
+    const other = ctx.otherWorkspace("Stranger");
+    expect((await gate("GET", "/messages/order-1", { authorization: basic(other.key) })).status).toBe(404);
+    expect((await gate("DELETE", "/messages/order-1", { authorization: basic(other.key) })).status).toBe(404);
+  });
+});
+
+describe("devices", () => {
+  test("lists the paired phones and removes one", async () => {
+    const local = createTestContext();
+    const phone = await local.phone("Removable");
+    const auth = { authorization: basic(local.key) };
+    const list = await local.call("GET", "/3rdparty/v1/devices", { key: null, headers: auth });
+    expect(list.body).toEqual([expect.objectContaining({ id: String(phone.device_id), name: "Removable", lastSeen: expect.any(String) })]);
+    expect((await local.call("DELETE", `/3rdparty/v1/devices/${phone.device_id}`, { key: null, headers: auth })).status).toBe(204);
+    expect((await local.call("GET", "/3rdparty/v1/devices", { key: null, headers: auth })).body).toEqual([]);
+    expect((await local.call("DELETE", `/3rdparty/v1/devices/${phone.device_id}`, { key: null, headers: auth })).status).toBe(404);
+  });
+});
+
+describe("the API document", () => {
+  test("every SMSGate operation is under its own tag with Basic and Bearer security", async () => {
+    const doc = (await ctx.call("GET", "/openapi.json", { key: null })).body;
+    const ops = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security?: unknown }>>).flatMap(([path, methods]) =>
+      path.includes("3rdparty") ? Object.entries(methods).map(([method, op]) => ({ key: `${method} ${path}`, op })) : [],
+    );
+    expect(ops.length).toBeGreaterThanOrEqual(2 * 16);
+    for (const { key, op } of ops) {
+      expect({ key, tags: op.tags }).toEqual({ key, tags: ["SMSGate compatible"] });
+      if (!key.includes("/health")) expect({ key, security: op.security }).toEqual({ key, security: [{ SmsGateBasic: [] }, { SmsGateBearer: [] }] });
+    }
+    expect(doc.tags.map((t: { name: string }) => t.name)).toContain("SMSGate compatible");
+  });
+});
