@@ -184,6 +184,8 @@ describe("messages", () => {
     expect((await call("DELETE", "/messages/a1")).status).toBe(409);
     expect((await call("GET", "/messages", { query: { limit: 101 } })).status).toBe(400);
     expect((await call("GET", "/messages", { query: { from: "yesterday" } })).status).toBe(400);
+    // An offset past what SQLite binds is the caller's mistake, not a 500.
+    expect((await call("GET", "/messages", { query: { offset: "100000000000000000000" } })).status).toBe(400);
   });
 
   test("another workspace's messages are not found", async () => {

@@ -62,7 +62,7 @@ export const ListQuery = t.Object({
   state: t.Optional(oneOf(STATES)),
   deviceId: t.Optional(t.String()),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  offset: t.Optional(t.Integer({ minimum: 0, default: 0 })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
   sort: t.Optional(oneOf(["createdAt_desc", "createdAt_asc"])),
 });
 
