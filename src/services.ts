@@ -212,7 +212,8 @@ export function createServices(deps: Deps) {
       log,
     }),
   };
-  return { ...services, smsgate: createSmsGateService(services, smsgateRepo) };
+  const smsgate = createSmsGateService({ ...services, requestInboxExport: (device, since, until) => services.mobile.requestInboxExport(device, since, until) }, smsgateRepo);
+  return { ...services, smsgate };
 }
 
 export type Services = ReturnType<typeof createServices>;

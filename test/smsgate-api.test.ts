@@ -208,6 +208,21 @@ describe("devices", () => {
   });
 });
 
+describe("inbox refresh", () => {
+  test("reaches the phone channel on each of its paths: unknown phone 404, a bad period 400, a phone without its stream 409", async () => {
+    const phone = await ctx.phone("Inbox phone");
+    const period = { since: "2026-01-01T00:00:00Z", until: "2026-01-02T00:00:00Z" };
+    for (const path of ["/inbox/refresh", "/inbox/export", "/messages/inbox/export", "/message/inbox/export"]) {
+      expect((await gate("POST", path, { body: { deviceId: "999999", ...period } })).status).toBe(404);
+      const backwards = await gate("POST", path, { body: { deviceId: String(phone.device_id), since: period.until, until: period.since } });
+      expect(backwards.status).toBe(400);
+      const r = await gate("POST", path, { body: { deviceId: String(phone.device_id), ...period } });
+      expect(r.status).toBe(409);
+      expect(r.body.data.error_code).toMatch(/^(app_too_old|phone_not_connected)$/);
+    }
+  });
+});
+
 describe("the API document", () => {
   test("every SMSGate operation is under its own tag with Basic and Bearer security", async () => {
     const doc = (await ctx.call("GET", "/openapi.json", { key: null })).body;

@@ -95,3 +95,11 @@ export const Health = t.Object({
   releaseId: t.Integer(),
   checks: t.Record(t.String(), Check),
 });
+
+export const InboxRefreshBody = t.Object({
+  deviceId: t.String({ minLength: 1, description: "The phone (an id from GET /devices)" }),
+  since: t.String({ format: "date-time" }),
+  until: t.String({ format: "date-time" }),
+  messageTypes: nullable(t.Array(t.String(), { description: "Accepted for compatibility; the phone re-posts its SMS" })),
+  triggerWebhooks: nullable(t.Boolean({ description: "Accepted for compatibility; re-posted SMS reach webhooks once, as new ones do" })),
+});

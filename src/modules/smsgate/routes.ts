@@ -9,7 +9,7 @@ import type { Services } from "../../services";
 import { VERSION } from "../../version";
 import { createSystemRepository } from "../system/repository";
 import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
-import { Device, Health, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
+import { Device, Health, InboxRefreshBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
 import type { SmsGateService } from "./service";
 
 export const SMSGATE_TAG = "SMSGate compatible";
@@ -28,11 +28,13 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
     detail: { summary, description: scope ? `${description}\n\nScope: \`${scope}\`.` : description },
   });
 
-  /** A 204 answer has no body, so it is described rather than given a schema (the errors are filled in from the table). */
-  const noContent = <T extends { detail: Record<string, unknown> }>(o: T) => ({
+  /** Answers without a body are described rather than given a schema (the errors are filled in from the table). */
+  const withResponses = <T extends { detail: Record<string, unknown> }>(o: T, responses: Record<number, { description: string }>, deprecated = false) => ({
     ...o,
-    detail: { ...o.detail, responses: { 204: { description: "Done; no body" }, 404: { description: "Not found in this workspace (not_found)" } } },
+    detail: { ...o.detail, responses, ...(deprecated ? { deprecated } : {}) },
   });
+  const noContent = <T extends { detail: Record<string, unknown> }>(o: T) =>
+    withResponses(o, { 204: { description: "Done; no body" }, 404: { description: "Not found in this workspace (not_found)" } });
 
   function health() {
     let ok = true;
@@ -123,6 +125,31 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       );
   };
 
+  // The phone re-posts the SMS it received in a period; the older paths say they are deprecated, as SMSGate's do.
+  const inboxRefresh = (path: string, scope: "inbox:refresh" | "messages:export", deprecated: boolean) => (app: Elysia) =>
+    app.post(
+      path,
+      ({ request, body, set }) => {
+        requireScope(request, scope);
+        gate.refreshInbox(callerAuth(request).workspaceId, body);
+        set.status = 202;
+        if (deprecated) set.headers.deprecation = "true";
+      },
+      {
+        body: InboxRefreshBody,
+        ...withResponses(
+          secured(
+            deprecated ? "Re-post a phone's received SMS (older path of POST /inbox/refresh)" : "Re-post a phone's received SMS",
+            "Asks the phone to post again the SMS it received between `since` and `until`; they arrive as `sms:received`, each message once. 202 at once. " +
+              "404 for an unknown device; 409 `app_too_old` when the phone's app is too old to be asked (before 1.28.0), `phone_not_connected` when it has no event stream open.",
+            scope,
+          ),
+          { 202: { description: "Asked; the phone re-posts in the background" }, 404: { description: "No such phone in this workspace (not_found)" }, 409: { description: "The phone cannot be asked now (app_too_old, phone_not_connected)" } },
+          deprecated,
+        ),
+      },
+    );
+
   return new Elysia({ name: `pigeon-smsgate${base}`, prefix: base, tags: [SMSGATE_TAG] })
     .use(declaredAuth())
     .use(models)
@@ -164,6 +191,10 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         ...noContent(secured("Revoke an access token", "The token (by its `id`) and its refresh token stop working at once.", "tokens:manage")),
       },
     )
+    .use(inboxRefresh("/inbox/refresh", "inbox:refresh", false))
+    .use(inboxRefresh("/inbox/export", "messages:export", true))
+    .use(inboxRefresh("/messages/inbox/export", "messages:export", true))
+    .use(inboxRefresh("/message/inbox/export", "messages:export", true))
     .use(messages("/messages"))
     .use(messages("/message"))
     .get(

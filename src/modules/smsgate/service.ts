@@ -92,6 +92,8 @@ export interface SmsGateDeps {
   sending: SendingService;
   commits: GroupCommit;
   notifications: NotificationService;
+  /** Asks a paired phone to re-post the SMS it received in a period (the phone channel's service). */
+  requestInboxExport: (device: DeviceRow, since: number, until: number) => unknown;
 }
 
 export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
@@ -213,9 +215,20 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     };
   }
 
+  /** POST /inbox/refresh (and its older paths): the phone re-posts its received SMS as sms:received. */
+  function refreshInbox(workspaceId: number, body: { deviceId: string; since: string; until: string }) {
+    const device = /^\d+$/.test(body.deviceId) ? s.deviceRepo.get(workspaceId, Number(body.deviceId)) : null;
+    if (!device || !isPhone(device)) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
+    const since = instant(body.since, "since")!;
+    const until = instant(body.until, "until")!;
+    if (since >= until) throw new AppError("validation_error", "until must be after since", { field: "until", location: "body", reason: "must be after since" });
+    s.requestInboxExport(device, since, until);
+  }
+
   return {
     send,
     state,
+    refreshInbox,
     list,
     cancel,
     devices: (workspaceId: number) => s.deviceRepo.all(workspaceId, true).filter(isPhone).map(presentDevice),
