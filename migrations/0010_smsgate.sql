@@ -22,6 +22,13 @@ CREATE TABLE `smsgate_recipient` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `smsgate_recipient_notification_uq` ON `smsgate_recipient` (`notification_id`);--> statement-breakpoint
+CREATE TABLE `smsgate_setting` (
+	`workspace_id` integer PRIMARY KEY NOT NULL,
+	`signing_key` text NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`workspace_id`) REFERENCES `workspace`(`id`) ON UPDATE no action ON DELETE no action
+);
+--> statement-breakpoint
 CREATE TABLE `smsgate_token` (
 	`jti` text PRIMARY KEY NOT NULL,
 	`workspace_id` integer NOT NULL,
@@ -37,4 +44,9 @@ CREATE TABLE `smsgate_token` (
 	FOREIGN KEY (`api_key_id`) REFERENCES `api_key`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
-CREATE INDEX `smsgate_token_access_idx` ON `smsgate_token` (`access_jti`);
+CREATE INDEX `smsgate_token_access_idx` ON `smsgate_token` (`access_jti`);--> statement-breakpoint
+ALTER TABLE `webhook_subscription` ADD `format` text DEFAULT 'pigeon' NOT NULL;--> statement-breakpoint
+ALTER TABLE `webhook_subscription` ADD `external_id` text;--> statement-breakpoint
+ALTER TABLE `webhook_subscription` ADD `smsgate_event` text;--> statement-breakpoint
+ALTER TABLE `webhook_subscription` ADD `smsgate_device_id` integer;--> statement-breakpoint
+CREATE UNIQUE INDEX `webhook_subscription_external_uq` ON `webhook_subscription` (`workspace_id`,`external_id`) WHERE external_id IS NOT NULL AND deleted_at IS NULL;

@@ -39,6 +39,8 @@ import { createSecretBox, KEY_FILE } from "./lib/secrets";
 import { createSmsGateAuth } from "./modules/smsgate/auth";
 import { createSmsGateRepository } from "./modules/smsgate/repository";
 import { createSmsGateService } from "./modules/smsgate/service";
+import { createSmsGateSettings } from "./modules/smsgate/settings";
+import { createSmsGateWebhooks } from "./modules/smsgate/webhooks";
 
 /**
  * One log line per event: the message and the error's name and message. The stack (which in the
@@ -213,7 +215,10 @@ export function createServices(deps: Deps) {
     }),
   };
   const smsgate = createSmsGateService({ ...services, requestInboxExport: (device, since, until) => services.mobile.requestInboxExport(device, since, until) }, smsgateRepo);
-  return { ...services, smsgate };
+  const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices: deviceRepo });
+  const phoneKinds = new Set<string>(channels.filter((c) => c.needsPresence).map((c) => c.kind));
+  const smsgateSettings = createSmsGateSettings({ deviceRepo, devices, isPhone: (d) => phoneKinds.has(d.kind), webhooks: smsgateWebhooks });
+  return { ...services, smsgate, smsgateWebhooks, smsgateSettings };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -2,7 +2,10 @@
 // with scopes, refresh and revocation), its error shape, validation, and messages read back from the
 // notifications they became. The compiled binary with the real npm client is test/smsgate-e2e.test.ts.
 import { describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
 import { createTestContext, type CallOptions } from "./helpers/context";
+import { startReceiver } from "./helpers/receiver";
+import { recordInbound } from "../src/modules/threads/inbound";
 
 const ctx = createTestContext();
 const basic = (k = ctx.key) => `Basic ${btoa(`${k.api_key}:${k.api_secret}`)}`;
@@ -220,6 +223,87 @@ describe("inbox refresh", () => {
       expect(r.status).toBe(409);
       expect(r.body.data.error_code).toMatch(/^(app_too_old|phone_not_connected)$/);
     }
+  });
+});
+
+describe("webhooks", () => {
+  test("registered in SMSGate's shape, delivered by the outbox in its body, signed as the app signs", async () => {
+    const local = createTestContext();
+    const auth = { authorization: basic(local.key) };
+    const call = (method: string, path: string, o: CallOptions = {}) => local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const receiver = startReceiver();
+    try {
+      const phone = await local.phone("Hooked phone");
+      const created = await call("POST", "/webhooks", { body: { id: "rx", url: receiver.url, event: "sms:received" } });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({ id: "rx", url: receiver.url, event: "sms:received", deviceId: null });
+      expect((await call("POST", "/webhooks", { body: { url: receiver.url, event: "sms:delivered", deviceId: String(phone.device_id) } })).status).toBe(201);
+      expect((await call("GET", "/webhooks")).body.map((w: { event: string }) => w.event)).toEqual(["sms:received", "sms:delivered"]);
+      // Events Pigeon has no source for are refused by name, and nothing is stored.
+      const ping = await call("POST", "/webhooks", { body: { url: receiver.url, event: "system:ping" } });
+      expect(ping.status).toBe(400);
+      expect(ping.body.data.error_code).toBe("option_not_supported");
+      expect((await call("GET", "/webhooks")).body).toHaveLength(2);
+
+      const key = "my-signing-key";
+      expect((await call("PATCH", "/settings", { body: { webhooks: { signing_key: key } } })).status).toBe(200);
+      // An inbound SMS as the phone channel records it.
+      recordInbound(local.services.threads, local.services.events, {
+        workspaceId: local.workspace.id, channel: "sms", deviceId: phone.device_id, from: "+14155550123", body: "Is my order ready?", externalId: "phone-msg-1", at: local.clock.now(),
+      });
+      await local.services.webhooks.deliverDue();
+      expect(receiver.received).toHaveLength(1);
+      const [hit] = receiver.received;
+      expect(hit.body).toMatchObject({ webhookId: "rx", event: "sms:received", deviceId: String(phone.device_id), payload: { message: "Is my order ready?", phoneNumber: "+14155550123", sender: "+14155550123" } });
+      expect(hit.body.id).toEqual(expect.any(String));
+      const timestamp = hit.headers.get("x-timestamp")!;
+      expect(hit.headers.get("x-signature")).toBe(createHmac("sha256", key).update(hit.raw + timestamp).digest("hex"));
+      expect(hit.headers.get("x-pigeon-signature")).toBeNull();
+
+      // A repeated id replaces the webhook; a deleted one receives nothing more.
+      expect((await call("POST", "/webhooks", { body: { id: "rx", url: `${receiver.url}?v=2`, event: "sms:received" } })).status).toBe(201);
+      expect((await call("GET", "/webhooks")).body.filter((w: { id: string }) => w.id === "rx")).toEqual([{ id: "rx", url: `${receiver.url}?v=2`, event: "sms:received", deviceId: null }]);
+      expect((await call("DELETE", "/webhooks/rx")).status).toBe(204);
+      expect((await call("DELETE", "/webhooks/rx")).status).toBe(404);
+      recordInbound(local.services.threads, local.services.events, {
+        workspaceId: local.workspace.id, channel: "sms", deviceId: phone.device_id, from: "+14155550123", body: "Hello again", externalId: "phone-msg-2", at: local.clock.now(),
+      });
+      await local.services.webhooks.deliverDue();
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      receiver.stop();
+    }
+  });
+
+  test("a webhook for another workspace's device is refused", async () => {
+    const other = ctx.otherWorkspace("Hook stranger");
+    const foreign = await ctx.phone("Foreign", other.key);
+    expect((await gate("POST", "/webhooks", { body: { url: "https://example.com/h", event: "sms:sent", deviceId: String(foreign.device_id) } })).status).toBe(404);
+  });
+});
+
+describe("settings", () => {
+  test("sending settings go to every phone; the signing key is write-only; unknown settings change nothing", async () => {
+    const local = createTestContext();
+    const auth = { authorization: basic(local.key) };
+    const call = (method: string, path: string, o: CallOptions = {}) => local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const a = await local.phone("One");
+    const b = await local.phone("Two");
+    const set = await call("PUT", "/settings", { body: { messages: { send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 } } });
+    expect(set.status).toBe(200);
+    expect(set.body.messages).toEqual({ send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 });
+    for (const id of [a.device_id, b.device_id]) {
+      expect(local.services.deviceRepo.get(local.workspace.id, id)).toMatchObject({ sendIntervalMin: 2, sendIntervalMax: 9, sendLimitPerMinute: 30 });
+    }
+    // The npm client's camelCase names work too.
+    expect((await call("PATCH", "/settings", { body: { messages: { sendIntervalMax: 12 } } })).body.messages.send_interval_max).toBe(12);
+    const read = await call("GET", "/settings");
+    expect(JSON.stringify(read.body)).not.toContain("signing");
+    for (const body of [{ messages: { limit_period: "PerDay", limit_value: 5 } }, { encryption: { passphrase: "x" } }, { messages: { send_interval_min: 2, sim_selection_mode: "Random" } }, { messages: { send_interval_min: 50 } }]) {
+      const r = await call("PATCH", "/settings", { body });
+      expect({ body, status: r.status }).toEqual({ body, status: 400 });
+    }
+    expect((await call("GET", "/settings")).body).toEqual(read.body);
   });
 });
 

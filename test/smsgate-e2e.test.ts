@@ -1,11 +1,14 @@
 // An SMSGate user's code, unchanged, against the compiled binary: the published npm client
 // (android-sms-gateway, its own code) pointed at Pigeon's /3rdparty/v1 with a Pigeon key and
 // secret, a simulated phone carrying the messages. Where the client has no call for an operation
-// (list, cancel, tokens), a plain request as SMSGate's API documents it.
+// (list, cancel, tokens), a plain request as SMSGate's API documents it. Webhooks are checked the
+// way SMSGate's docs tell receivers to (the published client has no verification helper).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import Client, { ProcessState, type MessageState } from "android-sms-gateway";
+import { createHmac } from "node:crypto";
+import Client, { ProcessState, WebHookEventType, type MessageState } from "android-sms-gateway";
 import { waitFor } from "./helpers/api";
-import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { startReceiver, type Receiver } from "./helpers/receiver";
 import { startSimulator, type RunningPhone } from "./helpers/simulator";
 
 const bin = isolatedBinary();
@@ -14,6 +17,9 @@ let key: Credentials;
 let phone: RunningPhone;
 let base: string;
 let client: Client;
+let receiver: Receiver;
+let pairing: { server_url: string; pairing_token: string };
+const dataDir = tempDir();
 
 /** The client's HttpClient as its README writes one with fetch, failing loudly on an error status. */
 const httpClient = {
@@ -45,9 +51,10 @@ const plain = (method: string, path: string, authorization: string, body?: unkno
   fetch(`${base}${path}`, { method, headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
 
 beforeAll(async () => {
-  server = await startServer(bin, { PIGEON_DATA_DIR: tempDir(), PIGEON_WORKER_INTERVAL: "1" });
+  receiver = startReceiver();
+  server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_WORKER_INTERVAL: "1", PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" });
   key = server.initialKey!;
-  const pairing = (await (await server.fetch("/v1/api/device/pairing", { key })).json()).data;
+  pairing = (await (await server.fetch("/v1/api/device/pairing", { key })).json()).data;
   phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "50", "--name", "SMSGate phone"]);
   base = `${server.url}/3rdparty/v1`;
   // The client's own constructor: login, password, HTTP client, base URL (a private server's).
@@ -57,6 +64,7 @@ beforeAll(async () => {
 afterAll(async () => {
   phone?.proc.kill("SIGKILL");
   await server?.stop("SIGKILL");
+  receiver?.stop();
 });
 
 describe("the npm android-sms-gateway client against the binary", () => {
@@ -118,9 +126,34 @@ describe("the npm android-sms-gateway client against the binary", () => {
     expect((await plain("GET", "/devices", bearer)).status).toBe(401);
   });
 
+  test("a webhook registered through the client receives an inbound SMS, verified as SMSGate's docs say", async () => {
+    const hook = await client.registerWebhook({ id: "inbox-hook", url: receiver.url, event: WebHookEventType.SmsReceived });
+    expect(hook).toMatchObject({ id: "inbox-hook", event: "sms:received" });
+    expect((await client.getWebhooks()).map((w) => w.id)).toEqual(["inbox-hook"]);
+    // The owner reads the signing key on the CLI (the API never returns it, as on SMSGate).
+    const printed = await runCommand(bin, ["smsgate", "signing-key", "--json"], { PIGEON_DATA_DIR: dataDir });
+    expect(printed.code).toBe(0);
+    const signingKey = JSON.parse(printed.stdout).signing_key as string;
+
+    // A second phone that receives an SMS as soon as it is paired.
+    const texting = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "50", "--name", "Texting phone", "--inbound", "Is my order ready?", "--from", "+14155550123"]);
+    try {
+      const hit = await waitFor("the sms:received delivery", () => receiver.received.find((r) => r.body?.event === "sms:received") ?? null);
+      expect(hit.body).toMatchObject({ webhookId: "inbox-hook", event: "sms:received", payload: { message: "Is my order ready?", phoneNumber: "+14155550123" } });
+      // SMSGate's documented check: hex HMAC-SHA256 of the raw body followed by X-Timestamp, with the signing key.
+      const expected = createHmac("sha256", signingKey).update(hit.raw + hit.headers.get("x-timestamp")).digest("hex");
+      expect(hit.headers.get("x-signature")).toBe(expected);
+    } finally {
+      texting.proc.kill("SIGKILL");
+    }
+    await client.deleteWebhook("inbox-hook");
+    expect(await client.getWebhooks()).toEqual([]);
+  });
+
   test("a device is deleted through the client", async () => {
-    const [device] = await client.getDevices();
+    const before = await client.getDevices();
+    const device = before.find((d) => d.name === "SMSGate phone")!;
     await client.deleteDevice(device.id);
-    expect(await client.getDevices()).toEqual([]);
+    expect((await client.getDevices()).map((d) => d.id)).toEqual(before.filter((d) => d.id !== device.id).map((d) => d.id));
   });
 });

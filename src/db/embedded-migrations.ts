@@ -22,5 +22,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0007_phone_reports", when: 1795391984659, sql: m7 },
   { tag: "0008_send_options", when: 1795392155599, sql: m8 },
   { tag: "0009_dashboard_users", when: 1795393129756, sql: m9 },
-  { tag: "0010_smsgate", when: 1795394848003, sql: m10 },
+  { tag: "0010_smsgate", when: 1795395397127, sql: m10 },
 ];

@@ -426,8 +426,18 @@ export const webhookSubscription = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),
+    // How deliveries are shaped and signed: Pigeon's envelope, or SMSGate's body signed with the
+    // workspace's SMSGate signing key (a webhook registered through the SMSGate-compatible API,
+    // known there by its own id, for one of its events, optionally for one phone).
+    format: text("format", { enum: ["pigeon", "smsgate"] }).notNull().default("pigeon"),
+    externalId: text("external_id"),
+    smsgateEvent: text("smsgate_event"),
+    smsgateDeviceId: integer("smsgate_device_id"),
   },
-  (table) => [index("webhook_subscription_workspace_idx").on(table.workspaceId, table.deletedAt)],
+  (table) => [
+    index("webhook_subscription_workspace_idx").on(table.workspaceId, table.deletedAt),
+    uniqueIndex("webhook_subscription_external_uq").on(table.workspaceId, table.externalId).where(sql`external_id IS NOT NULL AND deleted_at IS NULL`),
+  ],
 );
 
 /** The outbox: every event, written in the transaction of the change that caused it. */
@@ -620,3 +630,13 @@ export const smsgateToken = sqliteTable(
   },
   (table) => [index("smsgate_token_access_idx").on(table.accessJti)],
 );
+
+/** The SMSGate-compatible API's settings of a workspace: the key its webhooks are signed with. */
+export const smsgateSetting = sqliteTable("smsgate_setting", {
+  workspaceId: integer("workspace_id")
+    .primaryKey()
+    .references(() => workspace.id),
+  // Sealed: it must be used again to sign, so it cannot be a digest.
+  signingKey: text("signing_key").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

@@ -2,6 +2,7 @@
 // package): they validate requests, type the handlers and describe the operations in /openapi.json.
 import { t, type Static } from "elysia";
 import { SCOPES } from "./auth";
+import { SMSGATE_WEBHOOK_EVENTS } from "./webhooks";
 
 /** SMSGate's error body: `{message, code?, data?}`; data carries Pigeon's error_code. */
 export const SmsGateError = t.Object(
@@ -102,4 +103,19 @@ export const InboxRefreshBody = t.Object({
   until: t.String({ format: "date-time" }),
   messageTypes: nullable(t.Array(t.String(), { description: "Accepted for compatibility; the phone re-posts its SMS" })),
   triggerWebhooks: nullable(t.Boolean({ description: "Accepted for compatibility; re-posted SMS reach webhooks once, as new ones do" })),
+});
+
+export const WebhookBody = t.Object({
+  id: nullable(t.String({ maxLength: 36, description: "The webhook's id; generated when absent. An existing id is replaced." })),
+  url: t.String({ minLength: 1, maxLength: 2048, description: "Where to POST; must reach a public address (PIGEON_ALLOW_PRIVATE_WEBHOOKS aside)" }),
+  event: t.String({ description: `One of ${Object.keys(SMSGATE_WEBHOOK_EVENTS).join(", ")}; other SMSGate events answer 400 option_not_supported` }),
+  deviceId: nullable(t.String({ description: "Only this phone's events; all phones' when absent" })),
+});
+
+export const Webhook = t.Object({ id: t.String(), url: t.String(), event: t.String(), deviceId: t.Nullable(t.String()) });
+
+const SettingValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
+export const Settings = t.Record(t.String(), t.Record(t.String(), SettingValue), {
+  description:
+    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks; camelCase names work too. Other settings answer 400 option_not_supported.",
 });

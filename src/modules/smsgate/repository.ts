@@ -39,6 +39,15 @@ export interface TokenRow {
   usedAt: number | null;
 }
 
+/** A webhook registered through the SMSGate API (a row of webhook_subscription in its format). */
+export interface SmsGateWebhookRow {
+  subscriptionId: number;
+  externalId: string;
+  url: string;
+  event: string;
+  deviceId: number | null;
+}
+
 export interface MessageFilter {
   from?: number;
   to?: number;
@@ -81,7 +90,38 @@ export function createSmsGateRepository(sqlite: Database) {
     return { sql: parts.join(" AND "), args };
   }
 
+  const WEBHOOK_COLUMNS = "id AS subscriptionId, external_id AS externalId, url, smsgate_event AS event, smsgate_device_id AS deviceId";
+  const webhooks = sqlite.query<SmsGateWebhookRow, [number]>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND deleted_at IS NULL ORDER BY id`,
+  );
+  const webhookById = sqlite.query<SmsGateWebhookRow, [number, string]>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND external_id = ? AND deleted_at IS NULL`,
+  );
+  const messageIdOf = sqlite.query<{ id: string }, [number]>(
+    "SELECT m.id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE r.notification_id = ?",
+  );
+  const signingKey = sqlite.query<{ signingKey: string }, [number]>("SELECT signing_key AS signingKey FROM smsgate_setting WHERE workspace_id = ?");
+  const putSigningKey = sqlite.query<unknown, [number, string, number]>(
+    "INSERT INTO smsgate_setting (workspace_id, signing_key, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (workspace_id) DO UPDATE SET signing_key = ?2, updated_at = ?3",
+  );
+
   return {
+    webhooks: (workspaceId: number): SmsGateWebhookRow[] => webhooks.all(workspaceId),
+    webhook: (workspaceId: number, externalId: string): SmsGateWebhookRow | null => webhookById.get(workspaceId, externalId),
+
+    renameWebhook(subscriptionId: number, externalId: string) {
+      sqlite.query("UPDATE webhook_subscription SET external_id = ? WHERE id = ?").run(externalId, subscriptionId);
+    },
+
+    /** The SMSGate id of the message a notification carries, if it was sent through that API. */
+    messageIdOf: (notificationId: number): string | null => messageIdOf.get(notificationId)?.id ?? null,
+
+    /** The workspace's sealed signing key, or null before one was made or set. */
+    signingKey: (workspaceId: number): string | null => signingKey.get(workspaceId)?.signingKey ?? null,
+    setSigningKey(workspaceId: number, sealed: string, now: number) {
+      putSigningKey.run(workspaceId, sealed, now);
+    },
+
     message(workspaceId: number, id: string): SmsGateMessageRow | null {
       return asMessage(byId.get(workspaceId, id));
     },

@@ -9,7 +9,7 @@ import type { Services } from "../../services";
 import { VERSION } from "../../version";
 import { createSystemRepository } from "../system/repository";
 import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
-import { Device, Health, InboxRefreshBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
+import { Device, Health, InboxRefreshBody, Settings, Webhook, WebhookBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
 import type { SmsGateService } from "./service";
 
 export const SMSGATE_TAG = "SMSGate compatible";
@@ -197,6 +197,68 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
     .use(inboxRefresh("/message/inbox/export", "messages:export", true))
     .use(messages("/messages"))
     .use(messages("/message"))
+    .get(
+      "/webhooks",
+      ({ auth, request }) => {
+        requireScope(request, "webhooks:list");
+        return s.smsgateWebhooks.list(auth.workspaceId);
+      },
+      { response: { 200: t.Array(Webhook), ...errorResponses() }, ...secured("List webhooks", "The webhooks registered through this API (Pigeon's own webhooks are under /v1).", "webhooks:list") },
+    )
+    .post(
+      "/webhooks",
+      async ({ auth, request, body, set }) => {
+        requireScope(request, "webhooks:write");
+        set.status = 201;
+        return await s.smsgateWebhooks.register(auth.workspaceId, body);
+      },
+      {
+        body: WebhookBody,
+        response: { 201: Webhook, ...errorResponses(404, 409) },
+        ...secured(
+          "Register a webhook",
+          "Pigeon delivers it from its outbox, retried as its own webhooks are, in SMSGate's body `{id, webhookId, event, deviceId, payload}` with `X-Timestamp` and `X-Signature` (hex HMAC-SHA256 of the body followed by the timestamp, keyed with the workspace's signing key: `pigeon smsgate signing-key`, or set with PATCH /settings). A repeated `id` replaces that webhook.",
+          "webhooks:write",
+        ),
+      },
+    )
+    .delete(
+      "/webhooks/:id",
+      ({ auth, request, params, set }) => {
+        requireScope(request, "webhooks:delete");
+        s.smsgateWebhooks.remove(auth.workspaceId, params.id);
+        set.status = 204;
+      },
+      { params: t.Object({ id: t.String() }), ...noContent(secured("Delete a webhook", "Nothing more is delivered to it; what was waiting is dropped.", "webhooks:delete")) },
+    )
+    .get(
+      "/settings",
+      ({ auth, request }) => {
+        requireScope(request, "settings:read");
+        return s.smsgateSettings.get(auth.workspaceId);
+      },
+      { response: { 200: Settings, ...errorResponses() }, ...secured("Read settings", "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.", "settings:read") },
+    )
+    .put(
+      "/settings",
+      ({ auth, request, body }) => {
+        requireScope(request, "settings:write");
+        return s.smsgateSettings.update(auth.workspaceId, body);
+      },
+      {
+        body: Settings,
+        response: { 200: Settings, ...errorResponses() },
+        ...secured("Replace settings", "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.", "settings:write"),
+      },
+    )
+    .patch(
+      "/settings",
+      ({ auth, request, body }) => {
+        requireScope(request, "settings:write");
+        return s.smsgateSettings.update(auth.workspaceId, body);
+      },
+      { body: Settings, response: { 200: Settings, ...errorResponses() }, ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write") },
+    )
     .get(
       "/devices",
       ({ auth, request }) => {
