@@ -275,6 +275,32 @@ describe("webhooks", () => {
     }
   });
 
+  test("sms:sent and sms:delivered carry the SMSGate message id and the recipient; another phone's webhook hears nothing", async () => {
+    const local = createTestContext();
+    const auth = { authorization: basic(local.key) };
+    const call = (method: string, path: string, o: CallOptions = {}) => local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const receiver = startReceiver();
+    try {
+      const phone = await local.phone("Reporting phone");
+      const otherPhone = await local.phone("Quiet phone");
+      for (const event of ["sms:sent", "sms:delivered"]) expect((await call("POST", "/webhooks", { body: { id: event, url: receiver.url, event, deviceId: String(phone.device_id) } })).status).toBe(201);
+      expect((await call("POST", "/webhooks", { body: { id: "quiet", url: receiver.url, event: "sms:delivered", deviceId: String(otherPhone.device_id) } })).status).toBe(201);
+      expect((await call("POST", "/messages", { body: { id: "hooked-1", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(phone.device_id) } })).status).toBe(202);
+      const notificationId = (local.db.$client.query("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1").get() as { id: number }).id;
+      local.services.state.transition(notificationId, "sent");
+      local.services.state.transition(notificationId, "delivered");
+      await local.services.webhooks.deliverDue();
+      const byEvent = Object.fromEntries(receiver.received.map((r) => [r.body.webhookId, r.body]));
+      expect(Object.keys(byEvent).sort()).toEqual(["sms:delivered", "sms:sent"]);
+      expect(byEvent["sms:sent"]).toMatchObject({ event: "sms:sent", deviceId: String(phone.device_id), payload: { messageId: "hooked-1", phoneNumber: "+14155552671", recipient: "+14155552671", partsCount: 1, sentAt: expect.any(String) } });
+      expect(byEvent["sms:delivered"].payload).toMatchObject({ messageId: "hooked-1", deliveredAt: expect.any(String) });
+      // The caller's rate-limit window is reported, as on /v1.
+      expect((await call("GET", "/webhooks")).headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
+    } finally {
+      receiver.stop();
+    }
+  });
+
   test("a webhook for another workspace's device is refused", async () => {
     const other = ctx.otherWorkspace("Hook stranger");
     const foreign = await ctx.phone("Foreign", other.key);
