@@ -333,6 +333,32 @@ describe("settings", () => {
   });
 });
 
+describe("the signing key on the dashboard", () => {
+  test("an owner sees the key the webhooks are signed with; a member does not", async () => {
+    const local = createTestContext();
+    const key = local.services.smsgateWebhooks.signingKey(local.workspace.id);
+    const pageFor = async (email: string, role: "owner" | "member") => {
+      await local.services.users.createUser({ email, password: "correct horse battery", role, accountId: local.account.id });
+      const form = await local.app.handle(new Request("http://localhost/dashboard/sign-in"));
+      const pre = /pigeon_presession=([^;]*)/.exec(form.headers.getSetCookie().join("\n"))![1];
+      const signedIn = await local.app.handle(
+        new Request("http://localhost/dashboard/sign-in", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", cookie: `pigeon_presession=${pre}` },
+          body: new URLSearchParams({ _csrf: pre, email, password: "correct horse battery" }).toString(),
+          redirect: "manual",
+        }),
+      );
+      const session = /pigeon_session=([^;]*)/.exec(signedIn.headers.getSetCookie().join("\n"))![1];
+      return await (await local.app.handle(new Request("http://localhost/dashboard/keys", { headers: { cookie: `pigeon_session=${session}` } }))).text();
+    };
+    expect(await pageFor("owner@example.com", "owner")).toContain(key);
+    const member = await pageFor("member@example.com", "member");
+    expect(member).toContain("Keys of this workspace");
+    expect(member).not.toContain(key);
+  });
+});
+
 describe("the API document", () => {
   test("every SMSGate operation is under its own tag with Basic and Bearer security", async () => {
     const doc = (await ctx.call("GET", "/openapi.json", { key: null })).body;
