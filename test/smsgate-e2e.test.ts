@@ -55,7 +55,7 @@ beforeAll(async () => {
   server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_WORKER_INTERVAL: "1", PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" });
   key = server.initialKey!;
   pairing = (await (await server.fetch("/v1/api/device/pairing", { key })).json()).data;
-  phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "50", "--name", "SMSGate phone"]);
+  phone = await startSimulator(bin, ["--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "SMSGate phone"]);
   base = `${server.url}/3rdparty/v1`;
   // The client's own constructor: login, password, HTTP client, base URL (a private server's).
   client = new Client(key.api_key, key.api_secret, httpClient, base);
@@ -136,7 +136,7 @@ describe("the npm android-sms-gateway client against the binary", () => {
     const signingKey = JSON.parse(printed.stdout).signing_key as string;
 
     // A second phone that receives an SMS as soon as it is paired.
-    const texting = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "50", "--name", "Texting phone", "--inbound", "Is my order ready?", "--from", "+14155550123"]);
+    const texting = await startSimulator(bin, ["--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "Texting phone", "--inbound", "Is my order ready?", "--from", "+14155550123"]);
     try {
       const hit = await waitFor("the sms:received delivery", () => receiver.received.find((r) => r.body?.event === "sms:received") ?? null);
       expect(hit.body).toMatchObject({ webhookId: "inbox-hook", event: "sms:received", payload: { message: "Is my order ready?", phoneNumber: "+14155550123" } });
