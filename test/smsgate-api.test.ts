@@ -191,6 +191,21 @@ describe("messages", () => {
     expect((await call("GET", "/messages", { query: { offset: "100000000000000000000" } })).status).toBe(400);
   });
 
+  test("deviceActiveWithin picks a phone seen within that many hours, or refuses", async () => {
+    const local = createTestContext();
+    const call = (body: unknown, hours: number) =>
+      local.call("POST", "/3rdparty/v1/messages", { key: null, headers: { authorization: basic(local.key) }, body, query: { deviceActiveWithin: hours } });
+    const phone = await local.phone("Seen two hours ago");
+    local.clock.advance(2 * 3600_000);
+    const body = { message: "Later", phoneNumbers: ["+14155552671"], scheduleAt: new Date(local.clock.now() + 3600_000).toISOString() };
+    const refused = await call(body, 1);
+    expect(refused.status).toBe(400);
+    expect(refused.body.data.error_code).toBe("no_active_device");
+    const accepted = await call(body, 3);
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.deviceId).toBe(String(phone.device_id));
+  });
+
   test("another workspace's messages are not found", async () => {
     const other = ctx.otherWorkspace("Stranger");
     expect((await gate("GET", "/messages/order-1", { authorization: basic(other.key) })).status).toBe(404);
