@@ -16,6 +16,8 @@ import { deviceRoutes } from "./modules/devices/routes";
 import { projectRoutes } from "./modules/projects/routes";
 import { templateRoutes } from "./modules/templates/routes";
 import { systemRoutes } from "./modules/system/routes";
+import { isSmsGatePath, needsSmsGateAuth } from "./modules/smsgate/auth";
+import { smsGateRoutes } from "./modules/smsgate/routes";
 import type { Services } from "./services";
 
 export function createApp(s: Services) {
@@ -41,6 +43,8 @@ export function createApp(s: Services) {
         log: s.log,
         storage: s.storage,
         pageError: dashboardError,
+        gates: [{ matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate }],
+        plainErrors: isSmsGatePath,
         beforeBody: (request, path, signIn) => {
           for (const runtime of s.channelRuntimes) runtime.beforeBody?.(request.method, path, request.headers, signIn);
         },
@@ -59,6 +63,7 @@ export function createApp(s: Services) {
     .use(webhookRoutes(s))
     .use(threadRoutes(s))
     .use(overviewRoutes(s))
+    .use(smsGateRoutes(s))
     .use(dashboardRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);

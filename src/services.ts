@@ -36,6 +36,11 @@ import { createStorageMonitor } from "./lib/storage";
 import { dirname, join } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox, KEY_FILE } from "./lib/secrets";
+import { createSmsGateAuth } from "./modules/smsgate/auth";
+import { createSmsGateRepository } from "./modules/smsgate/repository";
+import { createSmsGateService } from "./modules/smsgate/service";
+import { createSmsGateSettings } from "./modules/smsgate/settings";
+import { createSmsGateWebhooks } from "./modules/smsgate/webhooks";
 
 /**
  * One log line per event: the message and the error's name and message. The stack (which in the
@@ -153,14 +158,18 @@ export function createServices(deps: Deps) {
   }
   wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
 
-  return {
+  const authenticate = createAuthenticator(sqlite, clock);
+  const smsgateRepo = createSmsGateRepository(sqlite);
+  const services = {
     ...deps,
     log,
     storage: createStorageMonitor(clock),
     secrets,
     accounts,
     users: createUserService({ repo: createUserRepository(sqlite), clock, accounts }),
-    authenticate: createAuthenticator(sqlite, clock),
+    authenticate,
+    /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
+    smsgateAuth: createSmsGateAuth({ sqlite, clock, secrets, authenticate, accounts, repo: smsgateRepo }),
     rateLimiter: createRateLimiter(clock),
     idempotency,
     /** Group commit: sends are accepted under it (their durable write shares an fsync). */
@@ -205,6 +214,11 @@ export function createServices(deps: Deps) {
       log,
     }),
   };
+  const smsgate = createSmsGateService({ ...services, requestInboxExport: (device, since, until) => services.mobile.requestInboxExport(device, since, until) }, smsgateRepo);
+  const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices: deviceRepo });
+  const phoneKinds = new Set<string>(channels.filter((c) => c.needsPresence).map((c) => c.kind));
+  const smsgateSettings = createSmsGateSettings({ deviceRepo, devices, isPhone: (d) => phoneKinds.has(d.kind), webhooks: smsgateWebhooks });
+  return { ...services, smsgate, smsgateWebhooks, smsgateSettings };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -246,6 +246,8 @@ function credentials(o: Operation): Record<string, string> {
     return { authorization: `Bearer ${phone.token}` };
   }
   if (o.path.startsWith("/v1/") && o.op.security === undefined) return { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret };
+  // SMSGate's API: Basic with the key as user name and the secret as password.
+  if (o.path.includes("/3rdparty/v1/") && o.op.security?.length) return { authorization: `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}` };
   return {};
 }
 
@@ -291,7 +293,8 @@ async function send(s: Sent) {
   const documented503 = res.status === 503 && !!operationsByKey.get(s.key)?.op.responses?.["503"] && text.includes('"service_unavailable"');
   if (res.status >= 500 && !documented503) fail("5xx");
   const type = res.headers.get("content-type") ?? "";
-  const mobile = s.url.startsWith("/mobile/");
+  // The phone's protocol and SMSGate's API answer in the app's {message, code, data} shape, not the envelope.
+  const mobile = s.url.startsWith("/mobile/") || /^\/(api\/)?3rdparty\/v1\//.test(s.url);
   if (res.status >= 400 || (!mobile && type.includes("json"))) {
     let body: Json | null = null;
     try {

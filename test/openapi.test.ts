@@ -22,7 +22,8 @@ describe("OpenAPI document", () => {
     expect(spec.openapi).toStartWith("3.1");
     expect(spec.info.title).toBe("Pigeon API");
     // The phone app's credentials are modelled beside the API key's (issue 9).
-    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["ApiKeyBearer", "ApiKeyHeader", "ApiSecret", "PhoneDeviceToken", "PhoneLogin", "PhonePairingToken"]);
+    // And SMSGate's, for its third-party API (issue 13).
+    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["ApiKeyBearer", "ApiKeyHeader", "ApiSecret", "PhoneDeviceToken", "PhoneLogin", "PhonePairingToken", "SmsGateBasic", "SmsGateBearer"]);
     expect(spec.components.securitySchemes.ApiSecret).toMatchObject({ type: "apiKey", in: "header", name: "X-API-SECRET" });
     expect(spec.security).toEqual([
       { ApiKeyBearer: [], ApiSecret: [] },
@@ -42,8 +43,8 @@ describe("OpenAPI document", () => {
     expect(op.summary?.length).toBeGreaterThan(3);
     expect(op.tags?.length).toBeGreaterThan(0);
     expect(Object.keys(op.responses).some((status) => status.startsWith("2"))).toBe(true);
-    if (name.includes(" /mobile/")) {
-      // The phone protocol documents its errors in the app's own {message, code, data} shape.
+    if (name.includes(" /mobile/") || name.includes("3rdparty/v1/")) {
+      // The phone protocol and SMSGate's API document their errors in the app's own {message, code, data} shape.
       const errors = Object.entries(op.responses).filter(([status]) => status.startsWith("4"));
       for (const [, r] of errors) expect(resolve(r.content?.["application/json"]?.schema)).toMatchObject({ required: ["message", "code", "data"] });
       return;
@@ -227,7 +228,7 @@ describe("OpenAPI document, as tools read it", () => {
         const examples = Object.values(media.examples ?? {}) as { value: any }[];
         expect(examples.length).toBeGreaterThan(0);
         for (const { value } of examples) {
-          if (path.startsWith("/mobile/")) expect(value.code).toBe(Number(status));
+          if (path.startsWith("/mobile/") || path.includes("3rdparty/v1/")) expect(value.code).toBe(Number(status));
           else expect(value.status_id).toBe(Number(status));
           expect(ERROR_STATUS[value.data.error_code as keyof typeof ERROR_STATUS] as number).toBe(Number(status));
           (seen.get(status) ?? seen.set(status, new Set()).get(status)!).add(value.data.error_code);

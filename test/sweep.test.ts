@@ -33,6 +33,12 @@ const PUBLIC: Record<string, string> = {
   "POST /v1/webhooks/chatapp": "the platform's deliveries, checked by their X-Hub-Signature-256",
   "POST /v1/callbacks/cloud/{device_id}": "the provider's status callbacks, checked by their X-Twilio-Signature",
   "GET /mobile/v1/device": "the app reads its external address here; the device token is optional (with it, the device is shown too)",
+  // SMSGate serves its health (and the probes) before its auth middleware; its clients call it bare.
+  ...Object.fromEntries(
+    ["/3rdparty/v1", "/api/3rdparty/v1"].flatMap((base) =>
+      ["/health", "/health/live", "/health/ready", "/health/startup"].map((p) => [`GET ${base}${p}`, "SMSGate's health and probes, public there too"]),
+    ),
+  ),
 };
 
 // Ids in a body that are not rows of a workspace, so another workspace's value means nothing.
@@ -99,11 +105,12 @@ describe("every documented operation without credentials", () => {
     for (const path of ["/health", "/openapi.json", "/docs"]) expect((await ctx.get(path, { key: null })).status).toBe(200);
   });
 
-  test("each operation under /v1 answers 401 unauthorized in the envelope; each phone route 401 in the phone's shape", async () => {
+  test("each operation under /v1 answers 401 unauthorized in the envelope; each phone route and SMSGate route 401 in its own shape", async () => {
     const ctx = createTestContext();
     const ops = (await operations(ctx)).filter((op) => !PUBLIC[label(op)]);
     let api = 0;
     let phone = 0;
+    let smsgate = 0;
     for (const [i, op] of ops.entries()) {
       // Failed sign-ins are throttled per address (20 a minute); move the clock past each window.
       if (i % 15 === 14) ctx.clock.advance(61_000);
@@ -116,6 +123,12 @@ describe("every documented operation without credentials", () => {
         expect(r.body, why).toMatchObject({ message: expect.any(String), code: 401 });
         expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
         phone++;
+      } else if (op.path.includes("/3rdparty/v1/")) {
+        expect(schemes(op), why).toEqual(["SmsGateBasic", "SmsGateBearer"]);
+        expect(r.status, why).toBe(401);
+        expect(r.body, why).toMatchObject({ message: expect.any(String), code: 401, data: { error_code: "unauthorized" } });
+        expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
+        smsgate++;
       } else {
         expect(op.path.startsWith("/v1/"), why).toBe(true);
         expect(schemes(op), why).toContain("ApiKeyBearer");
@@ -127,6 +140,7 @@ describe("every documented operation without credentials", () => {
     }
     expect(api).toBeGreaterThan(40);
     expect(phone).toBeGreaterThan(5);
+    expect(smsgate).toBeGreaterThan(20);
   });
 });
 

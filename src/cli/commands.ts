@@ -50,6 +50,7 @@ Commands:
                  [--battery 0..100] [--charging] [--no-connection]
                  [--hold MS] [--sims 1-3] [--name NAME]
                                           Act as a paired phone (the SMS Gateway for Android protocol)
+  smsgate signing-key [--workspace ID]    The key SMSGate-format webhooks are signed with (X-Signature)
   backup --out FILE                       Write a consistent copy of the database
 
 Options:
@@ -378,6 +379,15 @@ async function simulate(argv: string[]): Promise<number | null> {
   return null;
 }
 
+/** The SMSGate-compatible API's webhook signing key, which that API never returns (as SMSGate). */
+function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values) {
+  if (sub !== "signing-key") throw new UsageError("smsgate takes signing-key");
+  const { accounts, smsgateWebhooks } = rt.services;
+  const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
+  const key = smsgateWebhooks.signingKey(workspace.id);
+  print(values, { workspace_id: workspace.id, signing_key: key }, `${key}\n(verify X-Signature as hex HMAC-SHA256 of the body followed by X-Timestamp, keyed with this)`);
+}
+
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
   createSystemRepository(rt.services.db).copyTo(out);
@@ -411,7 +421,7 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
     return 0;
   }
   const [command = "serve", sub, ...rest] = positionals;
-  const known = ["serve", "migrate", "keys", "users", "workspaces", "accounts", "plans", "credits", "devices", "backup"];
+  const known = ["serve", "migrate", "keys", "users", "workspaces", "accounts", "plans", "credits", "devices", "smsgate", "backup"];
   if (!known.includes(command)) {
     console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
     return 2;
@@ -460,6 +470,9 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
         break;
       case "devices":
         await devicesCmd(rt, sub, values);
+        break;
+      case "smsgate":
+        smsgateCmd(rt, sub, values);
         break;
       case "backup":
         backup(rt, values);

@@ -65,9 +65,11 @@ export function dashboardRoutes(s: Services) {
       const body = overviewBody({ days: repo.countsPerDay(ws, since, 30), balance: repo.balance(ws), devices: repo.devices(ws), failures: repo.recentFailures(ws) });
       return kit.shell(who, "Overview", "/dashboard", body);
     }), { auth: "session", ...hidden })
-    .get("/dashboard/keys", kit.withSession((_ctx, who) =>
-      kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf })),
-    ), { auth: "session", ...hidden })
+    .get("/dashboard/keys", kit.withSession((_ctx, who) => {
+      // The signing key is a secret of the workspace: its owner sees it, a member does not.
+      const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspace_id) : null;
+      return kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, smsgateSigningKey }));
+    }), { auth: "session", ...hidden })
     .post("/dashboard/keys", kit.withSession(({ body }, who) => {
       const name = (formOf(body).name ?? "").trim();
       if (!name || name.length > 100) {

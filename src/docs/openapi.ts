@@ -87,6 +87,10 @@ const tags = [
   { name: "Phone (companion app)", description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients" },
   { name: "Callbacks", description: "Called by providers and platforms, not by API clients; signed by them" },
   { name: "System", description: "Health and server information" },
+  {
+    name: "SMSGate compatible",
+    description: "SMSGate's third-party API under /3rdparty/v1 and /api/3rdparty/v1, so its clients and integrations work unchanged: Basic auth with an API key and secret, or its Bearer tokens",
+  },
 ];
 
 /**

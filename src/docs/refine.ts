@@ -2,6 +2,7 @@
 // readable operation ids, named models, the headers and error answers the foundation adds to
 // every route, the phone app's and the platforms' credentials, and an example for each error.
 // Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
+import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
 import { ERROR_STATUS } from "../http/errors";
 
 type Json = Record<string, any>;
@@ -144,6 +145,13 @@ export const SECURITY_SCHEMES = {
     description: "Companion app only: the workspace's pairing token (GET /v1/api/device/pairing), to register a phone. `Code <one-time code>` works too.",
   },
   PhoneLogin: { type: "http", scheme: "basic", description: "Companion app only: the app login and password handed out at registration" },
+  SmsGateBasic: { type: "http", scheme: "basic", description: "SMSGate-compatible API: an API key as the user name and its secret as the password (every scope)" },
+  SmsGateBearer: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "SMSGate-compatible API: an access token from POST /3rdparty/v1/auth/token, limited to its scopes (or, for /auth/token/refresh, the refresh token)",
+  },
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -248,6 +256,11 @@ const PHONE_ERROR = {
   },
 };
 
+const SMSGATE_ERROR = {
+  ...PHONE_ERROR,
+  description: "SMSGate's error shape, so its clients read it unchanged; `code` mirrors the HTTP status and `data.error_code` is Pigeon's code",
+};
+
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value && typeof value === "object") {
@@ -317,18 +330,22 @@ function dropNullable(node: unknown): unknown {
   return out;
 }
 
-function errorResponse(status: number, phone: boolean): Json {
-  const examples = errorExamples(status, phone);
+function errorResponse(status: number, phone: boolean, smsgate = false): Json {
+  const examples = errorExamples(status, phone || smsgate);
+  const schema = smsgate ? "SmsGateError" : phone ? "PhoneError" : "Error";
   return {
     description: STATUS_TEXT[status] ?? `Error ${status}`,
-    content: { "application/json": { schema: { $ref: `#/components/schemas/${phone ? "PhoneError" : "Error"}` }, ...(examples ? { examples } : {}) } },
+    content: { "application/json": { schema: { $ref: `#/components/schemas/${schema}` }, ...(examples ? { examples } : {}) } },
   };
 }
 
 function refineOperation(key: string, op: Json, path: string) {
   const phone = path.startsWith("/mobile/");
+  const smsgate = isSmsGatePath(path);
   // The route's declared auth left no security of its own on API-key operations (they inherit the document's).
   const apiKey = op.security === undefined;
+  // SMSGate's API checks its credentials and counts requests as /v1 does.
+  const keyed = apiKey || (smsgate && needsSmsGateAuth(path));
   const responses = (op.responses ??= {}) as Json;
 
   op.operationId = OPERATION_IDS[key] ?? op.operationId;
@@ -337,7 +354,7 @@ function refineOperation(key: string, op: Json, path: string) {
   // API-key routes the auth and rate-limit errors.
   const statuses = new Set([405]);
   if (op.requestBody) statuses.add(413);
-  if (apiKey) for (const s of [400, 401, 403, 429]) statuses.add(s);
+  if (keyed) for (const s of [400, 401, 403, 429]) statuses.add(s);
   if (phone && key !== "get /mobile/v1/device") statuses.add(401);
   for (const s of statuses) responses[s] ??= {};
 
@@ -346,11 +363,11 @@ function refineOperation(key: string, op: Json, path: string) {
     if (code < 400) continue;
     const schema = response.content?.["application/json"]?.schema;
     const ours = !response.content || schema?.$ref === "#/components/schemas/Error" || (phone && schema?.required?.includes("code"));
-    if (ours) responses[status] = { ...errorResponse(code, phone), description: phone && response.description ? response.description : errorResponse(code, phone).description };
+    if (ours) responses[status] = { ...errorResponse(code, phone, smsgate), description: phone && response.description ? response.description : errorResponse(code, phone).description };
   }
   if (responses["405"]) responses["405"].headers = { Allow: headerRef("Allow") };
 
-  if (apiKey) {
+  if (keyed) {
     for (const [status, response] of Object.entries(responses) as [string, Json][]) {
       // 401 and 403 are decided before the limiter counts the request; 413 before both.
       if (["401", "403", "413"].includes(status)) continue;
@@ -392,6 +409,7 @@ export function refineDocument(doc: Json, publicUrl: string | null | undefined):
   ];
   nameModels(out);
   out.components.schemas.PhoneError = PHONE_ERROR;
+  out.components.schemas.SmsGateError = SMSGATE_ERROR;
   out.components.headers = HEADERS;
   out.components.securitySchemes = SECURITY_SCHEMES;
   forEachOperation(out, (key, op, path) => refineOperation(key, op, path));

@@ -22,9 +22,11 @@ import { authOf } from "./foundation";
  * - platform: a provider or platform that signs the call; the handler checks the signature over the raw body.
  * - session: a dashboard user's session cookie, checked by the dashboard's page wrapper (which sends
  *   a browser without one to the sign-in page); dashboard pages are not in the API document.
+ * - smsgate: SMSGate's third-party API: Basic with an API key and its secret, or a Bearer JWT from its
+ *   POST /auth/token (checked in onRequest like apiKey; `auth` in the context, scopes per route).
  * - public: anyone (health, docs, the dashboard's sign-in and setup pages and its assets).
  */
-export type AuthKind = "apiKey" | "phone" | "phoneOptional" | "phoneSignUp" | "phoneLogin" | "phoneSigned" | "platform" | "session" | "public";
+export type AuthKind = "apiKey" | "phone" | "phoneOptional" | "phoneSignUp" | "phoneLogin" | "phoneSigned" | "platform" | "session" | "smsgate" | "public";
 
 type SecurityRequirement = Record<string, string[]>;
 
@@ -44,6 +46,7 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
   phoneSigned: [{ PhoneDeviceToken: [] }],
   platform: [],
   session: [],
+  smsgate: [{ SmsGateBasic: [] }, { SmsGateBearer: [] }],
   public: [],
 };
 
@@ -55,7 +58,7 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
  */
 export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Device) {
   const caller = (kind: AuthKind) => {
-    if (kind === "apiKey") return ({ request }: { request: Request }) => ({ auth: authOf(request) });
+    if (kind === "apiKey" || kind === "smsgate") return ({ request }: { request: Request }) => ({ auth: authOf(request) });
     if (kind !== "phone") return () => ({});
     if (!authenticateDevice) throw new Error('A route declared auth "phone" in a plugin that has no device check');
     return ({ request }: { request: Request }) => ({ device: authenticateDevice(request.headers) });

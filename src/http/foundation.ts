@@ -95,6 +95,13 @@ export interface FoundationDeps {
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
    */
   beforeBody?: (request: Request, path: string, signIn: SignInGuard) => void;
+  /**
+   * Other early gates: paths whose callers bring other credentials than /v1's, checked here before
+   * the body as /v1's are, under the same failed-sign-in throttle and the key's rate limits.
+   */
+  gates?: { matches: (path: string) => boolean; authenticate: (request: Request) => KeyAuthContext }[];
+  /** Paths answered with the `{message, code, data}` error shape rather than the envelope, beside /mobile/. */
+  plainErrors?: (path: string) => boolean;
   /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
   pageError?: (path: string, status: number, message: string) => Response | null;
 }
@@ -132,7 +139,7 @@ export function foundation(deps: FoundationDeps) {
       for (const [k, v] of Object.entries(headers)) if (!shown.headers.has(k)) shown.headers.set(k, v);
       return shown;
     }
-    const body = isMobile(path)
+    const body = isMobile(path) || deps.plainErrors?.(path)
       ? { message, code: status, data: { error_code: code, ...data } }
       : envelopeOf(status, message, { error_code: code, ...data });
     return new Response(JSON.stringify(body), {
@@ -164,8 +171,9 @@ export function foundation(deps: FoundationDeps) {
       // any credential is looked at.
       const client = clientAddress(request, server);
       deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
-      if (needsApiKey(path)) {
-        const auth = rateLimiter.guardAuth(client, () => authenticate(request.headers));
+      const gate = needsApiKey(path) ? null : deps.gates?.find((g) => g.matches(path));
+      if (needsApiKey(path) || gate) {
+        const auth = rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
         authByRequest.set(request, auth);
         const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
         Object.assign(set.headers, decision.headers);

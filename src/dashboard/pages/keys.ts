@@ -1,5 +1,6 @@
 // API keys: name, key, status, created, last used; create (the secret shown once, with a copy
 // button), rotate (the old secret stops working at once), disable and enable. Disabled keys stay.
+// For owners, the key SMSGate-format webhooks are signed with (the SMSGate API never returns it).
 import { html, type Html } from "../html";
 import { errorBox } from "../layout";
 
@@ -20,7 +21,17 @@ function action(keyId: number, verb: string, label: string, csrf: string, style 
 <input type="hidden" name="_csrf" value="${csrf}"><button class="${style}" type="submit" aria-label="${label}">${label.split(" ")[0]}</button></form>`;
 }
 
-export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string | null; name?: string }) {
+/** The SMSGate-compatible API's webhook signing key, for its receivers to verify X-Signature. */
+function smsgateKeySection(key: string): Html {
+  return html`<section class="card" aria-labelledby="smsgate-title">
+  <h2 id="smsgate-title">SMSGate webhook signing key</h2>
+  <p>Webhooks registered through the SMSGate-compatible API (<code>/3rdparty/v1/webhooks</code>) carry <code>X-Signature</code>: the hex HMAC-SHA256 of the body followed by <code>X-Timestamp</code>, keyed with:</p>
+  <p><code id="smsgate-signing-key">${key}</code></p>
+  <p class="hint">Change it with <code>PATCH /3rdparty/v1/settings</code> and <code>{"webhooks": {"signing_key": "…"}}</code>; the CLI prints it with <code>pigeon smsgate signing-key</code>.</p>
+</section>`;
+}
+
+export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string | null; name?: string; smsgateSigningKey?: string | null }) {
   const { keys, csrf } = opts;
   return html`<section class="card" aria-labelledby="create-title">
   <h2 id="create-title">Create a key</h2>
@@ -52,5 +63,6 @@ export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string |
   )}
   </tbody></table>`
   }
-</section>`;
+</section>
+${opts.smsgateSigningKey ? smsgateKeySection(opts.smsgateSigningKey) : ""}`;
 }

@@ -14,7 +14,7 @@ type SubscriptionChange = Partial<Pick<SubscriptionRow, "url" | "events" | "desc
 
 /** A delivery with what its call needs: the subscription's address and secret, and the event. */
 export type DueDelivery = Pick<typeof webhookDelivery.$inferSelect, "id" | "subscriptionId" | "eventId" | "attempts"> &
-  Pick<SubscriptionRow, "url" | "secret"> &
+  Pick<SubscriptionRow, "url" | "secret" | "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId"> &
   Pick<typeof event.$inferSelect, "workspaceId" | "type"> & { data: string; eventCreatedAt: number };
 
 export type DeliveryListRow = Pick<typeof webhookDelivery.$inferSelect, "id" | "eventId" | "status" | "attempts" | "nextAttemptAt" | "createdAt" | "deliveredAt"> &
@@ -26,6 +26,7 @@ export function createWebhookRepository(sqlite: Database) {
   const live = (workspaceId: number) => and(eq(webhookSubscription.workspaceId, workspaceId), isNull(webhookSubscription.deletedAt));
 
   const DELIVERY_COLUMNS = `d.id, d.subscription_id AS subscriptionId, d.event_id AS eventId, d.attempts, s.url, s.secret,
+      s.format, s.external_id AS externalId, s.smsgate_event AS smsgateEvent, s.smsgate_device_id AS smsgateDeviceId,
       e.workspace_id AS workspaceId, e.type, e.data, e.created_at AS eventCreatedAt
     FROM webhook_delivery d JOIN webhook_subscription s ON s.id = d.subscription_id JOIN event e ON e.id = d.event_id`;
   const due: Statement<DueDelivery, [number, number]> = sqlite.prepare(`
@@ -77,7 +78,10 @@ export function createWebhookRepository(sqlite: Database) {
     countSubscriptions(workspaceId: number): number {
       return db.select({ n: count() }).from(webhookSubscription).where(live(workspaceId)).get()!.n;
     },
-    insertSubscription(row: Pick<SubscriptionRow, "workspaceId" | "url" | "events" | "description" | "secret" | "createdAt" | "updatedAt">): SubscriptionRow {
+    insertSubscription(
+      row: Pick<SubscriptionRow, "workspaceId" | "url" | "events" | "description" | "secret" | "createdAt" | "updatedAt"> &
+        Partial<Pick<SubscriptionRow, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">>,
+    ): SubscriptionRow {
       return db.insert(webhookSubscription).values({ ...row, status: "active" }).returning().get();
     },
     updateSubscription(id: number, change: SubscriptionChange): void {

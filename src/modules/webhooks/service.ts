@@ -49,10 +49,18 @@ export interface WebhookDeps {
   log: (message: string, error?: unknown) => void;
 }
 
+/**
+ * Another shape of delivery than Pigeon's (SMSGate's, for webhooks registered through its API): the
+ * body and signature headers for one delivery, or null when the event is not for this subscription
+ * (another phone's, an MMS for an SMS webhook), which then counts as done without a call.
+ */
+export type DeliveryFormat = (d: DueDelivery, timestamp: number) => { body: string; headers: Record<string, string> } | null;
+
 export function createWebhookService(deps: WebhookDeps) {
   const { clock, events, secrets } = deps;
   const repo = createWebhookRepository(deps.sqlite);
   const doFetch = deps.fetch ?? fetch;
+  const formats = new Map<string, DeliveryFormat>();
   let stopping = false;
 
   function present(row: SubscriptionRow, withSecret = false) {
@@ -102,8 +110,23 @@ export function createWebhookService(deps: WebhookDeps) {
     const checked = await checkOutboundTarget(d.url, deps.allowPrivate, deps.resolve);
     if (checked.problem !== null) return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${checked.problem}` };
     const target = checked.target;
-    const body = JSON.stringify(eventEnvelope(d.eventId, d.type as EventType, d.workspaceId, d.eventCreatedAt, JSON.parse(d.data)));
     const timestamp = Math.floor(clock.now() / 1000);
+    let body: string;
+    let signed: Record<string, string>;
+    if (d.format === "pigeon") {
+      body = JSON.stringify(eventEnvelope(d.eventId, d.type as EventType, d.workspaceId, d.eventCreatedAt, JSON.parse(d.data)));
+      signed = {
+        "x-pigeon-event": d.eventId,
+        "x-pigeon-event-type": d.type,
+        "x-pigeon-delivery": d.id,
+        "x-pigeon-signature": signWebhook(secrets.open(d.secret), timestamp, body),
+      };
+    } else {
+      const shaped = formats.get(d.format)?.(d, timestamp);
+      if (shaped === undefined) return { delivered: false, statusCode: null, latencyMs: 0, error: `no delivery format ${d.format}` };
+      if (shaped === null) return { delivered: true, statusCode: null, latencyMs: 0, error: null };
+      ({ body, headers: signed } = shaped);
+    }
     try {
       const res = await doFetch(target.url, {
         method: "POST",
@@ -114,10 +137,7 @@ export function createWebhookService(deps: WebhookDeps) {
           ...target.headers,
           "content-type": "application/json",
           "user-agent": `Pigeon-Webhooks/${VERSION}`,
-          "x-pigeon-event": d.eventId,
-          "x-pigeon-event-type": d.type,
-          "x-pigeon-delivery": d.id,
-          "x-pigeon-signature": signWebhook(secrets.open(d.secret), timestamp, body),
+          ...signed,
         },
         body,
       });
@@ -179,7 +199,15 @@ export function createWebhookService(deps: WebhookDeps) {
   return {
     present,
 
-    async create(workspaceId: number, input: { url: string; events: string[] | string; description?: string }) {
+    /** Registers how deliveries of another format are shaped and signed. */
+    addFormat(name: string, format: DeliveryFormat) {
+      formats.set(name, format);
+    },
+
+    async create(
+      workspaceId: number,
+      input: { url: string; events: string[] | string; description?: string } & Partial<Pick<SubscriptionRow, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">>,
+    ) {
       await checkUrl(input.url);
       const eventsList = checkEvents(input.events);
       if (repo.countSubscriptions(workspaceId) >= MAX_SUBSCRIPTIONS) {
@@ -191,6 +219,10 @@ export function createWebhookService(deps: WebhookDeps) {
         url: input.url,
         events: eventsList,
         description: input.description ?? "",
+        format: input.format ?? "pigeon",
+        externalId: input.externalId ?? null,
+        smsgateEvent: input.smsgateEvent ?? null,
+        smsgateDeviceId: input.smsgateDeviceId ?? null,
         secret: secrets.seal(`whsec_${randomBase62(32)}`),
         createdAt: now,
         updatedAt: now,

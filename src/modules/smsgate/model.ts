@@ -1,0 +1,121 @@
+// Schemas of the SMSGate-compatible API, named and shaped as SMSGate's (client-go's smsgateway
+// package): they validate requests, type the handlers and describe the operations in /openapi.json.
+import { t, type Static } from "elysia";
+import { SCOPES } from "./auth";
+import { SMSGATE_WEBHOOK_EVENTS } from "./webhooks";
+
+/** SMSGate's error body: `{message, code?, data?}`; data carries Pigeon's error_code. */
+export const SmsGateError = t.Object(
+  {
+    message: t.String(),
+    code: t.Optional(t.Integer({ description: "The HTTP status" })),
+    data: t.Optional(t.Object({ error_code: t.String() }, { additionalProperties: true })),
+  },
+  { title: "SmsGateError" },
+);
+
+/** SMSGate's processing states, in the order a message moves through them. */
+export const STATES = ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"] as const;
+export type State = (typeof STATES)[number];
+
+const nullable = <T extends Parameters<typeof t.Nullable>[0]>(schema: T) => t.Optional(t.Nullable(schema));
+
+export const SendMessageBody = t.Object({
+  id: nullable(t.String({ maxLength: 36, description: "The message's id; generated when absent. A repeated id answers 409." })),
+  deviceId: nullable(t.String({ maxLength: 21, description: "The phone to send through (an id from GET /devices); any active one when absent" })),
+  message: nullable(t.String({ description: "The text (older form of textMessage)" })),
+  textMessage: nullable(t.Object({ text: t.String() })),
+  dataMessage: nullable(t.Object({ data: t.String(), port: t.Integer({ minimum: 0, maximum: 65535 }) }, { description: "Not supported by Pigeon: answered 400 option_not_supported" })),
+  phoneNumbers: t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 }),
+  simNumber: nullable(t.Integer({ minimum: 1, maximum: 3 })),
+  withDeliveryReport: nullable(t.Boolean()),
+  priority: nullable(t.Integer({ minimum: -128, maximum: 127, description: "100 and above skips the phone's limits and delays" })),
+  ttl: nullable(t.Integer({ minimum: 0, description: "Seconds the message may wait; not with validUntil" })),
+  validUntil: nullable(t.String({ format: "date-time" })),
+  scheduleAt: nullable(t.String({ format: "date-time", description: "When to send it (RFC 3339 with a zone)" })),
+  isEncrypted: nullable(t.Boolean({ description: "Not supported by Pigeon: true answers 400 option_not_supported" })),
+});
+export type SendMessageBody = Static<typeof SendMessageBody>;
+
+export const SendQuery = t.Object({
+  skipPhoneValidation: t.Optional(t.Boolean({ description: "Accepted for compatibility; Pigeon always stores numbers as E.164" })),
+  deviceActiveWithin: t.Optional(t.Integer({ minimum: 0, description: "Without deviceId: use a phone seen within this many hours" })),
+});
+
+const StateName = t.UnionEnum([...STATES]);
+
+export const MessageState = t.Object({
+  id: t.String(),
+  deviceId: t.String(),
+  state: StateName,
+  isHashed: t.Boolean(),
+  isEncrypted: t.Boolean(),
+  recipients: t.Array(t.Object({ phoneNumber: t.String(), state: StateName, error: t.Nullable(t.String()) })),
+  states: t.Record(t.String(), t.String({ format: "date-time" }), { description: "When each state was first reached" }),
+});
+
+// Literal unions, not UnionEnum: Elysia fills an absent optional UnionEnum in a query with its first value.
+const oneOf = (values: readonly string[]) => t.Union(values.map((v) => t.Literal(v)));
+
+export const ListQuery = t.Object({
+  from: t.Optional(t.String({ format: "date-time" })),
+  to: t.Optional(t.String({ format: "date-time" })),
+  state: t.Optional(oneOf(STATES)),
+  deviceId: t.Optional(t.String()),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
+  sort: t.Optional(oneOf(["createdAt_desc", "createdAt_asc"])),
+});
+
+export const Device = t.Object({
+  id: t.String(),
+  name: t.String(),
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
+  lastSeen: t.String({ format: "date-time" }),
+  deletedAt: t.Nullable(t.String({ format: "date-time" })),
+});
+
+export const TokenRequest = t.Object({
+  ttl: nullable(t.Integer({ minimum: 0, maximum: 30 * 24 * 3600, description: "Seconds; 0 or absent: one hour" })),
+  scopes: t.Array(t.UnionEnum([...SCOPES]), { minItems: 1 }),
+});
+
+export const TokenResponse = t.Object({
+  id: t.String({ description: "The access token's id (jti), for DELETE /auth/token/{jti}" }),
+  token_type: t.Literal("Bearer"),
+  access_token: t.String(),
+  refresh_token: t.String(),
+  expires_at: t.String({ format: "date-time" }),
+});
+
+const Check = t.Object({ status: t.UnionEnum(["pass", "warn", "fail"]), description: t.String(), observedValue: t.Number(), observedUnit: t.String() });
+export const Health = t.Object({
+  status: t.UnionEnum(["pass", "warn", "fail"]),
+  version: t.String(),
+  releaseId: t.Integer(),
+  checks: t.Record(t.String(), Check),
+});
+
+export const InboxRefreshBody = t.Object({
+  deviceId: t.String({ minLength: 1, description: "The phone (an id from GET /devices)" }),
+  since: t.String({ format: "date-time" }),
+  until: t.String({ format: "date-time" }),
+  messageTypes: nullable(t.Array(t.String(), { description: "Accepted for compatibility; the phone re-posts its SMS" })),
+  triggerWebhooks: nullable(t.Boolean({ description: "Accepted for compatibility; re-posted SMS reach webhooks once, as new ones do" })),
+});
+
+export const WebhookBody = t.Object({
+  id: nullable(t.String({ maxLength: 36, description: "The webhook's id; generated when absent. An existing id is replaced." })),
+  url: t.String({ minLength: 1, maxLength: 2048, description: "Where to POST; must reach a public address (PIGEON_ALLOW_PRIVATE_WEBHOOKS aside)" }),
+  event: t.String({ description: `One of ${Object.keys(SMSGATE_WEBHOOK_EVENTS).join(", ")}; other SMSGate events answer 400 option_not_supported` }),
+  deviceId: nullable(t.String({ description: "Only this phone's events; all phones' when absent" })),
+});
+
+export const Webhook = t.Object({ id: t.String(), url: t.String(), event: t.String(), deviceId: t.Nullable(t.String()) });
+
+const SettingValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
+export const Settings = t.Record(t.String(), t.Record(t.String(), SettingValue), {
+  description:
+    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks; camelCase names work too. Other settings answer 400 option_not_supported.",
+});

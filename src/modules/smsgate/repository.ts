@@ -1,0 +1,185 @@
+// Every statement of the SMSGate-compatible API: its message ids and their recipients' notifications,
+// and the tokens POST /auth/token issues. Rows of one workspace only, as everywhere.
+import type { Database } from "bun:sqlite";
+
+/** One recipient of an SMSGate message with what its notification has reached. */
+export interface RecipientRow {
+  position: number;
+  phoneNumber: string;
+  notificationId: number;
+  status: "pending" | "sent" | "delivered" | "failed" | "cancelled";
+  stage: "queued" | "dispatching" | "handed" | "done";
+  errorReason: string | null;
+  createdAt: number;
+  dispatchedAt: number | null;
+  sentAt: number | null;
+  deliveredAt: number | null;
+  failedAt: number | null;
+  cancelledAt: number | null;
+}
+
+export interface SmsGateMessageRow {
+  rowId: number;
+  id: string;
+  deviceId: number | null;
+  isEncrypted: boolean;
+  createdAt: number;
+}
+
+export interface TokenRow {
+  jti: string;
+  workspaceId: number;
+  apiKeyId: number;
+  kind: "access" | "refresh";
+  accessJti: string;
+  scopes: string[];
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+  usedAt: number | null;
+}
+
+/** A webhook registered through the SMSGate API (a row of webhook_subscription in its format). */
+export interface SmsGateWebhookRow {
+  subscriptionId: number;
+  externalId: string;
+  url: string;
+  event: string;
+  deviceId: number | null;
+}
+
+export interface MessageFilter {
+  from?: number;
+  to?: number;
+  deviceId?: number;
+}
+
+const MESSAGE_COLUMNS = "row_id AS rowId, id, device_id AS deviceId, is_encrypted AS isEncrypted, created_at AS createdAt";
+const asMessage = (r: SmsGateMessageRow | null) => (r ? { ...r, isEncrypted: Boolean(r.isEncrypted) } : null);
+
+export function createSmsGateRepository(sqlite: Database) {
+  const byId = sqlite.query<SmsGateMessageRow, [number, string]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE workspace_id = ? AND id = ?`);
+  const insertMessage = sqlite.query<{ rowId: number }, [number, string, number | null, number, number]>(
+    "INSERT INTO smsgate_message (workspace_id, id, device_id, is_encrypted, created_at) VALUES (?, ?, ?, ?, ?) RETURNING row_id AS rowId",
+  );
+  const insertRecipient = sqlite.query<unknown, [number, number, string, number]>(
+    "INSERT INTO smsgate_recipient (message_row_id, position, phone_number, notification_id) VALUES (?, ?, ?, ?)",
+  );
+  const recipients = sqlite.query<RecipientRow, [number]>(
+    `SELECT r.position, r.phone_number AS phoneNumber, r.notification_id AS notificationId, n.status, n.stage,
+            n.error_reason AS errorReason, n.created_at AS createdAt, n.dispatched_at AS dispatchedAt, n.sent_at AS sentAt,
+            n.delivered_at AS deliveredAt, n.failed_at AS failedAt, n.cancelled_at AS cancelledAt
+       FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
+      WHERE r.message_row_id = ? ORDER BY r.position`,
+  );
+  const tokenByJti = sqlite.query<TokenRow & { scopes: string }, [string]>(
+    `SELECT jti, workspace_id AS workspaceId, api_key_id AS apiKeyId, kind, access_jti AS accessJti, scopes,
+            created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt, used_at AS usedAt
+       FROM smsgate_token WHERE jti = ?`,
+  );
+  const insertToken = sqlite.query<unknown, [string, number, number, string, string, string, number, number]>(
+    "INSERT INTO smsgate_token (jti, workspace_id, api_key_id, kind, access_jti, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+
+  function where(workspaceId: number, f: MessageFilter): { sql: string; args: number[] } {
+    const parts = ["workspace_id = ?"];
+    const args = [workspaceId];
+    if (f.from !== undefined) (parts.push("created_at >= ?"), args.push(f.from));
+    if (f.to !== undefined) (parts.push("created_at < ?"), args.push(f.to));
+    if (f.deviceId !== undefined) (parts.push("device_id = ?"), args.push(f.deviceId));
+    return { sql: parts.join(" AND "), args };
+  }
+
+  const WEBHOOK_COLUMNS = "id AS subscriptionId, external_id AS externalId, url, smsgate_event AS event, smsgate_device_id AS deviceId";
+  const webhooks = sqlite.query<SmsGateWebhookRow, [number]>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND deleted_at IS NULL ORDER BY id`,
+  );
+  const webhookById = sqlite.query<SmsGateWebhookRow, [number, string]>(
+    `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND external_id = ? AND deleted_at IS NULL`,
+  );
+  const messageIdOf = sqlite.query<{ id: string }, [number]>(
+    "SELECT m.id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE r.notification_id = ?",
+  );
+  const signingKey = sqlite.query<{ signingKey: string }, [number]>("SELECT signing_key AS signingKey FROM smsgate_setting WHERE workspace_id = ?");
+  const putSigningKey = sqlite.query<unknown, [number, string, number]>(
+    "INSERT INTO smsgate_setting (workspace_id, signing_key, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (workspace_id) DO UPDATE SET signing_key = ?2, updated_at = ?3",
+  );
+
+  return {
+    webhooks: (workspaceId: number): SmsGateWebhookRow[] => webhooks.all(workspaceId),
+    webhook: (workspaceId: number, externalId: string): SmsGateWebhookRow | null => webhookById.get(workspaceId, externalId),
+
+    renameWebhook(subscriptionId: number, externalId: string) {
+      sqlite.query("UPDATE webhook_subscription SET external_id = ? WHERE id = ?").run(externalId, subscriptionId);
+    },
+
+    /** The SMSGate id of the message a notification carries, if it was sent through that API. */
+    messageIdOf: (notificationId: number): string | null => messageIdOf.get(notificationId)?.id ?? null,
+
+    /** The workspace's sealed signing key, or null before one was made or set. */
+    signingKey: (workspaceId: number): string | null => signingKey.get(workspaceId)?.signingKey ?? null,
+    setSigningKey(workspaceId: number, sealed: string, now: number) {
+      putSigningKey.run(workspaceId, sealed, now);
+    },
+
+    message(workspaceId: number, id: string): SmsGateMessageRow | null {
+      return asMessage(byId.get(workspaceId, id));
+    },
+
+    /** Records a message and its recipients' notifications; runs inside the send's transaction. */
+    insert(workspaceId: number, m: { id: string; deviceId: number | null; isEncrypted: boolean; createdAt: number }, items: { phoneNumber: string; notificationId: number }[]) {
+      const { rowId } = insertMessage.get(workspaceId, m.id, m.deviceId, m.isEncrypted ? 1 : 0, m.createdAt)!;
+      items.forEach((item, i) => insertRecipient.run(rowId, i, item.phoneNumber, item.notificationId));
+      return rowId;
+    },
+
+    recipients(rowId: number): RecipientRow[] {
+      return recipients.all(rowId);
+    },
+
+    /** Messages newest (or oldest) first, with the count of all that match. */
+    list(workspaceId: number, f: MessageFilter, order: "asc" | "desc", offset: number, limit: number): { rows: SmsGateMessageRow[]; total: number } {
+      const w = where(workspaceId, f);
+      const dir = order === "asc" ? "ASC" : "DESC";
+      const rows = sqlite
+        .query<SmsGateMessageRow, number[]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`)
+        .all(...w.args, limit, offset);
+      const total = sqlite.query<{ n: number }, number[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`).get(...w.args)!.n;
+      return { rows: rows.map((r) => asMessage(r)!), total };
+    },
+
+    /** Every message that matches, for a filter on the state (computed from the recipients). */
+    all(workspaceId: number, f: MessageFilter, order: "asc" | "desc"): SmsGateMessageRow[] {
+      const w = where(workspaceId, f);
+      const dir = order === "asc" ? "ASC" : "DESC";
+      return sqlite
+        .query<SmsGateMessageRow, number[]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir}`)
+        .all(...w.args)
+        .map((r) => asMessage(r)!);
+    },
+
+    token(jti: string): TokenRow | null {
+      const row = tokenByJti.get(jti);
+      return row ? { ...row, scopes: JSON.parse(row.scopes) as string[] } : null;
+    },
+
+    insertToken(t: Omit<TokenRow, "revokedAt" | "usedAt">) {
+      insertToken.run(t.jti, t.workspaceId, t.apiKeyId, t.kind, t.accessJti, JSON.stringify(t.scopes), t.createdAt, t.expiresAt);
+    },
+
+    /** Marks a refresh token used; false when it already was (a replay). */
+    useRefresh(jti: string, now: number): boolean {
+      return sqlite.query("UPDATE smsgate_token SET used_at = ? WHERE jti = ? AND used_at IS NULL").run(now, jti).changes === 1;
+    },
+
+    /** Revokes an access token of the workspace and its refresh tokens; false when there is none. */
+    revoke(workspaceId: number, accessJti: string, now: number): boolean {
+      const found = sqlite.query("SELECT 1 FROM smsgate_token WHERE jti = ? AND workspace_id = ? AND kind = 'access'").get(accessJti, workspaceId);
+      if (!found) return false;
+      sqlite.query("UPDATE smsgate_token SET revoked_at = coalesce(revoked_at, ?) WHERE access_jti = ? AND workspace_id = ?").run(now, accessJti, workspaceId);
+      return true;
+    },
+  };
+}
+
+export type SmsGateRepository = ReturnType<typeof createSmsGateRepository>;

@@ -1,0 +1,292 @@
+// SMSGate's third-party API (android-sms-gateway/server, handlers/3rdparty.go), served under both
+// /3rdparty/v1 and /api/3rdparty/v1 so a client given either base works unchanged. Credentials are
+// checked by the foundation's early gate (auth.ts); each route names the scope it needs, as SMSGate's
+// permissions.RequireScope does. Errors come out in SMSGate's `{message, code, data}` shape.
+import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
+import { errorResponses, models } from "../../http/envelope";
+import type { Services } from "../../services";
+import { VERSION } from "../../version";
+import { createSystemRepository } from "../system/repository";
+import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
+import { Device, Health, InboxRefreshBody, Settings, Webhook, WebhookBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
+import type { SmsGateService } from "./service";
+
+export const SMSGATE_TAG = "SMSGate compatible";
+
+/** The release number SMSGate's health reports, from Pigeon's version (1.2.3 → 10203). */
+const releaseId = () => {
+  const [major = 0, minor = 0, patch = 0] = VERSION.split(/[.-]/).map((n) => Number.parseInt(n, 10) || 0);
+  return major * 10000 + minor * 100 + patch;
+};
+
+/** The routes under one base path. */
+function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGateService) {
+  const system = createSystemRepository(s.db);
+  const secured = (summary: string, description: string, scope?: string) => ({
+    auth: "smsgate" as const,
+    detail: { summary, description: scope ? `${description}\n\nScope: \`${scope}\`.` : description },
+  });
+
+  /** Answers without a body are described rather than given a schema (the errors are filled in from the table). */
+  const withResponses = <T extends { detail: Record<string, unknown> }>(o: T, responses: Record<number, { description: string }>, deprecated = false) => ({
+    ...o,
+    detail: { ...o.detail, responses, ...(deprecated ? { deprecated } : {}) },
+  });
+  const noContent = <T extends { detail: Record<string, unknown> }>(o: T) =>
+    withResponses(o, { 204: { description: "Done; no body" }, 404: { description: "Not found in this workspace (not_found)" } });
+
+  function health() {
+    let ok = true;
+    try {
+      system.ping();
+    } catch {
+      ok = false;
+    }
+    const status = ok ? ("pass" as const) : ("fail" as const);
+    return { status, version: VERSION, releaseId: releaseId(), checks: { "db:ping": { status, description: "The database answers", observedValue: ok ? 0 : 1, observedUnit: "failed pings" } } };
+  }
+  const healthRoute = (path: string, summary: string) => (app: Elysia) =>
+    app.get(
+      path,
+      ({ set }) => {
+        const body = health();
+        if (body.status === "fail") set.status = 503;
+        return body;
+      },
+      {
+        auth: "public",
+        response: { 200: Health },
+        detail: { summary, description: "SMSGate's health shape: `status` pass and one check per dependency; 503 with the same shape and `status: fail` when the database does not answer. Needs no credentials." },
+      },
+    );
+
+  // A plugin of its own per path (it is mounted twice), so it reads the caller from the request.
+  const messages = (path: "/messages" | "/message") => (app: Elysia) => {
+    const alias = path === "/message" ? " (alias of /messages, which older clients call)" : "";
+    return app
+      .post(
+        path,
+        async ({ request, body, query, set }) => {
+          requireScope(request, "messages:send");
+          const state = await gate.send(callerAuth(request), body, query);
+          set.status = 202;
+          set.headers.location = `${base}/messages/${encodeURIComponent(state.id)}`;
+          return state;
+        },
+        {
+          body: SendMessageBody,
+          query: SendQuery,
+          response: { 202: MessageState, ...errorResponses(402, 404, 409) },
+          ...secured(
+            `Send a message${alias}`,
+            "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` and `isEncrypted: true` answer 400 `option_not_supported`.",
+            "messages:send",
+          ),
+        },
+      )
+      .get(
+        path,
+        ({ request, query, set }) => {
+          requireScope(request, "messages:list");
+          const { items, total } = gate.list(callerAuth(request).workspaceId, query);
+          set.headers["x-total-count"] = String(total);
+          return items;
+        },
+        {
+          query: ListQuery,
+          response: { 200: t.Array(MessageState), ...errorResponses() },
+          ...secured(`List messages${alias}`, "Newest first unless `sort=createdAt_asc`; `X-Total-Count` has the number that match. `limit` is 1–100 (default 50).", "messages:list"),
+        },
+      )
+      .get(
+        `${path}/:id`,
+        ({ request, params }) => {
+          requireScope(request, "messages:read");
+          return gate.state(callerAuth(request).workspaceId, params.id);
+        },
+        {
+          params: t.Object({ id: t.String() }),
+          response: { 200: MessageState, ...errorResponses(404) },
+          ...secured(`Get a message's state${alias}`, "The message's state, each recipient's, and when each state was first reached (`states`).", "messages:read"),
+        },
+      )
+      .delete(
+        `${path}/:id`,
+        ({ request, params }) => {
+          requireScope(request, "messages:cancel");
+          return gate.cancel(callerAuth(request).workspaceId, params.id);
+        },
+        {
+          params: t.Object({ id: t.String() }),
+          response: { 200: MessageState, ...errorResponses(404, 409) },
+          ...secured(`Cancel a message${alias}`, "Cancels a message still Pending (scheduled or queued); 409 `not_cancellable` once the phone has it.", "messages:cancel"),
+        },
+      );
+  };
+
+  // The phone re-posts the SMS it received in a period; the older paths say they are deprecated, as SMSGate's do.
+  const inboxRefresh = (path: string, scope: "inbox:refresh" | "messages:export", deprecated: boolean) => (app: Elysia) =>
+    app.post(
+      path,
+      ({ request, body, set }) => {
+        requireScope(request, scope);
+        gate.refreshInbox(callerAuth(request).workspaceId, body);
+        set.status = 202;
+        if (deprecated) set.headers.deprecation = "true";
+      },
+      {
+        body: InboxRefreshBody,
+        ...withResponses(
+          secured(
+            deprecated ? "Re-post a phone's received SMS (older path of POST /inbox/refresh)" : "Re-post a phone's received SMS",
+            "Asks the phone to post again the SMS it received between `since` and `until`; they arrive as `sms:received`, each message once. 202 at once. " +
+              "404 for an unknown device; 409 `app_too_old` when the phone's app is too old to be asked (before 1.28.0), `phone_not_connected` when it has no event stream open.",
+            scope,
+          ),
+          { 202: { description: "Asked; the phone re-posts in the background" }, 404: { description: "No such phone in this workspace (not_found)" }, 409: { description: "The phone cannot be asked now (app_too_old, phone_not_connected)" } },
+          deprecated,
+        ),
+      },
+    );
+
+  return new Elysia({ name: `pigeon-smsgate${base}`, prefix: base, tags: [SMSGATE_TAG] })
+    .use(declaredAuth())
+    .use(models)
+    .use(healthRoute("/health", "Health (SMSGate shape)"))
+    .use(healthRoute("/health/live", "Liveness probe"))
+    .use(healthRoute("/health/ready", "Readiness probe"))
+    .use(healthRoute("/health/startup", "Startup probe"))
+    .post(
+      "/auth/token",
+      ({ request, body, set }) => {
+        set.status = 201;
+        return tokens.createToken(request, body);
+      },
+      {
+        body: TokenRequest,
+        response: { 201: TokenResponse, ...errorResponses() },
+        ...secured("Issue an access token", "A JWT for `Authorization: Bearer`, limited to `scopes` (a token cannot grant more than its maker holds), valid `ttl` seconds (default 3600), with a refresh token.", "tokens:manage"),
+      },
+    )
+    .post(
+      "/auth/token/refresh",
+      ({ request, set }) => {
+        set.status = 201;
+        return tokens.refresh(request);
+      },
+      {
+        response: { 201: TokenResponse, ...errorResponses() },
+        ...secured("Refresh an access token", "Called with the refresh token as Bearer: a new pair with the same scopes and lifetime. The old access token is revoked and the refresh token cannot be used again."),
+      },
+    )
+    .delete(
+      "/auth/token/:jti",
+      ({ request, params, set }) => {
+        tokens.revoke(request, params.jti);
+        set.status = 204;
+      },
+      {
+        params: t.Object({ jti: t.String() }),
+        ...noContent(secured("Revoke an access token", "The token (by its `id`) and its refresh token stop working at once.", "tokens:manage")),
+      },
+    )
+    .use(inboxRefresh("/inbox/refresh", "inbox:refresh", false))
+    .use(inboxRefresh("/inbox/export", "messages:export", true))
+    .use(inboxRefresh("/messages/inbox/export", "messages:export", true))
+    .use(inboxRefresh("/message/inbox/export", "messages:export", true))
+    .use(messages("/messages"))
+    .use(messages("/message"))
+    .get(
+      "/webhooks",
+      ({ auth, request }) => {
+        requireScope(request, "webhooks:list");
+        return s.smsgateWebhooks.list(auth.workspaceId);
+      },
+      { response: { 200: t.Array(Webhook), ...errorResponses() }, ...secured("List webhooks", "The webhooks registered through this API (Pigeon's own webhooks are under /v1).", "webhooks:list") },
+    )
+    .post(
+      "/webhooks",
+      async ({ auth, request, body, set }) => {
+        requireScope(request, "webhooks:write");
+        set.status = 201;
+        return await s.smsgateWebhooks.register(auth.workspaceId, body);
+      },
+      {
+        body: WebhookBody,
+        response: { 201: Webhook, ...errorResponses(404, 409) },
+        ...secured(
+          "Register a webhook",
+          "Pigeon delivers it from its outbox, retried as its own webhooks are, in SMSGate's body `{id, webhookId, event, deviceId, payload}` with `X-Timestamp` and `X-Signature` (hex HMAC-SHA256 of the body followed by the timestamp, keyed with the workspace's signing key: `pigeon smsgate signing-key`, or set with PATCH /settings). A repeated `id` replaces that webhook.",
+          "webhooks:write",
+        ),
+      },
+    )
+    .delete(
+      "/webhooks/:id",
+      ({ auth, request, params, set }) => {
+        requireScope(request, "webhooks:delete");
+        s.smsgateWebhooks.remove(auth.workspaceId, params.id);
+        set.status = 204;
+      },
+      { params: t.Object({ id: t.String() }), ...noContent(secured("Delete a webhook", "Nothing more is delivered to it; what was waiting is dropped.", "webhooks:delete")) },
+    )
+    .get(
+      "/settings",
+      ({ auth, request }) => {
+        requireScope(request, "settings:read");
+        return s.smsgateSettings.get(auth.workspaceId);
+      },
+      { response: { 200: Settings, ...errorResponses() }, ...secured("Read settings", "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.", "settings:read") },
+    )
+    .put(
+      "/settings",
+      ({ auth, request, body }) => {
+        requireScope(request, "settings:write");
+        return s.smsgateSettings.update(auth.workspaceId, body);
+      },
+      {
+        body: Settings,
+        response: { 200: Settings, ...errorResponses() },
+        ...secured("Replace settings", "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.", "settings:write"),
+      },
+    )
+    .patch(
+      "/settings",
+      ({ auth, request, body }) => {
+        requireScope(request, "settings:write");
+        return s.smsgateSettings.update(auth.workspaceId, body);
+      },
+      { body: Settings, response: { 200: Settings, ...errorResponses() }, ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write") },
+    )
+    .get(
+      "/devices",
+      ({ auth, request }) => {
+        requireScope(request, "devices:list");
+        return gate.devices(auth.workspaceId);
+      },
+      { response: { 200: t.Array(Device), ...errorResponses() }, ...secured("List devices", "The workspace's paired phones.", "devices:list") },
+    )
+    .delete(
+      "/devices/:id",
+      ({ auth, request, params, set }) => {
+        requireScope(request, "devices:delete");
+        gate.removeDevice(auth.workspaceId, params.id);
+        set.status = 204;
+      },
+      {
+        params: t.Object({ id: t.String() }),
+        ...noContent(secured("Remove a device", "Unpairs the phone; what was waiting for it fails with `device_deleted`.", "devices:delete")),
+      },
+    );
+}
+
+const callerAuth = (request: Request) => smsGateCallerOf(request).auth;
+
+/** The SMSGate-compatible API under both of its bases. */
+export function smsGateRoutes(s: Services) {
+  const app = new Elysia({ name: "pigeon-smsgate" });
+  for (const base of SMSGATE_BASES) app.use(routesUnder(base, s, s.smsgateAuth, s.smsgate));
+  return app;
+}
+

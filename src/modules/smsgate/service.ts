@@ -1,0 +1,243 @@
+// The SMSGate-compatible API's rules over Pigeon's own: an SMSGate message is one notification per
+// recipient, sent through the same preparation and acceptance as /v1's send; its state is read
+// back from those notifications; its devices are the workspace's paired phones.
+import { AppError } from "../../http/errors";
+import type { KeyAuthContext } from "../../http/auth";
+import { nanoid } from "../../lib/tokens";
+import type { ChannelTraits } from "../../channels/kinds";
+import type { Clock } from "../../clock";
+import type { GroupCommit } from "../../db/group-commit";
+import type { DeviceRepository, DeviceRow } from "../devices/repository";
+import type { DeviceService } from "../devices/service";
+import type { NotificationService } from "../notifications/service";
+import type { Prepared, SendInput, SendingService } from "../sending/service";
+import type { RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
+import { STATES, type SendMessageBody, type State } from "./model";
+
+
+/** What a recipient's notification has reached, in SMSGate's words. */
+export function stateOf(r: Pick<RecipientRow, "status" | "stage">): State {
+  switch (r.status) {
+    case "pending":
+      // Queued is still with us; dispatching or handed means the phone has (or is taking) it.
+      return r.stage === "queued" ? "Pending" : "Processed";
+    case "sent":
+      return "Sent";
+    case "delivered":
+      return "Delivered";
+    case "failed":
+      return "Failed";
+    case "cancelled":
+      return "Cancelled";
+  }
+}
+
+const PROGRESS: State[] = ["Pending", "Processed", "Sent", "Delivered"];
+
+/**
+ * The message's state from its recipients': the least advanced of those still going or done well;
+ * Failed (or Cancelled) only when every recipient ended so.
+ */
+export function messageStateOf(states: State[]): State {
+  const live = states.filter((s) => s !== "Failed" && s !== "Cancelled");
+  if (live.length === 0) return states.includes("Failed") ? "Failed" : "Cancelled";
+  return PROGRESS[Math.min(...live.map((s) => PROGRESS.indexOf(s)))];
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A message as SMSGate's MessageState: recipients with theirs, and when each state was first reached. */
+export function presentState(m: SmsGateMessageRow, recipients: RecipientRow[]) {
+  const states = recipients.map(stateOf);
+  const first = (pick: (r: RecipientRow) => number | null) => {
+    const times = recipients.map(pick).filter((t): t is number => t !== null);
+    return times.length ? Math.min(...times) : null;
+  };
+  const at: Record<State, number | null> = {
+    Pending: m.createdAt,
+    Processed: first((r) => r.dispatchedAt),
+    Sent: first((r) => r.sentAt),
+    Delivered: first((r) => r.deliveredAt),
+    Failed: first((r) => r.failedAt),
+    Cancelled: first((r) => r.cancelledAt),
+  };
+  return {
+    id: m.id,
+    deviceId: m.deviceId === null ? "" : String(m.deviceId),
+    state: messageStateOf(states),
+    isHashed: false,
+    isEncrypted: m.isEncrypted,
+    recipients: recipients.map((r, i) => ({ phoneNumber: r.phoneNumber, state: states[i], error: r.status === "failed" ? r.errorReason ?? "failed" : null })),
+    states: Object.fromEntries(STATES.flatMap((s) => (at[s] === null ? [] : [[s, iso(at[s])]]))) as Partial<Record<State, string>>,
+  };
+}
+
+/** An RFC 3339 instant from a query, or 400. */
+function instant(value: string | undefined, field: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at)) throw new AppError("validation_error", `${field} "${value}" is not an RFC 3339 date-time, e.g. 2026-01-31T09:00:00Z`, { field, location: "query", reason: "must be an RFC 3339 date-time" });
+  return at;
+}
+
+/** "YYYY-MM-DD HH:MM:SS" in UTC, the send path's schedule_time, from an instant. */
+const utcScheduleTime = (at: number) => new Date(at).toISOString().slice(0, 19).replace("T", " ");
+
+/** What the SMSGate API builds on: Pigeon's own send path, devices and notifications. */
+export interface SmsGateDeps {
+  clock: Clock;
+  channels: readonly ChannelTraits[];
+  deviceRepo: DeviceRepository;
+  devices: DeviceService;
+  sending: SendingService;
+  commits: GroupCommit;
+  notifications: NotificationService;
+  /** Asks a paired phone to re-post the SMS it received in a period (the phone channel's service). */
+  requestInboxExport: (device: DeviceRow, since: number, until: number) => unknown;
+}
+
+export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
+  const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
+  const isPhone = (d: DeviceRow) => phoneKinds.has(d.kind);
+
+  function state(workspaceId: number, id: string) {
+    const m = repo.message(workspaceId, id);
+    if (!m) throw new AppError("not_found", `message ${id} not found`);
+    return presentState(m, repo.recipients(m.rowId));
+  }
+
+  /** The phone to send through when the caller named none but asked for one seen lately. */
+  function recentPhone(workspaceId: number, withinHours: number): DeviceRow {
+    const since = s.clock.now() - withinHours * 3600_000;
+    const phone = s.deviceRepo.all(workspaceId, false).find((d) => isPhone(d) && d.lastSeenAt !== null && d.lastSeenAt >= since);
+    if (!phone) throw new AppError("no_active_device", `No phone of this workspace was seen in the last ${withinHours} hour(s)`, { field: "deviceActiveWithin" });
+    return phone;
+  }
+
+  function inputOf(body: SendMessageBody, recipient: string, deviceId: string | null): SendInput {
+    const text = body.textMessage?.text ?? body.message ?? null;
+    let scheduleTime: string | null = null;
+    if (body.scheduleAt) {
+      const at = instant(body.scheduleAt, "scheduleAt")!;
+      scheduleTime = utcScheduleTime(at);
+    }
+    return {
+      channel: "sms",
+      recipient,
+      message: text,
+      deviceId,
+      scheduleTime,
+      timezone: scheduleTime ? "UTC" : null,
+      simNumber: body.simNumber ?? null,
+      priority: body.priority ?? null,
+      withDeliveryReport: body.withDeliveryReport ?? null,
+      ttl: body.ttl ?? null,
+      validUntil: body.validUntil ?? null,
+    };
+  }
+
+  /**
+   * POST /messages: every recipient is prepared (checked) before anything is written, then all are
+   * accepted with the message's record in one job of the group commit, so a refusal stores nothing.
+   */
+  async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number }) {
+    if (body.dataMessage) throw new AppError("option_not_supported", "Data messages (dataMessage) are not supported: Pigeon sends text", { field: "dataMessage" });
+    if (body.isEncrypted) throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
+    if (!body.textMessage && (body.message === undefined || body.message === null)) throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
+    if (body.ttl != null && body.validUntil) throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
+    const id = body.id?.trim() || nanoid(21);
+    if (repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
+
+    let deviceId = body.deviceId?.trim() || null;
+    if (!deviceId && query.deviceActiveWithin) deviceId = String(recentPhone(auth.workspaceId, query.deviceActiveWithin).id);
+    const prepared: Prepared[] = [];
+    for (const number of body.phoneNumbers) {
+      // The first recipient decides the device; the others go through the same one.
+      const p = s.sending.prepare(auth, inputOf(body, number, deviceId));
+      deviceId ??= String(p.device.id);
+      prepared.push(p);
+    }
+    const createdAt = s.clock.now();
+    await s.commits.submit(() => {
+      const results = s.sending.accept(auth, prepared);
+      const failed = results.find((r) => !r.ok);
+      // Thrown inside the job: its savepoint rolls back every recipient already stored.
+      if (failed && !failed.ok) throw failed.error;
+      const items = results.map((r, i) => ({ phoneNumber: prepared[i].recipient, notificationId: r.ok ? r.accepted.notificationId : 0 }));
+      try {
+        repo.insert(auth.workspaceId, { id, deviceId: Number(deviceId), isEncrypted: false, createdAt }, items);
+      } catch (error) {
+        if (String((error as Error).message).includes("UNIQUE")) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
+        throw error;
+      }
+    });
+    return state(auth.workspaceId, id);
+  }
+
+  function list(workspaceId: number, q: { from?: string; to?: string; state?: State; deviceId?: string; limit?: number; offset?: number; sort?: "createdAt_asc" | "createdAt_desc" }) {
+    const limit = Math.max(1, Math.min(q.limit ?? 50, 100));
+    const offset = Math.max(0, q.offset ?? 0);
+    const filter = { from: instant(q.from, "from"), to: instant(q.to, "to"), deviceId: undefined as number | undefined };
+    if (q.deviceId) {
+      // Devices here have numeric ids: any other id matches nothing.
+      if (!/^\d+$/.test(q.deviceId)) return { items: [], total: 0 };
+      filter.deviceId = Number(q.deviceId);
+    }
+    const order = q.sort === "createdAt_asc" ? "asc" : "desc";
+    if (!q.state) {
+      const { rows, total } = repo.list(workspaceId, filter, order, offset, limit);
+      return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
+    }
+    // The state is the recipients' combined: filter after computing it.
+    const all = repo.all(workspaceId, filter, order).map((m) => presentState(m, repo.recipients(m.rowId))).filter((m) => m.state === q.state);
+    return { items: all.slice(offset, offset + limit), total: all.length };
+  }
+
+  /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
+  function cancel(workspaceId: number, id: string) {
+    const m = repo.message(workspaceId, id);
+    if (!m) throw new AppError("not_found", `message ${id} not found`);
+    const recipients = repo.recipients(m.rowId);
+    const current = presentState(m, recipients);
+    if (current.state !== "Pending") throw new AppError("not_cancellable", `message ${id} is ${current.state}, not Pending, and can no longer be cancelled`, { state: current.state });
+    for (const r of recipients) if (stateOf(r) === "Pending") s.notifications.cancel(workspaceId, r.notificationId);
+    return state(workspaceId, id);
+  }
+
+  function presentDevice(d: DeviceRow) {
+    return {
+      id: String(d.id),
+      name: d.name,
+      createdAt: iso(d.createdAt)!,
+      updatedAt: iso(d.updatedAt)!,
+      lastSeen: iso(d.lastSeenAt ?? d.createdAt)!,
+      deletedAt: null,
+    };
+  }
+
+  /** POST /inbox/refresh (and its older paths): the phone re-posts its received SMS as sms:received. */
+  function refreshInbox(workspaceId: number, body: { deviceId: string; since: string; until: string }) {
+    const device = /^\d+$/.test(body.deviceId) ? s.deviceRepo.get(workspaceId, Number(body.deviceId)) : null;
+    if (!device || !isPhone(device)) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
+    const since = instant(body.since, "since")!;
+    const until = instant(body.until, "until")!;
+    if (since >= until) throw new AppError("validation_error", "until must be after since", { field: "until", location: "body", reason: "must be after since" });
+    s.requestInboxExport(device, since, until);
+  }
+
+  return {
+    send,
+    state,
+    refreshInbox,
+    list,
+    cancel,
+    devices: (workspaceId: number) => s.deviceRepo.all(workspaceId, true).filter(isPhone).map(presentDevice),
+    removeDevice(workspaceId: number, id: string) {
+      const device = /^\d+$/.test(id) ? s.deviceRepo.get(workspaceId, Number(id)) : null;
+      if (!device || !isPhone(device)) throw new AppError("not_found", `device ${id} not found`);
+      s.devices.remove(workspaceId, [device.id]);
+    },
+  };
+}
+
+export type SmsGateService = ReturnType<typeof createSmsGateService>;

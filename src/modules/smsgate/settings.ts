@@ -1,0 +1,88 @@
+// SMSGate's settings (GET/PUT/PATCH /settings), which SMSGate keeps per user and pushes to every
+// phone. Pigeon keeps sending settings per phone, so the ones it acts on are applied to every
+// paired phone of the workspace: the pause between messages and the per-minute limit. The webhook
+// signing key is the workspace's SMSGate key: it can be set here but, as in SMSGate, never read.
+// Anything else is refused by name rather than stored and ignored.
+import { AppError } from "../../http/errors";
+import type { DeviceRepository, DeviceRow } from "../devices/repository";
+import type { DeviceService } from "../devices/service";
+import type { SmsGateWebhooks } from "./webhooks";
+
+type Json = Record<string, unknown>;
+
+/** A setting by SMSGate's name (snake_case, as its server and the app use) or the npm client's camelCase. */
+function pick(section: Json, snake: string): unknown {
+  const camel = snake.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  return section[snake] ?? section[camel];
+}
+
+const KNOWN: Record<string, string[]> = {
+  messages: ["send_interval_min", "send_interval_max", "limit_period", "limit_value"],
+  webhooks: ["signing_key"],
+};
+
+function refuse(field: string, reason: string): never {
+  throw new AppError("option_not_supported", `Setting ${field} ${reason}`, { field });
+}
+
+const positiveInt = (v: unknown, field: string, min: number) => {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > 3600) throw new AppError("validation_error", `Setting ${field} must be a whole number from ${min} to 3600`, { field, location: "body" });
+  return v;
+};
+
+export function createSmsGateSettings(deps: { deviceRepo: DeviceRepository; devices: DeviceService; isPhone: (d: DeviceRow) => boolean; webhooks: SmsGateWebhooks }) {
+  const phones = (workspaceId: number) => deps.deviceRepo.all(workspaceId, true).filter(deps.isPhone);
+
+  function get(workspaceId: number): Record<string, Record<string, string | number>> {
+    const first = phones(workspaceId)[0];
+    return {
+      messages: first
+        ? { send_interval_min: first.sendIntervalMin, send_interval_max: first.sendIntervalMax, limit_period: "PerMinute", limit_value: first.sendLimitPerMinute }
+        : {},
+      webhooks: {},
+    };
+  }
+
+  /** Checks every given setting, then applies them all: a refused one changes nothing. */
+  function update(workspaceId: number, body: Json) {
+    const change: { send_interval_min?: number; send_interval_max?: number; send_limit_per_minute?: number } = {};
+    let signingKey: string | null = null;
+    for (const [section, value] of Object.entries(body)) {
+      if (value === null || value === undefined) continue;
+      if (!KNOWN[section]) refuse(section, `is not supported by Pigeon; it applies ${Object.entries(KNOWN).flatMap(([s, keys]) => keys.map((k) => `${s}.${k}`)).join(", ")}`);
+      if (typeof value !== "object" || Array.isArray(value)) throw new AppError("validation_error", `Setting ${section} must be an object`, { field: section, location: "body" });
+      const fields = value as Json;
+      for (const key of Object.keys(fields)) {
+        const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+        if (fields[key] !== null && !KNOWN[section].includes(snake)) refuse(`${section}.${key}`, "is not supported by Pigeon");
+      }
+      if (section === "messages") {
+        const min = pick(fields, "send_interval_min");
+        const max = pick(fields, "send_interval_max");
+        const period = pick(fields, "limit_period");
+        const limit = pick(fields, "limit_value");
+        if (min != null) change.send_interval_min = positiveInt(min, "messages.send_interval_min", 0);
+        if (max != null) change.send_interval_max = positiveInt(max, "messages.send_interval_max", 0);
+        if (period != null && period !== "PerMinute") refuse("messages.limit_period", `${String(period)} is not supported: Pigeon limits each phone per minute (PerMinute)`);
+        if (limit != null) change.send_limit_per_minute = positiveInt(limit, "messages.limit_value", 1);
+      } else {
+        const key = pick(fields, "signing_key");
+        if (key != null) {
+          if (typeof key !== "string" || key.length < 1 || key.length > 256) throw new AppError("validation_error", "Setting webhooks.signing_key must be 1 to 256 characters", { field: "webhooks.signing_key", location: "body" });
+          signingKey = key;
+        }
+      }
+    }
+    const targets = Object.keys(change).length > 0 ? phones(workspaceId) : [];
+    for (const phone of targets) {
+      const min = change.send_interval_min ?? phone.sendIntervalMin;
+      const max = change.send_interval_max ?? phone.sendIntervalMax;
+      if (min > max) throw new AppError("validation_error", `messages.send_interval_min (${min}) must not exceed send_interval_max (${max}) on phone ${phone.id}`, { field: "messages.send_interval_min", location: "body" });
+    }
+    if (signingKey !== null) deps.webhooks.setSigningKey(workspaceId, signingKey);
+    for (const phone of targets) deps.devices.update(workspaceId, { device_id: phone.id, ...change });
+    return get(workspaceId);
+  }
+
+  return { get, update };
+}
