@@ -687,6 +687,12 @@ describe("parseSimulatePhoneArgs", () => {
     });
   });
 
+  test("a value that starts with a dash (a pairing token can) is a value, not a flag", () => {
+    const opts = parseSimulatePhoneArgs(["--server", "http://127.0.0.1:8080/mobile/v1", "--token", "-Ab_c9", "--inbound", "-5 degrees outside"]);
+    expect(opts.token).toBe("-Ab_c9");
+    expect(opts.inbound).toBe("-5 degrees outside");
+  });
+
   test("every flag", () => {
     const opts = parseSimulatePhoneArgs([
       "--server=https://pigeon.example/mobile/v1",

@@ -113,9 +113,24 @@ function numberFlag(raw: string | undefined, flag: string, fallback: number, min
   return value;
 }
 
+/**
+ * `--flag value` as `--flag=value` for the flags that take a value, so a value that starts with a
+ * dash (a pairing token can: its alphabet has "-") is not read as another flag.
+ */
+function joinValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith("--") && !argv[i].includes("=") ? argv[i].slice(2) : null;
+    const takesValue = name !== null && (FLAGS as Record<string, { type: string }>)[name]?.type === "string";
+    if (takesValue && i + 1 < argv.length) out.push(`${argv[i]}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
 /** Reads the simulate-phone flags; throws an Error naming the flag when one is missing or invalid. */
 export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
-  const { values } = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args: joinValues(argv), options: FLAGS, strict: true, allowPositionals: false });
 
   const server = values.server?.trim();
   if (!server) throw new Error("--server is required, e.g. --server http://127.0.0.1:8080/mobile/v1");
