@@ -255,7 +255,7 @@ describe("webhooks", () => {
       expect((await call("POST", "/webhooks", { body: { url: receiver.url, event: "sms:delivered", deviceId: String(phone.device_id) } })).status).toBe(201);
       expect((await call("GET", "/webhooks")).body.map((w: { event: string }) => w.event)).toEqual(["sms:received", "sms:delivered"]);
       // Events Pigeon has no source for are refused by name, and nothing is stored.
-      const ping = await call("POST", "/webhooks", { body: { url: receiver.url, event: "system:ping" } });
+      const ping = await call("POST", "/webhooks", { body: { url: receiver.url, event: "app:started" } });
       expect(ping.status).toBe(400);
       expect(ping.body.data.error_code).toBe("option_not_supported");
       expect((await call("GET", "/webhooks")).body).toHaveLength(2);

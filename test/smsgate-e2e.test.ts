@@ -150,6 +150,36 @@ describe("the npm android-sms-gateway client against the binary", () => {
     expect(await client.getWebhooks()).toEqual([]);
   });
 
+  test("system:ping and mms:downloaded webhooks carry the phone's health and the MMS's content in SMSGate's payloads", async () => {
+    await client.registerWebhook({ id: "ping-hook", url: receiver.url, event: WebHookEventType.SystemPing });
+    await client.registerWebhook({ id: "mms-hook", url: receiver.url, event: "mms:downloaded" as WebHookEventType });
+    // A phone that pings often, on a low battery, and receives an MMS once paired.
+    const mms = await startSimulator(bin, [
+      "--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "MMS phone",
+      "--ping", "0.2", "--battery", "9", "--mms", "Parcel photo", "--from", "+14155550124",
+    ]);
+    try {
+      const ping = await waitFor("the system:ping delivery", () => receiver.received.find((r) => r.body?.event === "system:ping") ?? null);
+      expect(ping.body).toMatchObject({ webhookId: "ping-hook", deviceId: expect.stringMatching(/^\d+$/) });
+      // The health as the app reports it, not Pigeon's summary of it.
+      expect(ping.body.payload.health.checks["battery:level"]).toMatchObject({ observedValue: 9 });
+      const downloaded = await waitFor("the mms:downloaded delivery", () => receiver.received.find((r) => r.body?.event === "mms:downloaded") ?? null);
+      expect(downloaded.body).toMatchObject({
+        webhookId: "mms-hook",
+        payload: { sender: "+14155550124", phoneNumber: "+14155550124", subject: "Parcel photo", messageId: expect.any(String), receivedAt: expect.any(String) },
+      });
+      expect(downloaded.body.payload.attachments.length).toBeGreaterThan(0);
+      expect(downloaded.body.payload.attachments[0]).toMatchObject({ contentType: expect.any(String), data: null });
+      // No mms:downloaded went to the ping webhook, nor a ping to the MMS one.
+      expect(receiver.received.filter((r) => r.body?.webhookId === "ping-hook").every((r) => r.body.event === "system:ping")).toBe(true);
+      expect(receiver.received.filter((r) => r.body?.webhookId === "mms-hook").every((r) => r.body.event === "mms:downloaded")).toBe(true);
+    } finally {
+      mms.proc.kill("SIGKILL");
+    }
+    await client.deleteWebhook("ping-hook");
+    await client.deleteWebhook("mms-hook");
+  });
+
   test("a device is deleted through the client", async () => {
     const before = await client.getDevices();
     const device = before.find((d) => d.name === "SMSGate phone")!;
