@@ -137,6 +137,24 @@ describe("messages", () => {
     expect((await gate("GET", "/messages/half")).status).toBe(404);
   });
 
+  test("skipPhoneValidation: a number with its country code is sent; one without is refused naming the option, and nothing is stored", async () => {
+    await ctx.phone("Unvalidated phone");
+    const send = (id: string, phoneNumbers: string[], skipPhoneValidation?: boolean) =>
+      ctx.call("POST", "/3rdparty/v1/messages", { key: null, headers: { authorization: basic() }, body: { id, message: "Balance?", phoneNumbers }, query: skipPhoneValidation === undefined ? {} : { skipPhoneValidation } });
+    const accepted = await send("skip-ok", ["+1 415 555 2674"], true);
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.recipients).toEqual([expect.objectContaining({ phoneNumber: "+14155552674" })]);
+    const before = ctx.db.$client.query("SELECT count(*) AS n FROM notification").get();
+    const refused = await send("skip-short", ["+14155552675", "900"], true);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 400, data: { error_code: "option_not_supported", field: "skipPhoneValidation", phoneNumber: "900" } });
+    expect(refused.body.message).toContain("skipPhoneValidation");
+    expect(ctx.db.$client.query("SELECT count(*) AS n FROM notification").get()).toEqual(before);
+    expect((await gate("GET", "/messages/skip-short")).status).toBe(404);
+    // Without the option the same number is the ordinary invalid number.
+    expect((await send("plain-short", ["900"])).body.data.error_code).toBe("invalid_phone_number");
+  });
+
   test("bad bodies answer 400 with a code, never 500", async () => {
     const bodies: unknown[] = [
       { message: "Hi", phoneNumbers: [] },

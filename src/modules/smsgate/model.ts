@@ -38,7 +38,10 @@ export const SendMessageBody = t.Object({
 export type SendMessageBody = Static<typeof SendMessageBody>;
 
 export const SendQuery = t.Object({
-  skipPhoneValidation: t.Optional(t.Boolean({ description: "Accepted for compatibility; Pigeon always stores numbers as E.164" })),
+  skipPhoneValidation: t.Optional(t.Boolean({
+      description:
+        "true skips SMSGate's stricter checks (valid, mobile), as Pigeon always does: a number needs only its country code. A number without it (short code, national form) answers 400 option_not_supported, as Pigeon prices and threads by E.164",
+    })),
   deviceActiveWithin: t.Optional(t.Integer({ minimum: 0, description: "Without deviceId: use a phone seen within this many hours" })),
 });
 

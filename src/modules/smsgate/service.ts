@@ -3,6 +3,7 @@
 // back from those notifications; its devices are the workspace's paired phones.
 import { AppError } from "../../http/errors";
 import type { KeyAuthContext } from "../../http/auth";
+import { toE164 } from "../../lib/phone";
 import { nanoid } from "../../lib/tokens";
 import type { ChannelTraits } from "../../channels/kinds";
 import type { Clock } from "../../clock";
@@ -140,11 +141,12 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * POST /messages: every recipient is prepared (checked) before anything is written, then all are
    * accepted with the message's record in one job of the group commit, so a refusal stores nothing.
    */
-  async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number }) {
+  async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
     if (body.dataMessage) throw new AppError("option_not_supported", "Data messages (dataMessage) are not supported: Pigeon sends text", { field: "dataMessage" });
     if (body.isEncrypted) throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
     if (!body.textMessage && (body.message === undefined || body.message === null)) throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
     if (body.ttl != null && body.validUntil) throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
+    if (query.skipPhoneValidation) refuseUnvalidated(body.phoneNumbers);
     const id = body.id?.trim() || nanoid(21);
     if (repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
 
@@ -172,6 +174,23 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       }
     });
     return state(auth.workspaceId, id);
+  }
+
+  /**
+   * skipPhoneValidation: SMSGate then hands each number to the phone as written, unchecked. Pigeon
+   * already skips SMSGate's stricter checks (a valid, mobile number): it asks only for a possible
+   * number with its country code. What it cannot skip is that form, since every notification is
+   * priced, threaded and checked against opt-outs by its E.164 number; a number without it (a
+   * short code, a national number) is refused naming the option, rather than sent unpriced.
+   */
+  function refuseUnvalidated(numbers: string[]) {
+    const bad = numbers.find((n) => toE164(n) === null);
+    if (bad === undefined) return;
+    throw new AppError(
+      "option_not_supported",
+      `skipPhoneValidation cannot send to "${bad}": Pigeon sends only to numbers with their country code (E.164, e.g. +14155552671), which it prices, threads and checks opt-outs by`,
+      { field: "skipPhoneValidation", phoneNumber: bad },
+    );
   }
 
   function list(workspaceId: number, q: { from?: string; to?: string; state?: State; deviceId?: string; limit?: number; offset?: number; sort?: "createdAt_asc" | "createdAt_desc" }) {
