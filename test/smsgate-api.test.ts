@@ -209,6 +209,75 @@ describe("messages", () => {
     expect((await call("GET", "/messages", { query: { offset: "100000000000000000000" } })).status).toBe(400);
   });
 
+  test("the state filter is applied in SQL: pages past the first and X-Total-Count agree with each message's state", async () => {
+    const local = createTestContext();
+    let calls = 0;
+    // The key's 60 requests a minute: the test clock moves a minute on every 50.
+    const call = (method: string, path: string, o: CallOptions = {}) => {
+      if (++calls % 50 === 0) local.clock.advance(61_000);
+      return local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
+    };
+    await local.phone("Many");
+    const later = new Date(local.clock.now() + 24 * 3600_000).toISOString();
+    const count = 112;
+    for (let i = 0; i < count; i++) {
+      const r = await call("POST", "/messages", { body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later } });
+      expect(r.status).toBe(202);
+    }
+    // Each recipient pair moved to a combination of outcomes, and the state SMSGate gives the message.
+    type Outcome = [status: string, stage: string];
+    const combos: [Outcome, Outcome, string][] = [
+      [["pending", "dispatching"], ["pending", "queued"], "Pending"],
+      [["pending", "handed"], ["sent", "done"], "Processed"],
+      [["sent", "done"], ["delivered", "done"], "Sent"],
+      [["delivered", "done"], ["delivered", "done"], "Delivered"],
+      [["delivered", "done"], ["failed", "done"], "Delivered"],
+      [["sent", "done"], ["failed", "done"], "Sent"],
+      [["failed", "done"], ["failed", "done"], "Failed"],
+      [["failed", "done"], ["cancelled", "done"], "Failed"],
+      [["cancelled", "done"], ["cancelled", "done"], "Cancelled"],
+    ];
+    const sql = local.db.$client;
+    combos.forEach(([first, second], i) => {
+      const ids = sql
+        .query<{ id: number }, [string]>("SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position")
+        .all(`m${i}`)
+        .map((r) => r.id);
+      [first, second].forEach(([status, stage], k) => sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]));
+    });
+    const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
+
+    /** Every page of a listing, checking X-Total-Count on each. */
+    async function everything(query: Record<string, string | number>) {
+      const ids: string[] = [];
+      let total = -1;
+      for (let offset = 0; ; offset += 100) {
+        const page = await call("GET", "/messages", { query: { ...query, limit: 100, offset, sort: "createdAt_asc" } });
+        expect(page.status).toBe(200);
+        total = Number(page.headers.get("x-total-count"));
+        for (const m of page.body as { id: string; state: string }[]) {
+          // Each message listed is in the state asked for, as its own state says.
+          if (query.state) expect({ id: m.id, state: m.state }).toEqual({ id: m.id, state: String(query.state) });
+          expect(m.state).toBe(expected.get(m.id)!);
+          ids.push(m.id);
+        }
+        if (page.body.length < 100) break;
+      }
+      expect(ids).toHaveLength(total);
+      return ids;
+    }
+    const all = await everything({});
+    expect(all).toHaveLength(count);
+    for (const state of ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"]) {
+      const want = all.filter((id) => expected.get(id) === state);
+      expect({ state, ids: await everything({ state }) }).toEqual({ state, ids: want });
+    }
+    // More Pending than one page: the second page holds the rest, and the total counts them all.
+    const second = await call("GET", "/messages", { query: { state: "Pending", limit: 100, offset: 100, sort: "createdAt_asc" } });
+    expect(second.headers.get("x-total-count")).toBe(String(count - combos.length + 1));
+    expect(second.body).toHaveLength(count - combos.length + 1 - 100);
+  });
+
   test("deviceActiveWithin picks a phone seen within that many hours, or refuses", async () => {
     const local = createTestContext();
     const call = (body: unknown, hours: number) =>

@@ -37,7 +37,8 @@ const PROGRESS: State[] = ["Pending", "Processed", "Sent", "Delivered"];
 
 /**
  * The message's state from its recipients': the least advanced of those still going or done well;
- * Failed (or Cancelled) only when every recipient ended so.
+ * Failed (or Cancelled) only when every recipient ended so. The list's state filter computes the
+ * same in SQL (repository.ts MESSAGE_STATE_SQL); change both together.
  */
 export function messageStateOf(states: State[]): State {
   const live = states.filter((s) => s !== "Failed" && s !== "Cancelled");
@@ -203,13 +204,8 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       filter.deviceId = Number(q.deviceId);
     }
     const order = q.sort === "createdAt_asc" ? "asc" : "desc";
-    if (!q.state) {
-      const { rows, total } = repo.list(workspaceId, filter, order, offset, limit);
-      return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
-    }
-    // The state is the recipients' combined: filter after computing it.
-    const all = repo.all(workspaceId, filter, order).map((m) => presentState(m, repo.recipients(m.rowId))).filter((m) => m.state === q.state);
-    return { items: all.slice(offset, offset + limit), total: all.length };
+    const { rows, total } = repo.list(workspaceId, { ...filter, state: q.state }, order, offset, limit);
+    return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
   }
 
   /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
