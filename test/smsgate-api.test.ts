@@ -301,6 +301,20 @@ describe("messages", () => {
 });
 
 describe("devices", () => {
+  test("the older /device path lists and removes phones as /devices does, marked deprecated", async () => {
+    const local = createTestContext();
+    const headers = { authorization: basic(local.key) };
+    const phone = await local.phone("Old path phone");
+    const listed = await local.call("GET", "/3rdparty/v1/device", { key: null, headers });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get("deprecation")).toBe("true");
+    expect(listed.body).toEqual((await local.call("GET", "/3rdparty/v1/devices", { key: null, headers })).body);
+    expect(listed.body.map((d: { id: string }) => d.id)).toEqual([String(phone.device_id)]);
+    expect((await local.call("DELETE", `/api/3rdparty/v1/device/${phone.device_id}`, { key: null, headers })).status).toBe(204);
+    expect((await local.call("GET", "/3rdparty/v1/devices", { key: null, headers })).body).toEqual([]);
+    expect((await local.call("DELETE", "/3rdparty/v1/device/999", { key: null, headers })).status).toBe(404);
+  });
+
   test("lists the paired phones and removes one", async () => {
     const local = createTestContext();
     const phone = await local.phone("Removable");
@@ -325,6 +339,67 @@ describe("inbox refresh", () => {
       expect(r.status).toBe(409);
       expect(r.body.data.error_code).toMatch(/^(app_too_old|phone_not_connected)$/);
     }
+  });
+});
+
+describe("received messages (GET /inbox)", () => {
+  test("inbound SMS and MMS from the threads, newest first, filtered by type, time and phone, paged with X-Total-Count", async () => {
+    const local = createTestContext();
+    const headers = { authorization: basic(local.key) };
+    const call = (path: string, query: Record<string, string | number> = {}, h: Record<string, string> = headers) => local.call("GET", `/3rdparty/v1${path}`, { key: null, headers: h, query });
+    const a = await local.phone("Inbox A");
+    const b = await local.phone("Inbox B");
+    const receive = (deviceId: number, from: string, body: string, externalId: string, meta?: Parameters<typeof recordInbound>[2]["meta"]) => {
+      local.clock.advance(1000);
+      recordInbound(local.services.threads, local.services.events, { workspaceId: local.workspace.id, channel: "sms", deviceId, from, body, externalId, at: local.clock.now(), meta });
+    };
+    const start = new Date(local.clock.now()).toISOString();
+    receive(a.device_id, "+14155550101", "First", "x1");
+    receive(a.device_id, "+14155550102", "Second", "x2");
+    const mms = { type: "mms" as const, transactionId: "T1", subject: "Photo", size: 100, contentClass: null, attachments: null };
+    receive(b.device_id, "+14155550103", "Photo", "mms:1", { ...mms, downloadId: null });
+    receive(b.device_id, "+14155550104", "Here it is", "mms:2", { ...mms, transactionId: "T2", downloadId: "55", attachments: [{ partId: 1, contentType: "image/jpeg", name: "a.jpg", size: 10 }] });
+    // The same SMS posted again by the phone is one entry.
+    recordInbound(local.services.threads, local.services.events, { workspaceId: local.workspace.id, channel: "sms", deviceId: a.device_id, from: "+14155550101", body: "First", externalId: "x1", at: local.clock.now() });
+    // What Pigeon sent is not received.
+    expect((await local.call("POST", "/3rdparty/v1/messages", { key: null, headers, body: { message: "Outbound", phoneNumbers: ["+14155550101"], deviceId: String(a.device_id) } })).status).toBe(202);
+
+    const all = await call("/inbox");
+    expect(all.status).toBe(200);
+    expect(all.headers.get("x-total-count")).toBe("4");
+    expect(all.body).toEqual([
+      { id: expect.any(String), type: "MMS_DOWNLOADED", sender: "+14155550104", contentPreview: "Here it is", createdAt: expect.any(String) },
+      { id: expect.any(String), type: "MMS", sender: "+14155550103", contentPreview: "Photo", createdAt: expect.any(String) },
+      { id: expect.any(String), type: "SMS", sender: "+14155550102", contentPreview: "Second", createdAt: expect.any(String) },
+      { id: expect.any(String), type: "SMS", sender: "+14155550101", contentPreview: "First", createdAt: expect.any(String) },
+    ]);
+    expect(Date.parse(all.body[3].createdAt)).toBeGreaterThan(Date.parse(start));
+    const ids = (r: { body: { contentPreview: string }[] }) => r.body.map((m) => m.contentPreview);
+    expect(ids(await call("/inbox", { type: "SMS" }))).toEqual(["Second", "First"]);
+    expect(ids(await call("/inbox", { type: "MMS" }))).toEqual(["Photo"]);
+    expect(ids(await call("/inbox", { type: "DATA_SMS" }))).toEqual([]);
+    expect(ids(await call("/inbox", { deviceId: String(b.device_id) }))).toEqual(["Here it is", "Photo"]);
+    expect(ids(await call("/inbox", { deviceId: "not-a-phone" }))).toEqual([]);
+    const from = all.body[2].createdAt;
+    expect(ids(await call("/inbox", { from, to: all.body[0].createdAt }))).toEqual(["Photo", "Second"]);
+    const page = await call("/inbox", { limit: 2, offset: 1 });
+    expect(page.headers.get("x-total-count")).toBe("4");
+    expect(ids(page)).toEqual(["Photo", "Second"]);
+    // Bad input is 400 in SMSGate's shape, never 500.
+    const bad: Record<string, string | number>[] = [{ limit: 501 }, { limit: 0 }, { type: "FAX" }, { from: "yesterday" }, { offset: -1 }];
+    for (const query of bad) {
+      const r = await call("/inbox", query);
+      expect({ query, status: r.status }).toEqual({ query, status: 400 });
+      expect(typeof r.body.data.error_code).toBe("string");
+    }
+    // Its scope is inbox:list; inbox:refresh alone is refused.
+    const t = await local.call("POST", "/3rdparty/v1/auth/token", { key: null, headers, body: { scopes: ["inbox:refresh"] } });
+    const refused = await call("/inbox", {}, { authorization: `Bearer ${t.body.access_token}` });
+    expect(refused.status).toBe(403);
+    expect(refused.body.data).toMatchObject({ error_code: "forbidden", scope: "inbox:list" });
+    // Another workspace sees none of it.
+    const other = local.otherWorkspace("Inbox stranger");
+    expect((await call("/inbox", {}, { authorization: basic(other.key) })).headers.get("x-total-count")).toBe("0");
   });
 });
 

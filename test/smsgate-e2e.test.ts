@@ -180,6 +180,22 @@ describe("the npm android-sms-gateway client against the binary", () => {
     await client.deleteWebhook("mms-hook");
   });
 
+  test("GET /inbox lists what the phones received, the MMS once with its content; the older /device path answers", async () => {
+    const inbox = await plain("GET", "/inbox", basic());
+    expect(inbox.status).toBe(200);
+    const items = (await inbox.json()) as { type: string; sender: string; contentPreview: string }[];
+    expect(inbox.headers.get("x-total-count")).toBe(String(items.length));
+    expect(items).toContainEqual(expect.objectContaining({ type: "SMS", sender: "+14155550123", contentPreview: "Is my order ready?" }));
+    // The simulated MMS: headers first, then its content completed the same entry.
+    expect(items.filter((m) => m.sender === "+14155550124")).toEqual([expect.objectContaining({ type: "MMS_DOWNLOADED" })]);
+    const onlySms = (await (await plain("GET", "/inbox?type=SMS", basic())).json()) as { type: string }[];
+    expect(onlySms.length).toBeGreaterThan(0);
+    expect(onlySms.every((m) => m.type === "SMS")).toBe(true);
+    const older = await plain("GET", "/device", basic());
+    expect(older.status).toBe(200);
+    expect((await older.json()).map((d: { id: string }) => d.id)).toEqual((await client.getDevices()).map((d) => d.id));
+  });
+
   test("a device is deleted through the client", async () => {
     const before = await client.getDevices();
     const device = before.find((d) => d.name === "SMSGate phone")!;

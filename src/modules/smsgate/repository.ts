@@ -78,6 +78,35 @@ const MESSAGE_STATE_SQL = `(
            WHERE r.message_row_id = smsgate_message.row_id) p
 )`;
 
+/** SMSGate's kinds of received message; Pigeon's threads hold SMS and MMS (headers, then content). */
+export type IncomingType = "SMS" | "DATA_SMS" | "MMS" | "MMS_DOWNLOADED";
+
+export interface IncomingFilter {
+  from?: number;
+  to?: number;
+  deviceId?: number;
+  type?: IncomingType;
+}
+
+/** A received SMS or MMS as its thread holds it. */
+export interface IncomingRow {
+  id: number;
+  sender: string;
+  body: string;
+  at: number;
+  type: IncomingType;
+}
+
+/**
+ * The SMSGate kind of an inbound thread message: an MMS whose content was downloaded (its meta has
+ * a download id) is MMS_DOWNLOADED, one with only its headers MMS, anything else SMS.
+ */
+const INCOMING_TYPE_SQL = `CASE
+  WHEN json_extract(tm.meta, '$.type') = 'mms' AND json_extract(tm.meta, '$.downloadId') IS NOT NULL THEN 'MMS_DOWNLOADED'
+  WHEN json_extract(tm.meta, '$.type') = 'mms' THEN 'MMS'
+  ELSE 'SMS'
+END`;
+
 const MESSAGE_COLUMNS = "row_id AS rowId, id, device_id AS deviceId, is_encrypted AS isEncrypted, created_at AS createdAt";
 const asMessage = (r: SmsGateMessageRow | null) => (r ? { ...r, isEncrypted: Boolean(r.isEncrypted) } : null);
 
@@ -171,6 +200,22 @@ export function createSmsGateRepository(sqlite: Database) {
         .all(...w.args, limit, offset);
       const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`).get(...w.args)!.n;
       return { rows: rows.map((r) => asMessage(r)!), total };
+    },
+
+    /** A page of the SMS and MMS the workspace's phones received (inbound SMS thread messages), newest first. */
+    incoming(workspaceId: number, f: IncomingFilter, offset: number, limit: number): { rows: IncomingRow[]; total: number } {
+      const parts = ["t.workspace_id = ?", "t.channel = 'sms'", "tm.direction = 'inbound'"];
+      const args: (number | string)[] = [workspaceId];
+      if (f.from !== undefined) (parts.push("tm.at >= ?"), args.push(f.from));
+      if (f.to !== undefined) (parts.push("tm.at < ?"), args.push(f.to));
+      if (f.deviceId !== undefined) (parts.push("tm.device_id = ?"), args.push(f.deviceId));
+      if (f.type !== undefined) (parts.push(`${INCOMING_TYPE_SQL} = ?`), args.push(f.type));
+      const from = `FROM thread_message tm JOIN thread t ON t.id = tm.thread_id WHERE ${parts.join(" AND ")}`;
+      const rows = sqlite
+        .query<IncomingRow, (number | string)[]>(`SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`)
+        .all(...args, limit, offset);
+      const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n ${from}`).get(...args)!.n;
+      return { rows, total };
     },
 
     token(jti: string): TokenRow | null {

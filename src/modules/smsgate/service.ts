@@ -12,7 +12,7 @@ import type { DeviceRepository, DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { NotificationService } from "../notifications/service";
 import type { Prepared, SendInput, SendingService } from "../sending/service";
-import type { RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
+import type { IncomingType, RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
 import { STATES, type SendMessageBody, type State } from "./model";
 
 
@@ -208,6 +208,26 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
   }
 
+  /**
+   * GET /inbox: the SMS and MMS the workspace's phones received, from the threads, in SMSGate's
+   * IncomingMessage shape. An MMS is one thread message, MMS until its content arrives and
+   * MMS_DOWNLOADED after; DATA_SMS is never received by Pigeon, so asking for it lists nothing.
+   */
+  function inbox(workspaceId: number, q: { type?: IncomingType; from?: string; to?: string; deviceId?: string; limit?: number; offset?: number }) {
+    const limit = Math.max(1, Math.min(q.limit ?? 50, 500));
+    const offset = Math.max(0, q.offset ?? 0);
+    const filter = { from: instant(q.from, "from"), to: instant(q.to, "to"), deviceId: undefined as number | undefined, type: q.type };
+    if (q.deviceId) {
+      if (!/^\d+$/.test(q.deviceId)) return { items: [], total: 0 };
+      filter.deviceId = Number(q.deviceId);
+    }
+    const { rows, total } = repo.incoming(workspaceId, filter, offset, limit);
+    return {
+      items: rows.map((r) => ({ id: String(r.id), type: r.type, sender: r.sender, contentPreview: r.body, createdAt: iso(r.at)! })),
+      total,
+    };
+  }
+
   /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
   function cancel(workspaceId: number, id: string) {
     const m = repo.message(workspaceId, id);
@@ -244,6 +264,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     send,
     state,
     refreshInbox,
+    inbox,
     list,
     cancel,
     devices: (workspaceId: number) => s.deviceRepo.all(workspaceId, true).filter(isPhone).map(presentDevice),
