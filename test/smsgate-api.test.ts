@@ -478,6 +478,22 @@ describe("webhooks", () => {
     }
   });
 
+  test("a phone's pings are written as device.ping events only while a webhook wants them", async () => {
+    const local = createTestContext();
+    const events = () => local.db.$client.query("SELECT count(*) AS n FROM event WHERE type = 'device.ping'").get() as { n: number };
+    expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1 })).toBeNull();
+    expect(events().n).toBe(0);
+    const receiver = startReceiver();
+    try {
+      const created = await local.call("POST", "/3rdparty/v1/webhooks", { key: null, headers: { authorization: basic(local.key) }, body: { url: receiver.url, event: "system:ping" } });
+      expect(created.status).toBe(201);
+      expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } })?.deliveryIds).toHaveLength(1);
+      expect(events().n).toBe(1);
+    } finally {
+      receiver.stop();
+    }
+  });
+
   test("a webhook for another workspace's device is refused", async () => {
     const other = ctx.otherWorkspace("Hook stranger");
     const foreign = await ctx.phone("Foreign", other.key);
