@@ -137,6 +137,24 @@ describe("messages", () => {
     expect((await gate("GET", "/messages/half")).status).toBe(404);
   });
 
+  test("skipPhoneValidation: a number with its country code is sent; one without is refused naming the option, and nothing is stored", async () => {
+    await ctx.phone("Unvalidated phone");
+    const send = (id: string, phoneNumbers: string[], skipPhoneValidation?: boolean) =>
+      ctx.call("POST", "/3rdparty/v1/messages", { key: null, headers: { authorization: basic() }, body: { id, message: "Balance?", phoneNumbers }, query: skipPhoneValidation === undefined ? {} : { skipPhoneValidation } });
+    const accepted = await send("skip-ok", ["+1 415 555 2674"], true);
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.recipients).toEqual([expect.objectContaining({ phoneNumber: "+14155552674" })]);
+    const before = ctx.db.$client.query("SELECT count(*) AS n FROM notification").get();
+    const refused = await send("skip-short", ["+14155552675", "900"], true);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 400, data: { error_code: "option_not_supported", field: "skipPhoneValidation", phoneNumber: "900" } });
+    expect(refused.body.message).toContain("skipPhoneValidation");
+    expect(ctx.db.$client.query("SELECT count(*) AS n FROM notification").get()).toEqual(before);
+    expect((await gate("GET", "/messages/skip-short")).status).toBe(404);
+    // Without the option the same number is the ordinary invalid number.
+    expect((await send("plain-short", ["900"])).body.data.error_code).toBe("invalid_phone_number");
+  });
+
   test("bad bodies answer 400 with a code, never 500", async () => {
     const bodies: unknown[] = [
       { message: "Hi", phoneNumbers: [] },
@@ -191,6 +209,75 @@ describe("messages", () => {
     expect((await call("GET", "/messages", { query: { offset: "100000000000000000000" } })).status).toBe(400);
   });
 
+  test("the state filter is applied in SQL: pages past the first and X-Total-Count agree with each message's state", async () => {
+    const local = createTestContext();
+    let calls = 0;
+    // The key's 60 requests a minute: the test clock moves a minute on every 50.
+    const call = (method: string, path: string, o: CallOptions = {}) => {
+      if (++calls % 50 === 0) local.clock.advance(61_000);
+      return local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
+    };
+    await local.phone("Many");
+    const later = new Date(local.clock.now() + 24 * 3600_000).toISOString();
+    const count = 112;
+    for (let i = 0; i < count; i++) {
+      const r = await call("POST", "/messages", { body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later } });
+      expect(r.status).toBe(202);
+    }
+    // Each recipient pair moved to a combination of outcomes, and the state SMSGate gives the message.
+    type Outcome = [status: string, stage: string];
+    const combos: [Outcome, Outcome, string][] = [
+      [["pending", "dispatching"], ["pending", "queued"], "Pending"],
+      [["pending", "handed"], ["sent", "done"], "Processed"],
+      [["sent", "done"], ["delivered", "done"], "Sent"],
+      [["delivered", "done"], ["delivered", "done"], "Delivered"],
+      [["delivered", "done"], ["failed", "done"], "Delivered"],
+      [["sent", "done"], ["failed", "done"], "Sent"],
+      [["failed", "done"], ["failed", "done"], "Failed"],
+      [["failed", "done"], ["cancelled", "done"], "Failed"],
+      [["cancelled", "done"], ["cancelled", "done"], "Cancelled"],
+    ];
+    const sql = local.db.$client;
+    combos.forEach(([first, second], i) => {
+      const ids = sql
+        .query<{ id: number }, [string]>("SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position")
+        .all(`m${i}`)
+        .map((r) => r.id);
+      [first, second].forEach(([status, stage], k) => sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]));
+    });
+    const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
+
+    /** Every page of a listing, checking X-Total-Count on each. */
+    async function everything(query: Record<string, string | number>) {
+      const ids: string[] = [];
+      let total = -1;
+      for (let offset = 0; ; offset += 100) {
+        const page = await call("GET", "/messages", { query: { ...query, limit: 100, offset, sort: "createdAt_asc" } });
+        expect(page.status).toBe(200);
+        total = Number(page.headers.get("x-total-count"));
+        for (const m of page.body as { id: string; state: string }[]) {
+          // Each message listed is in the state asked for, as its own state says.
+          if (query.state) expect({ id: m.id, state: m.state }).toEqual({ id: m.id, state: String(query.state) });
+          expect(m.state).toBe(expected.get(m.id)!);
+          ids.push(m.id);
+        }
+        if (page.body.length < 100) break;
+      }
+      expect(ids).toHaveLength(total);
+      return ids;
+    }
+    const all = await everything({});
+    expect(all).toHaveLength(count);
+    for (const state of ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"]) {
+      const want = all.filter((id) => expected.get(id) === state);
+      expect({ state, ids: await everything({ state }) }).toEqual({ state, ids: want });
+    }
+    // More Pending than one page: the second page holds the rest, and the total counts them all.
+    const second = await call("GET", "/messages", { query: { state: "Pending", limit: 100, offset: 100, sort: "createdAt_asc" } });
+    expect(second.headers.get("x-total-count")).toBe(String(count - combos.length + 1));
+    expect(second.body).toHaveLength(count - combos.length + 1 - 100);
+  });
+
   test("deviceActiveWithin picks a phone seen within that many hours, or refuses", async () => {
     const local = createTestContext();
     const call = (body: unknown, hours: number) =>
@@ -214,6 +301,20 @@ describe("messages", () => {
 });
 
 describe("devices", () => {
+  test("the older /device path lists and removes phones as /devices does, marked deprecated", async () => {
+    const local = createTestContext();
+    const headers = { authorization: basic(local.key) };
+    const phone = await local.phone("Old path phone");
+    const listed = await local.call("GET", "/3rdparty/v1/device", { key: null, headers });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get("deprecation")).toBe("true");
+    expect(listed.body).toEqual((await local.call("GET", "/3rdparty/v1/devices", { key: null, headers })).body);
+    expect(listed.body.map((d: { id: string }) => d.id)).toEqual([String(phone.device_id)]);
+    expect((await local.call("DELETE", `/api/3rdparty/v1/device/${phone.device_id}`, { key: null, headers })).status).toBe(204);
+    expect((await local.call("GET", "/3rdparty/v1/devices", { key: null, headers })).body).toEqual([]);
+    expect((await local.call("DELETE", "/3rdparty/v1/device/999", { key: null, headers })).status).toBe(404);
+  });
+
   test("lists the paired phones and removes one", async () => {
     const local = createTestContext();
     const phone = await local.phone("Removable");
@@ -241,6 +342,67 @@ describe("inbox refresh", () => {
   });
 });
 
+describe("received messages (GET /inbox)", () => {
+  test("inbound SMS and MMS from the threads, newest first, filtered by type, time and phone, paged with X-Total-Count", async () => {
+    const local = createTestContext();
+    const headers = { authorization: basic(local.key) };
+    const call = (path: string, query: Record<string, string | number> = {}, h: Record<string, string> = headers) => local.call("GET", `/3rdparty/v1${path}`, { key: null, headers: h, query });
+    const a = await local.phone("Inbox A");
+    const b = await local.phone("Inbox B");
+    const receive = (deviceId: number, from: string, body: string, externalId: string, meta?: Parameters<typeof recordInbound>[2]["meta"]) => {
+      local.clock.advance(1000);
+      recordInbound(local.services.threads, local.services.events, { workspaceId: local.workspace.id, channel: "sms", deviceId, from, body, externalId, at: local.clock.now(), meta });
+    };
+    const start = new Date(local.clock.now()).toISOString();
+    receive(a.device_id, "+14155550101", "First", "x1");
+    receive(a.device_id, "+14155550102", "Second", "x2");
+    const mms = { type: "mms" as const, transactionId: "T1", subject: "Photo", size: 100, contentClass: null, attachments: null };
+    receive(b.device_id, "+14155550103", "Photo", "mms:1", { ...mms, downloadId: null });
+    receive(b.device_id, "+14155550104", "Here it is", "mms:2", { ...mms, transactionId: "T2", downloadId: "55", attachments: [{ partId: 1, contentType: "image/jpeg", name: "a.jpg", size: 10 }] });
+    // The same SMS posted again by the phone is one entry.
+    recordInbound(local.services.threads, local.services.events, { workspaceId: local.workspace.id, channel: "sms", deviceId: a.device_id, from: "+14155550101", body: "First", externalId: "x1", at: local.clock.now() });
+    // What Pigeon sent is not received.
+    expect((await local.call("POST", "/3rdparty/v1/messages", { key: null, headers, body: { message: "Outbound", phoneNumbers: ["+14155550101"], deviceId: String(a.device_id) } })).status).toBe(202);
+
+    const all = await call("/inbox");
+    expect(all.status).toBe(200);
+    expect(all.headers.get("x-total-count")).toBe("4");
+    expect(all.body).toEqual([
+      { id: expect.any(String), type: "MMS_DOWNLOADED", sender: "+14155550104", contentPreview: "Here it is", createdAt: expect.any(String) },
+      { id: expect.any(String), type: "MMS", sender: "+14155550103", contentPreview: "Photo", createdAt: expect.any(String) },
+      { id: expect.any(String), type: "SMS", sender: "+14155550102", contentPreview: "Second", createdAt: expect.any(String) },
+      { id: expect.any(String), type: "SMS", sender: "+14155550101", contentPreview: "First", createdAt: expect.any(String) },
+    ]);
+    expect(Date.parse(all.body[3].createdAt)).toBeGreaterThan(Date.parse(start));
+    const ids = (r: { body: { contentPreview: string }[] }) => r.body.map((m) => m.contentPreview);
+    expect(ids(await call("/inbox", { type: "SMS" }))).toEqual(["Second", "First"]);
+    expect(ids(await call("/inbox", { type: "MMS" }))).toEqual(["Photo"]);
+    expect(ids(await call("/inbox", { type: "DATA_SMS" }))).toEqual([]);
+    expect(ids(await call("/inbox", { deviceId: String(b.device_id) }))).toEqual(["Here it is", "Photo"]);
+    expect(ids(await call("/inbox", { deviceId: "not-a-phone" }))).toEqual([]);
+    const from = all.body[2].createdAt;
+    expect(ids(await call("/inbox", { from, to: all.body[0].createdAt }))).toEqual(["Photo", "Second"]);
+    const page = await call("/inbox", { limit: 2, offset: 1 });
+    expect(page.headers.get("x-total-count")).toBe("4");
+    expect(ids(page)).toEqual(["Photo", "Second"]);
+    // Bad input is 400 in SMSGate's shape, never 500.
+    const bad: Record<string, string | number>[] = [{ limit: 501 }, { limit: 0 }, { type: "FAX" }, { from: "yesterday" }, { offset: -1 }];
+    for (const query of bad) {
+      const r = await call("/inbox", query);
+      expect({ query, status: r.status }).toEqual({ query, status: 400 });
+      expect(typeof r.body.data.error_code).toBe("string");
+    }
+    // Its scope is inbox:list; inbox:refresh alone is refused.
+    const t = await local.call("POST", "/3rdparty/v1/auth/token", { key: null, headers, body: { scopes: ["inbox:refresh"] } });
+    const refused = await call("/inbox", {}, { authorization: `Bearer ${t.body.access_token}` });
+    expect(refused.status).toBe(403);
+    expect(refused.body.data).toMatchObject({ error_code: "forbidden", scope: "inbox:list" });
+    // Another workspace sees none of it.
+    const other = local.otherWorkspace("Inbox stranger");
+    expect((await call("/inbox", {}, { authorization: basic(other.key) })).headers.get("x-total-count")).toBe("0");
+  });
+});
+
 describe("webhooks", () => {
   test("registered in SMSGate's shape, delivered by the outbox in its body, signed as the app signs", async () => {
     const local = createTestContext();
@@ -255,7 +417,7 @@ describe("webhooks", () => {
       expect((await call("POST", "/webhooks", { body: { url: receiver.url, event: "sms:delivered", deviceId: String(phone.device_id) } })).status).toBe(201);
       expect((await call("GET", "/webhooks")).body.map((w: { event: string }) => w.event)).toEqual(["sms:received", "sms:delivered"]);
       // Events Pigeon has no source for are refused by name, and nothing is stored.
-      const ping = await call("POST", "/webhooks", { body: { url: receiver.url, event: "system:ping" } });
+      const ping = await call("POST", "/webhooks", { body: { url: receiver.url, event: "app:started" } });
       expect(ping.status).toBe(400);
       expect(ping.body.data.error_code).toBe("option_not_supported");
       expect((await call("GET", "/webhooks")).body).toHaveLength(2);
@@ -311,6 +473,22 @@ describe("webhooks", () => {
       expect(byEvent["sms:delivered"].payload).toMatchObject({ messageId: "hooked-1", deliveredAt: expect.any(String) });
       // The caller's rate-limit window is reported, as on /v1.
       expect((await call("GET", "/webhooks")).headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
+    } finally {
+      receiver.stop();
+    }
+  });
+
+  test("a phone's pings are written as device.ping events only while a webhook wants them", async () => {
+    const local = createTestContext();
+    const events = () => local.db.$client.query("SELECT count(*) AS n FROM event WHERE type = 'device.ping'").get() as { n: number };
+    expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1 })).toBeNull();
+    expect(events().n).toBe(0);
+    const receiver = startReceiver();
+    try {
+      const created = await local.call("POST", "/3rdparty/v1/webhooks", { key: null, headers: { authorization: basic(local.key) }, body: { url: receiver.url, event: "system:ping" } });
+      expect(created.status).toBe(201);
+      expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } })?.deliveryIds).toHaveLength(1);
+      expect(events().n).toBe(1);
     } finally {
       receiver.stop();
     }

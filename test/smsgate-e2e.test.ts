@@ -150,6 +150,52 @@ describe("the npm android-sms-gateway client against the binary", () => {
     expect(await client.getWebhooks()).toEqual([]);
   });
 
+  test("system:ping and mms:downloaded webhooks carry the phone's health and the MMS's content in SMSGate's payloads", async () => {
+    await client.registerWebhook({ id: "ping-hook", url: receiver.url, event: WebHookEventType.SystemPing });
+    await client.registerWebhook({ id: "mms-hook", url: receiver.url, event: "mms:downloaded" as WebHookEventType });
+    // A phone that pings often, on a low battery, and receives an MMS once paired.
+    const mms = await startSimulator(bin, [
+      "--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "MMS phone",
+      "--ping", "0.2", "--battery", "9", "--mms", "Parcel photo", "--from", "+14155550124",
+    ]);
+    try {
+      const ping = await waitFor("the system:ping delivery", () => receiver.received.find((r) => r.body?.event === "system:ping") ?? null);
+      expect(ping.body).toMatchObject({ webhookId: "ping-hook", deviceId: expect.stringMatching(/^\d+$/) });
+      // The health as the app reports it, not Pigeon's summary of it.
+      expect(ping.body.payload.health.checks["battery:level"]).toMatchObject({ observedValue: 9 });
+      const downloaded = await waitFor("the mms:downloaded delivery", () => receiver.received.find((r) => r.body?.event === "mms:downloaded") ?? null);
+      expect(downloaded.body).toMatchObject({
+        webhookId: "mms-hook",
+        payload: { sender: "+14155550124", phoneNumber: "+14155550124", subject: "Parcel photo", messageId: expect.any(String), receivedAt: expect.any(String) },
+      });
+      expect(downloaded.body.payload.attachments.length).toBeGreaterThan(0);
+      expect(downloaded.body.payload.attachments[0]).toMatchObject({ contentType: expect.any(String), data: null });
+      // No mms:downloaded went to the ping webhook, nor a ping to the MMS one.
+      expect(receiver.received.filter((r) => r.body?.webhookId === "ping-hook").every((r) => r.body.event === "system:ping")).toBe(true);
+      expect(receiver.received.filter((r) => r.body?.webhookId === "mms-hook").every((r) => r.body.event === "mms:downloaded")).toBe(true);
+    } finally {
+      mms.proc.kill("SIGKILL");
+    }
+    await client.deleteWebhook("ping-hook");
+    await client.deleteWebhook("mms-hook");
+  });
+
+  test("GET /inbox lists what the phones received, the MMS once with its content; the older /device path answers", async () => {
+    const inbox = await plain("GET", "/inbox", basic());
+    expect(inbox.status).toBe(200);
+    const items = (await inbox.json()) as { type: string; sender: string; contentPreview: string }[];
+    expect(inbox.headers.get("x-total-count")).toBe(String(items.length));
+    expect(items).toContainEqual(expect.objectContaining({ type: "SMS", sender: "+14155550123", contentPreview: "Is my order ready?" }));
+    // The simulated MMS: headers first, then its content completed the same entry.
+    expect(items.filter((m) => m.sender === "+14155550124")).toEqual([expect.objectContaining({ type: "MMS_DOWNLOADED" })]);
+    const onlySms = (await (await plain("GET", "/inbox?type=SMS", basic())).json()) as { type: string }[];
+    expect(onlySms.length).toBeGreaterThan(0);
+    expect(onlySms.every((m) => m.type === "SMS")).toBe(true);
+    const older = await plain("GET", "/device", basic());
+    expect(older.status).toBe(200);
+    expect((await older.json()).map((d: { id: string }) => d.id)).toEqual((await client.getDevices()).map((d) => d.id));
+  });
+
   test("a device is deleted through the client", async () => {
     const before = await client.getDevices();
     const device = before.find((d) => d.name === "SMSGate phone")!;

@@ -211,8 +211,20 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const body = text(p, "body") || subject || MMS_PLACEHOLDER;
     const thread = threads.find(device.workspaceId, "sms", 0, from);
     const match = thread ? threads.mmsToComplete(thread.id, downloadId, at, MMS_MATCH_MS) : null;
+    if (match?.done) return;
+    // Announced once per download (a re-post of a completed one stops above), for the
+    // subscribers of the app's own event, whichever way the content lands.
+    events.emitIfWanted(device.workspaceId, "message.mms_downloaded", {
+      device_id: device.id,
+      from,
+      message_id: downloadId,
+      body: text(p, "body"),
+      subject,
+      attachments: attachments.map((a) => ({ part_id: a.partId, content_type: a.contentType, name: a.name, size: a.size })),
+      received_at: new Date(at).toISOString(),
+      sim_number: count(p, "simNumber"),
+    });
     if (match) {
-      if (match.done) return;
       threads.completeMms(match.id, body, { ...match.meta, subject: match.meta.subject ?? subject, downloadId, attachments });
       return;
     }
@@ -233,11 +245,14 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
   /**
    * system:ping: the app's health checks, kept on the device. Falling unhealthy (battery under
    * 15 % off the charger, or no connection) is announced once as device.unhealthy; the episode
-   * ends, announced as device.healthy, at the first ping with neither.
+   * ends, announced as device.healthy, at the first ping with neither. Every ping is also
+   * device.ping, when someone subscribed to it.
    */
   function ping(device: DeviceRow, p: Record<string, unknown>) {
     const health = readPing(p, clock.now());
     if (!health) return;
+    // Every report, as the app sent it, for those who subscribed to the app's system:ping.
+    events.emitIfWanted(device.workspaceId, "device.ping", { device_id: device.id, name: device.name, kind: device.kind, health: p.health });
     const reasons = unhealthyReasons(health);
     const was = device.unhealthyReasons;
     const data = { device_id: device.id, name: device.name, kind: device.kind, battery_level: health.batteryLevel, charging: health.charging, connected: health.connected };

@@ -64,6 +64,27 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
     when: "the first health report after `device.unhealthy` that shows neither problem",
     data: { ...device, battery_level: 40, charging: true, connected: true, previous_reasons: ["low_battery"] },
   },
+  {
+    type: "device.ping",
+    when:
+      "a paired phone's every health report (the app's `system:ping`, every 15 minutes by default); `health` is the report as the app sent it. Written only while some webhook subscribes to it",
+    data: { ...device, health: { status: "pass", version: "1.68.0", checks: { "battery:level": { status: "pass", observedValue: 80, observedUnit: "percent", description: "Battery level in percent" } } } },
+  },
+  {
+    type: "message.mms_downloaded",
+    when:
+      "a paired phone downloaded an MMS's content (its `mms:downloaded`, app 1.56.0 and later); `message_id` is the phone's id of the downloaded MMS, `attachments` their metadata (Pigeon keeps no bytes). The thread message it completes was announced by `message.received`",
+    data: {
+      device_id: 1,
+      from: "+14155552671",
+      message_id: "1234",
+      body: "Photo of the parcel",
+      subject: "Delivery",
+      attachments: [{ part_id: 1, content_type: "image/jpeg", name: "parcel.jpg", size: 48213 }],
+      received_at: "2026-01-15T12:01:00.000Z",
+      sim_number: null,
+    },
+  },
   { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
 ];
 

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   "device.unblocked",
   "device.unhealthy",
   "device.healthy",
+  "device.ping",
+  "message.mms_downloaded",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test";
@@ -60,6 +62,14 @@ export function createEventService(sqlite: Database, clock: Clock) {
   return {
     /** Records an event for every subscription that wants it; call inside the causing transaction. */
     emit: (workspaceId: number, type: (typeof EVENT_TYPES)[number], data: Record<string, unknown>) => write(workspaceId, type, data, null),
+    /**
+     * As emit, but writes nothing when no subscription wants the event: for frequent ones (a
+     * phone's every health report) that would otherwise fill the event log unread.
+     */
+    emitIfWanted(workspaceId: number, type: (typeof EVENT_TYPES)[number], data: Record<string, unknown>) {
+      if (!repo.subscribersOf(workspaceId).some((sub) => wants(JSON.parse(sub.events) as string[], type))) return null;
+      return write(workspaceId, type, data, null);
+    },
     /** A `webhook.test` event for one subscription. */
     emitTest: (workspaceId: number, subscriptionId: number, data: Record<string, unknown>) => write(workspaceId, "webhook.test", data, subscriptionId),
   };

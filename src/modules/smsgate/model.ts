@@ -38,7 +38,10 @@ export const SendMessageBody = t.Object({
 export type SendMessageBody = Static<typeof SendMessageBody>;
 
 export const SendQuery = t.Object({
-  skipPhoneValidation: t.Optional(t.Boolean({ description: "Accepted for compatibility; Pigeon always stores numbers as E.164" })),
+  skipPhoneValidation: t.Optional(t.Boolean({
+      description:
+        "true skips SMSGate's stricter checks (valid, mobile), as Pigeon always does: a number needs only its country code. A number without it (short code, national form) answers 400 option_not_supported, as Pigeon prices and threads by E.164",
+    })),
   deviceActiveWithin: t.Optional(t.Integer({ minimum: 0, description: "Without deviceId: use a phone seen within this many hours" })),
 });
 
@@ -118,4 +121,23 @@ const SettingValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
 export const Settings = t.Record(t.String(), t.Record(t.String(), SettingValue), {
   description:
     "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks; camelCase names work too. Other settings answer 400 option_not_supported.",
+});
+
+export const INCOMING_TYPES = ["SMS", "DATA_SMS", "MMS", "MMS_DOWNLOADED"] as const;
+
+export const InboxQuery = t.Object({
+  type: t.Optional(oneOf(INCOMING_TYPES)),
+  from: t.Optional(t.String({ format: "date-time" })),
+  to: t.Optional(t.String({ format: "date-time" })),
+  deviceId: t.Optional(t.String({ description: "Only what this phone received" })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })),
+});
+
+export const IncomingMessage = t.Object({
+  id: t.String({ description: "The thread message's id" }),
+  type: t.UnionEnum([...INCOMING_TYPES], { description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived. Pigeon receives no DATA_SMS" }),
+  sender: t.String({ description: "E.164 when the sender has a number" }),
+  contentPreview: t.String({ description: "The text; an MMS's body, else its subject, else [MMS]" }),
+  createdAt: t.String({ format: "date-time", description: "When the phone received it" }),
 });

@@ -52,7 +52,60 @@ export interface MessageFilter {
   from?: number;
   to?: number;
   deviceId?: number;
+  /** The message's combined state (service.ts messageStateOf), computed in SQL. */
+  state?: string;
 }
+
+/**
+ * A message's state from its recipients' notifications, in SQL, as messageStateOf computes it:
+ * the least advanced of the recipients still going or done well (queued = Pending, with the phone
+ * = Processed, Sent, Delivered); when none is, Failed if any failed, else Cancelled.
+ */
+const MESSAGE_STATE_SQL = `(
+  SELECT CASE
+           WHEN min(p.rank) IS NOT NULL THEN CASE min(p.rank) WHEN 0 THEN 'Pending' WHEN 1 THEN 'Processed' WHEN 2 THEN 'Sent' ELSE 'Delivered' END
+           WHEN max(p.failed) = 1 THEN 'Failed'
+           ELSE 'Cancelled'
+         END
+    FROM (SELECT CASE
+                   WHEN n.status = 'pending' AND n.stage = 'queued' THEN 0
+                   WHEN n.status = 'pending' THEN 1
+                   WHEN n.status = 'sent' THEN 2
+                   WHEN n.status = 'delivered' THEN 3
+                 END AS rank,
+                 n.status = 'failed' AS failed
+            FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
+           WHERE r.message_row_id = smsgate_message.row_id) p
+)`;
+
+/** SMSGate's kinds of received message; Pigeon's threads hold SMS and MMS (headers, then content). */
+export type IncomingType = "SMS" | "DATA_SMS" | "MMS" | "MMS_DOWNLOADED";
+
+export interface IncomingFilter {
+  from?: number;
+  to?: number;
+  deviceId?: number;
+  type?: IncomingType;
+}
+
+/** A received SMS or MMS as its thread holds it. */
+export interface IncomingRow {
+  id: number;
+  sender: string;
+  body: string;
+  at: number;
+  type: IncomingType;
+}
+
+/**
+ * The SMSGate kind of an inbound thread message: an MMS whose content was downloaded (its meta has
+ * a download id) is MMS_DOWNLOADED, one with only its headers MMS, anything else SMS.
+ */
+const INCOMING_TYPE_SQL = `CASE
+  WHEN json_extract(tm.meta, '$.type') = 'mms' AND json_extract(tm.meta, '$.downloadId') IS NOT NULL THEN 'MMS_DOWNLOADED'
+  WHEN json_extract(tm.meta, '$.type') = 'mms' THEN 'MMS'
+  ELSE 'SMS'
+END`;
 
 const MESSAGE_COLUMNS = "row_id AS rowId, id, device_id AS deviceId, is_encrypted AS isEncrypted, created_at AS createdAt";
 const asMessage = (r: SmsGateMessageRow | null) => (r ? { ...r, isEncrypted: Boolean(r.isEncrypted) } : null);
@@ -81,12 +134,13 @@ export function createSmsGateRepository(sqlite: Database) {
     "INSERT INTO smsgate_token (jti, workspace_id, api_key_id, kind, access_jti, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
 
-  function where(workspaceId: number, f: MessageFilter): { sql: string; args: number[] } {
+  function where(workspaceId: number, f: MessageFilter): { sql: string; args: (number | string)[] } {
     const parts = ["workspace_id = ?"];
-    const args = [workspaceId];
+    const args: (number | string)[] = [workspaceId];
     if (f.from !== undefined) (parts.push("created_at >= ?"), args.push(f.from));
     if (f.to !== undefined) (parts.push("created_at < ?"), args.push(f.to));
     if (f.deviceId !== undefined) (parts.push("device_id = ?"), args.push(f.deviceId));
+    if (f.state !== undefined) (parts.push(`${MESSAGE_STATE_SQL} = ?`), args.push(f.state));
     return { sql: parts.join(" AND "), args };
   }
 
@@ -137,25 +191,31 @@ export function createSmsGateRepository(sqlite: Database) {
       return recipients.all(rowId);
     },
 
-    /** Messages newest (or oldest) first, with the count of all that match. */
+    /** A page of messages newest (or oldest) first, with the count of all that match; the state filter included. */
     list(workspaceId: number, f: MessageFilter, order: "asc" | "desc", offset: number, limit: number): { rows: SmsGateMessageRow[]; total: number } {
       const w = where(workspaceId, f);
       const dir = order === "asc" ? "ASC" : "DESC";
       const rows = sqlite
-        .query<SmsGateMessageRow, number[]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`)
+        .query<SmsGateMessageRow, (number | string)[]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`)
         .all(...w.args, limit, offset);
-      const total = sqlite.query<{ n: number }, number[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`).get(...w.args)!.n;
+      const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`).get(...w.args)!.n;
       return { rows: rows.map((r) => asMessage(r)!), total };
     },
 
-    /** Every message that matches, for a filter on the state (computed from the recipients). */
-    all(workspaceId: number, f: MessageFilter, order: "asc" | "desc"): SmsGateMessageRow[] {
-      const w = where(workspaceId, f);
-      const dir = order === "asc" ? "ASC" : "DESC";
-      return sqlite
-        .query<SmsGateMessageRow, number[]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir}`)
-        .all(...w.args)
-        .map((r) => asMessage(r)!);
+    /** A page of the SMS and MMS the workspace's phones received (inbound SMS thread messages), newest first. */
+    incoming(workspaceId: number, f: IncomingFilter, offset: number, limit: number): { rows: IncomingRow[]; total: number } {
+      const parts = ["t.workspace_id = ?", "t.channel = 'sms'", "tm.direction = 'inbound'"];
+      const args: (number | string)[] = [workspaceId];
+      if (f.from !== undefined) (parts.push("tm.at >= ?"), args.push(f.from));
+      if (f.to !== undefined) (parts.push("tm.at < ?"), args.push(f.to));
+      if (f.deviceId !== undefined) (parts.push("tm.device_id = ?"), args.push(f.deviceId));
+      if (f.type !== undefined) (parts.push(`${INCOMING_TYPE_SQL} = ?`), args.push(f.type));
+      const from = `FROM thread_message tm JOIN thread t ON t.id = tm.thread_id WHERE ${parts.join(" AND ")}`;
+      const rows = sqlite
+        .query<IncomingRow, (number | string)[]>(`SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`)
+        .all(...args, limit, offset);
+      const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n ${from}`).get(...args)!.n;
+      return { rows, total };
     },
 
     token(jti: string): TokenRow | null {

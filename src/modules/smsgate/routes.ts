@@ -9,7 +9,7 @@ import type { Services } from "../../services";
 import { VERSION } from "../../version";
 import { createSystemRepository } from "../system/repository";
 import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
-import { Device, Health, InboxRefreshBody, Settings, Webhook, WebhookBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
+import { Device, Health, IncomingMessage, InboxQuery, InboxRefreshBody, Settings, Webhook, WebhookBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
 import type { SmsGateService } from "./service";
 
 export const SMSGATE_TAG = "SMSGate compatible";
@@ -150,6 +150,44 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       },
     );
 
+  // The phones; /device is the older path SMSGate's server still serves beside /devices.
+  const devices = (path: "/devices" | "/device") => (app: Elysia) => {
+    const older = path === "/device";
+    const alias = older ? " (older path of /devices)" : "";
+    const mark = (set: { headers: Record<string, string | number> }) => {
+      if (older) set.headers.deprecation = "true";
+    };
+    const listed = secured(`List devices${alias}`, "The workspace's paired phones.", "devices:list");
+    const listing = { ...listed, detail: { ...listed.detail, ...(older ? { deprecated: true } : {}) } };
+    return app
+      .get(
+        path,
+        ({ request, set }) => {
+          requireScope(request, "devices:list");
+          mark(set);
+          return gate.devices(callerAuth(request).workspaceId);
+        },
+        { response: { 200: t.Array(Device), ...errorResponses() }, ...listing },
+      )
+      .delete(
+        `${path}/:id`,
+        ({ request, params, set }) => {
+          requireScope(request, "devices:delete");
+          gate.removeDevice(callerAuth(request).workspaceId, params.id);
+          mark(set);
+          set.status = 204;
+        },
+        {
+          params: t.Object({ id: t.String() }),
+          ...withResponses(
+            secured(`Remove a device${alias}`, "Unpairs the phone; what was waiting for it fails with `device_deleted`.", "devices:delete"),
+            { 204: { description: "Done; no body" }, 404: { description: "Not found in this workspace (not_found)" } },
+            older,
+          ),
+        },
+      );
+  };
+
   return new Elysia({ name: `pigeon-smsgate${base}`, prefix: base, tags: [SMSGATE_TAG] })
     .use(declaredAuth())
     .use(models)
@@ -189,6 +227,25 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       {
         params: t.Object({ jti: t.String() }),
         ...noContent(secured("Revoke an access token", "The token (by its `id`) and its refresh token stop working at once.", "tokens:manage")),
+      },
+    )
+    .get(
+      "/inbox",
+      ({ request, query, set }) => {
+        requireScope(request, "inbox:list");
+        const { items, total } = gate.inbox(callerAuth(request).workspaceId, query);
+        set.headers["x-total-count"] = String(total);
+        return items;
+      },
+      {
+        query: InboxQuery,
+        response: { 200: t.Array(IncomingMessage), ...errorResponses() },
+        ...secured(
+          "List received messages",
+          "The SMS and MMS the workspace's phones received, newest first, from Pigeon's threads (each once, however often the phone posted it). `X-Total-Count` has the number that match; `limit` is 1–500 (default 50). " +
+            "An MMS is one entry: `MMS` while only its headers came, `MMS_DOWNLOADED` once its content did. `DATA_SMS` lists nothing (Pigeon receives text only).",
+          "inbox:list",
+        ),
       },
     )
     .use(inboxRefresh("/inbox/refresh", "inbox:refresh", false))
@@ -259,26 +316,8 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       },
       { body: Settings, response: { 200: Settings, ...errorResponses() }, ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write") },
     )
-    .get(
-      "/devices",
-      ({ auth, request }) => {
-        requireScope(request, "devices:list");
-        return gate.devices(auth.workspaceId);
-      },
-      { response: { 200: t.Array(Device), ...errorResponses() }, ...secured("List devices", "The workspace's paired phones.", "devices:list") },
-    )
-    .delete(
-      "/devices/:id",
-      ({ auth, request, params, set }) => {
-        requireScope(request, "devices:delete");
-        gate.removeDevice(auth.workspaceId, params.id);
-        set.status = 204;
-      },
-      {
-        params: t.Object({ id: t.String() }),
-        ...noContent(secured("Remove a device", "Unpairs the phone; what was waiting for it fails with `device_deleted`.", "devices:delete")),
-      },
-    );
+    .use(devices("/devices"))
+    .use(devices("/device"));
 }
 
 const callerAuth = (request: Request) => smsGateCallerOf(request).auth;

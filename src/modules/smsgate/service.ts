@@ -3,6 +3,7 @@
 // back from those notifications; its devices are the workspace's paired phones.
 import { AppError } from "../../http/errors";
 import type { KeyAuthContext } from "../../http/auth";
+import { toE164 } from "../../lib/phone";
 import { nanoid } from "../../lib/tokens";
 import type { ChannelTraits } from "../../channels/kinds";
 import type { Clock } from "../../clock";
@@ -11,7 +12,7 @@ import type { DeviceRepository, DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { NotificationService } from "../notifications/service";
 import type { Prepared, SendInput, SendingService } from "../sending/service";
-import type { RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
+import type { IncomingType, RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
 import { STATES, type SendMessageBody, type State } from "./model";
 
 
@@ -36,7 +37,8 @@ const PROGRESS: State[] = ["Pending", "Processed", "Sent", "Delivered"];
 
 /**
  * The message's state from its recipients': the least advanced of those still going or done well;
- * Failed (or Cancelled) only when every recipient ended so.
+ * Failed (or Cancelled) only when every recipient ended so. The list's state filter computes the
+ * same in SQL (repository.ts MESSAGE_STATE_SQL); change both together.
  */
 export function messageStateOf(states: State[]): State {
   const live = states.filter((s) => s !== "Failed" && s !== "Cancelled");
@@ -140,11 +142,12 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * POST /messages: every recipient is prepared (checked) before anything is written, then all are
    * accepted with the message's record in one job of the group commit, so a refusal stores nothing.
    */
-  async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number }) {
+  async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
     if (body.dataMessage) throw new AppError("option_not_supported", "Data messages (dataMessage) are not supported: Pigeon sends text", { field: "dataMessage" });
     if (body.isEncrypted) throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
     if (!body.textMessage && (body.message === undefined || body.message === null)) throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
     if (body.ttl != null && body.validUntil) throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
+    if (query.skipPhoneValidation) refuseUnvalidated(body.phoneNumbers);
     const id = body.id?.trim() || nanoid(21);
     if (repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
 
@@ -174,6 +177,23 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     return state(auth.workspaceId, id);
   }
 
+  /**
+   * skipPhoneValidation: SMSGate then hands each number to the phone as written, unchecked. Pigeon
+   * already skips SMSGate's stricter checks (a valid, mobile number): it asks only for a possible
+   * number with its country code. What it cannot skip is that form, since every notification is
+   * priced, threaded and checked against opt-outs by its E.164 number; a number without it (a
+   * short code, a national number) is refused naming the option, rather than sent unpriced.
+   */
+  function refuseUnvalidated(numbers: string[]) {
+    const bad = numbers.find((n) => toE164(n) === null);
+    if (bad === undefined) return;
+    throw new AppError(
+      "option_not_supported",
+      `skipPhoneValidation cannot send to "${bad}": Pigeon sends only to numbers with their country code (E.164, e.g. +14155552671), which it prices, threads and checks opt-outs by`,
+      { field: "skipPhoneValidation", phoneNumber: bad },
+    );
+  }
+
   function list(workspaceId: number, q: { from?: string; to?: string; state?: State; deviceId?: string; limit?: number; offset?: number; sort?: "createdAt_asc" | "createdAt_desc" }) {
     const limit = Math.max(1, Math.min(q.limit ?? 50, 100));
     const offset = Math.max(0, q.offset ?? 0);
@@ -184,13 +204,28 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       filter.deviceId = Number(q.deviceId);
     }
     const order = q.sort === "createdAt_asc" ? "asc" : "desc";
-    if (!q.state) {
-      const { rows, total } = repo.list(workspaceId, filter, order, offset, limit);
-      return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
+    const { rows, total } = repo.list(workspaceId, { ...filter, state: q.state }, order, offset, limit);
+    return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
+  }
+
+  /**
+   * GET /inbox: the SMS and MMS the workspace's phones received, from the threads, in SMSGate's
+   * IncomingMessage shape. An MMS is one thread message, MMS until its content arrives and
+   * MMS_DOWNLOADED after; DATA_SMS is never received by Pigeon, so asking for it lists nothing.
+   */
+  function inbox(workspaceId: number, q: { type?: IncomingType; from?: string; to?: string; deviceId?: string; limit?: number; offset?: number }) {
+    const limit = Math.max(1, Math.min(q.limit ?? 50, 500));
+    const offset = Math.max(0, q.offset ?? 0);
+    const filter = { from: instant(q.from, "from"), to: instant(q.to, "to"), deviceId: undefined as number | undefined, type: q.type };
+    if (q.deviceId) {
+      if (!/^\d+$/.test(q.deviceId)) return { items: [], total: 0 };
+      filter.deviceId = Number(q.deviceId);
     }
-    // The state is the recipients' combined: filter after computing it.
-    const all = repo.all(workspaceId, filter, order).map((m) => presentState(m, repo.recipients(m.rowId))).filter((m) => m.state === q.state);
-    return { items: all.slice(offset, offset + limit), total: all.length };
+    const { rows, total } = repo.incoming(workspaceId, filter, offset, limit);
+    return {
+      items: rows.map((r) => ({ id: String(r.id), type: r.type, sender: r.sender, contentPreview: r.body, createdAt: iso(r.at)! })),
+      total,
+    };
   }
 
   /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
@@ -229,6 +264,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     send,
     state,
     refreshInbox,
+    inbox,
     list,
     cancel,
     devices: (workspaceId: number) => s.deviceRepo.all(workspaceId, true).filter(isPhone).map(presentDevice),

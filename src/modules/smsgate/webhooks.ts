@@ -21,6 +21,8 @@ export const SMSGATE_WEBHOOK_EVENTS = {
   "sms:delivered": "notification.delivered",
   "sms:failed": "notification.failed",
   "sms:cancelled": "notification.cancelled",
+  "mms:downloaded": "message.mms_downloaded",
+  "system:ping": "device.ping",
 } as const;
 export type SmsGateWebhookEvent = keyof typeof SMSGATE_WEBHOOK_EVENTS;
 
@@ -38,6 +40,21 @@ function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: (notificat
     const common = { messageId: String(data.phone_message_id ?? data.message_id), sender: data.from, recipient: null, simNumber: data.sim_number ?? null, phoneNumber: data.from };
     if (event === "sms:received") return { ...common, message: data.body, receivedAt: data.received_at };
     return { ...common, transactionId: data.mms.transaction_id, subject: data.mms.subject ?? null, size: data.mms.size ?? 0, contentClass: null, attachments: data.mms.attachments ?? [], receivedAt: data.received_at };
+  }
+  if (event === "system:ping") return { health: data.health ?? null };
+  if (event === "mms:downloaded") {
+    return {
+      messageId: String(data.message_id),
+      sender: data.from,
+      recipient: null,
+      simNumber: data.sim_number ?? null,
+      phoneNumber: data.from,
+      body: data.body ?? null,
+      subject: data.subject ?? null,
+      // The app sends each part's bytes (base64) in data; Pigeon keeps none, so data is null.
+      attachments: (data.attachments ?? []).map((a: Data) => ({ partId: a.part_id ?? 0, contentType: a.content_type, name: a.name ?? null, size: a.size ?? null, data: null })),
+      receivedAt: data.received_at,
+    };
   }
   if (data.delivery_type !== "sms") return null;
   const common = {
