@@ -34,11 +34,8 @@ const PUBLIC: Record<string, string> = {
   "POST /v1/callbacks/cloud/{device_id}": "the provider's status callbacks, checked by their X-Twilio-Signature",
   "GET /mobile/v1/device": "the app reads its external address here; the device token is optional (with it, the device is shown too)",
   // SMSGate serves its health (and the probes) before its auth middleware; its clients call it bare.
-  ...Object.fromEntries(
-    ["/3rdparty/v1", "/api/3rdparty/v1"].flatMap((base) =>
-      ["/health", "/health/live", "/health/ready", "/health/startup"].map((p) => [`GET ${base}${p}`, "SMSGate's health and probes, public there too"]),
-    ),
-  ),
+  // (Documented under /3rdparty/v1 only; the /api/3rdparty/v1 copies are the same routes.)
+  ...Object.fromEntries(["/health", "/health/live", "/health/ready", "/health/startup"].map((p) => [`GET /3rdparty/v1${p}`, "SMSGate's health and probes, public there too"])),
 };
 
 // Ids in a body that are not rows of a workspace, so another workspace's value means nothing.

@@ -89,7 +89,9 @@ const tags = [
   { name: "System", description: "Health and server information" },
   {
     name: "SMSGate compatible",
-    description: "SMSGate's third-party API under /3rdparty/v1 and /api/3rdparty/v1, so its clients and integrations work unchanged: Basic auth with an API key and secret, or its Bearer tokens",
+    description:
+      "SMSGate's third-party API under /3rdparty/v1, so its clients and integrations work unchanged: Basic auth with an API key and secret, or its Bearer tokens. " +
+      "Every operation listed here is also served, identically, under /api/3rdparty/v1 (what a private server's base URL ends with).",
   },
 ];
 
