@@ -5,9 +5,8 @@
 // sent through a simulated phone.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
-import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
+import { runCommand, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, signInThroughForm, startDashboard, watchProblems, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-account: ${CHROMIUM} is missing; skipping`);
 
@@ -17,34 +16,24 @@ const MEMBER = "clerk@example.com";
 const MEMBER_PASSWORD = "the clerk's own secret";
 
 describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
+  let bin: string;
+  let dataDir: string;
   let server: RunningServer;
   let key: Credentials;
-  let phone: RunningPhone;
   let browser: Browser;
   let page: Page;
   let member: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
-    key = server.initialKey!;
-    const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
-    phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--name", "Desk phone"]);
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD });
+    ({ bin, dataDir, server, key, browser, page, problems } = rig);
+    await rig.pairPhone(["--name", "Desk phone"]);
   });
-
   afterAll(async () => {
-    phone?.proc.kill("SIGKILL");
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
   });
-
   const balance = async () => (await server.api("/v1/api/stats/credits", key)).body.data.balance as number;
   /** Posts a form as the page's browser (its cookies), with the CSRF token the page carries. */
   async function forge(p: Page, path: string, form: Record<string, string>) {

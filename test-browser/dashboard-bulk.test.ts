@@ -5,10 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
-import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
+import type { Page } from "playwright-core";
+import { tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-bulk: ${CHROMIUM} is missing; skipping`);
 
@@ -16,13 +15,10 @@ const EMAIL = "owner@example.com";
 const PASSWORD = "a long enough secret";
 
 describe.skipIf(!chromiumAvailable)("bulk sends from a CSV file", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   const files = tempDir("pigeon-csv-");
   let server: RunningServer;
   let key: Credentials;
-  let phone: RunningPhone;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
@@ -34,21 +30,13 @@ describe.skipIf(!chromiumAvailable)("bulk sends from a CSV file", () => {
   const messages = async () => (await server.api("/v1/api/notification/list?limit=100", key)).body.data.notifications as { recipient: string; message: string }[];
 
   beforeAll(async () => {
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
-    key = server.initialKey!;
-    const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
-    phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "100", "--name", "Bulk/phone"]);
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD });
+    ({ server, key, page, problems } = rig);
+    await rig.pairPhone(["--delay", "100", "--name", "Bulk/phone"]);
   });
 
   afterAll(async () => {
-    phone?.proc.kill("SIGKILL");
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
   });
 
   test("a 3-row CSV whose headers name the fields: preview, then three messages, once", async () => {

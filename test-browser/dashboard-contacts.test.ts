@@ -4,10 +4,10 @@
 // CSV export of every contact.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { parseCsv } from "../src/lib/csv";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import type { Credentials, RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-contacts: ${CHROMIUM} is missing; skipping`);
 
@@ -15,11 +15,9 @@ const EMAIL = "owner@example.com";
 const PASSWORD = "a long enough secret";
 
 describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   let server: RunningServer;
   let key: Credentials;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
@@ -27,18 +25,12 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
   const apiContacts = async () => (await server.api("/v1/api/contact/list?limit=100", key)).body.data.contacts as { contact_id: number; name: string; phone: string; email: string | null; type: string | null }[];
 
   beforeAll(async () => {
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
-    key = server.initialKey!;
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD });
+    ({ server, key, page, problems } = rig);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
   });
 
   test("with no contact the page says how to add some", async () => {

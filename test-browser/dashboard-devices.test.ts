@@ -3,9 +3,9 @@
 // "Paired" by itself; the list with presence and the phone's reported health; renaming, pacing with
 // its errors, and deactivating.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import type { Page } from "playwright-core";
+import type { Credentials, RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
 
 if (!chromiumAvailable) console.warn(`dashboard-devices: ${CHROMIUM} is missing; skipping`);
@@ -14,29 +14,22 @@ const EMAIL = "owner@example.com";
 const PASSWORD = "a long enough secret";
 
 describe.skipIf(!chromiumAvailable)("the Devices pages", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   let server: RunningServer;
   let key: Credentials;
   let phone: RunningPhone | null = null;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
-    key = server.initialKey!;
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD });
+    ({ server, key, page, problems } = rig);
   });
 
   afterAll(async () => {
+    // Paired by hand below (with what the page shows), so not one of the rig's phones.
     phone?.proc.kill("SIGKILL");
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
   });
 
   test("with no device the page says to pair one", async () => {
@@ -53,7 +46,7 @@ describe.skipIf(!chromiumAvailable)("the Devices pages", () => {
     expect(await page.locator("figure.qr svg").count()).toBe(1);
     expect(await page.locator("#pair-status").innerText()).toContain("Waiting for your phone");
     await judgePage(page, "devices-pair");
-    phone = await startSimulator(bin, ["--server", url, "--token", token, "--name", "Shop/phone", "--sims", "2", "--ping", "1", "--battery", "9"]);
+    phone = await startSimulator(rig.bin, ["--server", url, "--token", token, "--name", "Shop/phone", "--sims", "2", "--ping", "1", "--battery", "9"]);
     await page.locator("#pair-status").filter({ hasText: "Paired: Shop/phone" }).waitFor({ timeout: 15_000 });
   });
 

@@ -3,12 +3,12 @@
 // its badge follows it; a chat-app conversation inside the 24-hour window takes free text, and one
 // whose window is closed offers the approved templates instead of a text box.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { waitFor } from "../test/helpers/api";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
-import { startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
-import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
+import type { Credentials, RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
+import type { RunningPhone } from "../test/helpers/simulator";
 
 if (!chromiumAvailable) console.warn(`dashboard-inbox: ${CHROMIUM} is missing; skipping`);
 
@@ -17,46 +17,25 @@ const PASSWORD = "a long enough secret";
 const SECRET = "inbox-app-secret";
 
 describe.skipIf(!chromiumAvailable)("the Inbox", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   let fake: FakeChatApp;
   let server: RunningServer;
   let key: Credentials;
   let phone: RunningPhone;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    fake = startFakeChatApp({
-      appSecret: SECRET,
-      autoStatuses: ["sent", "delivered"],
-      wabas: [
-        {
-          id: "4242",
-          name: "Bakery",
-          phoneNumbers: [{ id: "777", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
-          templates: [{ name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] }],
-        },
-      ],
-    });
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_CHATAPP_GRAPH_URL: fake.url, PIGEON_CHATAPP_APP_SECRET: SECRET, PIGEON_CHATAPP_VERIFY_TOKEN: "v" });
-    key = server.initialKey!;
+    fake = startFakeChatApp({ appSecret: SECRET, autoStatuses: ["sent", "delivered"], wabas: [bakeryWaba()] });
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD, env: { PIGEON_CHATAPP_GRAPH_URL: fake.url, PIGEON_CHATAPP_APP_SECRET: SECRET, PIGEON_CHATAPP_VERIFY_TOKEN: "v" } });
+    ({ server, key, page, problems } = rig);
     fake.setWebhookUrl(`${server.url}/v1/webhooks/chatapp`);
-    const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
-    phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Inbox/phone", "--inbound", "Is my parcel here?", "--from", "+14155550777"]);
+    phone = await rig.pairPhone(["--delay", "300", "--name", "Inbox/phone", "--inbound", "Is my parcel here?", "--from", "+14155550777"]);
     await waitFor("the received SMS", () => phone.output().includes("posted"), { detail: phone.output });
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
   });
 
   afterAll(async () => {
-    phone?.proc.kill("SIGKILL");
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
     fake?.stop();
   });
 

@@ -2,11 +2,11 @@
 // message's badge moves to "delivered" while the page stays open; filters, the CSV export, the
 // detail with its attempts, and cancelling a scheduled message with its credits refunded.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { SEND_PATH } from "../test/helpers/api";
-import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import type { RunningPhone } from "../test/helpers/simulator";
+import type { Credentials, RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-messages: ${CHROMIUM} is missing; skipping`);
 
@@ -14,34 +14,24 @@ const EMAIL = "clerk@example.com";
 const PASSWORD = "a long enough secret";
 
 describe.skipIf(!chromiumAvailable)("the Messages page", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   let server: RunningServer;
   let key: Credentials;
   let phone: RunningPhone;
   let deviceId: number;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD, "--role", "member"], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
-    key = server.initialKey!;
-    const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD, role: "member" });
+    ({ server, key, page, problems } = rig);
     // Slow enough between states that the page is open before the message is delivered.
-    phone = (await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "1500", "--name", "Shop phone"]));
+    phone = await rig.pairPhone(["--delay", "1500", "--name", "Shop phone"]);
     deviceId = (await server.api("/v1/api/device/list", key)).body.data.devices[0].device_id;
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
   });
 
   afterAll(async () => {
-    phone?.proc.kill("SIGKILL");
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
   });
 
   test("with nothing sent it says what to do", async () => {

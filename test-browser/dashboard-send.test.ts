@@ -3,11 +3,9 @@
 // a template asks for one field per variable, a send lands in Messages and goes on to delivered,
 // and a time in the past is refused next to the time field.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
-import type { Browser, Page } from "playwright-core";
-import { startSimulator } from "../test/helpers/simulator";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import type { Page } from "playwright-core";
+import type { Credentials, RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-send: ${CHROMIUM} is missing; skipping`);
 
@@ -15,33 +13,22 @@ const EMAIL = "owner@example.com";
 const PASSWORD = "a long enough secret";
 
 describe.skipIf(!chromiumAvailable)("the Send page", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   let server: RunningServer;
   let key: Credentials;
-  let phone: Subprocess;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
-    key = server.initialKey!;
-    const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
-    phone = (await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, "--delay", "300", "--name", "Counter phone", "--sims", "2"])).proc;
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD });
+    ({ server, key, page, problems } = rig);
+    await rig.pairPhone(["--delay", "300", "--name", "Counter phone", "--sims", "2"]);
     const made = await server.api("/v1/api/template/create", key, { name: "Pickup", code: "PICKUP", body: "Hi {{name}}, order {{order}} is ready." });
     expect(made.status).toBe(200);
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
   });
 
   afterAll(async () => {
-    phone?.kill("SIGKILL");
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
   });
 
   const preview = () => page.locator("#preview");

@@ -3,10 +3,10 @@
 // confirmation page, and chat-app templates synced from the fake platform shown read-only with their
 // platform status and language, refused by the server when an edit or delete is posted anyway.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
-import { startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
+import type { Page } from "playwright-core";
+import type { Credentials, RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
 
 if (!chromiumAvailable) console.warn(`dashboard-templates: ${CHROMIUM} is missing; skipping`);
 
@@ -26,12 +26,10 @@ interface ApiTemplate {
 }
 
 describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
-  const bin = isolatedBinary();
-  const dataDir = tempDir();
+  let rig: DashboardRig;
   let fake: FakeChatApp;
   let server: RunningServer;
   let key: Credentials;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
@@ -41,35 +39,18 @@ describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
   beforeAll(async () => {
     fake = startFakeChatApp({
       appSecret: "dash-app-secret",
-      wabas: [
-        {
-          id: "4242",
-          name: "Bakery",
-          phoneNumbers: [{ id: "777", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
-          templates: [
-            { name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] },
-            { name: "pedido_pronto", language: "pt_BR", status: "PENDING", components: [{ type: "BODY", text: "Olá {{1}}, seu pedido está pronto." }] },
-          ],
-        },
-      ],
+      wabas: [bakeryWaba([{ name: "pedido_pronto", language: "pt_BR", status: "PENDING", components: [{ type: "BODY", text: "Olá {{1}}, seu pedido está pronto." }] }])],
     });
-    expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
-    server = await startServer(bin, {
-      PIGEON_DATA_DIR: dataDir,
-      PIGEON_CHATAPP_GRAPH_URL: fake.url,
-      PIGEON_CHATAPP_APP_SECRET: "dash-app-secret",
-      PIGEON_CHATAPP_VERIFY_TOKEN: "dash-verify",
+    rig = await startDashboard({
+      email: EMAIL,
+      password: PASSWORD,
+      env: { PIGEON_CHATAPP_GRAPH_URL: fake.url, PIGEON_CHATAPP_APP_SECRET: "dash-app-secret", PIGEON_CHATAPP_VERIFY_TOKEN: "dash-verify" },
     });
-    key = server.initialKey!;
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+    ({ server, key, page, problems } = rig);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
     fake?.stop();
   });
 

@@ -9,8 +9,8 @@ import { createHmac } from "node:crypto";
 import type { Server } from "bun";
 import type { Browser, Page } from "playwright-core";
 import { waitFor } from "../test/helpers/api";
-import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, launchChromium, signInThroughForm, watchProblems } from "../test/helpers/dashboard";
+import { runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
+import { CHROMIUM, chromiumAvailable, judgePage, signInThroughForm, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 import { webhookBody, webhooksBody, type WebhookView } from "../src/dashboard/pages/webhooks";
 
 // A subscription the service marked failing after a day of retries (too slow to reach in a test
@@ -49,7 +49,7 @@ interface Received {
 }
 
 describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
-  const bin = isolatedBinary();
+  let rig: DashboardRig;
   let server: RunningServer;
   let strict: RunningServer;
   let key: Credentials;
@@ -71,23 +71,16 @@ describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
         return new Response(answer === 200 ? "ok" : "receiver is down for maintenance", { status: answer });
       },
     });
-    const dataDir = tempDir();
+    rig = await startDashboard({ email: EMAIL, password: PASSWORD, env: { PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" } });
+    ({ server, key, browser, page, problems } = rig);
+    // A second server with the default guard, for the refused loopback URL.
     const strictDir = tempDir();
-    for (const dir of [dataDir, strictDir]) {
-      expect((await runCommand(bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: dir })).code).toBe(0);
-    }
-    server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" });
-    strict = await startServer(bin, { PIGEON_DATA_DIR: strictDir });
-    key = server.initialKey!;
-    browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
-    problems = watchProblems(page, server.url);
-    await signInThroughForm(page, server.url, EMAIL, PASSWORD);
+    expect((await runCommand(rig.bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: strictDir })).code).toBe(0);
+    strict = await startServer(rig.bin, { PIGEON_DATA_DIR: strictDir });
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop("SIGKILL");
+    await rig?.stop();
     await strict?.stop("SIGKILL");
     receiver?.stop(true);
   });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { waitFor } from "./helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
-import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
+import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
 
 const SECRET = "e2e-app-secret";
 let fake: FakeChatApp;
@@ -15,14 +15,7 @@ beforeAll(async () => {
   fake = startFakeChatApp({
     appSecret: SECRET,
     autoStatuses: ["sent", "delivered"],
-    wabas: [
-      {
-        id: "4242",
-        name: "Bakery",
-        phoneNumbers: [{ id: "777", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
-        templates: [{ name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] }],
-      },
-    ],
+    wabas: [bakeryWaba()],
   });
   server = await startServer(isolatedBinary(), {
     PIGEON_DATA_DIR: tempDir(),

@@ -65,12 +65,8 @@ export async function runCommand(bin: string, args: string[], env: Record<string
   return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), code: proc.exitCode };
 }
 
-export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000): Promise<RunningServer> {
-  const proc = Bun.spawn([bin, "serve"], {
-    env: { PATH: process.env.PATH ?? "", PIGEON_HOST: "127.0.0.1", PIGEON_PORT: "0", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+/** Everything a piped child prints, stdout and stderr together, read as it comes. */
+export function collectOutput(proc: Subprocess): () => string {
   let out = "";
   const decoder = new TextDecoder();
   const pump = async (stream: ReadableStream<Uint8Array>) => {
@@ -79,29 +75,39 @@ export async function startServer(bin: string, env: Record<string, string>, time
   };
   void pump(proc.stdout as ReadableStream<Uint8Array>);
   void pump(proc.stderr as ReadableStream<Uint8Array>);
+  return () => out;
+}
+
+export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000): Promise<RunningServer> {
+  const proc = Bun.spawn([bin, "serve"], {
+    env: { PATH: process.env.PATH ?? "", PIGEON_HOST: "127.0.0.1", PIGEON_PORT: "0", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const output = collectOutput(proc);
 
   const deadline = Date.now() + timeoutMs;
   let port = 0;
   while (Date.now() < deadline) {
-    const m = /listening on https?:\/\/[^:]+:(\d+)/.exec(out);
+    const m = /listening on https?:\/\/[^:]+:(\d+)/.exec(output());
     if (m) {
       port = Number(m[1]);
       break;
     }
-    if (proc.exitCode !== null) throw new Error(`pigeon exited with ${proc.exitCode}: ${out}`);
+    if (proc.exitCode !== null) throw new Error(`pigeon exited with ${proc.exitCode}: ${output()}`);
     await Bun.sleep(25);
   }
   if (!port) {
     proc.kill("SIGKILL");
-    throw new Error(`pigeon did not start in time: ${out}`);
+    throw new Error(`pigeon did not start in time: ${output()}`);
   }
-  const jsonLine = out.split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
+  const jsonLine = output().split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
   const initialKey = jsonLine ? (JSON.parse(jsonLine) as Credentials) : null;
   const url = `http://127.0.0.1:${port}`;
   const server: RunningServer = {
     url,
     port,
-    output: () => out,
+    output,
     initialKey,
     proc,
     async stop(signal: NodeJS.Signals = "SIGTERM") {

@@ -6,6 +6,8 @@ import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { expect } from "bun:test";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./binary";
+import { startSimulator, type RunningPhone } from "./simulator";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const chromiumAvailable = existsSync(CHROMIUM);
@@ -58,4 +60,57 @@ export async function judgePage(page: Page, name: string): Promise<void> {
   );
   expect({ page: name, wide }).toEqual({ page: name, wide: [] });
   await page.setViewportSize(size);
+}
+
+/** What a dashboard browser test runs against: the binary, a signed-in page, and what it started. */
+export interface DashboardRig {
+  bin: string;
+  dataDir: string;
+  server: RunningServer;
+  /** The API key the first start printed. */
+  key: Credentials;
+  browser: Browser;
+  page: Page;
+  problems: string[];
+  /** Pairs `pigeon simulate-phone` (with `args`) using the workspace's pairing token; stopped with the rig. */
+  pairPhone(args: string[]): Promise<RunningPhone>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The compiled binary on a fresh data directory with a dashboard user (made by `pigeon users
+ * create` before the first start), Chromium with a 1366×900 page, and that user signed in.
+ */
+export async function startDashboard(opts: { email: string; password: string; role?: "owner" | "member"; env?: Record<string, string> }): Promise<DashboardRig> {
+  const bin = isolatedBinary();
+  const dataDir = tempDir();
+  const made = await runCommand(bin, ["users", "create", "--email", opts.email, "--password", opts.password, "--role", opts.role ?? "owner"], { PIGEON_DATA_DIR: dataDir });
+  expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: "" });
+  const server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, ...opts.env });
+  const key = server.initialKey!;
+  const browser = await launchChromium();
+  const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+  const problems = watchProblems(page, server.url);
+  await signInThroughForm(page, server.url, opts.email, opts.password);
+  const phones: RunningPhone[] = [];
+  return {
+    bin,
+    dataDir,
+    server,
+    key,
+    browser,
+    page,
+    problems,
+    async pairPhone(args) {
+      const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
+      const phone = await startSimulator(bin, ["--server", pairing.server_url, "--token", pairing.pairing_token, ...args]);
+      phones.push(phone);
+      return phone;
+    },
+    async stop() {
+      for (const phone of phones) phone.proc.kill("SIGKILL");
+      await browser.close();
+      await server.stop("SIGKILL");
+    },
+  };
 }

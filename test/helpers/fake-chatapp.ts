@@ -44,3 +44,18 @@ export type {
   TemplateStatusOptions,
   WabaSetup,
 } from "./fake-chatapp/types";
+
+import type { TemplateSetup, WabaSetup } from "./fake-chatapp/types";
+
+/**
+ * The business account most end-to-end tests connect: "Bakery" (WABA 4242) with one number (777)
+ * and the approved template order_ready ("Hi {{1}}, order {{2}} is ready."), plus any `more`.
+ */
+export function bakeryWaba(more: TemplateSetup[] = []): WabaSetup {
+  return {
+    id: "4242",
+    name: "Bakery",
+    phoneNumbers: [{ id: "777", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
+    templates: [{ name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] }, ...more],
+  };
+}

@@ -2,6 +2,7 @@
 // failure to start says why) collected for the test to read, and a wait for it to be paired.
 import type { Subprocess } from "bun";
 import { waitFor } from "./api";
+import { collectOutput } from "./binary";
 
 export interface RunningPhone {
   proc: Subprocess;
@@ -12,15 +13,7 @@ export interface RunningPhone {
 /** Starts the simulator with `args` (after `simulate-phone`). */
 export function spawnSimulator(bin: string, args: string[]): RunningPhone {
   const proc = Bun.spawn([bin, "simulate-phone", ...args], { env: { PATH: process.env.PATH ?? "" }, stdout: "pipe", stderr: "pipe" });
-  let out = "";
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const reader = stream.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  };
-  void pump(proc.stdout as ReadableStream<Uint8Array>);
-  void pump(proc.stderr as ReadableStream<Uint8Array>);
-  return { proc, output: () => out };
+  return { proc, output: collectOutput(proc) };
 }
 
 /** Starts the simulator and waits until it prints `ready` (by default: its event stream is open). */
