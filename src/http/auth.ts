@@ -62,22 +62,36 @@ export function createAuthenticator(sqlite: Database, clock: Clock) {
     const now = clock.now();
     if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) accounts.touchKey(row.keyId, now);
 
-    return {
-      keyId: row.keyId,
-      keyName: row.keyName,
-      workspaceId: row.workspaceId,
-      accountId: row.accountId,
-      isOwner: row.isOwner,
-      smsLengthCap: row.smsLengthCap,
-      plan: {
-        id: row.planId,
-        code: row.planCode,
-        requestsPerMinute: row.requestsPerMinute,
-        requestsPerDay: row.requestsPerDay,
-        monthlySmsLimit: row.monthlySmsLimit,
-        allowUrls: row.allowUrls,
-      },
-    };
+    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row) };
+  };
+}
+
+/** A workspace's account and plan as a caller carries them, from the joined row that holds them. */
+export function termsOf(row: {
+  workspaceId: number;
+  accountId: number;
+  isOwner: boolean;
+  smsLengthCap: number;
+  planId: number;
+  planCode: string;
+  requestsPerMinute: number;
+  requestsPerDay: number;
+  monthlySmsLimit: number | null;
+  allowUrls: boolean;
+}): Omit<AuthContext, "keyId" | "keyName"> {
+  return {
+    workspaceId: row.workspaceId,
+    accountId: row.accountId,
+    isOwner: row.isOwner,
+    smsLengthCap: row.smsLengthCap,
+    plan: {
+      id: row.planId,
+      code: row.planCode,
+      requestsPerMinute: row.requestsPerMinute,
+      requestsPerDay: row.requestsPerDay,
+      monthlySmsLimit: row.monthlySmsLimit,
+      allowUrls: row.allowUrls,
+    },
   };
 }
 

@@ -2,7 +2,7 @@
 // CLI and by start-up. No Elysia here.
 import type { Clock } from "../../clock";
 import type { Db } from "../../db/client";
-import type { AuthContext } from "../../http/auth";
+import { termsOf, type AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
@@ -215,22 +215,7 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     const row = repo.workspaceTerms(workspaceId);
     if (!row) throw new AppError("not_found", `workspace ${workspaceId} not found`);
     if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
-    return {
-      keyId: null,
-      keyName: "dashboard",
-      workspaceId: row.workspaceId,
-      accountId: row.accountId,
-      isOwner: row.isOwner,
-      smsLengthCap: row.smsLengthCap,
-      plan: {
-        id: row.planId,
-        code: row.planCode,
-        requestsPerMinute: row.requestsPerMinute,
-        requestsPerDay: row.requestsPerDay,
-        monthlySmsLimit: row.monthlySmsLimit,
-        allowUrls: row.allowUrls,
-      },
-    };
+    return { keyId: null, keyName: "dashboard", ...termsOf(row) };
   }
 
   function listKeys(workspaceId?: number): ApiKeyRow[] {
