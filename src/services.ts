@@ -15,7 +15,7 @@ import { createContactRepository } from "./modules/contacts/repository";
 import { createContactService } from "./modules/contacts/service";
 import { createCreditService } from "./modules/credits/service";
 import { createDeviceRepository } from "./modules/devices/repository";
-import { createDeviceService, presence } from "./modules/devices/service";
+import { createDeviceService } from "./modules/devices/service";
 import { createNotificationRepository } from "./modules/notifications/repository";
 import { createExpiry } from "./modules/notifications/expiry";
 import { createNotificationService } from "./modules/notifications/service";
@@ -75,7 +75,6 @@ type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnTy
 
 export function createServices(deps: Deps) {
   const { db, clock, config } = deps;
-  presence.offlineAfterMs = config.offlineAfterSeconds * 1000;
   const sqlite = db.$client;
   const channels = deps.channels ?? CHANNELS;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
@@ -184,7 +183,7 @@ export function createServices(deps: Deps) {
     state,
     notificationRepo,
     notifications,
-    expiry: createExpiry({ clock, notifications: notificationRepo, state }),
+    expiry: createExpiry({ clock, notifications: notificationRepo, state, offlineAfterMs: config.offlineAfterSeconds * 1000 }),
     threads,
     sending,
     events,

@@ -10,7 +10,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
-import { allowedSilence, isOnline, presence } from "../../modules/devices/service";
+import { allowedSilence, isOnline, OFFLINE_AFTER_MS } from "../../modules/devices/service";
 import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
@@ -45,6 +45,7 @@ export interface MobileDeps {
 
 export function createMobileService(deps: MobileDeps) {
   const { sqlite, repo, clock, devices, state, hub, events, secrets } = deps;
+  const offlineAfterMs = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
   const pairing = createPhonePairing(deps);
 
   let announcedUntil = clock.now();
@@ -246,8 +247,7 @@ export function createMobileService(deps: MobileDeps) {
    */
   function watchPresence(): number {
     const now = clock.now();
-    const offlineAfter = deps.offlineAfterMs ?? presence.offlineAfterMs;
-    const quiet = repo.quietSince(now - offlineAfter, now - allowedSilence({ pushToken: "polling" }, offlineAfter));
+    const quiet = repo.quietSince(now - offlineAfterMs, now - allowedSilence({ pushToken: "polling" }, offlineAfterMs));
     for (const id of quiet) {
       const device = devices.byId(id);
       if (!device) continue;
@@ -345,7 +345,7 @@ export function createMobileService(deps: MobileDeps) {
     for (const deviceId of repo.offlineWithWaiting()) {
       const device = devices.byId(deviceId);
       if (!device) continue;
-      const target = repo.onlinePhoneBesides(device.workspaceId, device.id, now - presence.offlineAfterMs);
+      const target = repo.onlinePhoneBesides(device.workspaceId, device.id, now - offlineAfterMs);
       if (target !== null) changed += moveWaiting(device, target, "its phone went offline").length;
       for (const id of repo.outOfTime(device.id, deps.offlineTtlMs, now)) {
         const failed = applyReport(state, id, {
@@ -378,12 +378,12 @@ export function createMobileService(deps: MobileDeps) {
       if (to.kind !== "sms") throw new AppError("invalid_device", `device ${to.id} is a ${to.kind} device, not a paired phone`, { field: "to_device_id", device_id: to.id, kind: to.kind });
       if (to.id === from.id) throw new AppError("invalid_device", "to_device_id is the device the messages are on", { field: "to_device_id", device_id: to.id });
       if (to.status !== "active") throw new AppError("device_inactive", `device ${to.id} is inactive`, { field: "to_device_id", device_id: to.id });
-      if (!isOnline(to, now)) {
+      if (!isOnline(to, now, offlineAfterMs)) {
         throw new AppError("no_online_device", `device ${to.id} is offline; messages only move to an online phone`, { field: "to_device_id", device_id: to.id });
       }
       toId = to.id;
     } else {
-      const found = repo.onlinePhoneBesides(workspaceId, from.id, now - presence.offlineAfterMs);
+      const found = repo.onlinePhoneBesides(workspaceId, from.id, now - offlineAfterMs);
       if (found === null) throw new AppError("no_online_device", "No other online paired phone in this workspace to take the messages", { device_id: from.id });
       toId = found;
     }

@@ -35,15 +35,9 @@ export function notificationChannelOf(row: Pick<DeviceRow, "pushToken">, paired:
 }
 
 /** How long a device may stay silent and still count as online. */
-export function allowedSilence(row: Pick<DeviceRow, "pushToken">, offlineAfterMs = presence.offlineAfterMs): number {
+export function allowedSilence(row: Pick<DeviceRow, "pushToken">, offlineAfterMs = OFFLINE_AFTER_MS): number {
   return row.pushToken !== null ? POLL_INTERVAL_MS + offlineAfterMs : offlineAfterMs;
 }
-
-/**
- * The offline threshold in force: OFFLINE_AFTER_MS unless PIGEON_OFFLINE_AFTER set another at start
- * (createServices writes it once; tests shorten it so a stopped phone goes offline in seconds).
- */
-export const presence = { offlineAfterMs: OFFLINE_AFTER_MS };
 
 /**
  * A device's pacing window. A channel whose platform limit is a rate (a chat-app number: 80 a
@@ -95,7 +89,7 @@ function presentHealth(h: PhoneHealth, unhealthy: string[] | null) {
  */
 export const USER_SETTINGS = ["send_limit_per_minute", "send_interval_min", "send_interval_max"] as const;
 
-export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: number, offlineAfterMs = presence.offlineAfterMs): boolean {
+export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: number, offlineAfterMs = OFFLINE_AFTER_MS): boolean {
   return row.lastSeenAt !== null && now - row.lastSeenAt <= allowedSilence(row, offlineAfterMs);
 }
 

@@ -3,15 +3,14 @@
 // refunded and its events emitted by the usual transition. The channels never hand it out after
 // that instant either (the dispatcher's claim and a phone's download both skip it).
 import type { Clock } from "../../clock";
-import { presence } from "../devices/service";
 import type { NotificationRepository } from "./repository";
 import type { NotificationState } from "./state";
 
 /** At most this many expire per run; the next tick takes the rest. */
 const BATCH = 500;
 
-export function createExpiry(deps: { clock: Clock; notifications: NotificationRepository; state: NotificationState }) {
-  const { clock, notifications, state } = deps;
+export function createExpiry(deps: { clock: Clock; notifications: NotificationRepository; state: NotificationState; offlineAfterMs: number }) {
+  const { clock, notifications, state, offlineAfterMs } = deps;
 
   /**
    * notifications:expire — fails the pending notifications past their valid_until. A message a
@@ -19,7 +18,7 @@ export function createExpiry(deps: { clock: Clock; notifications: NotificationRe
    * "TTL expired" (or that it was sent just in time) first.
    */
   function expireDue(): number {
-    const ids = notifications.expiredWaiting(clock.now(), presence.offlineAfterMs, BATCH);
+    const ids = notifications.expiredWaiting(clock.now(), offlineAfterMs, BATCH);
     let failed = 0;
     for (const id of ids) {
       const moved = state.transition(id, "failed", {
