@@ -10,10 +10,9 @@ import type { Services } from "../services";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
 import { accountBody, type MemberErrors, type MemberForm } from "./pages/account";
-import { formOf, redirect } from "./web";
+import { formOf, HIDDEN, redirect } from "./web";
 
 export function accountRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
 
   function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
     const accountId = who.session.account_id;
@@ -39,7 +38,7 @@ export function accountRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-account" })
     .use(declaredAuth())
-    .get("/dashboard/account", kit.withSession((_ctx, who) => accountPage(who)), { auth: "session", ...hidden })
+    .get("/dashboard/account", kit.withSession((_ctx, who) => accountPage(who)), { auth: "session", ...HIDDEN })
     .post("/dashboard/account/members", kit.withSession(async ({ body }, who) => {
       if (who.session.role !== "owner") {
         return kit.shell(who, "Account", "/dashboard/account", html`<p class="error" role="alert">Only an owner of the account can add members.</p><p><a href="/dashboard/account">Back to the account</a></p>`, 403);
@@ -57,5 +56,5 @@ export function accountRoutes(s: Services, kit: Kit) {
         const key = field === "email" || field === "password" || field === "role" ? field : "other";
         return accountPage(who, error.status, form, { [key]: `${error.message}.`.replace(/\.\.$/, ".") });
       }
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

@@ -8,7 +8,7 @@ import { randomBase62 } from "../lib/tokens";
 import type { Services } from "../services";
 import type { Kit } from "./kit";
 import { setupInvalidPage, setupPage, signInPage } from "./pages/auth";
-import { clearCookie, cookieOf, createSignInThrottle, csrfMatches, formOf, isSecure, page, PRESESSION_COOKIE, redirect, SESSION_COOKIE, setCookie } from "./web";
+import { clearCookie, cookieOf, createSignInThrottle, csrfMatches, formOf, HIDDEN, isSecure, page, PRESESSION_COOKIE, redirect, SESSION_COOKIE, setCookie } from "./web";
 
 export function authRoutes(s: Services, kit: Kit) {
   const { users, clock } = s;
@@ -33,7 +33,6 @@ export function authRoutes(s: Services, kit: Kit) {
     return response;
   }
 
-  const hidden = { detail: { hide: true } } as const;
 
   return new Elysia({ name: "pigeon-dashboard-auth" })
     .use(declaredAuth())
@@ -42,7 +41,7 @@ export function authRoutes(s: Services, kit: Kit) {
       const pre = presession(request);
       const done = new URL(request.url).searchParams.get("signed-out") !== null;
       return page(signInPage({ csrf: pre.value, notice: done ? "You are signed out." : null }), 200, pre.header);
-    }, { auth: "public", ...hidden })
+    }, { auth: "public", ...HIDDEN })
     .post("/dashboard/sign-in", async ({ request, body, server }) => {
       const form = formOf(body);
       const pre = presession(request);
@@ -55,13 +54,13 @@ export function authRoutes(s: Services, kit: Kit) {
       const user = await users.verify(email, form.password ?? "");
       if (!user) return again("Wrong email or password.", 401);
       return signedIn(request, users.startSession(user, request.headers.get("user-agent")));
-    }, { auth: "public", ...hidden })
+    }, { auth: "public", ...HIDDEN })
     .get("/dashboard/setup", ({ request }) => {
       const token = new URL(request.url).searchParams.get("token") ?? "";
       if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
       const pre = presession(request);
       return page(setupPage({ csrf: pre.value, token }), 200, pre.header);
-    }, { auth: "public", ...hidden })
+    }, { auth: "public", ...HIDDEN })
     .post("/dashboard/setup", async ({ request, body }) => {
       const form = formOf(body);
       const pre = presession(request);
@@ -77,9 +76,9 @@ export function authRoutes(s: Services, kit: Kit) {
         if (error instanceof AppError) return again(error.message, error.status);
         throw error;
       }
-    }, { auth: "public", ...hidden })
+    }, { auth: "public", ...HIDDEN })
     .post("/dashboard/sign-out", kit.withSession(({ request }, who) => {
       users.endSession(who.token);
       return redirect("/dashboard/sign-in?signed-out", { "set-cookie": clearCookie(SESSION_COOKIE, isSecure(request, tls)) });
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

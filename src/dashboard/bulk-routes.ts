@@ -15,7 +15,7 @@ import { parseTemplateBody, renderTemplate } from "../modules/templates/variable
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
 import { mappingBody, previewBody, resultBody, uploadBody, type BulkUploadForm, type PreviewRow } from "./pages/bulk";
-import { formOf, redirect } from "./web";
+import { formOf, HIDDEN, redirect } from "./web";
 
 const MAX_ROWS = 10_000;
 const CHUNK = 100;
@@ -37,7 +37,6 @@ interface Draft {
 }
 
 export function bulkRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
   const drafts = new Map<string, Draft>();
 
   function sweep(now: number) {
@@ -136,7 +135,7 @@ export function bulkRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-bulk" })
     .use(declaredAuth())
-    .get("/dashboard/bulk", kit.withSession((_ctx, who) => upload(who, { channel: "sms", template: "", message: "", device: "" })), { auth: "session", ...hidden })
+    .get("/dashboard/bulk", kit.withSession((_ctx, who) => upload(who, { channel: "sms", template: "", message: "", device: "" })), { auth: "session", ...HIDDEN })
     .post("/dashboard/bulk", kit.withSession(({ body }, who) => {
       const f = formOf(body);
       const form: BulkUploadForm = { channel: f.channel === "chatapp" ? "chatapp" : "sms", template: f.template ?? "", message: f.message ?? "", device: f.device ?? "" };
@@ -177,7 +176,7 @@ export function bulkRoutes(s: Services, kit: Kit) {
         return kit.shell(who, "Match the columns", "/dashboard/send", mappingBody({ draft: id, headers, needed: draft.needed, mapping, csrf: who.viewer.csrf }));
       }
       return preview(who, id, draft, mapping);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/bulk/preview", kit.withSession(({ body }, who) => {
       const f = formOf(body);
       const draft = draftOf(who, f.draft);
@@ -188,7 +187,7 @@ export function bulkRoutes(s: Services, kit: Kit) {
         return kit.shell(who, "Match the columns", "/dashboard/send", mappingBody({ draft: f.draft!, headers: draft.headers, needed: draft.needed, mapping, csrf: who.viewer.csrf, error: "Choose a column for every field." }), 400);
       }
       return preview(who, f.draft!, draft, mapping);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/bulk/send", kit.withSession(async ({ body }, who) => {
       const f = formOf(body);
       const draft = draftOf(who, f.draft);
@@ -221,5 +220,5 @@ export function bulkRoutes(s: Services, kit: Kit) {
         });
       }
       return kit.shell(who, "Bulk send", "/dashboard/send", resultBody({ accepted, failed, requests }));
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

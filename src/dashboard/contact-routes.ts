@@ -8,7 +8,7 @@ import { csvCell, parseCsv } from "../lib/csv";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
 import { contactDeleteBody, contactFormBody, contactsBody, emptyContactForm, importBody, type ContactForm, type Rejected } from "./pages/contacts";
-import { formOf, redirect } from "./web";
+import { csvDownload, formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 25;
 const EXPORT_CHUNK = 1000;
@@ -74,7 +74,6 @@ export function csvRecords(text: string): { line: number; cells: string[] }[] {
 }
 
 export function contactRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
   const types = () => s.contacts.types().types;
 
   function formPage(who: Signed, id: number | undefined, form: ContactForm, status = 200, errors: Record<string, string> = {}, error: string | null = null) {
@@ -121,8 +120,8 @@ export function contactRoutes(s: Services, kit: Kit) {
       if (page > pages) result = fetch((page = pages));
       const body = contactsBody({ rows: result.contacts, total: result.pagination.total, page, pages, query: error ? "" : query, error });
       return kit.shell(who, "Contacts", "/dashboard/contacts", body, error ? 400 : 200);
-    }), { auth: "session", ...hidden })
-    .get("/dashboard/contacts/new", kit.withSession((_ctx, who) => formPage(who, undefined, emptyContactForm())), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
+    .get("/dashboard/contacts/new", kit.withSession((_ctx, who) => formPage(who, undefined, emptyContactForm())), { auth: "session", ...HIDDEN })
     .post("/dashboard/contacts", kit.withSession(({ body }, who) => {
       const form = contactFormOf(body);
       const failed = attempt(who, undefined, form, () => {
@@ -131,33 +130,16 @@ export function contactRoutes(s: Services, kit: Kit) {
       if (failed) return failed;
       kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
       return redirect("/dashboard/contacts");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/contacts/export.csv", kit.withSession((_ctx, who) => {
       const ws = who.session.workspace_id;
-      const encoder = new TextEncoder();
       let page = 1;
-      // Read in chunks as the browser takes them: a large export never sits in memory whole.
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(encoder.encode(`${COLUMNS.join(",")}\r\n`));
-        },
-        pull(controller) {
-          const { contacts } = s.contacts.list(ws, page++, EXPORT_CHUNK);
-          const lines = contacts.map((c) => [c.name, c.phone, c.email, c.type].map(csvCell).join(","));
-          if (lines.length) controller.enqueue(encoder.encode(`${lines.join("\r\n")}\r\n`));
-          if (contacts.length < EXPORT_CHUNK) controller.close();
-        },
-      });
-      return new Response(body, {
-        headers: {
-          "content-type": "text/csv; charset=utf-8",
-          "content-disposition": `attachment; filename="contacts-${new Date(s.clock.now()).toISOString().slice(0, 10)}.csv"`,
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-        },
-      });
-    }), { auth: "session", ...hidden })
-    .get("/dashboard/contacts/import", kit.withSession((_ctx, who) => importPage(who)), { auth: "session", ...hidden })
+      const day = new Date(s.clock.now()).toISOString().slice(0, 10);
+      return csvDownload(`contacts-${day}.csv`, COLUMNS, EXPORT_CHUNK, () =>
+        s.contacts.list(ws, page++, EXPORT_CHUNK).contacts.map((c) => [c.name, c.phone, c.email, c.type]),
+      );
+    }), { auth: "session", ...HIDDEN })
+    .get("/dashboard/contacts/import", kit.withSession((_ctx, who) => importPage(who)), { auth: "session", ...HIDDEN })
     .post("/dashboard/contacts/import", kit.withSession(({ body }, who) => {
       const ws = who.session.workspace_id;
       const text = formOf(body).file ?? "";
@@ -194,11 +176,11 @@ export function contactRoutes(s: Services, kit: Kit) {
         }
       }
       return importPage(who, 200, null, { imported, rejected });
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/contacts/:id/edit", kit.withSession(({ params }, who) => {
       const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
       return formPage(who, c.contact_id, { name: c.name, phone: c.phone, email: c.email ?? "", type: c.type ?? "" });
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/contacts/:id", kit.withSession(({ params, body }, who) => {
       const current = s.contacts.require(who.session.workspace_id, Number(params?.id));
       const form = contactFormOf(body);
@@ -208,15 +190,15 @@ export function contactRoutes(s: Services, kit: Kit) {
       if (failed) return failed;
       kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });
       return redirect("/dashboard/contacts");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/contacts/:id/delete", kit.withSession(({ params }, who) => {
       const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
       return kit.shell(who, "Delete a contact", "/dashboard/contacts", contactDeleteBody({ c, csrf: who.viewer.csrf }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/contacts/:id/delete", kit.withSession(({ params }, who) => {
       const c = s.contacts.require(who.session.workspace_id, Number(params?.id));
       s.contacts.remove(who.session.workspace_id, c.id);
       kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
       return redirect("/dashboard/contacts");
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

@@ -8,7 +8,7 @@ import type { Services } from "../services";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
 import { creditsBody, type TopUpForm } from "./pages/credits";
-import { formOf, redirect } from "./web";
+import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 25;
 const MAX_TOP_UP = 1_000_000_000;
@@ -17,7 +17,6 @@ const MAX_TOP_UP = 1_000_000_000;
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
 export function creditRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
 
   function creditsPage(who: Signed, askedPage: number, status = 200, form?: TopUpForm, errors?: { amount?: string; note?: string }) {
     const ws = who.session.workspace_id;
@@ -42,7 +41,7 @@ export function creditRoutes(s: Services, kit: Kit) {
     .use(declaredAuth())
     .get("/dashboard/credits", kit.withSession(({ request }, who) => creditsPage(who, Number(new URL(request.url).searchParams.get("page") ?? "1"))), {
       auth: "session",
-      ...hidden,
+      ...HIDDEN,
     })
     .post("/dashboard/credits", kit.withSession(({ body }, who) => {
       if (who.session.role !== "owner") {
@@ -64,5 +63,5 @@ export function creditRoutes(s: Services, kit: Kit) {
         if (error instanceof AppError && error.status === 400) return creditsPage(who, 1, 400, form, { amount: sentence(error.message) });
         throw error;
       }
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

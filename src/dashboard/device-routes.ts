@@ -7,9 +7,8 @@ import { requestOrigin } from "../lib/trusted-proxies";
 import type { Services } from "../services";
 import type { Ctx, Kit, Signed } from "./kit";
 import { chatappBody, deviceBody, devicesBody, pairBody, pairStatus } from "./pages/devices";
-import { formOf, redirect } from "./web";
+import { formOf, fragment, HIDDEN, redirect } from "./web";
 
-const FRAGMENT_HEADERS = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" };
 
 /** A whole number in [min, max] from a form field, or the reason it is not. */
 function intField(raw: string | undefined, label: string, min: number, max: number): number | string {
@@ -19,7 +18,6 @@ function intField(raw: string | undefined, label: string, min: number, max: numb
 }
 
 export function deviceRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
   const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
 
   function own(who: Signed, raw: string | undefined) {
@@ -47,23 +45,23 @@ export function deviceRoutes(s: Services, kit: Kit) {
       const ws = who.session.workspace_id;
       const devices = s.deviceRepo.all(ws, true).map((row) => ({ d: s.devices.present(row), h: s.devices.health(ws, row.id) }));
       return kit.shell(who, "Devices", "/dashboard/devices", devicesBody({ devices }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/devices/pair", kit.withSession(async ({ request, server }: Ctx, who) => {
       const ws = who.session.workspace_id;
       const base = s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
       const info = await s.mobile.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
       const known = Math.max(0, ...s.deviceRepo.all(ws, true).map((d) => d.id));
       return kit.shell(who, "Pair a phone", "/dashboard/devices", pairBody({ serverUrl: info.server_url, token: info.pairing_token, qrSvg: info.qr_svg, known }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/devices/pair/status", kit.withSession(({ request }, who) => {
       const known = Number(new URL(request.url).searchParams.get("known") ?? "0");
       const paired = Number.isSafeInteger(known) ? pairedSince(who.session.workspace_id, known) : null;
       // 286 tells htmx to stop polling: the phone is here.
-      return new Response(pairStatus(paired, known).value, { status: paired ? 286 : 200, headers: FRAGMENT_HEADERS });
-    }), { auth: "session", ...hidden })
+      return fragment(pairStatus(paired, known), paired ? 286 : 200);
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/devices/chatapp", kit.withSession((_ctx, who) => kit.shell(who, "Connect a chat-app number", "/dashboard/devices", chatappBody({ csrf: who.viewer.csrf }))), {
       auth: "session",
-      ...hidden,
+      ...HIDDEN,
     })
     .post("/dashboard/devices/chatapp", kit.withSession(async ({ body }, who) => {
       const form = formOf(body);
@@ -78,8 +76,8 @@ export function deviceRoutes(s: Services, kit: Kit) {
         if (error instanceof AppError) return again(error.message, error.status);
         throw error;
       }
-    }), { auth: "session", ...hidden })
-    .get("/dashboard/devices/:id", kit.withSession(({ params }, who) => devicePage(who, own(who, params?.id).id)), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
+    .get("/dashboard/devices/:id", kit.withSession(({ params }, who) => devicePage(who, own(who, params?.id).id)), { auth: "session", ...HIDDEN })
     .post("/dashboard/devices/:id", kit.withSession(({ params, body }, who) => {
       const row = own(who, params?.id);
       const f = formOf(body);
@@ -102,12 +100,12 @@ export function deviceRoutes(s: Services, kit: Kit) {
       }
       kit.flash(who, { kind: "notice", text: "Saved." });
       return redirect(`/dashboard/devices/${row.id}`);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/devices/:id/status", kit.withSession(({ params, body }, who) => {
       const row = own(who, params?.id);
       const status = formOf(body).status === "active" ? "active" : "inactive";
       s.devices.setStatus(who.session.workspace_id, [row.id], status);
       kit.flash(who, { kind: "notice", text: status === "active" ? "Activated: it takes messages again." : "Deactivated: it takes no new messages." });
       return redirect(`/dashboard/devices/${row.id}`);
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

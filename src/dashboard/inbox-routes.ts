@@ -9,13 +9,11 @@ import type { TemplateRow } from "../modules/templates/repository";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
 import { conversationBody, inboxBody, replyVariables } from "./pages/inbox";
-import { formOf, redirect } from "./web";
+import { formOf, fragment, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 30;
-const FRAGMENT_HEADERS = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" };
 
 export function inboxRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
 
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
   function approvedTemplates(ws: number, channel: string): TemplateRow[] {
@@ -43,19 +41,19 @@ export function inboxRoutes(s: Services, kit: Kit) {
       const list = s.threadsView.list(who.session.workspace_id, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
       const pages = Math.max(1, Math.ceil(list.pagination.total / PAGE_SIZE));
       return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/inbox/:id", kit.withSession(({ params }, who) => {
       const id = Number(params?.id);
       // Reading it is what marks it read (404 for another workspace's thread).
       s.threadsView.markRead(who.session.workspace_id, id);
       return conversation(who, id);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/inbox/:id/template", kit.withSession(({ params, request }, who) => {
       const ws = who.session.workspace_id;
       const thread = s.threadsView.messages(ws, Number(params?.id), 1, 1).thread;
       const chosen = approvedTemplates(ws, thread.channel).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ?? null;
-      return new Response(replyVariables(chosen, {}).value, { headers: FRAGMENT_HEADERS });
-    }), { auth: "session", ...hidden })
+      return fragment(replyVariables(chosen, {}));
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/inbox/:id/reply", kit.withSession(async ({ params, body }, who) => {
       const ws = who.session.workspace_id;
       const id = Number(params?.id);
@@ -84,5 +82,5 @@ export function inboxRoutes(s: Services, kit: Kit) {
         return conversation(who, id, error.status, { template: form.template, vars, text: form.message, error: error.message });
       }
       return redirect(`/dashboard/inbox/${id}`);
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

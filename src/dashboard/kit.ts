@@ -4,6 +4,7 @@
 import type { Services } from "../services";
 import type { SessionWithUser } from "../modules/users/repository";
 import { html, type Html } from "./html";
+import { createDashboardRepository } from "./repository";
 import { layout, type Viewer } from "./layout";
 import { cookieOf, csrfFor, csrfMatches, formOf, page, redirect, SESSION_COOKIE } from "./web";
 
@@ -23,13 +24,15 @@ export interface Signed {
 export interface Flash {
   kind: "notice" | "error";
   text: string;
-  /** A secret shown the one time it is known. */
-  secret?: { title: string; key: string; secret: string };
+  /** A secret shown the one time it is known, with a line saying what it belongs to. */
+  secret?: { title: string; about: Html; secret: string };
 }
 
 export function createKit(s: Services) {
   const { users, accounts } = s;
   const flashes = new Map<number, Flash>();
+  // The dashboard's own read queries, prepared once for every page group.
+  const repo = createDashboardRepository(s.db.$client);
 
   function signed(request: Request): Signed | null {
     const token = cookieOf(request, SESSION_COOKIE);
@@ -41,6 +44,7 @@ export function createKit(s: Services) {
   }
 
   return {
+    repo,
     signed,
 
     /** A page that needs a session: GETs without one go to sign-in; posts must carry the CSRF token. */
@@ -59,7 +63,7 @@ export function createKit(s: Services) {
       const flash = flashes.get(who.session.id);
       flashes.delete(who.session.id);
       const top = flash
-        ? html`${flash.secret ? secretBox(flash.secret) : ""}<p class="${flash.kind}" role="${flash.kind === "error" ? "alert" : "status"}">${flash.text}</p>`
+        ? html`<p class="${flash.kind}" role="${flash.kind === "error" ? "alert" : "status"}">${flash.text}</p>${flash.secret ? secretBox(flash.secret) : ""}`
         : "";
       return page(layout({ title, current, viewer: who.viewer, body: html`${top}${body}` }), status);
     },
@@ -74,7 +78,7 @@ export function createKit(s: Services) {
 function secretBox(secret: NonNullable<Flash["secret"]>): Html {
   return html`<section class="card" aria-labelledby="secret-title">
   <h2 id="secret-title">${secret.title}</h2>
-  <p>Key: <code>${secret.key}</code></p>
+  <p>${secret.about}</p>
   <p>Secret — store it now; it is shown only this once:</p>
   <code class="secret" id="new-secret">${secret.secret}</code>
   <p class="actions"><button type="button" data-copy="new-secret">Copy secret</button> <span id="new-secret-status" role="status"></span></p>

@@ -4,16 +4,14 @@ import { Elysia } from "elysia";
 import { DELIVERY_TYPES } from "../channels/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
-import { csvCell } from "../lib/csv";
 import { toE164 } from "../lib/phone";
 import type { ListFilters } from "../modules/notifications/repository";
 import type { NotificationStatus } from "../modules/notifications/state";
 import type { Services } from "../services";
 import type { Kit } from "./kit";
 import { createLiveHub } from "./live";
-import { createDashboardRepository } from "./repository";
 import { messageDetail, messagesBody, STATUSES, type MessageFilters } from "./pages/messages";
-import { redirect } from "./web";
+import { csvDownload, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 50;
 const EXPORT_CHUNK = 1000;
@@ -22,8 +20,7 @@ const DAY_MS = 86_400_000;
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
 export function messageRoutes(s: Services, kit: Kit) {
-  const live = createLiveHub(createDashboardRepository(s.db.$client), s.state);
-  const hidden = { detail: { hide: true } } as const;
+  const live = createLiveHub(kit.repo, s.state);
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */
   function parseFilters(url: URL, workspaceId: number): { shown: MessageFilters; filters: ListFilters; error: string | null } {
@@ -94,7 +91,7 @@ export function messageRoutes(s: Services, kit: Kit) {
         error,
       });
       return kit.shell(who, "Messages", "/dashboard/messages", body, error ? 400 : 200);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/messages/export.csv", kit.withSession(({ request }, who) => {
       const ws = who.session.workspace_id;
       const { filters, error } = parseFilters(new URL(request.url), ws);
@@ -102,35 +99,18 @@ export function messageRoutes(s: Services, kit: Kit) {
       // Messages created during the export would shift the pages under it: it stops at its start.
       filters.to = Math.min(filters.to ?? Number.MAX_SAFE_INTEGER, s.clock.now());
       const columns = ["id", "created_at", "status", "channel", "route", "device_id", "recipient", "recipient_name", "message", "segments", "cost", "error_code", "error_reason", "sent_at", "delivered_at", "failed_at", "cancelled_at"];
-      const encoder = new TextEncoder();
       let offset = 0;
-      // Read in chunks as the browser takes them: a large export never sits in memory whole.
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(encoder.encode(`${columns.join(",")}\r\n`));
-        },
-        pull(controller) {
-          const { rows } = s.notificationRepo.list(ws, filters, offset, EXPORT_CHUNK);
-          offset += rows.length;
-          const lines = rows.map((n) =>
-            [n.id, isoOrEmpty(n.created_at), n.status, n.delivery_type, n.route, n.device_id, n.recipient, n.recipient_name, n.message, n.segments, n.cost, n.error_code, n.error_reason, isoOrEmpty(n.sent_at), isoOrEmpty(n.delivered_at), isoOrEmpty(n.failed_at), isoOrEmpty(n.cancelled_at)]
-              .map(csvCell)
-              .join(","),
-          );
-          if (lines.length) controller.enqueue(encoder.encode(`${lines.join("\r\n")}\r\n`));
-          if (rows.length < EXPORT_CHUNK) controller.close();
-        },
+      const day = new Date(s.clock.now()).toISOString().slice(0, 10);
+      return csvDownload(`messages-${day}.csv`, columns, EXPORT_CHUNK, () => {
+        const { rows } = s.notificationRepo.list(ws, filters, offset, EXPORT_CHUNK);
+        offset += rows.length;
+        return rows.map((n) => [
+          n.id, isoOrEmpty(n.created_at), n.status, n.delivery_type, n.route, n.device_id, n.recipient, n.recipient_name, n.message, n.segments, n.cost,
+          n.error_code, n.error_reason, isoOrEmpty(n.sent_at), isoOrEmpty(n.delivered_at), isoOrEmpty(n.failed_at), isoOrEmpty(n.cancelled_at),
+        ]);
       });
-      return new Response(body, {
-        headers: {
-          "content-type": "text/csv; charset=utf-8",
-          "content-disposition": `attachment; filename="messages-${new Date(s.clock.now()).toISOString().slice(0, 10)}.csv"`,
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-        },
-      });
-    }), { auth: "session", ...hidden })
-    .get("/dashboard/live", kit.withSession((_ctx, who) => live.open(who.session.workspace_id)), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
+    .get("/dashboard/live", kit.withSession((_ctx, who) => live.open(who.session.workspace_id)), { auth: "session", ...HIDDEN })
     .get("/dashboard/messages/:id", kit.withSession(({ params }, who) => {
       const ws = who.session.workspace_id;
       const n = s.notificationRepo.get(ws, Number(params?.id));
@@ -139,7 +119,7 @@ export function messageRoutes(s: Services, kit: Kit) {
       const template = n.template_id === null ? null : (s.templateRepo.byId(n.template_id)?.name ?? `#${n.template_id}`);
       const body = messageDetail({ n, device, template, logs: s.notificationRepo.logs(n.id), cancellable: n.status === "pending" && n.stage === "queued", csrf: who.viewer.csrf });
       return kit.shell(who, `Message #${n.id}`, "/dashboard/messages", body);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/messages/:id/cancel", kit.withSession(({ params }, who) => {
       const id = Number(params?.id);
       try {
@@ -150,5 +130,5 @@ export function messageRoutes(s: Services, kit: Kit) {
         kit.flash(who, { kind: "error", text: error.message });
       }
       return redirect(`/dashboard/messages/${id}`);
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

@@ -22,8 +22,7 @@ import { accountRoutes } from "./account-routes";
 import { templateRoutes } from "./template-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
-import { createDashboardRepository } from "./repository";
-import { formOf, page, redirect } from "./web";
+import { formOf, HIDDEN, page, redirect } from "./web";
 
 const DAY_MS = 86_400_000;
 
@@ -36,19 +35,18 @@ export function dashboardError(path: string, status: number, message: string): R
 export function dashboardRoutes(s: Services) {
   const { accounts, clock } = s;
   const kit = createKit(s);
-  const repo = createDashboardRepository(s.db.$client);
+  const repo = kit.repo;
 
   const keyViews = (workspaceId: number) =>
     accounts.listKeys(workspaceId).map((k) => ({ id: k.id, name: k.name, key: k.key, status: k.status, secretHint: k.secretHint, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
 
-  const hidden = { detail: { hide: true } } as const;
 
   return new Elysia({ name: "pigeon-dashboard" })
     .use(declaredAuth())
-    .get("/", () => redirect("/dashboard"), { auth: "public", ...hidden })
+    .get("/", () => redirect("/dashboard"), { auth: "public", ...HIDDEN })
     .get("/dashboard/assets/:file", ({ request }) => assetResponse(new URL(request.url).pathname) ?? new Response("Not found", { status: 404 }), {
       auth: "public",
-      ...hidden,
+      ...HIDDEN,
     })
     .use(authRoutes(s, kit))
     .post("/dashboard/workspace", kit.withSession(({ body }, who) => {
@@ -58,18 +56,18 @@ export function dashboardRoutes(s: Services) {
       s.users.switchWorkspace(who.session.id, id);
       // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
       return redirect("/dashboard");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard", kit.withSession((_ctx, who) => {
       const ws = who.session.workspace_id;
       const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
       const body = overviewBody({ days: repo.countsPerDay(ws, since, 30), balance: repo.balance(ws), devices: repo.devices(ws), failures: repo.recentFailures(ws) });
       return kit.shell(who, "Overview", "/dashboard", body);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/keys", kit.withSession((_ctx, who) => {
       // The signing key is a secret of the workspace: its owner sees it, a member does not.
       const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspace_id) : null;
       return kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, smsgateSigningKey }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/keys", kit.withSession(({ body }, who) => {
       const name = (formOf(body).name ?? "").trim();
       if (!name || name.length > 100) {
@@ -77,9 +75,9 @@ export function dashboardRoutes(s: Services) {
         return kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, error, name }), 400);
       }
       const created = accounts.createKey(name, who.session.workspace_id);
-      kit.flash(who, { kind: "notice", text: `Key "${name}" created.`, secret: { title: "Your new key", key: created.api_key, secret: created.api_secret } });
+      kit.flash(who, { kind: "notice", text: `Key "${name}" created.`, secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret } });
       return redirect("/dashboard/keys");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/keys/:id/:verb", kit.withSession(({ params }, who) => {
       const id = Number(params?.id);
       const key = accounts.listKeys(who.session.workspace_id).find((k) => k.id === id);
@@ -88,7 +86,7 @@ export function dashboardRoutes(s: Services) {
       const verb = params?.verb;
       if (verb === "rotate") {
         const rotated = accounts.rotateKey(String(key.id));
-        kit.flash(who, { kind: "notice", text: `Key "${key.name}" rotated: the old secret no longer works.`, secret: { title: "The new secret", key: rotated.api_key, secret: rotated.api_secret } });
+        kit.flash(who, { kind: "notice", text: `Key "${key.name}" rotated: the old secret no longer works.`, secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret } });
       } else if (verb === "disable" || verb === "enable") {
         accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
         kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
@@ -96,7 +94,7 @@ export function dashboardRoutes(s: Services) {
         throw new AppError("not_found", `No action ${verb}`);
       }
       return redirect("/dashboard/keys");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .use(messageRoutes(s, kit))
     .use(sendRoutes(s, kit))
     .use(bulkRoutes(s, kit))

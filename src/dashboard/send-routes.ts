@@ -12,9 +12,9 @@ import { renderTemplate } from "../modules/templates/variables";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
 import { emptySendForm, previewFragment, sendBody, templateFields, type SendForm } from "./pages/send";
-import { formOf, redirect } from "./web";
+import { utcTime } from "./layout";
+import { formOf, fragment, HIDDEN, redirect } from "./web";
 
-const FRAGMENT_HEADERS = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" };
 
 /** The form's fields, as posted (or as a query string for the template fields fragment). */
 export function sendFormOf(fields: Record<string, string>): SendForm {
@@ -57,7 +57,6 @@ export function inputOf(form: SendForm): SendInput {
 const FIELD_OF: Record<string, string> = { recipient_contact: "recipient", message: "message", schedule_time: "schedule", timezone: "schedule", device_id: "device", sim_number: "sim" };
 
 export function sendRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
 
   const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
 
@@ -98,11 +97,11 @@ export function sendRoutes(s: Services, kit: Kit) {
     .get("/dashboard/send", kit.withSession(({ request }, who) => {
       const channel = new URL(request.url).searchParams.get("channel") === "chatapp" ? "chatapp" : "sms";
       return page(who, emptySendForm(channel));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/send/fields", kit.withSession(({ request }, who) => {
       const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
-      return new Response(templateFields(templateOf(who.session.workspace_id, form.template, form.channel), form, {}).value, { headers: FRAGMENT_HEADERS });
-    }), { auth: "session", ...hidden })
+      return fragment(templateFields(templateOf(who.session.workspace_id, form.template, form.channel), form, {}));
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/send/preview", kit.withSession(({ body }, who) => {
       const form = sendFormOf(formOf(body));
       const ws = who.session.workspace_id;
@@ -121,9 +120,8 @@ export function sendRoutes(s: Services, kit: Kit) {
           problem = error.message;
         }
       }
-      const fragment = previewFragment({ text, ...count, cost, problem, recipientOk: form.recipient ? toE164(form.recipient) !== null : null });
-      return new Response(fragment.value, { headers: FRAGMENT_HEADERS });
-    }), { auth: "session", ...hidden })
+      return fragment(previewFragment({ text, ...count, cost, problem, recipientOk: form.recipient ? toE164(form.recipient) !== null : null }));
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/send", kit.withSession(async ({ body }, who) => {
       const form = sendFormOf(formOf(body));
       const caller = s.accounts.callerFor(who.session.workspace_id);
@@ -133,12 +131,12 @@ export function sendRoutes(s: Services, kit: Kit) {
         const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
         if (!result.ok) throw result.error;
         const id = result.accepted.notificationId;
-        kit.flash(who, { kind: "notice", text: prepared.scheduleAt ? `Message #${id} scheduled for ${new Date(prepared.scheduleAt).toISOString().replace("T", " ").slice(0, 16)} UTC.` : `Message #${id} accepted.` });
+        kit.flash(who, { kind: "notice", text: prepared.scheduleAt ? `Message #${id} scheduled for ${utcTime(prepared.scheduleAt)} UTC.` : `Message #${id} accepted.` });
         return redirect(`/dashboard/messages/${id}`);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         const field = FIELD_OF[String(error.data.field ?? "")];
         return page(who, form, error.status, field ? null : error.message, field ? { [field]: error.message } : {});
       }
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

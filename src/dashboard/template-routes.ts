@@ -8,7 +8,7 @@ import type { TemplateRow } from "../modules/templates/repository";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
 import { emptyTemplateForm, templateDeleteBody, templateEditable, templateFormBody, templatesBody, type TemplateForm } from "./pages/templates";
-import { formOf, redirect } from "./web";
+import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 50;
 const CODE = /^[A-Z][A-Z0-9_]{0,31}$/;
@@ -40,7 +40,6 @@ function schemaErrors(form: TemplateForm): Record<string, string> {
 }
 
 export function templateRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
 
   /** A template of the workspace that the dashboard may change; read-only ones are refused with the API's error. */
   function editable(who: Signed, raw: string | undefined): TemplateRow {
@@ -81,8 +80,8 @@ export function templateRoutes(s: Services, kit: Kit) {
       const page = Number.isSafeInteger(requested) && requested >= 1 ? Math.min(requested, pages) : 1;
       const { rows } = s.templateRepo.list(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
       return kit.shell(who, "Templates", "/dashboard/templates", templatesBody({ rows, total, page, pages }));
-    }), { auth: "session", ...hidden })
-    .get("/dashboard/templates/new", kit.withSession((_ctx, who) => formPage(who, undefined, emptyTemplateForm())), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
+    .get("/dashboard/templates/new", kit.withSession((_ctx, who) => formPage(who, undefined, emptyTemplateForm())), { auth: "session", ...HIDDEN })
     .post("/dashboard/templates", kit.withSession(({ body }, who) => {
       const form = templateFormOf(body);
       let created = "";
@@ -94,11 +93,11 @@ export function templateRoutes(s: Services, kit: Kit) {
       if (failed) return failed;
       kit.flash(who, { kind: "notice", text: created });
       return redirect("/dashboard/templates");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/templates/:id/edit", kit.withSession(({ params }, who) => {
       const t = editable(who, params?.id);
       return formPage(who, t.id, { name: t.name, code: t.code, description: t.description, body: t.body, status: t.status === "disabled" ? "disabled" : "active" });
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/templates/:id", kit.withSession(({ params, body }, who) => {
       const t = editable(who, params?.id);
       const form = templateFormOf(body);
@@ -117,15 +116,15 @@ export function templateRoutes(s: Services, kit: Kit) {
       if (failed) return failed;
       kit.flash(who, { kind: "notice", text: `Template "${form.name}" saved.` });
       return redirect("/dashboard/templates");
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/templates/:id/delete", kit.withSession(({ params }, who) => {
       const t = editable(who, params?.id);
       return kit.shell(who, "Delete a template", "/dashboard/templates", templateDeleteBody({ t, csrf: who.viewer.csrf }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/templates/:id/delete", kit.withSession(({ params }, who) => {
       const t = editable(who, params?.id);
       s.templates.remove(who.session.workspace_id, t.id);
       kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
       return redirect("/dashboard/templates");
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

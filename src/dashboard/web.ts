@@ -1,6 +1,7 @@
 // What every dashboard response shares: security headers, the session cookie, the CSRF check and
 // the sign-in throttle. Pages are rendered on the server; forms post back and are answered with a
 // page or a redirect (Post/Redirect/Get), so the back button never re-sends a form.
+import { csvCell } from "../lib/csv";
 import { sha256Hex } from "../lib/tokens";
 import type { Html } from "./html";
 
@@ -30,6 +31,40 @@ export const PAGE_HEADERS: Record<string, string> = {
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
 };
+
+/** Every dashboard route's options beside its auth: pages are not in the API document. */
+export const HIDDEN = { detail: { hide: true } } as const;
+
+/** A piece of a page that htmx swaps in. */
+export function fragment(body: Html, status = 200): Response {
+  return new Response(body.value, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+}
+
+/**
+ * A CSV file streamed as the browser reads it: the header, then `next()`'s rows, `chunk` at a time,
+ * until a shorter batch says the end came. A large export never sits in memory whole.
+ */
+export function csvDownload(filename: string, columns: readonly string[], chunk: number, next: () => unknown[][]): Response {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(`${columns.join(",")}\r\n`));
+    },
+    pull(controller) {
+      const rows = next();
+      if (rows.length) controller.enqueue(encoder.encode(`${rows.map((cells) => cells.map(csvCell).join(",")).join("\r\n")}\r\n`));
+      if (rows.length < chunk) controller.close();
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="${filename}"`,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    },
+  });
+}
 
 export function page(body: Html | string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(`<!doctype html>\n${body}`, { status, headers: { ...PAGE_HEADERS, ...headers } });

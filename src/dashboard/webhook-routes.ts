@@ -9,21 +9,15 @@ import { EVENT_TYPES } from "../modules/events/service";
 import type { Services } from "../services";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
-import { secretBox, webhookBody, webhooksBody, type CreateForm } from "./pages/webhooks";
-import { formOf, redirect } from "./web";
+import { webhookBody, webhooksBody, type CreateForm } from "./pages/webhooks";
+import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 20;
 
 export function webhookRoutes(s: Services, kit: Kit) {
-  const hidden = { detail: { hide: true } } as const;
-  // A new subscription's secret, kept for the one page after the redirect (per session).
-  const secrets = new Map<number, { url: string; secret: string }>();
-
   function listPage(who: Signed, status = 200, form?: CreateForm, errors?: { url?: string; events?: string; other?: string }) {
-    const shown = secrets.get(who.session.id);
-    secrets.delete(who.session.id);
     const body = webhooksBody({ webhooks: s.webhooks.list(who.session.workspace_id).webhooks, eventTypes: EVENT_TYPES, csrf: who.viewer.csrf, form, errors });
-    return kit.shell(who, "Webhooks", "/dashboard/webhooks", shown ? html`${secretBox(shown.url, shown.secret)}${body}` : body, status);
+    return kit.shell(who, "Webhooks", "/dashboard/webhooks", body, status);
   }
 
   /** The subscription of this workspace with the id in the path; another workspace's is not found. */
@@ -35,7 +29,7 @@ export function webhookRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-webhooks" })
     .use(declaredAuth())
-    .get("/dashboard/webhooks", kit.withSession((_ctx, who) => listPage(who)), { auth: "session", ...hidden })
+    .get("/dashboard/webhooks", kit.withSession((_ctx, who) => listPage(who)), { auth: "session", ...HIDDEN })
     .post("/dashboard/webhooks", kit.withSession(async ({ body }, who) => {
       const f = formOf(body);
       const form: CreateForm = {
@@ -51,15 +45,20 @@ export function webhookRoutes(s: Services, kit: Kit) {
           events: form.events.includes("*") ? "*" : form.events,
           ...(form.description ? { description: form.description.slice(0, 500) } : {}),
         });
-        if ("secret" in created) secrets.set(who.session.id, { url: created.url, secret: created.secret });
-        kit.flash(who, { kind: "notice", text: `Subscribed ${created.url}.` });
+        kit.flash(who, {
+          kind: "notice",
+          text: `Subscribed ${created.url}.`,
+          ...("secret" in created
+            ? { secret: { title: "Signing secret", about: html`For <code>${created.url}</code>. Check each delivery's <code>X-Pigeon-Signature</code> with it.`, secret: created.secret } }
+            : {}),
+        });
         return redirect("/dashboard/webhooks");
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
         const field = error.data.field === "url" || error.data.field === "events" ? error.data.field : "other";
         return listPage(who, error.status, form, { [field]: error.message });
       }
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .get("/dashboard/webhooks/:id", kit.withSession(({ request, params }, who) => {
       const w = own(who, params?.id);
       const asked = Number(new URL(request.url).searchParams.get("page") ?? "1");
@@ -68,7 +67,7 @@ export function webhookRoutes(s: Services, kit: Kit) {
       const page = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), pages) : 1;
       const list = page === 1 ? first : s.webhooks.deliveries(who.session.workspace_id, w.webhook_id, page, PAGE_SIZE);
       return kit.shell(who, "Webhook", "/dashboard/webhooks", webhookBody({ w, deliveries: list.deliveries, page, pages, csrf: who.viewer.csrf }));
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/webhooks/:id/test", kit.withSession(async ({ params }, who) => {
       const w = own(who, params?.id);
       const r = await s.webhooks.test(who.session.workspace_id, w.webhook_id);
@@ -80,18 +79,18 @@ export function webhookRoutes(s: Services, kit: Kit) {
           : { kind: "error", text: `Test event not delivered: ${r.error ?? answer}. It will be retried like any delivery.` },
       );
       return redirect(`/dashboard/webhooks/${w.webhook_id}`);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/webhooks/:id/status", kit.withSession(async ({ params, body }, who) => {
       const w = own(who, params?.id);
       const status = formOf(body).status === "active" ? "active" : "disabled";
       await s.webhooks.update(who.session.workspace_id, { webhook_id: w.webhook_id, status });
       kit.flash(who, { kind: "notice", text: status === "active" ? "Re-enabled: events that waited are delivered now." : "Disabled: events wait until you re-enable it." });
       return redirect(`/dashboard/webhooks/${w.webhook_id}`);
-    }), { auth: "session", ...hidden })
+    }), { auth: "session", ...HIDDEN })
     .post("/dashboard/webhooks/:id/delete", kit.withSession(({ params }, who) => {
       const w = own(who, params?.id);
       s.webhooks.remove(who.session.workspace_id, w.webhook_id);
       kit.flash(who, { kind: "notice", text: `Deleted the webhook to ${w.url}; deliveries not yet made are dropped.` });
       return redirect("/dashboard/webhooks");
-    }), { auth: "session", ...hidden });
+    }), { auth: "session", ...HIDDEN });
 }

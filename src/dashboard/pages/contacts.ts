@@ -2,7 +2,7 @@
 // the CSV import with its report of every row that was turned away and why.
 import type { ContactService } from "../../modules/contacts/service";
 import { html, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, pager } from "../layout";
 
 type Contact = ReturnType<ContactService["present"]>;
 type ContactType = ReturnType<ContactService["types"]>["types"][number];
@@ -57,10 +57,7 @@ ${opts.rows.map(
 )}
 </tbody></table>`
 }
-<nav aria-label="Pages" class="actions">
-  ${opts.page > 1 ? html`<a class="button secondary" href="${link(opts.page - 1)}">Previous page</a>` : ""}
-  ${opts.page < opts.pages ? html`<a class="button secondary" href="${link(opts.page + 1)}">Next page</a>` : ""}
-</nav>`;
+${pager(opts.page, opts.pages, link)}`;
 }
 
 /** The create form (no id) or the edit form of contact `id`; errors sit under their fields. */

@@ -1,9 +1,10 @@
 // Credits: the balance and what was used this month, the ledger page by page (debits, refunds,
 // top-ups and adjustments with their notes), and, for the account's owners, the top-up form.
 import type { LedgerRow } from "../../modules/credits/repository";
+import { pager, utcTime } from "../layout";
 import { html, type Html } from "../html";
 
-const when = (t: number) => new Date(t).toISOString().replace("T", " ").slice(0, 16) + " UTC";
+const when = (t: number) => `${utcTime(t)} UTC`;
 
 const REASONS: Record<LedgerRow["reason"], string> = { topup: "top-up", debit: "debit", refund: "refund", adjustment: "adjustment" };
 
@@ -69,9 +70,6 @@ ${opts.owner ? topUpForm(opts.csrf, opts.form ?? { amount: "", note: "" }, opts.
   )}
   </tbody></table>`
   }
-  <nav aria-label="Pages" class="actions">
-    ${opts.page > 1 ? html`<a class="button secondary" href="${link(opts.page - 1)}">Newer entries</a>` : ""}
-    ${opts.page < opts.pages ? html`<a class="button secondary" href="${link(opts.page + 1)}">Older entries</a>` : ""}
-  </nav>
+  ${pager(opts.page, opts.pages, link, ["Newer entries", "Older entries"])}
 </section>`;
 }

@@ -3,12 +3,12 @@
 // the app's steps, a live "waiting… paired") and connecting a chat-app number.
 import type { DeviceService } from "../../modules/devices/service";
 import { html, trusted, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, utcTime } from "../layout";
 
 type Presented = ReturnType<DeviceService["present"]>;
 type Health = ReturnType<DeviceService["health"]>;
 
-const when = (t: string | null) => (t ? t.replace("T", " ").slice(0, 16) + " UTC" : "never");
+const when = (t: string | null) => (t ? `${utcTime(t)} UTC` : "never");
 
 function presence(d: Presented): Html {
   if (d.kind !== "sms") return html`<span class="hint">not applicable</span>`;

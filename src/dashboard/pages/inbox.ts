@@ -4,12 +4,12 @@
 import type { ThreadService } from "../../modules/threads/service";
 import type { TemplateRow } from "../../modules/templates/repository";
 import { html, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, pager, utcTime } from "../layout";
 
 type ThreadList = ReturnType<ThreadService["list"]>;
 type Conversation = ReturnType<ThreadService["messages"]>;
 
-const when = (t: string | null) => (t ? t.replace("T", " ").slice(0, 16) : "");
+const when = (t: string | null) => utcTime(t);
 
 export function inboxBody(opts: { list: ThreadList; unreadOnly: boolean; page: number; pages: number }): Html {
   const { threads } = opts.list;
@@ -27,10 +27,7 @@ ${
   <br><span class="hint">${when(t.last_message_at)} UTC · ${t.last_message.direction === "inbound" ? "" : "You: "}${t.last_message.body}</span></a></li>`,
       )}</ul>`
 }
-<nav aria-label="Pages" class="actions">
-  ${opts.page > 1 ? html`<a class="button secondary" href="/dashboard/inbox?page=${opts.page - 1}${opts.unreadOnly ? "&unread=1" : ""}">Newer</a>` : ""}
-  ${opts.page < opts.pages ? html`<a class="button secondary" href="/dashboard/inbox?page=${opts.page + 1}${opts.unreadOnly ? "&unread=1" : ""}">Older</a>` : ""}
-</nav>`;
+${pager(opts.page, opts.pages, (n) => `/dashboard/inbox?page=${n}${opts.unreadOnly ? "&unread=1" : ""}`, ["Newer", "Older"])}`;
 }
 
 export function conversationBody(opts: {

@@ -2,7 +2,7 @@
 // button), rotate (the old secret stops working at once), disable and enable. Disabled keys stay.
 // For owners, the key SMSGate-format webhooks are signed with (the SMSGate API never returns it).
 import { html, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, utcTime } from "../layout";
 
 export interface KeyView {
   id: number;
@@ -14,7 +14,7 @@ export interface KeyView {
   lastUsedAt: number | null;
 }
 
-const when = (t: number | null) => (t ? new Date(t).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "never");
+const when = (t: number | null) => (t ? `${utcTime(t)} UTC` : "never");
 
 function action(keyId: number, verb: string, label: string, csrf: string, style = "secondary"): Html {
   return html`<form class="inline" method="post" action="/dashboard/keys/${keyId}/${verb}">

@@ -3,7 +3,7 @@
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import { html, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, pager, utcTime } from "../layout";
 
 export const STATUSES = ["pending", "sent", "delivered", "failed", "cancelled"] as const;
 
@@ -17,7 +17,7 @@ export interface MessageFilters {
   text: string;
 }
 
-const when = (t: number | null) => (t ? new Date(t).toISOString().replace("T", " ").slice(0, 19) : "");
+const when = (t: number | null) => utcTime(t, true);
 
 export const badge = (n: Pick<NotificationRecord, "id" | "status">) => html`<span class="badge ${n.status}" data-status-for="${n.id}">${n.status}</span>`;
 
@@ -73,10 +73,7 @@ ${opts.rows.map(
 )}
 </tbody></table>`
 }
-<nav aria-label="Pages" class="actions">
-  ${opts.page > 1 ? html`<a class="button secondary" href="${link(opts.page - 1)}">Previous page</a>` : ""}
-  ${opts.page < opts.pages ? html`<a class="button secondary" href="${link(opts.page + 1)}">Next page</a>` : ""}
-</nav>`;
+${pager(opts.page, opts.pages, link)}`;
 }
 
 export function messageDetail(opts: {

@@ -1,5 +1,6 @@
 // Overview: the last 30 days as a stacked bar chart drawn on the server (SVG, no script), the
 // credit balance, devices online and the latest failures.
+import { utcTime } from "../layout";
 import { html, trusted, escapeHtml } from "../html";
 import type { DayCounts } from "../repository";
 
@@ -60,7 +61,7 @@ ${opts.devices.total === 0 ? html`<p class="notice">No device yet — pair a pho
     opts.failures.length === 0
       ? html`<p class="empty">No failed messages.</p>`
       : html`<table class="stack"><thead><tr><th scope="col">Message</th><th scope="col">To</th><th scope="col">Channel</th><th scope="col">Reason</th><th scope="col">When</th></tr></thead><tbody>
-    ${opts.failures.map((f) => html`<tr><td data-label="Message">#${f.id}</td><td data-label="To">${f.recipient}</td><td data-label="Channel">${f.route}</td><td data-label="Reason">${f.error_code ?? ""}${f.error_reason ? html`: ${f.error_reason}` : ""}</td><td data-label="When">${f.failed_at ? new Date(f.failed_at).toISOString().replace("T", " ").slice(0, 16) : ""}</td></tr>`)}
+    ${opts.failures.map((f) => html`<tr><td data-label="Message">#${f.id}</td><td data-label="To">${f.recipient}</td><td data-label="Channel">${f.route}</td><td data-label="Reason">${f.error_code ?? ""}${f.error_reason ? html`: ${f.error_reason}` : ""}</td><td data-label="When">${utcTime(f.failed_at)}</td></tr>`)}
     </tbody></table>`
   }
 </section>`;

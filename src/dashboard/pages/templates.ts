@@ -2,7 +2,7 @@
 // read-only with their status and language), the create and edit form, and the delete confirmation.
 import type { TemplateRow } from "../../modules/templates/repository";
 import { html, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, pager } from "../layout";
 
 export interface TemplateForm {
   name: string;
@@ -55,10 +55,7 @@ ${opts.rows.map(
 )}
 </tbody></table>`
 }
-<nav aria-label="Pages" class="actions">
-  ${opts.page > 1 ? html`<a class="button secondary" href="/dashboard/templates?page=${opts.page - 1}">Previous page</a>` : ""}
-  ${opts.page < opts.pages ? html`<a class="button secondary" href="/dashboard/templates?page=${opts.page + 1}">Next page</a>` : ""}
-</nav>`;
+${pager(opts.page, opts.pages, (n) => `/dashboard/templates?page=${n}`)}`;
 }
 
 /** The create form (no id) or the edit form of template `id`; errors sit under their fields. */

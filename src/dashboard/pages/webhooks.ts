@@ -3,7 +3,7 @@
 // attempt's time, status code and error), a test event, disable or re-enable, and delete.
 import type { WebhookService } from "../../modules/webhooks/service";
 import { html, type Html } from "../html";
-import { errorBox } from "../layout";
+import { errorBox, pager, utcTime } from "../layout";
 
 export type WebhookView = ReturnType<WebhookService["get"]>;
 export type DeliveryView = ReturnType<WebhookService["deliveries"]>["deliveries"][number];
@@ -14,7 +14,7 @@ export interface CreateForm {
   events: string[];
 }
 
-const when = (t: string | null) => (t ? t.replace("T", " ").slice(0, 19) + " UTC" : "");
+const when = (t: string | null) => (t ? `${utcTime(t, true)} UTC` : "");
 
 /** The status as a badge, with what it means for a failing or disabled one. */
 function statusOf(w: WebhookView): Html {
@@ -30,17 +30,6 @@ function statusOf(w: WebhookView): Html {
 }
 
 const eventsOf = (events: string[]) => (events.includes("*") ? "all events" : events.join(", "));
-
-/** The one-time box with a new subscription's signing secret. */
-export function secretBox(url: string, secret: string): Html {
-  return html`<section class="card" aria-labelledby="secret-title">
-  <h2 id="secret-title">Signing secret</h2>
-  <p>For <code>${url}</code>. Check each delivery's <code>X-Pigeon-Signature</code> with it.</p>
-  <p>Store it now; it is shown only this once:</p>
-  <code class="secret" id="new-secret">${secret}</code>
-  <p class="actions"><button type="button" data-copy="new-secret">Copy secret</button> <span id="new-secret-status" role="status"></span></p>
-</section>`;
-}
 
 export function webhooksBody(opts: {
   webhooks: WebhookView[];
@@ -145,10 +134,7 @@ export function webhookBody(opts: { w: WebhookView; deliveries: DeliveryView[]; 
   )}
   </tbody></table>`
   }
-  <nav aria-label="Pages" class="actions">
-    ${opts.page > 1 ? html`<a class="button secondary" href="${link(opts.page - 1)}">Newer deliveries</a>` : ""}
-    ${opts.page < opts.pages ? html`<a class="button secondary" href="${link(opts.page + 1)}">Older deliveries</a>` : ""}
-  </nav>
+  ${pager(opts.page, opts.pages, link, ["Newer deliveries", "Older deliveries"])}
 </section>
 <p><a href="/dashboard/webhooks">All webhooks</a></p>`;
 }
