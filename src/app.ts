@@ -6,6 +6,7 @@ import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
 import { foundation } from "./http/foundation";
 import { contactRoutes } from "./modules/contacts/routes";
+import { safetyRoutes } from "./modules/safety/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -58,6 +59,7 @@ export function createApp(s: Services) {
     .use(contactRoutes(s))
     .use(templateRoutes(s))
     .use(sendingRoutes(s))
+    .use(safetyRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

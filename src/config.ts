@@ -34,6 +34,11 @@ export interface Config {
    * before it fails with device_offline (PIGEON_OFFLINE_TTL, default 86400: a day).
    */
   offlineTtlSeconds: number;
+  /**
+   * Seconds a message on a failover route waits for its phone once the phone counts as offline,
+   * before it moves to the next route (PIGEON_FAILOVER_GRACE, default 120).
+   */
+  failoverGraceSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
   /** PIGEON_LOG_LEVEL: error|warn|info|debug (default info); stacks are logged only at debug. */
@@ -140,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerIntervalSeconds: intInRange(env, "PIGEON_WORKER_INTERVAL", 1, 1, 60),
     offlineAfterSeconds: intInRange(env, "PIGEON_OFFLINE_AFTER", 300, 1, 86_400),
     offlineTtlSeconds: intInRange(env, "PIGEON_OFFLINE_TTL", 86_400, 1, 30 * 86_400),
+    failoverGraceSeconds: intInRange(env, "PIGEON_FAILOVER_GRACE", 120, 1, 86_400),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel: logLevel(env),

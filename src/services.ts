@@ -2,7 +2,7 @@
 // share one container, so each rule lives in one place.
 import { CHANNELS } from "./channels";
 import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
-import type { ChannelTraits, DeviceKind } from "./channels/kinds";
+import type { ChannelTraits, DeliveryType, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -41,6 +41,9 @@ import { createSmsGateRepository } from "./modules/smsgate/repository";
 import { createSmsGateService } from "./modules/smsgate/service";
 import { createSmsGateSettings } from "./modules/smsgate/settings";
 import { createSmsGateWebhooks } from "./modules/smsgate/webhooks";
+import { createSafetyRepository } from "./modules/safety/repository";
+import { createSafetyService } from "./modules/safety/service";
+import { createKeywordHook } from "./modules/safety/keywords";
 
 /**
  * One log line per event: the message and the error's name and message. The stack (which in the
@@ -86,10 +89,8 @@ export function createServices(deps: Deps) {
   const usage = createUsageRepository(db);
   const deviceRepo = createDeviceRepository(db, secrets);
   const templateRepo = createTemplateRepository(db);
-  const notificationRepo = createNotificationRepository(
-    sqlite,
-    channels.filter((c) => c.dispatched).map((c) => c.kind),
-  );
+  const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
+  const notificationRepo = createNotificationRepository(sqlite, dispatchedRoutes);
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
   // Accepted sends and their idempotent replies are written in one shared transaction.
@@ -107,6 +108,20 @@ export function createServices(deps: Deps) {
   }, { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs: config.offlineAfterSeconds * 1000 });
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
+  const events = createEventService(sqlite, clock);
+  const accounts = createAccountsService(db, clock, secrets);
+  const contactRepo = createContactRepository(db);
+  const safety = createSafetyService({
+    sqlite,
+    clock,
+    repo: createSafetyRepository(sqlite, dispatchedRoutes),
+    state,
+    events,
+    contactOf: (workspaceId, phone) => {
+      const row = contactRepo.byPhone(workspaceId, phone);
+      return row ? { id: row.id, timezone: row.timezone } : null;
+    },
+  });
   const sending = createSendingService({
     sqlite,
     clock,
@@ -120,11 +135,12 @@ export function createServices(deps: Deps) {
     threads,
     channels,
     offlineAfterMs: config.offlineAfterSeconds * 1000,
+    safety,
+    callerFor: (workspaceId) => accounts.callerFor(workspaceId),
   });
-  const events = createEventService(sqlite, clock);
+  // A failing notification on a failover order moves to its next route instead.
+  state.setFailover((before, failure) => sending.failover(before, failure));
   const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
-
-  const accounts = createAccountsService(db, clock, secrets);
 
   const core: ChannelCore = {
     db,
@@ -141,6 +157,8 @@ export function createServices(deps: Deps) {
     state,
     threads,
     events,
+    // The opt-out keywords, matched on every inbound message before it is announced.
+    onInbound: createKeywordHook({ safety, reply: replyOnOwnAccord }),
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
   const channelServices = {} as Record<string, unknown>;
@@ -156,6 +174,28 @@ export function createServices(deps: Deps) {
     if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
   }
   wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
+
+  /**
+   * A reply Pigeon sends by itself (a keyword's confirmation), through the device the message came
+   * in on, once the transaction that stored the inbound message is over. One that cannot go (the
+   * device went away, the account is suspended) is logged and dropped.
+   */
+  function replyOnOwnAccord(to: { workspaceId: number; channel: DeliveryType; deviceId: number; recipient: string }, text: string, why: string) {
+    queueMicrotask(() => {
+      try {
+        const caller = accounts.callerFor(to.workspaceId);
+        const prepared = sending.prepare(caller, { channel: to.channel, recipient: to.recipient, message: text, deviceId: to.deviceId, system: true });
+        commits
+          .submit(() => sending.accept(caller, [prepared]))
+          .then(([result]) => {
+            if (!result.ok) log(`no ${why} reply to ${to.recipient}: ${result.error.message}`);
+          })
+          .catch((error) => log(`no ${why} reply to ${to.recipient}`, error));
+      } catch (error) {
+        log(`no ${why} reply to ${to.recipient}`, error);
+      }
+    });
+  }
 
   const authenticate = createAuthenticator(sqlite, clock);
   const smsgateRepo = createSmsGateRepository(sqlite);
@@ -176,7 +216,8 @@ export function createServices(deps: Deps) {
     usage,
     deviceRepo,
     devices,
-    contacts: createContactService(createContactRepository(db), clock),
+    contacts: createContactService(contactRepo, clock, (workspaceId, phone) => safety.status(workspaceId, phone)),
+    safety,
     templateRepo,
     templates: createTemplateService(templateRepo, clock),
     credits,

@@ -51,3 +51,20 @@ export interface ChannelConfig {
     outbound: { url: string; field: string } | null;
   };
 }
+
+/**
+ * The names a send's `routes` (failover order) uses for each device kind: the paired phone is
+ * "phone" there ("sms" is taken too, as the kind's own name).
+ */
+export const ROUTE_NAMES: Record<DeviceKind, string> = { sms: "phone", cloud: "cloud", chatapp: "chatapp" };
+export const ROUTE_NAME_LIST = [...DEVICE_KINDS.map((k) => ROUTE_NAMES[k]), ...DEVICE_KINDS.filter((k) => ROUTE_NAMES[k] !== k)];
+
+/** The device kind a route name stands for, or null. */
+export function kindOfRoute(name: string): DeviceKind | null {
+  const key = name.trim().toLowerCase();
+  return DEVICE_KINDS.find((k) => k === key || ROUTE_NAMES[k] === key) ?? null;
+}
+
+
+/** What each kind of device is, in words, for messages about a route. */
+export const ROUTE_DESCRIPTION: Record<DeviceKind, string> = { sms: "paired phone", cloud: "cloud number", chatapp: "chat-app number" };

@@ -14,6 +14,7 @@ import type { NotificationRepository } from "../modules/notifications/repository
 import type { NotificationRecord, NotificationState, NotificationStatus } from "../modules/notifications/state";
 import type { Accepted, ChannelCheck } from "../modules/sending/service";
 import type { TemplateRepository } from "../modules/templates/repository";
+import type { InboundHook } from "../modules/threads/inbound";
 import type { ThreadRepository } from "../modules/threads/repository";
 import type { Task } from "../worker/scheduler";
 import type { AccountsService } from "../modules/accounts/service";
@@ -64,6 +65,8 @@ export interface ChannelCore {
   state: NotificationState;
   threads: ThreadRepository;
   events: EventService;
+  /** What every inbound message goes through before it is announced (the opt-out keywords). */
+  onInbound?: InboundHook;
 }
 
 /**

@@ -3,7 +3,11 @@
 // Times are stored as integer milliseconds since the epoch (UTC) and formatted at the edge.
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { DELIVERY_TYPES, DEVICE_KINDS } from "../channels/kinds";
+import { DELIVERY_TYPES, DEVICE_KINDS, type DeviceKind } from "../channels/kinds";
+
+/** Where an opt-out or opt-in came from. */
+export const OPT_OUT_SOURCES = ["keyword", "api", "dashboard", "import"] as const;
+export type OptOutSource = (typeof OPT_OUT_SOURCES)[number];
 
 /** A paired phone's health as its app last reported it (the system:ping webhook's checks). */
 export interface PhoneHealth {
@@ -159,6 +163,8 @@ export const contact = sqliteTable(
     phone: text("phone").notNull(),
     email: text("email"),
     typeId: integer("type_id").references(() => contactType.id),
+    // IANA zone the contact lives in: quiet hours are read in it (else in the number's country's).
+    timezone: text("timezone"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -262,6 +268,11 @@ export const notification = sqliteTable(
     // The instant after which the message must not go out (from ttl or valid_until); every channel
     // honours it, and the worker fails what is still waiting then with `expired`.
     validUntil: integer("valid_until"),
+    // Failover: the routes (device kinds) to try in order, the current one among them; null for a
+    // send that named no routes. `fallback` holds what a later route needs (the chat-app template
+    // and its variables for a closed window).
+    routes: text("routes", { mode: "json" }).$type<DeviceKind[]>(),
+    fallback: text("fallback", { mode: "json" }).$type<Record<string, unknown>>(),
   },
   (table) => [
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
@@ -640,3 +651,62 @@ export const smsgateSetting = sqliteTable("smsgate_setting", {
   signingKey: text("signing_key").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/**
+ * A workspace's safe-sending rules. A null column means "the default" (see
+ * src/modules/safety/settings.ts), so defaults can improve without a migration.
+ */
+export const workspaceSetting = sqliteTable("workspace_setting", {
+  workspaceId: integer("workspace_id")
+    .primaryKey()
+    .references(() => workspace.id),
+  // Quiet hours as "HH:MM" in the recipient's local time; both null when there are none.
+  quietStart: text("quiet_start"),
+  quietEnd: text("quiet_end"),
+  optOutKeywords: text("opt_out_keywords", { mode: "json" }).$type<string[]>(),
+  optInKeywords: text("opt_in_keywords", { mode: "json" }).$type<string[]>(),
+  helpKeywords: text("help_keywords", { mode: "json" }).$type<string[]>(),
+  // Replies to the keywords; an empty string sends none.
+  optOutReply: text("opt_out_reply"),
+  optInReply: text("opt_in_reply"),
+  helpReply: text("help_reply"),
+  // Failover order (device kinds) for sends that name none.
+  defaultRoutes: text("default_routes", { mode: "json" }).$type<DeviceKind[]>(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Numbers a workspace must not text: one row per number suppressed now. */
+export const suppression = sqliteTable(
+  "suppression",
+  {
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    phone: text("phone").notNull(),
+    optedOutAt: integer("opted_out_at").notNull(),
+    source: text("source", { enum: OPT_OUT_SOURCES }).notNull(),
+    reason: text("reason"),
+  },
+  (table) => [primaryKey({ columns: [table.workspaceId, table.phone] })],
+);
+
+/** Every opt-out and opt-in, kept for the audit. */
+export const optOutEvent = sqliteTable(
+  "opt_out_event",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    phone: text("phone").notNull(),
+    action: text("action", { enum: ["opted_out", "opted_in"] }).notNull(),
+    source: text("source", { enum: OPT_OUT_SOURCES }).notNull(),
+    reason: text("reason"),
+    // The inbound message that carried the keyword.
+    threadMessageId: integer("thread_message_id"),
+    channel: text("channel", { enum: DELIVERY_TYPES }),
+    deviceId: integer("device_id"),
+    at: integer("at").notNull(),
+  },
+  (table) => [index("opt_out_event_workspace_idx").on(table.workspaceId, table.id), index("opt_out_event_phone_idx").on(table.workspaceId, table.phone, table.id)],
+);

@@ -60,6 +60,12 @@ Chat-app failures mirrored from the platform carry the platform's numeric code a
 - Chat-app: the window is taken to close one minute before 24 hours after the user last wrote. Freeform sends to a closed window: 403 with \`error_code\` 131047; the test endpoint with templates available: 403 \`use_template\`. A paused template: 400 with 132015, a disabled one 132016. Platform failures reported later land on the notification with the platform's code (as a string). 133004 counts as permanent, per the spec.
 - A chat-app number blocked by an account-level error answers 403 \`device_blocked\` until relinked and a send succeeds.
 
+## Safe sending: opt-outs, quiet hours, failover
+- **Opt-outs.** An inbound message on any channel whose whole text is an opt-out keyword (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT by default; case and spaces ignored) puts its sender on the workspace's suppression list, answers once with the opt-out reply (chat-app: inside the 24-hour window) and emits \`contact.opted_out\`; START, UNSTOP or YES from a suppressed number lifts it (\`contact.opted_in\`, with a reply); HELP or INFO get the help reply. The message still lands in its thread. Every send to a suppressed number is refused with **403** \`recipient_opted_out\` (\`opted_out_at\`, \`source\`); a bulk item fails alone; pending messages no channel holds yet fail with \`recipient_opted_out\`, refunded. \`GET /api/optout/list\` is the audit; \`POST /api/optout/add\` and \`/remove\` change it by hand. Keywords, replies and their lists are workspace settings (\`POST /api/workspace/settings\`); an empty list turns a rule off.
+- **Quiet hours.** With \`quiet_hours\` set, a send due inside them in the recipient's local time (the contact's \`timezone\`, else the most populous zone of the number's country) is held until they end: the reply's \`scheduled_at\` and \`quiet_hours.until\` say when. \`priority\` ≥ 100 and \`transactional: true\` are not held.
+- **Failover.** \`routes\` (or the workspace's \`default_routes\`) names an order of routes: phone, cloud, chatapp. A route with no usable device now is skipped at once (listed in \`skipped_routes\`). When the carrying route fails in a way another route could avoid, the same notification moves to the next route: a phone offline for PIGEON_FAILOVER_GRACE seconds (120) past the offline threshold with the message not yet taken up, a carrier or platform rejection (e.g. 131026, not a chat-app user), a blocked number, retries exhausted without doubt. Not moved: an opt-out, an expiry, a cancel, a recipient who unsubscribed on the provider (21610) or stopped marketing (131050), and a failure after which the provider may have the message (an interrupted call) — it could go twice. Its \`route\` tells which route carries it; its log holds a \`failover\` entry per move. Only the route that sends is charged: the old route's credits are refunded on the move. A chat-app route with a closed window sends \`chatapp_template_id\` with \`variables\`, else it is skipped.
+- **Preview.** \`POST /api/sms/preview\` runs a send body through every check without storing: text, encoding, UCS-2 characters, segments, route, device, cost, hold, and the refusal a send would meet.
+
 ## Webhooks and events
 Subscribe with \`POST /api/webhook/create\` (\`url\`, \`events\` or \`"*"\`). Each delivery is a POST of
 \`{id, type, created_at, workspace_id, data}\` with \`X-Pigeon-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>\`,
@@ -74,6 +80,7 @@ ${eventCatalogueMarkdown()}
 
 const tags = [
   { name: "Sending", description: "Send SMS now or later, one at a time or in bulk" },
+  { name: "Safe sending", description: "Opt-outs (STOP and the audit), quiet hours, failover defaults and keyword replies" },
   { name: "Devices", description: "Phones, cloud numbers and business numbers that carry messages" },
   { name: "Projects", description: "Workspaces" },
   { name: "Contacts", description: "The workspace's address book" },

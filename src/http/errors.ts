@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   invalid_webhook_url: 400,
   invalid_unicode: 400,
   too_deeply_nested: 400,
+  keyword_conflict: 400,
   // 401, 402, 403: who you are and what you may do
   unauthorized: 401,
   insufficient_credits: 402,
@@ -40,6 +41,7 @@ export const ERROR_STATUS = {
   window_closed: 403,
   use_template: 403,
   device_blocked: 403,
+  recipient_opted_out: 403,
   // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,

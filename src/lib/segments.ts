@@ -28,3 +28,10 @@ export function countSegments(text: string): SegmentInfo {
   }
   return { encoding: "GSM-7", units: septets, segments: septets <= 160 ? 1 : Math.ceil(septets / 153) };
 }
+
+/** The characters of `text` outside the GSM-7 alphabet (each once, in order): what forces UCS-2. */
+export function ucs2Characters(text: string): string[] {
+  const found: string[] = [];
+  for (const ch of text) if (!basic.has(ch) && !extended.has(ch) && !found.includes(ch)) found.push(ch);
+  return found;
+}

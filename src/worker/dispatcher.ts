@@ -160,6 +160,8 @@ export function createDispatcher(deps: DispatcherDeps) {
             errorCode: code,
             reason: `gave up after ${n.attempts} attempts: ${outcome.reason}`,
             detail: `attempt ${n.attempts}: ${outcome.reason}; no attempts left`,
+            // The last call may have reached the provider: another route could send it twice.
+            mayHaveGone: outcome.kind === "uncertain" || (outcome.kind === "retryable" && outcome.reconcile === true),
           });
           break;
         }

@@ -6,6 +6,7 @@ export function workerTasks(s: Services): Task[] {
   return [
     { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
     { name: "notifications:expire", everySeconds: s.config.workerIntervalSeconds, run: () => s.expiry.expireDue() },
+    { name: "notifications:failover", everySeconds: s.config.workerIntervalSeconds, run: () => s.sending.failoverStranded(s.config.failoverGraceSeconds * 1000) },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
     // Each channel's own periodic work, given its service.

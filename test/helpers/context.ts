@@ -23,6 +23,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     offlineAfterSeconds: 300,
     trustedProxies: parseProxyList(DEFAULT_TRUSTED_PROXIES),
     offlineTtlSeconds: 86_400,
+    failoverGraceSeconds: 120,
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
     logLevel: "info",

@@ -8,6 +8,7 @@ import type { DeviceRepository, DeviceRow } from "../../modules/devices/reposito
 import type { EventService } from "../../modules/events/service";
 import type { NotificationState } from "../../modules/notifications/state";
 import type { TemplateRepository } from "../../modules/templates/repository";
+import type { InboundHook } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import { chatappConfigOf, type ChatappConfig } from "./adapter";
 import type { GraphClient } from "./graph";
@@ -23,6 +24,8 @@ export interface ChatappDeps {
   threads: ThreadRepository;
   state: NotificationState;
   events: EventService;
+  /** What an inbound message goes through before it is announced (the opt-out keywords). */
+  onInbound?: InboundHook;
   log: (message: string, error?: unknown) => void;
   /** The HTTP client for header-media probes (the one the channels use). */
   fetch?: typeof fetch;

@@ -27,6 +27,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
       threads: core.threads,
       state: core.state,
       events: core.events,
+      onInbound: core.onInbound,
       log: core.log,
       fetch: core.fetch,
     });

@@ -8,7 +8,7 @@ import { rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
 import type { Reply, ReplySet } from "../../http/idempotency";
 import { refuseUnknownFields } from "../../http/validation";
-import { expiryFields, OverviewSendResponse, SendResponse } from "../../modules/sending/model";
+import { expiryFields, OverviewSendResponse, safeSendFields, SendResponse } from "../../modules/sending/model";
 import { overviewReply, singleReply } from "../../modules/sending/present";
 import type { ItemResult, SendInput } from "../../modules/sending/service";
 import type { ChannelRouteContext } from "../types";
@@ -43,6 +43,7 @@ const chatFields = {
   // A chat-app message can expire like an SMS; SIM, priority and delivery report mean nothing here
   // and stay outside the set (400 naming the field).
   ...expiryFields,
+  ...safeSendFields,
 };
 
 const ChatSendBody = t.Object(chatFields, { additionalProperties: false });
@@ -81,6 +82,8 @@ function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<stri
     recipientName: body.recipient_name,
     ttl: body.ttl,
     validUntil: body.valid_until,
+    routes: body.routes,
+    transactional: body.transactional,
   };
 }
 

@@ -45,7 +45,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
       externalId: typeof m.id === "string" ? m.id : null,
       at,
       extra: { type: m.type ?? "text" },
-    });
+    }, ctx.onInbound);
   }
 
   /** One message status: the platform's wire format mapped to a report. */

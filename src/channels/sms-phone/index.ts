@@ -36,6 +36,7 @@ export const smsPhone: Channel<"mobile", MobileService> = {
       threads: core.threads,
       hub,
       events: core.events,
+      onInbound: core.onInbound,
       secrets: core.secrets,
       offlineAfterMs: core.config.offlineAfterSeconds * 1000,
       offlineTtlMs: core.config.offlineTtlSeconds * 1000,

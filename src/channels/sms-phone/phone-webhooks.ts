@@ -10,7 +10,7 @@ import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";
-import { recordInbound } from "../../modules/threads/inbound";
+import { recordInbound, type InboundHook } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import { readPing, unhealthyReasons } from "./health";
 import { PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, unauthorized, type PatchItem } from "./protocol";
@@ -32,6 +32,8 @@ export interface PhoneWebhookDeps {
   devices: DeviceRepository;
   threads: ThreadRepository;
   events: EventService;
+  /** What an inbound message goes through before it is announced (the opt-out keywords). */
+  onInbound?: InboundHook;
   /** Records contact with the phone. */
   markAlive(device: DeviceRow, headers: Headers): void;
   /** Applies one phone report to its notification (shared with PATCH /message). */
@@ -120,7 +122,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
           externalId: messageId,
           at,
           sameContentIsDuplicate: true,
-        });
+        }, deps.onInbound);
         return;
       }
       case "mms:received":
@@ -187,7 +189,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       meta,
       at,
       extra: { mms: mmsEventData(meta) },
-    });
+    }, deps.onInbound);
   }
 
   /**
@@ -239,7 +241,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       meta,
       at,
       extra: { mms: mmsEventData(meta) },
-    });
+    }, deps.onInbound);
   }
 
   /**

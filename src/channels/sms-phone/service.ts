@@ -14,6 +14,7 @@ import { allowedSilence, isOnline, OFFLINE_AFTER_MS } from "../../modules/device
 import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
+import type { InboundHook } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import type { PhoneEventHub } from "./events";
 import { createPhonePairing, pairingInfo } from "./pairing";
@@ -35,6 +36,8 @@ export interface MobileDeps {
   threads: ThreadRepository;
   hub: PhoneEventHub;
   events: EventService;
+  /** What an inbound message goes through before it is announced (the opt-out keywords). */
+  onInbound?: InboundHook;
   /** Seals the phone's signing key and digests one-time codes. */
   secrets: SecretBox;
   /** PIGEON_OFFLINE_AFTER in milliseconds. */

@@ -2,8 +2,11 @@
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
+import { isTimeZone } from "../../lib/schedule";
 import { iso } from "../../lib/time";
 import type { ContactRepository, ContactRow, ContactTypeRow } from "./repository";
+
+const pick = ({ opted_out, opted_out_at }: { opted_out: boolean; opted_out_at: string | null }) => ({ opted_out, opted_out_at });
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -27,7 +30,23 @@ function requireName(input: string): string {
   return name;
 }
 
-export function createContactService(repo: ContactRepository, clock: Clock) {
+function requireTimezone(input: string | null): string | null {
+  const zone = input?.trim() || null;
+  if (zone !== null && !isTimeZone(zone)) {
+    throw new AppError("invalid_timezone", `timezone "${input}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
+  }
+  return zone;
+}
+
+/**
+ * `optOutOf` tells whether a number has opted out of the workspace's messages (the safe-sending
+ * rules own that list; a contact only shows it).
+ */
+export function createContactService(
+  repo: ContactRepository,
+  clock: Clock,
+  optOutOf: (workspaceId: number, phone: string) => { opted_out: boolean; opted_out_at: string | null },
+) {
   let typeCache: ContactTypeRow[] | null = null;
   const types = () => (typeCache ??= repo.types());
 
@@ -57,6 +76,8 @@ export function createContactService(repo: ContactRepository, clock: Clock) {
       email: row.email,
       type: type?.code ?? null,
       type_id: row.typeId,
+      timezone: row.timezone,
+      ...pick(optOutOf(row.workspaceId, row.phone)),
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
     };
@@ -96,15 +117,16 @@ export function createContactService(repo: ContactRepository, clock: Clock) {
       return paged(repo.search(workspaceId, q, (page - 1) * limit, limit), page, limit);
     },
 
-    create(workspaceId: number, input: { name: string; phone: string; email?: string; type?: string }) {
+    create(workspaceId: number, input: { name: string; phone: string; email?: string; type?: string; timezone?: string | null }) {
       const name = requireName(input.name);
       const phone = requirePhone(input.phone);
       const email = input.email === undefined || input.email.trim() === "" ? null : requireEmail(input.email);
       const typeId = input.type === undefined ? null : resolveType(input.type);
+      const timezone = requireTimezone(input.timezone ?? null);
       assertPhoneFree(workspaceId, phone);
       const now = clock.now();
       try {
-        return present(repo.insert({ workspaceId, name, phone, email, typeId, createdAt: now, updatedAt: now }));
+        return present(repo.insert({ workspaceId, name, phone, email, typeId, timezone, createdAt: now, updatedAt: now }));
       } catch (error) {
         // Two creates racing for one phone: the unique index decides.
         if (String(error).includes("UNIQUE")) assertPhoneFree(workspaceId, phone);
@@ -112,7 +134,7 @@ export function createContactService(repo: ContactRepository, clock: Clock) {
       }
     },
 
-    update(workspaceId: number, input: { contact_id: number; name?: string; phone?: string; email?: string | null; type?: string | null }) {
+    update(workspaceId: number, input: { contact_id: number; name?: string; phone?: string; email?: string | null; type?: string | null; timezone?: string | null }) {
       const current = require(workspaceId, input.contact_id);
       const set: Partial<ContactRow> = { updatedAt: clock.now() };
       if (input.name !== undefined) set.name = requireName(input.name);
@@ -122,6 +144,7 @@ export function createContactService(repo: ContactRepository, clock: Clock) {
       }
       if (input.email !== undefined) set.email = input.email === null || input.email.trim() === "" ? null : requireEmail(input.email);
       if (input.type !== undefined) set.typeId = input.type === null ? null : resolveType(input.type);
+      if (input.timezone !== undefined) set.timezone = requireTimezone(input.timezone);
       return present(repo.update(workspaceId, current.id, set)!);
     },
 

@@ -9,6 +9,14 @@ import { createCreditRepository } from "./repository";
 export function createCreditService(sqlite: Database, clock: Clock) {
   const repo = createCreditRepository(sqlite);
 
+  function insufficient(workspaceId: number, amount: number): AppError {
+    const balance = repo.balanceOf(workspaceId) ?? 0;
+    return new AppError("insufficient_credits", `Insufficient credits: this message costs ${amount}, the balance is ${balance}. Top up credits.`, {
+      balance,
+      required: amount,
+    });
+  }
+
   return {
     /**
      * Takes `amount` credits for a notification, inside the caller's transaction. Throws
@@ -16,13 +24,7 @@ export function createCreditService(sqlite: Database, clock: Clock) {
      */
     debit(workspaceId: number, amount: number, notificationId: number | null): void {
       if (amount <= 0) return;
-      if (repo.debitIfCovered(workspaceId, amount) === null) {
-        const balance = repo.balanceOf(workspaceId) ?? 0;
-        throw new AppError("insufficient_credits", `Insufficient credits: this message costs ${amount}, the balance is ${balance}. Top up credits.`, {
-          balance,
-          required: amount,
-        });
-      }
+      if (repo.debitIfCovered(workspaceId, amount) === null) throw insufficient(workspaceId, amount);
       repo.insertLedger({ workspaceId, delta: -amount, reason: "debit", notificationId, note: null, createdAt: clock.now() });
     },
 
@@ -43,6 +45,11 @@ export function createCreditService(sqlite: Database, clock: Clock) {
         repo.insertLedger({ workspaceId, delta: amount, reason: amount > 0 ? "topup" : "adjustment", notificationId: null, note, createdAt: clock.now() });
         return balance;
       });
+    },
+
+    /** The 402 a cost the balance does not cover would get, or null when it is covered (nothing is written). */
+    shortfall(workspaceId: number, amount: number): AppError | null {
+      return amount > 0 && (repo.balanceOf(workspaceId) ?? 0) < amount ? insufficient(workspaceId, amount) : null;
     },
 
     balance(workspaceId: number): number {

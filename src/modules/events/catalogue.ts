@@ -85,6 +85,17 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
       sim_number: null,
     },
   },
+  {
+    type: "contact.opted_out",
+    when:
+      "a number opted out of the workspace's messages: it texted an opt-out keyword (STOP, …) on any channel (`source` keyword, `message_id` the thread message), or POST /api/optout/add (`api`), the dashboard or an import. Pending messages to it that no channel holds fail with `recipient_opted_out`",
+    data: { phone: "+14155552671", source: "keyword", reason: 'texted "Stop"', message_id: 31, channel: "sms", device_id: 1, contact_id: 3, at: "2026-01-15T12:01:00.000Z" },
+  },
+  {
+    type: "contact.opted_in",
+    when: "a number that had opted out may be texted again: it texted an opt-in keyword (START, UNSTOP, YES), or POST /api/optout/remove",
+    data: { phone: "+14155552671", source: "keyword", reason: 'texted "START"', message_id: 35, channel: "sms", device_id: 1, contact_id: 3, at: "2026-01-16T09:00:00.000Z" },
+  },
   { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
 ];
 

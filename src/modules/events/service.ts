@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   "device.healthy",
   "device.ping",
   "message.mms_downloaded",
+  "contact.opted_out",
+  "contact.opted_in",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test";

@@ -33,7 +33,24 @@ export interface NewNotification {
   priority: number;
   withDeliveryReport: boolean;
   validUntil: number | null;
+  /** The failover order (device kinds), and what later routes need. */
+  routes: DeviceKind[] | null;
+  fallback: object | null;
   createdAt: number;
+}
+
+/** Where a failover moves a notification: the next route's device and its form of the message. */
+export interface Reroute {
+  route: DeviceKind;
+  deliveryType: DeliveryType;
+  deviceId: number;
+  templateId: number | null;
+  templateVars: Record<string, string> | null;
+  message: string;
+  segments: number;
+  cost: number;
+  externalId: string | null;
+  simNumber: number | null;
 }
 
 export interface LogRecord {
@@ -66,8 +83,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   const insert: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     RETURNING id`);
   const byWorkspace: Statement<NotificationRecord, [number, number]> = sqlite.prepare(
     "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
@@ -109,6 +126,19 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   const setExternal = sqlite.prepare("UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'");
   const pendingOn = (count: number): Statement<{ id: number }, number[]> =>
     sqlite.prepare(`SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`);
+  // Back to the queue on the next route: a fresh message as far as any channel can tell (no
+  // provider id, no attempts), keeping its id, history and due time.
+  const reroute = sqlite.prepare(`
+    UPDATE notification SET route = ?, delivery_type = ?, device_id = ?, template_id = ?, template_vars = ?, message = ?, segments = ?, cost = ?,
+      external_id = ?, sim_number = ?, channel_payload = NULL, status = 'pending', stage = 'queued', next_attempt_at = ?, attempts = 0,
+      needs_reconcile = 0, dispatched_at = NULL, sent_at = NULL, delivered_at = NULL, error_code = NULL, error_reason = NULL, cancel_pending = 0, updated_at = ?
+    WHERE id = ? AND status IN ('pending', 'sent')`);
+  const stranded: Statement<{ id: number }, (string | number)[]> = sqlite.prepare(`
+    SELECT n.id FROM notification n JOIN device d ON d.id = n.device_id
+    WHERE n.status = 'pending' AND n.stage = 'queued' AND n.dispatched_at IS NULL AND n.routes IS NOT NULL
+      AND n.route NOT IN (${routeList}) AND n.next_attempt_at <= ?
+      AND (d.last_seen_at IS NULL OR (d.push_token IS NULL AND d.last_seen_at < ?) OR (d.push_token IS NOT NULL AND d.last_seen_at < ?))
+    ORDER BY n.id LIMIT ?`);
   const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
     "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
   );
@@ -137,12 +167,42 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
         n.priority,
         n.withDeliveryReport ? 1 : 0,
         n.validUntil,
+        n.routes ? JSON.stringify(n.routes) : null,
+        n.fallback ? JSON.stringify(n.fallback) : null,
         n.createdAt,
         n.createdAt,
       )!.id;
     },
 
     get: (workspaceId: number, id: number): NotificationRecord | null => byWorkspace.get(workspaceId, id),
+    /**
+     * Due messages on a failover order that their device has not taken up, on the routes whose
+     * devices fetch their own messages (paired phones), whose device has been silent since before
+     * its cut-off: `streamCut` for a phone that keeps an event stream, `pollCut` for one that polls.
+     */
+    stranded(now: number, streamCut: number, pollCut: number, limit: number): number[] {
+      return stranded.all(...dispatchedRoutes, now, streamCut, pollCut, limit).map((r) => r.id);
+    },
+    /** Moves a notification to another route (failover); false when it is no longer pending or sent. */
+    reroute(id: number, r: Reroute, now: number): boolean {
+      return (
+        reroute.run(
+          r.route,
+          r.deliveryType,
+          r.deviceId,
+          r.templateId,
+          r.templateVars ? JSON.stringify(r.templateVars) : null,
+          r.message,
+          r.segments,
+          r.cost,
+          r.externalId,
+          r.simNumber,
+          now,
+          now,
+          id,
+        ).changes > 0
+      );
+    },
     logs: (id: number): LogRecord[] => logsOf.all(id),
     byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
     /** The notifications still waiting on these devices. */

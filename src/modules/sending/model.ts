@@ -77,6 +77,32 @@ export const phoneOptionFields = {
   ),
 };
 
+/** Failover and quiet hours: every send route takes these (SMS and chat-app alike). */
+export const safeSendFields = {
+  routes: t.Optional(
+    t.Nullable(
+      t.Array(t.String({ examples: ["phone"] }), {
+        minItems: 1,
+        maxItems: 3,
+        description:
+          "Failover order: routes from phone (or sms), cloud, chatapp, each once, e.g. [\"phone\", \"cloud\"]. The first route that can take the message now carries it " +
+          "(a route with no active device, or a phone offline for an immediate send, is skipped at once). If that route later fails in a way another could avoid " +
+          "(the phone offline past PIGEON_FAILOVER_GRACE, 2 minutes by default, a carrier rejection, \"not a chat-app user\", a blocked number), the same notification moves " +
+          "to the next route: its `route` says which one carries it and its log lists every attempt. Credits are taken only for the route that sends. " +
+          "Default: the workspace's `default_routes` (POST /api/workspace/settings), else none (one route, as without failover).",
+        examples: [["phone", "cloud"]],
+      }),
+    ),
+  ),
+  transactional: t.Optional(
+    t.Nullable(
+      t.Boolean({
+        description: "A message the recipient is waiting for (a code, a receipt): quiet hours do not hold it. priority 100 or more is never held either.",
+      }),
+    ),
+  ),
+};
+
 // Every SMS send route takes this whole set and honours it; a field outside it is a 400 naming it
 // (a misspelt schedule_time must not quietly become "send now").
 const sendFields = {
@@ -94,6 +120,17 @@ const sendFields = {
   device_id: t.Optional(t.Nullable(DeviceRef)),
   ...phoneOptionFields,
   ...expiryFields,
+  ...safeSendFields,
+  chatapp_template_id: t.Optional(
+    t.Nullable(
+      t.Union([t.String(), t.Number()], {
+        description:
+          "With a chatapp route in `routes`: the approved chat-app template (id or code) sent when the user's 24-hour window is closed, filled from `variables`. " +
+          "Checked when the send is accepted; without it a closed window makes the chatapp route unusable.",
+        examples: ["order_ready"],
+      }),
+    ),
+  ),
 };
 
 export const SendSmsBody = t.Object(sendFields, {
@@ -154,17 +191,47 @@ export const ScheduledFor = t.Nullable(
   }),
 );
 
+/** What a send reply adds about its route, quiet hours and failover. */
+export const routeResultFields = {
+  scheduled_at: t.Nullable(
+    t.String({ format: "date-time", description: "Only when quiet hours hold it: the instant they end and it goes out (UTC, ISO 8601)" }),
+  ),
+  route: t.String({ description: "Only on a failover send: the route carrying it now: sms (paired phone), cloud or chatapp" }),
+  device_id: t.Integer({ description: "The device carrying it now" }),
+  quiet_hours: t.Nullable(
+    t.Object(
+      { until: t.String({ format: "date-time" }), timezone: t.String({ description: "The recipient's zone the quiet hours were read in" }) },
+      { description: "Set when the recipient's quiet hours hold the message: it goes out at `until` (also `scheduled_at`)" },
+    ),
+  ),
+  skipped_routes: t.Array(
+    t.Object({ route: t.String(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }),
+    { description: "Routes of the failover order that could not take it at all, in order, with why" },
+  ),
+};
+
 export const SendResult = t.Object({
   notification_id: t.Integer(),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
   message: t.String({ description: "The final text, with variables substituted" }),
   scheduled_for: ScheduledFor,
+  scheduled_at: t.Optional(routeResultFields.scheduled_at),
+  quiet_hours: t.Optional(routeResultFields.quiet_hours),
+  route: t.Optional(routeResultFields.route),
+  device_id: t.Optional(routeResultFields.device_id),
+  skipped_routes: t.Optional(routeResultFields.skipped_routes),
 });
 
 export const SendResponse = Envelope(SendResult, {
   message: "Notification scheduled successfully",
-  data: { notification_id: 42, template_id: null, template_vars: null, message: "Your order is ready for pickup.", scheduled_for: null },
+  data: {
+    notification_id: 42,
+    template_id: null,
+    template_vars: null,
+    message: "Your order is ready for pickup.",
+    scheduled_for: null,
+  },
 });
 
 export const BulkItem = t.Object({
@@ -175,6 +242,11 @@ export const BulkItem = t.Object({
   template_vars: t.Optional(t.Nullable(t.Record(t.String(), t.String()))),
   message: t.Optional(t.String()),
   scheduled_for: t.Optional(ScheduledFor),
+  scheduled_at: t.Optional(ScheduledFor),
+  route: t.Optional(routeResultFields.route),
+  device_id: t.Optional(routeResultFields.device_id),
+  quiet_hours: t.Optional(routeResultFields.quiet_hours),
+  skipped_routes: t.Optional(routeResultFields.skipped_routes),
   error: t.Optional(
     t.Object({ status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }, { additionalProperties: true }),
   ),
@@ -191,3 +263,29 @@ export const OverviewSendResponse = t.Object({
   success: t.Boolean(),
   messageId: t.String({ description: "The notification id, as a string" }),
 });
+
+export const PreviewResponse = Envelope(
+  t.Object({
+    would: t.Union([t.Literal("send"), t.Literal("schedule"), t.Literal("hold"), t.Literal("refuse")], {
+      description: "send: it would go now; schedule: at schedule_time; hold: quiet hours hold it until `scheduled_at`; refuse: a send would answer with `error`",
+    }),
+    message: t.Nullable(t.String({ description: "The final text, variables substituted (null when it could not be built)" })),
+    characters: t.Nullable(t.Integer()),
+    encoding: t.Nullable(t.Union([t.Literal("GSM-7"), t.Literal("UCS-2")])),
+    ucs2_characters: t.Array(t.String(), { description: "The characters outside GSM-7 that force UCS-2 (70 characters a segment instead of 160)" }),
+    segments: t.Nullable(t.Integer()),
+    route: t.Nullable(t.String({ description: "The route it would take: sms (paired phone), cloud or chatapp" })),
+    device_id: t.Nullable(t.Integer()),
+    cost: t.Nullable(t.Integer({ description: "Credits it would take (cloud numbers: one a segment)" })),
+    balance: t.Integer({ description: "The workspace's credit balance now" }),
+    scheduled_at: ScheduledFor,
+    quiet_hours: routeResultFields.quiet_hours,
+    opted_out: t.Nullable(
+      t.Object({ opted_out_at: t.Nullable(t.String({ format: "date-time" })), source: t.String(), reason: t.Nullable(t.String()) }, { description: "Set when the recipient opted out: a send is refused with 403 recipient_opted_out" }),
+    ),
+    skipped_routes: routeResultFields.skipped_routes,
+    error: t.Nullable(
+      t.Object({ status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }, { additionalProperties: true, description: "What a send of this body would answer instead of accepting it" }),
+    ),
+  }),
+);

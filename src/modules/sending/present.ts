@@ -1,7 +1,9 @@
 // How a send's results read in a reply, shared by the SMS and chat-app send routes. Each reply is
 // a plain status and body, so src/http/idempotency can keep it for a repeat.
 import { ok } from "../../http/envelope";
+import { ROUTE_NAMES } from "../../channels/kinds";
 import type { AppError } from "../../http/errors";
+import { countSegments, ucs2Characters } from "../../lib/segments";
 import type { ItemResult, Prepared } from "./service";
 
 export const SCHEDULED = "Notification scheduled successfully";
@@ -14,12 +16,36 @@ export function sendResult(r: ItemResult & { ok: true }) {
     template_vars: p.templateVars,
     message: p.message,
     scheduled_for: scheduledFor(p),
+    ...safeSendExtras(p),
   };
 }
 
 /** The reply's `scheduled_for`: the instant a scheduled message is due, or null for "now". */
 export function scheduledFor(p: Prepared): string | null {
   return p.scheduleAt === null ? null : new Date(p.scheduleAt).toISOString();
+}
+
+/** Where the message goes and when: its route and device, quiet hours, the routes skipped. */
+export function routeResult(p: Prepared) {
+  return {
+    scheduled_at: scheduledFor(p),
+    route: p.device.kind,
+    device_id: p.device.id,
+    quiet_hours: p.quietHold ? { until: new Date(p.quietHold.until).toISOString(), timezone: p.quietHold.zone } : null,
+    skipped_routes: p.skipped.map((x) => ({ route: ROUTE_NAMES[x.route], error_code: x.error.publicCode ?? x.error.code, message: x.error.message })),
+  };
+}
+
+/**
+ * What a send reply adds to the spec's fields, only when it says something: the quiet-hours hold
+ * (`scheduled_at`, `quiet_hours`) and, on a failover order, the route taken and the ones skipped.
+ */
+function safeSendExtras(p: Prepared) {
+  const r = routeResult(p);
+  return {
+    ...(p.quietHold ? { scheduled_at: r.scheduled_at, quiet_hours: r.quiet_hours } : {}),
+    ...(p.routes ? { route: r.route, device_id: r.device_id, skipped_routes: r.skipped_routes } : {}),
+  };
 }
 
 /** The overview form's reply: the envelope, with success and messageId repeated at the top level. */
@@ -55,5 +81,33 @@ export function bulkReply(results: ItemResult[]) {
   return {
     status: 200,
     body: ok({ total: results.length, accepted, failed: results.length - accepted, results: items }, `${accepted} of ${results.length} notifications scheduled`),
+  };
+}
+
+/** A preview's answer: the text's encoding and segments, where it would go, and the refusal a send would meet. */
+export function previewReply(result: { prepared: Prepared | null; refusal: AppError | null }, fallbackText: string | null, balance: number) {
+  const p = result.prepared;
+  const text = p?.message ?? fallbackText;
+  const info = text === null ? null : countSegments(text);
+  const sms = p === null || p.channel === "sms";
+  const refusal = result.refusal;
+  const optedOut = refusal?.code === "recipient_opted_out" ? (refusal.data as { opted_out_at: string | null; source: string; reason: string | null }) : null;
+  const route = p ? routeResult(p) : null;
+  return {
+    would: refusal ? ("refuse" as const) : p!.quietHold ? ("hold" as const) : p!.scheduleAt !== null ? ("schedule" as const) : ("send" as const),
+    message: text,
+    characters: text === null ? null : [...text].length,
+    encoding: sms && info ? info.encoding : null,
+    ucs2_characters: sms && text !== null ? ucs2Characters(text) : [],
+    segments: info ? (sms ? info.segments : 1) : null,
+    route: route?.route ?? null,
+    device_id: route?.device_id ?? null,
+    cost: p?.cost ?? null,
+    balance,
+    scheduled_at: route?.scheduled_at ?? null,
+    quiet_hours: route?.quiet_hours ?? null,
+    opted_out: optedOut ? { opted_out_at: optedOut.opted_out_at, source: optedOut.source, reason: optedOut.reason } : null,
+    skipped_routes: route?.skipped_routes ?? [],
+    error: refusal ? { status_id: refusal.status, error_code: refusal.publicCode ?? refusal.code, message: refusal.message, ...refusal.data } : null,
   };
 }

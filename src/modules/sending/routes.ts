@@ -2,11 +2,11 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import type { AuthContext } from "../../http/auth";
-import { errorResponses, models } from "../../http/envelope";
+import { errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
 import { describeValidationError, refuseUnknownFields, validationMessage } from "../../http/validation";
 import type { IdempotencyStore, Reply, ReplySet } from "../../http/idempotency";
-import { bulkReply, overviewReply, singleReply } from "./present";
+import { bulkReply, overviewReply, previewReply, singleReply } from "./present";
 import type { SendingService } from "./service";
 import {
   BULK_MAX,
@@ -14,6 +14,7 @@ import {
   BulkSendBody,
   OverviewSendBody,
   OverviewSendResponse,
+  PreviewResponse,
   SendResponse,
   SendSmsBody,
   SimpleSendBody,
@@ -24,6 +25,7 @@ import type { ItemResult, Prepared, SendInput } from "./service";
 export interface SendingRouteDeps {
   idempotency: IdempotencyStore;
   sending: SendingService;
+  credits: { balance(workspaceId: number): number };
 }
 
 type SendSmsFields = typeof SendSmsBody.static;
@@ -61,6 +63,9 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     withDeliveryReport: body.with_delivery_report,
     ttl: body.ttl,
     validUntil: body.valid_until,
+    routes: body.routes,
+    transactional: body.transactional,
+    chatappTemplateId: body.chatapp_template_id,
   };
 }
 
@@ -158,6 +163,29 @@ export function sendingRoutes(s: SendingRouteDeps) {
             WHEN +
             SEND_ERRORS +
             IDEMPOTENCY,
+        },
+      },
+    )
+    .post(
+      "/v1/api/sms/preview",
+      ({ auth, body }) => {
+        const input = toSendInput(body);
+        const text = typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
+        return ok(previewReply(s.sending.preview(auth, input), text, s.credits.balance(auth.workspaceId)), "Preview");
+      },
+      {
+        parse: "json",
+        body: SendSmsBody,
+        transform: refuseUnknownFields(SendSmsBody),
+        response: { 200: PreviewResponse, ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "Preview a send",
+          description:
+            "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +
+            "its encoding (GSM-7 or UCS-2) and the characters that force UCS-2, the segment count, the route and device it would take, the credit cost, " +
+            "the quiet-hours hold (`would: hold`, `scheduled_at`) and, when a send would be refused, `would: refuse` with the same `error` (status_id, error_code, message and data) " +
+            "the send would answer, e.g. 403 `recipient_opted_out` with `opted_out`. A body that does not fit the schema is 400 `validation_error` like a send.",
         },
       },
     )

@@ -15,15 +15,17 @@ import { nanoid } from "../../lib/tokens";
 import { findUrl } from "../../lib/urls";
 import type { CreditService } from "../credits/service";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
-import { isOnline as isDeviceOnline } from "../devices/service";
-import type { NotificationRepository } from "../notifications/repository";
+import { allowedSilence, isOnline as isDeviceOnline, OFFLINE_AFTER_MS } from "../devices/service";
+import type { NotificationRecord, NotificationRepository } from "../notifications/repository";
 import type { NotificationState } from "../notifications/state";
 import type { TemplateRepository, TemplateRow } from "../templates/repository";
 import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
 import { TTL_MAX_SECONDS } from "./model";
-import { DELIVERY_TYPES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../channels/kinds";
+import { DELIVERY_TYPES, ROUTE_DESCRIPTION, ROUTE_NAMES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../channels/kinds";
+import type { SafetyService } from "../safety/service";
+import { parseRoutes } from "../safety/settings";
 
 export type Channel = DeliveryType;
 
@@ -48,6 +50,14 @@ export interface SendInput {
   ttl?: number | null;
   /** ISO 8601 instant after which it must not go out. */
   validUntil?: string | null;
+  /** Failover order, in route names ("phone", "cloud", "chatapp"); else the workspace default. */
+  routes?: readonly string[] | null;
+  /** The chat-app template a chat-app route sends when the 24-hour window is closed (with `variables`). */
+  chatappTemplateId?: string | number | null;
+  /** A message the recipient asked for (a code, a receipt): quiet hours do not hold it. */
+  transactional?: boolean | null;
+  /** A reply Pigeon sends on its own (an opt-out confirmation): neither opt-outs nor quiet hours apply. */
+  system?: boolean;
 }
 
 /** The companion app's priority from which its limits and delays are skipped (Message.PRIORITY_EXPEDITED). */
@@ -72,6 +82,34 @@ export interface Prepared {
   withDeliveryReport: boolean;
   /** Epoch ms after which it must not go out, or null. */
   validUntil: number | null;
+  /** The failover order (device kinds) this message follows, or null. */
+  routes: DeviceKind[] | null;
+  /** Routes of that order that could not take it at all, with why. */
+  skipped: { route: DeviceKind; error: AppError }[];
+  /** Held by the recipient's quiet hours: scheduleAt is when they end. */
+  quietHold: { until: number; zone: string } | null;
+  /** What a later route needs (the chat-app template for a closed window). */
+  fallback: Fallback | null;
+}
+
+/** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */
+export interface Fallback {
+  chatappTemplateId?: string | number | null;
+  variables?: SuppliedVariables;
+}
+
+/** What every route of a send shares: checked once, before a route is chosen. */
+interface Common {
+  recipient: string;
+  recipientName: string | null;
+  template: TemplateRow | null;
+  templateVars: Record<string, string> | null;
+  message: string;
+  scheduleAt: number | null;
+  timezone: string | null;
+  validUntil: number | null;
+  quietHold: { until: number; zone: string } | null;
+  fallback: Fallback | null;
 }
 
 export interface Accepted {
@@ -86,6 +124,15 @@ export type ItemResult = { ok: true; accepted: Accepted } | { ok: false; error: 
  * an AppError to refuse, and returns what it changes (another device of the channel), if anything.
  */
 export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => Partial<Pick<Prepared, "device">> | void;
+
+/**
+ * Failures no other route changes: the recipient opted out, the message expired or was cancelled,
+ * the chat-app user stopped marketing messages, a cloud number's recipient unsubscribed there.
+ */
+const FINAL_FAILURES = new Set(["recipient_opted_out", "expired", "outcome_unknown", "cancelled", "131050", "21610"]);
+
+/** Stranded messages looked at per worker tick. */
+const STRANDED_BATCH = 100;
 
 /** A schedule_time up to this far behind the clock still counts as "now" (it has whole seconds). */
 const PAST_GRACE_MS = 1000;
@@ -106,6 +153,10 @@ export interface SendingDeps {
   channels: readonly ChannelTraits[];
   /** PIGEON_OFFLINE_AFTER in milliseconds: how long a phone with an event stream may be silent. */
   offlineAfterMs?: number;
+  /** Opt-outs, quiet hours and the workspace's default routes. */
+  safety: Pick<SafetyService, "refusal" | "quietHold" | "settings">;
+  /** The caller a failover re-checks a message as (its workspace's terms). */
+  callerFor: (workspaceId: number) => AuthContext;
 }
 
 export function createSendingService(deps: SendingDeps) {
@@ -139,28 +190,34 @@ export function createSendingService(deps: SendingDeps) {
     return row;
   }
 
-  /** The device to send through: the one named, or the first active one that can carry it now. */
-  function chooseDevice(workspaceId: number, channel: Channel, ref: string | number | null | undefined, immediate: boolean): DeviceRow {
+  /**
+   * The device to send through: the one named, or the first active one that can carry it now.
+   * `kind` narrows the choice to one route's devices (a failover send); a named device of another
+   * kind is then left for its own route.
+   */
+  function chooseDevice(workspaceId: number, channel: Channel, ref: string | number | null | undefined, immediate: boolean, kind: DeviceKind | null = null): DeviceRow {
     const now = clock.now();
+    const carries = (k: DeviceKind) => (kind === null ? CARRIERS[channel].includes(k) : k === kind);
     if (ref !== undefined && ref !== null && String(ref).trim() !== "") {
       const text = String(ref).trim();
       const device = /^\d+$/.test(text) ? devices.get(workspaceId, Number(text)) : null;
       if (!device) throw new AppError("not_found", `device ${text} not found`, { field: "device_id" });
-      if (!CARRIERS[channel].includes(device.kind)) {
-        throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device and cannot carry ${channel} messages`, {
-          device_id: device.id,
-          kind: device.kind,
-        });
+      if (kind === null || device.kind === kind) {
+        if (!carries(device.kind)) {
+          throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device and cannot carry ${channel} messages`, {
+            device_id: device.id,
+            kind: device.kind,
+          });
+        }
+        if (device.status !== "active") throw new AppError("device_inactive", `device ${device.id} is inactive`, { device_id: device.id });
+        if (needsPresence(device) && immediate && !isOnline(device, now)) throw offline(device);
+        return device;
       }
-      if (device.status !== "active") throw new AppError("device_inactive", `device ${device.id} is inactive`, { device_id: device.id });
-      if (needsPresence(device) && immediate && !isOnline(device, now)) throw offline(device);
-      return device;
     }
-    const candidates = devices.all(workspaceId, false).filter((d) => CARRIERS[channel].includes(d.kind));
+    const candidates = devices.all(workspaceId, false).filter((d) => carries(d.kind));
     if (candidates.length === 0) {
-      throw new AppError("no_active_device", `No active ${channel === "sms" ? "SMS (phone or cloud number)" : "chat-app"} device in this workspace`, {
-        channel,
-      });
+      const what = kind !== null ? ROUTE_DESCRIPTION[kind] : channel === "sms" ? "SMS (phone or cloud number) device" : "chat-app device";
+      throw new AppError("no_active_device", `No active ${what} in this workspace`, { channel, ...(kind !== null ? { route: kind } : {}) });
     }
     const usable = candidates.find((d) => d.blockedCode === null && (!needsPresence(d) || !immediate || isOnline(d, now)));
     if (usable) return usable;
@@ -211,6 +268,50 @@ export function createSendingService(deps: SendingDeps) {
     return at;
   }
 
+  /** The text a template or `message` makes, for one channel. */
+  function contentFor(auth: AuthContext, channel: Channel, templateRef: string | number | null | undefined, variables: SuppliedVariables | undefined, message: unknown) {
+    const hasTemplate = templateRef !== undefined && templateRef !== null && String(templateRef).trim() !== "";
+    if (hasTemplate) {
+      const template = resolveTemplate(auth.workspaceId, templateRef!, channel);
+      const templateVars = checkVariables(template.id, template.variables, template.channel, variables);
+      return { template, templateVars, message: renderTemplate(template.body, templateVars) };
+    }
+    if (typeof message !== "string" || message.trim() === "") {
+      throw new AppError("message_required", "message is required unless template_id is set", { field: "message" });
+    }
+    return { template: null, templateVars: null, message };
+  }
+
+  function checkLength(auth: AuthContext, channel: Channel, message: string) {
+    const length = [...message].length;
+    if (channel === "sms" && length > auth.smsLengthCap) {
+      throw new AppError("message_too_long", `Message is ${length} characters; the account's cap is ${auth.smsLengthCap} characters`, {
+        cap: auth.smsLengthCap,
+        length,
+      });
+    }
+  }
+
+  /** The failover order a send follows: its own `routes`, else the workspace's default for its channel, else none. */
+  function routeOrder(auth: AuthContext, input: SendInput): DeviceKind[] | null {
+    if (input.routes !== undefined && input.routes !== null) {
+      const kinds = parseRoutes("routes", input.routes);
+      const named = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
+      if (named && /^\d+$/.test(String(input.deviceId).trim())) {
+        const device = devices.get(auth.workspaceId, Number(String(input.deviceId).trim()));
+        if (device && !kinds.includes(device.kind)) {
+          throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device, a route this send does not name`, { device_id: device.id, kind: device.kind });
+        }
+      }
+      return kinds;
+    }
+    if (input.system || (input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "")) return null;
+    const fallbackOrder = deps.safety.settings(auth.workspaceId).defaultRoutes;
+    // A default order applies to the channels it names: a chat-app send keeps its channel under an SMS-only order.
+    if (!fallbackOrder || !fallbackOrder.some((k) => CARRIERS[input.channel].includes(k))) return null;
+    return fallbackOrder;
+  }
+
   /** Every check that needs no write. Throws the first problem as an AppError. */
   function prepare(auth: AuthContext, input: SendInput): Prepared {
     const recipient = toE164(input.recipient);
@@ -219,32 +320,22 @@ export function createSendingService(deps: SendingDeps) {
         field: "recipient_contact",
       });
     }
-
-    let template: TemplateRow | null = null;
-    let templateVars: Record<string, string> | null = null;
-    let message: string;
-    const hasTemplate = input.templateId !== undefined && input.templateId !== null && String(input.templateId).trim() !== "";
-    if (hasTemplate) {
-      template = resolveTemplate(auth.workspaceId, input.templateId!, input.channel);
-      templateVars = checkVariables(template.id, template.variables, template.channel, input.variables);
-      message = renderTemplate(template.body, templateVars);
-    } else {
-      if (typeof input.message !== "string" || input.message.trim() === "") {
-        throw new AppError("message_required", "message is required unless template_id is set", { field: "message" });
-      }
-      message = input.message;
+    if (!input.system) {
+      const refused = deps.safety.refusal(auth.workspaceId, recipient);
+      if (refused) throw refused;
     }
-
-    const length = [...message].length;
-    if (input.channel === "sms" && length > auth.smsLengthCap) {
-      throw new AppError("message_too_long", `Message is ${length} characters; the account's cap is ${auth.smsLengthCap} characters`, {
-        cap: auth.smsLengthCap,
-        length,
-      });
-    }
+    const routes = routeOrder(auth, input);
+    const { template, templateVars, message } = contentFor(auth, input.channel, input.templateId, input.variables, input.message);
+    if (routes === null) checkLength(auth, input.channel, message);
     if (!auth.plan.allowUrls) {
       const url = findUrl(message);
       if (url) throw new AppError("urls_not_allowed", `Your plan does not allow URLs in messages (found "${url}"); remove it or upgrade`, { url });
+    }
+    const chatappTemplateId = input.chatappTemplateId ?? null;
+    if (chatappTemplateId !== null && String(chatappTemplateId).trim() !== "") {
+      // Checked now, so a mistake is a 400 today rather than a failure when the route is reached.
+      const fallbackTemplate = resolveTemplate(auth.workspaceId, chatappTemplateId, "chatapp");
+      checkVariables(fallbackTemplate.id, fallbackTemplate.variables, "chatapp", input.variables);
     }
 
     const timezone = input.timezone?.trim() || null;
@@ -262,10 +353,58 @@ export function createSendingService(deps: SendingDeps) {
       }
       if (scheduleAt <= clock.now()) scheduleAt = null;
     }
+    // Quiet hours: a message that would arrive at night waits until they end (urgent ones and
+    // the recipient's own transactions excepted).
+    let quietHold: Common["quietHold"] = null;
+    if (!input.system && input.transactional !== true && (input.priority ?? 0) < PRIORITY_EXPEDITED) {
+      quietHold = deps.safety.quietHold(auth.workspaceId, recipient, scheduleAt ?? clock.now());
+      if (quietHold) scheduleAt = quietHold.until;
+    }
 
-    const validUntil = expiryOf(input, scheduleAt);
-    const device = chooseDevice(auth.workspaceId, input.channel, input.deviceId, scheduleAt === null);
-    const simNumber = input.simNumber ?? null;
+    const common: Common = {
+      recipient,
+      recipientName: input.recipientName?.trim() || null,
+      template,
+      templateVars,
+      message,
+      scheduleAt,
+      timezone,
+      validUntil: expiryOf(input, scheduleAt),
+      quietHold,
+      fallback: routes !== null && chatappTemplateId !== null ? { chatappTemplateId, variables: input.variables } : null,
+    };
+    if (routes === null) return prepareRoute(auth, input, common, null, null);
+
+    // Failover: the first route that can take it; the ones that cannot at all are skipped.
+    const skipped: Prepared["skipped"] = [];
+    for (const kind of routes) {
+      try {
+        return { ...prepareRoute(auth, input, common, kind, routes), skipped };
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        skipped.push({ route: kind, error });
+      }
+    }
+    const first = skipped[0].error;
+    throw new AppError(first.code, `No route can take this message: ${skipped.map((x) => `${ROUTE_NAMES[x.route]}: ${x.error.message}`).join("; ")}`, {
+      ...first.data,
+      routes: skipped.map((x) => ({ route: ROUTE_NAMES[x.route], error_code: x.error.publicCode ?? x.error.code, message: x.error.message })),
+    }, first.publicCode);
+  }
+
+  /**
+   * One route's part of a send: its device, and the text in its channel's form. On a route of
+   * another channel than the send's, an SMS route sends the text as it is; a chat-app route sends
+   * it freeform while the 24-hour window is open, else the fallback chat-app template.
+   */
+  function prepareRoute(auth: AuthContext, input: SendInput, common: Common, kind: DeviceKind | null, routes: DeviceKind[] | null): Prepared {
+    const channel: Channel = kind === null ? input.channel : traits.get(kind)!.deliveryType;
+    let content = { template: common.template, templateVars: common.templateVars, message: common.message };
+    if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
+    checkLength(auth, channel, content.message);
+    const device = chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind);
+    // On a failover send the SIM is the phone's business; other routes leave it out.
+    const simNumber = kind === null || traits.get(kind)?.needsPresence ? (input.simNumber ?? null) : null;
     // Only a paired phone has SIMs to choose from; a cloud number would silently send from its own.
     if (simNumber !== null && !traits.get(device.kind)?.needsPresence) {
       throw new AppError("option_not_supported", `sim_number applies to paired phones; device ${device.id} is a ${device.kind} device`, {
@@ -274,46 +413,105 @@ export function createSendingService(deps: SendingDeps) {
         kind: device.kind,
       });
     }
-    const segments = input.channel === "sms" ? countSegments(message).segments : 1;
-    let prepared: Prepared = {
-      channel: input.channel,
-      device,
-      recipient,
-      recipientName: input.recipientName?.trim() || null,
-      template,
-      templateVars,
-      message,
-      scheduleAt,
-      timezone,
-      segments,
-      // Only cloud numbers cost credits: one per segment.
-      cost: traits.get(device.kind)?.charges ? segments : 0,
-      channelPayload: input.channelPayload ?? null,
-      simNumber,
-      priority: input.priority ?? 0,
-      withDeliveryReport: input.withDeliveryReport ?? true,
-      validUntil,
+    const build = (c: typeof content): Prepared => {
+      const segments = channel === "sms" ? countSegments(c.message).segments : 1;
+      return {
+        channel,
+        device,
+        recipient: common.recipient,
+        recipientName: common.recipientName,
+        template: c.template,
+        templateVars: c.templateVars,
+        message: c.message,
+        scheduleAt: common.scheduleAt,
+        timezone: common.timezone,
+        segments,
+        // Only cloud numbers cost credits: one per segment.
+        cost: traits.get(device.kind)?.charges ? segments : 0,
+        channelPayload: channel === input.channel ? (input.channelPayload ?? null) : null,
+        simNumber,
+        priority: input.priority ?? 0,
+        withDeliveryReport: input.withDeliveryReport ?? true,
+        validUntil: common.validUntil,
+        routes,
+        skipped: [],
+        quietHold: common.quietHold,
+        fallback: common.fallback,
+      };
     };
-    for (const check of channelChecks[input.channel]) {
-      const change = check(auth, prepared, input);
-      if (change) prepared = { ...prepared, ...change };
+    const runChecks = (p: Prepared): Prepared => {
+      for (const check of channelChecks[channel]) {
+        const change = check(auth, p, input.deviceId !== undefined && kind !== null && p.device.kind !== kind ? { ...input, deviceId: null } : input);
+        if (change) p = { ...p, ...change };
+      }
+      return p;
+    };
+    let prepared: Prepared;
+    try {
+      prepared = runChecks(build(content));
+    } catch (error) {
+      // A closed chat-app window on a failover route: the fallback template, if the send named one.
+      const fallbackRef = common.fallback?.chatappTemplateId;
+      if (!(error instanceof AppError) || error.code !== "window_closed" || channel !== "chatapp" || content.template || !fallbackRef) throw error;
+      const fallback = contentFor(auth, "chatapp", fallbackRef, common.fallback?.variables, null);
+      prepared = runChecks(build(fallback));
+    }
+    // A route that cannot pay is a route that cannot take it (a later one may); one that is used pays in store().
+    if (kind !== null) {
+      const short = credits.shortfall(auth.workspaceId, prepared.cost);
+      if (short) throw short;
     }
     return prepared;
+  }
+
+  /** The sent message in its conversation: chat-app threads are per business number. */
+  function addToThread(workspaceId: number, p: Prepared, notificationId: number, at: number) {
+    threads.add({
+      workspaceId,
+      channel: p.channel,
+      threadDeviceId: p.channel === "chatapp" ? p.device.id : 0,
+      peer: p.recipient,
+      peerName: p.recipientName,
+      direction: "outbound",
+      body: p.message,
+      notificationId,
+      deviceId: p.device.id,
+      at,
+    });
+  }
+
+  /** The plan's monthly SMS allowance, counted up to the rows written just before. */
+  function refusedByPlan(auth: AuthContext, p: Prepared, now: number): AppError | null {
+    if (p.channel !== "sms" || auth.plan.monthlySmsLimit === null) return null;
+    const used = usage.accountSmsSince(auth.accountId, monthStart(now));
+    if (used < auth.plan.monthlySmsLimit) return null;
+    return new AppError(
+      "free_tier_exhausted",
+      `The ${auth.plan.code} plan allows ${auth.plan.monthlySmsLimit} SMS a month and all are used; it renews on the 1st (UTC)`,
+      { limit: auth.plan.monthlySmsLimit, used },
+    );
+  }
+
+  /**
+   * What a send would do, writing nothing: the prepared message (route, device, cost, quiet-hour
+   * hold) and the refusal a real send would answer with, if any (an opt-out, an offline phone,
+   * the plan or the balance).
+   */
+  function preview(auth: AuthContext, input: SendInput): { prepared: Prepared | null; refusal: AppError | null } {
+    try {
+      const prepared = prepare(auth, input);
+      return { prepared, refusal: refusedByPlan(auth, prepared, clock.now()) ?? credits.shortfall(auth.workspaceId, prepared.cost) };
+    } catch (error) {
+      if (error instanceof AppError) return { prepared: null, refusal: error };
+      throw error;
+    }
   }
 
   /** Plan and credit checks that must see the rows written just before, then the writes. */
   function store(auth: AuthContext, p: Prepared): number {
     const now = clock.now();
-    if (p.channel === "sms" && auth.plan.monthlySmsLimit !== null) {
-      const used = usage.accountSmsSince(auth.accountId, monthStart(now));
-      if (used >= auth.plan.monthlySmsLimit) {
-        throw new AppError(
-          "free_tier_exhausted",
-          `The ${auth.plan.code} plan allows ${auth.plan.monthlySmsLimit} SMS a month and all are used; it renews on the 1st (UTC)`,
-          { limit: auth.plan.monthlySmsLimit, used },
-        );
-      }
-    }
+    const planRefusal = refusedByPlan(auth, p, now);
+    if (planRefusal) throw planRefusal;
     const id = notifications.insert({
       workspaceId: auth.workspaceId,
       apiKeyId: auth.keyId,
@@ -337,21 +535,18 @@ export function createSendingService(deps: SendingDeps) {
       priority: p.priority,
       withDeliveryReport: p.withDeliveryReport,
       validUntil: p.validUntil,
+      routes: p.routes,
+      fallback: p.fallback,
       createdAt: now,
     });
     credits.debit(auth.workspaceId, p.cost, id);
-    threads.add({
-      workspaceId: auth.workspaceId,
-      channel: p.channel,
-      threadDeviceId: p.channel === "chatapp" ? p.device.id : 0,
-      peer: p.recipient,
-      peerName: p.recipientName,
-      direction: "outbound",
-      body: p.message,
-      notificationId: id,
-      deviceId: p.device.id,
-      at: p.scheduleAt ?? now,
-    });
+    for (const skip of p.skipped) {
+      state.log(id, "route_skipped", { status: "pending", errorCode: String(skip.error.publicCode ?? skip.error.code), detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}` });
+    }
+    if (p.quietHold) {
+      state.log(id, "quiet_hours", { status: "pending", detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}` });
+    }
+    addToThread(auth.workspaceId, p, id, p.scheduleAt ?? now);
     state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
       status: "pending",
       detail: p.scheduleAt
@@ -387,9 +582,136 @@ export function createSendingService(deps: SendingDeps) {
     return results;
   }
 
+  /**
+   * Failover: called inside the transaction that would fail a notification. When it follows a
+   * route order and the failure is one another route could avoid, the same notification moves to
+   * the next route that can take it now (its device chosen, the text in that channel's form, the
+   * credits moved from the old route's cost to the new one's) and true is returned: it is not
+   * failed. A failure that says the message may have gone out, or that no route can change (an
+   * opt-out, an expiry), is left to fail.
+   */
+  function failover(n: NotificationRecord, failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean; stranded?: boolean }): boolean {
+    if (n.routes === null || failure.mayHaveGone === true) return false;
+    if (failure.errorCode !== null && FINAL_FAILURES.has(failure.errorCode)) return false;
+    const routes = JSON.parse(n.routes) as DeviceKind[];
+    const rest = routes.slice(routes.indexOf(n.route) + 1);
+    if (rest.length === 0) return false;
+    let auth: AuthContext;
+    try {
+      auth = deps.callerFor(n.workspace_id);
+    } catch {
+      return false;
+    }
+    const fallback = (n.fallback === null ? null : JSON.parse(n.fallback)) as Fallback | null;
+    const input: SendInput = {
+      channel: n.delivery_type,
+      recipient: n.recipient,
+      message: n.message,
+      simNumber: n.sim_number,
+      priority: n.priority,
+      withDeliveryReport: n.with_delivery_report === 1,
+    };
+    const common: Common = {
+      recipient: n.recipient,
+      recipientName: n.recipient_name,
+      template: null,
+      templateVars: null,
+      message: n.message,
+      scheduleAt: null,
+      timezone: n.timezone,
+      validUntil: n.valid_until,
+      quietHold: null,
+      fallback,
+    };
+    const why = `${ROUTE_NAMES[n.route]} failed (${failure.errorCode ?? "error"}: ${failure.reason ?? "no reason given"})`;
+    // Written when the message moves or fails now; a stranded one that stays where it is logs nothing.
+    const skips: { code: string; detail: string }[] = [];
+    const writeSkips = () => {
+      for (const skip of skips) state.log(n.id, "route_skipped", { status: "pending", errorCode: skip.code, detail: skip.detail });
+    };
+    for (const kind of rest) {
+      let p: Prepared;
+      try {
+        p = prepareRoute(auth, input, common, kind, routes);
+        credits.debit(n.workspace_id, p.cost, n.id);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        skips.push({ code: String(error.publicCode ?? error.code), detail: `after ${why}, route ${ROUTE_NAMES[kind]} skipped: ${error.message}` });
+        continue;
+      }
+      const now = clock.now();
+      credits.refund(n.workspace_id, n.cost, n.id, `failover from ${ROUTE_NAMES[n.route]}`);
+      const moved = notifications.reroute(
+        n.id,
+        {
+          route: kind,
+          deliveryType: p.channel,
+          deviceId: p.device.id,
+          templateId: p.template?.id ?? null,
+          templateVars: p.templateVars,
+          message: p.message,
+          segments: p.segments,
+          cost: p.cost,
+          externalId: traits.get(kind)?.choosesExternalId ? nanoid(21) : null,
+          simNumber: p.simNumber,
+        },
+        now,
+      );
+      if (!moved) return false;
+      writeSkips();
+      if (p.channel !== n.delivery_type || (p.channel === "chatapp" && p.device.id !== n.device_id)) {
+        threads.removeOutbound(n.id);
+        addToThread(n.workspace_id, p, n.id, now);
+      }
+      state.log(n.id, "failover", { status: "pending", errorCode: failure.errorCode, detail: `${why}; moved to route ${ROUTE_NAMES[kind]} via device ${p.device.id}` });
+      // The new route's channel hears of it as of a new message once this transaction is over.
+      const accepted = [{ notificationId: n.id, prepared: { ...p, scheduleAt: null } }];
+      queueMicrotask(() => {
+        for (const listener of acceptedListeners) listener(accepted);
+      });
+      return true;
+    }
+    if (!failure.stranded) writeSkips();
+    return false;
+  }
+
+  // Stranded messages no route could take: not looked at again before this instant.
+  const strandedRetry = new Map<number, number>();
+
+  /**
+   * notifications:failover — a message on a failover order that waits on a paired phone which has
+   * been offline for `graceMs` moves to its next route. One the phone took up stays with it (it
+   * may still send it); one no other route can take now waits, and is looked at again a grace
+   * period later.
+   */
+  function failoverStranded(graceMs: number): number {
+    const now = clock.now();
+    const offlineAfter = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
+    const streamCut = now - allowedSilence({ pushToken: null }, offlineAfter) - graceMs;
+    const pollCut = now - allowedSilence({ pushToken: "polling" }, offlineAfter) - graceMs;
+    let moved = 0;
+    for (const [id, at] of strandedRetry) if (at <= now) strandedRetry.delete(id);
+    for (const id of notifications.stranded(now, streamCut, pollCut, STRANDED_BATCH)) {
+      if (strandedRetry.has(id)) continue;
+      const done = sqlite.transaction(() => {
+        const n = state.get(id);
+        if (!n || n.status !== "pending" || n.stage !== "queued" || n.dispatched_at !== null) return true;
+        const silent = n.device_id === null ? null : devices.byId(n.device_id)?.lastSeenAt ?? null;
+        const reason = `device ${n.device_id} has been offline ${silent === null ? "since it was paired" : `since ${new Date(silent).toISOString()}`}`;
+        return failover(n, { errorCode: "device_offline", reason, stranded: true });
+      })();
+      if (done) moved++;
+      else strandedRetry.set(id, now + graceMs);
+    }
+    return moved;
+  }
+
   return {
     prepare,
+    preview,
     accept,
+    failover,
+    failoverStranded,
     /** Adds a channel's own check to the ones every send goes through. */
     addCheck(channel: Channel, check: ChannelCheck) {
       channelChecks[channel].push(check);

@@ -93,6 +93,7 @@ export function createThreadRepository(sqlite: Database) {
   );
   const metaOf: Statement<{ meta: string | null }, [number]> = sqlite.prepare("SELECT meta FROM thread_message WHERE id = ?");
   const setContent = sqlite.prepare("UPDATE thread_message SET body = ?, meta = ? WHERE id = ?");
+  const dropOutbound = sqlite.prepare("DELETE FROM thread_message WHERE notification_id = ? AND direction = 'outbound'");
 
   function filtersOf(workspaceId: number, f: ThreadFilters): SQL | undefined {
     return and(
@@ -149,6 +150,10 @@ export function createThreadRepository(sqlite: Database) {
       if (id === undefined) return null;
       const raw = metaOf.get(id)?.meta;
       return { id, meta: JSON.parse(raw ?? "null") as MmsMeta, done: done != null };
+    },
+    /** Takes a sent message out of its thread (failover moved it to another channel's thread). */
+    removeOutbound(notificationId: number): void {
+      dropOutbound.run(notificationId);
     },
     /** Replaces a message's body and metadata (an MMS whose content arrived). */
     completeMms(messageId: number, body: string, meta: MmsMeta): void {

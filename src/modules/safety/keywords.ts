@@ -1,0 +1,44 @@
+// The keywords an inbound message may be: on every channel, a whole message that is an opt-out
+// keyword suppresses its sender, an opt-in keyword lifts that, a help keyword asks for the help
+// text; each answered with the workspace's reply. The message itself still lands in its thread.
+import type { DeliveryType } from "../../channels/kinds";
+import type { InboundHook } from "../threads/inbound";
+import type { SafetyService } from "./service";
+
+export interface KeywordDeps {
+  safety: SafetyService;
+  /** Sends `text` back through the device the message came in on, once the inbound is stored. */
+  reply: (to: { workspaceId: number; channel: DeliveryType; deviceId: number; recipient: string }, text: string, why: string) => void;
+}
+
+/** Longer than any keyword: not worth normalising. */
+const LONGEST = 64;
+
+export function createKeywordHook({ safety, reply }: KeywordDeps): InboundHook {
+  return (m, stored) => {
+    if (m.body.length > LONGEST) return;
+    const keyword = safety.keywordOf(m.workspaceId, m.body);
+    if (keyword === null) return;
+    const settings = safety.settings(m.workspaceId);
+    const ctx = {
+      source: "keyword" as const,
+      reason: `texted "${m.body.trim()}"`,
+      threadMessageId: stored.messageId,
+      channel: m.channel,
+      deviceId: m.deviceId,
+    };
+    let text: string;
+    if (keyword === "opt_out") {
+      // A repeated STOP changes nothing and gets no second confirmation.
+      if (!safety.optOut(m.workspaceId, m.from, ctx)) return;
+      text = settings.optOutReply;
+    } else if (keyword === "opt_in") {
+      // "YES" from someone who never opted out is an ordinary answer, not a request.
+      if (!safety.optIn(m.workspaceId, m.from, ctx)) return;
+      text = settings.optInReply;
+    } else {
+      text = settings.helpReply;
+    }
+    if (text !== "") reply({ workspaceId: m.workspaceId, channel: m.channel, deviceId: m.deviceId, recipient: m.from }, text, keyword);
+  };
+}

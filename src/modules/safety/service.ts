@@ -1,0 +1,228 @@
+// Safe sending: the numbers a workspace must not text (opt-outs, from keywords, the API, the
+// dashboard or an import), the keywords an inbound message may carry, and quiet hours. The send
+// path asks `refusal` and `quietHold` before it stores a message; an opt-out fails the messages to
+// that number that no channel holds yet, in the same transaction.
+import type { Database } from "bun:sqlite";
+import type { DeliveryType } from "../../channels/kinds";
+import type { Clock } from "../../clock";
+import type { OptOutSource } from "../../db/schema";
+import { AppError } from "../../http/errors";
+import { quietUntil, zoneForNumber } from "../../lib/quiet-hours";
+import { iso } from "../../lib/time";
+import type { EventService } from "../events/service";
+import type { NotificationState } from "../notifications/state";
+import type { OptOutEventRecord, SafetyRepository, SuppressionRecord } from "./repository";
+import { applyChange, normalizeKeyword, presentSettings, settingsFrom, type SafetySettings, type SettingsChange } from "./settings";
+
+export interface SafetyDeps {
+  sqlite: Database;
+  clock: Clock;
+  repo: SafetyRepository;
+  state: NotificationState;
+  events: EventService;
+  /** The contact's id and time zone for a number, if the workspace has such a contact. */
+  contactOf: (workspaceId: number, phone: string) => { id: number; timezone: string | null } | null;
+}
+
+/** What an opt-out or opt-in carries besides the number. */
+export interface ChangeContext {
+  source: OptOutSource;
+  reason?: string | null;
+  /** The inbound message that carried the keyword. */
+  threadMessageId?: number | null;
+  channel?: DeliveryType | null;
+  deviceId?: number | null;
+}
+
+export type Keyword = "opt_out" | "opt_in" | "help";
+
+export function createSafetyService(deps: SafetyDeps) {
+  const { sqlite, clock, repo, state, events } = deps;
+  // Read on every send: kept in memory, replaced on every write (one process owns the database).
+  const cache = new Map<number, SafetySettings>();
+
+  function settings(workspaceId: number): SafetySettings {
+    let s = cache.get(workspaceId);
+    if (!s) {
+      s = settingsFrom(repo.settings(workspaceId));
+      cache.set(workspaceId, s);
+    }
+    return s;
+  }
+
+  function updateSettings(workspaceId: number, change: SettingsChange) {
+    const values = applyChange(repo.settings(workspaceId), change);
+    repo.saveSettings(workspaceId, values, clock.now());
+    cache.delete(workspaceId);
+    return presentSettings(settings(workspaceId));
+  }
+
+  /** The 403 a send to a suppressed number gets, or null when it may go. */
+  function refusal(workspaceId: number, phone: string): AppError | null {
+    const row = repo.suppression(workspaceId, phone);
+    if (!row) return null;
+    return new AppError("recipient_opted_out", `${phone} opted out of messages from this workspace (${row.source}) and cannot be texted until they opt in again`, {
+      phone,
+      opted_out_at: iso(row.opted_out_at),
+      source: row.source,
+      reason: row.reason,
+    });
+  }
+
+  /**
+   * When a message due at `at` may arrive: null if quiet hours do not hold it, else the end of the
+   * recipient's quiet hours. Their time zone is their contact's, else their number's country's.
+   */
+  function quietHold(workspaceId: number, phone: string, at: number): { until: number; zone: string } | null {
+    const quiet = settings(workspaceId).quietHours;
+    if (!quiet) return null;
+    const zone = deps.contactOf(workspaceId, phone)?.timezone ?? zoneForNumber(phone);
+    if (!zone) return null;
+    const until = quietUntil(at, zone, quiet.start, quiet.end);
+    return until === null ? null : { until, zone };
+  }
+
+  function eventData(workspaceId: number, phone: string, ctx: ChangeContext, at: number) {
+    return {
+      phone,
+      source: ctx.source,
+      reason: ctx.reason ?? null,
+      message_id: ctx.threadMessageId ?? null,
+      channel: ctx.channel ?? null,
+      device_id: ctx.deviceId ?? null,
+      contact_id: deps.contactOf(workspaceId, phone)?.id ?? null,
+      at: iso(at),
+    };
+  }
+
+  /**
+   * Suppresses a number: audited, announced (contact.opted_out), and every message to it that no
+   * channel holds yet fails with recipient_opted_out (refunded). False when it was suppressed already.
+   */
+  function optOut(workspaceId: number, phone: string, ctx: ChangeContext): boolean {
+    return sqlite.transaction(() => {
+      const now = clock.now();
+      if (!repo.suppress(workspaceId, phone, now, ctx.source, ctx.reason ?? null)) return false;
+      repo.addEvent({
+        workspaceId,
+        phone,
+        action: "opted_out",
+        source: ctx.source,
+        reason: ctx.reason ?? null,
+        threadMessageId: ctx.threadMessageId ?? null,
+        channel: ctx.channel ?? null,
+        deviceId: ctx.deviceId ?? null,
+        at: now,
+      });
+      events.emit(workspaceId, "contact.opted_out", eventData(workspaceId, phone, ctx, now));
+      for (const id of repo.waitingTo(workspaceId, phone)) {
+        state.transition(id, "failed", {
+          errorCode: "recipient_opted_out",
+          reason: `${phone} opted out (${ctx.source}) before the message went`,
+          detail: `recipient opted out (${ctx.source}); not sent`,
+        });
+      }
+      return true;
+    })();
+  }
+
+  /** Lifts a suppression: audited and announced (contact.opted_in). False when there was none. */
+  function optIn(workspaceId: number, phone: string, ctx: ChangeContext): boolean {
+    return sqlite.transaction(() => {
+      const now = clock.now();
+      if (!repo.unsuppress(workspaceId, phone)) return false;
+      repo.addEvent({
+        workspaceId,
+        phone,
+        action: "opted_in",
+        source: ctx.source,
+        reason: ctx.reason ?? null,
+        threadMessageId: ctx.threadMessageId ?? null,
+        channel: ctx.channel ?? null,
+        deviceId: ctx.deviceId ?? null,
+        at: now,
+      });
+      events.emit(workspaceId, "contact.opted_in", eventData(workspaceId, phone, ctx, now));
+      return true;
+    })();
+  }
+
+  /** Which keyword a whole inbound text is, if any. */
+  function keywordOf(workspaceId: number, text: string): Keyword | null {
+    const word = normalizeKeyword(text);
+    if (word === "") return null;
+    const s = settings(workspaceId);
+    if (s.optOutKeywords.includes(word)) return "opt_out";
+    if (s.optInKeywords.includes(word)) return "opt_in";
+    if (s.helpKeywords.includes(word)) return "help";
+    return null;
+  }
+
+  function presentEvent(workspaceId: number, e: OptOutEventRecord) {
+    return {
+      id: e.id,
+      phone: e.phone,
+      action: e.action,
+      source: e.source,
+      reason: e.reason,
+      message_id: e.thread_message_id,
+      channel: e.channel,
+      device_id: e.device_id,
+      contact_id: deps.contactOf(workspaceId, e.phone)?.id ?? null,
+      at: iso(e.at),
+    };
+  }
+
+  function presentActive(workspaceId: number, s: SuppressionRecord) {
+    const cause = repo.lastOptOut(workspaceId, s.phone);
+    return {
+      id: cause?.id ?? null,
+      phone: s.phone,
+      action: "opted_out" as const,
+      source: s.source,
+      reason: s.reason,
+      message_id: cause?.thread_message_id ?? null,
+      channel: cause?.channel ?? null,
+      device_id: cause?.device_id ?? null,
+      contact_id: deps.contactOf(workspaceId, s.phone)?.id ?? null,
+      at: iso(s.opted_out_at),
+    };
+  }
+
+  /** The audit (every change, newest first) or, with `active`, the numbers suppressed now. */
+  function list(workspaceId: number, q: { phone: string | null; active: boolean; page: number; limit: number }) {
+    const offset = (q.page - 1) * q.limit;
+    if (q.active) {
+      if (q.phone !== null) {
+        const row = repo.suppression(workspaceId, q.phone);
+        const entries = row && q.page === 1 ? [presentActive(workspaceId, row)] : [];
+        return { entries, pagination: { page: q.page, limit: q.limit, total: row ? 1 : 0 } };
+      }
+      const { rows, total } = repo.active(workspaceId, offset, q.limit);
+      return { entries: rows.map((r) => presentActive(workspaceId, r)), pagination: { page: q.page, limit: q.limit, total } };
+    }
+    const { rows, total } = repo.events(workspaceId, q.phone, offset, q.limit);
+    return { entries: rows.map((e) => presentEvent(workspaceId, e)), pagination: { page: q.page, limit: q.limit, total } };
+  }
+
+  /** A number's state, for a contact or the API's answers. */
+  function status(workspaceId: number, phone: string) {
+    const row = repo.suppression(workspaceId, phone);
+    return { phone, opted_out: row !== null, opted_out_at: iso(row?.opted_out_at ?? null), source: row?.source ?? null, reason: row?.reason ?? null };
+  }
+
+  return {
+    settings,
+    presentSettings: (workspaceId: number) => presentSettings(settings(workspaceId)),
+    updateSettings,
+    refusal,
+    quietHold,
+    optOut,
+    optIn,
+    keywordOf,
+    list,
+    status,
+  };
+}
+
+export type SafetyService = ReturnType<typeof createSafetyService>;
