@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
-import { fieldError, pageQuery } from "../../http/validation";
+import { fieldError, pageQuery, refuseUnknownFields } from "../../http/validation";
 import type { Services } from "../../services";
 import { requirePhone } from "../contacts/service";
 import { ROUTE_NAMES_DOC, Settings, SettingsBody } from "./settings";
@@ -22,6 +22,11 @@ const Entry = t.Object({
   contact_id: t.Nullable(t.Integer({ description: "The workspace's contact with this phone, if any" })),
   at: t.String({ format: "date-time" }),
 });
+
+const ChangeBody = t.Object(
+  { phone: Phone, reason: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) },
+  { additionalProperties: false, examples: [{ phone: "+14155552671", reason: "asked at the counter" }] },
+);
 
 const Status = t.Object({
   phone: t.String(),
@@ -75,7 +80,8 @@ export function safetyRoutes(s: Services) {
       },
       {
         parse: "json",
-        body: t.Object({ phone: Phone, reason: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) }, { additionalProperties: false, examples: [{ phone: "+14155552671", reason: "asked by phone" }] }),
+        body: ChangeBody,
+        transform: refuseUnknownFields(ChangeBody),
         response: { 200: Envelope(Status), ...errorResponses() },
         auth: "apiKey",
         detail: {
@@ -95,7 +101,8 @@ export function safetyRoutes(s: Services) {
       },
       {
         parse: "json",
-        body: t.Object({ phone: Phone, reason: t.Optional(t.Nullable(t.String({ maxLength: 500 }))) }, { additionalProperties: false, examples: [{ phone: "+14155552671" }] }),
+        body: ChangeBody,
+        transform: refuseUnknownFields(ChangeBody),
         response: { 200: Envelope(Status), ...errorResponses() },
         auth: "apiKey",
         detail: {
@@ -115,6 +122,7 @@ export function safetyRoutes(s: Services) {
     .post("/v1/api/workspace/settings", ({ auth, body }) => ok(safety.updateSettings(auth.workspaceId, body), "Settings saved"), {
       parse: "json",
       body: SettingsBody,
+      transform: refuseUnknownFields(SettingsBody),
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
       detail: {

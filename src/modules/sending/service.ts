@@ -540,12 +540,6 @@ export function createSendingService(deps: SendingDeps) {
       createdAt: now,
     });
     credits.debit(auth.workspaceId, p.cost, id);
-    for (const skip of p.skipped) {
-      state.log(id, "route_skipped", { status: "pending", errorCode: String(skip.error.publicCode ?? skip.error.code), detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}` });
-    }
-    if (p.quietHold) {
-      state.log(id, "quiet_hours", { status: "pending", detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}` });
-    }
     addToThread(auth.workspaceId, p, id, p.scheduleAt ?? now);
     state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
       status: "pending",
@@ -553,6 +547,12 @@ export function createSendingService(deps: SendingDeps) {
         ? `scheduled for ${new Date(p.scheduleAt).toISOString()}${p.timezone ? ` (${p.timezone})` : ""} via device ${p.device.id}`
         : `queued for device ${p.device.id} (${p.device.kind})`,
     });
+    for (const skip of p.skipped) {
+      state.log(id, "route_skipped", { status: "pending", errorCode: String(skip.error.publicCode ?? skip.error.code), detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}` });
+    }
+    if (p.quietHold) {
+      state.log(id, "quiet_hours", { status: "pending", detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}` });
+    }
     return id;
   }
 
