@@ -50,8 +50,11 @@ export function createPhoneRepository(sqlite: Database) {
     SELECT id, external_id FROM device
     WHERE workspace_id = ? AND kind = 'sms' AND deleted_at IS NULL AND name = ? AND sim_cards = ?
     ORDER BY last_seen_at DESC, id DESC LIMIT 1`);
+  // A phone paired again starts over as far as its webhooks and settings go: it has not read them
+  // under the new token, so the address it was served is forgotten (its next stream is told to
+  // read both again).
   const reissue = sqlite.prepare(
-    "UPDATE device SET token_hash = ?, push_token = ?, app_version = coalesce(?, app_version), last_seen_at = ?, updated_at = ? WHERE id = ?",
+    "UPDATE device SET token_hash = ?, push_token = ?, app_version = coalesce(?, app_version), config = json_remove(config, '$.webhookBase'), last_seen_at = ?, updated_at = ? WHERE id = ?",
   );
 
   const queued: Statement<NotificationRecord, [number, number, number]> = sqlite.prepare(`

@@ -289,8 +289,9 @@ export function createMobileService(deps: MobileDeps) {
     if (device.pushToken !== null) repo.clearPushToken(device.id);
     const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
     if (served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
-    // The signing key is handed out with the settings, so no key means they were never read.
-    if (!device.webhookKey) queueMicrotask(() => hub.notify(device.id, "SettingsUpdated"));
+    // The signing key is handed out with the settings, so no key means they were never read; a
+    // phone that has no webhooks served (new, or paired again) has not read them either.
+    if (!device.webhookKey || served === undefined) queueMicrotask(() => hub.notify(device.id, "SettingsUpdated"));
     return stream;
   }
 
