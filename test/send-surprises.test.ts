@@ -180,6 +180,10 @@ describe("item 18: every SMS send route takes the full field set and honours it"
           "with_delivery_report",
           "ttl",
           "valid_until",
+          // Safe sending (issue 14): failover, its chat-app template, and the quiet-hours exemption.
+          "routes",
+          "chatapp_template_id",
+          "transactional",
         ].sort(),
       );
       expect(body.additionalProperties).toBe(false);
