@@ -112,7 +112,7 @@ export function optOutsBody(opts: {
         ? html`<p class="empty">No opt-out or opt-in for ${opts.phone}. <a href="/dashboard/optouts?view=audit">Show every number</a>.</p>`
         : html`<p class="empty">Nothing has changed yet. Every opt-out and opt-in, by keyword, API, dashboard or import, is recorded here.</p>`;
   return html`${optOutForm(opts.csrf, opts.form ?? { phone: "", reason: "" }, opts.errors ?? {})}
-<nav class="actions tabs" aria-label="Opt-out views">${tab("active", "Opted out now")} ${tab("audit", "History")}</nav>
+<nav class="actions" aria-label="Opt-out views">${tab("active", "Opted out now")} ${tab("audit", "History")}</nav>
 ${
   view === "audit"
     ? html`<form class="card" method="get" action="/dashboard/optouts" role="search" aria-label="Filter the history">

@@ -57,7 +57,7 @@ export function safetyBody(opts: {
       <option value="">None</option>${opts.routes.map((r) => html`<option value="${r.name}"${f.routes[i] === r.name ? html` selected` : ""}>${r.name}: ${r.about}</option>`)}
     </select></div>`;
   };
-  return html`<form class="card safety" method="post" action="/dashboard/safety">
+  return html`<form class="card" method="post" action="/dashboard/safety">
   ${errorBox(e.other)}
   <input type="hidden" name="_csrf" value="${opts.csrf}">
   <fieldset>
