@@ -16,11 +16,14 @@ const IMPORT_MAX_ROWS = 5000;
 const COLUMNS = ["name", "phone", "email", "type"] as const;
 /** The API's length limits on a contact's fields. */
 const MAX_LENGTH: Record<(typeof COLUMNS)[number], number> = { name: 200, phone: 32, email: 254, type: 64 };
-const LABEL: Record<string, string> = { name: "Name", phone: "Phone", email: "Email", type: "Type" };
+const LABEL: Record<string, string> = { name: "Name", phone: "Phone", email: "Email", type: "Type", timezone: "Time zone" };
+/** A time zone name's length limit (the longest IANA name is 32 characters). */
+const TIMEZONE_MAX = 64;
 
 /** Which form field an error of the contacts service belongs next to. */
 function fieldOf(error: AppError): string | null {
   if (error.code === "duplicate_contact" || error.code === "invalid_phone_number") return "phone";
+  if (error.code === "invalid_timezone") return "timezone";
   const field = String(error.data.field ?? "");
   return field in LABEL ? field : null;
 }
@@ -36,6 +39,7 @@ function tooLong(form: ContactForm): { field: string; message: string } | null {
   for (const key of COLUMNS) {
     if (form[key].length > MAX_LENGTH[key]) return { field: key, message: `${LABEL[key]}: at most ${MAX_LENGTH[key]} characters.` };
   }
+  if (form.timezone.length > TIMEZONE_MAX) return { field: "timezone", message: `${LABEL.timezone}: at most ${TIMEZONE_MAX} characters.` };
   return null;
 }
 
@@ -101,7 +105,7 @@ export function contactRoutes(s: Services, kit: Kit) {
 
   const contactFormOf = (body: unknown): ContactForm => {
     const f = formOf(body);
-    return { name: (f.name ?? "").trim(), phone: (f.phone ?? "").trim(), email: (f.email ?? "").trim(), type: (f.type ?? "").trim() };
+    return { name: (f.name ?? "").trim(), phone: (f.phone ?? "").trim(), email: (f.email ?? "").trim(), type: (f.type ?? "").trim(), timezone: (f.timezone ?? "").trim() };
   };
 
   return new Elysia({ name: "pigeon-dashboard-contacts" })
@@ -125,7 +129,7 @@ export function contactRoutes(s: Services, kit: Kit) {
     .post("/dashboard/contacts", kit.withSession(({ body }, who) => {
       const form = contactFormOf(body);
       const failed = attempt(who, undefined, form, () => {
-        s.contacts.create(who.session.workspace_id, { name: form.name, phone: form.phone, ...(form.email ? { email: form.email } : {}), ...(form.type ? { type: form.type } : {}) });
+        s.contacts.create(who.session.workspace_id, { name: form.name, phone: form.phone, ...(form.email ? { email: form.email } : {}), ...(form.type ? { type: form.type } : {}), timezone: form.timezone || null });
       });
       if (failed) return failed;
       kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
@@ -160,7 +164,7 @@ export function contactRoutes(s: Services, kit: Kit) {
       const rejected: Rejected[] = [];
       for (const { line, cells } of rows) {
         const cell = (c: (typeof COLUMNS)[number]) => (at[c] < 0 ? "" : (cells[at[c]] ?? "").trim());
-        const form: ContactForm = { name: cell("name"), phone: cell("phone"), email: cell("email"), type: cell("type") };
+        const form: ContactForm = { name: cell("name"), phone: cell("phone"), email: cell("email"), type: cell("type"), timezone: "" };
         const held = cells.map(csvCell).join(",");
         const long = tooLong(form);
         if (long) {
@@ -179,13 +183,13 @@ export function contactRoutes(s: Services, kit: Kit) {
     }), { auth: "session", ...HIDDEN })
     .get("/dashboard/contacts/:id/edit", kit.withSession(({ params }, who) => {
       const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
-      return formPage(who, c.contact_id, { name: c.name, phone: c.phone, email: c.email ?? "", type: c.type ?? "" });
+      return formPage(who, c.contact_id, { name: c.name, phone: c.phone, email: c.email ?? "", type: c.type ?? "", timezone: c.timezone ?? "" });
     }), { auth: "session", ...HIDDEN })
     .post("/dashboard/contacts/:id", kit.withSession(({ params, body }, who) => {
       const current = s.contacts.require(who.session.workspace_id, Number(params?.id));
       const form = contactFormOf(body);
       const failed = attempt(who, current.id, form, () => {
-        s.contacts.update(who.session.workspace_id, { contact_id: current.id, name: form.name, phone: form.phone, email: form.email || null, type: form.type || null });
+        s.contacts.update(who.session.workspace_id, { contact_id: current.id, name: form.name, phone: form.phone, email: form.email || null, type: form.type || null, timezone: form.timezone || null });
       });
       if (failed) return failed;
       kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });

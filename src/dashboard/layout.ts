@@ -20,6 +20,8 @@ export const NAV: { path: string; label: string }[] = [
   { path: "/dashboard/devices", label: "Devices" },
   { path: "/dashboard/templates", label: "Templates" },
   { path: "/dashboard/contacts", label: "Contacts" },
+  { path: "/dashboard/optouts", label: "Opt-outs" },
+  { path: "/dashboard/safety", label: "Safe sending" },
   { path: "/dashboard/keys", label: "API keys" },
   { path: "/dashboard/webhooks", label: "Webhooks" },
   { path: "/dashboard/credits", label: "Credits" },

@@ -20,6 +20,8 @@ import { webhookRoutes } from "./webhook-routes";
 import { creditRoutes } from "./credit-routes";
 import { accountRoutes } from "./account-routes";
 import { templateRoutes } from "./template-routes";
+import { optOutRoutes } from "./optout-routes";
+import { safetyRoutes } from "./safety-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { formOf, HIDDEN, page, redirect } from "./web";
@@ -104,5 +106,7 @@ export function dashboardRoutes(s: Services) {
     .use(creditRoutes(s, kit))
     .use(accountRoutes(s, kit))
     .use(templateRoutes(s, kit))
-    .use(contactRoutes(s, kit));
+    .use(contactRoutes(s, kit))
+    .use(optOutRoutes(s, kit))
+    .use(safetyRoutes(s, kit));
 }

@@ -2,7 +2,7 @@
 // the CSV import with its report of every row that was turned away and why.
 import type { ContactService } from "../../modules/contacts/service";
 import { html, type Html } from "../html";
-import { errorBox, pager } from "../layout";
+import { errorBox, pager, utcTime } from "../layout";
 
 type Contact = ReturnType<ContactService["present"]>;
 type ContactType = ReturnType<ContactService["types"]>["types"][number];
@@ -12,6 +12,8 @@ export interface ContactForm {
   phone: string;
   email: string;
   type: string;
+  /** IANA name; "" for none (quiet hours then follow the number's country). */
+  timezone: string;
 }
 
 export interface Rejected {
@@ -20,7 +22,7 @@ export interface Rejected {
   reason: string;
 }
 
-export const emptyContactForm = (): ContactForm => ({ name: "", phone: "", email: "", type: "" });
+export const emptyContactForm = (): ContactForm => ({ name: "", phone: "", email: "", type: "", timezone: "" });
 
 const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "");
 const describedBy = (id: string, hint: string | null, message: string | undefined) => {
@@ -49,7 +51,7 @@ ${
 ${opts.rows.map(
   (c) => html`<tr>
   <td data-label="Name"><span class="pre">${c.name}</span></td>
-  <td data-label="Phone">${c.phone}</td>
+  <td data-label="Phone"><div>${c.phone}${c.opted_out ? html` <span class="badge failed" title="Since ${utcTime(c.opted_out_at)} UTC">Opted out</span>` : ""}</div></td>
   <td data-label="Email">${c.email ?? ""}</td>
   <td data-label="Type">${c.type ?? ""}</td>
   <td data-label="Actions"><span class="actions"><a class="button secondary" href="/dashboard/contacts/${c.contact_id}/edit" aria-label="Edit ${c.name}">Edit</a> <a class="button danger" href="/dashboard/contacts/${c.contact_id}/delete" aria-label="Delete ${c.name}">Delete</a></span></td>
@@ -80,6 +82,10 @@ export function contactFormBody(opts: { id?: number; form: ContactForm; types: C
   <label for="c-type">Type</label>
   <select id="c-type" name="type"${describedBy("c-type", null, e.type)}><option value="">No type</option>${opts.types.map((t) => html`<option value="${t.code}"${t.code === f.type ? html` selected` : ""}>${t.name}</option>`)}</select>
   ${fieldError("c-type", e.type)}
+  <label for="c-timezone">Time zone (optional)</label>
+  <input id="c-timezone" name="timezone" maxlength="64" autocomplete="off" spellcheck="false" placeholder="Europe/Berlin" value="${f.timezone}"${describedBy("c-timezone", "c-timezone-hint", e.timezone)}>
+  <p class="hint" id="c-timezone-hint">An IANA time zone name such as America/New_York or Asia/Kolkata. Quiet hours use it; left empty, they use the zone of the number's country.</p>
+  ${fieldError("c-timezone", e.timezone)}
   <p class="actions"><button type="submit">${opts.id === undefined ? "Create contact" : "Save contact"}</button> <a class="button secondary" href="/dashboard/contacts">Cancel</a></p>
 </form>`;
 }
