@@ -211,6 +211,20 @@ describe("failover", () => {
   }, 60_000);
 });
 
+test("STOP on the chat-app channel: opted out, and confirmed on the chat-app number inside the window the STOP opened", async () => {
+  const sent = chat.sent.length;
+  const inbound = await chat.sendInbound({ phoneNumberId: "777", from: "14155550166", text: "Stop", name: "Eve" });
+  expect(inbound.response.status).toBe(200);
+  const entry = await waitFor("the opt-out", async () => (await api("/v1/api/optout/list?phone=%2B14155550166")).body.data.entries[0], { intervalMs: 100 });
+  expect(entry).toMatchObject({ action: "opted_out", source: "keyword", channel: "chatapp" });
+  const confirmation = await waitFor("the confirmation on the platform", async () => chat.sent.slice(sent).find((m) => m.to === "+14155550166"), { intervalMs: 100 });
+  expect(confirmation.type).toBe("text");
+  expect(JSON.stringify(confirmation.body)).toContain("Reply START");
+  const refused = await api("/v1/api/chatapp/send", { recipient_contact: "+14155550166", message: "Hello?" });
+  expect(refused.status).toBe(403);
+  expect(refused.body.data.error_code).toBe("recipient_opted_out");
+});
+
 test("the preview agrees with what the send then does", async () => {
   const body = { recipient_contact: "+447911123456", message: "Café ☕ opens at 8", routes: ["cloud", "phone"] };
   const preview = (await api("/v1/api/sms/preview", body)).body.data;

@@ -60,7 +60,9 @@ export function contactRoutes(s: Services) {
       auth: "apiKey",
       detail: {
         summary: "Update a contact",
-        description: "Changes any of `name`, `phone`, `email`, `type`; fields left out stay as they are. `email: null` or `type: null` clears them.",
+        description:
+          "Changes any of `name`, `phone`, `email`, `type`, `timezone`; fields left out stay as they are. `email: null`, `type: null` or `timezone: null` clears them. " +
+          "`timezone` (an IANA name) is the zone quiet hours are read in for this contact.",
       },
     })
     .post("/delete", ({ auth, body }) => ok(contacts.remove(auth.workspaceId, body.contact_id), "Contact deleted"), {

@@ -12,6 +12,9 @@ export const Notification = t.Object({
   status: Status,
   delivery_type: literalUnion(DELIVERY_TYPES),
   route: literalUnion(DEVICE_KINDS, { description: "The kind of device carrying it: sms (paired phone), cloud, chatapp" }),
+  routes: t.Nullable(
+    t.Array(t.String(), { description: "The failover order it follows (phone, cloud, chatapp), or null; a `failover` log entry marks each move to the next route" }),
+  ),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
   message: t.String(),
@@ -28,6 +31,7 @@ export const Notification = t.Object({
     t.String({
       description:
         "Why it failed, e.g. `expired` (not sent before its ttl/valid_until), `device_offline` (its phone stayed offline past its time to live), " +
+        "`recipient_opted_out` (the recipient opted out before it went), " +
         "`device_deleted`, a phone's RESULT_ERROR_* code, or the chat-app platform's numeric code",
     }),
   ),

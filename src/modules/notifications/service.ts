@@ -1,5 +1,5 @@
 // Reading notifications, and cancelling one that has not reached its channel yet.
-import type { DeliveryType } from "../../channels/kinds";
+import { ROUTE_NAMES, type DeliveryType, type DeviceKind } from "../../channels/kinds";
 import type { Database } from "bun:sqlite";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
@@ -17,6 +17,7 @@ export function presentNotification(n: NotificationRecord) {
     status: n.status,
     delivery_type: n.delivery_type,
     route: n.route,
+    routes: n.routes ? (JSON.parse(n.routes) as DeviceKind[]).map((k) => ROUTE_NAMES[k]) : null,
     template_id: n.template_id,
     template_vars: n.template_vars ? (JSON.parse(n.template_vars) as Record<string, string>) : null,
     message: n.message,
