@@ -169,8 +169,9 @@ async function ownRows(ctx: TestContext) {
   return ids;
 }
 
-// A target named `to_<kind>_id` (reassign's to_device_id) is an id of that kind too.
-const kindOf = (name: string) => name.replace(/^to_/, "").replace(/_ids?$/, "");
+// A target named `to_<kind>_id` (reassign's to_device_id) is an id of that kind too, and so is a
+// send's fallback `chatapp_template_id` (a template).
+const kindOf = (name: string) => name.replace(/^(to|chatapp)_/, "").replace(/_ids?$/, "");
 
 interface Probe {
   op: Operation;

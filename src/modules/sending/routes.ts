@@ -171,13 +171,16 @@ export function sendingRoutes(s: SendingRouteDeps) {
       ({ auth, body }) => {
         const input = toSendInput(body);
         const text = typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
-        return ok(previewReply(s.sending.preview(auth, input), text, s.credits.balance(auth.workspaceId)), "Preview");
+        const result = s.sending.preview(auth, input);
+        // An id the caller cannot see is answered as the send answers it, not described.
+        if (result.refusal?.status === 404) throw result.refusal;
+        return ok(previewReply(result, text, s.credits.balance(auth.workspaceId)), "Preview");
       },
       {
         parse: "json",
         body: SendSmsBody,
         transform: refuseUnknownFields(SendSmsBody),
-        response: { 200: PreviewResponse, ...errorResponses() },
+        response: { 200: PreviewResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
           summary: "Preview a send",
@@ -185,7 +188,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
             "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +
             "its encoding (GSM-7 or UCS-2) and the characters that force UCS-2, the segment count, the route and device it would take, the credit cost, " +
             "the quiet-hours hold (`would: hold`, `scheduled_at`) and, when a send would be refused, `would: refuse` with the same `error` (status_id, error_code, message and data) " +
-            "the send would answer, e.g. 403 `recipient_opted_out` with `opted_out`. A body that does not fit the schema is 400 `validation_error` like a send.",
+            "the send would answer, e.g. 403 `recipient_opted_out` with `opted_out`. A body that does not fit the schema is 400 `validation_error`, and a template or device " +
+            "the workspace does not have is 404 `not_found`, as for a send.",
         },
       },
     )
