@@ -1,0 +1,497 @@
+// `npm run bench`: Pigeon measured from outside, against the bare limit of its own stack in the
+// same run. It builds the binary, starts it on temp data dirs, drives it with a load generator in a
+// process of its own (wrk, or autocannon from npm where wrk is missing), and writes
+// bench/RESULTS.md: the machine, the versions, each figure (the median of 3 runs) with its ratio to
+// the baseline, the worker's dispatch rate to local fakes, memory and start-up, and how the figures
+// move from 10,000 to 1,000,000 stored notifications. Nothing here asserts a timing.
+//
+// BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row.
+import { Database } from "bun:sqlite";
+import type { Subprocess } from "bun";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, release, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..");
+const BIN = join(ROOT, "dist", "pigeon");
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const RUNS = 3;
+const CONNECTIONS = 32;
+const THREADS = 2;
+const SIZES = process.env.BENCH_QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+const TO = "+14155552671";
+const temps: string[] = [];
+const children: Subprocess[] = [];
+
+function temp(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+function log(line: string) {
+  console.log(`[bench] ${line}`);
+}
+
+function cleanup() {
+  for (const child of children) child.kill("SIGKILL");
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+}
+process.on("SIGINT", () => {
+  cleanup();
+  process.exit(130);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The load generator: wrk where installed (Debian's package), else autocannon from npm.
+
+interface Load {
+  rps: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  /** Requests answered other than 2xx, or failed. */
+  errors: number;
+  requests: number;
+}
+
+interface Target {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  seconds?: number;
+  connections?: number;
+}
+
+const WRK = Bun.which("wrk");
+const AUTOCANNON = join(ROOT, "node_modules", ".bin", "autocannon");
+if (!WRK && !existsSync(AUTOCANNON)) {
+  console.error("bench needs a load generator: apt-get install wrk (or npm install --no-save autocannon)");
+  process.exit(2);
+}
+
+const luaString = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+
+async function load(t: Target): Promise<Load> {
+  const seconds = t.seconds ?? SECONDS;
+  const connections = t.connections ?? CONNECTIONS;
+  const headers = { ...(t.body ? { "content-type": "application/json" } : {}), ...(t.headers ?? {}) };
+  if (WRK) {
+    const script = join(temp("pigeon-wrk-"), "script.lua");
+    writeFileSync(
+      script,
+      [
+        `wrk.method = ${luaString(t.method ?? "GET")}`,
+        t.body ? `wrk.body = ${luaString(t.body)}` : "",
+        ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+        "done = function(summary, latency, requests)",
+        "  local e = summary.errors",
+        '  io.write(string.format("RESULT %d %d %d %.0f %.0f %.0f\\n", summary.requests, summary.duration,',
+        "    e.connect + e.read + e.write + e.timeout + e.status, latency:percentile(50), latency:percentile(95), latency:percentile(99)))",
+        "end",
+      ].join("\n"),
+    );
+    const proc = Bun.spawn([WRK, "-t", String(THREADS), "-c", String(connections), "-d", `${seconds}s`, "-s", script, t.url], { stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(proc.stdout).text();
+    await proc.exited;
+    const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
+    if (!m) throw new Error(`wrk said: ${out}`);
+    const [requests, micros, errors, p50, p95, p99] = m.slice(1).map(Number);
+    return { requests, rps: requests / (micros / 1e6), errors, p50: p50 / 1000, p95: p95 / 1000, p99: p99 / 1000 };
+  }
+  const args = [AUTOCANNON, "-j", "-c", String(connections), "-d", String(seconds), "-m", t.method ?? "GET"];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}=${v}`);
+  if (t.body) args.push("-b", t.body);
+  const proc = Bun.spawn([...args, t.url], { stdout: "pipe", stderr: "ignore" });
+  const r = JSON.parse(await new Response(proc.stdout).text());
+  await proc.exited;
+  // autocannon reports p97.5 rather than p95: the nearer, higher one is taken.
+  return { requests: r.requests.total, rps: r.requests.average, errors: r.errors + r.non2xx, p50: r.latency.p50, p95: r.latency.p97_5, p99: r.latency.p99 };
+}
+
+/** A warm-up, then RUNS runs; the median run by rate (its latencies with it). */
+async function measure(label: string, t: Target): Promise<Load & { runs: number[] }> {
+  await load({ ...t, seconds: 2 });
+  const runs: Load[] = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await load(t));
+  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  log(`${label}: ${Math.round(median.rps)} req/s, p50 ${median.p50.toFixed(2)} ms, p99 ${median.p99.toFixed(2)} ms (runs ${runs.map((r) => Math.round(r.rps)).join(", ")}; errors ${runs.reduce((n, r) => n + r.errors, 0)})`);
+  return { ...median, runs: runs.map((r) => r.rps) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes: Pigeon's binary, the baseline server, the fake providers.
+
+interface Running {
+  proc: Subprocess;
+  url: string;
+  output: () => string;
+}
+
+function collect(proc: Subprocess): () => string {
+  let out = "";
+  const decoder = new TextDecoder();
+  for (const stream of [proc.stdout, proc.stderr] as ReadableStream<Uint8Array>[]) {
+    void (async () => {
+      const reader = stream.getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+    })();
+  }
+  return () => out;
+}
+
+async function waitForLine(output: () => string, pattern: RegExp, what: string, proc: Subprocess): Promise<RegExpExecArray> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const m = pattern.exec(output());
+    if (m) return m;
+    if (proc.exitCode !== null) throw new Error(`${what} exited: ${output()}`);
+    if (Date.now() > deadline) throw new Error(`${what} did not start: ${output()}`);
+    await Bun.sleep(5);
+  }
+}
+
+function pigeonEnv(dataDir: string, extra: Record<string, string> = {}) {
+  return {
+    PATH: process.env.PATH ?? "",
+    PIGEON_DATA_DIR: dataDir,
+    PIGEON_HOST: "127.0.0.1",
+    PIGEON_PORT: "0",
+    // The bench's phone never calls in: it stays "online" for the whole run.
+    PIGEON_OFFLINE_AFTER: "86400",
+    PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1",
+    ...extra,
+  };
+}
+
+async function startPigeon(dataDir: string, extra: Record<string, string> = {}): Promise<Running & { key: { api_key: string; api_secret: string } | null }> {
+  const proc = Bun.spawn([BIN, "serve"], { env: pigeonEnv(dataDir, extra), stdout: "pipe", stderr: "pipe" });
+  children.push(proc);
+  const output = collect(proc);
+  const m = await waitForLine(output, /listening on https?:\/\/[^:]+:(\d+)/, "pigeon", proc);
+  const line = output().split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
+  return { proc, output, url: `http://127.0.0.1:${m[1]}`, key: line ? JSON.parse(line) : null };
+}
+
+async function stop(r: Running) {
+  r.proc.kill("SIGTERM");
+  await r.proc.exited;
+}
+
+function cli(dataDir: string, args: string[]) {
+  const r = Bun.spawnSync([BIN, ...args], { env: pigeonEnv(dataDir), stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`pigeon ${args.join(" ")}: ${r.stderr.toString()}`);
+  return r.stdout.toString();
+}
+
+async function startBaseline(mode: "group" | "single"): Promise<Running> {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "baseline.ts")], { env: { ...process.env, MODE: mode, DIR: temp("pigeon-baseline-") }, stdout: "pipe", stderr: "pipe" });
+  children.push(proc);
+  const output = collect(proc);
+  const m = await waitForLine(output, /listening on (\d+)/, "baseline", proc);
+  return { proc, output, url: `http://127.0.0.1:${m[1]}` };
+}
+
+/** Resident memory of a process, in MB (Linux). */
+function rssMb(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A workspace ready to send: an unlimited plan, credits, a paired phone.
+
+type Key = { api_key: string; api_secret: string };
+const auth = (key: Key) => ({ authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret });
+
+async function api(base: string, key: Key, path: string, body?: unknown) {
+  const res = await fetch(base + path, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { ...auth(key), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as { data: any };
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+/** A fresh data dir with the owner's plan unlimited, credits, and a phone paired the app's way. */
+async function preparedPigeon(extra: Record<string, string> = {}) {
+  const dataDir = temp("pigeon-bench-");
+  cli(dataDir, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "1000000000", "--per-day", "1000000000"]);
+  const server = await startPigeon(dataDir, extra);
+  const key = server.key!;
+  cli(dataDir, ["credits", "add", "--workspace", "1", "--amount", "100000000"]);
+  const pairing = await api(server.url, key, "/v1/api/device/pairing");
+  const reg = await fetch(`${server.url}/mobile/v1/device`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${pairing.pairing_token}`, "content-type": "application/json", "user-agent": "SMS Gateway/1.68.0" },
+    body: JSON.stringify({ name: "bench/phone", pushToken: null }),
+  });
+  if (!reg.ok) throw new Error(`phone registration: ${reg.status} ${await reg.text()}`);
+  return { dataDir, server, key };
+}
+
+const sendBody = JSON.stringify({ recipient_contact: TO, message: "Your order is ready for pickup." });
+const bulkBody = JSON.stringify({ messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `Your order ${i} is ready for pickup.` })) });
+
+// ---------------------------------------------------------------------------------------------
+// Stored notifications: rows written straight into the database while Pigeon is stopped.
+
+function seedNotifications(dataDir: string, upTo: number): number {
+  const db = new Database(join(dataDir, "pigeon.db"));
+  try {
+    const have = db.query<{ n: number }, []>("SELECT count(*) AS n FROM notification").get()!.n;
+    const add = upTo - have;
+    if (add <= 0) return have;
+    const device = db.query<{ id: number; workspace_id: number }, []>("SELECT id, workspace_id FROM device WHERE kind = 'sms' LIMIT 1").get()!;
+    const now = Date.now();
+    // Spread over the last 30 days, mostly settled, as a busy month's history looks.
+    db.run(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, status, stage, next_attempt_at,
+         segments, cost, created_at, updated_at, sent_at, delivered_at, priority, with_delivery_report)
+       SELECT ?, 'sms', 'sms', ?, '+1415555' || printf('%04d', i % 10000), 'Seeded message ' || i,
+         CASE i % 10 WHEN 0 THEN 'failed' WHEN 1 THEN 'sent' ELSE 'delivered' END, 'done', t, 1, 0, t, t, t, CASE WHEN i % 10 > 1 THEN t END, 0, 1
+       FROM (SELECT i, ? - (i * 2592000000 / ?) AS t FROM n)`,
+      [add, device.workspace_id, device.id, now, add],
+    );
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    return upTo;
+  } finally {
+    db.close();
+  }
+}
+
+function dbBytes(dataDir: string): number {
+  const file = join(dataDir, "pigeon.db");
+  return statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker: 10 business numbers on the fake chat-app platform and a cloud number, fed a backlog.
+
+async function workerBench(count: number) {
+  const fakes = Bun.spawn([process.execPath, join(ROOT, "bench", "fakes.ts")], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  children.push(fakes);
+  const fakeOut = collect(fakes);
+  const info = JSON.parse((await waitForLine(fakeOut, /^(\{.*\})$/m, "fakes", fakes))[1]) as { chatUrl: string; cloudUrl: string; accountSid: string; authToken: string; perNumber: number };
+  const { dataDir, server, key } = await preparedPigeon({
+    PIGEON_CHATAPP_GRAPH_URL: info.chatUrl,
+    PIGEON_CHATAPP_APP_SECRET: "bench-secret",
+  });
+  const connected = await api(server.url, key, "/v1/api/chatapp/connect", { access_token: "good-token" });
+  const numbers = (connected.devices as { device_id: number }[]).map((d) => d.device_id);
+  for (const id of numbers) await api(server.url, key, "/v1/api/device/update", { device_id: id, send_limit_per_minute: info.perNumber * 60 });
+  const cloud = (
+    await api(server.url, key, "/v1/api/device/batch/register", {
+      devices: [{ name: "cloud", kind: "cloud", send_limit_per_minute: 600_000, cloud: { account_sid: info.accountSid, auth_token: info.authToken, from_number: "+15005550006", base_url: info.cloudUrl } }],
+    })
+  ).devices[0].device_id as number;
+  const template = ((await api(server.url, key, "/v1/api/template/list?channel=chatapp&limit=100")).templates as { template_id: number; name: string }[]).find((t) => t.name === "bench_note")!;
+  await stop(server);
+
+  // The backlog, written while Pigeon is stopped: nine in ten to the business numbers in turn (each
+  // to a different user), the rest by the cloud number.
+  const db = new Database(join(dataDir, "pigeon.db"));
+  const now = Date.now();
+  db.run(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+     INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, template_id, template_vars, message, status, stage,
+       next_attempt_at, segments, cost, created_at, updated_at, priority, with_delivery_report)
+     SELECT 1, CASE WHEN i % 10 = 9 THEN 'sms' ELSE 'chatapp' END, CASE WHEN i % 10 = 9 THEN 'cloud' ELSE 'chatapp' END,
+       CASE WHEN i % 10 = 9 THEN ? ELSE json_extract(?, '$[' || (i % 10) || ']') END,
+       '+1415' || printf('%07d', i), CASE WHEN i % 10 = 9 THEN NULL ELSE ? END, CASE WHEN i % 10 = 9 THEN NULL ELSE json_array('n' || i) END,
+       'Note n' || i, 'pending', 'queued', ?, 1, 0, ?, ?, 0, 1
+     FROM n`,
+    [count, cloud, JSON.stringify(numbers.slice(0, 9)), template.template_id, now, now, now],
+  );
+  db.close();
+
+  const started = performance.now();
+  const running = await startPigeon(dataDir, { PIGEON_CHATAPP_GRAPH_URL: info.chatUrl, PIGEON_CHATAPP_APP_SECRET: "bench-secret" });
+  const reader = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+  let left = count;
+  const deadline = Date.now() + 180_000;
+  while (left > 0 && Date.now() < deadline) {
+    await Bun.sleep(100);
+    left = reader.query<{ n: number }, []>("SELECT count(*) AS n FROM notification WHERE status = 'pending'").get()!.n;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  reader.close();
+  const rss = rssMb(running.proc.pid);
+  await stop(running);
+  fakes.stdin!.write("stats\n");
+  await fakes.stdin!.flush();
+  const stats = JSON.parse((await waitForLine(fakeOut, /^(\{"chatSent".*\})$/m, "fake stats", fakes))[1]) as {
+    chatSent: number;
+    cloudSent: number;
+    peakPerSecond: Record<string, number>;
+  };
+  fakes.stdin!.write("stop\n");
+  await fakes.stdin!.flush();
+  return { count, seconds, rate: (count - left) / seconds, left, perNumber: info.perNumber, numbers: numbers.length, rss, ...stats, peak: Math.max(...Object.values(stats.peakPerSecond)) };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  log("building the binary");
+  const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
+  if (build.exitCode !== 0) process.exit(build.exitCode ?? 1);
+  const versions = {
+    pigeon: cli(temp("pigeon-version-"), ["--version"]).trim(),
+    bun: Bun.version,
+    generator: WRK ? Bun.spawnSync([WRK, "-v"]).stdout.toString().split("\n")[0].trim() || "wrk" : "autocannon",
+  };
+  log(`${versions.pigeon}, Bun ${versions.bun}, ${versions.generator}`);
+
+  // 1. Start-up and idle memory, on a fresh data dir each time.
+  const startups: number[] = [];
+  const idle: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const dataDir = temp("pigeon-start-");
+    cli(dataDir, ["migrate"]);
+    const t0 = performance.now();
+    const proc = Bun.spawn([BIN, "serve"], { env: pigeonEnv(dataDir, { PIGEON_PORT: String(18_000 + i) }), stdout: "ignore", stderr: "ignore" });
+    children.push(proc);
+    for (;;) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${18_000 + i}/health`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      await Bun.sleep(2);
+    }
+    startups.push(performance.now() - t0);
+    await Bun.sleep(2000);
+    idle.push(rssMb(proc.pid) ?? 0);
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  log(`start-up to first answer ${median(startups).toFixed(0)} ms; idle RSS ${median(idle)} MB`);
+
+  // 2. The limit of the stack, and Pigeon's accept path, in the same run.
+  const group = await startBaseline("group");
+  const limit = await measure("baseline: one transaction per event-loop turn", { url: `${group.url}/send`, method: "POST", body: sendBody });
+  await stop(group);
+  const single = await startBaseline("single");
+  const perRequest = await measure("baseline: one transaction per request", { url: `${single.url}/send`, method: "POST", body: sendBody });
+  await stop(single);
+
+  const p = await preparedPigeon();
+  const headers = auth(p.key);
+  const send = await measure("pigeon: POST /v1/api/sms/send (paired phone)", { url: `${p.server.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody });
+  const bulk = await measure("pigeon: POST /v1/api/sms/send/bulk, 100 a request", { url: `${p.server.url}/v1/api/sms/send/bulk`, method: "POST", headers, body: bulkBody });
+  const loadRss = rssMb(p.server.proc.pid);
+  const stored = new Database(join(p.dataDir, "pigeon.db"), { readonly: true });
+  const afterLoad = stored.query<{ n: number }, []>("SELECT count(*) AS n FROM notification").get()!.n;
+  stored.close();
+  await stop(p.server);
+  log(`RSS after the send and bulk runs: ${loadRss} MB (${afterLoad} notifications stored)`);
+
+  // 3. The worker.
+  const worker = await workerBench(20_000);
+  log(`worker: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); busiest number peaked at ${worker.peak}/s against a pace of ${worker.perNumber}/s`);
+
+  // 4. Growth: the same measures at 10,000 to 1,000,000 stored notifications.
+  const g = await preparedPigeon();
+  await stop(g.server);
+  const growth: { size: number; bytesPer: number; list: Load; stats: Load; send: Load; rss: number | null }[] = [];
+  for (const size of SIZES) {
+    seedNotifications(g.dataDir, size);
+    const bytesPer = dbBytes(g.dataDir) / size;
+    const running = await startPigeon(g.dataDir);
+    const list = await measure(`${size} stored: GET notification list`, { url: `${running.url}/v1/api/notification/list?limit=20`, headers });
+    const stats = await measure(`${size} stored: GET stats (month)`, { url: `${running.url}/v1/api/stats/notifications?period=month`, headers });
+    const sendAt = await measure(`${size} stored: send`, { url: `${running.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody, seconds: Math.max(2, Math.floor(SECONDS / 2)) });
+    growth.push({ size, bytesPer, list, stats, send: sendAt, rss: rssMb(running.proc.pid) });
+    await stop(running);
+    // The sends above added rows: the next size counts them.
+  }
+
+  writeResults({ versions, startups: median(startups), idle: median(idle), limit, perRequest, send, bulk, loadRss, afterLoad, worker, growth });
+  cleanup();
+}
+
+function writeResults(r: {
+  versions: Record<string, string>;
+  startups: number;
+  idle: number;
+  limit: Load;
+  perRequest: Load;
+  send: Load;
+  bulk: Load;
+  loadRss: number | null;
+  afterLoad: number;
+  worker: Awaited<ReturnType<typeof workerBench>>;
+  growth: { size: number; bytesPer: number; list: Load; stats: Load; send: Load; rss: number | null }[];
+}) {
+  const pct = (x: number, of: number) => `${Math.round((100 * x) / of)}%`;
+  const n = (x: number) => Math.round(x).toLocaleString("en-US");
+  const ms = (x: number) => `${x.toFixed(2)} ms`;
+  const cpu = cpus();
+  const empty = r.send.rps;
+  const lines = [
+    "# Benchmark results",
+    "",
+    "Written by `npm run bench` (bench/run.ts). Every figure is the median of 3 runs of " + `${SECONDS} s after a 2 s warm-up, ` +
+      `${CONNECTIONS} connections on ${THREADS} load-generator threads, against the compiled binary on a temp data dir; ` +
+      "the baseline server (bench/baseline.ts) runs in the same run, so the ratios compare like with like.",
+    "",
+    "## Machine and versions",
+    "",
+    `- ${cpu.length} cores (${cpu[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 1024 ** 3)} GB memory, Linux ${release()}`,
+    `- ${r.versions.pigeon}, Bun ${r.versions.bun}, load generator: ${r.versions.generator}`,
+    "",
+    "## Accept path",
+    "",
+    "| what | rate | p50 | p99 | vs limit |",
+    "|---|---|---|---|---|",
+    `| limit: Bun.serve + JSON.parse + one insert (WAL, synchronous=FULL), one transaction per event-loop turn | ${n(r.limit.rps)} req/s | ${ms(r.limit.p50)} | ${ms(r.limit.p99)} | 100% |`,
+    `| the same, one transaction per request | ${n(r.perRequest.rps)} req/s | ${ms(r.perRequest.p50)} | ${ms(r.perRequest.p99)} | ${pct(r.perRequest.rps, r.limit.rps)} |`,
+    `| Pigeon POST /v1/api/sms/send, paired phone | ${n(r.send.rps)} req/s | ${ms(r.send.p50)} | ${ms(r.send.p99)} | ${pct(r.send.rps, r.limit.rps)} |`,
+    `| Pigeon bulk, 100 messages a request | ${n(r.bulk.rps)} req/s = ${n(r.bulk.rps * 100)} notifications/s | ${ms(r.bulk.p50)} | ${ms(r.bulk.p99)} | ${pct(r.bulk.rps * 100, r.limit.rps)} (notifications) |`,
+    "",
+    `Errors or non-2xx answers: send ${r.send.errors}, bulk ${r.bulk.errors}. Every accepted send was committed (synchronous=FULL) before its answer.`,
+    "",
+    "## Worker",
+    "",
+    `${n(r.worker.count)} notifications queued (nine in ten to ${r.worker.numbers} business numbers on the local fake chat-app platform, paced at ` +
+      `${r.worker.perNumber}/s each; one in ten to the local fake cloud provider) dispatched at **${n(r.worker.rate)} dispatches/s** ` +
+      `(${r.worker.seconds.toFixed(1)} s from start, ${r.worker.left} left). The busiest number took at most ${r.worker.peak} messages in one second ` +
+      `(pace ${r.worker.perNumber}); the platform received ${n(r.worker.chatSent)}, the cloud provider ${n(r.worker.cloudSent)}.`,
+    "",
+    "## Memory and start-up",
+    "",
+    `- start-up to first answer (GET /health): ${r.startups.toFixed(0)} ms`,
+    `- RSS idle: ${r.idle} MB; after the send and bulk runs (${n(r.afterLoad)} notifications stored): ${r.loadRss} MB; after the worker run: ${r.worker.rss} MB`,
+    "",
+    "## Stored notifications",
+    "",
+    "| stored | bytes per notification | list p50 / p95 | stats (month) p50 / p95 | send rate | send vs empty | RSS |",
+    "|---|---|---|---|---|---|---|",
+    ...r.growth.map(
+      (g) =>
+        `| ${n(g.size)} | ${n(g.bytesPer)} | ${ms(g.list.p50)} / ${ms(g.list.p95)} | ${ms(g.stats.p50)} / ${ms(g.stats.p95)} | ${n(g.send.rps)} req/s | ${pct(g.send.rps, empty)} | ${g.rss} MB |`,
+    ),
+    "",
+  ];
+  const extra = existsSync(join(ROOT, "bench", "NOTES.md")) ? readFileSync(join(ROOT, "bench", "NOTES.md"), "utf8") : "";
+  writeFileSync(join(ROOT, "bench", "RESULTS.md"), `${lines.join("\n")}\n${extra}`);
+  log("wrote bench/RESULTS.md");
+}
+
+try {
+  await main();
+} catch (error) {
+  cleanup();
+  throw error;
+}
