@@ -22,6 +22,15 @@ export function payloadTooLarge(limit: number, received?: number): AppError {
 export async function readBodyWithLimit(request: Request, limit: number): Promise<Uint8Array> {
   const stream = request.body;
   if (!stream) return new Uint8Array(0);
+  // With a Content-Length within the limit (a larger one was refused before the body was touched),
+  // the runtime reads exactly that many bytes in one go: reading it as a stream cost about a sixth
+  // of a send's time. Only a chunked body, whose size nobody announced, is read piece by piece.
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= limit) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > limit) throw payloadTooLarge(limit, bytes.byteLength);
+    return bytes;
+  }
   const reader = stream.getReader();
   // Chunks are copied into one buffer that grows as needed, so no chunk (nor the socket buffer it
   // may be a view of) is kept alive while the rest arrives.
