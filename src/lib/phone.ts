@@ -12,8 +12,17 @@ const SHAPE = /^\+[\d\s().-]{2,24}$/;
 export function toE164(input: unknown): string | null {
   if (typeof input !== "string") return null;
   const trimmed = input.trim();
+  const known = recent.get(trimmed);
+  if (known !== undefined) return known;
   if (!SHAPE.test(trimmed)) return null;
   const parsed = parsePhoneNumberFromString(trimmed);
-  if (!parsed || !parsed.isPossible()) return null;
-  return parsed.number;
+  const result = parsed && parsed.isPossible() ? (parsed.number as string) : null;
+  // Parsing is a twentieth of a send; the same few numbers come again and again (a business's
+  // customers), so recent answers are kept, a bounded number of them.
+  if (recent.size >= RECENT_MAX) recent.clear();
+  recent.set(trimmed, result);
+  return result;
 }
+
+const RECENT_MAX = 10_000;
+const recent = new Map<string, string | null>();

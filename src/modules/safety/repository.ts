@@ -78,6 +78,7 @@ export function createSafetyRepository(sqlite: Database, dispatchedRoutes: reado
   const suppressed: Statement<SuppressionRecord, [number, string]> = sqlite.prepare(
     "SELECT phone, opted_out_at, source, reason FROM suppression WHERE workspace_id = ? AND phone = ?",
   );
+  const phonesOf: Statement<{ phone: string }, [number]> = sqlite.prepare("SELECT phone FROM suppression WHERE workspace_id = ?");
   const insertSuppression = sqlite.prepare("INSERT OR IGNORE INTO suppression (workspace_id, phone, opted_out_at, source, reason) VALUES (?, ?, ?, ?, ?)");
   const deleteSuppression = sqlite.prepare("DELETE FROM suppression WHERE workspace_id = ? AND phone = ?");
   const insertEvent: Statement<{ id: number }> = sqlite.prepare(`
@@ -135,6 +136,11 @@ export function createSafetyRepository(sqlite: Database, dispatchedRoutes: reado
 
     suppression(workspaceId: number, phone: string): SuppressionRecord | null {
       return suppressed.get(workspaceId, phone) ?? null;
+    },
+
+    /** Every number the workspace suppresses now. */
+    suppressedPhones(workspaceId: number): string[] {
+      return phonesOf.all(workspaceId).map((r) => r.phone);
     },
 
     /** True when the number was not suppressed before. */

@@ -57,8 +57,30 @@ export function createSafetyService(deps: SafetyDeps) {
     return presentSettings(settings(workspaceId));
   }
 
+  // The numbers each workspace suppresses, in memory: every send asks, and almost every answer is
+  // "no". Loaded on first use and kept in step by optOut and optIn (one process owns the database).
+  const suppressed = new Map<number, Set<string>>();
+  function suppressedIn(workspaceId: number): Set<string> {
+    let set = suppressed.get(workspaceId);
+    if (!set) {
+      set = new Set(repo.suppressedPhones(workspaceId));
+      suppressed.set(workspaceId, set);
+    }
+    return set;
+  }
+
+  /**
+   * Drops a workspace's set now and again once the current synchronous transaction is over
+   * (committed or rolled back), so a read in between cannot leave an uncommitted state behind.
+   */
+  function forget(workspaceId: number) {
+    suppressed.delete(workspaceId);
+    queueMicrotask(() => suppressed.delete(workspaceId));
+  }
+
   /** The 403 a send to a suppressed number gets, or null when it may go. */
   function refusal(workspaceId: number, phone: string): AppError | null {
+    if (!suppressedIn(workspaceId).has(phone)) return null;
     const row = repo.suppression(workspaceId, phone);
     if (!row) return null;
     return new AppError("recipient_opted_out", `${phone} opted out of messages from this workspace (${row.source}) and cannot be texted until they opt in again`, {
@@ -103,6 +125,7 @@ export function createSafetyService(deps: SafetyDeps) {
     return sqlite.transaction(() => {
       const now = clock.now();
       if (!repo.suppress(workspaceId, phone, now, ctx.source, ctx.reason ?? null)) return false;
+      forget(workspaceId);
       repo.addEvent({
         workspaceId,
         phone,
@@ -131,6 +154,7 @@ export function createSafetyService(deps: SafetyDeps) {
     return sqlite.transaction(() => {
       const now = clock.now();
       if (!repo.unsuppress(workspaceId, phone)) return false;
+      forget(workspaceId);
       repo.addEvent({
         workspaceId,
         phone,

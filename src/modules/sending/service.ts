@@ -510,8 +510,10 @@ export function createSendingService(deps: SendingDeps) {
   /** Plan and credit checks that must see the rows written just before, then the writes. */
   function store(auth: AuthContext, p: Prepared): number {
     const now = clock.now();
-    const planRefusal = refusedByPlan(auth, p, now);
-    if (planRefusal) throw planRefusal;
+    // Every refusal comes before the first write, so a refused item leaves nothing to undo and
+    // needs no savepoint of its own (the group commit's job has one around the whole request).
+    const refusal = refusedByPlan(auth, p, now) ?? credits.shortfall(auth.workspaceId, p.cost);
+    if (refusal) throw refusal;
     const id = notifications.insert({
       workspaceId: auth.workspaceId,
       apiKeyId: auth.keyId,
@@ -557,8 +559,8 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /**
-   * Stores each prepared item, each in its own savepoint (an item that fails its plan or credit
-   * check is rolled back alone), and returns every item's result. It runs inside a job of the group
+   * Stores each prepared item (one that fails its plan or credit check is refused before it writes
+   * anything, so the others stand), and returns every item's result. It runs inside a job of the group
    * commit (`commits.submit`), so the caller may write what belongs with it (an idempotent reply)
    * in the same transaction; the accept listeners hear of the stored items once that commits.
    */
@@ -566,7 +568,7 @@ export function createSendingService(deps: SendingDeps) {
     const results: ItemResult[] = items.map((item) => {
       if (item instanceof AppError) return { ok: false, error: item };
       try {
-        const id = sqlite.transaction(() => store(auth, item))();
+        const id = sqlite.inTransaction ? store(auth, item) : sqlite.transaction(() => store(auth, item))();
         return { ok: true, accepted: { notificationId: id, prepared: item } };
       } catch (error) {
         if (error instanceof AppError) return { ok: false, error };

@@ -114,10 +114,15 @@ export function createThreadRepository(sqlite: Database) {
      * ignored; returns null then.
      */
     add(m: MessageInput): { thread: ThreadRecord; messageId: number } | null {
-      return sqlite.transaction(() => {
-        const existing = findThread.get(m.workspaceId, m.channel, m.threadDeviceId, m.peer);
-        if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
-        if (existing && m.sameContentIsDuplicate && sameContent.get(existing.id, m.at, m.body)) return null;
+      // Every send adds one: inside the caller's transaction (the usual case) it runs as it is,
+      // without a savepoint of its own, and only a message that may repeat one the channel
+      // delivered before looks for it first.
+      const write = () => {
+        if (m.externalId || m.sameContentIsDuplicate) {
+          const existing = findThread.get(m.workspaceId, m.channel, m.threadDeviceId, m.peer);
+          if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
+          if (existing && m.sameContentIsDuplicate && sameContent.get(existing.id, m.at, m.body)) return null;
+        }
         const inbound = m.direction === "inbound";
         const contactId = contactByPhone.get(m.workspaceId, m.peer)?.id ?? null;
         const row = upsertThread.get(
@@ -137,7 +142,8 @@ export function createThreadRepository(sqlite: Database) {
         const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, meta, m.at);
         if (!message) return null;
         return { thread: row, messageId: message.id };
-      })();
+      };
+      return sqlite.inTransaction ? write() : sqlite.transaction(write)();
     },
 
     /**
