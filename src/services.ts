@@ -243,6 +243,7 @@ export function createServices(deps: Deps) {
     },
     dispatcher: createDispatcher({
       transaction: (fn) => sqlite.transaction(fn)(),
+      submit: (fn) => commits.submit(fn),
       clock,
       notifications: notificationRepo,
       devices: deviceRepo,

@@ -5,6 +5,7 @@ import { afterEach, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
 import { settle } from "./helpers/api";
 import { crashRig, readDb, sendBulk, waitSettled, type CrashRig } from "./helpers/crash-setup";
+import { DISPATCH_CONCURRENCY as C } from "../src/worker/dispatcher";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 
 let server: RunningServer | null = null;
@@ -34,17 +35,17 @@ async function expectEachOnce(rig: CrashRig, f: FakeCloud, ids: number[]) {
   expect(f.messages.size).toBe(rows.length);
 }
 
-test("16 identical messages, 8 in flight at SIGKILL: the provider ends with exactly 16", async () => {
+test(`${2 * C} identical messages, ${C} in flight at SIGKILL: the provider ends with exactly ${2 * C}`, async () => {
   const options = { latencyMs: 3_000 };
   fake = await startFakeCloud(options);
   const setup = await crashRig(fake);
   server = setup.server;
   const { rig } = setup;
-  const ids = await sendBulk(server, rig.key, Array.from({ length: 16 }, () => "your code is 4711"));
+  const ids = await sendBulk(server, rig.key, Array.from({ length: 2 * C }, () => "your code is 4711"));
 
-  await settle(() => fake!.messages.size >= 8, 10_000, 20);
+  await settle(() => fake!.messages.size >= C, 10_000, 20);
   await Bun.sleep(100);
-  expect(fake.messages.size).toBe(8); // the dispatcher's 8 concurrent calls, all taken, none answered
+  expect(fake.messages.size).toBe(C); // the dispatcher's concurrent calls, all taken, none answered
   await kill();
 
   options.latencyMs = 0;
@@ -52,13 +53,13 @@ test("16 identical messages, 8 in flight at SIGKILL: the provider ends with exac
   expect(await waitSettled(server, rig.key, 20_000)).toBe(0);
   await server.stop("SIGTERM");
   server = null;
-  expect(fake.messages.size).toBe(16);
+  expect(fake.messages.size).toBe(2 * C);
   await expectEachOnce(rig, fake, ids);
-  // 8 were found at the provider after the restart, 8 were sent then.
+  // C were found at the provider after the restart, C were sent then.
   const found = readDb(rig.dataDir, (db) =>
     (db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'sent' AND detail LIKE '%found after an interrupted attempt%'").get() as { n: number }).n,
   );
-  expect(found).toBe(8);
+  expect(found).toBe(C);
 }, 60_000);
 
 test("crash loop: 300 messages, many of them identical, 4 SIGKILLs: every one sent, each at the provider exactly once", async () => {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "./helpers/binary";
 import { settle } from "./helpers/api";
 import { crashRig, readDb, sendBulk } from "./helpers/crash-setup";
+import { DISPATCH_CONCURRENCY as C } from "../src/worker/dispatcher";
 import { startFakeCloud } from "./helpers/fake-cloud";
 
 const fake = await startFakeCloud({ latencyMs: 1_500 });
@@ -34,10 +35,10 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   const setup = await crashRig(fake);
   server = setup.server;
   const { rig } = setup;
-  // 20 due at once: the dispatcher's 8 callers are mid-call at the signal, the other 12 not started.
-  const ids = await sendBulk(server, rig.key, Array.from({ length: 20 }, (_, i) => `slow goodbye ${i}`));
-  await settle(() => fake.creates.length >= 8, 10_000, 10);
-  expect(fake.creates).toHaveLength(8);
+  // 12 more due at once than the dispatcher has callers: those are mid-call at the signal, the 12 not started.
+  const ids = await sendBulk(server, rig.key, Array.from({ length: C + 12 }, (_, i) => `slow goodbye ${i}`));
+  await settle(() => fake.creates.length >= C, 10_000, 10);
+  expect(fake.creates).toHaveLength(C);
 
   const signalled = Date.now();
   server.proc.kill("SIGTERM");
@@ -64,22 +65,22 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   }[];
   expect(rows.map((r) => r.id)).toEqual(ids);
   const sent = rows.filter((r) => r.status === "sent");
-  expect(sent).toHaveLength(8);
+  expect(sent).toHaveLength(C);
   for (const r of sent) expect(fake.messages.has(r.external_id!)).toBe(true);
   // The 12 never handed over wait in the queue, not half-way.
   expect(rows.filter((r) => r.status === "pending").map((r) => r.stage)).toEqual(Array(12).fill("queued"));
-  expect(fake.messages.size).toBe(8);
+  expect(fake.messages.size).toBe(C);
 
   // An ordinary restart has nothing to recover: no attempt was left cut off. The rest go out once.
   fake.creates.length = 0;
   server = await rig.start();
-  await settle(() => fake.messages.size >= 20, 15_000, 50);
+  await settle(() => fake.messages.size >= C + 12, 15_000, 50);
   await Bun.sleep(200);
   expect(await server.stop("SIGTERM")).toBe(0);
   const interrupted = readDb(rig.dataDir, (db) => db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'interrupted'").get()) as { n: number };
   expect(interrupted.n).toBe(0);
   expect(fake.creates).toHaveLength(12);
-  expect(fake.messages.size).toBe(20);
+  expect(fake.messages.size).toBe(C + 12);
   const statuses = readDb(rig.dataDir, (db) => db.query("SELECT DISTINCT status FROM notification").all());
   expect(statuses).toEqual([{ status: "sent" }]);
 }, 60_000);

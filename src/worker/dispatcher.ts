@@ -14,8 +14,9 @@ import { failForDeletedDevice } from "../modules/notifications/lifecycle";
 export const MAX_ATTEMPTS = 5;
 const BASE_BACKOFF_MS = 5_000;
 const MAX_BACKOFF_MS = 5 * MINUTE;
-const CLAIM_BATCH = 100;
-const CONCURRENCY = 8;
+const CLAIM_BATCH = 200;
+/** Provider calls in flight at once (each device's pace still bounds what it is handed). */
+export const DISPATCH_CONCURRENCY = 32;
 
 /** 5 s, 10 s, 20 s, 40 s … after the 1st, 2nd, 3rd, 4th attempt, at most 5 minutes. */
 export function backoffMs(attempts: number): number {
@@ -25,6 +26,12 @@ export function backoffMs(attempts: number): number {
 export interface DispatcherDeps {
   /** Runs a function in one synchronous transaction. */
   transaction: <T>(fn: () => T) => T;
+  /**
+   * Runs a function in the next shared transaction (the group commit), resolving once it is on
+   * disk; outcomes are recorded through it, many calls' outcomes to one fsync. Without it, each
+   * outcome has a transaction of its own.
+   */
+  submit?: <T>(fn: () => T) => Promise<T>;
   clock: Clock;
   notifications: NotificationRepository;
   devices: DeviceRepository;
@@ -120,9 +127,13 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
   }
 
-  /** Writes an attempt's outcome (state, log, device contact) in one transaction. */
-  function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
-    deps.transaction(() => recordInTransaction(n, device, outcome));
+  /**
+   * Writes an attempt's outcome (state, log, device contact) in one transaction. A crash before it
+   * is on disk leaves the attempt `dispatching`, which the next start asks the channel about.
+   */
+  async function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
+    if (deps.submit) await deps.submit(() => recordInTransaction(n, device, outcome));
+    else deps.transaction(() => recordInTransaction(n, device, outcome));
   }
 
   function recordInTransaction(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
@@ -179,15 +190,29 @@ export function createDispatcher(deps: DispatcherDeps) {
     deps.onOutcome?.(n, device, outcome);
   }
 
-  /** One pass: claim what is due and hand it over, a few at a time. Safe to run twice. */
+  /**
+   * One tick: claim what is due and hand it over, many calls at a time, batch after batch while
+   * full batches keep coming, for at most about one tick (a backlog drains at the devices' pace,
+   * not at one batch a tick). Safe to run twice.
+   */
   async function dispatchDue(): Promise<number> {
+    const deadline = performance.now() + deps.tickMs;
+    let total = 0;
+    for (;;) {
+      const claimed = await dispatchBatch();
+      total += claimed;
+      if (claimed < CLAIM_BATCH || stopping || performance.now() >= deadline) return total;
+    }
+  }
+
+  async function dispatchBatch(): Promise<number> {
     if (stopping) return 0;
     const batch = claimBatch();
     let next = 0;
-    const workers = Array.from({ length: Math.min(CONCURRENCY, batch.length) }, async () => {
+    const workers = Array.from({ length: Math.min(DISPATCH_CONCURRENCY, batch.length) }, async () => {
       while (next < batch.length && !stopping) {
         const { n, device } = batch[next++];
-        record(n, device, await attempt(n, device));
+        await record(n, device, await attempt(n, device));
       }
     });
     await Promise.all(workers);
