@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
 import { requestOrigin } from "../lib/trusted-proxies";
+import { SEND_LIMIT_MAX } from "../modules/devices/model";
 import type { Services } from "../services";
 import type { Ctx, Kit, Signed } from "./kit";
 import { chatappBody, deviceBody, devicesBody, pairBody, pairStatus } from "./pages/devices";
@@ -82,7 +83,7 @@ export function deviceRoutes(s: Services, kit: Kit) {
       const row = own(who, params?.id);
       const f = formOf(body);
       const form = { name: (f.name ?? "").trim(), limit: f.send_limit_per_minute ?? "", min: f.send_interval_min ?? String(row.sendIntervalMin), max: f.send_interval_max ?? String(row.sendIntervalMax) };
-      const limit = intField(form.limit, "Messages per minute", 1, 6000);
+      const limit = intField(form.limit, "Messages per minute", 1, SEND_LIMIT_MAX);
       const min = intField(form.min, "The shortest pause", 0, 3600);
       const max = intField(form.max, "The longest pause", 0, 3600);
       const problem = !form.name || form.name.length > 128 ? "The name needs 1 to 128 characters." : [limit, min, max].find((v) => typeof v === "string");

@@ -1,6 +1,7 @@
 // Devices: the list (kind, status, presence, health from the phone's reports, last seen, blocked
 // code and reason), one device with its settings and stats, pairing a phone (URL, token, QR code,
 // the app's steps, a live "waiting… paired") and connecting a chat-app number.
+import { SEND_LIMIT_MAX } from "../../modules/devices/model";
 import type { DeviceService } from "../../modules/devices/service";
 import { html, trusted, type Html } from "../html";
 import { errorBox, utcTime } from "../layout";
@@ -85,7 +86,7 @@ export function deviceBody(opts: {
     <input type="hidden" name="_csrf" value="${csrf}">
     <label for="d-name">Name</label><input id="d-name" name="name" required maxlength="128" value="${f.name}">
     <div class="row">
-      <div><label for="d-limit">Messages per minute</label><input id="d-limit" name="send_limit_per_minute" type="number" min="1" max="6000" required value="${f.limit}"></div>
+      <div><label for="d-limit">Messages per minute</label><input id="d-limit" name="send_limit_per_minute" type="number" min="1" max="${SEND_LIMIT_MAX}" required value="${f.limit}"></div>
       ${
         d.kind === "sms"
           ? html`<div><label for="d-min">Pause between SMS from (seconds)</label><input id="d-min" name="send_interval_min" type="number" min="0" max="3600" value="${f.min}"></div>

@@ -3,6 +3,12 @@ import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION, type ChannelConfig } from "../.
 import { Envelope, Pagination } from "../../http/envelope";
 import { fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
+/**
+ * The highest send_limit_per_minute: 60,000 (1,000 a second), the chat-app platform's highest
+ * throughput tier for a business number.
+ */
+export const SEND_LIMIT_MAX = 60_000;
+
 export const BATCH_REGISTER_MAX = 10;
 export const BATCH_DELETE_MAX = 50;
 export const BATCH_STATUS_MAX = 100;
@@ -127,7 +133,7 @@ export function batchRegisterBody(configs: readonly ChannelConfig[]) {
     name: t.String({ minLength: 1, maxLength: 128 }),
     kind: t.Optional(Kind),
     phone_number: t.Optional(t.String({ description: "E.164 number of the device, if known" })),
-    send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000 })),
+    send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: SEND_LIMIT_MAX })),
     ...Object.fromEntries(configs.map((c) => [c.key, t.Optional(c.schema)])),
   });
   return t.Object(
@@ -159,7 +165,7 @@ export const BatchDeleteResponse = Envelope(t.Object({ deleted: t.Array(t.Intege
 export const UpdateDeviceBody = t.Object({
   device_id: t.Integer({ minimum: 1 }),
   name: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
-  send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 6000, description: "Messages the device is handed per minute" })),
+  send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: SEND_LIMIT_MAX, description: "Messages the device is handed per minute" })),
   send_interval_min: t.Optional(t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: shortest pause between two SMS, seconds" })),
   send_interval_max: t.Optional(t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: longest pause between two SMS, seconds" })),
 });
