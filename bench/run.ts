@@ -5,7 +5,9 @@
 // the baseline, the worker's dispatch rate to local fakes, memory and start-up, and how the figures
 // move from 10,000 to 1,000,000 stored notifications. Nothing here asserts a timing.
 //
-// BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row.
+// BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
+// BENCH_ONLY=worker (or start, accept, growth, comma-separated) runs only those parts and prints
+// them without writing RESULTS.md.
 import { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -20,6 +22,8 @@ const CONNECTIONS = 32;
 const THREADS = 2;
 const SIZES = process.env.BENCH_QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const TO = "+14155552671";
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((p) => p.trim())) : null;
+const part = (name: string) => ONLY === null || ONLY.has(name);
 const temps: string[] = [];
 const children: Subprocess[] = [];
 
@@ -291,7 +295,7 @@ async function workerBench(count: number) {
   for (const id of numbers) await api(server.url, key, "/v1/api/device/update", { device_id: id, send_limit_per_minute: info.perNumber * 60 });
   const cloud = (
     await api(server.url, key, "/v1/api/device/batch/register", {
-      devices: [{ name: "cloud", kind: "cloud", send_limit_per_minute: 600_000, cloud: { account_sid: info.accountSid, auth_token: info.authToken, from_number: "+15005550006", base_url: info.cloudUrl } }],
+      devices: [{ name: "cloud", kind: "cloud", send_limit_per_minute: 60_000, cloud: { account_sid: info.accountSid, auth_token: info.authToken, from_number: "+15005550006", base_url: info.cloudUrl } }],
     })
   ).devices[0].device_id as number;
   const template = ((await api(server.url, key, "/v1/api/template/list?channel=chatapp&limit=100")).templates as { template_id: number; name: string }[]).find((t) => t.name === "bench_note")!;
@@ -340,6 +344,59 @@ async function workerBench(count: number) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The accept path against the limit of the stack, in the same run; growth with stored rows.
+
+async function acceptBench() {
+  const group = await startBaseline("group");
+  const limit = await measure("baseline: one transaction per event-loop turn", { url: `${group.url}/send`, method: "POST", body: sendBody });
+  await stop(group);
+  const single = await startBaseline("single");
+  const perRequest = await measure("baseline: one transaction per request", { url: `${single.url}/send`, method: "POST", body: sendBody });
+  await stop(single);
+
+  const p = await preparedPigeon();
+  const headers = auth(p.key);
+  const send = await measure("pigeon: POST /v1/api/sms/send (paired phone)", { url: `${p.server.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody });
+  const bulk = await measure("pigeon: POST /v1/api/sms/send/bulk, 100 a request", { url: `${p.server.url}/v1/api/sms/send/bulk`, method: "POST", headers, body: bulkBody });
+  const loadRss = rssMb(p.server.proc.pid);
+  const stored = new Database(join(p.dataDir, "pigeon.db"), { readonly: true });
+  const afterLoad = stored.query<{ n: number }, []>("SELECT count(*) AS n FROM notification").get()!.n;
+  stored.close();
+  await stop(p.server);
+  log(`RSS after the send and bulk runs: ${loadRss} MB (${afterLoad} notifications stored)`);
+  return { limit, perRequest, send, bulk, loadRss, afterLoad };
+}
+
+function logWorker(worker: Awaited<ReturnType<typeof workerBench>>) {
+  log(
+    `worker: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); ` +
+      `busiest number peaked at ${worker.peak}/s against a pace of ${worker.perNumber}/s`,
+  );
+}
+
+type Growth = { size: number; bytesPer: number; list: Load; stats: Load; send: Load; rss: number | null };
+
+/** The same measures at 10,000 to 1,000,000 stored notifications (rows written while stopped). */
+async function growthBench(): Promise<Growth[]> {
+  const g = await preparedPigeon();
+  const headers = auth(g.key);
+  await stop(g.server);
+  const growth: Growth[] = [];
+  for (const size of SIZES) {
+    seedNotifications(g.dataDir, size);
+    const bytesPer = dbBytes(g.dataDir) / size;
+    const running = await startPigeon(g.dataDir);
+    const list = await measure(`${size} stored: GET notification list`, { url: `${running.url}/v1/api/notification/list?limit=20`, headers });
+    const stats = await measure(`${size} stored: GET stats (month)`, { url: `${running.url}/v1/api/stats/notifications?period=month`, headers });
+    const sendAt = await measure(`${size} stored: send`, { url: `${running.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody, seconds: Math.max(2, Math.floor(SECONDS / 2)) });
+    growth.push({ size, bytesPer, list, stats, send: sendAt, rss: rssMb(running.proc.pid) });
+    await stop(running);
+    // The sends above added rows: the next size counts them.
+  }
+  return growth;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
   log("building the binary");
@@ -355,7 +412,7 @@ async function main() {
   // 1. Start-up and idle memory, on a fresh data dir each time.
   const startups: number[] = [];
   const idle: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
+  for (let i = 0; part("start") && i < RUNS; i++) {
     const dataDir = temp("pigeon-start-");
     cli(dataDir, ["migrate"]);
     const t0 = performance.now();
@@ -376,48 +433,20 @@ async function main() {
     await proc.exited;
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  log(`start-up to first answer ${median(startups).toFixed(0)} ms; idle RSS ${median(idle)} MB`);
-
-  // 2. The limit of the stack, and Pigeon's accept path, in the same run.
-  const group = await startBaseline("group");
-  const limit = await measure("baseline: one transaction per event-loop turn", { url: `${group.url}/send`, method: "POST", body: sendBody });
-  await stop(group);
-  const single = await startBaseline("single");
-  const perRequest = await measure("baseline: one transaction per request", { url: `${single.url}/send`, method: "POST", body: sendBody });
-  await stop(single);
-
-  const p = await preparedPigeon();
-  const headers = auth(p.key);
-  const send = await measure("pigeon: POST /v1/api/sms/send (paired phone)", { url: `${p.server.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody });
-  const bulk = await measure("pigeon: POST /v1/api/sms/send/bulk, 100 a request", { url: `${p.server.url}/v1/api/sms/send/bulk`, method: "POST", headers, body: bulkBody });
-  const loadRss = rssMb(p.server.proc.pid);
-  const stored = new Database(join(p.dataDir, "pigeon.db"), { readonly: true });
-  const afterLoad = stored.query<{ n: number }, []>("SELECT count(*) AS n FROM notification").get()!.n;
-  stored.close();
-  await stop(p.server);
-  log(`RSS after the send and bulk runs: ${loadRss} MB (${afterLoad} notifications stored)`);
-
-  // 3. The worker.
-  const worker = await workerBench(20_000);
-  log(`worker: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); busiest number peaked at ${worker.peak}/s against a pace of ${worker.perNumber}/s`);
-
-  // 4. Growth: the same measures at 10,000 to 1,000,000 stored notifications.
-  const g = await preparedPigeon();
-  await stop(g.server);
-  const growth: { size: number; bytesPer: number; list: Load; stats: Load; send: Load; rss: number | null }[] = [];
-  for (const size of SIZES) {
-    seedNotifications(g.dataDir, size);
-    const bytesPer = dbBytes(g.dataDir) / size;
-    const running = await startPigeon(g.dataDir);
-    const list = await measure(`${size} stored: GET notification list`, { url: `${running.url}/v1/api/notification/list?limit=20`, headers });
-    const stats = await measure(`${size} stored: GET stats (month)`, { url: `${running.url}/v1/api/stats/notifications?period=month`, headers });
-    const sendAt = await measure(`${size} stored: send`, { url: `${running.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody, seconds: Math.max(2, Math.floor(SECONDS / 2)) });
-    growth.push({ size, bytesPer, list, stats, send: sendAt, rss: rssMb(running.proc.pid) });
-    await stop(running);
-    // The sends above added rows: the next size counts them.
+  if (part("start")) log(`start-up to first answer ${median(startups).toFixed(0)} ms; idle RSS ${median(idle)} MB`);
+  if (!part("accept") || !part("worker") || !part("growth")) {
+    if (part("accept")) await acceptBench();
+    if (part("worker")) logWorker(await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000)));
+    if (part("growth")) await growthBench();
+    cleanup();
+    return;
   }
 
-  writeResults({ versions, startups: median(startups), idle: median(idle), limit, perRequest, send, bulk, loadRss, afterLoad, worker, growth });
+  const accept = await acceptBench();
+  const worker = await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000));
+  logWorker(worker);
+  const growth = await growthBench();
+  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, worker, growth });
   cleanup();
 }
 
@@ -432,7 +461,7 @@ function writeResults(r: {
   loadRss: number | null;
   afterLoad: number;
   worker: Awaited<ReturnType<typeof workerBench>>;
-  growth: { size: number; bytesPer: number; list: Load; stats: Load; send: Load; rss: number | null }[];
+  growth: Growth[];
 }) {
   const pct = (x: number, of: number) => `${Math.round((100 * x) / of)}%`;
   const n = (x: number) => Math.round(x).toLocaleString("en-US");
