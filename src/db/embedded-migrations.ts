@@ -11,6 +11,7 @@ import m8 from "../../migrations/0008_send_options.sql" with { type: "text" };
 import m9 from "../../migrations/0009_dashboard_users.sql" with { type: "text" };
 import m10 from "../../migrations/0010_smsgate.sql" with { type: "text" };
 import m11 from "../../migrations/0011_safe_sending.sql" with { type: "text" };
+import m12 from "../../migrations/0012_notification_hourly.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -25,4 +26,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0009_dashboard_users", when: 1795393129756, sql: m9 },
   { tag: "0010_smsgate", when: 1795395397127, sql: m10 },
   { tag: "0011_safe_sending", when: 1795400023789, sql: m11 },
+  { tag: "0012_notification_hourly", when: 1795402895623, sql: m12 },
 ];

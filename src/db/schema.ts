@@ -710,3 +710,21 @@ export const optOutEvent = sqliteTable(
   },
   (table) => [index("opt_out_event_workspace_idx").on(table.workspaceId, table.id), index("opt_out_event_phone_idx").on(table.workspaceId, table.phone, table.id)],
 );
+
+/**
+ * How many notifications each workspace has per channel, status and hour of creation
+ * (created_at / 3,600,000), kept exact by triggers on the notification table (migration 0012):
+ * counts over long ranges (stats, a list's total) add these up and count rows only for the
+ * partial hours at the ends.
+ */
+export const notificationHourly = sqliteTable(
+  "notification_hourly",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    status: text("status").notNull(),
+    hour: integer("hour").notNull(),
+    deliveryType: text("delivery_type").notNull(),
+    n: integer("n").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.workspaceId, table.status, table.hour, table.deliveryType] })],
+);

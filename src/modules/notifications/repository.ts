@@ -78,6 +78,9 @@ export interface ListFilters {
  * `dispatchedRoutes`: the routes (device kinds) the worker hands over itself; the others (a paired
  * phone) fetch their messages, so their queue is never claimed here.
  */
+/** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
+const HOUR_MS = 3_600_000;
+
 export function createNotificationRepository(sqlite: Database, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const insert: Statement<{ id: number }> = sqlite.prepare(`
@@ -142,6 +145,33 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
     "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
   );
+
+  /**
+   * The workspace's notifications matching the filters, counted from the hourly counts the
+   * triggers keep: whole hours of the range are summed there, and only the partial hours at its
+   * ends (and a range shorter than two hours) count rows, on the (workspace, status, created_at)
+   * or (workspace, created_at) index. Exact, and a handful of index reads however many rows.
+   */
+  function count(workspaceId: number, f: { status?: NotificationStatus; deliveryType?: DeliveryType; from?: number; to?: number }): number {
+    const from = f.from ?? Number.MIN_SAFE_INTEGER;
+    const to = f.to ?? Number.MAX_SAFE_INTEGER;
+    if (to < from) return 0;
+    const hourWhere = ["workspace_id = ?"];
+    const rowWhere = ["workspace_id = ?"];
+    const extra: (string | number)[] = [];
+    if (f.status) hourWhere.push("status = ?"), rowWhere.push("status = ?"), extra.push(f.status);
+    if (f.deliveryType) hourWhere.push("delivery_type = ?"), rowWhere.push("delivery_type = ?"), extra.push(f.deliveryType);
+    const rowsBetween = (a: number, b: number) =>
+      a > b ? 0 : (sqlite.query(`SELECT count(*) AS n FROM notification WHERE ${rowWhere.join(" AND ")} AND created_at >= ? AND created_at <= ?`).get(workspaceId, ...extra, a, b) as { n: number }).n;
+    // Hours [first, end) lie wholly inside [from, to].
+    const first = f.from === undefined ? Number.MIN_SAFE_INTEGER : Math.ceil(from / HOUR_MS);
+    const end = f.to === undefined ? Number.MAX_SAFE_INTEGER : Math.floor((to + 1) / HOUR_MS);
+    if (end <= first) return rowsBetween(from, to);
+    const whole = (sqlite.query(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`).get(workspaceId, ...extra, first, end) as { n: number }).n;
+    const head = f.from === undefined ? 0 : rowsBetween(from, first * HOUR_MS - 1);
+    const tail = f.to === undefined ? 0 : rowsBetween(end * HOUR_MS, to);
+    return whole + head + tail;
+  }
 
   return {
     insert(n: NewNotification): number {
@@ -237,9 +267,16 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
       const rows = sqlite
         .query(`SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
         .all(...args, limit, offset) as NotificationRecord[];
-      const total = (sqlite.query(`SELECT count(*) AS n FROM notification WHERE ${clause}`).get(...args) as { n: number }).n;
+      // Filters the hourly counts know (status, channel, a time range) are counted from them; the
+      // others (recipient, device, text) count the matching rows.
+      const byHours = f.recipient === undefined && f.deviceId === undefined && !f.text;
+      const total = byHours
+        ? count(workspaceId, { status: f.status, deliveryType: f.deliveryType, from: f.from, to: f.to })
+        : (sqlite.query(`SELECT count(*) AS n FROM notification WHERE ${clause}`).get(...args) as { n: number }).n;
       return { rows, total };
     },
+
+    count,
 
     /** Queued work on the dispatched routes that is due, oldest first. */
     dueCandidates: (now: number, limit: number) => dueCandidates.all(now, ...dispatchedRoutes, now, limit),

@@ -4,12 +4,10 @@ import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { fieldError } from "../../http/validation";
 import { DAY, iso } from "../../lib/time";
 import type { Services } from "../../services";
-import { createStatsRepository } from "./repository";
 
 const PERIODS = { day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 
 export function statsRoutes(s: Services) {
-  const stats = createStatsRepository(s.db);
   const STATUSES = ["sent", "delivered", "failed", "pending", "cancelled"] as const;
   return new Elysia({ prefix: "/v1/api/stats", tags: ["Stats"] })
     .use(declaredAuth())
@@ -21,7 +19,7 @@ export function statsRoutes(s: Services) {
         const to = s.clock.now();
         const from = to - PERIODS[period];
         const ws = auth.workspaceId;
-        const counts = Object.fromEntries(STATUSES.map((st) => [st, stats.countByStatus(ws, st, from, to)]));
+        const counts = Object.fromEntries(STATUSES.map((st) => [st, s.notificationRepo.count(ws, { status: st, from, to })]));
         return ok(
           {
             period,
