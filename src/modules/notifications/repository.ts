@@ -167,10 +167,14 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     const first = f.from === undefined ? Number.MIN_SAFE_INTEGER : Math.ceil(from / HOUR_MS);
     const end = f.to === undefined ? Number.MAX_SAFE_INTEGER : Math.floor((to + 1) / HOUR_MS);
     if (end <= first) return rowsBetween(from, to);
-    const whole = (sqlite.query(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`).get(workspaceId, ...extra, first, end) as { n: number }).n;
-    const head = f.from === undefined ? 0 : rowsBetween(from, first * HOUR_MS - 1);
-    const tail = f.to === undefined ? 0 : rowsBetween(end * HOUR_MS, to);
-    return whole + head + tail;
+    const hours = (a: number, b: number) =>
+      (sqlite.query(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`).get(workspaceId, ...extra, a, b) as { n: number }).n;
+    // A partial hour at an end is counted whole from the rollup when none of its rows lies outside
+    // the range (the usual case for the hour under way: nothing is created after "now"); else row by row.
+    const noneBetween = (a: number, b: number) => a > b || !sqlite.query("SELECT 1 FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1").get(workspaceId, a, b);
+    const head = f.from === undefined ? 0 : noneBetween((first - 1) * HOUR_MS, from - 1) ? hours(first - 1, first) : rowsBetween(from, first * HOUR_MS - 1);
+    const tail = f.to === undefined ? 0 : noneBetween(to + 1, (end + 1) * HOUR_MS - 1) ? hours(end, end + 1) : rowsBetween(end * HOUR_MS, to);
+    return hours(first, end) + head + tail;
   }
 
   return {
