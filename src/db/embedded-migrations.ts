@@ -12,6 +12,7 @@ import m9 from "../../migrations/0009_dashboard_users.sql" with { type: "text" }
 import m10 from "../../migrations/0010_smsgate.sql" with { type: "text" };
 import m11 from "../../migrations/0011_safe_sending.sql" with { type: "text" };
 import m12 from "../../migrations/0012_notification_hourly.sql" with { type: "text" };
+import m13 from "../../migrations/0013_task_indexes.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -27,4 +28,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0010_smsgate", when: 1795395397127, sql: m10 },
   { tag: "0011_safe_sending", when: 1795400023789, sql: m11 },
   { tag: "0012_notification_hourly", when: 1795402895623, sql: m12 },
+  { tag: "0013_task_indexes", when: 1795404359145, sql: m13 },
 ];

@@ -279,7 +279,13 @@ export const notification = sqliteTable(
     index("notification_workspace_status_idx").on(table.workspaceId, table.status, table.createdAt),
     index("notification_device_status_idx").on(table.deviceId, table.status),
     index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt),
-    index("notification_due_idx").on(table.stage, table.nextAttemptAt),
+    // The worker's claim and the phones' announcements look for due work on their own routes: with
+    // the route in the index, a phone's backlog is not read through by the cloud worker every tick.
+    index("notification_due_route_idx").on(table.stage, table.route, table.nextAttemptAt),
+    // Failover's look for messages stranded on an offline phone reads only messages on a route order.
+    index("notification_failover_idx")
+      .on(table.nextAttemptAt)
+      .where(sql`routes IS NOT NULL AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL`),
     index("notification_valid_until_idx").on(table.validUntil).where(sql`status = 'pending' AND valid_until IS NOT NULL`),
     // One provider message belongs to one notification: recovery after a crash claims a provider id
     // only if no other notification owns it, and this index makes that claim atomic.

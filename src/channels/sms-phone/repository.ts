@@ -84,9 +84,12 @@ export function createPhoneRepository(sqlite: Database) {
     WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND device_id IS NOT NULL AND next_attempt_at <= ?`);
 
   // Re-homing: waiting messages of offline phones, the online phones that can take them.
+  // From the (few) offline phones to their messages, on the (device_id, status) index: never a
+  // read through every pending message of the phones that are online.
   const offlineWithWaiting: Statement<{ device_id: number }, []> = sqlite.prepare(`
-    SELECT DISTINCT n.device_id FROM notification n JOIN device d ON d.id = n.device_id
-    WHERE n.route = 'sms' AND n.status = 'pending' AND n.stage IN ('queued', 'handed') AND d.presence = 'offline'`);
+    SELECT d.id AS device_id FROM device d
+    WHERE d.presence = 'offline' AND d.kind = 'sms'
+      AND EXISTS (SELECT 1 FROM notification n WHERE n.device_id = d.id AND n.status = 'pending' AND n.route = 'sms' AND n.stage IN ('queued', 'handed'))`);
   const onlinePhone: Statement<DeviceIdRow, [number, number, number]> = sqlite.prepare(`
     SELECT id FROM device
     WHERE workspace_id = ? AND id <> ? AND kind = 'sms' AND status = 'active' AND deleted_at IS NULL AND blocked_code IS NULL

@@ -95,18 +95,21 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
   const logsOf: Statement<LogRecord, [number]> = sqlite.prepare(
     "SELECT id, at, event, status, error_code, detail FROM notification_log WHERE notification_id = ? ORDER BY id",
   );
-  const dueCandidates: Statement<NotificationRecord, (string | number)[]> = sqlite.prepare(`
+  // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
+  // (no sort of the whole backlog per claim); the routes' heads are merged in dueCandidates.
+  const dueOnRoute: Statement<NotificationRecord, [string, number, number, number]> = sqlite.prepare(`
     SELECT * FROM notification
-    WHERE stage = 'queued' AND next_attempt_at <= ? AND route IN (${routeList})
+    WHERE stage = 'queued' AND route = ? AND next_attempt_at <= ?
       AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
     ORDER BY next_attempt_at, id LIMIT ?`);
   // Past their valid_until and not in a channel call: queued ones at once; ones a device holds
   // unconfirmed (a phone that took it up) after `heldGrace`, leaving the device time to report its
   // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them),
   // and an interrupted attempt to the dispatcher, which asks the provider whether it went out first.
-  const expiredWaiting: Statement<{ id: number }, [number, number, number]> = sqlite.prepare(`
-    SELECT n.id FROM notification n LEFT JOIN device d ON d.id = n.device_id
-    WHERE n.status = 'pending' AND n.valid_until IS NOT NULL
+  // (The first bound, the later of the two, lets the partial valid_until index take the range.)
+  const expiredWaiting: Statement<{ id: number }, [number, number, number, number]> = sqlite.prepare(`
+    SELECT n.id FROM notification n INDEXED BY notification_valid_until_idx LEFT JOIN device d ON d.id = n.device_id
+    WHERE n.status = 'pending' AND n.valid_until IS NOT NULL AND n.valid_until <= ?
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
     ORDER BY n.valid_until LIMIT ?`);
@@ -137,8 +140,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
       needs_reconcile = 0, dispatched_at = NULL, sent_at = NULL, delivered_at = NULL, error_code = NULL, error_reason = NULL, cancel_pending = 0, updated_at = ?
     WHERE id = ? AND status IN ('pending', 'sent')`);
   const stranded: Statement<{ id: number }, (string | number)[]> = sqlite.prepare(`
-    SELECT n.id FROM notification n JOIN device d ON d.id = n.device_id
-    WHERE n.status = 'pending' AND n.stage = 'queued' AND n.dispatched_at IS NULL AND n.routes IS NOT NULL
+    SELECT n.id FROM notification n INDEXED BY notification_failover_idx JOIN device d ON d.id = n.device_id
+    WHERE n.routes IS NOT NULL AND n.status = 'pending' AND n.stage = 'queued' AND n.dispatched_at IS NULL
       AND n.route NOT IN (${routeList}) AND n.next_attempt_at <= ?
       AND (d.last_seen_at IS NULL OR (d.push_token IS NULL AND d.last_seen_at < ?) OR (d.push_token IS NOT NULL AND d.last_seen_at < ?))
     ORDER BY n.id LIMIT ?`);
@@ -283,9 +286,13 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     count,
 
     /** Queued work on the dispatched routes that is due, oldest first. */
-    dueCandidates: (now: number, limit: number) => dueCandidates.all(now, ...dispatchedRoutes, now, limit),
+    dueCandidates(now: number, limit: number): NotificationRecord[] {
+      const rows = dispatchedRoutes.flatMap((route) => dueOnRoute.all(route, now, now, limit));
+      if (dispatchedRoutes.length < 2) return rows;
+      return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id).slice(0, limit);
+    },
     /** Pending notifications whose valid_until passed (see the statement), soonest first. */
-    expiredWaiting: (now: number, heldGrace: number, limit: number): number[] => expiredWaiting.all(now, now - heldGrace, limit).map((r) => r.id),
+    expiredWaiting: (now: number, heldGrace: number, limit: number): number[] => expiredWaiting.all(now, now, now - heldGrace, limit).map((r) => r.id),
     dispatchedSince: (deviceId: number, since: number) => dispatchedSince.get(deviceId, since)!.n,
 
     /** Takes a queued notification for one attempt; false when someone else took it first. */
