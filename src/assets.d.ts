@@ -1,4 +1,4 @@
-// Files imported `with { type: "text" }` are strings, embedded at build time.
+// Files imported `with { type: "text" }` are their text, and `with { type: "file" }` their path (inside the executable once compiled): strings either way, embedded at build time.
 declare module "*.sql" {
   const text: string;
   export default text;

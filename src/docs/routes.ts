@@ -2,8 +2,10 @@
 // compiled in as text, and the page points only at them and at /openapi.json.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import swaggerCss from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "text" };
-import swaggerJs from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
+// Embedded as files (read from the executable when asked for), not as strings held in memory:
+// Swagger UI is over a megabyte that most servers never serve.
+import swaggerCssPath from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import swaggerJsPath from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import { VERSION } from "../version";
 
 const page = `<!doctype html>
@@ -33,14 +35,14 @@ const init = `window.ui = SwaggerUIBundle({
   tryItOutEnabled: true
 });`;
 
-const cached = (body: string, type: string) => () =>
-  new Response(body, { headers: { "content-type": type, "cache-control": "public, max-age=86400" } });
+const cached = (body: string | (() => Blob), type: string) => () =>
+  new Response(typeof body === "string" ? body : body(), { headers: { "content-type": type, "cache-control": "public, max-age=86400" } });
 
 export function docsRoutes() {
   return new Elysia({ name: "docs" })
     .use(declaredAuth())
     .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { auth: "public", detail: { hide: true } })
-    .get("/docs/assets/swagger-ui-bundle.js", cached(swaggerJs, "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } })
-    .get("/docs/assets/swagger-ui.css", cached(swaggerCss, "text/css; charset=utf-8"), { auth: "public", detail: { hide: true } })
+    .get("/docs/assets/swagger-ui-bundle.js", cached(() => Bun.file(swaggerJsPath), "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } })
+    .get("/docs/assets/swagger-ui.css", cached(() => Bun.file(swaggerCssPath), "text/css; charset=utf-8"), { auth: "public", detail: { hide: true } })
     .get("/docs/assets/init.js", cached(init, "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } });
 }
