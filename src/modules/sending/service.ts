@@ -190,6 +190,20 @@ export function createSendingService(deps: SendingDeps) {
     return row;
   }
 
+  // A bulk request prepares its items one after another in one synchronous run: they share one
+  // read of the workspace's devices, dropped as soon as that run is over (nothing can change them
+  // in between), instead of a read per item.
+  const devicesThisTurn = new Map<number, DeviceRow[]>();
+  function activeDevices(workspaceId: number): DeviceRow[] {
+    let rows = devicesThisTurn.get(workspaceId);
+    if (!rows) {
+      rows = devices.all(workspaceId, false);
+      if (devicesThisTurn.size === 0) queueMicrotask(() => devicesThisTurn.clear());
+      devicesThisTurn.set(workspaceId, rows);
+    }
+    return rows;
+  }
+
   /**
    * The device to send through: the one named, or the first active one that can carry it now.
    * `kind` narrows the choice to one route's devices (a failover send); a named device of another
@@ -214,7 +228,7 @@ export function createSendingService(deps: SendingDeps) {
         return device;
       }
     }
-    const candidates = devices.all(workspaceId, false).filter((d) => carries(d.kind));
+    const candidates = activeDevices(workspaceId).filter((d) => carries(d.kind));
     if (candidates.length === 0) {
       const what = kind !== null ? ROUTE_DESCRIPTION[kind] : channel === "sms" ? "SMS (phone or cloud number) device" : "chat-app device";
       throw new AppError("no_active_device", `No active ${what} in this workspace`, { channel, ...(kind !== null ? { route: kind } : {}) });
