@@ -241,6 +241,10 @@ describe("quiet hours", () => {
     const early = (await postSend(ctx, { recipient_contact: ADA, message: "x", schedule_time: "2026-01-16 06:00:00", timezone: "America/New_York" })).data;
     expect(early.scheduled_at).toBe("2026-01-16T13:00:00.000Z");
     expect(expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Nowhere", phone: "+12125550100", timezone: "Mars/Olympus" }), 400).data.error_code).toBe("invalid_timezone");
+    // A zone name the runtime's ICU data lacks (EST5EDT, a link to New York since tzdata 2024b) is
+    // accepted for a contact, so quiet hours must read it too, not fail the send.
+    expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Eve", phone: "+12125550111", timezone: "EST5EDT" }), 200);
+    expect((await postSend(ctx, { recipient_contact: "+12125550111", message: "x" })).data.quiet_hours).toEqual({ until: "2026-01-15T13:00:00.000Z", timezone: "America/New_York" });
   });
 });
 

@@ -40,8 +40,13 @@ export function resolveTimeZone(zone: string): string | null {
   return ZONES_ICU_LACKS[zone.toLowerCase()] ?? null;
 }
 
-export function isTimeZone(zone: string): boolean {
-  return resolveTimeZone(zone) !== null;
+/** The zone the runtime computes with for `zone` (see resolveTimeZone); 400 invalid_timezone when there is none. */
+export function requireTimeZone(zone: string): string {
+  const tz = resolveTimeZone(zone);
+  if (tz === null) {
+    throw new AppError("invalid_timezone", `timezone "${zone}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
+  }
+  return tz;
 }
 
 /**
@@ -54,10 +59,7 @@ export function parseScheduleTime(value: string, zone: string): number {
   if (!m) {
     throw new AppError("invalid_schedule_time", `schedule_time "${value}" must be YYYY-MM-DD HH:MM:SS (24-hour)`, { field: "schedule_time" });
   }
-  const tz = resolveTimeZone(zone);
-  if (tz === null) {
-    throw new AppError("invalid_timezone", `timezone "${zone}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
-  }
+  const tz = requireTimeZone(zone);
   const [, y, mo, d, h, mi, s] = m.map(Number);
   const asUtc = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
   if (asUtc.getUTCMonth() !== mo - 1 || asUtc.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {

@@ -2,7 +2,7 @@
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
-import { isTimeZone } from "../../lib/schedule";
+import { requireTimeZone } from "../../lib/schedule";
 import { iso } from "../../lib/time";
 import type { ContactRepository, ContactRow, ContactTypeRow } from "./repository";
 
@@ -30,11 +30,10 @@ function requireName(input: string): string {
   return name;
 }
 
+/** The contact's zone as given (checked, so quiet hours can read it), or null to clear it. */
 function requireTimezone(input: string | null): string | null {
   const zone = input?.trim() || null;
-  if (zone !== null && !isTimeZone(zone)) {
-    throw new AppError("invalid_timezone", `timezone "${input}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
-  }
+  if (zone !== null) requireTimeZone(zone);
   return zone;
 }
 

@@ -8,6 +8,7 @@ import type { Clock } from "../../clock";
 import type { OptOutSource } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { quietUntil, zoneForNumber } from "../../lib/quiet-hours";
+import { resolveTimeZone } from "../../lib/schedule";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
 import type { NotificationState } from "../notifications/state";
@@ -98,23 +99,29 @@ export function createSafetyService(deps: SafetyDeps) {
   function quietHold(workspaceId: number, phone: string, at: number): { until: number; zone: string } | null {
     const quiet = settings(workspaceId).quietHours;
     if (!quiet) return null;
-    const zone = deps.contactOf(workspaceId, phone)?.timezone ?? zoneForNumber(phone);
+    // A contact's zone may be a name the runtime only knows by its equivalent (EST5EDT): resolved.
+    const own = deps.contactOf(workspaceId, phone)?.timezone;
+    const zone = (own ? resolveTimeZone(own) : null) ?? zoneForNumber(phone);
     if (!zone) return null;
     const until = quietUntil(at, zone, quiet.start, quiet.end);
     return until === null ? null : { until, zone };
   }
 
-  function eventData(workspaceId: number, phone: string, ctx: ChangeContext, at: number) {
-    return {
+  /** A change that happened: the in-memory set dropped, the audit row written, the event emitted. */
+  function record(workspaceId: number, phone: string, action: "opted_out" | "opted_in", ctx: ChangeContext, at: number) {
+    forget(workspaceId);
+    const change = { reason: ctx.reason ?? null, threadMessageId: ctx.threadMessageId ?? null, channel: ctx.channel ?? null, deviceId: ctx.deviceId ?? null };
+    repo.addEvent({ workspaceId, phone, action, source: ctx.source, ...change, at });
+    events.emit(workspaceId, action === "opted_out" ? "contact.opted_out" : "contact.opted_in", {
       phone,
       source: ctx.source,
-      reason: ctx.reason ?? null,
-      message_id: ctx.threadMessageId ?? null,
-      channel: ctx.channel ?? null,
-      device_id: ctx.deviceId ?? null,
+      reason: change.reason,
+      message_id: change.threadMessageId,
+      channel: change.channel,
+      device_id: change.deviceId,
       contact_id: deps.contactOf(workspaceId, phone)?.id ?? null,
       at: iso(at),
-    };
+    });
   }
 
   /**
@@ -125,19 +132,7 @@ export function createSafetyService(deps: SafetyDeps) {
     return sqlite.transaction(() => {
       const now = clock.now();
       if (!repo.suppress(workspaceId, phone, now, ctx.source, ctx.reason ?? null)) return false;
-      forget(workspaceId);
-      repo.addEvent({
-        workspaceId,
-        phone,
-        action: "opted_out",
-        source: ctx.source,
-        reason: ctx.reason ?? null,
-        threadMessageId: ctx.threadMessageId ?? null,
-        channel: ctx.channel ?? null,
-        deviceId: ctx.deviceId ?? null,
-        at: now,
-      });
-      events.emit(workspaceId, "contact.opted_out", eventData(workspaceId, phone, ctx, now));
+      record(workspaceId, phone, "opted_out", ctx, now);
       for (const id of repo.waitingTo(workspaceId, phone)) {
         state.transition(id, "failed", {
           errorCode: "recipient_opted_out",
@@ -154,19 +149,7 @@ export function createSafetyService(deps: SafetyDeps) {
     return sqlite.transaction(() => {
       const now = clock.now();
       if (!repo.unsuppress(workspaceId, phone)) return false;
-      forget(workspaceId);
-      repo.addEvent({
-        workspaceId,
-        phone,
-        action: "opted_in",
-        source: ctx.source,
-        reason: ctx.reason ?? null,
-        threadMessageId: ctx.threadMessageId ?? null,
-        channel: ctx.channel ?? null,
-        deviceId: ctx.deviceId ?? null,
-        at: now,
-      });
-      events.emit(workspaceId, "contact.opted_in", eventData(workspaceId, phone, ctx, now));
+      record(workspaceId, phone, "opted_in", ctx, now);
       return true;
     })();
   }
@@ -197,20 +180,9 @@ export function createSafetyService(deps: SafetyDeps) {
     };
   }
 
+  /** A number suppressed now, as the audit entry that suppressed it (written with it, always there). */
   function presentActive(workspaceId: number, s: SuppressionRecord) {
-    const cause = repo.lastOptOut(workspaceId, s.phone);
-    return {
-      id: cause?.id ?? null,
-      phone: s.phone,
-      action: "opted_out" as const,
-      source: s.source,
-      reason: s.reason,
-      message_id: cause?.thread_message_id ?? null,
-      channel: cause?.channel ?? null,
-      device_id: cause?.device_id ?? null,
-      contact_id: deps.contactOf(workspaceId, s.phone)?.id ?? null,
-      at: iso(s.opted_out_at),
-    };
+    return presentEvent(workspaceId, repo.lastOptOut(workspaceId, s.phone)!);
   }
 
   /** The audit (every change, newest first) or, with `active`, the numbers suppressed now. */

@@ -8,7 +8,7 @@ import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { GroupCommit } from "../../db/group-commit";
 import { toE164 } from "../../lib/phone";
-import { parseScheduleTime, isTimeZone } from "../../lib/schedule";
+import { parseScheduleTime, requireTimeZone } from "../../lib/schedule";
 import { countSegments } from "../../lib/segments";
 import { monthStart } from "../../lib/time";
 import { nanoid } from "../../lib/tokens";
@@ -99,18 +99,10 @@ export interface Fallback {
 }
 
 /** What every route of a send shares: checked once, before a route is chosen. */
-interface Common {
-  recipient: string;
-  recipientName: string | null;
-  template: TemplateRow | null;
-  templateVars: Record<string, string> | null;
-  message: string;
-  scheduleAt: number | null;
-  timezone: string | null;
-  validUntil: number | null;
-  quietHold: { until: number; zone: string } | null;
-  fallback: Fallback | null;
-}
+type Common = Pick<
+  Prepared,
+  "recipient" | "recipientName" | "template" | "templateVars" | "message" | "scheduleAt" | "timezone" | "validUntil" | "quietHold" | "fallback"
+>;
 
 export interface Accepted {
   notificationId: number;
@@ -353,9 +345,7 @@ export function createSendingService(deps: SendingDeps) {
     }
 
     const timezone = input.timezone?.trim() || null;
-    if (timezone && !isTimeZone(timezone)) {
-      throw new AppError("invalid_timezone", `timezone "${timezone}" is not an IANA time zone name (e.g. Europe/Berlin)`, { field: "timezone" });
-    }
+    if (timezone) requireTimeZone(timezone);
     let scheduleAt: number | null = null;
     if (input.scheduleTime !== undefined && input.scheduleTime !== null && input.scheduleTime !== "") {
       scheduleAt = parseScheduleTime(input.scheduleTime, timezone ?? "UTC");
