@@ -44,6 +44,20 @@ function tooLong(form: ContactForm): { field: string; message: string } | null {
 }
 
 /**
+ * An uploaded CSV file's records, or the message that says why there are none: no file (or an
+ * empty one, `emptyMessage`), or text that is not CSV.
+ */
+export function uploadedCsv(body: unknown, emptyMessage: string): { records: { line: number; cells: string[] }[] } | { error: string } {
+  const text = formOf(body).file ?? "";
+  if (!text.trim()) return { error: emptyMessage };
+  try {
+    return { records: csvRecords(text) };
+  } catch (error) {
+    return { error: `The file is not valid CSV: ${(error as Error).message}.` };
+  }
+}
+
+/**
  * The records of a CSV text with the line each starts on (1 is the header), so a report can point
  * at the line a person sees in an editor: blank lines are skipped but counted, and a quoted field
  * may run over several lines. Throws as parseCsv does on a quote left open.
@@ -146,15 +160,9 @@ export function contactRoutes(s: Services, kit: Kit) {
     .get("/dashboard/contacts/import", kit.withSession((_ctx, who) => importPage(who)), { auth: "session", ...HIDDEN })
     .post("/dashboard/contacts/import", kit.withSession(({ body }, who) => {
       const ws = who.session.workspace_id;
-      const text = formOf(body).file ?? "";
-      if (!text.trim()) return importPage(who, 400, "Choose a CSV file that has a header line and at least one contact.");
-      let records: { line: number; cells: string[] }[];
-      try {
-        records = csvRecords(text);
-      } catch (error) {
-        return importPage(who, 400, `The file is not valid CSV: ${(error as Error).message}.`);
-      }
-      const [header, ...rows] = records;
+      const upload = uploadedCsv(body, "Choose a CSV file that has a header line and at least one contact.");
+      if ("error" in upload) return importPage(who, 400, upload.error);
+      const [header, ...rows] = upload.records;
       const at = Object.fromEntries(COLUMNS.map((c) => [c, header.cells.findIndex((h) => h.trim().toLowerCase() === c)])) as Record<(typeof COLUMNS)[number], number>;
       const missing = (["name", "phone"] as const).filter((c) => at[c] < 0);
       if (missing.length) return importPage(who, 400, `The first line must name the columns; ${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} missing (it has: ${header.cells.join(", ")}).`);

@@ -7,7 +7,7 @@ import { AppError } from "../http/errors";
 import { csvCell } from "../lib/csv";
 import { requirePhone } from "../modules/contacts/service";
 import type { Services } from "../services";
-import { csvRecords } from "./contact-routes";
+import { uploadedCsv } from "./contact-routes";
 import type { Kit, Signed } from "./kit";
 import type { Rejected } from "./pages/contacts";
 import { optOutImportBody, optOutsBody, type ImportReport, type OptOutForm, type OptOutRow, type OptOutView } from "./pages/optouts";
@@ -88,14 +88,9 @@ export function optOutRoutes(s: Services, kit: Kit) {
     .get("/dashboard/optouts/import", kit.withSession((_ctx, who) => importPage(who)), { auth: "session", ...HIDDEN })
     .post("/dashboard/optouts/import", kit.withSession(({ body }, who) => {
       const ws = who.session.workspace_id;
-      const text = formOf(body).file ?? "";
-      if (!text.trim()) return importPage(who, 400, "Choose a CSV file with at least one phone number.");
-      let records: { line: number; cells: string[] }[];
-      try {
-        records = csvRecords(text);
-      } catch (error) {
-        return importPage(who, 400, `The file is not valid CSV: ${(error as Error).message}.`);
-      }
+      const upload = uploadedCsv(body, "Choose a CSV file with at least one phone number.");
+      if ("error" in upload) return importPage(who, 400, upload.error);
+      const records = upload.records;
       // A first line that names a phone column is a header; without one the number is the first cell.
       const names = records[0]?.cells.map((c) => c.trim().toLowerCase()) ?? [];
       const header = names.includes("phone");

@@ -103,34 +103,66 @@ export function contactDeleteBody(opts: { c: Contact; csrf: string }): Html {
 </section>`;
 }
 
-/** The upload form, and after an import its report: how many came in and each rejected row with its reason. */
-export function importBody(opts: { csrf: string; types: ContactType[]; maxRows: number; error?: string | null; report?: { imported: number; rejected: Rejected[] } | null }): Html {
+/**
+ * A CSV import page: after an import, its report (the summary, and each rejected row with its line,
+ * what it held and why), then the upload form with its hint. Contacts and opt-outs share it.
+ */
+export function csvImportBody(opts: {
+  action: string;
+  csrf: string;
+  error?: string | null;
+  report?: { summary: string; rejected: Rejected[]; caption: string; back: { href: string; text: string } } | null;
+  hint: Html;
+  submit: string;
+}): Html {
   const r = opts.report;
   return html`${
     r
       ? html`<section class="card" aria-labelledby="report-title">
   <h2 id="report-title">Import report</h2>
-  <p class="${r.rejected.length ? "error" : "notice"}" role="status">${r.imported} contact${r.imported === 1 ? "" : "s"} imported, ${r.rejected.length} row${r.rejected.length === 1 ? "" : "s"} rejected.</p>
+  <p class="${r.rejected.length ? "error" : "notice"}" role="status">${r.summary}</p>
   ${
     r.rejected.length
-      ? html`<table class="stack" id="rejected"><caption class="hint">Rejected rows: nothing of them was stored. Fix them and import just those rows again.</caption><thead><tr><th scope="col">Line</th><th scope="col">What it held</th><th scope="col">Why</th></tr></thead><tbody>
+      ? html`<table class="stack" id="rejected"><caption class="hint">${r.caption}</caption><thead><tr><th scope="col">Line</th><th scope="col">What it held</th><th scope="col">Why</th></tr></thead><tbody>
 ${r.rejected.map((x) => html`<tr><td data-label="Line">${x.line}</td><td data-label="Held"><code>${x.held}</code></td><td data-label="Why">${x.reason}</td></tr>`)}
 </tbody></table>`
       : ""
   }
-  <p><a href="/dashboard/contacts">See the contacts</a></p>
+  <p><a href="${r.back.href}">${r.back.text}</a></p>
 </section>`
       : ""
   }
-<form class="card" method="post" action="/dashboard/contacts/import" enctype="multipart/form-data">
+<form class="card" method="post" action="${opts.action}" enctype="multipart/form-data">
   ${errorBox(opts.error)}
   <input type="hidden" name="_csrf" value="${opts.csrf}">
   <label for="i-file">CSV file</label>
   <input id="i-file" name="file" type="file" accept=".csv,text/csv" required aria-describedby="i-file-hint">
-  <div class="hint" id="i-file-hint">
-    <p>The first line names the columns: <code>name</code> and <code>phone</code>, and optionally <code>email</code> and <code>type</code> (${opts.types.map((t, i) => html`${i ? ", " : ""}<code>${t.code}</code>`)}), in any order and any case. Other columns are ignored. At most ${opts.maxRows} rows.</p>
-    <p>Each row becomes one contact, checked as the form checks it. A row with a problem is skipped whole and listed with its reason. A phone number that is already a contact is rejected as a duplicate: the existing contact is left as it is.</p>
-  </div>
-  <p><button type="submit">Import contacts</button></p>
+  <div class="hint" id="i-file-hint">${opts.hint}</div>
+  <p><button type="submit">${opts.submit}</button></p>
 </form>`;
 }
+
+/** Counted in a sentence: "1 contact", "2 contacts". */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** The contacts upload form, and after an import its report: how many came in and each rejected row with its reason. */
+export function importBody(opts: { csrf: string; types: ContactType[]; maxRows: number; error?: string | null; report?: { imported: number; rejected: Rejected[] } | null }): Html {
+  const r = opts.report;
+  return csvImportBody({
+    action: "/dashboard/contacts/import",
+    csrf: opts.csrf,
+    error: opts.error,
+    report: r
+      ? {
+          summary: `${plural(r.imported, "contact")} imported, ${plural(r.rejected.length, "row")} rejected.`,
+          rejected: r.rejected,
+          caption: "Rejected rows: nothing of them was stored. Fix them and import just those rows again.",
+          back: { href: "/dashboard/contacts", text: "See the contacts" },
+        }
+      : null,
+    hint: html`<p>The first line names the columns: <code>name</code> and <code>phone</code>, and optionally <code>email</code> and <code>type</code> (${opts.types.map((t, i) => html`${i ? ", " : ""}<code>${t.code}</code>`)}), in any order and any case. Other columns are ignored. At most ${opts.maxRows} rows.</p>
+    <p>Each row becomes one contact, checked as the form checks it. A row with a problem is skipped whole and listed with its reason. A phone number that is already a contact is rejected as a duplicate: the existing contact is left as it is.</p>`,
+    submit: "Import contacts",
+  });
+}
+

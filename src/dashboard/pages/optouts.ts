@@ -4,7 +4,7 @@
 import type { SafetyService } from "../../modules/safety/service";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
-import type { Rejected } from "./contacts";
+import { csvImportBody, plural, type Rejected } from "./contacts";
 
 type Entry = ReturnType<SafetyService["list"]>["entries"][number];
 
@@ -139,31 +139,21 @@ export interface ImportReport {
 /** The upload form, and after an import its report. */
 export function optOutImportBody(opts: { csrf: string; maxRows: number; error?: string | null; report?: ImportReport | null }): Html {
   const r = opts.report;
-  return html`${
-    r
-      ? html`<section class="card" aria-labelledby="report-title">
-  <h2 id="report-title">Import report</h2>
-  <p class="${r.rejected.length ? "error" : "notice"}" role="status">${r.added} number${r.added === 1 ? "" : "s"} opted out, ${r.already} already opted out, ${r.rejected.length} row${r.rejected.length === 1 ? "" : "s"} failed.</p>
-  ${
-    r.rejected.length
-      ? html`<table class="stack" id="rejected"><caption class="hint">Failed rows: their numbers were not opted out. Fix them and import just those rows again.</caption><thead><tr><th scope="col">Line</th><th scope="col">What it held</th><th scope="col">Why</th></tr></thead><tbody>
-${r.rejected.map((x) => html`<tr><td data-label="Line">${x.line}</td><td data-label="Held"><code>${x.held}</code></td><td data-label="Why">${x.reason}</td></tr>`)}
-</tbody></table>`
-      : ""
-  }
-  <p><a href="/dashboard/optouts">See the numbers opted out</a></p>
-</section>`
-      : ""
-  }
-<form class="card" method="post" action="/dashboard/optouts/import" enctype="multipart/form-data">
-  ${errorBox(opts.error)}
-  <input type="hidden" name="_csrf" value="${opts.csrf}">
-  <label for="i-file">CSV file</label>
-  <input id="i-file" name="file" type="file" accept=".csv,text/csv" required aria-describedby="i-file-hint">
-  <div class="hint" id="i-file-hint">
-    <p>One number a row in the first column, in international form (e.g. +14155552671), and optionally a reason in the second. A first line naming the columns (<code>phone</code>, <code>reason</code>, in any order) is optional. At most ${opts.maxRows} rows.</p>
-    <p>Each number is opted out as if opted out by hand (source <em>import</em>). A number already opted out is counted and left as it is; a row that is not a number is listed with its reason.</p>
-  </div>
-  <p><button type="submit">Import opt-outs</button></p>
-</form>`;
+  return csvImportBody({
+    action: "/dashboard/optouts/import",
+    csrf: opts.csrf,
+    error: opts.error,
+    report: r
+      ? {
+          summary: `${plural(r.added, "number")} opted out, ${r.already} already opted out, ${plural(r.rejected.length, "row")} failed.`,
+          rejected: r.rejected,
+          caption: "Failed rows: their numbers were not opted out. Fix them and import just those rows again.",
+          back: { href: "/dashboard/optouts", text: "See the numbers opted out" },
+        }
+      : null,
+    hint: html`<p>One number a row in the first column, in international form (e.g. +14155552671), and optionally a reason in the second. A first line naming the columns (<code>phone</code>, <code>reason</code>, in any order) is optional. At most ${opts.maxRows} rows.</p>
+    <p>Each number is opted out as if opted out by hand (source <em>import</em>). A number already opted out is counted and left as it is; a row that is not a number is listed with its reason.</p>`,
+    submit: "Import opt-outs",
+  });
 }
+

@@ -24,7 +24,7 @@ export const ContactType = t.Object({
 });
 
 const Name = t.String({ minLength: 1, maxLength: 200, examples: ["Ada Lovelace"] });
-const Phone = t.String({ minLength: 1, maxLength: 32, description: "E.164, e.g. +14155552671", examples: ["+14155552671"] });
+export const Phone = t.String({ minLength: 1, maxLength: 32, description: "E.164, e.g. +14155552671", examples: ["+14155552671"] });
 const Email = t.String({ maxLength: 254, description: "A valid email address", examples: ["ada@example.com"] });
 const Timezone = t.String({ maxLength: 64, description: "IANA zone name, e.g. Europe/Berlin (400 `invalid_timezone` otherwise); empty clears it", examples: ["Europe/Berlin"] });
 const TypeRef = t.String({ maxLength: 64, description: "A contact type code (or its name), see /api/contact/types" });

@@ -5,10 +5,10 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
 import { fieldError, pageQuery, refuseUnknownFields } from "../../http/validation";
 import type { Services } from "../../services";
+import { Phone } from "../contacts/model";
 import { requirePhone } from "../contacts/service";
 import { ROUTE_NAMES_DOC, Settings, SettingsBody } from "./settings";
 
-const Phone = t.String({ minLength: 1, maxLength: 32, description: "E.164, e.g. +14155552671", examples: ["+14155552671"] });
 
 const Entry = t.Object({
   id: t.Nullable(t.Integer({ description: "The audit entry" })),
