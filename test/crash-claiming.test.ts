@@ -55,11 +55,15 @@ test(`${2 * C} identical messages, ${C} in flight at SIGKILL: the provider ends 
   server = null;
   expect(fake.messages.size).toBe(2 * C);
   await expectEachOnce(rig, fake, ids);
-  // C were found at the provider after the restart, C were sent then.
+  // The C cut off were found at the provider after the restart, not sent again. With C calls in
+  // flight beside the recovery, a recovering notification may claim the twin a fresh call has just
+  // created, and that call then takes the recovered one's message instead (the designed swap), so a
+  // few more can be marked found; the provider's count above is the invariant.
   const found = readDb(rig.dataDir, (db) =>
     (db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'sent' AND detail LIKE '%found after an interrupted attempt%'").get() as { n: number }).n,
   );
-  expect(found).toBe(C);
+  expect(found).toBeGreaterThanOrEqual(C);
+  expect(found).toBeLessThanOrEqual(2 * C);
 }, 60_000);
 
 test("crash loop: 300 messages, many of them identical, 4 SIGKILLs: every one sent, each at the provider exactly once", async () => {
