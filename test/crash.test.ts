@@ -4,7 +4,7 @@
 import { afterAll, expect, test } from "bun:test";
 import type { RunningServer } from "./helpers/binary";
 import { settle } from "./helpers/api";
-import { crashRig, json, waitSettled } from "./helpers/crash-setup";
+import { crashRig, json, readDb, TO, waitSettled } from "./helpers/crash-setup";
 import { startFakeCloud } from "./helpers/fake-cloud";
 
 const fake = await startFakeCloud({ latencyMs: 120 });
@@ -79,4 +79,14 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
   const bodies = [...fake.messages.values()].map((m) => m.body);
   for (const body of acked.values()) expect(bodies.filter((b) => b === body)).toHaveLength(1);
   expect(new Set(bodies).size).toBe(bodies.length);
+
+  // 4. Each acknowledged send is in its thread exactly once: those the first server had not yet
+  // added to their thread when it was killed were added after the restart, none twice.
+  const threads = (await json(await server.fetch("/v1/api/thread/list", { key }))).data.threads as { peer: string }[];
+  expect(threads.map((t) => t.peer)).toContain(TO);
+  const threaded = readDb(rig.dataDir, (db) =>
+    db.query<{ id: number; n: number }, []>("SELECT notification_id AS id, count(*) AS n FROM thread_message WHERE notification_id IS NOT NULL GROUP BY notification_id").all(),
+  );
+  const times = new Map(threaded.map((r) => [r.id, r.n]));
+  for (const id of acked.keys()) expect(times.get(id)).toBe(1);
 }, 90_000);

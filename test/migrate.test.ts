@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { openDatabase } from "../src/db/client";
 import { embeddedMigrations } from "../src/db/embedded-migrations";
 import { migrate } from "../src/db/migrate";
+import { createThreadRepository } from "../src/modules/threads/repository";
 
 const root = join(import.meta.dir, "..");
 const journal = JSON.parse(readFileSync(join(root, "migrations/meta/_journal.json"), "utf8"));
@@ -76,6 +77,27 @@ describe("migrations", () => {
       { id: 5, external_id: null },
     ]);
     expect(() => insert("SMown")).toThrow("UNIQUE");
+  });
+
+  test("0014 starts the threads' catch-up after the newest notification, so sends an older release already threaded are not added twice", () => {
+    const db = openDatabase(":memory:");
+    const older = embeddedMigrations.filter((m) => m.tag < "0014");
+    for (const m of older) for (const stmt of m.sql.split("--> statement-breakpoint")) db.$client.run(stmt);
+    db.$client.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
+    for (const m of older) db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('old', ?)", [m.when]);
+    db.$client.run("PRAGMA foreign_keys = OFF");
+    // An older release wrote the thread message with the send.
+    db.$client.run("INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'old', 0, 0, 0)");
+    db.$client.run("INSERT INTO thread (workspace_id, channel, device_id, peer, last_message_at, last_message_preview, last_direction, created_at) VALUES (1, 'sms', 0, '+14155552671', 0, 'old', 'outbound', 0)");
+    db.$client.run("INSERT INTO thread_message (thread_id, direction, body, notification_id, at) VALUES (1, 'outbound', 'old', 1, 0)");
+    expect(migrate(db).applied).toBe(embeddedMigrations.length - older.length);
+    expect(db.$client.query("SELECT notification_id FROM thread_sync").all()).toEqual([{ notification_id: 1 }]);
+    db.$client.run("INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'new', 0, 5, 5)");
+    expect(createThreadRepository(db.$client).catchUp()).toBe(1);
+    expect(db.$client.query("SELECT body, notification_id FROM thread_message ORDER BY id").all()).toEqual([
+      { body: "old", notification_id: 1 },
+      { body: "new", notification_id: 2 },
+    ]);
   });
 
   test("the database runs in WAL mode with foreign keys on", () => {

@@ -207,6 +207,14 @@ describe("failover", () => {
     const failover = n.logs.find((l: { event: string }) => l.event === "failover");
     expect(failover).toMatchObject({ error_code: "131026" });
     expect(n.message).toContain("Dan");
+    // The conversation shows it once, in the SMS thread, whether or not it had reached the chat-app thread before it moved.
+    const threads = (await api("/v1/api/thread/list")).body.data.threads.filter((t: { peer: string }) => t.peer === "+14155550199");
+    const holding: string[] = [];
+    for (const t of threads) {
+      const messages = (await api(`/v1/api/thread/${t.thread_id}/messages`)).body.data.messages as { notification_id: number | null }[];
+      for (const m of messages) if (m.notification_id === n.notification_id) holding.push(t.channel);
+    }
+    expect(holding).toEqual(["sms"]);
     phone.proc.kill("SIGKILL");
   }, 60_000);
 });

@@ -734,3 +734,13 @@ export const notificationHourly = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.workspaceId, table.status, table.hour, table.deliveryType] })],
 );
+
+/**
+ * How far the threads have caught up with the notifications (one row, id 1): a send stores only its
+ * notification, and the threads repository adds every notification past `notification_id` to its
+ * thread as an outbound message before it reads or writes anything (src/modules/threads/repository.ts).
+ */
+export const threadSync = sqliteTable("thread_sync", {
+  id: integer("id").primaryKey(),
+  notificationId: integer("notification_id").notNull(),
+});

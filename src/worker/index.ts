@@ -2,11 +2,22 @@
 import type { Services } from "../services";
 import { startScheduler, type Task } from "./scheduler";
 
+/** Sends added to their threads per transaction of the worker's catch-up. */
+const THREAD_CATCH_UP_CHUNK = 1000;
+
 export function workerTasks(s: Services): Task[] {
   return [
     { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
     { name: "notifications:expire", everySeconds: s.config.workerIntervalSeconds, run: () => s.expiry.expireDue() },
     { name: "notifications:failover", everySeconds: s.config.workerIntervalSeconds, run: () => s.sending.failoverStranded(s.config.failoverGraceSeconds * 1000) },
+    // Sends reach their threads in chunks, letting requests in between (each read also catches up first).
+    {
+      name: "threads:catch-up",
+      everySeconds: s.config.workerIntervalSeconds,
+      run: async () => {
+        while (s.threads.catchUp(THREAD_CATCH_UP_CHUNK) === THREAD_CATCH_UP_CHUNK) await new Promise((resolve) => setImmediate(resolve));
+      },
+    },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
     // Each channel's own periodic work, given its service.

@@ -546,7 +546,7 @@ export function createSendingService(deps: SendingDeps) {
       createdAt: now,
     });
     credits.debit(auth.workspaceId, p.cost, id);
-    addToThread(auth.workspaceId, p, id, p.scheduleAt ?? now);
+    // Its outbound thread message follows from the notification (threads.catchUp).
     state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
       status: "pending",
       detail: p.scheduleAt

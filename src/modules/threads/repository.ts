@@ -1,7 +1,9 @@
-// Threads and their messages: every conversation, both directions, both channels. Adding a message
-// runs on every accepted send and every inbound message, so add() and find() use statements
-// prepared once, their columns aliased to the schema's names; the reading side goes through
-// drizzle. Row types come from the drizzle tables either way.
+// Threads and their messages: every conversation, both directions, both channels. A send stores
+// only its notification; its outbound message is added here later, in notification id order, by
+// catchUp(), which every method but find() runs first, so nothing reads or changes a thread that
+// lags behind the sends (a worker task also catches up once a second). The writing side uses
+// statements prepared once, their columns aliased to the schema's names; the reading side goes
+// through drizzle. Row types come from the drizzle tables either way.
 import type { Database, Statement } from "bun:sqlite";
 import { and, count, desc, eq, getTableColumns, gt, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
@@ -44,6 +46,9 @@ export interface MessageInput {
 }
 
 const PREVIEW = 120;
+
+/** Notifications added to their threads per read of the backlog. */
+const CATCH_UP_BATCH = 500;
 
 const THREAD_COLUMNS = `id, workspace_id AS workspaceId, channel, device_id AS deviceId, peer, peer_name AS peerName, contact_id AS contactId,
   last_message_at AS lastMessageAt, last_message_preview AS lastMessagePreview, last_direction AS lastDirection,
@@ -107,83 +112,135 @@ export function createThreadRepository(sqlite: Database) {
 
   const withContact = () => db.select({ ...getTableColumns(thread), contactName: contact.name }).from(thread).leftJoin(contact, eq(contact.id, thread.contactId));
 
-  return {
-    /**
-     * Adds a message to its thread (creating the thread, linked to the contact with that phone if
-     * there is one). An inbound message the channel already delivered (same external id) is
-     * ignored; returns null then.
-     */
-    add(m: MessageInput): { thread: ThreadRecord; messageId: number } | null {
-      // Every send adds one: inside the caller's transaction (the usual case) it runs as it is,
-      // without a savepoint of its own, and only a message that may repeat one the channel
-      // delivered before looks for it first.
-      const write = () => {
-        if (m.externalId || m.sameContentIsDuplicate) {
-          const existing = findThread.get(m.workspaceId, m.channel, m.threadDeviceId, m.peer);
-          if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
-          if (existing && m.sameContentIsDuplicate && sameContent.get(existing.id, m.at, m.body)) return null;
+  /**
+   * Adds a message to its thread (creating the thread, linked to the contact with that phone if
+   * there is one). Only a message that may repeat one the channel delivered before (an external
+   * id, or the same content) looks for it first; returns null for such a repeat.
+   */
+  function write(m: MessageInput): { thread: ThreadRecord; messageId: number } | null {
+    if (m.externalId || m.sameContentIsDuplicate) {
+      const existing = findThread.get(m.workspaceId, m.channel, m.threadDeviceId, m.peer);
+      if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
+      if (existing && m.sameContentIsDuplicate && sameContent.get(existing.id, m.at, m.body)) return null;
+    }
+    const inbound = m.direction === "inbound";
+    const contactId = contactByPhone.get(m.workspaceId, m.peer)?.id ?? null;
+    const row = upsertThread.get(
+      m.workspaceId,
+      m.channel,
+      m.threadDeviceId,
+      m.peer,
+      m.peerName ?? null,
+      contactId,
+      m.at,
+      m.body.slice(0, PREVIEW),
+      m.direction,
+      inbound ? 1 : 0,
+      inbound ? m.at : null,
+    )!;
+    const meta = m.meta ? JSON.stringify(m.meta) : null;
+    const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, meta, m.at);
+    if (!message) return null;
+    return { thread: row, messageId: message.id };
+  }
+
+  // The sends not yet in their threads: those past the cursor, oldest first.
+  const syncedUpTo: Statement<{ id: number }, []> = sqlite.prepare("SELECT notification_id AS id FROM thread_sync WHERE id = 1");
+  const anyUnsynced: Statement<{ id: number }, []> = sqlite.prepare(
+    "SELECT id FROM notification WHERE id > (SELECT notification_id FROM thread_sync WHERE id = 1) LIMIT 1",
+  );
+  const unsynced: Statement<
+    { id: number; workspaceId: number; channel: ThreadRecord["channel"]; deviceId: number | null; recipient: string; recipientName: string | null; message: string; at: number },
+    [number, number]
+  > = sqlite.prepare(`
+    SELECT id, workspace_id AS workspaceId, delivery_type AS channel, device_id AS deviceId, recipient, recipient_name AS recipientName,
+      message, coalesce(schedule_at, created_at) AS at
+    FROM notification WHERE id > ? ORDER BY id LIMIT ?`);
+  const advance: Statement<unknown, [number]> = sqlite.prepare("UPDATE thread_sync SET notification_id = ? WHERE id = 1");
+
+  /**
+   * Adds the sends stored since the last call to their threads, at most `limit` of them, in one
+   * transaction (the caller's, when it has one); returns how many. A send's message is dated when
+   * it was scheduled for, else when it was accepted, and it goes to the thread of the channel and,
+   * on the chat-app channel, the business number the notification has now.
+   */
+  function catchUp(limit = Number.POSITIVE_INFINITY): number {
+    if (!anyUnsynced.get()) return 0;
+    const run = () => {
+      let done = 0;
+      while (done < limit) {
+        const rows = unsynced.all(syncedUpTo.get()!.id, Math.min(CATCH_UP_BATCH, limit - done));
+        if (rows.length === 0) break;
+        for (const n of rows) {
+          write({
+            workspaceId: n.workspaceId,
+            channel: n.channel,
+            threadDeviceId: n.channel === "chatapp" ? (n.deviceId ?? 0) : 0,
+            peer: n.recipient,
+            peerName: n.recipientName,
+            direction: "outbound",
+            body: n.message,
+            notificationId: n.id,
+            deviceId: n.deviceId,
+            at: n.at,
+          });
         }
-        const inbound = m.direction === "inbound";
-        const contactId = contactByPhone.get(m.workspaceId, m.peer)?.id ?? null;
-        const row = upsertThread.get(
-          m.workspaceId,
-          m.channel,
-          m.threadDeviceId,
-          m.peer,
-          m.peerName ?? null,
-          contactId,
-          m.at,
-          m.body.slice(0, PREVIEW),
-          m.direction,
-          inbound ? 1 : 0,
-          inbound ? m.at : null,
-        )!;
-        const meta = m.meta ? JSON.stringify(m.meta) : null;
-        const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, meta, m.at);
-        if (!message) return null;
-        return { thread: row, messageId: message.id };
-      };
-      return sqlite.inTransaction ? write() : sqlite.transaction(write)();
-    },
+        advance.run(rows[rows.length - 1].id);
+        done += rows.length;
+      }
+      return done;
+    };
+    return sqlite.inTransaction ? run() : sqlite.transaction(run)();
+  }
+
+  /** `fn`, run once the threads have caught up with the sends. */
+  const caughtUp =
+    <A extends unknown[], R>(fn: (...args: A) => R) =>
+    (...args: A): R => {
+      catchUp();
+      return fn(...args);
+    };
+
+  return {
+    catchUp,
+
+    /** Adds a message to its thread, inside the caller's transaction when there is one; see write(). */
+    add: caughtUp((m: MessageInput): { thread: ThreadRecord; messageId: number } | null => (sqlite.inTransaction ? write(m) : sqlite.transaction(write)(m))),
 
     /**
      * The MMS in a thread that a downloaded MMS (the phone's id `downloadId`, dated `at`) completes:
      * the one that already has it, else the header-only one nearest in time within `windowMs`.
      */
-    mmsToComplete(threadId: number, downloadId: string, at: number, windowMs: number): { id: number; meta: MmsMeta; done: boolean } | null {
+    mmsToComplete: caughtUp((threadId: number, downloadId: string, at: number, windowMs: number): { id: number; meta: MmsMeta; done: boolean } | null => {
       const done = downloaded.get(threadId, downloadId);
       const id = done?.id ?? awaitingDownload.get(threadId, at, windowMs, 1)?.id;
       if (id === undefined) return null;
       const raw = metaOf.get(id)?.meta;
       return { id, meta: JSON.parse(raw ?? "null") as MmsMeta, done: done != null };
-    },
+    }),
     /** Takes a sent message out of its thread (failover moved it to another channel's thread). */
-    removeOutbound(notificationId: number): void {
+    removeOutbound: caughtUp((notificationId: number): void => {
       dropOutbound.run(notificationId);
-    },
+    }),
     /** Replaces a message's body and metadata (an MMS whose content arrived). */
-    completeMms(messageId: number, body: string, meta: MmsMeta): void {
+    completeMms: caughtUp((messageId: number, body: string, meta: MmsMeta): void => {
       setContent.run(body, JSON.stringify(meta), messageId);
-    },
+    }),
 
     find: (workspaceId: number, channel: ThreadRecord["channel"], threadDeviceId: number, peer: string): ThreadRecord | null =>
       findThread.get(workspaceId, channel, threadDeviceId, peer) ?? null,
 
     /** One thread of the workspace, with its contact's name. */
-    view(workspaceId: number, id: number): ThreadView | null {
-      return withContact().where(and(eq(thread.workspaceId, workspaceId), eq(thread.id, id))).get() ?? null;
-    },
+    view: caughtUp((workspaceId: number, id: number): ThreadView | null => withContact().where(and(eq(thread.workspaceId, workspaceId), eq(thread.id, id))).get() ?? null),
     /** A page of the workspace's threads, most recent first. */
-    views(workspaceId: number, f: ThreadFilters, limit: number, offset: number): ThreadView[] {
-      return withContact().where(filtersOf(workspaceId, f)).orderBy(desc(thread.lastMessageAt), desc(thread.id)).limit(limit).offset(offset).all();
-    },
-    count(workspaceId: number, f: ThreadFilters): number {
-      return db.select({ n: count() }).from(thread).where(filtersOf(workspaceId, f)).get()!.n;
-    },
+    views: caughtUp((workspaceId: number, f: ThreadFilters, limit: number, offset: number): ThreadView[] =>
+      withContact().where(filtersOf(workspaceId, f)).orderBy(desc(thread.lastMessageAt), desc(thread.id)).limit(limit).offset(offset).all(),
+    ),
+    count: caughtUp((workspaceId: number, f: ThreadFilters): number => db.select({ n: count() }).from(thread).where(filtersOf(workspaceId, f)).get()!.n),
 
     /** A page of a thread's messages, newest first. */
-    messages(threadId: number, limit: number, offset: number): ThreadMessageView[] {
-      return db
+    messages: caughtUp((threadId: number, limit: number, offset: number): ThreadMessageView[] =>
+      db
         .select({
           id: threadMessage.id,
           direction: threadMessage.direction,
@@ -201,13 +258,11 @@ export function createThreadRepository(sqlite: Database) {
         .orderBy(desc(threadMessage.at), desc(threadMessage.id))
         .limit(limit)
         .offset(offset)
-        .all();
-    },
-    countMessages(threadId: number): number {
-      return db.select({ n: count() }).from(threadMessage).where(eq(threadMessage.threadId, threadId)).get()!.n;
-    },
+        .all(),
+    ),
+    countMessages: caughtUp((threadId: number): number => db.select({ n: count() }).from(threadMessage).where(eq(threadMessage.threadId, threadId)).get()!.n),
 
-    markRead: (threadId: number) => void db.update(thread).set({ unreadCount: 0 }).where(eq(thread.id, threadId)).run(),
+    markRead: caughtUp((threadId: number) => void db.update(thread).set({ unreadCount: 0 }).where(eq(thread.id, threadId)).run()),
   };
 }
 

@@ -1,0 +1,86 @@
+// A send stores only its notification; its outbound thread message is added later, in id order,
+// by the threads repository's catch-up (before any thread read or write, and by a worker task).
+// These check that nothing a caller can observe depends on when that happens.
+import { describe, expect, test } from "bun:test";
+import { smsSender } from "./helpers/api";
+import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { postPhoneWebhook, registerAppPhone } from "./helpers/phone";
+import { workerTasks } from "../src/worker";
+
+const ADA = "+14155552671";
+const BOB = "+447911123456";
+const send = smsSender({});
+
+const count = (ctx: TestContext, sql: string) => (ctx.db.$client.query(sql).get() as { n: number }).n;
+const threadMessages = (ctx: TestContext) => count(ctx, "SELECT count(*) AS n FROM thread_message");
+const cursor = (ctx: TestContext) => count(ctx, "SELECT notification_id AS n FROM thread_sync WHERE id = 1");
+
+async function threadOf(ctx: TestContext, peer: string) {
+  const threads = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads as { thread_id: number; peer: string }[];
+  const thread = threads.find((t) => t.peer === peer);
+  if (!thread) return null;
+  const page = expectEnvelope(await ctx.get(`/v1/api/thread/${thread.thread_id}/messages`, { query: { limit: 100 } }), 200).data;
+  return { ...thread, ...page } as { thread_id: number; last_message: { body: string; at: string }; created_at: string; messages: { direction: string; body: string; at: string; notification_id: number | null }[] };
+}
+
+describe("threads follow the sends", () => {
+  test("a send writes no thread rows; the first read adds every send to its thread, dated as the send, once", async () => {
+    const ctx = createTestContext();
+    await ctx.phone();
+    const first = await send(ctx, { recipient_contact: ADA, message: "Order 1 is ready" });
+    ctx.clock.advance(60_000);
+    const second = await send(ctx, { recipient_contact: ADA, message: "Order 2 is ready", recipient_name: "Ada" });
+    const later = await send(ctx, { recipient_contact: BOB, message: "See you tomorrow", schedule_time: "2026-01-16 09:00:00" });
+    expect(threadMessages(ctx)).toBe(0);
+    expect(count(ctx, "SELECT count(*) AS n FROM thread")).toBe(0);
+
+    const ada = (await threadOf(ctx, ADA))!;
+    expect(ada.messages.map((m) => [m.notification_id, m.body, m.at])).toEqual([
+      [second, "Order 2 is ready", "2026-01-15T12:01:00.000Z"],
+      [first, "Order 1 is ready", "2026-01-15T12:00:00.000Z"],
+    ]);
+    expect(ada).toMatchObject({ peer_name: "Ada", created_at: "2026-01-15T12:00:00.000Z", last_message: { body: "Order 2 is ready", at: "2026-01-15T12:01:00.000Z" } });
+    // A scheduled send is dated when it is due, as before.
+    const bob = (await threadOf(ctx, BOB))!;
+    expect(bob.messages).toEqual([expect.objectContaining({ notification_id: later, at: "2026-01-16T09:00:00.000Z" })]);
+    expect(cursor(ctx)).toBe(later);
+    // Reading again adds nothing.
+    await threadOf(ctx, ADA);
+    expect(threadMessages(ctx)).toBe(3);
+  });
+
+  test("an inbound reply that arrives before the catch-up still lands after the sends it answers", async () => {
+    const ctx = createTestContext();
+    const reg = await registerAppPhone(ctx);
+    await send(ctx, { recipient_contact: ADA, message: "Your table is ready" });
+    ctx.clock.advance(30_000);
+    const body = JSON.stringify({ id: "in-1", webhookId: "w", event: "sms:received", deviceId: reg.id, payload: { messageId: "m1", message: "On my way", sender: ADA, receivedAt: new Date(ctx.clock.now()).toISOString() } });
+    expect((await postPhoneWebhook(ctx, reg.signingKey, body)).status).toBe(204);
+    const ada = (await threadOf(ctx, ADA))!;
+    expect(ada.messages.map((m) => [m.direction, m.body])).toEqual([
+      ["inbound", "On my way"],
+      ["outbound", "Your table is ready"],
+    ]);
+    expect(ada).toMatchObject({ unread_count: 1, last_message: { body: "On my way", direction: "inbound" } });
+  });
+
+  test("the worker's task catches up a backlog larger than one chunk, in order, each send once", async () => {
+    const ctx = createTestContext();
+    await ctx.phone();
+    const ids: number[] = [];
+    for (let r = 0; r < 11; r++) {
+      const messages = Array.from({ length: 100 }, (_, i) => ({ recipient_contact: i % 2 ? ADA : BOB, message: `Batch ${r} item ${i}` }));
+      const results = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages }), 200).data.results as { notification_id: number }[];
+      ids.push(...results.map((x) => x.notification_id));
+    }
+    expect(threadMessages(ctx)).toBe(0);
+    const task = workerTasks(ctx.services).find((t) => t.name === "threads:catch-up")!;
+    await task.run();
+    expect(cursor(ctx)).toBe(Math.max(...ids));
+    expect(threadMessages(ctx)).toBe(1100);
+    expect(count(ctx, "SELECT count(DISTINCT notification_id) AS n FROM thread_message")).toBe(1100);
+    expect(count(ctx, "SELECT count(*) AS n FROM thread")).toBe(2);
+    await task.run();
+    expect(threadMessages(ctx)).toBe(1100);
+  });
+});
