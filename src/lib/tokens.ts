@@ -1,18 +1,32 @@
 // Random identifiers and secrets, and the hashing we store instead of secrets.
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const URL_SAFE = "useandom-26T198340PX75pxJACKVERYMINDBUSHWOLF_GQZbfghjklqvwyzrict";
+/** The same 64 characters in byte order, so ids that start with a time sort as the times do. */
+const URL_SAFE_SORTED = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz";
+
+// Random bytes are drawn from the system's generator a few kilobytes at a time: one call per id
+// cost a send about 3 % of its time.
+const POOL_BYTES = 4096;
+let pool = new Uint8Array(0);
+let used = 0;
+
+function randomByte(): number {
+  if (used === pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(POOL_BYTES));
+    used = 0;
+  }
+  return pool[used++];
+}
 
 function randomFrom(alphabet: string, length: number): string {
-  // Rejection sampling keeps every character equally likely.
+  // Rejection sampling keeps every character equally likely (with 64 characters nothing is rejected).
   const limit = 256 - (256 % alphabet.length);
   let out = "";
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < limit) out += alphabet[byte % alphabet.length];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < limit) out += alphabet[byte % alphabet.length];
   }
   return out;
 }
@@ -21,6 +35,18 @@ export const randomBase62 = (length: number) => randomFrom(BASE62, length);
 
 /** A 21-character nanoid-style id, the form the companion app expects for ids and tokens. */
 export const nanoid = (length = 21) => randomFrom(URL_SAFE, length);
+
+/**
+ * A 21-character id in the same alphabet as nanoid whose first 8 characters are the time in
+ * milliseconds, so new ids land at the end of the unique index rather than on a random page of
+ * it (a tenth of a send's time at 32 sends a commit); the other 13 are random (78 bits).
+ * For ids that name a record, never for secrets.
+ */
+export function timeOrderedId(now = Date.now()): string {
+  let time = "";
+  for (let i = 0, t = Math.max(0, Math.floor(now)); i < 8; i++, t = Math.floor(t / 64)) time = URL_SAFE_SORTED[t % 64] + time;
+  return time + randomFrom(URL_SAFE, 13);
+}
 
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");

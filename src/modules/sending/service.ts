@@ -11,7 +11,7 @@ import { toE164 } from "../../lib/phone";
 import { parseScheduleTime, requireTimeZone } from "../../lib/schedule";
 import { countSegments } from "../../lib/segments";
 import { monthStart } from "../../lib/time";
-import { nanoid } from "../../lib/tokens";
+import { timeOrderedId } from "../../lib/tokens";
 import { findUrl } from "../../lib/urls";
 import type { CreditService } from "../credits/service";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
@@ -535,7 +535,7 @@ export function createSendingService(deps: SendingDeps) {
       segments: p.segments,
       cost: p.cost,
       // A paired phone knows each message by an id of ours (the companion-app protocol's "id").
-      externalId: traits.get(p.device.kind)?.choosesExternalId ? nanoid(21) : null,
+      externalId: traits.get(p.device.kind)?.choosesExternalId ? timeOrderedId(now) : null,
       channelPayload: p.channelPayload ?? null,
       simNumber: p.simNumber,
       priority: p.priority,
@@ -658,7 +658,7 @@ export function createSendingService(deps: SendingDeps) {
           message: p.message,
           segments: p.segments,
           cost: p.cost,
-          externalId: traits.get(kind)?.choosesExternalId ? nanoid(21) : null,
+          externalId: traits.get(kind)?.choosesExternalId ? timeOrderedId(now) : null,
           simNumber: p.simNumber,
         },
         now,
