@@ -4,14 +4,15 @@ import { Elysia, type AnyElysia } from "elysia";
 import { dashboardError, dashboardRoutes } from "./dashboard/routes";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
-import { foundation } from "./http/foundation";
+import type { FastHandler } from "./http/fast-route";
+import { foundation, requestPipeline, type FoundationDeps } from "./http/foundation";
 import { contactRoutes } from "./modules/contacts/routes";
 import { safetyRoutes } from "./modules/safety/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
 import { overviewRoutes } from "./modules/overview/routes";
-import { sendingRoutes } from "./modules/sending/routes";
+import { fastSendRoutes, sendingRoutes } from "./modules/sending/routes";
 import { statsRoutes } from "./modules/stats/routes";
 import { deviceRoutes } from "./modules/devices/routes";
 import { projectRoutes } from "./modules/projects/routes";
@@ -21,7 +22,12 @@ import { isSmsGatePath, needsSmsGateAuth } from "./modules/smsgate/auth";
 import { smsGateRoutes } from "./modules/smsgate/routes";
 import type { Services } from "./services";
 
-export function createApp(s: Services) {
+export interface AppOptions {
+  /** false: the send routes go through the framework like every other (the reference in test/fast-route.test.ts). */
+  fastRoutes?: boolean;
+}
+
+export function createApp(s: Services, options: AppOptions = {}) {
   let routeTable: { method: string; pattern: RegExp; isStatic: boolean }[] | null = null;
   const allowedMethods = (path: string, staticOnly = false): string[] => {
     routeTable ??= routes().map((r) => ({
@@ -34,23 +40,23 @@ export function createApp(s: Services) {
   };
 
   const routes = (): { method: string; path: string }[] => app.routes;
+  const foundationDeps: FoundationDeps = {
+    config: s.config,
+    authenticate: s.authenticate,
+    rateLimiter: s.rateLimiter,
+    allowedMethods,
+    log: s.log,
+    storage: s.storage,
+    pageError: dashboardError,
+    gates: [{ matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate }],
+    plainErrors: isSmsGatePath,
+    beforeBody: (request, path, signIn) => {
+      for (const runtime of s.channelRuntimes) runtime.beforeBody?.(request.method, path, request.headers, signIn);
+    },
+  };
+  const pipeline = requestPipeline(foundationDeps);
   const app = new Elysia()
-    .use(
-      foundation({
-        config: s.config,
-        authenticate: s.authenticate,
-        rateLimiter: s.rateLimiter,
-        allowedMethods,
-        log: s.log,
-        storage: s.storage,
-        pageError: dashboardError,
-        gates: [{ matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate }],
-        plainErrors: isSmsGatePath,
-        beforeBody: (request, path, signIn) => {
-          for (const runtime of s.channelRuntimes) runtime.beforeBody?.(request.method, path, request.headers, signIn);
-        },
-      }),
-    )
+    .use(foundation(foundationDeps, pipeline))
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes())
     .use(systemRoutes(s))
@@ -69,7 +75,23 @@ export function createApp(s: Services) {
     .use(dashboardRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
+  if (options.fastRoutes !== false) serveFast(app, fastSendRoutes(s, pipeline, async (request) => app.fetch(request)));
   return app;
+}
+
+/**
+ * Hands the fast routes' POSTs to their handlers (src/http/fast-route.ts), ahead of the framework:
+ * in the server through Bun.serve's route table, which Elysia's listen() merges with its own; in
+ * process through app.handle, as the tests call it.
+ */
+function serveFast(app: Pick<AnyElysia, "config" | "handle" | "server">, fast: Map<string, FastHandler>) {
+  const config = app.config as { serve?: { routes?: Record<string, Record<string, FastHandler>> } };
+  config.serve = { ...config.serve, routes: { ...config.serve?.routes, ...Object.fromEntries([...fast].map(([path, handler]) => [path, { POST: handler }])) } };
+  const general = app.handle;
+  app.handle = (request: Request) => {
+    const handler = request.method === "POST" ? fast.get(new URL(request.url).pathname) : undefined;
+    return handler ? handler(request, app.server) : general(request);
+  };
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -129,7 +129,12 @@ async function multipartFields(bytes: Uint8Array, contentType: string): Promise<
   return fields;
 }
 
-export function foundation(deps: FoundationDeps) {
+/**
+ * The steps of the pipeline as plain functions, so a route served outside the framework (the send
+ * routes, src/http/fast-route.ts) runs the very same ones: admission (request id, limits, credentials,
+ * rate limit), body parsing, and turning a failure into the error reply.
+ */
+export function requestPipeline(deps: FoundationDeps) {
   const { config, authenticate, rateLimiter } = deps;
 
   function errorResponse(request: Request, status: number, code: string | number, message: string, data: Record<string, unknown>, headers: Record<string, string>) {
@@ -151,63 +156,86 @@ export function foundation(deps: FoundationDeps) {
   // The chat-app platform batches up to 1000 updates in one webhook, up to 3 MB.
   const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
 
+  /**
+   * Everything before the body: a request id, the head and declared body sizes, the early gates,
+   * and on /v1 the API key and its rate limit. The reply's headers go into `headers`.
+   */
+  async function admit(request: Request, server: Parameters<typeof clientAddress>[1], headers: Record<string, string | number>): Promise<void> {
+    const id = crypto.randomUUID();
+    requestIds.set(request, id);
+    headers["x-request-id"] = id;
+    const head = headBytes(request);
+    if (head > MAX_HEAD_BYTES) {
+      throw new AppError("headers_too_large", `Request line and headers of ${head} bytes exceed the limit of ${MAX_HEAD_BYTES} bytes`, { limit: MAX_HEAD_BYTES }, undefined, { ...CLOSE });
+    }
+    const path = pathOf(request);
+    const limit = bodyLimit(path);
+    const length = Number(request.headers.get("content-length") ?? 0);
+    if (length > limit) {
+      await discardBody(request);
+      throw payloadTooLarge(limit, length);
+    }
+    // Wrong credentials count against the caller's address, and past the limit it gets 429 before
+    // any credential is looked at.
+    const client = clientAddress(request, server);
+    deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
+    const gate = needsApiKey(path) ? null : deps.gates?.find((g) => g.matches(path));
+    if (needsApiKey(path) || gate) {
+      const auth = rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
+      authByRequest.set(request, auth);
+      const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+      Object.assign(headers, decision.headers);
+    }
+    // After the credentials, so a caller without them learns nothing from a 400.
+    checkQueryEncoding(request.url);
+  }
+
+  /** The body as a value: JSON (or a form), or a dashboard upload's fields; kept as text for signature checks. */
+  async function parse(request: Request, contentType: string | null | undefined): Promise<unknown> {
+    const bytes = await readBodyWithLimit(request, bodyLimit(pathOf(request)));
+    // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
+    // (The boundary is in the header itself; the content type Elysia hands over may lack it.)
+    const fullType = request.headers.get("content-type") ?? "";
+    if (fullType.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, fullType);
+    const text = decodeUtf8(bytes);
+    rawBodyByRequest.set(request, text);
+    return decodeBody(text, contentType);
+  }
+
+  /** A failure that is not the framework's own: ours in the envelope (or the page), anything else a logged 500. */
+  function fail(request: Request, thrown: unknown, headers: Record<string, string>): Response {
+    const cause = (thrown as Error | undefined)?.cause;
+    let error = thrown;
+    if (isStorageFull(error) || isStorageFull(cause)) {
+      deps.storage?.markFull();
+      error = new AppError("storage_full", "The server's disk is full: nothing was stored; free space and retry");
+    }
+    if (error instanceof AppError) {
+      return errorResponse(request, error.status, error.publicCode ?? error.code, error.message, error.data, { ...headers, ...error.headers });
+    }
+    const requestId = requestIdOf(request);
+    deps.log(`internal error on ${request.method} ${pathOf(request)} (request ${requestId})`, error);
+    return errorResponse(request, 500, "internal_error", "Internal error, retry later", { request_id: requestId }, headers);
+  }
+
+  return { admit, parse, fail, errorResponse };
+}
+
+export type RequestPipeline = ReturnType<typeof requestPipeline>;
+
+export function foundation(deps: FoundationDeps, pipeline: RequestPipeline = requestPipeline(deps)) {
+  const { admit, parse, fail, errorResponse } = pipeline;
+
   return new Elysia({ name: "pigeon-foundation" })
-    .onRequest(async ({ request, set, server }) => {
-      const id = crypto.randomUUID();
-      requestIds.set(request, id);
-      set.headers["x-request-id"] = id;
-      const head = headBytes(request);
-      if (head > MAX_HEAD_BYTES) {
-        throw new AppError("headers_too_large", `Request line and headers of ${head} bytes exceed the limit of ${MAX_HEAD_BYTES} bytes`, { limit: MAX_HEAD_BYTES }, undefined, { ...CLOSE });
-      }
-      const path = pathOf(request);
-      const limit = bodyLimit(path);
-      const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > limit) {
-        await discardBody(request);
-        throw payloadTooLarge(limit, length);
-      }
-      // Wrong credentials count against the caller's address, and past the limit it gets 429 before
-      // any credential is looked at.
-      const client = clientAddress(request, server);
-      deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
-      const gate = needsApiKey(path) ? null : deps.gates?.find((g) => g.matches(path));
-      if (needsApiKey(path) || gate) {
-        const auth = rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
-        authByRequest.set(request, auth);
-        const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
-        Object.assign(set.headers, decision.headers);
-      }
-      // After the credentials, so a caller without them learns nothing from a 400.
-      checkQueryEncoding(request.url);
-    })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const bytes = await readBodyWithLimit(request, bodyLimit(pathOf(request)));
-      // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
-      // (The boundary is in the header itself; the content type Elysia hands over may lack it.)
-      const fullType = request.headers.get("content-type") ?? "";
-      if (fullType.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, fullType);
-      const text = decodeUtf8(bytes);
-      rawBodyByRequest.set(request, text);
-      return decodeBody(text, contentType);
-    })
+    .onRequest(({ request, set, server }) => admit(request, server, set.headers))
+    .onParse({ as: "global" }, ({ request, contentType }) => parse(request, contentType))
     .onError({ as: "global" }, ({ request, code, error: thrown, set }) => {
       // Elysia wraps what a parser throws in its own ParseError; ours says more.
       const cause = (thrown as Error | undefined)?.cause;
-      let error = code === "PARSE" && cause instanceof AppError ? cause : thrown;
-      if (isStorageFull(error) || isStorageFull(cause)) {
-        deps.storage?.markFull();
-        error = new AppError("storage_full", "The server's disk is full: nothing was stored; free space and retry");
-      }
+      const error = code === "PARSE" && cause instanceof AppError ? cause : thrown;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
-
-      if (error instanceof AppError) {
-        return errorResponse(request, error.status, error.publicCode ?? error.code, error.message, error.data, {
-          ...headers,
-          ...error.headers,
-        });
-      }
+      if (error instanceof AppError || isStorageFull(error) || isStorageFull(cause)) return fail(request, error, headers);
       const wrongMethod = (staticOnly: boolean) => {
         const path = pathOf(request);
         const allowed = deps.allowedMethods(path, staticOnly);
@@ -242,8 +270,6 @@ export function foundation(deps: FoundationDeps) {
         case "INVALID_FILE_TYPE":
           return errorResponse(request, 400, "validation_error", String((error as Error).message), {}, headers);
       }
-      const requestId = requestIdOf(request);
-      deps.log(`internal error on ${request.method} ${pathOf(request)} (request ${requestId})`, error);
-      return errorResponse(request, 500, "internal_error", "Internal error, retry later", { request_id: requestId }, headers);
+      return fail(request, error, headers);
     });
 }

@@ -48,7 +48,7 @@ export interface CallOptions {
   query?: Record<string, string | number | boolean>;
 }
 
-export function createTestContext(opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number } = {}) {
+export function createTestContext(opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number; fastRoutes?: boolean } = {}) {
   const db = openDatabase(opts.dbPath ?? ":memory:");
   migrate(db);
   const clock = new ManualClock();
@@ -69,7 +69,7 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
     return { workspace, account: services.accounts.getAccount(workspace.accountId) };
   })();
   const key = services.accounts.createKey("test key", boot.workspace.id);
-  const app = createApp(services);
+  const app = createApp(services, { fastRoutes: opts.fastRoutes });
 
   async function call(method: string, path: string, o: CallOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

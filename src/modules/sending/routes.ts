@@ -1,6 +1,9 @@
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
+import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
+import { fastRoute, type FastHandler, type FastRoute } from "../../http/fast-route";
+import type { RequestPipeline } from "../../http/foundation";
 import type { AuthContext } from "../../http/auth";
 import { errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
@@ -116,13 +119,70 @@ function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown):
   }
 }
 
+/**
+ * The SMS send routes' work, shared by their declarations below (for the framework and the API
+ * document) and their fast handlers (src/http/fast-route.ts), which serve them in the running server.
+ */
+export function sendHandlers(s: SendingRouteDeps) {
+  const single =
+    (route: string) =>
+    (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
+      presentSend(s, request, set, auth, route, body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply);
+  return {
+    long: { path: "/v1/notification/sms/api/send", schema: SendSmsBody, handle: single("sms.send") },
+    short: { path: "/v1/api/sms/send", schema: SimpleSendBody, handle: single("api.sms.send") },
+    bulk: {
+      path: "/v1/api/sms/send/bulk",
+      schema: BulkSendBody,
+      handle: (request: Request, auth: AuthContext, body: typeof BulkSendBody.static, set: ReplySet) =>
+        presentSend(
+          s,
+          request,
+          set,
+          auth,
+          "api.sms.send.bulk",
+          body,
+          (auth) => {
+            checkBulkItems(body.messages);
+            return body.messages.map((item) => prepareBulkItem(s, auth, item));
+          },
+          bulkReply,
+        ),
+    },
+    overview: {
+      path: "/v1/sms/send",
+      schema: OverviewSendBody,
+      handle: (request: Request, auth: AuthContext, body: typeof OverviewSendBody.static, set: ReplySet) =>
+        presentSend(
+          s,
+          request,
+          set,
+          auth,
+          "sms.send.overview",
+          body,
+          (auth) => {
+            const { to, ...rest } = body;
+            return [s.sending.prepare(auth, toSendInput({ ...rest, recipient_contact: to }))];
+          },
+          overviewReply,
+        ),
+    },
+  } satisfies Record<string, FastRoute<TObject>>;
+}
+
+/** The fast handlers of the SMS send routes, by path; `general` serves what they hand back. */
+export function fastSendRoutes(s: SendingRouteDeps, pipeline: RequestPipeline, general: (request: Request) => Promise<Response>): Map<string, FastHandler> {
+  return new Map(Object.values(sendHandlers(s)).map((route) => [route.path, fastRoute(pipeline, route as FastRoute<TObject>, general)]));
+}
+
 export function sendingRoutes(s: SendingRouteDeps) {
+  const send = sendHandlers(s);
   return new Elysia({ tags: ["Sending"] })
     .use(declaredAuth())
     .use(models)
     .post(
-      "/v1/notification/sms/api/send",
-      ({ auth, request, set, body }) => presentSend(s, request, set, auth, "sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      send.long.path,
+      ({ auth, request, set, body }) => send.long.handle(request, auth, body, set),
       {
         parse: "json",
         body: SendSmsBody,
@@ -147,8 +207,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       },
     )
     .post(
-      "/v1/api/sms/send",
-      ({ auth, request, set, body }) => presentSend(s, request, set, auth, "api.sms.send", body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply),
+      send.short.path,
+      ({ auth, request, set, body }) => send.short.handle(request, auth, body, set),
       {
         parse: "json",
         body: SimpleSendBody,
@@ -194,21 +254,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       },
     )
     .post(
-      "/v1/api/sms/send/bulk",
-      ({ auth, request, set, body }) =>
-        presentSend(
-          s,
-          request,
-          set,
-          auth,
-          "api.sms.send.bulk",
-          body,
-          (auth) => {
-            checkBulkItems(body.messages);
-            return body.messages.map((item) => prepareBulkItem(s, auth, item));
-          },
-          bulkReply,
-        ),
+      send.bulk.path,
+      ({ auth, request, set, body }) => send.bulk.handle(request, auth, body, set),
       {
         parse: "json",
         body: BulkSendBody,
@@ -228,21 +275,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       },
     )
     .post(
-      "/v1/sms/send",
-      ({ auth, request, set, body }) =>
-        presentSend(
-          s,
-          request,
-          set,
-          auth,
-          "sms.send.overview",
-          body,
-          (auth) => {
-            const { to, ...rest } = body;
-            return [s.sending.prepare(auth, toSendInput({ ...rest, recipient_contact: to }))];
-          },
-          overviewReply,
-        ),
+      send.overview.path,
+      ({ auth, request, set, body }) => send.overview.handle(request, auth, body, set),
       {
         parse: "json",
         body: OverviewSendBody,
