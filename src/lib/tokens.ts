@@ -43,10 +43,18 @@ export const nanoid = (length = 21) => randomFrom(URL_SAFE, length);
  * For ids that name a record, never for secrets.
  */
 export function timeOrderedId(now = Date.now()): string {
-  let time = "";
-  for (let i = 0, t = Math.max(0, Math.floor(now)); i < 8; i++, t = Math.floor(t / 64)) time = URL_SAFE_SORTED[t % 64] + time;
-  return time + randomFrom(URL_SAFE, 13);
+  const ms = Math.max(0, Math.floor(now));
+  if (ms !== prefixTime) {
+    let time = "";
+    for (let i = 0, t = ms; i < 8; i++, t = Math.floor(t / 64)) time = URL_SAFE_SORTED[t % 64] + time;
+    prefixTime = ms;
+    prefix = time;
+  }
+  return prefix + randomFrom(URL_SAFE, 13);
 }
+// The last time prefix made: ids made in the same millisecond share it.
+let prefixTime = -1;
+let prefix = "";
 
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
