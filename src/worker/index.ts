@@ -2,8 +2,11 @@
 import type { Services } from "../services";
 import { startScheduler, type Task } from "./scheduler";
 
-/** Sends added to their threads per transaction of the worker's catch-up. */
-const THREAD_CATCH_UP_CHUNK = 1000;
+/**
+ * Sends added to their threads per transaction of the worker's catch-up: about 3 ms of work, so
+ * the requests that arrive meanwhile wait no longer than that (1,000 took the send's p99 past 30 ms).
+ */
+const THREAD_CATCH_UP_CHUNK = 200;
 
 export function workerTasks(s: Services): Task[] {
   return [
