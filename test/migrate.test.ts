@@ -12,6 +12,17 @@ import { createThreadRepository } from "../src/modules/threads/repository";
 const root = join(import.meta.dir, "..");
 const journal = JSON.parse(readFileSync(join(root, "migrations/meta/_journal.json"), "utf8"));
 
+/** A database as a release before migration `tag` left it (foreign keys off, to seed rows freely). */
+function releasedBefore(tag: string) {
+  const db = openDatabase(":memory:");
+  const older = embeddedMigrations.filter((m) => m.tag < tag);
+  for (const m of older) for (const stmt of m.sql.split("--> statement-breakpoint")) db.$client.run(stmt);
+  db.$client.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
+  for (const m of older) db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('old', ?)", [m.when]);
+  db.$client.run("PRAGMA foreign_keys = OFF");
+  return { db, older };
+}
+
 describe("migrations", () => {
   test("every migration in migrations/ is embedded, byte for byte", () => {
     expect(embeddedMigrations.map((m) => m.tag)).toEqual(journal.entries.map((e: { tag: string }) => e.tag));
@@ -52,12 +63,7 @@ describe("migrations", () => {
   });
 
   test("0005 makes provider ids unique; an older database that holds a shared one keeps it on the oldest notification", () => {
-    const db = openDatabase(":memory:");
-    const older = embeddedMigrations.filter((m) => m.tag < "0005");
-    for (const m of older) for (const stmt of m.sql.split("--> statement-breakpoint")) db.$client.run(stmt);
-    db.$client.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
-    for (const m of older) db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('old', ?)", [m.when]);
-    db.$client.run("PRAGMA foreign_keys = OFF");
+    const { db, older } = releasedBefore("0005");
     const insert = (externalId: string | null) =>
       db.$client.run(
         "INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, external_id, created_at, updated_at) VALUES (1, 'sms', 'cloud', '+14155552671', 'x', 0, ?, 0, 0)",
@@ -80,12 +86,7 @@ describe("migrations", () => {
   });
 
   test("0014 starts the threads' catch-up after the newest notification, so sends an older release already threaded are not added twice", () => {
-    const db = openDatabase(":memory:");
-    const older = embeddedMigrations.filter((m) => m.tag < "0014");
-    for (const m of older) for (const stmt of m.sql.split("--> statement-breakpoint")) db.$client.run(stmt);
-    db.$client.run("CREATE TABLE __drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)");
-    for (const m of older) db.$client.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('old', ?)", [m.when]);
-    db.$client.run("PRAGMA foreign_keys = OFF");
+    const { db, older } = releasedBefore("0014");
     // An older release wrote the thread message with the send.
     db.$client.run("INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'old', 0, 0, 0)");
     db.$client.run("INSERT INTO thread (workspace_id, channel, device_id, peer, last_message_at, last_message_preview, last_direction, created_at) VALUES (1, 'sms', 0, '+14155552671', 0, 'old', 'outbound', 0)");
