@@ -7,10 +7,11 @@
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
 // BENCH_ONLY=worker (or start, accept, growth, comma-separated) runs only those parts and prints
-// them without writing RESULTS.md.
+// them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes from source
+// and writes bench/profiles/.
 import { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 
@@ -170,8 +171,8 @@ function pigeonEnv(dataDir: string, extra: Record<string, string> = {}) {
   };
 }
 
-async function startPigeon(dataDir: string, extra: Record<string, string> = {}): Promise<Running & { key: { api_key: string; api_secret: string } | null }> {
-  const proc = Bun.spawn([BIN, "serve"], { env: pigeonEnv(dataDir, extra), stdout: "pipe", stderr: "pipe" });
+async function startPigeon(dataDir: string, extra: Record<string, string> = {}, command = [BIN, "serve"]): Promise<Running & { key: { api_key: string; api_secret: string } | null }> {
+  const proc = Bun.spawn(command, { env: pigeonEnv(dataDir, extra), stdout: "pipe", stderr: "pipe" });
   children.push(proc);
   const output = collect(proc);
   const m = await waitForLine(output, /listening on https?:\/\/[^:]+:(\d+)/, "pigeon", proc);
@@ -226,10 +227,10 @@ async function api(base: string, key: Key, path: string, body?: unknown) {
 }
 
 /** A fresh data dir with the owner's plan unlimited, credits, and a phone paired the app's way. */
-async function preparedPigeon(extra: Record<string, string> = {}) {
+async function preparedPigeon(extra: Record<string, string> = {}, command?: string[]) {
   const dataDir = temp("pigeon-bench-");
   cli(dataDir, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "1000000000", "--per-day", "1000000000"]);
-  const server = await startPigeon(dataDir, extra);
+  const server = await startPigeon(dataDir, extra, command);
   const key = server.key!;
   cli(dataDir, ["credits", "add", "--workspace", "1", "--amount", "100000000"]);
   const pairing = await api(server.url, key, "/v1/api/device/pairing");
@@ -382,6 +383,53 @@ async function acceptBench() {
   return { limit, perRequest, send, bulk, peakRss, loadRss, afterLoad };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Where the time goes: the server run from source under Bun's sampling profiler, one load at a
+// time, its summary kept in bench/profiles/ (BENCH_ONLY=profile; not part of the full run).
+
+async function profileBench() {
+  const out = join(ROOT, "bench", "profiles");
+  mkdirSync(out, { recursive: true });
+  const loads = [
+    { name: "send", path: "/v1/api/sms/send", body: sendBody },
+    { name: "bulk", path: "/v1/api/sms/send/bulk", body: bulkBody },
+  ];
+  for (const { name, path, body } of loads) {
+    const dir = temp("pigeon-profile-");
+    const command = [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`, join(ROOT, "src", "main.ts"), "serve"];
+    const p = await preparedPigeon({}, command);
+    const target = { url: `${p.server.url}${path}`, method: "POST", headers: auth(p.key), body };
+    await load({ ...target, seconds: 2 });
+    const r = await load(target);
+    await stop(p.server);
+    const md = readFileSync(join(dir, `${name}.cpuprofile.md`), "utf8").replaceAll(`${ROOT}/`, "");
+    const summary = [
+      `# Profile: POST ${path}`,
+      "",
+      `Written by \`BENCH_ONLY=profile npm run bench\`: \`bun --cpu-prof --cpu-prof-md src/main.ts serve\` on a fresh data dir with a paired phone, ` +
+        `a 2 s warm-up, then ${SECONDS} s of ${CONNECTIONS} connections (${Math.round(r.rps)} req/s under the profiler, p99 ${r.p99.toFixed(1)} ms). ` +
+        "The samples also cover start-up and the idle moments around the load: a line with a large self time from a single sample " +
+        "(the scheduler's or a task's) is idle time, not work. `get`, `run`, `all` and `values` are bun:sqlite's statements running in SQLite.",
+      "",
+      ...trimmedProfile(md),
+    ];
+    writeFileSync(join(out, `${name}.md`), `${summary.join("\n")}\n`);
+    log(`profile of ${path}: ${Math.round(r.rps)} req/s under the profiler; wrote bench/profiles/${name}.md`);
+  }
+}
+
+/** The profiler's summary, its hot-function and call-tree tables cut to their top 40 rows. */
+function trimmedProfile(md: string): string[] {
+  const [preamble, ...sections] = md.split(/^(?=## )/m);
+  const kept = sections.filter((section) => /^## (Hot Functions|Call Tree)/.test(section));
+  const cut = (section: string) => {
+    const lines = section.trimEnd().split("\n");
+    const firstRow = lines.findIndex((l) => l.startsWith("|---")) + 1;
+    return [...lines.slice(0, firstRow + 40), ""];
+  };
+  return [...preamble.replace(/^# .*\n/, "").trim().split("\n"), "", ...kept.flatMap(cut)];
+}
+
 function logWorker(worker: Awaited<ReturnType<typeof workerBench>>) {
   log(
     `worker: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); ` +
@@ -450,6 +498,11 @@ async function main() {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   if (part("start")) log(`start-up to first answer ${median(startups).toFixed(0)} ms; idle RSS ${median(idle)} MB`);
+  if (ONLY?.has("profile")) {
+    await profileBench();
+    cleanup();
+    return;
+  }
   if (!part("accept") || !part("worker") || !part("growth")) {
     if (part("accept")) await acceptBench();
     if (part("worker")) logWorker(await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000)));

@@ -24,7 +24,7 @@ async function pair() {
   return { fast, framework };
 }
 
-type Init = { method?: string; path: string; body?: string | Uint8Array | null; headers?: Record<string, string>; credentials?: boolean };
+type Init = { method?: string; path: string; body?: string | Uint8Array<ArrayBuffer> | null; headers?: Record<string, string>; credentials?: boolean };
 
 function requestFor(ctx: TestContext, init: Init): Request {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
@@ -38,7 +38,10 @@ function requestFor(ctx: TestContext, init: Init): Request {
 
 async function answer(ctx: TestContext, init: Init) {
   const res = await ctx.app.handle(requestFor(ctx, init));
-  const headers = Object.fromEntries([...res.headers].filter(([k]) => k !== "x-request-id"));
+  const headers: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (name !== "x-request-id") headers[name] = value;
+  });
   return { status: res.status, headers, requestId: res.headers.get("x-request-id"), body: await res.text() };
 }
 
@@ -68,7 +71,7 @@ describe("fast send routes answer as the framework does", () => {
 
   test("single sends, both forms: accepted, refused and malformed bodies", async () => {
     const p = await pair();
-    const bodies: (string | Uint8Array)[] = [
+    const bodies: (string | Uint8Array<ArrayBuffer>)[] = [
       json({ recipient_contact: ADA, message: "Your order is ready" }),
       json({ recipient_contact: ADA, message: "x", colour: "red" }),
       json({ message: "no recipient" }),
