@@ -64,6 +64,35 @@ describe("threads follow the sends", () => {
     expect(ada).toMatchObject({ unread_count: 1, last_message: { body: "On my way", direction: "inbound" } });
   });
 
+  test("a batch updates each thread once, leaving it as adding its messages one by one would", async () => {
+    const contexts = [createTestContext(), createTestContext()];
+    for (const ctx of contexts) {
+      await ctx.phone();
+      // Bob already has a thread, with a message newer than some of the sends below.
+      await send(ctx, { recipient_contact: BOB, message: "Earlier", schedule_time: "2026-01-15 13:00:00" });
+      await threadOf(ctx, BOB);
+      await send(ctx, { recipient_contact: ADA, message: "One", recipient_name: "Ada L." });
+      await send(ctx, { recipient_contact: BOB, message: "Two" });
+      ctx.clock.advance(1000);
+      await send(ctx, { recipient_contact: ADA, message: "Three", recipient_name: "Ada" });
+      await send(ctx, { recipient_contact: BOB, message: "Four", schedule_time: "2026-01-15 13:00:00", recipient_name: "Bob" });
+      await send(ctx, { recipient_contact: ADA, message: "Five" });
+      await send(ctx, { recipient_contact: BOB, message: "Six", schedule_time: "2026-01-15 12:30:00" });
+    }
+    const [oneByOne, batched] = contexts;
+    while (oneByOne.services.threads.catchUp(1) === 1);
+    expect(batched.services.threads.catchUp()).toBe(6);
+    const snapshot = (ctx: TestContext) => ({
+      threads: ctx.db.$client.query("SELECT peer, peer_name, contact_id, last_message_at, last_message_preview, last_direction, unread_count, created_at FROM thread ORDER BY peer").all(),
+      messages: ctx.db.$client.query("SELECT t.peer, m.body, m.notification_id, m.at FROM thread_message m JOIN thread t ON t.id = m.thread_id ORDER BY m.notification_id").all(),
+    });
+    expect(snapshot(batched)).toEqual(snapshot(oneByOne));
+    expect(snapshot(batched).threads).toEqual([
+      expect.objectContaining({ peer: ADA, peer_name: "Ada", last_message_preview: "Five", created_at: Date.parse("2026-01-15T12:00:00Z") }),
+      expect.objectContaining({ peer: BOB, peer_name: "Bob", last_message_preview: "Four", last_message_at: Date.parse("2026-01-15T13:00:00Z") }),
+    ]);
+  });
+
   test("the worker's task catches up a backlog larger than one chunk, in order, each send once", async () => {
     const ctx = createTestContext();
     await ctx.phone();

@@ -23,12 +23,16 @@ export interface ThreadFilters {
   unread?: boolean;
 }
 
-export interface MessageInput {
+/** Which conversation: a workspace's thread with one person on one channel (and business number). */
+export interface ThreadKey {
   workspaceId: number;
   channel: ThreadRecord["channel"];
   /** 0 for SMS threads; the business number's device for chat-app threads. */
   threadDeviceId: number;
   peer: string;
+}
+
+export interface MessageInput extends ThreadKey {
   peerName?: string | null;
   direction: ThreadMessageRecord["direction"];
   body: string;
@@ -63,7 +67,7 @@ export function createThreadRepository(sqlite: Database) {
   const upsertThread: Statement<ThreadRecord> = sqlite.prepare(`
     INSERT INTO thread (workspace_id, channel, device_id, peer, peer_name, contact_id, last_message_at, last_message_preview,
       last_direction, unread_count, last_inbound_at, created_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?7)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
     ON CONFLICT (workspace_id, channel, device_id, peer) DO UPDATE SET
       peer_name = coalesce(excluded.peer_name, thread.peer_name),
       contact_id = coalesce(thread.contact_id, excluded.contact_id),
@@ -113,6 +117,29 @@ export function createThreadRepository(sqlite: Database) {
   const withContact = () => db.select({ ...getTableColumns(thread), contactName: contact.name }).from(thread).leftJoin(contact, eq(contact.id, thread.contactId));
 
   /**
+   * The thread of `key` once `last` is in it (created at `createdAt` if new, linked to the contact
+   * with that phone if there is one): its newest message, name, unread count and window updated.
+   */
+  function threadFor(key: ThreadKey, last: Pick<MessageInput, "peerName" | "direction" | "body" | "at">, createdAt: number): ThreadRecord {
+    const inbound = last.direction === "inbound";
+    const contactId = contactByPhone.get(key.workspaceId, key.peer)?.id ?? null;
+    return upsertThread.get(
+      key.workspaceId,
+      key.channel,
+      key.threadDeviceId,
+      key.peer,
+      last.peerName ?? null,
+      contactId,
+      last.at,
+      last.body.slice(0, PREVIEW),
+      last.direction,
+      inbound ? 1 : 0,
+      inbound ? last.at : null,
+      createdAt,
+    )!;
+  }
+
+  /**
    * Adds a message to its thread (creating the thread, linked to the contact with that phone if
    * there is one). Only a message that may repeat one the channel delivered before (an external
    * id, or the same content) looks for it first; returns null for such a repeat.
@@ -123,21 +150,7 @@ export function createThreadRepository(sqlite: Database) {
       if (existing && m.externalId && seen.get(existing.id, m.externalId)) return null;
       if (existing && m.sameContentIsDuplicate && sameContent.get(existing.id, m.at, m.body)) return null;
     }
-    const inbound = m.direction === "inbound";
-    const contactId = contactByPhone.get(m.workspaceId, m.peer)?.id ?? null;
-    const row = upsertThread.get(
-      m.workspaceId,
-      m.channel,
-      m.threadDeviceId,
-      m.peer,
-      m.peerName ?? null,
-      contactId,
-      m.at,
-      m.body.slice(0, PREVIEW),
-      m.direction,
-      inbound ? 1 : 0,
-      inbound ? m.at : null,
-    )!;
+    const row = threadFor(m, m, m.at);
     const meta = m.meta ? JSON.stringify(m.meta) : null;
     const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, meta, m.at);
     if (!message) return null;
@@ -171,19 +184,27 @@ export function createThreadRepository(sqlite: Database) {
       while (done < limit) {
         const rows = unsynced.all(syncedUpTo.get()!.id, Math.min(CATCH_UP_BATCH, limit - done));
         if (rows.length === 0) break;
+        // One thread update for all of a batch's messages to the same person, leaving the thread as
+        // adding them one by one would: the newest (the last of equal times) is its last message,
+        // the first made it if it is new, the last name given names it.
+        const byThread = new Map<string, typeof rows>();
         for (const n of rows) {
-          write({
-            workspaceId: n.workspaceId,
-            channel: n.channel,
-            threadDeviceId: n.channel === "chatapp" ? (n.deviceId ?? 0) : 0,
-            peer: n.recipient,
-            peerName: n.recipientName,
-            direction: "outbound",
-            body: n.message,
-            notificationId: n.id,
-            deviceId: n.deviceId,
-            at: n.at,
-          });
+          const key = `${n.workspaceId} ${n.channel} ${n.channel === "chatapp" ? (n.deviceId ?? 0) : 0} ${n.recipient}`;
+          const same = byThread.get(key);
+          if (same) same.push(n);
+          else byThread.set(key, [n]);
+        }
+        for (const sends of byThread.values()) {
+          const [first] = sends;
+          let newest = first;
+          let peerName: string | null = null;
+          for (const n of sends) {
+            if (n.at >= newest.at) newest = n;
+            peerName = n.recipientName ?? peerName;
+          }
+          const key = { workspaceId: first.workspaceId, channel: first.channel, threadDeviceId: first.channel === "chatapp" ? (first.deviceId ?? 0) : 0, peer: first.recipient };
+          const thread = threadFor(key, { peerName, direction: "outbound", body: newest.message, at: newest.at }, first.at);
+          for (const n of sends) insertMessage.get(thread.id, "outbound", n.message, n.id, n.deviceId, null, null, n.at);
         }
         advance.run(rows[rows.length - 1].id);
         done += rows.length;
