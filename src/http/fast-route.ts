@@ -6,12 +6,11 @@
 // use it: on the hot path they cost about a seventh less (bench/NOTES.md), and
 // test/fast-route.test.ts holds their replies equal to the framework's, byte for byte.
 import type { Static, TObject } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { KeyAuthContext } from "./auth";
-import { AppError } from "./errors";
 import { authOf, type RequestPipeline } from "./foundation";
 import type { ReplySet } from "./idempotency";
-import { describeValidationError, refuseUnknownFields, validationMessage } from "./validation";
+import { refuseUnknownFields, validationFailure } from "./validation";
 
 /** What the runtime gives a handler beside the request: the caller's address. */
 export type Peer = { requestIP(request: Request): { address: string } | null } | null | undefined;
@@ -36,7 +35,8 @@ function stringHeaders(headers: ReplySet["headers"]): Record<string, string> {
  * runs (another method, or no body at all) goes to `general`, the framework's own handler.
  */
 export function fastRoute<S extends TObject>(pipeline: RequestPipeline, route: FastRoute<S>, general: (request: Request) => Promise<Response>): FastHandler {
-  const schema = TypeCompiler.Compile(route.schema);
+  // Compiled on the first request, as the framework compiles its own, so start-up does not pay for it.
+  let schema: TypeCheck<S> | undefined;
   const refuseUnknown = refuseUnknownFields(route.schema);
   return async (request, server) => {
     if (request.method !== "POST" || request.body === null || request.headers.get("content-length") === "0") return general(request);
@@ -48,10 +48,8 @@ export function fastRoute<S extends TObject>(pipeline: RequestPipeline, route: F
       // The framework mirrors a body onto its object schema before checking it: anything but an
       // object (null, an array, a string) is checked as {}, so the answer names the first missing field.
       const body = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
-      if (!schema.Check(body)) {
-        const problem = describeValidationError({ type: "body", valueError: schema.Errors(body).First() });
-        throw new AppError("validation_error", validationMessage(problem), { field: problem.field, location: problem.location, reason: problem.reason });
-      }
+      schema ??= TypeCompiler.Compile(route.schema);
+      if (!schema.Check(body)) throw validationFailure({ type: "body", valueError: schema.Errors(body).First() });
       const reply = await route.handle(request, authOf(request), body, set);
       return new Response(JSON.stringify(reply), {
         status: Number(set.status ?? 200),

@@ -10,7 +10,7 @@ import { envelopeOf } from "./envelope";
 import { decodeBody } from "./body-format";
 import { AppError } from "./errors";
 import { clientAddress, type RateLimiter } from "./rate-limit";
-import { describeValidationError, validationMessage } from "./validation";
+import { validationFailure } from "./validation";
 
 /** Runs a sign-in step under the failed-authentication throttle of the caller's address. */
 export type SignInGuard = <T>(step: () => T) => T;
@@ -255,12 +255,7 @@ export function foundation(deps: FoundationDeps, pipeline: RequestPipeline = req
             const r = wrongMethod(true);
             if (r) return r;
           }
-          const problem = describeValidationError(ve);
-          return errorResponse(request, 400, "validation_error", validationMessage(problem), {
-            field: problem.field,
-            location: problem.location,
-            reason: problem.reason,
-          }, headers);
+          return fail(request, validationFailure(ve), headers);
         }
         case "PARSE":
           return errorResponse(request, 400, "invalid_json", "Request body could not be parsed", {}, headers);

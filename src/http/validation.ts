@@ -93,6 +93,12 @@ export function describeValidationError(error: ValidationErrorLike): FieldProble
   return { location, field, reason: `must be ${describeExpected(ve.schema)}` };
 }
 
+/** The 400 for a value that failed its schema: its first problem, named with its field and place. */
+export function validationFailure(ve: ValidationErrorLike): AppError {
+  const problem = describeValidationError(ve);
+  return new AppError("validation_error", validationMessage(problem), { field: problem.field, location: problem.location, reason: problem.reason });
+}
+
 export function validationMessage(p: FieldProblem): string {
   if (p.field === "body") return `Invalid request body: ${p.reason}`;
   if (p.reason === "is required") return `${p.field} is required`;

@@ -36,6 +36,10 @@ export const randomBase62 = (length: number) => randomFrom(BASE62, length);
 /** A 21-character nanoid-style id, the form the companion app expects for ids and tokens. */
 export const nanoid = (length = 21) => randomFrom(URL_SAFE, length);
 
+// The last time prefix made: ids made in the same millisecond share it.
+let prefixTime = -1;
+let prefix = "";
+
 /**
  * A 21-character id in the same alphabet as nanoid whose first 8 characters are the time in
  * milliseconds, so new ids land at the end of the unique index rather than on a random page of
@@ -52,9 +56,6 @@ export function timeOrderedId(now = Date.now()): string {
   }
   return prefix + randomFrom(URL_SAFE, 13);
 }
-// The last time prefix made: ids made in the same millisecond share it.
-let prefixTime = -1;
-let prefix = "";
 
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");

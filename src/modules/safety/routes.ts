@@ -37,8 +37,26 @@ const Status = t.Object({
   changed: t.Boolean({ description: "false when the number already was in (add) or out of (remove) the list: nothing was written" }),
 });
 
+/** The hooks of adding and removing a number by hand, which differ only in their texts. */
+const changeHooks = (summary: string, description: string) => ({
+  parse: "json" as const,
+  body: ChangeBody,
+  transform: refuseUnknownFields(ChangeBody),
+  response: { 200: Envelope(Status), ...errorResponses() },
+  auth: "apiKey" as const,
+  detail: { summary, description },
+});
+
 export function safetyRoutes(s: Services) {
   const { safety } = s;
+  /** Opts the body's number out or back in (audit source `api`); the reply says whether anything changed. */
+  const change =
+    (action: "optOut" | "optIn", changedMessage: string, unchangedMessage: string) =>
+    ({ auth, body }: { auth: { workspaceId: number }; body: typeof ChangeBody.static }) => {
+      const phone = requirePhone(body.phone);
+      const changed = safety[action](auth.workspaceId, phone, { source: "api", reason: body.reason?.trim() || null });
+      return ok({ ...safety.status(auth.workspaceId, phone), changed }, changed ? changedMessage : unchangedMessage);
+    };
   return new Elysia({ tags: ["Safe sending"] })
     .use(declaredAuth())
     .use(models)
@@ -73,43 +91,20 @@ export function safetyRoutes(s: Services) {
     )
     .post(
       "/v1/api/optout/add",
-      ({ auth, body }) => {
-        const phone = requirePhone(body.phone);
-        const changed = safety.optOut(auth.workspaceId, phone, { source: "api", reason: body.reason?.trim() || null });
-        return ok({ ...safety.status(auth.workspaceId, phone), changed }, changed ? "Number opted out" : "Number was already opted out");
-      },
-      {
-        parse: "json",
-        body: ChangeBody,
-        transform: refuseUnknownFields(ChangeBody),
-        response: { 200: Envelope(Status), ...errorResponses() },
-        auth: "apiKey",
-        detail: {
-          summary: "Opt a number out",
-          description:
-            "Adds the number to the workspace's suppression list (audit source `api`) and emits `contact.opted_out`. From then on sends to it are refused " +
-            "(403 `recipient_opted_out`), and its pending messages that no channel holds yet fail with `recipient_opted_out` (refunded). Already opted out: 200 with `changed: false`.",
-        },
-      },
+      change("optOut", "Number opted out", "Number was already opted out"),
+      changeHooks(
+        "Opt a number out",
+        "Adds the number to the workspace's suppression list (audit source `api`) and emits `contact.opted_out`. From then on sends to it are refused " +
+          "(403 `recipient_opted_out`), and its pending messages that no channel holds yet fail with `recipient_opted_out` (refunded). Already opted out: 200 with `changed: false`.",
+      ),
     )
     .post(
       "/v1/api/optout/remove",
-      ({ auth, body }) => {
-        const phone = requirePhone(body.phone);
-        const changed = safety.optIn(auth.workspaceId, phone, { source: "api", reason: body.reason?.trim() || null });
-        return ok({ ...safety.status(auth.workspaceId, phone), changed }, changed ? "Number opted in" : "Number was not opted out");
-      },
-      {
-        parse: "json",
-        body: ChangeBody,
-        transform: refuseUnknownFields(ChangeBody),
-        response: { 200: Envelope(Status), ...errorResponses() },
-        auth: "apiKey",
-        detail: {
-          summary: "Opt a number back in",
-          description: "Takes the number off the suppression list (audit source `api`, event `contact.opted_in`). Only do this when the person asked for it. Not opted out: 200 with `changed: false`.",
-        },
-      },
+      change("optIn", "Number opted in", "Number was not opted out"),
+      changeHooks(
+        "Opt a number back in",
+        "Takes the number off the suppression list (audit source `api`, event `contact.opted_in`). Only do this when the person asked for it. Not opted out: 200 with `changed: false`.",
+      ),
     )
     .get("/v1/api/workspace/settings", ({ auth }) => ok(safety.presentSettings(auth.workspaceId), "Settings fetched"), {
       response: { 200: Envelope(Settings), ...errorResponses() },
