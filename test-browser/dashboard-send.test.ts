@@ -1,5 +1,6 @@
 // The dashboard's Send page in Chromium against the compiled binary and a simulated phone: the
-// preview counts as the server counts (GSM-7 and UCS-2), a wrong number is flagged as it is typed,
+// preview counts as the server counts (GSM-7 and UCS-2) as soon as text is typed, whatever else is
+// filled, a missing or wrong number is flagged as it is typed,
 // a template asks for one field per variable, a send lands in Messages and goes on to delivered,
 // and a time in the past is refused next to the time field.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -44,6 +45,20 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
     await preview().filter({ hasText: "UCS-2 · 1 segment" }).waitFor({ timeout: 5000 });
     expect(await preview().innerText()).toContain("number OK");
     await judgePage(page, "send");
+  });
+
+  test("the preview follows the text typed key by key before anything else is filled, and says the recipient is missing", async () => {
+    await page.goto(`${server.url}/dashboard/send`);
+    await page.getByLabel("Text").pressSequentially("Hello there", { delay: 30 });
+    await preview().filter({ hasText: "11 characters · GSM-7 · 1 segment" }).waitFor({ timeout: 5000 });
+    expect(await preview().innerText()).toContain("no recipient yet");
+    await page.getByLabel("Text").pressSequentially(" ☕", { delay: 30 });
+    await preview().filter({ hasText: "UCS-2" }).waitFor({ timeout: 5000 });
+    // The form still refuses to be sent without a recipient: the browser's own check stays.
+    await page.getByRole("button", { name: "Send" }).click();
+    expect(await page.getByLabel("To (international format, or pick a contact)").evaluate((el) => (el as HTMLInputElement).validity.valueMissing)).toBe(true);
+    expect(new URL(page.url()).pathname).toBe("/dashboard/send");
+    await judgePage(page, "send, text only");
   });
 
   test("a template asks for its variables, and the send lands in Messages and is delivered", async () => {

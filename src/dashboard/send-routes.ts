@@ -120,7 +120,8 @@ export function sendRoutes(s: Services, kit: Kit) {
           problem = error.message;
         }
       }
-      return fragment(previewFragment({ text, ...count, cost, problem, recipientOk: form.recipient ? toE164(form.recipient) !== null : null }));
+      const recipient = !form.recipient ? "missing" : toE164(form.recipient) === null ? "bad" : "ok";
+      return fragment(previewFragment({ text, ...count, cost, problem, recipient }));
     }), { auth: "session", ...HIDDEN })
     .post("/dashboard/send", kit.withSession(async ({ body }, who) => {
       const form = sendFormOf(formOf(body));

@@ -63,8 +63,10 @@ export function sendBody(opts: {
   ${opts.channels.map((c) => html`<a class="button${c.value === form.channel ? "" : " secondary"}" href="/dashboard/send?channel=${c.value}"${c.value === form.channel ? html` aria-current="page"` : ""}>${c.label}</a>`)}
   <a class="button secondary" href="/dashboard/bulk">Bulk from a CSV file</a>
 </nav>
-<form class="card" method="post" action="/dashboard/send" id="send-form"
-  hx-post="/dashboard/send/preview" hx-trigger="input delay:250ms, change" hx-target="#preview" hx-swap="innerHTML">
+<form class="card" method="post" action="/dashboard/send" id="send-form">
+  <!-- The preview is asked for by this wrapper, not the form: htmx runs the browser's form
+       validation before a form's own request, and an empty "To" would stop the preview. -->
+  <div hx-post="/dashboard/send/preview" hx-trigger="input delay:250ms, change" hx-target="#preview" hx-swap="innerHTML">
   ${errorBox(opts.error)}
   <input type="hidden" name="_csrf" value="${opts.csrf}">
   <input type="hidden" name="channel" value="${form.channel}">
@@ -108,13 +110,27 @@ export function sendBody(opts: {
     </select></div>
   </div>
   <p><button type="submit">Send</button></p>
+  </div>
 </form>`;
 }
 
 /** The preview under the text: the final text's count, and what the server would say about the send. */
-export function previewFragment(opts: { text: string; encoding: string; units: number; segments: number; cost: number | null; problem: string | null; recipientOk: boolean | null }): Html {
+export function previewFragment(opts: {
+  text: string;
+  encoding: string;
+  units: number;
+  segments: number;
+  cost: number | null;
+  problem: string | null;
+  recipient: "missing" | "bad" | "ok";
+}): Html {
+  const recipient = {
+    missing: html` · <span class="error-text">no recipient yet</span>`,
+    bad: html` · <span class="error-text">the number is not in international form</span>`,
+    ok: " · number OK",
+  }[opts.recipient];
   return html`<p>${opts.units} ${opts.encoding === "GSM-7" ? "characters" : "UTF-16 units"} · ${opts.encoding} · ${opts.segments} segment${opts.segments === 1 ? "" : "s"}${
     opts.cost !== null ? html` · costs ${opts.cost} credit${opts.cost === 1 ? "" : "s"}` : ""
-  }${opts.recipientOk === false ? html` · <span class="error-text">the number is not in international form</span>` : opts.recipientOk ? " · number OK" : ""}</p>
+  }${recipient}</p>
 ${opts.problem ? html`<p class="error-text">${opts.problem}</p>` : ""}`;
 }
