@@ -58,11 +58,11 @@ export async function serve(rt: Runtime): Promise<number | null> {
     app.listen({
       port: config.port,
       hostname: config.host,
-      // The foundation reads bodies as streams and stops at its own limit (413 in the envelope), so
-      // this backstop no longer decides memory use. It is also checked against Content-Length before
-      // our code runs, answering a bare 413 with no body: kept at 16 MiB (or twice our largest
-      // limit), so bodies declared up to that size still get the envelope.
-      maxRequestBodySize: Math.max(16 * 1024 * 1024, 2 * Math.max(4 * 1024 * 1024, config.maxBodyBytes)),
+      // The foundation decides every body's fate: it reads bodies as streams and stops at its own
+      // limit, and refuses a larger declared Content-Length before reading it, always with 413 in
+      // the envelope. The runtime's own check would answer a bare 413 with no body before our code
+      // runs, so it is set beyond any real body.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // Elysia asks for SO_REUSEPORT, which lets a second server share the port and take half the
       // connections. A port in use must be an error.
       reusePort: false,

@@ -58,7 +58,7 @@ export async function readBodyWithLimit(request: Request, limit: number): Promis
  * Reads and drops a body we have already refused. A client that sent Content-Length keeps writing
  * after our 413; left unread, those bytes wedge the connection and a client that reuses it (Bun's
  * fetch does) waits forever for its next answer. Nothing is kept, so this costs no memory; the
- * runtime's maxRequestBodySize bounds how much is read.
+ * caller bounds how much is read (DISCARD_MAX_BYTES).
  */
 export async function discardBody(request: Request): Promise<void> {
   const stream = request.body;

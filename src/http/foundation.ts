@@ -31,6 +31,14 @@ export function requestIdOf(request: Request): string {
  */
 export const MAX_HEAD_BYTES = 16 * 1024;
 
+/**
+ * The largest refused body (by its Content-Length) that is read and dropped before the 413 goes
+ * out. Reading it keeps the connection in step for a client that reuses it without finishing its
+ * upload (Bun's fetch does); it costs no memory (nothing is kept) and about a second a gigabyte.
+ * Past this, the 413 goes out at once and the runtime drains what the client still sends.
+ */
+export const DISCARD_MAX_BYTES = 1024 * 1024 * 1024;
+
 function headBytes(request: Request): number {
   let n = request.method.length + request.url.length + 12;
   request.headers.forEach((value, name) => {
@@ -172,7 +180,7 @@ export function requestPipeline(deps: FoundationDeps) {
     const limit = bodyLimit(path);
     const length = Number(request.headers.get("content-length") ?? 0);
     if (length > limit) {
-      await discardBody(request);
+      if (length <= DISCARD_MAX_BYTES) await discardBody(request);
       throw payloadTooLarge(limit, length);
     }
     // Wrong credentials count against the caller's address, and past the limit it gets 429 before
