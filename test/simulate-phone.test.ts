@@ -273,6 +273,8 @@ describe("simulatePhone", () => {
   test("settings: a key left out keeps the phone's own value, a key given as null goes back to the app's default", async () => {
     const server = await start({}, { order: "fifo", simSelection: "RoundRobin", pingSeconds: 3600 });
     // The mock gives only the send interval and the key: order, SIM choice and ping stay the phone's.
+    // (The mock counts the request when it arrives; the phone logs once it has read the answer.)
+    await waitFor("the settings loaded", () => lines.some((l) => l.startsWith("settings loaded")), SOON);
     expect(lines).toContain(
       "settings loaded (signing key from the server; send interval 0–0 s, no limit, order FIFO, SIM selection RoundRobin, ping 3600 s, channel SSE_ONLY)",
     );
