@@ -6,9 +6,11 @@
 // move from 10,000 to 1,000,000 stored notifications. Nothing here asserts a timing.
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
-// BENCH_ONLY=worker (or start, accept, growth, comma-separated) runs only those parts and prints
-// them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes from source
-// and writes bench/profiles/.
+// BENCH_PHONE_BACKLOG (default 100,000) the messages waiting on the connected phone;
+// BENCH_ONLY=worker (or start, accept, phone, growth, comma-separated) runs only those parts and prints
+// them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes and the
+// connected phone's campaign from source and writes bench/profiles/ (BENCH_PROFILE=phone, or send,
+// bulk, picks some).
 import { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -23,6 +25,7 @@ const CONNECTIONS = 32;
 const THREADS = 2;
 const SIZES = process.env.BENCH_QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const TO = "+14155552671";
+const PHONE_BACKLOG = Number(process.env.BENCH_PHONE_BACKLOG ?? 100_000);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((p) => p.trim())) : null;
 const part = (name: string) => ONLY === null || ONLY.has(name);
 const temps: string[] = [];
@@ -67,6 +70,11 @@ interface Target {
   body?: string;
   seconds?: number;
   connections?: number;
+  /**
+   * Each request to its own recipient, as a campaign sends: the body's RECIPIENT is replaced, per
+   * request, by a random valid US number (wrk only).
+   */
+  varied?: boolean;
 }
 
 const WRK = Bun.which("wrk");
@@ -88,7 +96,17 @@ async function load(t: Target): Promise<Load> {
       script,
       [
         `wrk.method = ${luaString(t.method ?? "GET")}`,
-        t.body ? `wrk.body = ${luaString(t.body)}` : "",
+        t.body && !t.varied ? `wrk.body = ${luaString(t.body)}` : "",
+        ...(t.varied && t.body
+          ? [
+              "math.randomseed(os.time() * 1000 + math.floor(os.clock() * 1e6))",
+              `local template = ${luaString(t.body)}`,
+              "request = function()",
+              '  local to = string.format("+1415%d%06d", math.random(2, 9), math.random(0, 999999))',
+              '  return wrk.format(nil, nil, nil, (template:gsub("RECIPIENT", to)))',
+              "end",
+            ]
+          : []),
         ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
         "done = function(summary, latency, requests)",
         "  local e = summary.errors",
@@ -105,6 +123,7 @@ async function load(t: Target): Promise<Load> {
     const [requests, micros, errors, p50, p95, p99] = m.slice(1).map(Number);
     return { requests, rps: requests / (micros / 1e6), errors, p50: p50 / 1000, p95: p95 / 1000, p99: p99 / 1000 };
   }
+  if (t.varied) throw new Error("varied recipients need wrk (apt-get install wrk)");
   const args = [AUTOCANNON, "-j", "-c", String(connections), "-d", String(seconds), "-m", t.method ?? "GET"];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}=${v}`);
   if (t.body) args.push("-b", t.body);
@@ -384,6 +403,95 @@ async function acceptBench() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A campaign through a paced phone: sends to varied recipients while the simulated phone (the
+// binary's own simulate-phone, speaking the app's protocol) holds its event stream with a backlog
+// waiting on it, against the same server and backlog with the phone's process stopped.
+
+const variedSendBody = JSON.stringify({ recipient_contact: "RECIPIENT", message: "Your order is ready for pickup." });
+
+/**
+ * A server whose simulated phone has `backlog` messages waiting on it, due now, each to its own
+ * recipient (written while Pigeon was stopped), started with `command` (the binary by default).
+ */
+async function phoneWithBacklog(backlog: number, command?: string[]) {
+  const dataDir = temp("pigeon-phone-");
+  cli(dataDir, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "1000000000", "--per-day", "1000000000"]);
+  const first = await startPigeon(dataDir);
+  const key = first.key!;
+  const { pairing_token: token } = await api(first.url, key, "/v1/api/device/pairing");
+  // The same name and SIM list each time: the server takes it as the same phone coming back.
+  const startPhone = async (url: string) => {
+    const proc = Bun.spawn([BIN, "simulate-phone", "--server", `${url}/mobile/v1`, "--token", token, "--delay", "0", "--name", "bench/campaign"], {
+      env: pigeonEnv(temp("pigeon-phone-cli-")),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    children.push(proc);
+    await waitForLine(collect(proc), /registered as/, "simulate-phone", proc);
+    // Its event stream opens right after registration; the first pull follows.
+    await Bun.sleep(1000);
+    return proc;
+  };
+  const stopPhone = async (proc: Subprocess) => {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  };
+  await stopPhone(await startPhone(first.url));
+  await stop(first);
+
+  const db = new Database(join(dataDir, "pigeon.db"));
+  const device = db.query<{ id: number }, []>("SELECT id FROM device WHERE kind = 'sms' AND deleted_at IS NULL").get()!.id;
+  const now = Date.now();
+  db.run(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+     INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, status, stage, external_id,
+       next_attempt_at, segments, cost, created_at, updated_at, priority, with_delivery_report)
+     SELECT 1, 'sms', 'sms', ?, '+1415' || (2 + i % 8) || printf('%06d', i), 'Campaign message ' || i, 'pending', 'queued', 'backlog' || printf('%014d', i),
+       ?, 1, 0, ?, ?, 0, 1
+     FROM n`,
+    [backlog, device, now, now, now],
+  );
+  markThreaded(db);
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+
+  const server = await startPigeon(dataDir, {}, command);
+  const target: Target = { url: `${server.url}/v1/api/sms/send`, method: "POST", headers: auth(key), body: variedSendBody, varied: true };
+  return { dataDir, server, device, target, startPhone: () => startPhone(server.url), stopPhone };
+}
+
+async function phoneBench(backlog: number) {
+  const { dataDir, server, device, target, startPhone, stopPhone } = await phoneWithBacklog(backlog);
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(server.proc.pid) ?? 0)), 200);
+  const connected: Load[] = [];
+  const alone: Load[] = [];
+  // Alternating, so the rows each run adds weigh on both sides alike.
+  for (let i = 0; i < RUNS; i++) {
+    const phone = await startPhone();
+    if (i === 0) await load({ ...target, seconds: 2 });
+    connected.push(await load(target));
+    await stopPhone(phone);
+    alone.push(await load(target));
+  }
+  clearInterval(sampler);
+  const reader = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+  const count = (status: string) => reader.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM notification WHERE device_id = ? AND status IN (${status})`).get(device)!.n;
+  const sent = count("'sent', 'delivered'");
+  const waiting = count("'pending'");
+  reader.close();
+  await stop(server);
+  const median = (runs: Load[]) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
+  const result = { backlog, connected: median(connected), alone: median(alone), connectedRuns: connected.map((r) => r.rps), aloneRuns: alone.map((r) => r.rps), peakRss, sent, waiting };
+  log(
+    `phone with a ${backlog} backlog: connected ${Math.round(result.connected.rps)} req/s (p99 ${result.connected.p99.toFixed(1)} ms), ` +
+      `stopped ${Math.round(result.alone.rps)} req/s (p99 ${result.alone.p99.toFixed(1)} ms): ${Math.round((100 * result.connected.rps) / result.alone.rps)}%; ` +
+      `the phone sent ${sent}, ${waiting} waiting; RSS at most ${peakRss} MB`,
+  );
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Where the time goes: the server run from source under Bun's sampling profiler, one load at a
 // time, its summary kept in bench/profiles/ (BENCH_ONLY=profile; not part of the full run).
 
@@ -391,22 +499,39 @@ async function profileBench() {
   const out = join(ROOT, "bench", "profiles");
   mkdirSync(out, { recursive: true });
   const loads = [
-    { name: "send", path: "/v1/api/sms/send", body: sendBody },
-    { name: "bulk", path: "/v1/api/sms/send/bulk", body: bulkBody },
+    { name: "send", path: "/v1/api/sms/send", body: sendBody, setting: "a fresh data dir with a paired phone" },
+    { name: "bulk", path: "/v1/api/sms/send/bulk", body: bulkBody, setting: "a fresh data dir with a paired phone" },
+    {
+      name: "phone",
+      path: "/v1/api/sms/send",
+      body: variedSendBody,
+      setting: `a data dir whose simulated phone holds its event stream with ${PHONE_BACKLOG.toLocaleString("en-US")} messages waiting on it, sends to varied recipients`,
+    },
   ];
-  for (const { name, path, body } of loads) {
+  const only = process.env.BENCH_PROFILE?.split(",");
+  for (const { name, path, body, setting } of loads.filter((l) => !only || only.includes(l.name))) {
     const dir = temp("pigeon-profile-");
     const command = [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`, join(ROOT, "src", "main.ts"), "serve"];
-    const p = await preparedPigeon({}, command);
-    const target = { url: `${p.server.url}${path}`, method: "POST", headers: auth(p.key), body };
-    await load({ ...target, seconds: 2 });
-    const r = await load(target);
-    await stop(p.server);
+    let r: Load;
+    if (name === "phone") {
+      const p = await phoneWithBacklog(PHONE_BACKLOG, command);
+      const phone = await p.startPhone();
+      await load({ ...p.target, seconds: 2 });
+      r = await load(p.target);
+      await p.stopPhone(phone);
+      await stop(p.server);
+    } else {
+      const p = await preparedPigeon({}, command);
+      const target = { url: `${p.server.url}${path}`, method: "POST", headers: auth(p.key), body };
+      await load({ ...target, seconds: 2 });
+      r = await load(target);
+      await stop(p.server);
+    }
     const md = readFileSync(join(dir, `${name}.cpuprofile.md`), "utf8").replaceAll(`${ROOT}/`, "");
     const summary = [
       `# Profile: POST ${path}`,
       "",
-      `Written by \`BENCH_ONLY=profile npm run bench\`: \`bun --cpu-prof --cpu-prof-md src/main.ts serve\` on a fresh data dir with a paired phone, ` +
+      `Written by \`BENCH_ONLY=profile npm run bench\`: \`bun --cpu-prof --cpu-prof-md src/main.ts serve\` on ${setting}, ` +
         `a 2 s warm-up, then ${SECONDS} s of ${CONNECTIONS} connections (${Math.round(r.rps)} req/s under the profiler, p99 ${r.p99.toFixed(1)} ms). ` +
         "The samples also cover start-up and the idle moments around the load: a line with a large self time from a single sample " +
         "(the scheduler's or a task's) is idle time, not work. `get`, `run`, `all` and `values` are bun:sqlite's statements running in SQLite.",
@@ -503,8 +628,9 @@ async function main() {
     cleanup();
     return;
   }
-  if (!part("accept") || !part("worker") || !part("growth")) {
+  if (!part("accept") || !part("worker") || !part("growth") || !part("phone")) {
     if (part("accept")) await acceptBench();
+    if (part("phone")) await phoneBench(PHONE_BACKLOG);
     if (part("worker")) logWorker(await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000)));
     if (part("growth")) await growthBench();
     cleanup();
@@ -512,10 +638,11 @@ async function main() {
   }
 
   const accept = await acceptBench();
+  const phone = await phoneBench(PHONE_BACKLOG);
   const worker = await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000));
   logWorker(worker);
   const growth = await growthBench();
-  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, worker, growth });
+  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, phone, worker, growth });
   cleanup();
 }
 
@@ -530,6 +657,7 @@ function writeResults(r: {
   peakRss: number;
   loadRss: number | null;
   afterLoad: number;
+  phone: Awaited<ReturnType<typeof phoneBench>>;
   worker: Awaited<ReturnType<typeof workerBench>>;
   growth: Growth[];
 }) {
@@ -560,6 +688,19 @@ function writeResults(r: {
     `| Pigeon bulk, 100 messages a request | ${n(r.bulk.rps)} req/s = ${n(r.bulk.rps * 100)} notifications/s | ${ms(r.bulk.p50)} | ${ms(r.bulk.p99)} | ${pct(r.bulk.rps * 100, r.limit.rps)} (notifications) |`,
     "",
     `Errors or non-2xx answers: send ${r.send.errors}, bulk ${r.bulk.errors}. Every accepted send was committed (synchronous=FULL) before its answer.`,
+    "",
+    "## A campaign through a paced phone",
+    "",
+    `Single sends, each to its own recipient, while \`pigeon simulate-phone --delay 0\` holds its event stream with ${n(r.phone.backlog)} messages ` +
+      "waiting on it (the phone's pacing lets 20 a minute out), against the same server and backlog with the phone's process stopped; runs alternate.",
+    "",
+    "| what | rate | p50 | p99 | vs no phone |",
+    "|---|---|---|---|---|",
+    `| phone connected | ${n(r.phone.connected.rps)} req/s | ${ms(r.phone.connected.p50)} | ${ms(r.phone.connected.p99)} | ${pct(r.phone.connected.rps, r.phone.alone.rps)} |`,
+    `| no phone | ${n(r.phone.alone.rps)} req/s | ${ms(r.phone.alone.p50)} | ${ms(r.phone.alone.p99)} | 100% |`,
+    "",
+    `Runs: connected ${r.phone.connectedRuns.map(n).join(", ")}; no phone ${r.phone.aloneRuns.map(n).join(", ")} req/s. The phone sent ${n(r.phone.sent)}; ` +
+      `${n(r.phone.waiting)} still waited at the end. RSS at most ${r.phone.peakRss} MB (sampled every 0.2 s).`,
     "",
     "## Worker",
     "",

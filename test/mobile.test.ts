@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { notificationOf, smsSender } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { phoneSignature } from "./helpers/phone";
+import { PHONE_QUEUE_SQL } from "../src/channels/sms-phone/repository";
 
 const UA = "me.capcom.smsgateway/1.68.0";
 const OLD_UA = "me.capcom.smsgateway/1.66.2";
@@ -308,6 +309,66 @@ describe("messages", () => {
     expect(rl).toMatchObject({ limit: 2, requests_remaining: 0 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0));
     expect(await take()).toEqual(["m0", "m1", "m2", "m3"]);
+  });
+
+  test("a phone whose pacing is spent for the minute is not told of new sends, except expedited ones, and is told when the next minute starts", async () => {
+    const ctx = createTestContext();
+    const phone = await pairPhone(ctx);
+    expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 2 }), 200);
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
+    const events = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }));
+    const reader = events.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    // One read in flight at a time, kept across waits, so no chunk is lost to a read given up on.
+    let reading: Promise<void> | null = null;
+    const readMore = () => (reading ??= reader.read().then((r) => {
+      buffer += decoder.decode(r.value);
+      reading = null;
+    }));
+    const enqueued = () => buffer.split("event: MessageEnqueued").length - 1;
+    const until = async (count: number) => {
+      while (enqueued() < count) await readMore();
+    };
+    // An announcement is coalesced for 50 ms before it goes out (or is dropped): wait well past that.
+    const settle = async () => {
+      const until = Date.now() + 200;
+      while (Date.now() < until) await Promise.race([readMore(), Bun.sleep(until - Date.now())]);
+    };
+    const take = async () => (await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer })).json.map((m: { message: string }) => m.message);
+
+    await sendSms(ctx, { message: "m0" });
+    await sendSms(ctx, { message: "m1" });
+    await until(1);
+    expect(await take()).toEqual(["m0", "m1"]);
+    // The budget is spent: a pull now would hand out nothing new, so the phone is not asked to make one.
+    await sendSms(ctx, { message: "m2" });
+    await sendSms(ctx, { message: "m3" });
+    await settle();
+    expect(enqueued()).toBe(1);
+    // A one-time code skips the pacing, so it is announced.
+    await sendSms(ctx, { message: "code 1234", priority: 100 });
+    await until(2);
+    expect(await take()).toEqual(["m0", "m1", "code 1234"]);
+    await settle();
+    expect(enqueued()).toBe(2);
+    // A new minute: the waiting messages are announced, and handed out within the new budget.
+    ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0));
+    expect(ctx.services.mobile.announceDue()).toBe(1);
+    await until(3);
+    // (The phone confirmed none, so it sees them all again, in the order they were handed out:
+    // the first minute's three by priority, then this minute's.)
+    expect(await take()).toEqual(["code 1234", "m0", "m1", "m2", "m3"]);
+    await reader.cancel();
+  });
+
+  test("a pull reads the phone's queue through its own index, never sorting the backlog behind it", () => {
+    const ctx = createTestContext();
+    for (const [name, sql] of Object.entries(PHONE_QUEUE_SQL)) {
+      const plan = (ctx.db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join("; ");
+      expect(plan, name).toContain("USING INDEX notification_phone_queue_idx");
+      expect(plan, name).not.toContain("TEMP B-TREE");
+    }
   });
 
   test("a scheduled message reaches the phone only when due", async () => {

@@ -14,6 +14,7 @@ import m11 from "../../migrations/0011_safe_sending.sql" with { type: "text" };
 import m12 from "../../migrations/0012_notification_hourly.sql" with { type: "text" };
 import m13 from "../../migrations/0013_task_indexes.sql" with { type: "text" };
 import m14 from "../../migrations/0014_thread_sync.sql" with { type: "text" };
+import m15 from "../../migrations/0015_phone_queue.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -31,4 +32,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0012_notification_hourly", when: 1795402895623, sql: m12 },
   { tag: "0013_task_indexes", when: 1795404359145, sql: m13 },
   { tag: "0014_thread_sync", when: 1795409627682, sql: m14 },
+  { tag: "0015_phone_queue", when: 1795632664735, sql: m15 },
 ];

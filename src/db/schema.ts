@@ -279,6 +279,12 @@ export const notification = sqliteTable(
     index("notification_workspace_status_idx").on(table.workspaceId, table.status, table.createdAt),
     index("notification_device_status_idx").on(table.deviceId, table.status),
     index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt),
+    // A phone's own queue, in the order it is handed out: what it was handed and has not confirmed,
+    // then what it has not been handed, by priority and due time. Only messages still waiting are
+    // in it, so a pull reads the few rows it hands out, not the whole backlog behind them.
+    index("notification_phone_queue_idx")
+      .on(table.deviceId, table.dispatchedAt, sql`priority DESC`, table.nextAttemptAt, table.id)
+      .where(sql`route = 'sms' AND status = 'pending' AND stage = 'queued'`),
     // The worker's claim and the phones' announcements look for due work on their own routes: with
     // the route in the index, a phone's backlog is not read through by the cloud worker every tick.
     index("notification_due_route_idx").on(table.stage, table.route, table.nextAttemptAt),

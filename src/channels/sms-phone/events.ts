@@ -73,14 +73,17 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepali
     /** Whether the device has an event stream open now. */
     isOpen: (deviceId: number): boolean => (streams.get(deviceId)?.size ?? 0) > 0,
 
-    /** "There is work": coalesced, so a burst of sends costs the phone one pull. */
-    enqueued(deviceId: number) {
-      if (pendingEnqueue.has(deviceId)) return;
+    /**
+     * "There is work": coalesced, so a burst of sends costs the phone one pull, and sent only if
+     * `stillWanted()` says so when it goes out (the phone's pacing may have no room left).
+     */
+    enqueued(deviceId: number, stillWanted: () => boolean = () => true) {
+      if (pendingEnqueue.has(deviceId) || !streams.has(deviceId)) return;
       pendingEnqueue.set(
         deviceId,
         setTimeout(() => {
           pendingEnqueue.delete(deviceId);
-          notify(deviceId, "MessageEnqueued");
+          if (streams.has(deviceId) && stillWanted()) notify(deviceId, "MessageEnqueued");
         }, 50),
       );
     },

@@ -57,7 +57,7 @@ export const smsPhone: Channel<"mobile", MobileService> = {
       },
       // Immediate messages: tell the phone now (scheduled ones are announced when due).
       accepted(accepted) {
-        for (const a of accepted) if (a.prepared.scheduleAt === null) hub.enqueued(a.prepared.device.id);
+        for (const a of accepted) if (a.prepared.scheduleAt === null) service.announce(a.prepared.device.id);
       },
       beforeBody: (method, path, headers, signIn) => service.checkBeforeBody(method, path, headers, signIn),
       close: () => hub.closeAll(),

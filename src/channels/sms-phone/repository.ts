@@ -26,6 +26,25 @@ export interface NewPhoneDevice {
   at: number;
 }
 
+const QUEUE = "device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued'";
+const DUE = "next_attempt_at <= ? AND (valid_until IS NULL OR valid_until > ?)";
+const ORDER = "ORDER BY priority DESC, next_attempt_at, id";
+
+/**
+ * A phone's queue, read through its own index (notification_phone_queue_idx) in the order it is
+ * handed out: first what it was handed and never confirmed (it must see those again, in the order
+ * they were handed), then what it was not handed yet, by the app's priority and due time. Nothing past its valid_until. Each
+ * reads only the rows it returns, however long the backlog behind them (test/mobile.test.ts
+ * checks the plans).
+ */
+export const PHONE_QUEUE_SQL = {
+  // Few rows, and all of them were due when handed: whether they still are is checked on the rows
+  // (a due-time term here would draw the planner to the worker's due-time index instead).
+  handedAgain: `SELECT * FROM notification WHERE ${QUEUE} AND dispatched_at IS NOT NULL ORDER BY dispatched_at, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`,
+  waitingExpedited: `SELECT * FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority >= ? AND ${DUE} ${ORDER} LIMIT ?`,
+  waitingPaced: `SELECT * FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority < ? AND ${DUE} ${ORDER} LIMIT ?`,
+};
+
 export function createPhoneRepository(sqlite: Database) {
   const byToken: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
   const byExternal: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
@@ -57,11 +76,11 @@ export function createPhoneRepository(sqlite: Database) {
     "UPDATE device SET token_hash = ?, push_token = ?, app_version = coalesce(?, app_version), config = json_remove(config, '$.webhookBase'), last_seen_at = ?, updated_at = ? WHERE id = ?",
   );
 
-  const queued: Statement<NotificationRecord, [number, number, number]> = sqlite.prepare(`
-    SELECT * FROM notification
-    WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' AND next_attempt_at <= ?
-      AND (valid_until IS NULL OR valid_until > ?)
-    ORDER BY dispatched_at IS NULL, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`);
+  const handedAgain: Statement<NotificationRecord, [number]> = sqlite.prepare(PHONE_QUEUE_SQL.handedAgain);
+  // Expedited messages (priority 100 and above) apart from the rest: they skip the phone's pacing.
+  const waitingExpedited: Statement<NotificationRecord, [number, number, number, number, number]> = sqlite.prepare(PHONE_QUEUE_SQL.waitingExpedited);
+  const waitingPaced: Statement<NotificationRecord, [number, number, number, number, number]> = sqlite.prepare(PHONE_QUEUE_SQL.waitingPaced);
+  const livePhones: Statement<DeviceIdRow, []> = sqlite.prepare("SELECT id FROM device WHERE kind = 'sms' AND deleted_at IS NULL ORDER BY id");
   const cancelling: Statement<NotificationRecord, [number]> = sqlite.prepare(
     `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
   );
@@ -79,10 +98,6 @@ export function createPhoneRepository(sqlite: Database) {
   const becameDue: Statement<{ device_id: number }, [number, number]> = sqlite.prepare(`
     SELECT DISTINCT device_id FROM notification
     WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND next_attempt_at > ? AND next_attempt_at <= ?`);
-  const stillWaiting: Statement<{ device_id: number }, [number]> = sqlite.prepare(`
-    SELECT DISTINCT device_id FROM notification
-    WHERE route = 'sms' AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL AND device_id IS NOT NULL AND next_attempt_at <= ?`);
-
   // Re-homing: waiting messages of offline phones, the online phones that can take them.
   // From the (few) offline phones to their messages, on the (device_id, status) index: never a
   // read through every pending message of the phones that are online.
@@ -161,7 +176,15 @@ export function createPhoneRepository(sqlite: Database) {
     },
 
     // Messages
-    queuedFor: (deviceId: number, now: number): NotificationRecord[] => queued.all(deviceId, now, now),
+    /** Due messages the phone was handed and has not confirmed (at most 100). */
+    handedAgain: (deviceId: number, now: number): NotificationRecord[] =>
+      handedAgain.all(deviceId).filter((n) => n.next_attempt_at <= now && (n.valid_until === null || n.valid_until > now)),
+    /**
+     * Due messages never handed to the phone, at most `limit`: the expedited ones (priority
+     * `expedited` and above) or the paced rest.
+     */
+    waitingFor: (deviceId: number, now: number, expedited: number, which: "expedited" | "paced", limit: number): NotificationRecord[] =>
+      (which === "expedited" ? waitingExpedited : waitingPaced).all(deviceId, expedited, now, now, limit),
     cancellingFor: (deviceId: number): NotificationRecord[] => cancelling.all(deviceId),
     /** Messages below `expedited` priority handed to the phone since `since`: what its budget has spent. */
     handedSince: (deviceId: number, since: number, expedited: number): number => handedSince.get(deviceId, since, expedited)!.n,
@@ -178,8 +201,8 @@ export function createPhoneRepository(sqlite: Database) {
     byPhoneId: (phoneId: string, deviceId: number): NotificationRecord | null => byPhoneId.get(phoneId, deviceId),
     /** Phones with scheduled messages that fell due in (after, until]. */
     devicesDueBetween: (after: number, until: number): number[] => becameDue.all(after, until).map((r) => r.device_id),
-    /** Phones with due messages never handed out (held back by the per-minute pacing, or not pulled yet). */
-    devicesWithUnhanded: (now: number): number[] => stillWaiting.all(now).map((r) => r.device_id),
+    /** Every paired phone that is not deleted. */
+    livePhones: (): number[] => livePhones.all().map((r) => r.id),
 
     // Re-homing
     /** Offline phones with messages still waiting on them. */

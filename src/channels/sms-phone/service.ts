@@ -116,28 +116,29 @@ export function createMobileService(deps: MobileDeps) {
     repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
   }
 
+  /** How many more paced messages the phone may be handed in the current minute. */
+  function budgetLeft(device: DeviceRow, now: number): number {
+    return device.sendLimitPerMinute - repo.handedSince(device.id, now - (now % MINUTE), PRIORITY_EXPEDITED);
+  }
+
   /**
    * The phone's work: due pending messages, at most 100, never more new ones than its per-minute
    * pacing allows (the rest wait for the next minute), plus "Cancelling" items for apps that
    * understand them. Reading changes no state; it only records when each message was first handed
-   * out, for the pacing window.
+   * out, for the pacing window. Only the rows handed out are read, whatever the backlog behind them.
    */
   function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
     const now = clock.now();
-    const windowStart = now - (now % MINUTE);
-    let budget = device.sendLimitPerMinute - repo.handedSince(device.id, windowStart, PRIORITY_EXPEDITED);
-    const picked: NotificationRecord[] = [];
-    sqlite.transaction(() => {
-      for (const n of repo.queuedFor(device.id, now)) {
-        if (n.dispatched_at === null) {
-          // Expedited messages (one-time codes) skip the budget, as the app skips its own limits.
-          const expedited = n.priority >= PRIORITY_EXPEDITED;
-          if (!expedited && budget <= 0) continue;
-          if (!expedited) budget--;
-          repo.markHanded(n.id, now);
-        }
-        picked.push(n);
-      }
+    const budget = budgetLeft(device, now);
+    const picked = sqlite.transaction(() => {
+      const again = repo.handedAgain(device.id, now);
+      // Expedited messages (one-time codes) skip the budget, as the app skips its own limits.
+      const room = MAX_MESSAGES - again.length;
+      const expedited = room > 0 ? repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", room) : [];
+      const paced = Math.min(budget, room - expedited.length);
+      const fresh = [...expedited, ...(paced > 0 ? repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "paced", paced) : [])];
+      for (const n of fresh) repo.markHanded(n.id, now);
+      return [...again, ...fresh];
     })();
     const items: Record<string, unknown>[] = picked.map((n) => ({
       id: n.external_id,
@@ -263,6 +264,30 @@ export function createMobileService(deps: MobileDeps) {
   }
 
   /**
+   * Whether telling the phone "there is work" now would get it any: its pacing has room this
+   * minute, or an expedited message waits. A phone told while its budget is spent would pull and
+   * be handed nothing; announce-due tells it when the next minute starts.
+   */
+  function wantsWork(deviceId: number): boolean {
+    const device = devices.byId(deviceId);
+    if (!device || device.kind !== "sms") return false;
+    const now = clock.now();
+    return budgetLeft(device, now) > 0 || repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0;
+  }
+
+  /** "There is work" to a phone's event stream, coalesced, and only when it could take some. */
+  function announce(deviceId: number) {
+    hub.enqueued(deviceId, () => wantsWork(deviceId));
+  }
+
+  /** Whether due messages wait on the phone that it was never handed. */
+  function hasWaiting(deviceId: number, now: number): boolean {
+    return (
+      repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0 || repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "paced", 1).length > 0
+    );
+  }
+
+  /**
    * phones:announce-due — tells phones about work they would otherwise only find on their next
    * poll (15 minutes for the app): scheduled messages that fell due since the last run, and, once
    * a new pacing minute starts, messages the previous minute's per-minute budget held back.
@@ -272,8 +297,8 @@ export function createMobileService(deps: MobileDeps) {
     const due = new Set(repo.devicesDueBetween(announcedUntil, now));
     const newMinute = Math.floor(now / MINUTE) > Math.floor(announcedUntil / MINUTE);
     announcedUntil = now;
-    if (newMinute) for (const deviceId of repo.devicesWithUnhanded(now)) due.add(deviceId);
-    for (const deviceId of due) hub.enqueued(deviceId);
+    if (newMinute) for (const deviceId of repo.livePhones()) if (hasWaiting(deviceId, now)) due.add(deviceId);
+    for (const deviceId of due) announce(deviceId);
     return due.size;
   }
 
@@ -333,7 +358,7 @@ export function createMobileService(deps: MobileDeps) {
         moved.push(id);
       }
     })();
-    if (moved.length > 0) hub.enqueued(toId);
+    if (moved.length > 0) announce(toId);
     return moved;
   }
 
@@ -398,6 +423,7 @@ export function createMobileService(deps: MobileDeps) {
   const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState });
 
   return {
+    announce,
     announceDue,
     rehomeOffline,
     reassign,
