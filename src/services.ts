@@ -33,6 +33,7 @@ import { createUserService } from "./modules/users/service";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
 import { createStorageMonitor } from "./lib/storage";
+import { createSystemRepository } from "./modules/system/repository";
 import { dirname, join } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox, KEY_FILE } from "./lib/secrets";
@@ -93,8 +94,14 @@ export function createServices(deps: Deps) {
   const notificationRepo = createNotificationRepository(sqlite, dispatchedRoutes);
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
+  const system = createSystemRepository(db);
+  const storage = createStorageMonitor({
+    clock,
+    dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath),
+    probeWrite: () => system.probeWrite(clock.now()),
+  });
   // Accepted sends and their idempotent replies are written in one shared transaction.
-  const commits = createGroupCommit(sqlite, log);
+  const commits = createGroupCommit(sqlite, log, () => storage.markWritten());
   const idempotency = createIdempotencyStore(sqlite, clock, commits);
   const threads = createThreadRepository(sqlite);
 
@@ -202,7 +209,7 @@ export function createServices(deps: Deps) {
   const services = {
     ...deps,
     log,
-    storage: createStorageMonitor(clock),
+    storage,
     secrets,
     accounts,
     users: createUserService({ repo: createUserRepository(sqlite), clock, accounts }),

@@ -12,7 +12,8 @@ interface Entry {
   error?: unknown;
 }
 
-export function createGroupCommit(sqlite: Database, log?: (message: string, error?: unknown) => void) {
+/** `onCommit`: after each batch that committed (the disk took it). */
+export function createGroupCommit(sqlite: Database, log?: (message: string, error?: unknown) => void, onCommit?: () => void) {
   const queue: Entry[] = [];
   /** The entry whose job is running now, so afterCommit knows whom a callback belongs to. */
   let running: Entry | null = null;
@@ -36,6 +37,7 @@ export function createGroupCommit(sqlite: Database, log?: (message: string, erro
       for (const entry of batch) entry.reject(error);
       return;
     }
+    onCommit?.();
     for (const entry of batch) (entry.error !== undefined ? entry.reject(entry.error) : entry.resolve(entry.result));
     // What follows a commit (waking a phone) must not undo the replies above; a job that failed
     // was rolled back, so what it asked to follow does not happen.

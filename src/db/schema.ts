@@ -750,3 +750,12 @@ export const threadSync = sqliteTable("thread_sync", {
   id: integer("id").primaryKey(),
   notificationId: integer("notification_id").notNull(),
 });
+
+/**
+ * One row that /health rewrites to learn whether the disk takes writes again after it was full
+ * (src/lib/storage.ts), when nothing else has written since.
+ */
+export const storageProbe = sqliteTable("storage_probe", {
+  id: integer("id").primaryKey(),
+  at: integer("at").notNull(),
+});

@@ -78,8 +78,9 @@ export function collectOutput(proc: Subprocess): () => string {
   return () => out;
 }
 
-export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000): Promise<RunningServer> {
-  const proc = Bun.spawn([bin, "serve"], {
+/** `prefix`: a command the server runs under (it execs `bin serve` in the end), such as a namespace. */
+export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000, prefix: string[] = []): Promise<RunningServer> {
+  const proc = Bun.spawn([...prefix, bin, "serve"], {
     env: { PATH: process.env.PATH ?? "", PIGEON_HOST: "127.0.0.1", PIGEON_PORT: "0", ...env },
     stdout: "pipe",
     stderr: "pipe",

@@ -37,15 +37,23 @@ export function systemRoutes(s: Services) {
         } catch {
           throw new AppError("service_unavailable", "Database is not answering");
         }
-        const fullSince = s.storage.fullSince();
-        if (fullSince !== null) {
-          throw new AppError("storage_full", "The disk is full: writes are failing", { status: "degraded", database: "full", last_full_at: iso(fullSince), version: VERSION });
+        const lastFullAt = iso(s.storage.lastFullAt());
+        if (s.storage.stillFull()) {
+          throw new AppError("storage_full", "The disk is full: writes are failing", { status: "degraded", database: "full", last_full_at: lastFullAt, version: VERSION });
         }
-        return ok({ status: "ok", database: "ok", version: VERSION, time: iso(s.clock.now()) }, "ok");
+        return ok({ status: "ok", database: "ok", version: VERSION, time: iso(s.clock.now()), last_full_at: lastFullAt }, "ok");
       },
       {
         response: {
-          200: Envelope(t.Object({ status: t.String(), database: t.String(), version: t.String(), time: t.String() })),
+          200: Envelope(
+            t.Object({
+              status: t.String(),
+              database: t.String(),
+              version: t.String(),
+              time: t.String(),
+              last_full_at: t.Nullable(t.String({ description: "When writes last failed for a full disk, if ever since the start: history, not the state" })),
+            }),
+          ),
           503: "Error",
           507: "Error",
         },
@@ -53,7 +61,7 @@ export function systemRoutes(s: Services) {
         detail: {
           summary: "Health check",
           description:
-            "200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: \"full\"` and `data.last_full_at` while a write has failed for lack of disk space in the last minute. Needs no API key.",
+            "200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: \"full\"` and `data.last_full_at` from a write that failed for lack of disk space until a write succeeds again: any send, or a small write of the health check's own, tried once the failure is 5 s old and the file system shows free space. `last_full_at` stays in the 200 answer as history. Needs no API key.",
         },
       },
     )

@@ -1,0 +1,4 @@
+CREATE TABLE `storage_probe` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`at` integer NOT NULL
+);
