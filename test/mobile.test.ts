@@ -371,6 +371,28 @@ describe("messages", () => {
     }
   });
 
+  test("re-homing moves only what a quiet phone never downloaded; what it downloaded waits for it, then fails device_offline at its time to live", async () => {
+    const ctx = createTestContext();
+    const away = await pairPhone(ctx, "Away/phone");
+    const other = await pairPhone(ctx, "Other/phone");
+    const downloaded = await sendSms(ctx, { message: "downloaded", device_id: away.deviceId, ttl: 600 });
+    expect((await mobile(ctx, "GET", "/message", { auth: away.bearer })).json.map((m: { message: string }) => m.message)).toEqual(["downloaded"]);
+    const untouched = await sendSms(ctx, { message: "never downloaded", device_id: away.deviceId, ttl: 600 });
+    // The first phone goes quiet for six minutes; the other keeps calling in.
+    ctx.clock.advance(6 * 60_000);
+    await mobile(ctx, "GET", "/settings", { auth: other.bearer });
+    expect(ctx.services.mobile.watchPresence()).toBe(1);
+    ctx.services.mobile.rehomeOffline();
+    expect(await notificationOf(ctx, untouched)).toMatchObject({ status: "pending", device_id: other.deviceId });
+    expect(await notificationOf(ctx, downloaded)).toMatchObject({ status: "pending", device_id: away.deviceId });
+    expect((await mobile(ctx, "GET", "/message", { auth: other.bearer })).json.map((m: { message: string }) => m.message)).toEqual(["never downloaded"]);
+    // Past its time to live, the downloaded one fails as device_offline.
+    ctx.clock.advance(5 * 60_000);
+    await mobile(ctx, "GET", "/settings", { auth: other.bearer });
+    ctx.services.mobile.rehomeOffline();
+    expect(await notificationOf(ctx, downloaded)).toMatchObject({ status: "failed", error_code: "device_offline", device_id: away.deviceId });
+  });
+
   test("a scheduled message reaches the phone only when due", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);

@@ -191,7 +191,7 @@ describe("a phone that comes back, and one that does not", () => {
 
     const moved = await server.api(`/v1/api/device/${from.deviceId}/reassign`, key, { to_device_id: to.deviceId });
     expect(moved.status).toBe(200);
-    expect(moved.body.data).toEqual({ device_id: from.deviceId, to_device_id: to.deviceId, moved: 1, notification_ids: [id] });
+    expect(moved.body.data).toEqual({ device_id: from.deviceId, to_device_id: to.deviceId, moved: 1, notification_ids: [id], pulled_moved: 0, pulled_left: 0, warning: null });
     expect((await notification(key, id)).device_id).toBe(to.deviceId);
 
     // To an offline phone: 409.
@@ -203,6 +203,47 @@ describe("a phone that comes back, and one that does not", () => {
     expect(offline.status).toBe(409);
     expect(offline.body.data.error_code).toBe("no_online_device");
     await server.api(`/v1/api/notification/cancel`, key, { notification_id: id });
+    await to.stop();
+  });
+
+  test("a message the phone downloaded but never confirmed stays with it when it goes quiet: it comes back and sends it, no other phone does", async () => {
+    // --hold: the phone keeps what it downloads in its own queue for a while before taking it up.
+    const away = await startPhone(key, "Pulled/away", ["--hold", "1500"]);
+    const other = await startPhone(key, "Pulled/other");
+    const sent = await send(key, { message: "Only once, please", device_id: away.deviceId });
+    const id = sent.body.data.notification_id;
+    await waitFor("the phone downloaded it", () => away.output().includes("waiting in the phone's queue"), { timeoutMs: 10_000, detail: away.output });
+    // Its connection goes: nothing it does reaches Pigeon, but its radio still sends what it holds.
+    away.proc.kill("SIGUSR1");
+    await waitFor("the quiet phone offline", async () => (await server.api(`/v1/api/device/${away.deviceId}`, key)).body.data.online === false, { intervalMs: 500 });
+    await waitFor("the phone sent it, unheard", () => away.output().includes("→ Sent"), { timeoutMs: 10_000, detail: away.output });
+    // Several re-homing ticks (one a second) pass with another phone online.
+    await Bun.sleep(3_000);
+    expect(await notification(key, id)).toMatchObject({ status: "pending", device_id: away.deviceId });
+    away.proc.kill("SIGUSR2");
+    const n = await waitForNotification(key, id, "delivered, reported by the phone that sent it", (n) => n.status === "delivered", away.output);
+    expect(n.device_id).toBe(away.deviceId);
+    expect(n.logs.map((l: { event: string }) => l.event)).not.toContain("reassigned");
+    expect(other.output()).not.toContain("goes out");
+    await away.stop();
+    await other.stop();
+  });
+
+  test("reassign moves downloaded messages only when asked, and then warns that they may arrive twice", async () => {
+    const from = await startPhone(key, "Pulled/from", ["--hold", "60000"]);
+    const to = await startPhone(key, "Pulled/to");
+    const id = (await send(key, { message: "Downloaded already", device_id: from.deviceId })).body.data.notification_id;
+    await waitFor("the phone downloaded it", () => from.output().includes("waiting in the phone's queue"), { timeoutMs: 10_000, detail: from.output });
+    const kept = await server.api(`/v1/api/device/${from.deviceId}/reassign`, key, { to_device_id: to.deviceId });
+    expect(kept.body.data).toEqual({ device_id: from.deviceId, to_device_id: to.deviceId, moved: 0, notification_ids: [], pulled_moved: 0, pulled_left: 1, warning: null });
+    expect(kept.body.message).toContain("include_pulled");
+    const moved = await server.api(`/v1/api/device/${from.deviceId}/reassign`, key, { to_device_id: to.deviceId, include_pulled: true });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data).toMatchObject({ moved: 1, notification_ids: [id], pulled_moved: 1, pulled_left: 0 });
+    expect(moved.body.data.warning).toContain("twice");
+    const n = await waitForNotification(key, id, "delivered by the phone it moved to", (n) => n.status === "delivered", to.output);
+    expect(n.device_id).toBe(to.deviceId);
+    await from.stop();
     await to.stop();
   });
 

@@ -49,7 +49,8 @@ Commands:
                  [--missed "text"] [--mms "subject"] [--mms-pushes N] [--app-version V]
                  [--battery 0..100] [--charging] [--no-connection]
                  [--hold MS] [--sims 1-3] [--name NAME]
-                                          Act as a paired phone (the SMS Gateway for Android protocol)
+                                          Act as a paired phone (the SMS Gateway for Android protocol);
+                                          SIGUSR1 takes its network away, SIGUSR2 gives it back
   smsgate signing-key [--workspace ID]    The key SMSGate-format webhooks are signed with (X-Signature)
   backup --out FILE                       Write a consistent copy of the database
 
@@ -376,6 +377,9 @@ async function simulate(argv: string[]): Promise<number | null> {
   };
   process.on("SIGTERM", () => void stop());
   process.on("SIGINT", () => void stop());
+  // A phone that loses its connection and gets it back, as phones do: SIGUSR1 and SIGUSR2.
+  process.on("SIGUSR1", () => phone.setNetwork(false));
+  process.on("SIGUSR2", () => phone.setNetwork(true));
   return null;
 }
 

@@ -110,8 +110,8 @@ export function createPhoneRepository(sqlite: Database) {
     WHERE workspace_id = ? AND id <> ? AND kind = 'sms' AND status = 'active' AND deleted_at IS NULL AND blocked_code IS NULL
       AND presence = 'online' AND last_seen_at >= ?
     ORDER BY last_seen_at DESC, id LIMIT 1`);
-  const waitingOn: Statement<{ id: number }, [number]> = sqlite.prepare(
-    "SELECT id FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' ORDER BY id",
+  const waitingOn: Statement<{ id: number; dispatched_at: number | null }, [number]> = sqlite.prepare(
+    "SELECT id, dispatched_at FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' ORDER BY id",
   );
   const moveTo = sqlite.prepare(`
     UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?
@@ -209,8 +209,8 @@ export function createPhoneRepository(sqlite: Database) {
     offlineWithWaiting: (): number[] => offlineWithWaiting.all().map((r) => r.device_id),
     /** Another usable phone of the workspace heard from since `seenSince`, most recently seen first. */
     onlinePhoneBesides: (workspaceId: number, deviceId: number, seenSince: number): number | null => onlinePhone.get(workspaceId, deviceId, seenSince)?.id ?? null,
-    /** Messages on a phone it has not taken up yet (never reported Processed). */
-    waitingOn: (deviceId: number): number[] => waitingOn.all(deviceId).map((r) => r.id),
+    /** Messages on a phone it has not taken up yet (never reported Processed), and whether it downloaded each. */
+    waitingOn: (deviceId: number): { id: number; pulled: boolean }[] => waitingOn.all(deviceId).map((r) => ({ id: r.id, pulled: r.dispatched_at !== null })),
     /** Moves one waiting message to another phone under a new phone id; whether it moved. */
     moveTo: (id: number, fromDeviceId: number, toDeviceId: number, phoneId: string, at: number): boolean =>
       moveTo.run(toDeviceId, phoneId, at, id, fromDeviceId).changes > 0,

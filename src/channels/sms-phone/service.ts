@@ -344,29 +344,38 @@ export function createMobileService(deps: MobileDeps) {
 
   /**
    * Moves the messages a phone has not taken up yet to another phone, each under a new phone id
-   * (a late report from the first phone then matches nothing). A message the first phone had
-   * downloaded but never confirmed could in principle still go out from it if it returns: the app
-   * confirms what it downloads at once, so a download without a confirmation was lost on the way.
+   * (a late report from the first phone then matches nothing). Only those the first phone never
+   * downloaded, unless `includePulled`: the app sends whatever it has downloaded, even with no
+   * connection to report it, so a downloaded message moved elsewhere may reach its recipient twice.
    */
-  function moveWaiting(from: DeviceRow, toId: number, why: string): number[] {
+  function moveWaiting(from: DeviceRow, toId: number, why: string, includePulled: boolean) {
     const now = clock.now();
     const moved: number[] = [];
+    let pulledMoved = 0;
+    let pulledLeft = 0;
     sqlite.transaction(() => {
-      for (const id of repo.waitingOn(from.id)) {
+      for (const { id, pulled } of repo.waitingOn(from.id)) {
+        if (pulled && !includePulled) {
+          pulledLeft++;
+          continue;
+        }
         if (!repo.moveTo(id, from.id, toId, nanoid(21), now)) continue;
-        state.log(id, "reassigned", { status: "pending", detail: `moved from device ${from.id} to device ${toId}: ${why}` });
+        const detail = `moved from device ${from.id} to device ${toId}: ${why}${pulled ? " (device " + from.id + " had downloaded it and may still send it)" : ""}`;
+        state.log(id, "reassigned", { status: "pending", detail });
         moved.push(id);
+        if (pulled) pulledMoved++;
       }
     })();
     if (moved.length > 0) announce(toId);
-    return moved;
+    return { moved, pulledMoved, pulledLeft };
   }
 
   /**
-   * phones:rehome — messages waiting on a phone marked offline move to another online phone of the
-   * workspace when there is one. What still waits on it (no other phone, or taken up by it before
-   * it went quiet) fails with device_offline once its time to live passes: its valid_until, or its
-   * due time plus the default offline time to live. Nothing stays pending for ever.
+   * phones:rehome — messages waiting on a phone marked offline that it never downloaded move to
+   * another online phone of the workspace when there is one. What still waits on it (no other
+   * phone, or downloaded by it before it went quiet: it may yet send those) fails with
+   * device_offline once its time to live passes: its valid_until, or its due time plus the default
+   * offline time to live. Nothing stays pending for ever.
    */
   function rehomeOffline(): number {
     const now = clock.now();
@@ -375,12 +384,12 @@ export function createMobileService(deps: MobileDeps) {
       const device = devices.byId(deviceId);
       if (!device) continue;
       const target = repo.onlinePhoneBesides(device.workspaceId, device.id, now - offlineAfterMs);
-      if (target !== null) changed += moveWaiting(device, target, "its phone went offline").length;
+      if (target !== null) changed += moveWaiting(device, target, "its phone went offline", false).moved.length;
       for (const id of repo.outOfTime(device.id, deps.offlineTtlMs, now)) {
         const failed = applyReport(state, id, {
           status: "failed",
           errorCode: "device_offline",
-          reason: `device ${device.id} stayed offline past the message's time to live, and no other phone could take it`,
+          reason: `device ${device.id} stayed offline past the message's time to live, and no other phone took it`,
           detail: "device offline: time to live passed",
         });
         if (failed) changed++;
@@ -391,9 +400,10 @@ export function createMobileService(deps: MobileDeps) {
 
   /**
    * POST /v1/api/device/:id/reassign — moves a phone's waiting messages by hand, to the phone
-   * named or else to the most recently seen online phone of the workspace.
+   * named or else to the most recently seen online phone of the workspace; those it downloaded
+   * only with `includePulled`.
    */
-  function reassign(workspaceId: number, deviceId: number, toDeviceId: number | null) {
+  function reassign(workspaceId: number, deviceId: number, toDeviceId: number | null, includePulled = false) {
     const from = devices.get(workspaceId, deviceId);
     if (!from) throw new AppError("not_found", `device ${deviceId} not found`, { field: "device_id" });
     if (from.kind !== "sms") {
@@ -416,8 +426,19 @@ export function createMobileService(deps: MobileDeps) {
       if (found === null) throw new AppError("no_online_device", "No other online paired phone in this workspace to take the messages", { device_id: from.id });
       toId = found;
     }
-    const moved = moveWaiting(from, toId, "reassigned by hand");
-    return { device_id: from.id, to_device_id: toId, moved: moved.length, notification_ids: moved };
+    const { moved, pulledMoved, pulledLeft } = moveWaiting(from, toId, "reassigned by hand", includePulled);
+    return {
+      device_id: from.id,
+      to_device_id: toId,
+      moved: moved.length,
+      notification_ids: moved,
+      pulled_moved: pulledMoved,
+      pulled_left: pulledLeft,
+      warning:
+        pulledMoved > 0
+          ? `${pulledMoved} of these had been downloaded by device ${from.id}, which may still send them: their recipients may get them twice`
+          : null,
+    };
   }
 
   const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState });

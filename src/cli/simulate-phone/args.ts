@@ -63,6 +63,8 @@ export type SimSelectionMode = (typeof SIM_SELECTION_MODES)[number];
 export interface SimulatedPhoneHandle {
   deviceId: string;
   stop(): Promise<void>;
+  /** Loses (false) or regains (true) the phone's internet connection; the radio keeps sending. */
+  setNetwork(up: boolean): void;
 }
 
 const DEFAULTS = {

@@ -77,6 +77,10 @@ class SimulatedPhone {
     if (mms !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveMms(mms) : undefined)));
   }
 
+  setNetwork(up: boolean): void {
+    this.client.setNetwork(up);
+  }
+
   async stop(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     await this.life.stop();
@@ -133,6 +137,7 @@ export async function simulatePhone(opts: SimulatePhoneOptions, signal?: AbortSi
   }
   return {
     deviceId: phone.deviceId,
+    setNetwork: (up) => phone.setNetwork(up),
     stop: async () => {
       signal?.removeEventListener("abort", onAbort);
       await phone.stop();

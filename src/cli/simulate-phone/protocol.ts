@@ -121,6 +121,14 @@ function oneOf<T extends string>(value: unknown, names: readonly T[], key: strin
 export class ProtocolClient {
   deviceId = "";
   private deviceToken = "";
+  /**
+   * The phone's connection to the internet. Without it every request waits for it to come back
+   * (the app's workers run under a network constraint and keep their work), the event stream
+   * drops, and the radio still sends what the phone has downloaded.
+   */
+  private connected = true;
+  private waitingForNetwork: (() => void)[] = [];
+  private streamDropped = new AbortController();
   /** A Firebase registration token's shape: an instance id, a colon, a long opaque part. */
   private readonly pushToken: string | null;
 
@@ -151,7 +159,31 @@ export class ProtocolClient {
     return AbortSignal.any([this.life.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]);
   }
 
+  /** Loses or regains the connection (SIGUSR1 and SIGUSR2 to the command). */
+  setNetwork(up: boolean): void {
+    if (up === this.connected) return;
+    this.connected = up;
+    this.log(up ? "network back" : "network lost: requests wait for it, the event stream drops");
+    if (!up) this.streamDropped.abort(new Error("no network"));
+    else {
+      this.streamDropped = new AbortController();
+      for (const wake of this.waitingForNetwork.splice(0)) wake();
+    }
+  }
+
+  /** Resolves once the phone has a connection (at once when it has); false when it stopped first. */
+  async online(): Promise<boolean> {
+    while (!this.connected && !this.life.stopped) {
+      await new Promise<void>((resolve) => {
+        this.waitingForNetwork.push(resolve);
+        this.life.signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    }
+    return !this.life.stopped;
+  }
+
   async getJson(path: string): Promise<unknown> {
+    if (!(await this.online())) return undefined;
     try {
       const res = await fetch(`${this.opts.server}${path}`, { headers: this.headers(false), signal: this.readSignal() });
       if (!res.ok) {
@@ -236,6 +268,8 @@ export class ProtocolClient {
   async patchMessage(id: string, state: LocalState, body: string): Promise<void> {
     let failure = "";
     for (let attempt = 1; attempt <= PATCH_ATTEMPTS; attempt++) {
+      // Without a connection the report waits for one (a phone stopped meanwhile drops it).
+      if (!this.connected && !(await this.online())) break;
       try {
         const res = await fetch(`${this.opts.server}/message`, {
           method: "PATCH",
@@ -255,11 +289,12 @@ export class ProtocolClient {
   }
 
   async openEvents(): Promise<Response> {
+    if (!(await this.online())) throw new Error("stopped");
     const res = await fetch(`${this.opts.server}/events`, {
       // The app opens its stream with a plain OkHttp client, not the API client that names the app:
       // the server sees OkHttp's default User-Agent here, never the app version.
       headers: { ...this.headers(false), "User-Agent": OKHTTP_USER_AGENT, Accept: "text/event-stream" },
-      signal: this.life.signal,
+      signal: AbortSignal.any([this.life.signal, this.streamDropped.signal]),
     });
     if (!res.ok || !res.body) throw new Error(`events stream refused: ${await failureOf(res)}`);
     if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {

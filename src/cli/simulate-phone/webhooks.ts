@@ -38,6 +38,7 @@ export class WebhookPoster extends PhonePart {
     const body = JSON.stringify({ id: nanoid(), webhookId: hook.id, event, deviceId: this.client.deviceId, payload });
     let failure = "";
     for (let attempt = 1; attempt <= WEBHOOK_ATTEMPTS; attempt++) {
+      if (!(await this.client.online())) break;
       // Signed afresh on every attempt, as the app's signing plugin runs per request.
       const timestamp = String(Math.floor(Date.now() / 1000));
       const signature = createHmac("sha256", this.settings.signingKey).update(body + timestamp).digest("hex");
