@@ -51,6 +51,29 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     expect(chat.data).toMatchObject({ error_code: "validation_error", field: "priority" });
   });
 
+  test("sim_number for a SIM the phone did not report is 400 invalid_sim_number naming its SIMs; with no list reported, any is taken", async () => {
+    const ctx = createTestContext();
+    const phone = await ctx.phone("One-SIM phone");
+    // The phone reports its SIM list as the app does (PATCH /mobile/v1/device, redacted fields).
+    const patched = await ctx.app.handle(
+      new Request("http://localhost/mobile/v1/device", {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${phone.device_token}`, "content-type": "application/json", "user-agent": "me.capcom.smsgateway/1.68.0" },
+        body: JSON.stringify({ id: phone.external_id, simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }] }),
+      }),
+    );
+    expect(patched.status).toBeLessThan(300);
+    const send = (extra: Record<string, unknown>) => ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", device_id: phone.device_id, ...extra });
+    const refused = expectEnvelope(await send({ sim_number: 2 }), 400);
+    expect(refused.data).toMatchObject({ error_code: "invalid_sim_number", field: "sim_number", device_id: phone.device_id, sim_numbers: [1] });
+    expect(refused.message).toContain("SIM 2");
+    expect(expectEnvelope(await ctx.get("/v1/api/notification/list"), 200).data.notifications).toHaveLength(0);
+    expect(expectEnvelope(await send({ sim_number: 1 }), 200).data.notification_id).toBeGreaterThan(0);
+    // A phone that never reported its SIMs (an app before 1.65) is left to choose, as before.
+    const unknown = await ctx.phone("Silent phone");
+    expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", device_id: unknown.device_id, sim_number: 3 }), 200);
+  });
+
   test("every send route takes the options: bulk items fail alone, the overview form stores them", async () => {
     const { ctx } = await cloudSetup();
     const bulk = expectEnvelope(

@@ -209,6 +209,7 @@ const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
   idempotency_key_reuse: ["This Idempotency-Key was already used with a different request", { idempotency_key: "order-1234" }],
   not_cancellable: ["Notification 42 is sent and can no longer be cancelled"],
   not_a_phone: ["Device 4 is not a paired phone"],
+  invalid_sim_number: ["Device 4 has no SIM 2; its SIMs are 1", { field: "sim_number", device_id: 4, sim_numbers: [1] }],
   app_too_old: ["The phone's app is 1.27.0; re-posting its inbox needs 1.28.0 or later"],
   phone_not_connected: ["The phone has no event stream open; it cannot be asked now"],
   template_account_unlinked: ["The template's business account is no longer linked"],

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   invalid_valid_until: 400,
   ttl_with_valid_until: 400,
   option_not_supported: 400,
+  invalid_sim_number: 400,
   invalid_device: 400,
   no_active_device: 400,
   device_offline: 400,

@@ -29,6 +29,15 @@ export const POLLING_HINT =
  * polls (the app opens its stream only when it has no Firebase token); other paired phones hold
  * an event stream. Null for devices Pigeon calls itself.
  */
+/** The SIM numbers a paired phone reported (its app's `simCards`), in order; [] when it reported none. */
+export function reportedSimNumbers(row: Pick<DeviceRow, "simCards">): number[] {
+  const list = Array.isArray(row.simCards) ? row.simCards : [];
+  return list.flatMap((raw) => {
+    const n = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>).simNumber : null;
+    return typeof n === "number" && Number.isInteger(n) ? [n] : [];
+  });
+}
+
 export function notificationChannelOf(row: Pick<DeviceRow, "pushToken">, paired: boolean): "sse" | "polling" | null {
   if (!paired) return null;
   return row.pushToken !== null ? "polling" : "sse";

@@ -50,7 +50,8 @@ export const phoneOptionFields = {
         maximum: 3,
         description:
           "Paired phone only: the SIM to send from, 1 to 3 (see the device's `sim_cards`); omit for the phone's own choice. " +
-          "A phone without that SIM fails the message (\"Can't send message: SIM 2 not found\"). On a cloud number: 400 `option_not_supported`.",
+          "When the phone has reported its SIMs, one it lacks is 400 `invalid_sim_number` naming those it has (`sim_numbers`); a phone that reported none " +
+          "(an app before 1.65) takes any, and fails a message for a SIM it lacks (\"Can't send message: SIM 2 not found\"). On a cloud number: 400 `option_not_supported`.",
         examples: [1],
       }),
     ),

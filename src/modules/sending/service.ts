@@ -15,7 +15,7 @@ import { timeOrderedId } from "../../lib/tokens";
 import { findUrl } from "../../lib/urls";
 import type { CreditService } from "../credits/service";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
-import { allowedSilence, isOnline as isDeviceOnline, OFFLINE_AFTER_MS } from "../devices/service";
+import { allowedSilence, isOnline as isDeviceOnline, OFFLINE_AFTER_MS, reportedSimNumbers } from "../devices/service";
 import type { NotificationRecord, NotificationRepository } from "../notifications/repository";
 import type { NotificationState } from "../notifications/state";
 import type { TemplateRepository, TemplateRow } from "../templates/repository";
@@ -415,6 +415,15 @@ export function createSendingService(deps: SendingDeps) {
         field: "sim_number",
         device_id: device.id,
         kind: device.kind,
+      });
+    }
+    // A phone that told us its SIMs has only those; one that did not (an app before 1.65) is left to choose.
+    const sims = simNumber !== null ? reportedSimNumbers(device) : [];
+    if (simNumber !== null && sims.length > 0 && !sims.includes(simNumber)) {
+      throw new AppError("invalid_sim_number", `Device ${device.id} has no SIM ${simNumber}; its SIMs are ${sims.join(", ")}`, {
+        field: "sim_number",
+        device_id: device.id,
+        sim_numbers: sims,
       });
     }
     const build = (c: typeof content): Prepared => {
