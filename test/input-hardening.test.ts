@@ -21,16 +21,38 @@ async function pairingToken(ctx: TestContext): Promise<string> {
 }
 
 describe("deep nesting (item 11)", () => {
-  test("the pre-scan of a 1 MB worst-case body is linear: well under 200 ms", () => {
+  test("the pre-scan of a 1 MB worst-case body is linear: within a small multiple of JSON.parse over as many bytes", () => {
     const worst = nested(512 * 1024); // 1 MiB of brackets
-    const started = performance.now();
-    expect(() => scanJson(worst)).toThrow(/deeper than 32/);
     // A body that is deep only at its very end, so the scan has to walk all of it.
-    const lateDeep = JSON.stringify("x".repeat(1024 * 1024 - 100)).replace(/"$/, `", ${nested(40)}`);
-    expect(() => scanJson(`[${lateDeep}]`)).toThrow(/deeper than 32/);
+    const lateDeep = `[${JSON.stringify("x".repeat(1024 * 1024 - 100)).replace(/"$/, `", ${nested(40)}`)}]`;
     // Escapes all the way through: the slow path of the scanner.
-    scanJson(JSON.stringify("\u00e9\n".repeat(256 * 1024)));
-    expect(performance.now() - started).toBeLessThan(200);
+    const escaped = JSON.stringify("\u00e9\n".repeat(256 * 1024));
+    expect(() => scanJson(worst)).toThrow(/deeper than 32/);
+    expect(() => scanJson(lateDeep)).toThrow(/deeper than 32/);
+    // Timed against a linear pass the runtime makes over the same machine at the same moment (the
+    // fastest of five runs of each), not against a clock: a quadratic scan would be thousands of
+    // times slower, a busy machine slows both alike.
+    const fastest = (run: () => void) => {
+      let best = Infinity;
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        run();
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const baseline = fastest(() => JSON.parse(escaped));
+    const scans = fastest(() => {
+      for (const body of [worst, lateDeep]) {
+        try {
+          scanJson(body);
+        } catch {
+          // refused, as checked above
+        }
+      }
+      scanJson(escaped);
+    });
+    expect(scans / baseline).toBeLessThan(50);
   });
 
   test("32 levels are fine, 33 are refused", () => {
@@ -42,12 +64,25 @@ describe("deep nesting (item 11)", () => {
     expect(() => scanJson(JSON.stringify({ text: '\\"[[[' + "{".repeat(100) }))).not.toThrow();
   });
 
-  test("160 KB of nesting to registration with a valid pairing token: 400 in the phone shape, no 500, fast", async () => {
+  test("160 KB of nesting to registration with a valid pairing token: 400 in the phone shape, no 500, as fast as a flat body", async () => {
     const ctx = createTestContext();
     const token = await pairingToken(ctx);
-    const started = performance.now();
-    const r = await ctx.call("POST", "/mobile/v1/device", { raw: nested(80 * 1024), key: null, headers: { authorization: `Bearer ${token}` } });
-    expect(performance.now() - started).toBeLessThan(500);
+    const post = (raw: string) => ctx.call("POST", "/mobile/v1/device", { raw, key: null, headers: { authorization: `Bearer ${token}` } });
+    // Against the same request with a flat body of the same size, the fastest of three each: the
+    // nesting must cost no more than a small multiple of reading the bytes.
+    const fastest = async (raw: string) => {
+      let best = Infinity;
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        await post(raw);
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const flat = await fastest(JSON.stringify({ name: "x".repeat(160 * 1024 - 20) }).replace("name", "nam"));
+    const deep = await fastest(nested(80 * 1024));
+    expect(deep / flat).toBeLessThan(20);
+    const r = await post(nested(80 * 1024));
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: expect.stringContaining("deeper than 32"), code: 400, data: { error_code: "too_deeply_nested", max_depth: 32 } });
   });

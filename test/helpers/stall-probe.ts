@@ -1,0 +1,59 @@
+// Whether a server's event loop is held by a request: its /health is polled from a process of its
+// own, and at the same moments a bare Bun server in a third process, whose answers measure what
+// the machine itself costs right then. A machine busy with other work (CI neighbours, the test's
+// own load) slows both; a request holding the server's loop slows only the server. So a probe
+// counts as a stall only when it takes the budget longer than the bare server's worst probe of the
+// whole run: no fixed timing decides alone, and a real stall (hundreds of milliseconds of one
+// request's work) still shows.
+
+export interface StallReport {
+  /** Probes made, and those /health failed. */
+  n: number;
+  failed: number;
+  /** The slowest /health probe, and the slowest bare one, in ms. */
+  max: number;
+  maxBare: number;
+  /** /health probes that took longer than the budget plus maxBare. */
+  stalls: number[];
+}
+
+export function startStallProbe(url: string, budgetMs: number, intervalMs = 20): { stop(): Promise<StallReport> } {
+  const script = `
+    const bare = Bun.spawn([process.execPath, "-e", "const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('ok') }); console.log(s.port);"], { stdout: "pipe" });
+    const reader = bare.stdout.getReader();
+    let first = "";
+    while (!first.includes("\\n")) first += new TextDecoder().decode((await reader.read()).value);
+    const bareUrl = "http://127.0.0.1:" + first.trim() + "/";
+    const timed = async (u) => {
+      const t0 = performance.now();
+      try { const r = await fetch(u); await r.arrayBuffer(); return { ms: performance.now() - t0, ok: r.status === 200 }; }
+      catch { return { ms: performance.now() - t0, ok: false }; }
+    };
+    const probes = [];
+    let stop = false;
+    process.on("SIGTERM", () => { stop = true; });
+    console.log("ready");
+    while (!stop) {
+      const [h, b] = await Promise.all([timed(${JSON.stringify(`${url}/health`)}), timed(bareUrl)]);
+      probes.push([h.ms, b.ms, h.ok ? 1 : 0]);
+      await Bun.sleep(${intervalMs});
+    }
+    bare.kill();
+    console.log(JSON.stringify(probes));`;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+  const output = new Response(proc.stdout).text();
+  return {
+    async stop() {
+      proc.kill("SIGTERM");
+      const probes = JSON.parse((await output).trim().split("\n").pop() || "[]") as [number, number, number][];
+      const maxBare = Math.max(0, ...probes.map((p) => p[1]));
+      return {
+        n: probes.length,
+        failed: probes.filter((p) => p[2] === 0).length,
+        max: Math.max(0, ...probes.map((p) => p[0])),
+        maxBare,
+        stalls: probes.filter((p) => p[0] > budgetMs + maxBare).map((p) => Math.round(p[0])),
+      };
+    },
+  };
+}
