@@ -1,1 +1,1 @@
-CREATE INDEX `notification_phone_queue_idx` ON `notification` (`device_id`,`dispatched_at`,priority DESC,`next_attempt_at`,`id`) WHERE route = 'sms' AND status = 'pending' AND stage = 'queued';
+CREATE INDEX `notification_phone_queue_idx` ON `notification` (`device_id`,`dispatched_at`,priority DESC,`next_attempt_at`) WHERE route = 'sms' AND status = 'pending' AND stage = 'queued';

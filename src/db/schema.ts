@@ -283,7 +283,7 @@ export const notification = sqliteTable(
     // then what it has not been handed, by priority and due time. Only messages still waiting are
     // in it, so a pull reads the few rows it hands out, not the whole backlog behind them.
     index("notification_phone_queue_idx")
-      .on(table.deviceId, table.dispatchedAt, sql`priority DESC`, table.nextAttemptAt, table.id)
+      .on(table.deviceId, table.dispatchedAt, sql`priority DESC`, table.nextAttemptAt)
       .where(sql`route = 'sms' AND status = 'pending' AND stage = 'queued'`),
     // The worker's claim and the phones' announcements look for due work on their own routes: with
     // the route in the index, a phone's backlog is not read through by the cloud worker every tick.
