@@ -9,8 +9,12 @@ import { join } from "node:path";
 const mode = process.env.MODE === "single" ? "single" : "group";
 const db = new Database(join(process.env.DIR ?? ".", `baseline-${mode}.db`), { create: true });
 db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
-db.exec("CREATE TABLE IF NOT EXISTS message (id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL)");
-const insert = db.prepare<{ id: number }, [string, string, number]>("INSERT INTO message (recipient, body, created_at) VALUES (?, ?, ?) RETURNING id");
+db.exec(
+  "CREATE TABLE IF NOT EXISTS message (id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL)",
+);
+const insert = db.prepare<{ id: number }, [string, string, number]>(
+  "INSERT INTO message (recipient, body, created_at) VALUES (?, ?, ?) RETURNING id",
+);
 
 type Job = { recipient: string; body: string; resolve: (id: number) => void };
 let queue: Job[] = [];

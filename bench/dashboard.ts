@@ -25,16 +25,28 @@ run(["users", "create", "--email", EMAIL, "--password", PASSWORD]);
 // The history: a phone, messages over the last 30 days in every status, conversations.
 const db = new Database(join(dir, "pigeon.db"));
 const now = Date.now();
-db.run("INSERT INTO device (workspace_id, name, kind, external_id, created_at, updated_at) VALUES (1, 'Bench phone', 'sms', 'bench-phone', ?, ?)", [now, now]);
+db.run(
+  "INSERT INTO device (workspace_id, name, kind, external_id, created_at, updated_at) VALUES (1, 'Bench phone', 'sms', 'bench-phone', ?, ?)",
+  [now, now],
+);
 const statuses = ["delivered", "delivered", "delivered", "sent", "failed", "pending"];
 const insert = db.prepare(
   "INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, status, stage, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', 1, ?, ?, ?, 'done', ?, ?, ?)",
 );
-const thread = db.prepare("INSERT INTO thread (workspace_id, channel, peer, last_message_at, last_message_preview, last_direction, unread_count, created_at) VALUES (1, 'sms', ?, ?, 'Hello', 'inbound', 1, ?)");
+const thread = db.prepare(
+  "INSERT INTO thread (workspace_id, channel, peer, last_message_at, last_message_preview, last_direction, unread_count, created_at) VALUES (1, 'sms', ?, ?, 'Hello', 'inbound', 1, ?)",
+);
 db.transaction(() => {
   for (let i = 0; i < MESSAGES; i++) {
     const at = now - Math.floor((i / MESSAGES) * 30 * 86_400_000);
-    insert.run(`+1415555${String(i % 10_000).padStart(4, "0")}`, `Message number ${i} about order ${i * 7}`, statuses[i % statuses.length], at, at, at);
+    insert.run(
+      `+1415555${String(i % 10_000).padStart(4, "0")}`,
+      `Message number ${i} about order ${i * 7}`,
+      statuses[i % statuses.length],
+      at,
+      at,
+      at,
+    );
   }
   for (let i = 0; i < 2000; i++) thread.run(`+1415666${String(i).padStart(4, "0")}`, now - i * 1000, now - i * 1000);
 })();
@@ -86,7 +98,9 @@ for (const page of pages) {
     if (i >= 3) times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  console.log(`${page.padEnd(36)} ${times[Math.floor(times.length / 2)].toFixed(1).padStart(7)} ${times[Math.floor(times.length * 0.95)].toFixed(1).padStart(7)}`);
+  console.log(
+    `${page.padEnd(36)} ${times[Math.floor(times.length / 2)].toFixed(1).padStart(7)} ${times[Math.floor(times.length * 0.95)].toFixed(1).padStart(7)}`,
+  );
 }
 proc.kill("SIGTERM");
 await proc.exited;

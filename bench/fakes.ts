@@ -17,13 +17,26 @@ const chat = startFakeChatApp({
     {
       id: "5151",
       name: "Bench",
-      phoneNumbers: BENCH_NUMBERS.map((id) => ({ id, display_phone_number: `1 555 01${id}`, verified_name: "Bench", quality_rating: "GREEN" })),
+      phoneNumbers: BENCH_NUMBERS.map((id) => ({
+        id,
+        display_phone_number: `1 555 01${id}`,
+        verified_name: "Bench",
+        quality_rating: "GREEN",
+      })),
       templates: [{ name: "bench_note", language: "en_US", components: [{ type: "BODY", text: "Note {{1}}" }] }],
     },
   ],
 });
 const cloud = await startFakeCloud();
-console.log(JSON.stringify({ chatUrl: chat.url, cloudUrl: cloud.url, accountSid: cloud.accountSid, authToken: cloud.authToken, perNumber: PER_NUMBER }));
+console.log(
+  JSON.stringify({
+    chatUrl: chat.url,
+    cloudUrl: cloud.url,
+    accountSid: cloud.accountSid,
+    authToken: cloud.authToken,
+    perNumber: PER_NUMBER,
+  }),
+);
 
 /** The most messages each number took in any one second, and the totals. */
 function stats() {

@@ -115,7 +115,10 @@ async function load(t: Target): Promise<Load> {
         "end",
       ].join("\n"),
     );
-    const proc = Bun.spawn([WRK, "-t", String(Math.min(THREADS, connections)), "-c", String(connections), "-d", `${seconds}s`, "-s", script, t.url], { stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(
+      [WRK, "-t", String(Math.min(THREADS, connections)), "-c", String(connections), "-d", `${seconds}s`, "-s", script, t.url],
+      { stdout: "pipe", stderr: "pipe" },
+    );
     const out = await new Response(proc.stdout).text();
     await proc.exited;
     const m = /RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)/.exec(out);
@@ -131,7 +134,14 @@ async function load(t: Target): Promise<Load> {
   const r = JSON.parse(await new Response(proc.stdout).text());
   await proc.exited;
   // autocannon reports p97.5 rather than p95: the nearer, higher one is taken.
-  return { requests: r.requests.total, rps: r.requests.average, errors: r.errors + r.non2xx, p50: r.latency.p50, p95: r.latency.p97_5, p99: r.latency.p99 };
+  return {
+    requests: r.requests.total,
+    rps: r.requests.average,
+    errors: r.errors + r.non2xx,
+    p50: r.latency.p50,
+    p95: r.latency.p97_5,
+    p99: r.latency.p99,
+  };
 }
 
 /** A warm-up, then RUNS runs; the median run by rate (its latencies with it). */
@@ -141,7 +151,9 @@ async function measure(label: string, t: Target): Promise<Load & { runs: number[
   for (let i = 0; i < RUNS; i++) runs.push(await load(t));
   const sorted = [...runs].sort((a, b) => a.rps - b.rps);
   const median = sorted[Math.floor(sorted.length / 2)];
-  log(`${label}: ${Math.round(median.rps)} req/s, p50 ${median.p50.toFixed(2)} ms, p99 ${median.p99.toFixed(2)} ms (runs ${runs.map((r) => Math.round(r.rps)).join(", ")}; errors ${runs.reduce((n, r) => n + r.errors, 0)})`);
+  log(
+    `${label}: ${Math.round(median.rps)} req/s, p50 ${median.p50.toFixed(2)} ms, p99 ${median.p99.toFixed(2)} ms (runs ${runs.map((r) => Math.round(r.rps)).join(", ")}; errors ${runs.reduce((n, r) => n + r.errors, 0)})`,
+  );
   return { ...median, runs: runs.map((r) => r.rps) };
 }
 
@@ -190,12 +202,18 @@ function pigeonEnv(dataDir: string, extra: Record<string, string> = {}) {
   };
 }
 
-async function startPigeon(dataDir: string, extra: Record<string, string> = {}, command = [BIN, "serve"]): Promise<Running & { key: { api_key: string; api_secret: string } | null }> {
+async function startPigeon(
+  dataDir: string,
+  extra: Record<string, string> = {},
+  command = [BIN, "serve"],
+): Promise<Running & { key: { api_key: string; api_secret: string } | null }> {
   const proc = Bun.spawn(command, { env: pigeonEnv(dataDir, extra), stdout: "pipe", stderr: "pipe" });
   children.push(proc);
   const output = collect(proc);
   const m = await waitForLine(output, /listening on https?:\/\/[^:]+:(\d+)/, "pigeon", proc);
-  const line = output().split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
+  const line = output()
+    .split("\n")
+    .find((l) => l.startsWith("{") && l.includes("api_secret"));
   return { proc, output, url: `http://127.0.0.1:${m[1]}`, key: line ? JSON.parse(line) : null };
 }
 
@@ -211,7 +229,11 @@ function cli(dataDir: string, args: string[]) {
 }
 
 async function startBaseline(mode: "group" | "single"): Promise<Running> {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "baseline.ts")], { env: { ...process.env, MODE: mode, DIR: temp("pigeon-baseline-") }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "baseline.ts")], {
+    env: { ...process.env, MODE: mode, DIR: temp("pigeon-baseline-") },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   children.push(proc);
   const output = collect(proc);
   const m = await waitForLine(output, /listening on (\d+)/, "baseline", proc);
@@ -263,7 +285,9 @@ async function preparedPigeon(extra: Record<string, string> = {}, command?: stri
 }
 
 const sendBody = JSON.stringify({ recipient_contact: TO, message: "Your order is ready for pickup." });
-const bulkBody = JSON.stringify({ messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `Your order ${i} is ready for pickup.` })) });
+const bulkBody = JSON.stringify({
+  messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `Your order ${i} is ready for pickup.` })),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Stored notifications: rows written straight into the database while Pigeon is stopped.
@@ -274,7 +298,9 @@ function seedNotifications(dataDir: string, upTo: number): number {
     const have = db.query<{ n: number }, []>("SELECT count(*) AS n FROM notification").get()!.n;
     const add = upTo - have;
     if (add <= 0) return have;
-    const device = db.query<{ id: number; workspace_id: number }, []>("SELECT id, workspace_id FROM device WHERE kind = 'sms' LIMIT 1").get()!;
+    const device = db
+      .query<{ id: number; workspace_id: number }, []>("SELECT id, workspace_id FROM device WHERE kind = 'sms' LIMIT 1")
+      .get()!;
     const now = Date.now();
     // Spread over the last 30 days, mostly settled, as a busy month's history looks.
     db.run(
@@ -315,20 +341,36 @@ async function workerBench(count: number) {
   const fakes = Bun.spawn([process.execPath, join(ROOT, "bench", "fakes.ts")], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   children.push(fakes);
   const fakeOut = collect(fakes);
-  const info = JSON.parse((await waitForLine(fakeOut, /^(\{.*\})$/m, "fakes", fakes))[1]) as { chatUrl: string; cloudUrl: string; accountSid: string; authToken: string; perNumber: number };
+  const info = JSON.parse((await waitForLine(fakeOut, /^(\{.*\})$/m, "fakes", fakes))[1]) as {
+    chatUrl: string;
+    cloudUrl: string;
+    accountSid: string;
+    authToken: string;
+    perNumber: number;
+  };
   const { dataDir, server, key } = await preparedPigeon({
     PIGEON_CHATAPP_GRAPH_URL: info.chatUrl,
     PIGEON_CHATAPP_APP_SECRET: "bench-secret",
   });
   const connected = await api(server.url, key, "/v1/api/chatapp/connect", { access_token: "good-token" });
   const numbers = (connected.devices as { device_id: number }[]).map((d) => d.device_id);
-  for (const id of numbers) await api(server.url, key, "/v1/api/device/update", { device_id: id, send_limit_per_minute: info.perNumber * 60 });
+  for (const id of numbers)
+    await api(server.url, key, "/v1/api/device/update", { device_id: id, send_limit_per_minute: info.perNumber * 60 });
   const cloud = (
     await api(server.url, key, "/v1/api/device/batch/register", {
-      devices: [{ name: "cloud", kind: "cloud", send_limit_per_minute: 60_000, cloud: { account_sid: info.accountSid, auth_token: info.authToken, from_number: "+15005550006", base_url: info.cloudUrl } }],
+      devices: [
+        {
+          name: "cloud",
+          kind: "cloud",
+          send_limit_per_minute: 60_000,
+          cloud: { account_sid: info.accountSid, auth_token: info.authToken, from_number: "+15005550006", base_url: info.cloudUrl },
+        },
+      ],
     })
   ).devices[0].device_id as number;
-  const template = ((await api(server.url, key, "/v1/api/template/list?channel=chatapp&limit=100")).templates as { template_id: number; name: string }[]).find((t) => t.name === "bench_note")!;
+  const template = (
+    (await api(server.url, key, "/v1/api/template/list?channel=chatapp&limit=100")).templates as { template_id: number; name: string }[]
+  ).find((t) => t.name === "bench_note")!;
   await stop(server);
 
   // The backlog, written while Pigeon is stopped: nine in ten to the business numbers in turn (each
@@ -371,7 +413,17 @@ async function workerBench(count: number) {
   };
   fakes.stdin!.write("stop\n");
   await fakes.stdin!.flush();
-  return { count, seconds, rate: (count - left) / seconds, left, perNumber: info.perNumber, numbers: numbers.length, rss, ...stats, peak: Math.max(...Object.values(stats.peakPerSecond)) };
+  return {
+    count,
+    seconds,
+    rate: (count - left) / seconds,
+    left,
+    perNumber: info.perNumber,
+    numbers: numbers.length,
+    rss,
+    ...stats,
+    peak: Math.max(...Object.values(stats.peakPerSecond)),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,7 +431,11 @@ async function workerBench(count: number) {
 
 async function acceptBench() {
   const group = await startBaseline("group");
-  const limit = await measure("baseline: one transaction per event-loop turn", { url: `${group.url}/send`, method: "POST", body: sendBody });
+  const limit = await measure("baseline: one transaction per event-loop turn", {
+    url: `${group.url}/send`,
+    method: "POST",
+    body: sendBody,
+  });
   await stop(group);
   const single = await startBaseline("single");
   const perRequest = await measure("baseline: one transaction per request", { url: `${single.url}/send`, method: "POST", body: sendBody });
@@ -390,8 +446,18 @@ async function acceptBench() {
   // Resident memory is sampled throughout the runs, so the figure is the peak under load.
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(p.server.proc.pid) ?? 0)), 200);
-  const send = await measure("pigeon: POST /v1/api/sms/send (paired phone)", { url: `${p.server.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody });
-  const bulk = await measure("pigeon: POST /v1/api/sms/send/bulk, 100 a request", { url: `${p.server.url}/v1/api/sms/send/bulk`, method: "POST", headers, body: bulkBody });
+  const send = await measure("pigeon: POST /v1/api/sms/send (paired phone)", {
+    url: `${p.server.url}/v1/api/sms/send`,
+    method: "POST",
+    headers,
+    body: sendBody,
+  });
+  const bulk = await measure("pigeon: POST /v1/api/sms/send/bulk, 100 a request", {
+    url: `${p.server.url}/v1/api/sms/send/bulk`,
+    method: "POST",
+    headers,
+    body: bulkBody,
+  });
   clearInterval(sampler);
   const loadRss = rssMb(p.server.proc.pid);
   const stored = new Database(join(p.dataDir, "pigeon.db"), { readonly: true });
@@ -421,11 +487,14 @@ async function phoneWithBacklog(backlog: number, command?: string[]) {
   const { pairing_token: token } = await api(first.url, key, "/v1/api/device/pairing");
   // The same name and SIM list each time: the server takes it as the same phone coming back.
   const startPhone = async (url: string) => {
-    const proc = Bun.spawn([BIN, "simulate-phone", "--server", `${url}/mobile/v1`, "--token", token, "--delay", "0", "--name", "bench/campaign"], {
-      env: pigeonEnv(temp("pigeon-phone-cli-")),
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [BIN, "simulate-phone", "--server", `${url}/mobile/v1`, "--token", token, "--delay", "0", "--name", "bench/campaign"],
+      {
+        env: pigeonEnv(temp("pigeon-phone-cli-")),
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     children.push(proc);
     await waitForLine(collect(proc), /registered as/, "simulate-phone", proc);
     // Its event stream opens right after registration; the first pull follows.
@@ -476,13 +545,25 @@ async function phoneBench(backlog: number) {
   }
   clearInterval(sampler);
   const reader = new Database(join(dataDir, "pigeon.db"), { readonly: true });
-  const count = (status: string) => reader.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM notification WHERE device_id = ? AND status IN (${status})`).get(device)!.n;
+  const count = (status: string) =>
+    reader
+      .query<{ n: number }, [number]>(`SELECT count(*) AS n FROM notification WHERE device_id = ? AND status IN (${status})`)
+      .get(device)!.n;
   const sent = count("'sent', 'delivered'");
   const waiting = count("'pending'");
   reader.close();
   await stop(server);
   const median = (runs: Load[]) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
-  const result = { backlog, connected: median(connected), alone: median(alone), connectedRuns: connected.map((r) => r.rps), aloneRuns: alone.map((r) => r.rps), peakRss, sent, waiting };
+  const result = {
+    backlog,
+    connected: median(connected),
+    alone: median(alone),
+    connectedRuns: connected.map((r) => r.rps),
+    aloneRuns: alone.map((r) => r.rps),
+    peakRss,
+    sent,
+    waiting,
+  };
   log(
     `phone with a ${backlog} backlog: connected ${Math.round(result.connected.rps)} req/s (p99 ${result.connected.p99.toFixed(1)} ms), ` +
       `stopped ${Math.round(result.alone.rps)} req/s (p99 ${result.alone.p99.toFixed(1)} ms): ${Math.round((100 * result.connected.rps) / result.alone.rps)}%; ` +
@@ -511,7 +592,15 @@ async function profileBench() {
   const only = process.env.BENCH_PROFILE?.split(",");
   for (const { name, path, body, setting } of loads.filter((l) => !only || only.includes(l.name))) {
     const dir = temp("pigeon-profile-");
-    const command = [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`, join(ROOT, "src", "main.ts"), "serve"];
+    const command = [
+      process.execPath,
+      "--cpu-prof",
+      "--cpu-prof-md",
+      `--cpu-prof-dir=${dir}`,
+      `--cpu-prof-name=${name}.cpuprofile`,
+      join(ROOT, "src", "main.ts"),
+      "serve",
+    ];
     let r: Load;
     if (name === "phone") {
       const p = await phoneWithBacklog(PHONE_BACKLOG, command);
@@ -552,7 +641,14 @@ function trimmedProfile(md: string): string[] {
     const firstRow = lines.findIndex((l) => l.startsWith("|---")) + 1;
     return [...lines.slice(0, firstRow + 40), ""];
   };
-  return [...preamble.replace(/^# .*\n/, "").trim().split("\n"), "", ...kept.flatMap(cut)];
+  return [
+    ...preamble
+      .replace(/^# .*\n/, "")
+      .trim()
+      .split("\n"),
+    "",
+    ...kept.flatMap(cut),
+  ];
 }
 
 function logWorker(worker: Awaited<ReturnType<typeof workerBench>>) {
@@ -575,9 +671,22 @@ async function growthBench(): Promise<Growth[]> {
     const bytesPer = dbBytes(g.dataDir) / size;
     const running = await startPigeon(g.dataDir);
     // Reads are timed one at a time (a caller's latency); 32 at once would time the queue before them.
-    const list = await measure(`${size} stored: GET notification list, 1 connection`, { url: `${running.url}/v1/api/notification/list?limit=20`, headers, connections: 1 });
-    const stats = await measure(`${size} stored: GET stats (month), 1 connection`, { url: `${running.url}/v1/api/stats/notifications?period=month`, headers, connections: 1 });
-    const sendAt = await measure(`${size} stored: send`, { url: `${running.url}/v1/api/sms/send`, method: "POST", headers, body: sendBody });
+    const list = await measure(`${size} stored: GET notification list, 1 connection`, {
+      url: `${running.url}/v1/api/notification/list?limit=20`,
+      headers,
+      connections: 1,
+    });
+    const stats = await measure(`${size} stored: GET stats (month), 1 connection`, {
+      url: `${running.url}/v1/api/stats/notifications?period=month`,
+      headers,
+      connections: 1,
+    });
+    const sendAt = await measure(`${size} stored: send`, {
+      url: `${running.url}/v1/api/sms/send`,
+      method: "POST",
+      headers,
+      body: sendBody,
+    });
     growth.push({ size, bytesPer, list, stats, send: sendAt, rss: rssMb(running.proc.pid) });
     await stop(running);
     // The sends above added rows: the next size counts them.
@@ -605,7 +714,11 @@ async function main() {
     const dataDir = temp("pigeon-start-");
     cli(dataDir, ["migrate"]);
     const t0 = performance.now();
-    const proc = Bun.spawn([BIN, "serve"], { env: pigeonEnv(dataDir, { PIGEON_PORT: String(18_000 + i) }), stdout: "ignore", stderr: "ignore" });
+    const proc = Bun.spawn([BIN, "serve"], {
+      env: pigeonEnv(dataDir, { PIGEON_PORT: String(18_000 + i) }),
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     children.push(proc);
     for (;;) {
       try {
@@ -669,7 +782,8 @@ function writeResults(r: {
   const lines = [
     "# Benchmark results",
     "",
-    "Written by `npm run bench` (bench/run.ts). Every figure is the median of 3 runs of " + `${SECONDS} s after a 2 s warm-up, ` +
+    "Written by `npm run bench` (bench/run.ts). Every figure is the median of 3 runs of " +
+      `${SECONDS} s after a 2 s warm-up, ` +
       `${CONNECTIONS} connections on ${THREADS} load-generator threads, against the compiled binary on a temp data dir; ` +
       "the baseline server (bench/baseline.ts) runs in the same run, so the ratios compare like with like.",
     "",

@@ -25,12 +25,18 @@ const app = createApp(services);
 const fake = await startFakeCloud();
 
 const headers = { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret, "content-type": "application/json" };
-const call = (path: string, body: unknown) => app.handle(new Request(`http://localhost${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+const call = (path: string, body: unknown) =>
+  app.handle(new Request(`http://localhost${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
 
 await call("/v1/api/device/batch/register", {
   devices: [
     { name: "phone" },
-    { name: "cloud", kind: "cloud", send_limit_per_minute: 6000, cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url } },
+    {
+      name: "cloud",
+      kind: "cloud",
+      send_limit_per_minute: 6000,
+      cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+    },
   ],
 });
 db.$client.run("UPDATE device SET last_seen_at = ? WHERE kind = 'sms'", [Date.now() + 3_600_000]);
@@ -65,7 +71,11 @@ async function run(label: string, concurrency: number, body: (i: number) => unkn
 console.log(`${COUNT} sends per row, file database (WAL, synchronous=FULL), Bun ${Bun.version}`);
 await run("phone SMS, sequential", 1, (i) => ({ recipient_contact: "+14155552671", message: `bench ${i}` }));
 await run("phone SMS, 32 concurrent", 32, (i) => ({ recipient_contact: "+14155552671", message: `bench ${i}` }));
-await run("template SMS, 32 concurrent", 32, (i) => ({ recipient_contact: "+14155552671", template_id: "OTP", variables: { code: String(i), minutes: 5 } }));
+await run("template SMS, 32 concurrent", 32, (i) => ({
+  recipient_contact: "+14155552671",
+  template_id: "OTP",
+  variables: { code: String(i), minutes: 5 },
+}));
 
 // Cloud: accept, then let the worker hand everything to the fake provider.
 const cloudId = (db.$client.query("SELECT id FROM device WHERE kind = 'cloud'").get() as { id: number }).id;
@@ -76,5 +86,7 @@ const t0 = performance.now();
 let dispatched = 0;
 for (let n = await services.dispatcher.dispatchDue(); n > 0; n = await services.dispatcher.dispatchDue()) dispatched += n;
 const secs = (performance.now() - t0) / 1000;
-console.log(`${"worker dispatch to local fake provider".padEnd(40)} ${String(Math.round(dispatched / secs)).padStart(7)} msg/s   (${dispatched} messages)`);
+console.log(
+  `${"worker dispatch to local fake provider".padEnd(40)} ${String(Math.round(dispatched / secs)).padStart(7)} msg/s   (${dispatched} messages)`,
+);
 fake.stop();

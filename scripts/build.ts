@@ -9,5 +9,7 @@ import { join } from "node:path";
 const root = join(import.meta.dir, "..");
 mkdirSync(join(root, "dist"), { recursive: true });
 await $`bun run ${join(root, "scripts/embed-migrations.ts")}`.quiet();
-await $`bun build ${join(root, "src/main.ts")} --compile --compile-exec-argv=--max-http-header-size=262144 --minify-whitespace --minify-syntax --outfile ${join(root, "dist/pigeon")}`.cwd(root);
+await $`bun build ${join(root, "src/main.ts")} --compile --compile-exec-argv=--max-http-header-size=262144 --minify-whitespace --minify-syntax --outfile ${join(root, "dist/pigeon")}`.cwd(
+  root,
+);
 console.log("built dist/pigeon");

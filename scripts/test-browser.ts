@@ -10,7 +10,11 @@ const root = join(import.meta.dir, "..");
 const files = [...new Glob("test-browser/*.test.ts").scanSync(root)].sort();
 let failed = 0;
 for (const file of files) {
-  const proc = Bun.spawn([process.execPath, "test", "--timeout", "30000", `./${file}`], { cwd: root, stdout: "inherit", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, "test", "--timeout", "30000", `./${file}`], {
+    cwd: root,
+    stdout: "inherit",
+    stderr: "inherit",
+  });
   if ((await proc.exited) !== 0) failed++;
 }
 console.log(`browser test files: ${files.length - failed} passed, ${failed} failed`);

@@ -32,7 +32,12 @@ export function createApp(s: Services, options: AppOptions = {}) {
   const allowedMethods = (path: string, staticOnly = false): string[] => {
     routeTable ??= routes().map((r) => ({
       method: r.method.toUpperCase(),
-      pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}/?$`),
+      pattern: new RegExp(
+        `^${r.path
+          .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+          .replace(/:[^/]+/g, "[^/]+")
+          .replace(/\*/g, ".*")}/?$`,
+      ),
       isStatic: !r.path.includes(":") && !r.path.includes("*"),
     }));
     const matching = routeTable.filter((r) => (!staticOnly || r.isStatic) && r.pattern.test(path));
@@ -75,7 +80,11 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(dashboardRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
-  if (options.fastRoutes !== false) serveFast(app, fastSendRoutes(s, pipeline, async (request) => app.fetch(request)));
+  if (options.fastRoutes !== false)
+    serveFast(
+      app,
+      fastSendRoutes(s, pipeline, async (request) => app.fetch(request)),
+    );
   return app;
 }
 
@@ -86,7 +95,10 @@ export function createApp(s: Services, options: AppOptions = {}) {
  */
 function serveFast(app: Pick<AnyElysia, "config" | "handle" | "server">, fast: Map<string, FastHandler>) {
   const config = app.config as { serve?: { routes?: Record<string, Record<string, FastHandler>> } };
-  config.serve = { ...config.serve, routes: { ...config.serve?.routes, ...Object.fromEntries([...fast].map(([path, handler]) => [path, { POST: handler }])) } };
+  config.serve = {
+    ...config.serve,
+    routes: { ...config.serve?.routes, ...Object.fromEntries([...fast].map(([path, handler]) => [path, { POST: handler }])) },
+  };
   const general = app.handle;
   app.handle = (request: Request) => {
     const handler = request.method === "POST" ? fast.get(new URL(request.url).pathname) : undefined;

@@ -51,7 +51,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 function logLevel(env: Env): LogLevel {
   const raw = env.PIGEON_LOG_LEVEL?.trim().toLowerCase();
   if (!raw) return "info";
-  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError(`PIGEON_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.PIGEON_LOG_LEVEL}"`);
+  if (!(LOG_LEVELS as readonly string[]).includes(raw))
+    throw new ConfigError(`PIGEON_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.PIGEON_LOG_LEVEL}"`);
   return raw as LogLevel;
 }
 

@@ -109,10 +109,16 @@ export function createServices(deps: Deps) {
   const runtimes = new Map<DeviceKind, ChannelRuntime>();
   const runtimeOf = (kind: DeviceKind) => runtimes.get(kind);
 
-  const devices = createDeviceService(deviceRepo, usage, clock, {
-    settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
-    beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
-  }, { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs: config.offlineAfterSeconds * 1000 });
+  const devices = createDeviceService(
+    deviceRepo,
+    usage,
+    clock,
+    {
+      settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
+      beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
+    },
+    { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs: config.offlineAfterSeconds * 1000 },
+  );
 
   const notifications = createNotificationService(sqlite, notificationRepo, state);
   const events = createEventService(sqlite, clock);
@@ -147,7 +153,15 @@ export function createServices(deps: Deps) {
   });
   // A failing notification on a failover order moves to its next route instead.
   state.setFailover((before, failure) => sending.failover(before, failure));
-  const webhooks = createWebhookService({ sqlite, clock, events, secrets, allowPrivate: config.allowPrivateWebhooks, fetch: deps.fetch, log });
+  const webhooks = createWebhookService({
+    sqlite,
+    clock,
+    events,
+    secrets,
+    allowPrivate: config.allowPrivateWebhooks,
+    fetch: deps.fetch,
+    log,
+  });
 
   const core: ChannelCore = {
     db,
@@ -176,7 +190,8 @@ export function createServices(deps: Deps) {
     runtimes.set(channel.kind, runtime);
     channelServices[channel.name] = runtime.service;
     // The worker claims exactly the routes declared dispatched, so each must bring its adapter.
-    if ((channel.dispatched === true) !== (runtime.adapter !== undefined)) throw new Error(`channel ${channel.name}: dispatched and adapter disagree`);
+    if ((channel.dispatched === true) !== (runtime.adapter !== undefined))
+      throw new Error(`channel ${channel.name}: dispatched and adapter disagree`);
     if (runtime.adapter) adapters[channel.kind] = runtime.adapter;
     if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
   }
@@ -187,11 +202,21 @@ export function createServices(deps: Deps) {
    * in on, once the transaction that stored the inbound message is over. One that cannot go (the
    * device went away, the account is suspended) is logged and dropped.
    */
-  function replyOnOwnAccord(to: { workspaceId: number; channel: DeliveryType; deviceId: number; recipient: string }, text: string, why: string) {
+  function replyOnOwnAccord(
+    to: { workspaceId: number; channel: DeliveryType; deviceId: number; recipient: string },
+    text: string,
+    why: string,
+  ) {
     queueMicrotask(() => {
       try {
         const caller = accounts.callerFor(to.workspaceId);
-        const prepared = sending.prepare(caller, { channel: to.channel, recipient: to.recipient, message: text, deviceId: to.deviceId, system: true });
+        const prepared = sending.prepare(caller, {
+          channel: to.channel,
+          recipient: to.recipient,
+          message: text,
+          deviceId: to.deviceId,
+          system: true,
+        });
         commits
           .submit(() => sending.accept(caller, [prepared]))
           .then(([result]) => {
@@ -262,7 +287,10 @@ export function createServices(deps: Deps) {
       log,
     }),
   };
-  const smsgate = createSmsGateService({ ...services, requestInboxExport: (device, since, until) => services.mobile.requestInboxExport(device, since, until) }, smsgateRepo);
+  const smsgate = createSmsGateService(
+    { ...services, requestInboxExport: (device, since, until) => services.mobile.requestInboxExport(device, since, until) },
+    smsgateRepo,
+  );
   const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices: deviceRepo });
   const phoneKinds = new Set<string>(channels.filter((c) => c.needsPresence).map((c) => c.kind));
   const smsgateSettings = createSmsGateSettings({ deviceRepo, devices, isPhone: (d) => phoneKinds.has(d.kind), webhooks: smsgateWebhooks });

@@ -6,7 +6,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { runCommand, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, signInThroughForm, startDashboard, watchProblems, type DashboardRig } from "../test/helpers/dashboard";
+import {
+  CHROMIUM,
+  chromiumAvailable,
+  judgePage,
+  signInThroughForm,
+  startDashboard,
+  watchProblems,
+  type DashboardRig,
+} from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-account: ${CHROMIUM} is missing; skipping`);
 
@@ -78,7 +86,8 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
   });
 
   test("the ledger pages: 25 entries a page, the oldest on the last", async () => {
-    for (let i = 1; i <= 24; i++) expect((await forge(page, "/dashboard/credits", { amount: "1", note: `Small top-up ${i}` })).status()).toBe(303);
+    for (let i = 1; i <= 24; i++)
+      expect((await forge(page, "/dashboard/credits", { amount: "1", note: `Small top-up ${i}` })).status()).toBe(303);
     await page.reload();
     expect(await page.getByRole("status").first().innerText()).toBe("Added 1 credit; the balance is 504.");
     expect(await page.locator("#balance").innerText()).toBe("504");
@@ -158,7 +167,11 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
     expect(await member.locator("#add-title").count()).toBe(0);
     expect(await member.locator("main").innerText()).toContain(EMAIL);
     await judgePage(member, "account-member");
-    const add = await forge(member, "/dashboard/account/members", { email: "intruder@example.com", password: "a long enough secret", role: "owner" });
+    const add = await forge(member, "/dashboard/account/members", {
+      email: "intruder@example.com",
+      password: "a long enough secret",
+      role: "owner",
+    });
     expect(add.status()).toBe(403);
     await member.reload();
     expect(await member.locator("main").innerText()).not.toContain("intruder@example.com");

@@ -27,7 +27,8 @@ describe.skipIf(!chromiumAvailable)("bulk sends from a CSV file", () => {
     writeFileSync(path, text);
     return path;
   };
-  const messages = async () => (await server.api("/v1/api/notification/list?limit=100", key)).body.data.notifications as { recipient: string; message: string }[];
+  const messages = async () =>
+    (await server.api("/v1/api/notification/list?limit=100", key)).body.data.notifications as { recipient: string; message: string }[];
 
   beforeAll(async () => {
     rig = await startDashboard({ email: EMAIL, password: PASSWORD });
@@ -43,7 +44,9 @@ describe.skipIf(!chromiumAvailable)("bulk sends from a CSV file", () => {
     await page.goto(`${server.url}/dashboard/send`);
     await page.getByRole("link", { name: "Bulk from a CSV file" }).click();
     await judgePage(page, "bulk-upload");
-    await page.getByLabel("CSV file").setInputFiles(csvFile("three.csv", "phone,name,order\n+14155550101,Ada,A-1\n+14155550102,Bob,B-2\n+14155550103,\"Cy, Jr.\",C-3\n"));
+    await page
+      .getByLabel("CSV file")
+      .setInputFiles(csvFile("three.csv", 'phone,name,order\n+14155550101,Ada,A-1\n+14155550102,Bob,B-2\n+14155550103,"Cy, Jr.",C-3\n'));
     await page.getByLabel("Text (with {{name}} or any column as {{column}})").fill("Hi {{name}}, order {{order}} is ready.");
     await page.getByRole("button", { name: "Upload and preview" }).click();
     expect(await page.getByRole("heading", { name: "Check before sending" }).isVisible()).toBe(true);
@@ -54,11 +57,18 @@ describe.skipIf(!chromiumAvailable)("bulk sends from a CSV file", () => {
     await judgePage(page, "bulk-preview");
     expect(await messages()).toHaveLength(0);
     const form = page.locator('form[action="/dashboard/bulk/send"]');
-    const fields = { _csrf: await form.locator('input[name="_csrf"]').inputValue(), draft: await form.locator('input[name="draft"]').inputValue() };
+    const fields = {
+      _csrf: await form.locator('input[name="_csrf"]').inputValue(),
+      draft: await form.locator('input[name="draft"]').inputValue(),
+    };
     await page.getByRole("button", { name: "Send 3 messages" }).click();
     expect(await page.getByRole("status").first().innerText()).toContain("3 messages accepted in 1 request");
     const sent = await messages();
-    expect(sent.map((m) => m.message).sort()).toEqual(["Hi Ada, order A-1 is ready.", "Hi Bob, order B-2 is ready.", "Hi Cy, Jr., order C-3 is ready."]);
+    expect(sent.map((m) => m.message).sort()).toEqual([
+      "Hi Ada, order A-1 is ready.",
+      "Hi Bob, order B-2 is ready.",
+      "Hi Cy, Jr., order C-3 is ready.",
+    ]);
     // The same form posted again (a double click, a resubmitted page) sends nothing more.
     const again = await page.request.post(`${server.url}/dashboard/bulk/send`, { form: fields, maxRedirects: 0 });
     expect(again.status()).toBe(303);
@@ -69,7 +79,9 @@ describe.skipIf(!chromiumAvailable)("bulk sends from a CSV file", () => {
 
   test("other headers are matched by hand, and bad rows are named with their line and reason", async () => {
     await page.goto(`${server.url}/dashboard/bulk`);
-    await page.getByLabel("CSV file").setInputFiles(csvFile("mapped.csv", "Mobile No,Customer,Code\n+14155550201,Dee,D-4\nnot a number,Eve,E-5\n+14155550203,Fay,F-6\n"));
+    await page
+      .getByLabel("CSV file")
+      .setInputFiles(csvFile("mapped.csv", "Mobile No,Customer,Code\n+14155550201,Dee,D-4\nnot a number,Eve,E-5\n+14155550203,Fay,F-6\n"));
     await page.getByLabel("Text (with {{name}} or any column as {{column}})").fill("Hello {{name}}, your code is {{code}}");
     await page.getByRole("button", { name: "Upload and preview" }).click();
     expect(await page.getByRole("heading", { name: "Match the columns" }).isVisible()).toBe(true);

@@ -22,7 +22,14 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
   let problems: string[];
 
   /** Every contact of the workspace, as the API lists them. */
-  const apiContacts = async () => (await server.api("/v1/api/contact/list?limit=100", key)).body.data.contacts as { contact_id: number; name: string; phone: string; email: string | null; type: string | null }[];
+  const apiContacts = async () =>
+    (await server.api("/v1/api/contact/list?limit=100", key)).body.data.contacts as {
+      contact_id: number;
+      name: string;
+      phone: string;
+      email: string | null;
+      type: string | null;
+    }[];
 
   beforeAll(async () => {
     rig = await startDashboard({ email: EMAIL, password: PASSWORD });
@@ -90,7 +97,12 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
     await page.getByRole("button", { name: "Import contacts" }).click();
     expect(await page.locator("#report-title + p").innerText()).toBe("3 contacts imported, 6 rows rejected.");
     const rows = await page.locator("#rejected tbody tr").allInnerTexts();
-    const byLine = Object.fromEntries(rows.map((r) => { const [line, held, why] = r.split("\t"); return [line.trim(), { held: held.trim(), why: why.trim() }]; }));
+    const byLine = Object.fromEntries(
+      rows.map((r) => {
+        const [line, held, why] = r.split("\t");
+        return [line.trim(), { held: held.trim(), why: why.trim() }];
+      }),
+    );
     // Line numbers as an editor shows them: the blank line 3 counts.
     expect(Object.keys(byLine)).toEqual(["4", "5", "6", "7", "9", "10"]);
     expect(byLine["4"].why).toContain('Invalid phone number "not-a-phone"');
@@ -111,7 +123,9 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
 
   test("a file without a phone column is refused with what it has", async () => {
     await page.goto(`${server.url}/dashboard/contacts/import`);
-    await page.getByLabel("CSV file").setInputFiles({ name: "x.csv", mimeType: "text/csv", buffer: Buffer.from("name,mobile\nBob,+14155550000\n") });
+    await page
+      .getByLabel("CSV file")
+      .setInputFiles({ name: "x.csv", mimeType: "text/csv", buffer: Buffer.from("name,mobile\nBob,+14155550000\n") });
     await page.getByRole("button", { name: "Import contacts" }).click();
     expect(await page.getByRole("alert").first().innerText()).toContain("phone is missing (it has: name, mobile)");
     expect(await apiContacts()).toHaveLength(4);
@@ -147,7 +161,10 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
     await page.getByLabel("Email (optional)").fill("");
     await page.getByRole("button", { name: "Save contact" }).click();
     expect(await page.getByRole("status").first().innerText()).toBe("Contact Rear Admiral Grace Hopper saved.");
-    expect((await apiContacts()).find((c) => c.phone === "+442071838751")).toMatchObject({ name: "Rear Admiral Grace Hopper", email: null });
+    expect((await apiContacts()).find((c) => c.phone === "+442071838751")).toMatchObject({
+      name: "Rear Admiral Grace Hopper",
+      email: null,
+    });
   });
 
   test("delete asks first, and only the confirmation deletes", async () => {

@@ -46,7 +46,20 @@ describe.skipIf(!chromiumAvailable)("the Devices pages", () => {
     expect(await page.locator("figure.qr svg").count()).toBe(1);
     expect(await page.locator("#pair-status").innerText()).toContain("Waiting for your phone");
     await judgePage(page, "devices-pair");
-    phone = await startSimulator(rig.bin, ["--server", url, "--token", token, "--name", "Shop/phone", "--sims", "2", "--ping", "1", "--battery", "9"]);
+    phone = await startSimulator(rig.bin, [
+      "--server",
+      url,
+      "--token",
+      token,
+      "--name",
+      "Shop/phone",
+      "--sims",
+      "2",
+      "--ping",
+      "1",
+      "--battery",
+      "9",
+    ]);
     await page.locator("#pair-status").filter({ hasText: "Paired: Shop/phone" }).waitFor({ timeout: 15_000 });
   });
 

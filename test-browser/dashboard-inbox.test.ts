@@ -27,7 +27,11 @@ describe.skipIf(!chromiumAvailable)("the Inbox", () => {
 
   beforeAll(async () => {
     fake = startFakeChatApp({ appSecret: SECRET, autoStatuses: ["sent", "delivered"], wabas: [bakeryWaba()] });
-    rig = await startDashboard({ email: EMAIL, password: PASSWORD, env: { PIGEON_CHATAPP_GRAPH_URL: fake.url, PIGEON_CHATAPP_APP_SECRET: SECRET, PIGEON_CHATAPP_VERIFY_TOKEN: "v" } });
+    rig = await startDashboard({
+      email: EMAIL,
+      password: PASSWORD,
+      env: { PIGEON_CHATAPP_GRAPH_URL: fake.url, PIGEON_CHATAPP_APP_SECRET: SECRET, PIGEON_CHATAPP_VERIFY_TOKEN: "v" },
+    });
     ({ server, key, page, problems } = rig);
     fake.setWebhookUrl(`${server.url}/v1/webhooks/chatapp`);
     phone = await rig.pairPhone(["--delay", "300", "--name", "Inbox/phone", "--inbound", "Is my parcel here?", "--from", "+14155550777"]);
@@ -82,9 +86,19 @@ describe.skipIf(!chromiumAvailable)("the Inbox", () => {
   });
 
   test("with the window closed it offers the approved templates instead of a text box", async () => {
-    const template = (await server.api("/v1/api/template/list?channel=chatapp", key)).body.data.templates.find((t: { name: string }) => t.name === "order_ready");
+    const template = (await server.api("/v1/api/template/list?channel=chatapp", key)).body.data.templates.find(
+      (t: { name: string }) => t.name === "order_ready",
+    );
     // A conversation Pigeon started: the customer never wrote, so no window is open.
-    expect((await server.api("/v1/api/chatapp/send", key, { recipient_contact: "+14155559999", template_id: template.template_id, variables: ["Ada", "A-1"] })).status).toBe(200);
+    expect(
+      (
+        await server.api("/v1/api/chatapp/send", key, {
+          recipient_contact: "+14155559999",
+          template_id: template.template_id,
+          variables: ["Ada", "A-1"],
+        })
+      ).status,
+    ).toBe(200);
     await page.goto(`${server.url}/dashboard/inbox`);
     await page.locator(".threads li", { hasText: "+14155559999" }).getByRole("link").click();
     expect(await page.getByLabel("Reply", { exact: true }).count()).toBe(0);

@@ -40,7 +40,11 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
   });
 
   test("a sent SMS's badge reaches delivered without a reload", async () => {
-    const sent = await server.api(SEND_PATH, key, { recipient_contact: "+14155552671", message: "Your order #12 is ready", device_id: deviceId });
+    const sent = await server.api(SEND_PATH, key, {
+      recipient_contact: "+14155552671",
+      message: "Your order #12 is ready",
+      device_id: deviceId,
+    });
     expect(sent.status).toBe(200);
     const id = sent.body.data.notification_id;
     await page.goto(`${server.url}/dashboard/messages`);
@@ -61,7 +65,7 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
   });
 
   test("filters narrow the list and the export carries the same rows", async () => {
-    await server.api(SEND_PATH, key, { recipient_contact: "+14155550100", message: "Another, with a \"quote\"", device_id: deviceId });
+    await server.api(SEND_PATH, key, { recipient_contact: "+14155550100", message: 'Another, with a "quote"', device_id: deviceId });
     await page.goto(`${server.url}/dashboard/messages`);
     expect(await page.locator("tbody tr").count()).toBe(2);
     await page.getByLabel("Text contains").fill("order #12");
@@ -74,7 +78,9 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
     expect(await page.getByRole("alert").innerText()).toContain("not a phone number");
 
     const cookie = (await page.context().cookies()).find((c) => c.name === "pigeon_session")!;
-    const csv = await fetch(`${server.url}/dashboard/messages/export.csv?recipient=%2B14155550100`, { headers: { cookie: `pigeon_session=${cookie.value}` } });
+    const csv = await fetch(`${server.url}/dashboard/messages/export.csv?recipient=%2B14155550100`, {
+      headers: { cookie: `pigeon_session=${cookie.value}` },
+    });
     expect(csv.headers.get("content-type")).toContain("text/csv");
     const lines = (await csv.text()).trim().split("\r\n");
     expect(lines).toHaveLength(2);
@@ -87,7 +93,12 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
 
   test("the detail lists the attempts, and a scheduled message can be cancelled with its credits back", async () => {
     const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
-    const scheduled = await server.api(SEND_PATH, key, { recipient_contact: "+14155550199", message: "Reminder for tomorrow", device_id: deviceId, schedule_time: later });
+    const scheduled = await server.api(SEND_PATH, key, {
+      recipient_contact: "+14155550199",
+      message: "Reminder for tomorrow",
+      device_id: deviceId,
+      schedule_time: later,
+    });
     expect(scheduled.status).toBe(200);
     const id = scheduled.body.data.notification_id;
     await page.goto(`${server.url}/dashboard/messages/${id}`);

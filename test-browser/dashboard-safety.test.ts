@@ -36,7 +36,8 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
   };
   const apiSettings = async () => (await server.api("/v1/api/workspace/settings", key)).body.data;
   /** The rows of a table as their cells' text. */
-  const rowsOf = async (selector: string) => (await page.locator(`${selector} tbody tr`).allInnerTexts()).map((r) => r.split("\t").map((c) => c.trim()));
+  const rowsOf = async (selector: string) =>
+    (await page.locator(`${selector} tbody tr`).allInnerTexts()).map((r) => r.split("\t").map((c) => c.trim()));
 
   beforeAll(async () => {
     rig = await startDashboard({ email: EMAIL, password: PASSWORD });
@@ -66,11 +67,15 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
 
     await page.getByLabel("Phone").fill("+1 415 555 2671");
     await page.getByRole("button", { name: "Opt out", exact: true }).click();
-    expect(await page.getByRole("status").first().innerText()).toBe("+14155552671 opted out: sends to it are refused until it opts back in.");
+    expect(await page.getByRole("status").first().innerText()).toBe(
+      "+14155552671 opted out: sends to it are refused until it opts back in.",
+    );
     const rows = await rowsOf("#active");
     expect(rows).toHaveLength(1);
     expect(rows[0].slice(0, 3)).toEqual(["+14155552671", "dashboard", "asked at the counter"]);
-    expect(await apiList(true)).toMatchObject([{ phone: "+14155552671", action: "opted_out", source: "dashboard", reason: "asked at the counter" }]);
+    expect(await apiList(true)).toMatchObject([
+      { phone: "+14155552671", action: "opted_out", source: "dashboard", reason: "asked at the counter" },
+    ]);
     await judgePage(page, "optouts-active");
   });
 
@@ -114,7 +119,9 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
     ]);
 
     // Without a header line the number is the first cell; a number already out is counted, not added.
-    await page.getByLabel("CSV file").setInputFiles({ name: "more.csv", mimeType: "text/csv", buffer: Buffer.from("+442071838750\n+81335812111,moved away\n") });
+    await page
+      .getByLabel("CSV file")
+      .setInputFiles({ name: "more.csv", mimeType: "text/csv", buffer: Buffer.from("+442071838750\n+81335812111,moved away\n") });
     await page.getByRole("button", { name: "Import opt-outs" }).click();
     expect(await page.locator("#report-title + p").innerText()).toBe("1 number opted out, 1 already opted out, 0 rows failed.");
     expect((await apiList(true)).map((e) => e.phone).sort()).toEqual(["+33142685300", "+442071838750", "+81335812111"]);
@@ -180,14 +187,18 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
 
     await page.getByLabel("From").fill("08:00");
     await page.getByRole("button", { name: "Save settings" }).click();
-    expect(await page.locator("#s-quiet-error").innerText()).toBe("From and Until are the same time; choose different times, or tick No quiet hours.");
+    expect(await page.locator("#s-quiet-error").innerText()).toBe(
+      "From and Until are the same time; choose different times, or tick No quiet hours.",
+    );
     expect(await page.getByLabel("Until").getAttribute("aria-describedby")).toContain("s-quiet-error");
     expect(await apiSettings()).toEqual(before);
 
     await page.getByLabel("From").fill("22:00");
     await page.getByLabel("Opt-out words").fill("STOP, START");
     await page.getByRole("button", { name: "Save settings" }).click();
-    expect(await page.locator("#s-optout-words-error").innerText()).toBe('"START" is in both Opt-out words and Opt-in words; a word can mean one thing only.');
+    expect(await page.locator("#s-optout-words-error").innerText()).toBe(
+      '"START" is in both Opt-out words and Opt-in words; a word can mean one thing only.',
+    );
     expect(await page.locator("#s-optin-words-error").innerText()).toContain('"START" is in both');
     expect(await apiSettings()).toEqual(before);
 
@@ -222,7 +233,11 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
     await page.getByLabel("Name").fill("Ada Lovelace");
     await page.getByLabel("Phone").fill("+14155552671");
     await page.getByRole("button", { name: "Create contact" }).click();
-    const contacts = (await server.api("/v1/api/contact/list?limit=100", key)).body.data.contacts as { name: string; timezone: string | null; opted_out: boolean }[];
+    const contacts = (await server.api("/v1/api/contact/list?limit=100", key)).body.data.contacts as {
+      name: string;
+      timezone: string | null;
+      opted_out: boolean;
+    }[];
     expect(contacts.map((c) => [c.name, c.timezone, c.opted_out]).sort()).toEqual([
       ["Ada Lovelace", null, false],
       ["Grace Hopper", "Europe/London", true],

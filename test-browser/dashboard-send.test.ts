@@ -24,7 +24,11 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
     rig = await startDashboard({ email: EMAIL, password: PASSWORD });
     ({ server, key, page, problems } = rig);
     await rig.pairPhone(["--delay", "300", "--name", "Counter phone", "--sims", "2"]);
-    const made = await server.api("/v1/api/template/create", key, { name: "Pickup", code: "PICKUP", body: "Hi {{name}}, order {{order}} is ready." });
+    const made = await server.api("/v1/api/template/create", key, {
+      name: "Pickup",
+      code: "PICKUP",
+      body: "Hi {{name}}, order {{order}} is ready.",
+    });
     expect(made.status).toBe(200);
   });
 
@@ -56,7 +60,11 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
     await preview().filter({ hasText: "UCS-2" }).waitFor({ timeout: 5000 });
     // The form still refuses to be sent without a recipient: the browser's own check stays.
     await page.getByRole("button", { name: "Send" }).click();
-    expect(await page.getByLabel("To (international format, or pick a contact)").evaluate((el) => (el as HTMLInputElement).validity.valueMissing)).toBe(true);
+    expect(
+      await page
+        .getByLabel("To (international format, or pick a contact)")
+        .evaluate((el) => (el as HTMLInputElement).validity.valueMissing),
+    ).toBe(true);
     expect(new URL(page.url()).pathname).toBe("/dashboard/send");
     await judgePage(page, "send, text only");
   });

@@ -39,7 +39,16 @@ describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
   beforeAll(async () => {
     fake = startFakeChatApp({
       appSecret: "dash-app-secret",
-      wabas: [bakeryWaba([{ name: "pedido_pronto", language: "pt_BR", status: "PENDING", components: [{ type: "BODY", text: "Olá {{1}}, seu pedido está pronto." }] }])],
+      wabas: [
+        bakeryWaba([
+          {
+            name: "pedido_pronto",
+            language: "pt_BR",
+            status: "PENDING",
+            components: [{ type: "BODY", text: "Olá {{1}}, seu pedido está pronto." }],
+          },
+        ]),
+      ],
     });
     rig = await startDashboard({
       email: EMAIL,
@@ -71,8 +80,12 @@ describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
     await page.getByLabel("Name").fill("Pickup notice");
     await page.getByLabel("Body").fill("Hi {{name}}, order {{order_id}} is ready for {{name}}.");
     await page.getByRole("button", { name: "Create template" }).click();
-    expect(await page.getByRole("status").first().innerText()).toBe('Template "Pickup notice" created with code PICKUP_NOTICE and variables name, order_id.');
-    expect(await own()).toEqual([expect.objectContaining({ name: "Pickup notice", code: "PICKUP_NOTICE", variables: ["name", "order_id"], status: "active" })]);
+    expect(await page.getByRole("status").first().innerText()).toBe(
+      'Template "Pickup notice" created with code PICKUP_NOTICE and variables name, order_id.',
+    );
+    expect(await own()).toEqual([
+      expect.objectContaining({ name: "Pickup notice", code: "PICKUP_NOTICE", variables: ["name", "order_id"], status: "active" }),
+    ]);
     const row = page.locator("tr", { hasText: "PICKUP_NOTICE" });
     expect(await row.innerText()).toContain("name, order_id");
     expect(await row.getByRole("link", { name: "Edit Pickup notice" }).count()).toBe(1);
@@ -103,7 +116,12 @@ describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
     await page.getByLabel("Status").selectOption("disabled");
     await page.getByRole("button", { name: "Save template" }).click();
     expect(await page.getByRole("status").first().innerText()).toBe('Template "Pickup notice" saved.');
-    expect((await own())[0]).toMatchObject({ body: "Order {{order_id}} is ready at {{shop}}.", variables: ["order_id", "shop"], status: "disabled", code: "PICKUP_NOTICE" });
+    expect((await own())[0]).toMatchObject({
+      body: "Order {{order_id}} is ready at {{shop}}.",
+      variables: ["order_id", "shop"],
+      status: "disabled",
+      code: "PICKUP_NOTICE",
+    });
     expect(await page.locator("tr", { hasText: "PICKUP_NOTICE" }).locator(".badge").innerText()).toBe("disabled");
   });
 
@@ -140,11 +158,16 @@ describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
     const edit = await page.request.get(`${server.url}/dashboard/templates/${chatapp.template_id}/edit`);
     expect(edit.status()).toBe(403);
     expect(await edit.text()).toContain("managed on the chat-app platform and cannot be changed here");
-    const posted = await page.request.post(`${server.url}/dashboard/templates/${chatapp.template_id}`, { form: { _csrf: csrf, name: "hijack", body: "x" } });
+    const posted = await page.request.post(`${server.url}/dashboard/templates/${chatapp.template_id}`, {
+      form: { _csrf: csrf, name: "hijack", body: "x" },
+    });
     expect(posted.status()).toBe(403);
     const deleted = await page.request.post(`${server.url}/dashboard/templates/${chatapp.template_id}/delete`, { form: { _csrf: csrf } });
     expect(deleted.status()).toBe(403);
-    expect((await apiTemplates()).find((t) => t.template_id === chatapp.template_id)).toMatchObject({ name: "order_ready", status: "active" });
+    expect((await apiTemplates()).find((t) => t.template_id === chatapp.template_id)).toMatchObject({
+      name: "order_ready",
+      status: "active",
+    });
   });
 
   test("nothing failed in the pages but the refused forms", () => {

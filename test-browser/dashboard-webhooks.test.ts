@@ -67,7 +67,11 @@ describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
       hostname: "127.0.0.1",
       port: 0,
       async fetch(request) {
-        received.push({ type: request.headers.get("x-pigeon-event-type") ?? "", signature: request.headers.get("x-pigeon-signature") ?? "", body: await request.text() });
+        received.push({
+          type: request.headers.get("x-pigeon-event-type") ?? "",
+          signature: request.headers.get("x-pigeon-signature") ?? "",
+          body: await request.text(),
+        });
         return new Response(answer === 200 ? "ok" : "receiver is down for maintenance", { status: answer });
       },
     });
@@ -75,7 +79,9 @@ describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
     ({ server, key, browser, page, problems } = rig);
     // A second server with the default guard, for the refused loopback URL.
     const strictDir = tempDir();
-    expect((await runCommand(rig.bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: strictDir })).code).toBe(0);
+    expect(
+      (await runCommand(rig.bin, ["users", "create", "--email", EMAIL, "--password", PASSWORD], { PIGEON_DATA_DIR: strictDir })).code,
+    ).toBe(0);
     strict = await startServer(rig.bin, { PIGEON_DATA_DIR: strictDir });
   });
 
@@ -114,7 +120,12 @@ describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
     const row = page.locator("tbody tr", { hasText: hookUrl() });
     expect(await row.innerText()).toContain("notification.delivered, message.received");
     expect(await row.locator(".badge.active").count()).toBe(1);
-    expect(await apiHook()).toMatchObject({ url: hookUrl(), events: ["notification.delivered", "message.received"], description: "Shop backend", status: "active" });
+    expect(await apiHook()).toMatchObject({
+      url: hookUrl(),
+      events: ["notification.delivered", "message.received"],
+      description: "Shop backend",
+      status: "active",
+    });
     await judgePage(page, "webhooks-created");
     await page.reload();
     expect(await page.locator("#new-secret").count()).toBe(0);
@@ -125,7 +136,9 @@ describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
     await page.getByRole("link", { name: hookUrl() }).click();
     expect(await page.locator(".empty").innerText()).toContain("Nothing delivered yet — send a test event");
     await page.getByRole("button", { name: "Send a test event" }).click();
-    expect(await page.getByRole("status").first().innerText()).toMatch(/^Test event delivered: the receiver answered HTTP 200 in \d+ ms\.$/);
+    expect(await page.getByRole("status").first().innerText()).toMatch(
+      /^Test event delivered: the receiver answered HTTP 200 in \d+ ms\.$/,
+    );
     const got = received.at(-1)!;
     expect(got.type).toBe("webhook.test");
     const [t, v1] = got.signature.split(",").map((p) => p.split("=")[1]);

@@ -27,7 +27,10 @@ describe("authentication", () => {
   ])("%s: 401 unauthorized", async (_, template) => {
     const ctx = createTestContext();
     const headers = Object.fromEntries(
-      Object.entries(template as Record<string, string>).map(([k, v]) => [k, v.replace("KEY", ctx.key.api_key).replace("SECRET", ctx.key.api_secret)]),
+      Object.entries(template as Record<string, string>).map(([k, v]) => [
+        k,
+        v.replace("KEY", ctx.key.api_key).replace("SECRET", ctx.key.api_secret),
+      ]),
     );
     const body = expectEnvelope(await ctx.get(PATH, { key: null, headers }), 401);
     expect(body.data.error_code).toBe("unauthorized");

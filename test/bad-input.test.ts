@@ -12,8 +12,22 @@ const routes: [string, string][] = Object.entries(spec.paths as Record<string, R
 );
 // The phone routes get a token that matches no phone; SMSGate's routes the key and secret as Basic, as its clients send them.
 const headersFor = (path: string): Record<string, string> =>
-  path.startsWith("/mobile/") ? { authorization: "Bearer nobody" } : path.includes("/3rdparty/v1/") ? { authorization: `Basic ${btoa(`${ctx.key.api_key}:${ctx.key.api_secret}`)}` } : {};
-const BODIES = ["null", "[]", '"text"', "123", "{}", '{"unexpected": {"deeply": [1, 2, {"x": null}]}}', "{", "\u0000\u0001", '{"recipient_contact": [], "message": {}}'];
+  path.startsWith("/mobile/")
+    ? { authorization: "Bearer nobody" }
+    : path.includes("/3rdparty/v1/")
+      ? { authorization: `Basic ${btoa(`${ctx.key.api_key}:${ctx.key.api_secret}`)}` }
+      : {};
+const BODIES = [
+  "null",
+  "[]",
+  '"text"',
+  "123",
+  "{}",
+  '{"unexpected": {"deeply": [1, 2, {"x": null}]}}',
+  "{",
+  "\u0000\u0001",
+  '{"recipient_contact": [], "message": {}}',
+];
 
 describe("wrong shapes never reach a 500", () => {
   test.each(routes.filter(([m]) => m !== "GET"))("%s %s", async (method, path) => {
@@ -31,7 +45,16 @@ describe("wrong shapes never reach a 500", () => {
   });
 
   test.each(routes.filter(([m, p]) => m === "GET" && !p.includes("events")))("%s %s with odd query values", async (method, path) => {
-    for (const query of ["page=-1", "limit=abc", "status=%00", "from=2026-13-45", "format=../../etc", "period=century", "unread=yes-please", "channel[]=sms"]) {
+    for (const query of [
+      "page=-1",
+      "limit=abc",
+      "status=%00",
+      "from=2026-13-45",
+      "format=../../etc",
+      "period=century",
+      "unread=yes-please",
+      "channel[]=sms",
+    ]) {
       const r = await ctx.call(method, `${path}?${query}`, { headers: headersFor(path) });
       expect(r.status).toBeLessThan(500);
     }

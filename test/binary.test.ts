@@ -31,7 +31,11 @@ describe("the binary", () => {
     expect(server.output()).toContain("shown only this once");
     const r = await server.fetch("/v1/api/device/list", { key: server.initialKey! });
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ status_id: 200, message: "Devices fetched", data: { devices: [], pagination: { page: 1, limit: 20, total: 0 } } });
+    expect(await r.json()).toEqual({
+      status_id: 200,
+      message: "Devices fetched",
+      data: { devices: [], pagination: { page: 1, limit: 20, total: 0 } },
+    });
   });
 
   test("serves /health, /openapi.json and /docs with its assets from the binary", async () => {
@@ -70,7 +74,9 @@ describe("the binary", () => {
     expect((await server.fetch("/v1/api/project/list", { key: rotated })).status).toBe(200);
 
     const acct = JSON.parse((await runCommand(bin, ["accounts", "create", "--name", "Tenant", "--json"], env)).stdout);
-    const tenantKey = JSON.parse((await runCommand(bin, ["keys", "create", "--name", "t", "--workspace", String(acct.workspace_id), "--json"], env)).stdout);
+    const tenantKey = JSON.parse(
+      (await runCommand(bin, ["keys", "create", "--name", "t", "--workspace", String(acct.workspace_id), "--json"], env)).stdout,
+    );
     expect((await server.fetch("/v1/api/project/list", { key: tenantKey })).status).toBe(200);
     await runCommand(bin, ["accounts", "suspend", String(acct.account_id)], env);
     const r = await server.fetch("/v1/api/project/list", { key: tenantKey });
@@ -82,10 +88,16 @@ describe("the binary", () => {
 
   test("workspaces create|list, and a key of another workspace sees none of this one's rows", async () => {
     const ws = JSON.parse((await runCommand(bin, ["workspaces", "create", "--name", "Branch", "--json"], env)).stdout);
-    const key = JSON.parse((await runCommand(bin, ["keys", "create", "--name", "b", "--workspace", String(ws.workspace_id), "--json"], env)).stdout);
+    const key = JSON.parse(
+      (await runCommand(bin, ["keys", "create", "--name", "b", "--workspace", String(ws.workspace_id), "--json"], env)).stdout,
+    );
     const list = JSON.parse((await runCommand(bin, ["workspaces", "list", "--json"], env)).stdout);
     expect(list.map((w: { name: string }) => w.name)).toContain("Branch");
-    const created = await server.fetch("/v1/api/contact/create", { method: "POST", key: server.initialKey!, body: JSON.stringify({ name: "Ada", phone: "+14155552671" }) });
+    const created = await server.fetch("/v1/api/contact/create", {
+      method: "POST",
+      key: server.initialKey!,
+      body: JSON.stringify({ name: "Ada", phone: "+14155552671" }),
+    });
     const contact = (await created.json()).data;
     expect((await server.fetch(`/v1/api/contact/${contact.contact_id}`, { key })).status).toBe(404);
   });
@@ -94,7 +106,11 @@ describe("the binary", () => {
     const bad = await server.fetch("/v1/api/contact/create", { method: "POST", key: server.initialKey!, body: "{nope" });
     expect(bad.status).toBe(400);
     expect((await bad.json()).data.error_code).toBe("invalid_json");
-    const big = await server.fetch("/v1/api/contact/create", { method: "POST", key: server.initialKey!, body: JSON.stringify({ name: "x".repeat(2 * 1024 * 1024), phone: "+1" }) });
+    const big = await server.fetch("/v1/api/contact/create", {
+      method: "POST",
+      key: server.initialKey!,
+      body: JSON.stringify({ name: "x".repeat(2 * 1024 * 1024), phone: "+1" }),
+    });
     expect(big.status).toBe(413);
     expect((await big.json()).data.error_code).toBe("payload_too_large");
   });
@@ -154,17 +170,36 @@ describe("HTTPS", () => {
     const dir = tempDir();
     const cert = join(dir, "cert.pem");
     const keyFile = join(dir, "key.pem");
-    const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]);
+    const made = Bun.spawnSync([
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      keyFile,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ]);
     expect(made.exitCode).toBe(0);
     const tls = await startServer(bin, { PIGEON_DATA_DIR: join(dir, "data"), PIGEON_TLS_CERT: cert, PIGEON_TLS_KEY: keyFile });
     try {
       expect(tls.output()).toContain("listening on https://");
       const res = await fetch(`https://127.0.0.1:${tls.port}/health`, { tls: { ca: readFileSync(cert, "utf8") } } as RequestInit);
       expect(res.status).toBe(200);
-      const pairing = await (await fetch(`https://127.0.0.1:${tls.port}/v1/api/device/pairing`, {
-        headers: { authorization: `Bearer ${tls.initialKey!.api_key}`, "x-api-secret": tls.initialKey!.api_secret },
-        tls: { ca: readFileSync(cert, "utf8") },
-      } as RequestInit)).json();
+      const pairing = await (
+        await fetch(`https://127.0.0.1:${tls.port}/v1/api/device/pairing`, {
+          headers: { authorization: `Bearer ${tls.initialKey!.api_key}`, "x-api-secret": tls.initialKey!.api_secret },
+          tls: { ca: readFileSync(cert, "utf8") },
+        } as RequestInit)
+      ).json();
       expect(pairing.data.server_url).toBe(`https://127.0.0.1:${tls.port}/mobile/v1`);
     } finally {
       await tls.stop();
@@ -172,7 +207,11 @@ describe("HTTPS", () => {
   });
 
   test("a certificate that cannot be read stops start-up with exit code 2", async () => {
-    const r = await runCommand(bin, ["serve"], { PIGEON_DATA_DIR: tempDir(), PIGEON_TLS_CERT: "/nonexistent/cert.pem", PIGEON_TLS_KEY: "/nonexistent/key.pem" });
+    const r = await runCommand(bin, ["serve"], {
+      PIGEON_DATA_DIR: tempDir(),
+      PIGEON_TLS_CERT: "/nonexistent/cert.pem",
+      PIGEON_TLS_KEY: "/nonexistent/key.pem",
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("PIGEON_TLS_CERT");
   });

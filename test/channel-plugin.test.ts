@@ -51,17 +51,24 @@ function throwawayChannel() {
           const n = core.notifications.byExternalId(externalId, deviceId);
           if (!n) return false;
           if (outcome === "ok") return applyReport(core.state, n.id, { status: "delivered", detail: "throwaway: ok" });
-          return applyReport(core.state, n.id, { status: "failed", errorCode: "bounced", reason: "the throwaway bounced it", detail: "throwaway: bounced" });
+          return applyReport(core.state, n.id, {
+            status: "failed",
+            errorCode: "bounced",
+            reason: "the throwaway bounced it",
+            detail: "throwaway: bounced",
+          });
         },
       };
       return { service, adapter };
     },
     routes: (service, _s) => [
-      new Elysia().use(declaredAuth()).post(
-        "/v1/callbacks/throwaway/:device_id",
-        ({ params, body }) => ok({ handled: service.report(Number(params.device_id), body.id, body.outcome) }, "Recorded"),
-        { body: t.Object({ id: t.String(), outcome: t.String() }), auth: "platform", detail: {} },
-      ),
+      new Elysia()
+        .use(declaredAuth())
+        .post(
+          "/v1/callbacks/throwaway/:device_id",
+          ({ params, body }) => ok({ handled: service.report(Number(params.device_id), body.id, body.outcome) }, "Recorded"),
+          { body: t.Object({ id: t.String(), outcome: t.String() }), auth: "platform", detail: {} },
+        ),
     ],
     tasks: () => [{ name: "throwaway:sweep", everySeconds: 60, run: () => (sweeps += 1) }],
   };
@@ -104,12 +111,19 @@ describe("a channel registered through the guide's steps", () => {
       app.handle(
         new Request(`http://localhost${path}`, {
           method: "POST",
-          headers: { "content-type": "application/json", ...(auth ? { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret } : {}) },
+          headers: {
+            "content-type": "application/json",
+            ...(auth ? { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret } : {}),
+          },
           body: JSON.stringify(body),
         }),
       );
 
-    const sent = await call("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "Through the throwaway", device_id: device.id });
+    const sent = await call("/v1/notification/sms/api/send", {
+      recipient_contact: "+14155552671",
+      message: "Through the throwaway",
+      device_id: device.id,
+    });
     expect(sent.status).toBe(200);
     const id = ((await sent.json()) as { data: { notification_id: number } }).data.notification_id;
     expect(services.state.get(id)).toMatchObject({ status: "pending", route: KIND, cost: 0 });

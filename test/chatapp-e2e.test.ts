@@ -44,14 +44,24 @@ test("connect → template send → sent → delivered by webhook", async () => 
   const connected = await api("/v1/api/chatapp/connect", { access_token: "good-token" });
   expect(connected.status).toBe(200);
   expect(connected.body.data.devices).toHaveLength(1);
-  const template = (await api("/v1/api/template/list?channel=chatapp")).body.data.templates.find((t: { name: string }) => t.name === "order_ready");
-  const sent = await api("/v1/api/chatapp/send", { recipient_contact: "+14155552671", template_id: template.template_id, variables: ["Ada", "A-7"] });
+  const template = (await api("/v1/api/template/list?channel=chatapp")).body.data.templates.find(
+    (t: { name: string }) => t.name === "order_ready",
+  );
+  const sent = await api("/v1/api/chatapp/send", {
+    recipient_contact: "+14155552671",
+    template_id: template.template_id,
+    variables: ["Ada", "A-7"],
+  });
   expect(sent.status).toBe(200);
   const id = sent.body.data.notification_id;
-  const n = await waitFor("delivered", async () => {
-    const x = (await api(`/v1/api/notification/${id}`)).body.data;
-    return x.status === "delivered" ? x : null;
-  }, { intervalMs: 100 });
+  const n = await waitFor(
+    "delivered",
+    async () => {
+      const x = (await api(`/v1/api/notification/${id}`)).body.data;
+      return x.status === "delivered" ? x : null;
+    },
+    { intervalMs: 100 },
+  );
   expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
   expect(fake.invalidRequests).toEqual([]);
   expect(fake.sent.at(-1)!.body).toMatchObject({ type: "template", to: "+14155552671" });
@@ -62,8 +72,14 @@ test("inbound → freeform reply inside the window → accepted and sent", async
   expect(inbound.response.status).toBe(200);
   const reply = await api("/v1/api/chatapp/send", { recipient_contact: "+14155550123", message: "Yes, until 6pm!" });
   expect(reply.status).toBe(200);
-  await waitFor("the reply to reach the platform", async () => (fake.sent.some((m) => m.type === "text" && m.to === "+14155550123") ? true : null), { intervalMs: 100 });
-  const thread = (await api("/v1/api/thread/list?channel=chatapp")).body.data.threads.find((t: { peer: string }) => t.peer === "+14155550123");
+  await waitFor(
+    "the reply to reach the platform",
+    async () => (fake.sent.some((m) => m.type === "text" && m.to === "+14155550123") ? true : null),
+    { intervalMs: 100 },
+  );
+  const thread = (await api("/v1/api/thread/list?channel=chatapp")).body.data.threads.find(
+    (t: { peer: string }) => t.peer === "+14155550123",
+  );
   expect(thread.window.open).toBe(true);
 });
 

@@ -32,7 +32,14 @@ interface Setup {
   detail: (id: number) => Promise<any>;
 }
 
-async function setup(opts: { throughputPerSecond?: number; windowErrors?: "sync" | "async"; extraWaba?: boolean; media?: Record<string, { size: number; contentType: string }> } = {}): Promise<Setup> {
+async function setup(
+  opts: {
+    throughputPerSecond?: number;
+    windowErrors?: "sync" | "async";
+    extraWaba?: boolean;
+    media?: Record<string, { size: number; contentType: string }>;
+  } = {},
+): Promise<Setup> {
   const holder: { ctx?: TestContext } = {};
   fake = startFakeChatApp({
     appSecret: SECRET,
@@ -47,9 +54,28 @@ async function setup(opts: { throughputPerSecond?: number; windowErrors?: "sync"
         name: "Pigeon Bakery",
         phoneNumbers: [{ id: PHONE_ID, display_phone_number: "1 555 010 0100", verified_name: "Pigeon Bakery", quality_rating: "GREEN" }],
         templates: [
-          { name: "order_confirmation", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, your order {{2}} is confirmed." }] },
-          { name: "welcome", language: "en_US", components: [{ type: "HEADER", format: "TEXT", text: "Welcome {{1}}!" }, { type: "BODY", text: "Your code is {{1}}." }, { type: "FOOTER", text: "Pigeon Bakery" }] },
-          { name: "sale_banner", language: "en_US", components: [{ type: "HEADER", format: "IMAGE" }, { type: "BODY", text: "Sale ends {{1}}." }] },
+          {
+            name: "order_confirmation",
+            language: "en_US",
+            components: [{ type: "BODY", text: "Hi {{1}}, your order {{2}} is confirmed." }],
+          },
+          {
+            name: "welcome",
+            language: "en_US",
+            components: [
+              { type: "HEADER", format: "TEXT", text: "Welcome {{1}}!" },
+              { type: "BODY", text: "Your code is {{1}}." },
+              { type: "FOOTER", text: "Pigeon Bakery" },
+            ],
+          },
+          {
+            name: "sale_banner",
+            language: "en_US",
+            components: [
+              { type: "HEADER", format: "IMAGE" },
+              { type: "BODY", text: "Sale ends {{1}}." },
+            ],
+          },
           { name: "old_offer", language: "en_US", status: "PAUSED", components: [{ type: "BODY", text: "Offer {{1}}" }] },
         ],
       },
@@ -58,14 +84,18 @@ async function setup(opts: { throughputPerSecond?: number; windowErrors?: "sync"
             {
               id: OTHER_WABA,
               name: "Other shop",
-              phoneNumbers: [{ id: OTHER_PHONE_ID, display_phone_number: "1 555 020 0200", verified_name: "Other shop", quality_rating: "GREEN" }],
+              phoneNumbers: [
+                { id: OTHER_PHONE_ID, display_phone_number: "1 555 020 0200", verified_name: "Other shop", quality_rating: "GREEN" },
+              ],
               templates: [{ name: "other_hello", language: "en_US", components: [{ type: "BODY", text: "Hello {{1}}" }] }],
             },
           ]
         : []),
     ],
   });
-  const ctx = createTestContext({ config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: SECRET, verifyToken: "verify-me" } } });
+  const ctx = createTestContext({
+    config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: SECRET, verifyToken: "verify-me" } },
+  });
   holder.ctx = ctx;
   ctx.clock.set(Date.now());
   fake.setNow(ctx.clock.now());
@@ -77,7 +107,8 @@ async function setup(opts: { throughputPerSecond?: number; windowErrors?: "sync"
     fake: f,
     deviceId: device.device_id,
     async templateId(name) {
-      const list = expectEnvelope(await ctx.get("/v1/api/template/list", { query: { channel: "chatapp", limit: 100 } }), 200).data.templates;
+      const list = expectEnvelope(await ctx.get("/v1/api/template/list", { query: { channel: "chatapp", limit: 100 } }), 200).data
+        .templates;
       return list.find((t: { name: string }) => t.name === name).template_id;
     },
     async send(body) {
@@ -105,9 +136,16 @@ describe("connecting a business number (rule 1)", () => {
       ["chatapp", "+15550100100"],
       ["chatapp", "+15550200200"],
     ]);
-    const templates = expectEnvelope(await s.ctx.get("/v1/api/template/list", { query: { channel: "chatapp", limit: 100 } }), 200).data.templates;
+    const templates = expectEnvelope(await s.ctx.get("/v1/api/template/list", { query: { channel: "chatapp", limit: 100 } }), 200).data
+      .templates;
     const byName = Object.fromEntries(templates.map((t: { name: string }) => [t.name, t]));
-    expect(byName.order_confirmation).toMatchObject({ channel: "chatapp", status: "active", language: "en_US", variables: ["1", "2"], body: "Hi {{1}}, your order {{2}} is confirmed." });
+    expect(byName.order_confirmation).toMatchObject({
+      channel: "chatapp",
+      status: "active",
+      language: "en_US",
+      variables: ["1", "2"],
+      body: "Hi {{1}}, your order {{2}} is confirmed.",
+    });
     expect(byName.welcome).toMatchObject({ variables: ["1", "2"], body: "Welcome {{1}}!\n\nYour code is {{2}}.\n\nPigeon Bakery" });
     expect(byName.old_offer.status).toBe("paused");
     expect(byName.other_hello).toBeDefined();
@@ -119,22 +157,32 @@ describe("connecting a business number (rule 1)", () => {
 
   test("templates are fetched across every page", async () => {
     const s = await setup();
-    for (let i = 0; i < 130; i++) s.fake.addTemplate(WABA, { name: `bulk_${i}`, language: "en_US", components: [{ type: "BODY", text: `n ${i}` }] });
+    for (let i = 0; i < 130; i++)
+      s.fake.addTemplate(WABA, { name: `bulk_${i}`, language: "en_US", components: [{ type: "BODY", text: `n ${i}` }] });
     await s.ctx.post("/v1/api/chatapp/connect", { access_token: "good-token" });
-    expect(expectEnvelope(await s.ctx.get("/v1/api/template/list", { query: { channel: "chatapp" } }), 200).data.pagination.total).toBe(134);
+    expect(expectEnvelope(await s.ctx.get("/v1/api/template/list", { query: { channel: "chatapp" } }), 200).data.pagination.total).toBe(
+      134,
+    );
     expect(s.fake.requests.filter((r) => r.path.endsWith("/message_templates")).length).toBeGreaterThanOrEqual(3);
   });
 
   test("no business account: 400; an account without a number: 400; a refused token: 400 with the platform's code", async () => {
     const s = await setup();
     s.fake.addToken("no-waba-token", []);
-    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "no-waba-token" }), 400).data.error_code).toBe("no_business_account");
+    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "no-waba-token" }), 400).data.error_code).toBe(
+      "no_business_account",
+    );
     s.fake.addWaba({ id: "555", name: "Empty" });
     s.fake.addToken("empty-token", ["555"]);
-    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "empty-token" }), 400).data.error_code).toBe("no_phone_number");
+    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "empty-token" }), 400).data.error_code).toBe(
+      "no_phone_number",
+    );
     const refused = expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "not-a-token" }), 400);
     expect(refused.data.error_code).toBe(190);
-    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "good-token", phone_number_id: "nope" }), 400).data.error_code).toBe("no_phone_number");
+    expect(
+      expectEnvelope(await s.ctx.post("/v1/api/chatapp/connect", { access_token: "good-token", phone_number_id: "nope" }), 400).data
+        .error_code,
+    ).toBe("no_phone_number");
   });
 });
 
@@ -142,7 +190,11 @@ describe("sending (rule 2)", () => {
   test("a template send: the body the platform expects, then sent → delivered by webhook; no credits", async () => {
     const s = await setup();
     const id = expectEnvelope(
-      await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: USER, template_id: await s.templateId("order_confirmation"), variables: ["Ada", "A-1001"] }),
+      await s.ctx.post("/v1/api/chatapp/send", {
+        recipient_contact: USER,
+        template_id: await s.templateId("order_confirmation"),
+        variables: ["Ada", "A-1001"],
+      }),
       200,
     ).data.notification_id;
     expect(await s.dispatch()).toBe(1);
@@ -152,11 +204,30 @@ describe("sending (rule 2)", () => {
       recipient_type: "individual",
       to: USER,
       type: "template",
-      template: { name: "order_confirmation", language: { code: "en_US" }, components: [{ type: "body", parameters: [{ type: "text", text: "Ada" }, { type: "text", text: "A-1001" }] }] },
+      template: {
+        name: "order_confirmation",
+        language: { code: "en_US" },
+        components: [
+          {
+            type: "body",
+            parameters: [
+              { type: "text", text: "Ada" },
+              { type: "text", text: "A-1001" },
+            ],
+          },
+        ],
+      },
     });
     const wamid = lastSent(s.fake).wamid;
     let n = await s.detail(id);
-    expect(n).toMatchObject({ status: "sent", delivery_type: "chatapp", route: "chatapp", provider_message_id: wamid, cost: 0, message: "Hi Ada, your order A-1001 is confirmed." });
+    expect(n).toMatchObject({
+      status: "sent",
+      delivery_type: "chatapp",
+      route: "chatapp",
+      provider_message_id: wamid,
+      cost: 0,
+      message: "Hi Ada, your order A-1001 is confirmed.",
+    });
     await s.fake.sendStatus(wamid, "delivered");
     n = await s.detail(id);
     expect(n.status).toBe("delivered");
@@ -205,9 +276,16 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
   test("inbound opens the window: a freeform reply is accepted, sent as text, and both land in one thread", async () => {
     const s = await setup();
     await userWrites(s, "Do you have croissants?");
-    const id = expectEnvelope(await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: USER, message: "Yes, fresh at 8!" }), 200).data.notification_id;
+    const id = expectEnvelope(await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: USER, message: "Yes, fresh at 8!" }), 200).data
+      .notification_id;
     await s.dispatch();
-    expect(lastSent(s.fake).body).toEqual({ messaging_product: "whatsapp", recipient_type: "individual", to: USER, type: "text", text: { body: "Yes, fresh at 8!", preview_url: false } });
+    expect(lastSent(s.fake).body).toEqual({
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      to: USER,
+      type: "text",
+      text: { body: "Yes, fresh at 8!", preview_url: false },
+    });
     expect((await s.detail(id)).status).toBe("sent");
     const thread = expectEnvelope(await s.ctx.get("/v1/api/thread/list", { query: { channel: "chatapp" } }), 200).data.threads[0];
     expect(thread).toMatchObject({ channel: "chatapp", peer: USER, peer_name: "Ada", device_id: s.deviceId, window: { open: true } });
@@ -223,7 +301,11 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
     const r = await s.send({ message: "Hello?" });
     expect(r.status).toBe(403);
     expect(r.body.data).toMatchObject({ error_code: 131047, can_send_freeform: false, can_send_template: true });
-    expect(r.body.data.available_templates.map((t: { name: string }) => t.name).sort()).toEqual(["order_confirmation", "sale_banner", "welcome"]);
+    expect(r.body.data.available_templates.map((t: { name: string }) => t.name).sort()).toEqual([
+      "order_confirmation",
+      "sale_banner",
+      "welcome",
+    ]);
     expect(s.fake.sent).toHaveLength(0);
     // The window closes 24 hours after the user wrote.
     await userWrites(s);
@@ -234,10 +316,16 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
   test("the test endpoint: a freeform test while the window is closed and templates exist points to the send with template_id", async () => {
     const s = await setup();
     const r = await s.ctx.post("/v1/api/chatapp/test", { recipient_contact: USER, message: "test" });
-    expect(expectEnvelope(r, 403).data).toMatchObject({ error_code: "use_template", can_send_template: true, use: "POST /v1/api/chatapp/send with template_id" });
+    expect(expectEnvelope(r, 403).data).toMatchObject({
+      error_code: "use_template",
+      can_send_template: true,
+      use: "POST /v1/api/chatapp/send with template_id",
+    });
     expect(r.body.message).toContain("template_id");
     await userWrites(s);
-    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/test", { recipient_contact: USER, message: "test" }), 200).data.message).toBe("test");
+    expect(expectEnvelope(await s.ctx.post("/v1/api/chatapp/test", { recipient_contact: USER, message: "test" }), 200).data.message).toBe(
+      "test",
+    );
   });
 
   test("a platform that reports the closed window later (131047 by webhook) fails the notification with that code", async () => {
@@ -255,7 +343,9 @@ describe("conditions of spec section 7 (rule 4)", () => {
   test("a template on a business account that is no longer linked: 409", async () => {
     const s = await setup({ extraWaba: true });
     const other = await s.templateId("other_hello");
-    const otherDevice = expectEnvelope(await s.ctx.get("/v1/api/device/list"), 200).data.devices.find((d: { phone_number: string }) => d.phone_number === "+15550200200");
+    const otherDevice = expectEnvelope(await s.ctx.get("/v1/api/device/list"), 200).data.devices.find(
+      (d: { phone_number: string }) => d.phone_number === "+15550200200",
+    );
     await s.ctx.post("/v1/api/device/batch/delete", { device_ids: [otherDevice.device_id] });
     const r = await s.send({ template_id: other, variables: ["Ada"] });
     expect(r.status).toBe(409);
@@ -323,12 +413,22 @@ describe("blocking a number (rule 5)", () => {
     const t = await s.templateId("order_confirmation");
     const first = (await s.send({ template_id: t, variables: ["Ada", "1"] })).body.data.notification_id;
     // A second message already queued before the block.
-    const queued = (await s.send({ template_id: t, variables: ["Ada", "2"], schedule_time: new Date(s.ctx.clock.now() + 60_000).toISOString().slice(0, 19).replace("T", " ") })).body.data.notification_id;
+    const queued = (
+      await s.send({
+        template_id: t,
+        variables: ["Ada", "2"],
+        schedule_time: new Date(s.ctx.clock.now() + 60_000).toISOString().slice(0, 19).replace("T", " "),
+      })
+    ).body.data.notification_id;
     s.fake.failNext(131042);
     await s.dispatch();
     expect(await s.detail(first)).toMatchObject({ status: "failed", error_code: "131042" });
     const device = expectEnvelope(await s.ctx.get(`/v1/api/device/${s.deviceId}`), 200).data;
-    expect(device).toMatchObject({ blocked: true, blocked_code: "131042", blocked_reason: expect.stringContaining("Business eligibility payment issue") });
+    expect(device).toMatchObject({
+      blocked: true,
+      blocked_code: "131042",
+      blocked_reason: expect.stringContaining("Business eligibility payment issue"),
+    });
 
     const refused = await s.send({ template_id: t, variables: ["Ada", "3"] });
     expect(refused.status).toBe(403);
@@ -375,7 +475,9 @@ describe("self-healing (rule 6)", () => {
   });
 
   test("media over the limit is refused before sending; an invalid header URL is dropped", async () => {
-    const s = await setup({ media: { "big.jpg": { size: 6 * 1024 * 1024, contentType: "image/jpeg" }, "ok.jpg": { size: 200_000, contentType: "image/jpeg" } } });
+    const s = await setup({
+      media: { "big.jpg": { size: 6 * 1024 * 1024, contentType: "image/jpeg" }, "ok.jpg": { size: 200_000, contentType: "image/jpeg" } },
+    });
     const t = await s.templateId("sale_banner");
     const big = await s.send({ template_id: t, variables: ["Friday"], media: { type: "image", link: `${s.fake.url}/media/big.jpg` } });
     expect(big.status).toBe(400);
@@ -384,9 +486,14 @@ describe("self-healing (rule 6)", () => {
     await s.send({ template_id: t, variables: ["Friday"], media: { type: "image", link: `${s.fake.url}/media/ok.jpg` } });
     await s.dispatch();
     expect(s.fake.invalidRequests).toEqual([]);
-    expect(lastSent(s.fake).body.template.components[0]).toEqual({ type: "header", parameters: [{ type: "image", image: { link: `${s.fake.url}/media/ok.jpg` } }] });
+    expect(lastSent(s.fake).body.template.components[0]).toEqual({
+      type: "header",
+      parameters: [{ type: "image", image: { link: `${s.fake.url}/media/ok.jpg` } }],
+    });
 
-    const dropped = (await s.send({ template_id: t, variables: ["Friday"], media: { type: "image", link: "ftp://files.example/banner.jpg" } })).body.data.notification_id;
+    const dropped = (
+      await s.send({ template_id: t, variables: ["Friday"], media: { type: "image", link: "ftp://files.example/banner.jpg" } })
+    ).body.data.notification_id;
     await s.dispatch();
     expect(JSON.stringify(lastSent(s.fake).body)).not.toContain("ftp://");
     expect((await s.detail(dropped)).error_code).toBe("132012");
@@ -398,7 +505,12 @@ describe("self-healing (rule 6)", () => {
     await s.ctx.post("/v1/api/webhook/create", { url: receiver.url, events: ["template.status"] });
     const t = await s.templateId("order_confirmation");
     const fakeTemplate = s.fake.template(WABA, "order_confirmation")!;
-    await s.fake.sendTemplateStatus({ wabaId: WABA, templateId: fakeTemplate.id, event: "PAUSED", otherInfo: { title: "FIRST_PAUSE", description: "Low quality" } });
+    await s.fake.sendTemplateStatus({
+      wabaId: WABA,
+      templateId: fakeTemplate.id,
+      event: "PAUSED",
+      otherInfo: { title: "FIRST_PAUSE", description: "Low quality" },
+    });
     const paused = await s.send({ template_id: t, variables: ["Ada", "1"] });
     expect(paused.status).toBe(400);
     expect(paused.body.data.error_code).toBe(132015);
@@ -437,10 +549,14 @@ describe("self-healing (rule 6)", () => {
 describe("the platform webhook (rule 3)", () => {
   test("the verification handshake", async () => {
     const s = await setup();
-    const good = await s.ctx.app.handle(new Request("http://localhost/v1/webhooks/chatapp?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=verify-me"));
+    const good = await s.ctx.app.handle(
+      new Request("http://localhost/v1/webhooks/chatapp?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=verify-me"),
+    );
     expect(good.status).toBe(200);
     expect(await good.text()).toBe("1158201444");
-    const bad = await s.ctx.app.handle(new Request("http://localhost/v1/webhooks/chatapp?hub.mode=subscribe&hub.challenge=1&hub.verify_token=wrong"));
+    const bad = await s.ctx.app.handle(
+      new Request("http://localhost/v1/webhooks/chatapp?hub.mode=subscribe&hub.challenge=1&hub.verify_token=wrong"),
+    );
     expect(bad.status).toBe(403);
   });
 
@@ -479,7 +595,8 @@ describe("pacing each business number", () => {
     await s.ctx.post("/v1/api/device/update", { device_id: s.deviceId, send_limit_per_minute: 180 });
     const t = await s.templateId("order_confirmation");
     s.ctx.clock.set(Math.floor(s.ctx.clock.now() / 1000) * 1000 + 100);
-    for (let i = 0; i < 7; i++) await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: `+1415555${2000 + i}`, template_id: t, variables: ["A", String(i)] });
+    for (let i = 0; i < 7; i++)
+      await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: `+1415555${2000 + i}`, template_id: t, variables: ["A", String(i)] });
     expect(await s.dispatch()).toBe(3);
     expect(await s.dispatch()).toBe(0);
     s.ctx.clock.advance(1000);

@@ -36,7 +36,12 @@ describe("cloud number: success and status callbacks", () => {
       StatusCallback: `https://pigeon.test/v1/callbacks/cloud/${device.device_id}`,
     });
     const n = await notificationOf(ctx, id);
-    expect(n).toMatchObject({ status: "sent", attempts: 1, provider_message_id: [...fake.messages.keys()][0], sent_at: "2026-01-15T12:00:00.000Z" });
+    expect(n).toMatchObject({
+      status: "sent",
+      attempts: 1,
+      provider_message_id: [...fake.messages.keys()][0],
+      sent_at: "2026-01-15T12:00:00.000Z",
+    });
     expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent"]);
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
   });
@@ -65,7 +70,11 @@ describe("cloud number: success and status callbacks", () => {
     await fake.callback([...fake.messages.keys()][0], "undelivered", { ErrorCode: "30003" });
     const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "30003", error_reason: "Unreachable destination handset" });
-    expect(n.logs.at(-1)).toMatchObject({ event: "failed", error_code: "30003", detail: expect.stringContaining("Unreachable destination handset") });
+    expect(n.logs.at(-1)).toMatchObject({
+      event: "failed",
+      error_code: "30003",
+      detail: expect.stringContaining("Unreachable destination handset"),
+    });
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
   });
 
@@ -74,7 +83,9 @@ describe("cloud number: success and status callbacks", () => {
     const id = await send(ctx);
     await ctx.services.dispatcher.dispatchDue();
     const r = await fake.callback([...fake.messages.keys()][0], "delivered", {}, { signatureOf: "wrong-token" });
-    expect(expectEnvelope({ status: r.status, headers: r.headers, body: await r.json(), text: "" }, 401).data.error_code).toBe("unauthorized");
+    expect(expectEnvelope({ status: r.status, headers: r.headers, body: await r.json(), text: "" }, 401).data.error_code).toBe(
+      "unauthorized",
+    );
     expect((await notificationOf(ctx, id)).status).toBe("sent");
   });
 });
@@ -82,7 +93,9 @@ describe("cloud number: success and status callbacks", () => {
 describe("cloud number: a backlog", () => {
   test("drains in one tick at the device's pace, batch after batch, with many calls in flight: not one batch a tick", async () => {
     const { ctx, fake } = await setup({ credits: 1000, sendLimit: 600 });
-    const bulk = (from: number) => ({ messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `backlog ${from + i}` })) });
+    const bulk = (from: number) => ({
+      messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `backlog ${from + i}` })),
+    });
     for (const from of [0, 100, 200, 300, 400]) expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", bulk(from)), 200);
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(500);
     expect(fake.creates).toHaveLength(500);
@@ -135,7 +148,7 @@ describe("cloud number: failures and the retry ladder", () => {
     await ctx.services.dispatcher.dispatchDue();
     ctx.clock.advance(5_000);
     await ctx.services.dispatcher.dispatchDue();
-    expect((await notificationOf(ctx, id))).toMatchObject({ status: "sent", attempts: 2 });
+    expect(await notificationOf(ctx, id)).toMatchObject({ status: "sent", attempts: 2 });
     expect(fake.messages.size).toBe(1);
   });
 
@@ -235,7 +248,15 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     await ctx.services.dispatcher.dispatchDue();
     ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [taken]);
     fake.messages.clear();
-    fake.messages.set("SMpre", { sid: "SMpre", to: TO, from: "+15005550006", body: "taken before the crash", status: "queued", statusCallback: null, dateCreated: Date.now() });
+    fake.messages.set("SMpre", {
+      sid: "SMpre",
+      to: TO,
+      from: "+15005550006",
+      body: "taken before the crash",
+      status: "queued",
+      statusCallback: null,
+      dateCreated: Date.now(),
+    });
     ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [lost]);
     const createsBefore = fake.creates.length;
 
@@ -251,14 +272,31 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
 describe("cloud number: the recovery check reads the whole window and claims each provider id once", () => {
   const config = (url: string) => ({ accountSid: "AC1", authToken: "t", from: "+15005550006", messagingServiceSid: null, baseUrl: url });
   const device = (url: string) => ({ id: 1, config: config(url) }) as unknown as DeviceRow;
-  const notification = { id: 1, recipient: TO, message: "hello", created_at: Date.now(), schedule_at: null } as unknown as NotificationRecord;
+  const notification = {
+    id: 1,
+    recipient: TO,
+    message: "hello",
+    created_at: Date.now(),
+    schedule_at: null,
+  } as unknown as NotificationRecord;
   const listPath = "/2010-04-01/Accounts/AC1/Messages.json";
   const page = (messages: unknown[], next: string | null) => Response.json({ messages, next_page_uri: next, page: 0, page_size: 50 });
-  const message = (sid: string, at = Date.now()) => ({ sid, to: TO, from: "+15005550006", body: "hello", status: "sent", date_created: new Date(at).toUTCString() });
+  const message = (sid: string, at = Date.now()) => ({
+    sid,
+    to: TO,
+    from: "+15005550006",
+    body: "hello",
+    status: "sent",
+    date_created: new Date(at).toUTCString(),
+  });
 
   test("a next_page_uri that leaves the configured provider is refused, not followed", async () => {
     const urls: string[] = [];
-    for (const next of ["https://elsewhere.example/2010-04-01/Accounts/AC1/Messages.json?Page=1", "//elsewhere.example/x", "/2010-04-01/Accounts/AC2/Messages.json?Page=1"]) {
+    for (const next of [
+      "https://elsewhere.example/2010-04-01/Accounts/AC1/Messages.json?Page=1",
+      "//elsewhere.example/x",
+      "/2010-04-01/Accounts/AC2/Messages.json?Page=1",
+    ]) {
       const adapter = createCloudAdapter({
         statusCallbackUrl: () => null,
         allowPrivateTargets: true, // the fake pages stand at a loopback address
@@ -272,20 +310,28 @@ describe("cloud number: the recovery check reads the whole window and claims eac
   test("pages are followed on the configured base URL, stop at messages older than the window, and are bounded", async () => {
     const urls: string[] = [];
     const old = Date.now() - 24 * 3600_000;
-    const pages = [page([message("SMc"), message("SMb")], `${listPath}?To=x&Page=1&PageToken=PAb`), page([message("SMa"), message("SMold", old)], `${listPath}?To=x&Page=2&PageToken=PAold`)];
+    const pages = [
+      page([message("SMc"), message("SMb")], `${listPath}?To=x&Page=1&PageToken=PAb`),
+      page([message("SMa"), message("SMold", old)], `${listPath}?To=x&Page=2&PageToken=PAold`),
+    ];
     const adapter = createCloudAdapter({
       statusCallbackUrl: () => null,
-        allowPrivateTargets: true, // the fake pages stand at a loopback address
+      allowPrivateTargets: true, // the fake pages stand at a loopback address
       fetch: (async (url: string) => (urls.push(url), pages[urls.length - 1])) as unknown as typeof fetch,
     });
     expect(await adapter.reconcile!(notification, device("http://127.0.0.1:9/proxy"))).toEqual(["SMa", "SMb", "SMc"]);
-    expect(urls).toEqual([`http://127.0.0.1:9/proxy${listPath}?To=%2B14155552671&PageSize=50&From=%2B15005550006`, `http://127.0.0.1:9/proxy${listPath}?To=x&Page=1&PageToken=PAb`]);
+    expect(urls).toEqual([
+      `http://127.0.0.1:9/proxy${listPath}?To=%2B14155552671&PageSize=50&From=%2B15005550006`,
+      `http://127.0.0.1:9/proxy${listPath}?To=x&Page=1&PageToken=PAb`,
+    ]);
 
     let calls = 0;
     const endless = createCloudAdapter({
       statusCallbackUrl: () => null,
-        allowPrivateTargets: true, // the fake pages stand at a loopback address
-      fetch: (async () => (calls++, page([message(`SM${calls}`)], `${listPath}?Page=${calls}&PageToken=PA${calls}`))) as unknown as typeof fetch,
+      allowPrivateTargets: true, // the fake pages stand at a loopback address
+      fetch: (async () => (
+        calls++, page([message(`SM${calls}`)], `${listPath}?Page=${calls}&PageToken=PA${calls}`)
+      )) as unknown as typeof fetch,
     });
     await expect(endless.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("pages");
     expect(calls).toBe(100);

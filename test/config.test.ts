@@ -22,7 +22,13 @@ describe("configuration from the environment", () => {
       PIGEON_CHATAPP_APP_SECRET: "s3cret",
       PIGEON_CHATAPP_VERIFY_TOKEN: "verify",
     });
-    expect(c).toMatchObject({ port: 9090, host: "127.0.0.1", dataDir: "/var/lib/pigeon", dbPath: "/var/lib/pigeon/pigeon.db", publicUrl: "https://sms.example.com" });
+    expect(c).toMatchObject({
+      port: 9090,
+      host: "127.0.0.1",
+      dataDir: "/var/lib/pigeon",
+      dbPath: "/var/lib/pigeon/pigeon.db",
+      publicUrl: "https://sms.example.com",
+    });
     expect(c.chatapp).toMatchObject({ graphUrl: "http://127.0.0.1:9999", appSecret: "s3cret", verifyToken: "verify" });
   });
 

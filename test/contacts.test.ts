@@ -15,13 +15,16 @@ describe("contacts", () => {
     expect(got).toEqual(c);
   });
 
-  test.each(["4155552671", "+1", "not a phone", "+1 415 555 267", "0044 7911 123456"])("phone %p: 400 Invalid phone number", async (phone) => {
-    const ctx = createTestContext();
-    const body = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "X", phone }), 400);
-    expect(body.data.error_code).toBe("invalid_phone_number");
-    expect(body.message).toContain("Invalid phone number");
-    expect((await ctx.get("/v1/api/contact/list")).body.data.pagination.total).toBe(0);
-  });
+  test.each(["4155552671", "+1", "not a phone", "+1 415 555 267", "0044 7911 123456"])(
+    "phone %p: 400 Invalid phone number",
+    async (phone) => {
+      const ctx = createTestContext();
+      const body = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "X", phone }), 400);
+      expect(body.data.error_code).toBe("invalid_phone_number");
+      expect(body.message).toContain("Invalid phone number");
+      expect((await ctx.get("/v1/api/contact/list")).body.data.pagination.total).toBe(0);
+    },
+  );
 
   test.each([
     [{ phone: "+14155552671" }, "name"],
@@ -96,7 +99,10 @@ describe("contacts", () => {
   test("update changes any of name, phone, email, type; others stay", async () => {
     const ctx = createTestContext();
     const c = await create(ctx, { name: "Ada", phone: "+14155552671", email: "ada@example.com" });
-    const u = expectEnvelope(await ctx.post("/v1/api/contact/update", { contact_id: c.contact_id, phone: "+447911123456", type: "lead" }), 200).data;
+    const u = expectEnvelope(
+      await ctx.post("/v1/api/contact/update", { contact_id: c.contact_id, phone: "+447911123456", type: "lead" }),
+      200,
+    ).data;
     expect(u).toMatchObject({ name: "Ada", phone: "+447911123456", email: "ada@example.com", type: "lead" });
     const cleared = (await ctx.post("/v1/api/contact/update", { contact_id: c.contact_id, email: null, type: null })).body.data;
     expect(cleared).toMatchObject({ email: null, type: null });
@@ -109,8 +115,12 @@ describe("contacts", () => {
     const a = await create(ctx, { name: "A", phone: "+14155552671" });
     await create(ctx, { name: "B", phone: "+447911123456" });
     expect((await ctx.post("/v1/api/contact/update", { contact_id: 999, name: "X" })).status).toBe(404);
-    expect(expectEnvelope(await ctx.post("/v1/api/contact/update", { contact_id: a.contact_id, name: "Z", phone: "123" }), 400).data.error_code).toBe("invalid_phone_number");
-    expect(expectEnvelope(await ctx.post("/v1/api/contact/update", { contact_id: a.contact_id, phone: "+447911123456" }), 409).data.error_code).toBe("duplicate_contact");
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/contact/update", { contact_id: a.contact_id, name: "Z", phone: "123" }), 400).data.error_code,
+    ).toBe("invalid_phone_number");
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/contact/update", { contact_id: a.contact_id, phone: "+447911123456" }), 409).data.error_code,
+    ).toBe("duplicate_contact");
     expect(expectEnvelope(await ctx.post("/v1/api/contact/update", {}), 400).data.field).toBe("contact_id");
     expect((await ctx.get(`/v1/api/contact/${a.contact_id}`)).body.data).toMatchObject({ name: "A", phone: "+14155552671" });
   });
@@ -118,7 +128,10 @@ describe("contacts", () => {
   test("delete removes the contact; again: 404", async () => {
     const ctx = createTestContext();
     const c = await create(ctx, { name: "A", phone: "+14155552671" });
-    expect(expectEnvelope(await ctx.post("/v1/api/contact/delete", { contact_id: c.contact_id }), 200).data).toEqual({ contact_id: c.contact_id, deleted: true });
+    expect(expectEnvelope(await ctx.post("/v1/api/contact/delete", { contact_id: c.contact_id }), 200).data).toEqual({
+      contact_id: c.contact_id,
+      deleted: true,
+    });
     expect((await ctx.get(`/v1/api/contact/${c.contact_id}`)).status).toBe(404);
     expect((await ctx.post("/v1/api/contact/delete", { contact_id: c.contact_id })).status).toBe(404);
     expect(expectEnvelope(await ctx.post("/v1/api/contact/delete", { contact_id: "abc" }), 400).data.field).toBe("contact_id");

@@ -24,8 +24,15 @@ async function kill() {
 
 /** Every notification sent, the provider holding each exactly once under its own id. */
 async function expectEachOnce(rig: CrashRig, f: FakeCloud, ids: number[]) {
-  const rows = readDb(rig.dataDir, (db) =>
-    db.query("SELECT id, status, external_id, message FROM notification ORDER BY id").all() as { id: number; status: string; external_id: string | null; message: string }[],
+  const rows = readDb(
+    rig.dataDir,
+    (db) =>
+      db.query("SELECT id, status, external_id, message FROM notification ORDER BY id").all() as {
+        id: number;
+        status: string;
+        external_id: string | null;
+        message: string;
+      }[],
   );
   expect(rows.map((r) => r.id)).toEqual(ids);
   expect(rows.filter((r) => r.status !== "sent")).toEqual([]);
@@ -41,7 +48,11 @@ test(`${2 * C} identical messages, ${C} in flight at SIGKILL: the provider ends 
   const setup = await crashRig(fake);
   server = setup.server;
   const { rig } = setup;
-  const ids = await sendBulk(server, rig.key, Array.from({ length: 2 * C }, () => "your code is 4711"));
+  const ids = await sendBulk(
+    server,
+    rig.key,
+    Array.from({ length: 2 * C }, () => "your code is 4711"),
+  );
 
   await settle(() => fake!.messages.size >= C, 10_000, 20);
   await Bun.sleep(100);
@@ -59,8 +70,14 @@ test(`${2 * C} identical messages, ${C} in flight at SIGKILL: the provider ends 
   // flight beside the recovery, a recovering notification may claim the twin a fresh call has just
   // created, and that call then takes the recovered one's message instead (the designed swap), so a
   // few more can be marked found; the provider's count above is the invariant.
-  const found = readDb(rig.dataDir, (db) =>
-    (db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'sent' AND detail LIKE '%found after an interrupted attempt%'").get() as { n: number }).n,
+  const found = readDb(
+    rig.dataDir,
+    (db) =>
+      (
+        db
+          .query("SELECT count(*) AS n FROM notification_log WHERE event = 'sent' AND detail LIKE '%found after an interrupted attempt%'")
+          .get() as { n: number }
+      ).n,
   );
   expect(found).toBeGreaterThanOrEqual(C);
   expect(found).toBeLessThanOrEqual(2 * C);
@@ -94,6 +111,10 @@ test("crash loop: 300 messages, many of them identical, 4 SIGKILLs: every one se
   await expectEachOnce(rig, fake, ids);
   for (let t = 0; t < 12; t++) expect([...fake.messages.values()].filter((m) => m.body === `reminder ${t}`)).toHaveLength(25);
   // The kills did cut calls off that had reached the provider: recovery claimed them.
-  const interrupted = readDb(rig.dataDir, (db) => (db.query("SELECT count(DISTINCT notification_id) AS n FROM notification_log WHERE event = 'interrupted'").get() as { n: number }).n);
+  const interrupted = readDb(
+    rig.dataDir,
+    (db) =>
+      (db.query("SELECT count(DISTINCT notification_id) AS n FROM notification_log WHERE event = 'interrupted'").get() as { n: number }).n,
+  );
   expect(interrupted).toBeGreaterThan(0);
 }, 90_000);

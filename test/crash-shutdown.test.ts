@@ -36,7 +36,11 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   server = setup.server;
   const { rig } = setup;
   // 12 more due at once than the dispatcher has callers: those are mid-call at the signal, the 12 not started.
-  const ids = await sendBulk(server, rig.key, Array.from({ length: C + 12 }, (_, i) => `slow goodbye ${i}`));
+  const ids = await sendBulk(
+    server,
+    rig.key,
+    Array.from({ length: C + 12 }, (_, i) => `slow goodbye ${i}`),
+  );
   await settle(() => fake.creates.length >= C, 10_000, 10);
   expect(fake.creates).toHaveLength(C);
 
@@ -77,7 +81,9 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   await settle(() => fake.messages.size >= C + 12, 15_000, 50);
   await Bun.sleep(200);
   expect(await server.stop("SIGTERM")).toBe(0);
-  const interrupted = readDb(rig.dataDir, (db) => db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'interrupted'").get()) as { n: number };
+  const interrupted = readDb(rig.dataDir, (db) =>
+    db.query("SELECT count(*) AS n FROM notification_log WHERE event = 'interrupted'").get(),
+  ) as { n: number };
   expect(interrupted.n).toBe(0);
   expect(fake.creates).toHaveLength(12);
   expect(fake.messages.size).toBe(C + 12);

@@ -38,8 +38,16 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
   });
   expect(hook.status).toBe(200);
   const ids = [
-    ...(await sendBulk(server, rig.key, Array.from({ length: 60 }, (_, i) => `webhook crash ${i}`))),
-    ...(await sendBulk(server, rig.key, Array.from({ length: 60 }, (_, i) => `webhook crash ${60 + i}`))),
+    ...(await sendBulk(
+      server,
+      rig.key,
+      Array.from({ length: 60 }, (_, i) => `webhook crash ${i}`),
+    )),
+    ...(await sendBulk(
+      server,
+      rig.key,
+      Array.from({ length: 60 }, (_, i) => `webhook crash ${60 + i}`),
+    )),
   ];
   expect(await waitSettled(server, rig.key, 20_000)).toBe(0);
 
@@ -51,7 +59,10 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
     await Bun.sleep(30 + k * 25);
     server.proc.kill("SIGKILL");
     await server.proc.exited;
-    const delivering = readDb(rig.dataDir, (db) => db.query("SELECT id FROM webhook_delivery WHERE status = 'delivering'").all() as { id: string }[]);
+    const delivering = readDb(
+      rig.dataDir,
+      (db) => db.query("SELECT id FROM webhook_delivery WHERE status = 'delivering'").all() as { id: string }[],
+    );
     // Marked in flight means a call was under way: at most one per concurrent caller ...
     expect(delivering.length).toBeGreaterThan(0);
     expect(delivering.length).toBeLessThanOrEqual(WEBHOOK_CONCURRENCY);
@@ -70,7 +81,10 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
     await settle(() => receiver.received.length >= target, 10_000, 5);
     expect(new Set(receiver.received.map((r) => r.headers.get("x-pigeon-delivery"))).size).toBeLessThan(ids.length);
     expect(await server.stop("SIGTERM")).toBe(0);
-    const delivering = readDb(rig.dataDir, (db) => (db.query("SELECT count(*) AS n FROM webhook_delivery WHERE status = 'delivering'").get() as { n: number }).n);
+    const delivering = readDb(
+      rig.dataDir,
+      (db) => (db.query("SELECT count(*) AS n FROM webhook_delivery WHERE status = 'delivering'").get() as { n: number }).n,
+    );
     expect(delivering).toBe(0);
     server = await rig.start();
   }
@@ -78,7 +92,10 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
   const until = Date.now() + 30_000;
   let open = -1;
   while (Date.now() < until) {
-    open = readDb(rig.dataDir, (db) => (db.query("SELECT count(*) AS n FROM webhook_delivery WHERE status <> 'delivered'").get() as { n: number }).n);
+    open = readDb(
+      rig.dataDir,
+      (db) => (db.query("SELECT count(*) AS n FROM webhook_delivery WHERE status <> 'delivered'").get() as { n: number }).n,
+    );
     if (open === 0) break;
     await Bun.sleep(200);
   }
@@ -87,7 +104,10 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
   server = null;
 
   // No event lost: every notification's sent event reached the receiver.
-  const events = readDb(rig.dataDir, (db) => db.query("SELECT d.id AS delivery, d.event_id FROM webhook_delivery d").all() as { delivery: string; event_id: string }[]);
+  const events = readDb(
+    rig.dataDir,
+    (db) => db.query("SELECT d.id AS delivery, d.event_id FROM webhook_delivery d").all() as { delivery: string; event_id: string }[],
+  );
   expect(events).toHaveLength(ids.length);
   const counts = new Map<string, number>();
   for (const r of receiver.received) {
@@ -100,6 +120,9 @@ test("across 4 SIGKILLs and a SIGTERM: no event lost, and only deliveries marked
   for (const d of twice) expect(inFlightAtKill.has(d)).toBe(true);
   for (const n of counts.values()) expect(n).toBeLessThanOrEqual(2);
   // Each cut-off call is on record as such.
-  const marked = readDb(rig.dataDir, (db) => (db.query("SELECT count(*) AS n FROM webhook_attempt WHERE error LIKE 'interrupted%'").get() as { n: number }).n);
+  const marked = readDb(
+    rig.dataDir,
+    (db) => (db.query("SELECT count(*) AS n FROM webhook_attempt WHERE error LIKE 'interrupted%'").get() as { n: number }).n,
+  );
   expect(marked).toBe(inFlightAtKill.size);
 }, 90_000);

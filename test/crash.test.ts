@@ -26,7 +26,11 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
   const sendOne = async (i: number) => {
     const body = `crash test message ${i}`;
     try {
-      const res = await server!.fetch("/v1/api/sms/send", { method: "POST", key, body: JSON.stringify({ recipient_contact: "+14155552671", message: body }) });
+      const res = await server!.fetch("/v1/api/sms/send", {
+        method: "POST",
+        key,
+        body: JSON.stringify({ recipient_contact: "+14155552671", message: body }),
+      });
       if (res.status === 200) acked.set((await json(res)).data.notification_id, body);
     } catch {
       // cut off by the kill: not acknowledged, so the client would retry
@@ -69,7 +73,10 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
   let interrupted = 0;
   let foundAtProvider = 0;
   for (const id of acked.keys()) {
-    const logs = (await json(await server.fetch(`/v1/api/notification/${id}`, { key }))).data.logs as { event: string; detail: string | null }[];
+    const logs = (await json(await server.fetch(`/v1/api/notification/${id}`, { key }))).data.logs as {
+      event: string;
+      detail: string | null;
+    }[];
     if (logs.some((l) => l.event === "interrupted")) interrupted++;
     if (logs.some((l) => l.event === "sent" && l.detail?.includes("found after an interrupted attempt"))) foundAtProvider++;
   }
@@ -85,7 +92,11 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
   const threads = (await json(await server.fetch("/v1/api/thread/list", { key }))).data.threads as { peer: string }[];
   expect(threads.map((t) => t.peer)).toContain(TO);
   const threaded = readDb(rig.dataDir, (db) =>
-    db.query<{ id: number; n: number }, []>("SELECT notification_id AS id, count(*) AS n FROM thread_message WHERE notification_id IS NOT NULL GROUP BY notification_id").all(),
+    db
+      .query<{ id: number; n: number }, []>(
+        "SELECT notification_id AS id, count(*) AS n FROM thread_message WHERE notification_id IS NOT NULL GROUP BY notification_id",
+      )
+      .all(),
   );
   const times = new Map(threaded.map((r) => [r.id, r.n]));
   for (const id of acked.keys()) expect(times.get(id)).toBe(1);

@@ -14,9 +14,20 @@ async function get(ctx: Ctx, path: string, cookie = "", base = "http://localhost
   return ctx.app.handle(new Request(base + path, { headers: cookie ? { cookie } : {}, redirect: "manual" }));
 }
 
-async function post(ctx: Ctx, path: string, fields: Record<string, string>, cookie = "", base = "http://localhost", headers: Record<string, string> = {}) {
+async function post(
+  ctx: Ctx,
+  path: string,
+  fields: Record<string, string>,
+  cookie = "",
+  base = "http://localhost",
+  headers: Record<string, string> = {},
+) {
   return ctx.app.handle(
-    new Request(base + path, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}), ...headers }, body: new URLSearchParams(fields).toString() }),
+    new Request(base + path, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(cookie ? { cookie } : {}), ...headers },
+      body: new URLSearchParams(fields).toString(),
+    }),
   );
 }
 
@@ -109,7 +120,12 @@ describe("dashboard sign-in", () => {
     const form = await get(ctx, `/dashboard/setup?token=${fresh}`);
     expect(form.status).toBe(200);
     const pre = cookieValue(form, "pigeon_presession")!;
-    const made = await post(ctx, "/dashboard/setup", { _csrf: pre, token: fresh, email: EMAIL, password: PASSWORD, confirm: PASSWORD }, `pigeon_presession=${pre}`);
+    const made = await post(
+      ctx,
+      "/dashboard/setup",
+      { _csrf: pre, token: fresh, email: EMAIL, password: PASSWORD, confirm: PASSWORD },
+      `pigeon_presession=${pre}`,
+    );
     expect(made.status).toBe(303);
     expect(ctx.services.users.listUsers()).toMatchObject([{ email: EMAIL, role: "owner" }]);
     expect((await get(ctx, `/dashboard/setup?token=${fresh}`)).status).toBe(410);
@@ -132,7 +148,16 @@ describe("dashboard sign-in", () => {
     const ctx = await withUser();
     const { cookie } = await signIn(ctx);
     const pages: [string, string][] = [["/dashboard/sign-in", ""]];
-    for (const path of ["/dashboard", "/dashboard/keys", "/dashboard/messages", "/dashboard/send", "/dashboard/devices", "/dashboard/inbox", "/dashboard/bulk"]) pages.push([path, cookie]);
+    for (const path of [
+      "/dashboard",
+      "/dashboard/keys",
+      "/dashboard/messages",
+      "/dashboard/send",
+      "/dashboard/devices",
+      "/dashboard/inbox",
+      "/dashboard/bulk",
+    ])
+      pages.push([path, cookie]);
     for (const [path, as] of pages) {
       const res = await get(ctx, path, as);
       expect({ path, status: res.status }).toEqual({ path, status: 200 });

@@ -26,7 +26,9 @@ describe("declared auth", () => {
   });
 
   test("the phone's kinds are declared on the phone's routes only", () => {
-    const disagree = routes.filter((r) => r.route.path.startsWith("/mobile/") !== r.kinds[0].startsWith("phone")).map((r) => `${r.name}: ${r.kinds[0]}`);
+    const disagree = routes
+      .filter((r) => r.route.path.startsWith("/mobile/") !== r.kinds[0].startsWith("phone"))
+      .map((r) => `${r.name}: ${r.kinds[0]}`);
     expect(disagree).toEqual([]);
   });
 

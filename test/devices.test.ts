@@ -6,7 +6,12 @@ async function register(ctx: TestContext, devices: unknown[]) {
   return expectEnvelope(await ctx.post("/v1/api/device/batch/register", { devices }), 200).data.devices;
 }
 
-function addNotification(ctx: TestContext, deviceId: number, status: "pending" | "sent" | "delivered" | "failed", createdAt = ctx.clock.now()) {
+function addNotification(
+  ctx: TestContext,
+  deviceId: number,
+  status: "pending" | "sent" | "delivered" | "failed",
+  createdAt = ctx.clock.now(),
+) {
   ctx.db
     .insert(notification)
     .values({
@@ -29,7 +34,12 @@ describe("device registration", () => {
     const ctx = createTestContext();
     const devices = await register(ctx, [
       { name: "Front desk" },
-      { name: "Cloud line", kind: "cloud", phone_number: "+1 (415) 555-2671", cloud: { account_sid: "AC1", auth_token: "secret-auth-token-xyz", from_number: "+14155552671" } },
+      {
+        name: "Cloud line",
+        kind: "cloud",
+        phone_number: "+1 (415) 555-2671",
+        cloud: { account_sid: "AC1", auth_token: "secret-auth-token-xyz", from_number: "+14155552671" },
+      },
     ]);
     expect(devices).toHaveLength(2);
     expect(devices[0]).toMatchObject({ name: "Front desk", kind: "sms", status: "active", online: false, blocked: false });
@@ -77,7 +87,10 @@ describe("device registration", () => {
 describe("device list and get", () => {
   test("pages with pagination {page, limit, total} and filters by status", async () => {
     const ctx = createTestContext();
-    const devices = await register(ctx, Array.from({ length: 5 }, (_, i) => ({ name: `d${i}` })));
+    const devices = await register(
+      ctx,
+      Array.from({ length: 5 }, (_, i) => ({ name: `d${i}` })),
+    );
     await ctx.post("/v1/api/device/batch/update-status", { device_ids: [devices[0].device_id], status: "inactive" });
 
     const page2 = expectEnvelope(await ctx.get("/v1/api/device/list", { query: { page: 2, limit: 2 } }), 200).data;
@@ -143,7 +156,8 @@ describe("device health, stats, usage and rate limit", () => {
   test("stats count sent (incl. delivered), failed and pending", async () => {
     const ctx = createTestContext();
     const [d, other] = await register(ctx, [{ name: "A" }, { name: "B" }]);
-    for (const s of ["sent", "delivered", "delivered", "failed", "pending", "pending", "pending"] as const) addNotification(ctx, d.device_id, s);
+    for (const s of ["sent", "delivered", "delivered", "failed", "pending", "pending", "pending"] as const)
+      addNotification(ctx, d.device_id, s);
     addNotification(ctx, other.device_id, "failed");
     const stats = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/stats`), 200).data;
     expect(stats).toEqual({ device_id: d.device_id, sent: 3, failed: 1, pending: 3 });
@@ -167,13 +181,18 @@ describe("device health, stats, usage and rate limit", () => {
     const ctx = createTestContext();
     const [d] = await register(ctx, [{ name: "A", send_limit_per_minute: 5 }]);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 30));
-    ctx.db.$client.run("INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, next_attempt_at, created_at, updated_at, dispatched_at) VALUES (?, 'sms', 'sms', ?, '+14155552671', 'x', 0, 0, 0, ?)", [
-      ctx.workspace.id,
-      d.device_id,
-      ctx.clock.now() - 5000,
-    ]);
+    ctx.db.$client.run(
+      "INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, next_attempt_at, created_at, updated_at, dispatched_at) VALUES (?, 'sms', 'sms', ?, '+14155552671', 'x', 0, 0, 0, ?)",
+      [ctx.workspace.id, d.device_id, ctx.clock.now() - 5000],
+    );
     const rl = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/rate-limit`), 200).data;
-    expect(rl).toEqual({ device_id: d.device_id, limit: 5, window_seconds: 60, requests_remaining: 4, reset_at: "2026-01-15T12:01:00.000Z" });
+    expect(rl).toEqual({
+      device_id: d.device_id,
+      limit: 5,
+      window_seconds: 60,
+      requests_remaining: 4,
+      reset_at: "2026-01-15T12:01:00.000Z",
+    });
   });
 });
 
@@ -190,7 +209,10 @@ describe("batch delete and status", () => {
 
   test("51 ids: 400 naming the limit of 50", async () => {
     const ctx = createTestContext();
-    const body = expectEnvelope(await ctx.post("/v1/api/device/batch/delete", { device_ids: Array.from({ length: 51 }, (_, i) => i + 1) }), 400);
+    const body = expectEnvelope(
+      await ctx.post("/v1/api/device/batch/delete", { device_ids: Array.from({ length: 51 }, (_, i) => i + 1) }),
+      400,
+    );
     expect(body.data.field).toBe("device_ids");
     expect(body.message).toContain("50");
   });
@@ -206,12 +228,17 @@ describe("batch delete and status", () => {
   test("update-status sets active/inactive; a bad status is 400", async () => {
     const ctx = createTestContext();
     const [a, b] = await register(ctx, [{ name: "A" }, { name: "B" }]);
-    const body = expectEnvelope(await ctx.post("/v1/api/device/batch/update-status", { device_ids: [a.device_id, b.device_id], status: "inactive" }), 200).data;
+    const body = expectEnvelope(
+      await ctx.post("/v1/api/device/batch/update-status", { device_ids: [a.device_id, b.device_id], status: "inactive" }),
+      200,
+    ).data;
     expect(body.count).toBe(2);
     expect(body.devices.every((d: { status: string }) => d.status === "inactive")).toBe(true);
     const bad = expectEnvelope(await ctx.post("/v1/api/device/batch/update-status", { device_ids: [a.device_id], status: "paused" }), 400);
     expect(bad.data.field).toBe("status");
-    expect(expectEnvelope(await ctx.post("/v1/api/device/batch/update-status", { device_ids: ["x"], status: "active" }), 400).data.field).toBe("device_ids.0");
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/device/batch/update-status", { device_ids: ["x"], status: "active" }), 400).data.field,
+    ).toBe("device_ids.0");
   });
 });
 
@@ -249,6 +276,8 @@ describe("device export", () => {
   test("bad format or include_inactive: 400", async () => {
     const ctx = createTestContext();
     expect(expectEnvelope(await ctx.get("/v1/api/device/export", { query: { format: "xml" } }), 400).data.field).toBe("format");
-    expect(expectEnvelope(await ctx.get("/v1/api/device/export", { query: { include_inactive: "maybe" } }), 400).data.field).toBe("include_inactive");
+    expect(expectEnvelope(await ctx.get("/v1/api/device/export", { query: { include_inactive: "maybe" } }), 400).data.field).toBe(
+      "include_inactive",
+    );
   });
 });

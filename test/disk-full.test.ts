@@ -10,7 +10,8 @@ import { waitFor } from "./helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 
 // unshare -Urm: a user and mount namespace in which this user may mount a tmpfs (root or not).
-const canMount = Bun.spawnSync(["unshare", "-Urm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"], { stderr: "ignore" }).exitCode === 0;
+const canMount =
+  Bun.spawnSync(["unshare", "-Urm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"], { stderr: "ignore" }).exitCode === 0;
 if (!canMount) console.warn("disk-full: cannot mount a tmpfs in a namespace here (unshare -Urm); skipping");
 
 describe.skipIf(!canMount)("a full disk under the binary", () => {
@@ -57,7 +58,8 @@ describe.skipIf(!canMount)("a full disk under the binary", () => {
     }
   }
 
-  const send = (i: number) => server.api("/v1/api/sms/send", key, { recipient_contact: "+14155552671", message: `Order ${i} ${"x".repeat(600)}` });
+  const send = (i: number) =>
+    server.api("/v1/api/sms/send", key, { recipient_contact: "+14155552671", message: `Order ${i} ${"x".repeat(600)}` });
   const health = async () => {
     const r = await server.fetch("/health");
     return { status: r.status, data: ((await r.json()) as { data: Record<string, unknown> }).data };
@@ -95,10 +97,14 @@ describe.skipIf(!canMount)("a full disk under the binary", () => {
     const before = (await health()).data.last_full_at;
     rmSync(filler);
     // Nothing is sent: as a load balancer that took the server out of rotation would have it.
-    const h = await waitFor("health back to 200", async () => {
-      const r = await health();
-      return r.status === 200 ? r : null;
-    }, { timeoutMs: 15_000, intervalMs: 250 });
+    const h = await waitFor(
+      "health back to 200",
+      async () => {
+        const r = await health();
+        return r.status === 200 ? r : null;
+      },
+      { timeoutMs: 15_000, intervalMs: 250 },
+    );
     expect(h.data).toMatchObject({ status: "ok", database: "ok" });
     expect(h.data.last_full_at).toBe(before);
     const sent = await send(1);

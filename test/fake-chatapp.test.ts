@@ -68,10 +68,15 @@ function setup(extra: Partial<FakeChatAppOptions> = {}) {
         name: "Acme Support",
         phoneNumbers: [{ id: PHONE, display_phone_number: "+1 555-078-3881", verified_name: "Acme", quality_rating: "GREEN" }],
         templates: [
-          { name: "order_ready", language: "en_US", category: "UTILITY", components: [
-            { type: "HEADER", format: "IMAGE" },
-            { type: "BODY", text: "Hi {{1}}, order {{2}} is ready. See you, {{1}}!" },
-          ] },
+          {
+            name: "order_ready",
+            language: "en_US",
+            category: "UTILITY",
+            components: [
+              { type: "HEADER", format: "IMAGE" },
+              { type: "BODY", text: "Hi {{1}}, order {{2}} is ready. See you, {{1}}!" },
+            ],
+          },
           { name: "hello", language: "en_US", components: [{ type: "BODY", text: "Hello there" }] },
           { name: "hello", language: "de", components: [{ type: "BODY", text: "Hallo {{1}}" }] },
           { name: "promo", language: "en_US", category: "MARKETING", status: "PAUSED", components: [{ type: "BODY", text: "Sale" }] },
@@ -95,9 +100,20 @@ async function call(fake: FakeChatApp, path: string, init: RequestInit & { token
 }
 
 const send = (fake: FakeChatApp, body: unknown, token?: string) =>
-  call(fake, `/v23.0/${PHONE}/messages`, { method: "POST", token, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  call(fake, `/v23.0/${PHONE}/messages`, {
+    method: "POST",
+    token,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
-const text = (to = USER, body = "hi") => ({ messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body } });
+const text = (to = USER, body = "hi") => ({
+  messaging_product: "whatsapp",
+  recipient_type: "individual",
+  to,
+  type: "text",
+  text: { body },
+});
 const template = (name: string, params: unknown[], language = "en_US", to = USER, header?: unknown[]) => ({
   messaging_product: "whatsapp",
   to,
@@ -105,7 +121,10 @@ const template = (name: string, params: unknown[], language = "en_US", to = USER
   template: {
     name,
     language: { code: language },
-    components: [...(header ? [{ type: "header", parameters: header }] : []), ...(params.length ? [{ type: "body", parameters: params }] : [])],
+    components: [
+      ...(header ? [{ type: "header", parameters: header }] : []),
+      ...(params.length ? [{ type: "body", parameters: params }] : []),
+    ],
   },
 });
 const imageHeader = (link = "https://example.com/a.jpg") => [{ type: "image", image: { link } }];
@@ -144,7 +163,9 @@ describe("graph reads", () => {
     expect(fields.body).toEqual({ id: WABA, name: "Acme Support" });
 
     const numbers = await call(fake, `/v23.0/${WABA}/phone_numbers`);
-    expect(numbers.body.data).toEqual([expect.objectContaining({ id: PHONE, display_phone_number: "+1 555-078-3881", verified_name: "Acme", quality_rating: "GREEN" })]);
+    expect(numbers.body.data).toEqual([
+      expect.objectContaining({ id: PHONE, display_phone_number: "+1 555-078-3881", verified_name: "Acme", quality_rating: "GREEN" }),
+    ]);
     expect(numbers.body.paging.cursors).toEqual({ before: expect.any(String), after: expect.any(String) });
     expect((await call(fake, `/v23.0/${EMPTY_WABA}/phone_numbers`)).body).toEqual({ data: [] });
 
@@ -163,7 +184,12 @@ describe("graph reads", () => {
     for (const token of ["", "bogus", "old-token"]) {
       for (const result of [await call(fake, `/v23.0/${WABA}`, { token }), await send(fake, text(), token)]) {
         expect(result.status).toBe(401);
-        expect(result.body.error).toMatchObject({ type: "OAuthException", code: 190, message: expect.any(String), fbtrace_id: expect.any(String) });
+        expect(result.body.error).toMatchObject({
+          type: "OAuthException",
+          code: 190,
+          message: expect.any(String),
+          fbtrace_id: expect.any(String),
+        });
       }
     }
     expect(fake.sent).toHaveLength(0);
@@ -223,7 +249,10 @@ describe("sending", () => {
       ["text", USER_ID, PHONE, WABA, T0],
     ]);
     expect(fake.sent[0].wamid).toBe(sentTemplate.body.messages[0].id);
-    expect(fake.requests.filter((r) => r.method === "POST").map((r) => r.path)).toEqual([`/v23.0/${PHONE}/messages`, `/v23.0/${PHONE}/messages`]);
+    expect(fake.requests.filter((r) => r.method === "POST").map((r) => r.path)).toEqual([
+      `/v23.0/${PHONE}/messages`,
+      `/v23.0/${PHONE}/messages`,
+    ]);
   });
 
   test("an invalid body is 400 (#100) with ajv's details, and is recorded", async () => {
@@ -299,7 +328,16 @@ describe("sending", () => {
 
   test("failNext answers with the injected code and the table's HTTP status, once", async () => {
     const { fake, receiver } = setup();
-    const table: Array<[number, number]> = [[131042, 400], [190, 401], [131000, 500], [133004, 503], [130429, 400], [131056, 400], [368, 403], [131057, 500]];
+    const table: Array<[number, number]> = [
+      [131042, 400],
+      [190, 401],
+      [131000, 500],
+      [133004, 503],
+      [130429, 400],
+      [131056, 400],
+      [368, 403],
+      [131057, 500],
+    ];
     for (const [code, status] of table) {
       fake.failNext(code);
       const result = await send(fake, template("hello", []));
@@ -354,7 +392,11 @@ describe("sending", () => {
     const small = fake.addMedia("small.jpg", { size: 200_000, contentType: "image/jpeg" });
     const big = fake.addMedia("big.jpg", { size: 6 * 1024 * 1024, contentType: "image/jpeg" });
     const head = await fetch(big, { method: "HEAD" });
-    expect([head.status, head.headers.get("content-length"), head.headers.get("content-type")]).toEqual([200, String(6 * 1024 * 1024), "image/jpeg"]);
+    expect([head.status, head.headers.get("content-length"), head.headers.get("content-type")]).toEqual([
+      200,
+      String(6 * 1024 * 1024),
+      "image/jpeg",
+    ]);
     const get = await fetch(small);
     expect((await get.arrayBuffer()).byteLength).toBe(200_000);
     expect((await fetch(`${fake.url}/media/missing.jpg`)).status).toBe(404);
@@ -407,18 +449,24 @@ describe("webhooks", () => {
     expect(inbound.signature).toBe(`sha256=${createHmac("sha256", SECRET).update(inbound.raw).digest("hex")}`);
     expect(inbound.payload).toEqual({
       object: "whatsapp_business_account",
-      entry: [{
-        id: WABA,
-        changes: [{
-          field: "messages",
-          value: {
-            messaging_product: "whatsapp",
-            metadata: { display_phone_number: "15550783881", phone_number_id: PHONE },
-            contacts: [{ profile: { name: "Sheena" }, wa_id: USER_ID }],
-            messages: [{ from: USER_ID, id: wamid, timestamp: String(T0 / 1000), type: "text", text: { body: "Does it come in blue?" } }],
-          },
-        }],
-      }],
+      entry: [
+        {
+          id: WABA,
+          changes: [
+            {
+              field: "messages",
+              value: {
+                messaging_product: "whatsapp",
+                metadata: { display_phone_number: "15550783881", phone_number_id: PHONE },
+                contacts: [{ profile: { name: "Sheena" }, wa_id: USER_ID }],
+                messages: [
+                  { from: USER_ID, id: wamid, timestamp: String(T0 / 1000), type: "text", text: { body: "Does it come in blue?" } },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
 
     const accepted = await send(fake, text());
@@ -437,7 +485,11 @@ describe("webhooks", () => {
     await fake.sendStatus(id, "failed", { errorCode: 131049 });
     const failed = receiver.got[2].payload.entry[0].changes[0].value;
     expect(validateAgainstOpenApi("StatusMessageValue", failed)).toBeNull();
-    expect((failed.statuses as any[])[0].errors[0]).toMatchObject({ code: 131049, title: expect.any(String), error_data: { details: expect.any(String) } });
+    expect((failed.statuses as any[])[0].errors[0]).toMatchObject({
+      code: 131049,
+      title: expect.any(String),
+      error_data: { details: expect.any(String) },
+    });
   });
 
   test("wrong secret, redelivery byte for byte, and out-of-order delivery", async () => {
@@ -453,7 +505,11 @@ describe("webhooks", () => {
     expect([delivered.status, sentFirst.status]).toEqual([200, 200]);
     const order = receiver.got.slice(2).map((r) => (r.payload.entry[0].changes[0].value.statuses as any[])[0].status);
     expect(order).toEqual(["delivered", "sent"]);
-    expect((receiver.got[2].payload.entry[0].changes[0].value.statuses as any[])[0].pricing).toMatchObject({ billable: true, type: "regular", category: "utility" });
+    expect((receiver.got[2].payload.entry[0].changes[0].value.statuses as any[])[0].pricing).toMatchObject({
+      billable: true,
+      type: "regular",
+      category: "utility",
+    });
 
     expect((await fake.redeliverLast()).status).toBe(200);
     expect(receiver.got[4].raw).toBe(receiver.got[3].raw);
@@ -475,23 +531,30 @@ describe("webhooks", () => {
   test("a template status update is posted and followed by the fake's store", async () => {
     const { fake, receiver } = setup();
     const hello = fake.template(WABA, "hello", "en_US")!;
-    await fake.sendTemplateStatus({ wabaId: WABA, templateId: hello.id, event: "PAUSED", otherInfo: { title: "FIRST_PAUSE", description: "low quality" } });
+    await fake.sendTemplateStatus({
+      wabaId: WABA,
+      templateId: hello.id,
+      event: "PAUSED",
+      otherInfo: { title: "FIRST_PAUSE", description: "low quality" },
+    });
     expect(receiver.got[0].valid).toBe(true);
     expect(receiver.got[0].payload.entry[0]).toEqual({
       id: WABA,
       time: T0 / 1000,
-      changes: [{
-        field: "message_template_status_update",
-        value: {
-          event: "PAUSED",
-          message_template_id: Number(hello.id),
-          message_template_name: "hello",
-          message_template_language: "en_US",
-          reason: "NONE",
-          message_template_category: "UTILITY",
-          other_info: { title: "FIRST_PAUSE", description: "low quality" },
+      changes: [
+        {
+          field: "message_template_status_update",
+          value: {
+            event: "PAUSED",
+            message_template_id: Number(hello.id),
+            message_template_name: "hello",
+            message_template_language: "en_US",
+            reason: "NONE",
+            message_template_category: "UTILITY",
+            other_info: { title: "FIRST_PAUSE", description: "low quality" },
+          },
         },
-      }],
+      ],
     });
     expect(hello.status).toBe("PAUSED");
     expectPlatformError(await send(fake, template("hello", [])), 400, 132015);

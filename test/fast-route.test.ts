@@ -24,7 +24,13 @@ async function pair() {
   return { fast, framework };
 }
 
-type Init = { method?: string; path: string; body?: string | Uint8Array<ArrayBuffer> | null; headers?: Record<string, string>; credentials?: boolean };
+type Init = {
+  method?: string;
+  path: string;
+  body?: string | Uint8Array<ArrayBuffer> | null;
+  headers?: Record<string, string>;
+  credentials?: boolean;
+};
 
 function requestFor(ctx: TestContext, init: Init): Request {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
@@ -102,9 +108,21 @@ describe("fast send routes answer as the framework does", () => {
     ];
     for (const path of ["/v1/api/sms/send", "/v1/notification/sms/api/send"]) for (const body of bodies) await same(p, { path, body });
     // Other content types: JSON sent as a form or as text is read as JSON; a real form is a form.
-    await same(p, { path: "/v1/api/sms/send", body: json({ recipient_contact: ADA, message: "curl -d" }), headers: { "content-type": "application/x-www-form-urlencoded" } });
-    await same(p, { path: "/v1/api/sms/send", body: json({ recipient_contact: ADA, message: "as text" }), headers: { "content-type": "text/plain" } });
-    await same(p, { path: "/v1/api/sms/send", body: "recipient_contact=%2B14155552671&message=form", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    await same(p, {
+      path: "/v1/api/sms/send",
+      body: json({ recipient_contact: ADA, message: "curl -d" }),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    await same(p, {
+      path: "/v1/api/sms/send",
+      body: json({ recipient_contact: ADA, message: "as text" }),
+      headers: { "content-type": "text/plain" },
+    });
+    await same(p, {
+      path: "/v1/api/sms/send",
+      body: "recipient_contact=%2B14155552671&message=form",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     await same(p, { path: "/v1/api/sms/send?x=%ff", body: json({ recipient_contact: ADA, message: "x" }) });
   });
 
@@ -118,7 +136,15 @@ describe("fast send routes answer as the framework does", () => {
     expect(first.status).toBe(200);
     const again = await same(p, { path: "/v1/api/sms/send", body, headers: { "idempotency-key": "order-7" } });
     expect(again.headers["idempotent-replayed"]).toBe("true");
-    expect((await same(p, { path: "/v1/api/sms/send", body: json({ recipient_contact: ADA, message: "Other" }), headers: { "idempotency-key": "order-7" } })).status).toBe(409);
+    expect(
+      (
+        await same(p, {
+          path: "/v1/api/sms/send",
+          body: json({ recipient_contact: ADA, message: "Other" }),
+          headers: { "idempotency-key": "order-7" },
+        })
+      ).status,
+    ).toBe(409);
     await same(p, { path: "/v1/api/sms/send", body, headers: { "idempotency-key": "k".repeat(300) } });
     expect(first.headers["x-ratelimit-limit"]).toBeDefined();
   });
@@ -144,19 +170,35 @@ describe("fast send routes answer as the framework does", () => {
     await same(p, { path: "/v1/api/sms/send/bulk", body: json({ messages: [{ recipient_contact: ADA, message: "ok" }, 7] }) });
     await same(p, { path: "/v1/api/sms/send/bulk", body: json({ messages: "all of them" }) });
     await same(p, { path: "/v1/api/sms/send/bulk", body: json({ messages: [] }) });
-    await same(p, { path: "/v1/api/sms/send/bulk", body: json({ messages: Array.from({ length: 1001 }, () => ({ recipient_contact: ADA, message: "x" })) }) });
+    await same(p, {
+      path: "/v1/api/sms/send/bulk",
+      body: json({ messages: Array.from({ length: 1001 }, () => ({ recipient_contact: ADA, message: "x" })) }),
+    });
     await same(p, { path: "/v1/api/sms/send/bulk", body: json({ messages: [{ recipient_contact: ADA, message: "x" }], extra: 1 }) });
   });
 
   test("what was stored is the same", async () => {
     const p = await pair();
-    for (let i = 0; i < 5; i++) await same(p, { path: "/v1/api/sms/send", body: json({ recipient_contact: ADA, message: `Message ${i}`, priority: i }) });
-    await same(p, { path: "/v1/api/sms/send/bulk", body: json({ messages: [{ recipient_contact: ADA, message: "a" }, { recipient_contact: "+447911123456", message: "b" }] }) });
+    for (let i = 0; i < 5; i++)
+      await same(p, { path: "/v1/api/sms/send", body: json({ recipient_contact: ADA, message: `Message ${i}`, priority: i }) });
+    await same(p, {
+      path: "/v1/api/sms/send/bulk",
+      body: json({
+        messages: [
+          { recipient_contact: ADA, message: "a" },
+          { recipient_contact: "+447911123456", message: "b" },
+        ],
+      }),
+    });
     const rows = (ctx: TestContext) =>
-      ctx.db.$client.query("SELECT * FROM notification ORDER BY id").all().map((r) => ({ ...(r as Record<string, unknown>), external_id: typeof (r as { external_id: unknown }).external_id }));
+      ctx.db.$client
+        .query("SELECT * FROM notification ORDER BY id")
+        .all()
+        .map((r) => ({ ...(r as Record<string, unknown>), external_id: typeof (r as { external_id: unknown }).external_id }));
     expect(rows(p.fast)).toEqual(rows(p.framework));
     expect(rows(p.fast)).toHaveLength(7);
-    const logs = (ctx: TestContext) => ctx.db.$client.query("SELECT notification_id, at, event, status, error_code, detail FROM notification_log ORDER BY id").all();
+    const logs = (ctx: TestContext) =>
+      ctx.db.$client.query("SELECT notification_id, at, event, status, error_code, detail FROM notification_log ORDER BY id").all();
     expect(logs(p.fast)).toEqual(logs(p.framework));
   });
 });

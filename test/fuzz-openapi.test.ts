@@ -31,7 +31,17 @@ const UNAUTHENTICATED_ONLY: Record<string, string> = {
 // Threads are counted by those a request makes itself (a received message): a send's thread and
 // its outbound message are added later, by the threads' catch-up, at any moment.
 const COUNTED: Record<string, string> = Object.fromEntries(
-  ["device", "contact", "template", "notification", "webhook_subscription", "idempotency_record", "workspace", "api_key", "mobile_code"].map((t) => [t, t]),
+  [
+    "device",
+    "contact",
+    "template",
+    "notification",
+    "webhook_subscription",
+    "idempotency_record",
+    "workspace",
+    "api_key",
+    "mobile_code",
+  ].map((t) => [t, t]),
 );
 COUNTED["thread (received)"] = "thread WHERE last_inbound_at IS NOT NULL";
 const COUNTED_TABLES = Object.keys(COUNTED);
@@ -73,7 +83,12 @@ let healthProbe: ReturnType<typeof startStallProbe>;
 
 function resolve(schema: Json | undefined): Json {
   let s = schema ?? {};
-  while (s.$ref) s = s.$ref.replace(/^#\//, "").split("/").reduce((n: Json, k: string) => n?.[k], spec) ?? {};
+  while (s.$ref)
+    s =
+      s.$ref
+        .replace(/^#\//, "")
+        .split("/")
+        .reduce((n: Json, k: string) => n?.[k], spec) ?? {};
   return s;
 }
 
@@ -122,7 +137,17 @@ function validArb(schema: Json, depth: number): fc.Arbitrary<unknown> {
         return fc.oneof(
           ...(examples.length ? [fc.constantFrom(...examples)] : []),
           fc.string({ minLength: Math.min(min, 64), maxLength: Math.min(max, 64) }),
-          fc.constantFrom("+14155552671", "1", "2026-12-24 09:00:00", "Europe/Berlin", "ORDER_READY", "sms", "active", "x".repeat(max + 1), "a\uD800b"),
+          fc.constantFrom(
+            "+14155552671",
+            "1",
+            "2026-12-24 09:00:00",
+            "Europe/Berlin",
+            "ORDER_READY",
+            "sms",
+            "active",
+            "x".repeat(max + 1),
+            "a\uD800b",
+          ),
         );
       }
       case "integer":
@@ -142,7 +167,12 @@ function validArb(schema: Json, depth: number): fc.Arbitrary<unknown> {
         const maxItems = Math.min(schema.maxItems ?? 4, 4);
         return fc.oneof(
           { arbitrary: fc.array(valueArb(schema.items, depth + 1), { maxLength: maxItems }), weight: 5 },
-          { arbitrary: fc.constant(schema.maxItems ?? 1000).chain((n: number) => fc.constant(Array.from({ length: n + 1 }, (_, i) => i + 1))), weight: 1 },
+          {
+            arbitrary: fc
+              .constant(schema.maxItems ?? 1000)
+              .chain((n: number) => fc.constant(Array.from({ length: n + 1 }, (_, i) => i + 1))),
+            weight: 1,
+          },
         );
       }
       case "object": {
@@ -168,7 +198,7 @@ function validArb(schema: Json, depth: number): fc.Arbitrary<unknown> {
 /** A query or path value, as text (percent-encoded by hand where the URL API would refuse). */
 function paramArb(schema: Json | undefined): fc.Arbitrary<string> {
   const encode = (v: unknown): string => {
-    const text = typeof v === "string" ? v : JSON.stringify(v) ?? "";
+    const text = typeof v === "string" ? v : (JSON.stringify(v) ?? "");
     try {
       return encodeURIComponent(text);
     } catch {
@@ -177,7 +207,10 @@ function paramArb(schema: Json | undefined): fc.Arbitrary<string> {
   };
   return fc.oneof(
     { arbitrary: valueArb(schema).map(encode), weight: 5 },
-    { arbitrary: fc.constantFrom("100000000000000000000", "-1", "0", "1e3", "", "%FF", "%ED%A0%80", "%00", "abc", "1", "9007199254740993"), weight: 2 },
+    {
+      arbitrary: fc.constantFrom("100000000000000000000", "-1", "0", "1e3", "", "%FF", "%ED%A0%80", "%00", "abc", "1", "9007199254740993"),
+      weight: 2,
+    },
   );
 }
 
@@ -187,41 +220,55 @@ function requestArb(o: Operation): fc.Arbitrary<Sent> {
   const params = (o.op.parameters ?? []) as Json[];
   const pathParams = params.filter((p) => p.in === "path");
   const queryParams = params.filter((p) => p.in === "query");
-  const bodySchema = o.op.requestBody?.content?.["application/json"]?.schema ?? o.op.requestBody?.content?.["application/x-www-form-urlencoded"]?.schema;
+  const bodySchema =
+    o.op.requestBody?.content?.["application/json"]?.schema ?? o.op.requestBody?.content?.["application/x-www-form-urlencoded"]?.schema;
   const form = !o.op.requestBody?.content?.["application/json"] && !!bodySchema;
 
-  const pathArb = fc.tuple(...pathParams.map((p) => paramArb(p.schema))).map((values) =>
-    pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, values[i]), o.path),
+  const pathArb = fc
+    .tuple(...pathParams.map((p) => paramArb(p.schema)))
+    .map((values) => pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, values[i]), o.path));
+  const queryArb = fc.tuple(...queryParams.map((p) => fc.option(paramArb(p.schema), { nil: undefined, freq: 2 }))).map((values) =>
+    queryParams
+      .map((p, i) => (values[i] === undefined ? null : `${p.name}=${values[i]}`))
+      .filter(Boolean)
+      .join("&"),
   );
-  const queryArb = fc
-    .tuple(...queryParams.map((p) => fc.option(paramArb(p.schema), { nil: undefined, freq: 2 })))
-    .map((values) => queryParams.map((p, i) => (values[i] === undefined ? null : `${p.name}=${values[i]}`)).filter(Boolean).join("&"));
   const bodyless = o.method === "get" || o.method === "head";
   const bodyArb: fc.Arbitrary<string | Uint8Array | undefined> = bodyless
     ? fc.constant(undefined)
     : !bodySchema
-    ? fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: fc.constantFrom("{}", "[1]", "\u0000"), weight: 1 })
-    : fc.oneof(
-        {
-          arbitrary: valueArb(bodySchema).map((v) =>
-            form && v && typeof v === "object" && !Array.isArray(v)
-              ? new URLSearchParams(Object.entries(v).map(([k, x]) => [k, typeof x === "string" ? x : JSON.stringify(x) ?? ""])).toString()
-              : JSON.stringify(v) ?? "",
-          ),
-          weight: 8,
-        },
-        { arbitrary: fc.constantFrom("", "{", "null", '"\\ud800"', '{"a":"\\udc00"}', "[]", "{}".repeat(3)), weight: 2 },
-        { arbitrary: fc.constant(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), weight: 1 },
-      );
-  const contentTypeArb = fc.constantFrom(form ? "application/x-www-form-urlencoded" : "application/json", "application/json", "text/plain", "application/x-www-form-urlencoded", "");
+      ? fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: fc.constantFrom("{}", "[1]", "\u0000"), weight: 1 })
+      : fc.oneof(
+          {
+            arbitrary: valueArb(bodySchema).map((v) =>
+              form && v && typeof v === "object" && !Array.isArray(v)
+                ? new URLSearchParams(
+                    Object.entries(v).map(([k, x]) => [k, typeof x === "string" ? x : (JSON.stringify(x) ?? "")]),
+                  ).toString()
+                : (JSON.stringify(v) ?? ""),
+            ),
+            weight: 8,
+          },
+          { arbitrary: fc.constantFrom("", "{", "null", '"\\ud800"', '{"a":"\\udc00"}', "[]", "{}".repeat(3)), weight: 2 },
+          { arbitrary: fc.constant(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), weight: 1 },
+        );
+  const contentTypeArb = fc.constantFrom(
+    form ? "application/x-www-form-urlencoded" : "application/json",
+    "application/json",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "",
+  );
   const idemArb = fc.option(headerSafe, { nil: undefined, freq: 3 });
 
-  return fc.record({ path: pathArb, query: queryArb, body: bodyArb, contentType: contentTypeArb, idem: idemArb }).map(({ path, query, body, contentType, idem }) => {
-    const headers: Record<string, string> = { ...credentials(o) };
-    if (body !== undefined && contentType) headers["content-type"] = contentType;
-    if (idem !== undefined) headers["idempotency-key"] = idem;
-    return { key: o.key, method: o.method.toUpperCase(), url: `${path}${query ? `?${query}` : ""}`, headers, body };
-  });
+  return fc
+    .record({ path: pathArb, query: queryArb, body: bodyArb, contentType: contentTypeArb, idem: idemArb })
+    .map(({ path, query, body, contentType, idem }) => {
+      const headers: Record<string, string> = { ...credentials(o) };
+      if (body !== undefined && contentType) headers["content-type"] = contentType;
+      if (idem !== undefined) headers["idempotency-key"] = idem;
+      return { key: o.key, method: o.method.toUpperCase(), url: `${path}${query ? `?${query}` : ""}`, headers, body };
+    });
 }
 
 /** The same fixed hard cases for every operation, so none depends on the generator's luck. */
@@ -253,9 +300,11 @@ function credentials(o: Operation): Record<string, string> {
     if (o.key === "get /mobile/v1/user/code") return { authorization: `Basic ${phone.login}` };
     return { authorization: `Bearer ${phone.token}` };
   }
-  if (o.path.startsWith("/v1/") && o.op.security === undefined) return { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret };
+  if (o.path.startsWith("/v1/") && o.op.security === undefined)
+    return { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret };
   // SMSGate's API: Basic with the key as user name and the secret as password.
-  if (o.path.includes("/3rdparty/v1/") && o.op.security?.length) return { authorization: `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}` };
+  if (o.path.includes("/3rdparty/v1/") && o.op.security?.length)
+    return { authorization: `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}` };
   return {};
 }
 
@@ -266,7 +315,9 @@ function counts(): Record<string, number> {
   // checkpoint); reading again on a fresh connection is the documented way through.
   for (let attempt = 1; ; attempt++) {
     try {
-      return Object.fromEntries(COUNTED_TABLES.map((t) => [t, (readonlyDb.query(`SELECT count(*) AS n FROM ${COUNTED[t]}`).get() as { n: number }).n]));
+      return Object.fromEntries(
+        COUNTED_TABLES.map((t) => [t, (readonlyDb.query(`SELECT count(*) AS n FROM ${COUNTED[t]}`).get() as { n: number }).n]),
+      );
     } catch (error) {
       if (attempt >= 20) throw error;
       readonlyDb.close();
@@ -286,7 +337,12 @@ async function send(s: Sent) {
   let res: Response;
   let text: string;
   try {
-    res = await fetch(server.url + s.url, { method: s.method, headers: s.headers, body: s.body as BodyInit | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    res = await fetch(server.url + s.url, {
+      method: s.method,
+      headers: s.headers,
+      body: s.body as BodyInit | undefined,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     text = await res.text();
   } catch (error) {
     failures.push({ operation: s.key, problem: `no answer: ${(error as Error).message}`, input: describeInput(s), answer: "" });
@@ -294,7 +350,8 @@ async function send(s: Sent) {
   }
   const seen = statuses.get(s.key) ?? statuses.set(s.key, new Map()).get(s.key)!;
   seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
-  const fail = (problem: string) => failures.push({ operation: s.key, problem, status: res.status, input: describeInput(s), answer: text.slice(0, 400) });
+  const fail = (problem: string) =>
+    failures.push({ operation: s.key, problem, status: res.status, input: describeInput(s), answer: text.slice(0, 400) });
 
   // The one 5xx allowed: 503 service_unavailable where the operation documents it, because the
   // chat-app platform it calls is (deliberately) unreachable from this test.
@@ -312,9 +369,11 @@ async function send(s: Sent) {
     }
     if (body) {
       if (mobile && res.status >= 400) {
-        if (body.code !== res.status || typeof body.message !== "string" || body.data?.error_code === undefined) fail("not the phone error shape");
+        if (body.code !== res.status || typeof body.message !== "string" || body.data?.error_code === undefined)
+          fail("not the phone error shape");
       } else if (!mobile) {
-        if (body.status_id !== res.status || typeof body.message !== "string" || !("data" in body)) fail("not the envelope with status_id = HTTP status");
+        if (body.status_id !== res.status || typeof body.message !== "string" || !("data" in body))
+          fail("not the envelope with status_id = HTTP status");
         else if (res.status >= 400 && body.data?.error_code === undefined) fail("error without data.error_code");
       }
     }
@@ -357,7 +416,11 @@ beforeAll(async () => {
   server = await startServer(bin, env);
   key = server.initialKey!;
   // One key sends thousands of requests: lift its plan's limits so each reaches its route.
-  const plan = await runCommand(bin, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "10000000", "--per-day", "100000000"], env);
+  const plan = await runCommand(
+    bin,
+    ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "10000000", "--per-day", "100000000"],
+    env,
+  );
   expect(plan.code).toBe(0);
   readonlyDb = new Database(join(dataDir, "pigeon.db"), { readonly: true });
   spec = await (await server.fetch("/openapi.json")).json();
@@ -374,65 +437,63 @@ afterAll(async () => {
 });
 
 describe("fuzzing every operation of /openapi.json against the binary", () => {
-  test(
-    "no 5xx, always the envelope, nothing stored from a rejected request, /health never held",
-    async () => {
-      const operations: Operation[] = Object.entries(spec.paths as Record<string, Json>).flatMap(([path, methods]) =>
-        Object.entries(methods as Json).map(([method, op]) => ({ key: `${method} ${path}`, method, path, op })),
-      );
-      expect(operations.length).toBeGreaterThan(60);
-      for (const o of operations) operationsByKey.set(o.key, o);
-      // The phone routes first: later API operations (batch delete, status updates) may retire the fuzzer's phone.
-      operations.sort((a, b) => Number(!a.path.startsWith("/mobile/")) - Number(!b.path.startsWith("/mobile/")));
-      const initially = counts();
-      let sent = 0;
-      for (const [i, o] of operations.entries()) {
-        if (UNAUTHENTICATED_ONLY[o.key]) continue;
-        // Earlier operations may have deleted or disabled the phone; each starts with an active one.
-        if (!o.path.startsWith("/mobile/")) await pairPhone();
-        const samples = fc.sample(requestArb(o), { seed: SEED + i, numRuns: RUNS_PER_OPERATION });
-        for (const s of [...fixedCases(o), ...samples]) {
-          await send(s);
-          sent++;
-        }
-      }
-      // Last, once per operation without credentials (last, because failed auth may be throttled per address).
-      for (const o of operations) {
-        const [s] = fc.sample(requestArb(o), { seed: SEED, numRuns: 1 });
-        const headers = Object.fromEntries(Object.entries(s.headers).filter(([h]) => h !== "authorization" && h !== "x-api-secret"));
-        await send({ ...s, headers });
+  test("no 5xx, always the envelope, nothing stored from a rejected request, /health never held", async () => {
+    const operations: Operation[] = Object.entries(spec.paths as Record<string, Json>).flatMap(([path, methods]) =>
+      Object.entries(methods as Json).map(([method, op]) => ({ key: `${method} ${path}`, method, path, op })),
+    );
+    expect(operations.length).toBeGreaterThan(60);
+    for (const o of operations) operationsByKey.set(o.key, o);
+    // The phone routes first: later API operations (batch delete, status updates) may retire the fuzzer's phone.
+    operations.sort((a, b) => Number(!a.path.startsWith("/mobile/")) - Number(!b.path.startsWith("/mobile/")));
+    const initially = counts();
+    let sent = 0;
+    for (const [i, o] of operations.entries()) {
+      if (UNAUTHENTICATED_ONLY[o.key]) continue;
+      // Earlier operations may have deleted or disabled the phone; each starts with an active one.
+      if (!o.path.startsWith("/mobile/")) await pairPhone();
+      const samples = fc.sample(requestArb(o), { seed: SEED + i, numRuns: RUNS_PER_OPERATION });
+      for (const s of [...fixedCases(o), ...samples]) {
+        await send(s);
         sent++;
       }
+    }
+    // Last, once per operation without credentials (last, because failed auth may be throttled per address).
+    for (const o of operations) {
+      const [s] = fc.sample(requestArb(o), { seed: SEED, numRuns: 1 });
+      const headers = Object.fromEntries(Object.entries(s.headers).filter(([h]) => h !== "authorization" && h !== "x-api-secret"));
+      await send({ ...s, headers });
+      sent++;
+    }
 
-      const health = await healthProbe.stop();
-      const byProblem = new Map<string, Failure[]>();
-      for (const f of failures) {
-        const k = `${f.operation} — ${f.problem}${f.status ? ` (${f.status})` : ""}`;
-        byProblem.set(k, [...(byProblem.get(k) ?? []), f]);
-      }
-      const report = [...byProblem.entries()].map(([k, fs]) => `${k} ×${fs.length}\n    input: ${fs[0].input}\n    answer: ${fs[0].answer}`);
-      console.log(`fuzz: ${sent} requests over ${operations.length} operations; /health max ${health.max.toFixed(1)} ms (a bare Bun server at the same moments: max ${health.maxBare.toFixed(1)} ms) over ${health.n} probes`);
-      if (report.length) {
-        console.log(`fuzz failures (${failures.length}):\n${report.join("\n")}`);
-        // Each internal error with the error line the server logged for it (the bundle source around it left out).
-        const lines = server.output().split("\n");
-        const logged = lines.flatMap((l, i) => {
-          const m = /internal error on (\S+ \S+)/.exec(l);
-          if (!m) return [];
-          const cause = lines.slice(i + 1, i + 60).find((x) => /^\s*(\w*Error|error)\b[^|]*:/.test(x) && !x.includes("|"));
-          return [`${m[1]}: ${(cause ?? "?").trim().slice(0, 200)}`];
-        });
-        console.log(`server log, internal errors (${logged.length}):\n${[...new Set(logged)].join("\n")}`);
-      }
-      const neverAccepted = operations.filter((o) => ![...(statuses.get(o.key)?.keys() ?? [])].some((st) => st < 300)).map((o) => o.key);
-      console.log(`fuzz: operations that never answered 2xx (their inputs were all refused): ${neverAccepted.join(", ") || "none"}`);
-      // The read-only connection really sees the server's writes: accepted requests stored rows.
-      const finally_ = counts();
-      expect(COUNTED_TABLES.some((t) => finally_[t] > initially[t])).toBe(true);
-      expect(report).toEqual([]);
-      expect(health.n).toBeGreaterThan(10);
-      expect({ failedHealthProbes: health.failed, stalls: health.stalls }).toEqual({ failedHealthProbes: 0, stalls: [] });
-    },
-    180_000,
-  );
+    const health = await healthProbe.stop();
+    const byProblem = new Map<string, Failure[]>();
+    for (const f of failures) {
+      const k = `${f.operation} — ${f.problem}${f.status ? ` (${f.status})` : ""}`;
+      byProblem.set(k, [...(byProblem.get(k) ?? []), f]);
+    }
+    const report = [...byProblem.entries()].map(([k, fs]) => `${k} ×${fs.length}\n    input: ${fs[0].input}\n    answer: ${fs[0].answer}`);
+    console.log(
+      `fuzz: ${sent} requests over ${operations.length} operations; /health max ${health.max.toFixed(1)} ms (a bare Bun server at the same moments: max ${health.maxBare.toFixed(1)} ms) over ${health.n} probes`,
+    );
+    if (report.length) {
+      console.log(`fuzz failures (${failures.length}):\n${report.join("\n")}`);
+      // Each internal error with the error line the server logged for it (the bundle source around it left out).
+      const lines = server.output().split("\n");
+      const logged = lines.flatMap((l, i) => {
+        const m = /internal error on (\S+ \S+)/.exec(l);
+        if (!m) return [];
+        const cause = lines.slice(i + 1, i + 60).find((x) => /^\s*(\w*Error|error)\b[^|]*:/.test(x) && !x.includes("|"));
+        return [`${m[1]}: ${(cause ?? "?").trim().slice(0, 200)}`];
+      });
+      console.log(`server log, internal errors (${logged.length}):\n${[...new Set(logged)].join("\n")}`);
+    }
+    const neverAccepted = operations.filter((o) => ![...(statuses.get(o.key)?.keys() ?? [])].some((st) => st < 300)).map((o) => o.key);
+    console.log(`fuzz: operations that never answered 2xx (their inputs were all refused): ${neverAccepted.join(", ") || "none"}`);
+    // The read-only connection really sees the server's writes: accepted requests stored rows.
+    const finally_ = counts();
+    expect(COUNTED_TABLES.some((t) => finally_[t] > initially[t])).toBe(true);
+    expect(report).toEqual([]);
+    expect(health.n).toBeGreaterThan(10);
+    expect({ failedHealthProbes: health.failed, stalls: health.stalls }).toEqual({ failedHealthProbes: 0, stalls: [] });
+  }, 180_000);
 });

@@ -7,19 +7,25 @@ import { createGroupCommit } from "../src/db/group-commit";
 function fresh() {
   const sqlite = new Database(":memory:");
   sqlite.run("CREATE TABLE t (v TEXT NOT NULL)");
-  const rows = () => sqlite.query<{ v: string }, []>("SELECT v FROM t ORDER BY rowid").all().map((r) => r.v);
+  const rows = () =>
+    sqlite
+      .query<{ v: string }, []>("SELECT v FROM t ORDER BY rowid")
+      .all()
+      .map((r) => r.v);
   return { sqlite, rows, commits: createGroupCommit(sqlite) };
 }
 
 test("jobs of one turn commit together; a failing job is rolled back alone and its after-commit step never runs", async () => {
   const { sqlite, rows, commits } = fresh();
   const followed: string[] = [];
-  const job = (v: string, fail = false) => () => {
-    sqlite.run("INSERT INTO t (v) VALUES (?)", [v]);
-    commits.afterCommit(() => followed.push(v));
-    if (fail) throw new Error(`job ${v} failed`);
-    return v;
-  };
+  const job =
+    (v: string, fail = false) =>
+    () => {
+      sqlite.run("INSERT INTO t (v) VALUES (?)", [v]);
+      commits.afterCommit(() => followed.push(v));
+      if (fail) throw new Error(`job ${v} failed`);
+      return v;
+    };
   const results = await Promise.allSettled([commits.submit(job("a")), commits.submit(job("b", true)), commits.submit(job("c"))]);
   expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
   expect(rows()).toEqual(["a", "c"]);

@@ -35,7 +35,11 @@ describe("the binary under hostile bodies", () => {
     const probe = startStallProbe(server.url, 400, 5);
     await Bun.sleep(300);
     const posts = Array.from({ length: 8 }, (_, i) =>
-      fetch(`${server.url}${i % 2 ? "/mobile/v1/device" : "/mobile/v1/webhook"}`, { method: "POST", headers: { "content-type": "application/json" }, body: deep }).then(async (r) => ({
+      fetch(`${server.url}${i % 2 ? "/mobile/v1/device" : "/mobile/v1/webhook"}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: deep,
+      }).then(async (r) => ({
         status: r.status,
         body: (await r.json()) as { data: { error_code: string } },
       })),
@@ -81,7 +85,9 @@ describe("the binary under hostile bodies", () => {
       // Registration without credentials is refused before its body is read (item 11); past 20 such
       // failures a minute from one address, the sign-in throttle answers 429 first (item 10).
       const expected =
-        paths[i % paths.length] === "/mobile/v1/device" ? ["401 unauthorized", "429 rate_limited", "closed"] : ["413 payload_too_large", "closed"];
+        paths[i % paths.length] === "/mobile/v1/device"
+          ? ["401 unauthorized", "429 rate_limited", "closed"]
+          : ["413 payload_too_large", "closed"];
       expect(expected).toContain(r);
     }
     expect(results.filter((r) => r !== "closed").length).toBeGreaterThan(24);
@@ -92,7 +98,11 @@ describe("the binary under hostile bodies", () => {
 
   test("after a 413 the same client's next request is answered (item 15)", async () => {
     for (const path of ["/mobile/v1/webhook", "/v1/webhooks/chatapp", "/v1/api/contact/create"]) {
-      const r = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(6 * 1024 * 1024).fill(0x20) });
+      const r = await fetch(server.url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: new Uint8Array(6 * 1024 * 1024).fill(0x20),
+      });
       expect(r.status).toBe(413);
       expect(r.headers.get("connection")).toBe("close");
       const body = (await r.json()) as { data: { error_code: string } };
@@ -131,7 +141,11 @@ describe("the binary under hostile bodies", () => {
     try {
       answers = await Promise.all(
         Array.from({ length: 20 }, async () => {
-          const r = await fetch(`${server.url}/v1/api/contact/create`, { method: "POST", headers: { "content-type": "application/json" }, body });
+          const r = await fetch(`${server.url}/v1/api/contact/create`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body,
+          });
           const text = await r.text();
           return `${r.status} ${text ? (JSON.parse(text) as { data: { error_code: string } }).data.error_code : "(empty body)"}`;
         }),

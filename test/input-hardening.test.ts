@@ -84,7 +84,11 @@ describe("deep nesting (item 11)", () => {
     expect(deep / flat).toBeLessThan(20);
     const r = await post(nested(80 * 1024));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ message: expect.stringContaining("deeper than 32"), code: 400, data: { error_code: "too_deeply_nested", max_depth: 32 } });
+    expect(r.body).toEqual({
+      message: expect.stringContaining("deeper than 32"),
+      code: 400,
+      data: { error_code: "too_deeply_nested", max_depth: 32 },
+    });
   });
 
   test("nesting in a /v1 body: 400 too_deeply_nested in the envelope", async () => {
@@ -92,7 +96,11 @@ describe("deep nesting (item 11)", () => {
     const r = await ctx.call("POST", "/v1/api/contact/create", { raw: `{"name":${nested(80 * 1024)}}` });
     expect(expectEnvelope(r, 400).data.error_code).toBe("too_deeply_nested");
     // The platform webhook signs its raw body, so it cannot be checked first; the depth cap still applies.
-    const hook = await ctx.call("POST", "/v1/webhooks/chatapp", { raw: `{"entry":${nested(80 * 1024)}}`, key: null, headers: { "x-hub-signature-256": "sha256=00" } });
+    const hook = await ctx.call("POST", "/v1/webhooks/chatapp", {
+      raw: `{"entry":${nested(80 * 1024)}}`,
+      key: null,
+      headers: { "x-hub-signature-256": "sha256=00" },
+    });
     expect(expectEnvelope(hook, 400).data.error_code).toBe("too_deeply_nested");
   });
 
@@ -120,7 +128,11 @@ describe("deep nesting (item 11)", () => {
       expect(request.bodyUsed).toBe(false);
     }
     // The right device token gets as far as the body, which is then refused for its depth.
-    const r = await ctx.call("PATCH", "/mobile/v1/device", { raw: nested(80 * 1024), key: null, headers: { authorization: `Bearer ${phone.device_token}` } });
+    const r = await ctx.call("PATCH", "/mobile/v1/device", {
+      raw: nested(80 * 1024),
+      key: null,
+      headers: { authorization: `Bearer ${phone.device_token}` },
+    });
     expect(r.status).toBe(400);
     expect(r.body.data.error_code).toBe("too_deeply_nested");
   });
@@ -130,7 +142,10 @@ describe("page bounds (item 13)", () => {
   test("every paged list in /openapi.json: a huge page or limit is 400 naming the field, never 500", async () => {
     const ctx = createTestContext();
     const spec = (await ctx.get("/openapi.json", { key: null })).body;
-    type Op = { parameters?: { name: string; in: string }[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown>; required?: string[] } }> } };
+    type Op = {
+      parameters?: { name: string; in: string }[];
+      requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown>; required?: string[] } }> };
+    };
     const lists: { method: string; path: string; in: "query" | "body"; required?: string[] }[] = [];
     for (const [path, ops] of Object.entries(spec.paths as Record<string, Record<string, Op>>)) {
       for (const [method, op] of Object.entries(ops)) {
@@ -145,7 +160,11 @@ describe("page bounds (item 13)", () => {
     for (const list of lists) {
       const concrete = list.path.replace(/\{[^}]+\}/g, "1");
       const ask = (values: Record<string, string | number>) =>
-        list.in === "query" ? ctx.call(list.method.toUpperCase(), concrete, { query: values }) : ctx.call(list.method.toUpperCase(), concrete, { raw: `{${[...(list.required ?? []).map((k) => `"${k}":"a"`), ...Object.entries(values).map(([k, v]) => `"${k}":${v}`)].join(",")}}` });
+        list.in === "query"
+          ? ctx.call(list.method.toUpperCase(), concrete, { query: values })
+          : ctx.call(list.method.toUpperCase(), concrete, {
+              raw: `{${[...(list.required ?? []).map((k) => `"${k}":"a"`), ...Object.entries(values).map(([k, v]) => `"${k}":${v}`)].join(",")}}`,
+            });
       for (const field of ["page", "limit"]) {
         for (const value of ["100000000000000000000", "9223372036854775808", "1e30"]) {
           ctx.clock.advance(61_000); // stay clear of the per-minute rate limit
@@ -232,20 +251,31 @@ describe("disk full (item 16)", () => {
     let r;
     // Fill the last free pages; once SQLite says SQLITE_FULL every send must be a clean 507.
     for (let i = 0; i < 200; i++) {
-      r = await ctx.post("/v1/api/sms/send", { recipient_contact: "+15005550006", message: `hello ${i} ${"x".repeat(300)}`, device_id: phone.device_id });
+      r = await ctx.post("/v1/api/sms/send", {
+        recipient_contact: "+15005550006",
+        message: `hello ${i} ${"x".repeat(300)}`,
+        device_id: phone.device_id,
+      });
       if (r.status !== 200) break;
     }
     const before = count();
     const body = expectEnvelope(r!, 507);
     expect(body.data.error_code).toBe("storage_full");
-    const again = await ctx.post("/v1/api/sms/send", { recipient_contact: "+15005550006", message: "y".repeat(400), device_id: phone.device_id });
+    const again = await ctx.post("/v1/api/sms/send", {
+      recipient_contact: "+15005550006",
+      message: "y".repeat(400),
+      device_id: phone.device_id,
+    });
     expect(expectEnvelope(again, 507).data.error_code).toBe("storage_full");
     expect(count()).toBe(before);
     const health = expectEnvelope(await ctx.get("/health", { key: null }), 507);
     expect(health.data).toMatchObject({ error_code: "storage_full", database: "full" });
     // Room again: the first send that is stored brings /health back at once; the failure stays as history.
     ctx.db.$client.run("PRAGMA max_page_count = 1073741823");
-    expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: "+15005550006", message: "room again", device_id: phone.device_id }), 200);
+    expectEnvelope(
+      await ctx.post("/v1/api/sms/send", { recipient_contact: "+15005550006", message: "room again", device_id: phone.device_id }),
+      200,
+    );
     const back = expectEnvelope(await ctx.get("/health", { key: null }), 200).data;
     expect(back).toMatchObject({ database: "ok", last_full_at: health.data.last_full_at });
   });
@@ -306,7 +336,11 @@ describe("internal errors in the log (item 17)", () => {
     db.$client.run("DROP TABLE contact");
     const app = createApp(services);
     const call = () =>
-      app.handle(new Request("http://localhost/v1/api/contact/list", { headers: { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret } }));
+      app.handle(
+        new Request("http://localhost/v1/api/contact/list", {
+          headers: { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret },
+        }),
+      );
     return { lines, call };
   }
 

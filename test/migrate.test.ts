@@ -88,12 +88,18 @@ describe("migrations", () => {
   test("0014 starts the threads' catch-up after the newest notification, so sends an older release already threaded are not added twice", () => {
     const { db, older } = releasedBefore("0014");
     // An older release wrote the thread message with the send.
-    db.$client.run("INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'old', 0, 0, 0)");
-    db.$client.run("INSERT INTO thread (workspace_id, channel, device_id, peer, last_message_at, last_message_preview, last_direction, created_at) VALUES (1, 'sms', 0, '+14155552671', 0, 'old', 'outbound', 0)");
+    db.$client.run(
+      "INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'old', 0, 0, 0)",
+    );
+    db.$client.run(
+      "INSERT INTO thread (workspace_id, channel, device_id, peer, last_message_at, last_message_preview, last_direction, created_at) VALUES (1, 'sms', 0, '+14155552671', 0, 'old', 'outbound', 0)",
+    );
     db.$client.run("INSERT INTO thread_message (thread_id, direction, body, notification_id, at) VALUES (1, 'outbound', 'old', 1, 0)");
     expect(migrate(db).applied).toBe(embeddedMigrations.length - older.length);
     expect(db.$client.query("SELECT notification_id FROM thread_sync").all()).toEqual([{ notification_id: 1 }]);
-    db.$client.run("INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'new', 0, 5, 5)");
+    db.$client.run(
+      "INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'new', 0, 5, 5)",
+    );
     expect(createThreadRepository(db.$client).catchUp()).toBe(1);
     expect(db.$client.query("SELECT body, notification_id FROM thread_message ORDER BY id").all()).toEqual([
       { body: "old", notification_id: 1 },

@@ -17,7 +17,12 @@ const REGISTER_BODY = {
   simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }],
 };
 
-async function mobile(ctx: TestContext, method: string, path: string, opts: { auth?: string; body?: unknown; raw?: string; ua?: string; headers?: Record<string, string> } = {}) {
+async function mobile(
+  ctx: TestContext,
+  method: string,
+  path: string,
+  opts: { auth?: string; body?: unknown; raw?: string; ua?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { "user-agent": opts.ua ?? UA, ...(opts.headers ?? {}) };
   if (opts.auth) headers.authorization = opts.auth;
   let body: string | undefined = opts.raw;
@@ -39,7 +44,14 @@ async function pairPhone(ctx: TestContext, name = REGISTER_BODY.name) {
   const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body });
   expect(r.status).toBe(201);
   const deviceId = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
-  return { ...r.json, bearer: `Bearer ${r.json.token}`, deviceId } as { id: string; token: string; login: string; password?: string; bearer: string; deviceId: number };
+  return { ...r.json, bearer: `Bearer ${r.json.token}`, deviceId } as {
+    id: string;
+    token: string;
+    login: string;
+    password?: string;
+    bearer: string;
+    deviceId: number;
+  };
 }
 
 const sendSms = smsSender({ recipient_contact: TO, message: "Hello from Pigeon" });
@@ -79,7 +91,6 @@ describe("pairing", () => {
     expect(second.json.password).toBeUndefined();
   });
 
-
   test("a phone registering again with the same name and SIM cards gets its device back under a new token; another SIM list is another phone", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
@@ -95,8 +106,14 @@ describe("pairing", () => {
     });
     expect(otherSims.json.id).not.toBe(phone.id);
     // Without SIM cards there is nothing to tell two phones of one model apart: each is new.
-    const bare1 = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "Google/sdk", simCards: [] } });
-    const bare2 = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "Google/sdk", simCards: [] } });
+    const bare1 = await mobile(ctx, "POST", "/device", {
+      auth: `Bearer ${await pairingToken(ctx)}`,
+      body: { name: "Google/sdk", simCards: [] },
+    });
+    const bare2 = await mobile(ctx, "POST", "/device", {
+      auth: `Bearer ${await pairingToken(ctx)}`,
+      body: { name: "Google/sdk", simCards: [] },
+    });
     expect(bare2.json.id).not.toBe(bare1.json.id);
     const devices = expectEnvelope(await ctx.get("/v1/api/device/list?limit=100"), 200).data.devices as { name: string }[];
     expect(devices.filter((d) => d.name === REGISTER_BODY.name)).toHaveLength(2);
@@ -133,9 +150,30 @@ describe("pairing", () => {
   test("PATCH /user/password", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
-    expect((await mobile(ctx, "PATCH", "/user/password", { auth: phone.bearer, body: { currentPassword: "wrong", newPassword: "a-new-long-password" } })).status).toBe(401);
-    expect((await mobile(ctx, "PATCH", "/user/password", { auth: phone.bearer, body: { currentPassword: phone.password, newPassword: "short" } })).status).toBe(400);
-    expect((await mobile(ctx, "PATCH", "/user/password", { auth: phone.bearer, body: { currentPassword: phone.password, newPassword: "a-new-long-password" } })).status).toBe(204);
+    expect(
+      (
+        await mobile(ctx, "PATCH", "/user/password", {
+          auth: phone.bearer,
+          body: { currentPassword: "wrong", newPassword: "a-new-long-password" },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await mobile(ctx, "PATCH", "/user/password", {
+          auth: phone.bearer,
+          body: { currentPassword: phone.password, newPassword: "short" },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await mobile(ctx, "PATCH", "/user/password", {
+          auth: phone.bearer,
+          body: { currentPassword: phone.password, newPassword: "a-new-long-password" },
+        })
+      ).status,
+    ).toBe(204);
     const basic = `Basic ${Buffer.from(`${phone.login}:a-new-long-password`).toString("base64")}`;
     expect((await mobile(ctx, "GET", "/user/code", { auth: basic })).status).toBe(200);
   });
@@ -156,7 +194,9 @@ describe("device endpoints", () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
     const other = await pairPhone(ctx, "Other/phone");
-    expect((await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: phone.id, pushToken: null, simCards: [] } })).status).toBe(204);
+    expect(
+      (await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: phone.id, pushToken: null, simCards: [] } })).status,
+    ).toBe(204);
     expect((await mobile(ctx, "PATCH", "/device", { auth: phone.bearer, body: { id: other.id, pushToken: "x" } })).status).toBe(403);
     const unknown = await mobile(ctx, "PATCH", "/device", { auth: "Bearer notarealtoken000000000", body: { id: phone.id } });
     expect(unknown.status).toBe(401);
@@ -215,7 +255,10 @@ describe("messages", () => {
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     const patch = (state: string, states: Record<string, string>) =>
-      mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m.id, state, recipients: [{ phoneNumber: TO, state }], states }] });
+      mobile(ctx, "PATCH", "/message", {
+        auth: phone.bearer,
+        body: [{ id: m.id, state, recipients: [{ phoneNumber: TO, state }], states }],
+      });
 
     expect((await patch("Pending", { Processed: "2026-01-15T19:00:01.357+07:00" })).status).toBe(204);
     expect((await notificationOf(ctx, id)).status).toBe("pending");
@@ -240,7 +283,14 @@ describe("messages", () => {
     const error = "Send result: RESULT_ERROR_NO_SERVICE (no service)";
     await mobile(ctx, "PATCH", "/message", {
       auth: phone.bearer,
-      body: [{ id: m.id, state: "Failed", recipients: [{ phoneNumber: TO, state: "Failed", error }], states: { Processed: "2026-01-15T12:00:00.100Z", Failed: "2026-01-15T12:00:00.900Z" } }],
+      body: [
+        {
+          id: m.id,
+          state: "Failed",
+          recipients: [{ phoneNumber: TO, state: "Failed", error }],
+          states: { Processed: "2026-01-15T12:00:00.100Z", Failed: "2026-01-15T12:00:00.900Z" },
+        },
+      ],
     });
     const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_NO_SERVICE", error_reason: error });
@@ -253,8 +303,18 @@ describe("messages", () => {
     const other = await pairPhone(ctx, "Other/phone");
     const id = await sendSms(ctx, { device_id: phone.deviceId });
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
-    expect((await mobile(ctx, "PATCH", "/message", { auth: other.bearer, body: [{ id: m.id, state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
-    expect((await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: "unknown-id", state: "Sent", recipients: [], states: {} }] })).status).toBe(204);
+    expect(
+      (await mobile(ctx, "PATCH", "/message", { auth: other.bearer, body: [{ id: m.id, state: "Sent", recipients: [], states: {} }] }))
+        .status,
+    ).toBe(204);
+    expect(
+      (
+        await mobile(ctx, "PATCH", "/message", {
+          auth: phone.bearer,
+          body: [{ id: "unknown-id", state: "Sent", recipients: [], states: {} }],
+        })
+      ).status,
+    ).toBe(204);
     expect((await notificationOf(ctx, id)).status).toBe("pending");
     const bad = await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: { id: m.id, state: "Sent" } });
     expect(bad.status).toBe(400);
@@ -274,15 +334,32 @@ describe("messages", () => {
     const old = await mobile(ctx, "GET", "/message", { auth: phone.bearer, ua: OLD_UA });
     expect(old.json).toEqual([]);
 
-    await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m.id, state: "Cancelled", recipients: [{ phoneNumber: TO, state: "Cancelled" }], states: { Cancelled: "2026-01-15T12:00:01.000Z" } }] });
+    await mobile(ctx, "PATCH", "/message", {
+      auth: phone.bearer,
+      body: [
+        {
+          id: m.id,
+          state: "Cancelled",
+          recipients: [{ phoneNumber: TO, state: "Cancelled" }],
+          states: { Cancelled: "2026-01-15T12:00:01.000Z" },
+        },
+      ],
+    });
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
-    expect((await notificationOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "cancelled", "cancel_confirmed"]);
+    expect((await notificationOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual([
+      "accepted",
+      "cancelled",
+      "cancel_confirmed",
+    ]);
 
     // Another message: the phone had already sent it when the cancel arrived.
     const id2 = await sendSms(ctx, { message: "too late" });
     const [m2] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     await ctx.post("/v1/api/notification/cancel", { notification_id: id2 });
-    await mobile(ctx, "PATCH", "/message", { auth: phone.bearer, body: [{ id: m2.id, state: "Sent", recipients: [{ phoneNumber: TO, state: "Sent" }], states: {} }] });
+    await mobile(ctx, "PATCH", "/message", {
+      auth: phone.bearer,
+      body: [{ id: m2.id, state: "Sent", recipients: [{ phoneNumber: TO, state: "Sent" }], states: {} }],
+    });
     const n2 = await notificationOf(ctx, id2);
     expect(n2.status).toBe("sent");
     expect(n2.logs.at(-1).detail).toContain("already had it");
@@ -302,7 +379,8 @@ describe("messages", () => {
     expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 2 }), 200);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
     for (let i = 0; i < 5; i++) await sendSms(ctx, { message: `m${i}` });
-    const take = async () => (await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer })).json.map((m: { message: string }) => m.message);
+    const take = async () =>
+      (await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer })).json.map((m: { message: string }) => m.message);
     expect(await take()).toEqual(["m0", "m1"]);
     expect(await take()).toEqual(["m0", "m1"]);
     const rl = expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/rate-limit`), 200).data;
@@ -316,16 +394,19 @@ describe("messages", () => {
     const phone = await pairPhone(ctx);
     expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 2 }), 200);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
-    const events = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }));
+    const events = await ctx.app.handle(
+      new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }),
+    );
     const reader = events.body!.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
     // One read in flight at a time, kept across waits, so no chunk is lost to a read given up on.
     let reading: Promise<void> | null = null;
-    const readMore = () => (reading ??= reader.read().then((r) => {
-      buffer += decoder.decode(r.value);
-      reading = null;
-    }));
+    const readMore = () =>
+      (reading ??= reader.read().then((r) => {
+        buffer += decoder.decode(r.value);
+        reading = null;
+      }));
     const enqueued = () => buffer.split("event: MessageEnqueued").length - 1;
     const until = async (count: number) => {
       while (enqueued() < count) await readMore();
@@ -335,7 +416,8 @@ describe("messages", () => {
       const until = Date.now() + 200;
       while (Date.now() < until) await Promise.race([readMore(), Bun.sleep(until - Date.now())]);
     };
-    const take = async () => (await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer })).json.map((m: { message: string }) => m.message);
+    const take = async () =>
+      (await mobile(ctx, "GET", "/message?order=fifo", { auth: phone.bearer })).json.map((m: { message: string }) => m.message);
 
     await sendSms(ctx, { message: "m0" });
     await sendSms(ctx, { message: "m1" });
@@ -376,7 +458,9 @@ describe("messages", () => {
     const away = await pairPhone(ctx, "Away/phone");
     const other = await pairPhone(ctx, "Other/phone");
     const downloaded = await sendSms(ctx, { message: "downloaded", device_id: away.deviceId, ttl: 600 });
-    expect((await mobile(ctx, "GET", "/message", { auth: away.bearer })).json.map((m: { message: string }) => m.message)).toEqual(["downloaded"]);
+    expect((await mobile(ctx, "GET", "/message", { auth: away.bearer })).json.map((m: { message: string }) => m.message)).toEqual([
+      "downloaded",
+    ]);
     const untouched = await sendSms(ctx, { message: "never downloaded", device_id: away.deviceId, ttl: 600 });
     // The first phone goes quiet for six minutes; the other keeps calling in.
     ctx.clock.advance(6 * 60_000);
@@ -385,12 +469,18 @@ describe("messages", () => {
     ctx.services.mobile.rehomeOffline();
     expect(await notificationOf(ctx, untouched)).toMatchObject({ status: "pending", device_id: other.deviceId });
     expect(await notificationOf(ctx, downloaded)).toMatchObject({ status: "pending", device_id: away.deviceId });
-    expect((await mobile(ctx, "GET", "/message", { auth: other.bearer })).json.map((m: { message: string }) => m.message)).toEqual(["never downloaded"]);
+    expect((await mobile(ctx, "GET", "/message", { auth: other.bearer })).json.map((m: { message: string }) => m.message)).toEqual([
+      "never downloaded",
+    ]);
     // Past its time to live, the downloaded one fails as device_offline.
     ctx.clock.advance(5 * 60_000);
     await mobile(ctx, "GET", "/settings", { auth: other.bearer });
     ctx.services.mobile.rehomeOffline();
-    expect(await notificationOf(ctx, downloaded)).toMatchObject({ status: "failed", error_code: "device_offline", device_id: away.deviceId });
+    expect(await notificationOf(ctx, downloaded)).toMatchObject({
+      status: "failed",
+      error_code: "device_offline",
+      device_id: away.deviceId,
+    });
   });
 
   test("a scheduled message reaches the phone only when due", async () => {
@@ -409,14 +499,24 @@ describe("settings, webhooks and events", () => {
   test("GET /settings provisions a stable signing key and serves the pacing", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
-    await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 7, send_interval_min: 2, send_interval_max: 9 });
+    await ctx.post("/v1/api/device/update", {
+      device_id: phone.deviceId,
+      send_limit_per_minute: 7,
+      send_interval_min: 2,
+      send_interval_max: 9,
+    });
     const s1 = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
     expect(s1.messages).toMatchObject({ limit_period: "PerMinute", limit_value: 7, send_interval_min: 2, send_interval_max: 9 });
     expect(s1.webhooks.signing_key).toMatch(/^[\w-]{16}$/);
     expect(s1.gateway.notification_channel).toBe("SSE_ONLY");
     const s2 = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
     expect(s2.webhooks.signing_key).toBe(s1.webhooks.signing_key);
-    expect(expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_min: 10, send_interval_max: 3 }), 400).data.field).toBe("send_interval_min");
+    expect(
+      expectEnvelope(
+        await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_interval_min: 10, send_interval_max: 3 }),
+        400,
+      ).data.field,
+    ).toBe("send_interval_min");
   });
 
   test("GET /settings leaves out what the user did not choose in Pigeon, so the phone keeps its own", async () => {
@@ -440,14 +540,25 @@ describe("settings, webhooks and events", () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
     const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
-    expect(hooks.map((h: { event: string }) => h.event)).toEqual(["sms:received", "sms:sent", "sms:delivered", "sms:failed", "mms:received", "mms:downloaded", "system:ping"]);
-    for (const h of hooks) expect(h).toEqual({ id: expect.any(String), deviceId: null, url: "https://pigeon.test/mobile/v1/webhook", event: h.event });
+    expect(hooks.map((h: { event: string }) => h.event)).toEqual([
+      "sms:received",
+      "sms:sent",
+      "sms:delivered",
+      "sms:failed",
+      "mms:received",
+      "mms:downloaded",
+      "system:ping",
+    ]);
+    for (const h of hooks)
+      expect(h).toEqual({ id: expect.any(String), deviceId: null, url: "https://pigeon.test/mobile/v1/webhook", event: h.event });
   });
 
   test("GET /events: an event stream that announces new work, cancels and settings changes", async () => {
     const ctx = createTestContext();
     const phone = await pairPhone(ctx);
-    const res = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }));
+    const res = await ctx.app.handle(
+      new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }),
+    );
     expect(res.headers.get("content-type")).toBe("text/event-stream");
     expect(res.headers.get("cache-control")).toBe("no-cache");
     const reader = res.body!.getReader();
@@ -485,7 +596,15 @@ describe("webhooks the phone posts", () => {
     webhookId: "pigeon-sms-received",
     event: "sms:received",
     deviceId,
-    payload: { messageId: "a1b2c3d4", message: "Is my order ready?", sender: "+14155552671", recipient: "+15550009999", simNumber: 1, phoneNumber: "+14155552671", receivedAt: "2026-01-15T19:00:00.000+07:00" },
+    payload: {
+      messageId: "a1b2c3d4",
+      message: "Is my order ready?",
+      sender: "+14155552671",
+      recipient: "+15550009999",
+      simNumber: 1,
+      phoneNumber: "+14155552671",
+      receivedAt: "2026-01-15T19:00:00.000+07:00",
+    },
   });
 
   test("sms:received lands in the sender's thread, linked to the contact with that phone", async () => {
@@ -494,7 +613,13 @@ describe("webhooks the phone posts", () => {
     const r = await post(received(phone.id));
     expect(r.status).toBe(204);
     const thread = ctx.db.$client.query("SELECT * FROM thread WHERE peer = '+14155552671'").get() as Record<string, unknown>;
-    expect(thread).toMatchObject({ channel: "sms", contact_id: contact.contact_id, unread_count: 1, last_direction: "inbound", last_message_preview: "Is my order ready?" });
+    expect(thread).toMatchObject({
+      channel: "sms",
+      contact_id: contact.contact_id,
+      unread_count: 1,
+      last_direction: "inbound",
+      last_message_preview: "Is my order ready?",
+    });
     const msgs = ctx.db.$client.query("SELECT direction, body, at FROM thread_message WHERE thread_id = ?").all(thread.id as number);
     expect(msgs).toEqual([{ direction: "inbound", body: "Is my order ready?", at: Date.UTC(2026, 0, 15, 12) }]);
   });
@@ -517,9 +642,19 @@ describe("webhooks the phone posts", () => {
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
     const base = { webhookId: "w", deviceId: phone.id };
-    await post({ ...base, id: "e1", event: "sms:sent", payload: { messageId: m.id, sender: null, recipient: TO, simNumber: 1, partsCount: 1, sentAt: "2026-01-15T12:00:05.000Z" } });
+    await post({
+      ...base,
+      id: "e1",
+      event: "sms:sent",
+      payload: { messageId: m.id, sender: null, recipient: TO, simNumber: 1, partsCount: 1, sentAt: "2026-01-15T12:00:05.000Z" },
+    });
     expect((await notificationOf(ctx, id)).status).toBe("sent");
-    await post({ ...base, id: "e2", event: "sms:delivered", payload: { messageId: m.id, recipient: TO, deliveredAt: "2026-01-15T12:00:09.000Z" } });
+    await post({
+      ...base,
+      id: "e2",
+      event: "sms:delivered",
+      payload: { messageId: m.id, recipient: TO, deliveredAt: "2026-01-15T12:00:09.000Z" },
+    });
     expect(await notificationOf(ctx, id)).toMatchObject({ status: "delivered", delivered_at: "2026-01-15T12:00:09.000Z" });
   });
 
@@ -527,8 +662,18 @@ describe("webhooks the phone posts", () => {
     const { ctx, phone, post } = await setup();
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
-    await post({ id: "f1", webhookId: "w", deviceId: phone.id, event: "sms:failed", payload: { messageId: m.id, recipient: TO, failedAt: "2026-01-15T12:00:05.000Z", reason: "Send result: RESULT_ERROR_RADIO_OFF" } });
-    expect(await notificationOf(ctx, id)).toMatchObject({ status: "failed", error_code: "RESULT_ERROR_RADIO_OFF", error_reason: "Send result: RESULT_ERROR_RADIO_OFF" });
+    await post({
+      id: "f1",
+      webhookId: "w",
+      deviceId: phone.id,
+      event: "sms:failed",
+      payload: { messageId: m.id, recipient: TO, failedAt: "2026-01-15T12:00:05.000Z", reason: "Send result: RESULT_ERROR_RADIO_OFF" },
+    });
+    expect(await notificationOf(ctx, id)).toMatchObject({
+      status: "failed",
+      error_code: "RESULT_ERROR_RADIO_OFF",
+      error_reason: "Send result: RESULT_ERROR_RADIO_OFF",
+    });
   });
 });
 
@@ -540,7 +685,10 @@ describe("presence", () => {
     await mobile(ctx, "GET", "/message", { auth: phone.bearer });
     ctx.clock.advance(4 * 60_000);
     await sendSms(ctx);
-    expect(expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/health`), 200).data).toMatchObject({ online: true, health_score: 100 });
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${phone.deviceId}/health`), 200).data).toMatchObject({
+      online: true,
+      health_score: 100,
+    });
     ctx.clock.advance(5 * 60_000 + 1);
     const r = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x" }), 400);
     expect(r.data.error_code).toBe("device_offline");
@@ -553,7 +701,10 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
   test("is online for its 15-minute poll interval and 5 minutes more, and goes offline after that, once", async () => {
     const ctx = createTestContext();
     const token = await pairingToken(ctx);
-    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
+    const r = await mobile(ctx, "POST", "/device", {
+      auth: `Bearer ${token}`,
+      body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" },
+    });
     expect(r.status).toBe(201);
     const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
     // Another phone (same name and SIMs would be this one returning).
@@ -566,27 +717,44 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
     const device = expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data;
     expect(device).toMatchObject({ online: true, notification_channel: "polling" });
     expect(device.channel_hint).toContain("SSE Only");
-    expect(expectEnvelope(await ctx.get(`/v1/api/device/${sse.deviceId}`), 200).data).toMatchObject({ online: false, notification_channel: "sse", channel_hint: null });
-    expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "waits for the poll", device_id: id }), 200);
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${sse.deviceId}`), 200).data).toMatchObject({
+      online: false,
+      notification_channel: "sse",
+      channel_hint: null,
+    });
+    expectEnvelope(
+      await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "waits for the poll", device_id: id }),
+      200,
+    );
     ctx.clock.advance(60_000 + 1);
     expect(ctx.services.mobile.watchPresence()).toBe(1);
-    expect(expectEnvelope(await ctx.get(`/v1/api/device/${id}/health`), 200).data).toMatchObject({ online: false, notification_channel: "polling" });
+    expect(expectEnvelope(await ctx.get(`/v1/api/device/${id}/health`), 200).data).toMatchObject({
+      online: false,
+      notification_channel: "polling",
+    });
     expect(ctx.services.mobile.watchPresence()).toBe(0);
   });
 
   test("switching to SSE Only (a PATCH without the token, or an event stream) makes it an SSE phone", async () => {
     const ctx = createTestContext();
     const token = await pairingToken(ctx);
-    const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" } });
+    const r = await mobile(ctx, "POST", "/device", {
+      auth: `Bearer ${token}`,
+      body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" },
+    });
     const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
     const channel = async () => expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data.notification_channel;
     expect(await channel()).toBe("polling");
     // The app's Gson leaves a null token out of the PATCH it sends after switching.
-    expect((await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, simCards: [] } })).status).toBe(204);
+    expect((await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, simCards: [] } })).status).toBe(
+      204,
+    );
     expect(await channel()).toBe("sse");
     await mobile(ctx, "PATCH", "/device", { auth: `Bearer ${r.json.token}`, body: { id: r.json.id, pushToken: "fcm-token:APA91b-again" } });
     expect(await channel()).toBe("polling");
-    const events = await ctx.app.handle(new Request("http://localhost/mobile/v1/events", { headers: { authorization: `Bearer ${r.json.token}` } }));
+    const events = await ctx.app.handle(
+      new Request("http://localhost/mobile/v1/events", { headers: { authorization: `Bearer ${r.json.token}` } }),
+    );
     expect(events.status).toBe(200);
     await events.body?.cancel();
     expect(await channel()).toBe("sse");

@@ -32,7 +32,15 @@ describe("GET /api/notification/:id", () => {
       created_at: "2026-01-15T12:00:00.000Z",
       sent_at: null,
     });
-    expect(n.logs).toEqual([{ at: "2026-01-15T12:00:00.000Z", event: "accepted", status: "pending", error_code: null, detail: expect.stringContaining(`device ${p.device_id}`) }]);
+    expect(n.logs).toEqual([
+      {
+        at: "2026-01-15T12:00:00.000Z",
+        event: "accepted",
+        status: "pending",
+        error_code: null,
+        detail: expect.stringContaining(`device ${p.device_id}`),
+      },
+    ]);
   });
 
   test("unknown id or another workspace's: 404; not a number: 400", async () => {
@@ -61,7 +69,9 @@ describe("GET /api/notification/list", () => {
     expect(all.notifications.map((n: { notification_id: number }) => n.notification_id)).toEqual([c, b, a]);
     expect(all.pagination).toEqual({ page: 1, limit: 20, total: 3 });
     const ids = async (query: Record<string, string | number>) =>
-      expectEnvelope(await ctx.get("/v1/api/notification/list", { query }), 200).data.notifications.map((n: { notification_id: number }) => n.notification_id);
+      expectEnvelope(await ctx.get("/v1/api/notification/list", { query }), 200).data.notifications.map(
+        (n: { notification_id: number }) => n.notification_id,
+      );
     expect(await ids({ status: "sent" })).toEqual([c]);
     expect(await ids({ status: "pending" })).toEqual([b, a]);
     expect(await ids({ delivery_type: "chatapp" })).toEqual([]);
@@ -79,7 +89,9 @@ describe("GET /api/notification/list", () => {
     [{ from: "yesterday" }, "from"],
   ])("bad filter %o: 400 naming %s", async (query, field) => {
     const ctx = createTestContext();
-    expect(expectEnvelope(await ctx.get("/v1/api/notification/list", { query: query as Record<string, string> }), 400).data.field).toBe(field);
+    expect(expectEnvelope(await ctx.get("/v1/api/notification/list", { query: query as Record<string, string> }), 400).data.field).toBe(
+      field,
+    );
   });
 });
 
@@ -141,14 +153,21 @@ describe("GET /api/stats/notifications", () => {
     expect((await ctx.get("/v1/api/stats/notifications")).body.data.period).toBe("day");
     expect(expectEnvelope(await ctx.get("/v1/api/stats/notifications", { query: { period: "year" } }), 400).data.field).toBe("period");
     const other = ctx.otherWorkspace();
-    expect((await ctx.get("/v1/api/stats/notifications", { query: { period: "month" }, key: other.key })).body.data).toMatchObject({ sent: 0, pending: 0 });
+    expect((await ctx.get("/v1/api/stats/notifications", { query: { period: "month" }, key: other.key })).body.data).toMatchObject({
+      sent: 0,
+      pending: 0,
+    });
   });
 
   test("counts come from the hourly rollup and agree with counting rows, for any range, status and channel, through every change", () => {
     const ctx = createTestContext();
     const sqlite = ctx.db.$client;
     const repo = ctx.services.notificationRepo;
-    const device = sqlite.query("INSERT INTO device (workspace_id, name, kind, external_id, created_at, updated_at) VALUES (?, 'p', 'sms', 'x', 0, 0) RETURNING id").get(ctx.workspace.id) as { id: number };
+    const device = sqlite
+      .query(
+        "INSERT INTO device (workspace_id, name, kind, external_id, created_at, updated_at) VALUES (?, 'p', 'sms', 'x', 0, 0) RETURNING id",
+      )
+      .get(ctx.workspace.id) as { id: number };
     // A deterministic spread of 600 notifications over three days, in both channels and every status.
     let seed = 7;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
@@ -166,13 +185,16 @@ describe("GET /api/stats/notifications", () => {
     sqlite.run("UPDATE notification SET delivery_type = 'sms' WHERE id % 11 = 0");
     sqlite.run("DELETE FROM notification WHERE id % 13 = 0");
     const brute = (f: { status?: string; deliveryType?: string; from?: number; to?: number }) =>
-      (sqlite.query("SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND (?1 IS NULL OR status = ?2) AND (?3 IS NULL OR delivery_type = ?3) AND created_at >= ?4 AND created_at <= ?5".replace("?1", "?2")).get(
-        ctx.workspace.id,
-        f.status ?? null,
-        f.deliveryType ?? null,
-        f.from ?? -1,
-        f.to ?? Number.MAX_SAFE_INTEGER,
-      ) as { n: number }).n;
+      (
+        sqlite
+          .query(
+            "SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND (?1 IS NULL OR status = ?2) AND (?3 IS NULL OR delivery_type = ?3) AND created_at >= ?4 AND created_at <= ?5".replace(
+              "?1",
+              "?2",
+            ),
+          )
+          .get(ctx.workspace.id, f.status ?? null, f.deliveryType ?? null, f.from ?? -1, f.to ?? Number.MAX_SAFE_INTEGER) as { n: number }
+      ).n;
     let checked = 0;
     for (let i = 0; i < 300; i++) {
       const a = start - 3_600_000 + Math.floor(next() * 4 * 86_400_000);
@@ -188,18 +210,41 @@ describe("GET /api/stats/notifications", () => {
     }
     expect(checked).toBeGreaterThan(100);
     // The rollup is the rows grouped, bucket for bucket (none negative, none missing).
-    const rollup = sqlite.query("SELECT status, hour, delivery_type, n FROM notification_hourly WHERE workspace_id = ? AND n <> 0 ORDER BY 1, 2, 3").all(ctx.workspace.id);
-    const grouped = sqlite.query("SELECT status, created_at / 3600000 AS hour, delivery_type, count(*) AS n FROM notification WHERE workspace_id = ? GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").all(ctx.workspace.id);
+    const rollup = sqlite
+      .query("SELECT status, hour, delivery_type, n FROM notification_hourly WHERE workspace_id = ? AND n <> 0 ORDER BY 1, 2, 3")
+      .all(ctx.workspace.id);
+    const grouped = sqlite
+      .query(
+        "SELECT status, created_at / 3600000 AS hour, delivery_type, count(*) AS n FROM notification WHERE workspace_id = ? GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+      )
+      .all(ctx.workspace.id);
     expect(rollup).toEqual(grouped);
   });
 
   test("the hourly sum and the edge counts use their indexes, never a scan of the notification table", () => {
     const ctx = createTestContext();
-    const plan = (sql: string, ...args: unknown[]) => (ctx.db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as [])) as { detail: string }[]).map((p) => p.detail).join(" | ");
-    const hourly = plan("SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE workspace_id = ? AND status = ? AND hour >= ? AND hour < ?", 1, "sent", 0, 1);
-    expect(hourly).toContain("notification_hourly USING INDEX sqlite_autoindex_notification_hourly_1 (workspace_id=? AND status=? AND hour>? AND hour<?)");
-    const edge = plan("SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND status = ? AND created_at >= ? AND created_at <= ?", 1, "sent", 0, 1);
-    expect(edge).toContain("USING COVERING INDEX notification_workspace_status_idx (workspace_id=? AND status=? AND created_at>? AND created_at<?)");
+    const plan = (sql: string, ...args: unknown[]) =>
+      (ctx.db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as [])) as { detail: string }[]).map((p) => p.detail).join(" | ");
+    const hourly = plan(
+      "SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE workspace_id = ? AND status = ? AND hour >= ? AND hour < ?",
+      1,
+      "sent",
+      0,
+      1,
+    );
+    expect(hourly).toContain(
+      "notification_hourly USING INDEX sqlite_autoindex_notification_hourly_1 (workspace_id=? AND status=? AND hour>? AND hour<?)",
+    );
+    const edge = plan(
+      "SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND status = ? AND created_at >= ? AND created_at <= ?",
+      1,
+      "sent",
+      0,
+      1,
+    );
+    expect(edge).toContain(
+      "USING COVERING INDEX notification_workspace_status_idx (workspace_id=? AND status=? AND created_at>? AND created_at<?)",
+    );
     const edgeAll = plan("SELECT count(*) AS n FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ?", 1, 0, 1);
     expect(edgeAll).toContain("notification_workspace_created_idx");
     expect(`${hourly} ${edge} ${edgeAll}`).not.toContain("SCAN");

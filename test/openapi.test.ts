@@ -6,7 +6,13 @@ import { createTestContext } from "./helpers/context";
 
 const ctx = createTestContext();
 const spec = (await ctx.get("/openapi.json", { key: null })).body;
-type Op = { summary?: string; tags?: string[]; security?: unknown[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }>; requestBody?: { content: Record<string, unknown> } };
+type Op = {
+  summary?: string;
+  tags?: string[];
+  security?: unknown[];
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+  requestBody?: { content: Record<string, unknown> };
+};
 const operations: [string, string, Op][] = Object.entries(spec.paths as Record<string, Record<string, Op>>).flatMap(([path, methods]) =>
   Object.entries(methods).map(([method, op]) => [path, method, op] as [string, string, Op]),
 );
@@ -14,7 +20,10 @@ const operations: [string, string, Op][] = Object.entries(spec.paths as Record<s
 /** Follows a local $ref to the schema it names. */
 function resolve(schema: any): any {
   if (!schema?.$ref) return schema;
-  return schema.$ref.replace(/^#\//, "").split("/").reduce((node: any, key: string) => node?.[key], spec);
+  return schema.$ref
+    .replace(/^#\//, "")
+    .split("/")
+    .reduce((node: any, key: string) => node?.[key], spec);
 }
 
 describe("OpenAPI document", () => {
@@ -23,7 +32,16 @@ describe("OpenAPI document", () => {
     expect(spec.info.title).toBe("Pigeon API");
     // The phone app's credentials are modelled beside the API key's (issue 9).
     // And SMSGate's, for its third-party API (issue 13).
-    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["ApiKeyBearer", "ApiKeyHeader", "ApiSecret", "PhoneDeviceToken", "PhoneLogin", "PhonePairingToken", "SmsGateBasic", "SmsGateBearer"]);
+    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual([
+      "ApiKeyBearer",
+      "ApiKeyHeader",
+      "ApiSecret",
+      "PhoneDeviceToken",
+      "PhoneLogin",
+      "PhonePairingToken",
+      "SmsGateBasic",
+      "SmsGateBearer",
+    ]);
     expect(spec.components.securitySchemes.ApiSecret).toMatchObject({ type: "apiKey", in: "header", name: "X-API-SECRET" });
     expect(spec.security).toEqual([
       { ApiKeyBearer: [], ApiSecret: [] },
@@ -39,27 +57,31 @@ describe("OpenAPI document", () => {
     for (const route of served) expect(documented).toContain(route);
   });
 
-  test.each(operations.map(([p, m, op]) => [`${m.toUpperCase()} ${p}`, op] as const))("%s has a summary, a tag, a success and its errors", (name, op) => {
-    expect(op.summary?.length).toBeGreaterThan(3);
-    expect(op.tags?.length).toBeGreaterThan(0);
-    expect(Object.keys(op.responses).some((status) => status.startsWith("2"))).toBe(true);
-    if (name.includes(" /mobile/") || name.includes("3rdparty/v1/")) {
-      // The phone protocol and SMSGate's API document their errors in the app's own {message, code, data} shape.
-      const errors = Object.entries(op.responses).filter(([status]) => status.startsWith("4"));
-      for (const [, r] of errors) expect(resolve(r.content?.["application/json"]?.schema)).toMatchObject({ required: ["message", "code", "data"] });
-      return;
-    }
-    if (op.security === undefined) {
-      for (const status of ["400", "401", "403", "429", "500"]) {
-        expect(op.responses[status]?.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/Error" });
+  test.each(operations.map(([p, m, op]) => [`${m.toUpperCase()} ${p}`, op] as const))(
+    "%s has a summary, a tag, a success and its errors",
+    (name, op) => {
+      expect(op.summary?.length).toBeGreaterThan(3);
+      expect(op.tags?.length).toBeGreaterThan(0);
+      expect(Object.keys(op.responses).some((status) => status.startsWith("2"))).toBe(true);
+      if (name.includes(" /mobile/") || name.includes("3rdparty/v1/")) {
+        // The phone protocol and SMSGate's API document their errors in the app's own {message, code, data} shape.
+        const errors = Object.entries(op.responses).filter(([status]) => status.startsWith("4"));
+        for (const [, r] of errors)
+          expect(resolve(r.content?.["application/json"]?.schema)).toMatchObject({ required: ["message", "code", "data"] });
+        return;
       }
-    }
-    // Every POST takes a body, but for the two that act on their path alone.
-    if (name.startsWith("POST") && !name.endsWith("/rotate") && !name.endsWith("/read")) {
-      const content = op.requestBody?.content ?? {};
-      expect(content["application/json"] ?? content["application/x-www-form-urlencoded"]).toBeDefined();
-    }
-  });
+      if (op.security === undefined) {
+        for (const status of ["400", "401", "403", "429", "500"]) {
+          expect(op.responses[status]?.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/Error" });
+        }
+      }
+      // Every POST takes a body, but for the two that act on their path alone.
+      if (name.startsWith("POST") && !name.endsWith("/rotate") && !name.endsWith("/read")) {
+        const content = op.requestBody?.content ?? {};
+        expect(content["application/json"] ?? content["application/x-www-form-urlencoded"]).toBeDefined();
+      }
+    },
+  );
 
   test("the health check and provider callbacks need no key", () => {
     expect(spec.paths["/health"].get.security).toEqual([]);
@@ -150,11 +172,34 @@ describe("OpenAPI document, as tools read it", () => {
   });
 
   test("names the shared models and inlines none of them anywhere", () => {
-    const names = ["Notification", "NotificationDetail", "Device", "Contact", "Template", "Webhook", "WebhookDelivery", "Thread", "Message", "Error", "Pagination", "PhoneError"];
+    const names = [
+      "Notification",
+      "NotificationDetail",
+      "Device",
+      "Contact",
+      "Template",
+      "Webhook",
+      "WebhookDelivery",
+      "Thread",
+      "Message",
+      "Error",
+      "Pagination",
+      "PhoneError",
+    ];
     for (const name of names) expect(Object.keys(spec.components.schemas)).toContain(name);
     // Error shares its keys with every success envelope; its $refs are checked by the route test above.
     const shapes = new Map(
-      names.filter((n) => n !== "Error").map((name) => [Object.keys(spec.components.schemas[name].properties ?? {}).sort().join(","), name] as const),
+      names
+        .filter((n) => n !== "Error")
+        .map(
+          (name) =>
+            [
+              Object.keys(spec.components.schemas[name].properties ?? {})
+                .sort()
+                .join(","),
+              name,
+            ] as const,
+        ),
     );
     const inlined: string[] = [];
     walk(spec.paths, (n, at) => {
@@ -177,18 +222,22 @@ describe("OpenAPI document, as tools read it", () => {
       if (!path.startsWith("/v1/") || op.security !== undefined) continue;
       // The success answer: 200, or 202 for a request only started (the inbox refresh).
       const success = r["200"] ?? r["202"];
-      for (const h of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]) expect(Object.keys(success.headers ?? {})).toContain(h);
+      for (const h of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"])
+        expect(Object.keys(success.headers ?? {})).toContain(h);
       expect(r["429"].headers?.["Retry-After"]).toBeDefined();
       if (method === "post" && /\/send(\/bulk)?$|\/chatapp\/test$/.test(path)) {
         expect(r["200"].headers?.["Idempotent-Replayed"]).toBeDefined();
-        expect((op as { parameters?: { in: string; name: string }[] }).parameters).toContainEqual(expect.objectContaining({ in: "header", name: "Idempotency-Key" }));
+        expect((op as { parameters?: { in: string; name: string }[] }).parameters).toContainEqual(
+          expect.objectContaining({ in: "header", name: "Idempotency-Key" }),
+        );
       }
     }
   });
 
   test("the declared headers are the ones a real answer carries", async () => {
     const listed = await ctx.get("/v1/api/device/list");
-    for (const name of Object.keys(spec.paths["/v1/api/device/list"].get.responses["200"].headers)) expect(listed.headers.get(name)).not.toBeNull();
+    for (const name of Object.keys(spec.paths["/v1/api/device/list"].get.responses["200"].headers))
+      expect(listed.headers.get(name)).not.toBeNull();
     const wrong = await ctx.call("GET", "/v1/api/sms/send");
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("POST");
@@ -199,7 +248,8 @@ describe("OpenAPI document, as tools read it", () => {
   test("413 on every operation with a body, 429/401/403 on every API-key operation", () => {
     for (const [path, , op] of operations) {
       if (op.requestBody) expect(Object.keys(op.responses)).toContain("413");
-      if (path.startsWith("/v1/") && op.security === undefined) for (const s of ["401", "403", "429"]) expect(Object.keys(op.responses)).toContain(s);
+      if (path.startsWith("/v1/") && op.security === undefined)
+        for (const s of ["401", "403", "429"]) expect(Object.keys(op.responses)).toContain(s);
     }
   });
 

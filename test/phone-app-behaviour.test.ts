@@ -31,7 +31,17 @@ const knownIds = new Set<number>();
 
 /** Starts `pigeon simulate-phone` (its default 15-minute poll) and waits until its stream is open. */
 async function startPhone(name: string, args: string[] = []) {
-  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
+  const { proc, output } = await startSimulator(bin, [
+    "--server",
+    serverUrl,
+    "--token",
+    pairingToken,
+    "--delay",
+    "100",
+    "--name",
+    name,
+    ...args,
+  ]);
   procs.push(proc);
   const list = (await server.api("/v1/api/device/list?limit=100", key)).body.data.devices as { name: string; device_id: number }[];
   const deviceId = list.find((d) => d.name === name && !knownIds.has(d.device_id))!.device_id;
@@ -63,7 +73,11 @@ describe("a phone with the app's habits", () => {
       if (second >= 57) await Bun.sleep((61 - second) * 1000);
       const ids: number[] = [];
       for (const text of ["one", "two", "three"]) {
-        const sent = await server.api(SEND_PATH, key, { recipient_contact: "+14155552671", message: `Batch ${text}`, device_id: phone.deviceId });
+        const sent = await server.api(SEND_PATH, key, {
+          recipient_contact: "+14155552671",
+          message: `Batch ${text}`,
+          device_id: phone.deviceId,
+        });
         expect(sent.status).toBe(200);
         ids.push(sent.body.data.notification_id);
       }
@@ -74,7 +88,11 @@ describe("a phone with the app's habits", () => {
       // The third can only go once the next minute starts; under a loaded machine allow half a
       // minute beyond that, far short of the app's 15-minute poll it would otherwise wait for.
       const nextMinute = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
-      await waitFor("all three delivered", () => delivered() >= 3, { timeoutMs: nextMinute - Date.now() + 30_000, intervalMs: 250, detail: phone.output });
+      await waitFor("all three delivered", () => delivered() >= 3, {
+        timeoutMs: nextMinute - Date.now() + 30_000,
+        intervalMs: 250,
+        detail: phone.output,
+      });
       const statuses = await Promise.all(ids.map(async (id) => (await server.api(`/v1/api/notification/${id}`, key)).body.data.status));
       expect(statuses).toEqual(["delivered", "delivered", "delivered"]);
       phone.proc.kill("SIGTERM");

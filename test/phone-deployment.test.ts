@@ -36,7 +36,12 @@ async function start(env: Record<string, string> = {}): Promise<Started> {
 
 /** Runs `pigeon simulate-phone` against `serverUrl` and waits for `ready` in its log. */
 async function startPhone(s: Started, serverUrl: string, name: string, args: string[], ready: string) {
-  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", s.pairingToken, "--delay", "50", "--name", name, ...args], ready, `${name} to pair`);
+  const { proc, output } = await startSimulator(
+    bin,
+    ["--server", serverUrl, "--token", s.pairingToken, "--delay", "50", "--name", name, ...args],
+    ready,
+    `${name} to pair`,
+  );
   procs.push(proc);
   const list = (await s.server.api("/v1/api/device/list?limit=100", s.key)).body.data.devices as { name: string; device_id: number }[];
   return { proc, output, deviceId: list.find((d) => d.name === name)!.device_id };
@@ -85,20 +90,29 @@ describe("a phone on the app's default AUTO channel", () => {
     expect(device.channel_hint).toContain("SSE Only");
     const health = (await s.server.api(`/v1/api/device/${auto.deviceId}/health`, s.key)).body.data;
     expect(health).toMatchObject({ online: true, notification_channel: "polling", health_score: 100 });
-    expect((await s.server.api(`/v1/api/device/${sse.deviceId}`, s.key)).body.data).toMatchObject({ notification_channel: "sse", channel_hint: null });
+    expect((await s.server.api(`/v1/api/device/${sse.deviceId}`, s.key)).body.data).toMatchObject({
+      notification_channel: "sse",
+      channel_hint: null,
+    });
 
     // Pigeon takes an immediate message for it (it is online) and the phone's ping fetches it.
     const sent = await s.server.api(SEND_PATH, s.key, { recipient_contact: "+14155552671", message: "Polled", device_id: auto.deviceId });
     expect(sent.status).toBe(200);
-    await waitFor("the polled message delivered", async () => (await s.server.api(`/v1/api/notification/${sent.body.data.notification_id}`, s.key)).body.data.status === "delivered", {
-      detail: auto.output,
-    });
+    await waitFor(
+      "the polled message delivered",
+      async () => (await s.server.api(`/v1/api/notification/${sent.body.data.notification_id}`, s.key)).body.data.status === "delivered",
+      {
+        detail: auto.output,
+      },
+    );
 
     // pair-info names the polling phone and the fix, after its usual lines.
     const info = await runCommand(bin, ["devices", "pair-info"], { PIGEON_DATA_DIR: s.dataDir });
     expect(info.code).toBe(0);
     expect(info.stdout).toContain("  Notification channel: SSE Only");
-    expect(info.stdout).toContain(`  #${auto.deviceId} Auto/phone: choose Settings → Cloud Server → Notification channel → SSE Only, then restart the app.`);
+    expect(info.stdout).toContain(
+      `  #${auto.deviceId} Auto/phone: choose Settings → Cloud Server → Notification channel → SSE Only, then restart the app.`,
+    );
     expect(info.stdout).not.toContain("Sse/phone");
   });
 });
@@ -109,7 +123,9 @@ describe("behind a TLS proxy", () => {
     expect(s.server.output()).toContain("pigeon: warning: PIGEON_PUBLIC_URL is not set, so phones are given http:// webhook URLs");
     const phone = await startPhone(s, fakeTlsProxy(s.server.url), "Proxied/phone", [], "events stream open");
     await waitFor("the webhooks read", () => phone.output().includes("webhooks: "), { detail: phone.output });
-    expect(phone.output()).toContain("webhooks: mms:downloaded, mms:received, sms:delivered, sms:failed, sms:received, sms:sent, system:ping → https://sms.example.com/mobile/v1/webhook");
+    expect(phone.output()).toContain(
+      "webhooks: mms:downloaded, mms:received, sms:delivered, sms:failed, sms:received, sms:sent, system:ping → https://sms.example.com/mobile/v1/webhook",
+    );
   });
 
   test("an untrusted peer's forwarded headers are ignored", async () => {
@@ -130,14 +146,28 @@ describe("behind a TLS proxy", () => {
 describe("the phone's own settings", () => {
   test("Pigeon gives only what the user chose: the phone keeps its SIM rotation, order and ping", async () => {
     const s = await start();
-    const phone = await startPhone(s, `${s.server.url}/mobile/v1`, "DualSim/phone", ["--sim-selection", "RoundRobin"], "events stream open");
+    const phone = await startPhone(
+      s,
+      `${s.server.url}/mobile/v1`,
+      "DualSim/phone",
+      ["--sim-selection", "RoundRobin"],
+      "events stream open",
+    );
     await waitFor("the settings read", () => phone.output().includes("settings loaded"), { detail: phone.output });
-    expect(phone.output()).toContain("settings loaded (signing key from the server; no send interval, no limit, order LIFO, SIM selection RoundRobin, ping off, channel SSE_ONLY)");
+    expect(phone.output()).toContain(
+      "settings loaded (signing key from the server; no send interval, no limit, order LIFO, SIM selection RoundRobin, ping off, channel SSE_ONLY)",
+    );
 
     // A pause chosen in Pigeon reaches the phone; its own choices still stand.
-    const update = await s.server.api("/v1/api/device/update", s.key, { device_id: phone.deviceId, send_interval_min: 2, send_interval_max: 4 });
+    const update = await s.server.api("/v1/api/device/update", s.key, {
+      device_id: phone.deviceId,
+      send_interval_min: 2,
+      send_interval_max: 4,
+    });
     expect(update.status).toBe(200);
     await waitFor("the new settings", () => phone.output().includes("send interval 2–4 s"), { detail: phone.output });
-    expect(phone.output()).toContain("settings loaded (signing key from the server; send interval 2–4 s, no limit, order LIFO, SIM selection RoundRobin, ping off, channel SSE_ONLY)");
+    expect(phone.output()).toContain(
+      "settings loaded (signing key from the server; send interval 2–4 s, no limit, order LIFO, SIM selection RoundRobin, ping off, channel SSE_ONLY)",
+    );
   });
 });

@@ -42,7 +42,9 @@ async function startPhone(args: string[] = []) {
   phones.push(phone);
   await waitFor("the phone to pair", () => phone.output().includes("events stream open"), { detail: phone.output });
   const externalId = /registered as (\S+)/.exec(phone.output())![1];
-  const deviceId = (await devices()).find((d: { name: string; device_id: number }) => d.name === name && !knownIds.has(d.device_id))!.device_id;
+  const deviceId = (await devices()).find(
+    (d: { name: string; device_id: number }) => d.name === name && !knownIds.has(d.device_id),
+  )!.device_id;
   knownIds.add(deviceId);
   return { ...phone, externalId, deviceId };
 }
@@ -86,7 +88,11 @@ describe("a simulated phone paired with the binary", () => {
     const phone = await startPhone(["--hold", "3000"]);
     const id = (await send({ message: "Cancel me", device_id: phone.deviceId })).body.data.notification_id;
     await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
-    const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
+    const cancel = await server.fetch("/v1/api/notification/cancel", {
+      method: "POST",
+      key,
+      body: JSON.stringify({ notification_id: id }),
+    });
     expect(cancel.status).toBe(200);
     await waitFor("the phone to drop it", () => / cancelled/.test(phone.output()));
     const n = await waitFor("the phone's confirmation", async () => {
@@ -104,7 +110,11 @@ describe("a simulated phone paired with the binary", () => {
     const phone = await startPhone(["--hold", "3000", "--app-version", version]);
     const id = (await send({ message: `Cancel me, app ${version}`, device_id: phone.deviceId })).body.data.notification_id;
     await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
-    const cancel = await server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
+    const cancel = await server.fetch("/v1/api/notification/cancel", {
+      method: "POST",
+      key,
+      body: JSON.stringify({ notification_id: id }),
+    });
     expect(cancel.status).toBe(200);
     return phone;
   }
@@ -166,7 +176,14 @@ describe("a simulated phone paired with the binary", () => {
       webhookId: "pigeon-sms-received",
       event: "sms:received",
       deviceId: externalId,
-      payload: { messageId: "beef", message: "hello once", sender: "+14155550999", recipient: "+15550009999", simNumber: 1, receivedAt: new Date().toISOString() },
+      payload: {
+        messageId: "beef",
+        message: "hello once",
+        sender: "+14155550999",
+        recipient: "+15550009999",
+        simNumber: 1,
+        receivedAt: new Date().toISOString(),
+      },
     });
     const post = (secret: string) =>
       fetch(url, { method: "POST", headers: { "content-type": "application/json", ...phoneSignature(secret, body, Date.now()) }, body });

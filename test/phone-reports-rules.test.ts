@@ -81,9 +81,20 @@ describe("what a paired phone reports, by rule", () => {
     expect(await p.post("system:ping", ping(30, 3))).toBe(204);
     expect(events(ctx, "device.unhealthy").map((e) => e.reasons)).toEqual([["low_battery"]]);
     expect(events(ctx, "device.healthy")).toEqual([
-      { device_id: p.deviceId, name: "Phone", kind: "sms", battery_level: 11, charging: false, connected: true, previous_reasons: ["low_battery", "no_connection"] },
+      {
+        device_id: p.deviceId,
+        name: "Phone",
+        kind: "sms",
+        battery_level: 11,
+        charging: false,
+        connected: true,
+        previous_reasons: ["low_battery", "no_connection"],
+      },
     ]);
-    expect(await score()).toMatchObject({ health_score: 100, reported: { battery_level: 30, charging: true, plugged: true, unhealthy: [] } });
+    expect(await score()).toMatchObject({
+      health_score: 100,
+      reported: { battery_level: 30, charging: true, plugged: true, unhealthy: [] },
+    });
     // A ping without checks changes nothing.
     expect(await p.post("system:ping", { health: { status: "pass" } })).toBe(204);
     expect((await score()).reported.battery_level).toBe(30);
@@ -93,7 +104,14 @@ describe("what a paired phone reports, by rule", () => {
     const ctx = createTestContext();
     const p = await phone(ctx);
     const at = new Date(ctx.clock.now()).toISOString();
-    const content = { messageId: "17", sender: ADA, body: "See attached", subject: null, attachments: [{ partId: 3, contentType: "image/jpeg", name: null, size: 2048, data: "AAAA" }], receivedAt: at };
+    const content = {
+      messageId: "17",
+      sender: ADA,
+      body: "See attached",
+      subject: null,
+      attachments: [{ partId: 3, contentType: "image/jpeg", name: null, size: 2048, data: "AAAA" }],
+      receivedAt: at,
+    };
     expect(await p.post("mms:downloaded", content)).toBe(204);
     expect(await p.post("mms:downloaded", content)).toBe(204);
     const headers = { messageId: "T1", transactionId: "T1", sender: ADA, subject: null, size: 900, contentClass: null, receivedAt: at };
@@ -121,6 +139,8 @@ describe("what a paired phone reports, by rule", () => {
     const other = expectEnvelope(await ctx.post(`/v1/api/device/${cloud.device_id}/inbox/refresh`, period), 409);
     expect(other.data.error_code).toBe("not_a_phone");
     const foreign = ctx.otherWorkspace("Other");
-    expect(expectEnvelope(await ctx.post(`/v1/api/device/${p.deviceId}/inbox/refresh`, period, { key: foreign.key }), 404).data.error_code).toBe("not_found");
+    expect(
+      expectEnvelope(await ctx.post(`/v1/api/device/${p.deviceId}/inbox/refresh`, period, { key: foreign.key }), 404).data.error_code,
+    ).toBe("not_found");
   });
 });

@@ -23,7 +23,9 @@ beforeAll(async () => {
   server = await startServer(bin, { PIGEON_DATA_DIR: dataDir });
   key = server.initialKey!;
   // The tests poll health and threads while phones report: lift the key's per-minute limit.
-  const plan = await runCommand(bin, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000"], { PIGEON_DATA_DIR: dataDir });
+  const plan = await runCommand(bin, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000"], {
+    PIGEON_DATA_DIR: dataDir,
+  });
   expect(plan.code).toBe(0);
   const pairing = await (await server.fetch("/v1/api/device/pairing", { key })).json();
   serverUrl = pairing.data.server_url;
@@ -43,7 +45,17 @@ let phoneCount = 0;
  */
 async function startPhone(args: string[]) {
   const name = `Reports/phone-${++phoneCount}`;
-  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
+  const { proc, output } = await startSimulator(bin, [
+    "--server",
+    serverUrl,
+    "--token",
+    pairingToken,
+    "--delay",
+    "100",
+    "--name",
+    name,
+    ...args,
+  ]);
   phones.push(proc);
   const list = (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices as { device_id: number }[];
   const deviceId = list.map((d) => d.device_id).find((id) => !knownIds.has(id))!;
@@ -75,7 +87,9 @@ function eventsOf(type: string): Record<string, unknown>[] {
 
 const health = async (deviceId: number) => (await server.api(`/v1/api/device/${deviceId}/health`, key)).body.data;
 const refresh = (deviceId: number, body: unknown) =>
-  server.fetch(`/v1/api/device/${deviceId}/inbox/refresh`, { method: "POST", key, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  server
+    .fetch(`/v1/api/device/${deviceId}/inbox/refresh`, { method: "POST", key, body: JSON.stringify(body) })
+    .then(async (r) => ({ status: r.status, body: await r.json() }));
 const lastHour = () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date(Date.now() + 60_000).toISOString() });
 
 describe("what a paired phone reports", () => {
@@ -107,13 +121,20 @@ describe("what a paired phone reports", () => {
     const good = await startPhone(["--ping", "1", "--battery", "80"]);
     const low = await startPhone(["--ping", "1", "--battery", "9"]);
     const reported = (deviceId: number) =>
-      waitFor("a health report", async () => {
-        const h = await health(deviceId);
-        return h.reported ? h : null;
-      }, { detail: low.output });
+      waitFor(
+        "a health report",
+        async () => {
+          const h = await health(deviceId);
+          return h.reported ? h : null;
+        },
+        { detail: low.output },
+      );
     expect(await reported(good.deviceId)).toMatchObject({ health_score: 100, reported: { battery_level: 80, unhealthy: [] } });
     const first = await reported(low.deviceId);
-    expect(first).toMatchObject({ health_score: 50, reported: { battery_level: 9, charging: false, connected: true, status: "fail", unhealthy: ["low_battery"] } });
+    expect(first).toMatchObject({
+      health_score: 50,
+      reported: { battery_level: 9, charging: false, connected: true, status: "fail", unhealthy: ["low_battery"] },
+    });
     // Two more pings after the one that opened the episode.
     let seen = first.reported.reported_at;
     for (let i = 0; i < 2; i++) {
@@ -124,7 +145,15 @@ describe("what a paired phone reports", () => {
     }
     const unhealthy = eventsOf("device.unhealthy");
     expect(unhealthy.filter((e) => e.device_id === low.deviceId)).toEqual([
-      { device_id: low.deviceId, name: low.name, kind: "sms", battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
+      {
+        device_id: low.deviceId,
+        name: low.name,
+        kind: "sms",
+        battery_level: 9,
+        charging: false,
+        connected: true,
+        reasons: ["low_battery"],
+      },
     ]);
     expect(unhealthy.filter((e) => e.device_id === good.deviceId)).toEqual([]);
     good.proc.kill("SIGTERM");
@@ -139,9 +168,19 @@ describe("what a paired phone reports", () => {
         const h = await health(deviceId);
         return h.reported ? h : null;
       });
-    expect(await reported(charging.deviceId)).toMatchObject({ health_score: 100, reported: { battery_level: 9, charging: true, plugged: true, unhealthy: [] } });
-    expect(await reported(offline.deviceId)).toMatchObject({ health_score: 50, reported: { connected: false, cellular: "none", unhealthy: ["no_connection"] } });
-    expect(eventsOf("device.unhealthy").filter((e) => e.device_id === offline.deviceId).map((e) => e.reasons)).toEqual([["no_connection"]]);
+    expect(await reported(charging.deviceId)).toMatchObject({
+      health_score: 100,
+      reported: { battery_level: 9, charging: true, plugged: true, unhealthy: [] },
+    });
+    expect(await reported(offline.deviceId)).toMatchObject({
+      health_score: 50,
+      reported: { connected: false, cellular: "none", unhealthy: ["no_connection"] },
+    });
+    expect(
+      eventsOf("device.unhealthy")
+        .filter((e) => e.device_id === offline.deviceId)
+        .map((e) => e.reasons),
+    ).toEqual([["no_connection"]]);
     expect(eventsOf("device.unhealthy").filter((e) => e.device_id === charging.deviceId)).toEqual([]);
     charging.proc.kill("SIGTERM");
     offline.proc.kill("SIGTERM");
@@ -149,7 +188,16 @@ describe("what a paired phone reports", () => {
 
   test("an inbox refresh brings back an SMS that was never posted, once, and does not store again the one Pigeon had", async () => {
     // Before 1.65.2 the app re-posts the whole period, including the SMS it posted live.
-    const phone = await startPhone(["--app-version", "1.65.1", "--inbound", "Seen live", "--missed", "Lost on the way", "--from", "+14155550180"]);
+    const phone = await startPhone([
+      "--app-version",
+      "1.65.1",
+      "--inbound",
+      "Seen live",
+      "--missed",
+      "Lost on the way",
+      "--from",
+      "+14155550180",
+    ]);
     await waitFor("the live SMS", () => phone.output().includes("received SMS from +14155550180 posted"), { detail: phone.output });
     expect((await threadWith("+14155550180")).map((m: { body: string }) => m.body)).toEqual(["Seen live"]);
     const period = lastHour();
@@ -158,12 +206,22 @@ describe("what a paired phone reports", () => {
     expect(asked.body).toMatchObject({
       status_id: 202,
       message: "Inbox refresh requested",
-      data: { device_id: phone.deviceId, since: period.since, until: period.until, message_types: ["SMS"], requested_at: expect.any(String) },
+      data: {
+        device_id: phone.deviceId,
+        since: period.since,
+        until: period.until,
+        message_types: ["SMS"],
+        requested_at: expect.any(String),
+      },
     });
     await waitFor("the re-posts", () => phone.output().includes("inbox export: 2 message(s) processed again"), { detail: phone.output });
     const messages = await threadWith("+14155550180");
     expect(messages.map((m: { body: string }) => m.body)).toEqual(["Lost on the way", "Seen live"]);
-    expect(eventsOf("message.received").filter((e) => e.from === "+14155550180").map((e) => e.body)).toEqual(["Seen live", "Lost on the way"]);
+    expect(
+      eventsOf("message.received")
+        .filter((e) => e.from === "+14155550180")
+        .map((e) => e.body),
+    ).toEqual(["Seen live", "Lost on the way"]);
     phone.proc.kill("SIGTERM");
   });
 

@@ -238,12 +238,31 @@ describe("country table", () => {
 
   test("the hand-picked zones of countries with several", () => {
     expect(COUNTRY_ZONES).toMatchObject({
-      US: "America/New_York", CA: "America/Toronto", MX: "America/Mexico_City", BR: "America/Sao_Paulo",
-      AR: "America/Argentina/Buenos_Aires", RU: "Europe/Moscow", AU: "Australia/Sydney", ID: "Asia/Jakarta",
-      CN: "Asia/Shanghai", KZ: "Asia/Almaty", CL: "America/Santiago", ES: "Europe/Madrid", PT: "Europe/Lisbon",
-      DE: "Europe/Berlin", UA: "Europe/Kyiv", MN: "Asia/Ulaanbaatar", CD: "Africa/Kinshasa", EC: "America/Guayaquil",
-      NZ: "Pacific/Auckland", MY: "Asia/Kuala_Lumpur", UZ: "Asia/Tashkent", GL: "America/Nuuk", KI: "Pacific/Tarawa",
-      FM: "Pacific/Pohnpei", PF: "Pacific/Tahiti",
+      US: "America/New_York",
+      CA: "America/Toronto",
+      MX: "America/Mexico_City",
+      BR: "America/Sao_Paulo",
+      AR: "America/Argentina/Buenos_Aires",
+      RU: "Europe/Moscow",
+      AU: "Australia/Sydney",
+      ID: "Asia/Jakarta",
+      CN: "Asia/Shanghai",
+      KZ: "Asia/Almaty",
+      CL: "America/Santiago",
+      ES: "Europe/Madrid",
+      PT: "Europe/Lisbon",
+      DE: "Europe/Berlin",
+      UA: "Europe/Kyiv",
+      MN: "Asia/Ulaanbaatar",
+      CD: "Africa/Kinshasa",
+      EC: "America/Guayaquil",
+      NZ: "Pacific/Auckland",
+      MY: "Asia/Kuala_Lumpur",
+      UZ: "Asia/Tashkent",
+      GL: "America/Nuuk",
+      KI: "Pacific/Tarawa",
+      FM: "Pacific/Pohnpei",
+      PF: "Pacific/Tahiti",
     });
     expect(Object.isFrozen(COUNTRY_ZONES)).toBe(true);
   });

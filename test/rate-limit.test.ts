@@ -66,7 +66,13 @@ describe("rate limits", () => {
     const ctx = createTestContext();
     const data = expectEnvelope(await ctx.get("/v1/api/server-info"), 200).data;
     expect(data.sms_length_cap).toBe(1600);
-    expect(data.limits).toMatchObject({ requests_per_minute: 60, requests_per_day: 10000, page_size_max: 100, batch_register_max: 10, batch_delete_max: 50 });
+    expect(data.limits).toMatchObject({
+      requests_per_minute: 60,
+      requests_per_day: 10000,
+      page_size_max: 100,
+      batch_register_max: 10,
+      batch_delete_max: 50,
+    });
     expect(data.rate_limit.requests_remaining).toBe(59);
   });
 });
@@ -152,7 +158,9 @@ describe("failed authentications are throttled per client address", () => {
     stopServer = () => ctx.app.stop(true);
     const port = ctx.app.server!.port;
     const call = (host: string, secret: string) =>
-      fetch(`http://${host}:${port}/v1/api/project/list`, { headers: { authorization: `Bearer ${ctx.key.api_key}`, "x-api-secret": secret } });
+      fetch(`http://${host}:${port}/v1/api/project/list`, {
+        headers: { authorization: `Bearer ${ctx.key.api_key}`, "x-api-secret": secret },
+      });
 
     for (let i = 0; i < 20; i++) expect((await call("127.0.0.1", `wrong-${i}`)).status).toBe(401);
     const blocked = await call("127.0.0.1", "wrong-again");

@@ -17,7 +17,9 @@ afterEach(() => fake?.stop());
 /** A phone paired the way the app pairs, that can report received SMS. */
 async function appPhone(ctx: TestContext) {
   const reg = await registerAppPhone(ctx);
-  const deviceId = (expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices as { device_id: number; kind: string }[]).find((d) => d.kind === "sms")!.device_id;
+  const deviceId = (expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices as { device_id: number; kind: string }[]).find(
+    (d) => d.kind === "sms",
+  )!.device_id;
   let n = 0;
   return {
     deviceId,
@@ -37,10 +39,18 @@ async function appPhone(ctx: TestContext) {
 }
 
 const eventsOf = (ctx: TestContext, type: string) =>
-  (ctx.db.$client as Database).query<{ data: string }, [string]>("SELECT data FROM event WHERE type = ? ORDER BY id").all(type).map((r) => JSON.parse(r.data));
+  (ctx.db.$client as Database)
+    .query<{ data: string }, [string]>("SELECT data FROM event WHERE type = ? ORDER BY id")
+    .all(type)
+    .map((r) => JSON.parse(r.data));
 const notificationsTo = (ctx: TestContext, to: string) =>
-  (ctx.db.$client as Database).query<{ id: number; message: string; status: string }, [string]>("SELECT id, message, status FROM notification WHERE recipient = ? ORDER BY id").all(to);
-const audit = async (ctx: TestContext, query: Record<string, string | number | boolean> = {}) => expectEnvelope(await ctx.get("/v1/api/optout/list", { query }), 200).data;
+  (ctx.db.$client as Database)
+    .query<{ id: number; message: string; status: string }, [string]>(
+      "SELECT id, message, status FROM notification WHERE recipient = ? ORDER BY id",
+    )
+    .all(to);
+const audit = async (ctx: TestContext, query: Record<string, string | number | boolean> = {}) =>
+  expectEnvelope(await ctx.get("/v1/api/optout/list", { query }), 200).data;
 
 describe("opt-out keywords from a paired phone", () => {
   test("STOP: suppressed, audited, announced, confirmed once; sends are 403 with nothing stored; a scheduled one fails refunded", async () => {
@@ -49,7 +59,14 @@ describe("opt-out keywords from a paired phone", () => {
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);
     ctx.topUp(10);
-    const scheduled = (await postSend(ctx, { recipient_contact: ADA, message: "Your table tomorrow", device_id: cloud.device_id, schedule_time: "2026-01-16 12:00:00" })).data.notification_id;
+    const scheduled = (
+      await postSend(ctx, {
+        recipient_contact: ADA,
+        message: "Your table tomorrow",
+        device_id: cloud.device_id,
+        schedule_time: "2026-01-16 12:00:00",
+      })
+    ).data.notification_id;
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
 
     await phone.receive(ADA, "  Stop ");
@@ -61,8 +78,17 @@ describe("opt-out keywords from a paired phone", () => {
 
     const entries = (await audit(ctx)).entries;
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ phone: ADA, action: "opted_out", source: "keyword", message_id: inbound.message_id, channel: "sms", device_id: phone.deviceId });
-    expect(eventsOf(ctx, "contact.opted_out")).toEqual([expect.objectContaining({ phone: ADA, source: "keyword", message_id: inbound.message_id })]);
+    expect(entries[0]).toMatchObject({
+      phone: ADA,
+      action: "opted_out",
+      source: "keyword",
+      message_id: inbound.message_id,
+      channel: "sms",
+      device_id: phone.deviceId,
+    });
+    expect(eventsOf(ctx, "contact.opted_out")).toEqual([
+      expect.objectContaining({ phone: ADA, source: "keyword", message_id: inbound.message_id }),
+    ]);
 
     // The confirmation goes back through the phone it came in on, as the only new message to Ada.
     const replies = notificationsTo(ctx, ADA).filter((n) => n.id !== scheduled);
@@ -75,13 +101,24 @@ describe("opt-out keywords from a paired phone", () => {
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     const before = notificationsTo(ctx, ADA).length;
-    const refused = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: "+1 (415) 555-2671", message: "Hello again", device_id: cloud.device_id }), 403).data;
+    const refused = expectEnvelope(
+      await ctx.post(SEND_PATH, { recipient_contact: "+1 (415) 555-2671", message: "Hello again", device_id: cloud.device_id }),
+      403,
+    ).data;
     expect(refused).toMatchObject({ error_code: "recipient_opted_out", source: "keyword", opted_out_at: "2026-01-15T12:00:00.000Z" });
     expect(notificationsTo(ctx, ADA)).toHaveLength(before);
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     // Bulk: the opted-out item fails alone.
-    const bulk = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages: [{ recipient_contact: ADA, message: "a" }, { recipient_contact: BOB, message: "b" }] }), 200).data;
+    const bulk = expectEnvelope(
+      await ctx.post("/v1/api/sms/send/bulk", {
+        messages: [
+          { recipient_contact: ADA, message: "a" },
+          { recipient_contact: BOB, message: "b" },
+        ],
+      }),
+      200,
+    ).data;
     expect(bulk).toMatchObject({ accepted: 1, failed: 1 });
     expect(bulk.results[0]).toMatchObject({ ok: false, error: { status_id: 403, error_code: "recipient_opted_out" } });
 
@@ -98,7 +135,10 @@ describe("opt-out keywords from a paired phone", () => {
     await phone.receive(ADA, "start");
     expect((await audit(ctx)).entries.map((e: { action: string }) => e.action)).toEqual(["opted_in", "opted_out"]);
     expect(eventsOf(ctx, "contact.opted_in")).toHaveLength(1);
-    expect(notificationsTo(ctx, ADA).map((n) => n.message)).toEqual([expect.stringContaining("Reply START"), expect.stringContaining("subscribed again")]);
+    expect(notificationsTo(ctx, ADA).map((n) => n.message)).toEqual([
+      expect.stringContaining("Reply START"),
+      expect.stringContaining("subscribed again"),
+    ]);
     await postSend(ctx, { recipient_contact: ADA, message: "Welcome back" });
 
     await phone.receive(BOB, "Yes");
@@ -119,7 +159,10 @@ describe("opt-out keywords from a paired phone", () => {
   test("the keyword lists and replies are settings: a word in another language, a silent opt-out, STOP turned off", async () => {
     const ctx = createTestContext();
     const phone = await appPhone(ctx);
-    const saved = expectEnvelope(await ctx.post("/v1/api/workspace/settings", { opt_out_keywords: ["stop", "Arrêt"], opt_out_reply: "" }), 200).data;
+    const saved = expectEnvelope(
+      await ctx.post("/v1/api/workspace/settings", { opt_out_keywords: ["stop", "Arrêt"], opt_out_reply: "" }),
+      200,
+    ).data;
     expect(saved.opt_out_keywords).toEqual(["STOP", "ARRÊT"]);
     await phone.receive(ADA, "arrêt");
     expect((await audit(ctx)).entries[0]).toMatchObject({ phone: ADA, action: "opted_out" });
@@ -138,10 +181,16 @@ describe("the opt-out API", () => {
     const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: ADA }), 200).data;
     expect(contact).toMatchObject({ opted_out: false, opted_out_at: null, timezone: null });
 
-    const added = expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: "+1 415 555 2671", reason: "asked at the counter" }), 200).data;
+    const added = expectEnvelope(
+      await ctx.post("/v1/api/optout/add", { phone: "+1 415 555 2671", reason: "asked at the counter" }),
+      200,
+    ).data;
     expect(added).toMatchObject({ phone: ADA, opted_out: true, source: "api", reason: "asked at the counter", changed: true });
     expect(expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: ADA }), 200).data.changed).toBe(false);
-    expect(expectEnvelope(await ctx.get(`/v1/api/contact/${contact.contact_id}`), 200).data).toMatchObject({ opted_out: true, opted_out_at: "2026-01-15T12:00:00.000Z" });
+    expect(expectEnvelope(await ctx.get(`/v1/api/contact/${contact.contact_id}`), 200).data).toMatchObject({
+      opted_out: true,
+      opted_out_at: "2026-01-15T12:00:00.000Z",
+    });
     expect(eventsOf(ctx, "contact.opted_out")[0]).toMatchObject({ phone: ADA, source: "api", contact_id: contact.contact_id });
 
     expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: BOB }), 200);
@@ -151,14 +200,24 @@ describe("the opt-out API", () => {
 
     const all = await audit(ctx);
     expect(all.pagination.total).toBe(3);
-    expect(all.entries.map((e: { phone: string; action: string }) => `${e.phone} ${e.action}`)).toEqual([`${BOB} opted_in`, `${BOB} opted_out`, `${ADA} opted_out`]);
+    expect(all.entries.map((e: { phone: string; action: string }) => `${e.phone} ${e.action}`)).toEqual([
+      `${BOB} opted_in`,
+      `${BOB} opted_out`,
+      `${ADA} opted_out`,
+    ]);
     expect((await audit(ctx, { phone: BOB, limit: 1 })).entries).toEqual([expect.objectContaining({ action: "opted_in" })]);
     const active = await audit(ctx, { active: true });
-    expect(active.entries).toEqual([expect.objectContaining({ phone: ADA, action: "opted_out", source: "api", reason: "asked at the counter" })]);
+    expect(active.entries).toEqual([
+      expect.objectContaining({ phone: ADA, action: "opted_out", source: "api", reason: "asked at the counter" }),
+    ]);
 
-    expect(expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: "not a number" }), 400).data.error_code).toBe("invalid_phone_number");
+    expect(expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: "not a number" }), 400).data.error_code).toBe(
+      "invalid_phone_number",
+    );
     expect(expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: ADA, extra: 1 }), 400).data.error_code).toBe("validation_error");
-    expect(expectEnvelope(await ctx.get("/v1/api/optout/list", { query: { active: "maybe" } }), 400).data.error_code).toBe("validation_error");
+    expect(expectEnvelope(await ctx.get("/v1/api/optout/list", { query: { active: "maybe" } }), 400).data.error_code).toBe(
+      "validation_error",
+    );
     // Another workspace's list is its own.
     const other = ctx.otherWorkspace();
     expect(expectEnvelope(await ctx.get("/v1/api/optout/list", { key: other.key }), 200).data.entries).toEqual([]);
@@ -176,8 +235,15 @@ describe("workspace settings", () => {
       help_keywords: ["HELP", "INFO"],
       default_routes: null,
     });
-    const changed = expectEnvelope(await ctx.post("/v1/api/workspace/settings", { quiet_hours: { start: "21:00", end: "08:00" }, default_routes: ["phone", "cloud"] }), 200).data;
-    expect(changed).toMatchObject({ quiet_hours: { start: "21:00", end: "08:00" }, default_routes: ["phone", "cloud"], opt_out_keywords: defaults.opt_out_keywords });
+    const changed = expectEnvelope(
+      await ctx.post("/v1/api/workspace/settings", { quiet_hours: { start: "21:00", end: "08:00" }, default_routes: ["phone", "cloud"] }),
+      200,
+    ).data;
+    expect(changed).toMatchObject({
+      quiet_hours: { start: "21:00", end: "08:00" },
+      default_routes: ["phone", "cloud"],
+      opt_out_keywords: defaults.opt_out_keywords,
+    });
 
     for (const [body, code, field] of [
       [{ quiet_hours: { start: "25:00", end: "08:00" } }, "validation_error", "quiet_hours.start"],
@@ -211,7 +277,11 @@ describe("quiet hours", () => {
   test("a send inside the recipient's quiet hours is held until they end, then goes (clock moved)", async () => {
     const ctx = await quietWorkspace();
     const held = (await postSend(ctx, { recipient_contact: ADA, message: "Sale starts today" })).data;
-    expect(held).toMatchObject({ scheduled_for: "2026-01-15T13:00:00.000Z", scheduled_at: "2026-01-15T13:00:00.000Z", quiet_hours: { until: "2026-01-15T13:00:00.000Z", timezone: "America/New_York" } });
+    expect(held).toMatchObject({
+      scheduled_for: "2026-01-15T13:00:00.000Z",
+      scheduled_at: "2026-01-15T13:00:00.000Z",
+      quiet_hours: { until: "2026-01-15T13:00:00.000Z", timezone: "America/New_York" },
+    });
     // London is awake: not held, and the reply carries nothing extra.
     const awake = (await postSend(ctx, { recipient_contact: BOB, message: "Sale starts today" })).data;
     expect(awake.scheduled_for).toBeNull();
@@ -237,14 +307,25 @@ describe("quiet hours", () => {
     expect((await postSend(ctx, { recipient_contact: ADA, message: "Your code is 1234", priority: 100 })).data.scheduled_for).toBeNull();
     expect((await postSend(ctx, { recipient_contact: ADA, message: "Your receipt", transactional: true })).data.scheduled_for).toBeNull();
     // 10:00 New York time is awake; 06:00 the day after is not, and waits for 08:00.
-    expect((await postSend(ctx, { recipient_contact: ADA, message: "x", schedule_time: "2026-01-15 10:00:00", timezone: "America/New_York" })).data.quiet_hours).toBeUndefined();
-    const early = (await postSend(ctx, { recipient_contact: ADA, message: "x", schedule_time: "2026-01-16 06:00:00", timezone: "America/New_York" })).data;
+    expect(
+      (await postSend(ctx, { recipient_contact: ADA, message: "x", schedule_time: "2026-01-15 10:00:00", timezone: "America/New_York" }))
+        .data.quiet_hours,
+    ).toBeUndefined();
+    const early = (
+      await postSend(ctx, { recipient_contact: ADA, message: "x", schedule_time: "2026-01-16 06:00:00", timezone: "America/New_York" })
+    ).data;
     expect(early.scheduled_at).toBe("2026-01-16T13:00:00.000Z");
-    expect(expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Nowhere", phone: "+12125550100", timezone: "Mars/Olympus" }), 400).data.error_code).toBe("invalid_timezone");
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Nowhere", phone: "+12125550100", timezone: "Mars/Olympus" }), 400)
+        .data.error_code,
+    ).toBe("invalid_timezone");
     // A zone name the runtime's ICU data lacks (EST5EDT, a link to New York since tzdata 2024b) is
     // accepted for a contact, so quiet hours must read it too, not fail the send.
     expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Eve", phone: "+12125550111", timezone: "EST5EDT" }), 200);
-    expect((await postSend(ctx, { recipient_contact: "+12125550111", message: "x" })).data.quiet_hours).toEqual({ until: "2026-01-15T13:00:00.000Z", timezone: "America/New_York" });
+    expect((await postSend(ctx, { recipient_contact: "+12125550111", message: "x" })).data.quiet_hours).toEqual({
+      until: "2026-01-15T13:00:00.000Z",
+      timezone: "America/New_York",
+    });
   });
 });
 
@@ -262,15 +343,25 @@ describe("failover", () => {
     const { ctx, phone, cloud, fake } = await twoRoutes();
     ctx.clock.advance(6 * 60_000);
     const sent = (await postSend(ctx, { recipient_contact: ADA, message: "Table ready", routes: ["phone", "cloud"] })).data;
-    expect(sent).toMatchObject({ route: "cloud", device_id: cloud.device_id, skipped_routes: [{ route: "phone", error_code: "device_offline" }] });
+    expect(sent).toMatchObject({
+      route: "cloud",
+      device_id: cloud.device_id,
+      skipped_routes: [{ route: "phone", error_code: "device_offline" }],
+    });
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
     await ctx.services.dispatcher.dispatchDue();
     expect(fake.creates).toHaveLength(1);
     const n = await notificationOf(ctx, sent.notification_id);
     expect(n).toMatchObject({ status: "sent", route: "cloud", device_id: cloud.device_id });
-    expect(n.logs[1]).toMatchObject({ event: "route_skipped", error_code: "device_offline", detail: expect.stringContaining(`Device ${phone.device_id} is offline`) });
+    expect(n.logs[1]).toMatchObject({
+      event: "route_skipped",
+      error_code: "device_offline",
+      detail: expect.stringContaining(`Device ${phone.device_id} is offline`),
+    });
     // Without a route order the same send is refused, as before.
-    expect(expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: ADA, message: "x", device_id: phone.device_id }), 400).data.error_code).toBe("device_offline");
+    expect(
+      expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: ADA, message: "x", device_id: phone.device_id }), 400).data.error_code,
+    ).toBe("device_offline");
   });
 
   test("a phone that goes quiet with the message waiting: given up on after the grace period, the message moves to the cloud number", async () => {
@@ -284,7 +375,11 @@ describe("failover", () => {
     expect(ctx.services.sending.failoverStranded(120_000)).toBe(1);
     const moved = await notificationOf(ctx, id);
     expect(moved).toMatchObject({ status: "pending", route: "cloud", device_id: cloud.device_id });
-    expect(moved.logs.at(-1)).toMatchObject({ event: "failover", error_code: "device_offline", detail: expect.stringContaining(`device ${phone.device_id}`) });
+    expect(moved.logs.at(-1)).toMatchObject({
+      event: "failover",
+      error_code: "device_offline",
+      detail: expect.stringContaining(`device ${phone.device_id}`),
+    });
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
     await ctx.services.dispatcher.dispatchDue();
     expect(fake.creates.map((c) => c.Body)).toEqual(["Table ready"]);
@@ -315,10 +410,21 @@ describe("failover", () => {
     expectEnvelope(await ctx.post("/v1/api/workspace/settings", { default_routes: ["phone", "cloud"] }), 200);
     ctx.clock.advance(6 * 60_000);
     const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: ADA, message: "x" }), 400).data;
-    expect(r).toMatchObject({ error_code: "device_offline", routes: [{ route: "phone", error_code: "device_offline" }, { route: "cloud", error_code: "insufficient_credits" }] });
+    expect(r).toMatchObject({
+      error_code: "device_offline",
+      routes: [
+        { route: "phone", error_code: "device_offline" },
+        { route: "cloud", error_code: "insufficient_credits" },
+      ],
+    });
     ctx.topUp(5);
-    expect((await postSend(ctx, { recipient_contact: ADA, message: "x" })).data).toMatchObject({ route: "cloud", device_id: cloud.device_id });
-    expect(expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: ADA, message: "x", routes: ["phone", "phone"] }), 400).data).toMatchObject({ error_code: "validation_error", field: "routes" });
+    expect((await postSend(ctx, { recipient_contact: ADA, message: "x" })).data).toMatchObject({
+      route: "cloud",
+      device_id: cloud.device_id,
+    });
+    expect(
+      expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: ADA, message: "x", routes: ["phone", "phone"] }), 400).data,
+    ).toMatchObject({ error_code: "validation_error", field: "routes" });
   });
 });
 
@@ -331,15 +437,30 @@ describe("preview", () => {
     ctx.topUp(10);
     const body = { recipient_contact: ADA, message: "Grüße 😀 ".repeat(10), device_id: cloud.device_id };
     const preview = expectEnvelope(await ctx.post("/v1/api/sms/preview", body), 200).data;
-    expect(preview).toMatchObject({ would: "send", encoding: "UCS-2", ucs2_characters: ["😀"], route: "cloud", device_id: cloud.device_id, balance: 10, opted_out: null, error: null });
+    expect(preview).toMatchObject({
+      would: "send",
+      encoding: "UCS-2",
+      ucs2_characters: ["😀"],
+      route: "cloud",
+      device_id: cloud.device_id,
+      balance: 10,
+      opted_out: null,
+      error: null,
+    });
     expect(notificationsTo(ctx, ADA)).toEqual([]);
     const sent = (await postSend(ctx, body)).data;
     const n = await notificationOf(ctx, sent.notification_id);
-    expect({ segments: n.segments, cost: n.cost, message: n.message }).toEqual({ segments: preview.segments, cost: preview.cost, message: preview.message });
+    expect({ segments: n.segments, cost: n.cost, message: n.message }).toEqual({
+      segments: preview.segments,
+      cost: preview.cost,
+      message: preview.message,
+    });
     expect(preview.segments).toBeGreaterThan(1);
     expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10 - preview.cost);
 
-    expect(expectEnvelope(await ctx.post("/v1/api/sms/preview", { recipient_contact: BOB, message: "Plain text" }), 200).data).toMatchObject({ encoding: "GSM-7", ucs2_characters: [], segments: 1, route: "sms", cost: 0 });
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/sms/preview", { recipient_contact: BOB, message: "Plain text" }), 200).data,
+    ).toMatchObject({ encoding: "GSM-7", ucs2_characters: [], segments: 1, route: "sms", cost: 0 });
 
     expectEnvelope(await ctx.post("/v1/api/workspace/settings", { quiet_hours: { start: "21:00", end: "08:00" } }), 200);
     const hold = expectEnvelope(await ctx.post("/v1/api/sms/preview", { recipient_contact: ADA, message: "x" }), 200).data;
@@ -349,7 +470,13 @@ describe("preview", () => {
     expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: ADA }), 200);
     const refused = expectEnvelope(await ctx.post("/v1/api/sms/preview", { recipient_contact: ADA, message: "x" }), 200).data;
     const real = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: ADA, message: "x" }), 403).data;
-    expect(refused).toMatchObject({ would: "refuse", message: "x", encoding: "GSM-7", opted_out: { source: "api" }, error: { status_id: 403, error_code: real.error_code, opted_out_at: real.opted_out_at } });
+    expect(refused).toMatchObject({
+      would: "refuse",
+      message: "x",
+      encoding: "GSM-7",
+      opted_out: { source: "api" },
+      error: { status_id: 403, error_code: real.error_code, opted_out_at: real.opted_out_at },
+    });
     expect(expectEnvelope(await ctx.post("/v1/api/sms/preview", { message: "x" }), 400).data.error_code).toBe("validation_error");
   });
 });

@@ -27,7 +27,12 @@ afterAll(async () => {
 
 /** Every byte the database keeps on disk: the file and its WAL files. */
 function databaseBytes(dir: string, name = "pigeon.db"): Buffer {
-  return Buffer.concat(["", "-wal", "-shm"].map((s) => join(dir, name + s)).filter(existsSync).map((p) => readFileSync(p)));
+  return Buffer.concat(
+    ["", "-wal", "-shm"]
+      .map((s) => join(dir, name + s))
+      .filter(existsSync)
+      .map((p) => readFileSync(p)),
+  );
 }
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -49,14 +54,24 @@ describe("the binary keeps secrets sealed on disk", () => {
     running.push(server);
     const key = server.initialKey!;
     const api = async (path: string, body?: unknown) => {
-      const r = await server.fetch(path, { method: body === undefined ? "GET" : "POST", key, body: body === undefined ? undefined : JSON.stringify(body) });
+      const r = await server.fetch(path, {
+        method: body === undefined ? "GET" : "POST",
+        key,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await r.json()) as { status_id: number; data: any };
       expect(json.status_id).toBe(200);
       return json.data;
     };
 
     await api("/v1/api/device/batch/register", {
-      devices: [{ name: "cloud", kind: "cloud", cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url } }],
+      devices: [
+        {
+          name: "cloud",
+          kind: "cloud",
+          cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+        },
+      ],
     });
     // An event that will not fire here; the receiver is started and pointed at only when needed.
     const webhook = await api("/v1/api/webhook/create", { url: "http://127.0.0.1:9/later", events: ["template.status"] });
@@ -66,14 +81,22 @@ describe("the binary keeps secrets sealed on disk", () => {
       headers: { authorization: `Bearer ${pairingToken}`, "content-type": "application/json" },
       body: JSON.stringify({ name: "Phone" }),
     }).then((r) => r.json() as Promise<{ token: string; login: string; password: string }>);
-    const settings = await fetch(`${server.url}/mobile/v1/settings`, { headers: { authorization: `Bearer ${phone.token}` } }).then((r) => r.json() as Promise<any>);
+    const settings = await fetch(`${server.url}/mobile/v1/settings`, { headers: { authorization: `Bearer ${phone.token}` } }).then(
+      (r) => r.json() as Promise<any>,
+    );
     const signingKey: string = settings.webhooks.signing_key;
     const code = await fetch(`${server.url}/mobile/v1/user/code`, {
       headers: { authorization: `Basic ${Buffer.from(`${phone.login}:${phone.password}`).toString("base64")}` },
     }).then((r) => r.json() as Promise<{ code: string }>);
     expect(code.code).toMatch(/^\d{6}$/);
 
-    const secrets = { auth_token: fake.authToken, webhook_secret: webhook.secret as string, pairing_token: pairingToken, signing_key: signingKey, device_token: phone.token };
+    const secrets = {
+      auth_token: fake.authToken,
+      webhook_secret: webhook.secret as string,
+      pairing_token: pairingToken,
+      signing_key: signingKey,
+      device_token: phone.token,
+    };
     for (const value of Object.values(secrets)) expect(value.length).toBeGreaterThanOrEqual(16);
 
     // Read while the server runs (the WAL holds the newest pages) and again after it stops.
@@ -91,7 +114,8 @@ describe("the binary keeps secrets sealed on disk", () => {
     };
     check();
     expect(mode(dir)).toBe(0o700);
-    for (const f of ["pigeon.db", "pigeon.db-wal", "pigeon.key", "pigeon.lock"]) if (existsSync(join(dir, f))) expect({ f, mode: mode(join(dir, f)) }).toEqual({ f, mode: 0o600 });
+    for (const f of ["pigeon.db", "pigeon.db-wal", "pigeon.key", "pigeon.lock"])
+      if (existsSync(join(dir, f))) expect({ f, mode: mode(join(dir, f)) }).toEqual({ f, mode: 0o600 });
     expect(existsSync(join(dir, "pigeon.key"))).toBe(true);
 
     expect(await server.stop("SIGTERM")).toBe(0);
@@ -120,7 +144,9 @@ describe("the binary keeps secrets sealed on disk", () => {
     expect({ delivered: test.delivered, error: test.error }).toEqual({ delivered: true, error: null });
     const got = receiver.received.find((r) => r.body?.type === "webhook.test" && r.headers.get("x-pigeon-delivery") === test.delivery_id)!;
     expect(verifySignature(got.headers.get("x-pigeon-signature") ?? "", got.raw, secrets.webhook_secret)).toBe(true);
-    const again = await fetch(`${server.url}/mobile/v1/settings`, { headers: { authorization: `Bearer ${phone.token}` } }).then((r) => r.json() as Promise<any>);
+    const again = await fetch(`${server.url}/mobile/v1/settings`, { headers: { authorization: `Bearer ${phone.token}` } }).then(
+      (r) => r.json() as Promise<any>,
+    );
     expect(again.webhooks.signing_key).toBe(signingKey);
     await server.stop("SIGTERM");
 
@@ -148,14 +174,19 @@ describe("plain secrets written by an older version", () => {
     const sqlite = old.db.$client;
     sqlite.run("UPDATE webhook_subscription SET secret = 'whsec_legacyPlainSecret000000000001'");
     sqlite.run("UPDATE workspace SET pairing_token = 'legacyPlainPairingToken00000000001'");
-    sqlite.run("UPDATE device SET config = json_set(config, '$.authToken', 'legacy-plain-auth-token-0001') WHERE id = ?", [device.device_id]);
+    sqlite.run("UPDATE device SET config = json_set(config, '$.authToken', 'legacy-plain-auth-token-0001') WHERE id = ?", [
+      device.device_id,
+    ]);
     sqlite.close();
 
     const ctx = createTestContext({ dbPath });
     const raw = databaseBytes(join(dbPath, ".."));
-    for (const s of ["whsec_legacyPlainSecret000000000001", "legacyPlainPairingToken00000000001", "legacy-plain-auth-token-0001"]) expect(raw.includes(s)).toBe(false);
+    for (const s of ["whsec_legacyPlainSecret000000000001", "legacyPlainPairingToken00000000001", "legacy-plain-auth-token-0001"])
+      expect(raw.includes(s)).toBe(false);
 
-    expect(expectEnvelope(await ctx.get("/v1/api/device/pairing", { key: ctx.key }), 200).data.pairing_token).toBe("legacyPlainPairingToken00000000001");
+    expect(expectEnvelope(await ctx.get("/v1/api/device/pairing", { key: ctx.key }), 200).data.pairing_token).toBe(
+      "legacyPlainPairingToken00000000001",
+    );
     expectEnvelope(await ctx.post("/v1/api/webhook/test", { webhook_id: w.webhook_id }), 200);
     const got = receiver.received.at(-1)!;
     expect(verifySignature(got.headers.get("x-pigeon-signature") ?? "", got.raw, "whsec_legacyPlainSecret000000000001")).toBe(true);
@@ -176,7 +207,8 @@ describe("file modes", () => {
     }
     ensureDataDir(dir);
     expect(mode(dir)).toBe(0o700);
-    for (const f of ["pigeon.db", "pigeon.db-wal", "pigeon.db-shm", "pigeon.key"]) expect({ f, mode: mode(join(dir, f)) }).toEqual({ f, mode: 0o600 });
+    for (const f of ["pigeon.db", "pigeon.db-wal", "pigeon.db-shm", "pigeon.key"])
+      expect({ f, mode: mode(join(dir, f)) }).toEqual({ f, mode: 0o600 });
     // Not ours: left as it is.
     expect(mode(join(dir, "notes.txt"))).toBe(0o644);
   });
@@ -197,11 +229,21 @@ describe("a chat-app access token", () => {
       accessToken: token,
       webhookUrl: "http://localhost/v1/webhooks/chatapp",
       deliverWebhook: (req) => holder.handle!(req),
-      wabas: [{ id: "1001", name: "Shop", phoneNumbers: [{ id: "2002", display_phone_number: "1 555 010 0100", verified_name: "Shop", quality_rating: "GREEN" }], templates: [] }],
+      wabas: [
+        {
+          id: "1001",
+          name: "Shop",
+          phoneNumbers: [{ id: "2002", display_phone_number: "1 555 010 0100", verified_name: "Shop", quality_rating: "GREEN" }],
+          templates: [],
+        },
+      ],
     });
     cleanups.push(() => fake.stop());
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-chatapp-")), "pigeon.db");
-    const ctx = createTestContext({ dbPath, config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: "s3cret", verifyToken: "v" } } });
+    const ctx = createTestContext({
+      dbPath,
+      config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: "s3cret", verifyToken: "v" } },
+    });
     holder.handle = (r) => ctx.app.handle(r);
     const device = expectEnvelope(await ctx.post("/v1/api/chatapp/connect", { access_token: token }), 200).data.devices[0];
     expect(databaseBytes(join(dbPath, "..")).includes(token)).toBe(false);

@@ -22,7 +22,12 @@ beforeAll(async () => {
   // The owner plan's 60 requests a minute would not cover these tests' waits on the API.
   const plan = await runCommand(bin, ["plans", "set", "--code", "owner", "--per-minute", "2000"], { PIGEON_DATA_DIR: dataDir });
   expect(plan.code).toBe(0);
-  server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_WORKER_INTERVAL: "1", PIGEON_OFFLINE_AFTER: "3", PIGEON_OFFLINE_TTL: "3600" });
+  server = await startServer(bin, {
+    PIGEON_DATA_DIR: dataDir,
+    PIGEON_WORKER_INTERVAL: "1",
+    PIGEON_OFFLINE_AFTER: "3",
+    PIGEON_OFFLINE_TTL: "3600",
+  });
   key = server.initialKey!;
   const pairing = (await server.api("/v1/api/device/pairing", key)).body.data;
   serverUrl = pairing.server_url;
@@ -50,7 +55,17 @@ interface Phone {
 
 /** Starts `pigeon simulate-phone` named `name` and waits until its stream is open. */
 async function startPhone(key: Credentials, name: string, args: string[] = []): Promise<Phone> {
-  const { proc, output } = await startSimulator(bin, ["--server", serverUrl, "--token", pairingToken, "--delay", "100", "--name", name, ...args]);
+  const { proc, output } = await startSimulator(bin, [
+    "--server",
+    serverUrl,
+    "--token",
+    pairingToken,
+    "--delay",
+    "100",
+    "--name",
+    name,
+    ...args,
+  ]);
   procs.push(proc);
   const list = (await server.api("/v1/api/device/list?limit=100", key)).body.data.devices as { name: string; device_id: number }[];
   const deviceId = list.filter((d) => d.name === name).at(-1)!.device_id;
@@ -70,10 +85,14 @@ const notification = async (key: Credentials, id: number) => (await server.api(`
 
 /** Waits (polling gently, to stay under the key's rate limit) until notification `id` satisfies `done`. */
 function waitForNotification(key: Credentials, id: number, what: string, done: (n: any) => boolean, detail?: () => string) {
-  return waitFor(what, async () => {
-    const n = await notification(key, id);
-    return done(n) ? n : null;
-  }, { intervalMs: 400, timeoutMs: 20_000, detail });
+  return waitFor(
+    what,
+    async () => {
+      const n = await notification(key, id);
+      return done(n) ? n : null;
+    },
+    { intervalMs: 400, timeoutMs: 20_000, detail },
+  );
 }
 
 /** Not in a pacing minute's last seconds: what a test hands out must fall in one minute's budget. */
@@ -101,7 +120,13 @@ describe("send options on a paired phone", () => {
     // The phone would fail it ("Can't send message: SIM 3 not found"); Pigeon knows its SIMs and says so first.
     expect(third.status).toBe(400);
     expect(third.body.data).toMatchObject({ error_code: "invalid_sim_number", field: "sim_number", sim_numbers: [1, 2] });
-    const ok = await waitForNotification(key, second.body.data.notification_id, "SIM 2 delivered", (n) => n.status === "delivered", phone.output);
+    const ok = await waitForNotification(
+      key,
+      second.body.data.notification_id,
+      "SIM 2 delivered",
+      (n) => n.status === "delivered",
+      phone.output,
+    );
     expect(ok.sim_number).toBe(2);
     expect(phone.output()).toContain(`message ${ok.provider_message_id} goes out on SIM 2`);
     await phone.stop();
@@ -113,7 +138,13 @@ describe("send options on a paired phone", () => {
     const control = await send(key, { message: "Report please", device_id: phone.deviceId });
     // The phone sends in order and reports a delivery the same time after each send, so once the
     // second is delivered the first would have been too.
-    await waitForNotification(key, control.body.data.notification_id, "the control delivered", (n) => n.status === "delivered", phone.output);
+    await waitForNotification(
+      key,
+      control.body.data.notification_id,
+      "the control delivered",
+      (n) => n.status === "delivered",
+      phone.output,
+    );
     const n = await notification(key, quiet.body.data.notification_id);
     expect(n).toMatchObject({ status: "sent", with_delivery_report: false });
     expect(phone.output()).toContain(`message ${n.provider_message_id} → Sent`);
@@ -126,7 +157,8 @@ describe("send options on a paired phone", () => {
     expect((await server.api("/v1/api/device/update", key, { device_id: phone.deviceId, send_limit_per_minute: 1 })).status).toBe(200);
     await awayFromMinuteEnd();
     const batch: number[] = [];
-    for (const text of ["one", "two", "three"]) batch.push((await send(key, { message: `Batch ${text}`, device_id: phone.deviceId })).body.data.notification_id);
+    for (const text of ["one", "two", "three"])
+      batch.push((await send(key, { message: `Batch ${text}`, device_id: phone.deviceId })).body.data.notification_id);
     const expiring = (await send(key, { message: "Short-lived", ttl: 2, device_id: phone.deviceId })).body.data.notification_id;
     const code = (await send(key, { message: "Your code is 4321", priority: 100, device_id: phone.deviceId })).body.data.notification_id;
     const urgent = await waitForNotification(key, code, "the code delivered", (n) => n.status === "delivered", phone.output);
@@ -152,7 +184,13 @@ describe("a phone that comes back, and one that does not", () => {
     expect(list.filter((d) => d.name === "Returning/phone")).toHaveLength(1);
     // The old token no longer works, and the device carries messages again.
     const sent = await send(key, { message: "Welcome back", device_id: again.deviceId });
-    await waitForNotification(key, sent.body.data.notification_id, "delivered through the returning phone", (n) => n.status === "delivered", again.output);
+    await waitForNotification(
+      key,
+      sent.body.data.notification_id,
+      "delivered through the returning phone",
+      (n) => n.status === "delivered",
+      again.output,
+    );
     // Another SIM list is another phone.
     const other = await startPhone(key, "Returning/phone", ["--sims", "1"]);
     expect(other.deviceId).not.toBe(again.deviceId);
@@ -164,15 +202,27 @@ describe("a phone that comes back, and one that does not", () => {
     const gone = await startPhone(key, "Moving/gone");
     const stays = await startPhone(key, "Moving/stays");
     await gone.stop();
-    await waitFor("the stopped phone offline", async () => (await server.api(`/v1/api/device/${gone.deviceId}`, key)).body.data.online === false, {
-      intervalMs: 500,
-    });
+    await waitFor(
+      "the stopped phone offline",
+      async () => (await server.api(`/v1/api/device/${gone.deviceId}`, key)).body.data.online === false,
+      {
+        intervalMs: 500,
+      },
+    );
     // A scheduled send is accepted for an offline phone and waits for it.
     const sent = await send(key, { message: "Moved along", device_id: gone.deviceId, schedule_time: scheduleIn(2) });
     expect(sent.status).toBe(200);
-    const n = await waitForNotification(key, sent.body.data.notification_id, "delivered by the other phone", (n) => n.status === "delivered", stays.output);
+    const n = await waitForNotification(
+      key,
+      sent.body.data.notification_id,
+      "delivered by the other phone",
+      (n) => n.status === "delivered",
+      stays.output,
+    );
     expect(n.device_id).toBe(stays.deviceId);
-    expect((await server.api(`/v1/api/notification/${n.notification_id}`, key)).body.data.logs.map((l: { event: string }) => l.event)).toContain("reassigned");
+    expect(
+      (await server.api(`/v1/api/notification/${n.notification_id}`, key)).body.data.logs.map((l: { event: string }) => l.event),
+    ).toContain("reassigned");
     await stays.stop();
   });
 
@@ -191,14 +241,26 @@ describe("a phone that comes back, and one that does not", () => {
 
     const moved = await server.api(`/v1/api/device/${from.deviceId}/reassign`, key, { to_device_id: to.deviceId });
     expect(moved.status).toBe(200);
-    expect(moved.body.data).toEqual({ device_id: from.deviceId, to_device_id: to.deviceId, moved: 1, notification_ids: [id], pulled_moved: 0, pulled_left: 0, warning: null });
+    expect(moved.body.data).toEqual({
+      device_id: from.deviceId,
+      to_device_id: to.deviceId,
+      moved: 1,
+      notification_ids: [id],
+      pulled_moved: 0,
+      pulled_left: 0,
+      warning: null,
+    });
     expect((await notification(key, id)).device_id).toBe(to.deviceId);
 
     // To an offline phone: 409.
     await from.stop();
-    await waitFor("the stopped phone offline", async () => (await server.api(`/v1/api/device/${from.deviceId}`, key)).body.data.online === false, {
-      intervalMs: 500,
-    });
+    await waitFor(
+      "the stopped phone offline",
+      async () => (await server.api(`/v1/api/device/${from.deviceId}`, key)).body.data.online === false,
+      {
+        intervalMs: 500,
+      },
+    );
     const offline = await server.api(`/v1/api/device/${to.deviceId}/reassign`, key, { to_device_id: from.deviceId });
     expect(offline.status).toBe(409);
     expect(offline.body.data.error_code).toBe("no_online_device");
@@ -212,16 +274,29 @@ describe("a phone that comes back, and one that does not", () => {
     const other = await startPhone(key, "Pulled/other");
     const sent = await send(key, { message: "Only once, please", device_id: away.deviceId });
     const id = sent.body.data.notification_id;
-    await waitFor("the phone downloaded it", () => away.output().includes("waiting in the phone's queue"), { timeoutMs: 10_000, detail: away.output });
+    await waitFor("the phone downloaded it", () => away.output().includes("waiting in the phone's queue"), {
+      timeoutMs: 10_000,
+      detail: away.output,
+    });
     // Its connection goes: nothing it does reaches Pigeon, but its radio still sends what it holds.
     away.proc.kill("SIGUSR1");
-    await waitFor("the quiet phone offline", async () => (await server.api(`/v1/api/device/${away.deviceId}`, key)).body.data.online === false, { intervalMs: 500 });
+    await waitFor(
+      "the quiet phone offline",
+      async () => (await server.api(`/v1/api/device/${away.deviceId}`, key)).body.data.online === false,
+      { intervalMs: 500 },
+    );
     await waitFor("the phone sent it, unheard", () => away.output().includes("→ Sent"), { timeoutMs: 10_000, detail: away.output });
     // Several re-homing ticks (one a second) pass with another phone online.
     await Bun.sleep(3_000);
     expect(await notification(key, id)).toMatchObject({ status: "pending", device_id: away.deviceId });
     away.proc.kill("SIGUSR2");
-    const n = await waitForNotification(key, id, "delivered, reported by the phone that sent it", (n) => n.status === "delivered", away.output);
+    const n = await waitForNotification(
+      key,
+      id,
+      "delivered, reported by the phone that sent it",
+      (n) => n.status === "delivered",
+      away.output,
+    );
     expect(n.device_id).toBe(away.deviceId);
     expect(n.logs.map((l: { event: string }) => l.event)).not.toContain("reassigned");
     expect(other.output()).not.toContain("goes out");
@@ -233,9 +308,20 @@ describe("a phone that comes back, and one that does not", () => {
     const from = await startPhone(key, "Pulled/from", ["--hold", "60000"]);
     const to = await startPhone(key, "Pulled/to");
     const id = (await send(key, { message: "Downloaded already", device_id: from.deviceId })).body.data.notification_id;
-    await waitFor("the phone downloaded it", () => from.output().includes("waiting in the phone's queue"), { timeoutMs: 10_000, detail: from.output });
+    await waitFor("the phone downloaded it", () => from.output().includes("waiting in the phone's queue"), {
+      timeoutMs: 10_000,
+      detail: from.output,
+    });
     const kept = await server.api(`/v1/api/device/${from.deviceId}/reassign`, key, { to_device_id: to.deviceId });
-    expect(kept.body.data).toEqual({ device_id: from.deviceId, to_device_id: to.deviceId, moved: 0, notification_ids: [], pulled_moved: 0, pulled_left: 1, warning: null });
+    expect(kept.body.data).toEqual({
+      device_id: from.deviceId,
+      to_device_id: to.deviceId,
+      moved: 0,
+      notification_ids: [],
+      pulled_moved: 0,
+      pulled_left: 1,
+      warning: null,
+    });
     expect(kept.body.message).toContain("include_pulled");
     const moved = await server.api(`/v1/api/device/${from.deviceId}/reassign`, key, { to_device_id: to.deviceId, include_pulled: true });
     expect(moved.status).toBe(200);
@@ -251,10 +337,14 @@ describe("a phone that comes back, and one that does not", () => {
     // Every phone of the workspace is stopped by now; this one goes too.
     const phone = await startPhone(key, "Lonely/phone");
     await phone.stop();
-    await waitFor("every phone offline", async () => {
-      const list = (await server.api("/v1/api/device/list?limit=100", key)).body.data.devices as { online: boolean }[];
-      return list.every((d) => !d.online);
-    }, { intervalMs: 500 });
+    await waitFor(
+      "every phone offline",
+      async () => {
+        const list = (await server.api("/v1/api/device/list?limit=100", key)).body.data.devices as { online: boolean }[];
+        return list.every((d) => !d.online);
+      },
+      { intervalMs: 500 },
+    );
     const sent = await send(key, { message: "Nobody home", device_id: phone.deviceId, schedule_time: scheduleIn(1), ttl: 1 });
     expect(sent.status).toBe(200);
     const n = await waitForNotification(key, sent.body.data.notification_id, "failed as device_offline", (n) => n.status === "failed");

@@ -58,14 +58,27 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     const patched = await ctx.app.handle(
       new Request("http://localhost/mobile/v1/device", {
         method: "PATCH",
-        headers: { authorization: `Bearer ${phone.device_token}`, "content-type": "application/json", "user-agent": "me.capcom.smsgateway/1.68.0" },
-        body: JSON.stringify({ id: phone.external_id, simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }] }),
+        headers: {
+          authorization: `Bearer ${phone.device_token}`,
+          "content-type": "application/json",
+          "user-agent": "me.capcom.smsgateway/1.68.0",
+        },
+        body: JSON.stringify({
+          id: phone.external_id,
+          simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }],
+        }),
       }),
     );
     expect(patched.status).toBeLessThan(300);
-    const send = (extra: Record<string, unknown>) => ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", device_id: phone.device_id, ...extra });
+    const send = (extra: Record<string, unknown>) =>
+      ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", device_id: phone.device_id, ...extra });
     const refused = expectEnvelope(await send({ sim_number: 2 }), 400);
-    expect(refused.data).toMatchObject({ error_code: "invalid_sim_number", field: "sim_number", device_id: phone.device_id, sim_numbers: [1] });
+    expect(refused.data).toMatchObject({
+      error_code: "invalid_sim_number",
+      field: "sim_number",
+      device_id: phone.device_id,
+      sim_numbers: [1],
+    });
     expect(refused.message).toContain("SIM 2");
     expect(expectEnvelope(await ctx.get("/v1/api/notification/list"), 200).data.notifications).toHaveLength(0);
     expect(expectEnvelope(await send({ sim_number: 1 }), 200).data.notification_id).toBeGreaterThan(0);
@@ -87,7 +100,10 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     );
     expect(bulk.data).toMatchObject({ accepted: 1, failed: 1 });
     expect(bulk.data.results[1].error.error_code).toBe("validation_error");
-    const overview = expectEnvelope(await ctx.post("/v1/sms/send", { to: TO, message: "Hi", valid_until: "2026-01-15T12:10:00Z", with_delivery_report: false }), 200);
+    const overview = expectEnvelope(
+      await ctx.post("/v1/sms/send", { to: TO, message: "Hi", valid_until: "2026-01-15T12:10:00Z", with_delivery_report: false }),
+      200,
+    );
     const n = await notificationOf(ctx, Number(overview.data.messageId));
     expect(n).toMatchObject({ valid_until: "2026-01-15T12:10:00.000Z", with_delivery_report: false, priority: 0, sim_number: null });
     const first = await notificationOf(ctx, bulk.data.results[0].notification_id);
@@ -115,7 +131,10 @@ describe("ttl on a cloud number", () => {
 
   test("ttl counts from schedule_time, and a message sent in time is not touched", async () => {
     const { ctx, fake } = await cloudSetup();
-    const sent = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Later", schedule_time: "2026-01-15 12:10:00", ttl: 60 }), 200);
+    const sent = expectEnvelope(
+      await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Later", schedule_time: "2026-01-15 12:10:00", ttl: 60 }),
+      200,
+    );
     const n0 = await notificationOf(ctx, sent.data.notification_id);
     expect(n0.valid_until).toBe("2026-01-15T12:11:00.000Z");
     ctx.clock.advance(10 * 60_000);

@@ -8,9 +8,14 @@ describe("POST /api/sms/send", () => {
   test("takes the smaller body and answers like the full send", async () => {
     const ctx = createTestContext();
     await ctx.phone();
-    const body = expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: TO, template_id: "OTP", variables: { code: "9", minutes: 1 } }), 200);
+    const body = expectEnvelope(
+      await ctx.post("/v1/api/sms/send", { recipient_contact: TO, template_id: "OTP", variables: { code: "9", minutes: 1 } }),
+      200,
+    );
     expect(body.data).toMatchObject({ template_id: expect.any(Number), message: "Your verification code is 9. It expires in 1 minutes." });
-    expect(expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: "555", message: "x" }), 400).message).toContain("Invalid phone number");
+    expect(expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: "555", message: "x" }), 400).message).toContain(
+      "Invalid phone number",
+    );
   });
 });
 
@@ -89,7 +94,9 @@ describe("overview routes", () => {
     expect(expectEnvelope(await ctx.get("/v1/contacts"), 200).data.contacts).toHaveLength(1);
     const updated = expectEnvelope(await ctx.call("PUT", `/v1/contacts/${created.contact_id}`, { body: { name: "Ada L." } }), 200).data;
     expect(updated.name).toBe("Ada L.");
-    expect(expectEnvelope(await ctx.call("PUT", `/v1/contacts/${created.contact_id}`, { body: { phone: "12" } }), 400).data.error_code).toBe("invalid_phone_number");
+    expect(
+      expectEnvelope(await ctx.call("PUT", `/v1/contacts/${created.contact_id}`, { body: { phone: "12" } }), 400).data.error_code,
+    ).toBe("invalid_phone_number");
     expect(expectEnvelope(await ctx.call("DELETE", `/v1/contacts/${created.contact_id}`), 200).data.deleted).toBe(true);
     expect((await ctx.call("DELETE", `/v1/contacts/${created.contact_id}`)).status).toBe(404);
     expect(expectEnvelope(await ctx.get("/v1/templates"), 200).data.templates.length).toBeGreaterThan(0);
@@ -148,7 +155,12 @@ describe("Idempotency-Key", () => {
     const ctx = createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "bulk-1" };
-    const body = { messages: [{ recipient_contact: TO, message: "a" }, { recipient_contact: "x", message: "b" }] };
+    const body = {
+      messages: [
+        { recipient_contact: TO, message: "a" },
+        { recipient_contact: "x", message: "b" },
+      ],
+    };
     const first = await ctx.call("POST", "/v1/api/sms/send/bulk", { body, headers });
     const again = await ctx.call("POST", "/v1/api/sms/send/bulk", { body, headers });
     expect(again.body).toEqual(first.body);
@@ -171,7 +183,10 @@ describe("concurrent sends", () => {
     await ctx.phone();
     const replies = await Promise.all(
       Array.from({ length: 10 }, () =>
-        ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "race" }, headers: { "idempotency-key": "race-1" } }),
+        ctx.call("POST", "/v1/api/sms/send", {
+          body: { recipient_contact: TO, message: "race" },
+          headers: { "idempotency-key": "race-1" },
+        }),
       ),
     );
     expect(replies.every((r) => r.status === 200)).toBe(true);
@@ -196,7 +211,9 @@ describe("concurrent sends", () => {
     const ctx = createTestContext();
     await ctx.phone();
     ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
-    const replies = await Promise.all(Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })));
+    const replies = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
+    );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
     expect(replies.filter((r) => r.status === 402)).toHaveLength(5);
   });

@@ -129,22 +129,30 @@ describe("item 18: every SMS send route takes the full field set and honours it"
     expect((await notification(ctx, route.id(r))).schedule_time).toBeNull();
   });
 
-  test.each(SMS_ROUTES.map((r) => [r.path, r] as const))("%s: an unknown field is 400 naming it, and nothing is stored", async (_path, route) => {
-    const { ctx } = await smsSetup();
-    // A misspelt schedule_time must not quietly become "send now".
-    const body = expectEnvelope(
-      await ctx.post(route.path, { ...route.body({ recipient_contact: TO, message: "x" }), schedule_tme: "2026-01-16 09:30:00" }),
-      400,
-    );
-    expect(body.data).toMatchObject({ error_code: "validation_error", field: "schedule_tme", location: "body" });
-    expect(body.message).toContain("schedule_tme");
-    expect(await storedCount(ctx)).toBe(0);
-  });
+  test.each(SMS_ROUTES.map((r) => [r.path, r] as const))(
+    "%s: an unknown field is 400 naming it, and nothing is stored",
+    async (_path, route) => {
+      const { ctx } = await smsSetup();
+      // A misspelt schedule_time must not quietly become "send now".
+      const body = expectEnvelope(
+        await ctx.post(route.path, { ...route.body({ recipient_contact: TO, message: "x" }), schedule_tme: "2026-01-16 09:30:00" }),
+        400,
+      );
+      expect(body.data).toMatchObject({ error_code: "validation_error", field: "schedule_tme", location: "body" });
+      expect(body.message).toContain("schedule_tme");
+      expect(await storedCount(ctx)).toBe(0);
+    },
+  );
 
   test("a bulk item with an unknown field fails alone, naming the field", async () => {
     const { ctx } = await smsSetup();
     const data = expectEnvelope(
-      await ctx.post("/v1/api/sms/send/bulk", { messages: [{ recipient_contact: TO, message: "a" }, { recipient_contact: TO, message: "b", colour: "blue" }] }),
+      await ctx.post("/v1/api/sms/send/bulk", {
+        messages: [
+          { recipient_contact: TO, message: "a" },
+          { recipient_contact: TO, message: "b", colour: "blue" },
+        ],
+      }),
       200,
     ).data;
     expect(data).toMatchObject({ total: 2, accepted: 1, failed: 1 });
@@ -206,11 +214,19 @@ describe("item 18: the chat-app send routes too", () => {
           id: "100200300",
           name: "Bakery",
           phoneNumbers: [{ id: "5550100", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
-          templates: [{ name: "order_confirmation", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, your order {{2}} is confirmed." }] }],
+          templates: [
+            {
+              name: "order_confirmation",
+              language: "en_US",
+              components: [{ type: "BODY", text: "Hi {{1}}, your order {{2}} is confirmed." }],
+            },
+          ],
         },
       ],
     });
-    const ctx = createTestContext({ config: { chatapp: { graphUrl: chat.url, graphVersion: "v23.0", appSecret: "secret", verifyToken: "v" } } });
+    const ctx = createTestContext({
+      config: { chatapp: { graphUrl: chat.url, graphVersion: "v23.0", appSecret: "secret", verifyToken: "v" } },
+    });
     holder.ctx = ctx;
     chat.setNow(ctx.clock.now());
     const device = expectEnvelope(await ctx.post("/v1/api/chatapp/connect", { access_token: "good-token" }), 200).data.devices[0];
@@ -262,7 +278,12 @@ describe("item 19: curl -d '{…}' (a JSON body declared as a form)", () => {
         "x-api-secret": ctx.key.api_secret,
         "content-type": "application/x-www-form-urlencoded",
       },
-      body: JSON.stringify({ recipient_contact: TO, message: "from curl", schedule_time: "2026-01-16 09:30:00", timezone: "Europe/Berlin" }),
+      body: JSON.stringify({
+        recipient_contact: TO,
+        message: "from curl",
+        schedule_time: "2026-01-16 09:30:00",
+        timezone: "Europe/Berlin",
+      }),
     });
     const body = (await res.json()) as { status_id: number; data: { notification_id: number; scheduled_for: string } };
     expect(res.status).toBe(200);
@@ -273,7 +294,10 @@ describe("item 19: curl -d '{…}' (a JSON body declared as a form)", () => {
   test("the same for the bulk and overview routes, with leading whitespace", async () => {
     const { ctx } = await smsSetup();
     const form = { "content-type": "application/x-www-form-urlencoded" };
-    const bulk = await ctx.call("POST", "/v1/api/sms/send/bulk", { raw: ` \n${JSON.stringify({ messages: [{ recipient_contact: TO, message: "a" }] })}`, headers: form });
+    const bulk = await ctx.call("POST", "/v1/api/sms/send/bulk", {
+      raw: ` \n${JSON.stringify({ messages: [{ recipient_contact: TO, message: "a" }] })}`,
+      headers: form,
+    });
     expect(expectEnvelope(bulk, 200).data.accepted).toBe(1);
     const overview = await ctx.call("POST", "/v1/sms/send", { raw: JSON.stringify({ to: TO, message: "b" }), headers: form });
     expect(expectEnvelope(overview, 200).data.success).toBe(true);
@@ -282,7 +306,10 @@ describe("item 19: curl -d '{…}' (a JSON body declared as a form)", () => {
   test("a real form body is still read as a form", async () => {
     const { ctx } = await smsSetup();
     const raw = new URLSearchParams({ recipient_contact: TO, message: "a real form" }).toString();
-    const r = await ctx.call("POST", "/v1/notification/sms/api/send", { raw, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const r = await ctx.call("POST", "/v1/notification/sms/api/send", {
+      raw,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect((await notification(ctx, expectEnvelope(r, 200).data.notification_id)).message).toBe("a real form");
   });
 
@@ -301,12 +328,15 @@ describe("item 19: curl -d '{…}' (a JSON body declared as a form)", () => {
 });
 
 describe("item 19: a missing required field says '<field> is required'", () => {
-  test.each(SMS_ROUTES.filter((r) => !r.path.endsWith("/bulk")).map((r) => [r.path, r] as const))("%s without its recipient", async (_path, route) => {
-    const { ctx } = await smsSetup();
-    const body = expectEnvelope(await ctx.post(route.path, { message: "x" }), 400);
-    expect(body.message).toBe(`${route.recipientField} is required`);
-    expect(body.data).toMatchObject({ error_code: "validation_error", field: route.recipientField, reason: "is required" });
-  });
+  test.each(SMS_ROUTES.filter((r) => !r.path.endsWith("/bulk")).map((r) => [r.path, r] as const))(
+    "%s without its recipient",
+    async (_path, route) => {
+      const { ctx } = await smsSetup();
+      const body = expectEnvelope(await ctx.post(route.path, { message: "x" }), 400);
+      expect(body.message).toBe(`${route.recipientField} is required`);
+      expect(body.data).toMatchObject({ error_code: "validation_error", field: route.recipientField, reason: "is required" });
+    },
+  );
 
   test("bulk without messages", async () => {
     const { ctx } = await smsSetup();
@@ -318,7 +348,11 @@ describe("item 19: a missing required field says '<field> is required'", () => {
   test("a bulk item without its recipient fails alone, saying so", async () => {
     const { ctx } = await smsSetup();
     const data = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages: [{ message: "x" }] }), 200).data;
-    expect(data.results[0].error).toMatchObject({ error_code: "validation_error", field: "recipient_contact", message: "recipient_contact is required" });
+    expect(data.results[0].error).toMatchObject({
+      error_code: "validation_error",
+      field: "recipient_contact",
+      message: "recipient_contact is required",
+    });
   });
 });
 
@@ -344,7 +378,12 @@ describe("item 19: IANA link and legacy zone names are time zones", () => {
       ["2027-01-15", winter],
       ["2027-07-15", summer],
     ]) {
-      const r = await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x", schedule_time: `${date} 09:00:00`, timezone: zone });
+      const r = await ctx.post("/v1/notification/sms/api/send", {
+        recipient_contact: TO,
+        message: "x",
+        schedule_time: `${date} 09:00:00`,
+        timezone: zone,
+      });
       const data = expectEnvelope(r, 200).data;
       expect(data.scheduled_for).toBe(`${date}T${utc}:00.000Z`);
       expect(await notification(ctx, data.notification_id)).toMatchObject({ schedule_time: `${date}T${utc}:00.000Z`, timezone: zone });
@@ -353,7 +392,12 @@ describe("item 19: IANA link and legacy zone names are time zones", () => {
 
   test("a made-up zone is still 400 invalid_timezone", async () => {
     const { ctx } = await smsSetup();
-    const r = await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x", schedule_time: "2027-01-15 09:00:00", timezone: "CEST" });
+    const r = await ctx.post("/v1/notification/sms/api/send", {
+      recipient_contact: TO,
+      message: "x",
+      schedule_time: "2027-01-15 09:00:00",
+      timezone: "CEST",
+    });
     expect(expectEnvelope(r, 400).data.error_code).toBe("invalid_timezone");
   });
 });

@@ -16,7 +16,15 @@ describe("POST /notification/sms/api/send", () => {
     expect(Object.keys(body.data).sort()).toEqual(["message", "notification_id", "scheduled_for", "template_id", "template_vars"]);
     expect(body.data).toMatchObject({ template_id: null, template_vars: null, message: "Hello there", scheduled_for: null });
     const n = await notificationOf(ctx, body.data.notification_id);
-    expect(n).toMatchObject({ status: "pending", delivery_type: "sms", route: "sms", device_id: phone.device_id, recipient: TO, recipient_name: "Ada", cost: 0 });
+    expect(n).toMatchObject({
+      status: "pending",
+      delivery_type: "sms",
+      route: "sms",
+      device_id: phone.device_id,
+      recipient: TO,
+      recipient_name: "Ada",
+      cost: 0,
+    });
     expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted"]);
   });
 
@@ -70,7 +78,10 @@ describe("templates in sends", () => {
   test("renders the final text from template_id and variables", async () => {
     const ctx = createTestContext();
     await ctx.phone();
-    const tpl = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "greet", body: "Hi {{name}}, order {{order_id}} ready. Bye {{name}}!" }), 200).data;
+    const tpl = expectEnvelope(
+      await ctx.post("/v1/api/template/create", { name: "greet", body: "Hi {{name}}, order {{order_id}} ready. Bye {{name}}!" }),
+      200,
+    ).data;
     const body = await send(ctx, { recipient_contact: TO, template_id: String(tpl.template_id), variables: { name: "Ada", order_id: 42 } });
     expect(body.data).toEqual({
       notification_id: body.data.notification_id,
@@ -80,7 +91,11 @@ describe("templates in sends", () => {
       scheduled_for: null,
     });
     const n = await notificationOf(ctx, body.data.notification_id);
-    expect(n).toMatchObject({ template_id: tpl.template_id, template_vars: { name: "Ada", order_id: "42" }, message: "Hi Ada, order 42 ready. Bye Ada!" });
+    expect(n).toMatchObject({
+      template_id: tpl.template_id,
+      template_vars: { name: "Ada", order_id: "42" },
+      message: "Hi Ada, order 42 ready. Bye Ada!",
+    });
   });
 
   test("a system template by its code", async () => {
@@ -111,7 +126,9 @@ describe("templates in sends", () => {
     await ctx.post("/v1/api/template/update", { template_id: tpl.template_id, status: "disabled" });
     expect((await send(ctx, { recipient_contact: TO, template_id: tpl.template_id }, 400)).data.error_code).toBe("template_inactive");
     const chat = (await ctx.post("/v1/api/template/create", { name: "c", channel: "chatapp", body: "x {{1}}" })).body.data;
-    expect((await send(ctx, { recipient_contact: TO, template_id: chat.template_id, variables: ["a"] }, 400)).data.field).toBe("template_id");
+    expect((await send(ctx, { recipient_contact: TO, template_id: chat.template_id, variables: ["a"] }, 400)).data.field).toBe(
+      "template_id",
+    );
   });
 
   test("the rendered text must fit the cap too", async () => {
@@ -145,14 +162,33 @@ describe("scheduling", () => {
     const ctx = createTestContext();
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 2, 1));
-    const gap = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 02:30:00", timezone: "America/New_York" }, 400);
+    const gap = await send(
+      ctx,
+      { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 02:30:00", timezone: "America/New_York" },
+      400,
+    );
     expect(gap.data.error_code).toBe("invalid_schedule_time");
-    const summer = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 03:30:00", timezone: "America/New_York" });
+    const summer = await send(ctx, {
+      recipient_contact: TO,
+      message: "x",
+      schedule_time: "2026-03-08 03:30:00",
+      timezone: "America/New_York",
+    });
     expect((await notificationOf(ctx, summer.data.notification_id)).schedule_time).toBe("2026-03-08T07:30:00.000Z");
-    const winter = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-03-08 01:30:00", timezone: "America/New_York" });
+    const winter = await send(ctx, {
+      recipient_contact: TO,
+      message: "x",
+      schedule_time: "2026-03-08 01:30:00",
+      timezone: "America/New_York",
+    });
     expect((await notificationOf(ctx, winter.data.notification_id)).schedule_time).toBe("2026-03-08T06:30:00.000Z");
     ctx.clock.set(Date.UTC(2026, 9, 1));
-    const repeated = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-11-01 01:30:00", timezone: "America/New_York" });
+    const repeated = await send(ctx, {
+      recipient_contact: TO,
+      message: "x",
+      schedule_time: "2026-11-01 01:30:00",
+      timezone: "America/New_York",
+    });
     expect((await notificationOf(ctx, repeated.data.notification_id)).schedule_time).toBe("2026-11-01T05:30:00.000Z");
   });
 
@@ -282,7 +318,7 @@ describe("credits", () => {
 
     ctx.topUp(5);
     const one = await send(ctx, { recipient_contact: TO, message: "a".repeat(160) });
-    expect((await notificationOf(ctx, one.data.notification_id))).toMatchObject({ segments: 1, cost: 1, route: "cloud" });
+    expect(await notificationOf(ctx, one.data.notification_id)).toMatchObject({ segments: 1, cost: 1, route: "cloud" });
     const two = await send(ctx, { recipient_contact: TO, message: "a".repeat(161) });
     expect((await notificationOf(ctx, two.data.notification_id)).cost).toBe(2);
     expect((await send(ctx, { recipient_contact: TO, message: "ü✓".repeat(70) }, 402)).data).toMatchObject({ balance: 2, required: 3 });

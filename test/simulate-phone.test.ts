@@ -19,7 +19,16 @@ const SIGNING_KEY = "server-signing-key";
 const USER_AGENT = "me.capcom.smsgateway/1.68.0";
 // The app's yyyy-MM-dd'T'HH:mm:ss.SSSXXX: exactly three fraction digits and an offset.
 const APP_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$/;
-const EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed", "sms:cancelled", "mms:received", "mms:downloaded", "system:ping"];
+const EVENTS = [
+  "sms:received",
+  "sms:sent",
+  "sms:delivered",
+  "sms:failed",
+  "sms:cancelled",
+  "mms:received",
+  "mms:downloaded",
+  "system:ping",
+];
 
 interface Hit {
   method: string;
@@ -48,7 +57,10 @@ function startMockServer(options: MockOptions = {}) {
   const patches: unknown[] = [];
   const hooks: PostedHook[] = [];
   const queue: Record<string, unknown>[] = [];
-  let settings: Record<string, unknown> = { messages: { send_interval_min: 0, send_interval_max: 0 }, webhooks: { signing_key: SIGNING_KEY } };
+  let settings: Record<string, unknown> = {
+    messages: { send_interval_min: 0, send_interval_max: 0 },
+    webhooks: { signing_key: SIGNING_KEY },
+  };
   let answeredPatches = 0;
   let stream: ReadableStreamDefaultController<Uint8Array> | null = null;
   let streamsClosed = 0;
@@ -69,7 +81,8 @@ function startMockServer(options: MockOptions = {}) {
       }
       if (req.method === "POST" && url.pathname === "/mobile/v1/device") {
         if (options.registerStatus) return Response.json({ message: "invalid token" }, { status: options.registerStatus });
-        if (req.headers.get("authorization") !== `Bearer ${PAIRING_TOKEN}`) return Response.json({ message: "unauthorized" }, { status: 401 });
+        if (req.headers.get("authorization") !== `Bearer ${PAIRING_TOKEN}`)
+          return Response.json({ message: "unauthorized" }, { status: 401 });
         return Response.json({ id: DEVICE_ID, token: DEVICE_TOKEN, login: "VQ4GII", password: "cp2pydvxd2zwpx" }, { status: 201 });
       }
       if (req.headers.get("authorization") !== `Bearer ${DEVICE_TOKEN}`) return Response.json({ message: "unauthorized" }, { status: 401 });
@@ -141,7 +154,10 @@ function startMockServer(options: MockOptions = {}) {
     },
     /** The state of each PATCH item, in order, for one message. */
     statesOf(id: string) {
-      return (patches as { id: string; state: string }[][]).flat().filter((p) => p.id === id).map((p) => p.state);
+      return (patches as { id: string; state: string }[][])
+        .flat()
+        .filter((p) => p.id === id)
+        .map((p) => p.state);
     },
     stop: () => server.stop(true),
   };
@@ -220,7 +236,11 @@ function expectSigned(hook: PostedHook, key = SIGNING_KEY) {
   const timestamp = hook.headers.get("x-timestamp")!;
   expect(timestamp).toMatch(/^\d+$/);
   expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(5);
-  expect(hook.headers.get("x-signature")).toBe(createHmac("sha256", key).update(hook.raw + timestamp).digest("hex"));
+  expect(hook.headers.get("x-signature")).toBe(
+    createHmac("sha256", key)
+      .update(hook.raw + timestamp)
+      .digest("hex"),
+  );
   expect(hook.headers.get("content-type")).toBe("application/json");
   expect(hook.headers.get("user-agent")).toBe(USER_AGENT);
 }
@@ -243,11 +263,12 @@ describe("simulatePhone", () => {
 
     // Like the app after "Sign up": no settings or webhooks until the event stream says so.
     expect(`${server.hits[1].method} ${server.hits[1].path}`).toBe("GET /mobile/v1/events");
-    expect(server.hits.slice(2).map((h) => `${h.method} ${h.path.split("?")[0]}`).sort()).toEqual([
-      "GET /mobile/v1/message",
-      "GET /mobile/v1/settings",
-      "GET /mobile/v1/webhooks",
-    ]);
+    expect(
+      server.hits
+        .slice(2)
+        .map((h) => `${h.method} ${h.path.split("?")[0]}`)
+        .sort(),
+    ).toEqual(["GET /mobile/v1/message", "GET /mobile/v1/settings", "GET /mobile/v1/webhooks"]);
     for (const hit of server.hits.slice(1)) {
       expect(hit.headers.get("authorization")).toBe(`Bearer ${DEVICE_TOKEN}`);
       // API calls name the app; the event stream comes from a bare OkHttp client, as in the app.
@@ -279,9 +300,16 @@ describe("simulatePhone", () => {
       "settings loaded (signing key from the server; send interval 0–0 s, no limit, order FIFO, SIM selection RoundRobin, ping 3600 s, channel SSE_ONLY)",
     );
     await waitFor("a pull", () => server.hits.some((h) => h.path === "/mobile/v1/message?order=fifo"), SOON);
-    server.setSettings({ messages: { processing_order: null, sim_selection_mode: "Random", limit_period: "PerMinute", limit_value: 7 }, ping: { interval_seconds: null } });
+    server.setSettings({
+      messages: { processing_order: null, sim_selection_mode: "Random", limit_period: "PerMinute", limit_value: 7 },
+      ping: { interval_seconds: null },
+    });
     server.push("SettingsUpdated", "null");
-    await waitFor("the settings read again", () => server.count("GET", "/settings") === 2 && lines.some((l) => l.includes("channel SSE_ONLY)") && l.includes("Random")), SOON);
+    await waitFor(
+      "the settings read again",
+      () => server.count("GET", "/settings") === 2 && lines.some((l) => l.includes("channel SSE_ONLY)") && l.includes("Random")),
+      SOON,
+    );
     expect(lines).toContain(
       "settings loaded (signing key from the server; send interval 0–0 s, limit 7 PerMinute, order LIFO, SIM selection Random, ping off, channel SSE_ONLY)",
     );
@@ -412,15 +440,25 @@ describe("simulatePhone", () => {
     ]);
     server.queue.push(pending("msg-sim2", undefined, { simNumber: 2 }), pending("msg-sim3", undefined, { simNumber: 3 }));
     server.push("MessageEnqueued", "null");
-    await waitFor("both settled", () => server.statesOf("msg-sim2").includes("Sent") && server.statesOf("msg-sim3").includes("Failed"), SOON);
-    expect(server.hooksFor("sms:sent").map((h) => h.body.payload)).toEqual([expect.objectContaining({ messageId: "msg-sim2", simNumber: 2 })]);
+    await waitFor(
+      "both settled",
+      () => server.statesOf("msg-sim2").includes("Sent") && server.statesOf("msg-sim3").includes("Failed"),
+      SOON,
+    );
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload)).toEqual([
+      expect.objectContaining({ messageId: "msg-sim2", simNumber: 2 }),
+    ]);
     const failed = (server.patches as any[][]).flat().find((p) => p.id === "msg-sim3" && p.state === "Failed");
     expect(failed.recipients[0].error).toBe("Can't send message: SIM 3 not found");
   });
 
   test("the phone's queue goes by priority, highest first, as the app's getPending orders it", async () => {
     const server = await start();
-    server.queue.push(pending("msg-low", undefined, { priority: -5 }), pending("msg-otp", undefined, { priority: 100 }), pending("msg-normal"));
+    server.queue.push(
+      pending("msg-low", undefined, { priority: -5 }),
+      pending("msg-otp", undefined, { priority: 100 }),
+      pending("msg-normal"),
+    );
     server.push("MessageEnqueued", "null");
     await waitFor("two sent", () => server.hooksFor("sms:sent").length >= 2, SOON);
     expect(server.hooksFor("sms:sent").map((h) => h.body.payload.messageId)).toEqual(["msg-otp", "msg-normal"]);
@@ -453,7 +491,10 @@ describe("simulatePhone", () => {
     await waitFor("Cancelled", () => server.statesOf("msg-5").includes("Cancelled"), SOON);
     await Bun.sleep(350);
     expect(server.statesOf("msg-5")).toEqual(["Processed", "Cancelled"]);
-    expect(server.hooksFor("sms:cancelled")[0].body.payload).toMatchObject({ messageId: "msg-5", cancelledAt: expect.stringMatching(APP_DATE) });
+    expect(server.hooksFor("sms:cancelled")[0].body.payload).toMatchObject({
+      messageId: "msg-5",
+      cancelledAt: expect.stringMatching(APP_DATE),
+    });
     expect(server.hooksFor("sms:sent")).toHaveLength(0);
   });
 
@@ -501,7 +542,12 @@ describe("simulatePhone", () => {
     expect(lines).toContain("settings changed via API: ping and notification channel take effect when the app restarts");
     const [hook] = server.hooksFor("system:ping");
     expectSigned(hook);
-    const check = (status: string, observedValue: number, observedUnit: string) => ({ status, observedValue, observedUnit, description: expect.any(String) });
+    const check = (status: string, observedValue: number, observedUnit: string) => ({
+      status,
+      observedValue,
+      observedUnit,
+      description: expect.any(String),
+    });
     expect(hook.body.payload).toEqual({
       health: {
         version: "1.68.0",
@@ -577,7 +623,13 @@ describe("simulatePhone", () => {
   /** Asks the phone for its inbox of the last hour, as Pigeon and the Go server word it. */
   function askForInbox(server: Mock, extra: Record<string, string> = {}) {
     const now = Date.now();
-    const data = { since: new Date(now - 3_600_000).toISOString(), until: new Date(now + 60_000).toISOString(), messageTypes: "SMS", triggerWebhooks: "true", ...extra };
+    const data = {
+      since: new Date(now - 3_600_000).toISOString(),
+      until: new Date(now + 60_000).toISOString(),
+      messageTypes: "SMS",
+      triggerWebhooks: "true",
+      ...extra,
+    };
     server.push("MessagesExportRequested", JSON.stringify(data));
   }
 
@@ -690,7 +742,14 @@ describe("parseSimulatePhoneArgs", () => {
   });
 
   test("a value that starts with a dash (a pairing token can) is a value, not a flag", () => {
-    const opts = parseSimulatePhoneArgs(["--server", "http://127.0.0.1:8080/mobile/v1", "--token", "-Ab_c9", "--inbound", "-5 degrees outside"]);
+    const opts = parseSimulatePhoneArgs([
+      "--server",
+      "http://127.0.0.1:8080/mobile/v1",
+      "--token",
+      "-Ab_c9",
+      "--inbound",
+      "-5 degrees outside",
+    ]);
     expect(opts.token).toBe("-Ab_c9");
     expect(opts.inbound).toBe("-5 degrees outside");
   });
@@ -755,7 +814,10 @@ describe("parseSimulatePhoneArgs", () => {
     [["--server", "http://x", "--token", "T", "--poll", "0"], "--poll"],
     [["--server", "http://x", "--token", "T", "--channel", "fcm"], "--channel needs one of sse, auto"],
     [["--server", "http://x", "--token", "T", "--ping", "0"], "--ping"],
-    [["--server", "http://x", "--token", "T", "--sim-selection", "roundrobin"], "--sim-selection needs one of OSDefault, RoundRobin, Random"],
+    [
+      ["--server", "http://x", "--token", "T", "--sim-selection", "roundrobin"],
+      "--sim-selection needs one of OSDefault, RoundRobin, Random",
+    ],
     [["--server", "http://x", "--token", "T", "--from", "5550001111"], "--from needs a number in E.164 form"],
     [["--server", "http://x", "--token", "T", "--inbound", ""], "--inbound needs the text"],
     [["--server", "http://x", "--token", "T", "--battery", "101"], "--battery needs a whole number from 0 to 100"],
@@ -771,7 +833,8 @@ describe("the event stream", () => {
   test("frames split anywhere, CRLF, comments and multi-line data parse as the app reads them", () => {
     const seen: [string | null, string][] = [];
     const parser = new EventStreamParser((event, data) => seen.push([event, data]));
-    const input = ":keepalive\r\n\r\nevent: MessageEnqueued\r\ndata: null\r\n\r\nevent: MessageCancelled\ndata: {\"messageId\":\ndata: \"m1\"}\n\ndata:null\n\nevent: NoData\n\n";
+    const input =
+      ':keepalive\r\n\r\nevent: MessageEnqueued\r\ndata: null\r\n\r\nevent: MessageCancelled\ndata: {"messageId":\ndata: "m1"}\n\ndata:null\n\nevent: NoData\n\n';
     for (const ch of input) parser.push(ch);
     expect(seen).toEqual([
       ["MessageEnqueued", "null"],

@@ -13,7 +13,11 @@ const basic = (k = ctx.key) => `Basic ${btoa(`${k.api_key}:${k.api_secret}`)}`;
 /** A call as SMSGate's clients make it: Authorization only, never X-API-SECRET. */
 function gate(method: string, path: string, o: CallOptions & { authorization?: string | null } = {}) {
   const authorization = o.authorization === undefined ? basic() : o.authorization;
-  return ctx.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { ...(authorization ? { authorization } : {}), ...o.headers } });
+  return ctx.call(method, `/3rdparty/v1${path}`, {
+    ...o,
+    key: null,
+    headers: { ...(authorization ? { authorization } : {}), ...o.headers },
+  });
 }
 
 async function token(scopes: string[], ttl?: number) {
@@ -43,7 +47,12 @@ describe("credentials", () => {
     for (const path of ["/health", "/health/live", "/health/ready", "/health/startup"]) {
       const r = await gate("GET", path, { authorization: null });
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ status: "pass", version: expect.any(String), releaseId: expect.any(Number), checks: { "db:ping": { status: "pass" } } });
+      expect(r.body).toMatchObject({
+        status: "pass",
+        version: expect.any(String),
+        releaseId: expect.any(Number),
+        checks: { "db:ping": { status: "pass" } },
+      });
     }
   });
 
@@ -103,7 +112,9 @@ describe("credentials", () => {
     const local = createTestContext();
     let last = 0;
     for (let i = 0; i < 40 && last !== 429; i++) {
-      last = (await local.call("GET", "/3rdparty/v1/devices", { key: null, headers: { authorization: `Basic ${btoa("pk_nobody:nothing")}` } })).status;
+      last = (
+        await local.call("GET", "/3rdparty/v1/devices", { key: null, headers: { authorization: `Basic ${btoa("pk_nobody:nothing")}` } })
+      ).status;
     }
     expect(last).toBe(429);
   });
@@ -112,12 +123,34 @@ describe("credentials", () => {
 describe("messages", () => {
   test("one message to two numbers is two notifications; its state is read back from them", async () => {
     const phone = await ctx.phone("Gate phone");
-    const r = await gate("POST", "/messages", { body: { id: "order-1", textMessage: { text: "Your order is ready" }, phoneNumbers: ["+14155552671", "+14155552672"], deviceId: String(phone.device_id), simNumber: 2, priority: 100, withDeliveryReport: false } });
+    const r = await gate("POST", "/messages", {
+      body: {
+        id: "order-1",
+        textMessage: { text: "Your order is ready" },
+        phoneNumbers: ["+14155552671", "+14155552672"],
+        deviceId: String(phone.device_id),
+        simNumber: 2,
+        priority: 100,
+        withDeliveryReport: false,
+      },
+    });
     expect(r.status).toBe(202);
     expect(r.headers.get("location")).toBe("/3rdparty/v1/messages/order-1");
-    expect(r.body).toMatchObject({ id: "order-1", deviceId: String(phone.device_id), state: "Pending", recipients: [{ phoneNumber: "+14155552671", state: "Pending" }, { phoneNumber: "+14155552672", state: "Pending" }] });
+    expect(r.body).toMatchObject({
+      id: "order-1",
+      deviceId: String(phone.device_id),
+      state: "Pending",
+      recipients: [
+        { phoneNumber: "+14155552671", state: "Pending" },
+        { phoneNumber: "+14155552672", state: "Pending" },
+      ],
+    });
     expect(Object.keys(r.body.states)).toEqual(["Pending"]);
-    const rows = ctx.db.$client.query("SELECT recipient, sim_number, priority, with_delivery_report FROM notification WHERE id IN (SELECT notification_id FROM smsgate_recipient) ORDER BY id").all();
+    const rows = ctx.db.$client
+      .query(
+        "SELECT recipient, sim_number, priority, with_delivery_report FROM notification WHERE id IN (SELECT notification_id FROM smsgate_recipient) ORDER BY id",
+      )
+      .all();
     expect(rows).toEqual([
       { recipient: "+14155552671", sim_number: 2, priority: 100, with_delivery_report: 0 },
       { recipient: "+14155552672", sim_number: 2, priority: 100, with_delivery_report: 0 },
@@ -140,14 +173,22 @@ describe("messages", () => {
   test("skipPhoneValidation: a number with its country code is sent; one without is refused naming the option, and nothing is stored", async () => {
     await ctx.phone("Unvalidated phone");
     const send = (id: string, phoneNumbers: string[], skipPhoneValidation?: boolean) =>
-      ctx.call("POST", "/3rdparty/v1/messages", { key: null, headers: { authorization: basic() }, body: { id, message: "Balance?", phoneNumbers }, query: skipPhoneValidation === undefined ? {} : { skipPhoneValidation } });
+      ctx.call("POST", "/3rdparty/v1/messages", {
+        key: null,
+        headers: { authorization: basic() },
+        body: { id, message: "Balance?", phoneNumbers },
+        query: skipPhoneValidation === undefined ? {} : { skipPhoneValidation },
+      });
     const accepted = await send("skip-ok", ["+1 415 555 2674"], true);
     expect(accepted.status).toBe(202);
     expect(accepted.body.recipients).toEqual([expect.objectContaining({ phoneNumber: "+14155552674" })]);
     const before = ctx.db.$client.query("SELECT count(*) AS n FROM notification").get();
     const refused = await send("skip-short", ["+14155552675", "900"], true);
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ code: 400, data: { error_code: "option_not_supported", field: "skipPhoneValidation", phoneNumber: "900" } });
+    expect(refused.body).toMatchObject({
+      code: 400,
+      data: { error_code: "option_not_supported", field: "skipPhoneValidation", phoneNumber: "900" },
+    });
     expect(refused.body.message).toContain("skipPhoneValidation");
     expect(ctx.db.$client.query("SELECT count(*) AS n FROM notification").get()).toEqual(before);
     expect((await gate("GET", "/messages/skip-short")).status).toBe(404);
@@ -182,15 +223,30 @@ describe("messages", () => {
     const a = await local.phone("A");
     const b = await local.phone("B");
     const later = new Date(local.clock.now() + 3600_000).toISOString();
-    for (let i = 0; i < 3; i++) expect((await call("POST", "/messages", { body: { id: `a${i}`, message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(a.device_id), scheduleAt: later } })).status).toBe(202);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await call("POST", "/messages", {
+            body: { id: `a${i}`, message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(a.device_id), scheduleAt: later },
+          })
+        ).status,
+      ).toBe(202);
     local.clock.advance(1000);
     const middle = new Date(local.clock.now()).toISOString();
-    expect((await call("POST", "/messages", { body: { id: "b0", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(b.device_id) } })).status).toBe(202);
+    expect(
+      (
+        await call("POST", "/messages", {
+          body: { id: "b0", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(b.device_id) },
+        })
+      ).status,
+    ).toBe(202);
 
     const page = await call("GET", "/messages", { query: { limit: 2, offset: 1 } });
     expect(page.headers.get("x-total-count")).toBe("4");
     expect(page.body.map((m: { id: string }) => m.id)).toEqual(["a2", "a1"]);
-    expect((await call("GET", "/messages", { query: { deviceId: String(b.device_id) } })).body.map((m: { id: string }) => m.id)).toEqual(["b0"]);
+    expect((await call("GET", "/messages", { query: { deviceId: String(b.device_id) } })).body.map((m: { id: string }) => m.id)).toEqual([
+      "b0",
+    ]);
     expect((await call("GET", "/messages", { query: { from: middle } })).body.map((m: { id: string }) => m.id)).toEqual(["b0"]);
 
     const cancelled = await call("DELETE", "/messages/a1");
@@ -221,7 +277,9 @@ describe("messages", () => {
     const later = new Date(local.clock.now() + 24 * 3600_000).toISOString();
     const count = 112;
     for (let i = 0; i < count; i++) {
-      const r = await call("POST", "/messages", { body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later } });
+      const r = await call("POST", "/messages", {
+        body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later },
+      });
       expect(r.status).toBe(202);
     }
     // Each recipient pair moved to a combination of outcomes, and the state SMSGate gives the message.
@@ -240,10 +298,14 @@ describe("messages", () => {
     const sql = local.db.$client;
     combos.forEach(([first, second], i) => {
       const ids = sql
-        .query<{ id: number }, [string]>("SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position")
+        .query<{ id: number }, [string]>(
+          "SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position",
+        )
         .all(`m${i}`)
         .map((r) => r.id);
-      [first, second].forEach(([status, stage], k) => sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]));
+      [first, second].forEach(([status, stage], k) =>
+        sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]),
+      );
     });
     const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
 
@@ -281,7 +343,12 @@ describe("messages", () => {
   test("deviceActiveWithin picks a phone seen within that many hours, or refuses", async () => {
     const local = createTestContext();
     const call = (body: unknown, hours: number) =>
-      local.call("POST", "/3rdparty/v1/messages", { key: null, headers: { authorization: basic(local.key) }, body, query: { deviceActiveWithin: hours } });
+      local.call("POST", "/3rdparty/v1/messages", {
+        key: null,
+        headers: { authorization: basic(local.key) },
+        body,
+        query: { deviceActiveWithin: hours },
+      });
     const phone = await local.phone("Seen two hours ago");
     local.clock.advance(2 * 3600_000);
     const body = { message: "Later", phoneNumbers: ["+14155552671"], scheduleAt: new Date(local.clock.now() + 3600_000).toISOString() };
@@ -346,29 +413,72 @@ describe("received messages (GET /inbox)", () => {
   test("inbound SMS and MMS from the threads, newest first, filtered by type, time and phone, paged with X-Total-Count", async () => {
     const local = createTestContext();
     const headers = { authorization: basic(local.key) };
-    const call = (path: string, query: Record<string, string | number> = {}, h: Record<string, string> = headers) => local.call("GET", `/3rdparty/v1${path}`, { key: null, headers: h, query });
+    const call = (path: string, query: Record<string, string | number> = {}, h: Record<string, string> = headers) =>
+      local.call("GET", `/3rdparty/v1${path}`, { key: null, headers: h, query });
     const a = await local.phone("Inbox A");
     const b = await local.phone("Inbox B");
-    const receive = (deviceId: number, from: string, body: string, externalId: string, meta?: Parameters<typeof recordInbound>[2]["meta"]) => {
+    const receive = (
+      deviceId: number,
+      from: string,
+      body: string,
+      externalId: string,
+      meta?: Parameters<typeof recordInbound>[2]["meta"],
+    ) => {
       local.clock.advance(1000);
-      recordInbound(local.services.threads, local.services.events, { workspaceId: local.workspace.id, channel: "sms", deviceId, from, body, externalId, at: local.clock.now(), meta });
+      recordInbound(local.services.threads, local.services.events, {
+        workspaceId: local.workspace.id,
+        channel: "sms",
+        deviceId,
+        from,
+        body,
+        externalId,
+        at: local.clock.now(),
+        meta,
+      });
     };
     const start = new Date(local.clock.now()).toISOString();
     receive(a.device_id, "+14155550101", "First", "x1");
     receive(a.device_id, "+14155550102", "Second", "x2");
     const mms = { type: "mms" as const, transactionId: "T1", subject: "Photo", size: 100, contentClass: null, attachments: null };
     receive(b.device_id, "+14155550103", "Photo", "mms:1", { ...mms, downloadId: null });
-    receive(b.device_id, "+14155550104", "Here it is", "mms:2", { ...mms, transactionId: "T2", downloadId: "55", attachments: [{ partId: 1, contentType: "image/jpeg", name: "a.jpg", size: 10 }] });
+    receive(b.device_id, "+14155550104", "Here it is", "mms:2", {
+      ...mms,
+      transactionId: "T2",
+      downloadId: "55",
+      attachments: [{ partId: 1, contentType: "image/jpeg", name: "a.jpg", size: 10 }],
+    });
     // The same SMS posted again by the phone is one entry.
-    recordInbound(local.services.threads, local.services.events, { workspaceId: local.workspace.id, channel: "sms", deviceId: a.device_id, from: "+14155550101", body: "First", externalId: "x1", at: local.clock.now() });
+    recordInbound(local.services.threads, local.services.events, {
+      workspaceId: local.workspace.id,
+      channel: "sms",
+      deviceId: a.device_id,
+      from: "+14155550101",
+      body: "First",
+      externalId: "x1",
+      at: local.clock.now(),
+    });
     // What Pigeon sent is not received.
-    expect((await local.call("POST", "/3rdparty/v1/messages", { key: null, headers, body: { message: "Outbound", phoneNumbers: ["+14155550101"], deviceId: String(a.device_id) } })).status).toBe(202);
+    expect(
+      (
+        await local.call("POST", "/3rdparty/v1/messages", {
+          key: null,
+          headers,
+          body: { message: "Outbound", phoneNumbers: ["+14155550101"], deviceId: String(a.device_id) },
+        })
+      ).status,
+    ).toBe(202);
 
     const all = await call("/inbox");
     expect(all.status).toBe(200);
     expect(all.headers.get("x-total-count")).toBe("4");
     expect(all.body).toEqual([
-      { id: expect.any(String), type: "MMS_DOWNLOADED", sender: "+14155550104", contentPreview: "Here it is", createdAt: expect.any(String) },
+      {
+        id: expect.any(String),
+        type: "MMS_DOWNLOADED",
+        sender: "+14155550104",
+        contentPreview: "Here it is",
+        createdAt: expect.any(String),
+      },
       { id: expect.any(String), type: "MMS", sender: "+14155550103", contentPreview: "Photo", createdAt: expect.any(String) },
       { id: expect.any(String), type: "SMS", sender: "+14155550102", contentPreview: "Second", createdAt: expect.any(String) },
       { id: expect.any(String), type: "SMS", sender: "+14155550101", contentPreview: "First", createdAt: expect.any(String) },
@@ -407,14 +517,18 @@ describe("webhooks", () => {
   test("registered in SMSGate's shape, delivered by the outbox in its body, signed as the app signs", async () => {
     const local = createTestContext();
     const auth = { authorization: basic(local.key) };
-    const call = (method: string, path: string, o: CallOptions = {}) => local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const call = (method: string, path: string, o: CallOptions = {}) =>
+      local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
     const receiver = startReceiver();
     try {
       const phone = await local.phone("Hooked phone");
       const created = await call("POST", "/webhooks", { body: { id: "rx", url: receiver.url, event: "sms:received" } });
       expect(created.status).toBe(201);
       expect(created.body).toEqual({ id: "rx", url: receiver.url, event: "sms:received", deviceId: null });
-      expect((await call("POST", "/webhooks", { body: { url: receiver.url, event: "sms:delivered", deviceId: String(phone.device_id) } })).status).toBe(201);
+      expect(
+        (await call("POST", "/webhooks", { body: { url: receiver.url, event: "sms:delivered", deviceId: String(phone.device_id) } }))
+          .status,
+      ).toBe(201);
       expect((await call("GET", "/webhooks")).body.map((w: { event: string }) => w.event)).toEqual(["sms:received", "sms:delivered"]);
       // Events Pigeon has no source for are refused by name, and nothing is stored.
       const ping = await call("POST", "/webhooks", { body: { url: receiver.url, event: "app:started" } });
@@ -426,24 +540,47 @@ describe("webhooks", () => {
       expect((await call("PATCH", "/settings", { body: { webhooks: { signing_key: key } } })).status).toBe(200);
       // An inbound SMS as the phone channel records it.
       recordInbound(local.services.threads, local.services.events, {
-        workspaceId: local.workspace.id, channel: "sms", deviceId: phone.device_id, from: "+14155550123", body: "Is my order ready?", externalId: "phone-msg-1", at: local.clock.now(),
+        workspaceId: local.workspace.id,
+        channel: "sms",
+        deviceId: phone.device_id,
+        from: "+14155550123",
+        body: "Is my order ready?",
+        externalId: "phone-msg-1",
+        at: local.clock.now(),
       });
       await local.services.webhooks.deliverDue();
       expect(receiver.received).toHaveLength(1);
       const [hit] = receiver.received;
-      expect(hit.body).toMatchObject({ webhookId: "rx", event: "sms:received", deviceId: String(phone.device_id), payload: { message: "Is my order ready?", phoneNumber: "+14155550123", sender: "+14155550123" } });
+      expect(hit.body).toMatchObject({
+        webhookId: "rx",
+        event: "sms:received",
+        deviceId: String(phone.device_id),
+        payload: { message: "Is my order ready?", phoneNumber: "+14155550123", sender: "+14155550123" },
+      });
       expect(hit.body.id).toEqual(expect.any(String));
       const timestamp = hit.headers.get("x-timestamp")!;
-      expect(hit.headers.get("x-signature")).toBe(createHmac("sha256", key).update(hit.raw + timestamp).digest("hex"));
+      expect(hit.headers.get("x-signature")).toBe(
+        createHmac("sha256", key)
+          .update(hit.raw + timestamp)
+          .digest("hex"),
+      );
       expect(hit.headers.get("x-pigeon-signature")).toBeNull();
 
       // A repeated id replaces the webhook; a deleted one receives nothing more.
       expect((await call("POST", "/webhooks", { body: { id: "rx", url: `${receiver.url}?v=2`, event: "sms:received" } })).status).toBe(201);
-      expect((await call("GET", "/webhooks")).body.filter((w: { id: string }) => w.id === "rx")).toEqual([{ id: "rx", url: `${receiver.url}?v=2`, event: "sms:received", deviceId: null }]);
+      expect((await call("GET", "/webhooks")).body.filter((w: { id: string }) => w.id === "rx")).toEqual([
+        { id: "rx", url: `${receiver.url}?v=2`, event: "sms:received", deviceId: null },
+      ]);
       expect((await call("DELETE", "/webhooks/rx")).status).toBe(204);
       expect((await call("DELETE", "/webhooks/rx")).status).toBe(404);
       recordInbound(local.services.threads, local.services.events, {
-        workspaceId: local.workspace.id, channel: "sms", deviceId: phone.device_id, from: "+14155550123", body: "Hello again", externalId: "phone-msg-2", at: local.clock.now(),
+        workspaceId: local.workspace.id,
+        channel: "sms",
+        deviceId: phone.device_id,
+        from: "+14155550123",
+        body: "Hello again",
+        externalId: "phone-msg-2",
+        at: local.clock.now(),
       });
       await local.services.webhooks.deliverDue();
       expect(receiver.received).toHaveLength(1);
@@ -455,21 +592,49 @@ describe("webhooks", () => {
   test("sms:sent and sms:delivered carry the SMSGate message id and the recipient; another phone's webhook hears nothing", async () => {
     const local = createTestContext();
     const auth = { authorization: basic(local.key) };
-    const call = (method: string, path: string, o: CallOptions = {}) => local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const call = (method: string, path: string, o: CallOptions = {}) =>
+      local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
     const receiver = startReceiver();
     try {
       const phone = await local.phone("Reporting phone");
       const otherPhone = await local.phone("Quiet phone");
-      for (const event of ["sms:sent", "sms:delivered"]) expect((await call("POST", "/webhooks", { body: { id: event, url: receiver.url, event, deviceId: String(phone.device_id) } })).status).toBe(201);
-      expect((await call("POST", "/webhooks", { body: { id: "quiet", url: receiver.url, event: "sms:delivered", deviceId: String(otherPhone.device_id) } })).status).toBe(201);
-      expect((await call("POST", "/messages", { body: { id: "hooked-1", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(phone.device_id) } })).status).toBe(202);
-      const notificationId = (local.db.$client.query("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1").get() as { id: number }).id;
+      for (const event of ["sms:sent", "sms:delivered"])
+        expect(
+          (await call("POST", "/webhooks", { body: { id: event, url: receiver.url, event, deviceId: String(phone.device_id) } })).status,
+        ).toBe(201);
+      expect(
+        (
+          await call("POST", "/webhooks", {
+            body: { id: "quiet", url: receiver.url, event: "sms:delivered", deviceId: String(otherPhone.device_id) },
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await call("POST", "/messages", {
+            body: { id: "hooked-1", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(phone.device_id) },
+          })
+        ).status,
+      ).toBe(202);
+      const notificationId = (
+        local.db.$client.query("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1").get() as { id: number }
+      ).id;
       local.services.state.transition(notificationId, "sent");
       local.services.state.transition(notificationId, "delivered");
       await local.services.webhooks.deliverDue();
       const byEvent = Object.fromEntries(receiver.received.map((r) => [r.body.webhookId, r.body]));
       expect(Object.keys(byEvent).sort()).toEqual(["sms:delivered", "sms:sent"]);
-      expect(byEvent["sms:sent"]).toMatchObject({ event: "sms:sent", deviceId: String(phone.device_id), payload: { messageId: "hooked-1", phoneNumber: "+14155552671", recipient: "+14155552671", partsCount: 1, sentAt: expect.any(String) } });
+      expect(byEvent["sms:sent"]).toMatchObject({
+        event: "sms:sent",
+        deviceId: String(phone.device_id),
+        payload: {
+          messageId: "hooked-1",
+          phoneNumber: "+14155552671",
+          recipient: "+14155552671",
+          partsCount: 1,
+          sentAt: expect.any(String),
+        },
+      });
       expect(byEvent["sms:delivered"].payload).toMatchObject({ messageId: "hooked-1", deliveredAt: expect.any(String) });
       // The caller's rate-limit window is reported, as on /v1.
       expect((await call("GET", "/webhooks")).headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
@@ -485,9 +650,15 @@ describe("webhooks", () => {
     expect(events().n).toBe(0);
     const receiver = startReceiver();
     try {
-      const created = await local.call("POST", "/3rdparty/v1/webhooks", { key: null, headers: { authorization: basic(local.key) }, body: { url: receiver.url, event: "system:ping" } });
+      const created = await local.call("POST", "/3rdparty/v1/webhooks", {
+        key: null,
+        headers: { authorization: basic(local.key) },
+        body: { url: receiver.url, event: "system:ping" },
+      });
       expect(created.status).toBe(201);
-      expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } })?.deliveryIds).toHaveLength(1);
+      expect(
+        local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } })?.deliveryIds,
+      ).toHaveLength(1);
       expect(events().n).toBe(1);
     } finally {
       receiver.stop();
@@ -497,7 +668,10 @@ describe("webhooks", () => {
   test("a webhook for another workspace's device is refused", async () => {
     const other = ctx.otherWorkspace("Hook stranger");
     const foreign = await ctx.phone("Foreign", other.key);
-    expect((await gate("POST", "/webhooks", { body: { url: "https://example.com/h", event: "sms:sent", deviceId: String(foreign.device_id) } })).status).toBe(404);
+    expect(
+      (await gate("POST", "/webhooks", { body: { url: "https://example.com/h", event: "sms:sent", deviceId: String(foreign.device_id) } }))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -505,20 +679,32 @@ describe("settings", () => {
   test("sending settings go to every phone; the signing key is write-only; unknown settings change nothing", async () => {
     const local = createTestContext();
     const auth = { authorization: basic(local.key) };
-    const call = (method: string, path: string, o: CallOptions = {}) => local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const call = (method: string, path: string, o: CallOptions = {}) =>
+      local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
     const a = await local.phone("One");
     const b = await local.phone("Two");
-    const set = await call("PUT", "/settings", { body: { messages: { send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 } } });
+    const set = await call("PUT", "/settings", {
+      body: { messages: { send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 } },
+    });
     expect(set.status).toBe(200);
     expect(set.body.messages).toEqual({ send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 });
     for (const id of [a.device_id, b.device_id]) {
-      expect(local.services.deviceRepo.get(local.workspace.id, id)).toMatchObject({ sendIntervalMin: 2, sendIntervalMax: 9, sendLimitPerMinute: 30 });
+      expect(local.services.deviceRepo.get(local.workspace.id, id)).toMatchObject({
+        sendIntervalMin: 2,
+        sendIntervalMax: 9,
+        sendLimitPerMinute: 30,
+      });
     }
     // The npm client's camelCase names work too.
     expect((await call("PATCH", "/settings", { body: { messages: { sendIntervalMax: 12 } } })).body.messages.send_interval_max).toBe(12);
     const read = await call("GET", "/settings");
     expect(JSON.stringify(read.body)).not.toContain("signing");
-    for (const body of [{ messages: { limit_period: "PerDay", limit_value: 5 } }, { encryption: { passphrase: "x" } }, { messages: { send_interval_min: 2, sim_selection_mode: "Random" } }, { messages: { send_interval_min: 50 } }]) {
+    for (const body of [
+      { messages: { limit_period: "PerDay", limit_value: 5 } },
+      { encryption: { passphrase: "x" } },
+      { messages: { send_interval_min: 2, sim_selection_mode: "Random" } },
+      { messages: { send_interval_min: 50 } },
+    ]) {
       const r = await call("PATCH", "/settings", { body });
       expect({ body, status: r.status }).toEqual({ body, status: 400 });
     }
@@ -543,7 +729,9 @@ describe("the signing key on the dashboard", () => {
         }),
       );
       const session = /pigeon_session=([^;]*)/.exec(signedIn.headers.getSetCookie().join("\n"))![1];
-      return await (await local.app.handle(new Request("http://localhost/dashboard/keys", { headers: { cookie: `pigeon_session=${session}` } }))).text();
+      return await (
+        await local.app.handle(new Request("http://localhost/dashboard/keys", { headers: { cookie: `pigeon_session=${session}` } }))
+      ).text();
     };
     expect(await pageFor("owner@example.com", "owner")).toContain(key);
     const member = await pageFor("member@example.com", "member");
@@ -555,8 +743,9 @@ describe("the signing key on the dashboard", () => {
 describe("the API document", () => {
   test("every SMSGate operation is under its own tag with Basic and Bearer security", async () => {
     const doc = (await ctx.call("GET", "/openapi.json", { key: null })).body;
-    const ops = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security?: unknown }>>).flatMap(([path, methods]) =>
-      path.includes("3rdparty") ? Object.entries(methods).map(([method, op]) => ({ key: `${method} ${path}`, op })) : [],
+    const ops = Object.entries(doc.paths as Record<string, Record<string, { tags: string[]; security?: unknown }>>).flatMap(
+      ([path, methods]) =>
+        path.includes("3rdparty") ? Object.entries(methods).map(([method, op]) => ({ key: `${method} ${path}`, op })) : [],
     );
     expect(ops.length).toBeGreaterThanOrEqual(16);
     // Documented once, under /3rdparty/v1; the /api/3rdparty/v1 copies are served, not listed again.
@@ -564,7 +753,8 @@ describe("the API document", () => {
     expect((await ctx.call("GET", "/api/3rdparty/v1/health", { key: null })).status).toBe(200);
     for (const { key, op } of ops) {
       expect({ key, tags: op.tags }).toEqual({ key, tags: ["SMSGate compatible"] });
-      if (!key.includes("/health")) expect({ key, security: op.security }).toEqual({ key, security: [{ SmsGateBasic: [] }, { SmsGateBearer: [] }] });
+      if (!key.includes("/health"))
+        expect({ key, security: op.security }).toEqual({ key, security: [{ SmsGateBasic: [] }, { SmsGateBearer: [] }] });
     }
     expect(doc.tags.map((t: { name: string }) => t.name)).toContain("SMSGate compatible");
   });

@@ -48,14 +48,26 @@ const httpClient = {
 
 const basic = () => `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}`;
 const plain = (method: string, path: string, authorization: string, body?: unknown) =>
-  fetch(`${base}${path}`, { method, headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${base}${path}`, {
+    method,
+    headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 beforeAll(async () => {
   receiver = startReceiver();
   server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_WORKER_INTERVAL: "1", PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1" });
   key = server.initialKey!;
   pairing = (await (await server.fetch("/v1/api/device/pairing", { key })).json()).data;
-  phone = await startSimulator(bin, ["--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "SMSGate phone"]);
+  phone = await startSimulator(bin, [
+    "--server",
+    pairing.server_url,
+    `--token=${pairing.pairing_token}`,
+    "--delay",
+    "50",
+    "--name",
+    "SMSGate phone",
+  ]);
   base = `${server.url}/3rdparty/v1`;
   // The client's own constructor: login, password, HTTP client, base URL (a private server's).
   client = new Client(key.api_key, key.api_secret, httpClient, base);
@@ -76,7 +88,11 @@ describe("the npm android-sms-gateway client against the binary", () => {
   });
 
   test("a message to two numbers is sent through the phone and read until Delivered", async () => {
-    const accepted = await client.send({ phoneNumbers: ["+14155552671", "+14155552672"], message: "Your order is ready", withDeliveryReport: true });
+    const accepted = await client.send({
+      phoneNumbers: ["+14155552671", "+14155552672"],
+      message: "Your order is ready",
+      withDeliveryReport: true,
+    });
     expect(accepted.state).toBe(ProcessState.Pending);
     expect(accepted.recipients.map((r) => r.phoneNumber)).toEqual(["+14155552671", "+14155552672"]);
     const done = await waitFor("Delivered", async () => {
@@ -93,7 +109,12 @@ describe("the npm android-sms-gateway client against the binary", () => {
 
   test("list with filters, and cancel a scheduled message", async () => {
     const at = new Date(Date.now() + 3600_000).toISOString();
-    const scheduled = await plain("POST", "/messages", basic(), { id: "later-1", textMessage: { text: "Tomorrow's reminder" }, phoneNumbers: ["+14155552673"], scheduleAt: at });
+    const scheduled = await plain("POST", "/messages", basic(), {
+      id: "later-1",
+      textMessage: { text: "Tomorrow's reminder" },
+      phoneNumbers: ["+14155552673"],
+      scheduleAt: at,
+    });
     expect(scheduled.status).toBe(202);
     expect(scheduled.headers.get("location")).toBe("/3rdparty/v1/messages/later-1");
 
@@ -136,12 +157,30 @@ describe("the npm android-sms-gateway client against the binary", () => {
     const signingKey = JSON.parse(printed.stdout).signing_key as string;
 
     // A second phone that receives an SMS as soon as it is paired.
-    const texting = await startSimulator(bin, ["--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "Texting phone", "--inbound", "Is my order ready?", "--from", "+14155550123"]);
+    const texting = await startSimulator(bin, [
+      "--server",
+      pairing.server_url,
+      `--token=${pairing.pairing_token}`,
+      "--delay",
+      "50",
+      "--name",
+      "Texting phone",
+      "--inbound",
+      "Is my order ready?",
+      "--from",
+      "+14155550123",
+    ]);
     try {
       const hit = await waitFor("the sms:received delivery", () => receiver.received.find((r) => r.body?.event === "sms:received") ?? null);
-      expect(hit.body).toMatchObject({ webhookId: "inbox-hook", event: "sms:received", payload: { message: "Is my order ready?", phoneNumber: "+14155550123" } });
+      expect(hit.body).toMatchObject({
+        webhookId: "inbox-hook",
+        event: "sms:received",
+        payload: { message: "Is my order ready?", phoneNumber: "+14155550123" },
+      });
       // SMSGate's documented check: hex HMAC-SHA256 of the raw body followed by X-Timestamp, with the signing key.
-      const expected = createHmac("sha256", signingKey).update(hit.raw + hit.headers.get("x-timestamp")).digest("hex");
+      const expected = createHmac("sha256", signingKey)
+        .update(hit.raw + hit.headers.get("x-timestamp"))
+        .digest("hex");
       expect(hit.headers.get("x-signature")).toBe(expected);
     } finally {
       texting.proc.kill("SIGKILL");
@@ -155,18 +194,40 @@ describe("the npm android-sms-gateway client against the binary", () => {
     await client.registerWebhook({ id: "mms-hook", url: receiver.url, event: "mms:downloaded" as WebHookEventType });
     // A phone that pings often, on a low battery, and receives an MMS once paired.
     const mms = await startSimulator(bin, [
-      "--server", pairing.server_url, `--token=${pairing.pairing_token}`, "--delay", "50", "--name", "MMS phone",
-      "--ping", "0.2", "--battery", "9", "--mms", "Parcel photo", "--from", "+14155550124",
+      "--server",
+      pairing.server_url,
+      `--token=${pairing.pairing_token}`,
+      "--delay",
+      "50",
+      "--name",
+      "MMS phone",
+      "--ping",
+      "0.2",
+      "--battery",
+      "9",
+      "--mms",
+      "Parcel photo",
+      "--from",
+      "+14155550124",
     ]);
     try {
       const ping = await waitFor("the system:ping delivery", () => receiver.received.find((r) => r.body?.event === "system:ping") ?? null);
       expect(ping.body).toMatchObject({ webhookId: "ping-hook", deviceId: expect.stringMatching(/^\d+$/) });
       // The health as the app reports it, not Pigeon's summary of it.
       expect(ping.body.payload.health.checks["battery:level"]).toMatchObject({ observedValue: 9 });
-      const downloaded = await waitFor("the mms:downloaded delivery", () => receiver.received.find((r) => r.body?.event === "mms:downloaded") ?? null);
+      const downloaded = await waitFor(
+        "the mms:downloaded delivery",
+        () => receiver.received.find((r) => r.body?.event === "mms:downloaded") ?? null,
+      );
       expect(downloaded.body).toMatchObject({
         webhookId: "mms-hook",
-        payload: { sender: "+14155550124", phoneNumber: "+14155550124", subject: "Parcel photo", messageId: expect.any(String), receivedAt: expect.any(String) },
+        payload: {
+          sender: "+14155550124",
+          phoneNumber: "+14155550124",
+          subject: "Parcel photo",
+          messageId: expect.any(String),
+          receivedAt: expect.any(String),
+        },
       });
       expect(downloaded.body.payload.attachments.length).toBeGreaterThan(0);
       expect(downloaded.body.payload.attachments[0]).toMatchObject({ contentType: expect.any(String), data: null });

@@ -92,7 +92,9 @@ describe("webhook targets", () => {
 
   test("a hostname that resolves to loopback is refused", async () => {
     const name = hostname();
-    const resolved = await lookup(name).then((a) => a.address).catch(() => null);
+    const resolved = await lookup(name)
+      .then((a) => a.address)
+      .catch(() => null);
     if (!resolved || !isPrivateAddress(resolved)) return; // this machine's name is public: nothing to probe
     const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
     const body = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: `http://${name}:9/x`, events: "*" }), 400);
@@ -124,7 +126,17 @@ const cloudDevice = (base_url: string) => ({
 });
 
 describe("a cloud number's base_url", () => {
-  const REFUSED = ["http://127.0.0.1:PORT", "http://169.254.169.254", "http://[::ffff:127.0.0.1]:PORT", "http://[::ffff:a9fe:a9fe]", "http://localhost:PORT", "http://10.0.0.8", "http://2130706433:PORT", "http://[64:ff9b::7f00:1]", "http://[fd00::5]"];
+  const REFUSED = [
+    "http://127.0.0.1:PORT",
+    "http://169.254.169.254",
+    "http://[::ffff:127.0.0.1]:PORT",
+    "http://[::ffff:a9fe:a9fe]",
+    "http://localhost:PORT",
+    "http://10.0.0.8",
+    "http://2130706433:PORT",
+    "http://[64:ff9b::7f00:1]",
+    "http://[fd00::5]",
+  ];
 
   test.each(REFUSED)("%s is refused at registration without PIGEON_ALLOW_PRIVATE_WEBHOOKS", async (url) => {
     const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
@@ -153,7 +165,8 @@ describe("a cloud number's base_url", () => {
 
     const ctx = createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     ctx.topUp(10);
-    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200).data.notification_id;
+    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
+      .data.notification_id;
     await ctx.services.dispatcher.dispatchDue();
     expect(service.hits()).toBe(0);
     const n = expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
@@ -164,12 +177,17 @@ describe("a cloud number's base_url", () => {
 
 describe("a provider's error answer in error_reason", () => {
   async function failWith(status: number, body: string, contentType: string) {
-    const provider = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { status, headers: { "content-type": contentType } }) });
+    const provider = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => new Response(body, { status, headers: { "content-type": contentType } }),
+    });
     try {
       const ctx = createTestContext();
       ctx.topUp(10);
       expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${provider.port}`)), 200);
-      const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200).data.notification_id;
+      const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
+        .data.notification_id;
       await ctx.services.dispatcher.dispatchDue();
       const reply = await ctx.get(`/v1/api/notification/${id}`);
       return { text: reply.text, n: expectEnvelope(reply, 200).data };
@@ -198,9 +216,16 @@ describe("a provider's error answer in error_reason", () => {
 
 describe("DNS rebinding: the call goes to the address that was checked", () => {
   test("a checked name is called at its checked address, with its own Host and TLS server name", async () => {
-    const r = await checkOutboundTarget("https://hooks.example.com:8443/in?x=1", false, async () => ["93.184.216.34", "2606:2800:220:1::1"]);
+    const r = await checkOutboundTarget("https://hooks.example.com:8443/in?x=1", false, async () => [
+      "93.184.216.34",
+      "2606:2800:220:1::1",
+    ]);
     expect(r.problem).toBeNull();
-    expect(r.target).toEqual({ url: "https://93.184.216.34:8443/in?x=1", headers: { host: "hooks.example.com:8443" }, tls: { serverName: "hooks.example.com" } });
+    expect(r.target).toEqual({
+      url: "https://93.184.216.34:8443/in?x=1",
+      headers: { host: "hooks.example.com:8443" },
+      tls: { serverName: "hooks.example.com" },
+    });
     const v6 = await checkOutboundTarget("http://hooks.example.com/in", false, async () => ["2606:2800:220:1::1"]);
     expect(v6.target?.url).toBe("http://[2606:2800:220:1::1]/in");
   });

@@ -14,10 +14,17 @@ async function readLine(proc: { stdout: ReadableStream<Uint8Array> | number | un
 
 describe("the stall probe", () => {
   test("a request that holds the loop for a second is a stall; the same server left alone has none", async () => {
-    const server = Bun.spawn([process.execPath, "-e", `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch(req) {
+    const server = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch(req) {
       if (new URL(req.url).pathname === "/block") { const until = Date.now() + 1000; while (Date.now() < until); }
       return new Response("ok");
-    } }); console.log(s.port);`], { stdout: "pipe" });
+    } }); console.log(s.port);`,
+      ],
+      { stdout: "pipe" },
+    );
     try {
       const url = `http://127.0.0.1:${(await readLine(server)).trim()}`;
       const quiet = startStallProbe(url, 100);

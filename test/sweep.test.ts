@@ -35,7 +35,12 @@ const PUBLIC: Record<string, string> = {
   "GET /mobile/v1/device": "the app reads its external address here; the device token is optional (with it, the device is shown too)",
   // SMSGate serves its health (and the probes) before its auth middleware; its clients call it bare.
   // (Documented under /3rdparty/v1 only; the /api/3rdparty/v1 copies are the same routes.)
-  ...Object.fromEntries(["/health", "/health/live", "/health/ready", "/health/startup"].map((p) => [`GET /3rdparty/v1${p}`, "SMSGate's health and probes, public there too"])),
+  ...Object.fromEntries(
+    ["/health", "/health/live", "/health/ready", "/health/startup"].map((p) => [
+      `GET /3rdparty/v1${p}`,
+      "SMSGate's health and probes, public there too",
+    ]),
+  ),
 };
 
 // Ids in a body that are not rows of a workspace, so another workspace's value means nothing.
@@ -115,7 +120,10 @@ describe("every documented operation without credentials", () => {
       const r = await ctx.call(op.method, fillPath(op.path), { key: null, body });
       const why = `${label(op)} → ${r.status} ${r.text.slice(0, 200)}`;
       if (op.path.startsWith(PHONE_PREFIX)) {
-        expect(schemes(op).every((s) => s.startsWith("Phone")), why).toBe(true);
+        expect(
+          schemes(op).every((s) => s.startsWith("Phone")),
+          why,
+        ).toBe(true);
         expect(r.status, why).toBe(401);
         expect(r.body, why).toMatchObject({ message: expect.any(String), code: 401 });
         expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
@@ -145,7 +153,9 @@ describe("every documented operation without credentials", () => {
 function snapshot(ctx: TestContext) {
   const tables = ctx.db.$client.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[];
   // api_key notes when a key was last used, which every authenticated call does by design.
-  return Object.fromEntries(tables.filter((t) => t.name !== "api_key").map((t) => [t.name, ctx.db.$client.query(`SELECT * FROM "${t.name}"`).all()]));
+  return Object.fromEntries(
+    tables.filter((t) => t.name !== "api_key").map((t) => [t.name, ctx.db.$client.query(`SELECT * FROM "${t.name}"`).all()]),
+  );
 }
 
 /** This workspace's rows of each kind that an operation can name by id. */
@@ -154,7 +164,10 @@ async function ownRows(ctx: TestContext) {
   const phone = await ctx.phone("Mine");
   const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" }), 200).data;
   const template = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" }), 200).data;
-  const sent = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "Hello", device_id: phone.device_id }), 200).data;
+  const sent = expectEnvelope(
+    await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "Hello", device_id: phone.device_id }),
+    200,
+  ).data;
   const webhook = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "https://example.com/hook", events: "*" }), 200).data;
   const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
   const ids: Record<string, number> = {
@@ -219,7 +232,8 @@ describe("every documented operation with another workspace's ids", () => {
       expect(snapshot(ctx), why).toEqual(before);
       // The same read with this workspace's own key finds the row, so the 404 above is the
       // workspace boundary and not an id that exists nowhere.
-      if (probe.op.method === "GET") expect((await ctx.call("GET", probe.path, { ...probe.options, key: undefined })).status, why).toBe(200);
+      if (probe.op.method === "GET")
+        expect((await ctx.call("GET", probe.path, { ...probe.options, key: undefined })).status, why).toBe(200);
       covered.add(`${label(probe.op)} ${probe.name}`);
     }
     expect(all.length).toBeGreaterThan(30);

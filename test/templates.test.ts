@@ -11,7 +11,11 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 describe("templates", () => {
   test("create returns every field of the spec", async () => {
     const ctx = createTestContext();
-    const t = await create(ctx, { name: "Order ready", body: "Hi {{name}}, order {{order_id}} is ready. Bye {{name}}", description: "pickup" });
+    const t = await create(ctx, {
+      name: "Order ready",
+      body: "Hi {{name}}, order {{order_id}} is ready. Bye {{name}}",
+      description: "pickup",
+    });
     expect(t).toMatchObject({
       code: "ORDER_READY",
       name: "Order ready",
@@ -33,7 +37,9 @@ describe("templates", () => {
     const ctx = createTestContext();
     expect((await create(ctx, { name: "x", body: "a", code: "PROMO_1" })).code).toBe("PROMO_1");
     expect((await create(ctx, { name: "promo 1", body: "a" })).code).toBe("PROMO_1_2");
-    expect(expectEnvelope(await ctx.post("/v1/api/template/create", { name: "y", body: "a", code: "PROMO_1" }), 409).data.error_code).toBe("duplicate_template_code");
+    expect(expectEnvelope(await ctx.post("/v1/api/template/create", { name: "y", body: "a", code: "PROMO_1" }), 409).data.error_code).toBe(
+      "duplicate_template_code",
+    );
     expect(expectEnvelope(await ctx.post("/v1/api/template/create", { name: "y", body: "a", code: "promo" }), 400).data.field).toBe("code");
   });
 
@@ -48,7 +54,11 @@ describe("templates", () => {
     const r = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "x", body }), 400);
     expect(r.data.error_code).toBe("invalid_template_body");
     if (variable !== null) expect(r.data.variable).toBe(variable);
-    expect((await ctx.get("/v1/api/template/list", { query: { channel: "sms" } })).body.data.templates.every((t: { is_system: number }) => t.is_system === 1)).toBe(true);
+    expect(
+      (await ctx.get("/v1/api/template/list", { query: { channel: "sms" } })).body.data.templates.every(
+        (t: { is_system: number }) => t.is_system === 1,
+      ),
+    ).toBe(true);
   });
 
   test("chat-app templates use {{1}}..{{n}} without gaps (rule 5)", async () => {
@@ -75,7 +85,11 @@ describe("templates", () => {
     await create(ctx, { name: "c1", channel: "chatapp", body: "b {{1}}" });
     const all = expectEnvelope(await ctx.get("/v1/api/template/list"), 200).data;
     expect(all.pagination.total).toBe(5);
-    expect(all.templates.filter((t: { is_system: number }) => t.is_system === 1).map((t: { code: string }) => t.code)).toEqual(["OTP", "APPT_REMINDER", "ORDER_READY"]);
+    expect(all.templates.filter((t: { is_system: number }) => t.is_system === 1).map((t: { code: string }) => t.code)).toEqual([
+      "OTP",
+      "APPT_REMINDER",
+      "ORDER_READY",
+    ]);
     const chat = (await ctx.get("/v1/api/template/list", { query: { channel: "chatapp" } })).body.data;
     expect(chat.templates.map((t: { name: string }) => t.name)).toEqual(["c1"]);
     const paged = (await ctx.get("/v1/api/template/list", { query: { page: 2, limit: 2 } })).body.data;
@@ -87,18 +101,36 @@ describe("templates", () => {
     const ctx = createTestContext();
     const t = await create(ctx, { name: "x", body: "Hi {{a}}" });
     ctx.clock.advance(5000);
-    const u = expectEnvelope(await ctx.post("/v1/api/template/update", { template_id: t.template_id, body: "Yo {{b}} {{c}}", status: "disabled" }), 200).data;
-    expect(u).toMatchObject({ body: "Yo {{b}} {{c}}", variables: ["b", "c"], status: "disabled", created_at: t.created_at, updated_at: "2026-01-15 12:00:05" });
-    expect(expectEnvelope(await ctx.post("/v1/api/template/update", { template_id: t.template_id, body: "{{bad-name}}" }), 400).data.error_code).toBe("invalid_template_body");
+    const u = expectEnvelope(
+      await ctx.post("/v1/api/template/update", { template_id: t.template_id, body: "Yo {{b}} {{c}}", status: "disabled" }),
+      200,
+    ).data;
+    expect(u).toMatchObject({
+      body: "Yo {{b}} {{c}}",
+      variables: ["b", "c"],
+      status: "disabled",
+      created_at: t.created_at,
+      updated_at: "2026-01-15 12:00:05",
+    });
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/template/update", { template_id: t.template_id, body: "{{bad-name}}" }), 400).data.error_code,
+    ).toBe("invalid_template_body");
     const system = (await ctx.get("/v1/api/template/list")).body.data.templates.find((x: { is_system: number }) => x.is_system === 1);
-    expect(expectEnvelope(await ctx.post("/v1/api/template/update", { template_id: system.template_id, name: "mine" }), 403).data.error_code).toBe("template_read_only");
-    expect(expectEnvelope(await ctx.post("/v1/api/template/delete", { template_id: system.template_id }), 403).data.error_code).toBe("template_read_only");
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/template/update", { template_id: system.template_id, name: "mine" }), 403).data.error_code,
+    ).toBe("template_read_only");
+    expect(expectEnvelope(await ctx.post("/v1/api/template/delete", { template_id: system.template_id }), 403).data.error_code).toBe(
+      "template_read_only",
+    );
   });
 
   test("delete hides the template and frees its code", async () => {
     const ctx = createTestContext();
     const t = await create(ctx, { name: "x", body: "a", code: "ONE" });
-    expect(expectEnvelope(await ctx.post("/v1/api/template/delete", { template_id: t.template_id }), 200).data).toEqual({ template_id: t.template_id, deleted: true });
+    expect(expectEnvelope(await ctx.post("/v1/api/template/delete", { template_id: t.template_id }), 200).data).toEqual({
+      template_id: t.template_id,
+      deleted: true,
+    });
     expect((await ctx.get(`/v1/api/template/${t.template_id}`)).status).toBe(404);
     expect((await ctx.post("/v1/api/template/delete", { template_id: t.template_id })).status).toBe(404);
     expect((await create(ctx, { name: "y", body: "b", code: "ONE" })).code).toBe("ONE");
@@ -130,8 +162,11 @@ test("every template, system ones included, has the spec's fields with their typ
     expect(t.template_guid).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number.isInteger(t.user_id)).toBe(true);
     expect(t.code).toMatch(/^[A-Z][A-Z0-9_]*$/);
-    for (const field of ["name", "description", "body", "channel", "status", "created_at", "updated_at"]) expect(typeof t[field]).toBe("string");
+    for (const field of ["name", "description", "body", "channel", "status", "created_at", "updated_at"])
+      expect(typeof t[field]).toBe("string");
     expect([0, 1]).toContain(t.is_system);
   }
-  expect(templates.filter((t: { is_system: number; user_id: number }) => t.is_system === 1).every((t: { user_id: number }) => t.user_id === 0)).toBe(true);
+  expect(
+    templates.filter((t: { is_system: number; user_id: number }) => t.is_system === 1).every((t: { user_id: number }) => t.user_id === 0),
+  ).toBe(true);
 });

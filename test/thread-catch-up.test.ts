@@ -20,7 +20,12 @@ async function threadOf(ctx: TestContext, peer: string) {
   const thread = threads.find((t) => t.peer === peer);
   if (!thread) return null;
   const page = expectEnvelope(await ctx.get(`/v1/api/thread/${thread.thread_id}/messages`, { query: { limit: 100 } }), 200).data;
-  return { ...thread, ...page } as { thread_id: number; last_message: { body: string; at: string }; created_at: string; messages: { direction: string; body: string; at: string; notification_id: number | null }[] };
+  return { ...thread, ...page } as {
+    thread_id: number;
+    last_message: { body: string; at: string };
+    created_at: string;
+    messages: { direction: string; body: string; at: string; notification_id: number | null }[];
+  };
 }
 
 describe("threads follow the sends", () => {
@@ -39,7 +44,11 @@ describe("threads follow the sends", () => {
       [second, "Order 2 is ready", "2026-01-15T12:01:00.000Z"],
       [first, "Order 1 is ready", "2026-01-15T12:00:00.000Z"],
     ]);
-    expect(ada).toMatchObject({ peer_name: "Ada", created_at: "2026-01-15T12:00:00.000Z", last_message: { body: "Order 2 is ready", at: "2026-01-15T12:01:00.000Z" } });
+    expect(ada).toMatchObject({
+      peer_name: "Ada",
+      created_at: "2026-01-15T12:00:00.000Z",
+      last_message: { body: "Order 2 is ready", at: "2026-01-15T12:01:00.000Z" },
+    });
     // A scheduled send is dated when it is due, as before.
     const bob = (await threadOf(ctx, BOB))!;
     expect(bob.messages).toEqual([expect.objectContaining({ notification_id: later, at: "2026-01-16T09:00:00.000Z" })]);
@@ -54,7 +63,13 @@ describe("threads follow the sends", () => {
     const reg = await registerAppPhone(ctx);
     await send(ctx, { recipient_contact: ADA, message: "Your table is ready" });
     ctx.clock.advance(30_000);
-    const body = JSON.stringify({ id: "in-1", webhookId: "w", event: "sms:received", deviceId: reg.id, payload: { messageId: "m1", message: "On my way", sender: ADA, receivedAt: new Date(ctx.clock.now()).toISOString() } });
+    const body = JSON.stringify({
+      id: "in-1",
+      webhookId: "w",
+      event: "sms:received",
+      deviceId: reg.id,
+      payload: { messageId: "m1", message: "On my way", sender: ADA, receivedAt: new Date(ctx.clock.now()).toISOString() },
+    });
     expect((await postPhoneWebhook(ctx, reg.signingKey, body)).status).toBe(204);
     const ada = (await threadOf(ctx, ADA))!;
     expect(ada.messages.map((m) => [m.direction, m.body])).toEqual([
@@ -83,13 +98,31 @@ describe("threads follow the sends", () => {
     while (oneByOne.services.threads.catchUp(1) === 1);
     expect(batched.services.threads.catchUp()).toBe(6);
     const snapshot = (ctx: TestContext) => ({
-      threads: ctx.db.$client.query("SELECT peer, peer_name, contact_id, last_message_at, last_message_preview, last_direction, unread_count, created_at FROM thread ORDER BY peer").all(),
-      messages: ctx.db.$client.query("SELECT t.peer, m.body, m.notification_id, m.at FROM thread_message m JOIN thread t ON t.id = m.thread_id ORDER BY m.notification_id").all(),
+      threads: ctx.db.$client
+        .query(
+          "SELECT peer, peer_name, contact_id, last_message_at, last_message_preview, last_direction, unread_count, created_at FROM thread ORDER BY peer",
+        )
+        .all(),
+      messages: ctx.db.$client
+        .query(
+          "SELECT t.peer, m.body, m.notification_id, m.at FROM thread_message m JOIN thread t ON t.id = m.thread_id ORDER BY m.notification_id",
+        )
+        .all(),
     });
     expect(snapshot(batched)).toEqual(snapshot(oneByOne));
     expect(snapshot(batched).threads).toEqual([
-      expect.objectContaining({ peer: ADA, peer_name: "Ada", last_message_preview: "Five", created_at: Date.parse("2026-01-15T12:00:00Z") }),
-      expect.objectContaining({ peer: BOB, peer_name: "Bob", last_message_preview: "Four", last_message_at: Date.parse("2026-01-15T13:00:00Z") }),
+      expect.objectContaining({
+        peer: ADA,
+        peer_name: "Ada",
+        last_message_preview: "Five",
+        created_at: Date.parse("2026-01-15T12:00:00Z"),
+      }),
+      expect.objectContaining({
+        peer: BOB,
+        peer_name: "Bob",
+        last_message_preview: "Four",
+        last_message_at: Date.parse("2026-01-15T13:00:00Z"),
+      }),
     ]);
   });
 
@@ -99,7 +132,9 @@ describe("threads follow the sends", () => {
     const ids: number[] = [];
     for (let r = 0; r < 11; r++) {
       const messages = Array.from({ length: 100 }, (_, i) => ({ recipient_contact: i % 2 ? ADA : BOB, message: `Batch ${r} item ${i}` }));
-      const results = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages }), 200).data.results as { notification_id: number }[];
+      const results = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages }), 200).data.results as {
+        notification_id: number;
+      }[];
       ids.push(...results.map((x) => x.notification_id));
     }
     expect(threadMessages(ctx)).toBe(0);

@@ -14,7 +14,13 @@ async function phone(ctx: TestContext) {
     auth: reg.auth,
     /** The phone reports an SMS it received. */
     async receive(from: string, text: string) {
-      const body = JSON.stringify({ id: `in-${++n}-${from}`, webhookId: "w", event: "sms:received", deviceId: reg.id, payload: { messageId: `m${n}`, message: text, sender: from, receivedAt: new Date(ctx.clock.now()).toISOString() } });
+      const body = JSON.stringify({
+        id: `in-${++n}-${from}`,
+        webhookId: "w",
+        event: "sms:received",
+        deviceId: reg.id,
+        payload: { messageId: `m${n}`, message: text, sender: from, receivedAt: new Date(ctx.clock.now()).toISOString() },
+      });
       const res = await postPhoneWebhook(ctx, reg.signingKey, body);
       expect(res.status).toBe(204);
     },

@@ -30,7 +30,9 @@ describe("trusted proxies", () => {
     // A chain of proxies: the first value is the client's side.
     expect(requestOrigin(forwarded({ "x-forwarded-proto": "https, http" }), "::1", loopback)).toBe("https://127.0.0.1:8080");
     // What cannot be a scheme or a host is not used.
-    expect(requestOrigin(forwarded({ "x-forwarded-proto": "javascript", "x-forwarded-host": "evil.example/path?x" }), "::1", loopback)).toBe("http://127.0.0.1:8080");
+    expect(
+      requestOrigin(forwarded({ "x-forwarded-proto": "javascript", "x-forwarded-host": "evil.example/path?x" }), "::1", loopback),
+    ).toBe("http://127.0.0.1:8080");
     expect(requestOrigin(forwarded({ "x-forwarded-host": "[2001:db8::1]:8443" }), "::1", loopback)).toBe("http://[2001:db8::1]:8443");
   });
 });

@@ -22,11 +22,20 @@ describe("pigeon users", () => {
   const env = { PIGEON_DATA_DIR: tempDir() };
 
   test("create, list and sign in; the password may come on standard input", async () => {
-    const made = await runCommand(bin, ["users", "create", "--email", "Owner@Example.com", "--password", "a long enough secret", "--json"], env);
+    const made = await runCommand(
+      bin,
+      ["users", "create", "--email", "Owner@Example.com", "--password", "a long enough secret", "--json"],
+      env,
+    );
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout)).toMatchObject({ email: "owner@example.com", role: "owner", account_id: 1 });
 
-    const member = await runCommand(bin, ["users", "create", "--email", "clerk@example.com", "--role", "member", "--json"], env, "typed on stdin\n");
+    const member = await runCommand(
+      bin,
+      ["users", "create", "--email", "clerk@example.com", "--role", "member", "--json"],
+      env,
+      "typed on stdin\n",
+    );
     expect(member.code).toBe(0);
     expect(JSON.parse(member.stdout)).toMatchObject({ email: "clerk@example.com", role: "member" });
 
@@ -54,7 +63,11 @@ describe("pigeon users", () => {
       const page = await fetch(`${server.url}/dashboard`, { redirect: "manual", headers: { cookie: `pigeon_session=${session}` } });
       expect(page.status).toBe(200);
 
-      const changed = await runCommand(bin, ["users", "set-password", "--email", "owner@example.com", "--password", "another long secret"], env);
+      const changed = await runCommand(
+        bin,
+        ["users", "set-password", "--email", "owner@example.com", "--password", "another long secret"],
+        env,
+      );
       expect(changed.code).toBe(0);
       const after = await fetch(`${server.url}/dashboard`, { redirect: "manual", headers: { cookie: `pigeon_session=${session}` } });
       expect(after.status).toBe(303);

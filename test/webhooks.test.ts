@@ -21,7 +21,10 @@ afterEach(() => {
 });
 
 async function subscribe(ctx: TestContext, events: string[] | "*" = "*", url = receiver.url) {
-  return expectEnvelope(await ctx.post("/v1/api/webhook/create", { url, events, description: "test" }), 200).data as { webhook_id: number; secret: string };
+  return expectEnvelope(await ctx.post("/v1/api/webhook/create", { url, events, description: "test" }), 200).data as {
+    webhook_id: number;
+    secret: string;
+  };
 }
 
 /** Checks X-Pigeon-Signature the way the README tells receivers to. */
@@ -50,8 +53,12 @@ describe("subscriptions", () => {
 
     const unknown = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: receiver.url, events: ["notification.exploded"] }), 400);
     expect(unknown.data).toMatchObject({ error_code: "validation_error", field: "events", unknown: ["notification.exploded"] });
-    expect(expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "ftp://example.com/x", events: "*" }), 400).data.error_code).toBe("invalid_webhook_url");
-    expect(expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "not a url", events: "*" }), 400).data.error_code).toBe("invalid_webhook_url");
+    expect(expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "ftp://example.com/x", events: "*" }), 400).data.error_code).toBe(
+      "invalid_webhook_url",
+    );
+    expect(expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "not a url", events: "*" }), 400).data.error_code).toBe(
+      "invalid_webhook_url",
+    );
     expect(expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: receiver.url }), 400).data.field).toBe("events");
   });
 
@@ -59,7 +66,10 @@ describe("subscriptions", () => {
     const ctx = createTestContext();
     receiver = startReceiver();
     const w = await subscribe(ctx);
-    const rotated = expectEnvelope(await ctx.post("/v1/api/webhook/update", { webhook_id: w.webhook_id, events: ["notification.sent"], rotate_secret: true }), 200).data;
+    const rotated = expectEnvelope(
+      await ctx.post("/v1/api/webhook/update", { webhook_id: w.webhook_id, events: ["notification.sent"], rotate_secret: true }),
+      200,
+    ).data;
     expect(rotated.events).toEqual(["notification.sent"]);
     expect(rotated.secret).not.toBe(w.secret);
     const other = ctx.otherWorkspace();
@@ -89,22 +99,41 @@ describe("events are delivered once, signed", () => {
     const w = await subscribe(ctx);
     const phone = await pairedPhone(ctx);
     const mobile = (path: string, init: RequestInit = {}) =>
-      ctx.app.handle(new Request(`http://localhost/mobile/v1${path}`, { ...init, headers: { ...phone.auth, "content-type": "application/json", ...(init.headers ?? {}) } }));
+      ctx.app.handle(
+        new Request(`http://localhost/mobile/v1${path}`, {
+          ...init,
+          headers: { ...phone.auth, "content-type": "application/json", ...(init.headers ?? {}) },
+        }),
+      );
 
     // sent and delivered, through the phone
-    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "hi" }), 200).data.notification_id;
+    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "hi" }), 200).data
+      .notification_id;
     const [m] = await (await mobile("/message")).json();
     await mobile("/message", { method: "PATCH", body: JSON.stringify([{ id: m.id, state: "Sent", recipients: [], states: {} }]) });
     await mobile("/message", { method: "PATCH", body: JSON.stringify([{ id: m.id, state: "Delivered", recipients: [], states: {} }]) });
     // failed, through the phone
-    const failedId = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "fail" }), 200).data.notification_id;
+    const failedId = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "fail" }), 200).data
+      .notification_id;
     const [f] = (await (await mobile("/message")).json()).filter((x: { message: string }) => x.message === "fail");
-    await mobile("/message", { method: "PATCH", body: JSON.stringify([{ id: f.id, state: "Failed", recipients: [{ error: "Send result: RESULT_ERROR_NO_SERVICE" }], states: {} }]) });
+    await mobile("/message", {
+      method: "PATCH",
+      body: JSON.stringify([{ id: f.id, state: "Failed", recipients: [{ error: "Send result: RESULT_ERROR_NO_SERVICE" }], states: {} }]),
+    });
     // cancelled, through the API
-    const cancelId = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "later", schedule_time: "2026-01-20 10:00:00" }), 200).data.notification_id;
+    const cancelId = expectEnvelope(
+      await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "later", schedule_time: "2026-01-20 10:00:00" }),
+      200,
+    ).data.notification_id;
     await ctx.post("/v1/api/notification/cancel", { notification_id: cancelId });
     // message.received, through the phone's signed webhook
-    const hook = JSON.stringify({ id: "evt-in-1", webhookId: "w", event: "sms:received", deviceId: phone.id, payload: { messageId: "ab12", message: "Thanks!", sender: TO, receivedAt: "2026-01-15T12:00:00.000Z" } });
+    const hook = JSON.stringify({
+      id: "evt-in-1",
+      webhookId: "w",
+      event: "sms:received",
+      deviceId: phone.id,
+      payload: { messageId: "ab12", message: "Thanks!", sender: TO, receivedAt: "2026-01-15T12:00:00.000Z" },
+    });
     await postPhoneWebhook(ctx, phone.signingKey, hook);
     // device.offline after 5 minutes of silence, then device.online when it talks again
     ctx.clock.advance(5 * 60_000 + 1);
@@ -116,7 +145,14 @@ describe("events are delivered once, signed", () => {
     expect(await ctx.services.webhooks.deliverDue()).toBe(0);
 
     const types = receiver.received.map((r) => r.body.type);
-    for (const type of ["notification.sent", "notification.delivered", "notification.failed", "notification.cancelled", "message.received", "device.offline"]) {
+    for (const type of [
+      "notification.sent",
+      "notification.delivered",
+      "notification.failed",
+      "notification.cancelled",
+      "message.received",
+      "device.offline",
+    ]) {
       expect(types.filter((t) => t === type)).toHaveLength(1);
     }
     // online at first contact, and again after the silence
@@ -131,8 +167,17 @@ describe("events are delivered once, signed", () => {
     }
     expect(new Set(receiver.received.map((r) => r.body.id)).size).toBe(receiver.received.length);
     expect(receiver.ofType("notification.delivered")[0].body.data).toMatchObject({ notification_id: id, status: "delivered" });
-    expect(receiver.ofType("notification.failed")[0].body.data).toMatchObject({ notification_id: failedId, status: "failed", error_code: "RESULT_ERROR_NO_SERVICE" });
-    expect(receiver.ofType("message.received")[0].body.data).toMatchObject({ channel: "sms", from: TO, body: "Thanks!", thread_id: expect.any(Number) });
+    expect(receiver.ofType("notification.failed")[0].body.data).toMatchObject({
+      notification_id: failedId,
+      status: "failed",
+      error_code: "RESULT_ERROR_NO_SERVICE",
+    });
+    expect(receiver.ofType("message.received")[0].body.data).toMatchObject({
+      channel: "sms",
+      from: TO,
+      body: "Thanks!",
+      thread_id: expect.any(Number),
+    });
     expect(receiver.ofType("device.offline")[0].body.data).toMatchObject({ kind: "sms", name: "Phone" });
   });
 
@@ -193,7 +238,10 @@ describe("retries", () => {
     expectEnvelope(await ctx.post("/v1/api/webhook/update", { webhook_id: w.webhook_id, status: "active" }), 200);
     expect(await ctx.services.webhooks.deliverDue()).toBe(1);
     expect(receiver.received.at(-1)!.body.type).toBe("device.online");
-    expect(expectEnvelope(await ctx.get(`/v1/api/webhook/${w.webhook_id}`), 200).data).toMatchObject({ status: "active", consecutive_failures: 0 });
+    expect(expectEnvelope(await ctx.get(`/v1/api/webhook/${w.webhook_id}`), 200).data).toMatchObject({
+      status: "active",
+      consecutive_failures: 0,
+    });
   });
 
   test("redirects are not followed and big answers are cut short", async () => {
@@ -217,11 +265,16 @@ describe("the outbox survives a crash", () => {
     const first = createTestContext({ dbPath });
     await first.phone();
     const w = await subscribe(first, ["notification.cancelled"]);
-    const id = expectEnvelope(await first.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x", schedule_time: "2026-01-20 10:00:00" }), 200).data.notification_id;
+    const id = expectEnvelope(
+      await first.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x", schedule_time: "2026-01-20 10:00:00" }),
+      200,
+    ).data.notification_id;
     await first.post("/v1/api/notification/cancel", { notification_id: id });
     // A second event caught mid-delivery by the crash.
     first.services.events.emitTest(first.workspace.id, w.webhook_id, { n: 2 });
-    first.db.$client.run("UPDATE webhook_delivery SET status = 'delivering' WHERE event_id IN (SELECT id FROM event WHERE type = 'webhook.test')");
+    first.db.$client.run(
+      "UPDATE webhook_delivery SET status = 'delivering' WHERE event_id IN (SELECT id FROM event WHERE type = 'webhook.test')",
+    );
     first.db.$client.close();
 
     const second = createTestContext({ dbPath });
@@ -234,15 +287,23 @@ describe("the outbox survives a crash", () => {
 });
 
 describe("private targets", () => {
-  test.each(["http://127.0.0.1:8080/x", "http://localhost/x", "http://10.1.2.3/x", "http://192.168.1.10/x", "http://172.20.0.5/x", "http://169.254.169.254/latest/meta-data", "http://[::1]/x", "http://[fd00::1]/x", "http://0.0.0.0/x", "http://100.64.0.1/x"])(
-    "%s is refused without PIGEON_ALLOW_PRIVATE_WEBHOOKS",
-    async (url) => {
-      const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
-      const body = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url, events: "*" }), 400);
-      expect(body.data.error_code).toBe("invalid_webhook_url");
-      expect(body.message).toMatch(/private|local/);
-    },
-  );
+  test.each([
+    "http://127.0.0.1:8080/x",
+    "http://localhost/x",
+    "http://10.1.2.3/x",
+    "http://192.168.1.10/x",
+    "http://172.20.0.5/x",
+    "http://169.254.169.254/latest/meta-data",
+    "http://[::1]/x",
+    "http://[fd00::1]/x",
+    "http://0.0.0.0/x",
+    "http://100.64.0.1/x",
+  ])("%s is refused without PIGEON_ALLOW_PRIVATE_WEBHOOKS", async (url) => {
+    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const body = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url, events: "*" }), 400);
+    expect(body.data.error_code).toBe("invalid_webhook_url");
+    expect(body.message).toMatch(/private|local/);
+  });
 
   test("checked again at delivery: a target that is private now is not called", async () => {
     receiver = startReceiver();
@@ -254,7 +315,8 @@ describe("private targets", () => {
     const strict = createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     await strict.services.webhooks.deliverDue();
     expect(receiver.received).toHaveLength(0);
-    const deliveries = expectEnvelope(await strict.get(`/v1/api/webhook/${w.webhook_id}/deliveries`, { key: strict.key }), 200).data.deliveries;
+    const deliveries = expectEnvelope(await strict.get(`/v1/api/webhook/${w.webhook_id}/deliveries`, { key: strict.key }), 200).data
+      .deliveries;
     expect(deliveries[0].attempts[0].error).toContain("target refused");
   });
 });

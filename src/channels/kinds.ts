@@ -7,7 +7,8 @@ export const DEVICE_KINDS = ["sms", "cloud", "chatapp"] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
 /** What a registration without a kind gets: a paired phone, the spec's original device. */
 export const DEFAULT_DEVICE_KIND: DeviceKind = "sms";
-export const DEVICE_KINDS_DESCRIPTION = "sms: a paired phone; cloud: a cloud number (uses credits); chatapp: a business number on the chat-app platform";
+export const DEVICE_KINDS_DESCRIPTION =
+  "sms: a paired phone; cloud: a cloud number (uses credits); chatapp: a business number on the chat-app platform";
 
 /** The channel a send names (delivery_type): the kinds of device that can carry it are its channels. */
 export const DELIVERY_TYPES = ["sms", "chatapp"] as const;
@@ -44,7 +45,10 @@ export interface ChannelConfig {
   /** A register-body item using it, for the API docs. */
   example: Record<string, unknown>;
   /** Checks the input (throwing AppError) and returns what is stored, and what it tells about the device. */
-  fromInput(input: unknown, field: string): {
+  fromInput(
+    input: unknown,
+    field: string,
+  ): {
     stored: object;
     phoneNumber: string | null;
     /** An address Pigeon will call, checked to be public at registration (field names it in errors). */
@@ -64,7 +68,6 @@ export function kindOfRoute(name: string): DeviceKind | null {
   const key = name.trim().toLowerCase();
   return DEVICE_KINDS.find((k) => k === key || ROUTE_NAMES[k] === key) ?? null;
 }
-
 
 /** What each kind of device is, in words, for messages about a route. */
 export const ROUTE_DESCRIPTION: Record<DeviceKind, string> = { sms: "paired phone", cloud: "cloud number", chatapp: "chat-app number" };

@@ -115,7 +115,11 @@ function table(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return "(none)";
   const cols = Object.keys(rows[0]);
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ""))))].join("\n");
 }
 
@@ -124,8 +128,15 @@ function keys(rt: Runtime, sub: string | undefined, args: string[], values: Valu
   const ref = () => required(values.key ?? args[0], "KEY (the API key or its id)");
   switch (sub) {
     case "create": {
-      const created = accounts.createKey(required(values.name, "--name"), values.workspace ? int(values.workspace, "--workspace") : undefined);
-      print(values, created, `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\nStore the secret now: it is shown only once.`);
+      const created = accounts.createKey(
+        required(values.name, "--name"),
+        values.workspace ? int(values.workspace, "--workspace") : undefined,
+      );
+      print(
+        values,
+        created,
+        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\nStore the secret now: it is shown only once.`,
+      );
       return;
     }
     case "list": {
@@ -334,12 +345,20 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
   const pollingLines = polling.length
     ? [
         `Paired phones that only poll every 15 minutes (notification channel AUTO, no event stream):`,
-        ...polling.map((d) => `  #${d.device_id} ${d.name}: choose Settings → Cloud Server → Notification channel → SSE Only, then restart the app.`),
+        ...polling.map(
+          (d) => `  #${d.device_id} ${d.name}: choose Settings → Cloud Server → Notification channel → SSE Only, then restart the app.`,
+        ),
       ]
     : [];
   print(
     values,
-    { workspace_id: workspace.id, server_url: info.server_url, pairing_token: info.pairing_token, qr_text: info.qr_text, polling_phones: polling },
+    {
+      workspace_id: workspace.id,
+      server_url: info.server_url,
+      pairing_token: info.pairing_token,
+      qr_text: info.qr_text,
+      polling_phones: polling,
+    },
     [
       `In the SMS Gateway for Android app: Settings → Cloud Server`,
       `  API URL:              ${info.server_url}`,
@@ -389,7 +408,11 @@ function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values) {
   const { accounts, smsgateWebhooks } = rt.services;
   const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
   const key = smsgateWebhooks.signingKey(workspace.id);
-  print(values, { workspace_id: workspace.id, signing_key: key }, `${key}\n(verify X-Signature as hex HMAC-SHA256 of the body followed by X-Timestamp, keyed with this)`);
+  print(
+    values,
+    { workspace_id: workspace.id, signing_key: key },
+    `${key}\n(verify X-Signature as hex HMAC-SHA256 of the body followed by X-Timestamp, keyed with this)`,
+  );
 }
 
 function backup(rt: Runtime, values: Values) {

@@ -97,7 +97,8 @@ export async function serve(rt: Runtime): Promise<number | null> {
     const closed = withinMs(server.stop(), STOP_GRACE_MS);
     const drained = await worker.stop(STOP_GRACE_MS);
     await closed;
-    if (!drained) console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
+    if (!drained)
+      console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
     rt.close();
     forgetAddress();
     lock.release();
@@ -126,7 +127,8 @@ export async function serve(rt: Runtime): Promise<number | null> {
  */
 export function phoneUrlWarning(config: Pick<Config, "publicUrl" | "tls">): string | null {
   const fix = "release builds of the SMS Gateway app refuse http:// URLs; set PIGEON_PUBLIC_URL=https://<the name phones reach>";
-  if (config.publicUrl?.startsWith("http://")) return `pigeon: warning: PIGEON_PUBLIC_URL is ${config.publicUrl}, so phones are given http:// webhook URLs: ${fix}`;
+  if (config.publicUrl?.startsWith("http://"))
+    return `pigeon: warning: PIGEON_PUBLIC_URL is ${config.publicUrl}, so phones are given http:// webhook URLs: ${fix}`;
   if (config.publicUrl || config.tls) return null;
   return `pigeon: warning: PIGEON_PUBLIC_URL is not set, so phones are given http:// webhook URLs unless they come through a TLS proxy in PIGEON_TRUSTED_PROXIES that sends X-Forwarded-Proto: https; ${fix}`;
 }

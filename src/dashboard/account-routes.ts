@@ -13,7 +13,6 @@ import { accountBody, type MemberErrors, type MemberForm } from "./pages/account
 import { formOf, HIDDEN, redirect } from "./web";
 
 export function accountRoutes(s: Services, kit: Kit) {
-
   function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
     const accountId = who.session.account_id;
     const account = s.accounts.getAccount(accountId);
@@ -38,23 +37,45 @@ export function accountRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-account" })
     .use(declaredAuth())
-    .get("/dashboard/account", kit.withSession((_ctx, who) => accountPage(who)), { auth: "session", ...HIDDEN })
-    .post("/dashboard/account/members", kit.withSession(async ({ body }, who) => {
-      if (who.session.role !== "owner") {
-        return kit.shell(who, "Account", "/dashboard/account", html`<p class="error" role="alert">Only an owner of the account can add members.</p><p><a href="/dashboard/account">Back to the account</a></p>`, 403);
-      }
-      const f = formOf(body);
-      const form: MemberForm = { email: (f.email ?? "").trim(), role: f.role === "owner" ? "owner" : "member" };
-      if (f.role !== "owner" && f.role !== "member") return accountPage(who, 400, form, { role: "Choose member or owner." });
-      try {
-        const user = await s.users.createUser({ email: form.email, password: f.password ?? "", accountId: who.session.account_id, role: form.role });
-        kit.flash(who, { kind: "notice", text: `Added ${user.email} as ${user.role}. They sign in at /dashboard/sign-in with the password you chose.` });
-        return redirect("/dashboard/account");
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500) throw error;
-        const field = error.data.field;
-        const key = field === "email" || field === "password" || field === "role" ? field : "other";
-        return accountPage(who, error.status, form, { [key]: `${error.message}.`.replace(/\.\.$/, ".") });
-      }
-    }), { auth: "session", ...HIDDEN });
+    .get(
+      "/dashboard/account",
+      kit.withSession((_ctx, who) => accountPage(who)),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/account/members",
+      kit.withSession(async ({ body }, who) => {
+        if (who.session.role !== "owner") {
+          return kit.shell(
+            who,
+            "Account",
+            "/dashboard/account",
+            html`<p class="error" role="alert">Only an owner of the account can add members.</p><p><a href="/dashboard/account">Back to the account</a></p>`,
+            403,
+          );
+        }
+        const f = formOf(body);
+        const form: MemberForm = { email: (f.email ?? "").trim(), role: f.role === "owner" ? "owner" : "member" };
+        if (f.role !== "owner" && f.role !== "member") return accountPage(who, 400, form, { role: "Choose member or owner." });
+        try {
+          const user = await s.users.createUser({
+            email: form.email,
+            password: f.password ?? "",
+            accountId: who.session.account_id,
+            role: form.role,
+          });
+          kit.flash(who, {
+            kind: "notice",
+            text: `Added ${user.email} as ${user.role}. They sign in at /dashboard/sign-in with the password you chose.`,
+          });
+          return redirect("/dashboard/account");
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status >= 500) throw error;
+          const field = error.data.field;
+          const key = field === "email" || field === "password" || field === "role" ? field : "other";
+          return accountPage(who, error.status, form, { [key]: `${error.message}.`.replace(/\.\.$/, ".") });
+        }
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

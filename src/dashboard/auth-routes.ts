@@ -8,7 +8,20 @@ import { randomBase62 } from "../lib/tokens";
 import type { Services } from "../services";
 import type { Kit } from "./kit";
 import { setupInvalidPage, setupPage, signInPage } from "./pages/auth";
-import { clearCookie, cookieOf, createSignInThrottle, csrfMatches, formOf, HIDDEN, isSecure, page, PRESESSION_COOKIE, redirect, SESSION_COOKIE, setCookie } from "./web";
+import {
+  clearCookie,
+  cookieOf,
+  createSignInThrottle,
+  csrfMatches,
+  formOf,
+  HIDDEN,
+  isSecure,
+  page,
+  PRESESSION_COOKIE,
+  redirect,
+  SESSION_COOKIE,
+  setCookie,
+} from "./web";
 
 export function authRoutes(s: Services, kit: Kit) {
   const { users, clock } = s;
@@ -22,7 +35,8 @@ export function authRoutes(s: Services, kit: Kit) {
     const value = randomBase62(32);
     return { value, header: { "set-cookie": setCookie(PRESESSION_COOKIE, value, isSecure(request, tls)) } };
   }
-  const presessionMatches = (request: Request, form: Record<string, string>) => csrfMatches(request, form, cookieOf(request, PRESESSION_COOKIE) ?? "\u0000");
+  const presessionMatches = (request: Request, form: Record<string, string>) =>
+    csrfMatches(request, form, cookieOf(request, PRESESSION_COOKIE) ?? "\u0000");
 
   /** Signed in: the session cookie set, the pre-session one dropped, on to the overview. */
   function signedIn(request: Request, token: string): Response {
@@ -33,52 +47,73 @@ export function authRoutes(s: Services, kit: Kit) {
     return response;
   }
 
-
   return new Elysia({ name: "pigeon-dashboard-auth" })
     .use(declaredAuth())
-    .get("/dashboard/sign-in", ({ request }) => {
-      if (kit.signed(request)) return redirect("/dashboard");
-      const pre = presession(request);
-      const done = new URL(request.url).searchParams.get("signed-out") !== null;
-      return page(signInPage({ csrf: pre.value, notice: done ? "You are signed out." : null }), 200, pre.header);
-    }, { auth: "public", ...HIDDEN })
-    .post("/dashboard/sign-in", async ({ request, body, server }) => {
-      const form = formOf(body);
-      const pre = presession(request);
-      const email = (form.email ?? "").trim().toLowerCase();
-      const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-        page(signInPage({ csrf: pre.value, email, error }), status, { ...pre.header, ...headers });
-      if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
-      const wait = throttle.attempt([`ip:${clientAddress(request, server)}`, `email:${email}`]);
-      if (wait > 0) return again(`Too many sign-in attempts. Wait ${wait} seconds, then try again.`, 429, { "retry-after": String(wait) });
-      const user = await users.verify(email, form.password ?? "");
-      if (!user) return again("Wrong email or password.", 401);
-      return signedIn(request, users.startSession(user, request.headers.get("user-agent")));
-    }, { auth: "public", ...HIDDEN })
-    .get("/dashboard/setup", ({ request }) => {
-      const token = new URL(request.url).searchParams.get("token") ?? "";
-      if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
-      const pre = presession(request);
-      return page(setupPage({ csrf: pre.value, token }), 200, pre.header);
-    }, { auth: "public", ...HIDDEN })
-    .post("/dashboard/setup", async ({ request, body }) => {
-      const form = formOf(body);
-      const pre = presession(request);
-      const token = form.token ?? "";
-      if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
-      const again = (error: string, status = 400) => page(setupPage({ csrf: pre.value, token, email: form.email, error }), status, pre.header);
-      if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
-      if ((form.password ?? "") !== (form.confirm ?? "")) return again("The two passwords differ.");
-      try {
-        const user = await users.completeSetup(token, form.email ?? "", form.password ?? "");
+    .get(
+      "/dashboard/sign-in",
+      ({ request }) => {
+        if (kit.signed(request)) return redirect("/dashboard");
+        const pre = presession(request);
+        const done = new URL(request.url).searchParams.get("signed-out") !== null;
+        return page(signInPage({ csrf: pre.value, notice: done ? "You are signed out." : null }), 200, pre.header);
+      },
+      { auth: "public", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/sign-in",
+      async ({ request, body, server }) => {
+        const form = formOf(body);
+        const pre = presession(request);
+        const email = (form.email ?? "").trim().toLowerCase();
+        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+          page(signInPage({ csrf: pre.value, email, error }), status, { ...pre.header, ...headers });
+        if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
+        const wait = throttle.attempt([`ip:${clientAddress(request, server)}`, `email:${email}`]);
+        if (wait > 0)
+          return again(`Too many sign-in attempts. Wait ${wait} seconds, then try again.`, 429, { "retry-after": String(wait) });
+        const user = await users.verify(email, form.password ?? "");
+        if (!user) return again("Wrong email or password.", 401);
         return signedIn(request, users.startSession(user, request.headers.get("user-agent")));
-      } catch (error) {
-        if (error instanceof AppError) return again(error.message, error.status);
-        throw error;
-      }
-    }, { auth: "public", ...HIDDEN })
-    .post("/dashboard/sign-out", kit.withSession(({ request }, who) => {
-      users.endSession(who.token);
-      return redirect("/dashboard/sign-in?signed-out", { "set-cookie": clearCookie(SESSION_COOKIE, isSecure(request, tls)) });
-    }), { auth: "session", ...HIDDEN });
+      },
+      { auth: "public", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/setup",
+      ({ request }) => {
+        const token = new URL(request.url).searchParams.get("token") ?? "";
+        if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
+        const pre = presession(request);
+        return page(setupPage({ csrf: pre.value, token }), 200, pre.header);
+      },
+      { auth: "public", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/setup",
+      async ({ request, body }) => {
+        const form = formOf(body);
+        const pre = presession(request);
+        const token = form.token ?? "";
+        if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
+        const again = (error: string, status = 400) =>
+          page(setupPage({ csrf: pre.value, token, email: form.email, error }), status, pre.header);
+        if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
+        if ((form.password ?? "") !== (form.confirm ?? "")) return again("The two passwords differ.");
+        try {
+          const user = await users.completeSetup(token, form.email ?? "", form.password ?? "");
+          return signedIn(request, users.startSession(user, request.headers.get("user-agent")));
+        } catch (error) {
+          if (error instanceof AppError) return again(error.message, error.status);
+          throw error;
+        }
+      },
+      { auth: "public", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/sign-out",
+      kit.withSession(({ request }, who) => {
+        users.endSession(who.token);
+        return redirect("/dashboard/sign-in?signed-out", { "set-cookie": clearCookie(SESSION_COOKIE, isSecure(request, tls)) });
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -61,7 +61,13 @@ export function bulkRoutes(s: Services, kit: Kit) {
     const ws = who.session.workspace_id;
     const templates = s.templateRepo.list(ws, { offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
     const devices = [...devicesFor(ws, "sms"), ...devicesFor(ws, "chatapp")];
-    return kit.shell(who, "Bulk send from a CSV file", "/dashboard/send", uploadBody({ form, templates, devices, csrf: who.viewer.csrf, error }), status);
+    return kit.shell(
+      who,
+      "Bulk send from a CSV file",
+      "/dashboard/send",
+      uploadBody({ form, templates, devices, csrf: who.viewer.csrf, error }),
+      status,
+    );
   }
 
   /** Field → column index, from the form's map_<field> choices, else from the headers. */
@@ -119,7 +125,12 @@ export function bulkRoutes(s: Services, kit: Kit) {
 
   function preview(who: Signed, id: string, draft: Draft, mapping: Record<string, string>) {
     const checked = prepareAll(who, draft, mapping);
-    const row = (c: (typeof checked)[number]): PreviewRow => ({ line: c.line, recipient: String(c.input.recipient), text: c.prepared?.message ?? null, error: c.error });
+    const row = (c: (typeof checked)[number]): PreviewRow => ({
+      line: c.line,
+      recipient: String(c.input.recipient),
+      text: c.prepared?.message ?? null,
+      error: c.error,
+    });
     const body = previewBody({
       draft: id,
       mapping,
@@ -135,90 +146,152 @@ export function bulkRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-bulk" })
     .use(declaredAuth())
-    .get("/dashboard/bulk", kit.withSession((_ctx, who) => upload(who, { channel: "sms", template: "", message: "", device: "" })), { auth: "session", ...HIDDEN })
-    .post("/dashboard/bulk", kit.withSession(({ body }, who) => {
-      const f = formOf(body);
-      const form: BulkUploadForm = { channel: f.channel === "chatapp" ? "chatapp" : "sms", template: f.template ?? "", message: f.message ?? "", device: f.device ?? "" };
-      const again = (error: string) => upload(who, form, 400, error);
-      let table: string[][];
-      try {
-        table = parseCsv(f.csv ?? "");
-      } catch (error) {
-        return again(`The file is not valid CSV: ${(error as Error).message}.`);
-      }
-      if (table.length < 2) return again("The file needs a header row and at least one row of data.");
-      if (table.length - 1 > MAX_ROWS) return again(`The file has ${table.length - 1} rows; at most ${MAX_ROWS} at a time.`);
-      const ws = who.session.workspace_id;
-      let template: TemplateRow | null = null;
-      if (form.template) {
-        const t = s.templateRepo.get(ws, Number(form.template)) ?? s.templateRepo.byId(Number(form.template));
-        if (!t || (t.workspaceId !== null && t.workspaceId !== ws)) return again("That template is not one of this workspace's.");
-        if (t.channel !== form.channel) return again(`That template is for ${t.channel === "sms" ? "SMS" : "the chat-app channel"}; choose that channel.`);
-        template = t;
-      } else if (!form.message.trim()) {
-        return again("Write the text, or choose a template.");
-      }
-      let variables: string[];
-      try {
-        variables = template ? template.variables : parseTemplateBody(form.message, "sms");
-      } catch (error) {
-        if (error instanceof AppError) return again(error.message);
-        throw error;
-      }
-      const [headers, ...rest] = table;
-      // Line numbers as a spreadsheet shows them: the header is line 1.
-      const rows = rest.map((cells, i) => ({ line: i + 2, cells }));
-      const draft: Draft = { sessionId: who.session.id, at: s.clock.now(), headers, rows, form, template, needed: ["phone", "name", ...variables.filter((v) => v !== "phone" && v !== "name")] };
-      const id = randomBase62(24);
-      drafts.set(id, draft);
-      const mapping = mappingOf(draft, {});
-      if (missingOf(draft, mapping).length > 0) {
-        return kit.shell(who, "Match the columns", "/dashboard/send", mappingBody({ draft: id, headers, needed: draft.needed, mapping, csrf: who.viewer.csrf }));
-      }
-      return preview(who, id, draft, mapping);
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/bulk/preview", kit.withSession(({ body }, who) => {
-      const f = formOf(body);
-      const draft = draftOf(who, f.draft);
-      if (!draft) return upload(who, { channel: "sms", template: "", message: "", device: "" }, 410, "That upload has expired or was already sent; upload the file again.");
-      const mapping = mappingOf(draft, f);
-      const bad = Object.entries(mapping).find(([, column]) => column !== "" && !(Number(column) >= 0 && Number(column) < draft.headers.length));
-      if (bad || missingOf(draft, mapping).length > 0) {
-        return kit.shell(who, "Match the columns", "/dashboard/send", mappingBody({ draft: f.draft!, headers: draft.headers, needed: draft.needed, mapping, csrf: who.viewer.csrf, error: "Choose a column for every field." }), 400);
-      }
-      return preview(who, f.draft!, draft, mapping);
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/bulk/send", kit.withSession(async ({ body }, who) => {
-      const f = formOf(body);
-      const draft = draftOf(who, f.draft);
-      if (!draft) {
-        kit.flash(who, { kind: "error", text: "That upload was already sent or has expired: nothing more was sent." });
-        return redirect("/dashboard/messages");
-      }
-      // Taken once: a second click, or a reload, finds nothing to send.
-      drafts.delete(f.draft!);
-      const mapping = mappingOf(draft, f);
-      const caller = s.accounts.callerFor(who.session.workspace_id);
-      const failed: PreviewRow[] = [];
-      let accepted = 0;
-      let requests = 0;
-      for (let i = 0; i < draft.rows.length; i += CHUNK) {
-        const chunk = draft.rows.slice(i, i + CHUNK);
-        const items = chunk.map(({ cells }) => {
-          try {
-            return s.sending.prepare(caller, inputOf(draft, mapping, cells));
-          } catch (error) {
-            if (error instanceof AppError) return error;
-            throw error;
-          }
-        });
-        requests++;
-        const results = await s.commits.submit(() => s.sending.accept(caller, items));
-        results.forEach((r, j) => {
-          if (r.ok) accepted++;
-          else failed.push({ line: chunk[j].line, recipient: String(inputOf(draft, mapping, chunk[j].cells).recipient), text: null, error: r.error.message });
-        });
-      }
-      return kit.shell(who, "Bulk send", "/dashboard/send", resultBody({ accepted, failed, requests }));
-    }), { auth: "session", ...HIDDEN });
+    .get(
+      "/dashboard/bulk",
+      kit.withSession((_ctx, who) => upload(who, { channel: "sms", template: "", message: "", device: "" })),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/bulk",
+      kit.withSession(({ body }, who) => {
+        const f = formOf(body);
+        const form: BulkUploadForm = {
+          channel: f.channel === "chatapp" ? "chatapp" : "sms",
+          template: f.template ?? "",
+          message: f.message ?? "",
+          device: f.device ?? "",
+        };
+        const again = (error: string) => upload(who, form, 400, error);
+        let table: string[][];
+        try {
+          table = parseCsv(f.csv ?? "");
+        } catch (error) {
+          return again(`The file is not valid CSV: ${(error as Error).message}.`);
+        }
+        if (table.length < 2) return again("The file needs a header row and at least one row of data.");
+        if (table.length - 1 > MAX_ROWS) return again(`The file has ${table.length - 1} rows; at most ${MAX_ROWS} at a time.`);
+        const ws = who.session.workspace_id;
+        let template: TemplateRow | null = null;
+        if (form.template) {
+          const t = s.templateRepo.get(ws, Number(form.template)) ?? s.templateRepo.byId(Number(form.template));
+          if (!t || (t.workspaceId !== null && t.workspaceId !== ws)) return again("That template is not one of this workspace's.");
+          if (t.channel !== form.channel)
+            return again(`That template is for ${t.channel === "sms" ? "SMS" : "the chat-app channel"}; choose that channel.`);
+          template = t;
+        } else if (!form.message.trim()) {
+          return again("Write the text, or choose a template.");
+        }
+        let variables: string[];
+        try {
+          variables = template ? template.variables : parseTemplateBody(form.message, "sms");
+        } catch (error) {
+          if (error instanceof AppError) return again(error.message);
+          throw error;
+        }
+        const [headers, ...rest] = table;
+        // Line numbers as a spreadsheet shows them: the header is line 1.
+        const rows = rest.map((cells, i) => ({ line: i + 2, cells }));
+        const draft: Draft = {
+          sessionId: who.session.id,
+          at: s.clock.now(),
+          headers,
+          rows,
+          form,
+          template,
+          needed: ["phone", "name", ...variables.filter((v) => v !== "phone" && v !== "name")],
+        };
+        const id = randomBase62(24);
+        drafts.set(id, draft);
+        const mapping = mappingOf(draft, {});
+        if (missingOf(draft, mapping).length > 0) {
+          return kit.shell(
+            who,
+            "Match the columns",
+            "/dashboard/send",
+            mappingBody({ draft: id, headers, needed: draft.needed, mapping, csrf: who.viewer.csrf }),
+          );
+        }
+        return preview(who, id, draft, mapping);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/bulk/preview",
+      kit.withSession(({ body }, who) => {
+        const f = formOf(body);
+        const draft = draftOf(who, f.draft);
+        if (!draft)
+          return upload(
+            who,
+            { channel: "sms", template: "", message: "", device: "" },
+            410,
+            "That upload has expired or was already sent; upload the file again.",
+          );
+        const mapping = mappingOf(draft, f);
+        const bad = Object.entries(mapping).find(
+          ([, column]) => column !== "" && !(Number(column) >= 0 && Number(column) < draft.headers.length),
+        );
+        if (bad || missingOf(draft, mapping).length > 0) {
+          return kit.shell(
+            who,
+            "Match the columns",
+            "/dashboard/send",
+            mappingBody({
+              draft: f.draft!,
+              headers: draft.headers,
+              needed: draft.needed,
+              mapping,
+              csrf: who.viewer.csrf,
+              error: "Choose a column for every field.",
+            }),
+            400,
+          );
+        }
+        return preview(who, f.draft!, draft, mapping);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/bulk/send",
+      kit.withSession(async ({ body }, who) => {
+        const f = formOf(body);
+        const draft = draftOf(who, f.draft);
+        if (!draft) {
+          kit.flash(who, { kind: "error", text: "That upload was already sent or has expired: nothing more was sent." });
+          return redirect("/dashboard/messages");
+        }
+        // Taken once: a second click, or a reload, finds nothing to send.
+        drafts.delete(f.draft!);
+        const mapping = mappingOf(draft, f);
+        const caller = s.accounts.callerFor(who.session.workspace_id);
+        const failed: PreviewRow[] = [];
+        let accepted = 0;
+        let requests = 0;
+        for (let i = 0; i < draft.rows.length; i += CHUNK) {
+          const chunk = draft.rows.slice(i, i + CHUNK);
+          const items = chunk.map(({ cells }) => {
+            try {
+              return s.sending.prepare(caller, inputOf(draft, mapping, cells));
+            } catch (error) {
+              if (error instanceof AppError) return error;
+              throw error;
+            }
+          });
+          requests++;
+          const results = await s.commits.submit(() => s.sending.accept(caller, items));
+          results.forEach((r, j) => {
+            if (r.ok) accepted++;
+            else
+              failed.push({
+                line: chunk[j].line,
+                recipient: String(inputOf(draft, mapping, chunk[j].cells).recipient),
+                text: null,
+                error: r.error.message,
+              });
+          });
+        }
+        return kit.shell(who, "Bulk send", "/dashboard/send", resultBody({ accepted, failed, requests }));
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -7,7 +7,15 @@ import { AppError } from "../http/errors";
 import { csvCell, parseCsv } from "../lib/csv";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
-import { contactDeleteBody, contactFormBody, contactsBody, emptyContactForm, importBody, type ContactForm, type Rejected } from "./pages/contacts";
+import {
+  contactDeleteBody,
+  contactFormBody,
+  contactsBody,
+  emptyContactForm,
+  importBody,
+  type ContactForm,
+  type Rejected,
+} from "./pages/contacts";
 import { csvDownload, formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 25;
@@ -94,9 +102,22 @@ export function csvRecords(text: string): { line: number; cells: string[] }[] {
 export function contactRoutes(s: Services, kit: Kit) {
   const types = () => s.contacts.types().types;
 
-  function formPage(who: Signed, id: number | undefined, form: ContactForm, status = 200, errors: Record<string, string> = {}, error: string | null = null) {
+  function formPage(
+    who: Signed,
+    id: number | undefined,
+    form: ContactForm,
+    status = 200,
+    errors: Record<string, string> = {},
+    error: string | null = null,
+  ) {
     const title = id === undefined ? "New contact" : `Edit ${form.name || "contact"}`;
-    return kit.shell(who, title, "/dashboard/contacts", contactFormBody({ id, form, types: types(), csrf: who.viewer.csrf, errors, error }), status);
+    return kit.shell(
+      who,
+      title,
+      "/dashboard/contacts",
+      contactFormBody({ id, form, types: types(), csrf: who.viewer.csrf, errors, error }),
+      status,
+    );
   }
 
   /** Runs a service write; an error it raises comes back as the form with the message beside its field. */
@@ -113,104 +134,199 @@ export function contactRoutes(s: Services, kit: Kit) {
     }
   }
 
-  function importPage(who: Signed, status = 200, error: string | null = null, report: { imported: number; rejected: Rejected[] } | null = null) {
-    return kit.shell(who, "Import contacts", "/dashboard/contacts", importBody({ csrf: who.viewer.csrf, types: types(), maxRows: IMPORT_MAX_ROWS, error, report }), status);
+  function importPage(
+    who: Signed,
+    status = 200,
+    error: string | null = null,
+    report: { imported: number; rejected: Rejected[] } | null = null,
+  ) {
+    return kit.shell(
+      who,
+      "Import contacts",
+      "/dashboard/contacts",
+      importBody({ csrf: who.viewer.csrf, types: types(), maxRows: IMPORT_MAX_ROWS, error, report }),
+      status,
+    );
   }
 
   const contactFormOf = (body: unknown): ContactForm => {
     const f = formOf(body);
-    return { name: (f.name ?? "").trim(), phone: (f.phone ?? "").trim(), email: (f.email ?? "").trim(), type: (f.type ?? "").trim(), timezone: (f.timezone ?? "").trim() };
+    return {
+      name: (f.name ?? "").trim(),
+      phone: (f.phone ?? "").trim(),
+      email: (f.email ?? "").trim(),
+      type: (f.type ?? "").trim(),
+      timezone: (f.timezone ?? "").trim(),
+    };
   };
 
   return new Elysia({ name: "pigeon-dashboard-contacts" })
     .use(declaredAuth())
-    .get("/dashboard/contacts", kit.withSession(({ request }, who) => {
-      const ws = who.session.workspace_id;
-      const url = new URL(request.url);
-      const query = (url.searchParams.get("q") ?? "").trim();
-      const requested = Number(url.searchParams.get("page") ?? "1");
-      let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-      const error = query.length > 200 ? "Search for at most 200 characters." : null;
-      const fetch = (p: number) => (error ? { contacts: [], pagination: { total: 0 } } : query ? s.contacts.search(ws, query, p, PAGE_SIZE) : s.contacts.list(ws, p, PAGE_SIZE));
-      let result = fetch(page);
-      const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
-      // A page past the end (the list shrank, or a hand-edited link) shows the last one.
-      if (page > pages) result = fetch((page = pages));
-      const body = contactsBody({ rows: result.contacts, total: result.pagination.total, page, pages, query: error ? "" : query, error });
-      return kit.shell(who, "Contacts", "/dashboard/contacts", body, error ? 400 : 200);
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/contacts/new", kit.withSession((_ctx, who) => formPage(who, undefined, emptyContactForm())), { auth: "session", ...HIDDEN })
-    .post("/dashboard/contacts", kit.withSession(({ body }, who) => {
-      const form = contactFormOf(body);
-      const failed = attempt(who, undefined, form, () => {
-        s.contacts.create(who.session.workspace_id, { name: form.name, phone: form.phone, ...(form.email ? { email: form.email } : {}), ...(form.type ? { type: form.type } : {}), timezone: form.timezone || null });
-      });
-      if (failed) return failed;
-      kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
-      return redirect("/dashboard/contacts");
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/contacts/export.csv", kit.withSession((_ctx, who) => {
-      const ws = who.session.workspace_id;
-      let page = 1;
-      const day = new Date(s.clock.now()).toISOString().slice(0, 10);
-      return csvDownload(`contacts-${day}.csv`, COLUMNS, EXPORT_CHUNK, () =>
-        s.contacts.list(ws, page++, EXPORT_CHUNK).contacts.map((c) => [c.name, c.phone, c.email, c.type]),
-      );
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/contacts/import", kit.withSession((_ctx, who) => importPage(who)), { auth: "session", ...HIDDEN })
-    .post("/dashboard/contacts/import", kit.withSession(({ body }, who) => {
-      const ws = who.session.workspace_id;
-      const upload = uploadedCsv(body, "Choose a CSV file that has a header line and at least one contact.");
-      if ("error" in upload) return importPage(who, 400, upload.error);
-      const [header, ...rows] = upload.records;
-      const at = Object.fromEntries(COLUMNS.map((c) => [c, header.cells.findIndex((h) => h.trim().toLowerCase() === c)])) as Record<(typeof COLUMNS)[number], number>;
-      const missing = (["name", "phone"] as const).filter((c) => at[c] < 0);
-      if (missing.length) return importPage(who, 400, `The first line must name the columns; ${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} missing (it has: ${header.cells.join(", ")}).`);
-      if (!rows.length) return importPage(who, 400, "The file has a header line but no contacts under it.");
-      if (rows.length > IMPORT_MAX_ROWS) return importPage(who, 413, `The file has ${rows.length} rows; import at most ${IMPORT_MAX_ROWS} at a time.`);
-      let imported = 0;
-      const rejected: Rejected[] = [];
-      for (const { line, cells } of rows) {
-        const cell = (c: (typeof COLUMNS)[number]) => (at[c] < 0 ? "" : (cells[at[c]] ?? "").trim());
-        const form: ContactForm = { name: cell("name"), phone: cell("phone"), email: cell("email"), type: cell("type"), timezone: "" };
-        const held = cells.map(csvCell).join(",");
-        const long = tooLong(form);
-        if (long) {
-          rejected.push({ line, held, reason: long.message });
-          continue;
+    .get(
+      "/dashboard/contacts",
+      kit.withSession(({ request }, who) => {
+        const ws = who.session.workspace_id;
+        const url = new URL(request.url);
+        const query = (url.searchParams.get("q") ?? "").trim();
+        const requested = Number(url.searchParams.get("page") ?? "1");
+        let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
+        const error = query.length > 200 ? "Search for at most 200 characters." : null;
+        const fetch = (p: number) =>
+          error
+            ? { contacts: [], pagination: { total: 0 } }
+            : query
+              ? s.contacts.search(ws, query, p, PAGE_SIZE)
+              : s.contacts.list(ws, p, PAGE_SIZE);
+        let result = fetch(page);
+        const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
+        // A page past the end (the list shrank, or a hand-edited link) shows the last one.
+        if (page > pages) result = fetch((page = pages));
+        const body = contactsBody({ rows: result.contacts, total: result.pagination.total, page, pages, query: error ? "" : query, error });
+        return kit.shell(who, "Contacts", "/dashboard/contacts", body, error ? 400 : 200);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/contacts/new",
+      kit.withSession((_ctx, who) => formPage(who, undefined, emptyContactForm())),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/contacts",
+      kit.withSession(({ body }, who) => {
+        const form = contactFormOf(body);
+        const failed = attempt(who, undefined, form, () => {
+          s.contacts.create(who.session.workspace_id, {
+            name: form.name,
+            phone: form.phone,
+            ...(form.email ? { email: form.email } : {}),
+            ...(form.type ? { type: form.type } : {}),
+            timezone: form.timezone || null,
+          });
+        });
+        if (failed) return failed;
+        kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
+        return redirect("/dashboard/contacts");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/contacts/export.csv",
+      kit.withSession((_ctx, who) => {
+        const ws = who.session.workspace_id;
+        let page = 1;
+        const day = new Date(s.clock.now()).toISOString().slice(0, 10);
+        return csvDownload(`contacts-${day}.csv`, COLUMNS, EXPORT_CHUNK, () =>
+          s.contacts.list(ws, page++, EXPORT_CHUNK).contacts.map((c) => [c.name, c.phone, c.email, c.type]),
+        );
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/contacts/import",
+      kit.withSession((_ctx, who) => importPage(who)),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/contacts/import",
+      kit.withSession(({ body }, who) => {
+        const ws = who.session.workspace_id;
+        const upload = uploadedCsv(body, "Choose a CSV file that has a header line and at least one contact.");
+        if ("error" in upload) return importPage(who, 400, upload.error);
+        const [header, ...rows] = upload.records;
+        const at = Object.fromEntries(COLUMNS.map((c) => [c, header.cells.findIndex((h) => h.trim().toLowerCase() === c)])) as Record<
+          (typeof COLUMNS)[number],
+          number
+        >;
+        const missing = (["name", "phone"] as const).filter((c) => at[c] < 0);
+        if (missing.length)
+          return importPage(
+            who,
+            400,
+            `The first line must name the columns; ${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} missing (it has: ${header.cells.join(", ")}).`,
+          );
+        if (!rows.length) return importPage(who, 400, "The file has a header line but no contacts under it.");
+        if (rows.length > IMPORT_MAX_ROWS)
+          return importPage(who, 413, `The file has ${rows.length} rows; import at most ${IMPORT_MAX_ROWS} at a time.`);
+        let imported = 0;
+        const rejected: Rejected[] = [];
+        for (const { line, cells } of rows) {
+          const cell = (c: (typeof COLUMNS)[number]) => (at[c] < 0 ? "" : (cells[at[c]] ?? "").trim());
+          const form: ContactForm = { name: cell("name"), phone: cell("phone"), email: cell("email"), type: cell("type"), timezone: "" };
+          const held = cells.map(csvCell).join(",");
+          const long = tooLong(form);
+          if (long) {
+            rejected.push({ line, held, reason: long.message });
+            continue;
+          }
+          try {
+            s.contacts.create(ws, {
+              name: form.name,
+              phone: form.phone,
+              ...(form.email ? { email: form.email } : {}),
+              ...(form.type ? { type: form.type } : {}),
+            });
+            imported++;
+          } catch (error) {
+            if (!(error instanceof AppError) || error.status >= 500) throw error;
+            rejected.push({ line, held, reason: readable(error) });
+          }
         }
-        try {
-          s.contacts.create(ws, { name: form.name, phone: form.phone, ...(form.email ? { email: form.email } : {}), ...(form.type ? { type: form.type } : {}) });
-          imported++;
-        } catch (error) {
-          if (!(error instanceof AppError) || error.status >= 500) throw error;
-          rejected.push({ line, held, reason: readable(error) });
-        }
-      }
-      return importPage(who, 200, null, { imported, rejected });
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/contacts/:id/edit", kit.withSession(({ params }, who) => {
-      const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
-      return formPage(who, c.contact_id, { name: c.name, phone: c.phone, email: c.email ?? "", type: c.type ?? "", timezone: c.timezone ?? "" });
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/contacts/:id", kit.withSession(({ params, body }, who) => {
-      const current = s.contacts.require(who.session.workspace_id, Number(params?.id));
-      const form = contactFormOf(body);
-      const failed = attempt(who, current.id, form, () => {
-        s.contacts.update(who.session.workspace_id, { contact_id: current.id, name: form.name, phone: form.phone, email: form.email || null, type: form.type || null, timezone: form.timezone || null });
-      });
-      if (failed) return failed;
-      kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });
-      return redirect("/dashboard/contacts");
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/contacts/:id/delete", kit.withSession(({ params }, who) => {
-      const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
-      return kit.shell(who, "Delete a contact", "/dashboard/contacts", contactDeleteBody({ c, csrf: who.viewer.csrf }));
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/contacts/:id/delete", kit.withSession(({ params }, who) => {
-      const c = s.contacts.require(who.session.workspace_id, Number(params?.id));
-      s.contacts.remove(who.session.workspace_id, c.id);
-      kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
-      return redirect("/dashboard/contacts");
-    }), { auth: "session", ...HIDDEN });
+        return importPage(who, 200, null, { imported, rejected });
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/contacts/:id/edit",
+      kit.withSession(({ params }, who) => {
+        const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
+        return formPage(who, c.contact_id, {
+          name: c.name,
+          phone: c.phone,
+          email: c.email ?? "",
+          type: c.type ?? "",
+          timezone: c.timezone ?? "",
+        });
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/contacts/:id",
+      kit.withSession(({ params, body }, who) => {
+        const current = s.contacts.require(who.session.workspace_id, Number(params?.id));
+        const form = contactFormOf(body);
+        const failed = attempt(who, current.id, form, () => {
+          s.contacts.update(who.session.workspace_id, {
+            contact_id: current.id,
+            name: form.name,
+            phone: form.phone,
+            email: form.email || null,
+            type: form.type || null,
+            timezone: form.timezone || null,
+          });
+        });
+        if (failed) return failed;
+        kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });
+        return redirect("/dashboard/contacts");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/contacts/:id/delete",
+      kit.withSession(({ params }, who) => {
+        const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
+        return kit.shell(who, "Delete a contact", "/dashboard/contacts", contactDeleteBody({ c, csrf: who.viewer.csrf }));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/contacts/:id/delete",
+      kit.withSession(({ params }, who) => {
+        const c = s.contacts.require(who.session.workspace_id, Number(params?.id));
+        s.contacts.remove(who.session.workspace_id, c.id);
+        kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
+        return redirect("/dashboard/contacts");
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -17,7 +17,6 @@ const MAX_TOP_UP = 1_000_000_000;
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
 export function creditRoutes(s: Services, kit: Kit) {
-
   function creditsPage(who: Signed, askedPage: number, status = 200, form?: TopUpForm, errors?: { amount?: string; note?: string }) {
     const ws = who.session.workspace_id;
     const total = s.credits.ledger(ws, 1, 1).total;
@@ -39,29 +38,48 @@ export function creditRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-credits" })
     .use(declaredAuth())
-    .get("/dashboard/credits", kit.withSession(({ request }, who) => creditsPage(who, Number(new URL(request.url).searchParams.get("page") ?? "1"))), {
-      auth: "session",
-      ...HIDDEN,
-    })
-    .post("/dashboard/credits", kit.withSession(({ body }, who) => {
-      if (who.session.role !== "owner") {
-        return kit.shell(who, "Credits", "/dashboard/credits", html`<p class="error" role="alert">Only an owner of the account can add credits.</p><p><a href="/dashboard/credits">Back to credits</a></p>`, 403);
-      }
-      const f = formOf(body);
-      const form = { amount: (f.amount ?? "").trim(), note: (f.note ?? "").trim() };
-      const amount = Number(form.amount);
-      if (!/^-?\d+$/.test(form.amount) || amount === 0 || Math.abs(amount) > MAX_TOP_UP) {
-        return creditsPage(who, 1, 400, form, { amount: `Enter a whole number of credits other than 0, at most ${MAX_TOP_UP.toLocaleString("en")}.` });
-      }
-      if (form.note.length > 200) return creditsPage(who, 1, 400, form, { note: "Keep the note under 200 characters." });
-      try {
-        const balance = s.credits.topUp(who.session.workspace_id, amount, form.note || null);
-        const moved = Math.abs(amount);
-        kit.flash(who, { kind: "notice", text: `${amount > 0 ? "Added" : "Took off"} ${moved} credit${moved === 1 ? "" : "s"}; the balance is ${balance}.` });
-        return redirect("/dashboard/credits");
-      } catch (error) {
-        if (error instanceof AppError && error.status === 400) return creditsPage(who, 1, 400, form, { amount: sentence(error.message) });
-        throw error;
-      }
-    }), { auth: "session", ...HIDDEN });
+    .get(
+      "/dashboard/credits",
+      kit.withSession(({ request }, who) => creditsPage(who, Number(new URL(request.url).searchParams.get("page") ?? "1"))),
+      {
+        auth: "session",
+        ...HIDDEN,
+      },
+    )
+    .post(
+      "/dashboard/credits",
+      kit.withSession(({ body }, who) => {
+        if (who.session.role !== "owner") {
+          return kit.shell(
+            who,
+            "Credits",
+            "/dashboard/credits",
+            html`<p class="error" role="alert">Only an owner of the account can add credits.</p><p><a href="/dashboard/credits">Back to credits</a></p>`,
+            403,
+          );
+        }
+        const f = formOf(body);
+        const form = { amount: (f.amount ?? "").trim(), note: (f.note ?? "").trim() };
+        const amount = Number(form.amount);
+        if (!/^-?\d+$/.test(form.amount) || amount === 0 || Math.abs(amount) > MAX_TOP_UP) {
+          return creditsPage(who, 1, 400, form, {
+            amount: `Enter a whole number of credits other than 0, at most ${MAX_TOP_UP.toLocaleString("en")}.`,
+          });
+        }
+        if (form.note.length > 200) return creditsPage(who, 1, 400, form, { note: "Keep the note under 200 characters." });
+        try {
+          const balance = s.credits.topUp(who.session.workspace_id, amount, form.note || null);
+          const moved = Math.abs(amount);
+          kit.flash(who, {
+            kind: "notice",
+            text: `${amount > 0 ? "Added" : "Took off"} ${moved} credit${moved === 1 ? "" : "s"}; the balance is ${balance}.`,
+          });
+          return redirect("/dashboard/credits");
+        } catch (error) {
+          if (error instanceof AppError && error.status === 400) return creditsPage(who, 1, 400, form, { amount: sentence(error.message) });
+          throw error;
+        }
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

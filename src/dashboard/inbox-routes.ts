@@ -14,73 +14,102 @@ import { formOf, fragment, HIDDEN, redirect } from "./web";
 const PAGE_SIZE = 30;
 
 export function inboxRoutes(s: Services, kit: Kit) {
-
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
   function approvedTemplates(ws: number, channel: string): TemplateRow[] {
     if (channel !== "chatapp") return [];
     return s.templateRepo.list(ws, { channel: "chatapp", offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
   }
 
-  function conversation(who: Signed, id: number, status = 200, reply: { template?: string; vars?: Record<string, string>; text?: string; error?: string } = {}) {
+  function conversation(
+    who: Signed,
+    id: number,
+    status = 200,
+    reply: { template?: string; vars?: Record<string, string>; text?: string; error?: string } = {},
+  ) {
     const ws = who.session.workspace_id;
     const conv = s.threadsView.messages(ws, id, 1, 50);
     const templates = approvedTemplates(ws, conv.thread.channel);
     const chosen = templates.find((t) => String(t.id) === reply.template) ?? null;
     const title = conv.thread.peer_name ?? conv.thread.contact?.name ?? conv.thread.peer;
-    const body = conversationBody({ conv, csrf: who.viewer.csrf, templates, chosen, vars: reply.vars ?? {}, text: reply.text ?? "", error: reply.error });
+    const body = conversationBody({
+      conv,
+      csrf: who.viewer.csrf,
+      templates,
+      chosen,
+      vars: reply.vars ?? {},
+      text: reply.text ?? "",
+      error: reply.error,
+    });
     return kit.shell(who, title, "/dashboard/inbox", body, status);
   }
 
   return new Elysia({ name: "pigeon-dashboard-inbox" })
     .use(declaredAuth())
-    .get("/dashboard/inbox", kit.withSession(({ request }, who) => {
-      const q = new URL(request.url).searchParams;
-      const unreadOnly = q.get("unread") === "1";
-      const requested = Number(q.get("page") ?? "1");
-      const page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-      const list = s.threadsView.list(who.session.workspace_id, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
-      const pages = Math.max(1, Math.ceil(list.pagination.total / PAGE_SIZE));
-      return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages }));
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/inbox/:id", kit.withSession(({ params }, who) => {
-      const id = Number(params?.id);
-      // Reading it is what marks it read (404 for another workspace's thread).
-      s.threadsView.markRead(who.session.workspace_id, id);
-      return conversation(who, id);
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/inbox/:id/template", kit.withSession(({ params, request }, who) => {
-      const ws = who.session.workspace_id;
-      const thread = s.threadsView.messages(ws, Number(params?.id), 1, 1).thread;
-      const chosen = approvedTemplates(ws, thread.channel).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ?? null;
-      return fragment(replyVariables(chosen, {}));
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/inbox/:id/reply", kit.withSession(async ({ params, body }, who) => {
-      const ws = who.session.workspace_id;
-      const id = Number(params?.id);
-      const thread = s.threadsView.messages(ws, id, 1, 1).thread;
-      const form = formOf(body);
-      const vars: Record<string, string> = {};
-      for (const [k, v] of Object.entries(form)) if (k.startsWith("var_")) vars[k.slice(4)] = v;
-      const closed = thread.window !== null && !thread.window.open;
-      const input: SendInput = {
-        channel: thread.channel,
-        recipient: thread.peer,
-        message: closed ? null : (form.message ?? ""),
-        templateId: closed ? form.template || null : null,
-        variables: closed ? vars : null,
-        recipientName: thread.peer_name,
-        deviceId: thread.device_id,
-      };
-      try {
-        if (closed && !input.templateId) throw new AppError("use_template", "The 24-hour window is closed: choose an approved template");
-        const caller = s.accounts.callerFor(ws);
-        const prepared = s.sending.prepare(caller, input);
-        const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
-        if (!result.ok) throw result.error;
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500) throw error;
-        return conversation(who, id, error.status, { template: form.template, vars, text: form.message, error: error.message });
-      }
-      return redirect(`/dashboard/inbox/${id}`);
-    }), { auth: "session", ...HIDDEN });
+    .get(
+      "/dashboard/inbox",
+      kit.withSession(({ request }, who) => {
+        const q = new URL(request.url).searchParams;
+        const unreadOnly = q.get("unread") === "1";
+        const requested = Number(q.get("page") ?? "1");
+        const page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
+        const list = s.threadsView.list(who.session.workspace_id, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
+        const pages = Math.max(1, Math.ceil(list.pagination.total / PAGE_SIZE));
+        return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages }));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/inbox/:id",
+      kit.withSession(({ params }, who) => {
+        const id = Number(params?.id);
+        // Reading it is what marks it read (404 for another workspace's thread).
+        s.threadsView.markRead(who.session.workspace_id, id);
+        return conversation(who, id);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/inbox/:id/template",
+      kit.withSession(({ params, request }, who) => {
+        const ws = who.session.workspace_id;
+        const thread = s.threadsView.messages(ws, Number(params?.id), 1, 1).thread;
+        const chosen =
+          approvedTemplates(ws, thread.channel).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ?? null;
+        return fragment(replyVariables(chosen, {}));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/inbox/:id/reply",
+      kit.withSession(async ({ params, body }, who) => {
+        const ws = who.session.workspace_id;
+        const id = Number(params?.id);
+        const thread = s.threadsView.messages(ws, id, 1, 1).thread;
+        const form = formOf(body);
+        const vars: Record<string, string> = {};
+        for (const [k, v] of Object.entries(form)) if (k.startsWith("var_")) vars[k.slice(4)] = v;
+        const closed = thread.window !== null && !thread.window.open;
+        const input: SendInput = {
+          channel: thread.channel,
+          recipient: thread.peer,
+          message: closed ? null : (form.message ?? ""),
+          templateId: closed ? form.template || null : null,
+          variables: closed ? vars : null,
+          recipientName: thread.peer_name,
+          deviceId: thread.device_id,
+        };
+        try {
+          if (closed && !input.templateId) throw new AppError("use_template", "The 24-hour window is closed: choose an approved template");
+          const caller = s.accounts.callerFor(ws);
+          const prepared = s.sending.prepare(caller, input);
+          const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
+          if (!result.ok) throw result.error;
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status >= 500) throw error;
+          return conversation(who, id, error.status, { template: form.template, vars, text: form.message, error: error.message });
+        }
+        return redirect(`/dashboard/inbox/${id}`);
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -38,9 +38,15 @@ export function createKit(s: Services) {
     const token = cookieOf(request, SESSION_COOKIE);
     const session = token ? users.session(token) : null;
     if (!token || !session) return null;
-    const workspaces = accounts.listWorkspaces(session.account_id).map((w) => ({ id: w.id, name: w.name, current: w.id === session.workspace_id }));
+    const workspaces = accounts
+      .listWorkspaces(session.account_id)
+      .map((w) => ({ id: w.id, name: w.name, current: w.id === session.workspace_id }));
     const current = workspaces.find((w) => w.current)?.name ?? accounts.getWorkspace(session.workspace_id).name;
-    return { session, token, viewer: { email: session.email, role: session.role, workspaceName: current, workspaces, csrf: csrfFor(token) } };
+    return {
+      session,
+      token,
+      viewer: { email: session.email, role: session.role, workspaceName: current, workspaces, csrf: csrfFor(token) },
+    };
   }
 
   return {

@@ -93,7 +93,12 @@ ${body}
 export const errorBox = (message: string | null | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : "");
 
 /** Links to the page before and after this one, where there is one. */
-export function pager(page: number, pages: number, link: (page: number) => string, labels: [before: string, after: string] = ["Previous page", "Next page"]): Html {
+export function pager(
+  page: number,
+  pages: number,
+  link: (page: number) => string,
+  labels: [before: string, after: string] = ["Previous page", "Next page"],
+): Html {
   return html`<nav aria-label="Pages" class="actions">
   ${page > 1 ? html`<a class="button secondary" href="${link(page - 1)}">${labels[0]}</a>` : ""}
   ${page < pages ? html`<a class="button secondary" href="${link(page + 1)}">${labels[1]}</a>` : ""}

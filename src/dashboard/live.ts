@@ -63,7 +63,9 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
         },
         cancel: close,
       });
-      return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" } });
+      return new Response(body, {
+        headers: { "content-type": "text/event-stream", "cache-control": "no-store", "x-accel-buffering": "no" },
+      });
     },
   };
 }

@@ -66,69 +66,129 @@ export function messageRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-messages" })
     .use(declaredAuth())
-    .get("/dashboard/messages", kit.withSession(({ request }, who) => {
-      const ws = who.session.workspace_id;
-      const url = new URL(request.url);
-      const { shown, filters, error } = parseFilters(url, ws);
-      const requested = Number(url.searchParams.get("page") ?? "1");
-      let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-      let { rows, total } = error ? { rows: [], total: 0 } : s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
-      const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-      // A page past the end (the list shrank, or a hand-edited link) shows the last one.
-      if (page > pages) {
-        page = pages;
-        rows = s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE).rows;
-      }
-      const body = messagesBody({
-        filters: shown,
-        channels: DELIVERY_TYPES,
-        devices: s.deviceRepo.all(ws, true),
-        rows,
-        total,
-        page,
-        pages,
-        query: queryOf(shown),
-        error,
-      });
-      return kit.shell(who, "Messages", "/dashboard/messages", body, error ? 400 : 200);
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/messages/export.csv", kit.withSession(({ request }, who) => {
-      const ws = who.session.workspace_id;
-      const { filters, error } = parseFilters(new URL(request.url), ws);
-      if (error) throw new AppError("validation_error", error);
-      // Messages created during the export would shift the pages under it: it stops at its start.
-      filters.to = Math.min(filters.to ?? Number.MAX_SAFE_INTEGER, s.clock.now());
-      const columns = ["id", "created_at", "status", "channel", "route", "device_id", "recipient", "recipient_name", "message", "segments", "cost", "error_code", "error_reason", "sent_at", "delivered_at", "failed_at", "cancelled_at"];
-      let offset = 0;
-      const day = new Date(s.clock.now()).toISOString().slice(0, 10);
-      return csvDownload(`messages-${day}.csv`, columns, EXPORT_CHUNK, () => {
-        const { rows } = s.notificationRepo.list(ws, filters, offset, EXPORT_CHUNK);
-        offset += rows.length;
-        return rows.map((n) => [
-          n.id, isoOrEmpty(n.created_at), n.status, n.delivery_type, n.route, n.device_id, n.recipient, n.recipient_name, n.message, n.segments, n.cost,
-          n.error_code, n.error_reason, isoOrEmpty(n.sent_at), isoOrEmpty(n.delivered_at), isoOrEmpty(n.failed_at), isoOrEmpty(n.cancelled_at),
-        ]);
-      });
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/live", kit.withSession((_ctx, who) => live.open(who.session.workspace_id)), { auth: "session", ...HIDDEN })
-    .get("/dashboard/messages/:id", kit.withSession(({ params }, who) => {
-      const ws = who.session.workspace_id;
-      const n = s.notificationRepo.get(ws, Number(params?.id));
-      if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
-      const device = n.device_id === null ? null : (s.deviceRepo.get(ws, n.device_id)?.name ?? `#${n.device_id}`);
-      const template = n.template_id === null ? null : (s.templateRepo.byId(n.template_id)?.name ?? `#${n.template_id}`);
-      const body = messageDetail({ n, device, template, logs: s.notificationRepo.logs(n.id), cancellable: n.status === "pending" && n.stage === "queued", csrf: who.viewer.csrf });
-      return kit.shell(who, `Message #${n.id}`, "/dashboard/messages", body);
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/messages/:id/cancel", kit.withSession(({ params }, who) => {
-      const id = Number(params?.id);
-      try {
-        s.notifications.cancel(who.session.workspace_id, id);
-        kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status === 404) throw error;
-        kit.flash(who, { kind: "error", text: error.message });
-      }
-      return redirect(`/dashboard/messages/${id}`);
-    }), { auth: "session", ...HIDDEN });
+    .get(
+      "/dashboard/messages",
+      kit.withSession(({ request }, who) => {
+        const ws = who.session.workspace_id;
+        const url = new URL(request.url);
+        const { shown, filters, error } = parseFilters(url, ws);
+        const requested = Number(url.searchParams.get("page") ?? "1");
+        let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
+        let { rows, total } = error ? { rows: [], total: 0 } : s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
+        const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+        // A page past the end (the list shrank, or a hand-edited link) shows the last one.
+        if (page > pages) {
+          page = pages;
+          rows = s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE).rows;
+        }
+        const body = messagesBody({
+          filters: shown,
+          channels: DELIVERY_TYPES,
+          devices: s.deviceRepo.all(ws, true),
+          rows,
+          total,
+          page,
+          pages,
+          query: queryOf(shown),
+          error,
+        });
+        return kit.shell(who, "Messages", "/dashboard/messages", body, error ? 400 : 200);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/messages/export.csv",
+      kit.withSession(({ request }, who) => {
+        const ws = who.session.workspace_id;
+        const { filters, error } = parseFilters(new URL(request.url), ws);
+        if (error) throw new AppError("validation_error", error);
+        // Messages created during the export would shift the pages under it: it stops at its start.
+        filters.to = Math.min(filters.to ?? Number.MAX_SAFE_INTEGER, s.clock.now());
+        const columns = [
+          "id",
+          "created_at",
+          "status",
+          "channel",
+          "route",
+          "device_id",
+          "recipient",
+          "recipient_name",
+          "message",
+          "segments",
+          "cost",
+          "error_code",
+          "error_reason",
+          "sent_at",
+          "delivered_at",
+          "failed_at",
+          "cancelled_at",
+        ];
+        let offset = 0;
+        const day = new Date(s.clock.now()).toISOString().slice(0, 10);
+        return csvDownload(`messages-${day}.csv`, columns, EXPORT_CHUNK, () => {
+          const { rows } = s.notificationRepo.list(ws, filters, offset, EXPORT_CHUNK);
+          offset += rows.length;
+          return rows.map((n) => [
+            n.id,
+            isoOrEmpty(n.created_at),
+            n.status,
+            n.delivery_type,
+            n.route,
+            n.device_id,
+            n.recipient,
+            n.recipient_name,
+            n.message,
+            n.segments,
+            n.cost,
+            n.error_code,
+            n.error_reason,
+            isoOrEmpty(n.sent_at),
+            isoOrEmpty(n.delivered_at),
+            isoOrEmpty(n.failed_at),
+            isoOrEmpty(n.cancelled_at),
+          ]);
+        });
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/live",
+      kit.withSession((_ctx, who) => live.open(who.session.workspace_id)),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/messages/:id",
+      kit.withSession(({ params }, who) => {
+        const ws = who.session.workspace_id;
+        const n = s.notificationRepo.get(ws, Number(params?.id));
+        if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
+        const device = n.device_id === null ? null : (s.deviceRepo.get(ws, n.device_id)?.name ?? `#${n.device_id}`);
+        const template = n.template_id === null ? null : (s.templateRepo.byId(n.template_id)?.name ?? `#${n.template_id}`);
+        const body = messageDetail({
+          n,
+          device,
+          template,
+          logs: s.notificationRepo.logs(n.id),
+          cancellable: n.status === "pending" && n.stage === "queued",
+          csrf: who.viewer.csrf,
+        });
+        return kit.shell(who, `Message #${n.id}`, "/dashboard/messages", body);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/messages/:id/cancel",
+      kit.withSession(({ params }, who) => {
+        const id = Number(params?.id);
+        try {
+          s.notifications.cancel(who.session.workspace_id, id);
+          kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status === 404) throw error;
+          kit.flash(who, { kind: "error", text: error.message });
+        }
+        return redirect(`/dashboard/messages/${id}`);
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

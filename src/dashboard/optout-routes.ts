@@ -22,7 +22,6 @@ const REASON_MAX = 500;
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
 export function optOutRoutes(s: Services, kit: Kit) {
-
   /** The list's page for a view, the contact's name joined to each entry. */
   function optOutsPage(who: Signed, url: URL, status = 200, form?: OptOutForm, errors?: { phone?: string; reason?: string }) {
     const ws = who.session.workspace_id;
@@ -40,89 +39,142 @@ export function optOutRoutes(s: Services, kit: Kit) {
     }
     const requested = Number(url.searchParams.get("page") ?? "1");
     let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-    const fetch = (p: number) => (phoneError ? { entries: [], pagination: { total: 0 } } : s.safety.list(ws, { phone, active: view === "active", page: p, limit: PAGE_SIZE }));
+    const fetch = (p: number) =>
+      phoneError
+        ? { entries: [], pagination: { total: 0 } }
+        : s.safety.list(ws, { phone, active: view === "active", page: p, limit: PAGE_SIZE });
     let result = fetch(page);
     const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
     // A page past the end (the list shrank, or a hand-edited link) shows the last one.
     if (page > pages) result = fetch((page = pages));
-    const rows: OptOutRow[] = result.entries.map((e) => ({ ...e, contactName: e.contact_id === null ? null : s.contacts.require(ws, e.contact_id).name }));
-    const body = optOutsBody({ view, rows, total: result.pagination.total, page, pages, phone: phone ?? typed, phoneError, csrf: who.viewer.csrf, form, errors });
+    const rows: OptOutRow[] = result.entries.map((e) => ({
+      ...e,
+      contactName: e.contact_id === null ? null : s.contacts.require(ws, e.contact_id).name,
+    }));
+    const body = optOutsBody({
+      view,
+      rows,
+      total: result.pagination.total,
+      page,
+      pages,
+      phone: phone ?? typed,
+      phoneError,
+      csrf: who.viewer.csrf,
+      form,
+      errors,
+    });
     return kit.shell(who, "Opt-outs", "/dashboard/optouts", body, phoneError ? 400 : status);
   }
 
   function importPage(who: Signed, status = 200, error: string | null = null, report: ImportReport | null = null) {
-    return kit.shell(who, "Import opt-outs", "/dashboard/optouts", optOutImportBody({ csrf: who.viewer.csrf, maxRows: IMPORT_MAX_ROWS, error, report }), status);
+    return kit.shell(
+      who,
+      "Import opt-outs",
+      "/dashboard/optouts",
+      optOutImportBody({ csrf: who.viewer.csrf, maxRows: IMPORT_MAX_ROWS, error, report }),
+      status,
+    );
   }
 
   return new Elysia({ name: "pigeon-dashboard-optouts" })
     .use(declaredAuth())
-    .get("/dashboard/optouts", kit.withSession(({ request }, who) => optOutsPage(who, new URL(request.url))), { auth: "session", ...HIDDEN })
-    .post("/dashboard/optouts", kit.withSession(({ request, body }, who) => {
-      const f = formOf(body);
-      const form = { phone: (f.phone ?? "").trim(), reason: (f.reason ?? "").trim() };
-      const back = new URL("/dashboard/optouts", request.url);
-      if (form.reason.length > REASON_MAX) return optOutsPage(who, back, 400, form, { reason: `Keep the reason to ${REASON_MAX} characters or fewer.` });
-      let phone: string;
-      try {
-        phone = requirePhone(form.phone);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        return optOutsPage(who, back, error.status, form, { phone: sentence(error.message) });
-      }
-      const changed = s.safety.optOut(who.session.workspace_id, phone, { source: "dashboard", reason: form.reason || null });
-      kit.flash(who, { kind: "notice", text: changed ? `${phone} opted out: sends to it are refused until it opts back in.` : `${phone} was already opted out; nothing changed.` });
-      return redirect("/dashboard/optouts");
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/optouts/opt-in", kit.withSession(({ body }, who) => {
-      // The number comes from a button of the list; one that is not a number is not found.
-      let phone: string;
-      try {
-        phone = requirePhone(formOf(body).phone ?? "");
-      } catch {
-        throw new AppError("not_found", "That number is not on the opt-out list");
-      }
-      const changed = s.safety.optIn(who.session.workspace_id, phone, { source: "dashboard" });
-      kit.flash(who, { kind: "notice", text: changed ? `${phone} opted back in: it can be texted again.` : `${phone} was not opted out; nothing changed.` });
-      return redirect("/dashboard/optouts");
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/optouts/import", kit.withSession((_ctx, who) => importPage(who)), { auth: "session", ...HIDDEN })
-    .post("/dashboard/optouts/import", kit.withSession(({ body }, who) => {
-      const ws = who.session.workspace_id;
-      const upload = uploadedCsv(body, "Choose a CSV file with at least one phone number.");
-      if ("error" in upload) return importPage(who, 400, upload.error);
-      const records = upload.records;
-      // A first line that names a phone column is a header; without one the number is the first cell.
-      const names = records[0]?.cells.map((c) => c.trim().toLowerCase()) ?? [];
-      const header = names.includes("phone");
-      const at = header ? { phone: names.indexOf("phone"), reason: names.indexOf("reason") } : { phone: 0, reason: 1 };
-      const rows = header ? records.slice(1) : records;
-      if (!rows.length) return importPage(who, 400, "The file has a header line but no numbers under it.");
-      if (rows.length > IMPORT_MAX_ROWS) return importPage(who, 413, `The file has ${rows.length} rows; import at most ${IMPORT_MAX_ROWS} at a time.`);
-      const report: ImportReport = { added: 0, already: 0, rejected: [] };
-      for (const { line, cells } of rows) {
-        const held = cells.map(csvCell).join(",");
-        const raw = (cells[at.phone] ?? "").trim();
-        const reason = at.reason < 0 ? "" : (cells[at.reason] ?? "").trim();
-        const reject = (why: string) => report.rejected.push({ line, held, reason: why } satisfies Rejected);
-        if (!raw) {
-          reject("No phone number.");
-          continue;
-        }
-        if (reason.length > REASON_MAX) {
-          reject(`The reason is longer than ${REASON_MAX} characters.`);
-          continue;
-        }
+    .get(
+      "/dashboard/optouts",
+      kit.withSession(({ request }, who) => optOutsPage(who, new URL(request.url))),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/optouts",
+      kit.withSession(({ request, body }, who) => {
+        const f = formOf(body);
+        const form = { phone: (f.phone ?? "").trim(), reason: (f.reason ?? "").trim() };
+        const back = new URL("/dashboard/optouts", request.url);
+        if (form.reason.length > REASON_MAX)
+          return optOutsPage(who, back, 400, form, { reason: `Keep the reason to ${REASON_MAX} characters or fewer.` });
         let phone: string;
         try {
-          phone = requirePhone(raw);
+          phone = requirePhone(form.phone);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          reject(sentence(error.message));
-          continue;
+          return optOutsPage(who, back, error.status, form, { phone: sentence(error.message) });
         }
-        if (s.safety.optOut(ws, phone, { source: "import", reason: reason || null })) report.added++;
-        else report.already++;
-      }
-      return importPage(who, 200, null, report);
-    }), { auth: "session", ...HIDDEN });
+        const changed = s.safety.optOut(who.session.workspace_id, phone, { source: "dashboard", reason: form.reason || null });
+        kit.flash(who, {
+          kind: "notice",
+          text: changed
+            ? `${phone} opted out: sends to it are refused until it opts back in.`
+            : `${phone} was already opted out; nothing changed.`,
+        });
+        return redirect("/dashboard/optouts");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/optouts/opt-in",
+      kit.withSession(({ body }, who) => {
+        // The number comes from a button of the list; one that is not a number is not found.
+        let phone: string;
+        try {
+          phone = requirePhone(formOf(body).phone ?? "");
+        } catch {
+          throw new AppError("not_found", "That number is not on the opt-out list");
+        }
+        const changed = s.safety.optIn(who.session.workspace_id, phone, { source: "dashboard" });
+        kit.flash(who, {
+          kind: "notice",
+          text: changed ? `${phone} opted back in: it can be texted again.` : `${phone} was not opted out; nothing changed.`,
+        });
+        return redirect("/dashboard/optouts");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/optouts/import",
+      kit.withSession((_ctx, who) => importPage(who)),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/optouts/import",
+      kit.withSession(({ body }, who) => {
+        const ws = who.session.workspace_id;
+        const upload = uploadedCsv(body, "Choose a CSV file with at least one phone number.");
+        if ("error" in upload) return importPage(who, 400, upload.error);
+        const records = upload.records;
+        // A first line that names a phone column is a header; without one the number is the first cell.
+        const names = records[0]?.cells.map((c) => c.trim().toLowerCase()) ?? [];
+        const header = names.includes("phone");
+        const at = header ? { phone: names.indexOf("phone"), reason: names.indexOf("reason") } : { phone: 0, reason: 1 };
+        const rows = header ? records.slice(1) : records;
+        if (!rows.length) return importPage(who, 400, "The file has a header line but no numbers under it.");
+        if (rows.length > IMPORT_MAX_ROWS)
+          return importPage(who, 413, `The file has ${rows.length} rows; import at most ${IMPORT_MAX_ROWS} at a time.`);
+        const report: ImportReport = { added: 0, already: 0, rejected: [] };
+        for (const { line, cells } of rows) {
+          const held = cells.map(csvCell).join(",");
+          const raw = (cells[at.phone] ?? "").trim();
+          const reason = at.reason < 0 ? "" : (cells[at.reason] ?? "").trim();
+          const reject = (why: string) => report.rejected.push({ line, held, reason: why } satisfies Rejected);
+          if (!raw) {
+            reject("No phone number.");
+            continue;
+          }
+          if (reason.length > REASON_MAX) {
+            reject(`The reason is longer than ${REASON_MAX} characters.`);
+            continue;
+          }
+          let phone: string;
+          try {
+            phone = requirePhone(raw);
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            reject(sentence(error.message));
+            continue;
+          }
+          if (s.safety.optOut(ws, phone, { source: "import", reason: reason || null })) report.added++;
+          else report.already++;
+        }
+        return importPage(who, 200, null, report);
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

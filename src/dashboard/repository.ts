@@ -21,8 +21,10 @@ export function createDashboardRepository(sqlite: Database) {
     SELECT count(*) AS total,
            sum(CASE WHEN kind <> 'sms' OR presence = 'online' THEN 1 ELSE 0 END) AS online
     FROM device WHERE workspace_id = ? AND deleted_at IS NULL AND status = 'active'`);
-  const failures: Statement<{ id: number; recipient: string; route: string; error_code: string | null; error_reason: string | null; failed_at: number | null }, [number]> =
-    sqlite.prepare(`
+  const failures: Statement<
+    { id: number; recipient: string; route: string; error_code: string | null; error_reason: string | null; failed_at: number | null },
+    [number]
+  > = sqlite.prepare(`
     SELECT id, recipient, route, error_code, error_reason, failed_at FROM notification
     WHERE workspace_id = ? AND status = 'failed' ORDER BY failed_at DESC, id DESC LIMIT 5`);
 

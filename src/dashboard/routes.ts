@@ -31,7 +31,13 @@ const DAY_MS = 86_400_000;
 /** Errors on dashboard paths are shown as a page a person can read, with a way back. */
 export function dashboardError(path: string, status: number, message: string): Response | null {
   if (path !== "/dashboard" && !path.startsWith("/dashboard/")) return null;
-  return page(bare(status === 404 ? "Not found" : "Something went wrong", html`<div class="card"><p role="alert">${message}</p><p><a href="/dashboard">Back to the dashboard</a></p></div>`), status);
+  return page(
+    bare(
+      status === 404 ? "Not found" : "Something went wrong",
+      html`<div class="card"><p role="alert">${message}</p><p><a href="/dashboard">Back to the dashboard</a></p></div>`,
+    ),
+    status,
+  );
 }
 
 export function dashboardRoutes(s: Services) {
@@ -40,63 +46,121 @@ export function dashboardRoutes(s: Services) {
   const repo = kit.repo;
 
   const keyViews = (workspaceId: number) =>
-    accounts.listKeys(workspaceId).map((k) => ({ id: k.id, name: k.name, key: k.key, status: k.status, secretHint: k.secretHint, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
-
+    accounts
+      .listKeys(workspaceId)
+      .map((k) => ({
+        id: k.id,
+        name: k.name,
+        key: k.key,
+        status: k.status,
+        secretHint: k.secretHint,
+        createdAt: k.createdAt,
+        lastUsedAt: k.lastUsedAt,
+      }));
 
   return new Elysia({ name: "pigeon-dashboard" })
     .use(declaredAuth())
     .get("/", () => redirect("/dashboard"), { auth: "public", ...HIDDEN })
-    .get("/dashboard/assets/:file", ({ request }) => assetResponse(new URL(request.url).pathname) ?? new Response("Not found", { status: 404 }), {
-      auth: "public",
-      ...HIDDEN,
-    })
+    .get(
+      "/dashboard/assets/:file",
+      ({ request }) => assetResponse(new URL(request.url).pathname) ?? new Response("Not found", { status: 404 }),
+      {
+        auth: "public",
+        ...HIDDEN,
+      },
+    )
     .use(authRoutes(s, kit))
-    .post("/dashboard/workspace", kit.withSession(({ body }, who) => {
-      const id = Number(formOf(body).workspace_id);
-      // Only the account's own workspaces; anything else is not found.
-      if (!accounts.listWorkspaces(who.session.account_id).some((w) => w.id === id)) throw new AppError("not_found", `Workspace ${id} not found`);
-      s.users.switchWorkspace(who.session.id, id);
-      // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
-      return redirect("/dashboard");
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard", kit.withSession((_ctx, who) => {
-      const ws = who.session.workspace_id;
-      const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
-      const body = overviewBody({ days: repo.countsPerDay(ws, since, 30), balance: repo.balance(ws), devices: repo.devices(ws), failures: repo.recentFailures(ws) });
-      return kit.shell(who, "Overview", "/dashboard", body);
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/keys", kit.withSession((_ctx, who) => {
-      // The signing key is a secret of the workspace: its owner sees it, a member does not.
-      const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspace_id) : null;
-      return kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, smsgateSigningKey }));
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/keys", kit.withSession(({ body }, who) => {
-      const name = (formOf(body).name ?? "").trim();
-      if (!name || name.length > 100) {
-        const error = "Give the key a name of 1 to 100 characters.";
-        return kit.shell(who, "API keys", "/dashboard/keys", keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, error, name }), 400);
-      }
-      const created = accounts.createKey(name, who.session.workspace_id);
-      kit.flash(who, { kind: "notice", text: `Key "${name}" created.`, secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret } });
-      return redirect("/dashboard/keys");
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/keys/:id/:verb", kit.withSession(({ params }, who) => {
-      const id = Number(params?.id);
-      const key = accounts.listKeys(who.session.workspace_id).find((k) => k.id === id);
-      // Another workspace's key is not found here, not forbidden.
-      if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
-      const verb = params?.verb;
-      if (verb === "rotate") {
-        const rotated = accounts.rotateKey(String(key.id));
-        kit.flash(who, { kind: "notice", text: `Key "${key.name}" rotated: the old secret no longer works.`, secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret } });
-      } else if (verb === "disable" || verb === "enable") {
-        accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
-        kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
-      } else {
-        throw new AppError("not_found", `No action ${verb}`);
-      }
-      return redirect("/dashboard/keys");
-    }), { auth: "session", ...HIDDEN })
+    .post(
+      "/dashboard/workspace",
+      kit.withSession(({ body }, who) => {
+        const id = Number(formOf(body).workspace_id);
+        // Only the account's own workspaces; anything else is not found.
+        if (!accounts.listWorkspaces(who.session.account_id).some((w) => w.id === id))
+          throw new AppError("not_found", `Workspace ${id} not found`);
+        s.users.switchWorkspace(who.session.id, id);
+        // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
+        return redirect("/dashboard");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard",
+      kit.withSession((_ctx, who) => {
+        const ws = who.session.workspace_id;
+        const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
+        const body = overviewBody({
+          days: repo.countsPerDay(ws, since, 30),
+          balance: repo.balance(ws),
+          devices: repo.devices(ws),
+          failures: repo.recentFailures(ws),
+        });
+        return kit.shell(who, "Overview", "/dashboard", body);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/keys",
+      kit.withSession((_ctx, who) => {
+        // The signing key is a secret of the workspace: its owner sees it, a member does not.
+        const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspace_id) : null;
+        return kit.shell(
+          who,
+          "API keys",
+          "/dashboard/keys",
+          keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, smsgateSigningKey }),
+        );
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/keys",
+      kit.withSession(({ body }, who) => {
+        const name = (formOf(body).name ?? "").trim();
+        if (!name || name.length > 100) {
+          const error = "Give the key a name of 1 to 100 characters.";
+          return kit.shell(
+            who,
+            "API keys",
+            "/dashboard/keys",
+            keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, error, name }),
+            400,
+          );
+        }
+        const created = accounts.createKey(name, who.session.workspace_id);
+        kit.flash(who, {
+          kind: "notice",
+          text: `Key "${name}" created.`,
+          secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret },
+        });
+        return redirect("/dashboard/keys");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/keys/:id/:verb",
+      kit.withSession(({ params }, who) => {
+        const id = Number(params?.id);
+        const key = accounts.listKeys(who.session.workspace_id).find((k) => k.id === id);
+        // Another workspace's key is not found here, not forbidden.
+        if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
+        const verb = params?.verb;
+        if (verb === "rotate") {
+          const rotated = accounts.rotateKey(String(key.id));
+          kit.flash(who, {
+            kind: "notice",
+            text: `Key "${key.name}" rotated: the old secret no longer works.`,
+            secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret },
+          });
+        } else if (verb === "disable" || verb === "enable") {
+          accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
+          kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
+        } else {
+          throw new AppError("not_found", `No action ${verb}`);
+        }
+        return redirect("/dashboard/keys");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
     .use(messageRoutes(s, kit))
     .use(sendRoutes(s, kit))
     .use(bulkRoutes(s, kit))

@@ -51,7 +51,11 @@ const LABELS: Record<string, string> = {
 const ROUTES = DEVICE_KINDS.map((k) => ({ name: ROUTE_NAMES[k], about: ROUTE_DESCRIPTION[k] }));
 
 /** A keyword list as typed: words split at commas and line breaks, blanks dropped. */
-const words = (text: string) => text.split(/[,\r\n]+/).map((w) => w.trim()).filter(Boolean);
+const words = (text: string) =>
+  text
+    .split(/[,\r\n]+/)
+    .map((w) => w.trim())
+    .filter(Boolean);
 
 /**
  * A keyword list for the service: null (follow the defaults, as they are now and later) when it is
@@ -85,7 +89,6 @@ function errorsOf(error: AppError): SafetyErrors {
 }
 
 export function safetyRoutes(s: Services, kit: Kit) {
-
   /** The form filled with the settings in force. */
   function saved(workspaceId: number): SafetyForm {
     const p = s.safety.presentSettings(workspaceId);
@@ -106,44 +109,58 @@ export function safetyRoutes(s: Services, kit: Kit) {
 
   function settingsPage(who: Signed, form: SafetyForm, status = 200, errors?: SafetyErrors) {
     const defaults = { optOut: DEFAULT_OPT_OUT_KEYWORDS, optIn: DEFAULT_OPT_IN_KEYWORDS, help: DEFAULT_HELP_KEYWORDS };
-    return kit.shell(who, "Safe sending", "/dashboard/safety", safetyBody({ form, errors, routes: ROUTES, defaults, csrf: who.viewer.csrf }), status);
+    return kit.shell(
+      who,
+      "Safe sending",
+      "/dashboard/safety",
+      safetyBody({ form, errors, routes: ROUTES, defaults, csrf: who.viewer.csrf }),
+      status,
+    );
   }
 
   return new Elysia({ name: "pigeon-dashboard-safety" })
     .use(declaredAuth())
-    .get("/dashboard/safety", kit.withSession((_ctx, who) => settingsPage(who, saved(who.session.workspace_id))), { auth: "session", ...HIDDEN })
-    .post("/dashboard/safety", kit.withSession(({ body }, who) => {
-      const f = formOf(body);
-      const form: SafetyForm = {
-        quietOff: f.quiet_off === "yes",
-        quietStart: (f.quiet_start ?? "").trim(),
-        quietEnd: (f.quiet_end ?? "").trim(),
-        optOutKeywords: f.opt_out_keywords ?? "",
-        optInKeywords: f.opt_in_keywords ?? "",
-        helpKeywords: f.help_keywords ?? "",
-        optOutReply: f.opt_out_reply ?? "",
-        optInReply: f.opt_in_reply ?? "",
-        helpReply: f.help_reply ?? "",
-        routes: [f.route_1 ?? "", f.route_2 ?? "", f.route_3 ?? ""],
-      };
-      const routes = form.routes.filter(Boolean);
-      const change: SettingsChange = {
-        quiet_hours: form.quietOff ? null : { start: form.quietStart, end: form.quietEnd },
-        opt_out_keywords: keywordChange(form.optOutKeywords, DEFAULT_OPT_OUT_KEYWORDS),
-        opt_in_keywords: keywordChange(form.optInKeywords, DEFAULT_OPT_IN_KEYWORDS),
-        help_keywords: keywordChange(form.helpKeywords, DEFAULT_HELP_KEYWORDS),
-        opt_out_reply: replyChange(form.optOutReply, DEFAULT_OPT_OUT_REPLY),
-        opt_in_reply: replyChange(form.optInReply, DEFAULT_OPT_IN_REPLY),
-        help_reply: replyChange(form.helpReply, DEFAULT_HELP_REPLY),
-        default_routes: routes.length ? routes : null,
-      };
-      try {
-        s.safety.updateSettings(who.session.workspace_id, change);
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500) throw error;
-        return settingsPage(who, form, error.status, errorsOf(error));
-      }
-      kit.flash(who, { kind: "notice", text: "Safe-sending settings saved." });
-      return redirect("/dashboard/safety");
-    }), { auth: "session", ...HIDDEN });
+    .get(
+      "/dashboard/safety",
+      kit.withSession((_ctx, who) => settingsPage(who, saved(who.session.workspace_id))),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/safety",
+      kit.withSession(({ body }, who) => {
+        const f = formOf(body);
+        const form: SafetyForm = {
+          quietOff: f.quiet_off === "yes",
+          quietStart: (f.quiet_start ?? "").trim(),
+          quietEnd: (f.quiet_end ?? "").trim(),
+          optOutKeywords: f.opt_out_keywords ?? "",
+          optInKeywords: f.opt_in_keywords ?? "",
+          helpKeywords: f.help_keywords ?? "",
+          optOutReply: f.opt_out_reply ?? "",
+          optInReply: f.opt_in_reply ?? "",
+          helpReply: f.help_reply ?? "",
+          routes: [f.route_1 ?? "", f.route_2 ?? "", f.route_3 ?? ""],
+        };
+        const routes = form.routes.filter(Boolean);
+        const change: SettingsChange = {
+          quiet_hours: form.quietOff ? null : { start: form.quietStart, end: form.quietEnd },
+          opt_out_keywords: keywordChange(form.optOutKeywords, DEFAULT_OPT_OUT_KEYWORDS),
+          opt_in_keywords: keywordChange(form.optInKeywords, DEFAULT_OPT_IN_KEYWORDS),
+          help_keywords: keywordChange(form.helpKeywords, DEFAULT_HELP_KEYWORDS),
+          opt_out_reply: replyChange(form.optOutReply, DEFAULT_OPT_OUT_REPLY),
+          opt_in_reply: replyChange(form.optInReply, DEFAULT_OPT_IN_REPLY),
+          help_reply: replyChange(form.helpReply, DEFAULT_HELP_REPLY),
+          default_routes: routes.length ? routes : null,
+        };
+        try {
+          s.safety.updateSettings(who.session.workspace_id, change);
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status >= 500) throw error;
+          return settingsPage(who, form, error.status, errorsOf(error));
+        }
+        kit.flash(who, { kind: "notice", text: "Safe-sending settings saved." });
+        return redirect("/dashboard/safety");
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -15,7 +15,6 @@ import { emptySendForm, previewFragment, sendBody, templateFields, type SendForm
 import { utcTime } from "./layout";
 import { formOf, fragment, HIDDEN, redirect } from "./web";
 
-
 /** The form's fields, as posted (or as a query string for the template fields fragment). */
 export function sendFormOf(fields: Record<string, string>): SendForm {
   const vars: Record<string, string> = {};
@@ -54,10 +53,16 @@ export function inputOf(form: SendForm): SendInput {
 }
 
 /** Which form field an error from the send path belongs next to. */
-const FIELD_OF: Record<string, string> = { recipient_contact: "recipient", message: "message", schedule_time: "schedule", timezone: "schedule", device_id: "device", sim_number: "sim" };
+const FIELD_OF: Record<string, string> = {
+  recipient_contact: "recipient",
+  message: "message",
+  schedule_time: "schedule",
+  timezone: "schedule",
+  device_id: "device",
+  sim_number: "sim",
+};
 
 export function sendRoutes(s: Services, kit: Kit) {
-
   const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
 
   function templatesFor(ws: number, channel: string): TemplateRow[] {
@@ -77,7 +82,10 @@ export function sendRoutes(s: Services, kit: Kit) {
       .all(ws, false)
       .filter((d) => kinds.includes(d.kind))
       .map((d) => ({ id: d.id, label: `${d.name}${d.phoneNumber ? ` (${d.phoneNumber})` : ""} · ${d.kind}` }));
-    const channels = [...new Set(s.channels.map((c) => c.deliveryType))].sort().reverse().map((c) => ({ value: c, label: c === "sms" ? "SMS" : "Chat-app" }));
+    const channels = [...new Set(s.channels.map((c) => c.deliveryType))]
+      .sort()
+      .reverse()
+      .map((c) => ({ value: c, label: c === "sms" ? "SMS" : "Chat-app" }));
     const body = sendBody({
       form,
       channels,
@@ -94,50 +102,69 @@ export function sendRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-send" })
     .use(declaredAuth())
-    .get("/dashboard/send", kit.withSession(({ request }, who) => {
-      const channel = new URL(request.url).searchParams.get("channel") === "chatapp" ? "chatapp" : "sms";
-      return page(who, emptySendForm(channel));
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/send/fields", kit.withSession(({ request }, who) => {
-      const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
-      return fragment(templateFields(templateOf(who.session.workspace_id, form.template, form.channel), form, {}));
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/send/preview", kit.withSession(({ body }, who) => {
-      const form = sendFormOf(formOf(body));
-      const ws = who.session.workspace_id;
-      const template = templateOf(ws, form.template, form.channel);
-      const text = template ? renderTemplate(template.body, form.vars) : form.message;
-      const count = form.channel === "sms" ? countSegments(text) : { encoding: "UTF-8", units: [...text].length, segments: 1 };
-      // What the real send would say, writing nothing: the first problem, or the cost.
-      let problem: string | null = null;
-      let cost: number | null = null;
-      if (form.recipient && (text || template)) {
+    .get(
+      "/dashboard/send",
+      kit.withSession(({ request }, who) => {
+        const channel = new URL(request.url).searchParams.get("channel") === "chatapp" ? "chatapp" : "sms";
+        return page(who, emptySendForm(channel));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/send/fields",
+      kit.withSession(({ request }, who) => {
+        const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
+        return fragment(templateFields(templateOf(who.session.workspace_id, form.template, form.channel), form, {}));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/send/preview",
+      kit.withSession(({ body }, who) => {
+        const form = sendFormOf(formOf(body));
+        const ws = who.session.workspace_id;
+        const template = templateOf(ws, form.template, form.channel);
+        const text = template ? renderTemplate(template.body, form.vars) : form.message;
+        const count = form.channel === "sms" ? countSegments(text) : { encoding: "UTF-8", units: [...text].length, segments: 1 };
+        // What the real send would say, writing nothing: the first problem, or the cost.
+        let problem: string | null = null;
+        let cost: number | null = null;
+        if (form.recipient && (text || template)) {
+          try {
+            // Only cloud numbers charge; a free send says nothing about credits.
+            cost = s.sending.prepare(s.accounts.callerFor(ws), inputOf(form)).cost || null;
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            problem = error.message;
+          }
+        }
+        const recipient = !form.recipient ? "missing" : toE164(form.recipient) === null ? "bad" : "ok";
+        return fragment(previewFragment({ text, ...count, cost, problem, recipient }));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/send",
+      kit.withSession(async ({ body }, who) => {
+        const form = sendFormOf(formOf(body));
+        const caller = s.accounts.callerFor(who.session.workspace_id);
         try {
-          // Only cloud numbers charge; a free send says nothing about credits.
-          cost = s.sending.prepare(s.accounts.callerFor(ws), inputOf(form)).cost || null;
+          const prepared = s.sending.prepare(caller, inputOf(form));
+          // As the API does: accepted under the group commit, on disk before the answer.
+          const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
+          if (!result.ok) throw result.error;
+          const id = result.accepted.notificationId;
+          kit.flash(who, {
+            kind: "notice",
+            text: prepared.scheduleAt ? `Message #${id} scheduled for ${utcTime(prepared.scheduleAt)} UTC.` : `Message #${id} accepted.`,
+          });
+          return redirect(`/dashboard/messages/${id}`);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          problem = error.message;
+          const field = FIELD_OF[String(error.data.field ?? "")];
+          return page(who, form, error.status, field ? null : error.message, field ? { [field]: error.message } : {});
         }
-      }
-      const recipient = !form.recipient ? "missing" : toE164(form.recipient) === null ? "bad" : "ok";
-      return fragment(previewFragment({ text, ...count, cost, problem, recipient }));
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/send", kit.withSession(async ({ body }, who) => {
-      const form = sendFormOf(formOf(body));
-      const caller = s.accounts.callerFor(who.session.workspace_id);
-      try {
-        const prepared = s.sending.prepare(caller, inputOf(form));
-        // As the API does: accepted under the group commit, on disk before the answer.
-        const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
-        if (!result.ok) throw result.error;
-        const id = result.accepted.notificationId;
-        kit.flash(who, { kind: "notice", text: prepared.scheduleAt ? `Message #${id} scheduled for ${utcTime(prepared.scheduleAt)} UTC.` : `Message #${id} accepted.` });
-        return redirect(`/dashboard/messages/${id}`);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        const field = FIELD_OF[String(error.data.field ?? "")];
-        return page(who, form, error.status, field ? null : error.message, field ? { [field]: error.message } : {});
-      }
-    }), { auth: "session", ...HIDDEN });
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -7,14 +7,25 @@ import { AppError } from "../http/errors";
 import type { TemplateRow } from "../modules/templates/repository";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";
-import { emptyTemplateForm, templateDeleteBody, templateEditable, templateFormBody, templatesBody, type TemplateForm } from "./pages/templates";
+import {
+  emptyTemplateForm,
+  templateDeleteBody,
+  templateEditable,
+  templateFormBody,
+  templatesBody,
+  type TemplateForm,
+} from "./pages/templates";
 import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 50;
 const CODE = /^[A-Z][A-Z0-9_]{0,31}$/;
 
 /** Which form field an error of the templates service belongs next to. */
-const FIELD_OF: Record<string, keyof TemplateForm> = { duplicate_template_code: "code", invalid_template_body: "body", message_too_long: "body" };
+const FIELD_OF: Record<string, keyof TemplateForm> = {
+  duplicate_template_code: "code",
+  invalid_template_body: "body",
+  message_too_long: "body",
+};
 
 /** The posted form, trimmed where spaces mean nothing (a body keeps its own). */
 function templateFormOf(body: unknown): TemplateForm {
@@ -32,7 +43,8 @@ function templateFormOf(body: unknown): TemplateForm {
 function schemaErrors(form: TemplateForm): Record<string, string> {
   const errors: Record<string, string> = {};
   if (!form.name || form.name.length > 200) errors.name = "Give the template a name of 1 to 200 characters.";
-  if (form.code && !CODE.test(form.code)) errors.code = "A code is 1 to 32 upper-case letters, digits or underscores and starts with a letter.";
+  if (form.code && !CODE.test(form.code))
+    errors.code = "A code is 1 to 32 upper-case letters, digits or underscores and starts with a letter.";
   if (!form.body.trim()) errors.body = "Write the text of the template.";
   else if (form.body.length > 4096) errors.body = `The body is ${form.body.length} characters; at most 4096.`;
   if (form.description.length > 1000) errors.description = "The description can be at most 1000 characters.";
@@ -40,7 +52,6 @@ function schemaErrors(form: TemplateForm): Record<string, string> {
 }
 
 export function templateRoutes(s: Services, kit: Kit) {
-
   /** A template of the workspace that the dashboard may change; read-only ones are refused with the API's error. */
   function editable(who: Signed, raw: string | undefined): TemplateRow {
     const t = s.templates.require(who.session.workspace_id, Number(raw));
@@ -51,7 +62,14 @@ export function templateRoutes(s: Services, kit: Kit) {
     return t;
   }
 
-  function formPage(who: Signed, id: number | undefined, form: TemplateForm, status = 200, errors: Record<string, string> = {}, error: string | null = null) {
+  function formPage(
+    who: Signed,
+    id: number | undefined,
+    form: TemplateForm,
+    status = 200,
+    errors: Record<string, string> = {},
+    error: string | null = null,
+  ) {
     const title = id === undefined ? "New template" : `Edit template "${form.name || "(no name)"}"`;
     return kit.shell(who, title, "/dashboard/templates", templateFormBody({ id, form, csrf: who.viewer.csrf, errors, error }), status);
   }
@@ -72,59 +90,99 @@ export function templateRoutes(s: Services, kit: Kit) {
 
   return new Elysia({ name: "pigeon-dashboard-templates" })
     .use(declaredAuth())
-    .get("/dashboard/templates", kit.withSession(({ request }, who) => {
-      const ws = who.session.workspace_id;
-      const requested = Number(new URL(request.url).searchParams.get("page") ?? "1");
-      const total = s.templateRepo.list(ws, { offset: 0, limit: 1 }).total;
-      const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
-      const page = Number.isSafeInteger(requested) && requested >= 1 ? Math.min(requested, pages) : 1;
-      const { rows } = s.templateRepo.list(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
-      return kit.shell(who, "Templates", "/dashboard/templates", templatesBody({ rows, total, page, pages }));
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/templates/new", kit.withSession((_ctx, who) => formPage(who, undefined, emptyTemplateForm())), { auth: "session", ...HIDDEN })
-    .post("/dashboard/templates", kit.withSession(({ body }, who) => {
-      const form = templateFormOf(body);
-      let created = "";
-      const failed = attempt(who, undefined, form, () => {
-        const input = { name: form.name, body: form.body, channel: "sms" as const, ...(form.code ? { code: form.code } : {}), ...(form.description ? { description: form.description } : {}) };
-        const t = s.templates.create(s.accounts.callerFor(who.session.workspace_id), input);
-        created = `Template "${t.name}" created with code ${t.code}${t.variables.length ? ` and variables ${t.variables.join(", ")}` : ""}.`;
-      });
-      if (failed) return failed;
-      kit.flash(who, { kind: "notice", text: created });
-      return redirect("/dashboard/templates");
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/templates/:id/edit", kit.withSession(({ params }, who) => {
-      const t = editable(who, params?.id);
-      return formPage(who, t.id, { name: t.name, code: t.code, description: t.description, body: t.body, status: t.status === "disabled" ? "disabled" : "active" });
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/templates/:id", kit.withSession(({ params, body }, who) => {
-      const t = editable(who, params?.id);
-      const form = templateFormOf(body);
-      // An emptied code keeps the old one: every template has a code.
-      if (!form.code) form.code = t.code;
-      const failed = attempt(who, t.id, form, () => {
-        s.templates.update(s.accounts.callerFor(who.session.workspace_id), {
-          template_id: t.id,
-          name: form.name,
-          code: form.code,
-          body: form.body,
-          description: form.description,
-          status: form.status === "disabled" ? "disabled" : "active",
+    .get(
+      "/dashboard/templates",
+      kit.withSession(({ request }, who) => {
+        const ws = who.session.workspace_id;
+        const requested = Number(new URL(request.url).searchParams.get("page") ?? "1");
+        const total = s.templateRepo.list(ws, { offset: 0, limit: 1 }).total;
+        const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+        const page = Number.isSafeInteger(requested) && requested >= 1 ? Math.min(requested, pages) : 1;
+        const { rows } = s.templateRepo.list(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
+        return kit.shell(who, "Templates", "/dashboard/templates", templatesBody({ rows, total, page, pages }));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/templates/new",
+      kit.withSession((_ctx, who) => formPage(who, undefined, emptyTemplateForm())),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/templates",
+      kit.withSession(({ body }, who) => {
+        const form = templateFormOf(body);
+        let created = "";
+        const failed = attempt(who, undefined, form, () => {
+          const input = {
+            name: form.name,
+            body: form.body,
+            channel: "sms" as const,
+            ...(form.code ? { code: form.code } : {}),
+            ...(form.description ? { description: form.description } : {}),
+          };
+          const t = s.templates.create(s.accounts.callerFor(who.session.workspace_id), input);
+          created = `Template "${t.name}" created with code ${t.code}${t.variables.length ? ` and variables ${t.variables.join(", ")}` : ""}.`;
         });
-      });
-      if (failed) return failed;
-      kit.flash(who, { kind: "notice", text: `Template "${form.name}" saved.` });
-      return redirect("/dashboard/templates");
-    }), { auth: "session", ...HIDDEN })
-    .get("/dashboard/templates/:id/delete", kit.withSession(({ params }, who) => {
-      const t = editable(who, params?.id);
-      return kit.shell(who, "Delete a template", "/dashboard/templates", templateDeleteBody({ t, csrf: who.viewer.csrf }));
-    }), { auth: "session", ...HIDDEN })
-    .post("/dashboard/templates/:id/delete", kit.withSession(({ params }, who) => {
-      const t = editable(who, params?.id);
-      s.templates.remove(who.session.workspace_id, t.id);
-      kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
-      return redirect("/dashboard/templates");
-    }), { auth: "session", ...HIDDEN });
+        if (failed) return failed;
+        kit.flash(who, { kind: "notice", text: created });
+        return redirect("/dashboard/templates");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/templates/:id/edit",
+      kit.withSession(({ params }, who) => {
+        const t = editable(who, params?.id);
+        return formPage(who, t.id, {
+          name: t.name,
+          code: t.code,
+          description: t.description,
+          body: t.body,
+          status: t.status === "disabled" ? "disabled" : "active",
+        });
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/templates/:id",
+      kit.withSession(({ params, body }, who) => {
+        const t = editable(who, params?.id);
+        const form = templateFormOf(body);
+        // An emptied code keeps the old one: every template has a code.
+        if (!form.code) form.code = t.code;
+        const failed = attempt(who, t.id, form, () => {
+          s.templates.update(s.accounts.callerFor(who.session.workspace_id), {
+            template_id: t.id,
+            name: form.name,
+            code: form.code,
+            body: form.body,
+            description: form.description,
+            status: form.status === "disabled" ? "disabled" : "active",
+          });
+        });
+        if (failed) return failed;
+        kit.flash(who, { kind: "notice", text: `Template "${form.name}" saved.` });
+        return redirect("/dashboard/templates");
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/templates/:id/delete",
+      kit.withSession(({ params }, who) => {
+        const t = editable(who, params?.id);
+        return kit.shell(who, "Delete a template", "/dashboard/templates", templateDeleteBody({ t, csrf: who.viewer.csrf }));
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/templates/:id/delete",
+      kit.withSession(({ params }, who) => {
+        const t = editable(who, params?.id);
+        s.templates.remove(who.session.workspace_id, t.id);
+        kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
+        return redirect("/dashboard/templates");
+      }),
+      { auth: "session", ...HIDDEN },
+    );
 }

@@ -38,7 +38,7 @@ export function createGroupCommit(sqlite: Database, log?: (message: string, erro
       return;
     }
     onCommit?.();
-    for (const entry of batch) (entry.error !== undefined ? entry.reject(entry.error) : entry.resolve(entry.result));
+    for (const entry of batch) entry.error !== undefined ? entry.reject(entry.error) : entry.resolve(entry.result);
     // What follows a commit (waking a phone) must not undo the replies above; a job that failed
     // was rolled back, so what it asked to follow does not happen.
     for (const entry of batch) {

@@ -28,9 +28,7 @@ export function migrate(db: Db): { applied: number } {
 }
 
 function appliedCount(db: Db): number {
-  const exists = db.$client
-    .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
-    .get();
+  const exists = db.$client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
   if (!exists) return 0;
   const row = db.$client.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number };
   return row.n;

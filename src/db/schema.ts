@@ -58,7 +58,9 @@ export const account = sqliteTable("account", {
   planId: integer("plan_id")
     .notNull()
     .references(() => plan.id),
-  status: text("status", { enum: ["active", "suspended"] }).notNull().default("active"),
+  status: text("status", { enum: ["active", "suspended"] })
+    .notNull()
+    .default("active"),
   isOwner: integer("is_owner", { mode: "boolean" }).notNull().default(false),
   smsLengthCap: integer("sms_length_cap").notNull().default(1600),
   createdAt: integer("created_at").notNull(),
@@ -90,7 +92,9 @@ export const apiKey = sqliteTable(
     // SHA-256 of the secret, hex. The secret itself is shown once and never stored.
     secretHash: text("secret_hash").notNull(),
     secretHint: text("secret_hint").notNull(),
-    status: text("status", { enum: ["active", "disabled"] }).notNull().default("active"),
+    status: text("status", { enum: ["active", "disabled"] })
+      .notNull()
+      .default("active"),
     createdAt: integer("created_at").notNull(),
     rotatedAt: integer("rotated_at"),
     lastUsedAt: integer("last_used_at"),
@@ -107,7 +111,9 @@ export const device = sqliteTable(
       .references(() => workspace.id),
     name: text("name").notNull(),
     kind: text("kind", { enum: DEVICE_KINDS }).notNull(),
-    status: text("status", { enum: ["active", "inactive"] }).notNull().default("active"),
+    status: text("status", { enum: ["active", "inactive"] })
+      .notNull()
+      .default("active"),
     // The phone's id in the companion-app protocol (a 21-character nanoid).
     externalId: text("external_id").notNull().unique(),
     // SHA-256 of the device token the companion app authenticates with.
@@ -205,9 +211,7 @@ export const template = sqliteTable(
   },
   (table) => [
     index("template_workspace_idx").on(table.workspaceId, table.channel),
-    uniqueIndex("template_workspace_code_uq")
-      .on(table.workspaceId, table.code)
-      .where(sql`${table.deletedAt} IS NULL`),
+    uniqueIndex("template_workspace_code_uq").on(table.workspaceId, table.code).where(sql`${table.deletedAt} IS NULL`),
   ],
 );
 
@@ -348,10 +352,7 @@ export const idempotencyRecord = sqliteTable(
     responseBody: text("response_body").notNull(),
     createdAt: integer("created_at").notNull(),
   },
-  (table) => [
-    primaryKey({ columns: [table.workspaceId, table.key] }),
-    index("idempotency_created_idx").on(table.createdAt),
-  ],
+  (table) => [primaryKey({ columns: [table.workspaceId, table.key] }), index("idempotency_created_idx").on(table.createdAt)],
 );
 
 /** One-time codes a companion app signs in with (`Authorization: Code 123456`). */
@@ -443,7 +444,9 @@ export const webhookSubscription = sqliteTable(
     events: text("events", { mode: "json" }).notNull().$type<string[]>(),
     description: text("description").notNull().default(""),
     secret: text("secret").notNull(),
-    status: text("status", { enum: ["active", "failing", "disabled"] }).notNull().default("active"),
+    status: text("status", { enum: ["active", "failing", "disabled"] })
+      .notNull()
+      .default("active"),
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
     failingSince: integer("failing_since"),
     createdAt: integer("created_at").notNull(),
@@ -452,14 +455,18 @@ export const webhookSubscription = sqliteTable(
     // How deliveries are shaped and signed: Pigeon's envelope, or SMSGate's body signed with the
     // workspace's SMSGate signing key (a webhook registered through the SMSGate-compatible API,
     // known there by its own id, for one of its events, optionally for one phone).
-    format: text("format", { enum: ["pigeon", "smsgate"] }).notNull().default("pigeon"),
+    format: text("format", { enum: ["pigeon", "smsgate"] })
+      .notNull()
+      .default("pigeon"),
     externalId: text("external_id"),
     smsgateEvent: text("smsgate_event"),
     smsgateDeviceId: integer("smsgate_device_id"),
   },
   (table) => [
     index("webhook_subscription_workspace_idx").on(table.workspaceId, table.deletedAt),
-    uniqueIndex("webhook_subscription_external_uq").on(table.workspaceId, table.externalId).where(sql`external_id IS NOT NULL AND deleted_at IS NULL`),
+    uniqueIndex("webhook_subscription_external_uq")
+      .on(table.workspaceId, table.externalId)
+      .where(sql`external_id IS NOT NULL AND deleted_at IS NULL`),
   ],
 );
 
@@ -489,7 +496,9 @@ export const webhookDelivery = sqliteTable(
     eventId: text("event_id")
       .notNull()
       .references(() => event.id),
-    status: text("status", { enum: ["pending", "delivering", "delivered", "failed"] }).notNull().default("pending"),
+    status: text("status", { enum: ["pending", "delivering", "delivered", "failed"] })
+      .notNull()
+      .default("pending"),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: integer("next_attempt_at").notNull(),
     lastStatusCode: integer("last_status_code"),
@@ -549,7 +558,9 @@ export const dashboardUser = sqliteTable(
     email: text("email").notNull().unique(),
     // argon2id, in the PHC string Bun.password writes.
     passwordHash: text("password_hash").notNull(),
-    role: text("role", { enum: ["owner", "member"] }).notNull().default("member"),
+    role: text("role", { enum: ["owner", "member"] })
+      .notNull()
+      .default("member"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -625,7 +636,10 @@ export const smsgateRecipient = sqliteTable(
       .notNull()
       .references(() => notification.id),
   },
-  (table) => [primaryKey({ columns: [table.messageRowId, table.position] }), uniqueIndex("smsgate_recipient_notification_uq").on(table.notificationId)],
+  (table) => [
+    primaryKey({ columns: [table.messageRowId, table.position] }),
+    uniqueIndex("smsgate_recipient_notification_uq").on(table.notificationId),
+  ],
 );
 
 /**
@@ -720,7 +734,10 @@ export const optOutEvent = sqliteTable(
     deviceId: integer("device_id"),
     at: integer("at").notNull(),
   },
-  (table) => [index("opt_out_event_workspace_idx").on(table.workspaceId, table.id), index("opt_out_event_phone_idx").on(table.workspaceId, table.phone, table.id)],
+  (table) => [
+    index("opt_out_event_workspace_idx").on(table.workspaceId, table.id),
+    index("opt_out_event_phone_idx").on(table.workspaceId, table.phone, table.id),
+  ],
 );
 
 /**

@@ -26,15 +26,19 @@ export function createSecretsAtRestRepository(sqlite: Database) {
     /** One sealed value of any kind, to prove the key opens it; null when nothing is sealed yet. */
     anySealedValue: (): string | null => anySealed.get()?.value ?? null,
 
-    plainWebhookSecrets: (): WebhookSecret[] => sqlite.query<WebhookSecret, []>(`SELECT id, secret FROM webhook_subscription WHERE secret ${UNSEALED}`).all(),
-    setWebhookSecret: (id: number, secret: string) => void sqlite.run("UPDATE webhook_subscription SET secret = ? WHERE id = ?", [secret, id]),
+    plainWebhookSecrets: (): WebhookSecret[] =>
+      sqlite.query<WebhookSecret, []>(`SELECT id, secret FROM webhook_subscription WHERE secret ${UNSEALED}`).all(),
+    setWebhookSecret: (id: number, secret: string) =>
+      void sqlite.run("UPDATE webhook_subscription SET secret = ? WHERE id = ?", [secret, id]),
 
     plainPairingTokens: (): PairingToken[] =>
       sqlite.query<PairingToken, []>(`SELECT id, pairing_token AS pairingToken FROM workspace WHERE pairing_token ${UNSEALED}`).all(),
     setPairingToken: (id: number, token: string) => void sqlite.run("UPDATE workspace SET pairing_token = ? WHERE id = ?", [token, id]),
 
     plainDeviceKeys: (): DeviceKey[] =>
-      sqlite.query<DeviceKey, []>(`SELECT id, webhook_key AS webhookKey FROM device WHERE webhook_key IS NOT NULL AND webhook_key ${UNSEALED}`).all(),
+      sqlite
+        .query<DeviceKey, []>(`SELECT id, webhook_key AS webhookKey FROM device WHERE webhook_key IS NOT NULL AND webhook_key ${UNSEALED}`)
+        .all(),
     setDeviceKey: (id: number, key: string) => void sqlite.run("UPDATE device SET webhook_key = ? WHERE id = ?", [key, id]),
 
     /** Device configs holding a provider token in plain text. */
@@ -46,7 +50,8 @@ export function createSecretsAtRestRepository(sqlite: Database) {
         .all(),
     setDeviceConfig: (id: number, configJson: string) => void sqlite.run("UPDATE device SET config = ? WHERE id = ?", [configJson, id]),
 
-    undigestedCodes: (): OneTimeCode[] => sqlite.query<OneTimeCode, []>("SELECT rowid, code FROM mobile_code WHERE code NOT LIKE 'hmac:%'").all(),
+    undigestedCodes: (): OneTimeCode[] =>
+      sqlite.query<OneTimeCode, []>("SELECT rowid, code FROM mobile_code WHERE code NOT LIKE 'hmac:%'").all(),
     setCode: (rowid: number, code: string) => void sqlite.run("UPDATE mobile_code SET code = ? WHERE rowid = ?", [code, rowid]),
 
     /** Freed space is zeroed from now on, so a replaced secret leaves no trace in free pages. */

@@ -91,7 +91,10 @@ const tags = [
   { name: "Chat-app", description: "The chat-app channel: business numbers, templates, the 24-hour window" },
   { name: "Webhooks", description: "Signed, retried, at-least-once event deliveries to your URLs" },
   { name: "Threads", description: "Conversations: every outbound and inbound message, per person and channel" },
-  { name: "Phone (companion app)", description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients" },
+  {
+    name: "Phone (companion app)",
+    description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients",
+  },
   { name: "Callbacks", description: "Called by providers and platforms, not by API clients; signed by them" },
   { name: "System", description: "Health and server information" },
   {
@@ -125,13 +128,17 @@ function tidy(node: unknown): unknown {
   return obj;
 }
 
-type Operations = Record<string, Record<string, { security?: unknown[]; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>>;
+type Operations = Record<
+  string,
+  Record<string, { security?: unknown[]; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>
+>;
 
 function describeResponses(paths: Operations) {
   for (const [path, methods] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(methods)) {
       for (const [status, response] of Object.entries(op.responses ?? {})) {
-        response.description = status === "200" ? "Success: the envelope with `data`" : (errorStatusDescriptions[Number(status)] ?? `Error ${status}`);
+        response.description =
+          status === "200" ? "Success: the envelope with `data`" : (errorStatusDescriptions[Number(status)] ?? `Error ${status}`);
       }
       const extra = ALTERNATE_CONTENT[`${method} ${path}`];
       if (extra && op.responses?.["200"]) Object.assign((op.responses["200"].content ??= {}), extra);
@@ -175,9 +182,10 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
     describeResponses(doc.paths);
     return JSON.stringify(refineDocument(doc, publicUrl));
   };
-  return new Elysia({ name: "openapi-json" }).use(declaredAuth()).get(
-    "/openapi.json",
-    () => new Response((cached ??= build()), { headers: { "content-type": "application/json; charset=utf-8" } }),
-    { auth: "public", detail: { hide: true } },
-  );
+  return new Elysia({ name: "openapi-json" })
+    .use(declaredAuth())
+    .get("/openapi.json", () => new Response((cached ??= build()), { headers: { "content-type": "application/json; charset=utf-8" } }), {
+      auth: "public",
+      detail: { hide: true },
+    });
 }

@@ -122,17 +122,24 @@ const IDEMPOTENT = new Set([
 const SIGNED_BY: Record<string, { name: string; description: string }> = {
   "post /v1/webhooks/chatapp": {
     name: "X-Hub-Signature-256",
-    description: "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
+    description:
+      "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
   },
   "post /v1/callbacks/cloud/{device_id}": {
     name: "X-Twilio-Signature",
-    description: "The provider's signature over the callback URL and the sorted form fields, keyed with the cloud number's auth token. Missing or wrong: 401.",
+    description:
+      "The provider's signature over the callback URL and the sorted form fields, keyed with the cloud number's auth token. Missing or wrong: 401.",
   },
 };
 
 export const SECURITY_SCHEMES = {
   ApiKeyBearer: { type: "http", scheme: "bearer", description: "The API key as a Bearer token; send X-API-SECRET with it" },
-  ApiKeyHeader: { type: "apiKey", in: "header", name: "x-api-key", description: "The API key (alternative to Bearer); send X-API-SECRET with it" },
+  ApiKeyHeader: {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "The API key (alternative to Bearer); send X-API-SECRET with it",
+  },
   ApiSecret: { type: "apiKey", in: "header", name: "X-API-SECRET", description: "The API secret; always required with the key" },
   PhoneDeviceToken: {
     type: "http",
@@ -142,15 +149,21 @@ export const SECURITY_SCHEMES = {
   PhonePairingToken: {
     type: "http",
     scheme: "bearer",
-    description: "Companion app only: the workspace's pairing token (GET /v1/api/device/pairing), to register a phone. `Code <one-time code>` works too.",
+    description:
+      "Companion app only: the workspace's pairing token (GET /v1/api/device/pairing), to register a phone. `Code <one-time code>` works too.",
   },
   PhoneLogin: { type: "http", scheme: "basic", description: "Companion app only: the app login and password handed out at registration" },
-  SmsGateBasic: { type: "http", scheme: "basic", description: "SMSGate-compatible API: an API key as the user name and its secret as the password (every scope)" },
+  SmsGateBasic: {
+    type: "http",
+    scheme: "basic",
+    description: "SMSGate-compatible API: an API key as the user name and its secret as the password (every scope)",
+  },
   SmsGateBearer: {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "SMSGate-compatible API: an access token from POST /3rdparty/v1/auth/token, limited to its scopes (or, for /auth/token/refresh, the refresh token)",
+    description:
+      "SMSGate-compatible API: an access token from POST /3rdparty/v1/auth/token, limited to its scopes (or, for /auth/token/refresh, the refresh token)",
   },
 };
 
@@ -170,7 +183,10 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** What a client sees for each code; every code in the error table has an example. */
 const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
-  validation_error: ["Invalid body field 'recipient_contact': must be a string", { field: "recipient_contact", location: "body", reason: "must be a string" }],
+  validation_error: [
+    "Invalid body field 'recipient_contact': must be a string",
+    { field: "recipient_contact", location: "body", reason: "must be a string" },
+  ],
   invalid_json: ["Request body is not valid JSON: JSON Parse error: Unexpected EOF"],
   invalid_phone_number: ["Invalid phone number: +1415 is not a valid E.164 number"],
   invalid_email: ["Invalid email address"],
@@ -222,7 +238,9 @@ const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
 
 /** Every code in the error table with the status it answers, as named examples. */
 function errorExamples(status: number, phone: boolean): Json | undefined {
-  const codes = Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+  const codes = Object.entries(ERROR_STATUS)
+    .filter(([, s]) => s === status)
+    .map(([code]) => code);
   if (codes.length === 0) return undefined;
   return Object.fromEntries(
     codes.map((code) => {
@@ -259,7 +277,8 @@ const PHONE_ERROR = {
 
 const SMSGATE_ERROR = {
   ...PHONE_ERROR,
-  description: "SMSGate's error shape, so its clients read it unchanged; `code` mirrors the HTTP status and `data.error_code` is Pigeon's code",
+  description:
+    "SMSGate's error shape, so its clients read it unchanged; `code` mirrors the HTTP status and `data.error_code` is Pigeon's code",
 };
 
 function canonical(value: unknown): string {
@@ -321,7 +340,10 @@ function dropNullable(node: unknown): unknown {
     out[k] = dropNullable(v);
   }
   if ((node as Json).nullable === true) {
-    const hasNull = (Array.isArray(out.type) && out.type.includes("null")) || out.type === "null" || (Array.isArray(out.anyOf) && out.anyOf.some((b: Json) => b.type === "null"));
+    const hasNull =
+      (Array.isArray(out.type) && out.type.includes("null")) ||
+      out.type === "null" ||
+      (Array.isArray(out.anyOf) && out.anyOf.some((b: Json) => b.type === "null"));
     if (!hasNull) {
       if (typeof out.type === "string") out.type = [out.type, "null"];
       else if (Array.isArray(out.anyOf)) out.anyOf.push({ type: "null" });
@@ -364,7 +386,11 @@ function refineOperation(key: string, op: Json, path: string) {
     if (code < 400) continue;
     const schema = response.content?.["application/json"]?.schema;
     const ours = !response.content || schema?.$ref === "#/components/schemas/Error" || (phone && schema?.required?.includes("code"));
-    if (ours) responses[status] = { ...errorResponse(code, phone, smsgate), description: phone && response.description ? response.description : errorResponse(code, phone).description };
+    if (ours)
+      responses[status] = {
+        ...errorResponse(code, phone, smsgate),
+        description: phone && response.description ? response.description : errorResponse(code, phone).description,
+      };
   }
   if (responses["405"]) responses["405"].headers = { Allow: headerRef("Allow") };
 
@@ -389,16 +415,23 @@ function refineOperation(key: string, op: Json, path: string) {
         name: "Idempotency-Key",
         in: "header",
         required: false,
-        description: "Makes a retry safe: the same key and body within 24 hours return the first reply and create nothing; the same key with another body is 409.",
+        description:
+          "Makes a retry safe: the same key and body within 24 hours return the first reply and create nothing; the same key with another body is 409.",
         schema: { type: "string", minLength: 1, maxLength: 255 },
         example: "order-1234-reminder",
       },
     ];
-    for (const status of ["200"]) if (responses[status]) responses[status].headers = { ...responses[status].headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
+    for (const status of ["200"])
+      if (responses[status])
+        responses[status].headers = { ...responses[status].headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
   }
 
   const signed = SIGNED_BY[key];
-  if (signed) op.parameters = [...(op.parameters ?? []), { name: signed.name, in: "header", required: true, description: signed.description, schema: { type: "string" } }];
+  if (signed)
+    op.parameters = [
+      ...(op.parameters ?? []),
+      { name: signed.name, in: "header", required: true, description: signed.description, schema: { type: "string" } },
+    ];
 }
 
 /** The finishing pass over the generated document. */

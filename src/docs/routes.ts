@@ -41,8 +41,19 @@ const cached = (body: string | (() => Blob), type: string) => () =>
 export function docsRoutes() {
   return new Elysia({ name: "docs" })
     .use(declaredAuth())
-    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { auth: "public", detail: { hide: true } })
-    .get("/docs/assets/swagger-ui-bundle.js", cached(() => Bun.file(swaggerJsPath), "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } })
-    .get("/docs/assets/swagger-ui.css", cached(() => Bun.file(swaggerCssPath), "text/css; charset=utf-8"), { auth: "public", detail: { hide: true } })
+    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), {
+      auth: "public",
+      detail: { hide: true },
+    })
+    .get(
+      "/docs/assets/swagger-ui-bundle.js",
+      cached(() => Bun.file(swaggerJsPath), "text/javascript; charset=utf-8"),
+      { auth: "public", detail: { hide: true } },
+    )
+    .get(
+      "/docs/assets/swagger-ui.css",
+      cached(() => Bun.file(swaggerCssPath), "text/css; charset=utf-8"),
+      { auth: "public", detail: { hide: true } },
+    )
     .get("/docs/assets/init.js", cached(init, "text/javascript; charset=utf-8"), { auth: "public", detail: { hide: true } });
 }

@@ -123,14 +123,19 @@ export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
     } else if (c === 34) inString = true;
     else if (c === 91 /* [ */ || c === 123 /* { */) {
       if (++depth > maxDepth) {
-        throw new AppError("too_deeply_nested", `Request body nests arrays and objects deeper than ${maxDepth} levels`, { max_depth: maxDepth });
+        throw new AppError("too_deeply_nested", `Request body nests arrays and objects deeper than ${maxDepth} levels`, {
+          max_depth: maxDepth,
+        });
       }
     } else if (c === 93 || c === 125) depth--;
   }
 }
 
 function loneSurrogate(): AppError {
-  return new AppError("invalid_unicode", "Request body contains a lone surrogate escape (such as \\ud800), which is not valid Unicode text");
+  return new AppError(
+    "invalid_unicode",
+    "Request body contains a lone surrogate escape (such as \\ud800), which is not valid Unicode text",
+  );
 }
 
 /** Query strings (and other already-decoded text) must be well-formed Unicode too. */

@@ -26,7 +26,17 @@ import { authOf } from "./foundation";
  *   POST /auth/token (checked in onRequest like apiKey; `auth` in the context, scopes per route).
  * - public: anyone (health, docs, the dashboard's sign-in and setup pages and its assets).
  */
-export type AuthKind = "apiKey" | "phone" | "phoneOptional" | "phoneSignUp" | "phoneLogin" | "phoneSigned" | "platform" | "session" | "smsgate" | "public";
+export type AuthKind =
+  | "apiKey"
+  | "phone"
+  | "phoneOptional"
+  | "phoneSignUp"
+  | "phoneLogin"
+  | "phoneSigned"
+  | "platform"
+  | "session"
+  | "smsgate"
+  | "public";
 
 type SecurityRequirement = Record<string, string[]>;
 

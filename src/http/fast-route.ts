@@ -34,7 +34,11 @@ function stringHeaders(headers: ReplySet["headers"]): Record<string, string> {
  * The handler for `route`. A request the framework would treat differently before any route code
  * runs (another method, or no body at all) goes to `general`, the framework's own handler.
  */
-export function fastRoute<S extends TObject>(pipeline: RequestPipeline, route: FastRoute<S>, general: (request: Request) => Promise<Response>): FastHandler {
+export function fastRoute<S extends TObject>(
+  pipeline: RequestPipeline,
+  route: FastRoute<S>,
+  general: (request: Request) => Promise<Response>,
+): FastHandler {
   // Compiled on the first request, as the framework compiles its own, so start-up does not pay for it.
   let schema: TypeCheck<S> | undefined;
   const refuseUnknown = refuseUnknownFields(route.schema);

@@ -145,16 +145,24 @@ async function multipartFields(bytes: Uint8Array, contentType: string): Promise<
 export function requestPipeline(deps: FoundationDeps) {
   const { config, authenticate, rateLimiter } = deps;
 
-  function errorResponse(request: Request, status: number, code: string | number, message: string, data: Record<string, unknown>, headers: Record<string, string>) {
+  function errorResponse(
+    request: Request,
+    status: number,
+    code: string | number,
+    message: string,
+    data: Record<string, unknown>,
+    headers: Record<string, string>,
+  ) {
     const path = pathOf(request);
     const shown = deps.pageError?.(path, status, message);
     if (shown) {
       for (const [k, v] of Object.entries(headers)) if (!shown.headers.has(k)) shown.headers.set(k, v);
       return shown;
     }
-    const body = isMobile(path) || deps.plainErrors?.(path)
-      ? { message, code: status, data: { error_code: code, ...data } }
-      : envelopeOf(status, message, { error_code: code, ...data });
+    const body =
+      isMobile(path) || deps.plainErrors?.(path)
+        ? { message, code: status, data: { error_code: code, ...data } }
+        : envelopeOf(status, message, { error_code: code, ...data });
     return new Response(JSON.stringify(body), {
       status,
       headers: { ...headers, "content-type": "application/json; charset=utf-8" },
@@ -162,19 +170,30 @@ export function requestPipeline(deps: FoundationDeps) {
   }
 
   // The chat-app platform batches up to 1000 updates in one webhook, up to 3 MB.
-  const bodyLimit = (path: string) => (path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes);
+  const bodyLimit = (path: string) =>
+    path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes;
 
   /**
    * Everything before the body: a request id, the head and declared body sizes, the early gates,
    * and on /v1 the API key and its rate limit. The reply's headers go into `headers`.
    */
-  async function admit(request: Request, server: Parameters<typeof clientAddress>[1], headers: Record<string, string | number>): Promise<void> {
+  async function admit(
+    request: Request,
+    server: Parameters<typeof clientAddress>[1],
+    headers: Record<string, string | number>,
+  ): Promise<void> {
     const id = crypto.randomUUID();
     requestIds.set(request, id);
     headers["x-request-id"] = id;
     const head = headBytes(request);
     if (head > MAX_HEAD_BYTES) {
-      throw new AppError("headers_too_large", `Request line and headers of ${head} bytes exceed the limit of ${MAX_HEAD_BYTES} bytes`, { limit: MAX_HEAD_BYTES }, undefined, { ...CLOSE });
+      throw new AppError(
+        "headers_too_large",
+        `Request line and headers of ${head} bytes exceed the limit of ${MAX_HEAD_BYTES} bytes`,
+        { limit: MAX_HEAD_BYTES },
+        undefined,
+        { ...CLOSE },
+      );
     }
     const path = pathOf(request);
     const limit = bodyLimit(path);
@@ -204,7 +223,8 @@ export function requestPipeline(deps: FoundationDeps) {
     // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
     // (The boundary is in the header itself; the content type Elysia hands over may lack it.)
     const fullType = request.headers.get("content-type") ?? "";
-    if (fullType.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/")) return await multipartFields(bytes, fullType);
+    if (fullType.toLowerCase().startsWith("multipart/form-data") && pathOf(request).startsWith("/dashboard/"))
+      return await multipartFields(bytes, fullType);
     const text = decodeUtf8(bytes);
     rawBodyByRequest.set(request, text);
     return decodeBody(text, contentType);
@@ -219,7 +239,10 @@ export function requestPipeline(deps: FoundationDeps) {
       error = new AppError("storage_full", "The server's disk is full: nothing was stored; free space and retry");
     }
     if (error instanceof AppError) {
-      return errorResponse(request, error.status, error.publicCode ?? error.code, error.message, error.data, { ...headers, ...error.headers });
+      return errorResponse(request, error.status, error.publicCode ?? error.code, error.message, error.data, {
+        ...headers,
+        ...error.headers,
+      });
     }
     const requestId = requestIdOf(request);
     deps.log(`internal error on ${request.method} ${pathOf(request)} (request ${requestId})`, error);
@@ -248,10 +271,17 @@ export function foundation(deps: FoundationDeps, pipeline: RequestPipeline = req
         const path = pathOf(request);
         const allowed = deps.allowedMethods(path, staticOnly);
         if (allowed.length === 0 || allowed.includes(request.method)) return null;
-        return errorResponse(request, 405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${allowed.join(" or ")}`, { allowed }, {
-          ...headers,
-          allow: allowed.join(", "),
-        });
+        return errorResponse(
+          request,
+          405,
+          "method_not_allowed",
+          `${request.method} is not allowed on ${path}; use ${allowed.join(" or ")}`,
+          { allowed },
+          {
+            ...headers,
+            allow: allowed.join(", "),
+          },
+        );
       };
 
       switch (code) {
@@ -268,7 +298,9 @@ export function foundation(deps: FoundationDeps, pipeline: RequestPipeline = req
         case "PARSE":
           return errorResponse(request, 400, "invalid_json", "Request body could not be parsed", {}, headers);
         case "NOT_FOUND":
-          return wrongMethod(false) ?? errorResponse(request, 404, "not_found", `No route for ${request.method} ${pathOf(request)}`, {}, headers);
+          return (
+            wrongMethod(false) ?? errorResponse(request, 404, "not_found", `No route for ${request.method} ${pathOf(request)}`, {}, headers)
+          );
         case "INVALID_COOKIE_SIGNATURE":
         case "INVALID_FILE_TYPE":
           return errorResponse(request, 400, "validation_error", String((error as Error).message), {}, headers);

@@ -94,7 +94,10 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: 
       const key = request.headers.get("idempotency-key")?.trim();
       if (!key) return null;
       if (key.length > 255) {
-        throw new AppError("validation_error", "Idempotency-Key must be at most 255 characters", { field: "Idempotency-Key", location: "headers" });
+        throw new AppError("validation_error", "Idempotency-Key must be at most 255 characters", {
+          field: "Idempotency-Key",
+          location: "headers",
+        });
       }
       return { workspaceId, key, route, hash: sha256Hex(`${route}\n${canonical(body)}`) };
     },
@@ -107,7 +110,9 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: 
       const stored = repo.reply(ctx.workspaceId, ctx.key);
       if (!stored || stored.createdAt <= clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
       if (stored.requestHash !== ctx.hash || stored.route !== ctx.route) {
-        throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", { idempotency_key: ctx.key });
+        throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", {
+          idempotency_key: ctx.key,
+        });
       }
       return { status: stored.responseStatus, body: stored.responseBody };
     },

@@ -71,7 +71,10 @@ class SlidingMinute {
  * The client's socket address: what failed authentications are counted against. Never a header a
  * client could vary (X-Forwarded-For); requests handled in-process, without a socket, share one.
  */
-export function clientAddress(request: Request, server: { requestIP(request: Request): { address: string } | null } | null | undefined): string {
+export function clientAddress(
+  request: Request,
+  server: { requestIP(request: Request): { address: string } | null } | null | undefined,
+): string {
   return server?.requestIP(request)?.address ?? "in-process";
 }
 
@@ -178,7 +181,8 @@ export function createRateLimiter(clock: Clock) {
   function recordAuthFailure(address: string): void {
     const now = clock.now();
     let counter = failures.get(address);
-    if (counter) failures.delete(address); // re-inserted below: the map stays in order of last failure
+    if (counter)
+      failures.delete(address); // re-inserted below: the map stays in order of last failure
     else {
       counter = new SlidingMinute();
       if (failures.size >= MAX_TRACKED_ADDRESSES) evictFailures(now);

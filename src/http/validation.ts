@@ -9,7 +9,10 @@ import { AppError } from "./errors";
  * as the list's members: TypeBox types a mapped array as an unknown-length union, hence the cast.
  */
 export function literalUnion<const T extends readonly string[]>(values: T, options: Parameters<typeof t.Union>[1] = {}) {
-  return t.Union(values.map((v) => t.Literal(v)), options) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
+  return t.Union(
+    values.map((v) => t.Literal(v)),
+    options,
+  ) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
 }
 
 export interface FieldProblem {
@@ -87,7 +90,8 @@ export function describeValidationError(error: ValidationErrorLike): FieldProble
   if (typeof custom === "string") return { location, field, reason: custom };
   // TypeBox reports a missing property as the wrong type of `undefined`; a parsed body or query
   // never holds undefined, so that value means the field was left out.
-  if (ve.type === MISSING || (ve.value === undefined && field !== "body" && field !== "value")) return { location, field, reason: "is required" };
+  if (ve.type === MISSING || (ve.value === undefined && field !== "body" && field !== "value"))
+    return { location, field, reason: "is required" };
   if (ve.type === ADDITIONAL) return { location, field, reason: "is not a known field" };
   if (field === "body" && ve.value === undefined) return { location, field, reason: "a JSON body is required" };
   return { location, field, reason: `must be ${describeExpected(ve.schema)}` };
@@ -96,7 +100,11 @@ export function describeValidationError(error: ValidationErrorLike): FieldProble
 /** The 400 for a value that failed its schema: its first problem, named with its field and place. */
 export function validationFailure(ve: ValidationErrorLike): AppError {
   const problem = describeValidationError(ve);
-  return new AppError("validation_error", validationMessage(problem), { field: problem.field, location: problem.location, reason: problem.reason });
+  return new AppError("validation_error", validationMessage(problem), {
+    field: problem.field,
+    location: problem.location,
+    reason: problem.reason,
+  });
 }
 
 export function validationMessage(p: FieldProblem): string {

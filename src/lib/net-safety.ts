@@ -77,7 +77,10 @@ export async function checkOutboundTarget(
   if (parsed.username || parsed.password) return { problem: "must not carry credentials" };
   const asIs = { problem: null, target: { url, headers: {} } };
   if (allowPrivate) return asIs;
-  const host = parsed.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  const host = parsed.hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".local") || host.endsWith(".internal")) {
     return { problem: `points at a local host (${host})` };
   }
@@ -96,7 +99,11 @@ export async function checkOutboundTarget(
   pinned.hostname = addresses[0].includes(":") ? `[${addresses[0]}]` : addresses[0];
   return {
     problem: null,
-    target: { url: pinned.toString(), headers: { host: parsed.host }, ...(parsed.protocol === "https:" ? { tls: { serverName: parsed.hostname } } : {}) },
+    target: {
+      url: pinned.toString(),
+      headers: { host: parsed.host },
+      ...(parsed.protocol === "https:" ? { tls: { serverName: parsed.hostname } } : {}),
+    },
   };
 }
 

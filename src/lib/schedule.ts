@@ -57,7 +57,9 @@ export function requireTimeZone(zone: string): string {
 export function parseScheduleTime(value: string, zone: string): number {
   const m = FORMAT.exec(value);
   if (!m) {
-    throw new AppError("invalid_schedule_time", `schedule_time "${value}" must be YYYY-MM-DD HH:MM:SS (24-hour)`, { field: "schedule_time" });
+    throw new AppError("invalid_schedule_time", `schedule_time "${value}" must be YYYY-MM-DD HH:MM:SS (24-hour)`, {
+      field: "schedule_time",
+    });
   }
   const tz = requireTimeZone(zone);
   const [, y, mo, d, h, mi, s] = m.map(Number);
@@ -69,9 +71,13 @@ export function parseScheduleTime(value: string, zone: string): number {
   const instant = fromZonedTime(iso, tz).getTime();
   // Round-trip: in a skipped hour the wall clock we get back differs from the one asked for.
   if (formatInTimeZone(instant, tz, "yyyy-MM-dd HH:mm:ss") !== value) {
-    throw new AppError("invalid_schedule_time", `schedule_time "${value}" does not exist in ${zone} (the clocks skip it for daylight saving)`, {
-      field: "schedule_time",
-    });
+    throw new AppError(
+      "invalid_schedule_time",
+      `schedule_time "${value}" does not exist in ${zone} (the clocks skip it for daylight saving)`,
+      {
+        field: "schedule_time",
+      },
+    );
   }
   // In a repeated hour, step back an hour if that reads the same: the first occurrence wins.
   const earlier = instant - 3_600_000;

@@ -11,7 +11,12 @@ export const DEFAULT_TRUSTED_PROXIES = "127.0.0.0/8,::1";
 
 /** An address as ipaddr.js reads it; an IPv4 address in its IPv6-mapped form becomes IPv4. */
 function parseAddress(text: string): Address {
-  const addr = ipaddr.parse(text.trim().replace(/^\[|\]$/g, "").replace(/%.*$/, ""));
+  const addr = ipaddr.parse(
+    text
+      .trim()
+      .replace(/^\[|\]$/g, "")
+      .replace(/%.*$/, ""),
+  );
   return addr.kind() === "ipv6" && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? (addr as ipaddr.IPv6).toIPv4Address() : addr;
 }
 
@@ -21,7 +26,10 @@ function parseAddress(text: string): Address {
  */
 export function parseProxyList(raw: string): ProxyRange[] {
   const ranges: ProxyRange[] = [];
-  for (const entry of raw.split(",").map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     try {
       if (entry.includes("/")) {
         const [addr, bits] = ipaddr.parseCIDR(entry);
@@ -51,7 +59,8 @@ export function isTrustedPeer(ranges: readonly ProxyRange[], peer: string | null
 }
 
 /** A host, optionally with a port, as a Host header carries it: a name, IPv4, or [IPv6]. */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /** The first value of a header a chain of proxies may have appended to ("https, http" → "https"). */
 const firstOf = (value: string | null) => value?.split(",")[0]?.trim() || null;

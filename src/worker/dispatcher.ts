@@ -95,7 +95,11 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (!adapter) return { kind: "permanent", code: "no_channel", reason: `no channel carries ${n.route} notifications` };
     if (n.needs_reconcile) {
       if (!adapter.reconcile) {
-        return { kind: "permanent", code: "outcome_unknown", reason: "an earlier attempt was cut off and this channel cannot say whether it took the message" };
+        return {
+          kind: "permanent",
+          code: "outcome_unknown",
+          reason: "an earlier attempt was cut off and this channel cannot say whether it took the message",
+        };
       }
       let candidates: string[];
       try {
@@ -107,10 +111,17 @@ export function createDispatcher(deps: DispatcherDeps) {
       // the first one no other notification owns. This loop runs without awaiting, and the unique
       // index on external_id guards the claim, so two checks never take one message.
       const now = clock.now();
-      const ordered = n.external_id && candidates.includes(n.external_id) ? [n.external_id, ...candidates.filter((c) => c !== n.external_id)] : candidates;
+      const ordered =
+        n.external_id && candidates.includes(n.external_id)
+          ? [n.external_id, ...candidates.filter((c) => c !== n.external_id)]
+          : candidates;
       for (const candidate of ordered) {
         if (notifications.claimExternalId(n.id, candidate, now)) {
-          return { kind: "accepted", externalId: candidate, detail: `the provider already had it as ${candidate} (found after an interrupted attempt)` };
+          return {
+            kind: "accepted",
+            externalId: candidate,
+            detail: `the provider already had it as ${candidate} (found after an interrupted attempt)`,
+          };
         }
       }
     }
@@ -144,7 +155,10 @@ export function createDispatcher(deps: DispatcherDeps) {
           // While this call was in flight, an identical notification's recovery check claimed the
           // message it created. Ask the provider again: the other's own message may be ours now.
           notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: true });
-          state.log(n.id, "retry", { status: "pending", detail: `the provider's ${outcome.externalId} was claimed by an identical notification; checking again` });
+          state.log(n.id, "retry", {
+            status: "pending",
+            detail: `the provider's ${outcome.externalId} was claimed by an identical notification; checking again`,
+          });
           break;
         }
         state.transition(n.id, "sent", { externalId: outcome.externalId, detail: outcome.detail ?? `accepted as ${outcome.externalId}` });
@@ -161,7 +175,11 @@ export function createDispatcher(deps: DispatcherDeps) {
         break;
       }
       case "permanent":
-        state.transition(n.id, "failed", { errorCode: outcome.code, reason: outcome.reason, detail: `attempt ${n.attempts}: ${outcome.reason}` });
+        state.transition(n.id, "failed", {
+          errorCode: outcome.code,
+          reason: outcome.reason,
+          detail: `attempt ${n.attempts}: ${outcome.reason}`,
+        });
         break;
       case "retryable":
       case "uncertain": {
@@ -236,7 +254,10 @@ export function createDispatcher(deps: DispatcherDeps) {
     return deps.transaction(() => {
       const ids = notifications.recoverInterrupted(clock.now());
       for (const id of ids) {
-        state.log(id, "interrupted", { status: "pending", detail: "the server stopped during this attempt; the channel will be asked before sending again" });
+        state.log(id, "interrupted", {
+          status: "pending",
+          detail: "the server stopped during this attempt; the channel will be asked before sending again",
+        });
       }
       return ids.length;
     });

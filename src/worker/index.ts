@@ -12,7 +12,11 @@ export function workerTasks(s: Services): Task[] {
   return [
     { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
     { name: "notifications:expire", everySeconds: s.config.workerIntervalSeconds, run: () => s.expiry.expireDue() },
-    { name: "notifications:failover", everySeconds: s.config.workerIntervalSeconds, run: () => s.sending.failoverStranded(s.config.failoverGraceSeconds * 1000) },
+    {
+      name: "notifications:failover",
+      everySeconds: s.config.workerIntervalSeconds,
+      run: () => s.sending.failoverStranded(s.config.failoverGraceSeconds * 1000),
+    },
     // Sends reach their threads in chunks, letting requests in between (each read also catches up first).
     {
       name: "threads:catch-up",

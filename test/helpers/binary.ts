@@ -79,7 +79,12 @@ export function collectOutput(proc: Subprocess): () => string {
 }
 
 /** `prefix`: a command the server runs under (it execs `bin serve` in the end), such as a namespace. */
-export async function startServer(bin: string, env: Record<string, string>, timeoutMs = 15_000, prefix: string[] = []): Promise<RunningServer> {
+export async function startServer(
+  bin: string,
+  env: Record<string, string>,
+  timeoutMs = 15_000,
+  prefix: string[] = [],
+): Promise<RunningServer> {
   const proc = Bun.spawn([...prefix, bin, "serve"], {
     env: { PATH: process.env.PATH ?? "", PIGEON_HOST: "127.0.0.1", PIGEON_PORT: "0", ...env },
     stdout: "pipe",
@@ -102,7 +107,9 @@ export async function startServer(bin: string, env: Record<string, string>, time
     proc.kill("SIGKILL");
     throw new Error(`pigeon did not start in time: ${output()}`);
   }
-  const jsonLine = output().split("\n").find((l) => l.startsWith("{") && l.includes("api_secret"));
+  const jsonLine = output()
+    .split("\n")
+    .find((l) => l.startsWith("{") && l.includes("api_secret"));
   const initialKey = jsonLine ? (JSON.parse(jsonLine) as Credentials) : null;
   const url = `http://127.0.0.1:${port}`;
   const server: RunningServer = {

@@ -48,7 +48,9 @@ export interface CallOptions {
   query?: Record<string, string | number | boolean>;
 }
 
-export function createTestContext(opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number; fastRoutes?: boolean } = {}) {
+export function createTestContext(
+  opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number; fastRoutes?: boolean } = {},
+) {
   const db = openDatabase(opts.dbPath ?? ":memory:");
   migrate(db);
   const clock = new ManualClock();
@@ -64,10 +66,12 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
   });
   services.accounts.seed();
   // A database that already has an owner (a "restart" on the same file) keeps it.
-  const boot = services.accounts.bootstrap() ?? (() => {
-    const workspace = services.accounts.defaultWorkspace();
-    return { workspace, account: services.accounts.getAccount(workspace.accountId) };
-  })();
+  const boot =
+    services.accounts.bootstrap() ??
+    (() => {
+      const workspace = services.accounts.defaultWorkspace();
+      return { workspace, account: services.accounts.getAccount(workspace.accountId) };
+    })();
   const key = services.accounts.createKey("test key", boot.workspace.id);
   const app = createApp(services, { fastRoutes: opts.fastRoutes });
 
@@ -113,7 +117,12 @@ export function createTestContext(opts: { config?: Partial<Config>; dbPath?: str
     const r = await call("POST", "/v1/api/device/batch/register", {
       body: {
         devices: [
-          { name: "Cloud number", kind: "cloud", cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url }, ...extra },
+          {
+            name: "Cloud number",
+            kind: "cloud",
+            cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+            ...extra,
+          },
         ],
       },
     });

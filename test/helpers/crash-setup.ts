@@ -17,14 +17,20 @@ export interface CrashRig {
   start(): Promise<RunningServer>;
 }
 
-export async function crashRig(fake: FakeCloud | null, extraEnv: Record<string, string> = {}): Promise<{ rig: CrashRig; server: RunningServer }> {
+export async function crashRig(
+  fake: FakeCloud | null,
+  extraEnv: Record<string, string> = {},
+): Promise<{ rig: CrashRig; server: RunningServer }> {
   const bin = isolatedBinary();
   const dataDir = tempDir();
   const env = { PIGEON_DATA_DIR: dataDir, PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1", ...extraEnv };
   let server = await startServer(bin, env);
   const key = server.initialKey!;
   expect(await server.stop("SIGTERM")).toBe(0);
-  expect((await runCommand(bin, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000", "--per-day", "1000000"], env)).code).toBe(0);
+  expect(
+    (await runCommand(bin, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000", "--per-day", "1000000"], env))
+      .code,
+  ).toBe(0);
   expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "100000"], env)).code).toBe(0);
   const rig: CrashRig = { bin, dataDir, env, key, start: () => startServer(bin, env) };
   server = await rig.start();

@@ -16,7 +16,15 @@ const SHOTS = join(import.meta.dir, "../../test-artifacts/screenshots");
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
@@ -42,7 +50,9 @@ export async function signInThroughForm(page: Page, origin: string, email: strin
 export async function judgePage(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
   const results = await new AxeBuilder({ page }).analyze();
-  const bad = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  const bad = results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   expect({ page: name, violations: bad }).toEqual({ page: name, violations: [] });
   const size = page.viewportSize() ?? { width: 1366, height: 900 };
   await page.setViewportSize({ width: 1366, height: 900 });
@@ -81,10 +91,19 @@ export interface DashboardRig {
  * The compiled binary on a fresh data directory with a dashboard user (made by `pigeon users
  * create` before the first start), Chromium with a 1366×900 page, and that user signed in.
  */
-export async function startDashboard(opts: { email: string; password: string; role?: "owner" | "member"; env?: Record<string, string> }): Promise<DashboardRig> {
+export async function startDashboard(opts: {
+  email: string;
+  password: string;
+  role?: "owner" | "member";
+  env?: Record<string, string>;
+}): Promise<DashboardRig> {
   const bin = isolatedBinary();
   const dataDir = tempDir();
-  const made = await runCommand(bin, ["users", "create", "--email", opts.email, "--password", opts.password, "--role", opts.role ?? "owner"], { PIGEON_DATA_DIR: dataDir });
+  const made = await runCommand(
+    bin,
+    ["users", "create", "--email", opts.email, "--password", opts.password, "--role", opts.role ?? "owner"],
+    { PIGEON_DATA_DIR: dataDir },
+  );
   expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: "" });
   const server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, ...opts.env });
   const key = server.initialKey!;

@@ -56,6 +56,9 @@ export function bakeryWaba(more: TemplateSetup[] = []): WabaSetup {
     id: "4242",
     name: "Bakery",
     phoneNumbers: [{ id: "777", display_phone_number: "1 555 010 0100", verified_name: "Bakery", quality_rating: "GREEN" }],
-    templates: [{ name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] }, ...more],
+    templates: [
+      { name: "order_ready", language: "en_US", components: [{ type: "BODY", text: "Hi {{1}}, order {{2}} is ready." }] },
+      ...more,
+    ],
   };
 }

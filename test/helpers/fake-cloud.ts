@@ -89,7 +89,15 @@ export async function startFakeCloud(options: FakeCloudOptions = {}) {
       if (next?.kind !== "slow" || next.keep) messages.set(message.sid, message);
       const wait = next?.kind === "slow" ? next.ms : (options.latencyMs ?? 0);
       if (wait) await Bun.sleep(wait);
-      return json(201, { sid: message.sid, account_sid: accountSid, to: message.to, from: message.from, body: message.body, status: "queued", num_segments: "1" });
+      return json(201, {
+        sid: message.sid,
+        account_sid: accountSid,
+        to: message.to,
+        from: message.from,
+        body: message.body,
+        status: "queued",
+        num_segments: "1",
+      });
     },
   });
 

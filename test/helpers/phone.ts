@@ -7,7 +7,12 @@ import { expectEnvelope, type TestContext } from "./context";
 /** X-Timestamp and X-Signature for a phone webhook body posted at `atMs`. */
 export function phoneSignature(signingKey: string, raw: string, atMs: number): { "x-timestamp": string; "x-signature": string } {
   const ts = String(Math.floor(atMs / 1000));
-  return { "x-timestamp": ts, "x-signature": createHmac("sha256", signingKey).update(raw + ts).digest("hex") };
+  return {
+    "x-timestamp": ts,
+    "x-signature": createHmac("sha256", signingKey)
+      .update(raw + ts)
+      .digest("hex"),
+  };
 }
 
 /**
@@ -32,6 +37,10 @@ export async function registerAppPhone(ctx: TestContext, name = "Phone", headers
 /** Posts a phone webhook signed with `signingKey` at the context's clock; returns the response. */
 export function postPhoneWebhook(ctx: TestContext, signingKey: string, raw: string) {
   return ctx.app.handle(
-    new Request("http://localhost/mobile/v1/webhook", { method: "POST", headers: { "content-type": "application/json", ...phoneSignature(signingKey, raw, ctx.clock.now()) }, body: raw }),
+    new Request("http://localhost/mobile/v1/webhook", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...phoneSignature(signingKey, raw, ctx.clock.now()) },
+      body: raw,
+    }),
   );
 }

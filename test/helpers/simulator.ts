@@ -17,7 +17,12 @@ export function spawnSimulator(bin: string, args: string[]): RunningPhone {
 }
 
 /** Starts the simulator and waits until it prints `ready` (by default: its event stream is open). */
-export async function startSimulator(bin: string, args: string[], ready = "events stream open", what = "the phone to pair"): Promise<RunningPhone> {
+export async function startSimulator(
+  bin: string,
+  args: string[],
+  ready = "events stream open",
+  what = "the phone to pair",
+): Promise<RunningPhone> {
   const phone = spawnSimulator(bin, args);
   await waitFor(what, () => phone.output().includes(ready) || phone.proc.exitCode !== null, { detail: phone.output });
   if (!phone.output().includes(ready)) throw new Error(`the simulator exited (${phone.proc.exitCode}): ${phone.output()}`);

@@ -20,7 +20,8 @@ export interface ChatappConfig {
 
 export function chatappConfigOf(config: unknown): ChatappConfig | null {
   const c = config as Partial<ChatappConfig> | null;
-  if (!c || typeof c.phoneNumberId !== "string" || typeof c.accessToken !== "string" || typeof c.businessAccountId !== "string") return null;
+  if (!c || typeof c.phoneNumberId !== "string" || typeof c.accessToken !== "string" || typeof c.businessAccountId !== "string")
+    return null;
   return {
     phoneNumberId: c.phoneNumberId,
     businessAccountId: c.businessAccountId,
@@ -90,11 +91,15 @@ export interface ChatappAdapterDeps {
 export function outcomeOfGraphError(error: unknown): DispatchOutcome {
   if (error instanceof GraphUnreachable) {
     // A send cut off mid-call may have reached the platform, which cannot be asked afterwards.
-    return error.timedOut ? { kind: "uncertain", reason: error.message } : { kind: "retryable", code: "network_error", reason: error.message };
+    return error.timedOut
+      ? { kind: "uncertain", reason: error.message }
+      : { kind: "retryable", code: "network_error", reason: error.message };
   }
   if (!(error instanceof GraphError)) return { kind: "uncertain", reason: String(error) };
   if (error.code === null) {
-    return error.status >= 500 ? { kind: "retryable", code: `http_${error.status}`, reason: error.message } : { kind: "permanent", code: `http_${error.status}`, reason: error.message };
+    return error.status >= 500
+      ? { kind: "retryable", code: `http_${error.status}`, reason: error.message }
+      : { kind: "permanent", code: `http_${error.status}`, reason: error.message };
   }
   const info = classifyPlatformCode(error.code);
   const reason = `${info.title}${error.details ? `: ${error.details}` : ""}`;

@@ -10,13 +10,20 @@ export function createBlocking(ctx: ChatappContext) {
   const { sqlite, clock, events, repo } = ctx;
 
   /** A blocked number may send again once relinked after the block, to prove the fix. */
-  const onProbation = (device: DeviceRow) => device.blockedAt !== null && (chatappConfigOf(device.config)?.relinkedAt ?? 0) > device.blockedAt;
+  const onProbation = (device: DeviceRow) =>
+    device.blockedAt !== null && (chatappConfigOf(device.config)?.relinkedAt ?? 0) > device.blockedAt;
 
   function block(device: DeviceRow, code: string, reason: string) {
     const now = clock.now();
     sqlite.transaction(() => {
       repo.setBlocked(device.id, code, reason, now);
-      events.emit(device.workspaceId, "device.blocked", { device_id: device.id, name: device.name, kind: device.kind, blocked_code: code, blocked_reason: reason });
+      events.emit(device.workspaceId, "device.blocked", {
+        device_id: device.id,
+        name: device.name,
+        kind: device.kind,
+        blocked_code: code,
+        blocked_reason: reason,
+      });
     })();
   }
 
@@ -28,11 +35,15 @@ export function createBlocking(ctx: ChatappContext) {
   }
 
   function blockedError(device: DeviceRow) {
-    return new AppError("device_blocked", `Device ${device.id} is blocked by the platform (${device.blockedCode}: ${device.blockedReason}); fix the problem and relink it`, {
-      device_id: device.id,
-      blocked_code: device.blockedCode,
-      blocked_reason: device.blockedReason,
-    });
+    return new AppError(
+      "device_blocked",
+      `Device ${device.id} is blocked by the platform (${device.blockedCode}: ${device.blockedReason}); fix the problem and relink it`,
+      {
+        device_id: device.id,
+        blocked_code: device.blockedCode,
+        blocked_reason: device.blockedReason,
+      },
+    );
   }
 
   return {
@@ -44,7 +55,11 @@ export function createBlocking(ctx: ChatappContext) {
     /** Before the platform is called: a blocked number fails at once with its pre-blocked error. */
     preflight(device: DeviceRow): DispatchOutcome | null {
       if (device.blockedCode !== null && !onProbation(device)) {
-        return { kind: "permanent", code: "device_blocked", reason: `the number is blocked (${device.blockedCode}: ${device.blockedReason})` };
+        return {
+          kind: "permanent",
+          code: "device_blocked",
+          reason: `the number is blocked (${device.blockedCode}: ${device.blockedReason})`,
+        };
       }
       return null;
     },

@@ -55,7 +55,11 @@ export function createGraphClient(opts: GraphOptions) {
     try {
       res = await doFetch(url, {
         method: init.method ?? "GET",
-        headers: { authorization: `Bearer ${token}`, accept: "application/json", ...(init.body ? { "content-type": "application/json" } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: "application/json",
+          ...(init.body ? { "content-type": "application/json" } : {}),
+        },
         body: init.body ? JSON.stringify(init.body) : undefined,
         signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000),
         redirect: "manual",
@@ -75,7 +79,12 @@ export function createGraphClient(opts: GraphOptions) {
     if (!res.ok) {
       const err = (json.error ?? {}) as { code?: unknown; message?: unknown; error_data?: { details?: unknown } };
       const details = typeof err.error_data?.details === "string" ? err.error_data.details : null;
-      throw new GraphError(res.status, typeof err.code === "number" ? err.code : null, typeof err.message === "string" ? err.message : `HTTP ${res.status}`, details);
+      throw new GraphError(
+        res.status,
+        typeof err.code === "number" ? err.code : null,
+        typeof err.message === "string" ? err.message : `HTTP ${res.status}`,
+        details,
+      );
     }
     return json as T;
   }
@@ -88,11 +97,14 @@ export function createGraphClient(opts: GraphOptions) {
         `/debug_token?input_token=${encodeURIComponent(token)}`,
       );
       const scopes = r.data?.granular_scopes ?? [];
-      const ids = scopes.filter((s) => s.scope === "whatsapp_business_management" || s.scope === "whatsapp_business_messaging").flatMap((s) => s.target_ids ?? []);
+      const ids = scopes
+        .filter((s) => s.scope === "whatsapp_business_management" || s.scope === "whatsapp_business_messaging")
+        .flatMap((s) => s.target_ids ?? []);
       return [...new Set(ids)];
     },
 
-    businessAccount: (token: string, wabaId: string) => call<{ id: string; name?: string }>(token, `/${encodeURIComponent(wabaId)}?fields=id,name`),
+    businessAccount: (token: string, wabaId: string) =>
+      call<{ id: string; name?: string }>(token, `/${encodeURIComponent(wabaId)}?fields=id,name`),
 
     async phoneNumbers(token: string, wabaId: string): Promise<PhoneNumber[]> {
       const r = await call<{ data?: PhoneNumber[] }>(token, `/${encodeURIComponent(wabaId)}/phone_numbers`);
@@ -112,7 +124,10 @@ export function createGraphClient(opts: GraphOptions) {
     },
 
     sendMessage: (token: string, phoneNumberId: string, body: unknown) =>
-      call<{ messages?: { id: string; message_status?: string }[] }>(token, `/${encodeURIComponent(phoneNumberId)}/messages`, { method: "POST", body }),
+      call<{ messages?: { id: string; message_status?: string }[] }>(token, `/${encodeURIComponent(phoneNumberId)}/messages`, {
+        method: "POST",
+        body,
+      }),
   };
 }
 

@@ -16,7 +16,12 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
   pacedPerSecond: true,
   create(core) {
     const { config } = core;
-    const graph = createGraphClient({ baseUrl: config.chatapp.graphUrl, version: config.chatapp.graphVersion, fetch: core.fetch, timeoutMs: core.channelTimeoutMs });
+    const graph = createGraphClient({
+      baseUrl: config.chatapp.graphUrl,
+      version: config.chatapp.graphVersion,
+      fetch: core.fetch,
+      timeoutMs: core.channelTimeoutMs,
+    });
     const service = createChatappService({
       sqlite: core.sqlite,
       clock: core.clock,

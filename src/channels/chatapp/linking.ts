@@ -13,7 +13,12 @@ import type { TemplateSync } from "./templates";
 function graphFailure(error: unknown, fallback: "no_business_account" | "no_phone_number"): AppError {
   if (error instanceof GraphError) {
     const info = error.code !== null ? classifyPlatformCode(error.code) : null;
-    return new AppError(fallback, `The platform refused: ${info?.title ?? error.message}${error.details ? ` (${error.details})` : ""}`, { platform_message: error.message }, error.code ?? undefined);
+    return new AppError(
+      fallback,
+      `The platform refused: ${info?.title ?? error.message}${error.details ? ` (${error.details})` : ""}`,
+      { platform_message: error.message },
+      error.code ?? undefined,
+    );
   }
   if (error instanceof GraphUnreachable) return new AppError("service_unavailable", `Cannot reach the chat-app platform: ${error.message}`);
   throw error;
@@ -33,7 +38,10 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
         throw graphFailure(error, "no_business_account");
       }
       if (accountIds.length === 0) {
-        throw new AppError("no_business_account", "No business account was granted to this access token; restart the connect flow and grant one");
+        throw new AppError(
+          "no_business_account",
+          "No business account was granted to this access token; restart the connect flow and grant one",
+        );
       }
       const accounts: { id: string; name: string | null; numbers: Awaited<ReturnType<GraphClient["phoneNumbers"]>> }[] = [];
       for (const id of accountIds) {
@@ -67,10 +75,14 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
             relinkedAt: now,
           };
           const existing = ctx.liveDevices(workspaceId).find((d) => chatappConfigOf(d.config)?.phoneNumberId === number.id);
-          const name = number.verified_name ? `${number.verified_name} (${number.display_phone_number})` : `Business number ${number.display_phone_number}`;
+          const name = number.verified_name
+            ? `${number.verified_name} (${number.display_phone_number})`
+            : `Business number ${number.display_phone_number}`;
           const phone = toE164(`+${number.display_phone_number.replace(/\D/g, "")}`);
           if (existing) {
-            connected.push(devices.update(existing.id, { config, name, phoneNumber: phone, status: "active", lastSeenAt: now, updatedAt: now }));
+            connected.push(
+              devices.update(existing.id, { config, name, phoneNumber: phone, status: "active", lastSeenAt: now, updatedAt: now }),
+            );
           } else {
             connected.push(
               devices.insertMany([
@@ -101,7 +113,11 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
           ctx.log(`template sync for business account ${account.id} failed`, error);
         }
       }
-      return { business_accounts: accounts.map((a) => ({ id: a.id, name: a.name, phone_numbers: a.numbers.length })), devices: connected, templates: synced };
+      return {
+        business_accounts: accounts.map((a) => ({ id: a.id, name: a.name, phone_numbers: a.numbers.length })),
+        devices: connected,
+        templates: synced,
+      };
     },
 
     /** A new access token for a business number; a blocked number may then prove itself with a send. */
@@ -116,10 +132,16 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
         throw graphFailure(error, "no_business_account");
       }
       if (!numbers.some((n) => n.id === config.phoneNumberId)) {
-        throw new AppError("no_phone_number", `This token does not reach phone number ${config.phoneNumberId} on business account ${config.businessAccountId}`);
+        throw new AppError(
+          "no_phone_number",
+          `This token does not reach phone number ${config.phoneNumberId} on business account ${config.businessAccountId}`,
+        );
       }
       const now = clock.now();
-      const updated = devices.update(device.id, { config: { ...config, accessToken: input.access_token, relinkedAt: now }, updatedAt: now });
+      const updated = devices.update(device.id, {
+        config: { ...config, accessToken: input.access_token, relinkedAt: now },
+        updatedAt: now,
+      });
       try {
         await sync.syncTemplates(workspaceId, config.businessAccountId, input.access_token);
       } catch (error) {

@@ -44,14 +44,17 @@ export function createChatappRepository(sqlite: Database) {
   );
   const backlogPrune = sqlite.prepare("DELETE FROM status_backlog WHERE received_at < ?");
   const setBlocked = sqlite.prepare("UPDATE device SET blocked_code = ?, blocked_reason = ?, blocked_at = ?, updated_at = ? WHERE id = ?");
-  const clearBlocked = sqlite.prepare("UPDATE device SET blocked_code = NULL, blocked_reason = NULL, blocked_at = NULL, updated_at = ? WHERE id = ?");
+  const clearBlocked = sqlite.prepare(
+    "UPDATE device SET blocked_code = NULL, blocked_reason = NULL, blocked_at = NULL, updated_at = ? WHERE id = ?",
+  );
 
   return {
     /** The live numbers (usually one) the platform's phone-number id names. */
     deviceIdsByPhoneNumberId: (phoneNumberId: string): number[] => byPhoneNumberId.all(phoneNumberId).map((r) => r.id),
     templateIdsOfAccount: (workspaceId: number, businessAccountId: string): number[] =>
       templatesOfAccount.all(workspaceId, businessAccountId).map((r) => r.id),
-    templateByExternal: (externalId: string, businessAccountId: string): TemplateRef | null => templateByExternal.get(externalId, businessAccountId),
+    templateByExternal: (externalId: string, businessAccountId: string): TemplateRef | null =>
+      templateByExternal.get(externalId, businessAccountId),
     /** Accounts with a paused template whose re-check is due. */
     accountsDueRecheck: (now: number): AccountRef[] => dueRechecks.all(now),
     linkedAccounts: (): AccountRef[] => linkedAccounts.all(),

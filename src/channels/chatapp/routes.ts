@@ -34,7 +34,11 @@ const chatFields = {
   recipient_contact: t.String({ description: "The user's number, E.164", examples: ["+14155552671"] }),
   message: t.Optional(t.Nullable(t.String({ maxLength: 4096, description: "Freeform text: only while the 24-hour window is open" }))),
   template_id: t.Optional(t.Nullable(t.Union([t.String(), t.Number()], { description: "An approved template's id or code" }))),
-  variables: t.Optional(t.Nullable(t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], { description: "The {{1}}..{{n}} values, as an array or an object" }))),
+  variables: t.Optional(
+    t.Nullable(
+      t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], { description: "The {{1}}..{{n}} values, as an array or an object" }),
+    ),
+  ),
   device_id: t.Optional(t.Nullable(t.Union([t.String(), t.Number()]))),
   media: t.Optional(Media),
   schedule_time: t.Optional(t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS in `timezone`; omit to send now" }))),
@@ -88,7 +92,6 @@ function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<stri
 }
 
 export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
-
   /**
    * Checks header media (async; what it finds travels with the send as its channel payload), then
    * sends under the Idempotency-Key rules and presents the result.
@@ -103,10 +106,15 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
   ): Promise<B> {
     const { media, note } = await chatapp.checkHeaderMedia(body.media as HeaderMedia | undefined);
     const payload = media || note ? { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) } : null;
-    return s.idempotency.reply(request, set, { workspaceId: auth.workspaceId, route, body }, {
-      prepare: () => [s.sending.prepare(auth, chatInput(body, payload))],
-      commit: (items) => present(s.sending.accept(auth, items)),
-    });
+    return s.idempotency.reply(
+      request,
+      set,
+      { workspaceId: auth.workspaceId, route, body },
+      {
+        prepare: () => [s.sending.prepare(auth, chatInput(body, payload))],
+        commit: (items) => present(s.sending.accept(auth, items)),
+      },
+    );
   }
 
   return new Elysia({ tags: ["Chat-app"] })
@@ -155,28 +163,25 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         auth: "apiKey",
         detail: {
           summary: "Relink a business number",
-          description: "A new access token for a chat-app device. A blocked number may then send again; its first successful send unblocks it (`device.unblocked`).",
-        },
-      },
-    )
-    .post(
-      "/v1/api/chatapp/send",
-      ({ auth, request, set, body }) => send(request, set, auth, "chatapp.send", body, singleReply),
-      {
-        parse: "json",
-        body: ChatSendBody,
-        transform: refuseUnknownFields(ChatSendBody),
-        response: { 200: SendResponse, ...errorResponses(404, 409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send a chat-app message",
           description:
-            "An approved template (`template_id` with `variables`) at any time, or freeform `message` while the 24-hour window with the user is open " +
-            "(they wrote to that business number in the last 24 hours). Answers like the SMS send; the worker calls the platform and its status webhooks move the notification. " +
-            CHAT_ERRORS,
+            "A new access token for a chat-app device. A blocked number may then send again; its first successful send unblocks it (`device.unblocked`).",
         },
       },
     )
+    .post("/v1/api/chatapp/send", ({ auth, request, set, body }) => send(request, set, auth, "chatapp.send", body, singleReply), {
+      parse: "json",
+      body: ChatSendBody,
+      transform: refuseUnknownFields(ChatSendBody),
+      response: { 200: SendResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send a chat-app message",
+        description:
+          "An approved template (`template_id` with `variables`) at any time, or freeform `message` while the 24-hour window with the user is open " +
+          "(they wrote to that business number in the last 24 hours). Answers like the SMS send; the worker calls the platform and its status webhooks move the notification. " +
+          CHAT_ERRORS,
+      },
+    })
     .post(
       "/v1/api/chatapp/test",
       async ({ auth, request, set, body }) => {
@@ -243,8 +248,12 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         auth: "platform",
         detail: {
           summary: "Platform webhook verification",
-          description: "The platform's handshake: `hub.mode=subscribe`, `hub.verify_token` equal to PIGEON_CHATAPP_VERIFY_TOKEN → 200 with `hub.challenge` as the body; otherwise 403.",
-          responses: { 200: { description: "The challenge, as text", content: { "text/plain": { schema: { type: "string" } } } }, 403: { description: "Wrong token" } },
+          description:
+            "The platform's handshake: `hub.mode=subscribe`, `hub.verify_token` equal to PIGEON_CHATAPP_VERIFY_TOKEN → 200 with `hub.challenge` as the body; otherwise 403.",
+          responses: {
+            200: { description: "The challenge, as text", content: { "text/plain": { schema: { type: "string" } } } },
+            403: { description: "Wrong token" },
+          },
         },
       },
     )

@@ -15,7 +15,11 @@ import type { TemplateSync } from "./templates";
 
 /** The window closes 24 hours after the user last wrote; we stop a minute early to be safe. */
 export const WINDOW_MS = DAY - 60_000;
-export const MEDIA_LIMITS: Record<HeaderMedia["type"], number> = { image: 5 * 1024 * 1024, video: 16 * 1024 * 1024, document: 100 * 1024 * 1024 };
+export const MEDIA_LIMITS: Record<HeaderMedia["type"], number> = {
+  image: 5 * 1024 * 1024,
+  video: 16 * 1024 * 1024,
+  document: 100 * 1024 * 1024,
+};
 
 function presentTemplateRef(t: TemplateRow) {
   return { template_id: t.id, code: t.code, name: t.name, language: t.language };
@@ -43,16 +47,24 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
       const account = p.template.businessAccountId;
       const linked = ctx.liveDevices(auth.workspaceId).filter((d) => chatappConfigOf(d.config)?.businessAccountId === account);
       if (!account || linked.length === 0) {
-        throw new AppError("template_account_unlinked", `Template ${p.template.id} is approved on a business account that is no longer linked; re-link it or use another template`, {
-          template_id: p.template.id,
-          business_account_id: account,
-        });
+        throw new AppError(
+          "template_account_unlinked",
+          `Template ${p.template.id} is approved on a business account that is no longer linked; re-link it or use another template`,
+          {
+            template_id: p.template.id,
+            business_account_id: account,
+          },
+        );
       }
       if (chosenExplicitly && chatappConfigOf(device.config)?.businessAccountId !== account) {
-        throw new AppError("device_account_mismatch", `Device ${device.id} belongs to another business account than template ${p.template.id}; omit device_id or choose a matching template`, {
-          device_id: device.id,
-          template_id: p.template.id,
-        });
+        throw new AppError(
+          "device_account_mismatch",
+          `Device ${device.id} belongs to another business account than template ${p.template.id}; omit device_id or choose a matching template`,
+          {
+            device_id: device.id,
+            template_id: p.template.id,
+          },
+        );
       }
       if (!chosenExplicitly && chatappConfigOf(device.config)?.businessAccountId !== account) {
         device = linked.find((d) => d.status === "active" && (d.blockedCode === null || blocking.onProbation(d))) ?? linked[0];
@@ -106,11 +118,15 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
     }
     const limit = MEDIA_LIMITS[media.type];
     if (size !== null && size > limit) {
-      throw new AppError("media_too_large", `The header ${media.type} is ${size} bytes; the platform's limit for ${media.type}s is ${limit} bytes`, {
-        type: media.type,
-        size,
-        limit,
-      });
+      throw new AppError(
+        "media_too_large",
+        `The header ${media.type} is ${size} bytes; the platform's limit for ${media.type}s is ${limit} bytes`,
+        {
+          type: media.type,
+          size,
+          limit,
+        },
+      );
     }
     return { media, note: null };
   }

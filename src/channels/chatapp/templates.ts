@@ -10,7 +10,13 @@ import type { PlatformTemplate } from "./graph";
 
 export const RECHECK_AFTER_MS = DAY;
 
-const STATUS_OF: Record<string, string> = { APPROVED: "active", PAUSED: "paused", DISABLED: "disabled", PENDING: "pending", REJECTED: "rejected" };
+const STATUS_OF: Record<string, string> = {
+  APPROVED: "active",
+  PAUSED: "paused",
+  DISABLED: "disabled",
+  PENDING: "pending",
+  REJECTED: "rejected",
+};
 export const ourStatus = (platform: string) => STATUS_OF[platform.toUpperCase()] ?? platform.toLowerCase();
 
 export interface Component {
@@ -60,7 +66,12 @@ export function createTemplateSync(ctx: ChatappContext) {
   }
 
   function uniqueCode(workspaceId: number, name: string, language: string): string {
-    const base = `${name}_${language}`.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^[_0-9]+|_+$/g, "").slice(0, 28) || "TEMPLATE";
+    const base =
+      `${name}_${language}`
+        .toUpperCase()
+        .replace(/[^A-Z0-9]+/g, "_")
+        .replace(/^[_0-9]+|_+$/g, "")
+        .slice(0, 28) || "TEMPLATE";
     let code = base;
     for (let n = 2; templates.byCode(workspaceId, code); n++) code = `${base}_${n}`;
     return code;
@@ -124,7 +135,11 @@ export function createTemplateSync(ctx: ChatappContext) {
    * skipped, and one that fails is logged and skipped. Returns what `count` counts: the accounts
    * synced, or the templates fetched.
    */
-  async function syncAccounts(accounts: { workspace_id: number; business_account_id: string }[], count: "accounts" | "templates", failure: string): Promise<number> {
+  async function syncAccounts(
+    accounts: { workspace_id: number; business_account_id: string }[],
+    count: "accounts" | "templates",
+    failure: string,
+  ): Promise<number> {
     let n = 0;
     for (const { workspace_id, business_account_id } of accounts) {
       const device = ctx.numberOfAccount(workspace_id, business_account_id);
@@ -150,7 +165,12 @@ export function createTemplateSync(ctx: ChatappContext) {
     const otherInfo = value.other_info as { title?: string } | undefined;
     const reason = otherInfo?.title ?? (typeof value.reason === "string" && value.reason !== "NONE" ? value.reason : null);
     sqlite.transaction(() => {
-      templates.update(row.id, { status, statusReason: reason, recheckAt: status === "paused" ? clock.now() + RECHECK_AFTER_MS : null, updatedAt: clock.now() });
+      templates.update(row.id, {
+        status,
+        statusReason: reason,
+        recheckAt: status === "paused" ? clock.now() + RECHECK_AFTER_MS : null,
+        updatedAt: clock.now(),
+      });
       announceStatus(row.workspace_id, templates.byId(row.id)!, before.status, reason);
     })();
   }

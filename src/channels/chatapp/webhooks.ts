@@ -20,8 +20,13 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
   function onMessages(value: Record<string, unknown>) {
     const metadata = value.metadata as { phone_number_id?: string } | undefined;
     if (!metadata?.phone_number_id) return;
-    const targets = repo.deviceIdsByPhoneNumberId(metadata.phone_number_id).map((id) => devices.byId(id)!).filter(Boolean);
-    const names = new Map(((value.contacts ?? []) as { wa_id?: string; profile?: { name?: string } }[]).map((c) => [c.wa_id, c.profile?.name ?? null]));
+    const targets = repo
+      .deviceIdsByPhoneNumberId(metadata.phone_number_id)
+      .map((id) => devices.byId(id)!)
+      .filter(Boolean);
+    const names = new Map(
+      ((value.contacts ?? []) as { wa_id?: string; profile?: { name?: string } }[]).map((c) => [c.wa_id, c.profile?.name ?? null]),
+    );
     for (const device of targets) {
       sqlite.transaction(() => {
         for (const m of (value.messages ?? []) as Record<string, any>[]) inbound(device, m, names.get(m.from) ?? null);
@@ -33,19 +38,30 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
   function inbound(device: DeviceRow, m: Record<string, any>, name: string | null) {
     if (typeof m.from !== "string" || !m.from) return;
     const from = toE164(`+${m.from.replace(/^\+/, "")}`) ?? `+${m.from.replace(/^\+/, "")}`;
-    const text: string = m.text?.body ?? m[m.type]?.caption ?? m.button?.text ?? m.interactive?.button_reply?.title ?? m.interactive?.list_reply?.title ?? `[${m.type ?? "message"}]`;
+    const text: string =
+      m.text?.body ??
+      m[m.type]?.caption ??
+      m.button?.text ??
+      m.interactive?.button_reply?.title ??
+      m.interactive?.list_reply?.title ??
+      `[${m.type ?? "message"}]`;
     const at = Number(m.timestamp) * 1000 || clock.now();
-    recordInbound(threads, events, {
-      workspaceId: device.workspaceId,
-      channel: "chatapp",
-      deviceId: device.id,
-      from,
-      fromName: name,
-      body: text,
-      externalId: typeof m.id === "string" ? m.id : null,
-      at,
-      extra: { type: m.type ?? "text" },
-    }, ctx.onInbound);
+    recordInbound(
+      threads,
+      events,
+      {
+        workspaceId: device.workspaceId,
+        channel: "chatapp",
+        deviceId: device.id,
+        from,
+        fromName: name,
+        body: text,
+        externalId: typeof m.id === "string" ? m.id : null,
+        at,
+        extra: { type: m.type ?? "text" },
+      },
+      ctx.onInbound,
+    );
   }
 
   /** One message status: the platform's wire format mapped to a report. */
@@ -67,11 +83,19 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
         applyReport(state, n.id, { status: "delivered", at, detail });
         return;
       case "failed": {
-        const err = (s.errors ?? [])[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined;
+        const err = (s.errors ?? [])[0] as
+          | { code?: number; title?: string; message?: string; error_data?: { details?: string } }
+          | undefined;
         const code = typeof err?.code === "number" ? err.code : null;
         const info = code !== null ? classifyPlatformCode(code) : null;
         const reason = `${err?.title ?? info?.title ?? "failed"}${err?.error_data?.details ? `: ${err.error_data.details}` : ""}`;
-        applyReport(state, n.id, { status: "failed", at, errorCode: code !== null ? String(code) : "platform_failed", reason, detail: `${detail} (${code ?? "?"} ${reason})` });
+        applyReport(state, n.id, {
+          status: "failed",
+          at,
+          errorCode: code !== null ? String(code) : "platform_failed",
+          reason,
+          detail: `${detail} (${code ?? "?"} ${reason})`,
+        });
         if (info?.cls === "block") blocking.block(device, String(code), reason);
         return;
       }
@@ -117,7 +141,10 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
 
     /** Applies one platform webhook delivery: inbound messages, statuses, template status updates. */
     receive(payload: unknown) {
-      const body = payload as { object?: string; entry?: { id?: string; changes?: { field?: string; value?: Record<string, unknown> }[] }[] };
+      const body = payload as {
+        object?: string;
+        entry?: { id?: string; changes?: { field?: string; value?: Record<string, unknown> }[] }[];
+      };
       if (body?.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) return;
       for (const entry of body.entry) {
         for (const change of entry.changes ?? []) {

@@ -65,7 +65,10 @@ const REASON_LIMIT = 200;
 export function providerReason(json: Record<string, unknown>): string {
   if (typeof json.message !== "string") return "";
   // eslint-disable-next-line no-control-regex
-  const flat = json.message.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").replace(/\s+/g, " ").trim();
+  const flat = json.message
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return flat.length > REASON_LIMIT ? `${flat.slice(0, REASON_LIMIT - 1)}…` : flat;
 }
 
@@ -99,7 +102,8 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
     if (!config) return { kind: "permanent", code: "device_not_configured", reason: `cloud device ${device.id} has no provider settings` };
     // Checked at every send (DNS may have changed since registration), and sent to the address checked.
     const checked = await checkOutboundTarget(messagesUrl(config), options.allowPrivateTargets === true);
-    if (checked.problem !== null) return { kind: "permanent", code: "provider_url_refused", reason: `provider base_url ${checked.problem}` };
+    if (checked.problem !== null)
+      return { kind: "permanent", code: "provider_url_refused", reason: `provider base_url ${checked.problem}` };
     const form = new URLSearchParams({ To: n.recipient, Body: n.message });
     if (config.from) form.set("From", config.from);
     if (config.messagingServiceSid) form.set("MessagingServiceSid", config.messagingServiceSid);
@@ -111,7 +115,12 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
       res = await doFetch(checked.target.url, {
         method: "POST",
         ...(checked.target.tls ? { tls: checked.target.tls } : {}),
-        headers: { ...checked.target.headers, authorization: authHeader(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        headers: {
+          ...checked.target.headers,
+          authorization: authHeader(config),
+          "content-type": "application/x-www-form-urlencoded",
+          accept: "application/json",
+        },
         body: form.toString(),
         signal: AbortSignal.timeout(timeoutMs),
         redirect: "manual",
@@ -158,7 +167,8 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
     const found: string[] = [];
     let url: string | null = `${messagesUrl(config)}?${query}`;
     for (let page = 0; url !== null; page++) {
-      if (page >= RECONCILE_MAX_PAGES) throw new Error(`the provider's message list runs past ${RECONCILE_MAX_PAGES} pages for this recipient`);
+      if (page >= RECONCILE_MAX_PAGES)
+        throw new Error(`the provider's message list runs past ${RECONCILE_MAX_PAGES} pages for this recipient`);
       const res = await doFetch(url, {
         headers: { authorization: authHeader(config), accept: "application/json" },
         signal: AbortSignal.timeout(timeoutMs),
@@ -193,7 +203,12 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
  * by every POST parameter name and value, sorted by name; base64.
  */
 export function cloudSignature(authToken: string, url: string, params: Record<string, string>): string {
-  const payload = url + Object.keys(params).sort().map((k) => k + params[k]).join("");
+  const payload =
+    url +
+    Object.keys(params)
+      .sort()
+      .map((k) => k + params[k])
+      .join("");
   return createHmac("sha1", authToken).update(payload).digest("base64");
 }
 

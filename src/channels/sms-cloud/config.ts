@@ -34,7 +34,10 @@ export function cloudConfigFromInput(input: typeof CloudConfigInput.static, fiel
   let from: string | null = null;
   if (input.from_number !== undefined) {
     from = toE164(input.from_number);
-    if (!from) throw new AppError("invalid_phone_number", `Invalid phone number in ${field}.from_number: "${input.from_number}" is not E.164`, { field: `${field}.from_number` });
+    if (!from)
+      throw new AppError("invalid_phone_number", `Invalid phone number in ${field}.from_number: "${input.from_number}" is not E.164`, {
+        field: `${field}.from_number`,
+      });
   }
   const messagingServiceSid = input.messaging_service_sid?.trim() || null;
   if (!from && !messagingServiceSid) {
@@ -58,5 +61,11 @@ export function cloudConfigFromInput(input: typeof CloudConfigInput.static, fiel
 export function cloudConfigOf(config: unknown): CloudConfig | null {
   const c = config as Partial<CloudConfig> | null;
   if (!c || typeof c.accountSid !== "string" || typeof c.authToken !== "string" || typeof c.baseUrl !== "string") return null;
-  return { accountSid: c.accountSid, authToken: c.authToken, from: c.from ?? null, messagingServiceSid: c.messagingServiceSid ?? null, baseUrl: c.baseUrl };
+  return {
+    accountSid: c.accountSid,
+    authToken: c.authToken,
+    from: c.from ?? null,
+    messagingServiceSid: c.messagingServiceSid ?? null,
+    baseUrl: c.baseUrl,
+  };
 }

@@ -15,7 +15,11 @@ export const smsCloud: Channel<"cloud", ChannelAdapter> = {
   config: {
     key: "cloud",
     schema: CloudConfigInput,
-    example: { name: "Main line", kind: "cloud", cloud: { account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "your-auth-token", from_number: "+15005550006" } },
+    example: {
+      name: "Main line",
+      kind: "cloud",
+      cloud: { account_sid: "AC0123456789abcdef0123456789abcdef", auth_token: "your-auth-token", from_number: "+15005550006" },
+    },
     fromInput(input, field) {
       const stored = cloudConfigFromInput(input as typeof CloudConfigInput.static, field);
       return { stored, phoneNumber: stored.from, outbound: { url: stored.baseUrl, field: `${field}.base_url` } };

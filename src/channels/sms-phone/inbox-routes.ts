@@ -52,7 +52,11 @@ export function inboxRoutes(mobile: MobileService, s: ChannelRouteContext) {
         const since = instant(body.since, "since");
         const until = instant(body.until, "until");
         if (since >= until) {
-          throw new AppError("validation_error", "Invalid body field 'until': must be after since", { field: "until", location: "body", reason: "must be after since" });
+          throw new AppError("validation_error", "Invalid body field 'until': must be after since", {
+            field: "until",
+            location: "body",
+            reason: "must be after since",
+          });
         }
         if (until - since > INBOX_REFRESH_MAX_DAYS * DAY) {
           const reason = `the period may span at most ${INBOX_REFRESH_MAX_DAYS} days`;

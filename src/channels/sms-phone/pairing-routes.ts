@@ -22,16 +22,21 @@ export function pairingRoutes(s: ChannelRouteContext) {
   return new Elysia({ prefix: "/v1/api/device/pairing", tags: ["Devices"] })
     .use(declaredAuth())
     .use(models)
-    .get("", async ({ auth, request, server }) => ok(await pairingInfo(`${publicBase(s, request, server)}/mobile/v1`, token(auth.workspaceId)), "Pairing info"), {
-      response: { 200: PairingResponse, ...errorResponses() },
-      auth: "apiKey",
-      detail: {
-        summary: "How to pair a phone",
-        description:
-          "The URL and pairing token to enter in the SMS Gateway for Android app (Settings → Cloud Server; pick \"SSE Only\"), and a QR code of both. " +
-          "The URL comes from PIGEON_PUBLIC_URL, else the address this request used (as X-Forwarded-Proto/-Host say when the caller is a proxy in PIGEON_TRUSTED_PROXIES); release builds of the app need HTTPS.",
+    .get(
+      "",
+      async ({ auth, request, server }) =>
+        ok(await pairingInfo(`${publicBase(s, request, server)}/mobile/v1`, token(auth.workspaceId)), "Pairing info"),
+      {
+        response: { 200: PairingResponse, ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "How to pair a phone",
+          description:
+            'The URL and pairing token to enter in the SMS Gateway for Android app (Settings → Cloud Server; pick "SSE Only"), and a QR code of both. ' +
+            "The URL comes from PIGEON_PUBLIC_URL, else the address this request used (as X-Forwarded-Proto/-Host say when the caller is a proxy in PIGEON_TRUSTED_PROXIES); release builds of the app need HTTPS.",
+        },
       },
-    })
+    )
     .post(
       "/rotate",
       async ({ auth, request, server }) => {
@@ -41,7 +46,10 @@ export function pairingRoutes(s: ChannelRouteContext) {
       {
         response: { 200: PairingResponse, ...errorResponses() },
         auth: "apiKey",
-        detail: { summary: "Rotate the pairing token", description: "Issues a new pairing token; the old one stops pairing new phones at once. Phones already paired keep working." },
+        detail: {
+          summary: "Rotate the pairing token",
+          description: "Issues a new pairing token; the old one stops pairing new phones at once. Phones already paired keep working.",
+        },
       },
     );
 }

@@ -43,7 +43,8 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
         if (!byPairingToken(value)) throw unauthorized("Unknown pairing token");
         return;
       case "basic":
-        if (!repo.workspaceByLogin(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")) throw unauthorized("Wrong login or password");
+        if (!repo.workspaceByLogin(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? ""))
+          throw unauthorized("Wrong login or password");
         return;
       case "code": {
         const expiresAt = repo.codeExpiry(secrets.digest(value));
@@ -102,7 +103,9 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
   function credentials(workspaceId: number): { login: string; password?: string } {
     const ws = repo.workspaceById(workspaceId)!;
     if (ws.mobile_login && ws.mobile_password_hash) return { login: ws.mobile_login };
-    const login = nanoid(6).toUpperCase().replace(/[^A-Z0-9]/g, "X");
+    const login = nanoid(6)
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, "X");
     const password = nanoid(14).toLowerCase();
     repo.setCredentials(workspaceId, login, Bun.password.hashSync(password, PASSWORD_HASH));
     return { login, password };
@@ -129,7 +132,16 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
         repo.reissueToken(returning.id, sha256Hex(token), body.pushToken ?? null, appVersion, now);
       } else {
         id = nanoid(21);
-        repo.insertDevice({ workspaceId, name, externalId: id, tokenHash: sha256Hex(token), pushToken: body.pushToken ?? null, simCards, appVersion, at: now });
+        repo.insertDevice({
+          workspaceId,
+          name,
+          externalId: id,
+          tokenHash: sha256Hex(token),
+          pushToken: body.pushToken ?? null,
+          simCards,
+          appVersion,
+          at: now,
+        });
       }
       return { id, ...credentials(workspaceId) };
     })();
@@ -154,7 +166,11 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
     const ws = repo.workspaceById(device.workspaceId)!;
     if (!(await checkPassword(ws, body.currentPassword))) throw unauthorized("Current password is wrong");
     if (body.newPassword.length < 14) {
-      throw new AppError("validation_error", "newPassword must be at least 14 characters", { field: "newPassword", location: "body", reason: "must be at least 14 characters" });
+      throw new AppError("validation_error", "newPassword must be at least 14 characters", {
+        field: "newPassword",
+        location: "body",
+        reason: "must be at least 14 characters",
+      });
     }
     repo.setPassword(ws.id, await Bun.password.hash(body.newPassword, PASSWORD_HASH));
   }

@@ -83,13 +83,18 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     if (!device?.webhookKey) throw unauthorized("Unknown device or no signing key provisioned");
     const timestamp = headers.get("x-timestamp") ?? "";
     const signature = headers.get("x-signature") ?? "";
-    const expected = createHmac("sha256", device.webhookKey).update(raw + timestamp).digest("hex");
+    const expected = createHmac("sha256", device.webhookKey)
+      .update(raw + timestamp)
+      .digest("hex");
     if (signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
       throw unauthorized("Bad X-Signature");
     }
     const seconds = Number(timestamp);
     if (!/^\d+$/.test(timestamp) || Math.abs(clock.now() / 1000 - seconds) > WEBHOOK_SKEW_S) {
-      throw new AppError("validation_error", "X-Timestamp is missing or too far from the server's clock (replay refused)", { field: "X-Timestamp", location: "headers" });
+      throw new AppError("validation_error", "X-Timestamp is missing or too far from the server's clock (replay refused)", {
+        field: "X-Timestamp",
+        location: "headers",
+      });
     }
     if (typeof body.id !== "string" || typeof body.event !== "string" || !body.payload || typeof body.payload !== "object") {
       throw new AppError("validation_error", "Webhook needs id, event and payload", { field: "body", location: "body" });
@@ -113,16 +118,21 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         if (!sender || body === null) return;
         const from = toE164(sender) ?? sender;
         const at = Date.parse(text("receivedAt") ?? "") || clock.now();
-        recordInbound(threads, events, {
-          workspaceId: device.workspaceId,
-          channel: "sms",
-          deviceId: device.id,
-          from,
-          body,
-          externalId: messageId,
-          at,
-          sameContentIsDuplicate: true,
-        }, deps.onInbound);
+        recordInbound(
+          threads,
+          events,
+          {
+            workspaceId: device.workspaceId,
+            channel: "sms",
+            deviceId: device.id,
+            from,
+            body,
+            externalId: messageId,
+            at,
+            sameContentIsDuplicate: true,
+          },
+          deps.onInbound,
+        );
         return;
       }
       case "mms:received":
@@ -151,7 +161,8 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
   }
 
   const text = (p: Record<string, unknown>, k: string) => (typeof p[k] === "string" ? (p[k] as string) : null);
-  const count = (p: Record<string, unknown>, k: string) => (typeof p[k] === "number" && Number.isFinite(p[k]) ? Math.round(p[k] as number) : null);
+  const count = (p: Record<string, unknown>, k: string) =>
+    typeof p[k] === "number" && Number.isFinite(p[k]) ? Math.round(p[k] as number) : null;
   const senderOf = (p: Record<string, unknown>) => {
     const sender = text(p, "sender") ?? text(p, "phoneNumber");
     return sender ? (toE164(sender) ?? sender) : null;
@@ -179,17 +190,22 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       attachments: null,
     };
     const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
-    recordInbound(threads, events, {
-      workspaceId: device.workspaceId,
-      channel: "sms",
-      deviceId: device.id,
-      from,
-      body: subject || MMS_PLACEHOLDER,
-      externalId: `mms:${externalId}`,
-      meta,
-      at,
-      extra: { mms: mmsEventData(meta) },
-    }, deps.onInbound);
+    recordInbound(
+      threads,
+      events,
+      {
+        workspaceId: device.workspaceId,
+        channel: "sms",
+        deviceId: device.id,
+        from,
+        body: subject || MMS_PLACEHOLDER,
+        externalId: `mms:${externalId}`,
+        meta,
+        at,
+        extra: { mms: mmsEventData(meta) },
+      },
+      deps.onInbound,
+    );
   }
 
   /**
@@ -231,17 +247,22 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       return;
     }
     const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments };
-    recordInbound(threads, events, {
-      workspaceId: device.workspaceId,
-      channel: "sms",
-      deviceId: device.id,
-      from,
-      body,
-      externalId: `mms-content:${downloadId}`,
-      meta,
-      at,
-      extra: { mms: mmsEventData(meta) },
-    }, deps.onInbound);
+    recordInbound(
+      threads,
+      events,
+      {
+        workspaceId: device.workspaceId,
+        channel: "sms",
+        deviceId: device.id,
+        from,
+        body,
+        externalId: `mms-content:${downloadId}`,
+        meta,
+        at,
+        extra: { mms: mmsEventData(meta) },
+      },
+      deps.onInbound,
+    );
   }
 
   /**
@@ -254,10 +275,22 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const health = readPing(p, clock.now());
     if (!health) return;
     // Every report, as the app sent it, for those who subscribed to the app's system:ping.
-    events.emitIfWanted(device.workspaceId, "device.ping", { device_id: device.id, name: device.name, kind: device.kind, health: p.health });
+    events.emitIfWanted(device.workspaceId, "device.ping", {
+      device_id: device.id,
+      name: device.name,
+      kind: device.kind,
+      health: p.health,
+    });
     const reasons = unhealthyReasons(health);
     const was = device.unhealthyReasons;
-    const data = { device_id: device.id, name: device.name, kind: device.kind, battery_level: health.batteryLevel, charging: health.charging, connected: health.connected };
+    const data = {
+      device_id: device.id,
+      name: device.name,
+      kind: device.kind,
+      battery_level: health.batteryLevel,
+      charging: health.charging,
+      connected: health.connected,
+    };
     if (reasons.length > 0 && !was) {
       events.emit(device.workspaceId, "device.unhealthy", { ...data, reasons });
     } else if (reasons.length === 0 && was) {

@@ -11,7 +11,15 @@ const CANCEL_AWARE = [1, 67, 0];
 /** The first app version that re-posts its inbox on MessagesExportRequested (CHANGELOG 1.28.0). */
 export const INBOX_EXPORT_SINCE = "1.28.0";
 
-export const PHONE_WEBHOOK_EVENTS = ["sms:received", "sms:sent", "sms:delivered", "sms:failed", "mms:received", "mms:downloaded", "system:ping"] as const;
+export const PHONE_WEBHOOK_EVENTS = [
+  "sms:received",
+  "sms:sent",
+  "sms:delivered",
+  "sms:failed",
+  "mms:received",
+  "mms:downloaded",
+  "system:ping",
+] as const;
 export const PHONE_WEBHOOK_PATH = "/mobile/v1/webhook";
 
 /** The app version from `User-Agent: me.capcom.smsgateway/1.68.0`, or null. */

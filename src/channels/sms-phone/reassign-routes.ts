@@ -10,7 +10,12 @@ import type { MobileService } from "./service";
 const ReassignBody = t.Object(
   {
     to_device_id: t.Optional(
-      t.Nullable(t.Integer({ minimum: 1, description: "The online paired phone to move them to; default: the most recently seen other online phone of the workspace" })),
+      t.Nullable(
+        t.Integer({
+          minimum: 1,
+          description: "The online paired phone to move them to; default: the most recently seen other online phone of the workspace",
+        }),
+      ),
     ),
     include_pulled: t.Optional(
       t.Boolean({
@@ -47,8 +52,12 @@ export function reassignRoutes(mobile: MobileService) {
       "/:device_id/reassign",
       ({ auth, params, body }) => {
         const result = mobile.reassign(auth.workspaceId, params.device_id, body?.to_device_id ?? null, body?.include_pulled ?? false);
-        const left = result.pulled_left > 0 ? `; ${result.pulled_left} downloaded by the phone stay with it (include_pulled moves them)` : "";
-        return ok(result, `${result.moved} message(s) moved to device ${result.to_device_id}${left}${result.warning ? `; ${result.warning}` : ""}`);
+        const left =
+          result.pulled_left > 0 ? `; ${result.pulled_left} downloaded by the phone stay with it (include_pulled moves them)` : "";
+        return ok(
+          result,
+          `${result.moved} message(s) moved to device ${result.to_device_id}${left}${result.warning ? `; ${result.warning}` : ""}`,
+        );
       },
       {
         parse: "json",

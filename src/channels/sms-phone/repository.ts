@@ -46,8 +46,12 @@ export const PHONE_QUEUE_SQL = {
 };
 
 export function createPhoneRepository(sqlite: Database) {
-  const byToken: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'");
-  const byExternal: Statement<DeviceIdRow, [string]> = sqlite.prepare("SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'");
+  const byToken: Statement<DeviceIdRow, [string]> = sqlite.prepare(
+    "SELECT id FROM device WHERE token_hash = ? AND deleted_at IS NULL AND kind = 'sms'",
+  );
+  const byExternal: Statement<DeviceIdRow, [string]> = sqlite.prepare(
+    "SELECT id FROM device WHERE external_id = ? AND deleted_at IS NULL AND kind = 'sms'",
+  );
   const updateDevice = sqlite.prepare("UPDATE device SET push_token = ?, sim_cards = coalesce(?, sim_cards), updated_at = ? WHERE id = ?");
   const presence = sqlite.prepare("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?");
   const appVersion = sqlite.prepare<{ app_version: string | null }, [number]>("SELECT app_version FROM device WHERE id = ?");
@@ -78,9 +82,15 @@ export function createPhoneRepository(sqlite: Database) {
 
   const handedAgain: Statement<NotificationRecord, [number]> = sqlite.prepare(PHONE_QUEUE_SQL.handedAgain);
   // Expedited messages (priority 100 and above) apart from the rest: they skip the phone's pacing.
-  const waitingExpedited: Statement<NotificationRecord, [number, number, number, number, number]> = sqlite.prepare(PHONE_QUEUE_SQL.waitingExpedited);
-  const waitingPaced: Statement<NotificationRecord, [number, number, number, number, number]> = sqlite.prepare(PHONE_QUEUE_SQL.waitingPaced);
-  const livePhones: Statement<DeviceIdRow, []> = sqlite.prepare("SELECT id FROM device WHERE kind = 'sms' AND deleted_at IS NULL ORDER BY id");
+  const waitingExpedited: Statement<NotificationRecord, [number, number, number, number, number]> = sqlite.prepare(
+    PHONE_QUEUE_SQL.waitingExpedited,
+  );
+  const waitingPaced: Statement<NotificationRecord, [number, number, number, number, number]> = sqlite.prepare(
+    PHONE_QUEUE_SQL.waitingPaced,
+  );
+  const livePhones: Statement<DeviceIdRow, []> = sqlite.prepare(
+    "SELECT id FROM device WHERE kind = 'sms' AND deleted_at IS NULL ORDER BY id",
+  );
   const cancelling: Statement<NotificationRecord, [number]> = sqlite.prepare(
     `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
   );
@@ -88,8 +98,12 @@ export function createPhoneRepository(sqlite: Database) {
   const handedSince: Statement<{ n: number }, [number, number, number]> = sqlite.prepare(
     "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ? AND priority < ?",
   );
-  const markHanded = sqlite.prepare("UPDATE notification SET dispatched_at = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND dispatched_at IS NULL");
-  const markProcessed = sqlite.prepare("UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'");
+  const markHanded = sqlite.prepare(
+    "UPDATE notification SET dispatched_at = ?, attempts = attempts + 1, updated_at = ? WHERE id = ? AND dispatched_at IS NULL",
+  );
+  const markProcessed = sqlite.prepare(
+    "UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'",
+  );
   const clearCancel = sqlite.prepare("UPDATE notification SET cancel_pending = 0, updated_at = ? WHERE id = ? AND cancel_pending = 1");
   const markCancelPending = sqlite.prepare("UPDATE notification SET cancel_pending = 1 WHERE id = ?");
   const byPhoneId: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
@@ -125,16 +139,24 @@ export function createPhoneRepository(sqlite: Database) {
   const allPairing: Statement<WorkspaceAuthRow & Pick<RawRow<typeof workspace>, "pairing_token">, []> = sqlite.prepare(
     "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
   );
-  const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?");
-  const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?");
+  const wsByLogin: Statement<WorkspaceAuthRow, [string]> = sqlite.prepare(
+    "SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?",
+  );
+  const wsById: Statement<WorkspaceAuthRow, [number]> = sqlite.prepare(
+    "SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?",
+  );
   const setCredentials = sqlite.prepare("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?");
   const setPassword = sqlite.prepare("UPDATE workspace SET mobile_password_hash = ? WHERE id = ?");
   const insertCode = sqlite.prepare("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?)");
-  const takeCode: Statement<CodeRow, [string]> = sqlite.prepare("DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at");
+  const takeCode: Statement<CodeRow, [string]> = sqlite.prepare(
+    "DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at",
+  );
   const pruneCodes = sqlite.prepare("DELETE FROM mobile_code WHERE expires_at < ?");
   const peekCode: Statement<Pick<CodeRow, "expires_at">, [string]> = sqlite.prepare("SELECT expires_at FROM mobile_code WHERE code = ?");
 
-  const seenEvent = sqlite.prepare("INSERT INTO phone_event (id, device_id, event, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING");
+  const seenEvent = sqlite.prepare(
+    "INSERT INTO phone_event (id, device_id, event, received_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+  );
 
   return {
     // Devices
@@ -162,7 +184,8 @@ export function createPhoneRepository(sqlite: Database) {
       setKey.run(sealedKey, id);
     },
     insertDevice(d: NewPhoneDevice): number {
-      return insertDevice.get(d.workspaceId, d.name, d.externalId, d.tokenHash, d.pushToken, d.simCards, d.appVersion, d.at, d.at, d.at)!.id;
+      return insertDevice.get(d.workspaceId, d.name, d.externalId, d.tokenHash, d.pushToken, d.simCards, d.appVersion, d.at, d.at, d.at)!
+        .id;
     },
 
     /** The live phone of the workspace with this name and SIM list (JSON as stored), if any. */
@@ -208,9 +231,11 @@ export function createPhoneRepository(sqlite: Database) {
     /** Offline phones with messages still waiting on them. */
     offlineWithWaiting: (): number[] => offlineWithWaiting.all().map((r) => r.device_id),
     /** Another usable phone of the workspace heard from since `seenSince`, most recently seen first. */
-    onlinePhoneBesides: (workspaceId: number, deviceId: number, seenSince: number): number | null => onlinePhone.get(workspaceId, deviceId, seenSince)?.id ?? null,
+    onlinePhoneBesides: (workspaceId: number, deviceId: number, seenSince: number): number | null =>
+      onlinePhone.get(workspaceId, deviceId, seenSince)?.id ?? null,
     /** Messages on a phone it has not taken up yet (never reported Processed), and whether it downloaded each. */
-    waitingOn: (deviceId: number): { id: number; pulled: boolean }[] => waitingOn.all(deviceId).map((r) => ({ id: r.id, pulled: r.dispatched_at !== null })),
+    waitingOn: (deviceId: number): { id: number; pulled: boolean }[] =>
+      waitingOn.all(deviceId).map((r) => ({ id: r.id, pulled: r.dispatched_at !== null })),
     /** Moves one waiting message to another phone under a new phone id; whether it moved. */
     moveTo: (id: number, fromDeviceId: number, toDeviceId: number, phoneId: string, at: number): boolean =>
       moveTo.run(toDeviceId, phoneId, at, id, fromDeviceId).changes > 0,
@@ -239,7 +264,8 @@ export function createPhoneRepository(sqlite: Database) {
 
     // Webhooks
     /** Records a webhook event id; false when it was seen before. */
-    firstDelivery: (eventId: string, deviceId: number, event: string, at: number): boolean => seenEvent.run(eventId, deviceId, event, at).changes > 0,
+    firstDelivery: (eventId: string, deviceId: number, event: string, at: number): boolean =>
+      seenEvent.run(eventId, deviceId, event, at).changes > 0,
   };
 }
 

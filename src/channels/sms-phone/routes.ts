@@ -40,7 +40,12 @@ const PatchMessageBody = t.Array(
       id: t.String({ minLength: 1, maxLength: 36 }),
       state: t.String(),
       recipients: t.Optional(
-        t.Array(t.Object({ phoneNumber: t.Optional(t.String()), state: t.Optional(t.String()), error: t.Optional(t.Nullable(t.String())) }, { additionalProperties: true })),
+        t.Array(
+          t.Object(
+            { phoneNumber: t.Optional(t.String()), state: t.Optional(t.String()), error: t.Optional(t.Nullable(t.String())) },
+            { additionalProperties: true },
+          ),
+        ),
       ),
       states: t.Optional(t.Record(t.String(), t.String())),
     },
@@ -52,7 +57,11 @@ const OrderQuery = t.Object({ order: t.Optional(t.String()) });
 
 const PasswordBody = t.Object({ currentPassword: t.String(), newPassword: t.String() });
 
-const MobileError = t.Object({ message: t.String(), code: t.Integer(), data: t.Object({ error_code: t.String() }, { additionalProperties: true }) });
+const MobileError = t.Object({
+  message: t.String(),
+  code: t.Integer(),
+  data: t.Object({ error_code: t.String() }, { additionalProperties: true }),
+});
 const MobileMessage = t.Object({
   id: t.String(),
   message: t.String(),
@@ -61,8 +70,12 @@ const MobileMessage = t.Object({
   isEncrypted: t.Optional(t.Boolean()),
   simNumber: t.Optional(t.Integer({ minimum: 1, maximum: 3, description: "The SIM to send from; absent: the phone's own choice" })),
   withDeliveryReport: t.Optional(t.Boolean({ description: "Whether to ask the carrier for a delivery report" })),
-  priority: t.Optional(t.Integer({ minimum: -128, maximum: 127, description: "Higher first; 100 and above skips the app's limits and delays" })),
-  validUntil: t.Optional(t.String({ format: "date-time", description: "The app fails the message with \"TTL expired\" if it has not sent it by then" })),
+  priority: t.Optional(
+    t.Integer({ minimum: -128, maximum: 127, description: "Higher first; 100 and above skips the app's limits and delays" }),
+  ),
+  validUntil: t.Optional(
+    t.String({ format: "date-time", description: 'The app fails the message with "TTL expired" if it has not sent it by then' }),
+  ),
   state: t.Union([t.Literal("Pending"), t.Literal("Cancelling")]),
   createdAt: t.String({ description: "Always three fraction digits" }),
 });
@@ -85,7 +98,11 @@ type Responses = Record<string, { description: string; content?: Record<string, 
 /** OpenAPI responses of a phone route: its success, and errors in the app's own shape. */
 function responses(status: number, description: string, schema?: object, errors: number[] = [400, 401]): Responses {
   const out: Responses = { [status]: { description, ...(schema ? { content: { "application/json": { schema } } } : {}) } };
-  for (const e of errors) out[e] = { description: e === 401 ? "Unknown or missing credentials (the app re-registers on 401 from PATCH /device)" : `Error ${e}`, content: { "application/json": { schema: MobileError } } };
+  for (const e of errors)
+    out[e] = {
+      description: e === 401 ? "Unknown or missing credentials (the app re-registers on 401 from PATCH /device)" : `Error ${e}`,
+      content: { "application/json": { schema: MobileError } },
+    };
   return out;
 }
 
@@ -103,67 +120,83 @@ export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Requ
 export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
   const pull = ({ device, request, query }: { device: DeviceRow; request: Request; query: { order?: string } }) =>
     mobile.messagesFor(device, query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
-  const detail = (summary: string, description: string, res: Responses) => ({ summary, description, tags: ["Phone (companion app)"], responses: res });
-  return new Elysia({ prefix: "/mobile/v1" })
-    .use(declaredAuth(mobile.authenticateDevice))
-    .post(
-      "/device",
-      async ({ request, body, set, server }) => {
-        // Codes are six digits and passwords can be guessed: failures are throttled per address.
-        const registered = await s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.register(request.headers, body));
-        set.status = 201;
-        return registered;
-      },
-      {
-        parse: "json",
-        body: RegisterBody,
-        auth: "phoneSignUp",
-        detail: detail(
-          "Register a phone",
-          "Authorization: `Bearer <pairing token>` (the app's private token), `Basic login:password`, or `Code <one-time code>`. 201 `{id, token, login, password?}`.",
-          responses(201, "Registered", t.Object({ id: t.String(), token: t.String(), login: t.String(), password: t.Optional(t.String()) })),
-        ),
-      },
-    )
-    .get(
-      "/device",
-      ({ request, server }) => {
-        let device = null;
-        try {
-          device = mobile.authenticateDevice(request.headers);
-        } catch {
-          // The bearer is optional here; the app only reads externalIp.
-        }
-        const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-        const externalIp = forwarded || server?.requestIP(request)?.address || "127.0.0.1";
-        return { externalIp, ...(device ? { device: mobile.presentDevice(device) } : {}) };
-      },
-      {
-        auth: "phoneOptional",
-        detail: detail(
-          "The phone's view of itself",
-          "`{externalIp, device?}`; the Bearer device token is optional.",
-          responses(200, "The caller's address", t.Object({ externalIp: t.String(), device: t.Optional(t.Object({}, { additionalProperties: true })) }), []),
-        ),
-      },
-    )
-    .patch(
-      "/device",
-      ({ device, body, set }) => {
-        mobile.updateOwnDevice(device, body);
-        set.status = 204;
-      },
-      {
-        parse: "json",
-        body: PatchDeviceBody,
-        auth: "phone",
-        detail: detail("Update the phone's push token and SIM cards", "A body without `pushToken` (the app leaves a null out) clears it: the phone uses its event stream. 403 when `id` is another device's; 401 makes the app register again.", responses(204, "Updated", undefined, [400, 401, 403])),
-      },
-    )
-    .get(
-      "/message",
-      pull,
-      {
+  const detail = (summary: string, description: string, res: Responses) => ({
+    summary,
+    description,
+    tags: ["Phone (companion app)"],
+    responses: res,
+  });
+  return (
+    new Elysia({ prefix: "/mobile/v1" })
+      .use(declaredAuth(mobile.authenticateDevice))
+      .post(
+        "/device",
+        async ({ request, body, set, server }) => {
+          // Codes are six digits and passwords can be guessed: failures are throttled per address.
+          const registered = await s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.register(request.headers, body));
+          set.status = 201;
+          return registered;
+        },
+        {
+          parse: "json",
+          body: RegisterBody,
+          auth: "phoneSignUp",
+          detail: detail(
+            "Register a phone",
+            "Authorization: `Bearer <pairing token>` (the app's private token), `Basic login:password`, or `Code <one-time code>`. 201 `{id, token, login, password?}`.",
+            responses(
+              201,
+              "Registered",
+              t.Object({ id: t.String(), token: t.String(), login: t.String(), password: t.Optional(t.String()) }),
+            ),
+          ),
+        },
+      )
+      .get(
+        "/device",
+        ({ request, server }) => {
+          let device = null;
+          try {
+            device = mobile.authenticateDevice(request.headers);
+          } catch {
+            // The bearer is optional here; the app only reads externalIp.
+          }
+          const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+          const externalIp = forwarded || server?.requestIP(request)?.address || "127.0.0.1";
+          return { externalIp, ...(device ? { device: mobile.presentDevice(device) } : {}) };
+        },
+        {
+          auth: "phoneOptional",
+          detail: detail(
+            "The phone's view of itself",
+            "`{externalIp, device?}`; the Bearer device token is optional.",
+            responses(
+              200,
+              "The caller's address",
+              t.Object({ externalIp: t.String(), device: t.Optional(t.Object({}, { additionalProperties: true })) }),
+              [],
+            ),
+          ),
+        },
+      )
+      .patch(
+        "/device",
+        ({ device, body, set }) => {
+          mobile.updateOwnDevice(device, body);
+          set.status = 204;
+        },
+        {
+          parse: "json",
+          body: PatchDeviceBody,
+          auth: "phone",
+          detail: detail(
+            "Update the phone's push token and SIM cards",
+            "A body without `pushToken` (the app leaves a null out) clears it: the phone uses its event stream. 403 when `id` is another device's; 401 makes the app register again.",
+            responses(204, "Updated", undefined, [400, 401, 403]),
+          ),
+        },
+      )
+      .get("/message", pull, {
         query: OrderQuery,
         auth: "phone",
         detail: detail(
@@ -171,96 +204,117 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
           "Due pending messages (at most 100, within the phone's per-minute pacing), and `Cancelling` items for app versions ≥ 1.67.0. Reading changes no state.",
           responses(200, "The phone's work", t.Array(MobileMessage)),
         ),
-      },
-    )
-    // The official server also answers on /messages; some app builds call it.
-    .get("/messages", pull, { query: OrderQuery, auth: "phone", detail: { hide: true } })
-    .patch(
-      "/message",
-      ({ device, body, set }) => {
-        mobile.patchMessages(device, body as PatchItem[]);
-        set.status = 204;
-      },
-      {
-        parse: "json",
-        body: PatchMessageBody,
+      })
+      // The official server also answers on /messages; some app builds call it.
+      .get("/messages", pull, { query: OrderQuery, auth: "phone", detail: { hide: true } })
+      .patch(
+        "/message",
+        ({ device, body, set }) => {
+          mobile.patchMessages(device, body as PatchItem[]);
+          set.status = 204;
+        },
+        {
+          parse: "json",
+          body: PatchMessageBody,
+          auth: "phone",
+          detail: detail(
+            "Report message states",
+            "`[{id, state, recipients, states}]`; Processed keeps it pending, Sent/Delivered/Failed/Cancelled move it. Idempotent; 204 even for unknown ids.",
+            responses(204, "Recorded"),
+          ),
+        },
+      )
+      .get("/webhooks", ({ device, request, server }) => mobile.webhooks(device, publicBase(s, request, server)), {
         auth: "phone",
         detail: detail(
-          "Report message states",
-          "`[{id, state, recipients, states}]`; Processed keeps it pending, Sent/Delivered/Failed/Cancelled move it. Idempotent; 204 even for unknown ids.",
-          responses(204, "Recorded"),
+          "Webhooks the phone should call",
+          "Pigeon's own receiver for sms:received, sms:sent, sms:delivered, sms:failed, mms:received, mms:downloaded and system:ping, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
+          responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
         ),
-      },
-    )
-    .get("/webhooks", ({ device, request, server }) => mobile.webhooks(device, publicBase(s, request, server)), {
-      auth: "phone",
-      detail: detail(
-        "Webhooks the phone should call",
-        "Pigeon's own receiver for sms:received, sms:sent, sms:delivered, sms:failed, mms:received, mms:downloaded and system:ping, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
-        responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
-      ),
-    })
-    .get("/settings", ({ device }) => mobile.settings(device), {
-      auth: "phone",
-      detail: detail(
-        "Settings for the phone",
-        "Only what the user chose in Pigeon (`POST /v1/api/device/update`): `messages.send_interval_min`/`send_interval_max` once either was set, `messages.limit_period`/`limit_value` once `send_limit_per_minute` was set. The app keeps its own value for every key left out, so SIM selection, processing order, ping and webhook retries stay the phone's choice. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
-        responses(200, "Settings sections, snake_case", PhoneSettings),
-      ),
-    })
-    .get(
-      "/events",
-      ({ device, request, server }) => {
-        return new Response(mobile.openEvents(device, publicBase(s, request, server)), {
-          headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
-        });
-      },
-      {
+      })
+      .get("/settings", ({ device }) => mobile.settings(device), {
         auth: "phone",
-        detail: detail("Server-Sent Events", "MessageEnqueued, MessageCancelled, WebhooksUpdated, SettingsUpdated; a `:keepalive` comment every 15 s.", {
-          ...responses(200, "text/event-stream"),
-          200: { description: "An event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
-        }),
-      },
-    )
-    .get("/user/code", ({ request, server }) => s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.oneTimeCode(request.headers)), {
-      auth: "phoneLogin",
-      detail: detail(
-        "A one-time sign-in code",
-        "Basic login:password; the code lets another phone register with `Authorization: Code <code>` within 60 s.",
-        responses(200, "The code", t.Object({ code: t.String(), validUntil: t.String() })),
-      ),
-    })
-    .patch(
-      "/user/password",
-      async ({ device, body, set }) => {
-        await mobile.changePassword(device, body);
-        set.status = 204;
-      },
-      {
-        parse: "json",
-        body: PasswordBody,
-        auth: "phone",
-        detail: detail("Change the app login's password", "`{currentPassword, newPassword}` (at least 14 characters); 401 when the current one is wrong.", responses(204, "Changed")),
-      },
-    )
-    .post(
-      "/webhook",
-      ({ request, set }) => {
-        mobile.receiveWebhook(rawBodyOf(request), request.headers);
-        set.status = 204;
-      },
-      {
-        auth: "phoneSigned",
         detail: detail(
-          "Events the phone posts",
-          "sms:received, sms:sent, sms:delivered, sms:failed (and sms:cancelled), mms:received, mms:downloaded and system:ping, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). " +
-            "Stale timestamps and bad signatures are refused; a repeated event id changes nothing. A received SMS or MMS the thread already has (same phone id; for SMS also same sender, time and text) is not stored again. " +
-            "system:ping's `health` checks are kept as the device's reported health (GET /v1/api/device/{device_id}/health).",
-          responses(204, "Received"),
+          "Settings for the phone",
+          "Only what the user chose in Pigeon (`POST /v1/api/device/update`): `messages.send_interval_min`/`send_interval_max` once either was set, `messages.limit_period`/`limit_value` once `send_limit_per_minute` was set. The app keeps its own value for every key left out, so SIM selection, processing order, ping and webhook retries stay the phone's choice. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
+          responses(200, "Settings sections, snake_case", PhoneSettings),
         ),
-        parse: "json",
-        body: t.Object({ id: t.String(), webhookId: t.Optional(t.String()), event: t.String(), deviceId: t.String(), payload: t.Object({}, { additionalProperties: true }) }, { additionalProperties: true }),
-      },
-    );
+      })
+      .get(
+        "/events",
+        ({ device, request, server }) => {
+          return new Response(mobile.openEvents(device, publicBase(s, request, server)), {
+            headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
+          });
+        },
+        {
+          auth: "phone",
+          detail: detail(
+            "Server-Sent Events",
+            "MessageEnqueued, MessageCancelled, WebhooksUpdated, SettingsUpdated; a `:keepalive` comment every 15 s.",
+            {
+              ...responses(200, "text/event-stream"),
+              200: { description: "An event stream", content: { "text/event-stream": { schema: { type: "string" } } } },
+            },
+          ),
+        },
+      )
+      .get(
+        "/user/code",
+        ({ request, server }) => s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.oneTimeCode(request.headers)),
+        {
+          auth: "phoneLogin",
+          detail: detail(
+            "A one-time sign-in code",
+            "Basic login:password; the code lets another phone register with `Authorization: Code <code>` within 60 s.",
+            responses(200, "The code", t.Object({ code: t.String(), validUntil: t.String() })),
+          ),
+        },
+      )
+      .patch(
+        "/user/password",
+        async ({ device, body, set }) => {
+          await mobile.changePassword(device, body);
+          set.status = 204;
+        },
+        {
+          parse: "json",
+          body: PasswordBody,
+          auth: "phone",
+          detail: detail(
+            "Change the app login's password",
+            "`{currentPassword, newPassword}` (at least 14 characters); 401 when the current one is wrong.",
+            responses(204, "Changed"),
+          ),
+        },
+      )
+      .post(
+        "/webhook",
+        ({ request, set }) => {
+          mobile.receiveWebhook(rawBodyOf(request), request.headers);
+          set.status = 204;
+        },
+        {
+          auth: "phoneSigned",
+          detail: detail(
+            "Events the phone posts",
+            "sms:received, sms:sent, sms:delivered, sms:failed (and sms:cancelled), mms:received, mms:downloaded and system:ping, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). " +
+              "Stale timestamps and bad signatures are refused; a repeated event id changes nothing. A received SMS or MMS the thread already has (same phone id; for SMS also same sender, time and text) is not stored again. " +
+              "system:ping's `health` checks are kept as the device's reported health (GET /v1/api/device/{device_id}/health).",
+            responses(204, "Received"),
+          ),
+          parse: "json",
+          body: t.Object(
+            {
+              id: t.String(),
+              webhookId: t.Optional(t.String()),
+              event: t.String(),
+              deviceId: t.String(),
+              payload: t.Object({}, { additionalProperties: true }),
+            },
+            { additionalProperties: true },
+          ),
+        },
+      )
+  );
 }

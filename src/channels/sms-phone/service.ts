@@ -80,7 +80,6 @@ export function createMobileService(deps: MobileDeps) {
     if (!token || repo.deviceIdByTokenHash(sha256Hex(token)) === null) throw unauthorized("Unknown or missing device token");
   }
 
-
   /** Records contact; a phone coming (back) online is announced as device.online. */
   function markAlive(device: DeviceRow, headers: Headers) {
     repo.markSeen(device.id, clock.now(), appVersionOf(headers.get("user-agent")));
@@ -91,11 +90,6 @@ export function createMobileService(deps: MobileDeps) {
       })();
     }
   }
-
-
-
-
-
 
   function presentDevice(d: DeviceRow) {
     return {
@@ -157,7 +151,14 @@ export function createMobileService(deps: MobileDeps) {
     }));
     if (isCancelAware(appVersionOf(userAgent) ?? repo.appVersion(device.id))) {
       for (const n of repo.cancellingFor(device.id)) {
-        items.push({ id: n.external_id, message: n.message, textMessage: { text: n.message }, phoneNumbers: [n.recipient], state: "Cancelling", createdAt: iso(n.created_at) });
+        items.push({
+          id: n.external_id,
+          message: n.message,
+          textMessage: { text: n.message },
+          phoneNumbers: [n.recipient],
+          state: "Cancelling",
+          createdAt: iso(n.created_at),
+        });
       }
     }
     if (order === "lifo") items.reverse();
@@ -182,7 +183,8 @@ export function createMobileService(deps: MobileDeps) {
     const detail = `${via}: ${s}`;
     switch (s) {
       case "Processed":
-        if (repo.markProcessed(n.id, clock.now())) state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
+        if (repo.markProcessed(n.id, clock.now()))
+          state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
         return;
       // What the phone did is the truth, even about a message cancelled while it held it.
       case "Sent":
@@ -193,12 +195,18 @@ export function createMobileService(deps: MobileDeps) {
         return;
       case "Failed": {
         const { code, reason } = reasonOf(item);
-        applyReport(state, n.id, { status: "failed", at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}` }, { overridesCancel: true });
+        applyReport(
+          state,
+          n.id,
+          { status: "failed", at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}` },
+          { overridesCancel: true },
+        );
         return;
       }
       case "Cancelled":
         if (n.status === "cancelled") {
-          if (repo.clearCancelPending(n.id, clock.now())) state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
+          if (repo.clearCancelPending(n.id, clock.now()))
+            state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
         } else {
           applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
         }
@@ -283,7 +291,8 @@ export function createMobileService(deps: MobileDeps) {
   /** Whether due messages wait on the phone that it was never handed. */
   function hasWaiting(deviceId: number, now: number): boolean {
     return (
-      repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0 || repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "paced", 1).length > 0
+      repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0 ||
+      repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "paced", 1).length > 0
     );
   }
 
@@ -331,14 +340,23 @@ export function createMobileService(deps: MobileDeps) {
     if (device.kind !== "sms") throw new AppError("not_a_phone", `Device ${device.id} is not a paired phone`);
     const version = repo.appVersion(device.id);
     if (!atLeast(version, INBOX_EXPORT_SINCE)) {
-      throw new AppError("app_too_old", `The phone's app is ${version ?? "of an unknown version"}; re-posting its inbox needs ${INBOX_EXPORT_SINCE} or later`, {
-        app_version: version,
-      });
+      throw new AppError(
+        "app_too_old",
+        `The phone's app is ${version ?? "of an unknown version"}; re-posting its inbox needs ${INBOX_EXPORT_SINCE} or later`,
+        {
+          app_version: version,
+        },
+      );
     }
     if (!hub.isOpen(device.id)) throw new AppError("phone_not_connected", "The phone has no event stream open; it cannot be asked now");
     // The app reads the data as {since, until, messageTypes, triggerWebhooks}; dates in its Gson
     // pattern (three fraction digits), every value a string like the Go server sends.
-    hub.notify(device.id, "MessagesExportRequested", { since: iso(since)!, until: iso(until)!, messageTypes: "SMS", triggerWebhooks: "true" });
+    hub.notify(device.id, "MessagesExportRequested", {
+      since: iso(since)!,
+      until: iso(until)!,
+      messageTypes: "SMS",
+      triggerWebhooks: "true",
+    });
     return { device_id: device.id, since: iso(since)!, until: iso(until)!, message_types: ["SMS"], requested_at: iso(clock.now())! };
   }
 
@@ -407,23 +425,39 @@ export function createMobileService(deps: MobileDeps) {
     const from = devices.get(workspaceId, deviceId);
     if (!from) throw new AppError("not_found", `device ${deviceId} not found`, { field: "device_id" });
     if (from.kind !== "sms") {
-      throw new AppError("invalid_device", `device ${from.id} is a ${from.kind} device; only paired phones' messages are reassigned`, { device_id: from.id, kind: from.kind });
+      throw new AppError("invalid_device", `device ${from.id} is a ${from.kind} device; only paired phones' messages are reassigned`, {
+        device_id: from.id,
+        kind: from.kind,
+      });
     }
     const now = clock.now();
     let toId: number;
     if (toDeviceId !== null) {
       const to = devices.get(workspaceId, toDeviceId);
       if (!to) throw new AppError("not_found", `device ${toDeviceId} not found`, { field: "to_device_id" });
-      if (to.kind !== "sms") throw new AppError("invalid_device", `device ${to.id} is a ${to.kind} device, not a paired phone`, { field: "to_device_id", device_id: to.id, kind: to.kind });
-      if (to.id === from.id) throw new AppError("invalid_device", "to_device_id is the device the messages are on", { field: "to_device_id", device_id: to.id });
-      if (to.status !== "active") throw new AppError("device_inactive", `device ${to.id} is inactive`, { field: "to_device_id", device_id: to.id });
+      if (to.kind !== "sms")
+        throw new AppError("invalid_device", `device ${to.id} is a ${to.kind} device, not a paired phone`, {
+          field: "to_device_id",
+          device_id: to.id,
+          kind: to.kind,
+        });
+      if (to.id === from.id)
+        throw new AppError("invalid_device", "to_device_id is the device the messages are on", { field: "to_device_id", device_id: to.id });
+      if (to.status !== "active")
+        throw new AppError("device_inactive", `device ${to.id} is inactive`, { field: "to_device_id", device_id: to.id });
       if (!isOnline(to, now, offlineAfterMs)) {
-        throw new AppError("no_online_device", `device ${to.id} is offline; messages only move to an online phone`, { field: "to_device_id", device_id: to.id });
+        throw new AppError("no_online_device", `device ${to.id} is offline; messages only move to an online phone`, {
+          field: "to_device_id",
+          device_id: to.id,
+        });
       }
       toId = to.id;
     } else {
       const found = repo.onlinePhoneBesides(workspaceId, from.id, now - offlineAfterMs);
-      if (found === null) throw new AppError("no_online_device", "No other online paired phone in this workspace to take the messages", { device_id: from.id });
+      if (found === null)
+        throw new AppError("no_online_device", "No other online paired phone in this workspace to take the messages", {
+          device_id: from.id,
+        });
       toId = found;
     }
     const { moved, pulledMoved, pulledLeft } = moveWaiting(from, toId, "reassigned by hand", includePulled);

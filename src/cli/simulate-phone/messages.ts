@@ -18,10 +18,12 @@ export class MessageQueue extends PhonePart {
   private pulling = false;
   private pullAgain = false;
 
-  constructor(parts: PhoneParts, private readonly hooks: WebhookPoster) {
+  constructor(
+    parts: PhoneParts,
+    private readonly hooks: WebhookPoster,
+  ) {
     super(parts);
   }
-
 
   /**
    * What the app's messages:failed health check counts: messages taken up in the last hour that
@@ -202,7 +204,9 @@ export class MessageQueue extends PhonePart {
       return false;
     }
 
-    this.log(`message ${message.id} goes out on SIM ${message.simNumber ?? 1}${message.priority >= PRIORITY_EXPEDITED ? " (expedited)" : ""}`);
+    this.log(
+      `message ${message.id} goes out on SIM ${message.simNumber ?? 1}${message.priority >= PRIORITY_EXPEDITED ? " (expedited)" : ""}`,
+    );
     const sentAt = this.transition(message, "Sent");
     for (const recipient of message.phoneNumbers) {
       this.hooks.emit("sms:sent", { ...this.hooks.outgoing(message, recipient), partsCount: message.partsCount, sentAt });

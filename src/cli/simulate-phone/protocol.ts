@@ -4,7 +4,20 @@
 import { nanoid } from "../../lib/tokens";
 import { SIM_SELECTION_MODES, type SimSelectionMode, type SimulatePhoneOptions } from "./args";
 import type { Lifetime } from "./lifetime";
-import { backoff, OKHTTP_USER_AGENT, errorText, failureOf, PATCH_ATTEMPTS, record, REQUEST_TIMEOUT_MS, simCards, text, type Json, type LocalState, type Webhook } from "./wire";
+import {
+  backoff,
+  OKHTTP_USER_AGENT,
+  errorText,
+  failureOf,
+  PATCH_ATTEMPTS,
+  record,
+  REQUEST_TIMEOUT_MS,
+  simCards,
+  text,
+  type Json,
+  type LocalState,
+  type Webhook,
+} from "./wire";
 
 type LimitPeriod = "Disabled" | "PerMinute" | "Per30Minutes" | "PerHour" | "PerDay";
 const LIMIT_PERIODS: readonly LimitPeriod[] = ["Disabled", "PerMinute", "Per30Minutes", "PerHour", "PerDay"];
@@ -84,7 +97,8 @@ export class PhoneSettings {
       this.pingSeconds = seconds !== null && seconds > 0 ? seconds : null;
     });
     each("gateway", (key, value) => {
-      if (key === "notification_channel") this.notificationChannel = value === null ? "AUTO" : oneOf(value, ["AUTO", "SSE_ONLY"] as const, key);
+      if (key === "notification_channel")
+        this.notificationChannel = value === null ? "AUTO" : oneOf(value, ["AUTO", "SSE_ONLY"] as const, key);
     });
     each("webhooks", (key, value) => {
       // Cleared, the app makes itself a new random key the next time it signs.
@@ -204,7 +218,11 @@ export class ProtocolClient {
       headers: this.headers(true, this.opts.token),
       // In SSE-only mode the app registers with a null token, which Gson leaves out; in AUTO mode
       // with the Firebase registration token.
-      body: JSON.stringify({ name: this.opts.name, ...(this.pushToken ? { pushToken: this.pushToken } : {}), simCards: simCards(this.opts.sims) }),
+      body: JSON.stringify({
+        name: this.opts.name,
+        ...(this.pushToken ? { pushToken: this.pushToken } : {}),
+        simCards: simCards(this.opts.sims),
+      }),
       signal: this.readSignal(),
     });
     if (!res.ok) throw new Error(`registration failed: ${await failureOf(res)}`);

@@ -32,7 +32,10 @@ export class Inbox extends PhonePart {
   private readonly handled = new Set<string>();
   private nextMmsId = 1;
 
-  constructor(parts: PhoneParts, private readonly hooks: WebhookPoster) {
+  constructor(
+    parts: PhoneParts,
+    private readonly hooks: WebhookPoster,
+  ) {
     super(parts);
   }
 
@@ -184,7 +187,11 @@ function idOf(item: InboxItem): string {
  * only after a restart), it posts system:ping with its HealthService checks.
  */
 export class HealthPinger extends PhonePart {
-  constructor(parts: PhoneParts, private readonly hooks: WebhookPoster, private readonly queue: MessageQueue) {
+  constructor(
+    parts: PhoneParts,
+    private readonly hooks: WebhookPoster,
+    private readonly queue: MessageQueue,
+  ) {
     super(parts);
   }
 
@@ -210,10 +217,20 @@ export class HealthPinger extends PhonePart {
 
   /** The app's HealthResponse: version, build, overall status and each check by name. */
   health(): { version: string; releaseId: number; status: string; checks: Record<string, Json> } {
-    const check = (status: string, observedValue: number, observedUnit: string, description: string) => ({ status, observedValue, observedUnit, description });
+    const check = (status: string, observedValue: number, observedUnit: string, description: string) => ({
+      status,
+      observedValue,
+      observedUnit,
+      description,
+    });
     const { failed, processed } = this.queue.lastHour();
     const checks: Record<string, Json> = {
-      "messages:failed": check(failed > 0 && processed === 0 ? "fail" : failed > 0 ? "warn" : "pass", failed, "messages", "Failed messages for last hour"),
+      "messages:failed": check(
+        failed > 0 && processed === 0 ? "fail" : failed > 0 ? "warn" : "pass",
+        failed,
+        "messages",
+        "Failed messages for last hour",
+      ),
     };
     if (versionAtLeast(this.opts.appVersion, HEALTH_DETAILS_SINCE)) {
       const { connected, battery, charging } = this.opts;
@@ -221,7 +238,12 @@ export class HealthPinger extends PhonePart {
       // Transport flags: 2 cellular; cellular network index: 0 none, 4 4G.
       checks["connection:transport"] = check(connected ? "pass" : "fail", connected ? 2 : 0, "flags", "Network transport type");
       checks["connection:cellular"] = check("pass", connected ? 4 : 0, "index", "Cellular network type");
-      checks["battery:level"] = check(battery < 10 ? "fail" : battery < 25 ? "warn" : "pass", battery, "percent", "Battery level in percent");
+      checks["battery:level"] = check(
+        battery < 10 ? "fail" : battery < 25 ? "warn" : "pass",
+        battery,
+        "percent",
+        "Battery level in percent",
+      );
       // Flags: 1 charging, 2 on AC.
       checks["battery:charging"] = check("pass", charging ? 3 : 0, "flags", "Is the phone charging?");
     }

@@ -41,7 +41,9 @@ export class WebhookPoster extends PhonePart {
       if (!(await this.client.online())) break;
       // Signed afresh on every attempt, as the app's signing plugin runs per request.
       const timestamp = String(Math.floor(Date.now() / 1000));
-      const signature = createHmac("sha256", this.settings.signingKey).update(body + timestamp).digest("hex");
+      const signature = createHmac("sha256", this.settings.signingKey)
+        .update(body + timestamp)
+        .digest("hex");
       try {
         const res = await fetch(hook.url, {
           method: "POST",

@@ -6,12 +6,20 @@ export const SIM_NUMBER = 1;
 /** What OkHttp (the version the app bundles) sends as User-Agent when the caller sets none. */
 export const OKHTTP_USER_AGENT = "okhttp/4.10.0";
 // Redacted the way the app redacts SIM details before sending them: all but the last 4 characters.
-export const SIM_CARD = { slotIndex: 0, simNumber: SIM_NUMBER, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" };
+export const SIM_CARD = {
+  slotIndex: 0,
+  simNumber: SIM_NUMBER,
+  phoneNumber: "*******1234",
+  carrierName: "***ile",
+  iccid: "****************5678",
+};
 
 /** The phone's SIM cards as the app reports them (slot i holds SIM i+1); the first is SIM_CARD. */
 export function simCards(count: number) {
   return Array.from({ length: count }, (_, i) =>
-    i === 0 ? SIM_CARD : { slotIndex: i, simNumber: i + 1, phoneNumber: `*******${1234 + i}`, carrierName: "***ile", iccid: `****************${5678 + i}` },
+    i === 0
+      ? SIM_CARD
+      : { slotIndex: i, simNumber: i + 1, phoneNumber: `*******${1234 + i}`, carrierName: "***ile", iccid: `****************${5678 + i}` },
   );
 }
 
@@ -28,7 +36,15 @@ export const PATCH_ATTEMPTS = 10;
 export const WEBHOOK_ATTEMPTS = 5;
 
 export type LocalState = "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled";
-export type WebhookEvent = "sms:received" | "sms:sent" | "sms:delivered" | "sms:failed" | "sms:cancelled" | "mms:received" | "mms:downloaded" | "system:ping";
+export type WebhookEvent =
+  | "sms:received"
+  | "sms:sent"
+  | "sms:delivered"
+  | "sms:failed"
+  | "sms:cancelled"
+  | "mms:received"
+  | "mms:downloaded"
+  | "system:ping";
 
 /** Whether an app version (e.g. "1.68.0") is `least` or later. */
 export function versionAtLeast(version: string, least: string): boolean {

@@ -15,7 +15,8 @@ export interface MemberForm {
 export type MemberErrors = { email?: string; password?: string; role?: string; other?: string };
 
 /** A field's error above the field, tied to it for screen readers. */
-const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" role="alert" id="${id}-error">${message}</p>` : "");
+const fieldError = (id: string, message: string | undefined) =>
+  message ? html`<p class="error" role="alert" id="${id}-error">${message}</p>` : "";
 const describedBy = (id: string, message: string | undefined, hint?: string) => {
   const ids = [hint, message ? `${id}-error` : undefined].filter(Boolean).join(" ");
   return html`${ids ? html` aria-describedby="${ids}"` : ""}${message ? html` aria-invalid="true"` : ""}`;

@@ -50,14 +50,23 @@ Up to 10,000 rows; they are sent in requests of 100.</p>
 }
 
 /** One labelled choice per field the send needs that no header names. */
-export function mappingBody(opts: { draft: string; headers: string[]; needed: string[]; mapping: Record<string, string>; csrf: string; error?: string | null }): Html {
+export function mappingBody(opts: {
+  draft: string;
+  headers: string[];
+  needed: string[];
+  mapping: Record<string, string>;
+  csrf: string;
+  error?: string | null;
+}): Html {
   return html`<form class="card" method="post" action="/dashboard/bulk/preview">
   <p>The file's headers do not name every field. Choose the column for each:</p>
   ${errorBox(opts.error)}
   <input type="hidden" name="_csrf" value="${opts.csrf}">
   <input type="hidden" name="draft" value="${opts.draft}">
   ${opts.needed.map(
-    (field) => html`<label for="map-${field}">Column for ${field === "phone" ? "the phone number" : field === "name" ? "the name (optional)" : `{{${field}}}`}</label>
+    (
+      field,
+    ) => html`<label for="map-${field}">Column for ${field === "phone" ? "the phone number" : field === "name" ? "the name (optional)" : `{{${field}}}`}</label>
   <select id="map-${field}" name="map_${field}">
     ${field === "name" ? html`<option value="">(none)</option>` : ""}
     ${opts.headers.map((h, i) => html`<option value="${i}"${opts.mapping[field] === String(i) ? html` selected` : ""}>${h || `column ${i + 1}`}</option>`)}

@@ -24,14 +24,23 @@ export interface Rejected {
 
 export const emptyContactForm = (): ContactForm => ({ name: "", phone: "", email: "", type: "", timezone: "" });
 
-const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "");
+const fieldError = (id: string, message: string | undefined) =>
+  message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "";
 const describedBy = (id: string, hint: string | null, message: string | undefined) => {
   const ids = [hint, message ? `${id}-error` : null].filter(Boolean).join(" ");
   return html`${ids ? html` aria-describedby="${ids}"` : ""}${message ? html` aria-invalid="true"` : ""}`;
 };
 
-export function contactsBody(opts: { rows: Contact[]; total: number; page: number; pages: number; query: string; error?: string | null }): Html {
-  const link = (page: number) => `/dashboard/contacts?${new URLSearchParams({ ...(opts.query ? { q: opts.query } : {}), page: String(page) })}`;
+export function contactsBody(opts: {
+  rows: Contact[];
+  total: number;
+  page: number;
+  pages: number;
+  query: string;
+  error?: string | null;
+}): Html {
+  const link = (page: number) =>
+    `/dashboard/contacts?${new URLSearchParams({ ...(opts.query ? { q: opts.query } : {}), page: String(page) })}`;
   return html`<p class="actions"><a class="button" href="/dashboard/contacts/new">New contact</a> <a class="button secondary" href="/dashboard/contacts/import">Import CSV</a> <a class="button secondary" href="/dashboard/contacts/export.csv">Export CSV</a></p>
 <form class="card" method="get" action="/dashboard/contacts" role="search" aria-label="Search contacts">
   ${errorBox(opts.error)}
@@ -63,7 +72,14 @@ ${pager(opts.page, opts.pages, link)}`;
 }
 
 /** The create form (no id) or the edit form of contact `id`; errors sit under their fields. */
-export function contactFormBody(opts: { id?: number; form: ContactForm; types: ContactType[]; csrf: string; errors?: Record<string, string>; error?: string | null }): Html {
+export function contactFormBody(opts: {
+  id?: number;
+  form: ContactForm;
+  types: ContactType[];
+  csrf: string;
+  errors?: Record<string, string>;
+  error?: string | null;
+}): Html {
   const f = opts.form;
   const e = opts.errors ?? {};
   return html`<form class="card" method="post" action="${opts.id === undefined ? "/dashboard/contacts" : `/dashboard/contacts/${opts.id}`}">
@@ -146,7 +162,13 @@ ${r.rejected.map((x) => html`<tr><td data-label="Line">${x.line}</td><td data-la
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The contacts upload form, and after an import its report: how many came in and each rejected row with its reason. */
-export function importBody(opts: { csrf: string; types: ContactType[]; maxRows: number; error?: string | null; report?: { imported: number; rejected: Rejected[] } | null }): Html {
+export function importBody(opts: {
+  csrf: string;
+  types: ContactType[];
+  maxRows: number;
+  error?: string | null;
+  report?: { imported: number; rejected: Rejected[] } | null;
+}): Html {
   const r = opts.report;
   return csvImportBody({
     action: "/dashboard/contacts/import",
@@ -165,4 +187,3 @@ export function importBody(opts: { csrf: string; types: ContactType[]; maxRows: 
     submit: "Import contacts",
   });
 }
-

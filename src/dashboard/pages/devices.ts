@@ -20,7 +20,8 @@ function reported(h: Health | null): Html | string {
   const r = h?.reported;
   if (!r) return "";
   const battery = r.battery_level === null ? null : `battery ${r.battery_level} %${r.charging || r.plugged ? " (charging)" : ""}`;
-  const net = r.connected === null ? null : r.connected ? `online${r.cellular && r.cellular !== "none" ? ` (${r.cellular})` : ""}` : "no connection";
+  const net =
+    r.connected === null ? null : r.connected ? `online${r.cellular && r.cellular !== "none" ? ` (${r.cellular})` : ""}` : "no connection";
   return [battery, net].filter(Boolean).join(", ");
 }
 
@@ -54,7 +55,12 @@ export function deviceBody(opts: {
   error?: string | null;
 }): Html {
   const { d, h, csrf } = opts;
-  const f = opts.form ?? { name: d.name, limit: String(d.send_limit_per_minute), min: String(d.send_interval_min), max: String(d.send_interval_max) };
+  const f = opts.form ?? {
+    name: d.name,
+    limit: String(d.send_limit_per_minute),
+    min: String(d.send_interval_min),
+    max: String(d.send_interval_max),
+  };
   return html`${d.channel_hint ? html`<p class="error" role="alert">${d.channel_hint}</p>` : ""}
 <section class="stats" aria-label="This device">
   <div class="card stat">Health<strong>${h.health_score} / 100</strong></div>
@@ -130,7 +136,11 @@ export function pairStatus(paired: { device_id: number; name: string } | null, k
   return html`<div id="pair-status" role="status" aria-live="polite"><p class="notice">Paired: <a href="/dashboard/devices/${paired.device_id}">${paired.name}</a></p></div>`;
 }
 
-export function chatappBody(opts: { csrf: string; error?: string | null; result?: { accounts: number; devices: string[]; templates: number } | null }): Html {
+export function chatappBody(opts: {
+  csrf: string;
+  error?: string | null;
+  result?: { accounts: number; devices: string[]; templates: number } | null;
+}): Html {
   return html`${opts.result ? html`<p class="notice" role="status">Connected ${opts.result.accounts} business account${opts.result.accounts === 1 ? "" : "s"}: ${opts.result.devices.join(", ")}; ${opts.result.templates} templates synced.</p>` : ""}
 <form class="card" method="post" action="/dashboard/devices/chatapp">
   ${errorBox(opts.error)}

@@ -43,15 +43,24 @@ export function conversationBody(opts: {
   const messages = [...opts.conv.messages].reverse();
   const closed = t.window !== null && !t.window.open;
   return html`<p class="hint">${t.peer} · ${t.channel === "sms" ? "SMS" : "chat-app"}${
-    t.window ? (t.window.open ? ` · the 24-hour window is open until ${when(t.window.expires_at)} UTC` : " · the 24-hour window is closed: only an approved template can be sent") : ""
+    t.window
+      ? t.window.open
+        ? ` · the 24-hour window is open until ${when(t.window.expires_at)} UTC`
+        : " · the 24-hour window is closed: only an approved template can be sent"
+      : ""
   }</p>
 <ol class="conversation" data-live aria-label="Messages, oldest first">
 ${messages.map(
-  (m) => html`<li class="bubble ${m.direction}"><span class="visually-hidden">${m.direction === "inbound" ? "They wrote" : "You wrote"}: </span>${m.body}${
-    m.mms ? html`<br><span class="hint">MMS${m.mms.subject ? `: ${m.mms.subject}` : ""}${m.mms.attachments.length ? ` · ${m.mms.attachments.map((a) => `${a.name ?? a.content_type} (${a.size ?? "?"} bytes)`).join(", ")}` : ""}</span>` : ""
-  }<br><span class="hint">${when(m.at)} UTC${
-    m.direction === "outbound" && m.notification_id !== null ? html` · <span class="badge ${m.status ?? ""}" data-status-for="${m.notification_id}">${m.status ?? ""}</span>` : ""
-  }</span></li>`,
+  (m) =>
+    html`<li class="bubble ${m.direction}"><span class="visually-hidden">${m.direction === "inbound" ? "They wrote" : "You wrote"}: </span>${m.body}${
+      m.mms
+        ? html`<br><span class="hint">MMS${m.mms.subject ? `: ${m.mms.subject}` : ""}${m.mms.attachments.length ? ` · ${m.mms.attachments.map((a) => `${a.name ?? a.content_type} (${a.size ?? "?"} bytes)`).join(", ")}` : ""}</span>`
+        : ""
+    }<br><span class="hint">${when(m.at)} UTC${
+      m.direction === "outbound" && m.notification_id !== null
+        ? html` · <span class="badge ${m.status ?? ""}" data-status-for="${m.notification_id}">${m.status ?? ""}</span>`
+        : ""
+    }</span></li>`,
 )}
 </ol>
 <form class="card" method="post" action="/dashboard/inbox/${t.thread_id}/reply" aria-label="Answer this conversation">

@@ -19,7 +19,8 @@ export interface MessageFilters {
 
 const when = (t: number | null) => utcTime(t, true);
 
-export const badge = (n: Pick<NotificationRecord, "id" | "status">) => html`<span class="badge ${n.status}" data-status-for="${n.id}">${n.status}</span>`;
+export const badge = (n: Pick<NotificationRecord, "id" | "status">) =>
+  html`<span class="badge ${n.status}" data-status-for="${n.id}">${n.status}</span>`;
 
 function options(values: readonly string[], chosen: string, any: string): Html {
   return html`<option value="">${any}</option>${values.map((v) => html`<option value="${v}"${v === chosen ? html` selected` : ""}>${v}</option>`)}`;
@@ -38,7 +39,8 @@ export function messagesBody(opts: {
 }) {
   const f = opts.filters;
   const deviceName = new Map(opts.devices.map((d) => [d.id, d.name]));
-  const link = (page: number) => `/dashboard/messages?${new URLSearchParams({ ...Object.fromEntries(new URLSearchParams(opts.query)), page: String(page) })}`;
+  const link = (page: number) =>
+    `/dashboard/messages?${new URLSearchParams({ ...Object.fromEntries(new URLSearchParams(opts.query)), page: String(page) })}`;
   return html`<form class="card" method="get" action="/dashboard/messages" aria-label="Filter messages">
   ${errorBox(opts.error)}
   <div class="row">
@@ -86,7 +88,8 @@ export function messageDetail(opts: {
 }) {
   const { n } = opts;
   const vars = n.template_vars ? (JSON.parse(n.template_vars) as Record<string, string>) : null;
-  const field = (label: string, value: Html | string | number | null) => (value === null || value === "" ? "" : html`<tr><th scope="row">${label}</th><td>${value}</td></tr>`);
+  const field = (label: string, value: Html | string | number | null) =>
+    value === null || value === "" ? "" : html`<tr><th scope="row">${label}</th><td>${value}</td></tr>`;
   return html`<section class="card" data-live>
   <table><tbody>
   ${field("Status", badge(n))}

@@ -20,7 +20,8 @@ export interface OptOutForm {
 
 const SOURCES: Record<Entry["source"], string> = { keyword: "keyword text", api: "API", dashboard: "dashboard", import: "import" };
 
-const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "");
+const fieldError = (id: string, message: string | undefined) =>
+  message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "";
 const describedBy = (id: string, hint: string | null, message: string | undefined) => {
   const ids = [hint, message ? `${id}-error` : null].filter(Boolean).join(" ");
   return html`${ids ? html` aria-describedby="${ids}"` : ""}${message ? html` aria-invalid="true"` : ""}`;
@@ -98,7 +99,8 @@ export function optOutsBody(opts: {
   errors?: { phone?: string; reason?: string };
 }): Html {
   const { view } = opts;
-  const link = (page: number) => `/dashboard/optouts?${new URLSearchParams({ ...(view === "audit" ? { view } : {}), ...(opts.phone ? { phone: opts.phone } : {}), page: String(page) })}`;
+  const link = (page: number) =>
+    `/dashboard/optouts?${new URLSearchParams({ ...(view === "audit" ? { view } : {}), ...(opts.phone ? { phone: opts.phone } : {}), page: String(page) })}`;
   const tab = (to: OptOutView, label: string) =>
     html`<a class="button${view === to ? "" : " secondary"}" href="/dashboard/optouts${to === "audit" ? "?view=audit" : ""}"${view === to ? html` aria-current="page"` : ""}>${label}</a>`;
   const count =
@@ -156,4 +158,3 @@ export function optOutImportBody(opts: { csrf: string; maxRows: number; error?: 
     submit: "Import opt-outs",
   });
 }
-

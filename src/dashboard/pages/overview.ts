@@ -37,7 +37,14 @@ export function overviewBody(opts: {
   days: DayCounts[];
   balance: number;
   devices: { total: number; online: number };
-  failures: { id: number; recipient: string; route: string; error_code: string | null; error_reason: string | null; failed_at: number | null }[];
+  failures: {
+    id: number;
+    recipient: string;
+    route: string;
+    error_code: string | null;
+    error_reason: string | null;
+    failed_at: number | null;
+  }[];
 }) {
   const total = (k: (typeof SERIES)[number]["key"]) => opts.days.reduce((sum, d) => sum + d[k], 0);
   return html`<section class="stats" aria-label="Totals, last 30 days">

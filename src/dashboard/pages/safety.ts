@@ -19,15 +19,38 @@ export interface SafetyForm {
 }
 
 /** Errors by form field: the names below, "quiet" for the pair, "routes" for the order, "other". */
-export type SafetyErrors = Partial<Record<"quietStart" | "quietEnd" | "quiet" | "optOutKeywords" | "optInKeywords" | "helpKeywords" | "optOutReply" | "optInReply" | "helpReply" | "routes" | "other", string>>;
+export type SafetyErrors = Partial<
+  Record<
+    | "quietStart"
+    | "quietEnd"
+    | "quiet"
+    | "optOutKeywords"
+    | "optInKeywords"
+    | "helpKeywords"
+    | "optOutReply"
+    | "optInReply"
+    | "helpReply"
+    | "routes"
+    | "other",
+    string
+  >
+>;
 
-const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "");
+const fieldError = (id: string, message: string | undefined) =>
+  message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "";
 const describedBy = (id: string, hint: string | null, message: string | undefined) => {
   const ids = [hint, message ? `${id}-error` : null].filter(Boolean).join(" ");
   return html`${ids ? html` aria-describedby="${ids}"` : ""}${message ? html` aria-invalid="true"` : ""}`;
 };
 
-function keywordField(id: string, name: string, label: string, value: string, defaults: readonly string[], error: string | undefined): Html {
+function keywordField(
+  id: string,
+  name: string,
+  label: string,
+  value: string,
+  defaults: readonly string[],
+  error: string | undefined,
+): Html {
   return html`<label for="${id}">${label}</label>
   ${fieldError(id, error)}
   <textarea id="${id}" name="${name}" rows="2" autocomplete="off"${describedBy(id, `${id}-hint`, error)}>${value}</textarea>

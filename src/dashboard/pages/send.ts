@@ -21,7 +21,19 @@ export interface SendForm {
   vars: Record<string, string>;
 }
 
-export const emptySendForm = (channel: string): SendForm => ({ channel, recipient: "", recipient_name: "", template: "", message: "", device: "", schedule: "", timezone: "UTC", sim: "", urgent: false, vars: {} });
+export const emptySendForm = (channel: string): SendForm => ({
+  channel,
+  recipient: "",
+  recipient_name: "",
+  template: "",
+  message: "",
+  device: "",
+  schedule: "",
+  timezone: "UTC",
+  sim: "",
+  urgent: false,
+  vars: {},
+});
 
 const ZONES: string[] = (Intl as unknown as { supportedValuesOf(kind: string): string[] }).supportedValuesOf("timeZone");
 

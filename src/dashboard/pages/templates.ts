@@ -18,7 +18,8 @@ export const emptyTemplateForm = (): TemplateForm => ({ name: "", code: "", desc
 export const templateEditable = (t: TemplateRow) => t.isSystem === 0 && t.channel === "sms";
 
 /** The error of one field, tied to its input by id. */
-const fieldError = (id: string, message: string | undefined) => (message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "");
+const fieldError = (id: string, message: string | undefined) =>
+  message ? html`<p class="error" id="${id}-error" role="alert">${message}</p>` : "";
 const describedBy = (id: string, hint: string | null, message: string | undefined) => {
   const ids = [hint, message ? `${id}-error` : null].filter(Boolean).join(" ");
   return html`${ids ? html` aria-describedby="${ids}"` : ""}${message ? html` aria-invalid="true"` : ""}`;
@@ -59,7 +60,13 @@ ${pager(opts.page, opts.pages, (n) => `/dashboard/templates?page=${n}`)}`;
 }
 
 /** The create form (no id) or the edit form of template `id`; errors sit under their fields. */
-export function templateFormBody(opts: { id?: number; form: TemplateForm; csrf: string; errors?: Record<string, string>; error?: string | null }): Html {
+export function templateFormBody(opts: {
+  id?: number;
+  form: TemplateForm;
+  csrf: string;
+  errors?: Record<string, string>;
+  error?: string | null;
+}): Html {
   const f = opts.form;
   const e = opts.errors ?? {};
   const action = opts.id === undefined ? "/dashboard/templates" : `/dashboard/templates/${opts.id}`;

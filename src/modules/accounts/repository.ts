@@ -48,7 +48,10 @@ export function createAccountRepository(sqlite: Database) {
     WHERE k.key = ?`);
   const touch = sqlite.prepare<never, [number, number]>("UPDATE api_key SET last_used_at = ? WHERE id = ?");
   // The same, for a workspace acted on without a key (a dashboard user).
-  const byWorkspace: Statement<Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">, [number]> = sqlite.prepare(`
+  const byWorkspace: Statement<
+    Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">,
+    [number]
+  > = sqlite.prepare(`
     SELECT w.id AS workspaceId, a.id AS accountId, a.status AS accountStatus, a.is_owner AS isOwner, a.sms_length_cap AS smsLengthCap,
            p.id AS planId, p.code AS planCode, p.requests_per_minute AS requestsPerMinute, p.requests_per_day AS requestsPerDay,
            p.monthly_sms_limit AS monthlySmsLimit, p.allow_urls AS allowUrls
@@ -71,7 +74,13 @@ export function createAccountRepository(sqlite: Database) {
     insertPlanIfMissing: (row: NewPlan) => void db.insert(plan).values(row).onConflictDoNothing().run(),
     insertContactTypeIfMissing: (row: NewContactType) => void db.insert(contactType).values(row).onConflictDoNothing().run(),
     systemTemplateExists(code: string): boolean {
-      return db.select({ id: template.id }).from(template).where(and(eq(template.isSystem, 1), eq(template.code, code))).get() !== undefined;
+      return (
+        db
+          .select({ id: template.id })
+          .from(template)
+          .where(and(eq(template.isSystem, 1), eq(template.code, code)))
+          .get() !== undefined
+      );
     },
     insertTemplate: (row: NewTemplate) => void db.insert(template).values(row).run(),
 
@@ -84,7 +93,8 @@ export function createAccountRepository(sqlite: Database) {
 
     // Accounts.
     account: (id: number): AccountRow | null => db.select().from(account).where(eq(account.id, id)).get() ?? null,
-    ownerAccount: (): AccountRow | null => db.select().from(account).where(eq(account.isOwner, true)).orderBy(asc(account.id)).get() ?? null,
+    ownerAccount: (): AccountRow | null =>
+      db.select().from(account).where(eq(account.isOwner, true)).orderBy(asc(account.id)).get() ?? null,
     anyAccount: (): boolean => db.select({ id: account.id }).from(account).limit(1).get() !== undefined,
     insertAccount: (row: typeof account.$inferInsert): AccountRow => db.insert(account).values(row).returning().get(),
     updateAccount(id: number, change: Partial<Pick<AccountRow, "status" | "planId" | "smsLengthCap">>): AccountRow | null {
@@ -123,7 +133,13 @@ export function createAccountRepository(sqlite: Database) {
     // API keys.
     /** A key by its numeric id or by its public `pk_…` value. */
     apiKey(ref: { id: number } | { key: string }): ApiKeyRow | null {
-      return db.select().from(apiKey).where("id" in ref ? eq(apiKey.id, ref.id) : eq(apiKey.key, ref.key)).get() ?? null;
+      return (
+        db
+          .select()
+          .from(apiKey)
+          .where("id" in ref ? eq(apiKey.id, ref.id) : eq(apiKey.key, ref.key))
+          .get() ?? null
+      );
     },
     apiKeys(workspaceId?: number): ApiKeyRow[] {
       const q = db.select().from(apiKey);

@@ -9,8 +9,14 @@ export const Contact = t.Object({
   email: t.Nullable(t.String()),
   type: t.Nullable(t.String({ description: "Code of the contact type, see /api/contact/types" })),
   type_id: t.Nullable(t.Integer()),
-  timezone: t.Nullable(t.String({ description: "IANA zone the contact lives in; quiet hours are read in it (else in the number's country's most populous zone)" })),
-  opted_out: t.Boolean({ description: "The number opted out of this workspace's messages (STOP, or POST /api/optout/add); sends to it are refused" }),
+  timezone: t.Nullable(
+    t.String({
+      description: "IANA zone the contact lives in; quiet hours are read in it (else in the number's country's most populous zone)",
+    }),
+  ),
+  opted_out: t.Boolean({
+    description: "The number opted out of this workspace's messages (STOP, or POST /api/optout/add); sends to it are refused",
+  }),
   opted_out_at: t.Nullable(t.String({ format: "date-time" })),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
@@ -26,7 +32,11 @@ export const ContactType = t.Object({
 const Name = t.String({ minLength: 1, maxLength: 200, examples: ["Ada Lovelace"] });
 export const Phone = t.String({ minLength: 1, maxLength: 32, description: "E.164, e.g. +14155552671", examples: ["+14155552671"] });
 const Email = t.String({ maxLength: 254, description: "A valid email address", examples: ["ada@example.com"] });
-const Timezone = t.String({ maxLength: 64, description: "IANA zone name, e.g. Europe/Berlin (400 `invalid_timezone` otherwise); empty clears it", examples: ["Europe/Berlin"] });
+const Timezone = t.String({
+  maxLength: 64,
+  description: "IANA zone name, e.g. Europe/Berlin (400 `invalid_timezone` otherwise); empty clears it",
+  examples: ["Europe/Berlin"],
+});
 const TypeRef = t.String({ maxLength: 64, description: "A contact type code (or its name), see /api/contact/types" });
 
 export const ContactIdParams = t.Object({ contact_id: IdParam("contact_id") });

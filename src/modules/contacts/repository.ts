@@ -26,13 +26,28 @@ const searchWhere = and(
 
 export function createContactRepository(db: Db) {
   const page = (where: ReturnType<typeof and>) => ({
-    rows: db.select().from(contact).where(where).orderBy(asc(contact.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")).prepare(),
+    rows: db
+      .select()
+      .from(contact)
+      .where(where)
+      .orderBy(asc(contact.id))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
     total: db.select({ n: count() }).from(contact).where(where).prepare(),
   });
   const listed = page(eq(contact.workspaceId, ws));
   const searched = page(searchWhere);
-  const getOne = db.select().from(contact).where(and(eq(contact.workspaceId, ws), eq(contact.id, id))).prepare();
-  const byPhone = db.select().from(contact).where(and(eq(contact.workspaceId, ws), eq(contact.phone, sql.placeholder("phone")))).prepare();
+  const getOne = db
+    .select()
+    .from(contact)
+    .where(and(eq(contact.workspaceId, ws), eq(contact.id, id)))
+    .prepare();
+  const byPhone = db
+    .select()
+    .from(contact)
+    .where(and(eq(contact.workspaceId, ws), eq(contact.phone, sql.placeholder("phone"))))
+    .prepare();
 
   return {
     list(workspaceId: number, offset: number, limit: number) {
@@ -58,11 +73,24 @@ export function createContactRepository(db: Db) {
     },
 
     update(workspaceId: number, contactId: number, set: Partial<typeof contact.$inferInsert>): ContactRow | null {
-      return db.update(contact).set(set).where(and(eq(contact.workspaceId, workspaceId), eq(contact.id, contactId))).returning().get() ?? null;
+      return (
+        db
+          .update(contact)
+          .set(set)
+          .where(and(eq(contact.workspaceId, workspaceId), eq(contact.id, contactId)))
+          .returning()
+          .get() ?? null
+      );
     },
 
     delete(workspaceId: number, contactId: number): boolean {
-      return db.delete(contact).where(and(eq(contact.workspaceId, workspaceId), eq(contact.id, contactId))).returning({ id: contact.id }).all().length > 0;
+      return (
+        db
+          .delete(contact)
+          .where(and(eq(contact.workspaceId, workspaceId), eq(contact.id, contactId)))
+          .returning({ id: contact.id })
+          .all().length > 0
+      );
     },
 
     types(): ContactTypeRow[] {

@@ -29,7 +29,10 @@ export function contactRoutes(s: Services) {
     .get("/types", () => ok(contacts.types(), "Contact types fetched"), {
       response: { 200: ContactTypesResponse, ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List contact types", description: "The types a contact can have; set one with `type` (its code) on create or update." },
+      detail: {
+        summary: "List contact types",
+        description: "The types a contact can have; set one with `type` (its code) on create or update.",
+      },
     })
     .post("/search", ({ auth, body }) => ok(contacts.search(auth.workspaceId, body.query, body.page, body.limit), "Contacts found"), {
       parse: "json",
@@ -38,7 +41,8 @@ export function contactRoutes(s: Services) {
       auth: "apiKey",
       detail: {
         summary: "Search contacts",
-        description: "Case-insensitive substring match on name, phone or email; digits also match phones written with spaces or brackets (\"415 555\" finds +14155552671).",
+        description:
+          'Case-insensitive substring match on name, phone or email; digits also match phones written with spaces or brackets ("415 555" finds +14155552671).',
       },
     })
     .post("/create", ({ auth, body }) => ok(contacts.create(auth.workspaceId, body), "Contact created"), {
@@ -49,7 +53,7 @@ export function contactRoutes(s: Services) {
       detail: {
         summary: "Create a contact",
         description:
-          "`phone` must be E.164 (400 `invalid_phone_number`, message contains \"Invalid phone number\"); it is stored normalised. " +
+          '`phone` must be E.164 (400 `invalid_phone_number`, message contains "Invalid phone number"); it is stored normalised. ' +
           "`email` must be valid (400 `invalid_email`). A phone that another contact of the workspace has: 409 `duplicate_contact`.",
       },
     })
@@ -72,10 +76,14 @@ export function contactRoutes(s: Services) {
       auth: "apiKey",
       detail: { summary: "Delete a contact" },
     })
-    .get("/:contact_id", ({ auth, params }) => ok(contacts.present(contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"), {
-      params: ContactIdParams,
-      response: { 200: ContactResponse, ...errorResponses(404) },
-      auth: "apiKey",
-      detail: { summary: "Get a contact" },
-    });
+    .get(
+      "/:contact_id",
+      ({ auth, params }) => ok(contacts.present(contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"),
+      {
+        params: ContactIdParams,
+        response: { 200: ContactResponse, ...errorResponses(404) },
+        auth: "apiKey",
+        detail: { summary: "Get a contact" },
+      },
+    );
 }

@@ -26,7 +26,12 @@ function requireEmail(input: string): string {
 
 function requireName(input: string): string {
   const name = input.trim();
-  if (!name) throw new AppError("validation_error", "Invalid body field 'name': must not be blank", { field: "name", location: "body", reason: "must not be blank" });
+  if (!name)
+    throw new AppError("validation_error", "Invalid body field 'name': must not be blank", {
+      field: "name",
+      location: "body",
+      reason: "must not be blank",
+    });
   return name;
 }
 
@@ -57,11 +62,17 @@ export function createContactService(
     const key = ref.trim().toLowerCase();
     const found = types().find((t) => t.code === key || t.name.toLowerCase() === key);
     if (!found) {
-      throw new AppError("validation_error", `Invalid body field 'type': unknown contact type "${ref}"; one of ${types().map((t) => t.code).join(", ")}`, {
-        field: "type",
-        location: "body",
-        reason: "unknown contact type",
-      });
+      throw new AppError(
+        "validation_error",
+        `Invalid body field 'type': unknown contact type "${ref}"; one of ${types()
+          .map((t) => t.code)
+          .join(", ")}`,
+        {
+          field: "type",
+          location: "body",
+          reason: "unknown contact type",
+        },
+      );
     }
     return found.id;
   }
@@ -112,7 +123,12 @@ export function createContactService(
 
     search(workspaceId: number, query: string, page = 1, limit = 20) {
       const q = query.trim();
-      if (!q) throw new AppError("validation_error", "Invalid body field 'query': must not be blank", { field: "query", location: "body", reason: "must not be blank" });
+      if (!q)
+        throw new AppError("validation_error", "Invalid body field 'query': must not be blank", {
+          field: "query",
+          location: "body",
+          reason: "must not be blank",
+        });
       return paged(repo.search(workspaceId, q, (page - 1) * limit, limit), page, limit);
     },
 
@@ -133,7 +149,10 @@ export function createContactService(
       }
     },
 
-    update(workspaceId: number, input: { contact_id: number; name?: string; phone?: string; email?: string | null; type?: string | null; timezone?: string | null }) {
+    update(
+      workspaceId: number,
+      input: { contact_id: number; name?: string; phone?: string; email?: string | null; type?: string | null; timezone?: string | null },
+    ) {
       const current = require(workspaceId, input.contact_id);
       const set: Partial<ContactRow> = { updatedAt: clock.now() };
       if (input.name !== undefined) set.name = requireName(input.name);

@@ -18,7 +18,9 @@ export function createCreditRepository(sqlite: Database) {
   const insertLedger = sqlite.prepare<never, [number, number, string, number | null, string | null, number]>(
     "INSERT INTO credit_ledger (workspace_id, delta, reason, notification_id, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
   );
-  const refunded = sqlite.prepare<{ one: number }, [number]>("SELECT 1 AS one FROM credit_ledger WHERE notification_id = ? AND reason = 'refund' LIMIT 1");
+  const refunded = sqlite.prepare<{ one: number }, [number]>(
+    "SELECT 1 AS one FROM credit_ledger WHERE notification_id = ? AND reason = 'refund' LIMIT 1",
+  );
   const balanceOf: Statement<Balance, [number]> = sqlite.prepare("SELECT credit_balance AS creditBalance FROM workspace WHERE id = ?");
   const usedSince: Statement<{ used: number }, [number, number]> = sqlite.prepare(
     "SELECT coalesce(-sum(delta), 0) AS used FROM credit_ledger WHERE workspace_id = ? AND reason IN ('debit', 'refund') AND created_at >= ?",

@@ -11,10 +11,14 @@ export function createCreditService(sqlite: Database, clock: Clock) {
 
   function insufficient(workspaceId: number, amount: number): AppError {
     const balance = repo.balanceOf(workspaceId) ?? 0;
-    return new AppError("insufficient_credits", `Insufficient credits: this message costs ${amount}, the balance is ${balance}. Top up credits.`, {
-      balance,
-      required: amount,
-    });
+    return new AppError(
+      "insufficient_credits",
+      `Insufficient credits: this message costs ${amount}, the balance is ${balance}. Top up credits.`,
+      {
+        balance,
+        required: amount,
+      },
+    );
   }
 
   return {
@@ -42,7 +46,14 @@ export function createCreditService(sqlite: Database, clock: Clock) {
         const balance = repo.addToBalance(workspaceId, amount);
         if (balance === null) throw new AppError("not_found", `workspace ${workspaceId} not found`);
         if (balance < 0) throw new AppError("validation_error", `the balance cannot go below zero (it would be ${balance})`);
-        repo.insertLedger({ workspaceId, delta: amount, reason: amount > 0 ? "topup" : "adjustment", notificationId: null, note, createdAt: clock.now() });
+        repo.insertLedger({
+          workspaceId,
+          delta: amount,
+          reason: amount > 0 ? "topup" : "adjustment",
+          notificationId: null,
+          note,
+          createdAt: clock.now(),
+        });
         return balance;
       });
     },

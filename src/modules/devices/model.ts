@@ -17,7 +17,9 @@ const NotificationChannel = t.Nullable(t.Union([t.Literal("sse"), t.Literal("pol
   description:
     "Paired phones: how the phone learns of new messages. `sse`: it holds Pigeon's event stream and takes messages at once. `polling`: it registered a push token and opens no stream (the app's default AUTO notification channel with Play Services), so it only polls every 15 minutes. Null for other kinds.",
 });
-const ChannelHint = t.Nullable(t.String({ description: "For a `polling` phone: what is wrong and how to fix it in the app (choose SSE Only); null otherwise" }));
+const ChannelHint = t.Nullable(
+  t.String({ description: "For a `polling` phone: what is wrong and how to fix it in the app (choose SSE Only); null otherwise" }),
+);
 
 const Kind = literalUnion(DEVICE_KINDS, { description: DEVICE_KINDS_DESCRIPTION });
 const Status = t.Union([t.Literal("active"), t.Literal("inactive")]);
@@ -49,7 +51,10 @@ export const Device = t.Object({
       carrier_name: t.Nullable(t.String()),
       iccid: t.Nullable(t.String()),
     }),
-    { description: "Paired phones: the SIM cards the app reported at pairing and on each start (empty for other kinds, or before the app reports them)" },
+    {
+      description:
+        "Paired phones: the SIM cards the app reported at pairing and on each start (empty for other kinds, or before the app reports them)",
+    },
   ),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
@@ -66,7 +71,9 @@ export const DeviceListResponse = Envelope(t.Object({ devices: t.Array(Device), 
 export const DeviceResponse = Envelope(Device);
 
 export const ExportQuery = t.Object({
-  format: t.Optional(t.Union([t.Literal("csv"), t.Literal("json")], { default: "json", ...fieldError("format", 'must be "csv" or "json"') })),
+  format: t.Optional(
+    t.Union([t.Literal("csv"), t.Literal("json")], { default: "json", ...fieldError("format", 'must be "csv" or "json"') }),
+  ),
   include_inactive: t.Optional(t.Boolean({ default: false, ...fieldError("include_inactive", "must be true or false") })),
 });
 
@@ -165,9 +172,15 @@ export const BatchDeleteResponse = Envelope(t.Object({ deleted: t.Array(t.Intege
 export const UpdateDeviceBody = t.Object({
   device_id: t.Integer({ minimum: 1 }),
   name: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
-  send_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: SEND_LIMIT_MAX, description: "Messages the device is handed per minute" })),
-  send_interval_min: t.Optional(t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: shortest pause between two SMS, seconds" })),
-  send_interval_max: t.Optional(t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: longest pause between two SMS, seconds" })),
+  send_limit_per_minute: t.Optional(
+    t.Integer({ minimum: 1, maximum: SEND_LIMIT_MAX, description: "Messages the device is handed per minute" }),
+  ),
+  send_interval_min: t.Optional(
+    t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: shortest pause between two SMS, seconds" }),
+  ),
+  send_interval_max: t.Optional(
+    t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: longest pause between two SMS, seconds" }),
+  ),
 });
 
 export const BatchStatusBody = t.Object({ device_ids: DeviceIds(BATCH_STATUS_MAX), status: Status });

@@ -30,16 +30,35 @@ export function createDeviceRepository(db: Db, box: SecretBox) {
   });
   const byStatus = (status: "active" | "inactive") => and(live, eq(device.status, status));
   const listQuery = (where: ReturnType<typeof and>) => ({
-    rows: db.select().from(device).where(where).orderBy(asc(device.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")).prepare(),
+    rows: db
+      .select()
+      .from(device)
+      .where(where)
+      .orderBy(asc(device.id))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
     total: db.select({ n: count() }).from(device).where(where).prepare(),
   });
   const lists = { any: listQuery(live), active: listQuery(byStatus("active")), inactive: listQuery(byStatus("inactive")) };
   const allLive = db.select().from(device).where(live).orderBy(asc(device.id)).prepare();
   const allActive = db.select().from(device).where(liveActive).orderBy(asc(device.id)).prepare();
-  const getOne = db.select().from(device).where(and(live, eq(device.id, id))).prepare();
-  const getById = db.select().from(device).where(and(eq(device.id, id), isNull(device.deletedAt))).prepare();
+  const getOne = db
+    .select()
+    .from(device)
+    .where(and(live, eq(device.id, id)))
+    .prepare();
+  const getById = db
+    .select()
+    .from(device)
+    .where(and(eq(device.id, id), isNull(device.deletedAt)))
+    .prepare();
   const getEverById = db.select().from(device).where(eq(device.id, id)).prepare();
-  const touch = db.update(device).set({ lastSeenAt: sql`${sql.placeholder("now")}` }).where(eq(device.id, id)).prepare();
+  const touch = db
+    .update(device)
+    .set({ lastSeenAt: sql`${sql.placeholder("now")}` })
+    .where(eq(device.id, id))
+    .prepare();
   const statusCounts = db
     .select({ status: notification.status, n: count() })
     .from(notification)
@@ -49,7 +68,9 @@ export function createDeviceRepository(db: Db, box: SecretBox) {
   const outcomes = db
     .select({ finished: sql<number>`count(*)`, failed: sql<number>`coalesce(sum(${notification.status} = 'failed'), 0)` })
     .from(notification)
-    .where(and(eq(notification.deviceId, id), inArray(notification.status, ["sent", "delivered", "failed"]), gte(notification.createdAt, since)))
+    .where(
+      and(eq(notification.deviceId, id), inArray(notification.status, ["sent", "delivered", "failed"]), gte(notification.createdAt, since)),
+    )
     .prepare();
   const smsSince = db
     .select({ n: count() })
@@ -63,12 +84,19 @@ export function createDeviceRepository(db: Db, box: SecretBox) {
       ),
     )
     .prepare();
-  const dispatched = db.select({ n: count() }).from(notification).where(and(eq(notification.deviceId, id), gte(notification.dispatchedAt, since))).prepare();
+  const dispatched = db
+    .select({ n: count() })
+    .from(notification)
+    .where(and(eq(notification.deviceId, id), gte(notification.dispatchedAt, since)))
+    .prepare();
 
   return {
     list(workspaceId: number, opts: { status?: "active" | "inactive"; offset: number; limit: number }) {
       const q = lists[opts.status ?? "any"];
-      return { rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }).map(reveal), total: q.total.get({ ws: workspaceId })!.n };
+      return {
+        rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }).map(reveal),
+        total: q.total.get({ ws: workspaceId })!.n,
+      };
     },
 
     all(workspaceId: number, includeInactive: boolean): DeviceRow[] {
@@ -101,7 +129,12 @@ export function createDeviceRepository(db: Db, box: SecretBox) {
     },
 
     getMany(workspaceId: number, ids: number[]): DeviceRow[] {
-      return db.select().from(device).where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids))).all().map(reveal);
+      return db
+        .select()
+        .from(device)
+        .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
+        .all()
+        .map(reveal);
     },
 
     transaction<T>(fn: () => T): T {

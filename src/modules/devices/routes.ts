@@ -129,7 +129,8 @@ export function deviceRoutes(s: Services) {
         auth: "apiKey",
         detail: {
           summary: "Activate or deactivate devices",
-          description: "Sets `status` (`active` or `inactive`) on up to 100 devices. Unknown ids: 404 and nothing changes. Inactive devices are never chosen for sending.",
+          description:
+            "Sets `status` (`active` or `inactive`) on up to 100 devices. Unknown ids: 404 and nothing changes. Inactive devices are never chosen for sending.",
         },
       },
     )
@@ -176,7 +177,10 @@ export function deviceRoutes(s: Services) {
       params: DeviceIdParams,
       response: { 200: DeviceStatsResponse, ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Device stats", description: "Notifications through this device: `sent` (sent or delivered), `failed`, `pending`." },
+      detail: {
+        summary: "Device stats",
+        description: "Notifications through this device: `sent` (sent or delivered), `failed`, `pending`.",
+      },
     })
     .get("/:device_id/usage", ({ auth, params }) => ok(devices.usage(auth, params.device_id), "Device usage"), {
       params: DeviceIdParams,
@@ -195,7 +199,8 @@ export function deviceRoutes(s: Services) {
       auth: "apiKey",
       detail: {
         summary: "Device rate-limit status",
-        description: "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",
+        description:
+          "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",
       },
     });
 }

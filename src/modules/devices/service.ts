@@ -54,11 +54,16 @@ export function allowedSilence(row: Pick<DeviceRow, "pushToken">, offlineAfterMs
  * allowance never goes out in one burst; the others per minute.
  */
 export function paceOf(device: Pick<DeviceRow, "sendLimitPerMinute">, perSecond: boolean): { window: number; limit: number } {
-  return perSecond ? { window: 1000, limit: Math.max(1, Math.ceil(device.sendLimitPerMinute / 60)) } : { window: MINUTE, limit: device.sendLimitPerMinute };
+  return perSecond
+    ? { window: 1000, limit: Math.max(1, Math.ceil(device.sendLimitPerMinute / 60)) }
+    : { window: MINUTE, limit: device.sendLimitPerMinute };
 }
 
 /** One item of the register body: the common fields, and a channel's settings under its key. */
-export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<string, unknown>;
+export type RegisterItem = { name: string; kind?: DeviceRow["kind"]; phone_number?: string; send_limit_per_minute?: number } & Record<
+  string,
+  unknown
+>;
 
 /**
  * What a phone's last health report does to its score, as a factor: the battery (under 15 % off
@@ -140,7 +145,15 @@ export function createDeviceService(
       const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
       const simNumber = int(c.simNumber);
       if (simNumber === null) return [];
-      return [{ sim_number: simNumber, slot_index: int(c.slotIndex), phone_number: str(c.phoneNumber), carrier_name: str(c.carrierName), iccid: str(c.iccid) }];
+      return [
+        {
+          sim_number: simNumber,
+          slot_index: int(c.slotIndex),
+          phone_number: str(c.phoneNumber),
+          carrier_name: str(c.carrierName),
+          iccid: str(c.iccid),
+        },
+      ];
     });
   }
 
@@ -256,10 +269,7 @@ export function createDeviceService(
     return repo.all(workspaceId, includeInactive).map(present);
   }
 
-  async function register(
-    workspaceId: number,
-    devices: RegisterItem[],
-  ) {
+  async function register(workspaceId: number, devices: RegisterItem[]) {
     const now = clock.now();
     // Validate every item before writing any, so a bad item stores nothing.
     const prepared = devices.map((d, i) => {
@@ -267,9 +277,13 @@ export function createDeviceService(
       if (d.phone_number !== undefined) {
         phone = toE164(d.phone_number);
         if (!phone) {
-          throw new AppError("invalid_phone_number", `Invalid phone number in devices[${i}].phone_number: "${d.phone_number}" is not E.164`, {
-            field: `devices.${i}.phone_number`,
-          });
+          throw new AppError(
+            "invalid_phone_number",
+            `Invalid phone number in devices[${i}].phone_number: "${d.phone_number}" is not E.164`,
+            {
+              field: `devices.${i}.phone_number`,
+            },
+          );
         }
       }
       const kind = d.kind ?? DEFAULT_DEVICE_KIND;

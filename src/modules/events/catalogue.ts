@@ -27,36 +27,73 @@ const device = { device_id: 1, name: "Front desk phone", kind: "sms", last_sync:
 
 export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<string, unknown> }[] = [
   { type: "notification.sent", when: "the channel took the message (provider accepted, phone sent it)", data: notification("sent") },
-  { type: "notification.delivered", when: "the carrier or platform reported delivery (a chat-app `read` counts)", data: notification("delivered", { delivered_at: "2026-01-15T12:00:05.000Z" }) },
+  {
+    type: "notification.delivered",
+    when: "the carrier or platform reported delivery (a chat-app `read` counts)",
+    data: notification("delivered", { delivered_at: "2026-01-15T12:00:05.000Z" }),
+  },
   {
     type: "notification.failed",
     when: "a permanent failure, or retries ran out; credits are refunded",
-    data: notification("failed", { error_code: "30003", error_reason: "Unreachable destination handset", failed_at: "2026-01-15T12:00:06.000Z" }),
+    data: notification("failed", {
+      error_code: "30003",
+      error_reason: "Unreachable destination handset",
+      failed_at: "2026-01-15T12:00:06.000Z",
+    }),
   },
-  { type: "notification.cancelled", when: "a pending notification was cancelled", data: notification("cancelled", { sent_at: null, cancelled_at: "2026-01-15T12:00:00.500Z" }) },
+  {
+    type: "notification.cancelled",
+    when: "a pending notification was cancelled",
+    data: notification("cancelled", { sent_at: null, cancelled_at: "2026-01-15T12:00:00.500Z" }),
+  },
   {
     type: "message.received",
-    when:
-      "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event",
-    data: { thread_id: 7, message_id: 31, channel: "sms", from: "+14155552671", body: "Is my order ready?", received_at: "2026-01-15T12:01:00.000Z", device_id: 1, contact_id: 3 },
+    when: "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event",
+    data: {
+      thread_id: 7,
+      message_id: 31,
+      channel: "sms",
+      from: "+14155552671",
+      body: "Is my order ready?",
+      received_at: "2026-01-15T12:01:00.000Z",
+      device_id: 1,
+      contact_id: 3,
+    },
   },
   {
     type: "template.status",
     when: "the chat-app platform changed a template's status (paused for low quality, disabled, approved, …)",
-    data: { template_id: 12, name: "order_ready", language: "en_US", status: "paused", previous_status: "active", reason: "FIRST_PAUSE", device_id: 4 },
+    data: {
+      template_id: 12,
+      name: "order_ready",
+      language: "en_US",
+      status: "paused",
+      previous_status: "active",
+      reason: "FIRST_PAUSE",
+      device_id: 4,
+    },
   },
   { type: "device.offline", when: "a paired phone has not been heard from for 5 minutes", data: device },
   { type: "device.online", when: "a paired phone is heard from again (or for the first time)", data: device },
   {
     type: "device.blocked",
     when: "a chat-app send hit an account, token or business-account problem; sends through the number fail at once until it is fixed",
-    data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp", blocked_code: "131042", blocked_reason: "Business eligibility payment issue" },
+    data: {
+      device_id: 4,
+      name: "WhatsApp +1 555 0100",
+      kind: "chatapp",
+      blocked_code: "131042",
+      blocked_reason: "Business eligibility payment issue",
+    },
   },
-  { type: "device.unblocked", when: "a send through a blocked number succeeded again (after a relink)", data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp" } },
+  {
+    type: "device.unblocked",
+    when: "a send through a blocked number succeeded again (after a relink)",
+    data: { device_id: 4, name: "WhatsApp +1 555 0100", kind: "chatapp" },
+  },
   {
     type: "device.unhealthy",
-    when:
-      "a paired phone's health report (the app's ping) shows its battery under 15 % while neither charging nor plugged in (`low_battery`), or no internet connection (`no_connection`); once per episode, not on every ping",
+    when: "a paired phone's health report (the app's ping) shows its battery under 15 % while neither charging nor plugged in (`low_battery`), or no internet connection (`no_connection`); once per episode, not on every ping",
     data: { ...device, battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
   },
   {
@@ -66,14 +103,21 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   },
   {
     type: "device.ping",
-    when:
-      "a paired phone's every health report (the app's `system:ping`, every 15 minutes by default); `health` is the report as the app sent it. Written only while some webhook subscribes to it",
-    data: { ...device, health: { status: "pass", version: "1.68.0", checks: { "battery:level": { status: "pass", observedValue: 80, observedUnit: "percent", description: "Battery level in percent" } } } },
+    when: "a paired phone's every health report (the app's `system:ping`, every 15 minutes by default); `health` is the report as the app sent it. Written only while some webhook subscribes to it",
+    data: {
+      ...device,
+      health: {
+        status: "pass",
+        version: "1.68.0",
+        checks: {
+          "battery:level": { status: "pass", observedValue: 80, observedUnit: "percent", description: "Battery level in percent" },
+        },
+      },
+    },
   },
   {
     type: "message.mms_downloaded",
-    when:
-      "a paired phone downloaded an MMS's content (its `mms:downloaded`, app 1.56.0 and later); `message_id` is the phone's id of the downloaded MMS, `attachments` their metadata (Pigeon keeps no bytes). The thread message it completes was announced by `message.received`",
+    when: "a paired phone downloaded an MMS's content (its `mms:downloaded`, app 1.56.0 and later); `message_id` is the phone's id of the downloaded MMS, `attachments` their metadata (Pigeon keeps no bytes). The thread message it completes was announced by `message.received`",
     data: {
       device_id: 1,
       from: "+14155552671",
@@ -87,14 +131,31 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   },
   {
     type: "contact.opted_out",
-    when:
-      "a number opted out of the workspace's messages: it texted an opt-out keyword (STOP, …) on any channel (`source` keyword, `message_id` the thread message), or POST /api/optout/add (`api`), the dashboard or an import. Pending messages to it that no channel holds fail with `recipient_opted_out`",
-    data: { phone: "+14155552671", source: "keyword", reason: 'texted "Stop"', message_id: 31, channel: "sms", device_id: 1, contact_id: 3, at: "2026-01-15T12:01:00.000Z" },
+    when: "a number opted out of the workspace's messages: it texted an opt-out keyword (STOP, …) on any channel (`source` keyword, `message_id` the thread message), or POST /api/optout/add (`api`), the dashboard or an import. Pending messages to it that no channel holds fail with `recipient_opted_out`",
+    data: {
+      phone: "+14155552671",
+      source: "keyword",
+      reason: 'texted "Stop"',
+      message_id: 31,
+      channel: "sms",
+      device_id: 1,
+      contact_id: 3,
+      at: "2026-01-15T12:01:00.000Z",
+    },
   },
   {
     type: "contact.opted_in",
     when: "a number that had opted out may be texted again: it texted an opt-in keyword (START, UNSTOP, YES), or POST /api/optout/remove",
-    data: { phone: "+14155552671", source: "keyword", reason: 'texted "START"', message_id: 35, channel: "sms", device_id: 1, contact_id: 3, at: "2026-01-16T09:00:00.000Z" },
+    data: {
+      phone: "+14155552671",
+      source: "keyword",
+      reason: 'texted "START"',
+      message_id: 35,
+      channel: "sms",
+      device_id: 1,
+      contact_id: 3,
+      at: "2026-01-16T09:00:00.000Z",
+    },
   },
   { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
 ];

@@ -38,20 +38,37 @@ export interface PigeonEvent {
 export const newEventId = () => `evt_${randomBase62(24)}`;
 export const newDeliveryId = () => `dlv_${randomBase62(24)}`;
 
-export function eventEnvelope(id: string, type: EventType, workspaceId: number, createdAt: number, data: Record<string, unknown>): PigeonEvent {
+export function eventEnvelope(
+  id: string,
+  type: EventType,
+  workspaceId: number,
+  createdAt: number,
+  data: Record<string, unknown>,
+): PigeonEvent {
   return { id, type, created_at: new Date(createdAt).toISOString(), workspace_id: workspaceId, data };
 }
 
 export function createEventService(sqlite: Database, clock: Clock) {
   const repo = createEventRepository(sqlite);
 
-  function write(workspaceId: number, type: EventType, data: Record<string, unknown>, only: number | null): { eventId: string; deliveryIds: string[] } {
+  function write(
+    workspaceId: number,
+    type: EventType,
+    data: Record<string, unknown>,
+    only: number | null,
+  ): { eventId: string; deliveryIds: string[] } {
     const now = clock.now();
     const eventId = newEventId();
     const deliveryIds: string[] = [];
     repo.transaction(() => {
       repo.insertEvent({ id: eventId, workspaceId, type, data: JSON.stringify(data), createdAt: now });
-      const targets = only !== null ? [only] : repo.subscribersOf(workspaceId).filter((sub) => wants(JSON.parse(sub.events) as string[], type)).map((sub) => sub.id);
+      const targets =
+        only !== null
+          ? [only]
+          : repo
+              .subscribersOf(workspaceId)
+              .filter((sub) => wants(JSON.parse(sub.events) as string[], type))
+              .map((sub) => sub.id);
       for (const subscriptionId of targets) {
         const deliveryId = newDeliveryId();
         repo.insertDelivery(deliveryId, subscriptionId, eventId, now);
@@ -73,7 +90,8 @@ export function createEventService(sqlite: Database, clock: Clock) {
       return write(workspaceId, type, data, null);
     },
     /** A `webhook.test` event for one subscription. */
-    emitTest: (workspaceId: number, subscriptionId: number, data: Record<string, unknown>) => write(workspaceId, "webhook.test", data, subscriptionId),
+    emitTest: (workspaceId: number, subscriptionId: number, data: Record<string, unknown>) =>
+      write(workspaceId, "webhook.test", data, subscriptionId),
   };
 }
 

@@ -9,7 +9,12 @@ import type { NotificationState } from "./state";
 /** At most this many expire per run; the next tick takes the rest. */
 const BATCH = 500;
 
-export function createExpiry(deps: { clock: Clock; notifications: NotificationRepository; state: NotificationState; offlineAfterMs: number }) {
+export function createExpiry(deps: {
+  clock: Clock;
+  notifications: NotificationRepository;
+  state: NotificationState;
+  offlineAfterMs: number;
+}) {
   const { clock, notifications, state, offlineAfterMs } = deps;
 
   /**

@@ -13,7 +13,10 @@ export const Notification = t.Object({
   delivery_type: literalUnion(DELIVERY_TYPES),
   route: literalUnion(DEVICE_KINDS, { description: "The kind of device carrying it: sms (paired phone), cloud, chatapp" }),
   routes: t.Nullable(
-    t.Array(t.String(), { description: "The failover order it follows (phone, cloud, chatapp), or null; a `failover` log entry marks each move to the next route" }),
+    t.Array(t.String(), {
+      description:
+        "The failover order it follows (phone, cloud, chatapp), or null; a `failover` log entry marks each move to the next route",
+    }),
   ),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
@@ -43,9 +46,13 @@ export const Notification = t.Object({
   failed_at: t.Nullable(t.String({ format: "date-time" })),
   cancelled_at: t.Nullable(t.String({ format: "date-time" })),
   sim_number: t.Nullable(t.Integer({ description: "The paired phone's SIM asked for (1-3); null: the phone's choice" })),
-  priority: t.Integer({ description: "The companion app's priority, -128..127 (0 by default; 100 and above skips the phone's limits and delays)" }),
+  priority: t.Integer({
+    description: "The companion app's priority, -128..127 (0 by default; 100 and above skips the phone's limits and delays)",
+  }),
   with_delivery_report: t.Boolean({ description: "Whether a delivery report was asked for" }),
-  valid_until: t.Nullable(t.String({ format: "date-time", description: "After this instant it is not sent (from ttl or valid_until); null: no limit" })),
+  valid_until: t.Nullable(
+    t.String({ format: "date-time", description: "After this instant it is not sent (from ttl or valid_until); null: no limit" }),
+  ),
 });
 
 export const LogEntry = t.Object({
@@ -63,7 +70,10 @@ export const NotificationIdParams = t.Object({ notification_id: IdParam("notific
 export const NotificationListQuery = t.Object({
   ...pageQuery(20, 100),
   status: t.Optional(
-    t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], fieldError("status", "must be one of pending, sent, delivered, failed, cancelled")),
+    t.Union(
+      [t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")],
+      fieldError("status", "must be one of pending, sent, delivered, failed, cancelled"),
+    ),
   ),
   delivery_type: t.Optional(choiceOf(DELIVERY_TYPES, "delivery_type")),
   recipient: t.Optional(t.String({ description: "E.164 recipient" })),

@@ -165,18 +165,38 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     if (f.status) hourWhere.push("status = ?"), rowWhere.push("status = ?"), extra.push(f.status);
     if (f.deliveryType) hourWhere.push("delivery_type = ?"), rowWhere.push("delivery_type = ?"), extra.push(f.deliveryType);
     const rowsBetween = (a: number, b: number) =>
-      a > b ? 0 : (sqlite.query(`SELECT count(*) AS n FROM notification WHERE ${rowWhere.join(" AND ")} AND created_at >= ? AND created_at <= ?`).get(workspaceId, ...extra, a, b) as { n: number }).n;
+      a > b
+        ? 0
+        : (
+            sqlite
+              .query(`SELECT count(*) AS n FROM notification WHERE ${rowWhere.join(" AND ")} AND created_at >= ? AND created_at <= ?`)
+              .get(workspaceId, ...extra, a, b) as { n: number }
+          ).n;
     // Hours [first, end) lie wholly inside [from, to].
     const first = f.from === undefined ? Number.MIN_SAFE_INTEGER : Math.ceil(from / HOUR_MS);
     const end = f.to === undefined ? Number.MAX_SAFE_INTEGER : Math.floor((to + 1) / HOUR_MS);
     if (end <= first) return rowsBetween(from, to);
     const hours = (a: number, b: number) =>
-      (sqlite.query(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`).get(workspaceId, ...extra, a, b) as { n: number }).n;
+      (
+        sqlite
+          .query(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`)
+          .get(workspaceId, ...extra, a, b) as { n: number }
+      ).n;
     // A partial hour at an end is counted whole from the rollup when none of its rows lies outside
     // the range (the usual case for the hour under way: nothing is created after "now"); else row by row.
-    const noneBetween = (a: number, b: number) => a > b || !sqlite.query("SELECT 1 FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1").get(workspaceId, a, b);
-    const head = f.from === undefined ? 0 : noneBetween((first - 1) * HOUR_MS, from - 1) ? hours(first - 1, first) : rowsBetween(from, first * HOUR_MS - 1);
-    const tail = f.to === undefined ? 0 : noneBetween(to + 1, (end + 1) * HOUR_MS - 1) ? hours(end, end + 1) : rowsBetween(end * HOUR_MS, to);
+    const noneBetween = (a: number, b: number) =>
+      a > b ||
+      !sqlite
+        .query("SELECT 1 FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1")
+        .get(workspaceId, a, b);
+    const head =
+      f.from === undefined
+        ? 0
+        : noneBetween((first - 1) * HOUR_MS, from - 1)
+          ? hours(first - 1, first)
+          : rowsBetween(from, first * HOUR_MS - 1);
+    const tail =
+      f.to === undefined ? 0 : noneBetween(to + 1, (end + 1) * HOUR_MS - 1) ? hours(end, end + 1) : rowsBetween(end * HOUR_MS, to);
     return hours(first, end) + head + tail;
   }
 
@@ -243,7 +263,12 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     logs: (id: number): LogRecord[] => logsOf.all(id),
     byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
     /** The notifications still waiting on these devices. */
-    pendingOnDevices: (deviceIds: number[]): number[] => (deviceIds.length === 0 ? [] : pendingOn(deviceIds.length).all(...deviceIds).map((r) => r.id)),
+    pendingOnDevices: (deviceIds: number[]): number[] =>
+      deviceIds.length === 0
+        ? []
+        : pendingOn(deviceIds.length)
+            .all(...deviceIds)
+            .map((r) => r.id),
     externalIdTaken: (externalId: string, exceptId: number): boolean => externalTaken.get(externalId, exceptId) !== null,
 
     /**
@@ -292,7 +317,8 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
       return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id).slice(0, limit);
     },
     /** Pending notifications whose valid_until passed (see the statement), soonest first. */
-    expiredWaiting: (now: number, heldGrace: number, limit: number): number[] => expiredWaiting.all(now, now, now - heldGrace, limit).map((r) => r.id),
+    expiredWaiting: (now: number, heldGrace: number, limit: number): number[] =>
+      expiredWaiting.all(now, now, now - heldGrace, limit).map((r) => r.id),
     dispatchedSince: (deviceId: number, since: number) => dispatchedSince.get(deviceId, since)!.n,
 
     /** Takes a queued notification for one attempt; false when someone else took it first. */

@@ -24,22 +24,27 @@ export function notificationRoutes(s: Services) {
       auth: "apiKey",
       detail: {
         summary: "List notifications",
-        description: "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
-      },
-    })
-    .post("/v1/api/notification/cancel", ({ auth, body }) => ok(notifications.cancel(auth.workspaceId, body.notification_id), "Notification cancelled"), {
-      parse: "json",
-      body: CancelBody,
-      response: { 200: NotificationResponse, ...errorResponses(404, 409) },
-      auth: "apiKey",
-      detail: {
-        summary: "Cancel a notification",
         description:
-          "Cancels a `pending` notification that its channel has not taken yet (scheduled, queued, or waiting for the phone to pick it up). " +
-          "Its status becomes `cancelled` (our addition to the spec's states) and any credits are refunded; a paired phone that already " +
-          "downloaded it is told to drop it. Once a channel has it, or it is sent, delivered or failed: 409 `not_cancellable`.",
+          "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
       },
     })
+    .post(
+      "/v1/api/notification/cancel",
+      ({ auth, body }) => ok(notifications.cancel(auth.workspaceId, body.notification_id), "Notification cancelled"),
+      {
+        parse: "json",
+        body: CancelBody,
+        response: { 200: NotificationResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
+        detail: {
+          summary: "Cancel a notification",
+          description:
+            "Cancels a `pending` notification that its channel has not taken yet (scheduled, queued, or waiting for the phone to pick it up). " +
+            "Its status becomes `cancelled` (our addition to the spec's states) and any credits are refunded; a paired phone that already " +
+            "downloaded it is told to drop it. Once a channel has it, or it is sent, delivered or failed: 409 `not_cancellable`.",
+        },
+      },
+    )
     .get(
       "/v1/api/notification/:notification_id",
       ({ auth, params }) => ok(notifications.detail(auth.workspaceId, params.notification_id), "Notification fetched"),
@@ -49,7 +54,8 @@ export function notificationRoutes(s: Services) {
         auth: "apiKey",
         detail: {
           summary: "Get a notification",
-          description: "Status, delivery type, template and variables, final text, recipient, device, schedule, attempts, timestamps, and `logs`: every attempt and state change with the carrier's or platform's reason.",
+          description:
+            "Status, delivery type, template and variables, final text, recipient, device, schedule, attempts, timestamps, and `logs`: every attempt and state change with the carrier's or platform's reason.",
         },
       },
     )
@@ -76,7 +82,10 @@ export function notificationRoutes(s: Services) {
         params: NotificationIdParams,
         response: { 200: MessageStatusResponse, ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Message delivery status (overview form)", description: "The overview's delivery-status route; `messageId` is the notification id." },
+        detail: {
+          summary: "Message delivery status (overview form)",
+          description: "The overview's delivery-status route; `messageId` is the notification id.",
+        },
       },
     );
 }

@@ -79,14 +79,23 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
 
     list(
       workspaceId: number,
-      q: { status?: NotificationStatus; delivery_type?: DeliveryType; recipient?: string; from?: string; to?: string; page?: number; limit?: number },
+      q: {
+        status?: NotificationStatus;
+        delivery_type?: DeliveryType;
+        recipient?: string;
+        from?: string;
+        to?: string;
+        page?: number;
+        limit?: number;
+      },
     ) {
       const page = q.page ?? 1;
       const limit = q.limit ?? 20;
       const filters: ListFilters = { status: q.status, deliveryType: q.delivery_type };
       if (q.recipient) {
         const phone = toE164(q.recipient);
-        if (!phone) throw new AppError("invalid_phone_number", `Invalid phone number "${q.recipient}" in recipient`, { field: "recipient" });
+        if (!phone)
+          throw new AppError("invalid_phone_number", `Invalid phone number "${q.recipient}" in recipient`, { field: "recipient" });
         filters.recipient = phone;
       }
       filters.from = parseInstant(q.from, "from", false);

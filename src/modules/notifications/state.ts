@@ -45,7 +45,10 @@ export interface TransitionOptions {
  * Asked before a notification fails: true when it moved to another route instead (failover), so
  * it is not failed. Runs inside the transition's transaction.
  */
-export type FailoverHook = (before: NotificationRecord, failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean }) => boolean;
+export type FailoverHook = (
+  before: NotificationRecord,
+  failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean },
+) => boolean;
 
 export type TransitionListener = (before: NotificationRecord, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions) => void;
 
@@ -63,7 +66,11 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
   const listeners: TransitionListener[] = [];
   let failover: FailoverHook | null = null;
 
-  function log(id: number, event: string, fields: { status?: string | null; errorCode?: string | null; detail?: string | null; at?: number } = {}) {
+  function log(
+    id: number,
+    event: string,
+    fields: { status?: string | null; errorCode?: string | null; detail?: string | null; at?: number } = {},
+  ) {
     repo.insertLog(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
   }
 
@@ -74,7 +81,12 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
       if (!before) return false;
       const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancel_pending === 1 && to !== "cancelled";
       if (!reopened && !canMove(before.status, to)) return false;
-      if (to === "failed" && !reopened && failover?.(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone })) return true;
+      if (
+        to === "failed" &&
+        !reopened &&
+        failover?.(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone })
+      )
+        return true;
       const now = clock.now();
       const at = opts.at ?? now;
       const failing = to === "failed";

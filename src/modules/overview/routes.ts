@@ -3,7 +3,14 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
 import type { Services } from "../../services";
-import { ContactDeletedResponse, ContactIdParams, ContactListQuery, ContactListResponse, ContactResponse, CreateContact } from "../contacts/model";
+import {
+  ContactDeletedResponse,
+  ContactIdParams,
+  ContactListQuery,
+  ContactListResponse,
+  ContactResponse,
+  CreateContact,
+} from "../contacts/model";
 import { TemplateListQuery, TemplateListResponse } from "../templates/model";
 
 const UpdateContactFields = t.Object({
@@ -31,14 +38,18 @@ export function overviewRoutes(s: Services) {
       auth: "apiKey",
       detail: { summary: "Create a contact (overview form)", description: "Alias of POST /api/contact/create." },
     })
-    .put("/contacts/:contact_id", ({ auth, params, body }) => ok(contacts.update(auth.workspaceId, { ...body, contact_id: params.contact_id }), "Contact updated"), {
-      parse: "json",
-      params: ContactIdParams,
-      body: UpdateContactFields,
-      response: { 200: ContactResponse, ...errorResponses(404, 409) },
-      auth: "apiKey",
-      detail: { summary: "Update a contact (overview form)", description: "Alias of POST /api/contact/update with the id in the path." },
-    })
+    .put(
+      "/contacts/:contact_id",
+      ({ auth, params, body }) => ok(contacts.update(auth.workspaceId, { ...body, contact_id: params.contact_id }), "Contact updated"),
+      {
+        parse: "json",
+        params: ContactIdParams,
+        body: UpdateContactFields,
+        response: { 200: ContactResponse, ...errorResponses(404, 409) },
+        auth: "apiKey",
+        detail: { summary: "Update a contact (overview form)", description: "Alias of POST /api/contact/update with the id in the path." },
+      },
+    )
     .delete("/contacts/:contact_id", ({ auth, params }) => ok(contacts.remove(auth.workspaceId, params.contact_id), "Contact deleted"), {
       params: ContactIdParams,
       response: { 200: ContactDeletedResponse, ...errorResponses(404) },

@@ -13,21 +13,24 @@ const Project = t.Object({
 
 export function projectRoutes(s: Services) {
   const projects = createProjectRepository(s.db);
-  return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] }).use(declaredAuth()).use(models).get(
-    "/list",
-    ({ auth }) => {
-      const rows = projects.visibleTo(auth.workspaceId);
-      return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
-    },
-    {
-      response: { 200: Envelope(t.Object({ projects: t.Array(Project) })), ...errorResponses() },
-      auth: "apiKey",
-      detail: {
-        summary: "List projects",
-        description:
-          "Projects are Pigeon's workspaces. An API key belongs to one workspace and sees only that workspace, so the list holds the key's own project. " +
-          "Operators create more with `pigeon workspaces create` and give each its own keys.",
+  return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] })
+    .use(declaredAuth())
+    .use(models)
+    .get(
+      "/list",
+      ({ auth }) => {
+        const rows = projects.visibleTo(auth.workspaceId);
+        return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
       },
-    },
-  );
+      {
+        response: { 200: Envelope(t.Object({ projects: t.Array(Project) })), ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "List projects",
+          description:
+            "Projects are Pigeon's workspaces. An API key belongs to one workspace and sees only that workspace, so the list holds the key's own project. " +
+            "Operators create more with `pigeon workspaces create` and give each its own keys.",
+        },
+      },
+    );
 }

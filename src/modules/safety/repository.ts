@@ -79,7 +79,9 @@ export function createSafetyRepository(sqlite: Database, dispatchedRoutes: reado
     "SELECT phone, opted_out_at, source, reason FROM suppression WHERE workspace_id = ? AND phone = ?",
   );
   const phonesOf: Statement<{ phone: string }, [number]> = sqlite.prepare("SELECT phone FROM suppression WHERE workspace_id = ?");
-  const insertSuppression = sqlite.prepare("INSERT OR IGNORE INTO suppression (workspace_id, phone, opted_out_at, source, reason) VALUES (?, ?, ?, ?, ?)");
+  const insertSuppression = sqlite.prepare(
+    "INSERT OR IGNORE INTO suppression (workspace_id, phone, opted_out_at, source, reason) VALUES (?, ?, ?, ?, ?)",
+  );
   const deleteSuppression = sqlite.prepare("DELETE FROM suppression WHERE workspace_id = ? AND phone = ?");
   const insertEvent: Statement<{ id: number }> = sqlite.prepare(`
     INSERT INTO opt_out_event (workspace_id, phone, action, source, reason, thread_message_id, channel, device_id, at)
@@ -89,11 +91,15 @@ export function createSafetyRepository(sqlite: Database, dispatchedRoutes: reado
   const eventsAll: Statement<OptOutEventRecord, [number, number, number]> = sqlite.prepare(
     `SELECT ${eventColumns} FROM opt_out_event WHERE workspace_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
   );
-  const eventsAllCount: Statement<{ n: number }, [number]> = sqlite.prepare("SELECT count(*) AS n FROM opt_out_event WHERE workspace_id = ?");
+  const eventsAllCount: Statement<{ n: number }, [number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM opt_out_event WHERE workspace_id = ?",
+  );
   const eventsOf: Statement<OptOutEventRecord, [number, string, number, number]> = sqlite.prepare(
     `SELECT ${eventColumns} FROM opt_out_event WHERE workspace_id = ? AND phone = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
   );
-  const eventsOfCount: Statement<{ n: number }, [number, string]> = sqlite.prepare("SELECT count(*) AS n FROM opt_out_event WHERE workspace_id = ? AND phone = ?");
+  const eventsOfCount: Statement<{ n: number }, [number, string]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM opt_out_event WHERE workspace_id = ? AND phone = ?",
+  );
   const lastEventOf: Statement<OptOutEventRecord, [number, string]> = sqlite.prepare(
     `SELECT ${eventColumns} FROM opt_out_event WHERE workspace_id = ? AND phone = ? AND action = 'opted_out' ORDER BY id DESC LIMIT 1`,
   );

@@ -9,7 +9,6 @@ import { Phone } from "../contacts/model";
 import { requirePhone } from "../contacts/service";
 import { ROUTE_NAMES_DOC, Settings, SettingsBody } from "./settings";
 
-
 const Entry = t.Object({
   id: t.Nullable(t.Integer({ description: "The audit entry" })),
   phone: t.String(),
@@ -111,7 +110,8 @@ export function safetyRoutes(s: Services) {
       auth: "apiKey",
       detail: {
         summary: "Safe-sending settings",
-        description: "The workspace's quiet hours, opt-out, opt-in and help keywords with their replies, and default failover routes, defaults filled in.",
+        description:
+          "The workspace's quiet hours, opt-out, opt-in and help keywords with their replies, and default failover routes, defaults filled in.",
       },
     })
     .post("/v1/api/workspace/settings", ({ auth, body }) => ok(safety.updateSettings(auth.workspaceId, body), "Settings saved"), {

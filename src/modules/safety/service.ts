@@ -84,12 +84,16 @@ export function createSafetyService(deps: SafetyDeps) {
     if (!suppressedIn(workspaceId).has(phone)) return null;
     const row = repo.suppression(workspaceId, phone);
     if (!row) return null;
-    return new AppError("recipient_opted_out", `${phone} opted out of messages from this workspace (${row.source}) and cannot be texted until they opt in again`, {
-      phone,
-      opted_out_at: iso(row.opted_out_at),
-      source: row.source,
-      reason: row.reason,
-    });
+    return new AppError(
+      "recipient_opted_out",
+      `${phone} opted out of messages from this workspace (${row.source}) and cannot be texted until they opt in again`,
+      {
+        phone,
+        opted_out_at: iso(row.opted_out_at),
+        source: row.source,
+        reason: row.reason,
+      },
+    );
   }
 
   /**
@@ -110,7 +114,12 @@ export function createSafetyService(deps: SafetyDeps) {
   /** A change that happened: the in-memory set dropped, the audit row written, the event emitted. */
   function record(workspaceId: number, phone: string, action: "opted_out" | "opted_in", ctx: ChangeContext, at: number) {
     forget(workspaceId);
-    const change = { reason: ctx.reason ?? null, threadMessageId: ctx.threadMessageId ?? null, channel: ctx.channel ?? null, deviceId: ctx.deviceId ?? null };
+    const change = {
+      reason: ctx.reason ?? null,
+      threadMessageId: ctx.threadMessageId ?? null,
+      channel: ctx.channel ?? null,
+      deviceId: ctx.deviceId ?? null,
+    };
     repo.addEvent({ workspaceId, phone, action, source: ctx.source, ...change, at });
     events.emit(workspaceId, action === "opted_out" ? "contact.opted_out" : "contact.opted_in", {
       phone,
@@ -204,7 +213,13 @@ export function createSafetyService(deps: SafetyDeps) {
   /** A number's state, for a contact or the API's answers. */
   function status(workspaceId: number, phone: string) {
     const row = repo.suppression(workspaceId, phone);
-    return { phone, opted_out: row !== null, opted_out_at: iso(row?.opted_out_at ?? null), source: row?.source ?? null, reason: row?.reason ?? null };
+    return {
+      phone,
+      opted_out: row !== null,
+      opted_out_at: iso(row?.opted_out_at ?? null),
+      source: row?.source ?? null,
+      reason: row?.reason ?? null,
+    };
   }
 
   return {

@@ -150,13 +150,19 @@ export function applyChange(row: SettingsRecord | null, change: SettingsChange):
       values.quietEnd = formatClock(end);
     }
   }
-  if (change.opt_out_keywords !== undefined) values.optOutKeywords = change.opt_out_keywords === null ? null : keywords("opt_out_keywords", change.opt_out_keywords);
-  if (change.opt_in_keywords !== undefined) values.optInKeywords = change.opt_in_keywords === null ? null : keywords("opt_in_keywords", change.opt_in_keywords);
-  if (change.help_keywords !== undefined) values.helpKeywords = change.help_keywords === null ? null : keywords("help_keywords", change.help_keywords);
-  if (change.opt_out_reply !== undefined) values.optOutReply = change.opt_out_reply === null ? null : reply("opt_out_reply", change.opt_out_reply);
-  if (change.opt_in_reply !== undefined) values.optInReply = change.opt_in_reply === null ? null : reply("opt_in_reply", change.opt_in_reply);
+  if (change.opt_out_keywords !== undefined)
+    values.optOutKeywords = change.opt_out_keywords === null ? null : keywords("opt_out_keywords", change.opt_out_keywords);
+  if (change.opt_in_keywords !== undefined)
+    values.optInKeywords = change.opt_in_keywords === null ? null : keywords("opt_in_keywords", change.opt_in_keywords);
+  if (change.help_keywords !== undefined)
+    values.helpKeywords = change.help_keywords === null ? null : keywords("help_keywords", change.help_keywords);
+  if (change.opt_out_reply !== undefined)
+    values.optOutReply = change.opt_out_reply === null ? null : reply("opt_out_reply", change.opt_out_reply);
+  if (change.opt_in_reply !== undefined)
+    values.optInReply = change.opt_in_reply === null ? null : reply("opt_in_reply", change.opt_in_reply);
   if (change.help_reply !== undefined) values.helpReply = change.help_reply === null ? null : reply("help_reply", change.help_reply);
-  if (change.default_routes !== undefined) values.defaultRoutes = change.default_routes === null ? null : parseRoutes("default_routes", change.default_routes);
+  if (change.default_routes !== undefined)
+    values.defaultRoutes = change.default_routes === null ? null : parseRoutes("default_routes", change.default_routes);
 
   const lists: [string, string[]][] = [
     ["opt_out_keywords", values.optOutKeywords ?? DEFAULT_OPT_OUT_KEYWORDS],
@@ -166,7 +172,12 @@ export function applyChange(row: SettingsRecord | null, change: SettingsChange):
   for (let i = 0; i < lists.length; i++) {
     for (let j = i + 1; j < lists.length; j++) {
       const both = lists[i][1].find((w) => lists[j][1].includes(w));
-      if (both) throw new AppError("keyword_conflict", `"${both}" is in both ${lists[i][0]} and ${lists[j][0]}; a keyword can mean one thing only`, { keyword: both, fields: [lists[i][0], lists[j][0]] });
+      if (both)
+        throw new AppError(
+          "keyword_conflict",
+          `"${both}" is in both ${lists[i][0]} and ${lists[j][0]}; a keyword can mean one thing only`,
+          { keyword: both, fields: [lists[i][0], lists[j][0]] },
+        );
     }
   }
   return values;
@@ -175,9 +186,13 @@ export function applyChange(row: SettingsRecord | null, change: SettingsChange):
 const Clock = t.String({ description: "24-hour local time HH:MM", examples: ["21:00"] });
 const KeywordList = t.Array(t.String({ maxLength: 64 }), {
   maxItems: KEYWORDS_MAX,
-  description: "Whole-message keywords, matched case- and space-insensitively; an empty list turns the rule off, null restores the defaults",
+  description:
+    "Whole-message keywords, matched case- and space-insensitively; an empty list turns the rule off, null restores the defaults",
 });
-const ReplyText = t.String({ maxLength: REPLY_MAX * 4, description: `At most ${REPLY_MAX} characters; an empty string sends no reply, null restores the default` });
+const ReplyText = t.String({
+  maxLength: REPLY_MAX * 4,
+  description: `At most ${REPLY_MAX} characters; an empty string sends no reply, null restores the default`,
+});
 const RouteList = t.Array(t.String({ examples: ["phone"] }), {
   minItems: 1,
   maxItems: 3,
@@ -191,7 +206,10 @@ export const SettingsBody = t.Object(
       t.Nullable(
         t.Object(
           { start: Clock, end: Clock },
-          { additionalProperties: false, description: "In the recipient's local time; start after end wraps past midnight. null: no quiet hours" },
+          {
+            additionalProperties: false,
+            description: "In the recipient's local time; start after end wraps past midnight. null: no quiet hours",
+          },
         ),
       ),
     ),
@@ -203,7 +221,10 @@ export const SettingsBody = t.Object(
     help_reply: t.Optional(t.Nullable(ReplyText)),
     default_routes: t.Optional(t.Nullable(RouteList)),
   },
-  { additionalProperties: false, examples: [{ quiet_hours: { start: "21:00", end: "08:00" } }, { quiet_hours: null }, { opt_out_keywords: ["STOP", "ARRET", "BAJA"] }] },
+  {
+    additionalProperties: false,
+    examples: [{ quiet_hours: { start: "21:00", end: "08:00" } }, { quiet_hours: null }, { opt_out_keywords: ["STOP", "ARRET", "BAJA"] }],
+  },
 );
 
 export const Settings = t.Object({

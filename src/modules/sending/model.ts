@@ -4,13 +4,22 @@ import { Envelope } from "../../http/envelope";
 export const BULK_MAX = 100;
 
 const Recipient = t.String({ description: "E.164 phone number, e.g. +14155552671", examples: ["+14155552671"] });
-const Message = t.String({ description: "The text; at most the account's cap (1600 by default). Not needed with template_id.", examples: ["Your order is ready for pickup."] });
-const TemplateRef = t.Union([t.String(), t.Number()], { description: "A template id (or its code, e.g. OTP); message is then built from it", examples: ["3"] });
+const Message = t.String({
+  description: "The text; at most the account's cap (1600 by default). Not needed with template_id.",
+  examples: ["Your order is ready for pickup."],
+});
+const TemplateRef = t.Union([t.String(), t.Number()], {
+  description: "A template id (or its code, e.g. OTP); message is then built from it",
+  examples: ["3"],
+});
 const Variables = t.Union([t.Record(t.String(), t.Any()), t.Array(t.Any())], {
   description: "Template variables by name (case-sensitive); for chat-app templates also an array of the {{1}}..{{n}} values",
   examples: [{ name: "Ada", order_id: "A-1001" }],
 });
-const DeviceRef = t.Union([t.String(), t.Number()], { description: "Device to send through; default: the first active device that can carry it", examples: ["1"] });
+const DeviceRef = t.Union([t.String(), t.Number()], {
+  description: "Device to send through; default: the first active device that can carry it",
+  examples: ["1"],
+});
 
 /** The longest time to live a send may ask for: 30 days. */
 export const TTL_MAX_SECONDS = 30 * 24 * 3600;
@@ -51,7 +60,7 @@ export const phoneOptionFields = {
         description:
           "Paired phone only: the SIM to send from, 1 to 3 (see the device's `sim_cards`); omit for the phone's own choice. " +
           "When the phone has reported its SIMs, one it lacks is 400 `invalid_sim_number` naming those it has (`sim_numbers`); a phone that reported none " +
-          "(an app before 1.65) takes any, and fails a message for a SIM it lacks (\"Can't send message: SIM 2 not found\"). On a cloud number: 400 `option_not_supported`.",
+          '(an app before 1.65) takes any, and fails a message for a SIM it lacks ("Can\'t send message: SIM 2 not found"). On a cloud number: 400 `option_not_supported`.',
         examples: [1],
       }),
     ),
@@ -86,9 +95,9 @@ export const safeSendFields = {
         minItems: 1,
         maxItems: 3,
         description:
-          "Failover order: routes from phone (or sms), cloud, chatapp, each once, e.g. [\"phone\", \"cloud\"]. The first route that can take the message now carries it " +
+          'Failover order: routes from phone (or sms), cloud, chatapp, each once, e.g. ["phone", "cloud"]. The first route that can take the message now carries it ' +
           "(a route with no active device, or a phone offline for an immediate send, is skipped at once). If that route later fails in a way another could avoid " +
-          "(the phone offline past PIGEON_FAILOVER_GRACE, 2 minutes by default, a carrier rejection, \"not a chat-app user\", a blocked number), the same notification moves " +
+          '(the phone offline past PIGEON_FAILOVER_GRACE, 2 minutes by default, a carrier rejection, "not a chat-app user", a blocked number), the same notification moves ' +
           "to the next route: its `route` says which one carries it and its log lists every attempt. Credits are taken only for the route that sends. " +
           "Default: the workspace's `default_routes` (POST /api/workspace/settings), else none (one route, as without failover).",
         examples: [["phone", "cloud"]],
@@ -98,7 +107,8 @@ export const safeSendFields = {
   transactional: t.Optional(
     t.Nullable(
       t.Boolean({
-        description: "A message the recipient is waiting for (a code, a receipt): quiet hours do not hold it. priority 100 or more is never held either.",
+        description:
+          "A message the recipient is waiting for (a code, a receipt): quiet hours do not hold it. priority 100 or more is never held either.",
       }),
     ),
   ),
@@ -113,10 +123,17 @@ const sendFields = {
   variables: t.Optional(t.Nullable(Variables)),
   recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging" }))),
   schedule_time: t.Optional(
-    t.Nullable(t.String({ description: "YYYY-MM-DD HH:MM:SS, 24-hour, in `timezone`; omit to send now", examples: ["2026-12-24 09:00:00"] })),
+    t.Nullable(
+      t.String({ description: "YYYY-MM-DD HH:MM:SS, 24-hour, in `timezone`; omit to send now", examples: ["2026-12-24 09:00:00"] }),
+    ),
   ),
   timezone: t.Optional(
-    t.Nullable(t.String({ description: "IANA zone name for schedule_time (links such as CET or US/Eastern too); default UTC", examples: ["Europe/Berlin"] })),
+    t.Nullable(
+      t.String({
+        description: "IANA zone name for schedule_time (links such as CET or US/Eastern too); default UTC",
+        examples: ["Europe/Berlin"],
+      }),
+    ),
   ),
   device_id: t.Optional(t.Nullable(DeviceRef)),
   ...phoneOptionFields,
@@ -201,14 +218,16 @@ export const routeResultFields = {
   device_id: t.Integer({ description: "The device carrying it now" }),
   quiet_hours: t.Nullable(
     t.Object(
-      { until: t.String({ format: "date-time" }), timezone: t.String({ description: "The recipient's zone the quiet hours were read in" }) },
+      {
+        until: t.String({ format: "date-time" }),
+        timezone: t.String({ description: "The recipient's zone the quiet hours were read in" }),
+      },
       { description: "Set when the recipient's quiet hours hold the message: it goes out at `until` (also `scheduled_at`)" },
     ),
   ),
-  skipped_routes: t.Array(
-    t.Object({ route: t.String(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }),
-    { description: "Routes of the failover order that could not take it at all, in order, with why" },
-  ),
+  skipped_routes: t.Array(t.Object({ route: t.String(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }), {
+    description: "Routes of the failover order that could not take it at all, in order, with why",
+  }),
 };
 
 export const SendResult = t.Object({
@@ -249,7 +268,10 @@ export const BulkItem = t.Object({
   quiet_hours: t.Optional(routeResultFields.quiet_hours),
   skipped_routes: t.Optional(routeResultFields.skipped_routes),
   error: t.Optional(
-    t.Object({ status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }, { additionalProperties: true }),
+    t.Object(
+      { status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() },
+      { additionalProperties: true },
+    ),
   ),
 });
 
@@ -268,12 +290,15 @@ export const OverviewSendResponse = t.Object({
 export const PreviewResponse = Envelope(
   t.Object({
     would: t.Union([t.Literal("send"), t.Literal("schedule"), t.Literal("hold"), t.Literal("refuse")], {
-      description: "send: it would go now; schedule: at schedule_time; hold: quiet hours hold it until `scheduled_at`; refuse: a send would answer with `error`",
+      description:
+        "send: it would go now; schedule: at schedule_time; hold: quiet hours hold it until `scheduled_at`; refuse: a send would answer with `error`",
     }),
     message: t.Nullable(t.String({ description: "The final text, variables substituted (null when it could not be built)" })),
     characters: t.Nullable(t.Integer()),
     encoding: t.Nullable(t.Union([t.Literal("GSM-7"), t.Literal("UCS-2")])),
-    ucs2_characters: t.Array(t.String(), { description: "The characters outside GSM-7 that force UCS-2 (70 characters a segment instead of 160)" }),
+    ucs2_characters: t.Array(t.String(), {
+      description: "The characters outside GSM-7 that force UCS-2 (70 characters a segment instead of 160)",
+    }),
     segments: t.Nullable(t.Integer()),
     route: t.Nullable(t.String({ description: "The route it would take: sms (paired phone), cloud or chatapp" })),
     device_id: t.Nullable(t.Integer()),
@@ -282,11 +307,17 @@ export const PreviewResponse = Envelope(
     scheduled_at: ScheduledFor,
     quiet_hours: routeResultFields.quiet_hours,
     opted_out: t.Nullable(
-      t.Object({ opted_out_at: t.Nullable(t.String({ format: "date-time" })), source: t.String(), reason: t.Nullable(t.String()) }, { description: "Set when the recipient opted out: a send is refused with 403 recipient_opted_out" }),
+      t.Object(
+        { opted_out_at: t.Nullable(t.String({ format: "date-time" })), source: t.String(), reason: t.Nullable(t.String()) },
+        { description: "Set when the recipient opted out: a send is refused with 403 recipient_opted_out" },
+      ),
     ),
     skipped_routes: routeResultFields.skipped_routes,
     error: t.Nullable(
-      t.Object({ status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() }, { additionalProperties: true, description: "What a send of this body would answer instead of accepting it" }),
+      t.Object(
+        { status_id: t.Integer(), error_code: t.Union([t.String(), t.Number()]), message: t.String() },
+        { additionalProperties: true, description: "What a send of this body would answer instead of accepting it" },
+      ),
     ),
   }),
 );

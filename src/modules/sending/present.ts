@@ -32,7 +32,11 @@ export function routeResult(p: Prepared) {
     route: p.device.kind,
     device_id: p.device.id,
     quiet_hours: p.quietHold ? { until: new Date(p.quietHold.until).toISOString(), timezone: p.quietHold.zone } : null,
-    skipped_routes: p.skipped.map((x) => ({ route: ROUTE_NAMES[x.route], error_code: x.error.publicCode ?? x.error.code, message: x.error.message })),
+    skipped_routes: p.skipped.map((x) => ({
+      route: ROUTE_NAMES[x.route],
+      error_code: x.error.publicCode ?? x.error.code,
+      message: x.error.message,
+    })),
   };
 }
 
@@ -80,21 +84,37 @@ export function bulkReply(results: ItemResult[]) {
   const accepted = results.filter((r) => r.ok).length;
   return {
     status: 200,
-    body: ok({ total: results.length, accepted, failed: results.length - accepted, results: items }, `${accepted} of ${results.length} notifications scheduled`),
+    body: ok(
+      { total: results.length, accepted, failed: results.length - accepted, results: items },
+      `${accepted} of ${results.length} notifications scheduled`,
+    ),
   };
 }
 
 /** A preview's answer: the text's encoding and segments, where it would go, and the refusal a send would meet. */
-export function previewReply(result: { prepared: Prepared | null; refusal: AppError | null }, fallbackText: string | null, balance: number) {
+export function previewReply(
+  result: { prepared: Prepared | null; refusal: AppError | null },
+  fallbackText: string | null,
+  balance: number,
+) {
   const p = result.prepared;
   const text = p?.message ?? fallbackText;
   const info = text === null ? null : countSegments(text);
   const sms = p === null || p.channel === "sms";
   const refusal = result.refusal;
-  const optedOut = refusal?.code === "recipient_opted_out" ? (refusal.data as { opted_out_at: string | null; source: string; reason: string | null }) : null;
+  const optedOut =
+    refusal?.code === "recipient_opted_out"
+      ? (refusal.data as { opted_out_at: string | null; source: string; reason: string | null })
+      : null;
   const route = p ? routeResult(p) : null;
   return {
-    would: refusal ? ("refuse" as const) : p!.quietHold ? ("hold" as const) : p!.scheduleAt !== null ? ("schedule" as const) : ("send" as const),
+    would: refusal
+      ? ("refuse" as const)
+      : p!.quietHold
+        ? ("hold" as const)
+        : p!.scheduleAt !== null
+          ? ("schedule" as const)
+          : ("send" as const),
     message: text,
     characters: text === null ? null : [...text].length,
     encoding: sms && info ? info.encoding : null,
@@ -108,6 +128,8 @@ export function previewReply(result: { prepared: Prepared | null; refusal: AppEr
     quiet_hours: route?.quiet_hours ?? null,
     opted_out: optedOut ? { opted_out_at: optedOut.opted_out_at, source: optedOut.source, reason: optedOut.reason } : null,
     skipped_routes: route?.skipped_routes ?? [],
-    error: refusal ? { status_id: refusal.status, error_code: refusal.publicCode ?? refusal.code, message: refusal.message, ...refusal.data } : null,
+    error: refusal
+      ? { status_id: refusal.status, error_code: refusal.publicCode ?? refusal.code, message: refusal.message, ...refusal.data }
+      : null,
   };
 }

@@ -42,7 +42,7 @@ const WHEN =
   "Fields outside those listed are refused: 400 `validation_error` naming the field. ";
 
 const SEND_ERRORS =
-  "Errors: 400 `invalid_phone_number` (message contains \"Invalid phone number\"), `message_required`, `message_too_long` (names the cap), " +
+  'Errors: 400 `invalid_phone_number` (message contains "Invalid phone number"), `message_required`, `message_too_long` (names the cap), ' +
   "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `invalid_valid_until` (not an ISO 8601 instant, in the past, or before schedule_time), " +
   "`ttl_with_valid_until` (both given), `option_not_supported` (sim_number on a cloud number), `invalid_sim_number` (a SIM the phone did not report), `validation_error` (sim_number outside 1-3, priority outside -128..127, ttl outside 1-2592000), " +
   "`no_active_device`, `device_offline` " +
@@ -86,10 +86,15 @@ function presentSend<B>(
   prepare: (auth: AuthContext) => (Prepared | AppError)[],
   present: (results: ItemResult[]) => Reply<B>,
 ): Promise<B> {
-  return s.idempotency.reply(request, set, { workspaceId: auth.workspaceId, route, body }, {
-    prepare: () => prepare(auth),
-    commit: (items) => present(s.sending.accept(auth, items)),
-  });
+  return s.idempotency.reply(
+    request,
+    set,
+    { workspaceId: auth.workspaceId, route, body },
+    {
+      prepare: () => prepare(auth),
+      commit: (items) => present(s.sending.accept(auth, items)),
+    },
+  );
 }
 
 /**
@@ -127,10 +132,8 @@ function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown):
  * document) and their fast handlers (src/http/fast-route.ts), which serve them in the running server.
  */
 export function sendHandlers(s: SendingRouteDeps) {
-  const single =
-    (route: string) =>
-    (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
-      presentSend(s, request, set, auth, route, body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply);
+  const single = (route: string) => (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
+    presentSend(s, request, set, auth, route, body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply);
   return {
     long: { path: "/v1/notification/sms/api/send", schema: SendSmsBody, handle: single("sms.send") },
     short: { path: "/v1/api/sms/send", schema: SimpleSendBody, handle: single("api.sms.send") },
@@ -174,7 +177,11 @@ export function sendHandlers(s: SendingRouteDeps) {
 }
 
 /** The fast handlers of the SMS send routes, by path; `general` serves what they hand back. */
-export function fastSendRoutes(s: SendingRouteDeps, pipeline: RequestPipeline, general: (request: Request) => Promise<Response>): Map<string, FastHandler> {
+export function fastSendRoutes(
+  s: SendingRouteDeps,
+  pipeline: RequestPipeline,
+  general: (request: Request) => Promise<Response>,
+): Map<string, FastHandler> {
   return new Map(Object.values(sendHandlers(s)).map((route) => [route.path, fastRoute(pipeline, route as FastRoute<TObject>, general)]));
 }
 
@@ -183,57 +190,50 @@ export function sendingRoutes(s: SendingRouteDeps) {
   return new Elysia({ tags: ["Sending"] })
     .use(declaredAuth())
     .use(models)
-    .post(
-      send.long.path,
-      ({ auth, request, set, body }) => send.long.handle(request, auth, body, set),
-      {
-        parse: "json",
-        body: send.long.schema,
-        transform: refuseUnknownFields(send.long.schema),
-        response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send an SMS",
-          description:
-            "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
-            "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
-            "(see GET /api/notification/:id). " +
-            "Send options: `sim_number` (1-3) picks the paired phone's SIM; `priority` (-128..127) orders the phone's queue, and 100 or more (one-time codes) " +
-            "skips the per-minute limits and send delays; `with_delivery_report: false` asks for no delivery report (the message ends at `sent`); " +
-            "`ttl` (seconds) or `valid_until` (an instant) bounds how long it may wait: not sent by then it becomes `failed` with `expired`, its credits refunded. " +
-            "A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
-            "`timezone` takes any IANA name, links such as CET, EST5EDT or US/Eastern included. A missing recipient_contact is 400 `validation_error` saying \"recipient_contact is required\"." +
-            WHEN +
-            SEND_ERRORS +
-            IDEMPOTENCY,
-        },
+    .post(send.long.path, ({ auth, request, set, body }) => send.long.handle(request, auth, body, set), {
+      parse: "json",
+      body: send.long.schema,
+      transform: refuseUnknownFields(send.long.schema),
+      response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send an SMS",
+        description:
+          "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
+          "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
+          "(see GET /api/notification/:id). " +
+          "Send options: `sim_number` (1-3) picks the paired phone's SIM; `priority` (-128..127) orders the phone's queue, and 100 or more (one-time codes) " +
+          "skips the per-minute limits and send delays; `with_delivery_report: false` asks for no delivery report (the message ends at `sent`); " +
+          "`ttl` (seconds) or `valid_until` (an instant) bounds how long it may wait: not sent by then it becomes `failed` with `expired`, its credits refunded. " +
+          "A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
+          '`timezone` takes any IANA name, links such as CET, EST5EDT or US/Eastern included. A missing recipient_contact is 400 `validation_error` saying "recipient_contact is required".' +
+          WHEN +
+          SEND_ERRORS +
+          IDEMPOTENCY,
       },
-    )
-    .post(
-      send.short.path,
-      ({ auth, request, set, body }) => send.short.handle(request, auth, body, set),
-      {
-        parse: "json",
-        body: send.short.schema,
-        transform: refuseUnknownFields(send.short.schema),
-        response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send an SMS (short form)",
-          description:
-            "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
-            "schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), the same checks and the same reply." +
-            WHEN +
-            SEND_ERRORS +
-            IDEMPOTENCY,
-        },
+    })
+    .post(send.short.path, ({ auth, request, set, body }) => send.short.handle(request, auth, body, set), {
+      parse: "json",
+      body: send.short.schema,
+      transform: refuseUnknownFields(send.short.schema),
+      response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send an SMS (short form)",
+        description:
+          "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
+          "schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), the same checks and the same reply." +
+          WHEN +
+          SEND_ERRORS +
+          IDEMPOTENCY,
       },
-    )
+    })
     .post(
       "/v1/api/sms/preview",
       ({ auth, body }) => {
         const input = toSendInput(body);
-        const text = typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
+        const text =
+          typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
         const result = s.sending.preview(auth, input);
         // An id the caller cannot see is answered as the send answers it, not described.
         if (result.refusal?.status === 404) throw result.refusal;
@@ -256,47 +256,39 @@ export function sendingRoutes(s: SendingRouteDeps) {
         },
       },
     )
-    .post(
-      send.bulk.path,
-      ({ auth, request, set, body }) => send.bulk.handle(request, auth, body, set),
-      {
-        parse: "json",
-        body: send.bulk.schema,
-        transform: refuseUnknownFields(send.bulk.schema),
-        response: { 200: BulkResponse, ...errorResponses(409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send many SMS",
-          description:
-            `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
-            "the valid ones are stored even when others fail, and `results` lists, in order, each item's notification or its error " +
-            "(`error.status_id`, `error.error_code`, `error.message`), with `scheduled_for` on each stored item. The reply is 200 whenever the list itself is well-formed; " +
-            "an item that is not an object (a number, string, null or array) makes the whole request 400 `validation_error` naming it (e.g. `messages[2]`), and nothing is stored. " +
-            "An item with a field outside the send fields fails alone, naming the field." +
-            IDEMPOTENCY,
-        },
+    .post(send.bulk.path, ({ auth, request, set, body }) => send.bulk.handle(request, auth, body, set), {
+      parse: "json",
+      body: send.bulk.schema,
+      transform: refuseUnknownFields(send.bulk.schema),
+      response: { 200: BulkResponse, ...errorResponses(409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send many SMS",
+        description:
+          `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
+          "the valid ones are stored even when others fail, and `results` lists, in order, each item's notification or its error " +
+          "(`error.status_id`, `error.error_code`, `error.message`), with `scheduled_for` on each stored item. The reply is 200 whenever the list itself is well-formed; " +
+          "an item that is not an object (a number, string, null or array) makes the whole request 400 `validation_error` naming it (e.g. `messages[2]`), and nothing is stored. " +
+          "An item with a field outside the send fields fails alone, naming the field." +
+          IDEMPOTENCY,
       },
-    )
-    .post(
-      send.overview.path,
-      ({ auth, request, set, body }) => send.overview.handle(request, auth, body, set),
-      {
-        parse: "json",
-        body: send.overview.schema,
-        transform: refuseUnknownFields(send.overview.schema),
-        response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send an SMS (overview form)",
-          description:
-            "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +
-            "(template_id, variables, recipient_name, schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), honoured the same way. Answers the envelope with " +
-            "`data: {success, messageId, scheduled_for}`, and `success` and `messageId` repeated at the top level for clients written against the overview. " +
-            "`messageId` works with GET /messages/:id." +
-            WHEN +
-            SEND_ERRORS +
-            IDEMPOTENCY,
-        },
+    })
+    .post(send.overview.path, ({ auth, request, set, body }) => send.overview.handle(request, auth, body, set), {
+      parse: "json",
+      body: send.overview.schema,
+      transform: refuseUnknownFields(send.overview.schema),
+      response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send an SMS (overview form)",
+        description:
+          "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +
+          "(template_id, variables, recipient_name, schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), honoured the same way. Answers the envelope with " +
+          "`data: {success, messageId, scheduled_for}`, and `success` and `messageId` repeated at the top level for clients written against the overview. " +
+          "`messageId` works with GET /messages/:id." +
+          WHEN +
+          SEND_ERRORS +
+          IDEMPOTENCY,
       },
-    );
+    });
 }

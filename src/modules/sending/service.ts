@@ -23,7 +23,14 @@ import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
 import { TTL_MAX_SECONDS } from "./model";
-import { DELIVERY_TYPES, ROUTE_DESCRIPTION, ROUTE_NAMES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../channels/kinds";
+import {
+  DELIVERY_TYPES,
+  ROUTE_DESCRIPTION,
+  ROUTE_NAMES,
+  type ChannelTraits,
+  type DeliveryType,
+  type DeviceKind,
+} from "../../channels/kinds";
 import type { SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 
@@ -101,7 +108,16 @@ export interface Fallback {
 /** What every route of a send shares: checked once, before a route is chosen. */
 type Common = Pick<
   Prepared,
-  "recipient" | "recipientName" | "template" | "templateVars" | "message" | "scheduleAt" | "timezone" | "validUntil" | "quietHold" | "fallback"
+  | "recipient"
+  | "recipientName"
+  | "template"
+  | "templateVars"
+  | "message"
+  | "scheduleAt"
+  | "timezone"
+  | "validUntil"
+  | "quietHold"
+  | "fallback"
 >;
 
 export interface Accepted {
@@ -155,7 +171,9 @@ export function createSendingService(deps: SendingDeps) {
   const { sqlite, clock, devices, templates, notifications, state, credits, usage, commits, threads } = deps;
   const channelChecks = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, [] as ChannelCheck[]])) as Record<Channel, ChannelCheck[]>;
   /** The kinds of device that carry each delivery type, and each kind's traits. */
-  const CARRIERS = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, deps.channels.filter((c) => c.deliveryType === d).map((c) => c.kind)])) as Record<Channel, DeviceKind[]>;
+  const CARRIERS = Object.fromEntries(
+    DELIVERY_TYPES.map((d) => [d, deps.channels.filter((c) => c.deliveryType === d).map((c) => c.kind)]),
+  ) as Record<Channel, DeviceKind[]>;
   const traits = new Map(deps.channels.map((c) => [c.kind, c]));
   const needsPresence = (device: DeviceRow) => traits.get(device.kind)?.needsPresence === true;
   const isOnline = (device: DeviceRow, now: number) => isDeviceOnline(device, now, deps.offlineAfterMs);
@@ -177,7 +195,12 @@ export function createSendingService(deps: SendingDeps) {
     if (row.status !== "active") {
       // A chat-app template the platform paused or disabled answers with the platform's own code.
       const platformCode = channel === "chatapp" ? ({ paused: 132015, disabled: 132016 } as Record<string, number>)[row.status] : undefined;
-      throw new AppError("template_inactive", `template ${row.id} is ${row.status} and cannot be sent`, { template_id: row.id, status: row.status }, platformCode);
+      throw new AppError(
+        "template_inactive",
+        `template ${row.id} is ${row.status} and cannot be sent`,
+        { template_id: row.id, status: row.status },
+        platformCode,
+      );
     }
     return row;
   }
@@ -201,7 +224,13 @@ export function createSendingService(deps: SendingDeps) {
    * `kind` narrows the choice to one route's devices (a failover send); a named device of another
    * kind is then left for its own route.
    */
-  function chooseDevice(workspaceId: number, channel: Channel, ref: string | number | null | undefined, immediate: boolean, kind: DeviceKind | null = null): DeviceRow {
+  function chooseDevice(
+    workspaceId: number,
+    channel: Channel,
+    ref: string | number | null | undefined,
+    immediate: boolean,
+    kind: DeviceKind | null = null,
+  ): DeviceRow {
     const now = clock.now();
     const carries = (k: DeviceKind) => (kind === null ? CARRIERS[channel].includes(k) : k === kind);
     if (ref !== undefined && ref !== null && String(ref).trim() !== "") {
@@ -234,11 +263,10 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   function offline(device: DeviceRow) {
-    return new AppError(
-      "device_offline",
-      `Device ${device.id} is offline: the paired phone has not reported for more than 5 minutes`,
-      { device_id: device.id, last_sync: device.lastSeenAt === null ? null : new Date(device.lastSeenAt).toISOString() },
-    );
+    return new AppError("device_offline", `Device ${device.id} is offline: the paired phone has not reported for more than 5 minutes`, {
+      device_id: device.id,
+      last_sync: device.lastSeenAt === null ? null : new Date(device.lastSeenAt).toISOString(),
+    });
   }
 
   /**
@@ -257,10 +285,15 @@ export function createSendingService(deps: SendingDeps) {
     // A bare local time would be read in the server's zone: an instant needs its zone.
     const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? Date.parse(raw) : Number.NaN;
     if (Number.isNaN(at)) {
-      throw new AppError("invalid_valid_until", `valid_until "${raw}" is not an ISO 8601 instant with a zone, e.g. 2026-12-24T09:00:00Z`, { field: "valid_until" });
+      throw new AppError("invalid_valid_until", `valid_until "${raw}" is not an ISO 8601 instant with a zone, e.g. 2026-12-24T09:00:00Z`, {
+        field: "valid_until",
+      });
     }
     if (at <= clock.now()) {
-      throw new AppError("invalid_valid_until", `valid_until ${raw} is in the past`, { field: "valid_until", valid_until: new Date(at).toISOString() });
+      throw new AppError("invalid_valid_until", `valid_until ${raw} is in the past`, {
+        field: "valid_until",
+        valid_until: new Date(at).toISOString(),
+      });
     }
     if (at < due) {
       throw new AppError("invalid_valid_until", `valid_until ${raw} is before schedule_time`, {
@@ -269,13 +302,21 @@ export function createSendingService(deps: SendingDeps) {
       });
     }
     if (at - due > TTL_MAX_SECONDS * 1000) {
-      throw new AppError("invalid_valid_until", `valid_until ${raw} is more than 30 days after the message is due`, { field: "valid_until" });
+      throw new AppError("invalid_valid_until", `valid_until ${raw} is more than 30 days after the message is due`, {
+        field: "valid_until",
+      });
     }
     return at;
   }
 
   /** The text a template or `message` makes, for one channel. */
-  function contentFor(auth: AuthContext, channel: Channel, templateRef: string | number | null | undefined, variables: SuppliedVariables | undefined, message: unknown) {
+  function contentFor(
+    auth: AuthContext,
+    channel: Channel,
+    templateRef: string | number | null | undefined,
+    variables: SuppliedVariables | undefined,
+    message: unknown,
+  ) {
     const hasTemplate = templateRef !== undefined && templateRef !== null && String(templateRef).trim() !== "";
     if (hasTemplate) {
       const template = resolveTemplate(auth.workspaceId, templateRef!, channel);
@@ -306,7 +347,10 @@ export function createSendingService(deps: SendingDeps) {
       if (named && /^\d+$/.test(String(input.deviceId).trim())) {
         const device = devices.get(auth.workspaceId, Number(String(input.deviceId).trim()));
         if (device && !kinds.includes(device.kind)) {
-          throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device, a route this send does not name`, { device_id: device.id, kind: device.kind });
+          throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device, a route this send does not name`, {
+            device_id: device.id,
+            kind: device.kind,
+          });
         }
       }
       return kinds;
@@ -322,9 +366,13 @@ export function createSendingService(deps: SendingDeps) {
   function prepare(auth: AuthContext, input: SendInput): Prepared {
     const recipient = toE164(input.recipient);
     if (!recipient) {
-      throw new AppError("invalid_phone_number", `Invalid phone number "${String(input.recipient)}": recipient_contact must be E.164, e.g. +14155552671`, {
-        field: "recipient_contact",
-      });
+      throw new AppError(
+        "invalid_phone_number",
+        `Invalid phone number "${String(input.recipient)}": recipient_contact must be E.164, e.g. +14155552671`,
+        {
+          field: "recipient_contact",
+        },
+      );
     }
     if (!input.system) {
       const refused = deps.safety.refusal(auth.workspaceId, recipient);
@@ -335,7 +383,8 @@ export function createSendingService(deps: SendingDeps) {
     if (routes === null) checkLength(auth, input.channel, message);
     if (!auth.plan.allowUrls) {
       const url = findUrl(message);
-      if (url) throw new AppError("urls_not_allowed", `Your plan does not allow URLs in messages (found "${url}"); remove it or upgrade`, { url });
+      if (url)
+        throw new AppError("urls_not_allowed", `Your plan does not allow URLs in messages (found "${url}"); remove it or upgrade`, { url });
     }
     const chatappTemplateId = input.chatappTemplateId ?? null;
     if (chatappTemplateId !== null && String(chatappTemplateId).trim() !== "") {
@@ -390,10 +439,19 @@ export function createSendingService(deps: SendingDeps) {
       }
     }
     const first = skipped[0].error;
-    throw new AppError(first.code, `No route can take this message: ${skipped.map((x) => `${ROUTE_NAMES[x.route]}: ${x.error.message}`).join("; ")}`, {
-      ...first.data,
-      routes: skipped.map((x) => ({ route: ROUTE_NAMES[x.route], error_code: x.error.publicCode ?? x.error.code, message: x.error.message })),
-    }, first.publicCode);
+    throw new AppError(
+      first.code,
+      `No route can take this message: ${skipped.map((x) => `${ROUTE_NAMES[x.route]}: ${x.error.message}`).join("; ")}`,
+      {
+        ...first.data,
+        routes: skipped.map((x) => ({
+          route: ROUTE_NAMES[x.route],
+          error_code: x.error.publicCode ?? x.error.code,
+          message: x.error.message,
+        })),
+      },
+      first.publicCode,
+    );
   }
 
   /**
@@ -401,7 +459,13 @@ export function createSendingService(deps: SendingDeps) {
    * another channel than the send's, an SMS route sends the text as it is; a chat-app route sends
    * it freeform while the 24-hour window is open, else the fallback chat-app template.
    */
-  function prepareRoute(auth: AuthContext, input: SendInput, common: Common, kind: DeviceKind | null, routes: DeviceKind[] | null): Prepared {
+  function prepareRoute(
+    auth: AuthContext,
+    input: SendInput,
+    common: Common,
+    kind: DeviceKind | null,
+    routes: DeviceKind[] | null,
+  ): Prepared {
     const channel: Channel = kind === null ? input.channel : traits.get(kind)!.deliveryType;
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
@@ -454,7 +518,11 @@ export function createSendingService(deps: SendingDeps) {
     };
     const runChecks = (p: Prepared): Prepared => {
       for (const check of channelChecks[channel]) {
-        const change = check(auth, p, input.deviceId !== undefined && kind !== null && p.device.kind !== kind ? { ...input, deviceId: null } : input);
+        const change = check(
+          auth,
+          p,
+          input.deviceId !== undefined && kind !== null && p.device.kind !== kind ? { ...input, deviceId: null } : input,
+        );
         if (change) p = { ...p, ...change };
       }
       return p;
@@ -465,7 +533,8 @@ export function createSendingService(deps: SendingDeps) {
     } catch (error) {
       // A closed chat-app window on a failover route: the fallback template, if the send named one.
       const fallbackRef = common.fallback?.chatappTemplateId;
-      if (!(error instanceof AppError) || error.code !== "window_closed" || channel !== "chatapp" || content.template || !fallbackRef) throw error;
+      if (!(error instanceof AppError) || error.code !== "window_closed" || channel !== "chatapp" || content.template || !fallbackRef)
+        throw error;
       const fallback = contentFor(auth, "chatapp", fallbackRef, common.fallback?.variables, null);
       prepared = runChecks(build(fallback));
     }
@@ -563,10 +632,17 @@ export function createSendingService(deps: SendingDeps) {
         : `queued for device ${p.device.id} (${p.device.kind})`,
     });
     for (const skip of p.skipped) {
-      state.log(id, "route_skipped", { status: "pending", errorCode: String(skip.error.publicCode ?? skip.error.code), detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}` });
+      state.log(id, "route_skipped", {
+        status: "pending",
+        errorCode: String(skip.error.publicCode ?? skip.error.code),
+        detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}`,
+      });
     }
     if (p.quietHold) {
-      state.log(id, "quiet_hours", { status: "pending", detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}` });
+      state.log(id, "quiet_hours", {
+        status: "pending",
+        detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}`,
+      });
     }
     return id;
   }
@@ -605,7 +681,10 @@ export function createSendingService(deps: SendingDeps) {
    * failed. A failure that says the message may have gone out, or that no route can change (an
    * opt-out, an expiry), is left to fail.
    */
-  function failover(n: NotificationRecord, failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean; stranded?: boolean }): boolean {
+  function failover(
+    n: NotificationRecord,
+    failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean; stranded?: boolean },
+  ): boolean {
     if (n.routes === null || failure.mayHaveGone === true) return false;
     if (failure.errorCode !== null && FINAL_FAILURES.has(failure.errorCode)) return false;
     const routes = JSON.parse(n.routes) as DeviceKind[];
@@ -651,7 +730,10 @@ export function createSendingService(deps: SendingDeps) {
         credits.debit(n.workspace_id, p.cost, n.id);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        skips.push({ code: String(error.publicCode ?? error.code), detail: `after ${why}, route ${ROUTE_NAMES[kind]} skipped: ${error.message}` });
+        skips.push({
+          code: String(error.publicCode ?? error.code),
+          detail: `after ${why}, route ${ROUTE_NAMES[kind]} skipped: ${error.message}`,
+        });
         continue;
       }
       const now = clock.now();
@@ -678,7 +760,11 @@ export function createSendingService(deps: SendingDeps) {
         threads.removeOutbound(n.id);
         addToThread(n.workspace_id, p, n.id, now);
       }
-      state.log(n.id, "failover", { status: "pending", errorCode: failure.errorCode, detail: `${why}; moved to route ${ROUTE_NAMES[kind]} via device ${p.device.id}` });
+      state.log(n.id, "failover", {
+        status: "pending",
+        errorCode: failure.errorCode,
+        detail: `${why}; moved to route ${ROUTE_NAMES[kind]} via device ${p.device.id}`,
+      });
       // The new route's channel hears of it as of a new message once this transaction is over.
       const accepted = [{ notificationId: n.id, prepared: { ...p, scheduleAt: null } }];
       queueMicrotask(() => {
@@ -711,7 +797,7 @@ export function createSendingService(deps: SendingDeps) {
       const done = sqlite.transaction(() => {
         const n = state.get(id);
         if (!n || n.status !== "pending" || n.stage !== "queued" || n.dispatched_at !== null) return true;
-        const silent = n.device_id === null ? null : devices.byId(n.device_id)?.lastSeenAt ?? null;
+        const silent = n.device_id === null ? null : (devices.byId(n.device_id)?.lastSeenAt ?? null);
         const reason = `device ${n.device_id} has been offline ${silent === null ? "since it was paired" : `since ${new Date(silent).toISOString()}`}`;
         return failover(n, { errorCode: "device_offline", reason, stranded: true });
       })();

@@ -88,7 +88,14 @@ export function requireScope(request: Request, scope: Scope): void {
 
 const b64url = (data: string | Buffer) => Buffer.from(data).toString("base64url");
 
-export function createSmsGateAuth(deps: { sqlite: Database; clock: Clock; secrets: SecretBox; authenticate: Authenticator; accounts: AccountsService; repo: SmsGateRepository }) {
+export function createSmsGateAuth(deps: {
+  sqlite: Database;
+  clock: Clock;
+  secrets: SecretBox;
+  authenticate: Authenticator;
+  accounts: AccountsService;
+  repo: SmsGateRepository;
+}) {
   const { clock, repo } = deps;
   const keys = createAccountRepository(deps.sqlite);
   let signingKey: string | null = null;
@@ -133,7 +140,8 @@ export function createSmsGateAuth(deps: { sqlite: Database; clock: Clock; secret
     const claims = decode(value);
     const row = claims ? repo.token(claims.jti) : null;
     const now = clock.now();
-    if (!row || row.revokedAt !== null || row.expiresAt <= now) throw new AppError("unauthorized", "Unauthorized: the token is invalid, expired or revoked");
+    if (!row || row.revokedAt !== null || row.expiresAt <= now)
+      throw new AppError("unauthorized", "Unauthorized: the token is invalid, expired or revoked");
     const apiKey = keys.apiKey({ id: row.apiKeyId });
     if (!apiKey || apiKey.workspaceId !== row.workspaceId) throw new AppError("unauthorized", "Unauthorized: the token's API key is gone");
     if (apiKey.status !== "active") throw new AppError("key_disabled", "The API key this token was issued to is disabled");
@@ -159,7 +167,14 @@ export function createSmsGateAuth(deps: { sqlite: Database; clock: Clock; secret
     const common = { workspaceId: auth.workspaceId, apiKeyId: auth.keyId, accessJti: access.jti, createdAt: now };
     repo.insertToken({ ...common, jti: access.jti, kind: "access", scopes, expiresAt: access.exp });
     repo.insertToken({ ...common, jti: refresh.jti, kind: "refresh", scopes, expiresAt: refresh.exp });
-    const claims = (jti: string, exp: number, s: string[]) => ({ iss: "pigeon", sub: String(auth.workspaceId), jti, iat: Math.floor(now / 1000), exp: Math.floor(exp / 1000), scopes: s });
+    const claims = (jti: string, exp: number, s: string[]) => ({
+      iss: "pigeon",
+      sub: String(auth.workspaceId),
+      jti,
+      iat: Math.floor(now / 1000),
+      exp: Math.floor(exp / 1000),
+      scopes: s,
+    });
     return {
       id: access.jti,
       token_type: "Bearer",
@@ -177,12 +192,18 @@ export function createSmsGateAuth(deps: { sqlite: Database; clock: Clock; secret
       requireScope(request, "tokens:manage");
       const caller = smsGateCallerOf(request);
       const unknown = body.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      if (unknown.length > 0) throw new AppError("validation_error", `Unknown scope ${unknown.join(", ")}`, { field: "scopes", location: "body", reason: `one of ${SCOPES.join(", ")}` });
+      if (unknown.length > 0)
+        throw new AppError("validation_error", `Unknown scope ${unknown.join(", ")}`, {
+          field: "scopes",
+          location: "body",
+          reason: `one of ${SCOPES.join(", ")}`,
+        });
       // A token may not grant more than its maker holds.
       const held = caller.scopes;
       if (held !== null && !held.includes("all:any")) {
         const extra = body.scopes.filter((s) => !held.includes(s));
-        if (extra.length > 0) throw new AppError("forbidden", `A token cannot grant scopes its maker lacks: ${extra.join(", ")}`, { scopes: extra });
+        if (extra.length > 0)
+          throw new AppError("forbidden", `A token cannot grant scopes its maker lacks: ${extra.join(", ")}`, { scopes: extra });
       }
       const ttl = body.ttl ? body.ttl : TOKEN_TTL_DEFAULT_SECONDS;
       return issue(caller.auth, [...new Set(body.scopes)], ttl);
@@ -191,7 +212,8 @@ export function createSmsGateAuth(deps: { sqlite: Database; clock: Clock; secret
     /** POST /auth/token/refresh with the refresh token: a new pair; the old pair is spent. */
     refresh(request: Request) {
       const caller = smsGateCallerOf(request);
-      if (caller.token?.kind !== "refresh") throw new AppError("forbidden", "Send the refresh token as Bearer to refresh", { scope: REFRESH_SCOPE });
+      if (caller.token?.kind !== "refresh")
+        throw new AppError("forbidden", "Send the refresh token as Bearer to refresh", { scope: REFRESH_SCOPE });
       const row = repo.token(caller.token.jti)!;
       if (!repo.useRefresh(row.jti, clock.now())) throw new AppError("unauthorized", "Unauthorized: this refresh token was already used");
       repo.revoke(row.workspaceId, row.accessJti, clock.now());

@@ -22,10 +22,17 @@ const nullable = <T extends Parameters<typeof t.Nullable>[0]>(schema: T) => t.Op
 
 export const SendMessageBody = t.Object({
   id: nullable(t.String({ maxLength: 36, description: "The message's id; generated when absent. A repeated id answers 409." })),
-  deviceId: nullable(t.String({ maxLength: 21, description: "The phone to send through (an id from GET /devices); any active one when absent" })),
+  deviceId: nullable(
+    t.String({ maxLength: 21, description: "The phone to send through (an id from GET /devices); any active one when absent" }),
+  ),
   message: nullable(t.String({ description: "The text (older form of textMessage)" })),
   textMessage: nullable(t.Object({ text: t.String() })),
-  dataMessage: nullable(t.Object({ data: t.String(), port: t.Integer({ minimum: 0, maximum: 65535 }) }, { description: "Not supported by Pigeon: answered 400 option_not_supported" })),
+  dataMessage: nullable(
+    t.Object(
+      { data: t.String(), port: t.Integer({ minimum: 0, maximum: 65535 }) },
+      { description: "Not supported by Pigeon: answered 400 option_not_supported" },
+    ),
+  ),
   phoneNumbers: t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 }),
   simNumber: nullable(t.Integer({ minimum: 1, maximum: 3 })),
   withDeliveryReport: nullable(t.Boolean()),
@@ -38,10 +45,12 @@ export const SendMessageBody = t.Object({
 export type SendMessageBody = Static<typeof SendMessageBody>;
 
 export const SendQuery = t.Object({
-  skipPhoneValidation: t.Optional(t.Boolean({
+  skipPhoneValidation: t.Optional(
+    t.Boolean({
       description:
         "true skips SMSGate's stricter checks (valid, mobile), as Pigeon always does: a number needs only its country code. A number without it (short code, national form) answers 400 option_not_supported, as Pigeon prices and threads by E.164",
-    })),
+    }),
+  ),
   deviceActiveWithin: t.Optional(t.Integer({ minimum: 0, description: "Without deviceId: use a phone seen within this many hours" })),
 });
 
@@ -92,7 +101,12 @@ export const TokenResponse = t.Object({
   expires_at: t.String({ format: "date-time" }),
 });
 
-const Check = t.Object({ status: t.UnionEnum(["pass", "warn", "fail"]), description: t.String(), observedValue: t.Number(), observedUnit: t.String() });
+const Check = t.Object({
+  status: t.UnionEnum(["pass", "warn", "fail"]),
+  description: t.String(),
+  observedValue: t.Number(),
+  observedUnit: t.String(),
+});
 export const Health = t.Object({
   status: t.UnionEnum(["pass", "warn", "fail"]),
   version: t.String(),
@@ -110,8 +124,14 @@ export const InboxRefreshBody = t.Object({
 
 export const WebhookBody = t.Object({
   id: nullable(t.String({ maxLength: 36, description: "The webhook's id; generated when absent. An existing id is replaced." })),
-  url: t.String({ minLength: 1, maxLength: 2048, description: "Where to POST; must reach a public address (PIGEON_ALLOW_PRIVATE_WEBHOOKS aside)" }),
-  event: t.String({ description: `One of ${Object.keys(SMSGATE_WEBHOOK_EVENTS).join(", ")}; other SMSGate events answer 400 option_not_supported` }),
+  url: t.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: "Where to POST; must reach a public address (PIGEON_ALLOW_PRIVATE_WEBHOOKS aside)",
+  }),
+  event: t.String({
+    description: `One of ${Object.keys(SMSGATE_WEBHOOK_EVENTS).join(", ")}; other SMSGate events answer 400 option_not_supported`,
+  }),
   deviceId: nullable(t.String({ description: "Only this phone's events; all phones' when absent" })),
 });
 
@@ -136,7 +156,9 @@ export const InboxQuery = t.Object({
 
 export const IncomingMessage = t.Object({
   id: t.String({ description: "The thread message's id" }),
-  type: t.UnionEnum([...INCOMING_TYPES], { description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived. Pigeon receives no DATA_SMS" }),
+  type: t.UnionEnum([...INCOMING_TYPES], {
+    description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived. Pigeon receives no DATA_SMS",
+  }),
   sender: t.String({ description: "E.164 when the sender has a number" }),
   contentPreview: t.String({ description: "The text; an MMS's body, else its subject, else [MMS]" }),
   createdAt: t.String({ format: "date-time", description: "When the phone received it" }),

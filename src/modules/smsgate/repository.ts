@@ -111,7 +111,9 @@ const MESSAGE_COLUMNS = "row_id AS rowId, id, device_id AS deviceId, is_encrypte
 const asMessage = (r: SmsGateMessageRow | null) => (r ? { ...r, isEncrypted: Boolean(r.isEncrypted) } : null);
 
 export function createSmsGateRepository(sqlite: Database) {
-  const byId = sqlite.query<SmsGateMessageRow, [number, string]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE workspace_id = ? AND id = ?`);
+  const byId = sqlite.query<SmsGateMessageRow, [number, string]>(
+    `SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE workspace_id = ? AND id = ?`,
+  );
   const insertMessage = sqlite.query<{ rowId: number }, [number, string, number | null, number, number]>(
     "INSERT INTO smsgate_message (workspace_id, id, device_id, is_encrypted, created_at) VALUES (?, ?, ?, ?, ?) RETURNING row_id AS rowId",
   );
@@ -137,10 +139,10 @@ export function createSmsGateRepository(sqlite: Database) {
   function where(workspaceId: number, f: MessageFilter): { sql: string; args: (number | string)[] } {
     const parts = ["workspace_id = ?"];
     const args: (number | string)[] = [workspaceId];
-    if (f.from !== undefined) (parts.push("created_at >= ?"), args.push(f.from));
-    if (f.to !== undefined) (parts.push("created_at < ?"), args.push(f.to));
-    if (f.deviceId !== undefined) (parts.push("device_id = ?"), args.push(f.deviceId));
-    if (f.state !== undefined) (parts.push(`${MESSAGE_STATE_SQL} = ?`), args.push(f.state));
+    if (f.from !== undefined) parts.push("created_at >= ?"), args.push(f.from);
+    if (f.to !== undefined) parts.push("created_at < ?"), args.push(f.to);
+    if (f.deviceId !== undefined) parts.push("device_id = ?"), args.push(f.deviceId);
+    if (f.state !== undefined) parts.push(`${MESSAGE_STATE_SQL} = ?`), args.push(f.state);
     return { sql: parts.join(" AND "), args };
   }
 
@@ -154,7 +156,9 @@ export function createSmsGateRepository(sqlite: Database) {
   const messageIdOf = sqlite.query<{ id: string }, [number]>(
     "SELECT m.id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE r.notification_id = ?",
   );
-  const signingKey = sqlite.query<{ signingKey: string }, [number]>("SELECT signing_key AS signingKey FROM smsgate_setting WHERE workspace_id = ?");
+  const signingKey = sqlite.query<{ signingKey: string }, [number]>(
+    "SELECT signing_key AS signingKey FROM smsgate_setting WHERE workspace_id = ?",
+  );
   const putSigningKey = sqlite.query<unknown, [number, string, number]>(
     "INSERT INTO smsgate_setting (workspace_id, signing_key, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (workspace_id) DO UPDATE SET signing_key = ?2, updated_at = ?3",
   );
@@ -181,7 +185,11 @@ export function createSmsGateRepository(sqlite: Database) {
     },
 
     /** Records a message and its recipients' notifications; runs inside the send's transaction. */
-    insert(workspaceId: number, m: { id: string; deviceId: number | null; isEncrypted: boolean; createdAt: number }, items: { phoneNumber: string; notificationId: number }[]) {
+    insert(
+      workspaceId: number,
+      m: { id: string; deviceId: number | null; isEncrypted: boolean; createdAt: number },
+      items: { phoneNumber: string; notificationId: number }[],
+    ) {
       const { rowId } = insertMessage.get(workspaceId, m.id, m.deviceId, m.isEncrypted ? 1 : 0, m.createdAt)!;
       items.forEach((item, i) => insertRecipient.run(rowId, i, item.phoneNumber, item.notificationId));
       return rowId;
@@ -192,13 +200,23 @@ export function createSmsGateRepository(sqlite: Database) {
     },
 
     /** A page of messages newest (or oldest) first, with the count of all that match; the state filter included. */
-    list(workspaceId: number, f: MessageFilter, order: "asc" | "desc", offset: number, limit: number): { rows: SmsGateMessageRow[]; total: number } {
+    list(
+      workspaceId: number,
+      f: MessageFilter,
+      order: "asc" | "desc",
+      offset: number,
+      limit: number,
+    ): { rows: SmsGateMessageRow[]; total: number } {
       const w = where(workspaceId, f);
       const dir = order === "asc" ? "ASC" : "DESC";
       const rows = sqlite
-        .query<SmsGateMessageRow, (number | string)[]>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`)
+        .query<SmsGateMessageRow, (number | string)[]>(
+          `SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`,
+        )
         .all(...w.args, limit, offset);
-      const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`).get(...w.args)!.n;
+      const total = sqlite
+        .query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`)
+        .get(...w.args)!.n;
       return { rows: rows.map((r) => asMessage(r)!), total };
     },
 
@@ -206,13 +224,15 @@ export function createSmsGateRepository(sqlite: Database) {
     incoming(workspaceId: number, f: IncomingFilter, offset: number, limit: number): { rows: IncomingRow[]; total: number } {
       const parts = ["t.workspace_id = ?", "t.channel = 'sms'", "tm.direction = 'inbound'"];
       const args: (number | string)[] = [workspaceId];
-      if (f.from !== undefined) (parts.push("tm.at >= ?"), args.push(f.from));
-      if (f.to !== undefined) (parts.push("tm.at < ?"), args.push(f.to));
-      if (f.deviceId !== undefined) (parts.push("tm.device_id = ?"), args.push(f.deviceId));
-      if (f.type !== undefined) (parts.push(`${INCOMING_TYPE_SQL} = ?`), args.push(f.type));
+      if (f.from !== undefined) parts.push("tm.at >= ?"), args.push(f.from);
+      if (f.to !== undefined) parts.push("tm.at < ?"), args.push(f.to);
+      if (f.deviceId !== undefined) parts.push("tm.device_id = ?"), args.push(f.deviceId);
+      if (f.type !== undefined) parts.push(`${INCOMING_TYPE_SQL} = ?`), args.push(f.type);
       const from = `FROM thread_message tm JOIN thread t ON t.id = tm.thread_id WHERE ${parts.join(" AND ")}`;
       const rows = sqlite
-        .query<IncomingRow, (number | string)[]>(`SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`)
+        .query<IncomingRow, (number | string)[]>(
+          `SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`,
+        )
         .all(...args, limit, offset);
       const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n ${from}`).get(...args)!.n;
       return { rows, total };
@@ -234,9 +254,13 @@ export function createSmsGateRepository(sqlite: Database) {
 
     /** Revokes an access token of the workspace and its refresh tokens; false when there is none. */
     revoke(workspaceId: number, accessJti: string, now: number): boolean {
-      const found = sqlite.query("SELECT 1 FROM smsgate_token WHERE jti = ? AND workspace_id = ? AND kind = 'access'").get(accessJti, workspaceId);
+      const found = sqlite
+        .query("SELECT 1 FROM smsgate_token WHERE jti = ? AND workspace_id = ? AND kind = 'access'")
+        .get(accessJti, workspaceId);
       if (!found) return false;
-      sqlite.query("UPDATE smsgate_token SET revoked_at = coalesce(revoked_at, ?) WHERE access_jti = ? AND workspace_id = ?").run(now, accessJti, workspaceId);
+      sqlite
+        .query("UPDATE smsgate_token SET revoked_at = coalesce(revoked_at, ?) WHERE access_jti = ? AND workspace_id = ?")
+        .run(now, accessJti, workspaceId);
       return true;
     },
   };

@@ -9,7 +9,22 @@ import type { Services } from "../../services";
 import { VERSION } from "../../version";
 import { createSystemRepository } from "../system/repository";
 import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
-import { Device, Health, IncomingMessage, InboxQuery, InboxRefreshBody, Settings, Webhook, WebhookBody, ListQuery, MessageState, SendMessageBody, SendQuery, TokenRequest, TokenResponse } from "./model";
+import {
+  Device,
+  Health,
+  IncomingMessage,
+  InboxQuery,
+  InboxRefreshBody,
+  Settings,
+  Webhook,
+  WebhookBody,
+  ListQuery,
+  MessageState,
+  SendMessageBody,
+  SendQuery,
+  TokenRequest,
+  TokenResponse,
+} from "./model";
 import type { SmsGateService } from "./service";
 
 export const SMSGATE_TAG = "SMSGate compatible";
@@ -33,7 +48,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
   });
 
   /** Answers without a body are described rather than given a schema (the errors are filled in from the table). */
-  const withResponses = <T extends { detail: Record<string, unknown> }>(o: T, responses: Record<number, { description: string }>, deprecated = false) => ({
+  const withResponses = <T extends { detail: Record<string, unknown> }>(
+    o: T,
+    responses: Record<number, { description: string }>,
+    deprecated = false,
+  ) => ({
     ...o,
     detail: { ...o.detail, responses, ...(deprecated ? { deprecated } : {}) },
   });
@@ -48,7 +67,12 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       ok = false;
     }
     const status = ok ? ("pass" as const) : ("fail" as const);
-    return { status, version: VERSION, releaseId: releaseId(), checks: { "db:ping": { status, description: "The database answers", observedValue: ok ? 0 : 1, observedUnit: "failed pings" } } };
+    return {
+      status,
+      version: VERSION,
+      releaseId: releaseId(),
+      checks: { "db:ping": { status, description: "The database answers", observedValue: ok ? 0 : 1, observedUnit: "failed pings" } },
+    };
   }
   const healthRoute = (path: string, summary: string) => (app: Elysia) =>
     app.get(
@@ -61,7 +85,12 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       {
         auth: "public",
         response: { 200: Health },
-        detail: { summary, description: "SMSGate's health shape: `status` pass and one check per dependency; 503 with the same shape and `status: fail` when the database does not answer. Needs no credentials.", ...hide },
+        detail: {
+          summary,
+          description:
+            "SMSGate's health shape: `status` pass and one check per dependency; 503 with the same shape and `status: fail` when the database does not answer. Needs no credentials.",
+          ...hide,
+        },
       },
     );
 
@@ -100,7 +129,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         {
           query: ListQuery,
           response: { 200: t.Array(MessageState), ...errorResponses() },
-          ...secured(`List messages${alias}`, "Newest first unless `sort=createdAt_asc`; `X-Total-Count` has the number that match. `limit` is 1–100 (default 50).", "messages:list"),
+          ...secured(
+            `List messages${alias}`,
+            "Newest first unless `sort=createdAt_asc`; `X-Total-Count` has the number that match. `limit` is 1–100 (default 50).",
+            "messages:list",
+          ),
         },
       )
       .get(
@@ -112,7 +145,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         {
           params: t.Object({ id: t.String() }),
           response: { 200: MessageState, ...errorResponses(404) },
-          ...secured(`Get a message's state${alias}`, "The message's state, each recipient's, and when each state was first reached (`states`).", "messages:read"),
+          ...secured(
+            `Get a message's state${alias}`,
+            "The message's state, each recipient's, and when each state was first reached (`states`).",
+            "messages:read",
+          ),
         },
       )
       .delete(
@@ -124,7 +161,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         {
           params: t.Object({ id: t.String() }),
           response: { 200: MessageState, ...errorResponses(404, 409) },
-          ...secured(`Cancel a message${alias}`, "Cancels a message still Pending (scheduled or queued); 409 `not_cancellable` once the phone has it.", "messages:cancel"),
+          ...secured(
+            `Cancel a message${alias}`,
+            "Cancels a message still Pending (scheduled or queued); 409 `not_cancellable` once the phone has it.",
+            "messages:cancel",
+          ),
         },
       );
   };
@@ -148,7 +189,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
               "404 for an unknown device; 409 `app_too_old` when the phone's app is too old to be asked (before 1.28.0), `phone_not_connected` when it has no event stream open.",
             scope,
           ),
-          { 202: { description: "Asked; the phone re-posts in the background" }, 404: { description: "No such phone in this workspace (not_found)" }, 409: { description: "The phone cannot be asked now (app_too_old, phone_not_connected)" } },
+          {
+            202: { description: "Asked; the phone re-posts in the background" },
+            404: { description: "No such phone in this workspace (not_found)" },
+            409: { description: "The phone cannot be asked now (app_too_old, phone_not_connected)" },
+          },
           deprecated,
         ),
       },
@@ -208,7 +253,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       {
         body: TokenRequest,
         response: { 201: TokenResponse, ...errorResponses() },
-        ...secured("Issue an access token", "A JWT for `Authorization: Bearer`, limited to `scopes` (a token cannot grant more than its maker holds), valid `ttl` seconds (default 3600), with a refresh token.", "tokens:manage"),
+        ...secured(
+          "Issue an access token",
+          "A JWT for `Authorization: Bearer`, limited to `scopes` (a token cannot grant more than its maker holds), valid `ttl` seconds (default 3600), with a refresh token.",
+          "tokens:manage",
+        ),
       },
     )
     .post(
@@ -219,7 +268,10 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       },
       {
         response: { 201: TokenResponse, ...errorResponses() },
-        ...secured("Refresh an access token", "Called with the refresh token as Bearer: a new pair with the same scopes and lifetime. The old access token is revoked and the refresh token cannot be used again."),
+        ...secured(
+          "Refresh an access token",
+          "Called with the refresh token as Bearer: a new pair with the same scopes and lifetime. The old access token is revoked and the refresh token cannot be used again.",
+        ),
       },
     )
     .delete(
@@ -230,7 +282,9 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       },
       {
         params: t.Object({ jti: t.String() }),
-        ...noContent(secured("Revoke an access token", "The token (by its `id`) and its refresh token stop working at once.", "tokens:manage")),
+        ...noContent(
+          secured("Revoke an access token", "The token (by its `id`) and its refresh token stop working at once.", "tokens:manage"),
+        ),
       },
     )
     .get(
@@ -264,7 +318,10 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         requireScope(request, "webhooks:list");
         return s.smsgateWebhooks.list(auth.workspaceId);
       },
-      { response: { 200: t.Array(Webhook), ...errorResponses() }, ...secured("List webhooks", "The webhooks registered through this API (Pigeon's own webhooks are under /v1).", "webhooks:list") },
+      {
+        response: { 200: t.Array(Webhook), ...errorResponses() },
+        ...secured("List webhooks", "The webhooks registered through this API (Pigeon's own webhooks are under /v1).", "webhooks:list"),
+      },
     )
     .post(
       "/webhooks",
@@ -290,7 +347,10 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         s.smsgateWebhooks.remove(auth.workspaceId, params.id);
         set.status = 204;
       },
-      { params: t.Object({ id: t.String() }), ...noContent(secured("Delete a webhook", "Nothing more is delivered to it; what was waiting is dropped.", "webhooks:delete")) },
+      {
+        params: t.Object({ id: t.String() }),
+        ...noContent(secured("Delete a webhook", "Nothing more is delivered to it; what was waiting is dropped.", "webhooks:delete")),
+      },
     )
     .get(
       "/settings",
@@ -298,7 +358,14 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         requireScope(request, "settings:read");
         return s.smsgateSettings.get(auth.workspaceId);
       },
-      { response: { 200: Settings, ...errorResponses() }, ...secured("Read settings", "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.", "settings:read") },
+      {
+        response: { 200: Settings, ...errorResponses() },
+        ...secured(
+          "Read settings",
+          "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.",
+          "settings:read",
+        ),
+      },
     )
     .put(
       "/settings",
@@ -309,7 +376,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
       {
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
-        ...secured("Replace settings", "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.", "settings:write"),
+        ...secured(
+          "Replace settings",
+          "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.",
+          "settings:write",
+        ),
       },
     )
     .patch(
@@ -318,7 +389,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
         requireScope(request, "settings:write");
         return s.smsgateSettings.update(auth.workspaceId, body);
       },
-      { body: Settings, response: { 200: Settings, ...errorResponses() }, ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write") },
+      {
+        body: Settings,
+        response: { 200: Settings, ...errorResponses() },
+        ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write"),
+      },
     )
     .use(devices("/devices"))
     .use(devices("/device"));
@@ -332,4 +407,3 @@ export function smsGateRoutes(s: Services) {
   for (const base of SMSGATE_BASES) app.use(routesUnder(base, s, s.smsgateAuth, s.smsgate));
   return app;
 }
-

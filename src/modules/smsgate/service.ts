@@ -15,7 +15,6 @@ import type { Prepared, SendInput, SendingService } from "../sending/service";
 import type { IncomingType, RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
 import { STATES, type SendMessageBody, type State } from "./model";
 
-
 /** What a recipient's notification has reached, in SMSGate's words. */
 export function stateOf(r: Pick<RecipientRow, "status" | "stage">): State {
   switch (r.status) {
@@ -69,7 +68,11 @@ export function presentState(m: SmsGateMessageRow, recipients: RecipientRow[]) {
     state: messageStateOf(states),
     isHashed: false,
     isEncrypted: m.isEncrypted,
-    recipients: recipients.map((r, i) => ({ phoneNumber: r.phoneNumber, state: states[i], error: r.status === "failed" ? r.errorReason ?? "failed" : null })),
+    recipients: recipients.map((r, i) => ({
+      phoneNumber: r.phoneNumber,
+      state: states[i],
+      error: r.status === "failed" ? (r.errorReason ?? "failed") : null,
+    })),
     states: Object.fromEntries(STATES.flatMap((s) => (at[s] === null ? [] : [[s, iso(at[s])]]))) as Partial<Record<State, string>>,
   };
 }
@@ -78,7 +81,12 @@ export function presentState(m: SmsGateMessageRow, recipients: RecipientRow[]) {
 function instant(value: string | undefined, field: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(at)) throw new AppError("validation_error", `${field} "${value}" is not an RFC 3339 date-time, e.g. 2026-01-31T09:00:00Z`, { field, location: "query", reason: "must be an RFC 3339 date-time" });
+  if (Number.isNaN(at))
+    throw new AppError("validation_error", `${field} "${value}" is not an RFC 3339 date-time, e.g. 2026-01-31T09:00:00Z`, {
+      field,
+      location: "query",
+      reason: "must be an RFC 3339 date-time",
+    });
   return at;
 }
 
@@ -112,7 +120,10 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   function recentPhone(workspaceId: number, withinHours: number): DeviceRow {
     const since = s.clock.now() - withinHours * 3600_000;
     const phone = s.deviceRepo.all(workspaceId, false).find((d) => isPhone(d) && d.lastSeenAt !== null && d.lastSeenAt >= since);
-    if (!phone) throw new AppError("no_active_device", `No phone of this workspace was seen in the last ${withinHours} hour(s)`, { field: "deviceActiveWithin" });
+    if (!phone)
+      throw new AppError("no_active_device", `No phone of this workspace was seen in the last ${withinHours} hour(s)`, {
+        field: "deviceActiveWithin",
+      });
     return phone;
   }
 
@@ -143,10 +154,16 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * accepted with the message's record in one job of the group commit, so a refusal stores nothing.
    */
   async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
-    if (body.dataMessage) throw new AppError("option_not_supported", "Data messages (dataMessage) are not supported: Pigeon sends text", { field: "dataMessage" });
-    if (body.isEncrypted) throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
-    if (!body.textMessage && (body.message === undefined || body.message === null)) throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
-    if (body.ttl != null && body.validUntil) throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
+    if (body.dataMessage)
+      throw new AppError("option_not_supported", "Data messages (dataMessage) are not supported: Pigeon sends text", {
+        field: "dataMessage",
+      });
+    if (body.isEncrypted)
+      throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
+    if (!body.textMessage && (body.message === undefined || body.message === null))
+      throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
+    if (body.ttl != null && body.validUntil)
+      throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
     if (query.skipPhoneValidation) refuseUnvalidated(body.phoneNumbers);
     const id = body.id?.trim() || nanoid(21);
     if (repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
@@ -170,7 +187,8 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       try {
         repo.insert(auth.workspaceId, { id, deviceId: Number(deviceId), isEncrypted: false, createdAt }, items);
       } catch (error) {
-        if (String((error as Error).message).includes("UNIQUE")) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
+        if (String((error as Error).message).includes("UNIQUE"))
+          throw new AppError("conflict", `A message with id ${id} already exists`, { id });
         throw error;
       }
     });
@@ -194,7 +212,18 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     );
   }
 
-  function list(workspaceId: number, q: { from?: string; to?: string; state?: State; deviceId?: string; limit?: number; offset?: number; sort?: "createdAt_asc" | "createdAt_desc" }) {
+  function list(
+    workspaceId: number,
+    q: {
+      from?: string;
+      to?: string;
+      state?: State;
+      deviceId?: string;
+      limit?: number;
+      offset?: number;
+      sort?: "createdAt_asc" | "createdAt_desc";
+    },
+  ) {
     const limit = Math.max(1, Math.min(q.limit ?? 50, 100));
     const offset = Math.max(0, q.offset ?? 0);
     const filter = { from: instant(q.from, "from"), to: instant(q.to, "to"), deviceId: undefined as number | undefined };
@@ -213,7 +242,10 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * IncomingMessage shape. An MMS is one thread message, MMS until its content arrives and
    * MMS_DOWNLOADED after; DATA_SMS is never received by Pigeon, so asking for it lists nothing.
    */
-  function inbox(workspaceId: number, q: { type?: IncomingType; from?: string; to?: string; deviceId?: string; limit?: number; offset?: number }) {
+  function inbox(
+    workspaceId: number,
+    q: { type?: IncomingType; from?: string; to?: string; deviceId?: string; limit?: number; offset?: number },
+  ) {
     const limit = Math.max(1, Math.min(q.limit ?? 50, 500));
     const offset = Math.max(0, q.offset ?? 0);
     const filter = { from: instant(q.from, "from"), to: instant(q.to, "to"), deviceId: undefined as number | undefined, type: q.type };
@@ -234,7 +266,10 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     if (!m) throw new AppError("not_found", `message ${id} not found`);
     const recipients = repo.recipients(m.rowId);
     const current = presentState(m, recipients);
-    if (current.state !== "Pending") throw new AppError("not_cancellable", `message ${id} is ${current.state}, not Pending, and can no longer be cancelled`, { state: current.state });
+    if (current.state !== "Pending")
+      throw new AppError("not_cancellable", `message ${id} is ${current.state}, not Pending, and can no longer be cancelled`, {
+        state: current.state,
+      });
     for (const r of recipients) if (stateOf(r) === "Pending") s.notifications.cancel(workspaceId, r.notificationId);
     return state(workspaceId, id);
   }
@@ -256,7 +291,12 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     if (!device || !isPhone(device)) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
     const since = instant(body.since, "since")!;
     const until = instant(body.until, "until")!;
-    if (since >= until) throw new AppError("validation_error", "until must be after since", { field: "until", location: "body", reason: "must be after since" });
+    if (since >= until)
+      throw new AppError("validation_error", "until must be after since", {
+        field: "until",
+        location: "body",
+        reason: "must be after since",
+      });
     s.requestInboxExport(device, since, until);
   }
 

@@ -26,18 +26,29 @@ function refuse(field: string, reason: string): never {
 }
 
 const positiveInt = (v: unknown, field: string, min: number) => {
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > 3600) throw new AppError("validation_error", `Setting ${field} must be a whole number from ${min} to 3600`, { field, location: "body" });
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > 3600)
+    throw new AppError("validation_error", `Setting ${field} must be a whole number from ${min} to 3600`, { field, location: "body" });
   return v;
 };
 
-export function createSmsGateSettings(deps: { deviceRepo: DeviceRepository; devices: DeviceService; isPhone: (d: DeviceRow) => boolean; webhooks: SmsGateWebhooks }) {
+export function createSmsGateSettings(deps: {
+  deviceRepo: DeviceRepository;
+  devices: DeviceService;
+  isPhone: (d: DeviceRow) => boolean;
+  webhooks: SmsGateWebhooks;
+}) {
   const phones = (workspaceId: number) => deps.deviceRepo.all(workspaceId, true).filter(deps.isPhone);
 
   function get(workspaceId: number): Record<string, Record<string, string | number>> {
     const first = phones(workspaceId)[0];
     return {
       messages: first
-        ? { send_interval_min: first.sendIntervalMin, send_interval_max: first.sendIntervalMax, limit_period: "PerMinute", limit_value: first.sendLimitPerMinute }
+        ? {
+            send_interval_min: first.sendIntervalMin,
+            send_interval_max: first.sendIntervalMax,
+            limit_period: "PerMinute",
+            limit_value: first.sendLimitPerMinute,
+          }
         : {},
       webhooks: {},
     };
@@ -49,8 +60,15 @@ export function createSmsGateSettings(deps: { deviceRepo: DeviceRepository; devi
     let signingKey: string | null = null;
     for (const [section, value] of Object.entries(body)) {
       if (value === null || value === undefined) continue;
-      if (!KNOWN[section]) refuse(section, `is not supported by Pigeon; it applies ${Object.entries(KNOWN).flatMap(([s, keys]) => keys.map((k) => `${s}.${k}`)).join(", ")}`);
-      if (typeof value !== "object" || Array.isArray(value)) throw new AppError("validation_error", `Setting ${section} must be an object`, { field: section, location: "body" });
+      if (!KNOWN[section])
+        refuse(
+          section,
+          `is not supported by Pigeon; it applies ${Object.entries(KNOWN)
+            .flatMap(([s, keys]) => keys.map((k) => `${s}.${k}`))
+            .join(", ")}`,
+        );
+      if (typeof value !== "object" || Array.isArray(value))
+        throw new AppError("validation_error", `Setting ${section} must be an object`, { field: section, location: "body" });
       const fields = value as Json;
       for (const key of Object.keys(fields)) {
         const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -63,12 +81,17 @@ export function createSmsGateSettings(deps: { deviceRepo: DeviceRepository; devi
         const limit = pick(fields, "limit_value");
         if (min != null) change.send_interval_min = positiveInt(min, "messages.send_interval_min", 0);
         if (max != null) change.send_interval_max = positiveInt(max, "messages.send_interval_max", 0);
-        if (period != null && period !== "PerMinute") refuse("messages.limit_period", `${String(period)} is not supported: Pigeon limits each phone per minute (PerMinute)`);
+        if (period != null && period !== "PerMinute")
+          refuse("messages.limit_period", `${String(period)} is not supported: Pigeon limits each phone per minute (PerMinute)`);
         if (limit != null) change.send_limit_per_minute = positiveInt(limit, "messages.limit_value", 1);
       } else {
         const key = pick(fields, "signing_key");
         if (key != null) {
-          if (typeof key !== "string" || key.length < 1 || key.length > 256) throw new AppError("validation_error", "Setting webhooks.signing_key must be 1 to 256 characters", { field: "webhooks.signing_key", location: "body" });
+          if (typeof key !== "string" || key.length < 1 || key.length > 256)
+            throw new AppError("validation_error", "Setting webhooks.signing_key must be 1 to 256 characters", {
+              field: "webhooks.signing_key",
+              location: "body",
+            });
           signingKey = key;
         }
       }
@@ -77,7 +100,12 @@ export function createSmsGateSettings(deps: { deviceRepo: DeviceRepository; devi
     for (const phone of targets) {
       const min = change.send_interval_min ?? phone.sendIntervalMin;
       const max = change.send_interval_max ?? phone.sendIntervalMax;
-      if (min > max) throw new AppError("validation_error", `messages.send_interval_min (${min}) must not exceed send_interval_max (${max}) on phone ${phone.id}`, { field: "messages.send_interval_min", location: "body" });
+      if (min > max)
+        throw new AppError(
+          "validation_error",
+          `messages.send_interval_min (${min}) must not exceed send_interval_max (${max}) on phone ${phone.id}`,
+          { field: "messages.send_interval_min", location: "body" },
+        );
     }
     if (signingKey !== null) deps.webhooks.setSigningKey(workspaceId, signingKey);
     for (const phone of targets) deps.devices.update(workspaceId, { device_id: phone.id, ...change });

@@ -28,7 +28,9 @@ export type SmsGateWebhookEvent = keyof typeof SMSGATE_WEBHOOK_EVENTS;
 
 /** The app's signature: hex HMAC-SHA256 of the raw body followed by the X-Timestamp value. */
 export function signLikeTheApp(key: string, body: string, timestamp: number): string {
-  return createHmac("sha256", key).update(body + String(timestamp)).digest("hex");
+  return createHmac("sha256", key)
+    .update(body + String(timestamp))
+    .digest("hex");
 }
 
 type Data = Record<string, any>;
@@ -37,9 +39,23 @@ type Data = Record<string, any>;
 function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: (notificationId: number) => string | null): Data | null {
   if (event === "sms:received" || event === "mms:received") {
     if (data.channel !== "sms" || Boolean(data.mms) !== (event === "mms:received")) return null;
-    const common = { messageId: String(data.phone_message_id ?? data.message_id), sender: data.from, recipient: null, simNumber: data.sim_number ?? null, phoneNumber: data.from };
+    const common = {
+      messageId: String(data.phone_message_id ?? data.message_id),
+      sender: data.from,
+      recipient: null,
+      simNumber: data.sim_number ?? null,
+      phoneNumber: data.from,
+    };
     if (event === "sms:received") return { ...common, message: data.body, receivedAt: data.received_at };
-    return { ...common, transactionId: data.mms.transaction_id, subject: data.mms.subject ?? null, size: data.mms.size ?? 0, contentClass: null, attachments: data.mms.attachments ?? [], receivedAt: data.received_at };
+    return {
+      ...common,
+      transactionId: data.mms.transaction_id,
+      subject: data.mms.subject ?? null,
+      size: data.mms.size ?? 0,
+      contentClass: null,
+      attachments: data.mms.attachments ?? [],
+      receivedAt: data.received_at,
+    };
   }
   if (event === "system:ping") return { health: data.health ?? null };
   if (event === "mms:downloaded") {
@@ -52,7 +68,13 @@ function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: (notificat
       body: data.body ?? null,
       subject: data.subject ?? null,
       // The app sends each part's bytes (base64) in data; Pigeon keeps none, so data is null.
-      attachments: (data.attachments ?? []).map((a: Data) => ({ partId: a.part_id ?? 0, contentType: a.content_type, name: a.name ?? null, size: a.size ?? null, data: null })),
+      attachments: (data.attachments ?? []).map((a: Data) => ({
+        partId: a.part_id ?? 0,
+        contentType: a.content_type,
+        name: a.name ?? null,
+        size: a.size ?? null,
+        data: null,
+      })),
       receivedAt: data.received_at,
     };
   }
@@ -76,7 +98,13 @@ function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: (notificat
   }
 }
 
-export function createSmsGateWebhooks(deps: { clock: Clock; secrets: SecretBox; webhooks: WebhookService; repo: SmsGateRepository; devices: DeviceRepository }) {
+export function createSmsGateWebhooks(deps: {
+  clock: Clock;
+  secrets: SecretBox;
+  webhooks: WebhookService;
+  repo: SmsGateRepository;
+  devices: DeviceRepository;
+}) {
   const { clock, secrets, webhooks, repo } = deps;
 
   /** The workspace's signing key, made on first need (the owner reads it on the CLI or sets it). */
@@ -102,8 +130,17 @@ export function createSmsGateWebhooks(deps: { clock: Clock; secrets: SecretBox; 
     if (d.smsgateDeviceId !== null && data.device_id !== d.smsgateDeviceId) return null;
     const payload = payloadOf(event, data, repo.messageIdOf);
     if (!payload) return null;
-    const body = JSON.stringify({ id: d.eventId, webhookId: d.externalId, event, deviceId: data.device_id == null ? "" : String(data.device_id), payload });
-    return { body, headers: { "x-timestamp": String(timestamp), "x-signature": signLikeTheApp(signingKey(d.workspaceId), body, timestamp) } };
+    const body = JSON.stringify({
+      id: d.eventId,
+      webhookId: d.externalId,
+      event,
+      deviceId: data.device_id == null ? "" : String(data.device_id),
+      payload,
+    });
+    return {
+      body,
+      headers: { "x-timestamp": String(timestamp), "x-signature": signLikeTheApp(signingKey(d.workspaceId), body, timestamp) },
+    };
   }
   webhooks.addFormat("smsgate", format);
 
@@ -118,7 +155,11 @@ export function createSmsGateWebhooks(deps: { clock: Clock; secrets: SecretBox; 
     /** POST /webhooks: a new webhook, or the one with the same id replaced (as SMSGate does). */
     async register(workspaceId: number, body: { id?: string | null; url: string; event: string; deviceId?: string | null }) {
       if (!(body.event in SMSGATE_WEBHOOK_EVENTS)) {
-        throw new AppError("option_not_supported", `The event ${body.event} is not delivered by Pigeon; it delivers ${Object.keys(SMSGATE_WEBHOOK_EVENTS).join(", ")}`, { field: "event" });
+        throw new AppError(
+          "option_not_supported",
+          `The event ${body.event} is not delivered by Pigeon; it delivers ${Object.keys(SMSGATE_WEBHOOK_EVENTS).join(", ")}`,
+          { field: "event" },
+        );
       }
       let deviceId: number | null = null;
       if (body.deviceId) {

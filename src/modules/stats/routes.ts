@@ -36,7 +36,12 @@ export function statsRoutes(s: Services) {
       },
       {
         query: t.Object({
-          period: t.Optional(t.Union([t.Literal("day"), t.Literal("week"), t.Literal("month")], { default: "day", ...fieldError("period", 'must be "day", "week" or "month"') })),
+          period: t.Optional(
+            t.Union([t.Literal("day"), t.Literal("week"), t.Literal("month")], {
+              default: "day",
+              ...fieldError("period", 'must be "day", "week" or "month"'),
+            }),
+          ),
         }),
         response: {
           200: Envelope(
@@ -56,7 +61,8 @@ export function statsRoutes(s: Services) {
         auth: "apiKey",
         detail: {
           summary: "Notification stats",
-          description: "Notifications of this workspace created in the last day, week (7 days) or month (30 days), by their current status.",
+          description:
+            "Notifications of this workspace created in the last day, week (7 days) or month (30 days), by their current status.",
         },
       },
     )
@@ -79,7 +85,8 @@ export function statsRoutes(s: Services) {
         auth: "apiKey",
         detail: {
           summary: "Credit balance",
-          description: "Only SMS through a cloud number costs credits: one per segment (160 GSM-7 characters, or 153 per part; 70 UCS-2, or 67 per part). Top up with `pigeon credits add`.",
+          description:
+            "Only SMS through a cloud number costs credits: one per segment (160 GSM-7 characters, or 153 per part; 70 UCS-2, or 67 per part). Top up with `pigeon credits add`.",
         },
       },
     );

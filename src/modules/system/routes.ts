@@ -39,7 +39,12 @@ export function systemRoutes(s: Services) {
         }
         const lastFullAt = iso(s.storage.lastFullAt());
         if (s.storage.stillFull()) {
-          throw new AppError("storage_full", "The disk is full: writes are failing", { status: "degraded", database: "full", last_full_at: lastFullAt, version: VERSION });
+          throw new AppError("storage_full", "The disk is full: writes are failing", {
+            status: "degraded",
+            database: "full",
+            last_full_at: lastFullAt,
+            version: VERSION,
+          });
         }
         return ok({ status: "ok", database: "ok", version: VERSION, time: iso(s.clock.now()), last_full_at: lastFullAt }, "ok");
       },
@@ -51,7 +56,9 @@ export function systemRoutes(s: Services) {
               database: t.String(),
               version: t.String(),
               time: t.String(),
-              last_full_at: t.Nullable(t.String({ description: "When writes last failed for a full disk, if ever since the start: history, not the state" })),
+              last_full_at: t.Nullable(
+                t.String({ description: "When writes last failed for a full disk, if ever since the start: history, not the state" }),
+              ),
             }),
           ),
           503: "Error",
@@ -61,7 +68,7 @@ export function systemRoutes(s: Services) {
         detail: {
           summary: "Health check",
           description:
-            "200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: \"full\"` and `data.last_full_at` from a write that failed for lack of disk space until a write succeeds again: any send, or a small write of the health check's own, tried once the failure is 5 s old and the file system shows free space. `last_full_at` stays in the 200 answer as history. Needs no API key.",
+            '200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: "full"` and `data.last_full_at` from a write that failed for lack of disk space until a write succeeds again: any send, or a small write of the health check\'s own, tried once the failure is 5 s old and the file system shows free space. `last_full_at` stays in the 200 answer as history. Needs no API key.',
         },
       },
     )

@@ -23,7 +23,11 @@ export const Template = t.Object({
   updated_at: t.String({ description: "YYYY-MM-DD HH:MM:SS (UTC)", examples: ["2026-01-15 12:00:00"] }),
 });
 
-const Code = t.String({ pattern: "^[A-Z][A-Z0-9_]{0,31}$", description: "1–32 characters: upper-case letters, digits, underscores", examples: ["ORDER_READY"] });
+const Code = t.String({
+  pattern: "^[A-Z][A-Z0-9_]{0,31}$",
+  description: "1–32 characters: upper-case letters, digits, underscores",
+  examples: ["ORDER_READY"],
+});
 const Body = t.String({ minLength: 1, maxLength: 4096, examples: ["Hi {{name}}, your order {{order_id}} is ready."] });
 
 export const TemplateIdParams = t.Object({ template_id: IdParam("template_id") });
@@ -44,7 +48,11 @@ export const CreateTemplate = t.Object(
     channel: t.Optional(Channel),
     language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: "Chat-app templates: the language code, default en_US" })),
   },
-  { examples: [{ name: "Order ready", code: "ORDER_READY", body: "Hi {{name}}, your order {{order_id}} is ready.", description: "Pickup notice" }] },
+  {
+    examples: [
+      { name: "Order ready", code: "ORDER_READY", body: "Hi {{name}}, your order {{order_id}} is ready.", description: "Pickup notice" },
+    ],
+  },
 );
 
 export const UpdateTemplate = t.Object({

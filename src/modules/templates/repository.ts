@@ -15,22 +15,41 @@ const visible = and(isNull(template.deletedAt), or(eq(template.workspaceId, ws),
 
 export function createTemplateRepository(db: Db) {
   const listQuery = (where: ReturnType<typeof and>) => ({
-    rows: db.select().from(template).where(where).orderBy(asc(template.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")).prepare(),
+    rows: db
+      .select()
+      .from(template)
+      .where(where)
+      .orderBy(asc(template.id))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
     total: db.select({ n: count() }).from(template).where(where).prepare(),
   });
   // One prepared list per channel, and one across them.
   const lists = {
     any: listQuery(visible),
-    ...(Object.fromEntries(DELIVERY_TYPES.map((c) => [c, listQuery(and(visible, eq(template.channel, c)))])) as Record<DeliveryType, ReturnType<typeof listQuery>>),
+    ...(Object.fromEntries(DELIVERY_TYPES.map((c) => [c, listQuery(and(visible, eq(template.channel, c)))])) as Record<
+      DeliveryType,
+      ReturnType<typeof listQuery>
+    >),
   };
-  const getOne = db.select().from(template).where(and(visible, eq(template.id, id))).prepare();
+  const getOne = db
+    .select()
+    .from(template)
+    .where(and(visible, eq(template.id, id)))
+    .prepare();
   const getAny = db.select().from(template).where(eq(template.id, id)).prepare();
   const ownByCode = db
     .select()
     .from(template)
     .where(and(isNull(template.deletedAt), eq(template.workspaceId, ws), eq(template.code, code)))
     .prepare();
-  const visibleByCode = db.select().from(template).where(and(visible, eq(template.code, code))).orderBy(asc(template.isSystem)).prepare();
+  const visibleByCode = db
+    .select()
+    .from(template)
+    .where(and(visible, eq(template.code, code)))
+    .orderBy(asc(template.isSystem))
+    .prepare();
 
   return {
     list(workspaceId: number, opts: { channel?: DeliveryType; offset: number; limit: number }) {

@@ -56,7 +56,10 @@ export function templateRoutes(s: Services) {
       body: TemplateIdBody,
       response: { 200: TemplateDeletedResponse, ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Delete a template", description: "System templates cannot be deleted: 403 `template_read_only`. Notifications sent with it keep their template_id." },
+      detail: {
+        summary: "Delete a template",
+        description: "System templates cannot be deleted: 403 `template_read_only`. Notifications sent with it keep their template_id.",
+      },
     })
     .get(
       "/v1/api/template/:template_id",
@@ -82,7 +85,8 @@ export function templateRoutes(s: Services) {
         auth: "apiKey",
         detail: {
           summary: "Fetch templates (array)",
-          description: "`data` is the array of templates itself. `page` defaults to 1, `limit` to 10 (at most 100). The total is in the `X-Total-Count` header.",
+          description:
+            "`data` is the array of templates itself. `page` defaults to 1, `limit` to 10 (at most 100). The total is in the `X-Total-Count` header.",
         },
       },
     );

@@ -69,7 +69,9 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
   function assertCodeFree(workspaceId: number, code: string, exceptId?: number) {
     const existing = repo.byCode(workspaceId, code);
     if (existing && existing.id !== exceptId) {
-      throw new AppError("duplicate_template_code", `Template code ${code} is already used by template ${existing.id}`, { template_id: existing.id });
+      throw new AppError("duplicate_template_code", `Template code ${code} is already used by template ${existing.id}`, {
+        template_id: existing.id,
+      });
     }
   }
 

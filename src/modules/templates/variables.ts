@@ -36,9 +36,13 @@ export function parseTemplateBody(body: string, channel: Channel): string[] {
     const numbers = names.map(Number).sort((a, b) => a - b);
     numbers.forEach((n, i) => {
       if (n !== i + 1) {
-        throw new AppError("invalid_template_body", `Chat-app placeholders must run {{1}} to {{${numbers.length}}} without gaps; {{${i + 1}}} is missing`, {
-          variable: String(i + 1),
-        });
+        throw new AppError(
+          "invalid_template_body",
+          `Chat-app placeholders must run {{1}} to {{${numbers.length}}} without gaps; {{${i + 1}}} is missing`,
+          {
+            variable: String(i + 1),
+          },
+        );
       }
     });
     return numbers.map(String);
@@ -53,11 +57,18 @@ export type SuppliedVariables = Record<string, unknown> | unknown[] | null | und
  * SMS: exactly the template's names (case-sensitive), no more, no fewer.
  * Chat-app: as many values as placeholders, none empty or multi-line; an array or {"1": …} object.
  */
-export function checkVariables(templateId: number, variables: string[], channel: Channel, supplied: SuppliedVariables): Record<string, string> {
+export function checkVariables(
+  templateId: number,
+  variables: string[],
+  channel: Channel,
+  supplied: SuppliedVariables,
+): Record<string, string> {
   let given: Record<string, unknown>;
   if (Array.isArray(supplied)) {
     if (channel !== "chatapp") {
-      throw new AppError("invalid_template_variables", "variables must be an object of name → value for SMS templates", { template_id: templateId });
+      throw new AppError("invalid_template_variables", "variables must be an object of name → value for SMS templates", {
+        template_id: templateId,
+      });
     }
     given = Object.fromEntries(supplied.map((v, i) => [String(i + 1), v]));
   } else {
@@ -97,7 +108,10 @@ export function checkVariables(templateId: number, variables: string[], channel:
     const text = String(value);
     if (channel === "chatapp") {
       if (text.trim() === "") {
-        throw new AppError("invalid_template_variables", `Chat-app template parameter {{${name}}} must not be empty`, { template_id: templateId, variable: name });
+        throw new AppError("invalid_template_variables", `Chat-app template parameter {{${name}}} must not be empty`, {
+          template_id: templateId,
+          variable: name,
+        });
       }
       if (/[\r\n]/.test(text)) {
         throw new AppError("invalid_template_variables", `Chat-app template parameter {{${name}}} must not contain line breaks`, {

@@ -15,7 +15,9 @@ export type ThreadMessageRecord = typeof threadMessage.$inferSelect;
 /** A thread with the name of the contact it is linked to. */
 export type ThreadView = ThreadRecord & { contactName: (typeof contact.$inferSelect)["name"] | null };
 /** A message with the status of the notification that sent it (outbound only). */
-export type ThreadMessageView = Omit<ThreadMessageRecord, "threadId"> & { notificationStatus: (typeof notification.$inferSelect)["status"] | null };
+export type ThreadMessageView = Omit<ThreadMessageRecord, "threadId"> & {
+  notificationStatus: (typeof notification.$inferSelect)["status"] | null;
+};
 
 export interface ThreadFilters {
   channel?: ThreadRecord["channel"];
@@ -114,7 +116,11 @@ export function createThreadRepository(sqlite: Database) {
     );
   }
 
-  const withContact = () => db.select({ ...getTableColumns(thread), contactName: contact.name }).from(thread).leftJoin(contact, eq(contact.id, thread.contactId));
+  const withContact = () =>
+    db
+      .select({ ...getTableColumns(thread), contactName: contact.name })
+      .from(thread)
+      .leftJoin(contact, eq(contact.id, thread.contactId));
 
   /**
    * The thread of `key` once `last` is in it (created at `createdAt` if new, linked to the contact
@@ -152,7 +158,16 @@ export function createThreadRepository(sqlite: Database) {
     }
     const row = threadFor(m, m, m.at);
     const meta = m.meta ? JSON.stringify(m.meta) : null;
-    const message = insertMessage.get(row.id, m.direction, m.body, m.notificationId ?? null, m.deviceId ?? null, m.externalId ?? null, meta, m.at);
+    const message = insertMessage.get(
+      row.id,
+      m.direction,
+      m.body,
+      m.notificationId ?? null,
+      m.deviceId ?? null,
+      m.externalId ?? null,
+      meta,
+      m.at,
+    );
     if (!message) return null;
     return { thread: row, messageId: message.id };
   }
@@ -163,7 +178,16 @@ export function createThreadRepository(sqlite: Database) {
     "SELECT id FROM notification WHERE id > (SELECT notification_id FROM thread_sync WHERE id = 1) LIMIT 1",
   );
   const unsynced: Statement<
-    { id: number; workspaceId: number; channel: ThreadRecord["channel"]; deviceId: number | null; recipient: string; recipientName: string | null; message: string; at: number },
+    {
+      id: number;
+      workspaceId: number;
+      channel: ThreadRecord["channel"];
+      deviceId: number | null;
+      recipient: string;
+      recipientName: string | null;
+      message: string;
+      at: number;
+    },
     [number, number]
   > = sqlite.prepare(`
     SELECT id, workspace_id AS workspaceId, delivery_type AS channel, device_id AS deviceId, recipient, recipient_name AS recipientName,
@@ -202,7 +226,12 @@ export function createThreadRepository(sqlite: Database) {
             if (n.at >= newest.at) newest = n;
             peerName = n.recipientName ?? peerName;
           }
-          const key = { workspaceId: first.workspaceId, channel: first.channel, threadDeviceId: first.channel === "chatapp" ? (first.deviceId ?? 0) : 0, peer: first.recipient };
+          const key = {
+            workspaceId: first.workspaceId,
+            channel: first.channel,
+            threadDeviceId: first.channel === "chatapp" ? (first.deviceId ?? 0) : 0,
+            peer: first.recipient,
+          };
           const thread = threadFor(key, { peerName, direction: "outbound", body: newest.message, at: newest.at }, first.at);
           for (const n of sends) insertMessage.get(thread.id, "outbound", n.message, n.id, n.deviceId, null, null, n.at);
         }
@@ -226,19 +255,23 @@ export function createThreadRepository(sqlite: Database) {
     catchUp,
 
     /** Adds a message to its thread, inside the caller's transaction when there is one; see write(). */
-    add: caughtUp((m: MessageInput): { thread: ThreadRecord; messageId: number } | null => (sqlite.inTransaction ? write(m) : sqlite.transaction(write)(m))),
+    add: caughtUp((m: MessageInput): { thread: ThreadRecord; messageId: number } | null =>
+      sqlite.inTransaction ? write(m) : sqlite.transaction(write)(m),
+    ),
 
     /**
      * The MMS in a thread that a downloaded MMS (the phone's id `downloadId`, dated `at`) completes:
      * the one that already has it, else the header-only one nearest in time within `windowMs`.
      */
-    mmsToComplete: caughtUp((threadId: number, downloadId: string, at: number, windowMs: number): { id: number; meta: MmsMeta; done: boolean } | null => {
-      const done = downloaded.get(threadId, downloadId);
-      const id = done?.id ?? awaitingDownload.get(threadId, at, windowMs, 1)?.id;
-      if (id === undefined) return null;
-      const raw = metaOf.get(id)?.meta;
-      return { id, meta: JSON.parse(raw ?? "null") as MmsMeta, done: done != null };
-    }),
+    mmsToComplete: caughtUp(
+      (threadId: number, downloadId: string, at: number, windowMs: number): { id: number; meta: MmsMeta; done: boolean } | null => {
+        const done = downloaded.get(threadId, downloadId);
+        const id = done?.id ?? awaitingDownload.get(threadId, at, windowMs, 1)?.id;
+        if (id === undefined) return null;
+        const raw = metaOf.get(id)?.meta;
+        return { id, meta: JSON.parse(raw ?? "null") as MmsMeta, done: done != null };
+      },
+    ),
     /** Takes a sent message out of its thread (failover moved it to another channel's thread). */
     removeOutbound: caughtUp((notificationId: number): void => {
       dropOutbound.run(notificationId);
@@ -252,12 +285,19 @@ export function createThreadRepository(sqlite: Database) {
       findThread.get(workspaceId, channel, threadDeviceId, peer) ?? null,
 
     /** One thread of the workspace, with its contact's name. */
-    view: caughtUp((workspaceId: number, id: number): ThreadView | null => withContact().where(and(eq(thread.workspaceId, workspaceId), eq(thread.id, id))).get() ?? null),
+    view: caughtUp(
+      (workspaceId: number, id: number): ThreadView | null =>
+        withContact()
+          .where(and(eq(thread.workspaceId, workspaceId), eq(thread.id, id)))
+          .get() ?? null,
+    ),
     /** A page of the workspace's threads, most recent first. */
     views: caughtUp((workspaceId: number, f: ThreadFilters, limit: number, offset: number): ThreadView[] =>
       withContact().where(filtersOf(workspaceId, f)).orderBy(desc(thread.lastMessageAt), desc(thread.id)).limit(limit).offset(offset).all(),
     ),
-    count: caughtUp((workspaceId: number, f: ThreadFilters): number => db.select({ n: count() }).from(thread).where(filtersOf(workspaceId, f)).get()!.n),
+    count: caughtUp(
+      (workspaceId: number, f: ThreadFilters): number => db.select({ n: count() }).from(thread).where(filtersOf(workspaceId, f)).get()!.n,
+    ),
 
     /** A page of a thread's messages, newest first. */
     messages: caughtUp((threadId: number, limit: number, offset: number): ThreadMessageView[] =>
@@ -281,7 +321,9 @@ export function createThreadRepository(sqlite: Database) {
         .offset(offset)
         .all(),
     ),
-    countMessages: caughtUp((threadId: number): number => db.select({ n: count() }).from(threadMessage).where(eq(threadMessage.threadId, threadId)).get()!.n),
+    countMessages: caughtUp(
+      (threadId: number): number => db.select({ n: count() }).from(threadMessage).where(eq(threadMessage.threadId, threadId)).get()!.n,
+    ),
 
     markRead: caughtUp((threadId: number) => void db.update(thread).set({ unreadCount: 0 }).where(eq(thread.id, threadId)).run()),
   };

@@ -11,8 +11,14 @@ const Thread = t.Object({
   peer: t.String({ description: "The other party: an E.164 number" }),
   peer_name: t.Nullable(t.String()),
   contact: t.Nullable(t.Object({ contact_id: t.Integer(), name: t.Nullable(t.String()) })),
-  device_id: t.Nullable(t.Integer({ description: "Chat-app threads: the business number's device; SMS threads span the workspace's phones" })),
-  last_message: t.Object({ body: t.String({ description: "The first 120 characters" }), direction: t.String(), at: t.String({ format: "date-time" }) }),
+  device_id: t.Nullable(
+    t.Integer({ description: "Chat-app threads: the business number's device; SMS threads span the workspace's phones" }),
+  ),
+  last_message: t.Object({
+    body: t.String({ description: "The first 120 characters" }),
+    direction: t.String(),
+    at: t.String({ format: "date-time" }),
+  }),
   last_message_at: t.String({ format: "date-time" }),
   unread_count: t.Integer({ description: "Inbound messages since the thread was last marked read" }),
   window: t.Nullable(
@@ -51,7 +57,10 @@ const ThreadMessage = t.Object({
           { description: "Metadata only: Pigeon does not keep the attachments' bytes" },
         ),
       },
-      { description: "An inbound MMS (paired phones): its headers and, once downloaded, its attachments. The body is the MMS's text, else its subject, else `[MMS]`." },
+      {
+        description:
+          "An inbound MMS (paired phones): its headers and, once downloaded, its attachments. The body is the MMS's text, else its subject, else `[MMS]`.",
+      },
     ),
   ),
 });
@@ -66,7 +75,15 @@ export function threadRoutes(s: Services) {
     .get(
       "/list",
       ({ auth, query }) =>
-        ok(threadsView.list(auth.workspaceId, { channel: query.channel, contactId: query.contact_id, unread: query.unread }, query.page, query.limit), "Threads fetched"),
+        ok(
+          threadsView.list(
+            auth.workspaceId,
+            { channel: query.channel, contactId: query.contact_id, unread: query.unread },
+            query.page,
+            query.limit,
+          ),
+          "Threads fetched",
+        ),
       {
         query: t.Object({
           ...pageQuery(20, 100),
@@ -86,7 +103,8 @@ export function threadRoutes(s: Services) {
     )
     .get(
       "/:thread_id/messages",
-      ({ auth, params, query }) => ok(threadsView.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
+      ({ auth, params, query }) =>
+        ok(threadsView.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
       {
         params: ThreadIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),
@@ -95,7 +113,10 @@ export function threadRoutes(s: Services) {
           ...errorResponses(404),
         },
         auth: "apiKey",
-        detail: { summary: "Messages of a thread", description: "Newest first, both directions; each outbound message with its notification's status." },
+        detail: {
+          summary: "Messages of a thread",
+          description: "Newest first, both directions; each outbound message with its notification's status.",
+        },
       },
     )
     .post("/:thread_id/read", ({ auth, params }) => ok(threadsView.markRead(auth.workspaceId, params.thread_id), "Thread marked read"), {

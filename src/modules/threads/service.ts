@@ -69,7 +69,6 @@ export function createThreadService(sqlite: Database, clock: Clock) {
       repo.markRead(t.id);
       return present(require(workspaceId, id));
     },
-
   };
 }
 

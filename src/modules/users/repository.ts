@@ -25,7 +25,9 @@ export function createUserRepository(sqlite: Database) {
   const setHash = sqlite.prepare("UPDATE dashboard_user SET password_hash = ?, updated_at = ? WHERE id = ?");
   const all: Statement<UserRow, []> = sqlite.prepare("SELECT * FROM dashboard_user ORDER BY account_id, id");
   const ofAccount: Statement<UserRow, [number]> = sqlite.prepare("SELECT * FROM dashboard_user WHERE account_id = ? ORDER BY id");
-  const countOfAccount: Statement<{ n: number }, [number]> = sqlite.prepare("SELECT count(*) AS n FROM dashboard_user WHERE account_id = ?");
+  const countOfAccount: Statement<{ n: number }, [number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM dashboard_user WHERE account_id = ?",
+  );
 
   const insertSession = sqlite.prepare(
     "INSERT INTO dashboard_session (user_id, token_hash, workspace_id, created_at, last_seen_at, user_agent) VALUES (?, ?, ?, ?, ?, ?)",
@@ -39,7 +41,9 @@ export function createUserRepository(sqlite: Database) {
   const setWorkspace = sqlite.prepare("UPDATE dashboard_session SET workspace_id = ? WHERE id = ?");
 
   const insertSetup = sqlite.prepare("INSERT INTO dashboard_setup (account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)");
-  const retireSetups = sqlite.prepare("UPDATE dashboard_setup SET expires_at = min(expires_at, ?) WHERE account_id = ? AND used_at IS NULL");
+  const retireSetups = sqlite.prepare(
+    "UPDATE dashboard_setup SET expires_at = min(expires_at, ?) WHERE account_id = ? AND used_at IS NULL",
+  );
   const setupByHash: Statement<SetupRow, [string]> = sqlite.prepare("SELECT * FROM dashboard_setup WHERE token_hash = ?");
   const useSetup = sqlite.prepare("UPDATE dashboard_setup SET used_at = ? WHERE id = ? AND used_at IS NULL");
 
@@ -61,7 +65,8 @@ export function createUserRepository(sqlite: Database) {
     endSessionsOf: (userId: number, at: number) => endAll.run(at, userId),
     setSessionWorkspace: (id: number, workspaceId: number) => setWorkspace.run(workspaceId, id),
 
-    insertSetup: (accountId: number, tokenHash: string, at: number, expiresAt: number) => insertSetup.run(accountId, tokenHash, at, expiresAt),
+    insertSetup: (accountId: number, tokenHash: string, at: number, expiresAt: number) =>
+      insertSetup.run(accountId, tokenHash, at, expiresAt),
     retireSetups: (accountId: number, at: number) => retireSetups.run(at, accountId),
     setupByHash: (hash: string): SetupRow | null => setupByHash.get(hash),
     useSetup: (id: number, at: number): boolean => useSetup.run(at, id).changes === 1,

@@ -45,10 +45,16 @@ export function normalEmail(raw: string): string {
 
 export function checkPassword(password: string): void {
   if (password.length < PASSWORD_MIN) {
-    throw new AppError("validation_error", `The password needs at least ${PASSWORD_MIN} characters`, { field: "password", reason: "too short" });
+    throw new AppError("validation_error", `The password needs at least ${PASSWORD_MIN} characters`, {
+      field: "password",
+      reason: "too short",
+    });
   }
   if (password.length > PASSWORD_MAX) {
-    throw new AppError("validation_error", `The password may have at most ${PASSWORD_MAX} characters`, { field: "password", reason: "too long" });
+    throw new AppError("validation_error", `The password may have at most ${PASSWORD_MAX} characters`, {
+      field: "password",
+      reason: "too long",
+    });
   }
 }
 
@@ -106,7 +112,13 @@ export function createUserService(deps: { repo: UserRepository; clock: Clock; ac
     const token = randomBase62(43);
     const workspace = accounts.listWorkspaces(user.account_id)[0];
     if (!workspace) throw new AppError("conflict", "This account has no workspace");
-    repo.insertSession({ userId: user.id, tokenHash: sha256Hex(token), workspaceId: workspace.id, at: clock.now(), userAgent: userAgent?.slice(0, 300) ?? null });
+    repo.insertSession({
+      userId: user.id,
+      tokenHash: sha256Hex(token),
+      workspaceId: workspace.id,
+      at: clock.now(),
+      userAgent: userAgent?.slice(0, 300) ?? null,
+    });
     return token;
   }
 

@@ -9,7 +9,9 @@ import * as schema from "../../db/schema";
 import { event, webhookAttempt, webhookDelivery, webhookSubscription } from "../../db/schema";
 
 export type SubscriptionRow = typeof webhookSubscription.$inferSelect;
-type SubscriptionChange = Partial<Pick<SubscriptionRow, "url" | "events" | "description" | "secret" | "status" | "consecutiveFailures" | "failingSince">> &
+type SubscriptionChange = Partial<
+  Pick<SubscriptionRow, "url" | "events" | "description" | "secret" | "status" | "consecutiveFailures" | "failingSince">
+> &
   Pick<SubscriptionRow, "updatedAt">;
 
 /** A delivery with what its call needs: the subscription's address and secret, and the event. */
@@ -17,7 +19,10 @@ export type DueDelivery = Pick<typeof webhookDelivery.$inferSelect, "id" | "subs
   Pick<SubscriptionRow, "url" | "secret" | "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId"> &
   Pick<typeof event.$inferSelect, "workspaceId" | "type"> & { data: string; eventCreatedAt: number };
 
-export type DeliveryListRow = Pick<typeof webhookDelivery.$inferSelect, "id" | "eventId" | "status" | "attempts" | "nextAttemptAt" | "createdAt" | "deliveredAt"> &
+export type DeliveryListRow = Pick<
+  typeof webhookDelivery.$inferSelect,
+  "id" | "eventId" | "status" | "attempts" | "nextAttemptAt" | "createdAt" | "deliveredAt"
+> &
   Pick<typeof event.$inferSelect, "type">;
 export type AttemptRow = Omit<typeof webhookAttempt.$inferSelect, "id" | "deliveryId">;
 
@@ -34,7 +39,9 @@ export function createWebhookRepository(sqlite: Database) {
     WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND s.status = 'active' AND s.deleted_at IS NULL
     ORDER BY d.next_attempt_at, d.created_at LIMIT ?`);
   const oneDelivery: Statement<DueDelivery, [string]> = sqlite.prepare(`SELECT ${DELIVERY_COLUMNS} WHERE d.id = ?`);
-  const claim = sqlite.prepare<never, [string]>("UPDATE webhook_delivery SET status = 'delivering', attempts = attempts + 1 WHERE id = ? AND status = 'pending'");
+  const claim = sqlite.prepare<never, [string]>(
+    "UPDATE webhook_delivery SET status = 'delivering', attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
+  );
   const insertAttempt = sqlite.prepare<never, [string, number, number | null, number, string | null]>(
     "INSERT INTO webhook_attempt (delivery_id, at, status_code, latency_ms, error) VALUES (?, ?, ?, ?, ?)",
   );
@@ -48,7 +55,9 @@ export function createWebhookRepository(sqlite: Database) {
     "UPDATE webhook_delivery SET status = 'failed', last_status_code = ?, last_error = ? WHERE id = ?",
   );
   const subscriptionOk = sqlite.prepare<never, [number]>("UPDATE webhook_subscription SET consecutive_failures = 0 WHERE id = ?");
-  const subscriptionFailed = sqlite.prepare<never, [number]>("UPDATE webhook_subscription SET consecutive_failures = consecutive_failures + 1 WHERE id = ?");
+  const subscriptionFailed = sqlite.prepare<never, [number]>(
+    "UPDATE webhook_subscription SET consecutive_failures = consecutive_failures + 1 WHERE id = ?",
+  );
   const subscriptionFailing = sqlite.prepare<never, [number, number, number]>(
     "UPDATE webhook_subscription SET status = 'failing', failing_since = ?, updated_at = ? WHERE id = ? AND status = 'active'",
   );
@@ -57,12 +66,16 @@ export function createWebhookRepository(sqlite: Database) {
   const dropPending = sqlite.prepare<never, [number]>(
     "UPDATE webhook_delivery SET status = 'failed', last_error = 'subscription deleted' WHERE subscription_id = ? AND status IN ('pending', 'delivering')",
   );
-  const resume = sqlite.prepare<never, [number, number]>("UPDATE webhook_delivery SET next_attempt_at = ? WHERE subscription_id = ? AND status = 'pending'");
+  const resume = sqlite.prepare<never, [number, number]>(
+    "UPDATE webhook_delivery SET next_attempt_at = ? WHERE subscription_id = ? AND status = 'pending'",
+  );
   const deliveriesOf: Statement<DeliveryListRow, [number, number, number]> = sqlite.prepare(`
     SELECT d.id, d.event_id AS eventId, e.type, d.status, d.attempts, d.next_attempt_at AS nextAttemptAt, d.created_at AS createdAt, d.delivered_at AS deliveredAt
     FROM webhook_delivery d JOIN event e ON e.id = d.event_id
     WHERE d.subscription_id = ? ORDER BY d.created_at DESC, d.rowid DESC LIMIT ? OFFSET ?`);
-  const deliveryCount: Statement<{ n: number }, [number]> = sqlite.prepare("SELECT count(*) AS n FROM webhook_delivery WHERE subscription_id = ?");
+  const deliveryCount: Statement<{ n: number }, [number]> = sqlite.prepare(
+    "SELECT count(*) AS n FROM webhook_delivery WHERE subscription_id = ?",
+  );
   const attemptsOf: Statement<AttemptRow, [string]> = sqlite.prepare(
     "SELECT at, status_code AS statusCode, latency_ms AS latencyMs, error FROM webhook_attempt WHERE delivery_id = ? ORDER BY id",
   );
@@ -70,7 +83,13 @@ export function createWebhookRepository(sqlite: Database) {
   return {
     // Subscriptions (deleted ones stay as rows, hidden from everything here).
     subscription(workspaceId: number, id: number): SubscriptionRow | null {
-      return db.select().from(webhookSubscription).where(and(live(workspaceId), eq(webhookSubscription.id, id))).get() ?? null;
+      return (
+        db
+          .select()
+          .from(webhookSubscription)
+          .where(and(live(workspaceId), eq(webhookSubscription.id, id)))
+          .get() ?? null
+      );
     },
     subscriptions(workspaceId: number): SubscriptionRow[] {
       return db.select().from(webhookSubscription).where(live(workspaceId)).orderBy(asc(webhookSubscription.id)).all();
@@ -82,7 +101,11 @@ export function createWebhookRepository(sqlite: Database) {
       row: Pick<SubscriptionRow, "workspaceId" | "url" | "events" | "description" | "secret" | "createdAt" | "updatedAt"> &
         Partial<Pick<SubscriptionRow, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">>,
     ): SubscriptionRow {
-      return db.insert(webhookSubscription).values({ ...row, status: "active" }).returning().get();
+      return db
+        .insert(webhookSubscription)
+        .values({ ...row, status: "active" })
+        .returning()
+        .get();
     },
     updateSubscription(id: number, change: SubscriptionChange): void {
       db.update(webhookSubscription).set(change).where(eq(webhookSubscription.id, id)).run();
@@ -104,14 +127,16 @@ export function createWebhookRepository(sqlite: Database) {
       insertAttempt.run(deliveryId, attempt.at, attempt.statusCode, attempt.latencyMs, attempt.error);
     },
     markDelivered: (id: string, at: number, statusCode: number | null) => void markDelivered.run(at, statusCode, id),
-    markRetry: (id: string, nextAttemptAt: number, statusCode: number | null, error: string | null) => void markRetry.run(nextAttemptAt, statusCode, error, id),
+    markRetry: (id: string, nextAttemptAt: number, statusCode: number | null, error: string | null) =>
+      void markRetry.run(nextAttemptAt, statusCode, error, id),
     markGivenUp: (id: string, statusCode: number | null, error: string | null) => void markGivenUp.run(statusCode, error, id),
     deliveringIds: (): string[] => delivering.all().map((r) => r.id),
     /** Every `delivering` delivery back to `pending`. */
     releaseDelivering: () => void backToPending.run(),
     failPendingOf: (subscriptionId: number) => void dropPending.run(subscriptionId),
     resumePendingOf: (subscriptionId: number, now: number) => void resume.run(now, subscriptionId),
-    deliveriesOf: (subscriptionId: number, limit: number, offset: number): DeliveryListRow[] => deliveriesOf.all(subscriptionId, limit, offset),
+    deliveriesOf: (subscriptionId: number, limit: number, offset: number): DeliveryListRow[] =>
+      deliveriesOf.all(subscriptionId, limit, offset),
     countDeliveriesOf: (subscriptionId: number): number => deliveryCount.get(subscriptionId)!.n,
     attemptsOf: (deliveryId: string): AttemptRow[] => attemptsOf.all(deliveryId),
 

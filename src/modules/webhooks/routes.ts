@@ -27,7 +27,12 @@ const Webhook = t.Object({
   updated_at: t.String({ format: "date-time" }),
 });
 
-const Attempt = t.Object({ at: t.String({ format: "date-time" }), status_code: t.Nullable(t.Integer()), latency_ms: t.Integer(), error: t.Nullable(t.String()) });
+const Attempt = t.Object({
+  at: t.String({ format: "date-time" }),
+  status_code: t.Nullable(t.Integer()),
+  latency_ms: t.Integer(),
+  error: t.Nullable(t.String()),
+});
 const Delivery = t.Object({
   delivery_id: t.String(),
   event_id: t.String(),
@@ -43,7 +48,7 @@ const WebhookIdParams = t.Object({ webhook_id: IdParam("webhook_id") });
 const WebhookIdBody = t.Object({ webhook_id: t.Integer({ minimum: 1 }) });
 
 const DELIVERY =
-  "Deliveries are POSTs of `{id, type, created_at, workspace_id, data}` with `X-Pigeon-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + \".\" + raw body)>`, " +
+  'Deliveries are POSTs of `{id, type, created_at, workspace_id, data}` with `X-Pigeon-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>`, ' +
   "`X-Pigeon-Event` (the event id), `X-Pigeon-Event-Type` and `X-Pigeon-Delivery` (the delivery id). Any 2xx within 10 s counts as delivered; " +
   `otherwise it is retried after 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h and 8 h (${MAX_DELIVERY_ATTEMPTS} attempts, about a day), ` +
   "then given up and the subscription marked `failing` until re-enabled. Delivery is at least once: de-duplicate on the event id. " +
@@ -77,7 +82,11 @@ export function webhookRoutes(s: Services) {
         url: t.Optional(t.String({ minLength: 1, maxLength: 2048 })),
         events: t.Optional(Events),
         description: t.Optional(t.String({ maxLength: 500 })),
-        status: t.Optional(t.Union([t.Literal("active"), t.Literal("disabled")], { description: "active re-enables a failing webhook; what waited is delivered" })),
+        status: t.Optional(
+          t.Union([t.Literal("active"), t.Literal("disabled")], {
+            description: "active re-enables a failing webhook; what waited is delivered",
+          }),
+        ),
         rotate_secret: t.Optional(t.Boolean({ description: "Issue a new secret (shown in the reply)" })),
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
@@ -108,7 +117,11 @@ export function webhookRoutes(s: Services) {
         ...errorResponses(404),
       },
       auth: "apiKey",
-      detail: { summary: "Send a test event", description: "Sends a `webhook.test` event to this webhook now and reports what the receiver answered. A failed test is retried like any delivery." },
+      detail: {
+        summary: "Send a test event",
+        description:
+          "Sends a `webhook.test` event to this webhook now and reports what the receiver answered. A failed test is retried like any delivery.",
+      },
     })
     .get("/:webhook_id", ({ auth, params }) => ok(webhooks.get(auth.workspaceId, params.webhook_id), "Webhook fetched"), {
       params: WebhookIdParams,
@@ -118,13 +131,17 @@ export function webhookRoutes(s: Services) {
     })
     .get(
       "/:webhook_id/deliveries",
-      ({ auth, params, query }) => ok(webhooks.deliveries(auth.workspaceId, params.webhook_id, query.page, query.limit), "Deliveries fetched"),
+      ({ auth, params, query }) =>
+        ok(webhooks.deliveries(auth.workspaceId, params.webhook_id, query.page, query.limit), "Deliveries fetched"),
       {
         params: WebhookIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),
         response: { 200: Envelope(t.Object({ deliveries: t.Array(Delivery), pagination: Pagination })), ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Deliveries of a webhook", description: "Newest first; each with every attempt: time, status code, latency, error." },
+        detail: {
+          summary: "Deliveries of a webhook",
+          description: "Newest first; each with every attempt: time, status code, latency, error.",
+        },
       },
     );
 }

@@ -91,14 +91,22 @@ export function createWebhookService(deps: WebhookDeps) {
 
   function checkEvents(input: string[] | string): string[] {
     const list = input === "*" ? ["*"] : Array.isArray(input) ? [...new Set(input)] : [input];
-    if (list.length === 0) throw new AppError("validation_error", "Invalid body field 'events': must name at least one event, or \"*\"", { field: "events", location: "body" });
-    const unknown = list.filter((e) => e !== "*" && !(EVENT_TYPES as readonly string[]).includes(e));
-    if (unknown.length) {
-      throw new AppError("validation_error", `Invalid body field 'events': unknown event ${unknown.join(", ")}; known: ${EVENT_TYPES.join(", ")} or "*"`, {
+    if (list.length === 0)
+      throw new AppError("validation_error", "Invalid body field 'events': must name at least one event, or \"*\"", {
         field: "events",
         location: "body",
-        unknown,
       });
+    const unknown = list.filter((e) => e !== "*" && !(EVENT_TYPES as readonly string[]).includes(e));
+    if (unknown.length) {
+      throw new AppError(
+        "validation_error",
+        `Invalid body field 'events': unknown event ${unknown.join(", ")}; known: ${EVENT_TYPES.join(", ")} or "*"`,
+        {
+          field: "events",
+          location: "body",
+          unknown,
+        },
+      );
     }
     return list.includes("*") ? ["*"] : list;
   }
@@ -108,7 +116,8 @@ export function createWebhookService(deps: WebhookDeps) {
     const started = performance.now();
     // Checked again now (DNS may have changed), and the call goes to the very address checked.
     const checked = await checkOutboundTarget(d.url, deps.allowPrivate, deps.resolve);
-    if (checked.problem !== null) return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${checked.problem}` };
+    if (checked.problem !== null)
+      return { delivered: false, statusCode: null, latencyMs: 0, error: `target refused: url ${checked.problem}` };
     const target = checked.target;
     const timestamp = Math.floor(clock.now() / 1000);
     let body: string;
@@ -145,7 +154,12 @@ export function createWebhookService(deps: WebhookDeps) {
       const latencyMs = Math.round(performance.now() - started);
       if (res.status >= 200 && res.status < 300) return { delivered: true, statusCode: res.status, latencyMs, error: null };
       const redirect = res.status >= 300 && res.status < 400 ? " (redirects are not followed)" : "";
-      return { delivered: false, statusCode: res.status, latencyMs, error: `HTTP ${res.status}${redirect}${snippet ? `: ${snippet.slice(0, 200)}` : ""}` };
+      return {
+        delivered: false,
+        statusCode: res.status,
+        latencyMs,
+        error: `HTTP ${res.status}${redirect}${snippet ? `: ${snippet.slice(0, 200)}` : ""}`,
+      };
     } catch (error) {
       const e = error as Error;
       const reason = e.name === "TimeoutError" ? `no answer within ${TIMEOUT_MS / 1000} s` : e.message;
@@ -206,7 +220,9 @@ export function createWebhookService(deps: WebhookDeps) {
 
     async create(
       workspaceId: number,
-      input: { url: string; events: string[] | string; description?: string } & Partial<Pick<SubscriptionRow, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">>,
+      input: { url: string; events: string[] | string; description?: string } & Partial<
+        Pick<SubscriptionRow, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">
+      >,
     ) {
       await checkUrl(input.url);
       const eventsList = checkEvents(input.events);
@@ -235,7 +251,14 @@ export function createWebhookService(deps: WebhookDeps) {
 
     async update(
       workspaceId: number,
-      input: { webhook_id: number; url?: string; events?: string[] | string; description?: string; status?: "active" | "disabled"; rotate_secret?: boolean },
+      input: {
+        webhook_id: number;
+        url?: string;
+        events?: string[] | string;
+        description?: string;
+        status?: "active" | "disabled";
+        rotate_secret?: boolean;
+      },
     ) {
       const row = require(workspaceId, input.webhook_id);
       if (input.url !== undefined) await checkUrl(input.url);
@@ -270,11 +293,21 @@ export function createWebhookService(deps: WebhookDeps) {
     /** Sends a webhook.test event to one subscription now and reports how it went. */
     async test(workspaceId: number, id: number) {
       const row = require(workspaceId, id);
-      const { eventId, deliveryIds } = events.emitTest(workspaceId, row.id, { message: "This is a test event from Pigeon", webhook_id: row.id });
+      const { eventId, deliveryIds } = events.emitTest(workspaceId, row.id, {
+        message: "This is a test event from Pigeon",
+        webhook_id: row.id,
+      });
       // Sent whatever the subscription's status, so its owner can see whether a fix worked.
       const [result] = await deliver([repo.delivery(deliveryIds[0])!]);
       if (!result) throw new AppError("service_unavailable", "Pigeon is stopping; the test event will be delivered after the restart");
-      return { event_id: eventId, delivery_id: deliveryIds[0], delivered: result.delivered, status_code: result.statusCode, latency_ms: result.latencyMs, error: result.error };
+      return {
+        event_id: eventId,
+        delivery_id: deliveryIds[0],
+        delivered: result.delivered,
+        status_code: result.statusCode,
+        latency_ms: result.latencyMs,
+        error: result.error,
+      };
     },
 
     deliveries(workspaceId: number, id: number, page = 1, limit = 20) {

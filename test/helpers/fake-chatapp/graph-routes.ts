@@ -115,7 +115,9 @@ export function createGraphRoutes(store: Store) {
       if (!edge) return json(200, pickFields(wabaObject(waba), url.searchParams.get("fields")));
       if (edge === "phone_numbers") {
         const data = waba.phoneNumbers.map((p) => pickFields(phoneObject(p), url.searchParams.get("fields")));
-        const paging = data.length ? { cursors: { before: cursorOf(waba.phoneNumbers[0].id), after: cursorOf(waba.phoneNumbers[data.length - 1].id) } } : undefined;
+        const paging = data.length
+          ? { cursors: { before: cursorOf(waba.phoneNumbers[0].id), after: cursorOf(waba.phoneNumbers[data.length - 1].id) } }
+          : undefined;
         return json(200, paging ? { data, paging } : { data });
       }
       if (edge === "message_templates") return listTemplates(url, version, waba);

@@ -16,7 +16,14 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
   const pairIntervalMs = options.pairIntervalMs ?? 6000;
   const pairBurst = options.pairBurst ?? 45;
 
-  function accept(phoneNumberId: string, wabaId: string, body: Json, template: FakeTemplate | undefined, failure: number | undefined, failureDetails?: string) {
+  function accept(
+    phoneNumberId: string,
+    wabaId: string,
+    body: Json,
+    template: FakeTemplate | undefined,
+    failure: number | undefined,
+    failureDetails?: string,
+  ) {
     const to = String(body.to);
     const message: SentMessage = {
       wamid: newWamid(),
@@ -47,7 +54,8 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
     if (!template || template.name !== name) return { code: 132001, details: `template name (${name}) does not exist in ${language}` };
     if (template.status === "PAUSED") return { code: 132015, details: `Template ${name} is paused` };
     if (template.status === "DISABLED") return { code: 132016, details: `Template ${name} is disabled` };
-    if (template.status !== "APPROVED") return { code: 132001, details: `template name (${name}) in ${language} is not approved (status ${template.status})` };
+    if (template.status !== "APPROVED")
+      return { code: 132001, details: `template name (${name}) in ${language} is not approved (status ${template.status})` };
 
     const sentComponents = Array.isArray(sentTemplate.components) ? sentTemplate.components.filter(isRecord) : [];
     const paramsOf = (type: string) => {
@@ -61,12 +69,19 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
     if (header && headerFormat === "TEXT") {
       const expected = placeholders(header.text).length;
       const got = paramsOf("header").length;
-      if (got !== expected) return { code: 132000, details: `header: number of localizable_params (${got}) does not match the expected number of params (${expected})` };
+      if (got !== expected)
+        return {
+          code: 132000,
+          details: `header: number of localizable_params (${got}) does not match the expected number of params (${expected})`,
+        };
     } else if (header && ["IMAGE", "VIDEO", "DOCUMENT"].includes(headerFormat)) {
       const params = paramsOf("header");
       const kind = headerFormat.toLowerCase();
       if (params.length !== 1 || params[0].type !== kind) {
-        return { code: 132012, details: `header: Format mismatch, expected ${headerFormat}, received ${params.map((p) => String(p.type).toUpperCase()).join(",") || "UNKNOWN"}` };
+        return {
+          code: 132012,
+          details: `header: Format mismatch, expected ${headerFormat}, received ${params.map((p) => String(p.type).toUpperCase()).join(",") || "UNKNOWN"}`,
+        };
       }
     }
 
@@ -74,11 +89,15 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
     const expected = placeholders(bodyComponent?.text);
     const got = paramsOf("body");
     if (got.length !== expected.length) {
-      return { code: 132000, details: `body: number of localizable_params (${got.length}) does not match the expected number of params (${expected.length})` };
+      return {
+        code: 132000,
+        details: `body: number of localizable_params (${got.length}) does not match the expected number of params (${expected.length})`,
+      };
     }
     if (template.parameter_format === "NAMED") {
       const names = got.map((p) => p.parameter_name);
-      if (expected.some((name) => !names.includes(name))) return { code: 132000, details: `body: parameter names ${JSON.stringify(names)} do not match ${JSON.stringify(expected)}` };
+      if (expected.some((name) => !names.includes(name)))
+        return { code: 132000, details: `body: parameter names ${JSON.stringify(names)} do not match ${JSON.stringify(expected)}` };
     }
     return { template };
   }
@@ -104,7 +123,8 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
       const limits = MEDIA_LIMITS[use.kind];
       if (!item) return `Media upload error: could not download ${use.object.link} (HTTP 404)`;
       if (!limits.types.includes(item.contentType)) return `Media upload error: ${item.contentType} is not a supported ${use.kind} type`;
-      if (item.size > limits.maxBytes) return `Media upload error: ${use.kind} of ${item.size} bytes exceeds the limit of ${limits.maxBytes} bytes`;
+      if (item.size > limits.maxBytes)
+        return `Media upload error: ${use.kind} of ${item.size} bytes exceeds the limit of ${limits.maxBytes} bytes`;
     }
     return undefined;
   }
@@ -141,9 +161,18 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
       if (--injected.times <= 0) script.shift();
       if (injected.async) return accept(phoneNumberId, wabaId, body, undefined, injected.code, injected.details);
       const info = platformErrorInfo(injected.code);
-      const errorBody = injected.code === 190
-        ? { error: { message: "Error validating access token: Session has expired.", type: "OAuthException", code: 190, error_subcode: 463, fbtrace_id: fbtraceId() } }
-        : platformErrorBody(injected.code, injected.details, injected.title);
+      const errorBody =
+        injected.code === 190
+          ? {
+              error: {
+                message: "Error validating access token: Session has expired.",
+                type: "OAuthException",
+                code: 190,
+                error_subcode: 463,
+                fbtrace_id: fbtraceId(),
+              },
+            }
+          : platformErrorBody(injected.code, injected.details, injected.title);
       return json(injected.status ?? info.status, errorBody);
     }
 

@@ -80,7 +80,9 @@ export function startFakeChatApp(options: FakeChatAppOptions) {
       } catch (error) {
         // A bug in the fake should read as one, not as a platform answer the adapter must interpret.
         console.error("fake-chatapp internal error", error);
-        return json(500, { error: { message: `fake-chatapp bug: ${String(error)}`, type: "FakeChatAppError", code: -1, fbtrace_id: fbtraceId() } });
+        return json(500, {
+          error: { message: `fake-chatapp bug: ${String(error)}`, type: "FakeChatAppError", code: -1, fbtrace_id: fbtraceId() },
+        });
       }
     },
   });

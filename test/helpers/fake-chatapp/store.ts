@@ -92,7 +92,9 @@ export function createStore(options: FakeChatAppOptions) {
       name: setup.name,
       currency: setup.currency ?? "USD",
       timezone_id: setup.timezone_id ?? "1",
-      message_template_namespace: randomBytes(16).toString("hex").replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1_$2_$3_$4_"),
+      message_template_namespace: randomBytes(16)
+        .toString("hex")
+        .replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1_$2_$3_$4_"),
       phoneNumbers: [],
       templates: [],
     };
@@ -115,7 +117,11 @@ export function createStore(options: FakeChatAppOptions) {
     const record = tokens.get(match[1]);
     if (!record) return authError("Invalid OAuth access token - Cannot parse access token");
     if (record.state === "expired") return authError("Error validating access token: Session has expired.", 463);
-    if (record.state === "revoked") return authError("Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.", 460);
+    if (record.state === "revoked")
+      return authError(
+        "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
+        460,
+      );
     const wabaIds = () => (record.wabaIds === "all" ? [...wabas.keys()] : record.wabaIds.filter((id) => wabas.has(id)));
     return { token: match[1], sees: (id) => wabaIds().includes(id), wabaIds };
   }

@@ -18,8 +18,17 @@ export interface FakeTemplateComponent {
 }
 
 export type TemplateStatus =
-  | "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED" | "IN_APPEAL"
-  | "PENDING_DELETION" | "DELETED" | "LIMIT_EXCEEDED" | "ARCHIVED" | "LOCKED";
+  | "APPROVED"
+  | "PENDING"
+  | "REJECTED"
+  | "PAUSED"
+  | "DISABLED"
+  | "IN_APPEAL"
+  | "PENDING_DELETION"
+  | "DELETED"
+  | "LIMIT_EXCEEDED"
+  | "ARCHIVED"
+  | "LOCKED";
 
 export interface FakeTemplate {
   id: string;

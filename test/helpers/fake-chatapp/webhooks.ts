@@ -5,7 +5,16 @@ import { createHmac, randomBytes } from "node:crypto";
 import { webhookError } from "./errors";
 import type { Json, WebhookEnvelope } from "./openapi";
 import type { Store } from "./store";
-import type { DeliveryOptions, FakeChatAppOptions, FakePhoneNumber, InboundOptions, PreparedWebhook, StatusName, StatusOptions, TemplateStatusOptions } from "./types";
+import type {
+  DeliveryOptions,
+  FakeChatAppOptions,
+  FakePhoneNumber,
+  InboundOptions,
+  PreparedWebhook,
+  StatusName,
+  StatusOptions,
+  TemplateStatusOptions,
+} from "./types";
 import { digits, newWamid, unixSeconds } from "./wire";
 
 /** Webhook events that leave the stored status alone or map to another one. */
