@@ -29,7 +29,7 @@ function store(recipient: string, body: string): Promise<number> | number {
         const jobs = queue;
         queue = [];
         const ids = flush(jobs);
-        jobs.forEach((j, i) => j.resolve(ids[i]));
+        for (const [i, j] of jobs.entries()) j.resolve(ids[i]);
       });
     }
   });

@@ -34,10 +34,10 @@ describe.skipIf(!available)("the dashboard in a browser", () => {
   const judge = (name: string) => judgePage(page, name);
 
   test("/ leads to the dashboard, which asks a stranger to sign in", async () => {
-    await page.goto(server.url + "/");
+    await page.goto(`${server.url}/`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
     await expect(page.getByRole("heading", { name: "Sign in" }).isVisible()).resolves.toBe(true);
-    const res = await fetch(server.url + "/dashboard/sign-in");
+    const res = await fetch(`${server.url}/dashboard/sign-in`);
     const csp = res.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).toContain("script-src 'self'");

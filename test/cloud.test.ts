@@ -300,7 +300,10 @@ describe("cloud number: the recovery check reads the whole window and claims eac
       const adapter = createCloudAdapter({
         statusCallbackUrl: () => null,
         allowPrivateTargets: true, // the fake pages stand at a loopback address
-        fetch: (async (url: string) => (urls.push(url), page([message("SMa")], next))) as unknown as typeof fetch,
+        fetch: (async (url: string) => {
+          urls.push(url);
+          return page([message("SMa")], next);
+        }) as unknown as typeof fetch,
       });
       await expect(adapter.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("outside its message list");
     }
@@ -317,7 +320,10 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     const adapter = createCloudAdapter({
       statusCallbackUrl: () => null,
       allowPrivateTargets: true, // the fake pages stand at a loopback address
-      fetch: (async (url: string) => (urls.push(url), pages[urls.length - 1])) as unknown as typeof fetch,
+      fetch: (async (url: string) => {
+        urls.push(url);
+        return pages[urls.length - 1];
+      }) as unknown as typeof fetch,
     });
     expect(await adapter.reconcile!(notification, device("http://127.0.0.1:9/proxy"))).toEqual(["SMa", "SMb", "SMc"]);
     expect(urls).toEqual([
@@ -329,9 +335,10 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     const endless = createCloudAdapter({
       statusCallbackUrl: () => null,
       allowPrivateTargets: true, // the fake pages stand at a loopback address
-      fetch: (async () => (
-        calls++, page([message(`SM${calls}`)], `${listPath}?Page=${calls}&PageToken=PA${calls}`)
-      )) as unknown as typeof fetch,
+      fetch: (async () => {
+        calls++;
+        return page([message(`SM${calls}`)], `${listPath}?Page=${calls}&PageToken=PA${calls}`);
+      }) as unknown as typeof fetch,
     });
     await expect(endless.reconcile!(notification, device("http://127.0.0.1:9"))).rejects.toThrow("pages");
     expect(calls).toBe(100);

@@ -50,7 +50,10 @@ test("SIGTERM with provider calls in flight: stops listening, waits for them, re
   // No longer listening while it waits for the provider.
   expect(server.proc.exitCode).toBeNull();
   const refused = await Bun.connect({ hostname: "127.0.0.1", port: server.port, socket: { data() {} } }).then(
-    (s) => (s.end(), false),
+    (s) => {
+      s.end();
+      return false;
+    },
     () => true,
   );
   expect(refused).toBe(true);

@@ -61,7 +61,7 @@ describe("deep nesting (item 11)", () => {
     expect(() => scanJson(nested(MAX_JSON_DEPTH + 1))).toThrow();
     // Brackets inside strings do not count.
     expect(() => scanJson(JSON.stringify({ text: "[".repeat(1000) }))).not.toThrow();
-    expect(() => scanJson(JSON.stringify({ text: '\\"[[[' + "{".repeat(100) }))).not.toThrow();
+    expect(() => scanJson(JSON.stringify({ text: `\\"[[[${"{".repeat(100)}` }))).not.toThrow();
   });
 
   test("160 KB of nesting to registration with a valid pairing token: 400 in the phone shape, no 500, as fast as a flat body", async () => {
@@ -248,7 +248,7 @@ describe("disk full (item 16)", () => {
     const count = () => (ctx.db.$client.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n;
     expect(expectEnvelope(await ctx.get("/health", { key: null }), 200).data.database).toBe("ok");
     fill(ctx);
-    let r;
+    let r: Awaited<ReturnType<typeof ctx.post>> | undefined;
     // Fill the last free pages; once SQLite says SQLITE_FULL every send must be a clean 507.
     for (let i = 0; i < 200; i++) {
       r = await ctx.post("/v1/api/sms/send", {

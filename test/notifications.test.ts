@@ -170,7 +170,10 @@ describe("GET /api/stats/notifications", () => {
       .get(ctx.workspace.id) as { id: number };
     // A deterministic spread of 600 notifications over three days, in both channels and every status.
     let seed = 7;
-    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     const start = Date.UTC(2026, 0, 10, 0, 17, 23);
     const statuses = ["pending", "sent", "delivered", "failed", "cancelled"] as const;
     for (let i = 0; i < 600; i++) {

@@ -2,7 +2,7 @@
 // paired phone, refusals at send, the audit and the API; workspace settings; quiet hours read in
 // the recipient's zone; failover from an offline phone or a rejecting carrier to the next route;
 // and the preview agreeing with what a send then does.
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { notificationOf, postSend, SEND_PATH } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";

@@ -303,9 +303,9 @@ describe("messages", () => {
         )
         .all(`m${i}`)
         .map((r) => r.id);
-      [first, second].forEach(([status, stage], k) =>
-        sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]),
-      );
+      for (const [k, [status, stage]] of [first, second].entries()) {
+        sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]);
+      }
     });
     const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
 

@@ -103,7 +103,7 @@ function int(value: string | undefined, flag: string, min = 1): number {
 }
 
 function required(value: string | undefined, flag: string): string {
-  if (!value || !value.trim()) throw new UsageError(`${flag} is required`);
+  if (!value?.trim()) throw new UsageError(`${flag} is required`);
   return value.trim();
 }
 
@@ -375,7 +375,7 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
 }
 
 async function simulate(argv: string[]): Promise<number | null> {
-  let opts;
+  let opts: ReturnType<typeof parseSimulatePhoneArgs>;
   try {
     opts = parseSimulatePhoneArgs(argv);
   } catch (error) {
@@ -383,7 +383,7 @@ async function simulate(argv: string[]): Promise<number | null> {
     return 2;
   }
   const controller = new AbortController();
-  let phone;
+  let phone: Awaited<ReturnType<typeof simulatePhone>>;
   try {
     phone = await simulatePhone(opts, controller.signal);
   } catch (error) {
@@ -431,7 +431,7 @@ function backup(rt: Runtime, values: Values) {
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
 export async function runCli(argv: string[], open: () => Runtime = openRuntime): Promise<number | null> {
   if (argv[0] === "simulate-phone" && !argv.includes("--help") && !argv.includes("-h")) return simulate(argv.slice(1));
-  let parsed;
+  let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (error) {

@@ -180,7 +180,10 @@ export function contactRoutes(s: Services, kit: Kit) {
         let result = fetch(page);
         const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
         // A page past the end (the list shrank, or a hand-edited link) shows the last one.
-        if (page > pages) result = fetch((page = pages));
+        if (page > pages) {
+          page = pages;
+          result = fetch(page);
+        }
         const body = contactsBody({ rows: result.contacts, total: result.pagination.total, page, pages, query: error ? "" : query, error });
         return kit.shell(who, "Contacts", "/dashboard/contacts", body, error ? 400 : 200);
       }),

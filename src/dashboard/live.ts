@@ -39,7 +39,7 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
   state.onTransition((before) => {
     if (!streams.has(before.workspace_id)) return;
     changed.add(before.id);
-    timer ??= setTimeout(flush, FLUSH_MS);
+    if (timer === null) timer = setTimeout(flush, FLUSH_MS);
   });
 
   return {
@@ -55,8 +55,8 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
       const body = new ReadableStream<Uint8Array>({
         start(c) {
           controller = c;
-          let set = streams.get(workspaceId);
-          if (!set) streams.set(workspaceId, (set = new Set()));
+          const set = streams.get(workspaceId) ?? new Set<Controller>();
+          streams.set(workspaceId, set);
           set.add(c);
           send(c, ": live\n\n", workspaceId);
           keepalive = setInterval(() => send(c, ": keepalive\n\n", workspaceId), KEEPALIVE_MS);

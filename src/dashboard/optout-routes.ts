@@ -46,7 +46,10 @@ export function optOutRoutes(s: Services, kit: Kit) {
     let result = fetch(page);
     const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
     // A page past the end (the list shrank, or a hand-edited link) shows the last one.
-    if (page > pages) result = fetch((page = pages));
+    if (page > pages) {
+      page = pages;
+      result = fetch(page);
+    }
     const rows: OptOutRow[] = result.entries.map((e) => ({
       ...e,
       contactName: e.contact_id === null ? null : s.contacts.require(ws, e.contact_id).name,

@@ -46,17 +46,15 @@ export function dashboardRoutes(s: Services) {
   const repo = kit.repo;
 
   const keyViews = (workspaceId: number) =>
-    accounts
-      .listKeys(workspaceId)
-      .map((k) => ({
-        id: k.id,
-        name: k.name,
-        key: k.key,
-        status: k.status,
-        secretHint: k.secretHint,
-        createdAt: k.createdAt,
-        lastUsedAt: k.lastUsedAt,
-      }));
+    accounts.listKeys(workspaceId).map((k) => ({
+      id: k.id,
+      name: k.name,
+      key: k.key,
+      status: k.status,
+      secretHint: k.secretHint,
+      createdAt: k.createdAt,
+      lastUsedAt: k.lastUsedAt,
+    }));
 
   return new Elysia({ name: "pigeon-dashboard" })
     .use(declaredAuth())

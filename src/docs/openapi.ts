@@ -141,7 +141,11 @@ function describeResponses(paths: Operations) {
           status === "200" ? "Success: the envelope with `data`" : (errorStatusDescriptions[Number(status)] ?? `Error ${status}`);
       }
       const extra = ALTERNATE_CONTENT[`${method} ${path}`];
-      if (extra && op.responses?.["200"]) Object.assign((op.responses["200"].content ??= {}), extra);
+      const ok = op.responses?.["200"];
+      if (extra && ok) {
+        ok.content ??= {};
+        Object.assign(ok.content, extra);
+      }
     }
   }
 }
@@ -182,10 +186,15 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
     describeResponses(doc.paths);
     return JSON.stringify(refineDocument(doc, publicUrl));
   };
-  return new Elysia({ name: "openapi-json" })
-    .use(declaredAuth())
-    .get("/openapi.json", () => new Response((cached ??= build()), { headers: { "content-type": "application/json; charset=utf-8" } }), {
+  return new Elysia({ name: "openapi-json" }).use(declaredAuth()).get(
+    "/openapi.json",
+    () => {
+      cached ??= build();
+      return new Response(cached, { headers: { "content-type": "application/json; charset=utf-8" } });
+    },
+    {
       auth: "public",
       detail: { hide: true },
-    });
+    },
+  );
 }

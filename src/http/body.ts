@@ -138,11 +138,6 @@ function loneSurrogate(): AppError {
   );
 }
 
-/** Query strings (and other already-decoded text) must be well-formed Unicode too. */
-export function assertWellFormed(value: string, what: string): void {
-  if (!value.isWellFormed()) throw new AppError("invalid_unicode", `${what} is not valid Unicode text`);
-}
-
 /** Parses a JSON body after the linear pre-scan; an empty body is `{}`. */
 export function parseJsonText(text: string): unknown {
   if (text.trim() === "") return {};

@@ -13,7 +13,7 @@ export function csvCell(value: unknown): string {
 export function csv<K extends string>(columns: readonly K[], rows: Record<K, unknown>[]): string {
   const lines = [columns.join(",")];
   for (const row of rows) lines.push(columns.map((c) => csvCell(row[c])).join(","));
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /**

@@ -16,7 +16,7 @@ export function toE164(input: unknown): string | null {
   if (known !== undefined) return known;
   if (!SHAPE.test(trimmed)) return null;
   const parsed = parsePhoneNumberFromString(trimmed);
-  const result = parsed && parsed.isPossible() ? (parsed.number as string) : null;
+  const result = parsed?.isPossible() ? (parsed.number as string) : null;
   // Parsing is a twentieth of a send; the same few numbers come again and again (a business's
   // customers), so recent answers are kept, a bounded number of them.
   if (recent.size >= RECENT_MAX) recent.clear();

@@ -276,7 +276,7 @@ const CALLING_CODES: Record<string, string[]> = metadata.country_calling_codes;
  */
 export function zoneForNumber(e164: string): string | null {
   const parsed = parsePhoneNumberFromString(e164);
-  if (!parsed || !parsed.isPossible()) return null;
+  if (!parsed?.isPossible()) return null;
   const country = parsed.country ?? CALLING_CODES[parsed.countryCallingCode]?.[0];
   return country ? (COUNTRY_ZONES[country] ?? null) : null;
 }

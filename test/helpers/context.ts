@@ -89,7 +89,7 @@ export function createTestContext(
     const qs = o.query ? `?${new URLSearchParams(Object.entries(o.query).map(([a, b]) => [a, String(b)]))}` : "";
     const res = await app.handle(new Request(`http://localhost${path}${qs}`, { method, headers, body }));
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {

@@ -123,9 +123,9 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
     /** A new access token for a business number; a blocked number may then prove itself with a send. */
     async relink(workspaceId: number, input: { device_id: number; access_token: string }) {
       const device = devices.get(workspaceId, input.device_id);
-      if (!device || device.kind !== "chatapp") throw new AppError("not_found", `chat-app device ${input.device_id} not found`);
+      if (device?.kind !== "chatapp") throw new AppError("not_found", `chat-app device ${input.device_id} not found`);
       const config = ctx.configOf(device);
-      let numbers;
+      let numbers: Awaited<ReturnType<typeof graph.phoneNumbers>>;
       try {
         numbers = await graph.phoneNumbers(input.access_token, config.businessAccountId);
       } catch (error) {

@@ -14,6 +14,10 @@ import type { ChatappContext } from "./context";
 import { classifyPlatformCode } from "./errors";
 import type { TemplateSync } from "./templates";
 
+/** An object of the platform's webhook JSON, read field by field with a check of each value's type. */
+// biome-ignore lint/suspicious/noExplicitAny: the platform's JSON, untyped until each field is checked
+type WireObject = Record<string, any>;
+
 export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, sync: TemplateSync) {
   const { sqlite, clock, devices, threads, state, events, repo } = ctx;
 
@@ -29,13 +33,13 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
     );
     for (const device of targets) {
       sqlite.transaction(() => {
-        for (const m of (value.messages ?? []) as Record<string, any>[]) inbound(device, m, names.get(m.from) ?? null);
-        for (const s of (value.statuses ?? []) as Record<string, any>[]) status(device, s);
+        for (const m of (value.messages ?? []) as WireObject[]) inbound(device, m, names.get(m.from) ?? null);
+        for (const s of (value.statuses ?? []) as WireObject[]) status(device, s);
       })();
     }
   }
 
-  function inbound(device: DeviceRow, m: Record<string, any>, name: string | null) {
+  function inbound(device: DeviceRow, m: WireObject, name: string | null) {
     if (typeof m.from !== "string" || !m.from) return;
     const from = toE164(`+${m.from.replace(/^\+/, "")}`) ?? `+${m.from.replace(/^\+/, "")}`;
     const text: string =
@@ -65,7 +69,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
   }
 
   /** One message status: the platform's wire format mapped to a report. */
-  function status(device: DeviceRow, s: Record<string, any>) {
+  function status(device: DeviceRow, s: WireObject) {
     if (typeof s.id !== "string") return;
     const n = repo.notificationByWamid(s.id, device.id);
     if (!n) {

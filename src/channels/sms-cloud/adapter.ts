@@ -64,8 +64,8 @@ const REASON_LIMIT = 200;
  */
 export function providerReason(json: Record<string, unknown>): string {
   if (typeof json.message !== "string") return "";
-  // eslint-disable-next-line no-control-regex
   const flat = json.message
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is removed
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
     .replace(/\s+/g, " ")
     .trim();

@@ -56,8 +56,8 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepali
               else remove(deviceId, stream);
             }, keepaliveMs),
           };
-          let set = streams.get(deviceId);
-          if (!set) streams.set(deviceId, (set = new Set()));
+          const set = streams.get(deviceId) ?? new Set<Stream>();
+          streams.set(deviceId, set);
           set.add(stream);
           // A comment first, so proxies and clients see the stream open at once.
           write(stream, ":connected\n\n");

@@ -13,7 +13,7 @@ import type { DeviceRepository, DeviceRow } from "../../modules/devices/reposito
 import { allowedSilence, isOnline, OFFLINE_AFTER_MS } from "../../modules/devices/service";
 import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
-import type { NotificationRecord, NotificationState } from "../../modules/notifications/state";
+import type { NotificationState } from "../../modules/notifications/state";
 import type { InboundHook } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
 import type { PhoneEventHub } from "./events";
@@ -74,7 +74,10 @@ export function createMobileService(deps: MobileDeps) {
   function checkBeforeBody(method: string, path: string, headers: Headers, signIn: SignInGuard): void {
     const route = `${method} ${path.replace(/\/+$/, "")}`;
     // Registration is a sign-in: wrong pairing tokens, logins and codes count against the caller.
-    if (route === "POST /mobile/v1/device") return signIn(() => pairing.checkRegistrationHeaders(headers));
+    if (route === "POST /mobile/v1/device") {
+      signIn(() => pairing.checkRegistrationHeaders(headers));
+      return;
+    }
     if (!BODY_ROUTES.has(route)) return;
     const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
     if (!token || repo.deviceIdByTokenHash(sha256Hex(token)) === null) throw unauthorized("Unknown or missing device token");
@@ -278,7 +281,7 @@ export function createMobileService(deps: MobileDeps) {
    */
   function wantsWork(deviceId: number): boolean {
     const device = devices.byId(deviceId);
-    if (!device || device.kind !== "sms") return false;
+    if (device?.kind !== "sms") return false;
     const now = clock.now();
     return budgetLeft(device, now) > 0 || repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0;
   }
@@ -378,7 +381,7 @@ export function createMobileService(deps: MobileDeps) {
           continue;
         }
         if (!repo.moveTo(id, from.id, toId, nanoid(21), now)) continue;
-        const detail = `moved from device ${from.id} to device ${toId}: ${why}${pulled ? " (device " + from.id + " had downloaded it and may still send it)" : ""}`;
+        const detail = `moved from device ${from.id} to device ${toId}: ${why}${pulled ? ` (device ${from.id} had downloaded it and may still send it)` : ""}`;
         state.log(id, "reassigned", { status: "pending", detail });
         moved.push(id);
         if (pulled) pulledMoved++;

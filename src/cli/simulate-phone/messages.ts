@@ -95,7 +95,10 @@ export class MessageQueue extends PhonePart {
 
   /** Keeps a downloaded message in the phone's queue for holdMs before taking it up. */
   private hold(id: string, message: Json): void {
-    if (this.opts.holdMs === 0) return this.accept(id, message);
+    if (this.opts.holdMs === 0) {
+      this.accept(id, message);
+      return;
+    }
     this.held.set(id, message);
     this.log(`message ${id} waiting in the phone's queue`);
     this.life.later(this.opts.holdMs, () => {
@@ -232,7 +235,10 @@ export class MessageQueue extends PhonePart {
   /** A MessageCancelled push: only a message we hold can be cancelled; the pull handles the rest. */
   cancelKnown(id: string): void {
     const held = this.held.get(id);
-    if (held && this.held.delete(id)) return this.dropHeld(id, held);
+    if (held && this.held.delete(id)) {
+      this.dropHeld(id, held);
+      return;
+    }
     const message = this.messages.get(id);
     if (message?.state === "Processed") this.cancel(message);
   }

@@ -127,7 +127,7 @@ export class Inbox extends PhonePart {
     if (versionAtLeast(this.opts.appVersion, EXPORT_OPTIONS_SINCE)) {
       // An unknown type makes the app fall back to SMS alone; Gson reads "true"/"false" strings too.
       const asked = text(payload.messageTypes)?.split(",");
-      if (asked && asked.every((t) => ["SMS", "DATA_SMS", "MMS", "MMS_DOWNLOADED"].includes(t))) types = new Set(asked);
+      if (asked?.every((t) => ["SMS", "DATA_SMS", "MMS", "MMS_DOWNLOADED"].includes(t))) types = new Set(asked);
       const raw = payload.triggerWebhooks;
       if (raw === false || raw === "false") trigger = false;
     }

@@ -1,6 +1,7 @@
 // Pigeon dashboard behaviour that needs no server round trip: copy buttons, and the CSRF token on
 // every htmx request. Loaded as a file (the pages' Content-Security-Policy allows no inline script).
 (() => {
+  // biome-ignore lint/suspicious/noRedundantUseStrict: the file is served as a classic script, where this is not implied
   "use strict";
   const csrf = () => document.querySelector('meta[name="csrf-token"]')?.getAttribute("content") ?? "";
 

@@ -3,7 +3,7 @@
 // import with its report of the numbers added, already out, and the lines turned away.
 import type { SafetyService } from "../../modules/safety/service";
 import { html, type Html } from "../html";
-import { errorBox, pager, utcTime } from "../layout";
+import { pager, utcTime } from "../layout";
 import { csvImportBody, plural, type Rejected } from "./contacts";
 
 type Entry = ReturnType<SafetyService["list"]>["entries"][number];

@@ -162,8 +162,13 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     const hourWhere = ["workspace_id = ?"];
     const rowWhere = ["workspace_id = ?"];
     const extra: (string | number)[] = [];
-    if (f.status) hourWhere.push("status = ?"), rowWhere.push("status = ?"), extra.push(f.status);
-    if (f.deliveryType) hourWhere.push("delivery_type = ?"), rowWhere.push("delivery_type = ?"), extra.push(f.deliveryType);
+    const both = (clause: string, value: string) => {
+      hourWhere.push(clause);
+      rowWhere.push(clause);
+      extra.push(value);
+    };
+    if (f.status) both("status = ?", f.status);
+    if (f.deliveryType) both("delivery_type = ?", f.deliveryType);
     const rowsBetween = (a: number, b: number) =>
       a > b
         ? 0
@@ -288,13 +293,17 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     list(workspaceId: number, f: ListFilters, offset: number, limit: number) {
       const where = ["workspace_id = ?"];
       const args: (string | number)[] = [workspaceId];
-      if (f.status) where.push("status = ?"), args.push(f.status);
-      if (f.deliveryType) where.push("delivery_type = ?"), args.push(f.deliveryType);
-      if (f.recipient) where.push("recipient = ?"), args.push(f.recipient);
-      if (f.from !== undefined) where.push("created_at >= ?"), args.push(f.from);
-      if (f.to !== undefined) where.push("created_at <= ?"), args.push(f.to);
-      if (f.deviceId !== undefined) where.push("device_id = ?"), args.push(f.deviceId);
-      if (f.text) where.push("message LIKE ? ESCAPE '\\'"), args.push(`%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      const and = (clause: string, value: string | number) => {
+        where.push(clause);
+        args.push(value);
+      };
+      if (f.status) and("status = ?", f.status);
+      if (f.deliveryType) and("delivery_type = ?", f.deliveryType);
+      if (f.recipient) and("recipient = ?", f.recipient);
+      if (f.from !== undefined) and("created_at >= ?", f.from);
+      if (f.to !== undefined) and("created_at <= ?", f.to);
+      if (f.deviceId !== undefined) and("device_id = ?", f.deviceId);
+      if (f.text) and("message LIKE ? ESCAPE '\\'", `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       const clause = where.join(" AND ");
       const rows = sqlite
         .query(`SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)

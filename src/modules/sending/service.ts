@@ -131,7 +131,7 @@ export type ItemResult = { ok: true; accepted: Accepted } | { ok: false; error: 
  * A check a channel adds to the common ones (the chat-app window, blocked numbers, …). It throws
  * an AppError to refuse, and returns what it changes (another device of the channel), if anything.
  */
-export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => Partial<Pick<Prepared, "device">> | void;
+export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => Partial<Pick<Prepared, "device">> | undefined;
 
 /**
  * Failures no other route changes: the recipient opted out, the message expired or was cancelled,
@@ -358,7 +358,7 @@ export function createSendingService(deps: SendingDeps) {
     if (input.system || (input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "")) return null;
     const fallbackOrder = deps.safety.settings(auth.workspaceId).defaultRoutes;
     // A default order applies to the channels it names: a chat-app send keeps its channel under an SMS-only order.
-    if (!fallbackOrder || !fallbackOrder.some((k) => CARRIERS[input.channel].includes(k))) return null;
+    if (!fallbackOrder?.some((k) => CARRIERS[input.channel].includes(k))) return null;
     return fallbackOrder;
   }
 
@@ -796,7 +796,7 @@ export function createSendingService(deps: SendingDeps) {
       if (strandedRetry.has(id)) continue;
       const done = sqlite.transaction(() => {
         const n = state.get(id);
-        if (!n || n.status !== "pending" || n.stage !== "queued" || n.dispatched_at !== null) return true;
+        if (n?.status !== "pending" || n.stage !== "queued" || n.dispatched_at !== null) return true;
         const silent = n.device_id === null ? null : (devices.byId(n.device_id)?.lastSeenAt ?? null);
         const reason = `device ${n.device_id} has been offline ${silent === null ? "since it was paired" : `since ${new Date(silent).toISOString()}`}`;
         return failover(n, { errorCode: "device_offline", reason, stranded: true });

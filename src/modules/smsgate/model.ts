@@ -1,18 +1,8 @@
 // Schemas of the SMSGate-compatible API, named and shaped as SMSGate's (client-go's smsgateway
 // package): they validate requests, type the handlers and describe the operations in /openapi.json.
 import { t, type Static } from "elysia";
-import { SCOPES } from "./auth";
+import { SCOPES, TOKEN_TTL_MAX_SECONDS } from "./auth";
 import { SMSGATE_WEBHOOK_EVENTS } from "./webhooks";
-
-/** SMSGate's error body: `{message, code?, data?}`; data carries Pigeon's error_code. */
-export const SmsGateError = t.Object(
-  {
-    message: t.String(),
-    code: t.Optional(t.Integer({ description: "The HTTP status" })),
-    data: t.Optional(t.Object({ error_code: t.String() }, { additionalProperties: true })),
-  },
-  { title: "SmsGateError" },
-);
 
 /** SMSGate's processing states, in the order a message moves through them. */
 export const STATES = ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"] as const;
@@ -89,7 +79,7 @@ export const Device = t.Object({
 });
 
 export const TokenRequest = t.Object({
-  ttl: nullable(t.Integer({ minimum: 0, maximum: 30 * 24 * 3600, description: "Seconds; 0 or absent: one hour" })),
+  ttl: nullable(t.Integer({ minimum: 0, maximum: TOKEN_TTL_MAX_SECONDS, description: "Seconds; 0 or absent: one hour" })),
   scopes: t.Array(t.UnionEnum([...SCOPES]), { minItems: 1 }),
 });
 

@@ -139,10 +139,14 @@ export function createSmsGateRepository(sqlite: Database) {
   function where(workspaceId: number, f: MessageFilter): { sql: string; args: (number | string)[] } {
     const parts = ["workspace_id = ?"];
     const args: (number | string)[] = [workspaceId];
-    if (f.from !== undefined) parts.push("created_at >= ?"), args.push(f.from);
-    if (f.to !== undefined) parts.push("created_at < ?"), args.push(f.to);
-    if (f.deviceId !== undefined) parts.push("device_id = ?"), args.push(f.deviceId);
-    if (f.state !== undefined) parts.push(`${MESSAGE_STATE_SQL} = ?`), args.push(f.state);
+    const and = (clause: string, value: number | string) => {
+      parts.push(clause);
+      args.push(value);
+    };
+    if (f.from !== undefined) and("created_at >= ?", f.from);
+    if (f.to !== undefined) and("created_at < ?", f.to);
+    if (f.deviceId !== undefined) and("device_id = ?", f.deviceId);
+    if (f.state !== undefined) and(`${MESSAGE_STATE_SQL} = ?`, f.state);
     return { sql: parts.join(" AND "), args };
   }
 
@@ -191,7 +195,7 @@ export function createSmsGateRepository(sqlite: Database) {
       items: { phoneNumber: string; notificationId: number }[],
     ) {
       const { rowId } = insertMessage.get(workspaceId, m.id, m.deviceId, m.isEncrypted ? 1 : 0, m.createdAt)!;
-      items.forEach((item, i) => insertRecipient.run(rowId, i, item.phoneNumber, item.notificationId));
+      for (const [i, item] of items.entries()) insertRecipient.run(rowId, i, item.phoneNumber, item.notificationId);
       return rowId;
     },
 
@@ -224,10 +228,14 @@ export function createSmsGateRepository(sqlite: Database) {
     incoming(workspaceId: number, f: IncomingFilter, offset: number, limit: number): { rows: IncomingRow[]; total: number } {
       const parts = ["t.workspace_id = ?", "t.channel = 'sms'", "tm.direction = 'inbound'"];
       const args: (number | string)[] = [workspaceId];
-      if (f.from !== undefined) parts.push("tm.at >= ?"), args.push(f.from);
-      if (f.to !== undefined) parts.push("tm.at < ?"), args.push(f.to);
-      if (f.deviceId !== undefined) parts.push("tm.device_id = ?"), args.push(f.deviceId);
-      if (f.type !== undefined) parts.push(`${INCOMING_TYPE_SQL} = ?`), args.push(f.type);
+      const and = (clause: string, value: number | string) => {
+        parts.push(clause);
+        args.push(value);
+      };
+      if (f.from !== undefined) and("tm.at >= ?", f.from);
+      if (f.to !== undefined) and("tm.at < ?", f.to);
+      if (f.deviceId !== undefined) and("tm.device_id = ?", f.deviceId);
+      if (f.type !== undefined) and(`${INCOMING_TYPE_SQL} = ?`, f.type);
       const from = `FROM thread_message tm JOIN thread t ON t.id = tm.thread_id WHERE ${parts.join(" AND ")}`;
       const rows = sqlite
         .query<IncomingRow, (number | string)[]>(

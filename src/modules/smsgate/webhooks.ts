@@ -33,6 +33,7 @@ export function signLikeTheApp(key: string, body: string, timestamp: number): st
     .digest("hex");
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: an event's data as the catalogue built it, read field by field
 type Data = Record<string, any>;
 
 /** The payload the app would post for this event, or null when the event is not of this kind. */

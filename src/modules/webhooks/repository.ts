@@ -6,7 +6,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { and, asc, count, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import * as schema from "../../db/schema";
-import { event, webhookAttempt, webhookDelivery, webhookSubscription } from "../../db/schema";
+import { type event, type webhookAttempt, type webhookDelivery, webhookSubscription } from "../../db/schema";
 
 export type SubscriptionRow = typeof webhookSubscription.$inferSelect;
 type SubscriptionChange = Partial<

@@ -38,7 +38,7 @@ export function createGraphRoutes(store: Store) {
     const input = url.searchParams.get("input_token");
     if (!input) return graphParamError("The parameter input_token is required");
     const record = tokens.get(input);
-    if (!record || record.state !== "valid") {
+    if (record?.state !== "valid") {
       return json(200, { data: { error: { code: 190, message: "Invalid OAuth access token." }, is_valid: false, scopes: [] } });
     }
     const targetIds = record.wabaIds === "all" ? [...wabas.keys()] : record.wabaIds.filter((id) => wabas.has(id));

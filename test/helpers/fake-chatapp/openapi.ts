@@ -68,7 +68,10 @@ function patchSchemas(schemas: Json): string[] {
   // and every text/media/contacts message fails. unevaluatedProperties (2019-09) means what Meta meant.
   let rewired = 0;
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item);
+      return;
+    }
     if (!isRecord(node)) return;
     const allOf = node.allOf;
     if (Array.isArray(allOf) && allOf.some((b) => isRecord(b) && b.additionalProperties === false)) {
@@ -121,7 +124,10 @@ function patchSchemas(schemas: Json): string[] {
 function findWebhookExamples(doc: unknown): NamedWebhookExample[] {
   const found: NamedWebhookExample[] = [];
   const walk = (node: unknown, path: string[]): void => {
-    if (Array.isArray(node)) return node.forEach((item, i) => walk(item, [...path, String(i)]));
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) walk(item, [...path, String(i)]);
+      return;
+    }
     if (!isRecord(node)) return;
     if (node.object === "whatsapp_business_account" && Array.isArray(node.entry)) {
       const name = path.at(-1) === "value" && path.length >= 2 ? path[path.length - 2] : path.join(".");

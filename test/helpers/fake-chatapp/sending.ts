@@ -177,8 +177,8 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
     }
 
     const clock = now();
-    let bucket = throughputBuckets.get(phoneNumberId);
-    if (!bucket) throughputBuckets.set(phoneNumberId, (bucket = new TokenBucket(throughput, 1000 / throughput, clock)));
+    const bucket = throughputBuckets.get(phoneNumberId) ?? new TokenBucket(throughput, 1000 / throughput, clock);
+    throughputBuckets.set(phoneNumberId, bucket);
     if (!bucket.take(clock)) return json(400, platformErrorBody(130429));
 
     let template: FakeTemplate | undefined;
@@ -197,8 +197,8 @@ export function createSendRoute(store: Store, spec: OpenApi, options: FakeChatAp
       }
     }
 
-    let pair = pairBuckets.get(`${phoneNumberId}|${waId}`);
-    if (!pair) pairBuckets.set(`${phoneNumberId}|${waId}`, (pair = new TokenBucket(pairBurst, pairIntervalMs, clock)));
+    const pair = pairBuckets.get(`${phoneNumberId}|${waId}`) ?? new TokenBucket(pairBurst, pairIntervalMs, clock);
+    pairBuckets.set(`${phoneNumberId}|${waId}`, pair);
     if (!pair.take(clock)) return json(400, platformErrorBody(131056));
 
     if (failure === undefined) {
