@@ -15,7 +15,7 @@ import { overviewRoutes } from "./modules/overview/routes";
 import { fastSendRoutes, sendingRoutes } from "./modules/sending/routes";
 import { statsRoutes } from "./modules/stats/routes";
 import { deviceRoutes } from "./modules/devices/routes";
-import { projectRoutes } from "./modules/projects/routes";
+import { workspaceRoutes } from "./modules/workspaces/routes";
 import { templateRoutes } from "./modules/templates/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { isSmsGatePath, needsSmsGateAuth } from "./modules/smsgate/auth";
@@ -65,7 +65,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes())
     .use(systemRoutes(s))
-    .use(projectRoutes(s))
+    .use(workspaceRoutes(s))
     .use(deviceRoutes(s))
     .use(contactRoutes(s))
     .use(templateRoutes(s))

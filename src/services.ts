@@ -74,7 +74,7 @@ export interface Deps {
   channels?: readonly Channel[];
 }
 
-/** Each channel's own service, under its name (`services.chatapp`, `services.mobile`). */
+/** Each channel's own service, under its name (`services.chatapp`, `services.phone`). */
 type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnType<C["create"]>["service"] };
 
 export function createServices(deps: Deps) {
@@ -288,7 +288,7 @@ export function createServices(deps: Deps) {
     }),
   };
   const smsgate = createSmsGateService(
-    { ...services, requestInboxExport: (device, since, until) => services.mobile.requestInboxExport(device, since, until) },
+    { ...services, requestInboxExport: (device, since, until) => services.phone.requestInboxExport(device, since, until) },
     smsgateRepo,
   );
   const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices: deviceRepo });

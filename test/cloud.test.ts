@@ -1,7 +1,7 @@
 // The cloud-number channel and the worker, against a local fake of the provider's Messages API.
 // Time is moved, never waited for.
 import { afterEach, describe, expect, test } from "bun:test";
-import { createCloudAdapter } from "../src/channels/sms-cloud/adapter";
+import { createCloudAdapter } from "../src/channels/cloud/adapter";
 import type { DeviceRow } from "../src/modules/devices/repository";
 import type { NotificationRecord } from "../src/modules/notifications/state";
 import { MAX_ATTEMPTS } from "../src/worker/dispatcher";

@@ -137,8 +137,8 @@ describe("events are delivered once, signed", () => {
     await postPhoneWebhook(ctx, phone.signingKey, hook);
     // device.offline after 5 minutes of silence, then device.online when it talks again
     ctx.clock.advance(5 * 60_000 + 1);
-    expect(ctx.services.mobile.watchPresence()).toBe(1);
-    expect(ctx.services.mobile.watchPresence()).toBe(0);
+    expect(ctx.services.phone.watchPresence()).toBe(1);
+    expect(ctx.services.phone.watchPresence()).toBe(0);
     await mobile("/message");
 
     while ((await ctx.services.webhooks.deliverDue()) > 0);

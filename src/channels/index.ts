@@ -1,7 +1,7 @@
 // The channels Pigeon carries messages through. The composition root builds each one, the app
 // mounts their routes (in this order), the worker runs their tasks; nothing else names a channel.
 import { chatapp } from "./chatapp";
-import { smsCloud } from "./sms-cloud";
-import { smsPhone } from "./sms-phone";
+import { cloud } from "./cloud";
+import { phone } from "./phone";
 
-export const CHANNELS = [chatapp, smsCloud, smsPhone] as const;
+export const CHANNELS = [chatapp, cloud, phone] as const;

@@ -334,7 +334,7 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
   // records the port it bound), else what PIGEON_PORT/PIGEON_HOST say it would use.
   const running = config.publicUrl ? null : runningServerUrl(config.dataDir);
   const base = config.publicUrl ?? running ?? listenUrl(config.tls ? "https" : "http", config.host, config.port);
-  const info = await rt.services.mobile.pairingInfo(`${base}/mobile/v1`, token);
+  const info = await rt.services.phone.pairingInfo(`${base}/mobile/v1`, token);
   if (values.svg) writeFileSync(values.svg, info.qr_svg);
   const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
   // Phones already paired on the app's default AUTO channel: they only poll, so say how to fix them.

@@ -12,7 +12,7 @@ import type { Kit, Signed } from "./kit";
 import { accountBody, type MemberErrors, type MemberForm } from "./pages/account";
 import { formOf, HIDDEN, redirect } from "./web";
 
-export function accountRoutes(s: Services, kit: Kit) {
+export function dashboardAccountRoutes(s: Services, kit: Kit) {
   function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
     const accountId = who.session.account_id;
     const account = s.accounts.getAccount(accountId);

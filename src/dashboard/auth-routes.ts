@@ -23,7 +23,7 @@ import {
   setCookie,
 } from "./web";
 
-export function authRoutes(s: Services, kit: Kit) {
+export function dashboardAuthRoutes(s: Services, kit: Kit) {
   const { users, clock } = s;
   const throttle = createSignInThrottle(() => clock.now());
   const tls = !!s.config.tls;

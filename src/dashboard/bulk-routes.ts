@@ -36,7 +36,7 @@ interface Draft {
   needed: string[];
 }
 
-export function bulkRoutes(s: Services, kit: Kit) {
+export function dashboardBulkRoutes(s: Services, kit: Kit) {
   const drafts = new Map<string, Draft>();
 
   function sweep(now: number) {

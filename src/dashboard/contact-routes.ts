@@ -99,7 +99,7 @@ export function csvRecords(text: string): { line: number; cells: string[] }[] {
   return out;
 }
 
-export function contactRoutes(s: Services, kit: Kit) {
+export function dashboardContactRoutes(s: Services, kit: Kit) {
   const types = () => s.contacts.types().types;
 
   function formPage(

@@ -18,7 +18,7 @@ function intField(raw: string | undefined, label: string, min: number, max: numb
   return value;
 }
 
-export function deviceRoutes(s: Services, kit: Kit) {
+export function dashboardDeviceRoutes(s: Services, kit: Kit) {
   const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
 
   function own(who: Signed, raw: string | undefined) {
@@ -65,7 +65,7 @@ export function deviceRoutes(s: Services, kit: Kit) {
       kit.withSession(async ({ request, server }: Ctx, who) => {
         const ws = who.session.workspace_id;
         const base = s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
-        const info = await s.mobile.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
+        const info = await s.phone.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
         const known = Math.max(0, ...s.deviceRepo.all(ws, true).map((d) => d.id));
         return kit.shell(
           who,

@@ -13,7 +13,7 @@ import { formOf, fragment, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 30;
 
-export function inboxRoutes(s: Services, kit: Kit) {
+export function dashboardInboxRoutes(s: Services, kit: Kit) {
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
   function approvedTemplates(ws: number, channel: string): TemplateRow[] {
     if (channel !== "chatapp") return [];

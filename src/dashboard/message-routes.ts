@@ -19,7 +19,7 @@ const DAY_MS = 86_400_000;
 
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
-export function messageRoutes(s: Services, kit: Kit) {
+export function dashboardMessageRoutes(s: Services, kit: Kit) {
   const live = createLiveHub(kit.repo, s.state);
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */

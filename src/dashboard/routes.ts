@@ -6,22 +6,22 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
 import type { Services } from "../services";
 import { assetResponse } from "./assets";
-import { authRoutes } from "./auth-routes";
+import { dashboardAuthRoutes } from "./auth-routes";
 import { html } from "./html";
 import { createKit } from "./kit";
 import { bare } from "./layout";
-import { bulkRoutes } from "./bulk-routes";
-import { contactRoutes } from "./contact-routes";
-import { deviceRoutes } from "./device-routes";
-import { inboxRoutes } from "./inbox-routes";
-import { messageRoutes } from "./message-routes";
-import { sendRoutes } from "./send-routes";
-import { webhookRoutes } from "./webhook-routes";
-import { creditRoutes } from "./credit-routes";
-import { accountRoutes } from "./account-routes";
-import { templateRoutes } from "./template-routes";
-import { optOutRoutes } from "./optout-routes";
-import { safetyRoutes } from "./safety-routes";
+import { dashboardBulkRoutes } from "./bulk-routes";
+import { dashboardContactRoutes } from "./contact-routes";
+import { dashboardDeviceRoutes } from "./device-routes";
+import { dashboardInboxRoutes } from "./inbox-routes";
+import { dashboardMessageRoutes } from "./message-routes";
+import { dashboardSendRoutes } from "./send-routes";
+import { dashboardWebhookRoutes } from "./webhook-routes";
+import { dashboardCreditRoutes } from "./credit-routes";
+import { dashboardAccountRoutes } from "./account-routes";
+import { dashboardTemplateRoutes } from "./template-routes";
+import { dashboardOptOutRoutes } from "./optout-routes";
+import { dashboardSafetyRoutes } from "./safety-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { formOf, HIDDEN, page, redirect } from "./web";
@@ -67,7 +67,7 @@ export function dashboardRoutes(s: Services) {
         ...HIDDEN,
       },
     )
-    .use(authRoutes(s, kit))
+    .use(dashboardAuthRoutes(s, kit))
     .post(
       "/dashboard/workspace",
       kit.withSession(({ body }, who) => {
@@ -159,16 +159,16 @@ export function dashboardRoutes(s: Services) {
       }),
       { auth: "session", ...HIDDEN },
     )
-    .use(messageRoutes(s, kit))
-    .use(sendRoutes(s, kit))
-    .use(bulkRoutes(s, kit))
-    .use(deviceRoutes(s, kit))
-    .use(inboxRoutes(s, kit))
-    .use(webhookRoutes(s, kit))
-    .use(creditRoutes(s, kit))
-    .use(accountRoutes(s, kit))
-    .use(templateRoutes(s, kit))
-    .use(contactRoutes(s, kit))
-    .use(optOutRoutes(s, kit))
-    .use(safetyRoutes(s, kit));
+    .use(dashboardMessageRoutes(s, kit))
+    .use(dashboardSendRoutes(s, kit))
+    .use(dashboardBulkRoutes(s, kit))
+    .use(dashboardDeviceRoutes(s, kit))
+    .use(dashboardInboxRoutes(s, kit))
+    .use(dashboardWebhookRoutes(s, kit))
+    .use(dashboardCreditRoutes(s, kit))
+    .use(dashboardAccountRoutes(s, kit))
+    .use(dashboardTemplateRoutes(s, kit))
+    .use(dashboardContactRoutes(s, kit))
+    .use(dashboardOptOutRoutes(s, kit))
+    .use(dashboardSafetyRoutes(s, kit));
 }

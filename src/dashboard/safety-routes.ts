@@ -88,7 +88,7 @@ function errorsOf(error: AppError): SafetyErrors {
   return FIELDS[field] ? { [FIELDS[field]]: sentence(message) } : { other: sentence(message) };
 }
 
-export function safetyRoutes(s: Services, kit: Kit) {
+export function dashboardSafetyRoutes(s: Services, kit: Kit) {
   /** The form filled with the settings in force. */
   function saved(workspaceId: number): SafetyForm {
     const p = s.safety.presentSettings(workspaceId);

@@ -62,7 +62,7 @@ const FIELD_OF: Record<string, string> = {
   sim_number: "sim",
 };
 
-export function sendRoutes(s: Services, kit: Kit) {
+export function dashboardSendRoutes(s: Services, kit: Kit) {
   const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
 
   function templatesFor(ws: number, channel: string): TemplateRow[] {

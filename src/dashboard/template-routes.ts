@@ -51,7 +51,7 @@ function schemaErrors(form: TemplateForm): Record<string, string> {
   return errors;
 }
 
-export function templateRoutes(s: Services, kit: Kit) {
+export function dashboardTemplateRoutes(s: Services, kit: Kit) {
   /** A template of the workspace that the dashboard may change; read-only ones are refused with the API's error. */
   function editable(who: Signed, raw: string | undefined): TemplateRow {
     const t = s.templates.require(who.session.workspace_id, Number(raw));

@@ -14,7 +14,7 @@ import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 20;
 
-export function webhookRoutes(s: Services, kit: Kit) {
+export function dashboardWebhookRoutes(s: Services, kit: Kit) {
   function listPage(who: Signed, status = 200, form?: CreateForm, errors?: { url?: string; events?: string; other?: string }) {
     const body = webhooksBody({
       webhooks: s.webhooks.list(who.session.workspace_id).webhooks,

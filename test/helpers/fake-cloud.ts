@@ -3,7 +3,7 @@
 // pages it (newest first, PageSize default 50, a relative next_page_uri carrying a PageToken, null
 // on the last page), error bodies {code, message, more_info, status}, and signed status callbacks.
 import { randomBytes } from "node:crypto";
-import { cloudSignature } from "../../src/channels/sms-cloud/adapter";
+import { cloudSignature } from "../../src/channels/cloud/adapter";
 
 export interface FakeMessage {
   sid: string;

@@ -34,10 +34,8 @@ import {
 import type { SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 
-export type Channel = DeliveryType;
-
 export interface SendInput {
-  channel: Channel;
+  channel: DeliveryType;
   recipient: unknown;
   message?: string | null;
   templateId?: string | number | null;
@@ -71,7 +69,7 @@ export interface SendInput {
 export const PRIORITY_EXPEDITED = 100;
 
 export interface Prepared {
-  channel: Channel;
+  channel: DeliveryType;
   device: DeviceRow;
   recipient: string;
   recipientName: string | null;
@@ -169,17 +167,17 @@ export interface SendingDeps {
 
 export function createSendingService(deps: SendingDeps) {
   const { sqlite, clock, devices, templates, notifications, state, credits, usage, commits, threads } = deps;
-  const channelChecks = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, [] as ChannelCheck[]])) as Record<Channel, ChannelCheck[]>;
+  const channelChecks = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, [] as ChannelCheck[]])) as Record<DeliveryType, ChannelCheck[]>;
   /** The kinds of device that carry each delivery type, and each kind's traits. */
   const CARRIERS = Object.fromEntries(
     DELIVERY_TYPES.map((d) => [d, deps.channels.filter((c) => c.deliveryType === d).map((c) => c.kind)]),
-  ) as Record<Channel, DeviceKind[]>;
+  ) as Record<DeliveryType, DeviceKind[]>;
   const traits = new Map(deps.channels.map((c) => [c.kind, c]));
   const needsPresence = (device: DeviceRow) => traits.get(device.kind)?.needsPresence === true;
   const isOnline = (device: DeviceRow, now: number) => isDeviceOnline(device, now, deps.offlineAfterMs);
   const acceptedListeners: ((accepted: Accepted[]) => void)[] = [];
 
-  function resolveTemplate(workspaceId: number, ref: string | number, channel: Channel): TemplateRow {
+  function resolveTemplate(workspaceId: number, ref: string | number, channel: DeliveryType): TemplateRow {
     const text = String(ref).trim();
     let row: TemplateRow | null = null;
     if (/^\d+$/.test(text)) row = templates.get(workspaceId, Number(text));
@@ -226,7 +224,7 @@ export function createSendingService(deps: SendingDeps) {
    */
   function chooseDevice(
     workspaceId: number,
-    channel: Channel,
+    channel: DeliveryType,
     ref: string | number | null | undefined,
     immediate: boolean,
     kind: DeviceKind | null = null,
@@ -312,7 +310,7 @@ export function createSendingService(deps: SendingDeps) {
   /** The text a template or `message` makes, for one channel. */
   function contentFor(
     auth: AuthContext,
-    channel: Channel,
+    channel: DeliveryType,
     templateRef: string | number | null | undefined,
     variables: SuppliedVariables | undefined,
     message: unknown,
@@ -329,7 +327,7 @@ export function createSendingService(deps: SendingDeps) {
     return { template: null, templateVars: null, message };
   }
 
-  function checkLength(auth: AuthContext, channel: Channel, message: string) {
+  function checkLength(auth: AuthContext, channel: DeliveryType, message: string) {
     const length = [...message].length;
     if (channel === "sms" && length > auth.smsLengthCap) {
       throw new AppError("message_too_long", `Message is ${length} characters; the account's cap is ${auth.smsLengthCap} characters`, {
@@ -466,7 +464,7 @@ export function createSendingService(deps: SendingDeps) {
     kind: DeviceKind | null,
     routes: DeviceKind[] | null,
   ): Prepared {
-    const channel: Channel = kind === null ? input.channel : traits.get(kind)!.deliveryType;
+    const channel: DeliveryType = kind === null ? input.channel : traits.get(kind)!.deliveryType;
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
     checkLength(auth, channel, content.message);
@@ -814,7 +812,7 @@ export function createSendingService(deps: SendingDeps) {
     failover,
     failoverStranded,
     /** Adds a channel's own check to the ones every send goes through. */
-    addCheck(channel: Channel, check: ChannelCheck) {
+    addCheck(channel: DeliveryType, check: ChannelCheck) {
       channelChecks[channel].push(check);
     },
     onAccepted(listener: (accepted: Accepted[]) => void) {

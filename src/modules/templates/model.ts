@@ -3,7 +3,7 @@ import { Envelope, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES } from "../../channels/kinds";
 import { choiceOf, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
-const Channel = literalUnion(DELIVERY_TYPES);
+const DeliveryTypeSchema = literalUnion(DELIVERY_TYPES);
 
 export const Template = t.Object({
   template_id: t.Integer(),
@@ -13,7 +13,7 @@ export const Template = t.Object({
   name: t.String(),
   description: t.String(),
   body: t.String({ description: "Variables written {{variable_name}}; chat-app templates use {{1}}, {{2}}, …" }),
-  channel: Channel,
+  channel: DeliveryTypeSchema,
   is_system: t.Integer({ description: "1 for built-in templates every workspace can use and none can change; 0 for user templates" }),
   status: t.String({ description: "active, disabled; for chat-app templates also the platform's: pending, paused, rejected, …" }),
   variables: t.Array(t.String(), { description: "Variable names in order of first appearance" }),
@@ -45,7 +45,7 @@ export const CreateTemplate = t.Object(
     body: Body,
     code: t.Optional(Code),
     description: t.Optional(t.String({ maxLength: 1000 })),
-    channel: t.Optional(Channel),
+    channel: t.Optional(DeliveryTypeSchema),
     language: t.Optional(t.String({ minLength: 2, maxLength: 16, description: "Chat-app templates: the language code, default en_US" })),
   },
   {

@@ -6,7 +6,8 @@ import { AppError } from "../../http/errors";
 import { sqlTime } from "../../lib/time";
 import { uuid } from "../../lib/tokens";
 import type { TemplateRepository, TemplateRow } from "./repository";
-import { parseTemplateBody, type Channel } from "./variables";
+import type { DeliveryType } from "../../channels/kinds";
+import { parseTemplateBody } from "./variables";
 
 const CHATAPP_BODY_MAX = 1024;
 
@@ -52,7 +53,7 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     return row;
   }
 
-  function checkBody(body: string, channel: Channel, smsCap: number): string[] {
+  function checkBody(body: string, channel: DeliveryType, smsCap: number): string[] {
     const cap = channel === "chatapp" ? CHATAPP_BODY_MAX : smsCap;
     if (body.length > cap) {
       throw new AppError("message_too_long", `Template body is ${body.length} characters; the cap is ${cap}`, { cap, length: body.length });
@@ -75,7 +76,7 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     }
   }
 
-  function list(workspaceId: number, q: { page?: number; limit?: number; channel?: Channel }) {
+  function list(workspaceId: number, q: { page?: number; limit?: number; channel?: DeliveryType }) {
     const page = q.page ?? 1;
     const limit = q.limit ?? 20;
     const { rows, total } = repo.list(workspaceId, { channel: q.channel, offset: (page - 1) * limit, limit });
@@ -84,7 +85,7 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
 
   function create(
     auth: AuthContext,
-    input: { name: string; body: string; code?: string; description?: string; channel?: Channel; language?: string },
+    input: { name: string; body: string; code?: string; description?: string; channel?: DeliveryType; language?: string },
   ) {
     const channel = input.channel ?? "sms";
     const variables = checkBody(input.body, channel, auth.smsLengthCap);

@@ -7,10 +7,8 @@ const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const NAME = /^[A-Za-z0-9_]+$/;
 const NUMBERED = /^[1-9][0-9]*$/;
 
-export type Channel = DeliveryType;
-
 /** The variable names of a body in order of first appearance; throws when the body breaks a rule. */
-export function parseTemplateBody(body: string, channel: Channel): string[] {
+export function parseTemplateBody(body: string, channel: DeliveryType): string[] {
   const names: string[] = [];
   for (const match of body.matchAll(PLACEHOLDER)) {
     const name = match[1];
@@ -60,7 +58,7 @@ export type SuppliedVariables = Record<string, unknown> | unknown[] | null | und
 export function checkVariables(
   templateId: number,
   variables: string[],
-  channel: Channel,
+  channel: DeliveryType,
   supplied: SuppliedVariables,
 ): Record<string, string> {
   let given: Record<string, unknown>;

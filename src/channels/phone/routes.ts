@@ -7,7 +7,7 @@ import { clientAddress } from "../../http/rate-limit";
 import { requestOrigin } from "../../lib/trusted-proxies";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { ChannelRouteContext } from "../types";
-import type { MobileService, PatchItem } from "./service";
+import type { PhoneService, PatchItem } from "./service";
 
 const SimCard = t.Object(
   {
@@ -117,9 +117,9 @@ export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Requ
   return s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
 }
 
-export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
+export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
   const pull = ({ device, request, query }: { device: DeviceRow; request: Request; query: { order?: string } }) =>
-    mobile.messagesFor(device, query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
+    phone.messagesFor(device, query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
   const detail = (summary: string, description: string, res: Responses) => ({
     summary,
     description,
@@ -128,12 +128,12 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
   });
   return (
     new Elysia({ prefix: "/mobile/v1" })
-      .use(declaredAuth(mobile.authenticateDevice))
+      .use(declaredAuth(phone.authenticateDevice))
       .post(
         "/device",
         async ({ request, body, set, server }) => {
           // Codes are six digits and passwords can be guessed: failures are throttled per address.
-          const registered = await s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.register(request.headers, body));
+          const registered = await s.rateLimiter.guardAuth(clientAddress(request, server), () => phone.register(request.headers, body));
           set.status = 201;
           return registered;
         },
@@ -157,13 +157,13 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
         ({ request, server }) => {
           let device = null;
           try {
-            device = mobile.authenticateDevice(request.headers);
+            device = phone.authenticateDevice(request.headers);
           } catch {
             // The bearer is optional here; the app only reads externalIp.
           }
           const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
           const externalIp = forwarded || server?.requestIP(request)?.address || "127.0.0.1";
-          return { externalIp, ...(device ? { device: mobile.presentDevice(device) } : {}) };
+          return { externalIp, ...(device ? { device: phone.presentDevice(device) } : {}) };
         },
         {
           auth: "phoneOptional",
@@ -182,7 +182,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       .patch(
         "/device",
         ({ device, body, set }) => {
-          mobile.updateOwnDevice(device, body);
+          phone.updateOwnDevice(device, body);
           set.status = 204;
         },
         {
@@ -210,7 +210,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       .patch(
         "/message",
         ({ device, body, set }) => {
-          mobile.patchMessages(device, body as PatchItem[]);
+          phone.patchMessages(device, body as PatchItem[]);
           set.status = 204;
         },
         {
@@ -224,7 +224,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
           ),
         },
       )
-      .get("/webhooks", ({ device, request, server }) => mobile.webhooks(device, publicBase(s, request, server)), {
+      .get("/webhooks", ({ device, request, server }) => phone.webhooks(device, publicBase(s, request, server)), {
         auth: "phone",
         detail: detail(
           "Webhooks the phone should call",
@@ -232,7 +232,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
           responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
         ),
       })
-      .get("/settings", ({ device }) => mobile.settings(device), {
+      .get("/settings", ({ device }) => phone.settings(device), {
         auth: "phone",
         detail: detail(
           "Settings for the phone",
@@ -243,7 +243,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       .get(
         "/events",
         ({ device, request, server }) => {
-          return new Response(mobile.openEvents(device, publicBase(s, request, server)), {
+          return new Response(phone.openEvents(device, publicBase(s, request, server)), {
             headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
           });
         },
@@ -261,7 +261,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       )
       .get(
         "/user/code",
-        ({ request, server }) => s.rateLimiter.guardAuth(clientAddress(request, server), () => mobile.oneTimeCode(request.headers)),
+        ({ request, server }) => s.rateLimiter.guardAuth(clientAddress(request, server), () => phone.oneTimeCode(request.headers)),
         {
           auth: "phoneLogin",
           detail: detail(
@@ -274,7 +274,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       .patch(
         "/user/password",
         async ({ device, body, set }) => {
-          await mobile.changePassword(device, body);
+          await phone.changePassword(device, body);
           set.status = 204;
         },
         {
@@ -291,7 +291,7 @@ export function mobileRoutes(mobile: MobileService, s: ChannelRouteContext) {
       .post(
         "/webhook",
         ({ request, set }) => {
-          mobile.receiveWebhook(rawBodyOf(request), request.headers);
+          phone.receiveWebhook(rawBodyOf(request), request.headers);
           set.status = 204;
         },
         {

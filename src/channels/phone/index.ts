@@ -3,16 +3,16 @@
 // stream when there is work, and reports back what the carrier did.
 import type { Channel } from "../types";
 import { createPhoneEventHub, KEEPALIVE_MS } from "./events";
-import { inboxRoutes } from "./inbox-routes";
+import { phoneInboxRoutes } from "./inbox-routes";
 import { pairingRoutes } from "./pairing-routes";
 import { reassignRoutes } from "./reassign-routes";
 import { isCancelAware } from "./protocol";
 import { createPhoneRepository } from "./repository";
-import { mobileRoutes } from "./routes";
-import { createMobileService, type MobileService } from "./service";
+import { phoneApiRoutes } from "./routes";
+import { createPhoneService, type PhoneService } from "./service";
 
-export const smsPhone: Channel<"mobile", MobileService> = {
-  name: "mobile",
+export const phone: Channel<"phone", PhoneService> = {
+  name: "phone",
   kind: "sms",
   deliveryType: "sms",
   needsPresence: true,
@@ -27,7 +27,7 @@ export const smsPhone: Channel<"mobile", MobileService> = {
       Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3)),
     );
     const repo = createPhoneRepository(sqlite);
-    const service = createMobileService({
+    const service = createPhoneService({
       sqlite,
       repo,
       clock,
@@ -64,11 +64,11 @@ export const smsPhone: Channel<"mobile", MobileService> = {
     };
   },
   // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
-  routes: (service, s) => [pairingRoutes(s), inboxRoutes(service, s), reassignRoutes(service), mobileRoutes(service, s)],
+  routes: (service, s) => [pairingRoutes(s), phoneInboxRoutes(service, s), reassignRoutes(service), phoneApiRoutes(service, s)],
   tasks: (service, config) => [
-    { name: "phones:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
+    { name: "phone:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
     // Every tick, like the other queue work: a shortened offline threshold (tests) is seen promptly.
-    { name: "devices:watch-presence", everySeconds: Math.min(15, config.workerIntervalSeconds), run: () => service.watchPresence() },
-    { name: "phones:rehome", everySeconds: config.workerIntervalSeconds, run: () => service.rehomeOffline() },
+    { name: "phone:watch-presence", everySeconds: Math.min(15, config.workerIntervalSeconds), run: () => service.watchPresence() },
+    { name: "phone:rehome", everySeconds: config.workerIntervalSeconds, run: () => service.rehomeOffline() },
   ],
 };

@@ -3,7 +3,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { iso } from "../../lib/time";
 import type { Services } from "../../services";
-import { createProjectRepository } from "./repository";
+import { createWorkspaceRepository } from "./repository";
 
 const Project = t.Object({
   project_id: t.Integer(),
@@ -11,15 +11,15 @@ const Project = t.Object({
   created_at: t.String({ format: "date-time" }),
 });
 
-export function projectRoutes(s: Services) {
-  const projects = createProjectRepository(s.db);
+export function workspaceRoutes(s: Services) {
+  const workspaces = createWorkspaceRepository(s.db);
   return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] })
     .use(declaredAuth())
     .use(models)
     .get(
       "/list",
       ({ auth }) => {
-        const rows = projects.visibleTo(auth.workspaceId);
+        const rows = workspaces.visibleTo(auth.workspaceId);
         return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
       },
       {

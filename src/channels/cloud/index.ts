@@ -5,7 +5,7 @@ import { createCloudAdapter } from "./adapter";
 import { cloudCallbackPath, cloudCallbackRoutes } from "./callback-routes";
 import { CloudConfigInput, cloudConfigFromInput } from "./config";
 
-export const smsCloud: Channel<"cloud", ChannelAdapter> = {
+export const cloud: Channel<"cloud", ChannelAdapter> = {
   name: "cloud",
   kind: "cloud",
   deliveryType: "sms",

@@ -5,7 +5,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { refuseUnknownFields } from "../../http/validation";
 import { DeviceIdParams } from "../../modules/devices/model";
-import type { MobileService } from "./service";
+import type { PhoneService } from "./service";
 
 const ReassignBody = t.Object(
   {
@@ -44,14 +44,14 @@ const ReassignResponse = Envelope(
   },
 );
 
-export function reassignRoutes(mobile: MobileService) {
+export function reassignRoutes(phone: PhoneService) {
   return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })
     .use(declaredAuth())
     .use(models)
     .post(
       "/:device_id/reassign",
       ({ auth, params, body }) => {
-        const result = mobile.reassign(auth.workspaceId, params.device_id, body?.to_device_id ?? null, body?.include_pulled ?? false);
+        const result = phone.reassign(auth.workspaceId, params.device_id, body?.to_device_id ?? null, body?.include_pulled ?? false);
         const left =
           result.pulled_left > 0 ? `; ${result.pulled_left} downloaded by the phone stay with it (include_pulled moves them)` : "";
         return ok(

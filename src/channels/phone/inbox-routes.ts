@@ -8,7 +8,7 @@ import { DAY } from "../../lib/time";
 import { DeviceIdParams } from "../../modules/devices/model";
 import type { ChannelRouteContext } from "../types";
 import { INBOX_EXPORT_SINCE } from "./protocol";
-import type { MobileService } from "./service";
+import type { PhoneService } from "./service";
 
 /** The longest period one refresh may cover. */
 export const INBOX_REFRESH_MAX_DAYS = 31;
@@ -41,7 +41,7 @@ function instant(value: string, field: string): number {
   return at;
 }
 
-export function inboxRoutes(mobile: MobileService, s: ChannelRouteContext) {
+export function phoneInboxRoutes(phone: PhoneService, s: ChannelRouteContext) {
   return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })
     .use(declaredAuth())
     .use(models)
@@ -62,7 +62,7 @@ export function inboxRoutes(mobile: MobileService, s: ChannelRouteContext) {
           const reason = `the period may span at most ${INBOX_REFRESH_MAX_DAYS} days`;
           throw new AppError("validation_error", `Invalid body field 'until': ${reason}`, { field: "until", location: "body", reason });
         }
-        const asked = mobile.requestInboxExport(device, since, until);
+        const asked = phone.requestInboxExport(device, since, until);
         set.status = 202;
         return envelopeOf(202, "Inbox refresh requested", asked);
       },

@@ -27,7 +27,7 @@ type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "C
 
 export { appVersionOf, deviceEventData, isCancelAware, PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, type PatchItem } from "./protocol";
 
-export interface MobileDeps {
+export interface PhoneServiceDeps {
   sqlite: Database;
   repo: PhoneRepository;
   clock: Clock;
@@ -46,7 +46,7 @@ export interface MobileDeps {
   offlineTtlMs: number;
 }
 
-export function createMobileService(deps: MobileDeps) {
+export function createPhoneService(deps: PhoneServiceDeps) {
   const { sqlite, repo, clock, devices, state, hub, events, secrets } = deps;
   const offlineAfterMs = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
   const pairing = createPhonePairing(deps);
@@ -505,4 +505,4 @@ export function createMobileService(deps: MobileDeps) {
   };
 }
 
-export type MobileService = ReturnType<typeof createMobileService>;
+export type PhoneService = ReturnType<typeof createPhoneService>;

@@ -3,9 +3,9 @@ import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { workspace } from "../../db/schema";
 
-export type ProjectRow = Pick<typeof workspace.$inferSelect, "id" | "name" | "createdAt">;
+export type WorkspaceRow = Pick<typeof workspace.$inferSelect, "id" | "name" | "createdAt">;
 
-export function createProjectRepository(db: Db) {
+export function createWorkspaceRepository(db: Db) {
   const own = db
     .select({ id: workspace.id, name: workspace.name, createdAt: workspace.createdAt })
     .from(workspace)
@@ -13,8 +13,8 @@ export function createProjectRepository(db: Db) {
     .prepare();
   return {
     /** The projects a key of this workspace can see: the workspace itself. */
-    visibleTo: (workspaceId: number): ProjectRow[] => own.all({ ws: workspaceId }),
+    visibleTo: (workspaceId: number): WorkspaceRow[] => own.all({ ws: workspaceId }),
   };
 }
 
-export type ProjectRepository = ReturnType<typeof createProjectRepository>;
+export type WorkspaceRepository = ReturnType<typeof createWorkspaceRepository>;
