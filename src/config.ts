@@ -45,6 +45,43 @@ export interface Config {
   logLevel: LogLevel;
 }
 
+/** One environment variable as the operator sees it: `default` is null when it is unset by default. */
+export interface EnvVar {
+  name: string;
+  default: string | null;
+  meaning: string;
+}
+
+/**
+ * Every variable loadConfig reads, with its default as shown to users and its meaning in a line:
+ * `pigeon --help` lists them from here, and docs/operating.md's table must name exactly these
+ * (test/docs.test.ts holds the three together and checks each default against loadConfig).
+ */
+export const ENV_VARS: readonly EnvVar[] = [
+  { name: "PIGEON_PORT", default: "8080", meaning: "port to listen on (0 picks a free one)" },
+  { name: "PIGEON_HOST", default: "0.0.0.0", meaning: "address to bind" },
+  { name: "PIGEON_DATA_DIR", default: "./data", meaning: "holds pigeon.db, pigeon.key and pigeon.lock" },
+  { name: "PIGEON_PUBLIC_URL", default: null, meaning: "how phones and platforms reach this server" },
+  {
+    name: "PIGEON_TRUSTED_PROXIES",
+    default: DEFAULT_TRUSTED_PROXIES,
+    meaning: "proxies whose X-Forwarded-Proto/-Host count (empty: none)",
+  },
+  { name: "PIGEON_TLS_CERT", default: null, meaning: "PEM certificate; set with PIGEON_TLS_KEY to serve HTTPS" },
+  { name: "PIGEON_TLS_KEY", default: null, meaning: "PEM private key for PIGEON_TLS_CERT" },
+  { name: "PIGEON_OFFLINE_AFTER", default: "300", meaning: "seconds of silence before a paired phone is offline" },
+  { name: "PIGEON_OFFLINE_TTL", default: "86400", meaning: "seconds a message waits on an offline phone, then fails" },
+  { name: "PIGEON_FAILOVER_GRACE", default: "120", meaning: "seconds a failover waits for an offline phone" },
+  { name: "PIGEON_WORKER_INTERVAL", default: "1", meaning: "seconds between worker ticks" },
+  { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
+  { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
+  { name: "PIGEON_CHATAPP_APP_SECRET", default: null, meaning: "checks the chat-app platform's webhook signatures" },
+  { name: "PIGEON_CHATAPP_VERIFY_TOKEN", default: null, meaning: "answers the chat-app platform's webhook handshake" },
+  { name: "PIGEON_ALLOW_PRIVATE_WEBHOOKS", default: null, meaning: "1: webhooks and cloud numbers may reach private addresses" },
+  { name: "PIGEON_MAX_BODY_BYTES", default: "1048576", meaning: "largest request body, in bytes" },
+  { name: "PIGEON_LOG_LEVEL", default: "info", meaning: "error, warn, info or debug (stacks only at debug)" },
+];
+
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

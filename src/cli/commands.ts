@@ -4,7 +4,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
-import { ConfigError } from "../config";
+import { ConfigError, ENV_VARS } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { listenUrl, runningServerUrl } from "../lib/listen-address";
@@ -59,9 +59,8 @@ Options:
   -h, --help      This help
   -v, --version   Print the version
 
-Environment: PIGEON_PORT (8080), PIGEON_HOST (0.0.0.0), PIGEON_DATA_DIR (./data),
-PIGEON_PUBLIC_URL, PIGEON_CHATAPP_GRAPH_URL, PIGEON_CHATAPP_APP_SECRET,
-PIGEON_CHATAPP_VERIFY_TOKEN, PIGEON_TLS_CERT, PIGEON_TLS_KEY.`;
+Environment (default in brackets; docs/operating.md explains each):
+${ENV_VARS.map((v) => `  ${v.name.padEnd(30)} ${v.meaning}${v.default === null ? "" : ` [${v.default}]`}`).join("\n")}`;
 
 class UsageError extends Error {}
 
