@@ -183,7 +183,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** What a client sees for each code; every code in the error table has an example. */
-const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
+export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
   validation_error: [
     "Invalid body field 'recipient_contact': must be a string",
     { field: "recipient_contact", location: "body", reason: "must be a string" },
