@@ -6,7 +6,6 @@ import type { ChannelTraits, DeliveryType, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
-import { createAuthenticator } from "./http/auth";
 import { createGroupCommit } from "./db/group-commit";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter } from "./http/rate-limit";
@@ -32,8 +31,7 @@ import { createUserRepository } from "./modules/users/repository";
 import { createUserService } from "./modules/users/service";
 import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
-import { createStorageMonitor } from "./lib/storage";
-import { createSystemRepository } from "./modules/system/repository";
+import { createSystemService } from "./modules/system/service";
 import { dirname, join } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox, KEY_FILE } from "./lib/secrets";
@@ -94,12 +92,8 @@ export function createServices(deps: Deps) {
   const notificationRepo = createNotificationRepository(sqlite, dispatchedRoutes);
   const credits = createCreditService(sqlite, clock);
   const state = createNotificationState(sqlite, clock, credits);
-  const system = createSystemRepository(db);
-  const storage = createStorageMonitor({
-    clock,
-    dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath),
-    probeWrite: () => system.probeWrite(clock.now()),
-  });
+  const system = createSystemService({ db, clock, dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath) });
+  const { storage } = system;
   // Accepted sends and their idempotent replies are written in one shared transaction.
   const commits = createGroupCommit(sqlite, log, () => storage.markWritten());
   const idempotency = createIdempotencyStore(sqlite, clock, commits);
@@ -229,40 +223,39 @@ export function createServices(deps: Deps) {
     });
   }
 
-  const authenticate = createAuthenticator(sqlite, clock);
+  const { authenticate } = accounts;
   const smsgateRepo = createSmsGateRepository(sqlite);
   const services = {
     ...deps,
     log,
+    system,
     storage,
     secrets,
     accounts,
     users: createUserService({ repo: createUserRepository(sqlite), clock, accounts }),
     authenticate,
     /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
-    smsgateAuth: createSmsGateAuth({ sqlite, clock, secrets, authenticate, accounts, repo: smsgateRepo }),
+    smsgateAuth: createSmsGateAuth({ clock, secrets, authenticate, accounts, repo: smsgateRepo }),
     rateLimiter: createRateLimiter(clock),
     idempotency,
     /** Group commit: sends are accepted under it (their durable write shares an fsync). */
     commits,
-    usage,
-    deviceRepo,
     devices,
     contacts: createContactService(contactRepo, clock, (workspaceId, phone) => safety.status(workspaceId, phone)),
     safety,
-    templateRepo,
     templates: createTemplateService(templateRepo, clock),
     credits,
     state,
-    notificationRepo,
     notifications,
     expiry: createExpiry({ clock, notifications: notificationRepo, state, offlineAfterMs: config.offlineAfterSeconds * 1000 }),
     threads,
     sending,
     events,
     webhooks,
-    threadsView: createThreadService(sqlite, clock),
+    threadsView: createThreadService(threads, clock),
     ...(channelServices as ChannelServices),
+    /** What every channel is built from: the shared repositories and rules (ChannelCore). */
+    channelCore: core,
     /** The channels this server carries, for the modules that take a rule from each. */
     channels: channels as readonly ChannelTraits[],
     /** Each channel's hooks, by device kind (the app's before-body checks, shutdown). */
@@ -291,9 +284,9 @@ export function createServices(deps: Deps) {
     { ...services, requestInboxExport: (device, since, until) => services.phone.requestInboxExport(device, since, until) },
     smsgateRepo,
   );
-  const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices: deviceRepo });
+  const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices });
   const phoneKinds = new Set<string>(channels.filter((c) => c.needsPresence).map((c) => c.kind));
-  const smsgateSettings = createSmsGateSettings({ deviceRepo, devices, isPhone: (d) => phoneKinds.has(d.kind), webhooks: smsgateWebhooks });
+  const smsgateSettings = createSmsGateSettings({ devices, isPhone: (d) => phoneKinds.has(d.kind), webhooks: smsgateWebhooks });
   return { ...services, smsgate, smsgateWebhooks, smsgateSettings };
 }
 

@@ -92,7 +92,7 @@ describe("a channel registered through the guide's steps", () => {
     expect(callback && declaredKindsOf(callback as never)).toEqual(["platform"]);
 
     // A device of the new kind (the register API validates kinds against DEVICE_KINDS: see KIND).
-    const [device] = services.deviceRepo.insertMany([
+    const [device] = services.channelCore.devices.insertMany([
       {
         workspaceId: boot.workspace.id,
         name: "throwaway line",
@@ -135,7 +135,7 @@ describe("a channel registered through the guide's steps", () => {
     const reported = await call(`/v1/callbacks/throwaway/${device.id}`, { id: "tw-1", outcome: "ok" }, false);
     expect(reported.status).toBe(200);
     expect(services.state.get(id)).toMatchObject({ status: "delivered" });
-    expect(services.notificationRepo.logs(id).map((l) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
+    expect(services.notifications.logs(id).map((l) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
 
     const task = workerTasks(services).find((t) => t.name === "throwaway:sweep");
     expect(task).toBeDefined();

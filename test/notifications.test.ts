@@ -162,7 +162,7 @@ describe("GET /api/stats/notifications", () => {
   test("counts come from the hourly rollup and agree with counting rows, for any range, status and channel, through every change", () => {
     const ctx = createTestContext();
     const sqlite = ctx.db.$client;
-    const repo = ctx.services.notificationRepo;
+    const repo = ctx.services.channelCore.notifications;
     const device = sqlite
       .query(
         "INSERT INTO device (workspace_id, name, kind, external_id, created_at, updated_at) VALUES (?, 'p', 'sms', 'x', 0, 0) RETURNING id",

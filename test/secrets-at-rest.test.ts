@@ -248,6 +248,6 @@ describe("a chat-app access token", () => {
     const device = expectEnvelope(await ctx.post("/v1/api/chatapp/connect", { access_token: token }), 200).data.devices[0];
     expect(databaseBytes(join(dbPath, "..")).includes(token)).toBe(false);
     // The stored value opens to the token the platform accepts.
-    expect((ctx.services.deviceRepo.byId(device.device_id)!.config as { accessToken: string }).accessToken).toBe(token);
+    expect((ctx.services.channelCore.devices.byId(device.device_id)!.config as { accessToken: string }).accessToken).toBe(token);
   });
 });

@@ -689,7 +689,7 @@ describe("settings", () => {
     expect(set.status).toBe(200);
     expect(set.body.messages).toEqual({ send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 });
     for (const id of [a.device_id, b.device_id]) {
-      expect(local.services.deviceRepo.get(local.workspace.id, id)).toMatchObject({
+      expect(local.services.devices.find(local.workspace.id, id)).toMatchObject({
         sendIntervalMin: 2,
         sendIntervalMax: 9,
         sendLimitPerMinute: 30,

@@ -105,8 +105,6 @@ export interface ChannelRouteContext {
   rateLimiter: RateLimiter;
   accounts: AccountsService;
   devices: DeviceService;
-  deviceRepo: DeviceRepository;
-  notificationRepo: NotificationRepository;
   state: NotificationState;
   sending: SendingService;
   idempotency: IdempotencyStore;

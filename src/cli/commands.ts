@@ -11,7 +11,6 @@ import { listenUrl, runningServerUrl } from "../lib/listen-address";
 import { KEY_FILE, SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
-import { createSystemRepository } from "../modules/system/repository";
 import { openRuntime, type Runtime } from "./runtime";
 import { serve } from "./serve";
 import { parseSimulatePhoneArgs, simulatePhone } from "./simulate-phone";
@@ -416,7 +415,7 @@ function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values) {
 
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
-  createSystemRepository(rt.services.db).copyTo(out);
+  rt.services.system.copyTo(out);
   chmodSync(out, 0o600);
   // The backup's secrets are sealed with the data directory's key: without it they are lost.
   const key = join(rt.config.dataDir, KEY_FILE);

@@ -4,7 +4,6 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
-import { monthStart } from "../lib/time";
 import { PASSWORD_MIN } from "../modules/users/service";
 import type { Services } from "../services";
 import { html } from "./html";
@@ -12,7 +11,10 @@ import type { Kit, Signed } from "./kit";
 import { accountBody, type MemberErrors, type MemberForm } from "./pages/account";
 import { formOf, HIDDEN, redirect } from "./web";
 
-export function dashboardAccountRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardAccountRoutesDeps = Pick<Services, "accounts" | "sending" | "users">;
+
+export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) {
   function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
     const accountId = who.session.account_id;
     const account = s.accounts.getAccount(accountId);
@@ -21,7 +23,7 @@ export function dashboardAccountRoutes(s: Services, kit: Kit) {
     const body = accountBody({
       accountName: account.name,
       plan,
-      smsUsed: s.usage.accountSmsSince(accountId, monthStart(s.clock.now())),
+      smsUsed: s.sending.smsUsedThisMonth(accountId),
       workspaces: s.accounts.listWorkspaces(accountId),
       currentWorkspace: who.session.workspace_id,
       members: s.users.listUsers(accountId),

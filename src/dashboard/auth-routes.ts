@@ -23,7 +23,10 @@ import {
   setCookie,
 } from "./web";
 
-export function dashboardAuthRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardAuthRoutesDeps = Pick<Services, "clock" | "config" | "users">;
+
+export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
   const { users, clock } = s;
   const throttle = createSignInThrottle(() => clock.now());
   const tls = !!s.config.tls;

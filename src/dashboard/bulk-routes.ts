@@ -36,7 +36,10 @@ interface Draft {
   needed: string[];
 }
 
-export function dashboardBulkRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardBulkRoutesDeps = Pick<Services, "accounts" | "channels" | "clock" | "commits" | "devices" | "sending" | "templates">;
+
+export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
   const drafts = new Map<string, Draft>();
 
   function sweep(now: number) {
@@ -51,15 +54,15 @@ export function dashboardBulkRoutes(s: Services, kit: Kit) {
 
   function devicesFor(ws: number, channel: string) {
     const kinds = s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
-    return s.deviceRepo
-      .all(ws, false)
+    return s.devices
+      .records(ws, false)
       .filter((d) => kinds.includes(d.kind))
       .map((d) => ({ id: d.id, label: `${d.name} · ${d.kind}` }));
   }
 
   function upload(who: Signed, form: BulkUploadForm, status = 200, error: string | null = null) {
     const ws = who.session.workspace_id;
-    const templates = s.templateRepo.list(ws, { offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
+    const templates = s.templates.records(ws, { offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
     const devices = [...devicesFor(ws, "sms"), ...devicesFor(ws, "chatapp")];
     return kit.shell(
       who,
@@ -173,7 +176,7 @@ export function dashboardBulkRoutes(s: Services, kit: Kit) {
         const ws = who.session.workspace_id;
         let template: TemplateRow | null = null;
         if (form.template) {
-          const t = s.templateRepo.get(ws, Number(form.template)) ?? s.templateRepo.byId(Number(form.template));
+          const t = s.templates.find(ws, Number(form.template)) ?? s.templates.findAny(Number(form.template));
           if (!t || (t.workspaceId !== null && t.workspaceId !== ws)) return again("That template is not one of this workspace's.");
           if (t.channel !== form.channel)
             return again(`That template is for ${t.channel === "sms" ? "SMS" : "the chat-app channel"}; choose that channel.`);

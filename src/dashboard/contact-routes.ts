@@ -99,7 +99,10 @@ export function csvRecords(text: string): { line: number; cells: string[] }[] {
   return out;
 }
 
-export function dashboardContactRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardContactRoutesDeps = Pick<Services, "clock" | "contacts">;
+
+export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) {
   const types = () => s.contacts.types().types;
 
   function formPage(

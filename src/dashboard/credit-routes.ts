@@ -16,7 +16,10 @@ const MAX_TOP_UP = 1_000_000_000;
 /** The service's message as a sentence: capitalised, with a full stop. */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
-export function dashboardCreditRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardCreditRoutesDeps = Pick<Services, "credits">;
+
+export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
   function creditsPage(who: Signed, askedPage: number, status = 200, form?: TopUpForm, errors?: { amount?: string; note?: string }) {
     const ws = who.session.workspace_id;
     const total = s.credits.ledger(ws, 1, 1).total;

@@ -18,11 +18,14 @@ function intField(raw: string | undefined, label: string, min: number, max: numb
   return value;
 }
 
-export function dashboardDeviceRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardDeviceRoutesDeps = Pick<Services, "accounts" | "channels" | "chatapp" | "config" | "devices" | "phone">;
+
+export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
   const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
 
   function own(who: Signed, raw: string | undefined) {
-    const row = s.deviceRepo.get(who.session.workspace_id, Number(raw));
+    const row = s.devices.find(who.session.workspace_id, Number(raw));
     if (!row) throw new AppError("not_found", `Device ${raw} not found`);
     return row;
   }
@@ -42,8 +45,8 @@ export function dashboardDeviceRoutes(s: Services, kit: Kit) {
 
   /** The newest phone of the workspace registered after `known` (the largest device id when the page was drawn). */
   function pairedSince(ws: number, known: number) {
-    const found = s.deviceRepo
-      .all(ws, true)
+    const found = s.devices
+      .records(ws, true)
       .filter((d) => d.id > known && phoneKinds.has(d.kind))
       .at(-1);
     return found ? { device_id: found.id, name: found.name } : null;
@@ -55,7 +58,7 @@ export function dashboardDeviceRoutes(s: Services, kit: Kit) {
       "/dashboard/devices",
       kit.withSession((_ctx, who) => {
         const ws = who.session.workspace_id;
-        const devices = s.deviceRepo.all(ws, true).map((row) => ({ d: s.devices.present(row), h: s.devices.health(ws, row.id) }));
+        const devices = s.devices.records(ws, true).map((row) => ({ d: s.devices.present(row), h: s.devices.health(ws, row.id) }));
         return kit.shell(who, "Devices", "/dashboard/devices", devicesBody({ devices }));
       }),
       { auth: "session", ...HIDDEN },
@@ -66,7 +69,7 @@ export function dashboardDeviceRoutes(s: Services, kit: Kit) {
         const ws = who.session.workspace_id;
         const base = s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
         const info = await s.phone.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
-        const known = Math.max(0, ...s.deviceRepo.all(ws, true).map((d) => d.id));
+        const known = Math.max(0, ...s.devices.records(ws, true).map((d) => d.id));
         return kit.shell(
           who,
           "Pair a phone",

@@ -13,11 +13,14 @@ import { formOf, fragment, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 30;
 
-export function dashboardInboxRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "commits" | "sending" | "templates" | "threadsView">;
+
+export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
   function approvedTemplates(ws: number, channel: string): TemplateRow[] {
     if (channel !== "chatapp") return [];
-    return s.templateRepo.list(ws, { channel: "chatapp", offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
+    return s.templates.records(ws, { channel: "chatapp", offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
   }
 
   function conversation(

@@ -28,7 +28,10 @@ export interface Flash {
   secret?: { title: string; about: Html; secret: string };
 }
 
-export function createKit(s: Services) {
+/** What these routes use of the container. */
+export type KitDeps = Pick<Services, "accounts" | "db" | "users">;
+
+export function createKit(s: KitDeps) {
   const { users, accounts } = s;
   const flashes = new Map<number, Flash>();
   // The dashboard's own read queries, prepared once for every page group.

@@ -19,7 +19,10 @@ const DAY_MS = 86_400_000;
 
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
-export function dashboardMessageRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates">;
+
+export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) {
   const live = createLiveHub(kit.repo, s.state);
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */
@@ -42,7 +45,7 @@ export function dashboardMessageRoutes(s: Services, kit: Kit) {
     else if (shown.channel) errors.push(`Unknown channel "${shown.channel}".`);
     if (shown.device) {
       const id = Number(shown.device);
-      if (Number.isSafeInteger(id) && s.deviceRepo.get(workspaceId, id)) filters.deviceId = id;
+      if (Number.isSafeInteger(id) && s.devices.find(workspaceId, id)) filters.deviceId = id;
       else errors.push("That device is not one of this workspace's.");
     }
     for (const key of ["from", "to"] as const) {
@@ -74,17 +77,17 @@ export function dashboardMessageRoutes(s: Services, kit: Kit) {
         const { shown, filters, error } = parseFilters(url, ws);
         const requested = Number(url.searchParams.get("page") ?? "1");
         let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-        let { rows, total } = error ? { rows: [], total: 0 } : s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
+        let { rows, total } = error ? { rows: [], total: 0 } : s.notifications.records(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
         // A page past the end (the list shrank, or a hand-edited link) shows the last one.
         if (page > pages) {
           page = pages;
-          rows = s.notificationRepo.list(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE).rows;
+          rows = s.notifications.records(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE).rows;
         }
         const body = messagesBody({
           filters: shown,
           channels: DELIVERY_TYPES,
-          devices: s.deviceRepo.all(ws, true),
+          devices: s.devices.records(ws, true),
           rows,
           total,
           page,
@@ -126,7 +129,7 @@ export function dashboardMessageRoutes(s: Services, kit: Kit) {
         let offset = 0;
         const day = new Date(s.clock.now()).toISOString().slice(0, 10);
         return csvDownload(`messages-${day}.csv`, columns, EXPORT_CHUNK, () => {
-          const { rows } = s.notificationRepo.list(ws, filters, offset, EXPORT_CHUNK);
+          const { rows } = s.notifications.records(ws, filters, offset, EXPORT_CHUNK);
           offset += rows.length;
           return rows.map((n) => [
             n.id,
@@ -160,15 +163,15 @@ export function dashboardMessageRoutes(s: Services, kit: Kit) {
       "/dashboard/messages/:id",
       kit.withSession(({ params }, who) => {
         const ws = who.session.workspace_id;
-        const n = s.notificationRepo.get(ws, Number(params?.id));
+        const n = s.notifications.find(ws, Number(params?.id));
         if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
-        const device = n.device_id === null ? null : (s.deviceRepo.get(ws, n.device_id)?.name ?? `#${n.device_id}`);
-        const template = n.template_id === null ? null : (s.templateRepo.byId(n.template_id)?.name ?? `#${n.template_id}`);
+        const device = n.device_id === null ? null : (s.devices.find(ws, n.device_id)?.name ?? `#${n.device_id}`);
+        const template = n.template_id === null ? null : (s.templates.findAny(n.template_id)?.name ?? `#${n.template_id}`);
         const body = messageDetail({
           n,
           device,
           template,
-          logs: s.notificationRepo.logs(n.id),
+          logs: s.notifications.logs(n.id),
           cancellable: n.status === "pending" && n.stage === "queued",
           csrf: who.viewer.csrf,
         });

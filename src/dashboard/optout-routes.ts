@@ -21,7 +21,10 @@ const REASON_MAX = 500;
 /** The service's message as a sentence: capitalised, with a full stop. */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
-export function dashboardOptOutRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardOptOutRoutesDeps = Pick<Services, "contacts" | "safety">;
+
+export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
   /** The list's page for a view, the contact's name joined to each entry. */
   function optOutsPage(who: Signed, url: URL, status = 200, form?: OptOutForm, errors?: { phone?: string; reason?: string }) {
     const ws = who.session.workspace_id;

@@ -6,22 +6,22 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
 import type { Services } from "../services";
 import { assetResponse } from "./assets";
-import { dashboardAuthRoutes } from "./auth-routes";
+import { dashboardAuthRoutes, type DashboardAuthRoutesDeps } from "./auth-routes";
 import { html } from "./html";
-import { createKit } from "./kit";
+import { createKit, type KitDeps } from "./kit";
 import { bare } from "./layout";
-import { dashboardBulkRoutes } from "./bulk-routes";
-import { dashboardContactRoutes } from "./contact-routes";
-import { dashboardDeviceRoutes } from "./device-routes";
-import { dashboardInboxRoutes } from "./inbox-routes";
-import { dashboardMessageRoutes } from "./message-routes";
-import { dashboardSendRoutes } from "./send-routes";
-import { dashboardWebhookRoutes } from "./webhook-routes";
-import { dashboardCreditRoutes } from "./credit-routes";
-import { dashboardAccountRoutes } from "./account-routes";
-import { dashboardTemplateRoutes } from "./template-routes";
-import { dashboardOptOutRoutes } from "./optout-routes";
-import { dashboardSafetyRoutes } from "./safety-routes";
+import { dashboardBulkRoutes, type DashboardBulkRoutesDeps } from "./bulk-routes";
+import { dashboardContactRoutes, type DashboardContactRoutesDeps } from "./contact-routes";
+import { dashboardDeviceRoutes, type DashboardDeviceRoutesDeps } from "./device-routes";
+import { dashboardInboxRoutes, type DashboardInboxRoutesDeps } from "./inbox-routes";
+import { dashboardMessageRoutes, type DashboardMessageRoutesDeps } from "./message-routes";
+import { dashboardSendRoutes, type DashboardSendRoutesDeps } from "./send-routes";
+import { dashboardWebhookRoutes, type DashboardWebhookRoutesDeps } from "./webhook-routes";
+import { dashboardCreditRoutes, type DashboardCreditRoutesDeps } from "./credit-routes";
+import { dashboardAccountRoutes, type DashboardAccountRoutesDeps } from "./account-routes";
+import { dashboardTemplateRoutes, type DashboardTemplateRoutesDeps } from "./template-routes";
+import { dashboardOptOutRoutes, type DashboardOptOutRoutesDeps } from "./optout-routes";
+import { dashboardSafetyRoutes, type DashboardSafetyRoutesDeps } from "./safety-routes";
 import { keysBody } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { formOf, HIDDEN, page, redirect } from "./web";
@@ -40,7 +40,24 @@ export function dashboardError(path: string, status: number, message: string): R
   );
 }
 
-export function dashboardRoutes(s: Services) {
+/** What these routes use of the container. */
+export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users"> &
+  DashboardAccountRoutesDeps &
+  DashboardAuthRoutesDeps &
+  DashboardBulkRoutesDeps &
+  DashboardContactRoutesDeps &
+  DashboardCreditRoutesDeps &
+  DashboardDeviceRoutesDeps &
+  DashboardInboxRoutesDeps &
+  KitDeps &
+  DashboardMessageRoutesDeps &
+  DashboardOptOutRoutesDeps &
+  DashboardSafetyRoutesDeps &
+  DashboardSendRoutesDeps &
+  DashboardTemplateRoutesDeps &
+  DashboardWebhookRoutesDeps;
+
+export function dashboardRoutes(s: DashboardRoutesDeps) {
   const { accounts, clock } = s;
   const kit = createKit(s);
   const repo = kit.repo;

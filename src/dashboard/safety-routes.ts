@@ -88,7 +88,10 @@ function errorsOf(error: AppError): SafetyErrors {
   return FIELDS[field] ? { [FIELDS[field]]: sentence(message) } : { other: sentence(message) };
 }
 
-export function dashboardSafetyRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardSafetyRoutesDeps = Pick<Services, "safety">;
+
+export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
   /** The form filled with the settings in force. */
   function saved(workspaceId: number): SafetyForm {
     const p = s.safety.presentSettings(workspaceId);

@@ -62,24 +62,30 @@ const FIELD_OF: Record<string, string> = {
   sim_number: "sim",
 };
 
-export function dashboardSendRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardSendRoutesDeps = Pick<
+  Services,
+  "accounts" | "channels" | "commits" | "contacts" | "devices" | "sending" | "templates"
+>;
+
+export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
   const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
 
   function templatesFor(ws: number, channel: string): TemplateRow[] {
-    return s.templateRepo.list(ws, { channel: channel as DeliveryType, offset: 0, limit: 500 }).rows.filter((t) => t.status !== "inactive");
+    return s.templates.records(ws, { channel: channel as DeliveryType, offset: 0, limit: 500 }).rows.filter((t) => t.status !== "inactive");
   }
 
   function templateOf(ws: number, ref: string, channel: string): TemplateRow | null {
     if (!ref) return null;
-    const t = s.templateRepo.get(ws, Number(ref)) ?? s.templateRepo.byId(Number(ref));
+    const t = s.templates.find(ws, Number(ref)) ?? s.templates.findAny(Number(ref));
     return t && t.channel === channel && (t.workspaceId === null || t.workspaceId === ws) ? t : null;
   }
 
   function page(who: Signed, form: SendForm, status = 200, error: string | null = null, fieldError: Record<string, string> = {}) {
     const ws = who.session.workspace_id;
     const kinds = kindsOf(form.channel);
-    const devices = s.deviceRepo
-      .all(ws, false)
+    const devices = s.devices
+      .records(ws, false)
       .filter((d) => kinds.includes(d.kind))
       .map((d) => ({ id: d.id, label: `${d.name}${d.phoneNumber ? ` (${d.phoneNumber})` : ""} · ${d.kind}` }));
     const channels = [...new Set(s.channels.map((c) => c.deliveryType))]

@@ -51,7 +51,10 @@ function schemaErrors(form: TemplateForm): Record<string, string> {
   return errors;
 }
 
-export function dashboardTemplateRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardTemplateRoutesDeps = Pick<Services, "accounts" | "templates">;
+
+export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit) {
   /** A template of the workspace that the dashboard may change; read-only ones are refused with the API's error. */
   function editable(who: Signed, raw: string | undefined): TemplateRow {
     const t = s.templates.require(who.session.workspace_id, Number(raw));
@@ -95,10 +98,10 @@ export function dashboardTemplateRoutes(s: Services, kit: Kit) {
       kit.withSession(({ request }, who) => {
         const ws = who.session.workspace_id;
         const requested = Number(new URL(request.url).searchParams.get("page") ?? "1");
-        const total = s.templateRepo.list(ws, { offset: 0, limit: 1 }).total;
+        const total = s.templates.records(ws, { offset: 0, limit: 1 }).total;
         const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
         const page = Number.isSafeInteger(requested) && requested >= 1 ? Math.min(requested, pages) : 1;
-        const { rows } = s.templateRepo.list(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
+        const { rows } = s.templates.records(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
         return kit.shell(who, "Templates", "/dashboard/templates", templatesBody({ rows, total, page, pages }));
       }),
       { auth: "session", ...HIDDEN },

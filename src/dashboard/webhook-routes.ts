@@ -14,7 +14,10 @@ import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 20;
 
-export function dashboardWebhookRoutes(s: Services, kit: Kit) {
+/** What these routes use of the container. */
+export type DashboardWebhookRoutesDeps = Pick<Services, "webhooks">;
+
+export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) {
   function listPage(who: Signed, status = 200, form?: CreateForm, errors?: { url?: string; events?: string; other?: string }) {
     const body = webhooksBody({
       webhooks: s.webhooks.list(who.session.workspace_id).webhooks,

@@ -1,11 +1,6 @@
-// API-key authentication (spec section 5): `Authorization: Bearer <key>` + `X-API-SECRET`, or the
-// `x-api-key` + `x-api-secret` pair. Missing or wrong credentials: 401; a disabled key or a
-// suspended account: 403, and only after the secret matched, so the 403 leaks nothing.
-import type { Database } from "bun:sqlite";
-import type { Clock } from "../clock";
-import { matchesHash } from "../lib/tokens";
-import { createAccountRepository } from "../modules/accounts/repository";
-import { AppError } from "./errors";
+// Who a request is for, and how an API key reaches us: `Authorization: Bearer <key>` +
+// `X-API-SECRET`, or the `x-api-key` + `x-api-secret` pair. The check itself is the accounts
+// module's (`authenticate` in src/modules/accounts/service.ts), which owns the keys.
 
 /** Who a send or a read is for: a workspace under its account's plan, and the API key used, if any. */
 export interface AuthContext {
@@ -41,31 +36,6 @@ export function readCredentials(headers: Headers): { key: string | null; secret:
   return { key: key?.trim() || null, secret: secret?.trim() || null };
 }
 
-export function createAuthenticator(sqlite: Database, clock: Clock) {
-  // The key lookup is a prepared statement in the account repository (it runs on every request).
-  const accounts = createAccountRepository(sqlite);
-
-  return function authenticate(headers: Headers): KeyAuthContext {
-    const { key, secret } = readCredentials(headers);
-    if (!key) {
-      throw new AppError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY> (or x-api-key)");
-    }
-    if (!secret) throw new AppError("unauthorized", "Missing API secret: send X-API-SECRET (or x-api-secret)");
-    const row = accounts.keyCredentials(key);
-    if (!row || !matchesHash(secret, row.secretHash)) {
-      throw new AppError("unauthorized", "Invalid API key or secret");
-    }
-    if (row.keyStatus !== "active") throw new AppError("key_disabled", "This API key is disabled");
-    if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
-
-    // last_used_at is a hint for the key list; writing it once a minute keeps requests read-only.
-    const now = clock.now();
-    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) accounts.touchKey(row.keyId, now);
-
-    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row) };
-  };
-}
-
 /** A workspace's account and plan as a caller carries them, from the joined row that holds them. */
 export function termsOf(row: {
   workspaceId: number;
@@ -95,4 +65,5 @@ export function termsOf(row: {
   };
 }
 
-export type Authenticator = ReturnType<typeof createAuthenticator>;
+/** Checks an API key and secret from a request's headers (the accounts module's `authenticate`). */
+export type Authenticator = (headers: Headers) => KeyAuthContext;

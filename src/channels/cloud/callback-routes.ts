@@ -7,6 +7,7 @@ import { AppError } from "../../http/errors";
 import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
 import type { ChannelRouteContext } from "../types";
+import type { CloudService } from "./index";
 import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
 import { cloudConfigOf } from "./config";
 import { applyReport } from "../../modules/notifications/reports";
@@ -15,14 +16,17 @@ export function cloudCallbackPath(deviceId: number): string {
   return `/v1/callbacks/cloud/${deviceId}`;
 }
 
-export function cloudCallbackRoutes(s: ChannelRouteContext) {
+export function cloudCallbackRoutes(
+  cloud: Pick<CloudService, "deviceOf" | "notificationOf">,
+  s: Pick<ChannelRouteContext, "config" | "state">,
+) {
   return new Elysia({ tags: ["Callbacks"] })
     .use(declaredAuth())
     .use(models)
     .post(
       "/v1/callbacks/cloud/:device_id",
       ({ request, params }) => {
-        const device = s.deviceRepo.everById(params.device_id);
+        const device = cloud.deviceOf(params.device_id);
         const config = device?.kind === "cloud" ? cloudConfigOf(device.config) : null;
         if (!device || !config) throw new AppError("not_found", `cloud device ${params.device_id} not found`);
 
@@ -35,7 +39,7 @@ export function cloudCallbackRoutes(s: ChannelRouteContext) {
 
         const sid = form.MessageSid ?? form.SmsSid;
         const status = form.MessageStatus ?? form.SmsStatus;
-        const n = sid ? s.notificationRepo.byExternalId(sid, device.id) : null;
+        const n = sid ? cloud.notificationOf(sid, device.id) : null;
         if (!n || !status) return ok({ handled: false }, "Nothing to update");
 
         const code = form.ErrorCode || null;

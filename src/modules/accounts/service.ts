@@ -2,10 +2,10 @@
 // CLI and by start-up. No Elysia here.
 import type { Clock } from "../../clock";
 import type { Db } from "../../db/client";
-import { termsOf, type AuthContext } from "../../http/auth";
+import { readCredentials, termsOf, type AuthContext, type KeyAuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
-import { nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
+import { matchesHash, nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
 import { createAccountRepository, type AccountRow, type ApiKeyRow, type PlanRow, type WorkspaceRow } from "./repository";
 
 export type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow };
@@ -218,6 +218,42 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     return { keyId: null, keyName: "dashboard", ...termsOf(row) };
   }
 
+  /**
+   * An API request's caller, from its key and secret (every /v1 request). Missing or wrong
+   * credentials: 401; a disabled key or a suspended account: 403, and only after the secret
+   * matched, so the 403 leaks nothing.
+   */
+  function authenticate(headers: Headers): KeyAuthContext {
+    const { key, secret } = readCredentials(headers);
+    if (!key) {
+      throw new AppError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY> (or x-api-key)");
+    }
+    if (!secret) throw new AppError("unauthorized", "Missing API secret: send X-API-SECRET (or x-api-secret)");
+    const row = repo.keyCredentials(key);
+    if (!row || !matchesHash(secret, row.secretHash)) {
+      throw new AppError("unauthorized", "Invalid API key or secret");
+    }
+    if (row.keyStatus !== "active") throw new AppError("key_disabled", "This API key is disabled");
+    if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
+
+    // last_used_at is a hint for the key list; writing it once a minute keeps requests read-only.
+    const now = clock.now();
+    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) repo.touchKey(row.keyId, now);
+
+    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row) };
+  }
+
+  /** An API key by its id, whatever its status; null when there is none. */
+  function keyById(id: number): ApiKeyRow | null {
+    return repo.apiKey({ id });
+  }
+
+  /** The workspaces a key of this workspace can see (the API's projects): the workspace itself. */
+  function visibleWorkspaces(workspaceId: number): { id: number; name: string; createdAt: number }[] {
+    const row = repo.workspace(workspaceId);
+    return row ? [{ id: row.id, name: row.name, createdAt: row.createdAt }] : [];
+  }
+
   function listKeys(workspaceId?: number): ApiKeyRow[] {
     return repo.apiKeys(workspaceId);
   }
@@ -279,6 +315,9 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     setKeyStatus,
     listKeys,
     callerFor,
+    authenticate,
+    keyById,
+    visibleWorkspaces,
     setAccountStatus,
     setAccountPlan,
     setSmsLengthCap,

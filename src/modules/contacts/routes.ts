@@ -15,7 +15,10 @@ import {
   UpdateContact,
 } from "./model";
 
-export function contactRoutes(s: Services) {
+/** What these routes use of the container. */
+export type ContactRoutesDeps = Pick<Services, "contacts">;
+
+export function contactRoutes(s: ContactRoutesDeps) {
   const { contacts } = s;
   return new Elysia({ prefix: "/v1/api/contact", tags: ["Contacts"] })
     .use(declaredAuth())

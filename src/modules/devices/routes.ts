@@ -43,7 +43,10 @@ const EXPORT_COLUMNS = [
   "updated_at",
 ] as const;
 
-export function deviceRoutes(s: Services) {
+/** What these routes use of the container. */
+export type DeviceRoutesDeps = Pick<Services, "channels" | "clock" | "devices">;
+
+export function deviceRoutes(s: DeviceRoutesDeps) {
   const { devices } = s;
   const BatchRegisterBody = batchRegisterBody(s.channels.flatMap((c) => (c.config ? [c.config] : [])));
   return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })

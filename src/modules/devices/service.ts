@@ -388,7 +388,25 @@ export function createDeviceService(
     return present(updated);
   }
 
-  return { present, pace, require, update, list, exportRows, health, stats, usage: usageOf, rateLimit, register, remove, setStatus };
+  return {
+    present,
+    pace,
+    require,
+    /** A device of the workspace as stored, or null. */
+    find: (workspaceId: number, id: number): DeviceRow | null => repo.get(workspaceId, id),
+    /** The workspace's devices as stored (the inactive ones too, with `includeInactive`). */
+    records: (workspaceId: number, includeInactive: boolean): DeviceRow[] => repo.all(workspaceId, includeInactive),
+    update,
+    list,
+    exportRows,
+    health,
+    stats,
+    usage: usageOf,
+    rateLimit,
+    register,
+    remove,
+    setStatus,
+  };
 }
 
 export type DeviceService = ReturnType<typeof createDeviceService>;

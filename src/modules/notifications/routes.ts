@@ -13,7 +13,10 @@ import {
 } from "./model";
 import { presentNotification } from "./service";
 
-export function notificationRoutes(s: Services) {
+/** What these routes use of the container. */
+export type NotificationRoutesDeps = Pick<Services, "notifications">;
+
+export function notificationRoutes(s: NotificationRoutesDeps) {
   const { notifications } = s;
   return new Elysia({ tags: ["Notifications"] })
     .use(declaredAuth())

@@ -72,6 +72,15 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
   return {
     require,
 
+    /** A notification of the workspace as stored, or null. */
+    find: (workspaceId: number, id: number): NotificationRecord | null => repo.get(workspaceId, id),
+    /** A page of the workspace's notifications as stored, newest first, with the total. */
+    records: (workspaceId: number, filters: ListFilters, offset: number, limit: number) => repo.list(workspaceId, filters, offset, limit),
+    /** Every attempt and change recorded for a notification, oldest first. */
+    logs: (notificationId: number) => repo.logs(notificationId),
+    /** How many of the workspace's notifications match (from the hourly rollup). */
+    count: (workspaceId: number, filters: Parameters<NotificationRepository["count"]>[1]) => repo.count(workspaceId, filters),
+
     detail(workspaceId: number, id: number) {
       const n = require(workspaceId, id);
       return { ...presentNotification(n), logs: repo.logs(n.id).map(presentLog) };

@@ -20,7 +20,10 @@ const UpdateContactFields = t.Object({
   type: t.Optional(t.Nullable(t.String({ maxLength: 64 }))),
 });
 
-export function overviewRoutes(s: Services) {
+/** What these routes use of the container. */
+export type OverviewRoutesDeps = Pick<Services, "contacts" | "templates">;
+
+export function overviewRoutes(s: OverviewRoutesDeps) {
   const { contacts, templates } = s;
   return new Elysia({ prefix: "/v1", tags: ["Overview aliases"] })
     .use(declaredAuth())

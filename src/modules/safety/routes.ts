@@ -46,7 +46,10 @@ const changeHooks = (summary: string, description: string) => ({
   detail: { summary, description },
 });
 
-export function safetyRoutes(s: Services) {
+/** What these routes use of the container. */
+export type SafetyRoutesDeps = Pick<Services, "safety">;
+
+export function safetyRoutes(s: SafetyRoutesDeps) {
   const { safety } = s;
   /** Opts the body's number out or back in (audit source `api`); the reply says whether anything changed. */
   const change =

@@ -809,6 +809,8 @@ export function createSendingService(deps: SendingDeps) {
     prepare,
     preview,
     accept,
+    /** SMS the account has sent this calendar month (UTC): what its plan's allowance counts. */
+    smsUsedThisMonth: (accountId: number): number => usage.accountSmsSince(accountId, monthStart(deps.clock.now())),
     failover,
     failoverStranded,
     /** Adds a channel's own check to the ones every send goes through. */

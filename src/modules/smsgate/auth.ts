@@ -4,13 +4,11 @@
 // Tokens are HS256 JWTs signed with a key derived from the data directory's secret key; each is
 // recorded so it can be revoked, and a refresh token is good once.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import type { Authenticator, KeyAuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { nanoid } from "../../lib/tokens";
-import { createAccountRepository } from "../accounts/repository";
 import type { AccountsService } from "../accounts/service";
 import type { SmsGateRepository } from "./repository";
 
@@ -89,7 +87,6 @@ export function requireScope(request: Request, scope: Scope): void {
 const b64url = (data: string | Buffer) => Buffer.from(data).toString("base64url");
 
 export function createSmsGateAuth(deps: {
-  sqlite: Database;
   clock: Clock;
   secrets: SecretBox;
   authenticate: Authenticator;
@@ -97,7 +94,6 @@ export function createSmsGateAuth(deps: {
   repo: SmsGateRepository;
 }) {
   const { clock, repo } = deps;
-  const keys = createAccountRepository(deps.sqlite);
   let signingKey: string | null = null;
   // Derived from the data directory's key: tokens stay valid across restarts, and die with the key.
   const key = () => (signingKey ??= deps.secrets.digest("smsgate-jwt-signing-key-v1"));
@@ -142,7 +138,7 @@ export function createSmsGateAuth(deps: {
     const now = clock.now();
     if (!row || row.revokedAt !== null || row.expiresAt <= now)
       throw new AppError("unauthorized", "Unauthorized: the token is invalid, expired or revoked");
-    const apiKey = keys.apiKey({ id: row.apiKeyId });
+    const apiKey = deps.accounts.keyById(row.apiKeyId);
     if (!apiKey || apiKey.workspaceId !== row.workspaceId) throw new AppError("unauthorized", "Unauthorized: the token's API key is gone");
     if (apiKey.status !== "active") throw new AppError("key_disabled", "The API key this token was issued to is disabled");
     const auth: KeyAuthContext = { ...deps.accounts.callerFor(row.workspaceId), keyId: apiKey.id, keyName: apiKey.name };

@@ -7,7 +7,6 @@ import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models } from "../../http/envelope";
 import type { Services } from "../../services";
 import { VERSION } from "../../version";
-import { createSystemRepository } from "../system/repository";
 import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
 import {
   Device,
@@ -36,8 +35,7 @@ const releaseId = () => {
 };
 
 /** The routes under one base path. */
-function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGateService) {
-  const system = createSystemRepository(s.db);
+function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, gate: SmsGateService) {
   // Documented once, under /3rdparty/v1; the /api/3rdparty/v1 copies are the same operations (the
   // tag's description says so). Listing both also pushed the document past what the docs UI
   // renders: Swagger UI 5.35 stopped drawing operations once the document had 115 paths.
@@ -62,7 +60,7 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
   function health() {
     let ok = true;
     try {
-      system.ping();
+      s.system.ping();
     } catch {
       ok = false;
     }
@@ -401,8 +399,11 @@ function routesUnder(base: string, s: Services, tokens: SmsGateAuth, gate: SmsGa
 
 const callerAuth = (request: Request) => smsGateCallerOf(request).auth;
 
+/** What these routes use of the container. */
+export type SmsGateRoutesDeps = Pick<Services, "smsgate" | "smsgateAuth" | "smsgateSettings" | "smsgateWebhooks" | "system">;
+
 /** The SMSGate-compatible API under both of its bases. */
-export function smsGateRoutes(s: Services) {
+export function smsGateRoutes(s: SmsGateRoutesDeps) {
   const app = new Elysia({ name: "pigeon-smsgate" });
   for (const base of SMSGATE_BASES) app.use(routesUnder(base, s, s.smsgateAuth, s.smsgate));
   return app;

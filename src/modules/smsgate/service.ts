@@ -8,7 +8,7 @@ import { nanoid } from "../../lib/tokens";
 import type { ChannelTraits } from "../../channels/kinds";
 import type { Clock } from "../../clock";
 import type { GroupCommit } from "../../db/group-commit";
-import type { DeviceRepository, DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { NotificationService } from "../notifications/service";
 import type { Prepared, SendInput, SendingService } from "../sending/service";
@@ -97,7 +97,6 @@ const utcScheduleTime = (at: number) => new Date(at).toISOString().slice(0, 19).
 export interface SmsGateDeps {
   clock: Clock;
   channels: readonly ChannelTraits[];
-  deviceRepo: DeviceRepository;
   devices: DeviceService;
   sending: SendingService;
   commits: GroupCommit;
@@ -119,7 +118,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   /** The phone to send through when the caller named none but asked for one seen lately. */
   function recentPhone(workspaceId: number, withinHours: number): DeviceRow {
     const since = s.clock.now() - withinHours * 3600_000;
-    const phone = s.deviceRepo.all(workspaceId, false).find((d) => isPhone(d) && d.lastSeenAt !== null && d.lastSeenAt >= since);
+    const phone = s.devices.records(workspaceId, false).find((d) => isPhone(d) && d.lastSeenAt !== null && d.lastSeenAt >= since);
     if (!phone)
       throw new AppError("no_active_device", `No phone of this workspace was seen in the last ${withinHours} hour(s)`, {
         field: "deviceActiveWithin",
@@ -287,7 +286,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
 
   /** POST /inbox/refresh (and its older paths): the phone re-posts its received SMS as sms:received. */
   function refreshInbox(workspaceId: number, body: { deviceId: string; since: string; until: string }) {
-    const device = /^\d+$/.test(body.deviceId) ? s.deviceRepo.get(workspaceId, Number(body.deviceId)) : null;
+    const device = /^\d+$/.test(body.deviceId) ? s.devices.find(workspaceId, Number(body.deviceId)) : null;
     if (!device || !isPhone(device)) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
     const since = instant(body.since, "since")!;
     const until = instant(body.until, "until")!;
@@ -307,9 +306,9 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     inbox,
     list,
     cancel,
-    devices: (workspaceId: number) => s.deviceRepo.all(workspaceId, true).filter(isPhone).map(presentDevice),
+    devices: (workspaceId: number) => s.devices.records(workspaceId, true).filter(isPhone).map(presentDevice),
     removeDevice(workspaceId: number, id: string) {
-      const device = /^\d+$/.test(id) ? s.deviceRepo.get(workspaceId, Number(id)) : null;
+      const device = /^\d+$/.test(id) ? s.devices.find(workspaceId, Number(id)) : null;
       if (!device || !isPhone(device)) throw new AppError("not_found", `device ${id} not found`);
       s.devices.remove(workspaceId, [device.id]);
     },

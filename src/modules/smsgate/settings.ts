@@ -4,7 +4,7 @@
 // signing key is the workspace's SMSGate key: it can be set here but, as in SMSGate, never read.
 // Anything else is refused by name rather than stored and ignored.
 import { AppError } from "../../http/errors";
-import type { DeviceRepository, DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { SmsGateWebhooks } from "./webhooks";
 
@@ -31,13 +31,8 @@ const positiveInt = (v: unknown, field: string, min: number) => {
   return v;
 };
 
-export function createSmsGateSettings(deps: {
-  deviceRepo: DeviceRepository;
-  devices: DeviceService;
-  isPhone: (d: DeviceRow) => boolean;
-  webhooks: SmsGateWebhooks;
-}) {
-  const phones = (workspaceId: number) => deps.deviceRepo.all(workspaceId, true).filter(deps.isPhone);
+export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (d: DeviceRow) => boolean; webhooks: SmsGateWebhooks }) {
+  const phones = (workspaceId: number) => deps.devices.records(workspaceId, true).filter(deps.isPhone);
 
   function get(workspaceId: number): Record<string, Record<string, string | number>> {
     const first = phones(workspaceId)[0];

@@ -10,7 +10,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { randomBase62, nanoid } from "../../lib/tokens";
 import type { DueDelivery } from "../webhooks/repository";
 import type { WebhookService } from "../webhooks/service";
-import type { DeviceRepository } from "../devices/repository";
+import type { DeviceService } from "../devices/service";
 import type { SmsGateRepository } from "./repository";
 
 /** The SMSGate events Pigeon delivers, and the Pigeon event each comes from. */
@@ -104,7 +104,7 @@ export function createSmsGateWebhooks(deps: {
   secrets: SecretBox;
   webhooks: WebhookService;
   repo: SmsGateRepository;
-  devices: DeviceRepository;
+  devices: Pick<DeviceService, "find">;
 }) {
   const { clock, secrets, webhooks, repo } = deps;
 
@@ -164,7 +164,7 @@ export function createSmsGateWebhooks(deps: {
       }
       let deviceId: number | null = null;
       if (body.deviceId) {
-        const device = /^\d+$/.test(body.deviceId) ? deps.devices.get(workspaceId, Number(body.deviceId)) : null;
+        const device = /^\d+$/.test(body.deviceId) ? deps.devices.find(workspaceId, Number(body.deviceId)) : null;
         if (!device) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
         deviceId = device.id;
       }

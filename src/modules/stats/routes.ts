@@ -7,7 +7,10 @@ import type { Services } from "../../services";
 
 const PERIODS = { day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 
-export function statsRoutes(s: Services) {
+/** What these routes use of the container. */
+export type StatsRoutesDeps = Pick<Services, "clock" | "credits" | "notifications">;
+
+export function statsRoutes(s: StatsRoutesDeps) {
   const STATUSES = ["sent", "delivered", "failed", "pending", "cancelled"] as const;
   return new Elysia({ prefix: "/v1/api/stats", tags: ["Stats"] })
     .use(declaredAuth())
@@ -19,7 +22,7 @@ export function statsRoutes(s: Services) {
         const to = s.clock.now();
         const from = to - PERIODS[period];
         const ws = auth.workspaceId;
-        const counts = Object.fromEntries(STATUSES.map((st) => [st, s.notificationRepo.count(ws, { status: st, from, to })]));
+        const counts = Object.fromEntries(STATUSES.map((st) => [st, s.notifications.count(ws, { status: st, from, to })]));
         return ok(
           {
             period,

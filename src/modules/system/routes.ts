@@ -6,7 +6,6 @@ import { iso } from "../../lib/time";
 import type { Services } from "../../services";
 import { VERSION } from "../../version";
 import { BATCH_DELETE_MAX, BATCH_REGISTER_MAX } from "../devices/model";
-import { createSystemRepository } from "./repository";
 
 export const BULK_SMS_MAX = 100;
 export const PAGE_SIZE_MAX = 100;
@@ -24,8 +23,10 @@ const Limits = t.Object({
   media_max_bytes: t.Object({ image: t.Integer(), video: t.Integer(), document: t.Integer() }),
 });
 
-export function systemRoutes(s: Services) {
-  const system = createSystemRepository(s.db);
+/** What these routes use of the container. */
+export type SystemRoutesDeps = Pick<Services, "clock" | "rateLimiter" | "storage" | "system">;
+
+export function systemRoutes(s: SystemRoutesDeps) {
   return new Elysia({ tags: ["System"] })
     .use(declaredAuth())
     .use(models)
@@ -33,7 +34,7 @@ export function systemRoutes(s: Services) {
       "/health",
       () => {
         try {
-          system.ping();
+          s.system.ping();
         } catch {
           throw new AppError("service_unavailable", "Database is not answering");
         }

@@ -20,7 +20,10 @@ const RULES =
   "Chat-app templates use numbered placeholders `{{1}}` … `{{n}}` without gaps. A body that breaks a rule: 400 `invalid_template_body`. " +
   "An SMS body longer than the account's cap: 400 `message_too_long`.";
 
-export function templateRoutes(s: Services) {
+/** What these routes use of the container. */
+export type TemplateRoutesDeps = Pick<Services, "templates">;
+
+export function templateRoutes(s: TemplateRoutesDeps) {
   const { templates } = s;
   return new Elysia({ tags: ["Templates"] })
     .use(declaredAuth())

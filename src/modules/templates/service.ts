@@ -143,7 +143,20 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     return { template_id: id, deleted: true };
   }
 
-  return { present, require, list, create, update, remove };
+  return {
+    present,
+    require,
+    /** A template of the workspace as stored, or null. */
+    find: (workspaceId: number, id: number): TemplateRow | null => repo.get(workspaceId, id),
+    /** A template by id, whoever's (the system templates every workspace may send), or null. */
+    findAny: (id: number): TemplateRow | null => repo.byId(id),
+    /** The workspace's templates as stored, a page of them, with the total. */
+    records: (workspaceId: number, q: { channel?: DeliveryType; offset: number; limit: number }) => repo.list(workspaceId, q),
+    list,
+    create,
+    update,
+    remove,
+  };
 }
 
 export type TemplateService = ReturnType<typeof createTemplateService>;

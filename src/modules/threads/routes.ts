@@ -67,7 +67,10 @@ const ThreadMessage = t.Object({
 
 const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });
 
-export function threadRoutes(s: Services) {
+/** What these routes use of the container. */
+export type ThreadRoutesDeps = Pick<Services, "threadsView">;
+
+export function threadRoutes(s: ThreadRoutesDeps) {
   const { threadsView } = s;
   return new Elysia({ prefix: "/v1/api/thread", tags: ["Threads"] })
     .use(declaredAuth())

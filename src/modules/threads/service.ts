@@ -1,17 +1,14 @@
 // Reading conversations: threads with their contact and last message, and their messages with each
 // outbound message's notification status. Chat-app threads show their 24-hour window.
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import type { MmsMeta } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { DAY, iso } from "../../lib/time";
-import { createThreadRepository, type ThreadFilters, type ThreadRecord, type ThreadView } from "./repository";
+import type { ThreadFilters, ThreadRecord, ThreadRepository, ThreadView } from "./repository";
 
 export type { ThreadFilters };
 
-export function createThreadService(sqlite: Database, clock: Clock) {
-  const repo = createThreadRepository(sqlite);
-
+export function createThreadService(repo: ThreadRepository, clock: Clock) {
   /** The chat-app customer-service window of a thread: open for 24 hours after the user last wrote. */
   function windowOf(t: ThreadRecord) {
     if (t.channel !== "chatapp") return null;

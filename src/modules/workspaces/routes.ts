@@ -3,7 +3,6 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { iso } from "../../lib/time";
 import type { Services } from "../../services";
-import { createWorkspaceRepository } from "./repository";
 
 const Project = t.Object({
   project_id: t.Integer(),
@@ -11,15 +10,17 @@ const Project = t.Object({
   created_at: t.String({ format: "date-time" }),
 });
 
-export function workspaceRoutes(s: Services) {
-  const workspaces = createWorkspaceRepository(s.db);
+/** What these routes use of the container. */
+export type WorkspaceRoutesDeps = Pick<Services, "accounts">;
+
+export function workspaceRoutes(s: WorkspaceRoutesDeps) {
   return new Elysia({ prefix: "/v1/api/project", tags: ["Projects"] })
     .use(declaredAuth())
     .use(models)
     .get(
       "/list",
       ({ auth }) => {
-        const rows = workspaces.visibleTo(auth.workspaceId);
+        const rows = s.accounts.visibleWorkspaces(auth.workspaceId);
         return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
       },
       {

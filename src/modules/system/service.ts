@@ -1,0 +1,20 @@
+// The database itself, as the health check, the full-disk monitor and the backup command see it:
+// the system module's one repository, built here and nowhere else.
+import type { Clock } from "../../clock";
+import type { Db } from "../../db/client";
+import { createStorageMonitor } from "../../lib/storage";
+import { createSystemRepository } from "./repository";
+
+export function createSystemService(deps: { db: Db; clock: Clock; dataDir: string | null }) {
+  const repo = createSystemRepository(deps.db);
+  return {
+    /** Runs a trivial query; throws when the database does not answer. */
+    ping: repo.ping,
+    /** A consistent copy of the whole database in one new file. */
+    copyTo: repo.copyTo,
+    /** Whether writes are failing for a full disk (its probe is this module's small write). */
+    storage: createStorageMonitor({ clock: deps.clock, dataDir: deps.dataDir, probeWrite: () => repo.probeWrite(deps.clock.now()) }),
+  };
+}
+
+export type SystemService = ReturnType<typeof createSystemService>;
