@@ -1,4 +1,4 @@
-// Item 2 of issue 9: after a crash, identical notifications (same recipient and text) match the
+// After a crash, identical notifications (same recipient and text) match the
 // same provider messages. Each provider id may belong to one notification only; when N identical
 // notifications are unresolved and M unclaimed matches exist, M are claimed and N − M are sent.
 import { afterEach, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// Item 1 of issue 9: the recovery check must walk every page of the provider's message list. A
+// The recovery check must walk every page of the provider's message list. A
 // call cut off by SIGKILL is checked after restart; if more than a page of newer messages to the
 // same number went out meanwhile, reading only the first page misses it and sends it again.
 import { afterAll, expect, test } from "bun:test";

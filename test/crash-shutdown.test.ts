@@ -1,4 +1,4 @@
-// Items 3 and 4 of issue 9: a SIGTERM lets the provider calls in flight finish and records their
+// A SIGTERM lets the provider calls in flight finish and records their
 // outcome (no "interrupted" recovery after an ordinary restart), and a clean stop or CLI command
 // leaves everything in pigeon.db itself, so copying that one file is a complete backup.
 import { Database } from "bun:sqlite";

@@ -1,4 +1,4 @@
-// Item 5 of issue 9: webhook deliveries are at-least-once, but the duplicate window is only the
+// Webhook deliveries are at-least-once, but the duplicate window is only the
 // calls a crash actually cut off mid-flight. Each delivery is marked `delivering` (committed) just
 // before its own call; after a SIGKILL, the rows left `delivering` are the calls in flight, only
 // those reach the receiver again, and every event still arrives.

@@ -89,7 +89,7 @@ describe("envelope on every failure", () => {
     ctx.db.$client.run("DROP TABLE contact");
     const r = await ctx.get("/v1/api/contact/list");
     const body = expectEnvelope(r, 500);
-    // Issue 9 item 17: the 500 names the request id the log line carries.
+    // The 500 names the request id the log line carries.
     expect(body.data).toEqual({ error_code: "internal_error", request_id: r.headers.get("x-request-id") });
     expect(r.text).not.toContain("at ");
     expect(r.text).not.toContain("sqlite");

@@ -30,7 +30,7 @@ function chunked(bytes: number): ReadableStream<Uint8Array> {
 }
 
 describe("the binary under hostile bodies", () => {
-  test("/health answers promptly while 8 deep bodies are posted at once (item 11)", async () => {
+  test("/health answers promptly while 8 deep bodies are posted at once", async () => {
     const deep = "[".repeat(512 * 1024) + "]".repeat(512 * 1024); // 1 MiB
     const probe = startStallProbe(server.url, 400, 5);
     await Bun.sleep(300);
@@ -54,7 +54,7 @@ describe("the binary under hostile bodies", () => {
     expect({ failed: health.failed, stalls: health.stalls }).toEqual({ failed: 0, stalls: [] });
   });
 
-  test("48 concurrent chunked 30 MB uploads are cut off at the limit; the process stays small (item 12)", async () => {
+  test("48 concurrent chunked 30 MB uploads are cut off at the limit; the process stays small", async () => {
     const pid = server.proc.pid;
     const before = rssMb(pid);
     let peak = before;
@@ -82,8 +82,8 @@ describe("the binary under hostile bodies", () => {
     );
     clearInterval(sampler);
     for (const [i, r] of results.entries()) {
-      // Registration without credentials is refused before its body is read (item 11); past 20 such
-      // failures a minute from one address, the sign-in throttle answers 429 first (item 10).
+      // Registration without credentials is refused before its body is read; past 20 such
+      // failures a minute from one address, the sign-in throttle answers 429 first.
       const expected =
         paths[i % paths.length] === "/mobile/v1/device"
           ? ["401 unauthorized", "429 rate_limited", "closed"]
@@ -96,7 +96,7 @@ describe("the binary under hostile bodies", () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   }, 60_000);
 
-  test("after a 413 the same client's next request is answered (item 15)", async () => {
+  test("after a 413 the same client's next request is answered", async () => {
     for (const path of ["/mobile/v1/webhook", "/v1/webhooks/chatapp", "/v1/api/contact/create"]) {
       const r = await fetch(server.url + path, {
         method: "POST",
@@ -160,7 +160,7 @@ describe("the binary under hostile bodies", () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   }, 60_000);
 
-  test("a 20 KB URL and a 100 KB header: 431 headers_too_large in the envelope, then the next request works (item 15)", async () => {
+  test("a 20 KB URL and a 100 KB header: 431 headers_too_large in the envelope, then the next request works", async () => {
     const cases: [string, RequestInit][] = [
       [`/v1/api/contact/list?search=${"a".repeat(20 * 1024)}`, {}],
       ["/health", { headers: { "x-padding": "a".repeat(100 * 1024) } }],

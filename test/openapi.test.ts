@@ -30,8 +30,7 @@ describe("OpenAPI document", () => {
   test("is OpenAPI 3.1 with the security schemes for both header pairs", () => {
     expect(spec.openapi).toStartWith("3.1");
     expect(spec.info.title).toBe("Pigeon API");
-    // The phone app's credentials are modelled beside the API key's (issue 9).
-    // And SMSGate's, for its third-party API (issue 13).
+    // The phone app's credentials are modelled beside the API key's, and SMSGate's for its third-party API.
     expect(Object.keys(spec.components.securitySchemes).sort()).toEqual([
       "ApiKeyBearer",
       "ApiKeyHeader",
@@ -136,7 +135,7 @@ describe("/docs", () => {
   });
 });
 
-// Issue 9: the description as strict tools and generators read it.
+// The description as strict tools and generators read it.
 describe("OpenAPI document, as tools read it", () => {
   const walk = (node: unknown, visit: (n: any, at: string) => void, at = "") => {
     if (!node || typeof node !== "object") return;

@@ -1,5 +1,5 @@
 // The companion-app protocol under /mobile/v1, with exactly the bodies, headers and User-Agent the
-// SMS Gateway for Android app sends (shared/reference/companion-app-protocol.md), checking every
+// SMS Gateway for Android app sends (read from its source, capcom6/android-sms-gateway), checking every
 // field the app reads back.
 import { describe, expect, test } from "bun:test";
 import { notificationOf, smsSender } from "./helpers/api";

@@ -1,4 +1,4 @@
-// Issue 9, "surprises for users" (items 18–20), tried as a user would: every send route takes the
+// Surprises for users, tried as a user would: every send route takes the
 // whole field set and honours it or refuses a field it does not know; the reply says when the
 // message goes out; `curl -d '{…}'` works; a missing field says it is required; IANA link zones
 // such as CET work; a bulk of non-objects is refused whole.
@@ -80,7 +80,7 @@ async function storedCount(ctx: TestContext) {
   return expectEnvelope(await ctx.get("/v1/api/notification/list"), 200).data.pagination.total as number;
 }
 
-describe("item 18: every SMS send route takes the full field set and honours it", () => {
+describe("every SMS send route takes the full field set and honours it", () => {
   test.each(SMS_ROUTES.map((r) => [r.path, r] as const))(
     "%s: schedule_time + timezone + device_id + recipient_name are honoured, the reply says when, the worker waits",
     async (_path, route) => {
@@ -182,13 +182,13 @@ describe("item 18: every SMS send route takes the full field set and honours it"
           "schedule_time",
           "timezone",
           "device_id",
-          // The companion app's send options (issue 11).
+          // The companion app's send options.
           "sim_number",
           "priority",
           "with_delivery_report",
           "ttl",
           "valid_until",
-          // Safe sending (issue 14): failover, its chat-app template, and the quiet-hours exemption.
+          // Safe sending: failover, its chat-app template, and the quiet-hours exemption.
           "routes",
           "chatapp_template_id",
           "transactional",
@@ -202,7 +202,7 @@ describe("item 18: every SMS send route takes the full field set and honours it"
   });
 });
 
-describe("item 18: the chat-app send routes too", () => {
+describe("the chat-app send routes too", () => {
   async function chatSetup() {
     const holder: { ctx?: TestContext } = {};
     chat = startFakeChatApp({
@@ -266,7 +266,7 @@ describe("item 18: the chat-app send routes too", () => {
   });
 });
 
-describe("item 19: curl -d '{…}' (a JSON body declared as a form)", () => {
+describe("curl -d '{…}' (a JSON body declared as a form)", () => {
   test("a JSON body with Content-Type application/x-www-form-urlencoded, over real HTTP, is read as JSON", async () => {
     const { ctx } = await smsSetup();
     server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => ctx.app.handle(req) });
@@ -327,7 +327,7 @@ describe("item 19: curl -d '{…}' (a JSON body declared as a form)", () => {
   });
 });
 
-describe("item 19: a missing required field says '<field> is required'", () => {
+describe("a missing required field says '<field> is required'", () => {
   test.each(SMS_ROUTES.filter((r) => !r.path.endsWith("/bulk")).map((r) => [r.path, r] as const))(
     "%s without its recipient",
     async (_path, route) => {
@@ -356,7 +356,7 @@ describe("item 19: a missing required field says '<field> is required'", () => {
   });
 });
 
-describe("item 19: IANA link and legacy zone names are time zones", () => {
+describe("IANA link and legacy zone names are time zones", () => {
   // Local 09:00 on 15 January and 15 July 2027, and the UTC instants they are.
   test.each([
     ["CET", "08:00", "07:00"],
@@ -402,7 +402,7 @@ describe("item 19: IANA link and legacy zone names are time zones", () => {
   });
 });
 
-describe("item 20: a bulk whose items are not objects is refused whole", () => {
+describe("a bulk whose items are not objects is refused whole", () => {
   test.each([
     ["a number", 42],
     ["a string", "hello"],

@@ -1,6 +1,6 @@
 // A stand-in for the "SMS Gateway for Android" app in Cloud-server mode with notifications set to
 // SSE only, speaking the phone's side of the companion-app protocol
-// (shared/reference/companion-app-protocol.md), so Pigeon can be tried end to end without a phone
+// (docs/phone.md; the app's source is capcom6/android-sms-gateway), so Pigeon can be tried end to end without a phone
 // and our tests can drive the real binary the way a paired phone would.
 // Where the app's behaviour is observable on the wire (paths, bodies, headers, dates, retries,
 // webhook signing) this copies it; everything a handset would do with a radio is simulated.

@@ -1,6 +1,6 @@
 // A local stand-in for the chat-app platform (the WhatsApp Business Cloud API on Meta's Graph API),
 // run in-process by tests. It speaks the wire format written down in
-// /work/shared/reference/chatapp-cloud-api.md: send bodies are checked against Meta's own OpenAPI
+// Meta's documentation of the Cloud API: send bodies are checked against Meta's own OpenAPI
 // description, refusals come in Graph's error shapes with the platform's codes and HTTP statuses, and
 // webhooks are signed the way Meta signs them. The adapter under test therefore meets the same bytes
 // here that it will meet in production, including the awkward ones (async failures, out-of-order

@@ -1,4 +1,4 @@
-// The chat-app platform's error codes (shared/reference/chatapp-cloud-api.md, section 2) and what
+// The chat-app platform's error codes (the Cloud API's published error code list) and what
 // each means for us: try again later, slow down, give up on this message, or block the number
 // (an account, token or business-account problem that every later send would hit too).
 export type PlatformErrorClass = "retry" | "throttle" | "permanent" | "block";

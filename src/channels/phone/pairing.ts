@@ -1,4 +1,4 @@
-// Pairing a phone with a workspace (shared/reference/companion-app-protocol.md): registration with
+// Pairing a phone with a workspace (docs/phone.md): registration with
 // the pairing token, the app login (Basic) or a one-time code, the login's password, and the
 // header checks made before a registration's body is read.
 import type { Database } from "bun:sqlite";

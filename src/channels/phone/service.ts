@@ -1,4 +1,5 @@
-// The companion app's side of Pigeon (shared/reference/companion-app-protocol.md), put together:
+// The companion app's side of Pigeon (the SMS Gateway for Android app's protocol: docs/phone.md,
+// and the app's own source, capcom6/android-sms-gateway), put together:
 // pairing (pairing.ts) and the phone's webhooks (phone-webhooks.ts) beside what is here: handing
 // phones their messages within their pacing, taking their state reports, their settings, and
 // keeping their presence fresh.
