@@ -87,7 +87,7 @@ export function needsApiKey(path: string): boolean {
   return path.startsWith("/v1/") && !PUBLIC_V1.some((p) => path.startsWith(p));
 }
 
-const isMobile = (path: string) => path.startsWith("/mobile/");
+const isPhonePath = (path: string) => path.startsWith("/mobile/");
 
 export interface FoundationDeps {
   config: Config;
@@ -160,7 +160,7 @@ export function requestPipeline(deps: FoundationDeps) {
       return shown;
     }
     const body =
-      isMobile(path) || deps.plainErrors?.(path)
+      isPhonePath(path) || deps.plainErrors?.(path)
         ? { message, code: status, data: { error_code: code, ...data } }
         : envelopeOf(status, message, { error_code: code, ...data });
     return new Response(JSON.stringify(body), {

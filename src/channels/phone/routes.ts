@@ -57,12 +57,12 @@ const OrderQuery = t.Object({ order: t.Optional(t.String()) });
 
 const PasswordBody = t.Object({ currentPassword: t.String(), newPassword: t.String() });
 
-const MobileError = t.Object({
+const PhoneErrorSchema = t.Object({
   message: t.String(),
   code: t.Integer(),
   data: t.Object({ error_code: t.String() }, { additionalProperties: true }),
 });
-const MobileMessage = t.Object({
+const PhoneMessageSchema = t.Object({
   id: t.String(),
   message: t.String(),
   textMessage: t.Object({ text: t.String() }),
@@ -101,7 +101,7 @@ function responses(status: number, description: string, schema?: object, errors:
   for (const e of errors)
     out[e] = {
       description: e === 401 ? "Unknown or missing credentials (the app re-registers on 401 from PATCH /device)" : `Error ${e}`,
-      content: { "application/json": { schema: MobileError } },
+      content: { "application/json": { schema: PhoneErrorSchema } },
     };
   return out;
 }
@@ -202,7 +202,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         detail: detail(
           "Messages for the phone",
           "Due pending messages (at most 100, within the phone's per-minute pacing), and `Cancelling` items for app versions ≥ 1.67.0. Reading changes no state.",
-          responses(200, "The phone's work", t.Array(MobileMessage)),
+          responses(200, "The phone's work", t.Array(PhoneMessageSchema)),
         ),
       })
       // The official server also answers on /messages; some app builds call it.
