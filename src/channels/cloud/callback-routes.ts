@@ -7,7 +7,7 @@ import { AppError } from "../../http/errors";
 import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
 import type { ChannelRouteContext } from "../types";
-import type { CloudService } from "./index";
+import type { CloudService } from "./service";
 import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
 import { cloudConfigOf } from "./config";
 import { applyReport } from "../../modules/notifications/reports";

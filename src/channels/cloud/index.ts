@@ -1,20 +1,10 @@
 // The cloud-number channel as one Channel: devices of kind `cloud`, sending SMS through a
 // Twilio-compatible provider, charged per segment, with delivery reported on a status callback.
-import type { DeviceRow } from "../../modules/devices/repository";
-import type { NotificationRecord } from "../../modules/notifications/state";
 import type { ChannelAdapter, Channel } from "../types";
+import type { CloudService } from "./service";
 import { createCloudAdapter } from "./adapter";
 import { cloudCallbackPath, cloudCallbackRoutes } from "./callback-routes";
 import { CloudConfigInput, cloudConfigFromInput } from "./config";
-
-/** The cloud channel's service: its adapter, and what its status callback looks up. */
-export interface CloudService {
-  adapter: ChannelAdapter;
-  /** A cloud number by id, even deleted (a late callback still names it). */
-  deviceOf(id: number): DeviceRow | null;
-  /** The notification a provider message id belongs to on that number. */
-  notificationOf(providerId: string, deviceId: number): NotificationRecord | null;
-}
 
 export const cloud: Channel<"cloud", CloudService> = {
   name: "cloud",
