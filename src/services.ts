@@ -10,38 +10,24 @@ import { createGroupCommit } from "./db/group-commit";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
-import { createContactRepository } from "./modules/contacts/repository";
-import { createContactService } from "./modules/contacts/service";
 import { createCreditService } from "./modules/credits/service";
-import { createDeviceRepository } from "./modules/devices/repository";
-import { createDeviceService } from "./modules/devices/service";
-import { createNotificationRepository } from "./modules/notifications/repository";
-import { createExpiry } from "./modules/notifications/expiry";
-import { createNotificationService } from "./modules/notifications/service";
 import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
 import { createEventService } from "./modules/events/service";
 import { createWebhookService } from "./modules/webhooks/service";
-import { createThreadService } from "./modules/threads/service";
-import { createNotificationState } from "./modules/notifications/state";
 import { createSendingService } from "./modules/sending/service";
-import { createTemplateRepository } from "./modules/templates/repository";
-import { createTemplateService } from "./modules/templates/service";
-import { createThreadRepository } from "./modules/threads/repository";
-import { createUserRepository } from "./modules/users/repository";
-import { createUserService } from "./modules/users/service";
-import { createUsageRepository } from "./modules/usage/repository";
 import { createDispatcher } from "./worker/dispatcher";
 import { createSystemService } from "./modules/system/service";
+import { createContactsModule } from "./modules/contacts";
+import { createDevicesModule } from "./modules/devices";
+import { createNotificationsModule } from "./modules/notifications";
+import { createSafetyModule } from "./modules/safety";
+import { createSmsGateModule } from "./modules/smsgate";
+import { createTemplatesModule } from "./modules/templates";
+import { createThreadsModule } from "./modules/threads";
+import { createUsersModule } from "./modules/users";
 import { dirname, join } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox, KEY_FILE } from "./lib/secrets";
-import { createSmsGateAuth } from "./modules/smsgate/auth";
-import { createSmsGateRepository } from "./modules/smsgate/repository";
-import { createSmsGateService } from "./modules/smsgate/service";
-import { createSmsGateSettings } from "./modules/smsgate/settings";
-import { createSmsGateWebhooks } from "./modules/smsgate/webhooks";
-import { createSafetyRepository } from "./modules/safety/repository";
-import { createSafetyService } from "./modules/safety/service";
 import { createKeywordHook } from "./modules/safety/keywords";
 
 /**
@@ -85,50 +71,43 @@ export function createServices(deps: Deps) {
   const secrets = createSecretBox(config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), KEY_FILE));
   sealLegacySecrets(sqlite, secrets);
 
-  const usage = createUsageRepository(db);
-  const deviceRepo = createDeviceRepository(db, secrets);
-  const templateRepo = createTemplateRepository(db);
+  const offlineAfterMs = config.offlineAfterSeconds * 1000;
   const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
-  const notificationRepo = createNotificationRepository(sqlite, dispatchedRoutes);
   const credits = createCreditService(sqlite, clock);
-  const state = createNotificationState(sqlite, clock, credits);
+  const notificationsModule = createNotificationsModule({ db, clock, credits, dispatchedRoutes, offlineAfterMs });
+  const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
+  const templatesModule = createTemplatesModule({ db, clock });
+  const templateRepo = templatesModule.repository;
   const system = createSystemService({ db, clock, dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath) });
   const { storage } = system;
   // Accepted sends and their idempotent replies are written in one shared transaction.
   const commits = createGroupCommit(sqlite, log, () => storage.markWritten());
   const idempotency = createIdempotencyStore(sqlite, clock, commits);
-  const threads = createThreadRepository(sqlite);
+  const threadsModule = createThreadsModule({ sqlite, clock });
+  const threads = threadsModule.repository;
 
   // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.
   const runtimes = new Map<DeviceKind, ChannelRuntime>();
   const runtimeOf = (kind: DeviceKind) => runtimes.get(kind);
 
-  const devices = createDeviceService(
-    deviceRepo,
-    usage,
+  const devicesModule = createDevicesModule({
+    db,
+    secrets,
     clock,
-    {
+    usage,
+    hooks: {
       settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
       beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
     },
-    { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs: config.offlineAfterSeconds * 1000 },
-  );
+    options: { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs },
+  });
+  const { repository: deviceRepo, service: devices } = devicesModule;
 
-  const notifications = createNotificationService(sqlite, notificationRepo, state);
   const events = createEventService(sqlite, clock);
   const accounts = createAccountsService(db, clock, secrets);
-  const contactRepo = createContactRepository(db);
-  const safety = createSafetyService({
-    sqlite,
-    clock,
-    repo: createSafetyRepository(sqlite, dispatchedRoutes),
-    state,
-    events,
-    contactOf: (workspaceId, phone) => {
-      const row = contactRepo.byPhone(workspaceId, phone);
-      return row ? { id: row.id, timezone: row.timezone } : null;
-    },
-  });
+  // Contacts show who opted out; safe sending reads a contact's time zone: each asks the other.
+  const contacts = createContactsModule({ db, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
+  const safety = createSafetyModule({ sqlite, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
   const sending = createSendingService({
     sqlite,
     clock,
@@ -141,7 +120,7 @@ export function createServices(deps: Deps) {
     commits,
     threads,
     channels,
-    offlineAfterMs: config.offlineAfterSeconds * 1000,
+    offlineAfterMs,
     safety,
     callerFor: (workspaceId) => accounts.callerFor(workspaceId),
   });
@@ -224,7 +203,6 @@ export function createServices(deps: Deps) {
   }
 
   const { authenticate } = accounts;
-  const smsgateRepo = createSmsGateRepository(sqlite);
   const services = {
     ...deps,
     log,
@@ -232,27 +210,25 @@ export function createServices(deps: Deps) {
     storage,
     secrets,
     accounts,
-    users: createUserService({ repo: createUserRepository(sqlite), clock, accounts }),
+    users: createUsersModule({ sqlite, clock, accounts }),
     authenticate,
-    /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
-    smsgateAuth: createSmsGateAuth({ clock, secrets, authenticate, accounts, repo: smsgateRepo }),
     rateLimiter: createRateLimiter(clock),
     idempotency,
     /** Group commit: sends are accepted under it (their durable write shares an fsync). */
     commits,
     devices,
-    contacts: createContactService(contactRepo, clock, (workspaceId, phone) => safety.status(workspaceId, phone)),
+    contacts: contacts.service,
     safety,
-    templates: createTemplateService(templateRepo, clock),
+    templates: templatesModule.service,
     credits,
     state,
     notifications,
-    expiry: createExpiry({ clock, notifications: notificationRepo, state, offlineAfterMs: config.offlineAfterSeconds * 1000 }),
+    expiry: notificationsModule.expiry,
     threads,
     sending,
     events,
     webhooks,
-    threadsView: createThreadService(threads, clock),
+    threadsView: threadsModule.view,
     ...(channelServices as ChannelServices),
     /** What every channel is built from: the shared repositories and rules (ChannelCore). */
     channelCore: core,
@@ -280,14 +256,19 @@ export function createServices(deps: Deps) {
       log,
     }),
   };
-  const smsgate = createSmsGateService(
-    { ...services, requestInboxExport: (device, since, until) => services.phone.requestInboxExport(device, since, until) },
-    smsgateRepo,
-  );
-  const smsgateWebhooks = createSmsGateWebhooks({ clock, secrets, webhooks, repo: smsgateRepo, devices });
-  const phoneKinds = new Set<string>(channels.filter((c) => c.needsPresence).map((c) => c.kind));
-  const smsgateSettings = createSmsGateSettings({ devices, isPhone: (d) => phoneKinds.has(d.kind), webhooks: smsgateWebhooks });
-  return { ...services, smsgate, smsgateWebhooks, smsgateSettings };
+  const smsgate = createSmsGateModule({
+    ...services,
+    sqlite,
+    requestInboxExport: (device, since, until) => services.phone.requestInboxExport(device, since, until),
+  });
+  return {
+    ...services,
+    smsgate: smsgate.service,
+    /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
+    smsgateAuth: smsgate.auth,
+    smsgateWebhooks: smsgate.webhooks,
+    smsgateSettings: smsgate.settings,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

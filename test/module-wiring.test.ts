@@ -24,6 +24,11 @@ describe("modules wire themselves", () => {
     expect(notOnce).toEqual([]);
   });
 
+  test("the composition root composes modules: it builds no repository itself", () => {
+    const root = files.find(({ file }) => file === "services.ts")!;
+    expect(root.text.match(/create\w+Repository\(/g) ?? []).toEqual([]);
+  });
+
   test("no route builds a repository or reaches the database handle", () => {
     const offending = files
       .filter(({ file }) => isRoutes(file))

@@ -1,6 +1,6 @@
 // The cloud-number channel as one Channel: devices of kind `cloud`, sending SMS through a
 // Twilio-compatible provider, charged per segment, with delivery reported on a status callback.
-import type { ChannelAdapter, Channel } from "../types";
+import type { Channel } from "../types";
 import type { CloudService } from "./service";
 import { createCloudAdapter } from "./adapter";
 import { cloudCallbackPath, cloudCallbackRoutes } from "./callback-routes";

@@ -1,0 +1,32 @@
+// The notifications module: its repository (shared with the sending path, the channels and the
+// worker), the month's SMS count the plans check (usage), the state machine every report goes
+// through, the service behind the notification routes and the expiry task, built here once.
+import type { DeviceKind } from "../../channels/kinds";
+import type { Clock } from "../../clock";
+import type { Db } from "../../db/client";
+import type { CreditService } from "../credits/service";
+import { createUsageRepository } from "../usage/repository";
+import { createExpiry } from "./expiry";
+import { createNotificationRepository } from "./repository";
+import { createNotificationService } from "./service";
+import { createNotificationState } from "./state";
+
+export function createNotificationsModule(deps: {
+  db: Db;
+  clock: Clock;
+  credits: CreditService;
+  /** The routes the worker dispatches (the rest are fetched by their devices). */
+  dispatchedRoutes: DeviceKind[];
+  offlineAfterMs: number;
+}) {
+  const { db, clock } = deps;
+  const repository = createNotificationRepository(db.$client, deps.dispatchedRoutes);
+  const state = createNotificationState(db.$client, clock, deps.credits);
+  return {
+    repository,
+    usage: createUsageRepository(db),
+    state,
+    service: createNotificationService(db.$client, repository, state),
+    expiry: createExpiry({ clock, notifications: repository, state, offlineAfterMs: deps.offlineAfterMs }),
+  };
+}
