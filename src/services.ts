@@ -7,6 +7,7 @@ import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
 import { createGroupCommit } from "./db/group-commit";
+import { createSqliteStorage } from "./db/sqlite-storage";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
@@ -81,7 +82,9 @@ export function createServices(deps: Deps) {
   const system = createSystemService({ db, clock, dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath) });
   const { storage } = system;
   // Accepted sends and their idempotent replies are written in one shared transaction.
-  const commits = createGroupCommit(sqlite, log, () => storage.markWritten());
+  /** The unit of work every module writes through (one storage, built here). */
+  const unitOfWork = createSqliteStorage(sqlite, { onCommit: () => storage.markWritten(), log });
+  const commits = createGroupCommit(unitOfWork);
   const idempotency = createIdempotencyStore(sqlite, clock, commits);
   const threadsModule = createThreadsModule({ sqlite, clock });
   const threads = threadsModule.repository;

@@ -3,6 +3,7 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { createGroupCommit } from "../src/db/group-commit";
+import { createSqliteStorage } from "../src/db/sqlite-storage";
 
 function fresh() {
   const sqlite = new Database(":memory:");
@@ -12,7 +13,7 @@ function fresh() {
       .query<{ v: string }, []>("SELECT v FROM t ORDER BY rowid")
       .all()
       .map((r) => r.v);
-  return { sqlite, rows, commits: createGroupCommit(sqlite) };
+  return { sqlite, rows, commits: createGroupCommit(createSqliteStorage(sqlite)) };
 }
 
 test("jobs of one turn commit together; a failing job is rolled back alone and its after-commit step never runs", async () => {

@@ -1,0 +1,208 @@
+// The storage seam on SQLite (bun:sqlite, one connection, WAL). bun:sqlite is synchronous and its
+// own `transaction(fn)` commits at the first `await` inside an async fn, so units of work are kept
+// here instead: the current unit travels with the async call chain (AsyncLocalStorage), the
+// connection's one writer is taken by a first-in-first-out queue, and the units that ask for it in
+// the same turn of the event loop share one transaction, each in its own savepoint (the group
+// commit: many units, one fsync). Every unit is committed before its promise resolves, so an
+// acknowledged write is on disk. A read outside any unit waits for a batch in progress, so it
+// never sees a unit's writes before they commit.
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Database, Statement } from "bun:sqlite";
+import type { RunResult, SqlParam, Storage } from "./storage";
+
+/** One unit of work in progress: its savepoint depth and what waits for its commit. */
+interface Unit {
+  depth: number;
+  afterCommit: (() => void)[];
+  /** Set once the unit has ended: work it scheduled and that runs later is no longer inside it. */
+  ended: boolean;
+}
+
+interface Queued {
+  fn: () => unknown;
+  /** A synchronous body (the code not yet moved to async repositories): run without yielding. */
+  sync: boolean;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  unit: Unit;
+  outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
+}
+
+export interface SqliteStorageOptions {
+  /** After each batch that committed (the disk took it). */
+  onCommit?: () => void;
+  /** Where an after-commit step that throws is reported. */
+  log?: (message: string, error?: unknown) => void;
+}
+
+/**
+ * Whether a statement only reads (this Bun does not expose sqlite3_stmt_readonly): a SELECT, or a
+ * WITH that feeds a SELECT, writing nothing.
+ */
+export function readsOnly(sql: string): boolean {
+  return /^\s*(SELECT|WITH)\b/i.test(sql) && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql);
+}
+
+/** The SQLite storage, and a synchronous form of a unit for the code still on the synchronous repositories. */
+export interface SqliteStorage extends Storage {
+  /**
+   * A unit of work whose body is synchronous, batched with the others: what the group commit of
+   * the send path was, kept while code moves to the async repositories.
+   */
+  submitSync<T>(job: () => T): Promise<T>;
+}
+
+export function createSqliteStorage(sqlite: Database, options: SqliteStorageOptions = {}): SqliteStorage {
+  const current = new AsyncLocalStorage<Unit>();
+  const statements = new Map<string, { statement: Statement; reads: boolean }>();
+  const queue: Queued[] = [];
+  let scheduled = false;
+  /** The batch being run, while one is. */
+  let running: Promise<void> | null = null;
+
+  function prepare(sql: string) {
+    let prepared = statements.get(sql);
+    if (!prepared) {
+      prepared = { statement: sqlite.prepare(sql), reads: readsOnly(sql) };
+      statements.set(sql, prepared);
+    }
+    return prepared;
+  }
+
+  /** The unit of work the caller is in, if it is still open. */
+  function unitOf(): Unit | null {
+    const unit = current.getStore();
+    return unit && !unit.ended ? unit : null;
+  }
+
+  function schedule(): void {
+    if (scheduled || running) return;
+    scheduled = true;
+    // The next turn: every unit asked for in this one joins the batch.
+    setImmediate(() => {
+      scheduled = false;
+      running = runBatch().finally(() => {
+        running = null;
+        if (queue.length > 0) schedule();
+      });
+    });
+  }
+
+  async function runBatch(): Promise<void> {
+    const batch = queue.splice(0);
+    try {
+      sqlite.run("BEGIN IMMEDIATE");
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+      return;
+    }
+    for (const entry of batch) {
+      sqlite.run("SAVEPOINT unit");
+      try {
+        // A synchronous body runs without yielding, so nothing else runs inside the open transaction.
+        const value = entry.sync ? current.run(entry.unit, entry.fn) : await current.run(entry.unit, entry.fn);
+        sqlite.run("RELEASE unit");
+        entry.outcome = { ok: true, value };
+      } catch (error) {
+        sqlite.run("ROLLBACK TO unit");
+        sqlite.run("RELEASE unit");
+        entry.outcome = { ok: false, error };
+      } finally {
+        entry.unit.ended = true;
+      }
+    }
+    try {
+      sqlite.run("COMMIT");
+    } catch (error) {
+      try {
+        sqlite.run("ROLLBACK");
+      } catch {
+        // SQLite may have rolled back already (a full disk does)
+      }
+      for (const entry of batch) entry.reject(error);
+      return;
+    }
+    options.onCommit?.();
+    for (const entry of batch) {
+      const outcome = entry.outcome!;
+      if (outcome.ok) entry.resolve(outcome.value);
+      else entry.reject(outcome.error);
+    }
+    // What follows a commit (waking a phone) must not undo the answers above.
+    for (const entry of batch) {
+      if (!entry.outcome!.ok) continue;
+      for (const callback of entry.unit.afterCommit) {
+        try {
+          callback();
+        } catch (error) {
+          options.log?.("an after-commit step failed", error);
+        }
+      }
+    }
+  }
+
+  async function nested<T>(unit: Unit, fn: () => Promise<T>): Promise<T> {
+    const name = `nested${++unit.depth}`;
+    const hooks = unit.afterCommit.length;
+    sqlite.run(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn();
+      sqlite.run(`RELEASE ${name}`);
+      return value;
+    } catch (error) {
+      sqlite.run(`ROLLBACK TO ${name}`);
+      sqlite.run(`RELEASE ${name}`);
+      // What the undone savepoint asked to follow the commit does not happen.
+      unit.afterCommit.length = hooks;
+      throw error;
+    } finally {
+      unit.depth--;
+    }
+  }
+
+  function enqueue<T>(fn: () => unknown, sync: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ fn, sync, resolve: resolve as (value: unknown) => void, reject, unit: { depth: 0, afterCommit: [], ended: false } });
+      schedule();
+    });
+  }
+
+  function transaction<T>(fn: () => Promise<T>): Promise<T> {
+    const unit = unitOf();
+    if (unit) return nested(unit, fn);
+    return enqueue(fn, false);
+  }
+
+  /**
+   * Runs a statement: at once inside a unit of work; outside one, a read once no batch is in
+   * progress and a write as a unit of work of its own.
+   */
+  async function execute<R>(sql: string, use: (statement: Statement) => R): Promise<R> {
+    const { statement, reads } = prepare(sql);
+    if (unitOf()) return use(statement);
+    if (!reads) return transaction(async () => use(statement));
+    while (running) await running;
+    return use(statement);
+  }
+
+  return {
+    dialect: "sqlite",
+    all: <T>(sql: string, params: readonly SqlParam[] = []) => execute(sql, (s) => s.all(...(params as SqlParam[])) as T[]),
+    get: <T>(sql: string, params: readonly SqlParam[] = []) => execute(sql, (s) => (s.get(...(params as SqlParam[])) as T | null) ?? null),
+    run: (sql: string, params: readonly SqlParam[] = []) =>
+      execute(sql, (s): RunResult => {
+        const result = s.run(...(params as SqlParam[]));
+        return { changes: result.changes, lastInsertRowid: Number(result.lastInsertRowid) };
+      }),
+    transaction,
+    submitSync: <T>(job: () => T) => enqueue<T>(job, true),
+    afterCommit(callback: () => void) {
+      const unit = unitOf();
+      if (unit) unit.afterCommit.push(callback);
+      else callback();
+    },
+    get inTransaction() {
+      return unitOf() !== null;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+// The storage seam: what the domain asks of a database, whichever one it is. Repositories run
+// their SQL through an Executor (`all`, `get`, `run`, each a promise); everything that must happen
+// together runs as one unit of work (`transaction`), which nests as savepoints and can ask for
+// steps to follow its commit (`afterCommit`). The SQLite implementation is src/db/sqlite-storage.ts.
+
+export type Dialect = "sqlite" | "postgres";
+
+/** A value bound to a `?` placeholder. */
+export type SqlParam = string | number | bigint | boolean | null | Uint8Array;
+
+export interface RunResult {
+  /** Rows the statement inserted, changed or deleted. */
+  changes: number;
+  lastInsertRowid: number;
+}
+
+/** Runs one statement with its parameters, in the current unit of work if there is one. */
+export interface Executor {
+  readonly dialect: Dialect;
+  /** Every row the statement returns. */
+  all<T>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+  /** The first row the statement returns, or null. */
+  get<T>(sql: string, params?: readonly SqlParam[]): Promise<T | null>;
+  /** A statement run for its effect. */
+  run(sql: string, params?: readonly SqlParam[]): Promise<RunResult>;
+}
+
+export interface Storage extends Executor {
+  /**
+   * Runs `fn` as one unit of work: everything it writes commits together once it resolves, or
+   * none of it when it throws (the error is rethrown). Called inside another unit of work it is a
+   * savepoint of that one: its writes are undone alone when it throws, and commit with the outer
+   * unit otherwise. Other tasks never see a unit's writes before it commits. Its body should not
+   * wait on the network: a unit holds the database's writer while it runs.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Inside a unit of work: runs `callback` once the unit has committed, and never if it (or the
+   * savepoint that asked) is rolled back. Outside one there is nothing to wait for: it runs now.
+   */
+  afterCommit(callback: () => void): void;
+  /** Whether the caller runs inside a unit of work. */
+  readonly inTransaction: boolean;
+}
