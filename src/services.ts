@@ -213,7 +213,7 @@ export function createServices(deps: Deps) {
     storage,
     secrets,
     accounts,
-    users: createUsersModule({ sqlite, clock, accounts }),
+    users: createUsersModule({ storage: unitOfWork, clock, accounts }),
     authenticate,
     rateLimiter: createRateLimiter(clock),
     idempotency,

@@ -111,12 +111,12 @@ describe("dashboard sign-in", () => {
   test("the setup link makes the owner once, and not after 24 hours", async () => {
     const ctx = createTestContext();
     const owner = ctx.services.accounts.requireOwner().id;
-    const token = ctx.services.users.issueSetupToken(owner)!;
+    const token = (await ctx.services.users.issueSetupToken(owner))!;
     ctx.clock.advance(24 * 3_600_000 + 1);
     expect((await get(ctx, `/dashboard/setup?token=${token}`)).status).toBe(410);
-    const fresh = ctx.services.users.issueSetupToken(owner)!;
+    const fresh = (await ctx.services.users.issueSetupToken(owner))!;
     // The earlier link stopped working when a new one was issued.
-    expect(ctx.services.users.setupValid(token)).toBe(false);
+    expect(await ctx.services.users.setupValid(token)).toBe(false);
     const form = await get(ctx, `/dashboard/setup?token=${fresh}`);
     expect(form.status).toBe(200);
     const pre = cookieValue(form, "pigeon_presession")!;
@@ -127,10 +127,10 @@ describe("dashboard sign-in", () => {
       `pigeon_presession=${pre}`,
     );
     expect(made.status).toBe(303);
-    expect(ctx.services.users.listUsers()).toMatchObject([{ email: EMAIL, role: "owner" }]);
+    expect(await ctx.services.users.listUsers()).toMatchObject([{ email: EMAIL, role: "owner" }]);
     expect((await get(ctx, `/dashboard/setup?token=${fresh}`)).status).toBe(410);
     // And no new link while the account has a user.
-    expect(ctx.services.users.issueSetupToken(owner)).toBeNull();
+    expect(await ctx.services.users.issueSetupToken(owner)).toBeNull();
   });
 
   test("another workspace's key cannot be rotated or disabled from this session", async () => {

@@ -147,7 +147,7 @@ describe("the minute is sliding", () => {
 describe("failed authentications are throttled per client address", () => {
   let stopServer: (() => unknown) | null = null;
   afterEach(() => {
-    stopServer?.();
+    void stopServer?.();
     stopServer = null;
   });
 

@@ -196,7 +196,7 @@ async function usersCmd(rt: Runtime, sub: string | undefined, values: Values) {
       return;
     }
     case "list": {
-      const rows = users.listUsers(values.account ? int(values.account, "--account") : undefined);
+      const rows = await users.listUsers(values.account ? int(values.account, "--account") : undefined);
       print(values, rows, table(rows as unknown as Record<string, unknown>[]));
       return;
     }

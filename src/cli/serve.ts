@@ -108,7 +108,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   process.on("SIGINT", () => void stop("SIGINT"));
   // Until the owner account has a dashboard user, each start prints a fresh one-time setup link
   // (earlier ones stop working); `pigeon users create` does the same from the shell.
-  const setupToken = services.users.issueSetupToken(services.accounts.requireOwner().id);
+  const setupToken = await services.users.issueSetupToken(services.accounts.requireOwner().id);
   if (setupToken) {
     const base = (config.publicUrl ?? listenUrl(scheme, config.host, server.port!)).replace(/\/+$/, "");
     console.log(`Finish setting up the dashboard (link valid 24 hours, usable once): ${base}/dashboard/setup?token=${setupToken}`);

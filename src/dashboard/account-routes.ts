@@ -15,8 +15,8 @@ import { formOf, HIDDEN, redirect } from "./web";
 export type DashboardAccountRoutesDeps = Pick<Services, "accounts" | "sending" | "users">;
 
 export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) {
-  function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
-    const accountId = who.session.account_id;
+  async function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
+    const accountId = who.session.accountId;
     const account = s.accounts.getAccount(accountId);
     const plan = s.accounts.listPlans().find((p) => p.id === account.planId);
     if (!plan) throw new AppError("not_found", `plan ${account.planId} not found`);
@@ -25,9 +25,9 @@ export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) 
       plan,
       smsUsed: s.sending.smsUsedThisMonth(accountId),
       workspaces: s.accounts.listWorkspaces(accountId),
-      currentWorkspace: who.session.workspace_id,
-      members: s.users.listUsers(accountId),
-      me: who.session.user_id,
+      currentWorkspace: who.session.workspaceId,
+      members: await s.users.listUsers(accountId),
+      me: who.session.userId,
       owner: who.session.role === "owner",
       csrf: who.viewer.csrf,
       passwordMin: PASSWORD_MIN,
@@ -63,7 +63,7 @@ export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) 
           const user = await s.users.createUser({
             email: form.email,
             password: f.password ?? "",
-            accountId: who.session.account_id,
+            accountId: who.session.accountId,
             role: form.role,
           });
           kit.flash(who, {

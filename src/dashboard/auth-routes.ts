@@ -54,8 +54,8 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/sign-in",
-      ({ request }) => {
-        if (kit.signed(request)) return redirect("/dashboard");
+      async ({ request }) => {
+        if (await kit.signed(request)) return redirect("/dashboard");
         const pre = presession(request);
         const done = new URL(request.url).searchParams.get("signed-out") !== null;
         return page(signInPage({ csrf: pre.value, notice: done ? "You are signed out." : null }), 200, pre.header);
@@ -76,15 +76,15 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
           return again(`Too many sign-in attempts. Wait ${wait} seconds, then try again.`, 429, { "retry-after": String(wait) });
         const user = await users.verify(email, form.password ?? "");
         if (!user) return again("Wrong email or password.", 401);
-        return signedIn(request, users.startSession(user, request.headers.get("user-agent")));
+        return signedIn(request, await users.startSession(user, request.headers.get("user-agent")));
       },
       { auth: "public", ...HIDDEN },
     )
     .get(
       "/dashboard/setup",
-      ({ request }) => {
+      async ({ request }) => {
         const token = new URL(request.url).searchParams.get("token") ?? "";
-        if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
+        if (!(await users.setupValid(token))) return page(setupInvalidPage(), 410);
         const pre = presession(request);
         return page(setupPage({ csrf: pre.value, token }), 200, pre.header);
       },
@@ -96,14 +96,14 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
         const form = formOf(body);
         const pre = presession(request);
         const token = form.token ?? "";
-        if (!users.setupValid(token)) return page(setupInvalidPage(), 410);
+        if (!(await users.setupValid(token))) return page(setupInvalidPage(), 410);
         const again = (error: string, status = 400) =>
           page(setupPage({ csrf: pre.value, token, email: form.email, error }), status, pre.header);
         if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
         if ((form.password ?? "") !== (form.confirm ?? "")) return again("The two passwords differ.");
         try {
           const user = await users.completeSetup(token, form.email ?? "", form.password ?? "");
-          return signedIn(request, users.startSession(user, request.headers.get("user-agent")));
+          return signedIn(request, await users.startSession(user, request.headers.get("user-agent")));
         } catch (error) {
           if (error instanceof AppError) return again(error.message, error.status);
           throw error;
@@ -113,8 +113,8 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
     )
     .post(
       "/dashboard/sign-out",
-      kit.withSession(({ request }, who) => {
-        users.endSession(who.token);
+      kit.withSession(async ({ request }, who) => {
+        await users.endSession(who.token);
         return redirect("/dashboard/sign-in?signed-out", { "set-cookie": clearCookie(SESSION_COOKIE, isSecure(request, tls)) });
       }),
       { auth: "session", ...HIDDEN },

@@ -61,7 +61,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
   }
 
   function upload(who: Signed, form: BulkUploadForm, status = 200, error: string | null = null) {
-    const ws = who.session.workspace_id;
+    const ws = who.session.workspaceId;
     const templates = s.templates.records(ws, { offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
     const devices = [...devicesFor(ws, "sms"), ...devicesFor(ws, "chatapp")];
     return kit.shell(
@@ -114,7 +114,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
 
   /** Every row through the send path's checks; nothing is written. */
   function prepareAll(who: Signed, draft: Draft, mapping: Record<string, string>) {
-    const caller = s.accounts.callerFor(who.session.workspace_id);
+    const caller = s.accounts.callerFor(who.session.workspaceId);
     return draft.rows.map(({ line, cells }) => {
       const input = inputOf(draft, mapping, cells);
       try {
@@ -173,7 +173,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
         }
         if (table.length < 2) return again("The file needs a header row and at least one row of data.");
         if (table.length - 1 > MAX_ROWS) return again(`The file has ${table.length - 1} rows; at most ${MAX_ROWS} at a time.`);
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         let template: TemplateRow | null = null;
         if (form.template) {
           const t = s.templates.find(ws, Number(form.template)) ?? s.templates.findAny(Number(form.template));
@@ -266,7 +266,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
         // Taken once: a second click, or a reload, finds nothing to send.
         drafts.delete(f.draft!);
         const mapping = mappingOf(draft, f);
-        const caller = s.accounts.callerFor(who.session.workspace_id);
+        const caller = s.accounts.callerFor(who.session.workspaceId);
         const failed: PreviewRow[] = [];
         let accepted = 0;
         let requests = 0;

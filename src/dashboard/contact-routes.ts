@@ -168,7 +168,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/contacts",
       kit.withSession(({ request }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const url = new URL(request.url);
         const query = (url.searchParams.get("q") ?? "").trim();
         const requested = Number(url.searchParams.get("page") ?? "1");
@@ -202,7 +202,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
       kit.withSession(({ body }, who) => {
         const form = contactFormOf(body);
         const failed = attempt(who, undefined, form, () => {
-          s.contacts.create(who.session.workspace_id, {
+          s.contacts.create(who.session.workspaceId, {
             name: form.name,
             phone: form.phone,
             ...(form.email ? { email: form.email } : {}),
@@ -219,7 +219,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/contacts/export.csv",
       kit.withSession((_ctx, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         let page = 1;
         const day = new Date(s.clock.now()).toISOString().slice(0, 10);
         return csvDownload(`contacts-${day}.csv`, COLUMNS, EXPORT_CHUNK, () =>
@@ -236,7 +236,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/contacts/import",
       kit.withSession(({ body }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const upload = uploadedCsv(body, "Choose a CSV file that has a header line and at least one contact.");
         if ("error" in upload) return importPage(who, 400, upload.error);
         const [header, ...rows] = upload.records;
@@ -285,7 +285,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/contacts/:id/edit",
       kit.withSession(({ params }, who) => {
-        const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
+        const c = s.contacts.present(s.contacts.require(who.session.workspaceId, Number(params?.id)));
         return formPage(who, c.contact_id, {
           name: c.name,
           phone: c.phone,
@@ -299,10 +299,10 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/contacts/:id",
       kit.withSession(({ params, body }, who) => {
-        const current = s.contacts.require(who.session.workspace_id, Number(params?.id));
+        const current = s.contacts.require(who.session.workspaceId, Number(params?.id));
         const form = contactFormOf(body);
         const failed = attempt(who, current.id, form, () => {
-          s.contacts.update(who.session.workspace_id, {
+          s.contacts.update(who.session.workspaceId, {
             contact_id: current.id,
             name: form.name,
             phone: form.phone,
@@ -320,7 +320,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/contacts/:id/delete",
       kit.withSession(({ params }, who) => {
-        const c = s.contacts.present(s.contacts.require(who.session.workspace_id, Number(params?.id)));
+        const c = s.contacts.present(s.contacts.require(who.session.workspaceId, Number(params?.id)));
         return kit.shell(who, "Delete a contact", "/dashboard/contacts", contactDeleteBody({ c, csrf: who.viewer.csrf }));
       }),
       { auth: "session", ...HIDDEN },
@@ -328,8 +328,8 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/contacts/:id/delete",
       kit.withSession(({ params }, who) => {
-        const c = s.contacts.require(who.session.workspace_id, Number(params?.id));
-        s.contacts.remove(who.session.workspace_id, c.id);
+        const c = s.contacts.require(who.session.workspaceId, Number(params?.id));
+        s.contacts.remove(who.session.workspaceId, c.id);
         kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
         return redirect("/dashboard/contacts");
       }),

@@ -21,7 +21,7 @@ export type DashboardCreditRoutesDeps = Pick<Services, "credits">;
 
 export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
   function creditsPage(who: Signed, askedPage: number, status = 200, form?: TopUpForm, errors?: { amount?: string; note?: string }) {
-    const ws = who.session.workspace_id;
+    const ws = who.session.workspaceId;
     const total = s.credits.ledger(ws, 1, 1).total;
     const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
     const page = Number.isInteger(askedPage) ? Math.min(Math.max(askedPage, 1), pages) : 1;
@@ -71,7 +71,7 @@ export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
         }
         if (form.note.length > 200) return creditsPage(who, 1, 400, form, { note: "Keep the note under 200 characters." });
         try {
-          const balance = s.credits.topUp(who.session.workspace_id, amount, form.note || null);
+          const balance = s.credits.topUp(who.session.workspaceId, amount, form.note || null);
           const moved = Math.abs(amount);
           kit.flash(who, {
             kind: "notice",

@@ -25,7 +25,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
   const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
 
   function own(who: Signed, raw: string | undefined) {
-    const row = s.devices.find(who.session.workspace_id, Number(raw));
+    const row = s.devices.find(who.session.workspaceId, Number(raw));
     if (!row) throw new AppError("not_found", `Device ${raw} not found`);
     return row;
   }
@@ -37,7 +37,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     form?: { name: string; limit: string; min: string; max: string },
     error?: string,
   ) {
-    const ws = who.session.workspace_id;
+    const ws = who.session.workspaceId;
     const d = s.devices.present(s.devices.require(ws, id));
     const body = deviceBody({ d, h: s.devices.health(ws, id), stats: s.devices.stats(ws, id), csrf: who.viewer.csrf, form, error });
     return kit.shell(who, d.name, "/dashboard/devices", body, status);
@@ -57,7 +57,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     .get(
       "/dashboard/devices",
       kit.withSession((_ctx, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const devices = s.devices.records(ws, true).map((row) => ({ d: s.devices.present(row), h: s.devices.health(ws, row.id) }));
         return kit.shell(who, "Devices", "/dashboard/devices", devicesBody({ devices }));
       }),
@@ -66,7 +66,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     .get(
       "/dashboard/devices/pair",
       kit.withSession(async ({ request, server }: Ctx, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const base = s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
         const info = await s.phone.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
         const known = Math.max(0, ...s.devices.records(ws, true).map((d) => d.id));
@@ -83,7 +83,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
       "/dashboard/devices/pair/status",
       kit.withSession(({ request }, who) => {
         const known = Number(new URL(request.url).searchParams.get("known") ?? "0");
-        const paired = Number.isSafeInteger(known) ? pairedSince(who.session.workspace_id, known) : null;
+        const paired = Number.isSafeInteger(known) ? pairedSince(who.session.workspaceId, known) : null;
         // 286 tells htmx to stop polling: the phone is here.
         return fragment(pairStatus(paired, known), paired ? 286 : 200);
       }),
@@ -108,7 +108,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
           kit.shell(who, "Connect a chat-app number", "/dashboard/devices", chatappBody({ csrf: who.viewer.csrf, error }), status);
         if (!token) return again("Paste the access token.");
         try {
-          const result = await s.chatapp.connect(who.session.workspace_id, {
+          const result = await s.chatapp.connect(who.session.workspaceId, {
             access_token: token,
             ...(form.business_account_id?.trim() ? { business_account_id: form.business_account_id.trim() } : {}),
           });
@@ -150,7 +150,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
             : [limit, min, max].find((v) => typeof v === "string");
         if (typeof problem === "string") return devicePage(who, row.id, 400, form, problem);
         try {
-          s.devices.update(who.session.workspace_id, {
+          s.devices.update(who.session.workspaceId, {
             device_id: row.id,
             name: form.name,
             send_limit_per_minute: limit as number,
@@ -170,7 +170,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
       kit.withSession(({ params, body }, who) => {
         const row = own(who, params?.id);
         const status = formOf(body).status === "active" ? "active" : "inactive";
-        s.devices.setStatus(who.session.workspace_id, [row.id], status);
+        s.devices.setStatus(who.session.workspaceId, [row.id], status);
         kit.flash(who, {
           kind: "notice",
           text: status === "active" ? "Activated: it takes messages again." : "Deactivated: it takes no new messages.",

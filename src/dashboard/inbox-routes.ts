@@ -29,7 +29,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     status = 200,
     reply: { template?: string; vars?: Record<string, string>; text?: string; error?: string } = {},
   ) {
-    const ws = who.session.workspace_id;
+    const ws = who.session.workspaceId;
     const conv = s.threadsView.messages(ws, id, 1, 50);
     const templates = approvedTemplates(ws, conv.thread.channel);
     const chosen = templates.find((t) => String(t.id) === reply.template) ?? null;
@@ -55,7 +55,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         const unreadOnly = q.get("unread") === "1";
         const requested = Number(q.get("page") ?? "1");
         const page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-        const list = s.threadsView.list(who.session.workspace_id, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
+        const list = s.threadsView.list(who.session.workspaceId, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(list.pagination.total / PAGE_SIZE));
         return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages }));
       }),
@@ -66,7 +66,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
       kit.withSession(({ params }, who) => {
         const id = Number(params?.id);
         // Reading it is what marks it read (404 for another workspace's thread).
-        s.threadsView.markRead(who.session.workspace_id, id);
+        s.threadsView.markRead(who.session.workspaceId, id);
         return conversation(who, id);
       }),
       { auth: "session", ...HIDDEN },
@@ -74,7 +74,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     .get(
       "/dashboard/inbox/:id/template",
       kit.withSession(({ params, request }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const thread = s.threadsView.messages(ws, Number(params?.id), 1, 1).thread;
         const chosen =
           approvedTemplates(ws, thread.channel).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ?? null;
@@ -85,7 +85,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     .post(
       "/dashboard/inbox/:id/reply",
       kit.withSession(async ({ params, body }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const id = Number(params?.id);
         const thread = s.threadsView.messages(ws, id, 1, 1).thread;
         const form = formOf(body);

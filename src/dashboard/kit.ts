@@ -37,14 +37,14 @@ export function createKit(s: KitDeps) {
   // The dashboard's own read queries, prepared once for every page group.
   const repo = createDashboardRepository(s.db.$client);
 
-  function signed(request: Request): Signed | null {
+  async function signed(request: Request): Promise<Signed | null> {
     const token = cookieOf(request, SESSION_COOKIE);
-    const session = token ? users.session(token) : null;
+    const session = token ? await users.session(token) : null;
     if (!token || !session) return null;
     const workspaces = accounts
-      .listWorkspaces(session.account_id)
-      .map((w) => ({ id: w.id, name: w.name, current: w.id === session.workspace_id }));
-    const current = workspaces.find((w) => w.current)?.name ?? accounts.getWorkspace(session.workspace_id).name;
+      .listWorkspaces(session.accountId)
+      .map((w) => ({ id: w.id, name: w.name, current: w.id === session.workspaceId }));
+    const current = workspaces.find((w) => w.current)?.name ?? accounts.getWorkspace(session.workspaceId).name;
     return {
       session,
       token,
@@ -59,7 +59,7 @@ export function createKit(s: KitDeps) {
     /** A page that needs a session: GETs without one go to sign-in; posts must carry the CSRF token. */
     withSession(handler: (ctx: Ctx, who: Signed) => Response | Promise<Response>) {
       return async (ctx: Ctx) => {
-        const who = signed(ctx.request);
+        const who = await signed(ctx.request);
         if (!who) return redirect("/dashboard/sign-in");
         if (ctx.request.method !== "GET" && !csrfMatches(ctx.request, formOf(ctx.body), who.viewer.csrf)) {
           return page(html`<p>This form has expired; go back, reload the page and try again.</p>`, 403);

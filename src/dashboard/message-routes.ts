@@ -72,7 +72,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/messages",
       kit.withSession(({ request }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const url = new URL(request.url);
         const { shown, filters, error } = parseFilters(url, ws);
         const requested = Number(url.searchParams.get("page") ?? "1");
@@ -102,7 +102,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/messages/export.csv",
       kit.withSession(({ request }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const { filters, error } = parseFilters(new URL(request.url), ws);
         if (error) throw new AppError("validation_error", error);
         // Messages created during the export would shift the pages under it: it stops at its start.
@@ -156,13 +156,13 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/live",
-      kit.withSession((_ctx, who) => live.open(who.session.workspace_id)),
+      kit.withSession((_ctx, who) => live.open(who.session.workspaceId)),
       { auth: "session", ...HIDDEN },
     )
     .get(
       "/dashboard/messages/:id",
       kit.withSession(({ params }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const n = s.notifications.find(ws, Number(params?.id));
         if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
         const device = n.device_id === null ? null : (s.devices.find(ws, n.device_id)?.name ?? `#${n.device_id}`);
@@ -184,7 +184,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
       kit.withSession(({ params }, who) => {
         const id = Number(params?.id);
         try {
-          s.notifications.cancel(who.session.workspace_id, id);
+          s.notifications.cancel(who.session.workspaceId, id);
           kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
         } catch (error) {
           if (!(error instanceof AppError) || error.status === 404) throw error;

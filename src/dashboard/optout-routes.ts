@@ -27,7 +27,7 @@ export type DashboardOptOutRoutesDeps = Pick<Services, "contacts" | "safety">;
 export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
   /** The list's page for a view, the contact's name joined to each entry. */
   function optOutsPage(who: Signed, url: URL, status = 200, form?: OptOutForm, errors?: { phone?: string; reason?: string }) {
-    const ws = who.session.workspace_id;
+    const ws = who.session.workspaceId;
     const view: OptOutView = url.searchParams.get("view") === "audit" ? "audit" : "active";
     const typed = view === "audit" ? (url.searchParams.get("phone") ?? "").trim().slice(0, 32) : "";
     let phone: string | null = null;
@@ -104,7 +104,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
           if (!(error instanceof AppError)) throw error;
           return optOutsPage(who, back, error.status, form, { phone: sentence(error.message) });
         }
-        const changed = s.safety.optOut(who.session.workspace_id, phone, { source: "dashboard", reason: form.reason || null });
+        const changed = s.safety.optOut(who.session.workspaceId, phone, { source: "dashboard", reason: form.reason || null });
         kit.flash(who, {
           kind: "notice",
           text: changed
@@ -125,7 +125,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
         } catch {
           throw new AppError("not_found", "That number is not on the opt-out list");
         }
-        const changed = s.safety.optIn(who.session.workspace_id, phone, { source: "dashboard" });
+        const changed = s.safety.optIn(who.session.workspaceId, phone, { source: "dashboard" });
         kit.flash(who, {
           kind: "notice",
           text: changed ? `${phone} opted back in: it can be texted again.` : `${phone} was not opted out; nothing changed.`,
@@ -142,7 +142,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
     .post(
       "/dashboard/optouts/import",
       kit.withSession(({ body }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const upload = uploadedCsv(body, "Choose a CSV file with at least one phone number.");
         if ("error" in upload) return importPage(who, 400, upload.error);
         const records = upload.records;

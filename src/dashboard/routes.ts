@@ -87,12 +87,12 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     .use(dashboardAuthRoutes(s, kit))
     .post(
       "/dashboard/workspace",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const id = Number(formOf(body).workspace_id);
         // Only the account's own workspaces; anything else is not found.
-        if (!accounts.listWorkspaces(who.session.account_id).some((w) => w.id === id))
+        if (!accounts.listWorkspaces(who.session.accountId).some((w) => w.id === id))
           throw new AppError("not_found", `Workspace ${id} not found`);
-        s.users.switchWorkspace(who.session.id, id);
+        await s.users.switchWorkspace(who.session.id, id);
         // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
         return redirect("/dashboard");
       }),
@@ -101,7 +101,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     .get(
       "/dashboard",
       kit.withSession((_ctx, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
         const body = overviewBody({
           days: repo.countsPerDay(ws, since, 30),
@@ -117,12 +117,12 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       "/dashboard/keys",
       kit.withSession((_ctx, who) => {
         // The signing key is a secret of the workspace: its owner sees it, a member does not.
-        const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspace_id) : null;
+        const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspaceId) : null;
         return kit.shell(
           who,
           "API keys",
           "/dashboard/keys",
-          keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, smsgateSigningKey }),
+          keysBody({ keys: keyViews(who.session.workspaceId), csrf: who.viewer.csrf, smsgateSigningKey }),
         );
       }),
       { auth: "session", ...HIDDEN },
@@ -137,11 +137,11 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
             who,
             "API keys",
             "/dashboard/keys",
-            keysBody({ keys: keyViews(who.session.workspace_id), csrf: who.viewer.csrf, error, name }),
+            keysBody({ keys: keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name }),
             400,
           );
         }
-        const created = accounts.createKey(name, who.session.workspace_id);
+        const created = accounts.createKey(name, who.session.workspaceId);
         kit.flash(who, {
           kind: "notice",
           text: `Key "${name}" created.`,
@@ -155,7 +155,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       "/dashboard/keys/:id/:verb",
       kit.withSession(({ params }, who) => {
         const id = Number(params?.id);
-        const key = accounts.listKeys(who.session.workspace_id).find((k) => k.id === id);
+        const key = accounts.listKeys(who.session.workspaceId).find((k) => k.id === id);
         // Another workspace's key is not found here, not forbidden.
         if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
         const verb = params?.verb;

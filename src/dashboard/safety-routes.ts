@@ -125,7 +125,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/safety",
-      kit.withSession((_ctx, who) => settingsPage(who, saved(who.session.workspace_id))),
+      kit.withSession((_ctx, who) => settingsPage(who, saved(who.session.workspaceId))),
       { auth: "session", ...HIDDEN },
     )
     .post(
@@ -156,7 +156,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           default_routes: routes.length ? routes : null,
         };
         try {
-          s.safety.updateSettings(who.session.workspace_id, change);
+          s.safety.updateSettings(who.session.workspaceId, change);
         } catch (error) {
           if (!(error instanceof AppError) || error.status >= 500) throw error;
           return settingsPage(who, form, error.status, errorsOf(error));

@@ -82,7 +82,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
   }
 
   function page(who: Signed, form: SendForm, status = 200, error: string | null = null, fieldError: Record<string, string> = {}) {
-    const ws = who.session.workspace_id;
+    const ws = who.session.workspaceId;
     const kinds = kindsOf(form.channel);
     const devices = s.devices
       .records(ws, false)
@@ -120,7 +120,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       "/dashboard/send/fields",
       kit.withSession(({ request }, who) => {
         const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
-        return fragment(templateFields(templateOf(who.session.workspace_id, form.template, form.channel), form, {}));
+        return fragment(templateFields(templateOf(who.session.workspaceId, form.template, form.channel), form, {}));
       }),
       { auth: "session", ...HIDDEN },
     )
@@ -128,7 +128,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       "/dashboard/send/preview",
       kit.withSession(({ body }, who) => {
         const form = sendFormOf(formOf(body));
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const template = templateOf(ws, form.template, form.channel);
         const text = template ? renderTemplate(template.body, form.vars) : form.message;
         const count = form.channel === "sms" ? countSegments(text) : { encoding: "UTF-8", units: [...text].length, segments: 1 };
@@ -153,7 +153,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       "/dashboard/send",
       kit.withSession(async ({ body }, who) => {
         const form = sendFormOf(formOf(body));
-        const caller = s.accounts.callerFor(who.session.workspace_id);
+        const caller = s.accounts.callerFor(who.session.workspaceId);
         try {
           const prepared = s.sending.prepare(caller, inputOf(form));
           // As the API does: accepted under the group commit, on disk before the answer.

@@ -57,7 +57,7 @@ export type DashboardTemplateRoutesDeps = Pick<Services, "accounts" | "templates
 export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit) {
   /** A template of the workspace that the dashboard may change; read-only ones are refused with the API's error. */
   function editable(who: Signed, raw: string | undefined): TemplateRow {
-    const t = s.templates.require(who.session.workspace_id, Number(raw));
+    const t = s.templates.require(who.session.workspaceId, Number(raw));
     if (!templateEditable(t)) {
       const whose = t.isSystem === 1 ? "a system template" : "managed on the chat-app platform";
       throw new AppError("template_read_only", `Template "${t.name}" is ${whose} and cannot be changed here.`);
@@ -96,7 +96,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     .get(
       "/dashboard/templates",
       kit.withSession(({ request }, who) => {
-        const ws = who.session.workspace_id;
+        const ws = who.session.workspaceId;
         const requested = Number(new URL(request.url).searchParams.get("page") ?? "1");
         const total = s.templates.records(ws, { offset: 0, limit: 1 }).total;
         const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
@@ -124,7 +124,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
             ...(form.code ? { code: form.code } : {}),
             ...(form.description ? { description: form.description } : {}),
           };
-          const t = s.templates.create(s.accounts.callerFor(who.session.workspace_id), input);
+          const t = s.templates.create(s.accounts.callerFor(who.session.workspaceId), input);
           created = `Template "${t.name}" created with code ${t.code}${t.variables.length ? ` and variables ${t.variables.join(", ")}` : ""}.`;
         });
         if (failed) return failed;
@@ -155,7 +155,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
         // An emptied code keeps the old one: every template has a code.
         if (!form.code) form.code = t.code;
         const failed = attempt(who, t.id, form, () => {
-          s.templates.update(s.accounts.callerFor(who.session.workspace_id), {
+          s.templates.update(s.accounts.callerFor(who.session.workspaceId), {
             template_id: t.id,
             name: form.name,
             code: form.code,
@@ -182,7 +182,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
       "/dashboard/templates/:id/delete",
       kit.withSession(({ params }, who) => {
         const t = editable(who, params?.id);
-        s.templates.remove(who.session.workspace_id, t.id);
+        s.templates.remove(who.session.workspaceId, t.id);
         kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
         return redirect("/dashboard/templates");
       }),

@@ -20,7 +20,7 @@ export type DashboardWebhookRoutesDeps = Pick<Services, "webhooks">;
 export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) {
   function listPage(who: Signed, status = 200, form?: CreateForm, errors?: { url?: string; events?: string; other?: string }) {
     const body = webhooksBody({
-      webhooks: s.webhooks.list(who.session.workspace_id).webhooks,
+      webhooks: s.webhooks.list(who.session.workspaceId).webhooks,
       eventTypes: EVENT_TYPES,
       csrf: who.viewer.csrf,
       form,
@@ -33,7 +33,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
   function own(who: Signed, raw: string | undefined) {
     const id = Number(raw);
     if (!Number.isSafeInteger(id) || id < 1) throw new AppError("not_found", `webhook ${raw} not found`);
-    return s.webhooks.get(who.session.workspace_id, id);
+    return s.webhooks.get(who.session.workspaceId, id);
   }
 
   return new Elysia({ name: "pigeon-dashboard-webhooks" })
@@ -57,7 +57,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
         if (!form.url) return listPage(who, 400, form, { url: "Enter the URL that should receive the events." });
         if (form.events.length === 0) return listPage(who, 400, form, { events: "Choose at least one event." });
         try {
-          const created = await s.webhooks.create(who.session.workspace_id, {
+          const created = await s.webhooks.create(who.session.workspaceId, {
             url: form.url,
             events: form.events.includes("*") ? "*" : form.events,
             ...(form.description ? { description: form.description.slice(0, 500) } : {}),
@@ -89,10 +89,10 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
       kit.withSession(({ request, params }, who) => {
         const w = own(who, params?.id);
         const asked = Number(new URL(request.url).searchParams.get("page") ?? "1");
-        const first = s.webhooks.deliveries(who.session.workspace_id, w.webhook_id, 1, PAGE_SIZE);
+        const first = s.webhooks.deliveries(who.session.workspaceId, w.webhook_id, 1, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(first.pagination.total / PAGE_SIZE));
         const page = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), pages) : 1;
-        const list = page === 1 ? first : s.webhooks.deliveries(who.session.workspace_id, w.webhook_id, page, PAGE_SIZE);
+        const list = page === 1 ? first : s.webhooks.deliveries(who.session.workspaceId, w.webhook_id, page, PAGE_SIZE);
         return kit.shell(
           who,
           "Webhook",
@@ -106,7 +106,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
       "/dashboard/webhooks/:id/test",
       kit.withSession(async ({ params }, who) => {
         const w = own(who, params?.id);
-        const r = await s.webhooks.test(who.session.workspace_id, w.webhook_id);
+        const r = await s.webhooks.test(who.session.workspaceId, w.webhook_id);
         const answer = r.status_code === null ? "no answer" : `HTTP ${r.status_code}`;
         kit.flash(
           who,
@@ -123,7 +123,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
       kit.withSession(async ({ params, body }, who) => {
         const w = own(who, params?.id);
         const status = formOf(body).status === "active" ? "active" : "disabled";
-        await s.webhooks.update(who.session.workspace_id, { webhook_id: w.webhook_id, status });
+        await s.webhooks.update(who.session.workspaceId, { webhook_id: w.webhook_id, status });
         kit.flash(who, {
           kind: "notice",
           text: status === "active" ? "Re-enabled: events that waited are delivered now." : "Disabled: events wait until you re-enable it.",
@@ -136,7 +136,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
       "/dashboard/webhooks/:id/delete",
       kit.withSession(({ params }, who) => {
         const w = own(who, params?.id);
-        s.webhooks.remove(who.session.workspace_id, w.webhook_id);
+        s.webhooks.remove(who.session.workspaceId, w.webhook_id);
         kit.flash(who, { kind: "notice", text: `Deleted the webhook to ${w.url}; deliveries not yet made are dropped.` });
         return redirect("/dashboard/webhooks");
       }),

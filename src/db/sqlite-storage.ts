@@ -76,7 +76,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
   }
 
   function schedule(): void {
-    if (scheduled || running) return;
+    if (scheduled || running !== null) return;
     scheduled = true;
     // The next turn: every unit asked for in this one joins the batch.
     setImmediate(() => {
@@ -181,7 +181,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     const { statement, reads } = prepare(sql);
     if (unitOf()) return use(statement);
     if (!reads) return transaction(async () => use(statement));
-    while (running) await running;
+    while (running !== null) await running;
     return use(statement);
   }
 

@@ -212,14 +212,14 @@ export class MessageQueue extends PhonePart {
     );
     const sentAt = this.transition(message, "Sent");
     for (const recipient of message.phoneNumbers) {
-      this.hooks.emit("sms:sent", { ...this.hooks.outgoing(message, recipient), partsCount: message.partsCount, sentAt });
+      void this.hooks.emit("sms:sent", { ...this.hooks.outgoing(message, recipient), partsCount: message.partsCount, sentAt });
     }
     // Without a delivery report the radio never says more, and the message stays Sent.
     if (!message.withDeliveryReport) return true;
     this.life.later(this.opts.delayMs, () => {
       const deliveredAt = this.transition(message, "Delivered");
       for (const recipient of message.phoneNumbers) {
-        this.hooks.emit("sms:delivered", { ...this.hooks.outgoing(message, recipient), deliveredAt });
+        void this.hooks.emit("sms:delivered", { ...this.hooks.outgoing(message, recipient), deliveredAt });
       }
     });
     return true;
@@ -228,7 +228,7 @@ export class MessageQueue extends PhonePart {
   private fail(message: LocalMessage, reason: string): void {
     const failedAt = this.transition(message, "Failed", reason);
     for (const recipient of message.phoneNumbers) {
-      this.hooks.emit("sms:failed", { ...this.hooks.outgoing(message, recipient), failedAt, reason });
+      void this.hooks.emit("sms:failed", { ...this.hooks.outgoing(message, recipient), failedAt, reason });
     }
   }
 
@@ -246,7 +246,7 @@ export class MessageQueue extends PhonePart {
   private cancel(message: LocalMessage): void {
     const cancelledAt = this.transition(message, "Cancelled");
     for (const recipient of message.phoneNumbers) {
-      this.hooks.emit("sms:cancelled", { ...this.hooks.outgoing(message, recipient), cancelledAt });
+      void this.hooks.emit("sms:cancelled", { ...this.hooks.outgoing(message, recipient), cancelledAt });
     }
   }
 

@@ -7,9 +7,10 @@ import { AppError } from "../../http/errors";
 import { DAY, MINUTE } from "../../lib/time";
 import { randomBase62, sha256Hex } from "../../lib/tokens";
 import type { AccountsService } from "../accounts/service";
-import type { SessionWithUser, UserRepository, UserRow } from "./repository";
+import type { Storage } from "../../db/storage";
+import type { Role, SessionWithUser, User, UserRepository } from "./repository";
 
-export type Role = UserRow["role"];
+export type { Role, SessionWithUser, User };
 export const ROLES: readonly Role[] = ["owner", "member"];
 
 /** A session unused this long ends. */
@@ -31,8 +32,8 @@ export interface PublicUser {
   created_at: string;
 }
 
-export function presentUser(u: UserRow): PublicUser {
-  return { id: u.id, email: u.email, role: u.role, account_id: u.account_id, created_at: new Date(u.created_at).toISOString() };
+export function presentUser(u: User): PublicUser {
+  return { id: u.id, email: u.email, role: u.role, account_id: u.accountId, created_at: new Date(u.createdAt).toISOString() };
 }
 
 export function normalEmail(raw: string): string {
@@ -60,8 +61,8 @@ export function checkPassword(password: string): void {
 
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
 
-export function createUserService(deps: { repo: UserRepository; clock: Clock; accounts: AccountsService }) {
-  const { repo, clock, accounts } = deps;
+export function createUserService(deps: { storage: Storage; repo: UserRepository; clock: Clock; accounts: AccountsService }) {
+  const { storage, repo, clock, accounts } = deps;
   // Compared against when the email is unknown, so a wrong email costs as long as a wrong password.
   let decoy: Promise<string> | null = null;
 
@@ -71,12 +72,13 @@ export function createUserService(deps: { repo: UserRepository; clock: Clock; ac
     const account = input.accountId === undefined ? accounts.requireOwner() : accounts.getAccount(input.accountId);
     const role = input.role ?? "owner";
     if (!ROLES.includes(role)) throw new AppError("validation_error", "role must be owner or member", { field: "role" });
-    if (repo.userByEmail(email)) throw new AppError("conflict", `A user with the email ${email} already exists`, { field: "email" });
+    if (await repo.userByEmail(email)) throw new AppError("conflict", `A user with the email ${email} already exists`, { field: "email" });
     const passwordHash = await hashPassword(input.password);
     // Checked again after the hash: another request may have taken the address meanwhile.
-    return repo.transaction(() => {
-      if (repo.userByEmail(email)) throw new AppError("conflict", `A user with the email ${email} already exists`, { field: "email" });
-      return presentUser(repo.insertUser({ accountId: account.id, email, passwordHash, role, at: clock.now() }));
+    return storage.transaction(async () => {
+      if (await repo.userByEmail(email))
+        throw new AppError("conflict", `A user with the email ${email} already exists`, { field: "email" });
+      return presentUser(await repo.insertUser({ accountId: account.id, email, passwordHash, role, at: clock.now() }));
     });
   }
 
@@ -84,35 +86,35 @@ export function createUserService(deps: { repo: UserRepository; clock: Clock; ac
   async function setPassword(rawEmail: string, password: string): Promise<PublicUser> {
     const email = normalEmail(rawEmail);
     checkPassword(password);
-    const user = repo.userByEmail(email);
+    const user = await repo.userByEmail(email);
     if (!user) throw new AppError("not_found", `No user with the email ${email}`);
     const hash = await hashPassword(password);
-    repo.transaction(() => {
-      repo.setPasswordHash(user.id, hash, clock.now());
-      repo.endSessionsOf(user.id, clock.now());
+    await storage.transaction(async () => {
+      await repo.setPasswordHash(user.id, hash, clock.now());
+      await repo.endSessionsOf(user.id, clock.now());
     });
     return presentUser(user);
   }
 
   /** The user whose email and password these are, or null. */
-  async function verify(rawEmail: string, password: string): Promise<UserRow | null> {
+  async function verify(rawEmail: string, password: string): Promise<User | null> {
     const email = rawEmail.trim().toLowerCase();
-    const user = email.length <= 254 ? repo.userByEmail(email) : null;
+    const user = email.length <= 254 ? await repo.userByEmail(email) : null;
     if (password.length > PASSWORD_MAX) return null;
     if (!user) {
       decoy ??= hashPassword(randomBase62(24));
       await Bun.password.verify(password, await decoy);
       return null;
     }
-    return (await Bun.password.verify(password, user.password_hash)) ? user : null;
+    return (await Bun.password.verify(password, user.passwordHash)) ? user : null;
   }
 
   /** A new session for the user on its account's first workspace; the token goes in the cookie. */
-  function startSession(user: UserRow, userAgent: string | null): string {
+  async function startSession(user: User, userAgent: string | null): Promise<string> {
     const token = randomBase62(43);
-    const workspace = accounts.listWorkspaces(user.account_id)[0];
+    const workspace = accounts.listWorkspaces(user.accountId)[0];
     if (!workspace) throw new AppError("conflict", "This account has no workspace");
-    repo.insertSession({
+    await repo.insertSession({
       userId: user.id,
       tokenHash: sha256Hex(token),
       workspaceId: workspace.id,
@@ -123,59 +125,60 @@ export function createUserService(deps: { repo: UserRepository; clock: Clock; ac
   }
 
   /** The live session a cookie token names, or null; its idle clock restarts (at most once a minute). */
-  function session(token: string): SessionWithUser | null {
-    const row = repo.sessionByHash(sha256Hex(token));
+  async function session(token: string): Promise<SessionWithUser | null> {
+    const row = await repo.sessionByHash(sha256Hex(token));
     const now = clock.now();
-    if (!row || row.ended_at !== null) return null;
-    if (now - row.last_seen_at > SESSION_IDLE_MS) {
-      repo.endSession(row.id, now);
+    if (!row || row.endedAt !== null) return null;
+    if (now - row.lastSeenAt > SESSION_IDLE_MS) {
+      await repo.endSession(row.id, now);
       return null;
     }
-    if (now - row.last_seen_at > MINUTE) repo.touchSession(row.id, now);
+    if (now - row.lastSeenAt > MINUTE) await repo.touchSession(row.id, now);
     return row;
   }
 
-  function endSession(token: string): void {
-    const row = repo.sessionByHash(sha256Hex(token));
-    if (row) repo.endSession(row.id, clock.now());
+  async function endSession(token: string): Promise<void> {
+    const row = await repo.sessionByHash(sha256Hex(token));
+    if (row) await repo.endSession(row.id, clock.now());
   }
 
   /**
    * A fresh setup link for an account that has no user yet (earlier unused links stop working);
    * null once it has one. The token is returned once and stored as a digest.
    */
-  function issueSetupToken(accountId: number): string | null {
-    return repo.transaction(() => {
-      if (repo.userCount(accountId) > 0) return null;
+  function issueSetupToken(accountId: number): Promise<string | null> {
+    return storage.transaction(async () => {
+      if ((await repo.userCount(accountId)) > 0) return null;
       const now = clock.now();
-      repo.retireSetups(accountId, now);
+      await repo.retireSetups(accountId, now);
       const token = randomBase62(32);
-      repo.insertSetup(accountId, sha256Hex(token), now, now + SETUP_LINK_MS);
+      await repo.insertSetup(accountId, sha256Hex(token), now, now + SETUP_LINK_MS);
       return token;
     });
   }
 
   /** Whether a setup token can still be used (for showing the form). */
-  function setupValid(token: string): boolean {
-    const row = repo.setupByHash(sha256Hex(token));
-    return !!row && row.used_at === null && row.expires_at > clock.now() && repo.userCount(row.account_id) === 0;
+  async function setupValid(token: string): Promise<boolean> {
+    const row = await repo.setupByHash(sha256Hex(token));
+    return !!row && row.usedAt === null && row.expiresAt > clock.now() && (await repo.userCount(row.accountId)) === 0;
   }
 
   /** Uses a setup link: its account's owner with this email and password. */
-  async function completeSetup(token: string, email: string, password: string): Promise<UserRow> {
-    const row = repo.setupByHash(sha256Hex(token));
-    if (!row || row.used_at !== null || row.expires_at <= clock.now()) {
+  async function completeSetup(token: string, email: string, password: string): Promise<User> {
+    const row = await repo.setupByHash(sha256Hex(token));
+    if (!row || row.usedAt !== null || row.expiresAt <= clock.now()) {
       throw new AppError("unauthorized", "This setup link is no longer valid; ask for a new one with `pigeon users create`");
     }
     const normal = normalEmail(email);
     checkPassword(password);
     const passwordHash = await hashPassword(password);
-    return repo.transaction(() => {
-      if (!repo.useSetup(row.id, clock.now()) || repo.userCount(row.account_id) > 0) {
+    return storage.transaction(async () => {
+      if (!(await repo.useSetup(row.id, clock.now())) || (await repo.userCount(row.accountId)) > 0) {
         throw new AppError("unauthorized", "This setup link has already been used");
       }
-      if (repo.userByEmail(normal)) throw new AppError("conflict", `A user with the email ${normal} already exists`, { field: "email" });
-      return repo.insertUser({ accountId: row.account_id, email: normal, passwordHash, role: "owner", at: clock.now() });
+      if (await repo.userByEmail(normal))
+        throw new AppError("conflict", `A user with the email ${normal} already exists`, { field: "email" });
+      return repo.insertUser({ accountId: row.accountId, email: normal, passwordHash, role: "owner", at: clock.now() });
     });
   }
 
@@ -183,7 +186,7 @@ export function createUserService(deps: { repo: UserRepository; clock: Clock; ac
     createUser,
     setPassword,
     verify,
-    listUsers: (accountId?: number) => repo.users(accountId).map(presentUser),
+    listUsers: async (accountId?: number) => (await repo.users(accountId)).map(presentUser),
     startSession,
     session,
     endSession,
