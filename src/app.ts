@@ -51,7 +51,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
     rateLimiter: s.rateLimiter,
     allowedMethods,
     log: s.log,
-    storage: s.storage,
+    disk: s.disk,
     pageError: dashboardError,
     gates: [{ matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate }],
     plainErrors: isSmsGatePath,

@@ -80,11 +80,12 @@ export function createServices(deps: Deps) {
   const templatesModule = createTemplatesModule({ db, clock });
   const templateRepo = templatesModule.repository;
   const system = createSystemService({ db, clock, dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath) });
-  const { storage } = system;
+  /** Whether writes fail for a full disk (the system module's monitor). */
+  const disk = system.storage;
   // Accepted sends and their idempotent replies are written in one shared transaction.
   /** The unit of work every module writes through (one storage, built here). */
-  const unitOfWork = createSqliteStorage(sqlite, { onCommit: () => storage.markWritten(), log });
-  const commits = createGroupCommit(unitOfWork);
+  const storage = createSqliteStorage(sqlite, { onCommit: () => disk.markWritten(), log });
+  const commits = createGroupCommit(storage);
   const idempotency = createIdempotencyStore(sqlite, clock, commits);
   const threadsModule = createThreadsModule({ sqlite, clock });
   const threads = threadsModule.repository;
@@ -130,7 +131,7 @@ export function createServices(deps: Deps) {
   // A failing notification on a failover order moves to its next route instead.
   state.setFailover((before, failure) => sending.failover(before, failure));
   const webhooks = createWebhookService({
-    sqlite,
+    storage,
     clock,
     events,
     secrets,
@@ -210,10 +211,12 @@ export function createServices(deps: Deps) {
     ...deps,
     log,
     system,
+    disk,
+    /** The storage seam: the executor and unit of work the moved modules write through. */
     storage,
     secrets,
     accounts,
-    users: createUsersModule({ storage: unitOfWork, clock, accounts }),
+    users: createUsersModule({ storage, clock, accounts }),
     authenticate,
     rateLimiter: createRateLimiter(clock),
     idempotency,

@@ -246,7 +246,7 @@ describe("DNS rebinding: the call goes to the address that was checked", () => {
       return new Response("ok");
     }) as typeof fetch;
     const webhooks = createWebhookService({
-      sqlite: ctx.db.$client,
+      storage: ctx.services.storage,
       clock: ctx.clock,
       events: ctx.services.events,
       secrets: ctx.services.secrets,

@@ -278,7 +278,7 @@ describe("the outbox survives a crash", () => {
     first.db.$client.close();
 
     const second = createTestContext({ dbPath });
-    expect(second.services.webhooks.recoverInterrupted()).toBe(1);
+    expect(await second.services.webhooks.recoverInterrupted()).toBe(1);
     while ((await second.services.webhooks.deliverDue()) > 0);
     expect(receiver.received.map((r) => r.body.type).sort()).toEqual(["notification.cancelled", "webhook.test"]);
     expect(receiver.ofType("notification.cancelled")[0].body.data.notification_id).toBe(id);

@@ -83,7 +83,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const scheme = config.tls ? "https" : "http";
   // For `pigeon devices pair-info`, which must print the port actually bound (PIGEON_PORT=0 picks one).
   const forgetAddress = recordListenAddress(config.dataDir, listenUrl(scheme, config.host, server.port!));
-  const worker = startWorker(services);
+  const worker = await startWorker(services);
 
   let stopping = false;
   const stop = async (signal: string) => {

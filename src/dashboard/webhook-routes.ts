@@ -18,9 +18,9 @@ const PAGE_SIZE = 20;
 export type DashboardWebhookRoutesDeps = Pick<Services, "webhooks">;
 
 export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) {
-  function listPage(who: Signed, status = 200, form?: CreateForm, errors?: { url?: string; events?: string; other?: string }) {
+  async function listPage(who: Signed, status = 200, form?: CreateForm, errors?: { url?: string; events?: string; other?: string }) {
     const body = webhooksBody({
-      webhooks: s.webhooks.list(who.session.workspaceId).webhooks,
+      webhooks: (await s.webhooks.list(who.session.workspaceId)).webhooks,
       eventTypes: EVENT_TYPES,
       csrf: who.viewer.csrf,
       form,
@@ -30,7 +30,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
   }
 
   /** The subscription of this workspace with the id in the path; another workspace's is not found. */
-  function own(who: Signed, raw: string | undefined) {
+  async function own(who: Signed, raw: string | undefined) {
     const id = Number(raw);
     if (!Number.isSafeInteger(id) || id < 1) throw new AppError("not_found", `webhook ${raw} not found`);
     return s.webhooks.get(who.session.workspaceId, id);
@@ -40,7 +40,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
     .use(declaredAuth())
     .get(
       "/dashboard/webhooks",
-      kit.withSession((_ctx, who) => listPage(who)),
+      kit.withSession(async (_ctx, who) => listPage(who)),
       { auth: "session", ...HIDDEN },
     )
     .post(
@@ -86,13 +86,13 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/webhooks/:id",
-      kit.withSession(({ request, params }, who) => {
-        const w = own(who, params?.id);
+      kit.withSession(async ({ request, params }, who) => {
+        const w = await own(who, params?.id);
         const asked = Number(new URL(request.url).searchParams.get("page") ?? "1");
-        const first = s.webhooks.deliveries(who.session.workspaceId, w.webhook_id, 1, PAGE_SIZE);
+        const first = await s.webhooks.deliveries(who.session.workspaceId, w.webhook_id, 1, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(first.pagination.total / PAGE_SIZE));
         const page = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), pages) : 1;
-        const list = page === 1 ? first : s.webhooks.deliveries(who.session.workspaceId, w.webhook_id, page, PAGE_SIZE);
+        const list = page === 1 ? first : await s.webhooks.deliveries(who.session.workspaceId, w.webhook_id, page, PAGE_SIZE);
         return kit.shell(
           who,
           "Webhook",
@@ -105,7 +105,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/webhooks/:id/test",
       kit.withSession(async ({ params }, who) => {
-        const w = own(who, params?.id);
+        const w = await own(who, params?.id);
         const r = await s.webhooks.test(who.session.workspaceId, w.webhook_id);
         const answer = r.status_code === null ? "no answer" : `HTTP ${r.status_code}`;
         kit.flash(
@@ -121,7 +121,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/webhooks/:id/status",
       kit.withSession(async ({ params, body }, who) => {
-        const w = own(who, params?.id);
+        const w = await own(who, params?.id);
         const status = formOf(body).status === "active" ? "active" : "disabled";
         await s.webhooks.update(who.session.workspaceId, { webhook_id: w.webhook_id, status });
         kit.flash(who, {
@@ -134,9 +134,9 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
     )
     .post(
       "/dashboard/webhooks/:id/delete",
-      kit.withSession(({ params }, who) => {
-        const w = own(who, params?.id);
-        s.webhooks.remove(who.session.workspaceId, w.webhook_id);
+      kit.withSession(async ({ params }, who) => {
+        const w = await own(who, params?.id);
+        await s.webhooks.remove(who.session.workspaceId, w.webhook_id);
         kit.flash(who, { kind: "notice", text: `Deleted the webhook to ${w.url}; deliveries not yet made are dropped.` });
         return redirect("/dashboard/webhooks");
       }),

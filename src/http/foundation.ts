@@ -97,7 +97,7 @@ export interface FoundationDeps {
   allowedMethods: (path: string, staticOnly?: boolean) => string[];
   log: (message: string, error?: unknown) => void;
   /** Where a full disk is recorded, so /health can report it. */
-  storage?: StorageMonitor;
+  disk?: StorageMonitor;
   /**
    * Credentials a route can check from its headers alone, run before its body is read, so a caller
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
@@ -235,7 +235,7 @@ export function requestPipeline(deps: FoundationDeps) {
     const cause = (thrown as Error | undefined)?.cause;
     let error = thrown;
     if (isStorageFull(error) || isStorageFull(cause)) {
-      deps.storage?.markFull();
+      deps.disk?.markFull();
       error = new AppError("storage_full", "The server's disk is full: nothing was stored; free space and retry");
     }
     if (error instanceof AppError) {

@@ -32,9 +32,9 @@ export function workerTasks(s: Services): Task[] {
   ];
 }
 
-export function startWorker(s: Services) {
+export async function startWorker(s: Services) {
   s.dispatcher.recoverInterrupted();
-  const cutOff = s.webhooks.recoverInterrupted();
+  const cutOff = await s.webhooks.recoverInterrupted();
   if (cutOff > 0) s.log(`${cutOff} webhook deliveries were cut off mid-call by the last stop and will be sent again`);
   const scheduler = startScheduler(workerTasks(s), s.log);
   return {

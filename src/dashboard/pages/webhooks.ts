@@ -5,8 +5,8 @@ import type { WebhookService } from "../../modules/webhooks/service";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
 
-export type WebhookView = ReturnType<WebhookService["get"]>;
-export type DeliveryView = ReturnType<WebhookService["deliveries"]>["deliveries"][number];
+export type WebhookView = Awaited<ReturnType<WebhookService["get"]>>;
+export type DeliveryView = Awaited<ReturnType<WebhookService["deliveries"]>>["deliveries"][number];
 
 export interface CreateForm {
   url: string;

@@ -340,9 +340,9 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
     )
     .delete(
       "/webhooks/:id",
-      ({ auth, request, params, set }) => {
+      async ({ auth, request, params, set }) => {
         requireScope(request, "webhooks:delete");
-        s.smsgateWebhooks.remove(auth.workspaceId, params.id);
+        await s.smsgateWebhooks.remove(auth.workspaceId, params.id);
         set.status = 204;
       },
       {

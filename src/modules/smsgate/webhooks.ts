@@ -181,16 +181,16 @@ export function createSmsGateWebhooks(deps: {
         smsgateDeviceId: deviceId,
       });
       if (existing) {
-        webhooks.remove(workspaceId, existing.subscriptionId);
+        await webhooks.remove(workspaceId, existing.subscriptionId);
         repo.renameWebhook(created.webhook_id, id);
       }
       return present({ externalId: id, url: body.url, event: body.event, deviceId });
     },
 
-    remove(workspaceId: number, id: string) {
+    async remove(workspaceId: number, id: string) {
       const row = repo.webhook(workspaceId, id);
       if (!row) throw new AppError("not_found", `webhook ${id} not found`);
-      webhooks.remove(workspaceId, row.subscriptionId);
+      await webhooks.remove(workspaceId, row.subscriptionId);
     },
   };
 }

@@ -24,7 +24,7 @@ const Limits = t.Object({
 });
 
 /** What these routes use of the container. */
-export type SystemRoutesDeps = Pick<Services, "clock" | "rateLimiter" | "storage" | "system">;
+export type SystemRoutesDeps = Pick<Services, "clock" | "disk" | "rateLimiter" | "system">;
 
 export function systemRoutes(s: SystemRoutesDeps) {
   return new Elysia({ tags: ["System"] })
@@ -38,8 +38,8 @@ export function systemRoutes(s: SystemRoutesDeps) {
         } catch {
           throw new AppError("service_unavailable", "Database is not answering");
         }
-        const lastFullAt = iso(s.storage.lastFullAt());
-        if (s.storage.stillFull()) {
+        const lastFullAt = iso(s.disk.lastFullAt());
+        if (s.disk.stillFull()) {
           throw new AppError("storage_full", "The disk is full: writes are failing", {
             status: "degraded",
             database: "full",

@@ -73,7 +73,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       auth: "apiKey",
       detail: { summary: "Subscribe to events", description: `The reply shows the signing \`secret\` once. ${DELIVERY}` },
     })
-    .get("/list", ({ auth }) => ok(webhooks.list(auth.workspaceId), "Webhooks fetched"), {
+    .get("/list", async ({ auth }) => ok(await webhooks.list(auth.workspaceId), "Webhooks fetched"), {
       response: { 200: Envelope(t.Object({ webhooks: t.Array(Webhook) })), ...errorResponses() },
       auth: "apiKey",
       detail: { summary: "List webhooks" },
@@ -96,7 +96,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       auth: "apiKey",
       detail: { summary: "Update, re-enable or disable a webhook" },
     })
-    .post("/delete", ({ auth, body }) => ok(webhooks.remove(auth.workspaceId, body.webhook_id), "Webhook deleted"), {
+    .post("/delete", async ({ auth, body }) => ok(await webhooks.remove(auth.workspaceId, body.webhook_id), "Webhook deleted"), {
       parse: "json",
       body: WebhookIdBody,
       response: { 200: Envelope(t.Object({ webhook_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
@@ -126,7 +126,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
           "Sends a `webhook.test` event to this webhook now and reports what the receiver answered. A failed test is retried like any delivery.",
       },
     })
-    .get("/:webhook_id", ({ auth, params }) => ok(webhooks.get(auth.workspaceId, params.webhook_id), "Webhook fetched"), {
+    .get("/:webhook_id", async ({ auth, params }) => ok(await webhooks.get(auth.workspaceId, params.webhook_id), "Webhook fetched"), {
       params: WebhookIdParams,
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
       auth: "apiKey",
@@ -134,8 +134,8 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
     })
     .get(
       "/:webhook_id/deliveries",
-      ({ auth, params, query }) =>
-        ok(webhooks.deliveries(auth.workspaceId, params.webhook_id, query.page, query.limit), "Deliveries fetched"),
+      async ({ auth, params, query }) =>
+        ok(await webhooks.deliveries(auth.workspaceId, params.webhook_id, query.page, query.limit), "Deliveries fetched"),
       {
         params: WebhookIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),

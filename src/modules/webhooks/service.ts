@@ -1,6 +1,5 @@
 // Customer webhook subscriptions and their deliveries: signed, retried for about a day,
 // at-least-once (receivers de-duplicate on the event id).
-import type { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
@@ -10,7 +9,8 @@ import { iso, MINUTE, HOUR } from "../../lib/time";
 import { randomBase62 } from "../../lib/tokens";
 import { VERSION } from "../../version";
 import { eventEnvelope, EVENT_TYPES, type EventService, type EventType } from "../events/service";
-import { createWebhookRepository, type DueDelivery, type SubscriptionRow } from "./repository";
+import type { Storage } from "../../db/storage";
+import { createWebhookRepository, type DueDelivery, type Subscription } from "./repository";
 
 /** Waits before retry n (after the nth failed attempt): about a day in all, then we give up. */
 export const RETRY_LADDER_MS = [30_000, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 8 * HOUR];
@@ -37,7 +37,7 @@ export function signWebhook(secret: string, timestamp: number, rawBody: string):
 }
 
 export interface WebhookDeps {
-  sqlite: Database;
+  storage: Storage;
   clock: Clock;
   events: EventService;
   /** Signing secrets are stored sealed: they must be used again, so they cannot be digests. */
@@ -58,12 +58,13 @@ export type DeliveryFormat = (d: DueDelivery, timestamp: number) => { body: stri
 
 export function createWebhookService(deps: WebhookDeps) {
   const { clock, events, secrets } = deps;
-  const repo = createWebhookRepository(deps.sqlite);
+  const { storage } = deps;
+  const repo = createWebhookRepository(storage);
   const doFetch = deps.fetch ?? fetch;
   const formats = new Map<string, DeliveryFormat>();
   let stopping = false;
 
-  function present(row: SubscriptionRow, withSecret = false) {
+  function present(row: Subscription, withSecret = false) {
     return {
       webhook_id: row.id,
       url: row.url,
@@ -78,8 +79,8 @@ export function createWebhookService(deps: WebhookDeps) {
     };
   }
 
-  function require(workspaceId: number, id: number): SubscriptionRow {
-    const row = repo.subscription(workspaceId, id);
+  async function require(workspaceId: number, id: number): Promise<Subscription> {
+    const row = await repo.subscription(workspaceId, id);
     if (!row) throw new AppError("not_found", `webhook ${id} not found`);
     return row;
   }
@@ -167,23 +168,23 @@ export function createWebhookService(deps: WebhookDeps) {
     }
   }
 
-  function record(d: DueDelivery, r: DeliveryResult) {
+  function record(d: DueDelivery, r: DeliveryResult): Promise<void> {
     const now = clock.now();
-    repo.transaction(() => {
-      repo.insertAttempt(d.id, { at: now, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error });
+    return storage.transaction(async () => {
+      await repo.insertAttempt(d.id, { at: now, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error });
       if (r.delivered) {
-        repo.markDelivered(d.id, now, r.statusCode);
-        repo.subscriptionSucceeded(d.subscriptionId);
+        await repo.markDelivered(d.id, now, r.statusCode);
+        await repo.subscriptionSucceeded(d.subscriptionId);
         return;
       }
-      repo.subscriptionFailedOnce(d.subscriptionId);
+      await repo.subscriptionFailedOnce(d.subscriptionId);
       const attempts = d.attempts + 1;
       if (attempts >= MAX_DELIVERY_ATTEMPTS) {
         // A day of failures on one delivery: stop, and pause the subscription until re-enabled.
-        repo.markGivenUp(d.id, r.statusCode, r.error);
-        repo.markSubscriptionFailing(d.subscriptionId, now);
+        await repo.markGivenUp(d.id, r.statusCode, r.error);
+        await repo.markSubscriptionFailing(d.subscriptionId, now);
       } else {
-        repo.markRetry(d.id, now + RETRY_LADDER_MS[attempts - 1], r.statusCode, r.error);
+        await repo.markRetry(d.id, now + RETRY_LADDER_MS[attempts - 1], r.statusCode, r.error);
       }
     });
   }
@@ -200,9 +201,9 @@ export function createWebhookService(deps: WebhookDeps) {
       Array.from({ length: Math.min(CONCURRENCY, list.length) }, async () => {
         while (next < list.length && !stopping) {
           const i = next++;
-          if (!repo.claimDelivery(list[i].id)) continue;
+          if (!(await repo.claimDelivery(list[i].id))) continue;
           const result = await attempt(list[i]);
-          record(list[i], result);
+          await record(list[i], result);
           results[i] = result;
         }
       }),
@@ -221,16 +222,16 @@ export function createWebhookService(deps: WebhookDeps) {
     async create(
       workspaceId: number,
       input: { url: string; events: string[] | string; description?: string } & Partial<
-        Pick<SubscriptionRow, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">
+        Pick<Subscription, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">
       >,
     ) {
       await checkUrl(input.url);
       const eventsList = checkEvents(input.events);
-      if (repo.countSubscriptions(workspaceId) >= MAX_SUBSCRIPTIONS) {
+      if ((await repo.countSubscriptions(workspaceId)) >= MAX_SUBSCRIPTIONS) {
         throw new AppError("conflict", `A workspace can have at most ${MAX_SUBSCRIPTIONS} webhooks`, { limit: MAX_SUBSCRIPTIONS });
       }
       const now = clock.now();
-      const row = repo.insertSubscription({
+      const row = await repo.insertSubscription({
         workspaceId,
         url: input.url,
         events: eventsList,
@@ -246,8 +247,8 @@ export function createWebhookService(deps: WebhookDeps) {
       return present(row, true);
     },
 
-    list: (workspaceId: number) => ({ webhooks: repo.subscriptions(workspaceId).map((r) => present(r)) }),
-    get: (workspaceId: number, id: number) => present(require(workspaceId, id)),
+    list: async (workspaceId: number) => ({ webhooks: (await repo.subscriptions(workspaceId)).map((r) => present(r)) }),
+    get: async (workspaceId: number, id: number) => present(await require(workspaceId, id)),
 
     async update(
       workspaceId: number,
@@ -260,7 +261,7 @@ export function createWebhookService(deps: WebhookDeps) {
         rotate_secret?: boolean;
       },
     ) {
-      const row = require(workspaceId, input.webhook_id);
+      const row = await require(workspaceId, input.webhook_id);
       if (input.url !== undefined) await checkUrl(input.url);
       const eventsList = input.events !== undefined ? checkEvents(input.events) : null;
       const now = clock.now();
@@ -273,32 +274,32 @@ export function createWebhookService(deps: WebhookDeps) {
         // A status set by hand starts the failure count afresh.
         ...(input.status !== undefined ? { status: input.status, consecutiveFailures: 0, failingSince: null } : {}),
       };
-      repo.transaction(() => {
-        repo.updateSubscription(row.id, change);
+      await storage.transaction(async () => {
+        await repo.updateSubscription(row.id, change);
         // Re-enabled: what waited while it was failing goes out now.
-        if (input.status === "active") repo.resumePendingOf(row.id, now);
+        if (input.status === "active") await repo.resumePendingOf(row.id, now);
       });
-      return present(require(workspaceId, row.id), input.rotate_secret === true);
+      return present(await require(workspaceId, row.id), input.rotate_secret === true);
     },
 
-    remove(workspaceId: number, id: number) {
-      const row = require(workspaceId, id);
-      repo.transaction(() => {
-        repo.markSubscriptionDeleted(row.id, clock.now());
-        repo.failPendingOf(row.id);
+    async remove(workspaceId: number, id: number) {
+      const row = await require(workspaceId, id);
+      await storage.transaction(async () => {
+        await repo.markSubscriptionDeleted(row.id, clock.now());
+        await repo.failPendingOf(row.id);
       });
       return { webhook_id: id, deleted: true };
     },
 
     /** Sends a webhook.test event to one subscription now and reports how it went. */
     async test(workspaceId: number, id: number) {
-      const row = require(workspaceId, id);
+      const row = await require(workspaceId, id);
       const { eventId, deliveryIds } = events.emitTest(workspaceId, row.id, {
         message: "This is a test event from Pigeon",
         webhook_id: row.id,
       });
       // Sent whatever the subscription's status, so its owner can see whether a fix worked.
-      const [result] = await deliver([repo.delivery(deliveryIds[0])!]);
+      const [result] = await deliver([(await repo.delivery(deliveryIds[0]))!]);
       if (!result) throw new AppError("service_unavailable", "Pigeon is stopping; the test event will be delivered after the restart");
       return {
         event_id: eventId,
@@ -310,24 +311,28 @@ export function createWebhookService(deps: WebhookDeps) {
       };
     },
 
-    deliveries(workspaceId: number, id: number, page = 1, limit = 20) {
-      const row = require(workspaceId, id);
-      const rows = repo.deliveriesOf(row.id, limit, (page - 1) * limit).map((d) => ({
-        delivery_id: d.id,
-        event_id: d.eventId,
-        event_type: d.type,
-        status: d.status,
-        attempts: repo.attemptsOf(d.id).map((a) => ({ at: iso(a.at), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error })),
-        next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
-        created_at: iso(d.createdAt),
-        delivered_at: iso(d.deliveredAt),
-      }));
-      return { deliveries: rows, pagination: { page, limit, total: repo.countDeliveriesOf(row.id) } };
+    async deliveries(workspaceId: number, id: number, page = 1, limit = 20) {
+      const row = await require(workspaceId, id);
+      const rows = [];
+      for (const d of await repo.deliveriesOf(row.id, limit, (page - 1) * limit)) {
+        const attempts = await repo.attemptsOf(d.id);
+        rows.push({
+          delivery_id: d.id,
+          event_id: d.eventId,
+          event_type: d.type,
+          status: d.status,
+          attempts: attempts.map((a) => ({ at: iso(a.at), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error })),
+          next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
+          created_at: iso(d.createdAt),
+          delivered_at: iso(d.deliveredAt),
+        });
+      }
+      return { deliveries: rows, pagination: { page, limit, total: await repo.countDeliveriesOf(row.id) } };
     },
 
     /** webhooks:deliver — what is due, a few at a time. Safe to run twice. */
     async deliverDue(): Promise<number> {
-      const list = repo.dueDeliveries(clock.now(), BATCH);
+      const list = await repo.dueDeliveries(clock.now(), BATCH);
       if (list.length === 0) return 0;
       await deliver(list);
       return list.length;
@@ -337,12 +342,12 @@ export function createWebhookService(deps: WebhookDeps) {
      * At start-up: deliveries whose call a crash cut off are sent again (receivers de-duplicate on
      * the event id); each gets an attempt row saying so. Returns how many.
      */
-    recoverInterrupted(): number {
-      return repo.transaction(() => {
-        const ids = repo.deliveringIds();
+    recoverInterrupted(): Promise<number> {
+      return storage.transaction(async () => {
+        const ids = await repo.deliveringIds();
         const now = clock.now();
-        for (const id of ids) repo.insertAttempt(id, { at: now, statusCode: null, latencyMs: 0, error: INTERRUPTED });
-        repo.releaseDelivering();
+        for (const id of ids) await repo.insertAttempt(id, { at: now, statusCode: null, latencyMs: 0, error: INTERRUPTED });
+        await repo.releaseDelivering();
         return ids.length;
       });
     },
