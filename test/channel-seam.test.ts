@@ -59,6 +59,7 @@ const SQL_ALLOWED: Record<string, string> = {
   "db/client.ts": "opening the database: the PRAGMAs and the WAL checkpoint at close belong to the connection, not to a table",
   "db/migrate.ts": "the migrator asks sqlite_master and drizzle's journal whether the schema is there",
   "db/schema.ts": "partial indexes are declared with sql`` conditions in the schema itself",
+  "db/sqlite-storage.ts": "the unit of work on SQLite: it prepares the repositories' statements and opens, nests and ends transactions",
 };
 
 const isRepository = (file: string) => /(^|\/)[\w-]*repository\.ts$/.test(file);
