@@ -7,12 +7,12 @@ const PATH = "/v1/api/device/list";
 
 describe("authentication", () => {
   test("Bearer + X-API-SECRET is accepted", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect((await ctx.get(PATH)).status).toBe(200);
   });
 
   test("x-api-key + x-api-secret is accepted", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.get(PATH, { key: null, headers: { "x-api-key": ctx.key.api_key, "x-api-secret": ctx.key.api_secret } });
     expect(r.status).toBe(200);
   });
@@ -25,7 +25,7 @@ describe("authentication", () => {
     ["unknown key", { authorization: "Bearer pk_doesnotexist", "x-api-secret": "SECRET" }],
     ["Basic instead of Bearer", { authorization: "Basic KEY", "x-api-secret": "SECRET" }],
   ])("%s: 401 unauthorized", async (_, template) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const headers = Object.fromEntries(
       Object.entries(template as Record<string, string>).map(([k, v]) => [
         k,
@@ -37,13 +37,13 @@ describe("authentication", () => {
   });
 
   test("401 comes before validation and parsing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.call("POST", "/v1/api/contact/create", { key: null, raw: "{not json" });
     expect(expectEnvelope(r, 401).data.error_code).toBe("unauthorized");
   });
 
   test("disabled key: 403 key_disabled; enabled again: 200", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
     expect(expectEnvelope(await ctx.get(PATH), 403).data.error_code).toBe("key_disabled");
     ctx.services.accounts.setKeyStatus(String(ctx.key.key_id), "active");
@@ -51,14 +51,14 @@ describe("authentication", () => {
   });
 
   test("a disabled key with a wrong secret is still 401 (no status leak)", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
     const r = await ctx.get(PATH, { key: { ...ctx.key, api_secret: "sk_wrong" } });
     expect(r.status).toBe(401);
   });
 
   test("suspended account: 403 account_suspended; resumed: 200", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.setAccountStatus(ctx.account.id, "suspended");
     expect(expectEnvelope(await ctx.get(PATH), 403).data.error_code).toBe("account_suspended");
     ctx.services.accounts.setAccountStatus(ctx.account.id, "active");
@@ -66,7 +66,7 @@ describe("authentication", () => {
   });
 
   test("rotating a key's secret retires the old secret at once", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const rotated = ctx.services.accounts.rotateKey(ctx.key.api_key);
     expect(rotated.api_key).toBe(ctx.key.api_key);
     expect(rotated.api_secret).not.toBe(ctx.key.api_secret);
@@ -74,8 +74,8 @@ describe("authentication", () => {
     expect((await ctx.get(PATH, { key: rotated })).status).toBe(200);
   });
 
-  test("secrets are stored hashed, never in plain text", () => {
-    const ctx = createTestContext();
+  test("secrets are stored hashed, never in plain text", async () => {
+    const ctx = await createTestContext();
     const rows = ctx.db.$client.query("SELECT * FROM api_key").all() as Record<string, unknown>[];
     const dump = JSON.stringify(rows);
     expect(dump).not.toContain(ctx.key.api_secret);
@@ -83,7 +83,7 @@ describe("authentication", () => {
   });
 
   test("public routes need no key: /health, /openapi.json, /docs", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     for (const path of ["/health", "/openapi.json", "/docs"]) {
       expect((await ctx.get(path, { key: null })).status).toBe(200);
     }
@@ -94,7 +94,7 @@ describe("tenancy", () => {
   // Each id route answering another workspace's ids with 404 (and changing nothing) is checked for
   // every documented operation by test/sweep.test.ts; the lists are checked here.
   test("a key of another workspace lists none of this workspace's rows, and this workspace's rows stay as they were", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const other = ctx.otherWorkspace();
     const dev = (await ctx.post("/v1/api/device/batch/register", { devices: [{ name: "Mine" }] })).body.data.devices[0];
     const contact = (await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" })).body.data;

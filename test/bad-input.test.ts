@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { createTestContext } from "./helpers/context";
 
-const ctx = createTestContext();
+const ctx = await createTestContext();
 // Hundreds of requests from one key: lift its rate limit so each reaches its route's checks.
 ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1_000_000, requestsPerDay: 10_000_000 });
 const spec = (await ctx.get("/openapi.json", { key: null })).body;

@@ -93,7 +93,7 @@ async function setup(
         : []),
     ],
   });
-  const ctx = createTestContext({
+  const ctx = await createTestContext({
     config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: SECRET, verifyToken: "verify-me" } },
   });
   holder.ctx = ctx;

@@ -14,7 +14,7 @@ let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
 
 async function setup(opts: { credits?: number; channelTimeoutMs?: number; sendLimit?: number } = {}) {
-  const ctx = createTestContext({ channelTimeoutMs: opts.channelTimeoutMs });
+  const ctx = await createTestContext({ channelTimeoutMs: opts.channelTimeoutMs });
   fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   const device = await ctx.cloudDevice(fake, opts.sendLimit ? { send_limit_per_minute: opts.sendLimit } : {});
   ctx.topUp(opts.credits ?? 100);

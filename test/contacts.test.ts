@@ -7,7 +7,7 @@ async function create(ctx: TestContext, body: Record<string, unknown>) {
 
 describe("contacts", () => {
   test("create normalises the phone to E.164 and returns the contact", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const c = await create(ctx, { name: "  Ada Lovelace ", phone: "+44 7911 123456", email: "ada@example.com", type: "customer" });
     expect(c).toMatchObject({ name: "Ada Lovelace", phone: "+447911123456", email: "ada@example.com", type: "customer" });
     expect(c.contact_id).toBeGreaterThan(0);
@@ -18,7 +18,7 @@ describe("contacts", () => {
   test.each(["4155552671", "+1", "not a phone", "+1 415 555 267", "0044 7911 123456"])(
     "phone %p: 400 Invalid phone number",
     async (phone) => {
-      const ctx = createTestContext();
+      const ctx = await createTestContext();
       const body = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "X", phone }), 400);
       expect(body.data.error_code).toBe("invalid_phone_number");
       expect(body.message).toContain("Invalid phone number");
@@ -33,26 +33,26 @@ describe("contacts", () => {
     [{ name: "   ", phone: "+14155552671" }, "name"],
     [{ name: "X", phone: 14155552671 }, "phone"],
   ])("missing or bad field %o: 400 naming %s", async (body, field) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = expectEnvelope(await ctx.post("/v1/api/contact/create", body), 400);
     expect(r.data).toMatchObject({ error_code: "validation_error", field });
   });
 
   test("invalid email: 400 invalid_email", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "X", phone: "+14155552671", email: "nope@" }), 400);
     expect(r.data.error_code).toBe("invalid_email");
   });
 
   test("unknown type: 400 listing the known ones", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "X", phone: "+14155552671", type: "alien" }), 400);
     expect(r.data.field).toBe("type");
     expect(r.message).toContain("customer");
   });
 
   test("a duplicate phone in the workspace is 409; another workspace may have it", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const first = await create(ctx, { name: "A", phone: "+14155552671" });
     const r = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "B", phone: "+1 415-555-2671" }), 409);
     expect(r.data).toEqual({ error_code: "duplicate_contact", contact_id: first.contact_id });
@@ -61,7 +61,7 @@ describe("contacts", () => {
   });
 
   test("list pages, 20 by default, at most 100", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     for (let i = 0; i < 25; i++) await create(ctx, { name: `C${i}`, phone: `+1415555${String(1000 + i)}` });
     const first = expectEnvelope(await ctx.get("/v1/api/contact/list"), 200).data;
     expect(first.contacts).toHaveLength(20);
@@ -72,14 +72,14 @@ describe("contacts", () => {
   });
 
   test("types lists the contact types", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const types = expectEnvelope(await ctx.get("/v1/api/contact/types"), 200).data.types;
     expect(types.map((t: { code: string }) => t.code)).toEqual(["customer", "lead", "supplier", "staff", "other"]);
     expect(types[0]).toHaveProperty("type_id");
   });
 
   test("search matches name, phone or email, case-insensitively", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await create(ctx, { name: "Ada Lovelace", phone: "+14155552671", email: "ada@analytical.org" });
     await create(ctx, { name: "Charles Babbage", phone: "+447911123456", email: "cb@engine.co.uk" });
     await create(ctx, { name: "Grace 100% Hopper", phone: "+33612345678" });
@@ -97,7 +97,7 @@ describe("contacts", () => {
   });
 
   test("update changes any of name, phone, email, type; others stay", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const c = await create(ctx, { name: "Ada", phone: "+14155552671", email: "ada@example.com" });
     const u = expectEnvelope(
       await ctx.post("/v1/api/contact/update", { contact_id: c.contact_id, phone: "+447911123456", type: "lead" }),
@@ -111,7 +111,7 @@ describe("contacts", () => {
   });
 
   test("update errors: unknown id 404, bad phone 400, taken phone 409, nothing changed", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const a = await create(ctx, { name: "A", phone: "+14155552671" });
     await create(ctx, { name: "B", phone: "+447911123456" });
     expect((await ctx.post("/v1/api/contact/update", { contact_id: 999, name: "X" })).status).toBe(404);
@@ -126,7 +126,7 @@ describe("contacts", () => {
   });
 
   test("delete removes the contact; again: 404", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const c = await create(ctx, { name: "A", phone: "+14155552671" });
     expect(expectEnvelope(await ctx.post("/v1/api/contact/delete", { contact_id: c.contact_id }), 200).data).toEqual({
       contact_id: c.contact_id,

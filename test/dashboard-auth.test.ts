@@ -8,7 +8,7 @@ import { createTestContext } from "./helpers/context";
 const EMAIL = "owner@example.com";
 const PASSWORD = "a long enough secret";
 
-type Ctx = ReturnType<typeof createTestContext>;
+type Ctx = Awaited<ReturnType<typeof createTestContext>>;
 
 async function get(ctx: Ctx, path: string, cookie = "", base = "http://localhost") {
   return ctx.app.handle(new Request(base + path, { headers: cookie ? { cookie } : {}, redirect: "manual" }));
@@ -43,7 +43,7 @@ async function signIn(ctx: Ctx, email = EMAIL, password = PASSWORD, base = "http
 }
 
 async function withUser() {
-  const ctx = createTestContext();
+  const ctx = await createTestContext();
   await ctx.services.users.createUser({ email: EMAIL, password: PASSWORD });
   return ctx;
 }
@@ -109,7 +109,7 @@ describe("dashboard sign-in", () => {
   });
 
   test("the setup link makes the owner once, and not after 24 hours", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const owner = ctx.services.accounts.requireOwner().id;
     const token = (await ctx.services.users.issueSetupToken(owner))!;
     ctx.clock.advance(24 * 3_600_000 + 1);

@@ -5,7 +5,7 @@ import { declaredKindsOf, SECURITY_OF } from "../src/http/declared-auth";
 import { needsApiKey } from "../src/http/foundation";
 import { createTestContext } from "./helpers/context";
 
-const ctx = createTestContext();
+const ctx = await createTestContext();
 const spec = (await ctx.get("/openapi.json", { key: null })).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
 const routes = ctx.app.routes.map((r) => ({ route: r, name: `${r.method} ${r.path}`, kinds: declaredKindsOf(r as never) }));
 

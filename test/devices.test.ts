@@ -31,7 +31,7 @@ function addNotification(
 
 describe("device registration", () => {
   test("registers up to 10 devices; each gets an id, and sms devices a token", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const devices = await register(ctx, [
       { name: "Front desk" },
       {
@@ -51,7 +51,7 @@ describe("device registration", () => {
   });
 
   test("11 devices: 400 naming the limit, nothing stored", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.post("/v1/api/device/batch/register", { devices: Array.from({ length: 11 }, (_, i) => ({ name: `d${i}` })) });
     const body = expectEnvelope(r, 400);
     expect(body.data).toMatchObject({ error_code: "validation_error", field: "devices" });
@@ -67,7 +67,7 @@ describe("device registration", () => {
     ["unknown kind", { devices: [{ name: "x", kind: "pager" }] }, "devices.0.kind"],
     ["devices not an array", { devices: 5 }, "devices"],
   ])("%s: 400 validation_error", async (_, body, field) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = expectEnvelope(await ctx.post("/v1/api/device/batch/register", body), 400);
     expect(r.data.error_code).toBe("validation_error");
     expect(r.data.field).toStartWith(field);
@@ -75,7 +75,7 @@ describe("device registration", () => {
   });
 
   test("one bad phone number stores none of the batch", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.post("/v1/api/device/batch/register", { devices: [{ name: "ok" }, { name: "bad", phone_number: "12345" }] });
     const body = expectEnvelope(r, 400);
     expect(body.data.error_code).toBe("invalid_phone_number");
@@ -86,7 +86,7 @@ describe("device registration", () => {
 
 describe("device list and get", () => {
   test("pages with pagination {page, limit, total} and filters by status", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const devices = await register(
       ctx,
       Array.from({ length: 5 }, (_, i) => ({ name: `d${i}` })),
@@ -111,14 +111,14 @@ describe("device list and get", () => {
     [{ page: 0 }, "page"],
     [{ status: "broken" }, "status"],
   ])("bad query %o: 400 naming %s", async (query, field) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const body = expectEnvelope(await ctx.get("/v1/api/device/list", { query: query as Record<string, string> }), 400);
     expect(body.data).toMatchObject({ error_code: "validation_error", field, location: "query" });
     if (field === "limit") expect(body.message).toContain("100");
   });
 
   test("get by id: device_id, name, status; unknown id 404; non-numeric id 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [d] = await register(ctx, [{ name: "Phone" }]);
     const got = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}`), 200).data;
     expect(got).toMatchObject({ device_id: d.device_id, name: "Phone", status: "active" });
@@ -130,7 +130,7 @@ describe("device list and get", () => {
 
 describe("device health, stats, usage and rate limit", () => {
   test("health_score follows recency of contact and the failure rate", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [d] = await register(ctx, [{ name: "Phone" }]);
     let health = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/health`), 200).data;
     expect(health).toMatchObject({ health_score: 40, last_sync: null, online: false });
@@ -154,7 +154,7 @@ describe("device health, stats, usage and rate limit", () => {
   });
 
   test("stats count sent (incl. delivered), failed and pending", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [d, other] = await register(ctx, [{ name: "A" }, { name: "B" }]);
     for (const s of ["sent", "delivered", "delivered", "failed", "pending", "pending", "pending"] as const)
       addNotification(ctx, d.device_id, s);
@@ -164,7 +164,7 @@ describe("device health, stats, usage and rate limit", () => {
   });
 
   test("usage: used this month against the plan's monthly SMS", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [d] = await register(ctx, [{ name: "A" }]);
     addNotification(ctx, d.device_id, "sent");
     addNotification(ctx, d.device_id, "failed");
@@ -178,7 +178,7 @@ describe("device health, stats, usage and rate limit", () => {
   });
 
   test("rate-limit: the device's per-minute window", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [d] = await register(ctx, [{ name: "A", send_limit_per_minute: 5 }]);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 30));
     ctx.db.$client.run(
@@ -198,7 +198,7 @@ describe("device health, stats, usage and rate limit", () => {
 
 describe("batch delete and status", () => {
   test("deletes up to 50; deleted devices disappear from every endpoint", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [a, b] = await register(ctx, [{ name: "A" }, { name: "B" }]);
     const body = expectEnvelope(await ctx.post("/v1/api/device/batch/delete", { device_ids: [a.device_id] }), 200).data;
     expect(body).toEqual({ deleted: [a.device_id], count: 1 });
@@ -208,7 +208,7 @@ describe("batch delete and status", () => {
   });
 
   test("51 ids: 400 naming the limit of 50", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const body = expectEnvelope(
       await ctx.post("/v1/api/device/batch/delete", { device_ids: Array.from({ length: 51 }, (_, i) => i + 1) }),
       400,
@@ -218,7 +218,7 @@ describe("batch delete and status", () => {
   });
 
   test("an unknown id among known ones deletes nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [a] = await register(ctx, [{ name: "A" }]);
     const body = expectEnvelope(await ctx.post("/v1/api/device/batch/delete", { device_ids: [a.device_id, 4242] }), 404);
     expect(body.data.not_found).toEqual([4242]);
@@ -226,7 +226,7 @@ describe("batch delete and status", () => {
   });
 
   test("update-status sets active/inactive; a bad status is 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [a, b] = await register(ctx, [{ name: "A" }, { name: "B" }]);
     const body = expectEnvelope(
       await ctx.post("/v1/api/device/batch/update-status", { device_ids: [a.device_id, b.device_id], status: "inactive" }),
@@ -244,7 +244,7 @@ describe("batch delete and status", () => {
 
 describe("device export", () => {
   test("csv: header row, one line per device, download filename; inactive left out by default", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const [a] = await register(ctx, [{ name: "Front, desk" }, { name: "=HYPERLINK(1)" }, { name: "Old" }]);
     const all = (await ctx.get("/v1/api/device/list")).body.data.devices;
     await ctx.post("/v1/api/device/batch/update-status", { device_ids: [all[2].device_id], status: "inactive" });
@@ -264,7 +264,7 @@ describe("device export", () => {
   });
 
   test("json is the default, in the envelope, with a filename", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await register(ctx, [{ name: "A" }]);
     const r = await ctx.get("/v1/api/device/export");
     expect(r.headers.get("content-disposition")).toContain(".json");
@@ -274,7 +274,7 @@ describe("device export", () => {
   });
 
   test("bad format or include_inactive: 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect(expectEnvelope(await ctx.get("/v1/api/device/export", { query: { format: "xml" } }), 400).data.field).toBe("format");
     expect(expectEnvelope(await ctx.get("/v1/api/device/export", { query: { include_inactive: "maybe" } }), 400).data.field).toBe(
       "include_inactive",

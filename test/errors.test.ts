@@ -28,7 +28,7 @@ describe("error code table", () => {
   });
 
   test("the documented table in /openapi.json lists every code with its status", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const spec = (await ctx.get("/openapi.json", { key: null })).body;
     for (const [code, status] of Object.entries(ERROR_STATUS)) {
       expect(spec.info.description).toContain(`| \`${code}\` | ${status} |`);
@@ -36,7 +36,7 @@ describe("error code table", () => {
   });
 
   test("a thrown AppError reaches the client as its status, code and data", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.post("/v1/api/device/batch/delete", { device_ids: [12345] });
     const body = expectEnvelope(r, 404);
     expect(body.data).toEqual({ error_code: "not_found", not_found: [12345] });

@@ -10,8 +10,8 @@ const ADA = "+14155552671";
 let TEMPLATE = 0;
 
 async function pair() {
-  const fast = createTestContext();
-  const framework = createTestContext({ fastRoutes: false });
+  const fast = await createTestContext();
+  const framework = await createTestContext({ fastRoutes: false });
   const templates: number[] = [];
   for (const ctx of [fast, framework]) {
     await ctx.phone();

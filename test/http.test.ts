@@ -4,19 +4,19 @@ import { createTestContext, expectEnvelope } from "./helpers/context";
 
 describe("envelope on every failure", () => {
   test("unknown route: 404 not_found", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const body = expectEnvelope(await ctx.get("/v1/api/nothing/here"), 404);
     expect(body.data.error_code).toBe("not_found");
     expect(body.message).toContain("/v1/api/nothing/here");
   });
 
   test("unknown route outside /v1: 404 without credentials", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect(expectEnvelope(await ctx.get("/nope", { key: null }), 404).data.error_code).toBe("not_found");
   });
 
   test("wrong method: 405 with Allow", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.get("/v1/api/contact/create");
     const body = expectEnvelope(r, 405);
     expect(body.data.error_code).toBe("method_not_allowed");
@@ -26,7 +26,7 @@ describe("envelope on every failure", () => {
   });
 
   test("malformed JSON: 400 invalid_json, nothing stored", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.call("POST", "/v1/api/contact/create", { raw: '{"name": "Ada", "phone": ' });
     const body = expectEnvelope(r, 400);
     expect(body.data.error_code).toBe("invalid_json");
@@ -34,7 +34,7 @@ describe("envelope on every failure", () => {
   });
 
   test("a JSON body sent as text/plain is still read", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.call("POST", "/v1/api/contact/create", {
       raw: JSON.stringify({ name: "Ada", phone: "+14155552671" }),
       headers: { "content-type": "text/plain" },
@@ -43,7 +43,7 @@ describe("envelope on every failure", () => {
   });
 
   test("validation failure: 400 naming the field and reason, never 422", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.post("/v1/api/contact/create", { name: 42, phone: "+14155552671" });
     const body = expectEnvelope(r, 400);
     expect(body.data).toMatchObject({ error_code: "validation_error", field: "name", location: "body" });
@@ -52,21 +52,21 @@ describe("envelope on every failure", () => {
   });
 
   test("missing body on a route that needs one: 400 naming the first missing field", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const body = expectEnvelope(await ctx.call("POST", "/v1/api/contact/create"), 400);
     expect(body.data.error_code).toBe("validation_error");
     expect(body.message).toMatch(/name|phone/);
   });
 
   test("oversized body: 413 payload_too_large", async () => {
-    const ctx = createTestContext({ config: { maxBodyBytes: 2048 } });
+    const ctx = await createTestContext({ config: { maxBodyBytes: 2048 } });
     const r = await ctx.post("/v1/api/contact/create", { name: "x".repeat(5000), phone: "+14155552671" });
     const body = expectEnvelope(r, 413);
     expect(body.data).toMatchObject({ error_code: "payload_too_large", limit: 2048 });
   });
 
   test("oversized body without a Content-Length (streamed): 413", async () => {
-    const ctx = createTestContext({ config: { maxBodyBytes: 2048 } });
+    const ctx = await createTestContext({ config: { maxBodyBytes: 2048 } });
     const stream = new ReadableStream({
       start(c) {
         c.enqueue(new TextEncoder().encode(JSON.stringify({ name: "x".repeat(5000), phone: "+14155552671" })));
@@ -85,7 +85,7 @@ describe("envelope on every failure", () => {
   });
 
   test("internal error: 500 in the envelope, no stack trace, logged", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.db.$client.run("DROP TABLE contact");
     const r = await ctx.get("/v1/api/contact/list");
     const body = expectEnvelope(r, 500);
@@ -97,7 +97,7 @@ describe("envelope on every failure", () => {
   });
 
   test("success responses carry status_id 200 and a message", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const body = expectEnvelope(await ctx.get("/v1/api/project/list"), 200);
     expect(typeof body.message).toBe("string");
   });

@@ -65,7 +65,7 @@ describe("deep nesting", () => {
   });
 
   test("160 KB of nesting to registration with a valid pairing token: 400 in the phone shape, no 500, as fast as a flat body", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const token = await pairingToken(ctx);
     const post = (raw: string) => ctx.call("POST", "/mobile/v1/device", { raw, key: null, headers: { authorization: `Bearer ${token}` } });
     // Against the same request with a flat body of the same size, the fastest of three each: the
@@ -92,7 +92,7 @@ describe("deep nesting", () => {
   });
 
   test("nesting in a /v1 body: 400 too_deeply_nested in the envelope", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await ctx.call("POST", "/v1/api/contact/create", { raw: `{"name":${nested(80 * 1024)}}` });
     expect(expectEnvelope(r, 400).data.error_code).toBe("too_deeply_nested");
     // The platform webhook signs its raw body, so it cannot be checked first; the depth cap still applies.
@@ -105,7 +105,7 @@ describe("deep nesting", () => {
   });
 
   test("phone routes check credentials before the body: unknown callers get 401 and their body is never read", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await ctx.phone();
     const cases: [string, string, string | null][] = [
       ["POST", "/mobile/v1/device", null],
@@ -140,7 +140,7 @@ describe("deep nesting", () => {
 
 describe("page bounds", () => {
   test("every paged list in /openapi.json: a huge page or limit is 400 naming the field, never 500", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const spec = (await ctx.get("/openapi.json", { key: null })).body;
     type Op = {
       parameters?: { name: string; in: string }[];
@@ -194,7 +194,7 @@ describe("broken Unicode", () => {
   ];
 
   test("lone surrogate escapes anywhere in a JSON body: 400 invalid_unicode, never 500", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     for (const [path, body] of routes) {
       for (const s of [loneHigh, loneLow, '"\\uD800\\u0041"', '"\\uDBFF"']) {
         const r = await ctx.call("POST", path, { raw: body(s) });
@@ -206,7 +206,7 @@ describe("broken Unicode", () => {
   });
 
   test("bytes that are not UTF-8 in a body: 400 invalid_unicode", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     for (const [path, body] of routes) {
       const text = new TextEncoder().encode(body('"ok"'));
       for (const bad of [[0xff], [0xc3], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
@@ -226,7 +226,7 @@ describe("broken Unicode", () => {
   });
 
   test("a query whose escapes are not UTF-8: 400 invalid_unicode", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     for (const q of ["search=%ED%A0%80", "search=%FF", "page=1&search=%E0%A4"]) {
       const r = await ctx.get(`/v1/api/contact/list?${q}`);
       expect([q, r.status, r.body.data.error_code]).toEqual([q, 400, "invalid_unicode"]);
@@ -242,7 +242,7 @@ describe("disk full", () => {
   }
 
   test("a send on a full disk: 507 storage_full, nothing stored, /health says full", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.topUp(1000);
     const phone = await ctx.phone();
     const count = () => (ctx.db.$client.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n;
@@ -369,7 +369,7 @@ describe("internal errors in the log", () => {
   });
 
   test("every answer carries an X-Request-Id, distinct per request", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const a = await ctx.get("/health", { key: null });
     const b = await ctx.get("/v1/api/contact/list");
     const c = await ctx.get("/v1/api/contact/list", { key: null });

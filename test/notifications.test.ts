@@ -9,7 +9,7 @@ const send = smsSender({ recipient_contact: TO, message: "x" });
 
 describe("GET /api/notification/:id", () => {
   test("every field and the log", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await ctx.phone();
     const id = await send(ctx, { message: "hello", recipient_name: "Ada" });
     const n = expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
@@ -44,7 +44,7 @@ describe("GET /api/notification/:id", () => {
   });
 
   test("unknown id or another workspace's: 404; not a number: 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const id = await send(ctx, {});
     const other = ctx.otherWorkspace();
@@ -56,7 +56,7 @@ describe("GET /api/notification/:id", () => {
 
 describe("GET /api/notification/list", () => {
   test("newest first, filtered by status, delivery_type, recipient and dates, paged", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const a = await send(ctx, { message: "a" });
     ctx.clock.advance(86_400_000);
@@ -88,7 +88,7 @@ describe("GET /api/notification/list", () => {
     [{ limit: 101 }, "limit"],
     [{ from: "yesterday" }, "from"],
   ])("bad filter %o: 400 naming %s", async (query, field) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect(expectEnvelope(await ctx.get("/v1/api/notification/list", { query: query as Record<string, string> }), 400).data.field).toBe(
       field,
     );
@@ -97,7 +97,7 @@ describe("GET /api/notification/list", () => {
 
 describe("POST /api/notification/cancel", () => {
   test("a pending notification no channel has taken becomes cancelled; a second cancel is 409", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const id = await send(ctx, { schedule_time: "2026-01-20 10:00:00" });
     const body = expectEnvelope(await ctx.post("/v1/api/notification/cancel", { notification_id: id }), 200);
@@ -109,7 +109,7 @@ describe("POST /api/notification/cancel", () => {
   });
 
   test("sent, delivered, failed, or already with its channel: 409", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const sent = await send(ctx, {});
     ctx.services.state.transition(sent, "sent", {});
@@ -122,7 +122,7 @@ describe("POST /api/notification/cancel", () => {
   });
 
   test("unknown or another workspace's: 404; bad body: 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const id = await send(ctx, {});
     const other = ctx.otherWorkspace();
@@ -134,7 +134,7 @@ describe("POST /api/notification/cancel", () => {
 
 describe("GET /api/stats/notifications", () => {
   test("counts by status over day, week and month", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const old = await send(ctx, {});
     ctx.services.state.transition(old, "delivered", {});
@@ -159,8 +159,8 @@ describe("GET /api/stats/notifications", () => {
     });
   });
 
-  test("counts come from the hourly rollup and agree with counting rows, for any range, status and channel, through every change", () => {
-    const ctx = createTestContext();
+  test("counts come from the hourly rollup and agree with counting rows, for any range, status and channel, through every change", async () => {
+    const ctx = await createTestContext();
     const sqlite = ctx.db.$client;
     const repo = ctx.services.channelCore.notifications;
     const device = sqlite
@@ -224,8 +224,8 @@ describe("GET /api/stats/notifications", () => {
     expect(rollup).toEqual(grouped);
   });
 
-  test("the hourly sum and the edge counts use their indexes, never a scan of the notification table", () => {
-    const ctx = createTestContext();
+  test("the hourly sum and the edge counts use their indexes, never a scan of the notification table", async () => {
+    const ctx = await createTestContext();
     const plan = (sql: string, ...args: unknown[]) =>
       (ctx.db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as [])) as { detail: string }[]).map((p) => p.detail).join(" | ");
     const hourly = plan(

@@ -40,7 +40,7 @@ const show = (problems: Problem[]) => problems.map((p) => `${p.ruleId}: ${p.mess
 
 describe("redocly lint --extends=recommended", () => {
   test("reports no errors on /openapi.json", async () => {
-    const ctx = createTestContext({ config: { publicUrl: null } });
+    const ctx = await createTestContext({ config: { publicUrl: null } });
     const served = await ctx.get("/openapi.json", { key: null });
     const report = await lint(served.text);
     expect(show(report.problems.filter((p) => p.severity === "error"))).toEqual([]);
@@ -50,7 +50,7 @@ describe("redocly lint --extends=recommended", () => {
   });
 
   test("the linter is really looking: a 3.0 `nullable` in the document is an error", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const doc = (await ctx.get("/openapi.json", { key: null })).body;
     doc.components.schemas.Error.properties.message.nullable = true;
     const report = await lint(JSON.stringify(doc));

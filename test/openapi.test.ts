@@ -4,7 +4,7 @@ import { OPERATION_IDS } from "../src/docs/refine";
 import { ERROR_STATUS } from "../src/http/errors";
 import { createTestContext } from "./helpers/context";
 
-const ctx = createTestContext();
+const ctx = await createTestContext();
 const spec = (await ctx.get("/openapi.json", { key: null })).body;
 type Op = {
   summary?: string;

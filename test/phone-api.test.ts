@@ -63,7 +63,7 @@ function signed(key: string, body: unknown, at: number) {
 
 describe("pairing", () => {
   test("GET /api/device/pairing gives the server URL, the token and a QR code; rotate retires the old token", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const info = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data;
     expect(info.server_url).toBe("https://pigeon.test/mobile/v1");
     expect(info.pairing_token).toMatch(/^[\w-]{32}$/);
@@ -78,7 +78,7 @@ describe("pairing", () => {
   });
 
   test("POST /device with the pairing token: 201 {id, token, login, password}; the phone is an online sms device", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     expect(phone.id).toMatch(/^[\w-]{21}$/);
     expect(phone.token).toMatch(/^[\w-]{21}$/);
@@ -92,7 +92,7 @@ describe("pairing", () => {
   });
 
   test("a phone registering again with the same name and SIM cards gets its device back under a new token; another SIM list is another phone", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const again = await pairPhone(ctx);
     expect(again.id).toBe(phone.id);
@@ -119,7 +119,7 @@ describe("pairing", () => {
     expect(devices.filter((d) => d.name === REGISTER_BODY.name)).toHaveLength(2);
   });
   test("POST /device with Basic login:password, and with a one-time Code", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const basic = `Basic ${Buffer.from(`${phone.login}:${phone.password}`).toString("base64")}`;
     const byBasic = await mobile(ctx, "POST", "/device", { auth: basic, body: REGISTER_BODY });
@@ -141,14 +141,14 @@ describe("pairing", () => {
   });
 
   test("a bad register body is 400 in the app's error shape", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body: { name: "x".repeat(129) } });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ message: expect.stringContaining("name"), code: 400, data: { error_code: "validation_error" } });
   });
 
   test("PATCH /user/password", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     expect(
       (
@@ -181,7 +181,7 @@ describe("pairing", () => {
 
 describe("device endpoints", () => {
   test("GET /device: externalIp always, the device with a token", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const anon = await mobile(ctx, "GET", "/device", { headers: { "x-forwarded-for": "203.0.113.7" } });
     expect(anon.json).toEqual({ externalIp: "203.0.113.7" });
@@ -191,7 +191,7 @@ describe("device endpoints", () => {
   });
 
   test("PATCH /device: 204 for its own id, 403 for another's, 401 for an unknown token", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const other = await pairPhone(ctx, "Other/phone");
     expect(
@@ -204,7 +204,7 @@ describe("device endpoints", () => {
   });
 
   test("a device deleted through the API can no longer authenticate", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     await ctx.post("/v1/api/device/batch/delete", { device_ids: [phone.deviceId] });
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).status).toBe(401);
@@ -213,7 +213,7 @@ describe("device endpoints", () => {
 
 describe("messages", () => {
   test("GET /message: the app's fields, three fraction digits, and reading changes nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const id = await sendSms(ctx);
     const first = await mobile(ctx, "GET", "/message?order=lifo", { auth: phone.bearer });
@@ -238,7 +238,7 @@ describe("messages", () => {
   });
 
   test("order=fifo and lifo", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     await sendSms(ctx, { message: "first" });
     ctx.clock.advance(1000);
@@ -250,7 +250,7 @@ describe("messages", () => {
   });
 
   test("PATCH /message: Processed keeps it pending (and uncancellable), Sent → sent, Delivered → delivered; repeats change nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
@@ -276,7 +276,7 @@ describe("messages", () => {
   });
 
   test("Failed: the phone's error string (the carrier's reason) goes to the log", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
@@ -298,7 +298,7 @@ describe("messages", () => {
   });
 
   test("PATCH /message: unknown ids, and other devices' messages, are 204 and change nothing; a non-array is 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const other = await pairPhone(ctx, "Other/phone");
     const id = await sendSms(ctx, { device_id: phone.deviceId });
@@ -322,7 +322,7 @@ describe("messages", () => {
   });
 
   test("Cancelling goes only to apps ≥ 1.67.0; Cancelled confirms; a Sent after the cancel is recorded as the truth", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const id = await sendSms(ctx);
     const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
@@ -366,7 +366,7 @@ describe("messages", () => {
   });
 
   test("a message the phone never downloaded is cancelled without a Cancelling round trip", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const id = await sendSms(ctx);
     await ctx.post("/v1/api/notification/cancel", { notification_id: id });
@@ -374,7 +374,7 @@ describe("messages", () => {
   });
 
   test("pacing: never more new messages a minute than the device allows; the rest wait, no error", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 2 }), 200);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
@@ -390,7 +390,7 @@ describe("messages", () => {
   });
 
   test("a phone whose pacing is spent for the minute is not told of new sends, except expedited ones, and is told when the next minute starts", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: phone.deviceId, send_limit_per_minute: 2 }), 200);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
@@ -444,8 +444,8 @@ describe("messages", () => {
     await reader.cancel();
   });
 
-  test("a pull reads the phone's queue through its own index, never sorting the backlog behind it", () => {
-    const ctx = createTestContext();
+  test("a pull reads the phone's queue through its own index, never sorting the backlog behind it", async () => {
+    const ctx = await createTestContext();
     for (const [name, sql] of Object.entries(PHONE_QUEUE_SQL)) {
       const plan = (ctx.db.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join("; ");
       expect(plan, name).toContain("USING INDEX notification_phone_queue_idx");
@@ -454,7 +454,7 @@ describe("messages", () => {
   });
 
   test("re-homing moves only what a quiet phone never downloaded; what it downloaded waits for it, then fails device_offline at its time to live", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const away = await pairPhone(ctx, "Away/phone");
     const other = await pairPhone(ctx, "Other/phone");
     const downloaded = await sendSms(ctx, { message: "downloaded", device_id: away.deviceId, ttl: 600 });
@@ -484,7 +484,7 @@ describe("messages", () => {
   });
 
   test("a scheduled message reaches the phone only when due", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     await sendSms(ctx, { schedule_time: "2026-01-15 12:30:00" });
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
@@ -497,7 +497,7 @@ describe("messages", () => {
 
 describe("settings, webhooks and events", () => {
   test("GET /settings provisions a stable signing key and serves the pacing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     await ctx.post("/v1/api/device/update", {
       device_id: phone.deviceId,
@@ -520,7 +520,7 @@ describe("settings, webhooks and events", () => {
   });
 
   test("GET /settings leaves out what the user did not choose in Pigeon, so the phone keeps its own", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const fresh = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json;
     // The app resets a key given as null and keeps its own value only for a key left out.
@@ -537,7 +537,7 @@ describe("settings, webhooks and events", () => {
   });
 
   test("GET /webhooks lists Pigeon's own https receiver for the four SMS events, the two MMS events and the ping", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
     expect(hooks.map((h: { event: string }) => h.event)).toEqual([
@@ -554,7 +554,7 @@ describe("settings, webhooks and events", () => {
   });
 
   test("GET /events: an event stream that announces new work, cancels and settings changes", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const res = await ctx.app.handle(
       new Request("http://localhost/mobile/v1/events", { headers: { authorization: phone.bearer, "user-agent": UA } }),
@@ -581,7 +581,7 @@ describe("settings, webhooks and events", () => {
 
 describe("webhooks the phone posts", () => {
   async function setup() {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const key = (await mobile(ctx, "GET", "/settings", { auth: phone.bearer })).json.webhooks.signing_key as string;
     const post = (body: unknown, opts: { key?: string; at?: number } = {}) => {
@@ -679,7 +679,7 @@ describe("webhooks the phone posts", () => {
 
 describe("presence", () => {
   test("every authorised phone request keeps it online; 5 minutes of silence makes sends 400 device_offline", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     ctx.clock.advance(4 * 60_000);
     await mobile(ctx, "GET", "/message", { auth: phone.bearer });
@@ -699,7 +699,7 @@ describe("presence", () => {
 
 describe("a phone that only polls (the app's AUTO channel with a push token)", () => {
   test("is online for its 15-minute poll interval and 5 minutes more, and goes offline after that, once", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const token = await pairingToken(ctx);
     const r = await mobile(ctx, "POST", "/device", {
       auth: `Bearer ${token}`,
@@ -736,7 +736,7 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
   });
 
   test("switching to SSE Only (a PATCH without the token, or an event stream) makes it an SSE phone", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const token = await pairingToken(ctx);
     const r = await mobile(ctx, "POST", "/device", {
       auth: `Bearer ${token}`,
@@ -763,7 +763,7 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
 
 describe("a changed server address", () => {
   test("a phone that read its webhooks at another address is told WebhooksUpdated when its stream opens", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer });
     ctx.config.publicUrl = "https://new-address.example";

@@ -55,7 +55,7 @@ function ping(battery: number, flags: number, connected = true) {
 
 describe("what a paired phone reports, by rule", () => {
   test("an SMS re-posted with another id but the same sender, time and text is stored once", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     const receivedAt = new Date(ctx.clock.now()).toISOString();
     expect(await p.post("sms:received", { messageId: "aa01", message: "Where is my parcel?", sender: ADA, receivedAt })).toBe(204);
@@ -68,7 +68,7 @@ describe("what a paired phone reports, by rule", () => {
   });
 
   test("an unhealthy episode: device.unhealthy once, its reasons follow the pings, device.healthy once at recovery", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     const score = async () => expectEnvelope(await ctx.get(`/v1/api/device/${p.deviceId}/health`), 200).data;
     expect((await score()).reported).toBeNull();
@@ -101,7 +101,7 @@ describe("what a paired phone reports, by rule", () => {
   });
 
   test("a downloaded MMS without its headers lands on its own, once; an MMS header re-post is dropped", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     const at = new Date(ctx.clock.now()).toISOString();
     const content = {
@@ -130,7 +130,7 @@ describe("what a paired phone reports, by rule", () => {
   });
 
   test("inbox refresh: 409 not_a_phone for a device of another kind; 409 phone_not_connected with no event stream", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     const period = { since: "2026-01-15T00:00:00Z", until: "2026-01-16T00:00:00+02:00" };
     const notConnected = expectEnvelope(await ctx.post(`/v1/api/device/${p.deviceId}/inbox/refresh`, period), 409);

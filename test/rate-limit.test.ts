@@ -7,7 +7,7 @@ import { createTestContext, expectEnvelope } from "./helpers/context";
 
 describe("rate limits", () => {
   test("the 61st request in a minute is 429 with Retry-After and X-RateLimit headers; open again once the first requests are a minute old", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 10));
     for (let i = 1; i <= 60; i++) {
       const r = await ctx.get("/v1/api/project/list");
@@ -31,7 +31,7 @@ describe("rate limits", () => {
   });
 
   test("limits are per key", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 2 });
     const second = ctx.services.accounts.createKey("second");
     await ctx.get("/v1/api/project/list");
@@ -41,7 +41,7 @@ describe("rate limits", () => {
   });
 
   test("the daily limit answers 429 until the next UTC day", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100, requestsPerDay: 3 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 23, 0, 0));
     for (let i = 0; i < 3; i++) {
@@ -56,14 +56,14 @@ describe("rate limits", () => {
   });
 
   test("unauthenticated requests do not consume a key's allowance", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1 });
     await ctx.get("/v1/api/project/list", { key: { ...ctx.key, api_secret: "wrong" } });
     expect((await ctx.get("/v1/api/project/list")).status).toBe(200);
   });
 
   test("server-info reports the limits in force", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const data = expectEnvelope(await ctx.get("/v1/api/server-info"), 200).data;
     expect(data.sms_length_cap).toBe(1600);
     expect(data.limits).toMatchObject({
@@ -79,7 +79,7 @@ describe("rate limits", () => {
 
 describe("the minute is sliding", () => {
   test("a full allowance just before a minute boundary leaves nothing just after it", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 60 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 59, 500));
     for (let i = 0; i < 60; i++) expect((await ctx.get("/v1/api/project/list")).status).toBe(200);
@@ -127,7 +127,7 @@ describe("the minute is sliding", () => {
   });
 
   test("remaining and reset headers tell the truth: reset is when the allowance grows again", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 3 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0));
     await ctx.get("/v1/api/project/list");
@@ -152,7 +152,7 @@ describe("failed authentications are throttled per client address", () => {
   });
 
   test("the 21st wrong secret in a minute from one address is 429 before the secret is checked; another address still gets in", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     // Over real sockets: 127.0.0.1 and ::1 are two client addresses on one dual-stack listener.
     ctx.app.listen({ port: 0, hostname: "::" });
     stopServer = () => ctx.app.stop(true);
@@ -202,7 +202,7 @@ describe("failed authentications are throttled per client address", () => {
 
 describe("guessing a phone's one-time code or password", () => {
   test("after 20 wrong codes from one address, registration answers 429 without trying the code", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const register = (auth: string) =>
       ctx.app.handle(
         new Request("http://localhost/mobile/v1/device", {

@@ -54,7 +54,7 @@ const audit = async (ctx: TestContext, query: Record<string, string | number | b
 
 describe("opt-out keywords from a paired phone", () => {
   test("STOP: suppressed, audited, announced, confirmed once; sends are 403 with nothing stored; a scheduled one fails refunded", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await appPhone(ctx);
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);
@@ -129,7 +129,7 @@ describe("opt-out keywords from a paired phone", () => {
   });
 
   test("START lifts it with a confirmation; YES from someone who never opted out is an ordinary answer", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await appPhone(ctx);
     await phone.receive(ADA, "unsubscribe");
     await phone.receive(ADA, "start");
@@ -147,7 +147,7 @@ describe("opt-out keywords from a paired phone", () => {
   });
 
   test("HELP answers with the help text; a sentence containing STOP is not a keyword", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await appPhone(ctx);
     await phone.receive(ADA, "help");
     expect(notificationsTo(ctx, ADA).map((n) => n.message)).toEqual([expect.stringContaining("Reply STOP")]);
@@ -157,7 +157,7 @@ describe("opt-out keywords from a paired phone", () => {
   });
 
   test("the keyword lists and replies are settings: a word in another language, a silent opt-out, STOP turned off", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await appPhone(ctx);
     const saved = expectEnvelope(
       await ctx.post("/v1/api/workspace/settings", { opt_out_keywords: ["stop", "Arrêt"], opt_out_reply: "" }),
@@ -176,7 +176,7 @@ describe("opt-out keywords from a paired phone", () => {
 
 describe("the opt-out API", () => {
   test("add and remove by hand, each audited with source api; active lists the numbers suppressed now; a contact shows it", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: ADA }), 200).data;
     expect(contact).toMatchObject({ opted_out: false, opted_out_at: null, timezone: null });
@@ -226,7 +226,7 @@ describe("the opt-out API", () => {
 
 describe("workspace settings", () => {
   test("defaults, a change, and every mistake a 400 that stores nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const defaults = expectEnvelope(await ctx.get("/v1/api/workspace/settings"), 200).data;
     expect(defaults).toMatchObject({
       quiet_hours: null,
@@ -266,7 +266,7 @@ describe("workspace settings", () => {
 describe("quiet hours", () => {
   // The manual clock starts at 2026-01-15 12:00 UTC: 07:00 in New York, 21:00 in Tokyo, 12:00 in London.
   async function quietWorkspace() {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     await ctx.cloudDevice(fake);
     ctx.topUp(10);
@@ -331,7 +331,7 @@ describe("quiet hours", () => {
 
 describe("failover", () => {
   async function twoRoutes(credits = 10) {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await ctx.phone();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);
@@ -430,7 +430,7 @@ describe("failover", () => {
 
 describe("preview", () => {
   test("says what a send then does: text, encoding, segments, route, cost, hold and refusal, storing nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);

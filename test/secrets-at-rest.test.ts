@@ -165,7 +165,7 @@ describe("plain secrets written by an older version", () => {
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-legacy-")), "pigeon.db");
     const receiver = startReceiver();
     cleanups.push(() => receiver.stop());
-    const old = createTestContext({ dbPath });
+    const old = await createTestContext({ dbPath });
     const w = expectEnvelope(await old.post("/v1/api/webhook/create", { url: receiver.url, events: "*" }), 200).data;
     const fake = await startFakeCloud({ authToken: "legacy-plain-auth-token-0001" });
     cleanups.push(() => fake.stop());
@@ -179,7 +179,7 @@ describe("plain secrets written by an older version", () => {
     ]);
     sqlite.close();
 
-    const ctx = createTestContext({ dbPath });
+    const ctx = await createTestContext({ dbPath });
     const raw = databaseBytes(join(dbPath, ".."));
     for (const s of ["whsec_legacyPlainSecret000000000001", "legacyPlainPairingToken00000000001", "legacy-plain-auth-token-0001"])
       expect(raw.includes(s)).toBe(false);
@@ -240,7 +240,7 @@ describe("a chat-app access token", () => {
     });
     cleanups.push(() => fake.stop());
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-chatapp-")), "pigeon.db");
-    const ctx = createTestContext({
+    const ctx = await createTestContext({
       dbPath,
       config: { chatapp: { graphUrl: fake.url, graphVersion: "v23.0", appSecret: "s3cret", verifyToken: "v" } },
     });

@@ -12,7 +12,7 @@ let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
 
 async function cloudSetup(credits = 5, channelTimeoutMs?: number) {
-  const ctx = createTestContext({ channelTimeoutMs });
+  const ctx = await createTestContext({ channelTimeoutMs });
   fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   const device = await ctx.cloudDevice(fake);
   ctx.topUp(credits);
@@ -52,7 +52,7 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
   });
 
   test("sim_number for a SIM the phone did not report is 400 invalid_sim_number naming its SIMs; with no list reported, any is taken", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await ctx.phone("One-SIM phone");
     // The phone reports its SIM list as the app does (PATCH /mobile/v1/device, redacted fields).
     const patched = await ctx.app.handle(

@@ -6,7 +6,7 @@ const TO = "+14155552671";
 
 describe("POST /api/sms/send", () => {
   test("takes the smaller body and answers like the full send", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const body = expectEnvelope(
       await ctx.post("/v1/api/sms/send", { recipient_contact: TO, template_id: "OTP", variables: { code: "9", minutes: 1 } }),
@@ -21,7 +21,7 @@ describe("POST /api/sms/send", () => {
 
 describe("POST /api/sms/send/bulk", () => {
   test("stores the valid items even when others fail, and lists each item's result in order", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const r = await ctx.post("/v1/api/sms/send/bulk", {
       messages: [
@@ -50,7 +50,7 @@ describe("POST /api/sms/send/bulk", () => {
   });
 
   test("plan and credit limits apply item by item", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
     ctx.topUp(2);
     const data = expectEnvelope(
@@ -63,7 +63,7 @@ describe("POST /api/sms/send/bulk", () => {
   });
 
   test("over 100 messages or an empty list: 400, nothing stored", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const many = Array.from({ length: 101 }, () => ({ recipient_contact: TO, message: "x" }));
     const body = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages: many }), 400);
@@ -76,7 +76,7 @@ describe("POST /api/sms/send/bulk", () => {
 
 describe("overview routes", () => {
   test("POST /sms/send answers success and messageId; GET /messages/:id reports its status", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const r = await ctx.post("/v1/sms/send", { to: TO, message: "hi" });
     expect(r.status).toBe(200);
@@ -89,7 +89,7 @@ describe("overview routes", () => {
   });
 
   test("contacts and templates aliases", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const created = expectEnvelope(await ctx.post("/v1/contacts", { name: "Ada", phone: TO }), 200).data;
     expect(expectEnvelope(await ctx.get("/v1/contacts"), 200).data.contacts).toHaveLength(1);
     const updated = expectEnvelope(await ctx.call("PUT", `/v1/contacts/${created.contact_id}`, { body: { name: "Ada L." } }), 200).data;
@@ -105,7 +105,7 @@ describe("overview routes", () => {
 
 describe("Idempotency-Key", () => {
   test("a repeat with the same key and body returns the first reply and creates nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "order-1001" };
     const first = await ctx.call("POST", "/v1/notification/sms/api/send", { body: { recipient_contact: TO, message: "once" }, headers });
@@ -117,7 +117,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("the same key with another body is 409 and creates nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "k1" };
     await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
@@ -129,7 +129,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("keys are per workspace, last 24 hours, and a failed request can be retried with its key", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "retry-me" };
     const failed = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: "bad", message: "a" }, headers });
@@ -152,7 +152,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("bulk replies replay too", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "bulk-1" };
     const body = {
@@ -168,7 +168,7 @@ describe("Idempotency-Key", () => {
   });
 
   test("prune forgets keys older than 24 hours", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers: { "idempotency-key": "old" } });
     expect(ctx.services.idempotency.prune()).toBe(0);
@@ -179,7 +179,7 @@ describe("Idempotency-Key", () => {
 
 describe("concurrent sends", () => {
   test("ten at once with one Idempotency-Key store one notification, and all get the same reply", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const replies = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -195,7 +195,7 @@ describe("concurrent sends", () => {
   });
 
   test("credits are never overspent by concurrent sends", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
     ctx.topUp(5);
     const replies = await Promise.all(
@@ -208,7 +208,7 @@ describe("concurrent sends", () => {
   });
 
   test("the free tier is never exceeded by concurrent sends", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     const replies = await Promise.all(

@@ -66,7 +66,7 @@ const SMS_ROUTES: SendRoute[] = [
 
 /** A workspace with an online phone (the default device) and a cloud number on a local fake provider. */
 async function smsSetup() {
-  const ctx = createTestContext();
+  const ctx = await createTestContext();
   cloud = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   await ctx.phone();
   const device = await ctx.cloudDevice(cloud);
@@ -224,7 +224,7 @@ describe("the chat-app send routes too", () => {
         },
       ],
     });
-    const ctx = createTestContext({
+    const ctx = await createTestContext({
       config: { chatapp: { graphUrl: chat.url, graphVersion: "v23.0", appSecret: "secret", verifyToken: "v" } },
     });
     holder.ctx = ctx;

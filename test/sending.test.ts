@@ -9,7 +9,7 @@ const send = postSend;
 
 describe("POST /notification/sms/api/send", () => {
   test("accepts a message: 200, a message saying it was scheduled, the four data fields and scheduled_for", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const phone = await ctx.phone();
     const body = await send(ctx, { recipient_contact: TO, message: "Hello there", recipient_name: "Ada" });
     expect(body.message.toLowerCase()).toContain("scheduled");
@@ -29,14 +29,14 @@ describe("POST /notification/sms/api/send", () => {
   });
 
   test("normalises the recipient to E.164", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const body = await send(ctx, { recipient_contact: "+1 (415) 555-2671", message: "x" });
     expect((await notificationOf(ctx, body.data.notification_id)).recipient).toBe(TO);
   });
 
   test.each(["4155552671", "+1", "hello", "+1415555267", ""])("recipient %p: 400 with 'Invalid phone number'", async (to) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const body = await send(ctx, { recipient_contact: to, message: "x" }, 400);
     expect(body.data.error_code).toBe("invalid_phone_number");
@@ -45,7 +45,7 @@ describe("POST /notification/sms/api/send", () => {
   });
 
   test("longer than the cap: 400 message_too_long naming the cap; the cap is the account's", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     expect((await send(ctx, { recipient_contact: TO, message: "a".repeat(1600) })).data.message).toHaveLength(1600);
     const body = await send(ctx, { recipient_contact: TO, message: "a".repeat(1601) }, 400);
@@ -56,7 +56,7 @@ describe("POST /notification/sms/api/send", () => {
   });
 
   test("no message and no template: 400 message_required", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     expect((await send(ctx, { recipient_contact: TO }, 400)).data.error_code).toBe("message_required");
     expect((await send(ctx, { recipient_contact: TO, message: "  " }, 400)).data.error_code).toBe("message_required");
@@ -68,7 +68,7 @@ describe("POST /notification/sms/api/send", () => {
     [{ recipient_contact: TO, message: 5 }, "message"],
     [{ recipient_contact: TO, message: "x", schedule_time: 20260101 }, "schedule_time"],
   ])("wrong types %o: 400 validation_error naming %s", async (body, field) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     expect((await send(ctx, body, 400)).data).toMatchObject({ error_code: "validation_error", field });
   });
@@ -76,7 +76,7 @@ describe("POST /notification/sms/api/send", () => {
 
 describe("templates in sends", () => {
   test("renders the final text from template_id and variables", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const tpl = expectEnvelope(
       await ctx.post("/v1/api/template/create", { name: "greet", body: "Hi {{name}}, order {{order_id}} ready. Bye {{name}}!" }),
@@ -99,14 +99,14 @@ describe("templates in sends", () => {
   });
 
   test("a system template by its code", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const body = await send(ctx, { recipient_contact: TO, template_id: "OTP", variables: { code: "123456", minutes: 5 } });
     expect(body.data.message).toBe("Your verification code is 123456. It expires in 5 minutes.");
   });
 
   test("missing and misnamed variables: 400 naming them; nothing stored", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const missing = await send(ctx, { recipient_contact: TO, template_id: "OTP", variables: { code: "1" } }, 400);
     expect(missing.data).toMatchObject({ error_code: "invalid_template_variables", missing: ["minutes"] });
@@ -119,7 +119,7 @@ describe("templates in sends", () => {
   });
 
   test("unknown template: 404; disabled template: 400 template_inactive; chat-app template over SMS: 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     expect((await send(ctx, { recipient_contact: TO, template_id: "999" }, 404)).data.error_code).toBe("not_found");
     const tpl = (await ctx.post("/v1/api/template/create", { name: "t", body: "x" })).body.data;
@@ -132,7 +132,7 @@ describe("templates in sends", () => {
   });
 
   test("the rendered text must fit the cap too", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.services.accounts.setSmsLengthCap(ctx.account.id, 60);
     const body = await send(ctx, { recipient_contact: TO, template_id: "OTP", variables: { code: "x".repeat(40), minutes: 5 } }, 400);
@@ -142,7 +142,7 @@ describe("templates in sends", () => {
 
 describe("scheduling", () => {
   test("schedule_time in a timezone is stored as UTC and waits", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0));
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-01-16 09:30:00", timezone: "Europe/Berlin" });
@@ -152,14 +152,14 @@ describe("scheduling", () => {
   });
 
   test("default timezone is UTC", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-02-01 00:00:00" });
     expect((await notificationOf(ctx, body.data.notification_id)).schedule_time).toBe("2026-02-01T00:00:00.000Z");
   });
 
   test("across DST: a skipped local time is 400, a repeated one means its first occurrence", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 2, 1));
     const gap = await send(
@@ -202,14 +202,14 @@ describe("scheduling", () => {
     [{ schedule_time: "2026-01-15 11:59:00" }, "schedule_time_in_past"],
     [{ schedule_time: "2026-01-15 13:00:00", timezone: "Asia/Tokyo" }, "schedule_time_in_past"],
   ])("%o: 400 %s", async (extra, code) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0));
     expect((await send(ctx, { recipient_contact: TO, message: "x", ...extra }, 400)).data.error_code).toBe(code);
   });
 
   test("a schedule_time of this very second sends now", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0, 500));
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-01-15 12:00:00" });
@@ -219,7 +219,7 @@ describe("scheduling", () => {
 
 describe("devices in sends", () => {
   test("device_id picks the device; unknown or another workspace's: 404", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone("A");
     const b = await ctx.phone("B");
     const body = await send(ctx, { recipient_contact: TO, message: "x", device_id: String(b.device_id) });
@@ -231,7 +231,7 @@ describe("devices in sends", () => {
   });
 
   test("an inactive device: 400 device_inactive; no active device: 400 no_active_device", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect((await send(ctx, { recipient_contact: TO, message: "x" }, 400)).data.error_code).toBe("no_active_device");
     const p = await ctx.phone();
     await ctx.post("/v1/api/device/batch/update-status", { device_ids: [p.device_id], status: "inactive" });
@@ -240,7 +240,7 @@ describe("devices in sends", () => {
   });
 
   test("a phone silent for more than 5 minutes: 400 device_offline; a scheduled send waits for it", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await ctx.phone();
     ctx.clock.advance(5 * 60_000);
     await send(ctx, { recipient_contact: TO, message: "still online at exactly 5 minutes" });
@@ -253,7 +253,7 @@ describe("devices in sends", () => {
   });
 
   test("the default is the first active device that can carry it now", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const a = await ctx.phone("A");
     const b = await ctx.phone("B");
     ctx.clock.advance(10 * 60_000);
@@ -268,7 +268,7 @@ describe("devices in sends", () => {
 
 describe("plans", () => {
   test("a plan without URLs: 403 urls_not_allowed; the owner plan allows them", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     await send(ctx, { recipient_contact: TO, message: "See https://example.com/x" });
     ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
@@ -280,7 +280,7 @@ describe("plans", () => {
   });
 
   test("the free tier: 10 SMS a month with full API access, then 402 free_tier_exhausted until next month", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     ctx.clock.set(Date.UTC(2026, 0, 20));
@@ -295,7 +295,7 @@ describe("plans", () => {
   });
 
   test("failed and cancelled SMS do not count toward the free tier", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     ctx.services.accounts.upsertPlan({ code: "tiny", name: "Tiny", monthlySmsLimit: 1 });
     ctx.services.accounts.setAccountPlan(ctx.account.id, "tiny");
@@ -310,7 +310,7 @@ describe("credits", () => {
   const fake = { url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" };
 
   test("a cloud number needs credits: 402 insufficient_credits at zero, one credit per segment", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.cloudDevice(fake);
     const none = await send(ctx, { recipient_contact: TO, message: "x" }, 402);
     expect(none.data).toMatchObject({ error_code: "insufficient_credits", balance: 0, required: 1 });
@@ -329,14 +329,14 @@ describe("credits", () => {
   });
 
   test("phone SMS cost nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     await send(ctx, { recipient_contact: TO, message: "x" });
     expect((await ctx.get("/v1/api/stats/credits")).body.data).toEqual({ balance: 0, used_this_month: 0 });
   });
 
   test("cancel refunds", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.cloudDevice(fake);
     ctx.topUp(1);
     const body = await send(ctx, { recipient_contact: TO, message: "x" });

@@ -7,7 +7,7 @@ import { createTestContext, type CallOptions } from "./helpers/context";
 import { startReceiver } from "./helpers/receiver";
 import { recordInbound } from "../src/modules/threads/inbound";
 
-const ctx = createTestContext();
+const ctx = await createTestContext();
 const basic = (k = ctx.key) => `Basic ${btoa(`${k.api_key}:${k.api_secret}`)}`;
 
 /** A call as SMSGate's clients make it: Authorization only, never X-API-SECRET. */
@@ -109,7 +109,7 @@ describe("credentials", () => {
   });
 
   test("wrong credentials count against the failed sign-in throttle", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     let last = 0;
     for (let i = 0; i < 40 && last !== 429; i++) {
       last = (
@@ -217,7 +217,7 @@ describe("messages", () => {
   });
 
   test("list filters by state, device and time, pages with X-Total-Count; cancel works while Pending", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const call = (method: string, path: string, o: CallOptions = {}) =>
       local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
     const a = await local.phone("A");
@@ -266,7 +266,7 @@ describe("messages", () => {
   });
 
   test("the state filter is applied in SQL: pages past the first and X-Total-Count agree with each message's state", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     let calls = 0;
     // The key's 60 requests a minute: the test clock moves a minute on every 50.
     const call = (method: string, path: string, o: CallOptions = {}) => {
@@ -341,7 +341,7 @@ describe("messages", () => {
   });
 
   test("deviceActiveWithin picks a phone seen within that many hours, or refuses", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const call = (body: unknown, hours: number) =>
       local.call("POST", "/3rdparty/v1/messages", {
         key: null,
@@ -369,7 +369,7 @@ describe("messages", () => {
 
 describe("devices", () => {
   test("the older /device path lists and removes phones as /devices does, marked deprecated", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const headers = { authorization: basic(local.key) };
     const phone = await local.phone("Old path phone");
     const listed = await local.call("GET", "/3rdparty/v1/device", { key: null, headers });
@@ -383,7 +383,7 @@ describe("devices", () => {
   });
 
   test("lists the paired phones and removes one", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const phone = await local.phone("Removable");
     const auth = { authorization: basic(local.key) };
     const list = await local.call("GET", "/3rdparty/v1/devices", { key: null, headers: auth });
@@ -411,7 +411,7 @@ describe("inbox refresh", () => {
 
 describe("received messages (GET /inbox)", () => {
   test("inbound SMS and MMS from the threads, newest first, filtered by type, time and phone, paged with X-Total-Count", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const headers = { authorization: basic(local.key) };
     const call = (path: string, query: Record<string, string | number> = {}, h: Record<string, string> = headers) =>
       local.call("GET", `/3rdparty/v1${path}`, { key: null, headers: h, query });
@@ -515,7 +515,7 @@ describe("received messages (GET /inbox)", () => {
 
 describe("webhooks", () => {
   test("registered in SMSGate's shape, delivered by the outbox in its body, signed as the app signs", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const auth = { authorization: basic(local.key) };
     const call = (method: string, path: string, o: CallOptions = {}) =>
       local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
@@ -590,7 +590,7 @@ describe("webhooks", () => {
   });
 
   test("sms:sent and sms:delivered carry the SMSGate message id and the recipient; another phone's webhook hears nothing", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const auth = { authorization: basic(local.key) };
     const call = (method: string, path: string, o: CallOptions = {}) =>
       local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
@@ -644,7 +644,7 @@ describe("webhooks", () => {
   });
 
   test("a phone's pings are written as device.ping events only while a webhook wants them", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const events = () => local.db.$client.query("SELECT count(*) AS n FROM event WHERE type = 'device.ping'").get() as { n: number };
     expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1 })).toBeNull();
     expect(events().n).toBe(0);
@@ -677,7 +677,7 @@ describe("webhooks", () => {
 
 describe("settings", () => {
   test("sending settings go to every phone; the signing key is write-only; unknown settings change nothing", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const auth = { authorization: basic(local.key) };
     const call = (method: string, path: string, o: CallOptions = {}) =>
       local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
@@ -714,7 +714,7 @@ describe("settings", () => {
 
 describe("the signing key on the dashboard", () => {
   test("an owner sees the key the webhooks are signed with; a member does not", async () => {
-    const local = createTestContext();
+    const local = await createTestContext();
     const key = local.services.smsgateWebhooks.signingKey(local.workspace.id);
     const pageFor = async (email: string, role: "owner" | "member") => {
       await local.services.users.createUser({ email, password: "correct horse battery", role, accountId: local.account.id });

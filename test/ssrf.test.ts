@@ -84,7 +84,7 @@ describe("address classification", () => {
 
 describe("webhook targets", () => {
   test.each(PRIVATE_FORMS)("%s is refused at creation with invalid_webhook_url", async (url) => {
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     const body = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: fill(url, 9), events: "*" }), 400);
     expect(body.data.error_code).toBe("invalid_webhook_url");
     expect(await ctx.get("/v1/api/webhook/list").then((r) => r.body.data.webhooks)).toHaveLength(0);
@@ -96,14 +96,14 @@ describe("webhook targets", () => {
       .then((a) => a.address)
       .catch(() => null);
     if (!resolved || !isPrivateAddress(resolved)) return; // this machine's name is public: nothing to probe
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     const body = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: `http://${name}:9/x`, events: "*" }), 400);
     expect(body.data.error_code).toBe("invalid_webhook_url");
   });
 
   test.each(REACHES_LOOPBACK)("webhook/test to a stored %s never reaches the loopback service", async (url) => {
     service = startLoopbackService();
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     // A subscription saved before the guard knew this form (or by a server that allowed it).
     const now = Date.now();
     const id = ctx.db.$client
@@ -139,7 +139,7 @@ describe("a cloud number's base_url", () => {
   ];
 
   test.each(REFUSED)("%s is refused at registration without PIGEON_ALLOW_PRIVATE_WEBHOOKS", async (url) => {
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     const body = expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(fill(url, 9))), 400);
     expect(body.data.error_code).toBe("validation_error");
     expect(body.data.field).toBe("devices.0.cloud.base_url");
@@ -147,23 +147,23 @@ describe("a cloud number's base_url", () => {
   });
 
   test.each(REFUSED)("%s is accepted with PIGEON_ALLOW_PRIVATE_WEBHOOKS=1", async (url) => {
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: true } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: true } });
     expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(fill(url, 9))), 200);
   });
 
   test("a public base_url is accepted without the flag", async () => {
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice("https://[2606:4700:4700::1111]")), 200);
   });
 
   test("checked again at send time: a stored loopback base_url is never called", async () => {
     service = startLoopbackService();
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-ssrf-")), "pigeon.db");
-    const lax = createTestContext({ dbPath, config: { allowPrivateWebhooks: true } });
+    const lax = await createTestContext({ dbPath, config: { allowPrivateWebhooks: true } });
     expectEnvelope(await lax.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${service.port}`)), 200);
     lax.db.$client.close();
 
-    const ctx = createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     ctx.topUp(10);
     const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
       .data.notification_id;
@@ -183,7 +183,7 @@ describe("a provider's error answer in error_reason", () => {
       fetch: () => new Response(body, { status, headers: { "content-type": contentType } }),
     });
     try {
-      const ctx = createTestContext();
+      const ctx = await createTestContext();
       ctx.topUp(10);
       expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${provider.port}`)), 200);
       const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
@@ -236,7 +236,7 @@ describe("DNS rebinding: the call goes to the address that was checked", () => {
   });
 
   test("a webhook whose name turns to loopback between check and call is never called at a name it would re-resolve", async () => {
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     // Public on every odd lookup, loopback on every even one: the classic rebinding server.
     let lookups = 0;
     const rebinding = async () => (++lookups % 2 === 1 ? ["93.184.216.34"] : ["127.0.0.1"]);

@@ -100,7 +100,7 @@ function fillPath(path: string, values: Record<string, unknown> = {}) {
 
 describe("every documented operation without credentials", () => {
   test("public operations are exactly the ones listed, each with its reason", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const open = (await operations(ctx)).filter((op) => op.security?.length === 0 || op.security?.some((s) => Object.keys(s).length === 0));
     expect(open.map(label).sort()).toEqual(Object.keys(PUBLIC).sort());
     // /docs is served beside the document, not in it.
@@ -108,7 +108,7 @@ describe("every documented operation without credentials", () => {
   });
 
   test("each operation under /v1 answers 401 unauthorized in the envelope; each phone route and SMSGate route 401 in its own shape", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const ops = (await operations(ctx)).filter((op) => !PUBLIC[label(op)]);
     let api = 0;
     let phone = 0;
@@ -213,7 +213,7 @@ function probes(op: Operation, ids: Record<string, number>, key: CallOptions["ke
 
 describe("every documented operation with another workspace's ids", () => {
   test("answers 404 and changes nothing", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const ids = await ownRows(ctx);
     const other = ctx.otherWorkspace();
     ctx.topUp(100, other.workspace.id);

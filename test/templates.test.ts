@@ -10,7 +10,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("templates", () => {
   test("create returns every field of the spec", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const t = await create(ctx, {
       name: "Order ready",
       body: "Hi {{name}}, order {{order_id}} is ready. Bye {{name}}",
@@ -34,7 +34,7 @@ describe("templates", () => {
   });
 
   test("codes: explicit, derived, de-duplicated; an explicit duplicate is 409; lower case is 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     expect((await create(ctx, { name: "x", body: "a", code: "PROMO_1" })).code).toBe("PROMO_1");
     expect((await create(ctx, { name: "promo 1", body: "a" })).code).toBe("PROMO_1_2");
     expect(expectEnvelope(await ctx.post("/v1/api/template/create", { name: "y", body: "a", code: "PROMO_1" }), 409).data.error_code).toBe(
@@ -50,7 +50,7 @@ describe("templates", () => {
     ["Hi {{name", null],
     ["Hi name}}", null],
   ])("body %p breaks the variable rules: 400 invalid_template_body", async (body, variable) => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const r = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "x", body }), 400);
     expect(r.data.error_code).toBe("invalid_template_body");
     if (variable !== null) expect(r.data.variable).toBe(variable);
@@ -62,7 +62,7 @@ describe("templates", () => {
   });
 
   test("chat-app templates use {{1}}..{{n}} without gaps (rule 5)", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const t = await create(ctx, { name: "confirm", channel: "chatapp", body: "Hi {{1}}, order {{2}}" });
     expect(t).toMatchObject({ channel: "chatapp", variables: ["1", "2"], language: "en_US" });
     const named = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "c2", channel: "chatapp", body: "Hi {{name}}" }), 400);
@@ -72,7 +72,7 @@ describe("templates", () => {
   });
 
   test("an SMS body over the account cap: 400 message_too_long naming the cap", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     ctx.services.accounts.setSmsLengthCap(ctx.account.id, 50);
     const r = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "x", body: "y".repeat(51) }), 400);
     expect(r.data).toMatchObject({ error_code: "message_too_long", cap: 50 });
@@ -80,7 +80,7 @@ describe("templates", () => {
   });
 
   test("list includes system templates, filters by channel, pages", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await create(ctx, { name: "s1", body: "a" });
     await create(ctx, { name: "c1", channel: "chatapp", body: "b {{1}}" });
     const all = expectEnvelope(await ctx.get("/v1/api/template/list"), 200).data;
@@ -98,7 +98,7 @@ describe("templates", () => {
   });
 
   test("update re-checks the body and recomputes variables; system templates are read-only", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const t = await create(ctx, { name: "x", body: "Hi {{a}}" });
     ctx.clock.advance(5000);
     const u = expectEnvelope(
@@ -125,7 +125,7 @@ describe("templates", () => {
   });
 
   test("delete hides the template and frees its code", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const t = await create(ctx, { name: "x", body: "a", code: "ONE" });
     expect(expectEnvelope(await ctx.post("/v1/api/template/delete", { template_id: t.template_id }), 200).data).toEqual({
       template_id: t.template_id,
@@ -137,7 +137,7 @@ describe("templates", () => {
   });
 
   test("POST /notification/template/api/get: data is the array, page 1 and limit 10 by default, max 100", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     for (let i = 0; i < 12; i++) await create(ctx, { name: `t${i}`, body: "x" });
     const r = await ctx.post("/v1/notification/template/api/get", {});
     const body = expectEnvelope(r, 200);
@@ -153,7 +153,7 @@ describe("templates", () => {
 });
 
 test("every template, system ones included, has the spec's fields with their types", async () => {
-  const ctx = createTestContext();
+  const ctx = await createTestContext();
   await ctx.post("/v1/api/template/create", { name: "mine", body: "Hi {{name}}" });
   const templates = expectEnvelope(await ctx.get("/v1/api/template/list"), 200).data.templates;
   expect(templates.length).toBe(4);

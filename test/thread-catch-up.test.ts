@@ -30,7 +30,7 @@ async function threadOf(ctx: TestContext, peer: string) {
 
 describe("threads follow the sends", () => {
   test("a send writes no thread rows; the first read adds every send to its thread, dated as the send, once", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const first = await send(ctx, { recipient_contact: ADA, message: "Order 1 is ready" });
     ctx.clock.advance(60_000);
@@ -59,7 +59,7 @@ describe("threads follow the sends", () => {
   });
 
   test("an inbound reply that arrives before the catch-up still lands after the sends it answers", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const reg = await registerAppPhone(ctx);
     await send(ctx, { recipient_contact: ADA, message: "Your table is ready" });
     ctx.clock.advance(30_000);
@@ -80,7 +80,7 @@ describe("threads follow the sends", () => {
   });
 
   test("a batch updates each thread once, leaving it as adding its messages one by one would", async () => {
-    const contexts = [createTestContext(), createTestContext()];
+    const contexts = [await createTestContext(), await createTestContext()];
     for (const ctx of contexts) {
       await ctx.phone();
       // Bob already has a thread, with a message newer than some of the sends below.
@@ -127,7 +127,7 @@ describe("threads follow the sends", () => {
   });
 
   test("the worker's task catches up a backlog larger than one chunk, in order, each send once", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     const ids: number[] = [];
     for (let r = 0; r < 11; r++) {

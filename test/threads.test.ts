@@ -31,7 +31,7 @@ const send = smsSender({});
 
 describe("threads", () => {
   test("a two-way SMS conversation: one thread, both directions, newest first, with each outbound status", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: ADA }), 200).data;
     const first = await send(ctx, { recipient_contact: ADA, message: "Your order is ready" });
@@ -66,7 +66,7 @@ describe("threads", () => {
   });
 
   test("threads per person, most recent first, paged and filtered", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     const bob = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Bob", phone: BOB }), 200).data;
     await send(ctx, { recipient_contact: ADA, message: "to Ada" });
@@ -88,7 +88,7 @@ describe("threads", () => {
   });
 
   test("messages page newest first", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     for (let i = 0; i < 5; i++) {
       await send(ctx, { recipient_contact: ADA, message: `m${i}` });
@@ -101,7 +101,7 @@ describe("threads", () => {
   });
 
   test("a contact created after the first message is linked on the next one", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     const p = await phone(ctx);
     await p.receive(ADA, "hello?");
     const before = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
@@ -117,7 +117,7 @@ describe("threads", () => {
   });
 
   test("another workspace's thread answers 404, and its threads are not listed", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     await ctx.phone();
     await send(ctx, { recipient_contact: ADA, message: "private" });
     const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];

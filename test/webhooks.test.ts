@@ -40,7 +40,7 @@ const pairedPhone = (ctx: TestContext) => registerAppPhone(ctx, "Phone", { "user
 
 describe("subscriptions", () => {
   test("create shows the secret once; list and get do not; unknown events and bad URLs are 400", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     const created = await subscribe(ctx, ["notification.failed", "message.received"]);
     expect(created).toMatchObject({ url: receiver.url, events: ["notification.failed", "message.received"], status: "active" });
@@ -63,7 +63,7 @@ describe("subscriptions", () => {
   });
 
   test("update, rotate, delete; another workspace's webhook is 404", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     const w = await subscribe(ctx);
     const rotated = expectEnvelope(
@@ -80,7 +80,7 @@ describe("subscriptions", () => {
   });
 
   test("POST /webhook/test sends a webhook.test event now", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     const w = await subscribe(ctx, ["notification.sent"]);
     const result = expectEnvelope(await ctx.post("/v1/api/webhook/test", { webhook_id: w.webhook_id }), 200).data;
@@ -94,7 +94,7 @@ describe("subscriptions", () => {
 
 describe("events are delivered once, signed", () => {
   test("notification, message and device events, each with a valid signature and the documented shape", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     const w = await subscribe(ctx);
     const phone = await pairedPhone(ctx);
@@ -182,7 +182,7 @@ describe("events are delivered once, signed", () => {
   });
 
   test("a subscription gets only the events it asked for, and only its own workspace's", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     const theirs = startReceiver();
     try {
@@ -208,7 +208,7 @@ describe("events are delivered once, signed", () => {
 
 describe("retries", () => {
   test("a failing receiver is retried on the ladder, then given up and the subscription marked failing; re-enabled, it gets what waited", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     receiver.answer(() => new Response("nope", { status: 500 }));
     const w = await subscribe(ctx);
@@ -245,7 +245,7 @@ describe("retries", () => {
   });
 
   test("redirects are not followed and big answers are cut short", async () => {
-    const ctx = createTestContext();
+    const ctx = await createTestContext();
     receiver = startReceiver();
     const w = await subscribe(ctx);
     receiver.answer(() => new Response(null, { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } }));
@@ -262,7 +262,7 @@ describe("the outbox survives a crash", () => {
   test("an event written with its state change is delivered after a restart, and an interrupted delivery is retried", async () => {
     receiver = startReceiver();
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-outbox-")), "pigeon.db");
-    const first = createTestContext({ dbPath });
+    const first = await createTestContext({ dbPath });
     await first.phone();
     const w = await subscribe(first, ["notification.cancelled"]);
     const id = expectEnvelope(
@@ -277,7 +277,7 @@ describe("the outbox survives a crash", () => {
     );
     first.db.$client.close();
 
-    const second = createTestContext({ dbPath });
+    const second = await createTestContext({ dbPath });
     expect(await second.services.webhooks.recoverInterrupted()).toBe(1);
     while ((await second.services.webhooks.deliverDue()) > 0);
     expect(receiver.received.map((r) => r.body.type).sort()).toEqual(["notification.cancelled", "webhook.test"]);
@@ -299,7 +299,7 @@ describe("private targets", () => {
     "http://0.0.0.0/x",
     "http://100.64.0.1/x",
   ])("%s is refused without PIGEON_ALLOW_PRIVATE_WEBHOOKS", async (url) => {
-    const ctx = createTestContext({ config: { allowPrivateWebhooks: false } });
+    const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     const body = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url, events: "*" }), 400);
     expect(body.data.error_code).toBe("invalid_webhook_url");
     expect(body.message).toMatch(/private|local/);
@@ -308,11 +308,11 @@ describe("private targets", () => {
   test("checked again at delivery: a target that is private now is not called", async () => {
     receiver = startReceiver();
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-private-")), "pigeon.db");
-    const allowed = createTestContext({ dbPath });
+    const allowed = await createTestContext({ dbPath });
     const w = await subscribe(allowed);
     allowed.services.events.emitTest(allowed.workspace.id, w.webhook_id, {});
     allowed.db.$client.close();
-    const strict = createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
+    const strict = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     await strict.services.webhooks.deliverDue();
     expect(receiver.received).toHaveLength(0);
     const deliveries = expectEnvelope(await strict.get(`/v1/api/webhook/${w.webhook_id}/deliveries`, { key: strict.key }), 200).data

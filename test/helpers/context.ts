@@ -1,5 +1,6 @@
 // An app on a fresh in-memory database with a manual clock and a ready API key, and a small
 // client that calls app.handle() the way a real HTTP client would.
+import type { Executor } from "../../src/db/storage";
 import { dirname } from "node:path";
 import { createApp } from "../../src/app";
 import { ManualClock } from "../../src/clock";
@@ -48,9 +49,23 @@ export interface CallOptions {
   query?: Record<string, string | number | boolean>;
 }
 
-export function createTestContext(
-  opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number; fastRoutes?: boolean } = {},
+/** The database back ends the tests can run on (PIGEON_TEST_BACKEND, default sqlite). */
+export type Backend = "sqlite";
+
+export function testBackend(): Backend {
+  const backend = process.env.PIGEON_TEST_BACKEND ?? "sqlite";
+  if (backend !== "sqlite") throw new Error(`PIGEON_TEST_BACKEND=${backend}: only sqlite is built so far`);
+  return backend;
+}
+
+/**
+ * An app on a fresh database with a manual clock and a ready API key. Async, and given its back
+ * end, so the same tests can run on each database Pigeon supports.
+ */
+export async function createTestContext(
+  opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number; fastRoutes?: boolean; backend?: Backend } = {},
 ) {
+  if ((opts.backend ?? testBackend()) !== "sqlite") throw new Error("only the sqlite back end is built so far");
   const db = openDatabase(opts.dbPath ?? ":memory:");
   migrate(db);
   const clock = new ManualClock();
@@ -138,6 +153,11 @@ export function createTestContext(
 
   return {
     db,
+    /**
+     * The database as a test reads and changes it directly: SQL through the storage seam's executor,
+     * so the same test runs on every back end (writes are units of work of their own).
+     */
+    sql: services.storage as Executor,
     clock,
     config,
     services,
@@ -156,7 +176,7 @@ export function createTestContext(
   };
 }
 
-export type TestContext = ReturnType<typeof createTestContext>;
+export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
 
 /** Asserts the spec's envelope and returns it, for terse error checks. */
 export function expectEnvelope(reply: Reply, status: number) {
