@@ -55,8 +55,8 @@ export function createApp(s: Services, options: AppOptions = {}) {
     pageError: dashboardError,
     gates: [{ matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate }],
     plainErrors: isSmsGatePath,
-    beforeBody: (request, path, signIn) => {
-      for (const runtime of s.channelRuntimes) runtime.beforeBody?.(request.method, path, request.headers, signIn);
+    beforeBody: async (request, path, signIn) => {
+      for (const runtime of s.channelRuntimes) await runtime.beforeBody?.(request.method, path, request.headers, signIn);
     },
   };
   const pipeline = requestPipeline(foundationDeps);

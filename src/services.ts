@@ -6,7 +6,6 @@ import type { ChannelTraits, DeliveryType, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
-import { createGroupCommit } from "./db/group-commit";
 import { createSqliteStorage } from "./db/sqlite-storage";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter } from "./http/rate-limit";
@@ -72,21 +71,21 @@ export function createServices(deps: Deps) {
   const secrets = createSecretBox(config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), KEY_FILE));
   sealLegacySecrets(sqlite, secrets);
 
-  const offlineAfterMs = config.offlineAfterSeconds * 1000;
-  const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
-  const credits = createCreditService(sqlite, clock);
-  const notificationsModule = createNotificationsModule({ db, clock, credits, dispatchedRoutes, offlineAfterMs });
-  const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
-  const templatesModule = createTemplatesModule({ db, clock });
-  const templateRepo = templatesModule.repository;
   const system = createSystemService({ db, clock, dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath) });
   /** Whether writes fail for a full disk (the system module's monitor). */
   const disk = system.storage;
-  // Accepted sends and their idempotent replies are written in one shared transaction.
-  /** The unit of work every module writes through (one storage, built here). */
+  /** The storage seam every module writes through: one executor and unit of work, built here. */
   const storage = createSqliteStorage(sqlite, { onCommit: () => disk.markWritten(), log });
-  const commits = createGroupCommit(storage);
-  const idempotency = createIdempotencyStore(sqlite, clock, commits);
+  // Accepted sends and their idempotent replies are written in one shared transaction.
+
+  const offlineAfterMs = config.offlineAfterSeconds * 1000;
+  const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
+  const credits = createCreditService(storage, clock);
+  const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
+  const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
+  const templatesModule = createTemplatesModule({ db, clock });
+  const templateRepo = templatesModule.repository;
+  const idempotency = createIdempotencyStore(storage, clock);
   const threadsModule = createThreadsModule({ sqlite, clock });
   const threads = threadsModule.repository;
 
@@ -95,25 +94,25 @@ export function createServices(deps: Deps) {
   const runtimeOf = (kind: DeviceKind) => runtimes.get(kind);
 
   const devicesModule = createDevicesModule({
-    db,
+    storage,
     secrets,
     clock,
     usage,
     hooks: {
       settingsChanged: (device) => runtimeOf(device.kind)?.settingsChanged?.(device),
-      beforeRemove: (ids) => failForDeletedDevice(state, notificationRepo.pendingOnDevices(ids)),
+      beforeRemove: async (ids) => failForDeletedDevice(state, await notificationRepo.pendingOnDevices(ids)),
     },
     options: { channels, allowPrivateTargets: config.allowPrivateWebhooks, offlineAfterMs },
   });
   const { repository: deviceRepo, service: devices } = devicesModule;
 
-  const events = createEventService(sqlite, clock);
+  const events = createEventService(storage, clock);
   const accounts = createAccountsService(db, clock, secrets);
   // Contacts show who opted out; safe sending reads a contact's time zone: each asks the other.
   const contacts = createContactsModule({ db, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
-  const safety = createSafetyModule({ sqlite, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
+  const safety = createSafetyModule({ sqlite, storage, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
   const sending = createSendingService({
-    sqlite,
+    storage,
     clock,
     devices: deviceRepo,
     templates: templateRepo,
@@ -121,7 +120,6 @@ export function createServices(deps: Deps) {
     state,
     credits,
     usage,
-    commits,
     threads,
     channels,
     offlineAfterMs,
@@ -143,6 +141,7 @@ export function createServices(deps: Deps) {
   const core: ChannelCore = {
     db,
     sqlite,
+    storage,
     clock,
     config,
     secrets,
@@ -184,25 +183,20 @@ export function createServices(deps: Deps) {
     text: string,
     why: string,
   ) {
+    const send = async () => {
+      const caller = await accounts.callerFor(to.workspaceId);
+      const prepared = await sending.prepare(caller, {
+        channel: to.channel,
+        recipient: to.recipient,
+        message: text,
+        deviceId: to.deviceId,
+        system: true,
+      });
+      const [result] = await storage.transaction(() => sending.accept(caller, [prepared]));
+      if (!result.ok) log(`no ${why} reply to ${to.recipient}: ${result.error.message}`);
+    };
     queueMicrotask(() => {
-      try {
-        const caller = accounts.callerFor(to.workspaceId);
-        const prepared = sending.prepare(caller, {
-          channel: to.channel,
-          recipient: to.recipient,
-          message: text,
-          deviceId: to.deviceId,
-          system: true,
-        });
-        commits
-          .submit(() => sending.accept(caller, [prepared]))
-          .then(([result]) => {
-            if (!result.ok) log(`no ${why} reply to ${to.recipient}: ${result.error.message}`);
-          })
-          .catch((error) => log(`no ${why} reply to ${to.recipient}`, error));
-      } catch (error) {
-        log(`no ${why} reply to ${to.recipient}`, error);
-      }
+      send().catch((error) => log(`no ${why} reply to ${to.recipient}`, error));
     });
   }
 
@@ -220,8 +214,6 @@ export function createServices(deps: Deps) {
     authenticate,
     rateLimiter: createRateLimiter(clock),
     idempotency,
-    /** Group commit: sends are accepted under it (their durable write shares an fsync). */
-    commits,
     devices,
     contacts: contacts.service,
     safety,
@@ -249,8 +241,7 @@ export function createServices(deps: Deps) {
       for (const runtime of runtimes.values()) runtime.close?.();
     },
     dispatcher: createDispatcher({
-      transaction: (fn) => sqlite.transaction(fn)(),
-      submit: (fn) => commits.submit(fn),
+      storage,
       clock,
       notifications: notificationRepo,
       devices: deviceRepo,

@@ -24,7 +24,7 @@ const KIND = "pigeon-test" as DeviceKind;
 
 /** The throwaway's own service: its report mapping, for its route. */
 interface ThrowawayService {
-  report(deviceId: number, externalId: string, outcome: string): boolean;
+  report(deviceId: number, externalId: string, outcome: string): Promise<boolean>;
 }
 
 /** The guide's step 1: one Channel object. Its "provider" is an in-memory list. */
@@ -47,8 +47,8 @@ function throwawayChannel() {
       };
       // Its report mapping: the wire format ("ok"/"bounced") to a Report, then applyReport.
       const service: ThrowawayService = {
-        report(deviceId, externalId, outcome) {
-          const n = core.notifications.byExternalId(externalId, deviceId);
+        async report(deviceId, externalId, outcome) {
+          const n = await core.notifications.byExternalId(externalId, deviceId);
           if (!n) return false;
           if (outcome === "ok") return applyReport(core.state, n.id, { status: "delivered", detail: "throwaway: ok" });
           return applyReport(core.state, n.id, {
@@ -66,7 +66,7 @@ function throwawayChannel() {
         .use(declaredAuth())
         .post(
           "/v1/callbacks/throwaway/:device_id",
-          ({ params, body }) => ok({ handled: service.report(Number(params.device_id), body.id, body.outcome) }, "Recorded"),
+          async ({ params, body }) => ok({ handled: await service.report(Number(params.device_id), body.id, body.outcome) }, "Recorded"),
           { body: t.Object({ id: t.String(), outcome: t.String() }), auth: "platform", detail: {} },
         ),
     ],
@@ -92,20 +92,22 @@ describe("a channel registered through the guide's steps", () => {
     expect(callback && declaredKindsOf(callback as never)).toEqual(["platform"]);
 
     // A device of the new kind (the register API validates kinds against DEVICE_KINDS: see KIND).
-    const [device] = services.channelCore.devices.insertMany([
-      {
-        workspaceId: boot.workspace.id,
-        name: "throwaway line",
-        kind: KIND,
-        status: "active",
-        externalId: "tw-device",
-        phoneNumber: null,
-        config: null,
-        sendLimitPerMinute: channel.defaultSendLimit,
-        createdAt: clock.now(),
-        updatedAt: clock.now(),
-      },
-    ]);
+    const [device] = await services.storage.transaction(() =>
+      services.channelCore.devices.insertMany([
+        {
+          workspaceId: boot.workspace.id,
+          name: "throwaway line",
+          kind: KIND,
+          status: "active",
+          externalId: "tw-device",
+          phoneNumber: null,
+          config: null,
+          sendLimitPerMinute: channel.defaultSendLimit,
+          createdAt: clock.now(),
+          updatedAt: clock.now(),
+        },
+      ]),
+    );
 
     const call = (path: string, body: unknown, auth = true) =>
       app.handle(
@@ -126,16 +128,16 @@ describe("a channel registered through the guide's steps", () => {
     });
     expect(sent.status).toBe(200);
     const id = ((await sent.json()) as { data: { notification_id: number } }).data.notification_id;
-    expect(services.state.get(id)).toMatchObject({ status: "pending", route: KIND, cost: 0 });
+    expect(await services.state.get(id)).toMatchObject({ status: "pending", route: KIND, cost: 0 });
 
     expect(await services.dispatcher.dispatchDue()).toBe(1);
     expect(handed).toEqual([{ id: "tw-1", to: "+14155552671", text: "Through the throwaway" }]);
-    expect(services.state.get(id)).toMatchObject({ status: "sent", external_id: "tw-1" });
+    expect(await services.state.get(id)).toMatchObject({ status: "sent", external_id: "tw-1" });
 
     const reported = await call(`/v1/callbacks/throwaway/${device.id}`, { id: "tw-1", outcome: "ok" }, false);
     expect(reported.status).toBe(200);
-    expect(services.state.get(id)).toMatchObject({ status: "delivered" });
-    expect(services.notifications.logs(id).map((l) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
+    expect(await services.state.get(id)).toMatchObject({ status: "delivered" });
+    expect((await services.notifications.logs(id)).map((l) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
 
     const task = workerTasks(services).find((t) => t.name === "throwaway:sweep");
     expect(task).toBeDefined();

@@ -231,7 +231,7 @@ describe("sending (rule 2)", () => {
     await s.fake.sendStatus(wamid, "delivered");
     n = await s.detail(id);
     expect(n.status).toBe("delivered");
-    expect(s.ctx.services.credits.balance(s.ctx.workspace.id)).toBe(0);
+    expect(await s.ctx.services.credits.balance(s.ctx.workspace.id)).toBe(0);
   });
 
   test("header and body parameters, from one list", async () => {

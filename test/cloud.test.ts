@@ -17,7 +17,7 @@ async function setup(opts: { credits?: number; channelTimeoutMs?: number; sendLi
   const ctx = await createTestContext({ channelTimeoutMs: opts.channelTimeoutMs });
   fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   const device = await ctx.cloudDevice(fake, opts.sendLimit ? { send_limit_per_minute: opts.sendLimit } : {});
-  ctx.topUp(opts.credits ?? 100);
+  await ctx.topUp(opts.credits ?? 100);
   return { ctx, fake, device };
 }
 
@@ -65,7 +65,7 @@ describe("cloud number: success and status callbacks", () => {
   test("a carrier rejection: failed with the reason logged, and the credit refunded", async () => {
     const { ctx, fake } = await setup({ credits: 1 });
     const id = await send(ctx);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
     await ctx.services.dispatcher.dispatchDue();
     await fake.callback([...fake.messages.keys()][0], "undelivered", { ErrorCode: "30003" });
     const n = await notificationOf(ctx, id);
@@ -75,7 +75,7 @@ describe("cloud number: success and status callbacks", () => {
       error_code: "30003",
       detail: expect.stringContaining("Unreachable destination handset"),
     });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
   });
 
   test("a callback with a bad signature is 401 and changes nothing", async () => {
@@ -115,7 +115,7 @@ describe("cloud number: failures and the retry ladder", () => {
     const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "21211", attempts: 1 });
     expect(n.error_reason).toContain("not a valid phone number");
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
   });
 
   test("retryable errors back off 5, 10, 20, 40 s, then count as permanent and refund", async () => {
@@ -136,7 +136,7 @@ describe("cloud number: failures and the retry ladder", () => {
     const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", attempts: MAX_ATTEMPTS, error_code: "20503" });
     expect(n.error_reason).toContain(`after ${MAX_ATTEMPTS} attempts`);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
     // A server error is no acknowledgement, but the provider was asked before each resend.
     expect(fake.lists.length).toBe(MAX_ATTEMPTS - 1);
   });
@@ -206,7 +206,7 @@ describe("cloud number: failures and the retry ladder", () => {
     const id = await send(ctx, { schedule_time: "2026-01-16 10:00:00" });
     await ctx.post("/v1/api/device/batch/delete", { device_ids: [device.device_id] });
     expect(await notificationOf(ctx, id)).toMatchObject({ status: "failed", error_code: "device_deleted" });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(2);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(2);
   });
 });
 
@@ -260,7 +260,7 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [lost]);
     const createsBefore = fake.creates.length;
 
-    expect(ctx.services.dispatcher.recoverInterrupted()).toBe(2);
+    expect(await ctx.services.dispatcher.recoverInterrupted()).toBe(2);
     await ctx.services.dispatcher.dispatchDue();
     expect(await notificationOf(ctx, taken)).toMatchObject({ status: "sent", provider_message_id: "SMpre" });
     expect((await notificationOf(ctx, lost)).status).toBe("sent");

@@ -243,7 +243,7 @@ describe("disk full", () => {
 
   test("a send on a full disk: 507 storage_full, nothing stored, /health says full", async () => {
     const ctx = await createTestContext();
-    ctx.topUp(1000);
+    await ctx.topUp(1000);
     const phone = await ctx.phone();
     const count = () => (ctx.db.$client.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n;
     expect(expectEnvelope(await ctx.get("/health", { key: null }), 200).data.database).toBe("ok");

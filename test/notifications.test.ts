@@ -63,7 +63,7 @@ describe("GET /api/notification/list", () => {
     ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     const b = await send(ctx, { message: "b", recipient_contact: "+447911123456" });
     const c = await send(ctx, { message: "c" });
-    ctx.services.state.transition(c, "sent", { detail: "test" });
+    await ctx.services.state.transition(c, "sent", { detail: "test" });
 
     const all = expectEnvelope(await ctx.get("/v1/api/notification/list"), 200).data;
     expect(all.notifications.map((n: { notification_id: number }) => n.notification_id)).toEqual([c, b, a]);
@@ -112,7 +112,7 @@ describe("POST /api/notification/cancel", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const sent = await send(ctx, {});
-    ctx.services.state.transition(sent, "sent", {});
+    await ctx.services.state.transition(sent, "sent", {});
     expect(expectEnvelope(await ctx.post("/v1/api/notification/cancel", { notification_id: sent }), 409).data.status).toBe("sent");
     const handed = await send(ctx, {});
     ctx.db.$client.run("UPDATE notification SET stage = 'dispatching' WHERE id = ?", [handed]);
@@ -137,14 +137,14 @@ describe("GET /api/stats/notifications", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const old = await send(ctx, {});
-    ctx.services.state.transition(old, "delivered", {});
+    await ctx.services.state.transition(old, "delivered", {});
     ctx.clock.advance(3 * 86_400_000);
     ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     const s1 = await send(ctx, {});
     const f1 = await send(ctx, {});
     await send(ctx, {});
-    ctx.services.state.transition(s1, "sent", {});
-    ctx.services.state.transition(f1, "failed", { errorCode: "x", reason: "y" });
+    await ctx.services.state.transition(s1, "sent", {});
+    await ctx.services.state.transition(f1, "failed", { errorCode: "x", reason: "y" });
 
     const day = expectEnvelope(await ctx.get("/v1/api/stats/notifications", { query: { period: "day" } }), 200).data;
     expect(day).toMatchObject({ period: "day", sent: 1, delivered: 0, failed: 1, pending: 1 });
@@ -208,7 +208,7 @@ describe("GET /api/stats/notifications", () => {
         ...(next() < 0.9 ? { from: a } : {}),
         ...(next() < 0.9 ? { to: b } : {}),
       } as Parameters<typeof repo.count>[1];
-      expect({ f, n: repo.count(ctx.workspace.id, f) }).toEqual({ f, n: brute(f) });
+      expect({ f, n: await repo.count(ctx.workspace.id, f) }).toEqual({ f, n: brute(f) });
       checked += brute(f) > 0 ? 1 : 0;
     }
     expect(checked).toBeGreaterThan(100);

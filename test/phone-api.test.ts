@@ -436,7 +436,7 @@ describe("messages", () => {
     expect(enqueued()).toBe(2);
     // A new minute: the waiting messages are announced, and handed out within the new budget.
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0));
-    expect(ctx.services.phone.announceDue()).toBe(1);
+    expect(await ctx.services.phone.announceDue()).toBe(1);
     await until(3);
     // (The phone confirmed none, so it sees them all again, in the order they were handed out:
     // the first minute's three by priority, then this minute's.)
@@ -465,8 +465,8 @@ describe("messages", () => {
     // The first phone goes quiet for six minutes; the other keeps calling in.
     ctx.clock.advance(6 * 60_000);
     await mobile(ctx, "GET", "/settings", { auth: other.bearer });
-    expect(ctx.services.phone.watchPresence()).toBe(1);
-    ctx.services.phone.rehomeOffline();
+    expect(await ctx.services.phone.watchPresence()).toBe(1);
+    await ctx.services.phone.rehomeOffline();
     expect(await notificationOf(ctx, untouched)).toMatchObject({ status: "pending", device_id: other.deviceId });
     expect(await notificationOf(ctx, downloaded)).toMatchObject({ status: "pending", device_id: away.deviceId });
     expect((await mobile(ctx, "GET", "/message", { auth: other.bearer })).json.map((m: { message: string }) => m.message)).toEqual([
@@ -475,7 +475,7 @@ describe("messages", () => {
     // Past its time to live, the downloaded one fails as device_offline.
     ctx.clock.advance(5 * 60_000);
     await mobile(ctx, "GET", "/settings", { auth: other.bearer });
-    ctx.services.phone.rehomeOffline();
+    await ctx.services.phone.rehomeOffline();
     expect(await notificationOf(ctx, downloaded)).toMatchObject({
       status: "failed",
       error_code: "device_offline",
@@ -489,9 +489,9 @@ describe("messages", () => {
     await sendSms(ctx, { schedule_time: "2026-01-15 12:30:00" });
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 30, 0));
-    expect(ctx.services.phone.announceDue()).toBe(1);
+    expect(await ctx.services.phone.announceDue()).toBe(1);
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toHaveLength(1);
-    expect(ctx.services.phone.announceDue()).toBe(0);
+    expect(await ctx.services.phone.announceDue()).toBe(0);
   });
 });
 
@@ -713,7 +713,7 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
     await mobile(ctx, "GET", "/message", { auth: `Bearer ${r.json.token}` });
     await mobile(ctx, "GET", "/message", { auth: sse.bearer });
     ctx.clock.advance(19 * 60_000);
-    expect(ctx.services.phone.watchPresence()).toBe(1); // the SSE phone only
+    expect(await ctx.services.phone.watchPresence()).toBe(1); // the SSE phone only
     const device = expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data;
     expect(device).toMatchObject({ online: true, notification_channel: "polling" });
     expect(device.channel_hint).toContain("SSE Only");
@@ -727,12 +727,12 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
       200,
     );
     ctx.clock.advance(60_000 + 1);
-    expect(ctx.services.phone.watchPresence()).toBe(1);
+    expect(await ctx.services.phone.watchPresence()).toBe(1);
     expect(expectEnvelope(await ctx.get(`/v1/api/device/${id}/health`), 200).data).toMatchObject({
       online: false,
       notification_channel: "polling",
     });
-    expect(ctx.services.phone.watchPresence()).toBe(0);
+    expect(await ctx.services.phone.watchPresence()).toBe(0);
   });
 
   test("switching to SSE Only (a PATCH without the token, or an event stream) makes it an SSE phone", async () => {

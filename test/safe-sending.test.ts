@@ -58,7 +58,7 @@ describe("opt-out keywords from a paired phone", () => {
     const phone = await appPhone(ctx);
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);
-    ctx.topUp(10);
+    await ctx.topUp(10);
     const scheduled = (
       await postSend(ctx, {
         recipient_contact: ADA,
@@ -67,7 +67,7 @@ describe("opt-out keywords from a paired phone", () => {
         schedule_time: "2026-01-16 12:00:00",
       })
     ).data.notification_id;
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
 
     await phone.receive(ADA, "  Stop ");
 
@@ -98,7 +98,7 @@ describe("opt-out keywords from a paired phone", () => {
 
     // The scheduled message will never go: failed, its credit back.
     expect(await notificationOf(ctx, scheduled)).toMatchObject({ status: "failed", error_code: "recipient_opted_out" });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     const before = notificationsTo(ctx, ADA).length;
     const refused = expectEnvelope(
@@ -107,7 +107,7 @@ describe("opt-out keywords from a paired phone", () => {
     ).data;
     expect(refused).toMatchObject({ error_code: "recipient_opted_out", source: "keyword", opted_out_at: "2026-01-15T12:00:00.000Z" });
     expect(notificationsTo(ctx, ADA)).toHaveLength(before);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     // Bulk: the opted-out item fails alone.
     const bulk = expectEnvelope(
@@ -269,7 +269,7 @@ describe("quiet hours", () => {
     const ctx = await createTestContext();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     await ctx.cloudDevice(fake);
-    ctx.topUp(10);
+    await ctx.topUp(10);
     expectEnvelope(await ctx.post("/v1/api/workspace/settings", { quiet_hours: { start: "21:00", end: "08:00" } }), 200);
     return ctx;
   }
@@ -335,7 +335,7 @@ describe("failover", () => {
     const phone = await ctx.phone();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);
-    if (credits > 0) ctx.topUp(credits);
+    if (credits > 0) await ctx.topUp(credits);
     return { ctx, phone, cloud, fake };
   }
 
@@ -348,7 +348,7 @@ describe("failover", () => {
       device_id: cloud.device_id,
       skipped_routes: [{ route: "phone", error_code: "device_offline" }],
     });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
     await ctx.services.dispatcher.dispatchDue();
     expect(fake.creates).toHaveLength(1);
     const n = await notificationOf(ctx, sent.notification_id);
@@ -367,12 +367,12 @@ describe("failover", () => {
   test("a phone that goes quiet with the message waiting: given up on after the grace period, the message moves to the cloud number", async () => {
     const { ctx, phone, cloud, fake } = await twoRoutes();
     const id = (await postSend(ctx, { recipient_contact: ADA, message: "Table ready", routes: ["phone", "cloud"] })).data.notification_id;
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
     // Offline after 5 minutes of silence, given up on 2 minutes later.
     ctx.clock.advance(5 * 60_000 + 119_000);
-    expect(ctx.services.sending.failoverStranded(120_000)).toBe(0);
+    expect(await ctx.services.sending.failoverStranded(120_000)).toBe(0);
     ctx.clock.advance(2000);
-    expect(ctx.services.sending.failoverStranded(120_000)).toBe(1);
+    expect(await ctx.services.sending.failoverStranded(120_000)).toBe(1);
     const moved = await notificationOf(ctx, id);
     expect(moved).toMatchObject({ status: "pending", route: "cloud", device_id: cloud.device_id });
     expect(moved.logs.at(-1)).toMatchObject({
@@ -380,24 +380,24 @@ describe("failover", () => {
       error_code: "device_offline",
       detail: expect.stringContaining(`device ${phone.device_id}`),
     });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
     await ctx.services.dispatcher.dispatchDue();
     expect(fake.creates.map((c) => c.Body)).toEqual(["Table ready"]);
     expect((await notificationOf(ctx, id)).status).toBe("sent");
-    expect(ctx.services.sending.failoverStranded(120_000)).toBe(0);
+    expect(await ctx.services.sending.failoverStranded(120_000)).toBe(0);
   });
 
   test("a carrier rejection on the cloud number moves it to the phone, with the credit refunded; an unsubscribed recipient does not move", async () => {
     const { ctx, phone, fake } = await twoRoutes();
     const id = (await postSend(ctx, { recipient_contact: ADA, message: "Table ready", routes: ["cloud", "phone"] })).data.notification_id;
     await ctx.services.dispatcher.dispatchDue();
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
     await fake.callback([...fake.messages.keys()][0], "undelivered", { ErrorCode: "30003" });
     const moved = await notificationOf(ctx, id);
     expect(moved).toMatchObject({ status: "pending", route: "sms", device_id: phone.device_id, error_code: null, sent_at: null });
     expect(moved.provider_message_id).not.toBe([...fake.messages.keys()][0]);
     expect(moved.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent", "failover"]);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     const other = (await postSend(ctx, { recipient_contact: BOB, message: "x", routes: ["cloud", "phone"] })).data.notification_id;
     await ctx.services.dispatcher.dispatchDue();
@@ -417,7 +417,7 @@ describe("failover", () => {
         { route: "cloud", error_code: "insufficient_credits" },
       ],
     });
-    ctx.topUp(5);
+    await ctx.topUp(5);
     expect((await postSend(ctx, { recipient_contact: ADA, message: "x" })).data).toMatchObject({
       route: "cloud",
       device_id: cloud.device_id,
@@ -434,7 +434,7 @@ describe("preview", () => {
     await ctx.phone();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     const cloud = await ctx.cloudDevice(fake);
-    ctx.topUp(10);
+    await ctx.topUp(10);
     const body = { recipient_contact: ADA, message: "Grüße 😀 ".repeat(10), device_id: cloud.device_id };
     const preview = expectEnvelope(await ctx.post("/v1/api/sms/preview", body), 200).data;
     expect(preview).toMatchObject({
@@ -456,7 +456,7 @@ describe("preview", () => {
       message: preview.message,
     });
     expect(preview.segments).toBeGreaterThan(1);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(10 - preview.cost);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10 - preview.cost);
 
     expect(
       expectEnvelope(await ctx.post("/v1/api/sms/preview", { recipient_contact: BOB, message: "Plain text" }), 200).data,

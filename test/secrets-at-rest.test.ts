@@ -190,7 +190,7 @@ describe("plain secrets written by an older version", () => {
     expectEnvelope(await ctx.post("/v1/api/webhook/test", { webhook_id: w.webhook_id }), 200);
     const got = receiver.received.at(-1)!;
     expect(verifySignature(got.headers.get("x-pigeon-signature") ?? "", got.raw, "whsec_legacyPlainSecret000000000001")).toBe(true);
-    ctx.topUp(5);
+    await ctx.topUp(5);
     expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200);
     await ctx.services.dispatcher.dispatchDue();
     expect(fake.messages.size).toBe(1);
@@ -248,6 +248,6 @@ describe("a chat-app access token", () => {
     const device = expectEnvelope(await ctx.post("/v1/api/chatapp/connect", { access_token: token }), 200).data.devices[0];
     expect(databaseBytes(join(dbPath, "..")).includes(token)).toBe(false);
     // The stored value opens to the token the platform accepts.
-    expect((ctx.services.channelCore.devices.byId(device.device_id)!.config as { accessToken: string }).accessToken).toBe(token);
+    expect(((await ctx.services.channelCore.devices.byId(device.device_id))!.config as { accessToken: string }).accessToken).toBe(token);
   });
 });

@@ -15,7 +15,7 @@ async function cloudSetup(credits = 5, channelTimeoutMs?: number) {
   const ctx = await createTestContext({ channelTimeoutMs });
   fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   const device = await ctx.cloudDevice(fake);
-  ctx.topUp(credits);
+  await ctx.topUp(credits);
   return { ctx, fake, device };
 }
 
@@ -116,17 +116,17 @@ describe("ttl on a cloud number", () => {
     const { ctx, fake } = await cloudSetup(1);
     const sent = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Code 1234", ttl: 30 }), 200);
     const id = sent.data.notification_id;
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
     ctx.clock.advance(31_000);
     // Past its valid_until the dispatcher leaves it alone, and the expiry task fails it.
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
-    expect(ctx.services.expiry.expireDue()).toBe(1);
+    expect(await ctx.services.expiry.expireDue()).toBe(1);
     const n = await notificationOf(ctx, id);
     expect(n).toMatchObject({ status: "failed", error_code: "expired", valid_until: "2026-01-15T12:00:30.000Z" });
     expect(n.logs.at(-1)).toMatchObject({ event: "failed", error_code: "expired" });
     expect(fake.creates).toHaveLength(0);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
-    expect(ctx.services.expiry.expireDue()).toBe(0);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+    expect(await ctx.services.expiry.expireDue()).toBe(0);
   });
 
   test("ttl counts from schedule_time, and a message sent in time is not touched", async () => {
@@ -138,10 +138,10 @@ describe("ttl on a cloud number", () => {
     const n0 = await notificationOf(ctx, sent.data.notification_id);
     expect(n0.valid_until).toBe("2026-01-15T12:11:00.000Z");
     ctx.clock.advance(10 * 60_000);
-    expect(ctx.services.expiry.expireDue()).toBe(0);
+    expect(await ctx.services.expiry.expireDue()).toBe(0);
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
     ctx.clock.advance(5 * 60_000);
-    expect(ctx.services.expiry.expireDue()).toBe(0);
+    expect(await ctx.services.expiry.expireDue()).toBe(0);
     expect((await notificationOf(ctx, sent.data.notification_id)).status).toBe("sent");
     expect(fake.creates).toHaveLength(1);
   });
@@ -158,11 +158,11 @@ describe("ttl on a cloud number", () => {
     expect((await notificationOf(ctx, lost)).status).toBe("pending");
     ctx.clock.advance(10_000);
     // The expiry task leaves both to the dispatcher, which asks the provider before anything else.
-    expect(ctx.services.expiry.expireDue()).toBe(0);
+    expect(await ctx.services.expiry.expireDue()).toBe(0);
     await ctx.services.dispatcher.dispatchDue();
     expect((await notificationOf(ctx, taken)).status).toBe("sent");
     expect(await notificationOf(ctx, lost)).toMatchObject({ status: "failed", error_code: "expired" });
     expect(fake.messages.size).toBe(1);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(1);
   });
 });

@@ -52,14 +52,14 @@ describe("POST /api/sms/send/bulk", () => {
   test("plan and credit limits apply item by item", async () => {
     const ctx = await createTestContext();
     await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
-    ctx.topUp(2);
+    await ctx.topUp(2);
     const data = expectEnvelope(
       await ctx.post("/v1/api/sms/send/bulk", { messages: [1, 2, 3].map((i) => ({ recipient_contact: TO, message: `m${i}` })) }),
       200,
     ).data;
     expect(data.results.map((x: { ok: boolean }) => x.ok)).toEqual([true, true, false]);
     expect(data.results[2].error).toMatchObject({ status_id: 402, error_code: "insufficient_credits" });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
   });
 
   test("over 100 messages or an empty list: 400, nothing stored", async () => {
@@ -148,7 +148,7 @@ describe("Idempotency-Key", () => {
     ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     const later = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
     expect(later.body.data.notification_id).not.toBe(ok1.body.data.notification_id);
-    expect(ctx.services.idempotency.prune()).toBeGreaterThanOrEqual(0);
+    expect(await ctx.services.idempotency.prune()).toBeGreaterThanOrEqual(0);
   });
 
   test("bulk replies replay too", async () => {
@@ -171,9 +171,9 @@ describe("Idempotency-Key", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers: { "idempotency-key": "old" } });
-    expect(ctx.services.idempotency.prune()).toBe(0);
+    expect(await ctx.services.idempotency.prune()).toBe(0);
     ctx.clock.advance(24 * 3600_000 + 1);
-    expect(ctx.services.idempotency.prune()).toBe(1);
+    expect(await ctx.services.idempotency.prune()).toBe(1);
   });
 });
 
@@ -197,13 +197,13 @@ describe("concurrent sends", () => {
   test("credits are never overspent by concurrent sends", async () => {
     const ctx = await createTestContext();
     await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
-    ctx.topUp(5);
+    await ctx.topUp(5);
     const replies = await Promise.all(
       Array.from({ length: 12 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
     );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(5);
     expect(replies.filter((r) => r.status === 402).every((r) => r.body.data.error_code === "insufficient_credits")).toBe(true);
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
     expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(5);
   });
 

@@ -70,7 +70,7 @@ async function smsSetup() {
   cloud = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
   await ctx.phone();
   const device = await ctx.cloudDevice(cloud);
-  ctx.topUp(100);
+  await ctx.topUp(100);
   return { ctx, cloud, cloudId: device.device_id };
 }
 

@@ -316,7 +316,7 @@ describe("credits", () => {
     expect(none.data).toMatchObject({ error_code: "insufficient_credits", balance: 0, required: 1 });
     expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(0);
 
-    ctx.topUp(5);
+    await ctx.topUp(5);
     const one = await send(ctx, { recipient_contact: TO, message: "a".repeat(160) });
     expect(await notificationOf(ctx, one.data.notification_id)).toMatchObject({ segments: 1, cost: 1, route: "cloud" });
     const two = await send(ctx, { recipient_contact: TO, message: "a".repeat(161) });
@@ -338,9 +338,9 @@ describe("credits", () => {
   test("cancel refunds", async () => {
     const ctx = await createTestContext();
     await ctx.cloudDevice(fake);
-    ctx.topUp(1);
+    await ctx.topUp(1);
     const body = await send(ctx, { recipient_contact: TO, message: "x" });
-    expect(ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
     await ctx.post("/v1/api/notification/cancel", { notification_id: body.data.notification_id });
     expect((await ctx.get("/v1/api/stats/credits")).body.data).toEqual({ balance: 1, used_this_month: 0 });
   });

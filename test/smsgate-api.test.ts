@@ -425,7 +425,7 @@ describe("received messages (GET /inbox)", () => {
       meta?: Parameters<typeof recordInbound>[2]["meta"],
     ) => {
       local.clock.advance(1000);
-      recordInbound(local.services.threads, local.services.events, {
+      return recordInbound(local.services.threads, local.services.events, {
         workspaceId: local.workspace.id,
         channel: "sms",
         deviceId,
@@ -437,18 +437,18 @@ describe("received messages (GET /inbox)", () => {
       });
     };
     const start = new Date(local.clock.now()).toISOString();
-    receive(a.device_id, "+14155550101", "First", "x1");
-    receive(a.device_id, "+14155550102", "Second", "x2");
+    await receive(a.device_id, "+14155550101", "First", "x1");
+    await receive(a.device_id, "+14155550102", "Second", "x2");
     const mms = { type: "mms" as const, transactionId: "T1", subject: "Photo", size: 100, contentClass: null, attachments: null };
-    receive(b.device_id, "+14155550103", "Photo", "mms:1", { ...mms, downloadId: null });
-    receive(b.device_id, "+14155550104", "Here it is", "mms:2", {
+    await receive(b.device_id, "+14155550103", "Photo", "mms:1", { ...mms, downloadId: null });
+    await receive(b.device_id, "+14155550104", "Here it is", "mms:2", {
       ...mms,
       transactionId: "T2",
       downloadId: "55",
       attachments: [{ partId: 1, contentType: "image/jpeg", name: "a.jpg", size: 10 }],
     });
     // The same SMS posted again by the phone is one entry.
-    recordInbound(local.services.threads, local.services.events, {
+    await recordInbound(local.services.threads, local.services.events, {
       workspaceId: local.workspace.id,
       channel: "sms",
       deviceId: a.device_id,
@@ -539,7 +539,7 @@ describe("webhooks", () => {
       const key = "my-signing-key";
       expect((await call("PATCH", "/settings", { body: { webhooks: { signing_key: key } } })).status).toBe(200);
       // An inbound SMS as the phone channel records it.
-      recordInbound(local.services.threads, local.services.events, {
+      await recordInbound(local.services.threads, local.services.events, {
         workspaceId: local.workspace.id,
         channel: "sms",
         deviceId: phone.device_id,
@@ -573,7 +573,7 @@ describe("webhooks", () => {
       ]);
       expect((await call("DELETE", "/webhooks/rx")).status).toBe(204);
       expect((await call("DELETE", "/webhooks/rx")).status).toBe(404);
-      recordInbound(local.services.threads, local.services.events, {
+      await recordInbound(local.services.threads, local.services.events, {
         workspaceId: local.workspace.id,
         channel: "sms",
         deviceId: phone.device_id,
@@ -619,8 +619,8 @@ describe("webhooks", () => {
       const notificationId = (
         local.db.$client.query("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1").get() as { id: number }
       ).id;
-      local.services.state.transition(notificationId, "sent");
-      local.services.state.transition(notificationId, "delivered");
+      await local.services.state.transition(notificationId, "sent");
+      await local.services.state.transition(notificationId, "delivered");
       await local.services.webhooks.deliverDue();
       const byEvent = Object.fromEntries(receiver.received.map((r) => [r.body.webhookId, r.body]));
       expect(Object.keys(byEvent).sort()).toEqual(["sms:delivered", "sms:sent"]);
@@ -646,7 +646,7 @@ describe("webhooks", () => {
   test("a phone's pings are written as device.ping events only while a webhook wants them", async () => {
     const local = await createTestContext();
     const events = () => local.db.$client.query("SELECT count(*) AS n FROM event WHERE type = 'device.ping'").get() as { n: number };
-    expect(local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1 })).toBeNull();
+    expect(await local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1 })).toBeNull();
     expect(events().n).toBe(0);
     const receiver = startReceiver();
     try {
@@ -657,7 +657,8 @@ describe("webhooks", () => {
       });
       expect(created.status).toBe(201);
       expect(
-        local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } })?.deliveryIds,
+        (await local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } }))
+          ?.deliveryIds,
       ).toHaveLength(1);
       expect(events().n).toBe(1);
     } finally {
@@ -689,7 +690,7 @@ describe("settings", () => {
     expect(set.status).toBe(200);
     expect(set.body.messages).toEqual({ send_interval_min: 2, send_interval_max: 9, limit_period: "PerMinute", limit_value: 30 });
     for (const id of [a.device_id, b.device_id]) {
-      expect(local.services.devices.find(local.workspace.id, id)).toMatchObject({
+      expect(await local.services.devices.find(local.workspace.id, id)).toMatchObject({
         sendIntervalMin: 2,
         sendIntervalMax: 9,
         sendLimitPerMinute: 30,

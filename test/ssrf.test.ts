@@ -164,7 +164,7 @@ describe("a cloud number's base_url", () => {
     lax.db.$client.close();
 
     const ctx = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
-    ctx.topUp(10);
+    await ctx.topUp(10);
     const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
       .data.notification_id;
     await ctx.services.dispatcher.dispatchDue();
@@ -184,7 +184,7 @@ describe("a provider's error answer in error_reason", () => {
     });
     try {
       const ctx = await createTestContext();
-      ctx.topUp(10);
+      await ctx.topUp(10);
       expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${provider.port}`)), 200);
       const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
         .data.notification_id;

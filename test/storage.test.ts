@@ -133,6 +133,25 @@ describe("the unit of work on SQLite", () => {
     expect(followed).toEqual(["a", "c"]);
   });
 
+  test("only a commit that changed something reports the disk as taking writes (a unit that wrote nothing proves nothing)", async () => {
+    const { sqlite, storage, commits } = fresh();
+    // Units that only read, or change no row, commit with nothing to write: on a full disk they succeed too.
+    await storage.transaction(async () => {
+      await storage.all("SELECT v FROM t");
+      await storage.run("UPDATE t SET v = 'never' WHERE v = 'absent'");
+    });
+    expect(commits()).toBe(0);
+    await storage.transaction(async () => {
+      await storage.run("INSERT INTO t (v) VALUES ('x')");
+    });
+    expect(commits()).toBe(1);
+    // A write made inside a unit through the driver directly (a module not yet moved) counts as well.
+    await storage.transaction(async () => {
+      sqlite.run("INSERT INTO t (v) VALUES ('y')");
+    });
+    expect(commits()).toBe(2);
+  });
+
   test("a write outside any unit is a unit of its own, on disk when its promise resolves; afterCommit outside a unit runs at once", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "pigeon-storage-")), "t.db");
     const { storage } = fresh(path);

@@ -160,7 +160,7 @@ function snapshot(ctx: TestContext) {
 
 /** This workspace's rows of each kind that an operation can name by id. */
 async function ownRows(ctx: TestContext) {
-  ctx.topUp(100);
+  await ctx.topUp(100);
   const phone = await ctx.phone("Mine");
   const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" }), 200).data;
   const template = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" }), 200).data;
@@ -216,7 +216,7 @@ describe("every documented operation with another workspace's ids", () => {
     const ctx = await createTestContext();
     const ids = await ownRows(ctx);
     const other = ctx.otherWorkspace();
-    ctx.topUp(100, other.workspace.id);
+    await ctx.topUp(100, other.workspace.id);
     const ops = (await operations(ctx)).filter((op) => !PUBLIC[label(op)] && !op.path.startsWith(PHONE_PREFIX));
     const all = ops.flatMap((op) => probes(op, ids, other.key));
     const covered = new Set<string>();

@@ -39,7 +39,7 @@ describe("threads", () => {
     await p.receive(ADA, "Great, coming at 5");
     ctx.clock.advance(60_000);
     await send(ctx, { recipient_contact: ADA, message: "See you then" });
-    ctx.services.state.transition(first, "delivered", {});
+    await ctx.services.state.transition(first, "delivered", {});
 
     const list = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data;
     expect(list.pagination.total).toBe(1);

@@ -137,8 +137,8 @@ describe("events are delivered once, signed", () => {
     await postPhoneWebhook(ctx, phone.signingKey, hook);
     // device.offline after 5 minutes of silence, then device.online when it talks again
     ctx.clock.advance(5 * 60_000 + 1);
-    expect(ctx.services.phone.watchPresence()).toBe(1);
-    expect(ctx.services.phone.watchPresence()).toBe(0);
+    expect(await ctx.services.phone.watchPresence()).toBe(1);
+    expect(await ctx.services.phone.watchPresence()).toBe(0);
     await mobile("/message");
 
     while ((await ctx.services.webhooks.deliverDue()) > 0);
@@ -191,7 +191,7 @@ describe("events are delivered once, signed", () => {
       expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: theirs.url, events: "*" }, { key: other.key }), 200);
       fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
       await ctx.cloudDevice(fake);
-      ctx.topUp(10);
+      await ctx.topUp(10);
       await ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: "a" });
       fake.failNext(400, 21211, "bad number");
       await ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: "b" });
@@ -231,7 +231,7 @@ describe("retries", () => {
     expect(RETRY_LADDER_MS.reduce((a, b) => a + b, 0)).toBeGreaterThan(20 * 3600_000);
 
     // While failing, events wait.
-    ctx.services.events.emit(ctx.workspace.id, "device.online", { device_id: 1 });
+    await ctx.services.events.emit(ctx.workspace.id, "device.online", { device_id: 1 });
     ctx.clock.advance(3600_000);
     expect(await ctx.services.webhooks.deliverDue()).toBe(0);
     receiver.answer(() => new Response(null, { status: 204 }));
@@ -271,7 +271,7 @@ describe("the outbox survives a crash", () => {
     ).data.notification_id;
     await first.post("/v1/api/notification/cancel", { notification_id: id });
     // A second event caught mid-delivery by the crash.
-    first.services.events.emitTest(first.workspace.id, w.webhook_id, { n: 2 });
+    await first.services.events.emitTest(first.workspace.id, w.webhook_id, { n: 2 });
     first.db.$client.run(
       "UPDATE webhook_delivery SET status = 'delivering' WHERE event_id IN (SELECT id FROM event WHERE type = 'webhook.test')",
     );
@@ -310,7 +310,7 @@ describe("private targets", () => {
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-private-")), "pigeon.db");
     const allowed = await createTestContext({ dbPath });
     const w = await subscribe(allowed);
-    allowed.services.events.emitTest(allowed.workspace.id, w.webhook_id, {});
+    await allowed.services.events.emitTest(allowed.workspace.id, w.webhook_id, {});
     allowed.db.$client.close();
     const strict = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     await strict.services.webhooks.deliverDue();

@@ -6,6 +6,7 @@ import type { AnyElysia } from "elysia";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
 import type { Db } from "../db/client";
+import type { Storage } from "../db/storage";
 import type { SignInGuard } from "../http/foundation";
 import type { SecretBox } from "../lib/secrets";
 import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
@@ -51,6 +52,8 @@ export interface ChannelAdapter {
 export interface ChannelCore {
   db: Db;
   sqlite: Database;
+  /** The storage seam: the executor and unit of work repositories that moved to it run through. */
+  storage: Storage;
   clock: Clock;
   config: Config;
   secrets: SecretBox;
@@ -80,17 +83,17 @@ export interface ChannelRuntime<S = unknown> {
   /** A send rule of its own, run after the common ones for its delivery type. */
   check?: ChannelCheck;
   /** After the worker recorded an attempt's outcome on one of its devices. */
-  afterOutcome?(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void;
+  afterOutcome?(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void | Promise<void>;
   /** After commit: notifications accepted for one of its devices. */
-  accepted?(accepted: Accepted[]): void;
+  accepted?(accepted: Accepted[]): void | Promise<void>;
   /** Inside the transition's transaction: one of its notifications changed state. */
-  transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void;
+  transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void | Promise<void>;
   /** After commit: one of its notifications was cancelled through the API. */
-  cancelled?(n: NotificationRecord): void;
+  cancelled?(n: NotificationRecord): void | Promise<void>;
   /** One of its devices had its settings changed. */
   settingsChanged?(device: DeviceRow): void;
   /** Checks a request may need before its body is read (sign-in throttling of phone registration). */
-  beforeBody?(method: string, path: string, headers: Headers, signIn: SignInGuard): void;
+  beforeBody?(method: string, path: string, headers: Headers, signIn: SignInGuard): void | Promise<void>;
   /** Shutting down: close long-lived connections (event streams). */
   close?(): void;
 }

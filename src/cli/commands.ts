@@ -304,19 +304,23 @@ function plans(rt: Runtime, sub: string | undefined, values: Values) {
   throw new UsageError("plans takes list or set");
 }
 
-function credits(rt: Runtime, sub: string | undefined, values: Values) {
+async function credits(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   const { credits: ledger, accounts } = rt.services;
   const workspaceId = int(values.workspace, "--workspace");
   accounts.getWorkspace(workspaceId);
   if (sub === "add") {
     const raw = required(values.amount, "--amount");
     if (!/^-?\d+$/.test(raw) || Number(raw) === 0) throw new UsageError("--amount needs a non-zero whole number");
-    const balance = ledger.topUp(workspaceId, Number(raw), values.note ?? null);
+    const balance = await ledger.topUp(workspaceId, Number(raw), values.note ?? null);
     print(values, { workspace_id: workspaceId, balance }, `Workspace ${workspaceId} balance: ${balance} credits`);
     return;
   }
   if (sub === "show") {
-    const out = { workspace_id: workspaceId, balance: ledger.balance(workspaceId), used_this_month: ledger.usedThisMonth(workspaceId) };
+    const out = {
+      workspace_id: workspaceId,
+      balance: await ledger.balance(workspaceId),
+      used_this_month: await ledger.usedThisMonth(workspaceId),
+    };
     print(values, out, `Workspace ${workspaceId}: ${out.balance} credits, ${out.used_this_month} used this month`);
     return;
   }
@@ -336,8 +340,7 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
   if (values.svg) writeFileSync(values.svg, info.qr_svg);
   const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
   // Phones already paired on the app's default AUTO channel: they only poll, so say how to fix them.
-  const polling = rt.services.devices
-    .exportRows(workspace.id, false)
+  const polling = (await rt.services.devices.exportRows(workspace.id, false))
     .filter((d) => d.notification_channel === "polling")
     .map((d) => ({ device_id: d.device_id, name: d.name, hint: d.channel_hint }));
   const pollingLines = polling.length
@@ -491,7 +494,7 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
         plans(rt, sub, values);
         break;
       case "credits":
-        credits(rt, sub, values);
+        await credits(rt, sub, values);
         break;
       case "devices":
         await devicesCmd(rt, sub, values);

@@ -23,7 +23,7 @@ export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) 
     const body = accountBody({
       accountName: account.name,
       plan,
-      smsUsed: s.sending.smsUsedThisMonth(accountId),
+      smsUsed: await s.sending.smsUsedThisMonth(accountId),
       workspaces: s.accounts.listWorkspaces(accountId),
       currentWorkspace: who.session.workspaceId,
       members: await s.users.listUsers(accountId),
@@ -41,7 +41,7 @@ export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) 
     .use(declaredAuth())
     .get(
       "/dashboard/account",
-      kit.withSession((_ctx, who) => accountPage(who)),
+      kit.withSession(async (_ctx, who) => accountPage(who)),
       { auth: "session", ...HIDDEN },
     )
     .post(

@@ -9,7 +9,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
 import { parseCsv } from "../lib/csv";
 import { randomBase62 } from "../lib/tokens";
-import type { Prepared, SendInput } from "../modules/sending/service";
+import { newPrepareCache, type Prepared, type SendInput } from "../modules/sending/service";
 import type { TemplateRow } from "../modules/templates/repository";
 import { parseTemplateBody, renderTemplate } from "../modules/templates/variables";
 import type { Services } from "../services";
@@ -37,7 +37,7 @@ interface Draft {
 }
 
 /** What these routes use of the container. */
-export type DashboardBulkRoutesDeps = Pick<Services, "accounts" | "channels" | "clock" | "commits" | "devices" | "sending" | "templates">;
+export type DashboardBulkRoutesDeps = Pick<Services, "accounts" | "channels" | "clock" | "devices" | "sending" | "storage" | "templates">;
 
 export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
   const drafts = new Map<string, Draft>();
@@ -52,18 +52,17 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
     return d && d.sessionId === who.session.id ? d : null;
   }
 
-  function devicesFor(ws: number, channel: string) {
+  async function devicesFor(ws: number, channel: string) {
     const kinds = s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
-    return s.devices
-      .records(ws, false)
+    return (await s.devices.records(ws, false))
       .filter((d) => kinds.includes(d.kind))
       .map((d) => ({ id: d.id, label: `${d.name} · ${d.kind}` }));
   }
 
-  function upload(who: Signed, form: BulkUploadForm, status = 200, error: string | null = null) {
+  async function upload(who: Signed, form: BulkUploadForm, status = 200, error: string | null = null) {
     const ws = who.session.workspaceId;
     const templates = s.templates.records(ws, { offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
-    const devices = [...devicesFor(ws, "sms"), ...devicesFor(ws, "chatapp")];
+    const devices = [...(await devicesFor(ws, "sms")), ...(await devicesFor(ws, "chatapp"))];
     return kit.shell(
       who,
       "Bulk send from a CSV file",
@@ -113,21 +112,24 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
   }
 
   /** Every row through the send path's checks; nothing is written. */
-  function prepareAll(who: Signed, draft: Draft, mapping: Record<string, string>) {
+  async function prepareAll(who: Signed, draft: Draft, mapping: Record<string, string>) {
     const caller = s.accounts.callerFor(who.session.workspaceId);
-    return draft.rows.map(({ line, cells }) => {
+    const seen = newPrepareCache();
+    const checked: { line: number; input: SendInput; prepared: Prepared | null; error: string | null }[] = [];
+    for (const { line, cells } of draft.rows) {
       const input = inputOf(draft, mapping, cells);
       try {
-        return { line, input, prepared: s.sending.prepare(caller, input) as Prepared | null, error: null as string | null };
+        checked.push({ line, input, prepared: await s.sending.prepare(caller, input, seen), error: null });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        return { line, input, prepared: null, error: error.message };
+        checked.push({ line, input, prepared: null, error: error.message });
       }
-    });
+    }
+    return checked;
   }
 
-  function preview(who: Signed, id: string, draft: Draft, mapping: Record<string, string>) {
-    const checked = prepareAll(who, draft, mapping);
+  async function preview(who: Signed, id: string, draft: Draft, mapping: Record<string, string>) {
+    const checked = await prepareAll(who, draft, mapping);
     const row = (c: (typeof checked)[number]): PreviewRow => ({
       line: c.line,
       recipient: String(c.input.recipient),
@@ -151,12 +153,12 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/bulk",
-      kit.withSession((_ctx, who) => upload(who, { channel: "sms", template: "", message: "", device: "" })),
+      kit.withSession(async (_ctx, who) => upload(who, { channel: "sms", template: "", message: "", device: "" })),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/bulk",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const f = formOf(body);
         const form: BulkUploadForm = {
           channel: f.channel === "chatapp" ? "chatapp" : "sms",
@@ -220,7 +222,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
     )
     .post(
       "/dashboard/bulk/preview",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const f = formOf(body);
         const draft = draftOf(who, f.draft);
         if (!draft)
@@ -272,16 +274,18 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
         let requests = 0;
         for (let i = 0; i < draft.rows.length; i += CHUNK) {
           const chunk = draft.rows.slice(i, i + CHUNK);
-          const items = chunk.map(({ cells }) => {
+          const seen = newPrepareCache();
+          const items: (Prepared | AppError)[] = [];
+          for (const { cells } of chunk) {
             try {
-              return s.sending.prepare(caller, inputOf(draft, mapping, cells));
+              items.push(await s.sending.prepare(caller, inputOf(draft, mapping, cells), seen));
             } catch (error) {
-              if (error instanceof AppError) return error;
-              throw error;
+              if (!(error instanceof AppError)) throw error;
+              items.push(error);
             }
-          });
+          }
           requests++;
-          const results = await s.commits.submit(() => s.sending.accept(caller, items));
+          const results = await s.storage.transaction(() => s.sending.accept(caller, items));
           results.forEach((r, j) => {
             if (r.ok) accepted++;
             else

@@ -167,7 +167,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .use(declaredAuth())
     .get(
       "/dashboard/contacts",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const ws = who.session.workspaceId;
         const url = new URL(request.url);
         const query = (url.searchParams.get("q") ?? "").trim();
@@ -194,12 +194,12 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/contacts/new",
-      kit.withSession((_ctx, who) => formPage(who, undefined, emptyContactForm())),
+      kit.withSession(async (_ctx, who) => formPage(who, undefined, emptyContactForm())),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/contacts",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const form = contactFormOf(body);
         const failed = attempt(who, undefined, form, () => {
           s.contacts.create(who.session.workspaceId, {
@@ -218,7 +218,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/contacts/export.csv",
-      kit.withSession((_ctx, who) => {
+      kit.withSession(async (_ctx, who) => {
         const ws = who.session.workspaceId;
         let page = 1;
         const day = new Date(s.clock.now()).toISOString().slice(0, 10);
@@ -230,12 +230,12 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/contacts/import",
-      kit.withSession((_ctx, who) => importPage(who)),
+      kit.withSession(async (_ctx, who) => importPage(who)),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/contacts/import",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const ws = who.session.workspaceId;
         const upload = uploadedCsv(body, "Choose a CSV file that has a header line and at least one contact.");
         if ("error" in upload) return importPage(who, 400, upload.error);
@@ -284,7 +284,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/contacts/:id/edit",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const c = s.contacts.present(s.contacts.require(who.session.workspaceId, Number(params?.id)));
         return formPage(who, c.contact_id, {
           name: c.name,
@@ -298,7 +298,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .post(
       "/dashboard/contacts/:id",
-      kit.withSession(({ params, body }, who) => {
+      kit.withSession(async ({ params, body }, who) => {
         const current = s.contacts.require(who.session.workspaceId, Number(params?.id));
         const form = contactFormOf(body);
         const failed = attempt(who, current.id, form, () => {
@@ -319,7 +319,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/contacts/:id/delete",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const c = s.contacts.present(s.contacts.require(who.session.workspaceId, Number(params?.id)));
         return kit.shell(who, "Delete a contact", "/dashboard/contacts", contactDeleteBody({ c, csrf: who.viewer.csrf }));
       }),
@@ -327,7 +327,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     )
     .post(
       "/dashboard/contacts/:id/delete",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const c = s.contacts.require(who.session.workspaceId, Number(params?.id));
         s.contacts.remove(who.session.workspaceId, c.id);
         kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });

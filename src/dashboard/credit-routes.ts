@@ -20,15 +20,15 @@ const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(
 export type DashboardCreditRoutesDeps = Pick<Services, "credits">;
 
 export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
-  function creditsPage(who: Signed, askedPage: number, status = 200, form?: TopUpForm, errors?: { amount?: string; note?: string }) {
+  async function creditsPage(who: Signed, askedPage: number, status = 200, form?: TopUpForm, errors?: { amount?: string; note?: string }) {
     const ws = who.session.workspaceId;
-    const total = s.credits.ledger(ws, 1, 1).total;
+    const total = (await s.credits.ledger(ws, 1, 1)).total;
     const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
     const page = Number.isInteger(askedPage) ? Math.min(Math.max(askedPage, 1), pages) : 1;
     const body = creditsBody({
-      balance: s.credits.balance(ws),
-      usedThisMonth: s.credits.usedThisMonth(ws),
-      entries: s.credits.ledger(ws, page, PAGE_SIZE).entries,
+      balance: await s.credits.balance(ws),
+      usedThisMonth: await s.credits.usedThisMonth(ws),
+      entries: (await s.credits.ledger(ws, page, PAGE_SIZE)).entries,
       page,
       pages,
       owner: who.session.role === "owner",
@@ -43,7 +43,7 @@ export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/credits",
-      kit.withSession(({ request }, who) => creditsPage(who, Number(new URL(request.url).searchParams.get("page") ?? "1"))),
+      kit.withSession(async ({ request }, who) => creditsPage(who, Number(new URL(request.url).searchParams.get("page") ?? "1"))),
       {
         auth: "session",
         ...HIDDEN,
@@ -51,7 +51,7 @@ export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
     )
     .post(
       "/dashboard/credits",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         if (who.session.role !== "owner") {
           return kit.shell(
             who,
@@ -71,7 +71,7 @@ export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
         }
         if (form.note.length > 200) return creditsPage(who, 1, 400, form, { note: "Keep the note under 200 characters." });
         try {
-          const balance = s.credits.topUp(who.session.workspaceId, amount, form.note || null);
+          const balance = await s.credits.topUp(who.session.workspaceId, amount, form.note || null);
           const moved = Math.abs(amount);
           kit.flash(who, {
             kind: "notice",

@@ -24,13 +24,13 @@ export type DashboardDeviceRoutesDeps = Pick<Services, "accounts" | "channels" |
 export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
   const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
 
-  function own(who: Signed, raw: string | undefined) {
-    const row = s.devices.find(who.session.workspaceId, Number(raw));
+  async function own(who: Signed, raw: string | undefined) {
+    const row = await s.devices.find(who.session.workspaceId, Number(raw));
     if (!row) throw new AppError("not_found", `Device ${raw} not found`);
     return row;
   }
 
-  function devicePage(
+  async function devicePage(
     who: Signed,
     id: number,
     status = 200,
@@ -38,17 +38,21 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     error?: string,
   ) {
     const ws = who.session.workspaceId;
-    const d = s.devices.present(s.devices.require(ws, id));
-    const body = deviceBody({ d, h: s.devices.health(ws, id), stats: s.devices.stats(ws, id), csrf: who.viewer.csrf, form, error });
+    const d = s.devices.present(await s.devices.require(ws, id));
+    const body = deviceBody({
+      d,
+      h: await s.devices.health(ws, id),
+      stats: await s.devices.stats(ws, id),
+      csrf: who.viewer.csrf,
+      form,
+      error,
+    });
     return kit.shell(who, d.name, "/dashboard/devices", body, status);
   }
 
   /** The newest phone of the workspace registered after `known` (the largest device id when the page was drawn). */
-  function pairedSince(ws: number, known: number) {
-    const found = s.devices
-      .records(ws, true)
-      .filter((d) => d.id > known && phoneKinds.has(d.kind))
-      .at(-1);
+  async function pairedSince(ws: number, known: number) {
+    const found = (await s.devices.records(ws, true)).filter((d) => d.id > known && phoneKinds.has(d.kind)).at(-1);
     return found ? { device_id: found.id, name: found.name } : null;
   }
 
@@ -56,9 +60,11 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/devices",
-      kit.withSession((_ctx, who) => {
+      kit.withSession(async (_ctx, who) => {
         const ws = who.session.workspaceId;
-        const devices = s.devices.records(ws, true).map((row) => ({ d: s.devices.present(row), h: s.devices.health(ws, row.id) }));
+        const devices = [];
+        for (const row of await s.devices.records(ws, true))
+          devices.push({ d: s.devices.present(row), h: await s.devices.health(ws, row.id) });
         return kit.shell(who, "Devices", "/dashboard/devices", devicesBody({ devices }));
       }),
       { auth: "session", ...HIDDEN },
@@ -69,7 +75,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
         const ws = who.session.workspaceId;
         const base = s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
         const info = await s.phone.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
-        const known = Math.max(0, ...s.devices.records(ws, true).map((d) => d.id));
+        const known = Math.max(0, ...(await s.devices.records(ws, true)).map((d) => d.id));
         return kit.shell(
           who,
           "Pair a phone",
@@ -81,9 +87,9 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/devices/pair/status",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const known = Number(new URL(request.url).searchParams.get("known") ?? "0");
-        const paired = Number.isSafeInteger(known) ? pairedSince(who.session.workspaceId, known) : null;
+        const paired = Number.isSafeInteger(known) ? await pairedSince(who.session.workspaceId, known) : null;
         // 286 tells htmx to stop polling: the phone is here.
         return fragment(pairStatus(paired, known), paired ? 286 : 200);
       }),
@@ -91,7 +97,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/devices/chatapp",
-      kit.withSession((_ctx, who) =>
+      kit.withSession(async (_ctx, who) =>
         kit.shell(who, "Connect a chat-app number", "/dashboard/devices", chatappBody({ csrf: who.viewer.csrf })),
       ),
       {
@@ -127,13 +133,13 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/devices/:id",
-      kit.withSession(({ params }, who) => devicePage(who, own(who, params?.id).id)),
+      kit.withSession(async ({ params }, who) => devicePage(who, (await own(who, params?.id)).id)),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/devices/:id",
-      kit.withSession(({ params, body }, who) => {
-        const row = own(who, params?.id);
+      kit.withSession(async ({ params, body }, who) => {
+        const row = await own(who, params?.id);
         const f = formOf(body);
         const form = {
           name: (f.name ?? "").trim(),
@@ -150,7 +156,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
             : [limit, min, max].find((v) => typeof v === "string");
         if (typeof problem === "string") return devicePage(who, row.id, 400, form, problem);
         try {
-          s.devices.update(who.session.workspaceId, {
+          await s.devices.update(who.session.workspaceId, {
             device_id: row.id,
             name: form.name,
             send_limit_per_minute: limit as number,
@@ -167,10 +173,10 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
     )
     .post(
       "/dashboard/devices/:id/status",
-      kit.withSession(({ params, body }, who) => {
-        const row = own(who, params?.id);
+      kit.withSession(async ({ params, body }, who) => {
+        const row = await own(who, params?.id);
         const status = formOf(body).status === "active" ? "active" : "inactive";
-        s.devices.setStatus(who.session.workspaceId, [row.id], status);
+        await s.devices.setStatus(who.session.workspaceId, [row.id], status);
         kit.flash(who, {
           kind: "notice",
           text: status === "active" ? "Activated: it takes messages again." : "Deactivated: it takes no new messages.",

@@ -14,7 +14,7 @@ import { formOf, fragment, HIDDEN, redirect } from "./web";
 const PAGE_SIZE = 30;
 
 /** What these routes use of the container. */
-export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "commits" | "sending" | "templates" | "threadsView">;
+export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "sending" | "storage" | "templates" | "threadsView">;
 
 export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
@@ -50,7 +50,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/inbox",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const q = new URL(request.url).searchParams;
         const unreadOnly = q.get("unread") === "1";
         const requested = Number(q.get("page") ?? "1");
@@ -63,7 +63,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/inbox/:id",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const id = Number(params?.id);
         // Reading it is what marks it read (404 for another workspace's thread).
         s.threadsView.markRead(who.session.workspaceId, id);
@@ -73,7 +73,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/inbox/:id/template",
-      kit.withSession(({ params, request }, who) => {
+      kit.withSession(async ({ params, request }, who) => {
         const ws = who.session.workspaceId;
         const thread = s.threadsView.messages(ws, Number(params?.id), 1, 1).thread;
         const chosen =
@@ -104,8 +104,8 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         try {
           if (closed && !input.templateId) throw new AppError("use_template", "The 24-hour window is closed: choose an approved template");
           const caller = s.accounts.callerFor(ws);
-          const prepared = s.sending.prepare(caller, input);
-          const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
+          const prepared = await s.sending.prepare(caller, input);
+          const [result] = await s.storage.transaction(() => s.sending.accept(caller, [prepared]));
           if (!result.ok) throw result.error;
         } catch (error) {
           if (!(error instanceof AppError) || error.status >= 500) throw error;

@@ -26,7 +26,10 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
   const live = createLiveHub(kit.repo, s.state);
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */
-  function parseFilters(url: URL, workspaceId: number): { shown: MessageFilters; filters: ListFilters; error: string | null } {
+  async function parseFilters(
+    url: URL,
+    workspaceId: number,
+  ): Promise<{ shown: MessageFilters; filters: ListFilters; error: string | null }> {
     const q = url.searchParams;
     const shown: MessageFilters = {
       status: q.get("status") ?? "",
@@ -45,7 +48,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     else if (shown.channel) errors.push(`Unknown channel "${shown.channel}".`);
     if (shown.device) {
       const id = Number(shown.device);
-      if (Number.isSafeInteger(id) && s.devices.find(workspaceId, id)) filters.deviceId = id;
+      if (Number.isSafeInteger(id) && (await s.devices.find(workspaceId, id))) filters.deviceId = id;
       else errors.push("That device is not one of this workspace's.");
     }
     for (const key of ["from", "to"] as const) {
@@ -71,23 +74,25 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     .use(declaredAuth())
     .get(
       "/dashboard/messages",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const ws = who.session.workspaceId;
         const url = new URL(request.url);
-        const { shown, filters, error } = parseFilters(url, ws);
+        const { shown, filters, error } = await parseFilters(url, ws);
         const requested = Number(url.searchParams.get("page") ?? "1");
         let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-        let { rows, total } = error ? { rows: [], total: 0 } : s.notifications.records(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
+        let { rows, total } = error
+          ? { rows: [], total: 0 }
+          : await s.notifications.records(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
         // A page past the end (the list shrank, or a hand-edited link) shows the last one.
         if (page > pages) {
           page = pages;
-          rows = s.notifications.records(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE).rows;
+          rows = (await s.notifications.records(ws, filters, (page - 1) * PAGE_SIZE, PAGE_SIZE)).rows;
         }
         const body = messagesBody({
           filters: shown,
           channels: DELIVERY_TYPES,
-          devices: s.devices.records(ws, true),
+          devices: await s.devices.records(ws, true),
           rows,
           total,
           page,
@@ -101,9 +106,9 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/messages/export.csv",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const ws = who.session.workspaceId;
-        const { filters, error } = parseFilters(new URL(request.url), ws);
+        const { filters, error } = await parseFilters(new URL(request.url), ws);
         if (error) throw new AppError("validation_error", error);
         // Messages created during the export would shift the pages under it: it stops at its start.
         filters.to = Math.min(filters.to ?? Number.MAX_SAFE_INTEGER, s.clock.now());
@@ -128,8 +133,8 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
         ];
         let offset = 0;
         const day = new Date(s.clock.now()).toISOString().slice(0, 10);
-        return csvDownload(`messages-${day}.csv`, columns, EXPORT_CHUNK, () => {
-          const { rows } = s.notifications.records(ws, filters, offset, EXPORT_CHUNK);
+        return csvDownload(`messages-${day}.csv`, columns, EXPORT_CHUNK, async () => {
+          const { rows } = await s.notifications.records(ws, filters, offset, EXPORT_CHUNK);
           offset += rows.length;
           return rows.map((n) => [
             n.id,
@@ -156,22 +161,22 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     )
     .get(
       "/dashboard/live",
-      kit.withSession((_ctx, who) => live.open(who.session.workspaceId)),
+      kit.withSession(async (_ctx, who) => live.open(who.session.workspaceId)),
       { auth: "session", ...HIDDEN },
     )
     .get(
       "/dashboard/messages/:id",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const ws = who.session.workspaceId;
-        const n = s.notifications.find(ws, Number(params?.id));
+        const n = await s.notifications.find(ws, Number(params?.id));
         if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
-        const device = n.device_id === null ? null : (s.devices.find(ws, n.device_id)?.name ?? `#${n.device_id}`);
+        const device = n.device_id === null ? null : ((await s.devices.find(ws, n.device_id))?.name ?? `#${n.device_id}`);
         const template = n.template_id === null ? null : (s.templates.findAny(n.template_id)?.name ?? `#${n.template_id}`);
         const body = messageDetail({
           n,
           device,
           template,
-          logs: s.notifications.logs(n.id),
+          logs: await s.notifications.logs(n.id),
           cancellable: n.status === "pending" && n.stage === "queued",
           csrf: who.viewer.csrf,
         });
@@ -181,10 +186,10 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
     )
     .post(
       "/dashboard/messages/:id/cancel",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const id = Number(params?.id);
         try {
-          s.notifications.cancel(who.session.workspaceId, id);
+          await s.notifications.cancel(who.session.workspaceId, id);
           kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
         } catch (error) {
           if (!(error instanceof AppError) || error.status === 404) throw error;

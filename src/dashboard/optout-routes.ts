@@ -86,12 +86,12 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/optouts",
-      kit.withSession(({ request }, who) => optOutsPage(who, new URL(request.url))),
+      kit.withSession(async ({ request }, who) => optOutsPage(who, new URL(request.url))),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/optouts",
-      kit.withSession(({ request, body }, who) => {
+      kit.withSession(async ({ request, body }, who) => {
         const f = formOf(body);
         const form = { phone: (f.phone ?? "").trim(), reason: (f.reason ?? "").trim() };
         const back = new URL("/dashboard/optouts", request.url);
@@ -104,7 +104,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
           if (!(error instanceof AppError)) throw error;
           return optOutsPage(who, back, error.status, form, { phone: sentence(error.message) });
         }
-        const changed = s.safety.optOut(who.session.workspaceId, phone, { source: "dashboard", reason: form.reason || null });
+        const changed = await s.safety.optOut(who.session.workspaceId, phone, { source: "dashboard", reason: form.reason || null });
         kit.flash(who, {
           kind: "notice",
           text: changed
@@ -117,7 +117,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
     )
     .post(
       "/dashboard/optouts/opt-in",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         // The number comes from a button of the list; one that is not a number is not found.
         let phone: string;
         try {
@@ -125,7 +125,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
         } catch {
           throw new AppError("not_found", "That number is not on the opt-out list");
         }
-        const changed = s.safety.optIn(who.session.workspaceId, phone, { source: "dashboard" });
+        const changed = await s.safety.optIn(who.session.workspaceId, phone, { source: "dashboard" });
         kit.flash(who, {
           kind: "notice",
           text: changed ? `${phone} opted back in: it can be texted again.` : `${phone} was not opted out; nothing changed.`,
@@ -136,12 +136,12 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/optouts/import",
-      kit.withSession((_ctx, who) => importPage(who)),
+      kit.withSession(async (_ctx, who) => importPage(who)),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/optouts/import",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const ws = who.session.workspaceId;
         const upload = uploadedCsv(body, "Choose a CSV file with at least one phone number.");
         if ("error" in upload) return importPage(who, 400, upload.error);
@@ -176,7 +176,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
             reject(sentence(error.message));
             continue;
           }
-          if (s.safety.optOut(ws, phone, { source: "import", reason: reason || null })) report.added++;
+          if (await s.safety.optOut(ws, phone, { source: "import", reason: reason || null })) report.added++;
           else report.already++;
         }
         return importPage(who, 200, null, report);

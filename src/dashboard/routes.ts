@@ -100,7 +100,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     )
     .get(
       "/dashboard",
-      kit.withSession((_ctx, who) => {
+      kit.withSession(async (_ctx, who) => {
         const ws = who.session.workspaceId;
         const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
         const body = overviewBody({
@@ -115,7 +115,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     )
     .get(
       "/dashboard/keys",
-      kit.withSession((_ctx, who) => {
+      kit.withSession(async (_ctx, who) => {
         // The signing key is a secret of the workspace: its owner sees it, a member does not.
         const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspaceId) : null;
         return kit.shell(
@@ -129,7 +129,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     )
     .post(
       "/dashboard/keys",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const name = (formOf(body).name ?? "").trim();
         if (!name || name.length > 100) {
           const error = "Give the key a name of 1 to 100 characters.";
@@ -153,7 +153,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     )
     .post(
       "/dashboard/keys/:id/:verb",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const id = Number(params?.id);
         const key = accounts.listKeys(who.session.workspaceId).find((k) => k.id === id);
         // Another workspace's key is not found here, not forbidden.

@@ -125,12 +125,12 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/safety",
-      kit.withSession((_ctx, who) => settingsPage(who, saved(who.session.workspaceId))),
+      kit.withSession(async (_ctx, who) => settingsPage(who, saved(who.session.workspaceId))),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/safety",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const f = formOf(body);
         const form: SafetyForm = {
           quietOff: f.quiet_off === "yes",

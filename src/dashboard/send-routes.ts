@@ -65,7 +65,7 @@ const FIELD_OF: Record<string, string> = {
 /** What these routes use of the container. */
 export type DashboardSendRoutesDeps = Pick<
   Services,
-  "accounts" | "channels" | "commits" | "contacts" | "devices" | "sending" | "templates"
+  "accounts" | "channels" | "contacts" | "devices" | "sending" | "storage" | "templates"
 >;
 
 export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
@@ -81,11 +81,10 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
     return t && t.channel === channel && (t.workspaceId === null || t.workspaceId === ws) ? t : null;
   }
 
-  function page(who: Signed, form: SendForm, status = 200, error: string | null = null, fieldError: Record<string, string> = {}) {
+  async function page(who: Signed, form: SendForm, status = 200, error: string | null = null, fieldError: Record<string, string> = {}) {
     const ws = who.session.workspaceId;
     const kinds = kindsOf(form.channel);
-    const devices = s.devices
-      .records(ws, false)
+    const devices = (await s.devices.records(ws, false))
       .filter((d) => kinds.includes(d.kind))
       .map((d) => ({ id: d.id, label: `${d.name}${d.phoneNumber ? ` (${d.phoneNumber})` : ""} · ${d.kind}` }));
     const channels = [...new Set(s.channels.map((c) => c.deliveryType))]
@@ -110,7 +109,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/send",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const channel = new URL(request.url).searchParams.get("channel") === "chatapp" ? "chatapp" : "sms";
         return page(who, emptySendForm(channel));
       }),
@@ -118,7 +117,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
     )
     .get(
       "/dashboard/send/fields",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
         return fragment(templateFields(templateOf(who.session.workspaceId, form.template, form.channel), form, {}));
       }),
@@ -126,7 +125,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
     )
     .post(
       "/dashboard/send/preview",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const form = sendFormOf(formOf(body));
         const ws = who.session.workspaceId;
         const template = templateOf(ws, form.template, form.channel);
@@ -138,7 +137,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
         if (form.recipient && (text || template)) {
           try {
             // Only cloud numbers charge; a free send says nothing about credits.
-            cost = s.sending.prepare(s.accounts.callerFor(ws), inputOf(form)).cost || null;
+            cost = (await s.sending.prepare(s.accounts.callerFor(ws), inputOf(form))).cost || null;
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
             problem = error.message;
@@ -155,9 +154,9 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
         const form = sendFormOf(formOf(body));
         const caller = s.accounts.callerFor(who.session.workspaceId);
         try {
-          const prepared = s.sending.prepare(caller, inputOf(form));
-          // As the API does: accepted under the group commit, on disk before the answer.
-          const [result] = await s.commits.submit(() => s.sending.accept(caller, [prepared]));
+          const prepared = await s.sending.prepare(caller, inputOf(form));
+          // As the API does: accepted as a unit of work, on disk before the answer.
+          const [result] = await s.storage.transaction(() => s.sending.accept(caller, [prepared]));
           if (!result.ok) throw result.error;
           const id = result.accepted.notificationId;
           kit.flash(who, {

@@ -95,7 +95,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     .use(declaredAuth())
     .get(
       "/dashboard/templates",
-      kit.withSession(({ request }, who) => {
+      kit.withSession(async ({ request }, who) => {
         const ws = who.session.workspaceId;
         const requested = Number(new URL(request.url).searchParams.get("page") ?? "1");
         const total = s.templates.records(ws, { offset: 0, limit: 1 }).total;
@@ -108,12 +108,12 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     )
     .get(
       "/dashboard/templates/new",
-      kit.withSession((_ctx, who) => formPage(who, undefined, emptyTemplateForm())),
+      kit.withSession(async (_ctx, who) => formPage(who, undefined, emptyTemplateForm())),
       { auth: "session", ...HIDDEN },
     )
     .post(
       "/dashboard/templates",
-      kit.withSession(({ body }, who) => {
+      kit.withSession(async ({ body }, who) => {
         const form = templateFormOf(body);
         let created = "";
         const failed = attempt(who, undefined, form, () => {
@@ -135,7 +135,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     )
     .get(
       "/dashboard/templates/:id/edit",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const t = editable(who, params?.id);
         return formPage(who, t.id, {
           name: t.name,
@@ -149,7 +149,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     )
     .post(
       "/dashboard/templates/:id",
-      kit.withSession(({ params, body }, who) => {
+      kit.withSession(async ({ params, body }, who) => {
         const t = editable(who, params?.id);
         const form = templateFormOf(body);
         // An emptied code keeps the old one: every template has a code.
@@ -172,7 +172,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     )
     .get(
       "/dashboard/templates/:id/delete",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const t = editable(who, params?.id);
         return kit.shell(who, "Delete a template", "/dashboard/templates", templateDeleteBody({ t, csrf: who.viewer.csrf }));
       }),
@@ -180,7 +180,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     )
     .post(
       "/dashboard/templates/:id/delete",
-      kit.withSession(({ params }, who) => {
+      kit.withSession(async ({ params }, who) => {
         const t = editable(who, params?.id);
         s.templates.remove(who.session.workspaceId, t.id);
         kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });

@@ -44,14 +44,19 @@ export function fragment(body: Html, status = 200): Response {
  * A CSV file streamed as the browser reads it: the header, then `next()`'s rows, `chunk` at a time,
  * until a shorter batch says the end came. A large export never sits in memory whole.
  */
-export function csvDownload(filename: string, columns: readonly string[], chunk: number, next: () => unknown[][]): Response {
+export function csvDownload(
+  filename: string,
+  columns: readonly string[],
+  chunk: number,
+  next: () => unknown[][] | Promise<unknown[][]>,
+): Response {
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(`${columns.join(",")}\r\n`));
     },
-    pull(controller) {
-      const rows = next();
+    async pull(controller) {
+      const rows = await next();
       if (rows.length) controller.enqueue(encoder.encode(`${rows.map((cells) => cells.map(csvCell).join(",")).join("\r\n")}\r\n`));
       if (rows.length < chunk) controller.close();
     },

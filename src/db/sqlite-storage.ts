@@ -19,9 +19,7 @@ interface Unit {
 }
 
 interface Queued {
-  fn: () => unknown;
-  /** A synchronous body (the code not yet moved to async repositories): run without yielding. */
-  sync: boolean;
+  fn: () => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
   unit: Unit;
@@ -29,7 +27,7 @@ interface Queued {
 }
 
 export interface SqliteStorageOptions {
-  /** After each batch that committed (the disk took it). */
+  /** After each batch that committed a change (the disk took it). */
   onCommit?: () => void;
   /** Where an after-commit step that throws is reported. */
   log?: (message: string, error?: unknown) => void;
@@ -43,16 +41,7 @@ export function readsOnly(sql: string): boolean {
   return /^\s*(SELECT|WITH)\b/i.test(sql) && !/\b(INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql);
 }
 
-/** The SQLite storage, and a synchronous form of a unit for the code still on the synchronous repositories. */
-export interface SqliteStorage extends Storage {
-  /**
-   * A unit of work whose body is synchronous, batched with the others: what the group commit of
-   * the send path was, kept while code moves to the async repositories.
-   */
-  submitSync<T>(job: () => T): Promise<T>;
-}
-
-export function createSqliteStorage(sqlite: Database, options: SqliteStorageOptions = {}): SqliteStorage {
+export function createSqliteStorage(sqlite: Database, options: SqliteStorageOptions = {}): Storage {
   const current = new AsyncLocalStorage<Unit>();
   const statements = new Map<string, { statement: Statement; reads: boolean }>();
   const queue: Queued[] = [];
@@ -88,10 +77,15 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     });
   }
 
+  /** Rows changed on this connection since it opened (SQLite's total_changes()). */
+  const totalChanges = () => (sqlite.query("SELECT total_changes() AS n").get() as { n: number }).n;
+
   async function runBatch(): Promise<void> {
     const batch = queue.splice(0);
+    let changesBefore: number;
     try {
       sqlite.run("BEGIN IMMEDIATE");
+      changesBefore = totalChanges();
     } catch (error) {
       for (const entry of batch) entry.reject(error);
       return;
@@ -99,8 +93,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     for (const entry of batch) {
       sqlite.run("SAVEPOINT unit");
       try {
-        // A synchronous body runs without yielding, so nothing else runs inside the open transaction.
-        const value = entry.sync ? current.run(entry.unit, entry.fn) : await current.run(entry.unit, entry.fn);
+        const value = await current.run(entry.unit, entry.fn);
         sqlite.run("RELEASE unit");
         entry.outcome = { ok: true, value };
       } catch (error) {
@@ -111,6 +104,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
         entry.unit.ended = true;
       }
     }
+    const wrote = totalChanges() !== changesBefore;
     try {
       sqlite.run("COMMIT");
     } catch (error) {
@@ -122,7 +116,8 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
       for (const entry of batch) entry.reject(error);
       return;
     }
-    options.onCommit?.();
+    // Only a commit that wrote something says the disk takes writes (a full disk commits nothing too).
+    if (wrote) options.onCommit?.();
     for (const entry of batch) {
       const outcome = entry.outcome!;
       if (outcome.ok) entry.resolve(outcome.value);
@@ -160,9 +155,9 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     }
   }
 
-  function enqueue<T>(fn: () => unknown, sync: boolean): Promise<T> {
+  function enqueue<T>(fn: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      queue.push({ fn, sync, resolve: resolve as (value: unknown) => void, reject, unit: { depth: 0, afterCommit: [], ended: false } });
+      queue.push({ fn, resolve: resolve as (value: unknown) => void, reject, unit: { depth: 0, afterCommit: [], ended: false } });
       schedule();
     });
   }
@@ -170,7 +165,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
   function transaction<T>(fn: () => Promise<T>): Promise<T> {
     const unit = unitOf();
     if (unit) return nested(unit, fn);
-    return enqueue(fn, false);
+    return enqueue(fn);
   }
 
   /**
@@ -195,7 +190,6 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
         return { changes: result.changes, lastInsertRowid: Number(result.lastInsertRowid) };
       }),
     transaction,
-    submitSync: <T>(job: () => T) => enqueue<T>(job, true),
     afterCommit(callback: () => void) {
       const unit = unitOf();
       if (unit) unit.afterCommit.push(callback);

@@ -66,12 +66,12 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
  * on phone routes, nothing on the others. (Elysia types a macro's context alike for every value it
  * is given, so both names are typed on every route; declaring the kind is what puts one there.)
  */
-export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Device) {
+export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Promise<Device>) {
   const caller = (kind: AuthKind) => {
     if (kind === "apiKey" || kind === "smsgate") return ({ request }: { request: Request }) => ({ auth: authOf(request) });
     if (kind !== "phone") return () => ({});
     if (!authenticateDevice) throw new Error('A route declared auth "phone" in a plugin that has no device check');
-    return ({ request }: { request: Request }) => ({ device: authenticateDevice(request.headers) });
+    return async ({ request }: { request: Request }) => ({ device: await authenticateDevice(request.headers) });
   };
   return new Elysia({ name: "pigeon-declared-auth", seed: authenticateDevice ?? "api-key" }).macro({
     auth: (kind: AuthKind) => {

@@ -102,12 +102,12 @@ export interface FoundationDeps {
    * Credentials a route can check from its headers alone, run before its body is read, so a caller
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
    */
-  beforeBody?: (request: Request, path: string, signIn: SignInGuard) => void;
+  beforeBody?: (request: Request, path: string, signIn: SignInGuard) => void | Promise<void>;
   /**
    * Other early gates: paths whose callers bring other credentials than /v1's, checked here before
    * the body as /v1's are, under the same failed-sign-in throttle and the key's rate limits.
    */
-  gates?: { matches: (path: string) => boolean; authenticate: (request: Request) => KeyAuthContext }[];
+  gates?: { matches: (path: string) => boolean; authenticate: (request: Request) => KeyAuthContext | Promise<KeyAuthContext> }[];
   /** Paths answered with the `{message, code, data}` error shape rather than the envelope, beside /mobile/. */
   plainErrors?: (path: string) => boolean;
   /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
@@ -205,10 +205,10 @@ export function requestPipeline(deps: FoundationDeps) {
     // Wrong credentials count against the caller's address, and past the limit it gets 429 before
     // any credential is looked at.
     const client = clientAddress(request, server);
-    deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
+    await deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
     const gate = needsApiKey(path) ? null : deps.gates?.find((g) => g.matches(path));
     if (needsApiKey(path) || gate) {
-      const auth = rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
+      const auth = await rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
       authByRequest.set(request, auth);
       const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
       Object.assign(headers, decision.headers);

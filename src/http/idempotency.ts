@@ -2,10 +2,9 @@
 // gets the first reply back and creates nothing; the same key with another body is a 409.
 // Only successful replies are kept, so a request that failed can be corrected and retried.
 // This is the one place those rules live: a send route hands `reply` its checks and its present
-// step, and the reply is saved in the group commit's transaction, beside what it describes.
-import type { Database } from "bun:sqlite";
+// step, and the reply is saved in the unit of work that writes what it describes.
 import type { Clock } from "../clock";
-import type { GroupCommit } from "../db/group-commit";
+import type { Storage } from "../db/storage";
 import { DAY } from "../lib/time";
 import { sha256Hex } from "../lib/tokens";
 import { AppError } from "./errors";
@@ -55,15 +54,15 @@ function replayed<B>(set: ReplySet, stored: Reply<string>): B {
   return body;
 }
 
-export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: GroupCommit) {
-  const repo = createIdempotencyRepository(sqlite);
+export function createIdempotencyStore(storage: Storage, clock: Clock) {
+  const repo = createIdempotencyRepository(storage);
 
   const store = {
     /**
      * Answers a request under its Idempotency-Key. A repeat within the window gets the first reply
      * back, marked `Idempotent-Replayed: true`, and runs nothing (not even the checks: the first
      * request passed them). Otherwise `prepare` runs (checks that write nothing), then `commit`
-     * runs in the group commit's shared transaction, where the key is looked up once more (a
+     * runs as a unit of work (batched with the others of its turn: one fsync for many), where the key is looked up once more (a
      * repeat sent while the first was being written) and a 200 reply is saved beside the rows it
      * describes. Without a key, both steps just run.
      */
@@ -71,17 +70,17 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: 
       request: Request,
       set: ReplySet,
       scope: { workspaceId: number; route: string; body: unknown },
-      steps: { prepare: () => P; commit: (prepared: P) => Reply<B> },
+      steps: { prepare: () => Promise<P>; commit: (prepared: P) => Promise<Reply<B>> },
     ): Promise<B> {
       const ctx = store.contextOf(request, scope.workspaceId, scope.route, scope.body);
-      const early = ctx ? store.replay(ctx) : null;
+      const early = ctx ? await store.replay(ctx) : null;
       if (early) return replayed(set, early);
-      const prepared = steps.prepare();
-      const out = await commits.submit((): { fresh: Reply<B> } | { stored: Reply<string> } => {
-        const stored = ctx ? store.replay(ctx) : null;
+      const prepared = await steps.prepare();
+      const out = await storage.transaction(async (): Promise<{ fresh: Reply<B> } | { stored: Reply<string> }> => {
+        const stored = ctx ? await store.replay(ctx) : null;
         if (stored) return { stored };
-        const reply = steps.commit(prepared);
-        if (ctx && reply.status === 200) store.save(ctx, reply.status, reply.body);
+        const reply = await steps.commit(prepared);
+        if (ctx && reply.status === 200) await store.save(ctx, reply.status, reply.body);
         return { fresh: reply };
       });
       if ("stored" in out) return replayed(set, out.stored);
@@ -106,8 +105,8 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: 
      * The first reply for a repeat, or null when the key is new (or older than the window).
      * Throws 409 idempotency_key_reuse for a key used with another request.
      */
-    replay(ctx: IdempotencyContext): Reply<string> | null {
-      const stored = repo.reply(ctx.workspaceId, ctx.key);
+    async replay(ctx: IdempotencyContext): Promise<Reply<string> | null> {
+      const stored = await repo.reply(ctx.workspaceId, ctx.key);
       if (!stored || stored.createdAt <= clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
       if (stored.requestHash !== ctx.hash || stored.route !== ctx.route) {
         throw new AppError("idempotency_key_reuse", "This Idempotency-Key was already used with a different request", {
@@ -118,8 +117,8 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: 
     },
 
     /** Saves a reply; call inside the transaction that created what the reply describes. */
-    save(ctx: IdempotencyContext, status: number, body: unknown): void {
-      repo.saveReply({
+    save(ctx: IdempotencyContext, status: number, body: unknown): Promise<void> {
+      return repo.saveReply({
         workspaceId: ctx.workspaceId,
         key: ctx.key,
         route: ctx.route,
@@ -131,7 +130,7 @@ export function createIdempotencyStore(sqlite: Database, clock: Clock, commits: 
     },
 
     /** idempotency:prune — forget keys older than the window. */
-    prune(): number {
+    prune(): Promise<number> {
       return repo.deleteOlderThan(clock.now() - IDEMPOTENCY_WINDOW_MS);
     },
   };

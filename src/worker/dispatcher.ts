@@ -1,9 +1,10 @@
 // notifications:dispatch — hands due cloud and chat-app notifications to their channel, paced per
-// device, and records what happened. Every state lives in SQLite: an attempt is marked
+// device, and records what happened. Every state lives in the database: an attempt is marked
 // `dispatching` (committed) before the channel is called, so after a crash we know which calls
 // may have been cut off and ask the channel about those before sending again.
 import type { ChannelAdapter, DispatchOutcome } from "../channels/types";
 import type { Clock } from "../clock";
+import type { Storage } from "../db/storage";
 import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
 import type { NotificationRepository } from "../modules/notifications/repository";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
@@ -24,14 +25,11 @@ export function backoffMs(attempts: number): number {
 }
 
 export interface DispatcherDeps {
-  /** Runs a function in one synchronous transaction. */
-  transaction: <T>(fn: () => T) => T;
   /**
-   * Runs a function in the next shared transaction (the group commit), resolving once it is on
-   * disk; outcomes are recorded through it, many calls' outcomes to one fsync. Without it, each
-   * outcome has a transaction of its own.
+   * The unit of work: claims and outcomes are units of their own (the outcomes of calls that end
+   * in the same turn share one commit).
    */
-  submit?: <T>(fn: () => T) => Promise<T>;
+  storage: Storage;
   clock: Clock;
   notifications: NotificationRepository;
   devices: DeviceRepository;
@@ -42,49 +40,49 @@ export interface DispatcherDeps {
   /** How long a throttled notification waits: the worker's tick. */
   tickMs: number;
   /** Called after each outcome, so channels can block or unblock their devices. */
-  onOutcome?: (n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) => void;
+  onOutcome?: (n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) => void | Promise<void>;
   log: (message: string, error?: unknown) => void;
 }
 
 export function createDispatcher(deps: DispatcherDeps) {
-  const { clock, notifications, devices, state, adapters } = deps;
+  const { storage, clock, notifications, devices, state, adapters } = deps;
   // A device the platform asked to slow down (per business number): skipped until then.
   const slowDown = new Map<number, { until: number; streak: number }>();
   let stopping = false;
 
-  /** Due work this tick may take, within each device's per-minute pacing: one transaction. */
-  function claimBatch(): { n: NotificationRecord; device: DeviceRow }[] {
-    return deps.transaction(claimInTransaction);
+  /** Due work this tick may take, within each device's per-minute pacing: one unit of work. */
+  function claimBatch(): Promise<{ n: NotificationRecord; device: DeviceRow }[]> {
+    return storage.transaction(claimInTransaction);
   }
 
-  function claimInTransaction(): { n: NotificationRecord; device: DeviceRow }[] {
+  async function claimInTransaction(): Promise<{ n: NotificationRecord; device: DeviceRow }[]> {
     const now = clock.now();
     const budget = new Map<number, number>();
     const claimed: { n: NotificationRecord; device: DeviceRow }[] = [];
     const deviceCache = new Map<number, DeviceRow | null>();
-    for (const n of notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
+    for (const n of await notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
       if (claimed.length >= CLAIM_BATCH) break;
       if (n.device_id === null) continue;
       let device = deviceCache.get(n.device_id);
       if (device === undefined) {
-        device = devices.byId(n.device_id);
+        device = await devices.byId(n.device_id);
         deviceCache.set(n.device_id, device);
       }
       if (!device) {
-        failForDeletedDevice(state, [n.id]);
+        await failForDeletedDevice(state, [n.id]);
         continue;
       }
       if ((slowDown.get(device.id)?.until ?? 0) > now) continue;
       let left = budget.get(device.id);
       if (left === undefined) {
         const pace = deps.paceOf(device);
-        left = pace.limit - notifications.dispatchedSince(device.id, now - (now % pace.window));
+        left = pace.limit - (await notifications.dispatchedSince(device.id, now - (now % pace.window)));
       }
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
-      if (notifications.claim(n.id, now)) {
+      if (await notifications.claim(n.id, now)) {
         budget.set(device.id, left - 1);
         claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatched_at: now }, device });
-        state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts + 1} via device ${device.id}` });
+        await state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts + 1} via device ${device.id}` });
       }
     }
     return claimed;
@@ -116,7 +114,7 @@ export function createDispatcher(deps: DispatcherDeps) {
           ? [n.external_id, ...candidates.filter((c) => c !== n.external_id)]
           : candidates;
       for (const candidate of ordered) {
-        if (notifications.claimExternalId(n.id, candidate, now)) {
+        if (await notifications.claimExternalId(n.id, candidate, now)) {
           return {
             kind: "accepted",
             externalId: candidate,
@@ -139,30 +137,32 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   /**
-   * Writes an attempt's outcome (state, log, device contact) in one transaction. A crash before it
+   * Writes an attempt's outcome (state, log, device contact) as one unit of work. A crash before it
    * is on disk leaves the attempt `dispatching`, which the next start asks the channel about.
    */
   async function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
-    if (deps.submit) await deps.submit(() => recordInTransaction(n, device, outcome));
-    else deps.transaction(() => recordInTransaction(n, device, outcome));
+    await storage.transaction(() => recordInTransaction(n, device, outcome));
   }
 
-  function recordInTransaction(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
+  async function recordInTransaction(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
     const now = clock.now();
     switch (outcome.kind) {
       case "accepted":
-        if (notifications.externalIdTaken(outcome.externalId, n.id)) {
+        if (await notifications.externalIdTaken(outcome.externalId, n.id)) {
           // While this call was in flight, an identical notification's recovery check claimed the
           // message it created. Ask the provider again: the other's own message may be ours now.
-          notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: true });
-          state.log(n.id, "retry", {
+          await notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: true });
+          await state.log(n.id, "retry", {
             status: "pending",
             detail: `the provider's ${outcome.externalId} was claimed by an identical notification; checking again`,
           });
           break;
         }
-        state.transition(n.id, "sent", { externalId: outcome.externalId, detail: outcome.detail ?? `accepted as ${outcome.externalId}` });
-        devices.touch(device.id, now);
+        await state.transition(n.id, "sent", {
+          externalId: outcome.externalId,
+          detail: outcome.detail ?? `accepted as ${outcome.externalId}`,
+        });
+        await devices.touch(device.id, now);
         slowDown.delete(device.id);
         break;
       case "throttled": {
@@ -170,12 +170,12 @@ export function createDispatcher(deps: DispatcherDeps) {
         const streak = (slowDown.get(device.id)?.streak ?? 0) + 1;
         const wait = Math.min(60_000, deps.tickMs * 2 ** (streak - 1));
         slowDown.set(device.id, { until: now + wait, streak });
-        notifications.requeue(n.id, now + wait, now, { countAttempt: false, reconcile: false });
-        state.log(n.id, "throttled", { status: "pending", detail: `${outcome.reason}; device ${device.id} waits ${wait / 1000} s` });
+        await notifications.requeue(n.id, now + wait, now, { countAttempt: false, reconcile: false });
+        await state.log(n.id, "throttled", { status: "pending", detail: `${outcome.reason}; device ${device.id} waits ${wait / 1000} s` });
         break;
       }
       case "permanent":
-        state.transition(n.id, "failed", {
+        await state.transition(n.id, "failed", {
           errorCode: outcome.code,
           reason: outcome.reason,
           detail: `attempt ${n.attempts}: ${outcome.reason}`,
@@ -185,7 +185,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       case "uncertain": {
         const code = outcome.kind === "retryable" ? outcome.code : "outcome_unknown";
         if (n.attempts >= MAX_ATTEMPTS) {
-          state.transition(n.id, "failed", {
+          await state.transition(n.id, "failed", {
             errorCode: code,
             reason: `gave up after ${n.attempts} attempts: ${outcome.reason}`,
             detail: `attempt ${n.attempts}: ${outcome.reason}; no attempts left`,
@@ -196,8 +196,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         }
         const at = now + backoffMs(n.attempts);
         const reconcile = outcome.kind === "uncertain" || (outcome.kind === "retryable" && outcome.reconcile === true);
-        notifications.requeue(n.id, at, now, { countAttempt: true, reconcile });
-        state.log(n.id, "retry", {
+        await notifications.requeue(n.id, at, now, { countAttempt: true, reconcile });
+        await state.log(n.id, "retry", {
           status: "pending",
           errorCode: code,
           detail: `attempt ${n.attempts} of ${MAX_ATTEMPTS}: ${outcome.reason}; next try at ${new Date(at).toISOString()}`,
@@ -205,7 +205,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         break;
       }
     }
-    deps.onOutcome?.(n, device, outcome);
+    await deps.onOutcome?.(n, device, outcome);
   }
 
   /**
@@ -225,7 +225,7 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   async function dispatchBatch(): Promise<number> {
     if (stopping) return 0;
-    const batch = claimBatch();
+    const batch = await claimBatch();
     let next = 0;
     const workers = Array.from({ length: Math.min(DISPATCH_CONCURRENCY, batch.length) }, async () => {
       while (next < batch.length && !stopping) {
@@ -234,27 +234,27 @@ export function createDispatcher(deps: DispatcherDeps) {
       }
     });
     await Promise.all(workers);
-    if (next < batch.length) release(batch.slice(next).map((b) => b.n));
+    if (next < batch.length) await release(batch.slice(next).map((b) => b.n));
     return batch.length;
   }
 
   /** Claimed but never handed over (we are stopping): back to the queue as they were. */
-  function release(list: NotificationRecord[]): void {
-    deps.transaction(() => {
+  async function release(list: NotificationRecord[]): Promise<void> {
+    await storage.transaction(async () => {
       const now = clock.now();
       for (const n of list) {
-        notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: n.needs_reconcile === 1 });
-        state.log(n.id, "released", { status: "pending", detail: "the server is stopping; not handed over, back in the queue" });
+        await notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: n.needs_reconcile === 1 });
+        await state.log(n.id, "released", { status: "pending", detail: "the server is stopping; not handed over, back in the queue" });
       }
     });
   }
 
   /** At start-up: attempts a crash cut off go back to the queue, to be checked with the channel first. */
-  function recoverInterrupted(): number {
-    return deps.transaction(() => {
-      const ids = notifications.recoverInterrupted(clock.now());
+  function recoverInterrupted(): Promise<number> {
+    return storage.transaction(async () => {
+      const ids = await notifications.recoverInterrupted(clock.now());
       for (const id of ids) {
-        state.log(id, "interrupted", {
+        await state.log(id, "interrupted", {
           status: "pending",
           detail: "the server stopped during this attempt; the channel will be asked before sending again",
         });

@@ -33,7 +33,7 @@ export function workerTasks(s: Services): Task[] {
 }
 
 export async function startWorker(s: Services) {
-  s.dispatcher.recoverInterrupted();
+  await s.dispatcher.recoverInterrupted();
   const cutOff = await s.webhooks.recoverInterrupted();
   if (cutOff > 0) s.log(`${cutOff} webhook deliveries were cut off mid-call by the last stop and will be sent again`);
   const scheduler = startScheduler(workerTasks(s), s.log);

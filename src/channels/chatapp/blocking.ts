@@ -7,31 +7,31 @@ import { chatappConfigOf } from "./adapter";
 import type { ChatappContext } from "./context";
 
 export function createBlocking(ctx: ChatappContext) {
-  const { sqlite, clock, events, repo } = ctx;
+  const { storage, clock, events, repo } = ctx;
 
   /** A blocked number may send again once relinked after the block, to prove the fix. */
   const onProbation = (device: DeviceRow) =>
     device.blockedAt !== null && (chatappConfigOf(device.config)?.relinkedAt ?? 0) > device.blockedAt;
 
-  function block(device: DeviceRow, code: string, reason: string) {
+  async function block(device: DeviceRow, code: string, reason: string): Promise<void> {
     const now = clock.now();
-    sqlite.transaction(() => {
+    await storage.transaction(async () => {
       repo.setBlocked(device.id, code, reason, now);
-      events.emit(device.workspaceId, "device.blocked", {
+      await events.emit(device.workspaceId, "device.blocked", {
         device_id: device.id,
         name: device.name,
         kind: device.kind,
         blocked_code: code,
         blocked_reason: reason,
       });
-    })();
+    });
   }
 
-  function unblock(device: DeviceRow) {
-    sqlite.transaction(() => {
+  async function unblock(device: DeviceRow): Promise<void> {
+    await storage.transaction(async () => {
       repo.clearBlocked(device.id, clock.now());
-      events.emit(device.workspaceId, "device.unblocked", { device_id: device.id, name: device.name, kind: device.kind });
-    })();
+      await events.emit(device.workspaceId, "device.unblocked", { device_id: device.id, name: device.name, kind: device.kind });
+    });
   }
 
   function blockedError(device: DeviceRow) {

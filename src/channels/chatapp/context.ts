@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import type { Config } from "../../config";
+import type { Storage } from "../../db/storage";
 import { AppError } from "../../http/errors";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";
@@ -16,6 +17,7 @@ import { createChatappRepository } from "./repository";
 
 export interface ChatappDeps {
   sqlite: Database;
+  storage: Storage;
   clock: Clock;
   config: Config;
   graph: GraphClient;
@@ -35,15 +37,15 @@ export function createChatappContext(deps: ChatappDeps) {
   const { sqlite, devices } = deps;
   const repo = createChatappRepository(sqlite);
 
-  const liveDevices = (workspaceId: number) => devices.all(workspaceId, true).filter((d) => d.kind === "chatapp");
+  const liveDevices = async (workspaceId: number) => (await devices.all(workspaceId, true)).filter((d) => d.kind === "chatapp");
   const configOf = (device: DeviceRow): ChatappConfig => {
     const c = chatappConfigOf(device.config);
     if (!c) throw new AppError("invalid_device", `device ${device.id} is not a connected chat-app number`, { device_id: device.id });
     return c;
   };
   /** A live number of a business account, whose token can speak for it. */
-  const numberOfAccount = (workspaceId: number, businessAccountId: string) =>
-    liveDevices(workspaceId).find((d) => chatappConfigOf(d.config)?.businessAccountId === businessAccountId);
+  const numberOfAccount = async (workspaceId: number, businessAccountId: string) =>
+    (await liveDevices(workspaceId)).find((d) => chatappConfigOf(d.config)?.businessAccountId === businessAccountId);
 
   return { ...deps, repo, liveDevices, configOf, numberOfAccount };
 }

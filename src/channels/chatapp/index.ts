@@ -24,6 +24,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
     });
     const service = createChatappService({
       sqlite: core.sqlite,
+      storage: core.storage,
       clock: core.clock,
       config,
       graph,

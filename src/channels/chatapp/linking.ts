@@ -25,7 +25,7 @@ function graphFailure(error: unknown, fallback: "no_business_account" | "no_phon
 }
 
 export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
-  const { clock, graph, devices } = ctx;
+  const { clock, graph, devices, storage } = ctx;
 
   return {
     /** Resolves business accounts and numbers for a token, creates or updates their devices, syncs templates. */
@@ -64,46 +64,51 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
       }
       const now = clock.now();
       const connected: DeviceRow[] = [];
-      for (const account of accounts) {
-        for (const number of account.numbers) {
-          const config: ChatappConfig = {
-            phoneNumberId: number.id,
-            businessAccountId: account.id,
-            accessToken: token,
-            displayPhoneNumber: number.display_phone_number,
-            verifiedName: number.verified_name ?? null,
-            relinkedAt: now,
-          };
-          const existing = ctx.liveDevices(workspaceId).find((d) => chatappConfigOf(d.config)?.phoneNumberId === number.id);
-          const name = number.verified_name
-            ? `${number.verified_name} (${number.display_phone_number})`
-            : `Business number ${number.display_phone_number}`;
-          const phone = toE164(`+${number.display_phone_number.replace(/\D/g, "")}`);
-          if (existing) {
-            connected.push(
-              devices.update(existing.id, { config, name, phoneNumber: phone, status: "active", lastSeenAt: now, updatedAt: now }),
-            );
-          } else {
-            connected.push(
-              devices.insertMany([
-                {
-                  workspaceId,
-                  name,
-                  kind: "chatapp",
-                  status: "active",
-                  externalId: nanoid(21),
-                  phoneNumber: phone,
-                  config,
-                  sendLimitPerMinute: 4800,
-                  lastSeenAt: now,
-                  createdAt: now,
-                  updatedAt: now,
-                },
-              ])[0],
-            );
+      const live = await ctx.liveDevices(workspaceId);
+      await storage.transaction(async () => {
+        for (const account of accounts) {
+          for (const number of account.numbers) {
+            const config: ChatappConfig = {
+              phoneNumberId: number.id,
+              businessAccountId: account.id,
+              accessToken: token,
+              displayPhoneNumber: number.display_phone_number,
+              verifiedName: number.verified_name ?? null,
+              relinkedAt: now,
+            };
+            const existing = live.find((d) => chatappConfigOf(d.config)?.phoneNumberId === number.id);
+            const name = number.verified_name
+              ? `${number.verified_name} (${number.display_phone_number})`
+              : `Business number ${number.display_phone_number}`;
+            const phone = toE164(`+${number.display_phone_number.replace(/\D/g, "")}`);
+            if (existing) {
+              connected.push(
+                await devices.update(existing.id, { config, name, phoneNumber: phone, status: "active", lastSeenAt: now, updatedAt: now }),
+              );
+            } else {
+              connected.push(
+                (
+                  await devices.insertMany([
+                    {
+                      workspaceId,
+                      name,
+                      kind: "chatapp",
+                      status: "active",
+                      externalId: nanoid(21),
+                      phoneNumber: phone,
+                      config,
+                      sendLimitPerMinute: 4800,
+                      lastSeenAt: now,
+                      createdAt: now,
+                      updatedAt: now,
+                    },
+                  ])
+                )[0],
+              );
+            }
           }
         }
-      }
+      });
       let synced = 0;
       for (const account of accounts) {
         if (account.numbers.length === 0) continue;
@@ -122,7 +127,7 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
 
     /** A new access token for a business number; a blocked number may then prove itself with a send. */
     async relink(workspaceId: number, input: { device_id: number; access_token: string }) {
-      const device = devices.get(workspaceId, input.device_id);
+      const device = await devices.get(workspaceId, input.device_id);
       if (device?.kind !== "chatapp") throw new AppError("not_found", `chat-app device ${input.device_id} not found`);
       const config = ctx.configOf(device);
       let numbers: Awaited<ReturnType<typeof graph.phoneNumbers>>;
@@ -138,7 +143,7 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
         );
       }
       const now = clock.now();
-      const updated = devices.update(device.id, {
+      const updated = await devices.update(device.id, {
         config: { ...config, accessToken: input.access_token, relinkedAt: now },
         updatedAt: now,
       });

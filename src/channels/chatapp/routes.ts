@@ -111,8 +111,8 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       set,
       { workspaceId: auth.workspaceId, route, body },
       {
-        prepare: () => [s.sending.prepare(auth, chatInput(body, payload))],
-        commit: (items) => present(s.sending.accept(auth, items)),
+        prepare: async () => [await s.sending.prepare(auth, chatInput(body, payload))],
+        commit: async (items) => present(await s.sending.accept(auth, items)),
       },
     );
   }
@@ -155,7 +155,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/api/chatapp/relink",
-      async ({ auth, body }) => ok(s.devices.present(await chatapp.relink(auth.workspaceId, body)), "Business number relinked"),
+      async ({ auth, body }) => ok(await s.devices.present(await chatapp.relink(auth.workspaceId, body)), "Business number relinked"),
       {
         parse: "json",
         body: t.Object({ device_id: t.Integer({ minimum: 1 }), access_token: t.String({ minLength: 1 }) }),
@@ -259,12 +259,12 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     )
     .post(
       "/v1/webhooks/chatapp",
-      ({ request }) => {
+      async ({ request }) => {
         const raw = rawBodyOf(request);
         if (!chatapp.signatureValid(raw, request.headers.get("x-hub-signature-256"))) {
           throw new AppError("unauthorized", "Bad or missing X-Hub-Signature-256");
         }
-        chatapp.receive(JSON.parse(raw));
+        await chatapp.receive(JSON.parse(raw));
         return ok({ received: true }, "Received");
       },
       {

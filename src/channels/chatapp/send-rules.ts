@@ -40,12 +40,12 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
    * The chat-app rules every send passes, before anything is stored. A template goes out through a
    * number of its own business account, so the device may change: the one to use is returned.
    */
-  function check(auth: AuthContext, p: Prepared, input: SendInput): { device: DeviceRow } | undefined {
+  async function check(auth: AuthContext, p: Prepared, input: SendInput): Promise<{ device: DeviceRow } | undefined> {
     const chosenExplicitly = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
     let device = p.device;
     if (p.template) {
       const account = p.template.businessAccountId;
-      const linked = ctx.liveDevices(auth.workspaceId).filter((d) => chatappConfigOf(d.config)?.businessAccountId === account);
+      const linked = (await ctx.liveDevices(auth.workspaceId)).filter((d) => chatappConfigOf(d.config)?.businessAccountId === account);
       if (!account || linked.length === 0) {
         throw new AppError(
           "template_account_unlinked",

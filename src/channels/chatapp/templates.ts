@@ -44,7 +44,7 @@ export function flattenTemplate(components: Component[]): { body: string; variab
 }
 
 export function createTemplateSync(ctx: ChatappContext) {
-  const { sqlite, clock, graph, templates, events, repo } = ctx;
+  const { storage, clock, graph, templates, events, repo } = ctx;
 
   function activeTemplatesOf(workspaceId: number, businessAccountId: string): TemplateRow[] {
     return repo
@@ -53,8 +53,8 @@ export function createTemplateSync(ctx: ChatappContext) {
       .filter((t): t is TemplateRow => t !== null && t.status === "active");
   }
 
-  function announceStatus(workspaceId: number, t: TemplateRow, previous: string, reason: string | null) {
-    events.emit(workspaceId, "template.status", {
+  async function announceStatus(workspaceId: number, t: TemplateRow, previous: string, reason: string | null): Promise<void> {
+    await events.emit(workspaceId, "template.status", {
       template_id: t.id,
       name: t.name,
       language: t.language,
@@ -82,7 +82,7 @@ export function createTemplateSync(ctx: ChatappContext) {
     const list: PlatformTemplate[] = await graph.templates(token, businessAccountId);
     const now = clock.now();
     const seen = new Set<string>();
-    sqlite.transaction(() => {
+    await storage.transaction(async () => {
       for (const pt of list) {
         seen.add(pt.id);
         const { body, variables } = flattenTemplate((pt.components ?? []) as Component[]);
@@ -103,7 +103,7 @@ export function createTemplateSync(ctx: ChatappContext) {
         if (existing && existing.workspace_id === workspaceId) {
           const before = templates.byId(existing.id)!;
           templates.update(existing.id, fields);
-          if (before.status !== status) announceStatus(workspaceId, templates.byId(existing.id)!, before.status, null);
+          if (before.status !== status) await announceStatus(workspaceId, templates.byId(existing.id)!, before.status, null);
         } else {
           templates.insert({
             ...fields,
@@ -123,10 +123,10 @@ export function createTemplateSync(ctx: ChatappContext) {
         const t = templates.byId(id)!;
         if (t.externalId && !seen.has(t.externalId) && t.status !== "deleted") {
           templates.update(id, { status: "deleted", updatedAt: now });
-          announceStatus(workspaceId, templates.byId(id)!, t.status, "no longer on the platform");
+          await announceStatus(workspaceId, templates.byId(id)!, t.status, "no longer on the platform");
         }
       }
-    })();
+    });
     return list.length;
   }
 
@@ -142,7 +142,7 @@ export function createTemplateSync(ctx: ChatappContext) {
   ): Promise<number> {
     let n = 0;
     for (const { workspace_id, business_account_id } of accounts) {
-      const device = ctx.numberOfAccount(workspace_id, business_account_id);
+      const device = await ctx.numberOfAccount(workspace_id, business_account_id);
       if (!device) continue;
       try {
         const fetched = await syncTemplates(workspace_id, business_account_id, ctx.configOf(device).accessToken);
@@ -155,7 +155,7 @@ export function createTemplateSync(ctx: ChatappContext) {
   }
 
   /** A template status webhook: the new status, announced. */
-  function onTemplateStatus(businessAccountId: string, value: Record<string, unknown>) {
+  async function onTemplateStatus(businessAccountId: string, value: Record<string, unknown>): Promise<void> {
     const externalId = String(value.message_template_id ?? "");
     const row = repo.templateByExternal(externalId, businessAccountId);
     if (!row || typeof value.event !== "string") return;
@@ -164,15 +164,15 @@ export function createTemplateSync(ctx: ChatappContext) {
     if (status === before.status) return;
     const otherInfo = value.other_info as { title?: string } | undefined;
     const reason = otherInfo?.title ?? (typeof value.reason === "string" && value.reason !== "NONE" ? value.reason : null);
-    sqlite.transaction(() => {
+    await storage.transaction(async () => {
       templates.update(row.id, {
         status,
         statusReason: reason,
         recheckAt: status === "paused" ? clock.now() + RECHECK_AFTER_MS : null,
         updatedAt: clock.now(),
       });
-      announceStatus(row.workspace_id, templates.byId(row.id)!, before.status, reason);
-    })();
+      await announceStatus(row.workspace_id, templates.byId(row.id)!, before.status, reason);
+    });
   }
 
   return {

@@ -19,27 +19,28 @@ import type { TemplateSync } from "./templates";
 type WireObject = Record<string, any>;
 
 export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, sync: TemplateSync) {
-  const { sqlite, clock, devices, threads, state, events, repo } = ctx;
+  const { storage, clock, devices, threads, state, events, repo } = ctx;
 
-  function onMessages(value: Record<string, unknown>) {
+  async function onMessages(value: Record<string, unknown>): Promise<void> {
     const metadata = value.metadata as { phone_number_id?: string } | undefined;
     if (!metadata?.phone_number_id) return;
-    const targets = repo
-      .deviceIdsByPhoneNumberId(metadata.phone_number_id)
-      .map((id) => devices.byId(id)!)
-      .filter(Boolean);
+    const targets: DeviceRow[] = [];
+    for (const id of repo.deviceIdsByPhoneNumberId(metadata.phone_number_id)) {
+      const device = await devices.byId(id);
+      if (device) targets.push(device);
+    }
     const names = new Map(
       ((value.contacts ?? []) as { wa_id?: string; profile?: { name?: string } }[]).map((c) => [c.wa_id, c.profile?.name ?? null]),
     );
     for (const device of targets) {
-      sqlite.transaction(() => {
-        for (const m of (value.messages ?? []) as WireObject[]) inbound(device, m, names.get(m.from) ?? null);
-        for (const s of (value.statuses ?? []) as WireObject[]) status(device, s);
-      })();
+      await storage.transaction(async () => {
+        for (const m of (value.messages ?? []) as WireObject[]) await inbound(device, m, names.get(m.from) ?? null);
+        for (const s of (value.statuses ?? []) as WireObject[]) await status(device, s);
+      });
     }
   }
 
-  function inbound(device: DeviceRow, m: WireObject, name: string | null) {
+  async function inbound(device: DeviceRow, m: WireObject, name: string | null): Promise<void> {
     if (typeof m.from !== "string" || !m.from) return;
     const from = toE164(`+${m.from.replace(/^\+/, "")}`) ?? `+${m.from.replace(/^\+/, "")}`;
     const text: string =
@@ -50,7 +51,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
       m.interactive?.list_reply?.title ??
       `[${m.type ?? "message"}]`;
     const at = Number(m.timestamp) * 1000 || clock.now();
-    recordInbound(
+    await recordInbound(
       threads,
       events,
       {
@@ -69,7 +70,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
   }
 
   /** One message status: the platform's wire format mapped to a report. */
-  function status(device: DeviceRow, s: WireObject) {
+  async function status(device: DeviceRow, s: WireObject): Promise<void> {
     if (typeof s.id !== "string") return;
     const n = repo.notificationByWamid(s.id, device.id);
     if (!n) {
@@ -80,11 +81,11 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
     const detail = `platform status: ${s.status}`;
     switch (s.status) {
       case "sent":
-        applyReport(state, n.id, { status: "sent", at, detail });
+        await applyReport(state, n.id, { status: "sent", at, detail });
         return;
       case "delivered":
       case "read":
-        applyReport(state, n.id, { status: "delivered", at, detail });
+        await applyReport(state, n.id, { status: "delivered", at, detail });
         return;
       case "failed": {
         const err = (s.errors ?? [])[0] as
@@ -93,14 +94,14 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
         const code = typeof err?.code === "number" ? err.code : null;
         const info = code !== null ? classifyPlatformCode(code) : null;
         const reason = `${err?.title ?? info?.title ?? "failed"}${err?.error_data?.details ? `: ${err.error_data.details}` : ""}`;
-        applyReport(state, n.id, {
+        await applyReport(state, n.id, {
           status: "failed",
           at,
           errorCode: code !== null ? String(code) : "platform_failed",
           reason,
           detail: `${detail} (${code ?? "?"} ${reason})`,
         });
-        if (info?.cls === "block") blocking.block(device, String(code), reason);
+        if (info?.cls === "block") await blocking.block(device, String(code), reason);
         return;
       }
     }
@@ -111,14 +112,17 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
      * After each attempt: block a number on an account-level error; unblock it when a send that
      * started after the block succeeds (one already in flight when it was blocked proves nothing).
      */
-    afterOutcome(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) {
-      const fresh = devices.byId(device.id);
+    async afterOutcome(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
+      const fresh = await devices.byId(device.id);
       if (!fresh) return;
-      if (outcome.kind === "accepted" && fresh.blockedAt !== null && (n.dispatched_at ?? 0) >= fresh.blockedAt) blocking.unblock(fresh);
-      else if (outcome.kind === "permanent" && outcome.block) blocking.block(fresh, outcome.code, outcome.reason);
+      if (outcome.kind === "accepted" && fresh.blockedAt !== null && (n.dispatched_at ?? 0) >= fresh.blockedAt)
+        await blocking.unblock(fresh);
+      else if (outcome.kind === "permanent" && outcome.block) await blocking.block(fresh, outcome.code, outcome.reason);
       // Statuses that raced ahead of this answer are applied now.
       if (outcome.kind === "accepted") {
-        for (const payload of repo.backlogTake(outcome.externalId, fresh.id)) status(fresh, JSON.parse(payload));
+        await storage.transaction(async () => {
+          for (const payload of repo.backlogTake(outcome.externalId, fresh.id)) await status(fresh, JSON.parse(payload));
+        });
       }
     },
 
@@ -144,7 +148,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
     },
 
     /** Applies one platform webhook delivery: inbound messages, statuses, template status updates. */
-    receive(payload: unknown) {
+    async receive(payload: unknown): Promise<void> {
       const body = payload as {
         object?: string;
         entry?: { id?: string; changes?: { field?: string; value?: Record<string, unknown> }[] }[];
@@ -153,8 +157,8 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
       for (const entry of body.entry) {
         for (const change of entry.changes ?? []) {
           const value = change.value ?? {};
-          if (change.field === "messages") onMessages(value);
-          else if (change.field === "message_template_status_update") sync.onTemplateStatus(String(entry.id ?? ""), value);
+          if (change.field === "messages") await onMessages(value);
+          else if (change.field === "message_template_status_update") await sync.onTemplateStatus(String(entry.id ?? ""), value);
         }
       }
     },

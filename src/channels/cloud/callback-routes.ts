@@ -25,8 +25,8 @@ export function cloudCallbackRoutes(
     .use(models)
     .post(
       "/v1/callbacks/cloud/:device_id",
-      ({ request, params }) => {
-        const device = cloud.deviceOf(params.device_id);
+      async ({ request, params }) => {
+        const device = await cloud.deviceOf(params.device_id);
         const config = device?.kind === "cloud" ? cloudConfigOf(device.config) : null;
         if (!device || !config) throw new AppError("not_found", `cloud device ${params.device_id} not found`);
 
@@ -39,24 +39,24 @@ export function cloudCallbackRoutes(
 
         const sid = form.MessageSid ?? form.SmsSid;
         const status = form.MessageStatus ?? form.SmsStatus;
-        const n = sid ? cloud.notificationOf(sid, device.id) : null;
+        const n = sid ? await cloud.notificationOf(sid, device.id) : null;
         if (!n || !status) return ok({ handled: false }, "Nothing to update");
 
         const code = form.ErrorCode || null;
         const detail = `status callback: ${status}${code ? ` (error ${code}: ${CLOUD_ERROR_REASONS[code] ?? form.ErrorMessage ?? "provider error"})` : ""}`;
         let changed = false;
-        if (status === "sent") changed = applyReport(s.state, n.id, { status: "sent", detail });
-        else if (status === "delivered" || status === "read") changed = applyReport(s.state, n.id, { status: "delivered", detail });
+        if (status === "sent") changed = await applyReport(s.state, n.id, { status: "sent", detail });
+        else if (status === "delivered" || status === "read") changed = await applyReport(s.state, n.id, { status: "delivered", detail });
         else if (status === "failed" || status === "undelivered") {
-          changed = applyReport(s.state, n.id, {
+          changed = await applyReport(s.state, n.id, {
             status: "failed",
             errorCode: code ?? status,
             reason: code ? (CLOUD_ERROR_REASONS[code] ?? form.ErrorMessage ?? `provider error ${code}`) : `provider reported ${status}`,
             detail,
           });
-        } else s.state.log(n.id, "provider_status", { status: n.status, detail });
+        } else await s.state.log(n.id, "provider_status", { status: n.status, detail });
         if (!changed && ["sent", "delivered", "read", "failed", "undelivered"].includes(status)) {
-          s.state.log(n.id, "ignored", { status: n.status, detail: `${detail}; status is already ${n.status}` });
+          await s.state.log(n.id, "ignored", { status: n.status, detail: `${detail}; status is already ${n.status}` });
         }
         return ok({ handled: changed }, "Status recorded");
       },

@@ -8,7 +8,7 @@ import type { ChannelAdapter } from "../types";
 export interface CloudService {
   adapter: ChannelAdapter;
   /** A cloud number by id, even deleted (a late callback still names it). */
-  deviceOf(id: number): DeviceRow | null;
+  deviceOf(id: number): Promise<DeviceRow | null>;
   /** The notification a provider message id belongs to on that number. */
-  notificationOf(providerId: string, deviceId: number): NotificationRecord | null;
+  notificationOf(providerId: string, deviceId: number): Promise<NotificationRecord | null>;
 }

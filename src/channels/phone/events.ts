@@ -77,13 +77,21 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepali
      * "There is work": coalesced, so a burst of sends costs the phone one pull, and sent only if
      * `stillWanted()` says so when it goes out (the phone's pacing may have no room left).
      */
-    enqueued(deviceId: number, stillWanted: () => boolean = () => true) {
+    enqueued(deviceId: number, stillWanted: () => boolean | Promise<boolean> = () => true) {
       if (pendingEnqueue.has(deviceId) || !streams.has(deviceId)) return;
       pendingEnqueue.set(
         deviceId,
         setTimeout(() => {
           pendingEnqueue.delete(deviceId);
-          if (streams.has(deviceId) && stillWanted()) notify(deviceId, "MessageEnqueued");
+          if (!streams.has(deviceId)) return;
+          // A failed check (the database closing under a shutdown) tells the phone nothing; its
+          // next pull or the next announcement finds the work.
+          Promise.resolve(stillWanted()).then(
+            (wanted) => {
+              if (wanted && streams.has(deviceId)) notify(deviceId, "MessageEnqueued");
+            },
+            () => {},
+          );
         }, 50),
       );
     },

@@ -47,8 +47,8 @@ export function phoneInboxRoutes(phone: PhoneService, s: ChannelRouteContext) {
     .use(models)
     .post(
       "/:device_id/inbox/refresh",
-      ({ auth, params, body, set }) => {
-        const device = s.devices.require(auth.workspaceId, params.device_id);
+      async ({ auth, params, body, set }) => {
+        const device = await s.devices.require(auth.workspaceId, params.device_id);
         const since = instant(body.since, "since");
         const until = instant(body.until, "until");
         if (since >= until) {
@@ -62,7 +62,7 @@ export function phoneInboxRoutes(phone: PhoneService, s: ChannelRouteContext) {
           const reason = `the period may span at most ${INBOX_REFRESH_MAX_DAYS} days`;
           throw new AppError("validation_error", `Invalid body field 'until': ${reason}`, { field: "until", location: "body", reason });
         }
-        const asked = phone.requestInboxExport(device, since, until);
+        const asked = await phone.requestInboxExport(device, since, until);
         set.status = 202;
         return envelopeOf(202, "Inbox refresh requested", asked);
       },

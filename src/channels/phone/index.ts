@@ -20,15 +20,18 @@ export const phone: Channel<"phone", PhoneService> = {
   issuesToken: true,
   defaultSendLimit: 20,
   create(core) {
-    const { sqlite, clock, devices } = core;
+    const { storage, clock, devices } = core;
     // Paired phones: their event streams keep them marked as seen.
     const hub = createPhoneEventHub(
-      (deviceId) => devices.touch(deviceId, clock.now()),
+      (deviceId) => {
+        // A keepalive that cannot be recorded (the database closing) is retried by the next one.
+        devices.touch(deviceId, clock.now()).catch(() => {});
+      },
       Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3)),
     );
-    const repo = createPhoneRepository(sqlite);
+    const repo = createPhoneRepository(storage);
     const service = createPhoneService({
-      sqlite,
+      storage,
       repo,
       clock,
       devices,
@@ -45,15 +48,15 @@ export const phone: Channel<"phone", PhoneService> = {
       service,
       settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),
       // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
-      transitioned(before, to) {
-        if (to === "cancelled" && before.dispatched_at !== null) repo.markCancelPending(before.id);
+      async transitioned(before, to) {
+        if (to === "cancelled" && before.dispatched_at !== null) await repo.markCancelPending(before.id);
       },
       // Only apps that know the event get it; older ones log it as unknown (they never drop the
       // message anyway). The version is the one the phone gave on its API calls: its event stream
       // comes from a different HTTP client whose User-Agent names no app version.
-      cancelled(n) {
+      async cancelled(n) {
         if (n.device_id === null || !n.external_id || n.dispatched_at === null) return;
-        if (isCancelAware(repo.appVersion(n.device_id))) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
+        if (isCancelAware(await repo.appVersion(n.device_id))) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
       },
       // Immediate messages: tell the phone now (scheduled ones are announced when due).
       accepted(accepted) {

@@ -1,10 +1,10 @@
 // Pairing a phone with a workspace (docs/phone.md): registration with
 // the pairing token, the app login (Basic) or a one-time code, the login's password, and the
 // header checks made before a registration's body is read.
-import type { Database } from "bun:sqlite";
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import QRCode from "qrcode";
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { iso } from "../../lib/time";
@@ -33,21 +33,21 @@ export async function pairingInfo(serverUrl: string, pairingToken: string) {
   };
 }
 
-export function createPhonePairing(deps: { sqlite: Database; repo: PhoneRepository; clock: Clock; secrets: SecretBox }) {
-  const { sqlite, repo, clock, secrets } = deps;
+export function createPhonePairing(deps: { storage: Storage; repo: PhoneRepository; clock: Clock; secrets: SecretBox }) {
+  const { storage, repo, clock, secrets } = deps;
 
-  function checkRegistrationHeaders(headers: Headers): void {
+  async function checkRegistrationHeaders(headers: Headers): Promise<void> {
     const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
     switch (scheme.toLowerCase()) {
       case "bearer":
-        if (!byPairingToken(value)) throw unauthorized("Unknown pairing token");
+        if (!(await byPairingToken(value))) throw unauthorized("Unknown pairing token");
         return;
       case "basic":
-        if (!repo.workspaceByLogin(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? ""))
+        if (!(await repo.workspaceByLogin(Buffer.from(value, "base64").toString("utf8").split(":")[0] ?? "")))
           throw unauthorized("Wrong login or password");
         return;
       case "code": {
-        const expiresAt = repo.codeExpiry(secrets.digest(value));
+        const expiresAt = await repo.codeExpiry(secrets.digest(value));
         if (expiresAt === null || expiresAt < clock.now()) throw unauthorized("Unknown or expired code");
         return;
       }
@@ -55,13 +55,13 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
     throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
   }
 
-  function byPairingToken(presented: string): WorkspaceAuthRow | null {
+  async function byPairingToken(presented: string): Promise<WorkspaceAuthRow | null> {
     if (!presented) return null;
     const given = createHash("sha256").update(presented).digest();
     let found: WorkspaceAuthRow | null = null;
     // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
     // workspace's is opened and compared in constant time (an installation has a handful).
-    for (const row of repo.workspacesWithPairingToken()) {
+    for (const row of await repo.workspacesWithPairingToken()) {
       const stored = createHash("sha256").update(secrets.open(row.pairing_token)).digest();
       if (timingSafeEqual(given, stored) && !found) found = row;
     }
@@ -79,19 +79,19 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
     const [scheme, value = ""] = header.split(/\s+/, 2);
     switch (scheme?.toLowerCase()) {
       case "bearer": {
-        const ws = byPairingToken(value);
+        const ws = await byPairingToken(value);
         if (!ws) throw unauthorized("Unknown pairing token");
         return { workspaceId: ws.id, basic: false };
       }
       case "basic": {
         const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
-        const ws = repo.workspaceByLogin(login);
+        const ws = await repo.workspaceByLogin(login);
         if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
         return { workspaceId: ws.id, basic: true };
       }
       case "code": {
-        repo.pruneCodes(clock.now());
-        const row = repo.takeCode(secrets.digest(value));
+        await repo.pruneCodes(clock.now());
+        const row = await repo.takeCode(secrets.digest(value));
         if (!row || row.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
         return { workspaceId: row.workspace_id, basic: true };
       }
@@ -100,14 +100,14 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
   }
 
   /** The workspace's app login, created with its password on first use (the password is shown then only). */
-  function credentials(workspaceId: number): { login: string; password?: string } {
-    const ws = repo.workspaceById(workspaceId)!;
+  async function credentials(workspaceId: number): Promise<{ login: string; password?: string }> {
+    const ws = (await repo.workspaceById(workspaceId))!;
     if (ws.mobile_login && ws.mobile_password_hash) return { login: ws.mobile_login };
     const login = nanoid(6)
       .toUpperCase()
       .replace(/[^A-Z0-9]/g, "X");
     const password = nanoid(14).toLowerCase();
-    repo.setCredentials(workspaceId, login, Bun.password.hashSync(password, PASSWORD_HASH));
+    await repo.setCredentials(workspaceId, login, Bun.password.hashSync(password, PASSWORD_HASH));
     return { login, password };
   }
 
@@ -118,21 +118,21 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
     const name = body.name.slice(0, 128);
     const simCards = body.simCards ? JSON.stringify(body.simCards) : null;
     const appVersion = appVersionOf(headers.get("user-agent"));
-    const created = sqlite.transaction(() => {
+    const created = await storage.transaction(async () => {
       // The app registers afresh after a reinstall, a cleared token or any 401, with the same name
       // (MANUFACTURER/PRODUCT) and the same redacted SIM cards. Such a phone gets its device back
       // under a new token, so its waiting messages are not stranded on a twin that never returns.
       // This is safe: the caller has already proved it may pair phones with this workspace (and so
       // could have been given the messages anyway), only a phone with at least one SIM is matched,
       // and the old token stops working, so at most one app instance holds the device.
-      const returning = simCards && (body.simCards?.length ?? 0) > 0 ? repo.returningPhone(workspaceId, name, simCards) : null;
+      const returning = simCards && (body.simCards?.length ?? 0) > 0 ? await repo.returningPhone(workspaceId, name, simCards) : null;
       let id: string;
       if (returning) {
         id = returning.externalId;
-        repo.reissueToken(returning.id, sha256Hex(token), body.pushToken ?? null, appVersion, now);
+        await repo.reissueToken(returning.id, sha256Hex(token), body.pushToken ?? null, appVersion, now);
       } else {
         id = nanoid(21);
-        repo.insertDevice({
+        await repo.insertDevice({
           workspaceId,
           name,
           externalId: id,
@@ -143,8 +143,8 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
           at: now,
         });
       }
-      return { id, ...credentials(workspaceId) };
-    })();
+      return { id, ...(await credentials(workspaceId)) };
+    });
     const id = created.id;
     // Signing in with Basic or Code means the user knows the password: it is not shown again.
     return { id, token, login: created.login, ...(created.password && !basic ? { password: created.password } : {}) };
@@ -154,16 +154,16 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
     const [scheme, value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
     if (scheme?.toLowerCase() !== "basic") throw unauthorized("Needs Basic login:password");
     const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
-    const ws = repo.workspaceByLogin(login);
+    const ws = await repo.workspaceByLogin(login);
     if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
     const code = String(randomInt(100000, 1000000));
     const validUntil = clock.now() + CODE_TTL_MS;
-    repo.insertCode(secrets.digest(code), ws.id, validUntil);
+    await repo.insertCode(secrets.digest(code), ws.id, validUntil);
     return { code, validUntil: iso(validUntil) };
   }
 
   async function changePassword(device: DeviceRow, body: { currentPassword: string; newPassword: string }) {
-    const ws = repo.workspaceById(device.workspaceId)!;
+    const ws = (await repo.workspaceById(device.workspaceId))!;
     if (!(await checkPassword(ws, body.currentPassword))) throw unauthorized("Current password is wrong");
     if (body.newPassword.length < 14) {
       throw new AppError("validation_error", "newPassword must be at least 14 characters", {
@@ -172,7 +172,7 @@ export function createPhonePairing(deps: { sqlite: Database; repo: PhoneReposito
         reason: "must be at least 14 characters",
       });
     }
-    repo.setPassword(ws.id, await Bun.password.hash(body.newPassword, PASSWORD_HASH));
+    await repo.setPassword(ws.id, await Bun.password.hash(body.newPassword, PASSWORD_HASH));
   }
 
   return { checkRegistrationHeaders, register, oneTimeCode, changePassword };

@@ -2,7 +2,7 @@
 // mms:downloaded, system:ping): which ones it should call, and each delivery checked (signature,
 // fresh timestamp, an event id seen once) and applied: inbound messages into threads, statuses as
 // the phone's reports, its health onto the device.
-import type { Database } from "bun:sqlite";
+import type { Storage } from "../../db/storage";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import type { MmsMeta } from "../../db/schema";
@@ -26,7 +26,7 @@ const MMS_MATCH_MS = 60 * 60 * 1000;
 const MMS_PLACEHOLDER = "[MMS]";
 
 export interface PhoneWebhookDeps {
-  sqlite: Database;
+  storage: Storage;
   repo: PhoneRepository;
   clock: Clock;
   devices: DeviceRepository;
@@ -35,9 +35,9 @@ export interface PhoneWebhookDeps {
   /** What an inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;
   /** Records contact with the phone. */
-  markAlive(device: DeviceRow, headers: Headers): void;
+  markAlive(device: DeviceRow, headers: Headers): Promise<void>;
   /** Applies one phone report to its notification (shared with PATCH /message). */
-  applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): void;
+  applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): Promise<void>;
 }
 
 /** An MMS in Pigeon's message.received event. */
@@ -51,12 +51,12 @@ function mmsEventData(meta: MmsMeta) {
 }
 
 export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
-  const { sqlite, repo, clock, devices, threads, events, markAlive, applyState } = deps;
+  const { storage, repo, clock, devices, threads, events, markAlive, applyState } = deps;
 
   /** The webhooks the phone should call; remembers the address served, to notice when it changes. */
-  function webhooks(device: DeviceRow, baseUrl: string) {
+  async function webhooks(device: DeviceRow, baseUrl: string) {
     if ((device.config as { webhookBase?: string } | null)?.webhookBase !== baseUrl) {
-      devices.update(device.id, { config: { ...(device.config ?? {}), webhookBase: baseUrl } });
+      await devices.update(device.id, { config: { ...(device.config ?? {}), webhookBase: baseUrl } });
     }
     return PHONE_WEBHOOK_EVENTS.map((event) => ({
       id: `pigeon-${event.replace(":", "-")}`,
@@ -71,15 +71,15 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
    * X-Timestamp, keyed with the device's provisioned key; the timestamp must be recent; an event id
    * seen before changes nothing.
    */
-  function receiveWebhook(raw: string, headers: Headers): { duplicate: boolean } {
+  async function receiveWebhook(raw: string, headers: Headers): Promise<{ duplicate: boolean }> {
     let body: { id?: unknown; event?: unknown; deviceId?: unknown; payload?: Record<string, unknown> };
     try {
       body = JSON.parse(raw);
     } catch {
       throw new AppError("invalid_json", "Webhook body is not JSON");
     }
-    const deviceId = typeof body.deviceId === "string" ? repo.deviceIdByAppId(body.deviceId) : null;
-    const device = deviceId !== null ? devices.byId(deviceId) : null;
+    const deviceId = typeof body.deviceId === "string" ? await repo.deviceIdByAppId(body.deviceId) : null;
+    const device = deviceId !== null ? await devices.byId(deviceId) : null;
     if (!device?.webhookKey) throw unauthorized("Unknown device or no signing key provisioned");
     const timestamp = headers.get("x-timestamp") ?? "";
     const signature = headers.get("x-signature") ?? "";
@@ -100,15 +100,16 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       throw new AppError("validation_error", "Webhook needs id, event and payload", { field: "body", location: "body" });
     }
     const now = clock.now();
-    markAlive(device, headers);
-    return sqlite.transaction(() => {
-      if (!repo.firstDelivery(body.id as string, device.id, body.event as string, now)) return { duplicate: true };
-      handleEvent(device, body.event as string, body.payload!);
+    await markAlive(device, headers);
+    const payload = body.payload;
+    return storage.transaction(async () => {
+      if (!(await repo.firstDelivery(body.id as string, device.id, body.event as string, now))) return { duplicate: true };
+      await handleEvent(device, body.event as string, payload);
       return { duplicate: false };
-    })();
+    });
   }
 
-  function handleEvent(device: DeviceRow, event: string, p: Record<string, unknown>) {
+  async function handleEvent(device: DeviceRow, event: string, p: Record<string, unknown>): Promise<void> {
     const text = (k: string) => (typeof p[k] === "string" ? (p[k] as string) : null);
     const messageId = text("messageId");
     switch (event) {
@@ -118,7 +119,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         if (!sender || body === null) return;
         const from = toE164(sender) ?? sender;
         const at = Date.parse(text("receivedAt") ?? "") || clock.now();
-        recordInbound(
+        await recordInbound(
           threads,
           events,
           {
@@ -154,7 +155,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
           recipients: [{ state: name, error: text("reason") }],
           states: at ? { [name]: at } : {},
         };
-        applyState(device, messageId, name, item, `phone webhook ${event}`);
+        await applyState(device, messageId, name, item, `phone webhook ${event}`);
         return;
       }
     }
@@ -174,7 +175,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
    * as its text; the phone's message id (the MMS message id, else the transaction id) makes a
    * re-post change nothing.
    */
-  function mmsReceived(device: DeviceRow, p: Record<string, unknown>) {
+  async function mmsReceived(device: DeviceRow, p: Record<string, unknown>): Promise<void> {
     const from = senderOf(p);
     const transactionId = text(p, "transactionId");
     const externalId = text(p, "messageId") ?? transactionId;
@@ -190,7 +191,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       attachments: null,
     };
     const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
-    recordInbound(
+    await recordInbound(
       threads,
       events,
       {
@@ -214,7 +215,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
    * (within an hour), or, when none came (an export, or headers lost), lands as a new message.
    * Only the attachments' metadata is kept, never their bytes.
    */
-  function mmsDownloaded(device: DeviceRow, p: Record<string, unknown>) {
+  async function mmsDownloaded(device: DeviceRow, p: Record<string, unknown>): Promise<void> {
     const from = senderOf(p);
     const downloadId = text(p, "messageId");
     if (!from || !downloadId) return;
@@ -232,7 +233,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     if (match?.done) return;
     // Announced once per download (a re-post of a completed one stops above), for the
     // subscribers of the app's own event, whichever way the content lands.
-    events.emitIfWanted(device.workspaceId, "message.mms_downloaded", {
+    await events.emitIfWanted(device.workspaceId, "message.mms_downloaded", {
       device_id: device.id,
       from,
       message_id: downloadId,
@@ -247,7 +248,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       return;
     }
     const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments };
-    recordInbound(
+    await recordInbound(
       threads,
       events,
       {
@@ -271,11 +272,11 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
    * ends, announced as device.healthy, at the first ping with neither. Every ping is also
    * device.ping, when someone subscribed to it.
    */
-  function ping(device: DeviceRow, p: Record<string, unknown>) {
+  async function ping(device: DeviceRow, p: Record<string, unknown>): Promise<void> {
     const health = readPing(p, clock.now());
     if (!health) return;
     // Every report, as the app sent it, for those who subscribed to the app's system:ping.
-    events.emitIfWanted(device.workspaceId, "device.ping", {
+    await events.emitIfWanted(device.workspaceId, "device.ping", {
       device_id: device.id,
       name: device.name,
       kind: device.kind,
@@ -292,12 +293,12 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       connected: health.connected,
     };
     if (reasons.length > 0 && !was) {
-      events.emit(device.workspaceId, "device.unhealthy", { ...data, reasons });
+      await events.emit(device.workspaceId, "device.unhealthy", { ...data, reasons });
     } else if (reasons.length === 0 && was) {
-      events.emit(device.workspaceId, "device.healthy", { ...data, previous_reasons: was });
+      await events.emit(device.workspaceId, "device.healthy", { ...data, previous_reasons: was });
     }
     // While the episode lasts its reasons follow the latest ping, without a new event.
-    devices.update(device.id, { health, unhealthyReasons: reasons.length > 0 ? reasons : null });
+    await devices.update(device.id, { health, unhealthyReasons: reasons.length > 0 ? reasons : null });
   }
 
   return { webhooks, receiveWebhook };

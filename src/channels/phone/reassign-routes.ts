@@ -50,8 +50,8 @@ export function reassignRoutes(phone: PhoneService) {
     .use(models)
     .post(
       "/:device_id/reassign",
-      ({ auth, params, body }) => {
-        const result = phone.reassign(auth.workspaceId, params.device_id, body?.to_device_id ?? null, body?.include_pulled ?? false);
+      async ({ auth, params, body }) => {
+        const result = await phone.reassign(auth.workspaceId, params.device_id, body?.to_device_id ?? null, body?.include_pulled ?? false);
         const left =
           result.pulled_left > 0 ? `; ${result.pulled_left} downloaded by the phone stay with it (include_pulled moves them)` : "";
         return ok(

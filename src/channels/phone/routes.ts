@@ -154,10 +154,10 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       )
       .get(
         "/device",
-        ({ request, server }) => {
+        async ({ request, server }) => {
           let device = null;
           try {
-            device = phone.authenticateDevice(request.headers);
+            device = await phone.authenticateDevice(request.headers);
           } catch {
             // The bearer is optional here; the app only reads externalIp.
           }
@@ -181,8 +181,8 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       )
       .patch(
         "/device",
-        ({ device, body, set }) => {
-          phone.updateOwnDevice(device, body);
+        async ({ device, body, set }) => {
+          await phone.updateOwnDevice(device, body);
           set.status = 204;
         },
         {
@@ -209,8 +209,8 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       .get("/messages", pull, { query: OrderQuery, auth: "phone", detail: { hide: true } })
       .patch(
         "/message",
-        ({ device, body, set }) => {
-          phone.patchMessages(device, body as PatchItem[]);
+        async ({ device, body, set }) => {
+          await phone.patchMessages(device, body as PatchItem[]);
           set.status = 204;
         },
         {
@@ -242,8 +242,8 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       })
       .get(
         "/events",
-        ({ device, request, server }) => {
-          return new Response(phone.openEvents(device, publicBase(s, request, server)), {
+        async ({ device, request, server }) => {
+          return new Response(await phone.openEvents(device, publicBase(s, request, server)), {
             headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
           });
         },
@@ -290,8 +290,8 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       )
       .post(
         "/webhook",
-        ({ request, set }) => {
-          phone.receiveWebhook(rawBodyOf(request), request.headers);
+        async ({ request, set }) => {
+          await phone.receiveWebhook(rawBodyOf(request), request.headers);
           set.status = 204;
         },
         {

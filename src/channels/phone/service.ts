@@ -4,7 +4,7 @@
 // phones their messages within their pacing, taking their state reports, their settings, and
 // keeping their presence fresh.
 import type { SignInGuard } from "../../http/foundation";
-import type { Database } from "bun:sqlite";
+import type { Storage } from "../../db/storage";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
@@ -29,7 +29,7 @@ type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "C
 export { appVersionOf, deviceEventData, isCancelAware, PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, type PatchItem } from "./protocol";
 
 export interface PhoneServiceDeps {
-  sqlite: Database;
+  storage: Storage;
   repo: PhoneRepository;
   clock: Clock;
   devices: DeviceRepository;
@@ -48,19 +48,19 @@ export interface PhoneServiceDeps {
 }
 
 export function createPhoneService(deps: PhoneServiceDeps) {
-  const { sqlite, repo, clock, devices, state, hub, events, secrets } = deps;
+  const { storage, repo, clock, devices, state, hub, events, secrets } = deps;
   const offlineAfterMs = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
   const pairing = createPhonePairing(deps);
 
   let announcedUntil = clock.now();
 
   /** The device a Bearer device token belongs to; marks it alive. 401 for anything else. */
-  function authenticateDevice(headers: Headers): DeviceRow {
+  async function authenticateDevice(headers: Headers): Promise<DeviceRow> {
     const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
-    const id = token ? repo.deviceIdByTokenHash(sha256Hex(token)) : null;
-    const device = id !== null ? devices.byId(id) : null;
+    const id = token ? await repo.deviceIdByTokenHash(sha256Hex(token)) : null;
+    const device = id !== null ? await devices.byId(id) : null;
     if (!device) throw unauthorized("Unknown or missing device token");
-    markAlive(device, headers);
+    await markAlive(device, headers);
     return device;
   }
 
@@ -72,26 +72,26 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * without the body being parsed. Lookups only (nothing marked alive, no code consumed, no
    * password hashed); the route checks the credentials fully afterwards.
    */
-  function checkBeforeBody(method: string, path: string, headers: Headers, signIn: SignInGuard): void {
+  async function checkBeforeBody(method: string, path: string, headers: Headers, signIn: SignInGuard): Promise<void> {
     const route = `${method} ${path.replace(/\/+$/, "")}`;
     // Registration is a sign-in: wrong pairing tokens, logins and codes count against the caller.
     if (route === "POST /mobile/v1/device") {
-      signIn(() => pairing.checkRegistrationHeaders(headers));
+      await signIn(() => pairing.checkRegistrationHeaders(headers));
       return;
     }
     if (!BODY_ROUTES.has(route)) return;
     const token = /^Bearer\s+(\S+)$/i.exec(headers.get("authorization") ?? "")?.[1];
-    if (!token || repo.deviceIdByTokenHash(sha256Hex(token)) === null) throw unauthorized("Unknown or missing device token");
+    if (!token || (await repo.deviceIdByTokenHash(sha256Hex(token))) === null) throw unauthorized("Unknown or missing device token");
   }
 
   /** Records contact; a phone coming (back) online is announced as device.online. */
-  function markAlive(device: DeviceRow, headers: Headers) {
-    repo.markSeen(device.id, clock.now(), appVersionOf(headers.get("user-agent")));
+  async function markAlive(device: DeviceRow, headers: Headers): Promise<void> {
+    await repo.markSeen(device.id, clock.now(), appVersionOf(headers.get("user-agent")));
     if (device.presence !== "online") {
-      sqlite.transaction(() => {
-        repo.setPresence(device.id, "online");
-        events.emit(device.workspaceId, "device.online", deviceEventData(device, clock.now()));
-      })();
+      await storage.transaction(async () => {
+        await repo.setPresence(device.id, "online");
+        await events.emit(device.workspaceId, "device.online", deviceEventData(device, clock.now()));
+      });
     }
   }
 
@@ -106,17 +106,17 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     };
   }
 
-  function updateOwnDevice(device: DeviceRow, body: { id?: string; pushToken?: string | null; simCards?: unknown[] }) {
+  async function updateOwnDevice(device: DeviceRow, body: { id?: string; pushToken?: string | null; simCards?: unknown[] }): Promise<void> {
     if (body.id !== undefined && body.id !== device.externalId) throw new AppError("forbidden", "This is not your device");
     // The app sends the token it has now, and its Gson leaves a null out: a PATCH without one is
     // from a phone that has none (it switched to SSE Only).
     const push = body.pushToken ?? null;
-    repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
+    await repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
   }
 
   /** How many more paced messages the phone may be handed in the current minute. */
-  function budgetLeft(device: DeviceRow, now: number): number {
-    return device.sendLimitPerMinute - repo.handedSince(device.id, now - (now % MINUTE), PRIORITY_EXPEDITED);
+  async function budgetLeft(device: DeviceRow, now: number): Promise<number> {
+    return device.sendLimitPerMinute - (await repo.handedSince(device.id, now - (now % MINUTE), PRIORITY_EXPEDITED));
   }
 
   /**
@@ -125,19 +125,19 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * understand them. Reading changes no state; it only records when each message was first handed
    * out, for the pacing window. Only the rows handed out are read, whatever the backlog behind them.
    */
-  function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
+  async function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
     const now = clock.now();
-    const budget = budgetLeft(device, now);
-    const picked = sqlite.transaction(() => {
-      const again = repo.handedAgain(device.id, now);
+    const picked = await storage.transaction(async () => {
+      const budget = await budgetLeft(device, now);
+      const again = await repo.handedAgain(device.id, now);
       // Expedited messages (one-time codes) skip the budget, as the app skips its own limits.
       const room = MAX_MESSAGES - again.length;
-      const expedited = room > 0 ? repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", room) : [];
+      const expedited = room > 0 ? await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", room) : [];
       const paced = Math.min(budget, room - expedited.length);
-      const fresh = [...expedited, ...(paced > 0 ? repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "paced", paced) : [])];
-      for (const n of fresh) repo.markHanded(n.id, now);
+      const fresh = [...expedited, ...(paced > 0 ? await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "paced", paced) : [])];
+      for (const n of fresh) await repo.markHanded(n.id, now);
       return [...again, ...fresh];
-    })();
+    });
     const items: Record<string, unknown>[] = picked.map((n) => ({
       id: n.external_id,
       message: n.message,
@@ -153,8 +153,8 @@ export function createPhoneService(deps: PhoneServiceDeps) {
       state: "Pending",
       createdAt: iso(n.created_at),
     }));
-    if (isCancelAware(appVersionOf(userAgent) ?? repo.appVersion(device.id))) {
-      for (const n of repo.cancellingFor(device.id)) {
+    if (isCancelAware(appVersionOf(userAgent) ?? (await repo.appVersion(device.id)))) {
+      for (const n of await repo.cancellingFor(device.id)) {
         items.push({
           id: n.external_id,
           message: n.message,
@@ -176,8 +176,8 @@ export function createPhoneService(deps: PhoneServiceDeps) {
   }
 
   /** Applies one phone report (PATCH /message item or a status webhook) to its notification. */
-  function applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string) {
-    const n = repo.byPhoneId(phoneId, device.id);
+  async function applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): Promise<void> {
+    const n = await repo.byPhoneId(phoneId, device.id);
     if (!n) return;
     const s = (rawState === "Pending" ? "Processed" : rawState) as PhoneState;
     const at = (name: string) => {
@@ -187,19 +187,19 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     const detail = `${via}: ${s}`;
     switch (s) {
       case "Processed":
-        if (repo.markProcessed(n.id, clock.now()))
-          state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
+        if (await repo.markProcessed(n.id, clock.now()))
+          await state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
         return;
       // What the phone did is the truth, even about a message cancelled while it held it.
       case "Sent":
-        applyReport(state, n.id, { status: "sent", at: at("Sent"), detail }, { overridesCancel: true });
+        await applyReport(state, n.id, { status: "sent", at: at("Sent"), detail }, { overridesCancel: true });
         return;
       case "Delivered":
-        applyReport(state, n.id, { status: "delivered", at: at("Delivered"), sentAt: at("Sent"), detail }, { overridesCancel: true });
+        await applyReport(state, n.id, { status: "delivered", at: at("Delivered"), sentAt: at("Sent"), detail }, { overridesCancel: true });
         return;
       case "Failed": {
         const { code, reason } = reasonOf(item);
-        applyReport(
+        await applyReport(
           state,
           n.id,
           { status: "failed", at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}` },
@@ -209,19 +209,19 @@ export function createPhoneService(deps: PhoneServiceDeps) {
       }
       case "Cancelled":
         if (n.status === "cancelled") {
-          if (repo.clearCancelPending(n.id, clock.now()))
-            state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
+          if (await repo.clearCancelPending(n.id, clock.now()))
+            await state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
         } else {
-          applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
+          await applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
         }
         return;
     }
   }
 
-  function patchMessages(device: DeviceRow, items: PatchItem[]) {
-    sqlite.transaction(() => {
-      for (const item of items) applyState(device, item.id, item.state, item, "phone report");
-    })();
+  async function patchMessages(device: DeviceRow, items: PatchItem[]): Promise<void> {
+    await storage.transaction(async () => {
+      for (const item of items) await applyState(device, item.id, item.state, item, "phone report");
+    });
   }
 
   /**
@@ -232,12 +232,12 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * the signing key Pigeon checks webhooks with, and the SSE-only channel, since Pigeon cannot reach
    * a phone through Firebase (the app applies it at its next restart).
    */
-  function settings(device: DeviceRow) {
+  async function settings(device: DeviceRow) {
     let key = device.webhookKey;
     if (!key) {
       key = nanoid(16);
-      repo.setWebhookKeyOnce(device.id, secrets.seal(key));
-      key = devices.byId(device.id)?.webhookKey ?? key;
+      await repo.setWebhookKeyOnce(device.id, secrets.seal(key));
+      key = (await devices.byId(device.id))?.webhookKey ?? key;
     }
     const chosen = new Set(device.userSettings ?? []);
     const messages: Record<string, string | number> = {};
@@ -261,16 +261,16 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * devices:watch-presence — phones silent for 5 minutes (PIGEON_OFFLINE_AFTER), or, when they only
    * poll, for their 15-minute poll interval and 5 minutes more, are announced as device.offline, once.
    */
-  function watchPresence(): number {
+  async function watchPresence(): Promise<number> {
     const now = clock.now();
-    const quiet = repo.quietSince(now - offlineAfterMs, now - allowedSilence({ pushToken: "polling" }, offlineAfterMs));
+    const quiet = await repo.quietSince(now - offlineAfterMs, now - allowedSilence({ pushToken: "polling" }, offlineAfterMs));
     for (const id of quiet) {
-      const device = devices.byId(id);
+      const device = await devices.byId(id);
       if (!device) continue;
-      sqlite.transaction(() => {
-        repo.setPresence(id, "offline");
-        events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
-      })();
+      await storage.transaction(async () => {
+        await repo.setPresence(id, "offline");
+        await events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
+      });
     }
     return quiet.length;
   }
@@ -280,11 +280,11 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * minute, or an expedited message waits. A phone told while its budget is spent would pull and
    * be handed nothing; announce-due tells it when the next minute starts.
    */
-  function wantsWork(deviceId: number): boolean {
-    const device = devices.byId(deviceId);
+  async function wantsWork(deviceId: number): Promise<boolean> {
+    const device = await devices.byId(deviceId);
     if (device?.kind !== "sms") return false;
     const now = clock.now();
-    return budgetLeft(device, now) > 0 || repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0;
+    return (await budgetLeft(device, now)) > 0 || (await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", 1)).length > 0;
   }
 
   /** "There is work" to a phone's event stream, coalesced, and only when it could take some. */
@@ -293,10 +293,10 @@ export function createPhoneService(deps: PhoneServiceDeps) {
   }
 
   /** Whether due messages wait on the phone that it was never handed. */
-  function hasWaiting(deviceId: number, now: number): boolean {
+  async function hasWaiting(deviceId: number, now: number): Promise<boolean> {
     return (
-      repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "expedited", 1).length > 0 ||
-      repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "paced", 1).length > 0
+      (await repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "expedited", 1)).length > 0 ||
+      (await repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "paced", 1)).length > 0
     );
   }
 
@@ -305,12 +305,13 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * poll (15 minutes for the app): scheduled messages that fell due since the last run, and, once
    * a new pacing minute starts, messages the previous minute's per-minute budget held back.
    */
-  function announceDue(): number {
+  async function announceDue(): Promise<number> {
     const now = clock.now();
-    const due = new Set(repo.devicesDueBetween(announcedUntil, now));
-    const newMinute = Math.floor(now / MINUTE) > Math.floor(announcedUntil / MINUTE);
+    const since = announcedUntil;
     announcedUntil = now;
-    if (newMinute) for (const deviceId of repo.livePhones()) if (hasWaiting(deviceId, now)) due.add(deviceId);
+    const due = new Set(await repo.devicesDueBetween(since, now));
+    const newMinute = Math.floor(now / MINUTE) > Math.floor(since / MINUTE);
+    if (newMinute) for (const deviceId of await repo.livePhones()) if (await hasWaiting(deviceId, now)) due.add(deviceId);
     for (const deviceId of due) announce(deviceId);
     return due.size;
   }
@@ -321,10 +322,10 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * nothing), so a phone that has never read them is told to now. If Pigeon's address changed since
    * the phone last read its webhooks (a new PIGEON_PUBLIC_URL), it is told to read them again.
    */
-  function openEvents(device: DeviceRow, baseUrl: string): ReadableStream<Uint8Array> {
+  async function openEvents(device: DeviceRow, baseUrl: string): Promise<ReadableStream<Uint8Array>> {
     const stream = hub.open(device.id);
     // A phone holding a stream is not polling-only, whatever token it registered before.
-    if (device.pushToken !== null) repo.clearPushToken(device.id);
+    if (device.pushToken !== null) await repo.clearPushToken(device.id);
     const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
     if (served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
     // The signing key is handed out with the settings, so no key means they were never read; a
@@ -340,9 +341,9 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * app is older than 1.28.0 (or never named its version), or it has no event stream open (the
    * event would be lost: it is not kept for a later connection).
    */
-  function requestInboxExport(device: DeviceRow, since: number, until: number) {
+  async function requestInboxExport(device: DeviceRow, since: number, until: number) {
     if (device.kind !== "sms") throw new AppError("not_a_phone", `Device ${device.id} is not a paired phone`);
-    const version = repo.appVersion(device.id);
+    const version = await repo.appVersion(device.id);
     if (!atLeast(version, INBOX_EXPORT_SINCE)) {
       throw new AppError(
         "app_too_old",
@@ -370,24 +371,24 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * downloaded, unless `includePulled`: the app sends whatever it has downloaded, even with no
    * connection to report it, so a downloaded message moved elsewhere may reach its recipient twice.
    */
-  function moveWaiting(from: DeviceRow, toId: number, why: string, includePulled: boolean) {
+  async function moveWaiting(from: DeviceRow, toId: number, why: string, includePulled: boolean) {
     const now = clock.now();
     const moved: number[] = [];
     let pulledMoved = 0;
     let pulledLeft = 0;
-    sqlite.transaction(() => {
-      for (const { id, pulled } of repo.waitingOn(from.id)) {
+    await storage.transaction(async () => {
+      for (const { id, pulled } of await repo.waitingOn(from.id)) {
         if (pulled && !includePulled) {
           pulledLeft++;
           continue;
         }
-        if (!repo.moveTo(id, from.id, toId, nanoid(21), now)) continue;
+        if (!(await repo.moveTo(id, from.id, toId, nanoid(21), now))) continue;
         const detail = `moved from device ${from.id} to device ${toId}: ${why}${pulled ? ` (device ${from.id} had downloaded it and may still send it)` : ""}`;
-        state.log(id, "reassigned", { status: "pending", detail });
+        await state.log(id, "reassigned", { status: "pending", detail });
         moved.push(id);
         if (pulled) pulledMoved++;
       }
-    })();
+    });
     if (moved.length > 0) announce(toId);
     return { moved, pulledMoved, pulledLeft };
   }
@@ -399,16 +400,16 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * device_offline once its time to live passes: its valid_until, or its due time plus the default
    * offline time to live. Nothing stays pending for ever.
    */
-  function rehomeOffline(): number {
+  async function rehomeOffline(): Promise<number> {
     const now = clock.now();
     let changed = 0;
-    for (const deviceId of repo.offlineWithWaiting()) {
-      const device = devices.byId(deviceId);
+    for (const deviceId of await repo.offlineWithWaiting()) {
+      const device = await devices.byId(deviceId);
       if (!device) continue;
-      const target = repo.onlinePhoneBesides(device.workspaceId, device.id, now - offlineAfterMs);
-      if (target !== null) changed += moveWaiting(device, target, "its phone went offline", false).moved.length;
-      for (const id of repo.outOfTime(device.id, deps.offlineTtlMs, now)) {
-        const failed = applyReport(state, id, {
+      const target = await repo.onlinePhoneBesides(device.workspaceId, device.id, now - offlineAfterMs);
+      if (target !== null) changed += (await moveWaiting(device, target, "its phone went offline", false)).moved.length;
+      for (const id of await repo.outOfTime(device.id, deps.offlineTtlMs, now)) {
+        const failed = await applyReport(state, id, {
           status: "failed",
           errorCode: "device_offline",
           reason: `device ${device.id} stayed offline past the message's time to live, and no other phone took it`,
@@ -425,8 +426,8 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * named or else to the most recently seen online phone of the workspace; those it downloaded
    * only with `includePulled`.
    */
-  function reassign(workspaceId: number, deviceId: number, toDeviceId: number | null, includePulled = false) {
-    const from = devices.get(workspaceId, deviceId);
+  async function reassign(workspaceId: number, deviceId: number, toDeviceId: number | null, includePulled = false) {
+    const from = await devices.get(workspaceId, deviceId);
     if (!from) throw new AppError("not_found", `device ${deviceId} not found`, { field: "device_id" });
     if (from.kind !== "sms") {
       throw new AppError("invalid_device", `device ${from.id} is a ${from.kind} device; only paired phones' messages are reassigned`, {
@@ -437,7 +438,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     const now = clock.now();
     let toId: number;
     if (toDeviceId !== null) {
-      const to = devices.get(workspaceId, toDeviceId);
+      const to = await devices.get(workspaceId, toDeviceId);
       if (!to) throw new AppError("not_found", `device ${toDeviceId} not found`, { field: "to_device_id" });
       if (to.kind !== "sms")
         throw new AppError("invalid_device", `device ${to.id} is a ${to.kind} device, not a paired phone`, {
@@ -457,14 +458,14 @@ export function createPhoneService(deps: PhoneServiceDeps) {
       }
       toId = to.id;
     } else {
-      const found = repo.onlinePhoneBesides(workspaceId, from.id, now - offlineAfterMs);
+      const found = await repo.onlinePhoneBesides(workspaceId, from.id, now - offlineAfterMs);
       if (found === null)
         throw new AppError("no_online_device", "No other online paired phone in this workspace to take the messages", {
           device_id: from.id,
         });
       toId = found;
     }
-    const { moved, pulledMoved, pulledLeft } = moveWaiting(from, toId, "reassigned by hand", includePulled);
+    const { moved, pulledMoved, pulledLeft } = await moveWaiting(from, toId, "reassigned by hand", includePulled);
     return {
       device_id: from.id,
       to_device_id: toId,

@@ -7,7 +7,7 @@ import { html, trusted, type Html } from "../html";
 import { errorBox, utcTime } from "../layout";
 
 type Presented = ReturnType<DeviceService["present"]>;
-type Health = ReturnType<DeviceService["health"]>;
+type Health = Awaited<ReturnType<DeviceService["health"]>>;
 
 const when = (t: string | null) => (t ? `${utcTime(t)} UTC` : "never");
 

@@ -23,13 +23,13 @@ export function contactRoutes(s: ContactRoutesDeps) {
   return new Elysia({ prefix: "/v1/api/contact", tags: ["Contacts"] })
     .use(declaredAuth())
     .use(models)
-    .get("/list", ({ auth, query }) => ok(contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
+    .get("/list", async ({ auth, query }) => ok(await contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
       query: ContactListQuery,
       response: { 200: ContactListResponse, ...errorResponses() },
       auth: "apiKey",
       detail: { summary: "List contacts", description: "Oldest first. `limit` defaults to 20, at most 100." },
     })
-    .get("/types", () => ok(contacts.types(), "Contact types fetched"), {
+    .get("/types", async () => ok(await contacts.types(), "Contact types fetched"), {
       response: { 200: ContactTypesResponse, ...errorResponses() },
       auth: "apiKey",
       detail: {
@@ -37,18 +37,22 @@ export function contactRoutes(s: ContactRoutesDeps) {
         description: "The types a contact can have; set one with `type` (its code) on create or update.",
       },
     })
-    .post("/search", ({ auth, body }) => ok(contacts.search(auth.workspaceId, body.query, body.page, body.limit), "Contacts found"), {
-      parse: "json",
-      body: SearchContacts,
-      response: { 200: ContactListResponse, ...errorResponses() },
-      auth: "apiKey",
-      detail: {
-        summary: "Search contacts",
-        description:
-          'Case-insensitive substring match on name, phone or email; digits also match phones written with spaces or brackets ("415 555" finds +14155552671).',
+    .post(
+      "/search",
+      async ({ auth, body }) => ok(await contacts.search(auth.workspaceId, body.query, body.page, body.limit), "Contacts found"),
+      {
+        parse: "json",
+        body: SearchContacts,
+        response: { 200: ContactListResponse, ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "Search contacts",
+          description:
+            'Case-insensitive substring match on name, phone or email; digits also match phones written with spaces or brackets ("415 555" finds +14155552671).',
+        },
       },
-    })
-    .post("/create", ({ auth, body }) => ok(contacts.create(auth.workspaceId, body), "Contact created"), {
+    )
+    .post("/create", async ({ auth, body }) => ok(await contacts.create(auth.workspaceId, body), "Contact created"), {
       parse: "json",
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
@@ -60,7 +64,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
           "`email` must be valid (400 `invalid_email`). A phone that another contact of the workspace has: 409 `duplicate_contact`.",
       },
     })
-    .post("/update", ({ auth, body }) => ok(contacts.update(auth.workspaceId, body), "Contact updated"), {
+    .post("/update", async ({ auth, body }) => ok(await contacts.update(auth.workspaceId, body), "Contact updated"), {
       parse: "json",
       body: UpdateContact,
       response: { 200: ContactResponse, ...errorResponses(404, 409) },
@@ -72,7 +76,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
           "`timezone` (an IANA name) is the zone quiet hours are read in for this contact.",
       },
     })
-    .post("/delete", ({ auth, body }) => ok(contacts.remove(auth.workspaceId, body.contact_id), "Contact deleted"), {
+    .post("/delete", async ({ auth, body }) => ok(await contacts.remove(auth.workspaceId, body.contact_id), "Contact deleted"), {
       parse: "json",
       body: ContactIdBody,
       response: { 200: ContactDeletedResponse, ...errorResponses(404) },
@@ -81,7 +85,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
     })
     .get(
       "/:contact_id",
-      ({ auth, params }) => ok(contacts.present(contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"),
+      async ({ auth, params }) => ok(await contacts.present(contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"),
       {
         params: ContactIdParams,
         response: { 200: ContactResponse, ...errorResponses(404) },

@@ -1,69 +1,72 @@
-// The credit queries: the balance on the workspace row and the ledger that explains it. Raw
-// prepared statements because debit runs on every accepted send; the columns are aliased to the
-// schema's names so the row types come from the drizzle tables.
-import type { Database, Statement } from "bun:sqlite";
-import type { creditLedger, workspace } from "../../db/schema";
+// The credit queries: the balance on the workspace row and the ledger that explains it (debit runs
+// on every accepted send to a cloud number).
+import type { Executor } from "../../db/storage";
 
-type Balance = Pick<typeof workspace.$inferSelect, "creditBalance">;
-type LedgerEntry = Omit<typeof creditLedger.$inferInsert, "id">;
-export type LedgerRow = typeof creditLedger.$inferSelect;
+export interface LedgerRow {
+  id: number;
+  workspaceId: number;
+  delta: number;
+  reason: "debit" | "refund" | "topup" | "adjustment";
+  notificationId: number | null;
+  note: string | null;
+  createdAt: number;
+}
 
-export function createCreditRepository(sqlite: Database) {
-  const debitBalance: Statement<Balance, [number, number, number]> = sqlite.prepare(
-    "UPDATE workspace SET credit_balance = credit_balance - ? WHERE id = ? AND credit_balance >= ? RETURNING credit_balance AS creditBalance",
-  );
-  const creditBalance: Statement<Balance, [number, number]> = sqlite.prepare(
-    "UPDATE workspace SET credit_balance = credit_balance + ? WHERE id = ? RETURNING credit_balance AS creditBalance",
-  );
-  const insertLedger = sqlite.prepare<never, [number, number, string, number | null, string | null, number]>(
-    "INSERT INTO credit_ledger (workspace_id, delta, reason, notification_id, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-  );
-  const refunded = sqlite.prepare<{ one: number }, [number]>(
-    "SELECT 1 AS one FROM credit_ledger WHERE notification_id = ? AND reason = 'refund' LIMIT 1",
-  );
-  const balanceOf: Statement<Balance, [number]> = sqlite.prepare("SELECT credit_balance AS creditBalance FROM workspace WHERE id = ?");
-  const usedSince: Statement<{ used: number }, [number, number]> = sqlite.prepare(
+type LedgerEntry = Omit<LedgerRow, "id">;
+
+const SQL = {
+  debit: "UPDATE workspace SET credit_balance = credit_balance - ? WHERE id = ? AND credit_balance >= ? RETURNING credit_balance",
+  credit: "UPDATE workspace SET credit_balance = credit_balance + ? WHERE id = ? RETURNING credit_balance",
+  insertLedger: "INSERT INTO credit_ledger (workspace_id, delta, reason, notification_id, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+  refunded: "SELECT 1 AS one FROM credit_ledger WHERE notification_id = ? AND reason = 'refund' LIMIT 1",
+  balanceOf: "SELECT credit_balance FROM workspace WHERE id = ?",
+  usedSince:
     "SELECT coalesce(-sum(delta), 0) AS used FROM credit_ledger WHERE workspace_id = ? AND reason IN ('debit', 'refund') AND created_at >= ?",
-  );
-  const ledgerPage: Statement<LedgerRow, [number, number, number]> = sqlite.prepare(`
-    SELECT id, workspace_id AS workspaceId, delta, reason, notification_id AS notificationId, note, created_at AS createdAt
-    FROM credit_ledger WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`);
-  const ledgerCount: Statement<{ n: number }, [number]> = sqlite.prepare("SELECT count(*) AS n FROM credit_ledger WHERE workspace_id = ?");
+  ledgerPage:
+    "SELECT id, workspace_id, delta, reason, notification_id, note, created_at FROM credit_ledger WHERE workspace_id = ? " +
+    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+  ledgerCount: "SELECT count(*) AS n FROM credit_ledger WHERE workspace_id = ?",
+};
 
+interface LedgerDbRow {
+  id: number;
+  workspace_id: number;
+  delta: number;
+  reason: LedgerRow["reason"];
+  notification_id: number | null;
+  note: string | null;
+  created_at: number;
+}
+
+export function createCreditRepository(db: Executor) {
   return {
     /** Takes `amount` off the balance if it covers it; the new balance, or null when it does not (or no such workspace). */
-    debitIfCovered(workspaceId: number, amount: number): number | null {
-      return debitBalance.get(amount, workspaceId, amount)?.creditBalance ?? null;
-    },
+    debitIfCovered: async (workspaceId: number, amount: number): Promise<number | null> =>
+      (await db.get<{ credit_balance: number }>(SQL.debit, [amount, workspaceId, amount]))?.credit_balance ?? null,
     /** Adds `amount` (may be negative) to the balance; the new balance, or null for no such workspace. */
-    addToBalance(workspaceId: number, amount: number): number | null {
-      return creditBalance.get(amount, workspaceId)?.creditBalance ?? null;
-    },
+    addToBalance: async (workspaceId: number, amount: number): Promise<number | null> =>
+      (await db.get<{ credit_balance: number }>(SQL.credit, [amount, workspaceId]))?.credit_balance ?? null,
     /** The balance, or null for no such workspace. */
-    balanceOf(workspaceId: number): number | null {
-      return balanceOf.get(workspaceId)?.creditBalance ?? null;
-    },
-    insertLedger(entry: LedgerEntry): void {
-      insertLedger.run(entry.workspaceId, entry.delta, entry.reason, entry.notificationId ?? null, entry.note ?? null, entry.createdAt);
-    },
-    hasRefund(notificationId: number): boolean {
-      return refunded.get(notificationId) != null;
-    },
+    balanceOf: async (workspaceId: number): Promise<number | null> =>
+      (await db.get<{ credit_balance: number }>(SQL.balanceOf, [workspaceId]))?.credit_balance ?? null,
+    insertLedger: async (e: LedgerEntry) =>
+      void (await db.run(SQL.insertLedger, [e.workspaceId, e.delta, e.reason, e.notificationId, e.note, e.createdAt])),
+    hasRefund: async (notificationId: number): Promise<boolean> => (await db.get(SQL.refunded, [notificationId])) !== null,
     /** Net credits debited since `since` (debits minus refunds). */
-    usedSince(workspaceId: number, since: number): number {
-      return usedSince.get(workspaceId, since)!.used;
-    },
+    usedSince: async (workspaceId: number, since: number): Promise<number> =>
+      (await db.get<{ used: number }>(SQL.usedSince, [workspaceId, since]))!.used,
     /** Ledger rows of a workspace, newest first. */
-    ledger(workspaceId: number, limit: number, offset: number): LedgerRow[] {
-      return ledgerPage.all(workspaceId, limit, offset);
-    },
-    countLedger(workspaceId: number): number {
-      return ledgerCount.get(workspaceId)!.n;
-    },
-    /** Runs `fn` in one synchronous transaction (no await inside). */
-    transaction<T>(fn: () => T): T {
-      return sqlite.transaction(fn)();
-    },
+    ledger: async (workspaceId: number, limit: number, offset: number): Promise<LedgerRow[]> =>
+      (await db.all<LedgerDbRow>(SQL.ledgerPage, [workspaceId, limit, offset])).map((r) => ({
+        id: r.id,
+        workspaceId: r.workspace_id,
+        delta: r.delta,
+        reason: r.reason,
+        notificationId: r.notification_id,
+        note: r.note,
+        createdAt: r.created_at,
+      })),
+    countLedger: async (workspaceId: number): Promise<number> => (await db.get<{ n: number }>(SQL.ledgerCount, [workspaceId]))!.n,
   };
 }
 

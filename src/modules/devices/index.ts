@@ -1,7 +1,7 @@
 // The devices module: its repository (shared with the channels and the worker, which move
 // messages through devices) and its service, built here once.
 import type { Clock } from "../../clock";
-import type { Db } from "../../db/client";
+import type { Storage } from "../../db/storage";
 import type { SecretBox } from "../../lib/secrets";
 import type { UsageRepository } from "../usage/repository";
 import { createDeviceRepository } from "./repository";
@@ -10,13 +10,13 @@ import { createDeviceService } from "./service";
 type ServiceArgs = Parameters<typeof createDeviceService>;
 
 export function createDevicesModule(deps: {
-  db: Db;
+  storage: Storage;
   secrets: SecretBox;
   clock: Clock;
   usage: UsageRepository;
-  hooks: ServiceArgs[3];
-  options: ServiceArgs[4];
+  hooks: ServiceArgs[4];
+  options: ServiceArgs[5];
 }) {
-  const repository = createDeviceRepository(deps.db, deps.secrets);
-  return { repository, service: createDeviceService(repository, deps.usage, deps.clock, deps.hooks, deps.options) };
+  const repository = createDeviceRepository(deps.storage, deps.secrets);
+  return { repository, service: createDeviceService(deps.storage, repository, deps.usage, deps.clock, deps.hooks, deps.options) };
 }

@@ -1,191 +1,146 @@
-// Device queries. Every read is scoped by workspace: a key never sees another workspace's rows.
-// Queries that run per request or per message are prepared once (drizzle's builder would compile
-// the SQL again on every call).
-import { and, asc, count, eq, gte, inArray, isNull, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { device, notification } from "../../db/schema";
+// Device queries, on the storage seam. Every read is scoped by workspace: a key never sees another
+// workspace's rows. Rows leave this file as the schema's records (src/db/records.ts), with the
+// provider credentials and the phone's signing key opened.
+import type { Executor, SqlParam } from "../../db/storage";
+import { tableRecords } from "../../db/records";
+import { device } from "../../db/schema";
 import { openConfig, sealConfig, type SecretBox } from "../../lib/secrets";
 
 export type DeviceRow = typeof device.$inferSelect;
 export type NewDevice = typeof device.$inferInsert;
 
-const ws = sql.placeholder("ws");
-const id = sql.placeholder("id");
-const since = sql.placeholder("since");
-const live = and(eq(device.workspaceId, ws), isNull(device.deletedAt));
-const liveActive = and(live, eq(device.status, "active"));
+const records = tableRecords(device);
+const COLUMNS = records.columns();
+const LIVE = "workspace_id = ? AND deleted_at IS NULL";
+const STATUS_FILTER = { any: "", active: " AND status = 'active'", inactive: " AND status = 'inactive'" } as const;
+const marks = (ids: readonly unknown[]) => ids.map(() => "?").join(", ");
 
-export function createDeviceRepository(db: Db, box: SecretBox) {
+export function createDeviceRepository(db: Executor, box: SecretBox) {
   // Provider credentials and the phone's signing key are sealed in the table (lib/secrets.ts):
   // sealed on the way in, opened on the way out, so callers only ever see the plain values.
-  const reveal = (row: DeviceRow): DeviceRow => ({
-    ...row,
-    config: openConfig(box, row.config),
-    webhookKey: row.webhookKey === null ? null : box.open(row.webhookKey),
-  });
+  const reveal = (raw: Record<string, unknown>): DeviceRow => {
+    const row = records.record(raw);
+    return { ...row, config: openConfig(box, row.config), webhookKey: row.webhookKey === null ? null : box.open(row.webhookKey) };
+  };
   const seal = <T extends Partial<NewDevice>>(row: T): T => ({
     ...row,
     ...(row.config !== undefined ? { config: sealConfig(box, row.config) } : {}),
     ...(typeof row.webhookKey === "string" ? { webhookKey: box.isSealed(row.webhookKey) ? row.webhookKey : box.seal(row.webhookKey) } : {}),
   });
-  const byStatus = (status: "active" | "inactive") => and(live, eq(device.status, status));
-  const listQuery = (where: ReturnType<typeof and>) => ({
-    rows: db
-      .select()
-      .from(device)
-      .where(where)
-      .orderBy(asc(device.id))
-      .limit(sql.placeholder("limit"))
-      .offset(sql.placeholder("offset"))
-      .prepare(),
-    total: db.select({ n: count() }).from(device).where(where).prepare(),
-  });
-  const lists = { any: listQuery(live), active: listQuery(byStatus("active")), inactive: listQuery(byStatus("inactive")) };
-  const allLive = db.select().from(device).where(live).orderBy(asc(device.id)).prepare();
-  const allActive = db.select().from(device).where(liveActive).orderBy(asc(device.id)).prepare();
-  const getOne = db
-    .select()
-    .from(device)
-    .where(and(live, eq(device.id, id)))
-    .prepare();
-  const getById = db
-    .select()
-    .from(device)
-    .where(and(eq(device.id, id), isNull(device.deletedAt)))
-    .prepare();
-  const getEverById = db.select().from(device).where(eq(device.id, id)).prepare();
-  const touch = db
-    .update(device)
-    .set({ lastSeenAt: sql`${sql.placeholder("now")}` })
-    .where(eq(device.id, id))
-    .prepare();
-  const statusCounts = db
-    .select({ status: notification.status, n: count() })
-    .from(notification)
-    .where(eq(notification.deviceId, id))
-    .groupBy(notification.status)
-    .prepare();
-  const outcomes = db
-    .select({ finished: sql<number>`count(*)`, failed: sql<number>`coalesce(sum(${notification.status} = 'failed'), 0)` })
-    .from(notification)
-    .where(
-      and(eq(notification.deviceId, id), inArray(notification.status, ["sent", "delivered", "failed"]), gte(notification.createdAt, since)),
-    )
-    .prepare();
-  const smsSince = db
-    .select({ n: count() })
-    .from(notification)
-    .where(
-      and(
-        eq(notification.deviceId, id),
-        eq(notification.deliveryType, "sms"),
-        inArray(notification.status, ["pending", "sent", "delivered"]),
-        gte(notification.createdAt, since),
-      ),
-    )
-    .prepare();
-  const dispatched = db
-    .select({ n: count() })
-    .from(notification)
-    .where(and(eq(notification.deviceId, id), gte(notification.dispatchedAt, since)))
-    .prepare();
+  const many = async (sql: string, params: SqlParam[]) => (await db.all<Record<string, unknown>>(sql, params)).map(reveal);
+  const one = async (sql: string, params: SqlParam[]) => {
+    const row = await db.get<Record<string, unknown>>(sql, params);
+    return row ? reveal(row) : null;
+  };
+  const count = async (sql: string, params: SqlParam[]) => Number((await db.get<{ n: number }>(sql, params))?.n ?? 0);
 
   return {
-    list(workspaceId: number, opts: { status?: "active" | "inactive"; offset: number; limit: number }) {
-      const q = lists[opts.status ?? "any"];
+    async list(workspaceId: number, opts: { status?: "active" | "inactive"; offset: number; limit: number }) {
+      const where = `${LIVE}${STATUS_FILTER[opts.status ?? "any"]}`;
       return {
-        rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }).map(reveal),
-        total: q.total.get({ ws: workspaceId })!.n,
+        rows: await many(`SELECT ${COLUMNS} FROM device WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`, [
+          workspaceId,
+          opts.limit,
+          opts.offset,
+        ]),
+        total: await count(`SELECT count(*) AS n FROM device WHERE ${where}`, [workspaceId]),
       };
     },
 
-    all(workspaceId: number, includeInactive: boolean): DeviceRow[] {
-      return (includeInactive ? allLive : allActive).all({ ws: workspaceId }).map(reveal);
+    all(workspaceId: number, includeInactive: boolean): Promise<DeviceRow[]> {
+      const where = `${LIVE}${includeInactive ? "" : STATUS_FILTER.active}`;
+      return many(`SELECT ${COLUMNS} FROM device WHERE ${where} ORDER BY id`, [workspaceId]);
     },
 
-    get(workspaceId: number, deviceId: number): DeviceRow | null {
-      const row = getOne.get({ ws: workspaceId, id: deviceId });
-      return row ? reveal(row) : null;
-    },
+    get: (workspaceId: number, deviceId: number): Promise<DeviceRow | null> =>
+      one(`SELECT ${COLUMNS} FROM device WHERE ${LIVE} AND id = ?`, [workspaceId, deviceId]),
 
     /** Any workspace's live device, for the worker and channel callbacks. */
-    byId(deviceId: number): DeviceRow | null {
-      const row = getById.get({ id: deviceId });
-      return row ? reveal(row) : null;
-    },
+    byId: (deviceId: number): Promise<DeviceRow | null> =>
+      one(`SELECT ${COLUMNS} FROM device WHERE id = ? AND deleted_at IS NULL`, [deviceId]),
 
     /**
      * Any workspace's device, deleted or not: a provider may still report on messages a deleted
      * device sent, and those reports are the truth about them.
      */
-    everById(deviceId: number): DeviceRow | null {
-      const row = getEverById.get({ id: deviceId });
-      return row ? reveal(row) : null;
-    },
+    everById: (deviceId: number): Promise<DeviceRow | null> => one(`SELECT ${COLUMNS} FROM device WHERE id = ?`, [deviceId]),
 
     /** Records contact with the device (a phone's request, a provider's success). */
-    touch(deviceId: number, now: number): void {
-      touch.run({ id: deviceId, now });
+    async touch(deviceId: number, now: number): Promise<void> {
+      await db.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [now, deviceId]);
     },
 
-    getMany(workspaceId: number, ids: number[]): DeviceRow[] {
-      return db
-        .select()
-        .from(device)
-        .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
-        .all()
-        .map(reveal);
+    getMany(workspaceId: number, ids: number[]): Promise<DeviceRow[]> {
+      if (ids.length === 0) return Promise.resolve([]);
+      return many(`SELECT ${COLUMNS} FROM device WHERE ${LIVE} AND id IN (${marks(ids)}) ORDER BY id`, [workspaceId, ...ids]);
     },
 
-    transaction<T>(fn: () => T): T {
-      return db.transaction(() => fn());
+    /** Inserts the rows in order; call inside a unit of work to have all or none. */
+    async insertMany(rows: NewDevice[]): Promise<DeviceRow[]> {
+      const out: DeviceRow[] = [];
+      for (const r of rows) {
+        const insert = records.insert(seal(r));
+        out.push(reveal((await db.get<Record<string, unknown>>(insert.sql, insert.params))!));
+      }
+      return out;
     },
 
-    insertMany(rows: NewDevice[]): DeviceRow[] {
-      return db.transaction((tx) => rows.map((r) => reveal(tx.insert(device).values(seal(r)).returning().get())));
+    async update(deviceId: number, set: Partial<NewDevice>): Promise<DeviceRow> {
+      const assign = records.assign(seal(set));
+      if (assign.params.length === 0) return (await one(`SELECT ${COLUMNS} FROM device WHERE id = ?`, [deviceId]))!;
+      return (await one(`UPDATE device SET ${assign.sql} WHERE id = ? RETURNING ${COLUMNS}`, [...assign.params, deviceId]))!;
     },
 
-    update(deviceId: number, set: Partial<NewDevice>): DeviceRow {
-      return reveal(db.update(device).set(seal(set)).where(eq(device.id, deviceId)).returning().get());
+    async softDelete(workspaceId: number, ids: number[], now: number): Promise<void> {
+      if (ids.length === 0) return;
+      await db.run(`UPDATE device SET deleted_at = ?, updated_at = ?, token_hash = NULL WHERE ${LIVE} AND id IN (${marks(ids)})`, [
+        now,
+        now,
+        workspaceId,
+        ...ids,
+      ]);
     },
 
-    softDelete(workspaceId: number, ids: number[], now: number): void {
-      db.update(device)
-        .set({ deletedAt: now, updatedAt: now, tokenHash: null })
-        .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
-        .run();
-    },
-
-    setStatus(workspaceId: number, ids: number[], status: "active" | "inactive", now: number): DeviceRow[] {
-      return db
-        .update(device)
-        .set({ status, updatedAt: now })
-        .where(and(eq(device.workspaceId, workspaceId), isNull(device.deletedAt), inArray(device.id, ids)))
-        .returning()
-        .all()
-        .map(reveal);
+    setStatus(workspaceId: number, ids: number[], status: "active" | "inactive", now: number): Promise<DeviceRow[]> {
+      if (ids.length === 0) return Promise.resolve([]);
+      return many(`UPDATE device SET status = ?, updated_at = ? WHERE ${LIVE} AND id IN (${marks(ids)}) RETURNING ${COLUMNS}`, [
+        status,
+        now,
+        workspaceId,
+        ...ids,
+      ]);
     },
 
     /** Notification counts by status for one device. */
-    statusCounts(deviceId: number): Record<string, number> {
-      return Object.fromEntries(statusCounts.all({ id: deviceId }).map((r) => [r.status, r.n]));
+    async statusCounts(deviceId: number): Promise<Record<string, number>> {
+      const rows = await db.all<{ status: string; n: number }>(
+        "SELECT status, count(*) AS n FROM notification WHERE device_id = ? GROUP BY status",
+        [deviceId],
+      );
+      return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     },
 
     /** Finished notifications since `since`: how many, and how many of them failed. */
-    outcomesSince(deviceId: number, from: number): { finished: number; failed: number } {
-      const row = outcomes.get({ id: deviceId, since: from })!;
-      return { finished: row.finished, failed: row.failed };
+    async outcomesSince(deviceId: number, from: number): Promise<{ finished: number; failed: number }> {
+      const row = await db.get<{ finished: number; failed: number }>(
+        `SELECT count(*) AS finished, coalesce(sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0) AS failed
+         FROM notification WHERE device_id = ? AND status IN ('sent', 'delivered', 'failed') AND created_at >= ?`,
+        [deviceId, from],
+      );
+      return { finished: Number(row?.finished ?? 0), failed: Number(row?.failed ?? 0) };
     },
 
     /** SMS this device was asked to carry since `since` (cancelled and failed ones do not count). */
-    smsCountSince(deviceId: number, from: number): number {
-      return smsSince.get({ id: deviceId, since: from })!.n;
-    },
+    smsCountSince: (deviceId: number, from: number): Promise<number> =>
+      count(
+        `SELECT count(*) AS n FROM notification
+         WHERE device_id = ? AND delivery_type = 'sms' AND status IN ('pending', 'sent', 'delivered') AND created_at >= ?`,
+        [deviceId, from],
+      ),
 
     /** Messages handed to the device since `since`, for its per-minute pacing window. */
-    dispatchedSince(deviceId: number, from: number): number {
-      return dispatched.get({ id: deviceId, since: from })!.n;
-    },
+    dispatchedSince: (deviceId: number, from: number): Promise<number> =>
+      count("SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?", [deviceId, from]),
   };
 }
 

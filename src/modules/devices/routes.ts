@@ -52,7 +52,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
   return new Elysia({ prefix: "/v1/api/device", tags: ["Devices"] })
     .use(declaredAuth())
     .use(models)
-    .get("/list", ({ auth, query }) => ok(devices.list(auth.workspaceId, query), "Devices fetched"), {
+    .get("/list", async ({ auth, query }) => ok(await devices.list(auth.workspaceId, query), "Devices fetched"), {
       query: DeviceListQuery,
       response: { 200: DeviceListResponse, ...errorResponses() },
       auth: "apiKey",
@@ -63,8 +63,8 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
     })
     .get(
       "/export",
-      ({ auth, query }) => {
-        const rows = devices.exportRows(auth.workspaceId, query.include_inactive ?? false);
+      async ({ auth, query }) => {
+        const rows = await devices.exportRows(auth.workspaceId, query.include_inactive ?? false);
         const stamp = new Date(s.clock.now()).toISOString().slice(0, 10);
         if ((query.format ?? "json") === "csv") {
           return new Response(csv(EXPORT_COLUMNS, rows), {
@@ -97,7 +97,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
     )
     .post(
       "/batch/register",
-      async ({ auth, body }) => ok({ devices: await devices.register(auth.workspaceId, body.devices) }, "Devices registered"),
+      async ({ auth, body }) => ok(await { devices: await devices.register(auth.workspaceId, body.devices) }, "Devices registered"),
       {
         parse: "json",
         body: BatchRegisterBody,
@@ -112,7 +112,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         },
       },
     )
-    .post("/batch/delete", ({ auth, body }) => ok(devices.remove(auth.workspaceId, body.device_ids), "Devices deleted"), {
+    .post("/batch/delete", async ({ auth, body }) => ok(await devices.remove(auth.workspaceId, body.device_ids), "Devices deleted"), {
       parse: "json",
       body: BatchDeleteBody,
       response: { 200: BatchDeleteResponse, ...errorResponses(404) },
@@ -124,7 +124,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
     })
     .post(
       "/batch/update-status",
-      ({ auth, body }) => ok(devices.setStatus(auth.workspaceId, body.device_ids, body.status), "Device status updated"),
+      async ({ auth, body }) => ok(await devices.setStatus(auth.workspaceId, body.device_ids, body.status), "Device status updated"),
       {
         parse: "json",
         body: BatchStatusBody,
@@ -137,7 +137,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         },
       },
     )
-    .post("/update", ({ auth, body }) => ok(devices.update(auth.workspaceId, body), "Device updated"), {
+    .post("/update", async ({ auth, body }) => ok(await devices.update(auth.workspaceId, body), "Device updated"), {
       parse: "json",
       body: UpdateDeviceBody,
       response: { 200: DeviceResponse, ...errorResponses(404) },
@@ -150,17 +150,21 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
           "it is given only the settings chosen here (the pause range once either end was set, the per-minute limit once set), the rest stay the phone's own.",
       },
     })
-    .get("/:device_id", ({ auth, params }) => ok(devices.present(devices.require(auth.workspaceId, params.device_id)), "Device fetched"), {
-      params: DeviceIdParams,
-      response: { 200: DeviceResponse, ...errorResponses(404) },
-      auth: "apiKey",
-      detail: {
-        summary: "Get a device",
-        description:
-          "`online` and, for paired phones, `notification_channel`: `sse` (holds the event stream) or `polling` (the app's AUTO channel with a push token: it only polls every 15 minutes, is counted online for that interval and 5 minutes more, and `channel_hint` tells how to switch it to SSE Only).",
+    .get(
+      "/:device_id",
+      async ({ auth, params }) => ok(devices.present(await devices.require(auth.workspaceId, params.device_id)), "Device fetched"),
+      {
+        params: DeviceIdParams,
+        response: { 200: DeviceResponse, ...errorResponses(404) },
+        auth: "apiKey",
+        detail: {
+          summary: "Get a device",
+          description:
+            "`online` and, for paired phones, `notification_channel`: `sse` (holds the event stream) or `polling` (the app's AUTO channel with a push token: it only polls every 15 minutes, is counted online for that interval and 5 minutes more, and `channel_hint` tells how to switch it to SSE Only).",
+        },
       },
-    })
-    .get("/:device_id/health", ({ auth, params }) => ok(devices.health(auth.workspaceId, params.device_id), "Device health"), {
+    )
+    .get("/:device_id/health", async ({ auth, params }) => ok(await devices.health(auth.workspaceId, params.device_id), "Device health"), {
       params: DeviceIdParams,
       response: { 200: DeviceHealthResponse, ...errorResponses(404) },
       auth: "apiKey",
@@ -176,7 +180,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
           "A phone falling under 15 % off the charger, or losing its connection, is announced once as `device.unhealthy`; its recovery as `device.healthy`.",
       },
     })
-    .get("/:device_id/stats", ({ auth, params }) => ok(devices.stats(auth.workspaceId, params.device_id), "Device stats"), {
+    .get("/:device_id/stats", async ({ auth, params }) => ok(await devices.stats(auth.workspaceId, params.device_id), "Device stats"), {
       params: DeviceIdParams,
       response: { 200: DeviceStatsResponse, ...errorResponses(404) },
       auth: "apiKey",
@@ -185,7 +189,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         description: "Notifications through this device: `sent` (sent or delivered), `failed`, `pending`.",
       },
     })
-    .get("/:device_id/usage", ({ auth, params }) => ok(devices.usage(auth, params.device_id), "Device usage"), {
+    .get("/:device_id/usage", async ({ auth, params }) => ok(await devices.usage(auth, params.device_id), "Device usage"), {
       params: DeviceIdParams,
       response: { 200: DeviceUsageResponse, ...errorResponses(404) },
       auth: "apiKey",
@@ -196,14 +200,18 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
           "`remaining`: what the whole account may still send this month. Unlimited plans answer -1 for both and `unlimited: true`.",
       },
     })
-    .get("/:device_id/rate-limit", ({ auth, params }) => ok(devices.rateLimit(auth.workspaceId, params.device_id), "Device rate limit"), {
-      params: DeviceIdParams,
-      response: { 200: DeviceRateLimitResponse, ...errorResponses(404) },
-      auth: "apiKey",
-      detail: {
-        summary: "Device rate-limit status",
-        description:
-          "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",
+    .get(
+      "/:device_id/rate-limit",
+      async ({ auth, params }) => ok(await devices.rateLimit(auth.workspaceId, params.device_id), "Device rate limit"),
+      {
+        params: DeviceIdParams,
+        response: { 200: DeviceRateLimitResponse, ...errorResponses(404) },
+        auth: "apiKey",
+        detail: {
+          summary: "Device rate-limit status",
+          description:
+            "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",
+        },
       },
-    });
+    );
 }

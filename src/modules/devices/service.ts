@@ -8,6 +8,7 @@ import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../channels/kinds";
 import type { PhoneHealth } from "../../db/schema";
+import type { Storage } from "../../db/storage";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 
@@ -108,13 +109,14 @@ export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: 
 }
 
 export interface DeviceHooks {
-  /** Runs inside the delete transaction, before the devices disappear. */
-  beforeRemove?: (ids: number[]) => void;
+  /** Runs inside the delete's unit of work, before the devices disappear. */
+  beforeRemove?: (ids: number[]) => Promise<void>;
   /** After a device's sending settings changed (a paired phone is told to fetch them again). */
   settingsChanged?: (device: DeviceRow) => void;
 }
 
 export function createDeviceService(
+  storage: Storage,
   repo: DeviceRepository,
   usage: UsageRepository,
   clock: Clock,
@@ -181,8 +183,8 @@ export function createDeviceService(
     };
   }
 
-  function require(workspaceId: number, id: number): DeviceRow {
-    const row = repo.get(workspaceId, id);
+  async function require(workspaceId: number, id: number): Promise<DeviceRow> {
+    const row = await repo.get(workspaceId, id);
     if (!row) throw new AppError("not_found", `device ${id} not found`);
     return row;
   }
@@ -194,10 +196,10 @@ export function createDeviceService(
    * and falls to nothing at 24 hours. A blocked device scores 0. A phone that reports its health has
    * that score multiplied by its condition (conditionOf).
    */
-  function health(workspaceId: number, id: number) {
-    const row = require(workspaceId, id);
+  async function health(workspaceId: number, id: number) {
+    const row = await require(workspaceId, id);
     const now = clock.now();
-    const { finished, failed } = repo.outcomesSince(row.id, now - 7 * DAY);
+    const { finished, failed } = await repo.outcomesSince(row.id, now - 7 * DAY);
     const failureRate = finished === 0 ? 0 : failed / finished;
     const online = isOnline(row, now, offlineAfterMs);
     const silence = allowedSilence(row, offlineAfterMs);
@@ -219,9 +221,9 @@ export function createDeviceService(
     };
   }
 
-  function stats(workspaceId: number, id: number) {
-    const row = require(workspaceId, id);
-    const c = repo.statusCounts(row.id);
+  async function stats(workspaceId: number, id: number) {
+    const row = await require(workspaceId, id);
+    const c = await repo.statusCounts(row.id);
     return {
       device_id: row.id,
       sent: (c.sent ?? 0) + (c.delivered ?? 0),
@@ -230,25 +232,25 @@ export function createDeviceService(
     };
   }
 
-  function usageOf(auth: AuthContext, id: number) {
-    const row = require(auth.workspaceId, id);
+  async function usageOf(auth: AuthContext, id: number) {
+    const row = await require(auth.workspaceId, id);
     const since = monthStart(clock.now());
-    const used = repo.smsCountSince(row.id, since);
+    const used = await repo.smsCountSince(row.id, since);
     const limit = auth.plan.monthlySmsLimit;
     if (limit === null) {
       return { device_id: row.id, period_start: iso(since), used, limit: -1, remaining: -1, unlimited: true };
     }
-    const accountUsed = usage.accountSmsSince(auth.accountId, since);
+    const accountUsed = await usage.accountSmsSince(auth.accountId, since);
     return { device_id: row.id, period_start: iso(since), used, limit, remaining: Math.max(0, limit - accountUsed), unlimited: false };
   }
 
   /** The device's pacing window: how many more messages it may be handed now. */
-  function rateLimit(workspaceId: number, id: number) {
-    const row = require(workspaceId, id);
+  async function rateLimit(workspaceId: number, id: number) {
+    const row = await require(workspaceId, id);
     const now = clock.now();
     const { window, limit } = pace(row);
     const windowStart = now - (now % window);
-    const handed = repo.dispatchedSince(row.id, windowStart);
+    const handed = await repo.dispatchedSince(row.id, windowStart);
     return {
       device_id: row.id,
       limit,
@@ -258,15 +260,15 @@ export function createDeviceService(
     };
   }
 
-  function list(workspaceId: number, q: { page?: number; limit?: number; status?: "active" | "inactive" }) {
+  async function list(workspaceId: number, q: { page?: number; limit?: number; status?: "active" | "inactive" }) {
     const page = q.page ?? 1;
     const limit = q.limit ?? 20;
-    const { rows, total } = repo.list(workspaceId, { status: q.status, offset: (page - 1) * limit, limit });
+    const { rows, total } = await repo.list(workspaceId, { status: q.status, offset: (page - 1) * limit, limit });
     return { devices: rows.map(present), pagination: { page, limit, total } };
   }
 
-  function exportRows(workspaceId: number, includeInactive: boolean) {
-    return repo.all(workspaceId, includeInactive).map(present);
+  async function exportRows(workspaceId: number, includeInactive: boolean) {
+    return (await repo.all(workspaceId, includeInactive)).map(present);
   }
 
   async function register(workspaceId: number, devices: RegisterItem[]) {
@@ -330,14 +332,14 @@ export function createDeviceService(
         throw new AppError("validation_error", `Invalid body field '${field}': ${problem}`, { field, location: "body", reason: problem });
       }
     }
-    const rows = repo.insertMany(prepared.map((p) => p.row));
+    const rows = await storage.transaction(() => repo.insertMany(prepared.map((p) => p.row)));
     return rows.map((row, i) => ({ ...present(row), device_token: prepared[i].token, external_id: row.externalId }));
   }
 
   /** All ids must be this workspace's devices, or nothing changes. */
-  function requireAll(workspaceId: number, ids: number[]): number[] {
+  async function requireAll(workspaceId: number, ids: number[]): Promise<number[]> {
     const unique = [...new Set(ids)];
-    const found = new Set(repo.getMany(workspaceId, unique).map((d) => d.id));
+    const found = new Set((await repo.getMany(workspaceId, unique)).map((d) => d.id));
     const missing = unique.filter((id) => !found.has(id));
     if (missing.length > 0) {
       throw new AppError("not_found", `device ${missing.join(", ")} not found; nothing was changed`, { not_found: missing });
@@ -345,26 +347,26 @@ export function createDeviceService(
     return unique;
   }
 
-  function remove(workspaceId: number, ids: number[]) {
-    const unique = requireAll(workspaceId, ids);
-    repo.transaction(() => {
-      hooks.beforeRemove?.(unique);
-      repo.softDelete(workspaceId, unique, clock.now());
+  async function remove(workspaceId: number, ids: number[]) {
+    const unique = await requireAll(workspaceId, ids);
+    await storage.transaction(async () => {
+      await hooks.beforeRemove?.(unique);
+      await repo.softDelete(workspaceId, unique, clock.now());
     });
     return { deleted: unique, count: unique.length };
   }
 
-  function setStatus(workspaceId: number, ids: number[], status: "active" | "inactive") {
-    const unique = requireAll(workspaceId, ids);
-    const rows = repo.setStatus(workspaceId, unique, status, clock.now());
+  async function setStatus(workspaceId: number, ids: number[], status: "active" | "inactive") {
+    const unique = await requireAll(workspaceId, ids);
+    const rows = await repo.setStatus(workspaceId, unique, status, clock.now());
     return { devices: rows.map(present), count: rows.length };
   }
 
-  function update(
+  async function update(
     workspaceId: number,
     input: { device_id: number; name?: string; send_limit_per_minute?: number; send_interval_min?: number; send_interval_max?: number },
   ) {
-    const row = require(workspaceId, input.device_id);
+    const row = await require(workspaceId, input.device_id);
     const min = input.send_interval_min ?? row.sendIntervalMin;
     const max = input.send_interval_max ?? row.sendIntervalMax;
     if (min > max) {
@@ -376,7 +378,7 @@ export function createDeviceService(
     }
     const chosen = new Set(row.userSettings ?? []);
     for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
-    const updated = repo.update(row.id, {
+    const updated = await repo.update(row.id, {
       name: input.name?.trim() ?? row.name,
       userSettings: [...chosen].sort(),
       sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
@@ -393,9 +395,9 @@ export function createDeviceService(
     pace,
     require,
     /** A device of the workspace as stored, or null. */
-    find: (workspaceId: number, id: number): DeviceRow | null => repo.get(workspaceId, id),
+    find: (workspaceId: number, id: number): Promise<DeviceRow | null> => repo.get(workspaceId, id),
     /** The workspace's devices as stored (the inactive ones too, with `includeInactive`). */
-    records: (workspaceId: number, includeInactive: boolean): DeviceRow[] => repo.all(workspaceId, includeInactive),
+    records: (workspaceId: number, includeInactive: boolean): Promise<DeviceRow[]> => repo.all(workspaceId, includeInactive),
     update,
     list,
     exportRows,

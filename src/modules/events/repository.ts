@@ -1,38 +1,43 @@
-// The outbox writes: an event row and one pending delivery per subscription that wants it. Run on
-// every state change of every notification, so the statements are prepared once.
-import type { Database, Statement } from "bun:sqlite";
-import type { event, webhookSubscription } from "../../db/schema";
+// The outbox writes: an event row and one pending delivery per subscription that wants it, on
+// every state change of every notification.
+import type { Executor } from "../../db/storage";
 
-/** `events` stays the stored JSON text here; the service decides what a subscriber wants. */
-type Subscriber = Pick<typeof webhookSubscription.$inferSelect, "id"> & { events: string };
-type EventRow = Omit<typeof event.$inferSelect, "data"> & { data: string };
+/** A subscription that may receive deliveries, with its event list parsed. */
+export interface Subscriber {
+  id: number;
+  events: string[];
+}
 
-export function createEventRepository(sqlite: Database) {
-  const insertEvent = sqlite.prepare<never, [string, number, string, string, number]>(
-    "INSERT INTO event (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
-  );
-  const subscribers: Statement<Subscriber, [number]> = sqlite.prepare(
-    // Failing subscriptions keep receiving deliveries: they wait, paused, until it is re-enabled.
+export interface NewEvent {
+  id: string;
+  workspaceId: number;
+  type: string;
+  /** The event's data as JSON text. */
+  data: string;
+  createdAt: number;
+}
+
+const SQL = {
+  insertEvent: "INSERT INTO event (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+  // Failing subscriptions keep receiving deliveries: they wait, paused, until it is re-enabled.
+  subscribers:
     "SELECT id, events FROM webhook_subscription WHERE workspace_id = ? AND status IN ('active', 'failing') AND deleted_at IS NULL",
-  );
-  const insertDelivery = sqlite.prepare<never, [string, number, string, number, number]>(
+  insertDelivery:
     "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
-  );
+};
 
+export function createEventRepository(db: Executor) {
   return {
-    insertEvent(row: EventRow): void {
-      insertEvent.run(row.id, row.workspaceId, row.type, row.data, row.createdAt);
-    },
+    insertEvent: async (e: NewEvent) => void (await db.run(SQL.insertEvent, [e.id, e.workspaceId, e.type, e.data, e.createdAt])),
     /** The workspace's subscriptions that receive deliveries (active or failing, not deleted). */
-    subscribersOf: (workspaceId: number): Subscriber[] => subscribers.all(workspaceId),
+    subscribersOf: async (workspaceId: number): Promise<Subscriber[]> =>
+      (await db.all<{ id: number; events: string }>(SQL.subscribers, [workspaceId])).map((r) => ({
+        id: r.id,
+        events: JSON.parse(r.events) as string[],
+      })),
     /** A pending delivery, due at once. */
-    insertDelivery(id: string, subscriptionId: number, eventId: string, now: number): void {
-      insertDelivery.run(id, subscriptionId, eventId, now, now);
-    },
-    /** Runs `fn` in one synchronous transaction (nested in the caller's, if any). */
-    transaction<T>(fn: () => T): T {
-      return sqlite.transaction(fn)();
-    },
+    insertDelivery: async (id: string, subscriptionId: number, eventId: string, now: number) =>
+      void (await db.run(SQL.insertDelivery, [id, subscriptionId, eventId, now, now])),
   };
 }
 

@@ -1,8 +1,8 @@
 // Events customers subscribe to. emit() writes the event and one delivery per matching
 // subscription in the caller's transaction — the same one as the change that caused it — so a
 // crash can never keep the change and lose its event (an outbox). The webhook worker delivers.
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import { randomBase62 } from "../../lib/tokens";
 import { createEventRepository } from "./repository";
 
@@ -48,30 +48,25 @@ export function eventEnvelope(
   return { id, type, created_at: new Date(createdAt).toISOString(), workspace_id: workspaceId, data };
 }
 
-export function createEventService(sqlite: Database, clock: Clock) {
-  const repo = createEventRepository(sqlite);
+export function createEventService(storage: Storage, clock: Clock) {
+  const repo = createEventRepository(storage);
 
-  function write(
+  async function write(
     workspaceId: number,
     type: EventType,
     data: Record<string, unknown>,
     only: number | null,
-  ): { eventId: string; deliveryIds: string[] } {
+  ): Promise<{ eventId: string; deliveryIds: string[] }> {
     const now = clock.now();
     const eventId = newEventId();
     const deliveryIds: string[] = [];
-    repo.transaction(() => {
-      repo.insertEvent({ id: eventId, workspaceId, type, data: JSON.stringify(data), createdAt: now });
+    await storage.transaction(async () => {
+      await repo.insertEvent({ id: eventId, workspaceId, type, data: JSON.stringify(data), createdAt: now });
       const targets =
-        only !== null
-          ? [only]
-          : repo
-              .subscribersOf(workspaceId)
-              .filter((sub) => wants(JSON.parse(sub.events) as string[], type))
-              .map((sub) => sub.id);
+        only !== null ? [only] : (await repo.subscribersOf(workspaceId)).filter((sub) => wants(sub.events, type)).map((sub) => sub.id);
       for (const subscriptionId of targets) {
         const deliveryId = newDeliveryId();
-        repo.insertDelivery(deliveryId, subscriptionId, eventId, now);
+        await repo.insertDelivery(deliveryId, subscriptionId, eventId, now);
         deliveryIds.push(deliveryId);
       }
     });
@@ -85,8 +80,8 @@ export function createEventService(sqlite: Database, clock: Clock) {
      * As emit, but writes nothing when no subscription wants the event: for frequent ones (a
      * phone's every health report) that would otherwise fill the event log unread.
      */
-    emitIfWanted(workspaceId: number, type: (typeof EVENT_TYPES)[number], data: Record<string, unknown>) {
-      if (!repo.subscribersOf(workspaceId).some((sub) => wants(JSON.parse(sub.events) as string[], type))) return null;
+    async emitIfWanted(workspaceId: number, type: (typeof EVENT_TYPES)[number], data: Record<string, unknown>) {
+      if (!(await repo.subscribersOf(workspaceId)).some((sub) => wants(sub.events, type))) return null;
       return write(workspaceId, type, data, null);
     },
     /** A `webhook.test` event for one subscription. */

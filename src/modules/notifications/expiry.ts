@@ -22,11 +22,11 @@ export function createExpiry(deps: {
    * paired phone already took up is given the phone's offline threshold to report its own
    * "TTL expired" (or that it was sent just in time) first.
    */
-  function expireDue(): number {
-    const ids = notifications.expiredWaiting(clock.now(), offlineAfterMs, BATCH);
+  async function expireDue(): Promise<number> {
+    const ids = await notifications.expiredWaiting(clock.now(), offlineAfterMs, BATCH);
     let failed = 0;
     for (const id of ids) {
-      const moved = state.transition(id, "failed", {
+      const moved = await state.transition(id, "failed", {
         errorCode: "expired",
         reason: "not sent before its valid_until (ttl)",
         detail: "expired: its time to live passed before it was sent",

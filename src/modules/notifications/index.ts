@@ -3,7 +3,7 @@
 // through, the service behind the notification routes and the expiry task, built here once.
 import type { DeviceKind } from "../../channels/kinds";
 import type { Clock } from "../../clock";
-import type { Db } from "../../db/client";
+import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";
 import { createUsageRepository } from "../usage/repository";
 import { createExpiry } from "./expiry";
@@ -12,21 +12,21 @@ import { createNotificationService } from "./service";
 import { createNotificationState } from "./state";
 
 export function createNotificationsModule(deps: {
-  db: Db;
+  storage: Storage;
   clock: Clock;
   credits: CreditService;
   /** The routes the worker dispatches (the rest are fetched by their devices). */
   dispatchedRoutes: DeviceKind[];
   offlineAfterMs: number;
 }) {
-  const { db, clock } = deps;
-  const repository = createNotificationRepository(db.$client, deps.dispatchedRoutes);
-  const state = createNotificationState(db.$client, clock, deps.credits);
+  const { clock } = deps;
+  const repository = createNotificationRepository(deps.storage, deps.dispatchedRoutes);
+  const state = createNotificationState(deps.storage, clock, deps.credits);
   return {
     repository,
-    usage: createUsageRepository(db),
+    usage: createUsageRepository(deps.storage),
     state,
-    service: createNotificationService(db.$client, repository, state),
+    service: createNotificationService(deps.storage, repository, state),
     expiry: createExpiry({ clock, notifications: repository, state, offlineAfterMs: deps.offlineAfterMs }),
   };
 }

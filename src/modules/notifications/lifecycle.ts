@@ -19,16 +19,20 @@ export interface LifecycleDeps {
 
 export function wireNotificationLifecycle({ state, notifications, sending, events, channelOf }: LifecycleDeps): void {
   // The event first, so a channel's reaction never runs for a change the outbox missed.
-  state.onTransition((before, to) => {
-    const after = state.get(before.id)!;
-    events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
+  state.onTransition(async (before, to) => {
+    const after = (await state.get(before.id))!;
+    await events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
   });
-  state.onTransition((before, to) => channelOf(before.route)?.transitioned?.(before, to));
-  notifications.onCancelled((n) => channelOf(n.route)?.cancelled?.(n));
-  sending.onAccepted((accepted) => {
+  state.onTransition(async (before, to) => {
+    await channelOf(before.route)?.transitioned?.(before, to);
+  });
+  notifications.onCancelled(async (n) => {
+    await channelOf(n.route)?.cancelled?.(n);
+  });
+  sending.onAccepted(async (accepted) => {
     const byKind = new Map<DeviceKind, typeof accepted>();
     for (const a of accepted) byKind.set(a.prepared.device.kind, [...(byKind.get(a.prepared.device.kind) ?? []), a]);
-    for (const [kind, own] of byKind) channelOf(kind)?.accepted?.(own);
+    for (const [kind, own] of byKind) await channelOf(kind)?.accepted?.(own);
   });
 }
 
@@ -39,6 +43,6 @@ const DEVICE_DELETED = { errorCode: "device_deleted", reason: "the device was de
  * Runs when devices are deleted (for `pendingOnDevices`), and in the worker for work due on a
  * device already gone.
  */
-export function failForDeletedDevice(state: NotificationState, notificationIds: number[]): void {
-  for (const id of notificationIds) state.transition(id, "failed", DEVICE_DELETED);
+export async function failForDeletedDevice(state: NotificationState, notificationIds: number[]): Promise<void> {
+  for (const id of notificationIds) await state.transition(id, "failed", DEVICE_DELETED);
 }

@@ -41,15 +41,24 @@ export interface ReportOptions {
 }
 
 /** Applies one report to a notification; true when its state changed. */
-export function applyReport(state: NotificationState, notificationId: number, report: Report, opts: ReportOptions = {}): boolean {
+export async function applyReport(
+  state: NotificationState,
+  notificationId: number,
+  report: Report,
+  opts: ReportOptions = {},
+): Promise<boolean> {
   const overridesCancel = opts.overridesCancel === true;
   switch (report.status) {
     case "sent":
       return state.transition(notificationId, "sent", { at: report.at, detail: report.detail, overridesCancel });
     case "delivered": {
       // A channel may skip straight to delivered; in our states sent comes first.
-      const sent = state.transition(notificationId, "sent", { at: report.sentAt ?? report.at, detail: report.detail, overridesCancel });
-      const delivered = state.transition(notificationId, "delivered", { at: report.at, detail: report.detail });
+      const sent = await state.transition(notificationId, "sent", {
+        at: report.sentAt ?? report.at,
+        detail: report.detail,
+        overridesCancel,
+      });
+      const delivered = await state.transition(notificationId, "delivered", { at: report.at, detail: report.detail });
       return sent || delivered;
     }
     case "failed":

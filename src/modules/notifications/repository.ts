@@ -1,7 +1,7 @@
-// Notification queries. The accept path and the worker's claim use prepared bun:sqlite statements:
-// they run for every message and should do no work that can be done once.
-import type { Database, Statement } from "bun:sqlite";
+// Notification queries, on the storage seam: the accept path and the worker's claim run these for
+// every message, so each is one statement the executor prepares once.
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
+import type { Executor, SqlParam } from "../../db/storage";
 import type { RawRow } from "../../db/raw-row";
 import type { notification } from "../../db/schema";
 
@@ -81,73 +81,65 @@ export interface ListFilters {
 /** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
 const HOUR_MS = 3_600_000;
 
-export function createNotificationRepository(sqlite: Database, dispatchedRoutes: readonly DeviceKind[]) {
+export function createNotificationRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
-  const insert: Statement<{ id: number }> = sqlite.prepare(`
+  const SQL = {
+    insert: `
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
       external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    RETURNING id`);
-  const byWorkspace: Statement<NotificationRecord, [number, number]> = sqlite.prepare(
-    "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
-  );
-  const logsOf: Statement<LogRecord, [number]> = sqlite.prepare(
-    "SELECT id, at, event, status, error_code, detail FROM notification_log WHERE notification_id = ? ORDER BY id",
-  );
-  // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
-  // (no sort of the whole backlog per claim); the routes' heads are merged in dueCandidates.
-  const dueOnRoute: Statement<NotificationRecord, [string, number, number, number]> = sqlite.prepare(`
+    RETURNING id`,
+    byWorkspace: "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
+    logsOf: "SELECT id, at, event, status, error_code, detail FROM notification_log WHERE notification_id = ? ORDER BY id",
+    // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
+    // (no sort of the whole backlog per claim); the routes' heads are merged in dueCandidates.
+    dueOnRoute: `
     SELECT * FROM notification
     WHERE stage = 'queued' AND route = ? AND next_attempt_at <= ?
       AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
-    ORDER BY next_attempt_at, id LIMIT ?`);
-  // Past their valid_until and not in a channel call: queued ones at once; ones a device holds
-  // unconfirmed (a phone that took it up) after `heldGrace`, leaving the device time to report its
-  // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them),
-  // and an interrupted attempt to the dispatcher, which asks the provider whether it went out first.
-  // (The first bound, the later of the two, lets the partial valid_until index take the range.)
-  const expiredWaiting: Statement<{ id: number }, [number, number, number, number]> = sqlite.prepare(`
+    ORDER BY next_attempt_at, id LIMIT ?`,
+    // Past their valid_until and not in a channel call: queued ones at once; ones a device holds
+    // unconfirmed (a phone that took it up) after `heldGrace`, leaving the device time to report its
+    // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them),
+    // and an interrupted attempt to the dispatcher, which asks the provider whether it went out first.
+    // (The first bound, the later of the two, lets the partial valid_until index take the range.)
+    expiredWaiting: `
     SELECT n.id FROM notification n INDEXED BY notification_valid_until_idx LEFT JOIN device d ON d.id = n.device_id
     WHERE n.status = 'pending' AND n.valid_until IS NOT NULL AND n.valid_until <= ?
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
-    ORDER BY n.valid_until LIMIT ?`);
-  const markDispatching = sqlite.prepare(`
+    ORDER BY n.valid_until LIMIT ?`,
+    markDispatching: `
     UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?
-    WHERE id = ? AND stage = 'queued'`);
-  const dispatchedSince: Statement<{ n: number }, [number, number]> = sqlite.prepare(
-    "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
-  );
-  const requeue = sqlite.prepare(`
+    WHERE id = ? AND stage = 'queued'`,
+    dispatchedSince: "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
+    requeue: `
     UPDATE notification SET stage = 'queued', next_attempt_at = ?, attempts = attempts - ?, needs_reconcile = ?, updated_at = ?
-    WHERE id = ? AND stage = 'dispatching'`);
-  const interrupted: Statement<{ id: number }, []> = sqlite.prepare("SELECT id FROM notification WHERE stage = 'dispatching'");
-  const markUncertain = sqlite.prepare(
-    "UPDATE notification SET stage = 'queued', needs_reconcile = 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
-  );
-  const byExternal: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
-    "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
-  );
-  const setExternal = sqlite.prepare("UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'");
-  const pendingOn = (count: number): Statement<{ id: number }, number[]> =>
-    sqlite.prepare(`SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`);
-  // Back to the queue on the next route: a fresh message as far as any channel can tell (no
-  // provider id, no attempts), keeping its id, history and due time.
-  const reroute = sqlite.prepare(`
+    WHERE id = ? AND stage = 'dispatching'`,
+    interrupted: "SELECT id FROM notification WHERE stage = 'dispatching'",
+    markUncertain:
+      "UPDATE notification SET stage = 'queued', needs_reconcile = 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
+    byExternal: "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
+    setExternal: "UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
+    pendingOn: (count: number) =>
+      `SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`,
+    // Back to the queue on the next route: a fresh message as far as any channel can tell (no
+    // provider id, no attempts), keeping its id, history and due time.
+    reroute: `
     UPDATE notification SET route = ?, delivery_type = ?, device_id = ?, template_id = ?, template_vars = ?, message = ?, segments = ?, cost = ?,
       external_id = ?, sim_number = ?, channel_payload = NULL, status = 'pending', stage = 'queued', next_attempt_at = ?, attempts = 0,
       needs_reconcile = 0, dispatched_at = NULL, sent_at = NULL, delivered_at = NULL, error_code = NULL, error_reason = NULL, cancel_pending = 0, updated_at = ?
-    WHERE id = ? AND status IN ('pending', 'sent')`);
-  const stranded: Statement<{ id: number }, (string | number)[]> = sqlite.prepare(`
+    WHERE id = ? AND status IN ('pending', 'sent')`,
+    stranded: `
     SELECT n.id FROM notification n INDEXED BY notification_failover_idx JOIN device d ON d.id = n.device_id
     WHERE n.routes IS NOT NULL AND n.status = 'pending' AND n.stage = 'queued' AND n.dispatched_at IS NULL
       AND n.route NOT IN (${routeList}) AND n.next_attempt_at <= ?
       AND (d.last_seen_at IS NULL OR (d.push_token IS NULL AND d.last_seen_at < ?) OR (d.push_token IS NOT NULL AND d.last_seen_at < ?))
-    ORDER BY n.id LIMIT ?`);
-  const externalTaken: Statement<{ id: number }, [string, number]> = sqlite.prepare(
-    "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
-  );
+    ORDER BY n.id LIMIT ?`,
+    externalTaken: "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
+    noneBetween: "SELECT 1 AS one FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1",
+  };
 
   /**
    * The workspace's notifications matching the filters, counted from the hourly counts the
@@ -155,7 +147,10 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
    * ends (and a range shorter than two hours) count rows, on the (workspace, status, created_at)
    * or (workspace, created_at) index. Exact, and a handful of index reads however many rows.
    */
-  function count(workspaceId: number, f: { status?: NotificationStatus; deliveryType?: DeliveryType; from?: number; to?: number }): number {
+  async function count(
+    workspaceId: number,
+    f: { status?: NotificationStatus; deliveryType?: DeliveryType; from?: number; to?: number },
+  ): Promise<number> {
     const from = f.from ?? Number.MIN_SAFE_INTEGER;
     const to = f.to ?? Number.MAX_SAFE_INTEGER;
     if (to < from) return 0;
@@ -169,45 +164,43 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
     };
     if (f.status) both("status = ?", f.status);
     if (f.deliveryType) both("delivery_type = ?", f.deliveryType);
-    const rowsBetween = (a: number, b: number) =>
+    const rowsBetween = async (a: number, b: number) =>
       a > b
         ? 0
-        : (
-            sqlite
-              .query(`SELECT count(*) AS n FROM notification WHERE ${rowWhere.join(" AND ")} AND created_at >= ? AND created_at <= ?`)
-              .get(workspaceId, ...extra, a, b) as { n: number }
-          ).n;
+        : (await db.get<{ n: number }>(
+            `SELECT count(*) AS n FROM notification WHERE ${rowWhere.join(" AND ")} AND created_at >= ? AND created_at <= ?`,
+            [workspaceId, ...extra, a, b],
+          ))!.n;
     // Hours [first, end) lie wholly inside [from, to].
     const first = f.from === undefined ? Number.MIN_SAFE_INTEGER : Math.ceil(from / HOUR_MS);
     const end = f.to === undefined ? Number.MAX_SAFE_INTEGER : Math.floor((to + 1) / HOUR_MS);
     if (end <= first) return rowsBetween(from, to);
-    const hours = (a: number, b: number) =>
-      (
-        sqlite
-          .query(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`)
-          .get(workspaceId, ...extra, a, b) as { n: number }
-      ).n;
+    const hours = async (a: number, b: number) =>
+      (await db.get<{ n: number }>(
+        `SELECT coalesce(sum(n), 0) AS n FROM notification_hourly WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`,
+        [workspaceId, ...extra, a, b],
+      ))!.n;
     // A partial hour at an end is counted whole from the rollup when none of its rows lies outside
     // the range (the usual case for the hour under way: nothing is created after "now"); else row by row.
-    const noneBetween = (a: number, b: number) =>
-      a > b ||
-      !sqlite
-        .query("SELECT 1 FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1")
-        .get(workspaceId, a, b);
+    const noneBetween = async (a: number, b: number) => a > b || !(await db.get(SQL.noneBetween, [workspaceId, a, b]));
     const head =
       f.from === undefined
         ? 0
-        : noneBetween((first - 1) * HOUR_MS, from - 1)
-          ? hours(first - 1, first)
-          : rowsBetween(from, first * HOUR_MS - 1);
+        : (await noneBetween((first - 1) * HOUR_MS, from - 1))
+          ? await hours(first - 1, first)
+          : await rowsBetween(from, first * HOUR_MS - 1);
     const tail =
-      f.to === undefined ? 0 : noneBetween(to + 1, (end + 1) * HOUR_MS - 1) ? hours(end, end + 1) : rowsBetween(end * HOUR_MS, to);
-    return hours(first, end) + head + tail;
+      f.to === undefined
+        ? 0
+        : (await noneBetween(to + 1, (end + 1) * HOUR_MS - 1))
+          ? await hours(end, end + 1)
+          : await rowsBetween(end * HOUR_MS, to);
+    return (await hours(first, end)) + head + tail;
   }
 
   return {
-    insert(n: NewNotification): number {
-      return insert.get(
+    async insert(n: NewNotification): Promise<number> {
+      const row = await db.get<{ id: number }>(SQL.insert, [
         n.workspaceId,
         n.apiKeyId,
         n.deliveryType,
@@ -233,56 +226,55 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
         n.fallback ? JSON.stringify(n.fallback) : null,
         n.createdAt,
         n.createdAt,
-      )!.id;
+      ]);
+      return row!.id;
     },
 
-    get: (workspaceId: number, id: number): NotificationRecord | null => byWorkspace.get(workspaceId, id),
+    get: (workspaceId: number, id: number): Promise<NotificationRecord | null> =>
+      db.get<NotificationRecord>(SQL.byWorkspace, [workspaceId, id]),
     /**
      * Due messages on a failover order that their device has not taken up, on the routes whose
      * devices fetch their own messages (paired phones), whose device has been silent since before
      * its cut-off: `streamCut` for a phone that keeps an event stream, `pollCut` for one that polls.
      */
-    stranded(now: number, streamCut: number, pollCut: number, limit: number): number[] {
-      return stranded.all(...dispatchedRoutes, now, streamCut, pollCut, limit).map((r) => r.id);
+    async stranded(now: number, streamCut: number, pollCut: number, limit: number): Promise<number[]> {
+      return (await db.all<{ id: number }>(SQL.stranded, [...dispatchedRoutes, now, streamCut, pollCut, limit])).map((r) => r.id);
     },
     /** Moves a notification to another route (failover); false when it is no longer pending or sent. */
-    reroute(id: number, r: Reroute, now: number): boolean {
-      return (
-        reroute.run(
-          r.route,
-          r.deliveryType,
-          r.deviceId,
-          r.templateId,
-          r.templateVars ? JSON.stringify(r.templateVars) : null,
-          r.message,
-          r.segments,
-          r.cost,
-          r.externalId,
-          r.simNumber,
-          now,
-          now,
-          id,
-        ).changes > 0
-      );
+    async reroute(id: number, r: Reroute, now: number): Promise<boolean> {
+      const result = await db.run(SQL.reroute, [
+        r.route,
+        r.deliveryType,
+        r.deviceId,
+        r.templateId,
+        r.templateVars ? JSON.stringify(r.templateVars) : null,
+        r.message,
+        r.segments,
+        r.cost,
+        r.externalId,
+        r.simNumber,
+        now,
+        now,
+        id,
+      ]);
+      return result.changes > 0;
     },
-    logs: (id: number): LogRecord[] => logsOf.all(id),
-    byExternalId: (externalId: string, deviceId: number): NotificationRecord | null => byExternal.get(externalId, deviceId),
+    logs: (id: number): Promise<LogRecord[]> => db.all<LogRecord>(SQL.logsOf, [id]),
+    byExternalId: (externalId: string, deviceId: number): Promise<NotificationRecord | null> =>
+      db.get<NotificationRecord>(SQL.byExternal, [externalId, deviceId]),
     /** The notifications still waiting on these devices. */
-    pendingOnDevices: (deviceIds: number[]): number[] =>
-      deviceIds.length === 0
-        ? []
-        : pendingOn(deviceIds.length)
-            .all(...deviceIds)
-            .map((r) => r.id),
-    externalIdTaken: (externalId: string, exceptId: number): boolean => externalTaken.get(externalId, exceptId) !== null,
+    pendingOnDevices: async (deviceIds: number[]): Promise<number[]> =>
+      deviceIds.length === 0 ? [] : (await db.all<{ id: number }>(SQL.pendingOn(deviceIds.length), deviceIds)).map((r) => r.id),
+    externalIdTaken: async (externalId: string, exceptId: number): Promise<boolean> =>
+      (await db.get(SQL.externalTaken, [externalId, exceptId])) !== null,
 
     /**
      * Claims a channel's message id for a notification mid-attempt; false when another notification
      * already owns it (the unique index decides, so two claims of one id cannot both win).
      */
-    claimExternalId(id: number, externalId: string, now: number): boolean {
+    async claimExternalId(id: number, externalId: string, now: number): Promise<boolean> {
       try {
-        return setExternal.run(externalId, now, id).changes === 1;
+        return (await db.run(SQL.setExternal, [externalId, now, id])).changes === 1;
       } catch (error) {
         const e = error as Error & { code?: string };
         if (e.code === "SQLITE_CONSTRAINT_UNIQUE" || /UNIQUE constraint failed/.test(e.message)) return false;
@@ -290,9 +282,9 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
       }
     },
 
-    list(workspaceId: number, f: ListFilters, offset: number, limit: number) {
+    async list(workspaceId: number, f: ListFilters, offset: number, limit: number) {
       const where = ["workspace_id = ?"];
-      const args: (string | number)[] = [workspaceId];
+      const args: SqlParam[] = [workspaceId];
       const and = (clause: string, value: string | number) => {
         where.push(clause);
         args.push(value);
@@ -305,43 +297,46 @@ export function createNotificationRepository(sqlite: Database, dispatchedRoutes:
       if (f.deviceId !== undefined) and("device_id = ?", f.deviceId);
       if (f.text) and("message LIKE ? ESCAPE '\\'", `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       const clause = where.join(" AND ");
-      const rows = sqlite
-        .query(`SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
-        .all(...args, limit, offset) as NotificationRecord[];
+      const rows = await db.all<NotificationRecord>(
+        `SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+        [...args, limit, offset],
+      );
       // Filters the hourly counts know (status, channel, a time range) are counted from them; the
       // others (recipient, device, text) count the matching rows.
       const byHours = f.recipient === undefined && f.deviceId === undefined && !f.text;
       const total = byHours
-        ? count(workspaceId, { status: f.status, deliveryType: f.deliveryType, from: f.from, to: f.to })
-        : (sqlite.query(`SELECT count(*) AS n FROM notification WHERE ${clause}`).get(...args) as { n: number }).n;
+        ? await count(workspaceId, { status: f.status, deliveryType: f.deliveryType, from: f.from, to: f.to })
+        : (await db.get<{ n: number }>(`SELECT count(*) AS n FROM notification WHERE ${clause}`, args))!.n;
       return { rows, total };
     },
 
     count,
 
     /** Queued work on the dispatched routes that is due, oldest first. */
-    dueCandidates(now: number, limit: number): NotificationRecord[] {
-      const rows = dispatchedRoutes.flatMap((route) => dueOnRoute.all(route, now, now, limit));
+    async dueCandidates(now: number, limit: number): Promise<NotificationRecord[]> {
+      const rows: NotificationRecord[] = [];
+      for (const route of dispatchedRoutes) rows.push(...(await db.all<NotificationRecord>(SQL.dueOnRoute, [route, now, now, limit])));
       if (dispatchedRoutes.length < 2) return rows;
       return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id).slice(0, limit);
     },
     /** Pending notifications whose valid_until passed (see the statement), soonest first. */
-    expiredWaiting: (now: number, heldGrace: number, limit: number): number[] =>
-      expiredWaiting.all(now, now, now - heldGrace, limit).map((r) => r.id),
-    dispatchedSince: (deviceId: number, since: number) => dispatchedSince.get(deviceId, since)!.n,
+    expiredWaiting: async (now: number, heldGrace: number, limit: number): Promise<number[]> =>
+      (await db.all<{ id: number }>(SQL.expiredWaiting, [now, now, now - heldGrace, limit])).map((r) => r.id),
+    dispatchedSince: async (deviceId: number, since: number): Promise<number> =>
+      (await db.get<{ n: number }>(SQL.dispatchedSince, [deviceId, since]))!.n,
 
     /** Takes a queued notification for one attempt; false when someone else took it first. */
-    claim: (id: number, now: number) => markDispatching.run(now, now, id).changes === 1,
+    claim: async (id: number, now: number): Promise<boolean> => (await db.run(SQL.markDispatching, [now, now, id])).changes === 1,
 
     /** Puts a dispatching notification back in the queue, to try again at `at`. */
-    requeue(id: number, at: number, now: number, opts: { countAttempt: boolean; reconcile: boolean }) {
-      requeue.run(at, opts.countAttempt ? 0 : 1, opts.reconcile ? 1 : 0, now, id);
+    async requeue(id: number, at: number, now: number, opts: { countAttempt: boolean; reconcile: boolean }): Promise<void> {
+      await db.run(SQL.requeue, [at, opts.countAttempt ? 0 : 1, opts.reconcile ? 1 : 0, now, id]);
     },
 
     /** After a crash: what was mid-call goes back to the queue, flagged to ask the channel first. */
-    recoverInterrupted(now: number): number[] {
-      const ids = interrupted.all().map((r) => r.id);
-      for (const id of ids) markUncertain.run(now, now, id);
+    async recoverInterrupted(now: number): Promise<number[]> {
+      const ids = (await db.all<{ id: number }>(SQL.interrupted)).map((r) => r.id);
+      for (const id of ids) await db.run(SQL.markUncertain, [now, now, id]);
       return ids;
     },
   };
@@ -371,33 +366,34 @@ export interface StatusMove {
 
 /**
  * The state machine's statements (state.ts): every status change of every notification runs them,
- * inside its transaction, so they are prepared once, one UPDATE per target status.
+ * inside its unit of work, one UPDATE per target status.
  */
-export function createStatusRepository(sqlite: Database) {
-  const byId: Statement<NotificationRecord, [number]> = sqlite.prepare("SELECT * FROM notification WHERE id = ?");
-  const insertLog = sqlite.prepare(
-    "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)",
-  );
+export function createStatusRepository(db: Executor) {
   const updates = Object.fromEntries(
     (Object.keys(TIME_COLUMN) as (keyof typeof TIME_COLUMN)[]).map((to) => [
       to,
-      sqlite.prepare(
-        `UPDATE notification SET status = ?, stage = ?, ${TIME_COLUMN[to]} = coalesce(${TIME_COLUMN[to]}, ?), updated_at = ?,
+      `UPDATE notification SET status = ?, stage = ?, ${TIME_COLUMN[to]} = coalesce(${TIME_COLUMN[to]}, ?), updated_at = ?,
            external_id = coalesce(?, external_id), error_code = coalesce(?, error_code), error_reason = coalesce(?, error_reason),
            needs_reconcile = 0, cancel_pending = 0
          WHERE id = ? AND status = ?`,
-      ),
     ]),
-  ) as Record<keyof typeof TIME_COLUMN, Statement>;
+  ) as Record<keyof typeof TIME_COLUMN, string>;
 
   return {
-    byId: (id: number): NotificationRecord | null => byId.get(id),
-    insertLog(id: number, at: number, event: string, status: string | null, errorCode: string | null, detail: string | null) {
-      insertLog.run(id, at, event, status, errorCode, detail);
+    byId: (id: number): Promise<NotificationRecord | null> => db.get<NotificationRecord>("SELECT * FROM notification WHERE id = ?", [id]),
+    async insertLog(id: number, at: number, event: string, status: string | null, errorCode: string | null, detail: string | null) {
+      await db.run("INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)", [
+        id,
+        at,
+        event,
+        status,
+        errorCode,
+        detail,
+      ]);
     },
     /** Moves one notification's status; false when it no longer had `from`. */
-    move: (id: number, m: StatusMove): boolean =>
-      updates[m.to].run(m.to, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason, id, m.from).changes > 0,
+    move: async (id: number, m: StatusMove): Promise<boolean> =>
+      (await db.run(updates[m.to], [m.to, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason, id, m.from])).changes > 0,
   };
 }
 

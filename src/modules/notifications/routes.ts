@@ -21,19 +21,23 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
   return new Elysia({ tags: ["Notifications"] })
     .use(declaredAuth())
     .use(models)
-    .get("/v1/api/notification/list", ({ auth, query }) => ok(notifications.list(auth.workspaceId, query), "Notifications fetched"), {
-      query: NotificationListQuery,
-      response: { 200: NotificationListResponse, ...errorResponses() },
-      auth: "apiKey",
-      detail: {
-        summary: "List notifications",
-        description:
-          "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
+    .get(
+      "/v1/api/notification/list",
+      async ({ auth, query }) => ok(await notifications.list(auth.workspaceId, query), "Notifications fetched"),
+      {
+        query: NotificationListQuery,
+        response: { 200: NotificationListResponse, ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "List notifications",
+          description:
+            "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
+        },
       },
-    })
+    )
     .post(
       "/v1/api/notification/cancel",
-      ({ auth, body }) => ok(notifications.cancel(auth.workspaceId, body.notification_id), "Notification cancelled"),
+      async ({ auth, body }) => ok(await notifications.cancel(auth.workspaceId, body.notification_id), "Notification cancelled"),
       {
         parse: "json",
         body: CancelBody,
@@ -50,7 +54,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
     )
     .get(
       "/v1/api/notification/:notification_id",
-      ({ auth, params }) => ok(notifications.detail(auth.workspaceId, params.notification_id), "Notification fetched"),
+      async ({ auth, params }) => ok(await notifications.detail(auth.workspaceId, params.notification_id), "Notification fetched"),
       {
         params: NotificationIdParams,
         response: { 200: NotificationDetailResponse, ...errorResponses(404) },
@@ -64,8 +68,8 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
     )
     .get(
       "/v1/messages/:notification_id",
-      ({ auth, params }) => {
-        const n = presentNotification(notifications.require(auth.workspaceId, params.notification_id));
+      async ({ auth, params }) => {
+        const n = presentNotification(await notifications.require(auth.workspaceId, params.notification_id));
         return ok(
           {
             messageId: String(n.notification_id),

@@ -1,6 +1,6 @@
 // Reading notifications, and cancelling one that has not reached its channel yet.
+import type { Storage } from "../../db/storage";
 import { ROUTE_NAMES, type DeliveryType, type DeviceKind } from "../../channels/kinds";
-import type { Database } from "bun:sqlite";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
@@ -60,20 +60,20 @@ function parseInstant(value: string | undefined, field: string, endOfDay: boolea
   return dateOnly && endOfDay ? ms + 86_399_999 : ms;
 }
 
-export function createNotificationService(sqlite: Database, repo: NotificationRepository, state: NotificationState) {
-  function require(workspaceId: number, id: number): NotificationRecord {
-    const n = repo.get(workspaceId, id);
+export function createNotificationService(storage: Storage, repo: NotificationRepository, state: NotificationState) {
+  async function require(workspaceId: number, id: number): Promise<NotificationRecord> {
+    const n = await repo.get(workspaceId, id);
     if (!n) throw new AppError("not_found", `notification ${id} not found`);
     return n;
   }
 
-  const cancelListeners: ((n: NotificationRecord) => void)[] = [];
+  const cancelListeners: ((n: NotificationRecord) => void | Promise<void>)[] = [];
 
   return {
     require,
 
     /** A notification of the workspace as stored, or null. */
-    find: (workspaceId: number, id: number): NotificationRecord | null => repo.get(workspaceId, id),
+    find: (workspaceId: number, id: number): Promise<NotificationRecord | null> => repo.get(workspaceId, id),
     /** A page of the workspace's notifications as stored, newest first, with the total. */
     records: (workspaceId: number, filters: ListFilters, offset: number, limit: number) => repo.list(workspaceId, filters, offset, limit),
     /** Every attempt and change recorded for a notification, oldest first. */
@@ -81,12 +81,12 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
     /** How many of the workspace's notifications match (from the hourly rollup). */
     count: (workspaceId: number, filters: Parameters<NotificationRepository["count"]>[1]) => repo.count(workspaceId, filters),
 
-    detail(workspaceId: number, id: number) {
-      const n = require(workspaceId, id);
-      return { ...presentNotification(n), logs: repo.logs(n.id).map(presentLog) };
+    async detail(workspaceId: number, id: number) {
+      const n = await require(workspaceId, id);
+      return { ...presentNotification(n), logs: (await repo.logs(n.id)).map(presentLog) };
     },
 
-    list(
+    async list(
       workspaceId: number,
       q: {
         status?: NotificationStatus;
@@ -109,7 +109,7 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
       }
       filters.from = parseInstant(q.from, "from", false);
       filters.to = parseInstant(q.to, "to", true);
-      const { rows, total } = repo.list(workspaceId, filters, (page - 1) * limit, limit);
+      const { rows, total } = await repo.list(workspaceId, filters, (page - 1) * limit, limit);
       return { notifications: rows.map(presentNotification), pagination: { page, limit, total } };
     },
 
@@ -117,9 +117,9 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
      * Cancels a pending notification that no channel has taken yet (a phone has not reported it
      * processed; a provider has not been called). Otherwise 409 not_cancellable.
      */
-    cancel(workspaceId: number, id: number) {
-      const result = sqlite.transaction(() => {
-        const n = require(workspaceId, id);
+    async cancel(workspaceId: number, id: number) {
+      const result = await storage.transaction(async () => {
+        const n = await require(workspaceId, id);
         if (n.status !== "pending" || n.stage !== "queued") {
           throw new AppError(
             "not_cancellable",
@@ -129,14 +129,14 @@ export function createNotificationService(sqlite: Database, repo: NotificationRe
             { status: n.status },
           );
         }
-        state.transition(n.id, "cancelled", { reason: "cancelled by API request", detail: "cancelled by API request" });
+        await state.transition(n.id, "cancelled", { reason: "cancelled by API request", detail: "cancelled by API request" });
         return n;
-      })();
-      for (const listener of cancelListeners) listener(result);
-      return presentNotification(require(workspaceId, id));
+      });
+      for (const listener of cancelListeners) await listener(result);
+      return presentNotification(await require(workspaceId, id));
     },
 
-    onCancelled(listener: (n: NotificationRecord) => void) {
+    onCancelled(listener: (n: NotificationRecord) => void | Promise<void>) {
       cancelListeners.push(listener);
     },
   };

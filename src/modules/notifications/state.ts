@@ -1,9 +1,9 @@
 // The notification state machine. Every status change anywhere (worker, provider callbacks, the
 // phone, the chat-app platform, cancel) goes through transition(), which keeps status monotonic,
 // writes the log row, refunds credits on failure or cancel, and calls the listeners (events,
-// threads) inside the same synchronous transaction.
-import type { Database } from "bun:sqlite";
+// threads) inside the same unit of work.
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";
 import { createStatusRepository, type NotificationRecord, type NotificationStatus, type Stage } from "./repository";
 
@@ -48,9 +48,13 @@ export interface TransitionOptions {
 export type FailoverHook = (
   before: NotificationRecord,
   failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean },
-) => boolean;
+) => Promise<boolean>;
 
-export type TransitionListener = (before: NotificationRecord, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions) => void;
+export type TransitionListener = (
+  before: NotificationRecord,
+  to: Exclude<NotificationStatus, "pending">,
+  opts: TransitionOptions,
+) => void | Promise<void>;
 
 const STAGE_AFTER: Record<NotificationStatus, Stage> = {
   pending: "queued",
@@ -60,8 +64,8 @@ const STAGE_AFTER: Record<NotificationStatus, Stage> = {
   cancelled: "done",
 };
 
-export function createNotificationState(sqlite: Database, clock: Clock, credits: CreditService) {
-  const repo = createStatusRepository(sqlite);
+export function createNotificationState(storage: Storage, clock: Clock, credits: CreditService) {
+  const repo = createStatusRepository(storage);
 
   const listeners: TransitionListener[] = [];
   let failover: FailoverHook | null = null;
@@ -70,27 +74,28 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
     id: number,
     event: string,
     fields: { status?: string | null; errorCode?: string | null; detail?: string | null; at?: number } = {},
-  ) {
-    repo.insertLog(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
+  ): Promise<void> {
+    return repo.insertLog(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
   }
 
   /** Moves a notification to `to` if the rules allow; returns whether anything changed. */
-  function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): boolean {
-    return sqlite.transaction(() => {
-      const before = repo.byId(id);
+  function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): Promise<boolean> {
+    return storage.transaction(async () => {
+      const before = await repo.byId(id);
       if (!before) return false;
       const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancel_pending === 1 && to !== "cancelled";
       if (!reopened && !canMove(before.status, to)) return false;
       if (
         to === "failed" &&
         !reopened &&
-        failover?.(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone })
+        failover &&
+        (await failover(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone }))
       )
         return true;
       const now = clock.now();
       const at = opts.at ?? now;
       const failing = to === "failed";
-      const moved = repo.move(id, {
+      const moved = await repo.move(id, {
         to,
         from: before.status,
         stage: STAGE_AFTER[to],
@@ -102,18 +107,18 @@ export function createNotificationState(sqlite: Database, clock: Clock, credits:
       });
       if (!moved) return false;
       const detail = opts.detail ?? opts.reason ?? null;
-      log(id, to, {
+      await log(id, to, {
         status: to,
         errorCode: failing ? opts.errorCode : null,
         detail: reopened ? `${detail ?? to}; the phone already had it when it was cancelled` : detail,
         at,
       });
       if (failing || to === "cancelled") {
-        credits.refund(before.workspace_id, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
+        await credits.refund(before.workspace_id, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
       }
-      for (const listener of listeners) listener(before, to, opts);
+      for (const listener of listeners) await listener(before, to, opts);
       return true;
-    })();
+    });
   }
 
   return {

@@ -28,13 +28,13 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
   return new Elysia({ prefix: "/v1", tags: ["Overview aliases"] })
     .use(declaredAuth())
     .use(models)
-    .get("/contacts", ({ auth, query }) => ok(contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
+    .get("/contacts", async ({ auth, query }) => ok(await contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
       query: ContactListQuery,
       response: { 200: ContactListResponse, ...errorResponses() },
       auth: "apiKey",
       detail: { summary: "List contacts (overview form)", description: "Alias of GET /api/contact/list." },
     })
-    .post("/contacts", ({ auth, body }) => ok(contacts.create(auth.workspaceId, body), "Contact created"), {
+    .post("/contacts", async ({ auth, body }) => ok(await contacts.create(auth.workspaceId, body), "Contact created"), {
       parse: "json",
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
@@ -43,7 +43,8 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
     })
     .put(
       "/contacts/:contact_id",
-      ({ auth, params, body }) => ok(contacts.update(auth.workspaceId, { ...body, contact_id: params.contact_id }), "Contact updated"),
+      async ({ auth, params, body }) =>
+        ok(await contacts.update(auth.workspaceId, { ...body, contact_id: params.contact_id }), "Contact updated"),
       {
         parse: "json",
         params: ContactIdParams,
@@ -53,13 +54,17 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
         detail: { summary: "Update a contact (overview form)", description: "Alias of POST /api/contact/update with the id in the path." },
       },
     )
-    .delete("/contacts/:contact_id", ({ auth, params }) => ok(contacts.remove(auth.workspaceId, params.contact_id), "Contact deleted"), {
-      params: ContactIdParams,
-      response: { 200: ContactDeletedResponse, ...errorResponses(404) },
-      auth: "apiKey",
-      detail: { summary: "Delete a contact (overview form)", description: "Alias of POST /api/contact/delete." },
-    })
-    .get("/templates", ({ auth, query }) => ok(templates.list(auth.workspaceId, query), "Templates fetched"), {
+    .delete(
+      "/contacts/:contact_id",
+      async ({ auth, params }) => ok(await contacts.remove(auth.workspaceId, params.contact_id), "Contact deleted"),
+      {
+        params: ContactIdParams,
+        response: { 200: ContactDeletedResponse, ...errorResponses(404) },
+        auth: "apiKey",
+        detail: { summary: "Delete a contact (overview form)", description: "Alias of POST /api/contact/delete." },
+      },
+    )
+    .get("/templates", async ({ auth, query }) => ok(await templates.list(auth.workspaceId, query), "Templates fetched"), {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
       auth: "apiKey",

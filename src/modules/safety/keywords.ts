@@ -15,7 +15,7 @@ export interface KeywordDeps {
 const LONGEST = 64;
 
 export function createKeywordHook({ safety, reply }: KeywordDeps): InboundHook {
-  return (m, stored) => {
+  return async (m, stored) => {
     if (m.body.length > LONGEST) return;
     const keyword = safety.keywordOf(m.workspaceId, m.body);
     if (keyword === null) return;
@@ -30,11 +30,11 @@ export function createKeywordHook({ safety, reply }: KeywordDeps): InboundHook {
     let text: string;
     if (keyword === "opt_out") {
       // A repeated STOP changes nothing and gets no second confirmation.
-      if (!safety.optOut(m.workspaceId, m.from, ctx)) return;
+      if (!(await safety.optOut(m.workspaceId, m.from, ctx))) return;
       text = settings.optOutReply;
     } else if (keyword === "opt_in") {
       // "YES" from someone who never opted out is an ordinary answer, not a request.
-      if (!safety.optIn(m.workspaceId, m.from, ctx)) return;
+      if (!(await safety.optIn(m.workspaceId, m.from, ctx))) return;
       text = settings.optInReply;
     } else {
       text = settings.helpReply;

@@ -54,9 +54,9 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
   /** Opts the body's number out or back in (audit source `api`); the reply says whether anything changed. */
   const change =
     (action: "optOut" | "optIn", changedMessage: string, unchangedMessage: string) =>
-    ({ auth, body }: { auth: { workspaceId: number }; body: typeof ChangeBody.static }) => {
+    async ({ auth, body }: { auth: { workspaceId: number }; body: typeof ChangeBody.static }) => {
       const phone = requirePhone(body.phone);
-      const changed = safety[action](auth.workspaceId, phone, { source: "api", reason: body.reason?.trim() || null });
+      const changed = await safety[action](auth.workspaceId, phone, { source: "api", reason: body.reason?.trim() || null });
       return ok({ ...safety.status(auth.workspaceId, phone), changed }, changed ? changedMessage : unchangedMessage);
     };
   return new Elysia({ tags: ["Safe sending"] })
@@ -64,9 +64,9 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
     .use(models)
     .get(
       "/v1/api/optout/list",
-      ({ auth, query }) =>
+      async ({ auth, query }) =>
         ok(
-          safety.list(auth.workspaceId, {
+          await safety.list(auth.workspaceId, {
             phone: query.phone === undefined ? null : requirePhone(query.phone),
             active: query.active === true,
             page: query.page ?? 1,
@@ -108,7 +108,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
         "Takes the number off the suppression list (audit source `api`, event `contact.opted_in`). Only do this when the person asked for it. Not opted out: 200 with `changed: false`.",
       ),
     )
-    .get("/v1/api/workspace/settings", ({ auth }) => ok(safety.presentSettings(auth.workspaceId), "Settings fetched"), {
+    .get("/v1/api/workspace/settings", async ({ auth }) => ok(await safety.presentSettings(auth.workspaceId), "Settings fetched"), {
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
       detail: {
@@ -117,21 +117,25 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
           "The workspace's quiet hours, opt-out, opt-in and help keywords with their replies, and default failover routes, defaults filled in.",
       },
     })
-    .post("/v1/api/workspace/settings", ({ auth, body }) => ok(safety.updateSettings(auth.workspaceId, body), "Settings saved"), {
-      parse: "json",
-      body: SettingsBody,
-      transform: refuseUnknownFields(SettingsBody),
-      response: { 200: Envelope(Settings), ...errorResponses() },
-      auth: "apiKey",
-      detail: {
-        summary: "Change safe-sending settings",
-        description:
-          "Changes the fields given; the others stay. `quiet_hours` `{start, end}` (HH:MM, 24-hour) in the recipient's local time: the contact's `timezone`, else the most populous zone " +
-          "of the number's country. A send due inside them is held until they end (the reply's `scheduled_at`); `priority` ≥ 100 and `transactional: true` sends are not held. " +
-          "`quiet_hours: null` turns them off. Keyword lists are whole-message words, matched case- and space-insensitively; an empty list turns that rule off, null restores the defaults " +
-          "(opt-out STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT; opt-in START, UNSTOP, YES; help HELP, INFO). A word in two lists: 400 `keyword_conflict`. " +
-          "Replies: an empty string sends none, null restores the default. `default_routes`: the failover order for sends that name neither `routes` nor `device_id` " +
-          `(routes: ${ROUTE_NAMES_DOC}); it applies to the sends of the channels it names, null turns it off.`,
+    .post(
+      "/v1/api/workspace/settings",
+      async ({ auth, body }) => ok(await safety.updateSettings(auth.workspaceId, body), "Settings saved"),
+      {
+        parse: "json",
+        body: SettingsBody,
+        transform: refuseUnknownFields(SettingsBody),
+        response: { 200: Envelope(Settings), ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "Change safe-sending settings",
+          description:
+            "Changes the fields given; the others stay. `quiet_hours` `{start, end}` (HH:MM, 24-hour) in the recipient's local time: the contact's `timezone`, else the most populous zone " +
+            "of the number's country. A send due inside them is held until they end (the reply's `scheduled_at`); `priority` ≥ 100 and `transactional: true` sends are not held. " +
+            "`quiet_hours: null` turns them off. Keyword lists are whole-message words, matched case- and space-insensitively; an empty list turns that rule off, null restores the defaults " +
+            "(opt-out STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT; opt-in START, UNSTOP, YES; help HELP, INFO). A word in two lists: 400 `keyword_conflict`. " +
+            "Replies: an empty string sends none, null restores the default. `default_routes`: the failover order for sends that name neither `routes` nor `device_id` " +
+            `(routes: ${ROUTE_NAMES_DOC}); it applies to the sends of the channels it names, null turns it off.`,
+        },
       },
-    });
+    );
 }

@@ -2,9 +2,9 @@
 // dashboard or an import), the keywords an inbound message may carry, and quiet hours. The send
 // path asks `refusal` and `quietHold` before it stores a message; an opt-out fails the messages to
 // that number that no channel holds yet, in the same transaction.
-import type { Database } from "bun:sqlite";
 import type { DeliveryType } from "../../channels/kinds";
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import type { OptOutSource } from "../../db/schema";
 import { AppError } from "../../http/errors";
 import { quietUntil, zoneForNumber } from "../../lib/quiet-hours";
@@ -16,7 +16,7 @@ import type { OptOutEventRecord, SafetyRepository, SuppressionRecord } from "./r
 import { applyChange, normalizeKeyword, presentSettings, settingsFrom, type SafetySettings, type SettingsChange } from "./settings";
 
 export interface SafetyDeps {
-  sqlite: Database;
+  storage: Storage;
   clock: Clock;
   repo: SafetyRepository;
   state: NotificationState;
@@ -38,7 +38,7 @@ export interface ChangeContext {
 export type Keyword = "opt_out" | "opt_in" | "help";
 
 export function createSafetyService(deps: SafetyDeps) {
-  const { sqlite, clock, repo, state, events } = deps;
+  const { storage, clock, repo, state, events } = deps;
   // Read on every send: kept in memory, replaced on every write (one process owns the database).
   const cache = new Map<number, SafetySettings>();
 
@@ -71,12 +71,21 @@ export function createSafetyService(deps: SafetyDeps) {
   }
 
   /**
-   * Drops a workspace's set now and again once the current synchronous transaction is over
-   * (committed or rolled back), so a read in between cannot leave an uncommitted state behind.
+   * Drops a workspace's set now and again once the unit of work that changed it is over (see
+   * optOut and optIn), so a read in between cannot leave an uncommitted state behind.
    */
   function forget(workspaceId: number) {
     suppressed.delete(workspaceId);
-    queueMicrotask(() => suppressed.delete(workspaceId));
+    storage.afterCommit(() => suppressed.delete(workspaceId));
+  }
+
+  /** Runs a change to a workspace's suppressions as a unit; its set is read afresh afterwards, whatever the outcome. */
+  async function changing<T>(workspaceId: number, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await storage.transaction(fn);
+    } finally {
+      suppressed.delete(workspaceId);
+    }
   }
 
   /** The 403 a send to a suppressed number gets, or null when it may go. */
@@ -112,7 +121,13 @@ export function createSafetyService(deps: SafetyDeps) {
   }
 
   /** A change that happened: the in-memory set dropped, the audit row written, the event emitted. */
-  function record(workspaceId: number, phone: string, action: "opted_out" | "opted_in", ctx: ChangeContext, at: number) {
+  async function record(
+    workspaceId: number,
+    phone: string,
+    action: "opted_out" | "opted_in",
+    ctx: ChangeContext,
+    at: number,
+  ): Promise<void> {
     forget(workspaceId);
     const change = {
       reason: ctx.reason ?? null,
@@ -121,7 +136,7 @@ export function createSafetyService(deps: SafetyDeps) {
       deviceId: ctx.deviceId ?? null,
     };
     repo.addEvent({ workspaceId, phone, action, source: ctx.source, ...change, at });
-    events.emit(workspaceId, action === "opted_out" ? "contact.opted_out" : "contact.opted_in", {
+    await events.emit(workspaceId, action === "opted_out" ? "contact.opted_out" : "contact.opted_in", {
       phone,
       source: ctx.source,
       reason: change.reason,
@@ -137,30 +152,30 @@ export function createSafetyService(deps: SafetyDeps) {
    * Suppresses a number: audited, announced (contact.opted_out), and every message to it that no
    * channel holds yet fails with recipient_opted_out (refunded). False when it was suppressed already.
    */
-  function optOut(workspaceId: number, phone: string, ctx: ChangeContext): boolean {
-    return sqlite.transaction(() => {
+  function optOut(workspaceId: number, phone: string, ctx: ChangeContext): Promise<boolean> {
+    return changing(workspaceId, async () => {
       const now = clock.now();
       if (!repo.suppress(workspaceId, phone, now, ctx.source, ctx.reason ?? null)) return false;
-      record(workspaceId, phone, "opted_out", ctx, now);
+      await record(workspaceId, phone, "opted_out", ctx, now);
       for (const id of repo.waitingTo(workspaceId, phone)) {
-        state.transition(id, "failed", {
+        await state.transition(id, "failed", {
           errorCode: "recipient_opted_out",
           reason: `${phone} opted out (${ctx.source}) before the message went`,
           detail: `recipient opted out (${ctx.source}); not sent`,
         });
       }
       return true;
-    })();
+    });
   }
 
   /** Lifts a suppression: audited and announced (contact.opted_in). False when there was none. */
-  function optIn(workspaceId: number, phone: string, ctx: ChangeContext): boolean {
-    return sqlite.transaction(() => {
+  function optIn(workspaceId: number, phone: string, ctx: ChangeContext): Promise<boolean> {
+    return changing(workspaceId, async () => {
       const now = clock.now();
       if (!repo.unsuppress(workspaceId, phone)) return false;
-      record(workspaceId, phone, "opted_in", ctx, now);
+      await record(workspaceId, phone, "opted_in", ctx, now);
       return true;
-    })();
+    });
   }
 
   /** Which keyword a whole inbound text is, if any. */

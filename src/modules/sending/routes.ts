@@ -22,13 +22,13 @@ import {
   SendSmsBody,
   SimpleSendBody,
 } from "./model";
-import type { ItemResult, Prepared, SendInput } from "./service";
+import { newPrepareCache, type ItemResult, type PrepareCache, type Prepared, type SendInput } from "./service";
 
 /** What the send routes use of the container. */
 export interface SendingRouteDeps {
   idempotency: IdempotencyStore;
   sending: SendingService;
-  credits: { balance(workspaceId: number): number };
+  credits: { balance(workspaceId: number): Promise<number> };
 }
 
 type SendSmsFields = typeof SendSmsBody.static;
@@ -83,7 +83,7 @@ function presentSend<B>(
   auth: AuthContext,
   route: string,
   body: unknown,
-  prepare: (auth: AuthContext) => (Prepared | AppError)[],
+  prepare: (auth: AuthContext) => Promise<(Prepared | AppError)[]>,
   present: (results: ItemResult[]) => Reply<B>,
 ): Promise<B> {
   return s.idempotency.reply(
@@ -92,7 +92,7 @@ function presentSend<B>(
     { workspaceId: auth.workspaceId, route, body },
     {
       prepare: () => prepare(auth),
-      commit: (items) => present(s.sending.accept(auth, items)),
+      commit: async (items) => present(await s.sending.accept(auth, items)),
     },
   );
 }
@@ -113,14 +113,14 @@ function checkBulkItems(messages: unknown[]) {
 let sendBodyCheck: TypeCheck<typeof SendSmsBody> | undefined;
 
 /** Checks one bulk item against the send schema without failing the others. */
-function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown): Prepared | AppError {
+async function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown, seen: PrepareCache): Promise<Prepared | AppError> {
   sendBodyCheck ??= TypeCompiler.Compile(SendSmsBody);
   if (!sendBodyCheck.Check(item)) {
     const problem = describeValidationError({ type: "body", valueError: sendBodyCheck.Errors(item).First() });
     return new AppError("validation_error", validationMessage(problem), { field: problem.field, reason: problem.reason });
   }
   try {
-    return s.sending.prepare(auth, toSendInput(item));
+    return await s.sending.prepare(auth, toSendInput(item), seen);
   } catch (error) {
     if (error instanceof AppError) return error;
     throw error;
@@ -133,7 +133,7 @@ function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unknown):
  */
 export function sendHandlers(s: SendingRouteDeps) {
   const single = (route: string) => (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
-    presentSend(s, request, set, auth, route, body, (auth) => [s.sending.prepare(auth, toSendInput(body))], singleReply);
+    presentSend(s, request, set, auth, route, body, async (auth) => [await s.sending.prepare(auth, toSendInput(body))], singleReply);
   return {
     long: { path: "/v1/notification/sms/api/send", schema: SendSmsBody, handle: single("sms.send") },
     short: { path: "/v1/api/sms/send", schema: SimpleSendBody, handle: single("api.sms.send") },
@@ -148,9 +148,12 @@ export function sendHandlers(s: SendingRouteDeps) {
           auth,
           "api.sms.send.bulk",
           body,
-          (auth) => {
+          async (auth) => {
             checkBulkItems(body.messages);
-            return body.messages.map((item) => prepareBulkItem(s, auth, item));
+            const seen = newPrepareCache();
+            const items: (Prepared | AppError)[] = [];
+            for (const item of body.messages) items.push(await prepareBulkItem(s, auth, item, seen));
+            return items;
           },
           bulkReply,
         ),
@@ -166,9 +169,9 @@ export function sendHandlers(s: SendingRouteDeps) {
           auth,
           "sms.send.overview",
           body,
-          (auth) => {
+          async (auth) => {
             const { to, ...rest } = body;
-            return [s.sending.prepare(auth, toSendInput({ ...rest, recipient_contact: to }))];
+            return [await s.sending.prepare(auth, toSendInput({ ...rest, recipient_contact: to }))];
           },
           overviewReply,
         ),
@@ -230,14 +233,14 @@ export function sendingRoutes(s: SendingRouteDeps) {
     })
     .post(
       "/v1/api/sms/preview",
-      ({ auth, body }) => {
+      async ({ auth, body }) => {
         const input = toSendInput(body);
         const text =
           typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
-        const result = s.sending.preview(auth, input);
+        const result = await s.sending.preview(auth, input);
         // An id the caller cannot see is answered as the send answers it, not described.
         if (result.refusal?.status === 404) throw result.refusal;
-        return ok(previewReply(result, text, s.credits.balance(auth.workspaceId)), "Preview");
+        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId)), "Preview");
       },
       {
         parse: "json",

@@ -1,12 +1,11 @@
 // Accepting a message: every check of spec sections 4 and 7 that can be made before anything is
-// written, then the writes (store the notification, debit its credits) inside the group commit's
-// shared transaction. After commit, listeners wake whoever carries it. It answers with data; the
+// written, then the writes (store the notification, debit its credits) in the caller's unit of
+// work (batched with its turn's others: the group commit). After commit, listeners wake whoever carries it. It answers with data; the
 // routes present it, and src/http/idempotency keeps the reply for repeats.
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
-import type { GroupCommit } from "../../db/group-commit";
+import type { Storage } from "../../db/storage";
 import { toE164 } from "../../lib/phone";
 import { parseScheduleTime, requireTimeZone } from "../../lib/schedule";
 import { countSegments } from "../../lib/segments";
@@ -129,7 +128,11 @@ export type ItemResult = { ok: true; accepted: Accepted } | { ok: false; error: 
  * A check a channel adds to the common ones (the chat-app window, blocked numbers, …). It throws
  * an AppError to refuse, and returns what it changes (another device of the channel), if anything.
  */
-export type ChannelCheck = (auth: AuthContext, prepared: Prepared, input: SendInput) => Partial<Pick<Prepared, "device">> | undefined;
+export type ChannelCheck = (
+  auth: AuthContext,
+  prepared: Prepared,
+  input: SendInput,
+) => Partial<Pick<Prepared, "device">> | undefined | Promise<Partial<Pick<Prepared, "device">> | undefined>;
 
 /**
  * Failures no other route changes: the recipient opted out, the message expired or was cancelled,
@@ -144,7 +147,8 @@ const STRANDED_BATCH = 100;
 const PAST_GRACE_MS = 1000;
 
 export interface SendingDeps {
-  sqlite: Database;
+  /** The unit of work a stranded message's failover runs in. */
+  storage: Storage;
   clock: Clock;
   devices: DeviceRepository;
   templates: TemplateRepository;
@@ -152,8 +156,6 @@ export interface SendingDeps {
   state: NotificationState;
   credits: CreditService;
   usage: UsageRepository;
-  /** The shared transaction accepts are written in. */
-  commits: GroupCommit;
   threads: ThreadRepository;
   /** What each channel (device kind) asks of the send path. */
   channels: readonly ChannelTraits[];
@@ -166,7 +168,7 @@ export interface SendingDeps {
 }
 
 export function createSendingService(deps: SendingDeps) {
-  const { sqlite, clock, devices, templates, notifications, state, credits, usage, commits, threads } = deps;
+  const { storage, clock, devices, templates, notifications, state, credits, usage, threads } = deps;
   const channelChecks = Object.fromEntries(DELIVERY_TYPES.map((d) => [d, [] as ChannelCheck[]])) as Record<DeliveryType, ChannelCheck[]>;
   /** The kinds of device that carry each delivery type, and each kind's traits. */
   const CARRIERS = Object.fromEntries(
@@ -175,13 +177,21 @@ export function createSendingService(deps: SendingDeps) {
   const traits = new Map(deps.channels.map((c) => [c.kind, c]));
   const needsPresence = (device: DeviceRow) => traits.get(device.kind)?.needsPresence === true;
   const isOnline = (device: DeviceRow, now: number) => isDeviceOnline(device, now, deps.offlineAfterMs);
-  const acceptedListeners: ((accepted: Accepted[]) => void)[] = [];
+  const acceptedListeners: ((accepted: Accepted[]) => void | Promise<void>)[] = [];
+  /** After commit: every listener hears of what was stored; one that fails is reported and does not stop the others. */
+  const announceAccepted = (accepted: Accepted[]) => {
+    for (const listener of acceptedListeners) {
+      Promise.resolve()
+        .then(() => listener(accepted))
+        .catch((error: unknown) => console.error("an accept listener failed", error));
+    }
+  };
 
-  function resolveTemplate(workspaceId: number, ref: string | number, channel: DeliveryType): TemplateRow {
+  async function resolveTemplate(workspaceId: number, ref: string | number, channel: DeliveryType): Promise<TemplateRow> {
     const text = String(ref).trim();
     let row: TemplateRow | null = null;
-    if (/^\d+$/.test(text)) row = templates.get(workspaceId, Number(text));
-    else if (text) row = templates.visibleByCode(workspaceId, text);
+    if (/^\d+$/.test(text)) row = await templates.get(workspaceId, Number(text));
+    else if (text) row = await templates.visibleByCode(workspaceId, text);
     if (!row) throw new AppError("not_found", `template ${text || "(empty)"} not found`, { field: "template_id" });
     if (row.channel !== channel) {
       throw new AppError("validation_error", `template ${row.id} is a ${row.channel} template and cannot be sent as ${channel}`, {
@@ -203,17 +213,15 @@ export function createSendingService(deps: SendingDeps) {
     return row;
   }
 
-  // A bulk request prepares its items one after another in one synchronous run: they share one
-  // read of the workspace's devices, dropped as soon as that run is over (nothing can change them
-  // in between), instead of a read per item.
-  const devicesThisTurn = new Map<number, DeviceRow[]>();
-  function activeDevices(workspaceId: number): DeviceRow[] {
-    let rows = devicesThisTurn.get(workspaceId);
-    if (!rows) {
-      rows = devices.all(workspaceId, false);
-      if (devicesThisTurn.size === 0) queueMicrotask(() => devicesThisTurn.clear());
-      devicesThisTurn.set(workspaceId, rows);
-    }
+  /**
+   * The workspace's devices, read once per request: a bulk request's items share one read (the
+   * `seen` of its prepare calls) instead of a read per item.
+   */
+  async function activeDevices(workspaceId: number, seen: PrepareCache | undefined): Promise<DeviceRow[]> {
+    const cached = seen?.devices.get(workspaceId);
+    if (cached) return cached;
+    const rows = await devices.all(workspaceId, false);
+    seen?.devices.set(workspaceId, rows);
     return rows;
   }
 
@@ -222,18 +230,19 @@ export function createSendingService(deps: SendingDeps) {
    * `kind` narrows the choice to one route's devices (a failover send); a named device of another
    * kind is then left for its own route.
    */
-  function chooseDevice(
+  async function chooseDevice(
     workspaceId: number,
     channel: DeliveryType,
     ref: string | number | null | undefined,
     immediate: boolean,
-    kind: DeviceKind | null = null,
-  ): DeviceRow {
+    kind: DeviceKind | null,
+    seen: PrepareCache | undefined,
+  ): Promise<DeviceRow> {
     const now = clock.now();
     const carries = (k: DeviceKind) => (kind === null ? CARRIERS[channel].includes(k) : k === kind);
     if (ref !== undefined && ref !== null && String(ref).trim() !== "") {
       const text = String(ref).trim();
-      const device = /^\d+$/.test(text) ? devices.get(workspaceId, Number(text)) : null;
+      const device = /^\d+$/.test(text) ? await devices.get(workspaceId, Number(text)) : null;
       if (!device) throw new AppError("not_found", `device ${text} not found`, { field: "device_id" });
       if (kind === null || device.kind === kind) {
         if (!carries(device.kind)) {
@@ -247,7 +256,7 @@ export function createSendingService(deps: SendingDeps) {
         return device;
       }
     }
-    const candidates = activeDevices(workspaceId).filter((d) => carries(d.kind));
+    const candidates = (await activeDevices(workspaceId, seen)).filter((d) => carries(d.kind));
     if (candidates.length === 0) {
       const what = kind !== null ? ROUTE_DESCRIPTION[kind] : channel === "sms" ? "SMS (phone or cloud number) device" : "chat-app device";
       throw new AppError("no_active_device", `No active ${what} in this workspace`, { channel, ...(kind !== null ? { route: kind } : {}) });
@@ -308,7 +317,7 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /** The text a template or `message` makes, for one channel. */
-  function contentFor(
+  async function contentFor(
     auth: AuthContext,
     channel: DeliveryType,
     templateRef: string | number | null | undefined,
@@ -317,7 +326,7 @@ export function createSendingService(deps: SendingDeps) {
   ) {
     const hasTemplate = templateRef !== undefined && templateRef !== null && String(templateRef).trim() !== "";
     if (hasTemplate) {
-      const template = resolveTemplate(auth.workspaceId, templateRef!, channel);
+      const template = await resolveTemplate(auth.workspaceId, templateRef!, channel);
       const templateVars = checkVariables(template.id, template.variables, template.channel, variables);
       return { template, templateVars, message: renderTemplate(template.body, templateVars) };
     }
@@ -338,12 +347,12 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /** The failover order a send follows: its own `routes`, else the workspace's default for its channel, else none. */
-  function routeOrder(auth: AuthContext, input: SendInput): DeviceKind[] | null {
+  async function routeOrder(auth: AuthContext, input: SendInput): Promise<DeviceKind[] | null> {
     if (input.routes !== undefined && input.routes !== null) {
       const kinds = parseRoutes("routes", input.routes);
       const named = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
       if (named && /^\d+$/.test(String(input.deviceId).trim())) {
-        const device = devices.get(auth.workspaceId, Number(String(input.deviceId).trim()));
+        const device = await devices.get(auth.workspaceId, Number(String(input.deviceId).trim()));
         if (device && !kinds.includes(device.kind)) {
           throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device, a route this send does not name`, {
             device_id: device.id,
@@ -354,14 +363,17 @@ export function createSendingService(deps: SendingDeps) {
       return kinds;
     }
     if (input.system || (input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "")) return null;
-    const fallbackOrder = deps.safety.settings(auth.workspaceId).defaultRoutes;
+    const fallbackOrder = (await deps.safety.settings(auth.workspaceId)).defaultRoutes;
     // A default order applies to the channels it names: a chat-app send keeps its channel under an SMS-only order.
     if (!fallbackOrder?.some((k) => CARRIERS[input.channel].includes(k))) return null;
     return fallbackOrder;
   }
 
-  /** Every check that needs no write. Throws the first problem as an AppError. */
-  function prepare(auth: AuthContext, input: SendInput): Prepared {
+  /**
+   * Every check that needs no write. Throws the first problem as an AppError. The items of one
+   * request pass the same `seen` (newPrepareCache), so they share the reads that cannot differ.
+   */
+  async function prepare(auth: AuthContext, input: SendInput, seen?: PrepareCache): Promise<Prepared> {
     const recipient = toE164(input.recipient);
     if (!recipient) {
       throw new AppError(
@@ -373,11 +385,11 @@ export function createSendingService(deps: SendingDeps) {
       );
     }
     if (!input.system) {
-      const refused = deps.safety.refusal(auth.workspaceId, recipient);
+      const refused = await deps.safety.refusal(auth.workspaceId, recipient);
       if (refused) throw refused;
     }
-    const routes = routeOrder(auth, input);
-    const { template, templateVars, message } = contentFor(auth, input.channel, input.templateId, input.variables, input.message);
+    const routes = await routeOrder(auth, input);
+    const { template, templateVars, message } = await contentFor(auth, input.channel, input.templateId, input.variables, input.message);
     if (routes === null) checkLength(auth, input.channel, message);
     if (!auth.plan.allowUrls) {
       const url = findUrl(message);
@@ -387,7 +399,7 @@ export function createSendingService(deps: SendingDeps) {
     const chatappTemplateId = input.chatappTemplateId ?? null;
     if (chatappTemplateId !== null && String(chatappTemplateId).trim() !== "") {
       // Checked now, so a mistake is a 400 today rather than a failure when the route is reached.
-      const fallbackTemplate = resolveTemplate(auth.workspaceId, chatappTemplateId, "chatapp");
+      const fallbackTemplate = await resolveTemplate(auth.workspaceId, chatappTemplateId, "chatapp");
       checkVariables(fallbackTemplate.id, fallbackTemplate.variables, "chatapp", input.variables);
     }
 
@@ -408,7 +420,7 @@ export function createSendingService(deps: SendingDeps) {
     // the recipient's own transactions excepted).
     let quietHold: Common["quietHold"] = null;
     if (!input.system && input.transactional !== true && (input.priority ?? 0) < PRIORITY_EXPEDITED) {
-      quietHold = deps.safety.quietHold(auth.workspaceId, recipient, scheduleAt ?? clock.now());
+      quietHold = await deps.safety.quietHold(auth.workspaceId, recipient, scheduleAt ?? clock.now());
       if (quietHold) scheduleAt = quietHold.until;
     }
 
@@ -424,13 +436,13 @@ export function createSendingService(deps: SendingDeps) {
       quietHold,
       fallback: routes !== null && chatappTemplateId !== null ? { chatappTemplateId, variables: input.variables } : null,
     };
-    if (routes === null) return prepareRoute(auth, input, common, null, null);
+    if (routes === null) return prepareRoute(auth, input, common, null, null, seen);
 
     // Failover: the first route that can take it; the ones that cannot at all are skipped.
     const skipped: Prepared["skipped"] = [];
     for (const kind of routes) {
       try {
-        return { ...prepareRoute(auth, input, common, kind, routes), skipped };
+        return { ...(await prepareRoute(auth, input, common, kind, routes, seen)), skipped };
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         skipped.push({ route: kind, error });
@@ -457,18 +469,19 @@ export function createSendingService(deps: SendingDeps) {
    * another channel than the send's, an SMS route sends the text as it is; a chat-app route sends
    * it freeform while the 24-hour window is open, else the fallback chat-app template.
    */
-  function prepareRoute(
+  async function prepareRoute(
     auth: AuthContext,
     input: SendInput,
     common: Common,
     kind: DeviceKind | null,
     routes: DeviceKind[] | null,
-  ): Prepared {
+    seen?: PrepareCache,
+  ): Promise<Prepared> {
     const channel: DeliveryType = kind === null ? input.channel : traits.get(kind)!.deliveryType;
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
     checkLength(auth, channel, content.message);
-    const device = chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind);
+    const device = await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen);
     // On a failover send the SIM is the phone's business; other routes leave it out.
     const simNumber = kind === null || traits.get(kind)?.needsPresence ? (input.simNumber ?? null) : null;
     // Only a paired phone has SIMs to choose from; a cloud number would silently send from its own.
@@ -514,9 +527,9 @@ export function createSendingService(deps: SendingDeps) {
         fallback: common.fallback,
       };
     };
-    const runChecks = (p: Prepared): Prepared => {
+    const runChecks = async (p: Prepared): Promise<Prepared> => {
       for (const check of channelChecks[channel]) {
-        const change = check(
+        const change = await check(
           auth,
           p,
           input.deviceId !== undefined && kind !== null && p.device.kind !== kind ? { ...input, deviceId: null } : input,
@@ -527,26 +540,26 @@ export function createSendingService(deps: SendingDeps) {
     };
     let prepared: Prepared;
     try {
-      prepared = runChecks(build(content));
+      prepared = await runChecks(build(content));
     } catch (error) {
       // A closed chat-app window on a failover route: the fallback template, if the send named one.
       const fallbackRef = common.fallback?.chatappTemplateId;
       if (!(error instanceof AppError) || error.code !== "window_closed" || channel !== "chatapp" || content.template || !fallbackRef)
         throw error;
-      const fallback = contentFor(auth, "chatapp", fallbackRef, common.fallback?.variables, null);
-      prepared = runChecks(build(fallback));
+      const fallback = await contentFor(auth, "chatapp", fallbackRef, common.fallback?.variables, null);
+      prepared = await runChecks(build(fallback));
     }
     // A route that cannot pay is a route that cannot take it (a later one may); one that is used pays in store().
     if (kind !== null) {
-      const short = credits.shortfall(auth.workspaceId, prepared.cost);
+      const short = await credits.shortfall(auth.workspaceId, prepared.cost);
       if (short) throw short;
     }
     return prepared;
   }
 
   /** The sent message in its conversation: chat-app threads are per business number. */
-  function addToThread(workspaceId: number, p: Prepared, notificationId: number, at: number) {
-    threads.add({
+  async function addToThread(workspaceId: number, p: Prepared, notificationId: number, at: number): Promise<void> {
+    await threads.add({
       workspaceId,
       channel: p.channel,
       threadDeviceId: p.channel === "chatapp" ? p.device.id : 0,
@@ -561,9 +574,9 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /** The plan's monthly SMS allowance, counted up to the rows written just before. */
-  function refusedByPlan(auth: AuthContext, p: Prepared, now: number): AppError | null {
+  async function refusedByPlan(auth: AuthContext, p: Prepared, now: number): Promise<AppError | null> {
     if (p.channel !== "sms" || auth.plan.monthlySmsLimit === null) return null;
-    const used = usage.accountSmsSince(auth.accountId, monthStart(now));
+    const used = await usage.accountSmsSince(auth.accountId, monthStart(now));
     if (used < auth.plan.monthlySmsLimit) return null;
     return new AppError(
       "free_tier_exhausted",
@@ -577,10 +590,11 @@ export function createSendingService(deps: SendingDeps) {
    * hold) and the refusal a real send would answer with, if any (an opt-out, an offline phone,
    * the plan or the balance).
    */
-  function preview(auth: AuthContext, input: SendInput): { prepared: Prepared | null; refusal: AppError | null } {
+  async function preview(auth: AuthContext, input: SendInput): Promise<{ prepared: Prepared | null; refusal: AppError | null }> {
     try {
-      const prepared = prepare(auth, input);
-      return { prepared, refusal: refusedByPlan(auth, prepared, clock.now()) ?? credits.shortfall(auth.workspaceId, prepared.cost) };
+      const prepared = await prepare(auth, input);
+      const refusal = (await refusedByPlan(auth, prepared, clock.now())) ?? (await credits.shortfall(auth.workspaceId, prepared.cost));
+      return { prepared, refusal };
     } catch (error) {
       if (error instanceof AppError) return { prepared: null, refusal: error };
       throw error;
@@ -588,13 +602,11 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /** Plan and credit checks that must see the rows written just before, then the writes. */
-  function store(auth: AuthContext, p: Prepared): number {
+  async function store(auth: AuthContext, p: Prepared): Promise<number> {
     const now = clock.now();
-    // Every refusal comes before the first write, so a refused item leaves nothing to undo and
-    // needs no savepoint of its own (the group commit's job has one around the whole request).
-    const refusal = refusedByPlan(auth, p, now) ?? credits.shortfall(auth.workspaceId, p.cost);
+    const refusal = (await refusedByPlan(auth, p, now)) ?? (await credits.shortfall(auth.workspaceId, p.cost));
     if (refusal) throw refusal;
-    const id = notifications.insert({
+    const id = await notifications.insert({
       workspaceId: auth.workspaceId,
       apiKeyId: auth.keyId,
       deliveryType: p.channel,
@@ -621,23 +633,23 @@ export function createSendingService(deps: SendingDeps) {
       fallback: p.fallback,
       createdAt: now,
     });
-    credits.debit(auth.workspaceId, p.cost, id);
+    await credits.debit(auth.workspaceId, p.cost, id);
     // Its outbound thread message follows from the notification (threads.catchUp).
-    state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
+    await state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
       status: "pending",
       detail: p.scheduleAt
         ? `scheduled for ${new Date(p.scheduleAt).toISOString()}${p.timezone ? ` (${p.timezone})` : ""} via device ${p.device.id}`
         : `queued for device ${p.device.id} (${p.device.kind})`,
     });
     for (const skip of p.skipped) {
-      state.log(id, "route_skipped", {
+      await state.log(id, "route_skipped", {
         status: "pending",
         errorCode: String(skip.error.publicCode ?? skip.error.code),
         detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}`,
       });
     }
     if (p.quietHold) {
-      state.log(id, "quiet_hours", {
+      await state.log(id, "quiet_hours", {
         status: "pending",
         detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}`,
       });
@@ -646,27 +658,31 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /**
-   * Stores each prepared item (one that fails its plan or credit check is refused before it writes
-   * anything, so the others stand), and returns every item's result. It runs inside a job of the group
-   * commit (`commits.submit`), so the caller may write what belongs with it (an idempotent reply)
-   * in the same transaction; the accept listeners hear of the stored items once that commits.
+   * Stores each prepared item, each in a savepoint of its own (one refused by its plan or credit
+   * check, or failing half-way, leaves nothing and the others stand), and returns every item's
+   * result. Called inside a unit of work (`storage.transaction`), so the caller may write what
+   * belongs with it (an idempotent reply) in the same one; the accept listeners hear of the stored
+   * items once it commits.
    */
-  function accept(auth: AuthContext, items: (Prepared | AppError)[]): ItemResult[] {
-    const results: ItemResult[] = items.map((item) => {
-      if (item instanceof AppError) return { ok: false, error: item };
-      try {
-        const id = sqlite.inTransaction ? store(auth, item) : sqlite.transaction(() => store(auth, item))();
-        return { ok: true, accepted: { notificationId: id, prepared: item } };
-      } catch (error) {
-        if (error instanceof AppError) return { ok: false, error };
-        throw error;
+  async function accept(auth: AuthContext, items: (Prepared | AppError)[]): Promise<ItemResult[]> {
+    if (!storage.inTransaction) throw new Error("sending.accept runs inside a unit of work (storage.transaction)");
+    const results: ItemResult[] = [];
+    for (const item of items) {
+      if (item instanceof AppError) {
+        results.push({ ok: false, error: item });
+        continue;
       }
-    });
+      try {
+        const id = await storage.transaction(() => store(auth, item));
+        results.push({ ok: true, accepted: { notificationId: id, prepared: item } });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        results.push({ ok: false, error });
+      }
+    }
     const accepted = results.flatMap((r) => (r.ok ? [r.accepted] : []));
     if (accepted.length > 0) {
-      commits.afterCommit(() => {
-        for (const listener of acceptedListeners) listener(accepted);
-      });
+      storage.afterCommit(() => announceAccepted(accepted));
     }
     return results;
   }
@@ -679,10 +695,10 @@ export function createSendingService(deps: SendingDeps) {
    * failed. A failure that says the message may have gone out, or that no route can change (an
    * opt-out, an expiry), is left to fail.
    */
-  function failover(
+  async function failover(
     n: NotificationRecord,
     failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean; stranded?: boolean },
-  ): boolean {
+  ): Promise<boolean> {
     if (n.routes === null || failure.mayHaveGone === true) return false;
     if (failure.errorCode !== null && FINAL_FAILURES.has(failure.errorCode)) return false;
     const routes = JSON.parse(n.routes) as DeviceKind[];
@@ -718,14 +734,18 @@ export function createSendingService(deps: SendingDeps) {
     const why = `${ROUTE_NAMES[n.route]} failed (${failure.errorCode ?? "error"}: ${failure.reason ?? "no reason given"})`;
     // Written when the message moves or fails now; a stranded one that stays where it is logs nothing.
     const skips: { code: string; detail: string }[] = [];
-    const writeSkips = () => {
-      for (const skip of skips) state.log(n.id, "route_skipped", { status: "pending", errorCode: skip.code, detail: skip.detail });
+    const writeSkips = async () => {
+      for (const skip of skips) await state.log(n.id, "route_skipped", { status: "pending", errorCode: skip.code, detail: skip.detail });
     };
     for (const kind of rest) {
       let p: Prepared;
       try {
-        p = prepareRoute(auth, input, common, kind, routes);
-        credits.debit(n.workspace_id, p.cost, n.id);
+        // In a savepoint: a debit that fails leaves nothing behind for the next route.
+        p = await storage.transaction(async () => {
+          const next = await prepareRoute(auth, input, common, kind, routes);
+          await credits.debit(n.workspace_id, next.cost, n.id);
+          return next;
+        });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         skips.push({
@@ -735,8 +755,8 @@ export function createSendingService(deps: SendingDeps) {
         continue;
       }
       const now = clock.now();
-      credits.refund(n.workspace_id, n.cost, n.id, `failover from ${ROUTE_NAMES[n.route]}`);
-      const moved = notifications.reroute(
+      await credits.refund(n.workspace_id, n.cost, n.id, `failover from ${ROUTE_NAMES[n.route]}`);
+      const moved = await notifications.reroute(
         n.id,
         {
           route: kind,
@@ -753,24 +773,22 @@ export function createSendingService(deps: SendingDeps) {
         now,
       );
       if (!moved) return false;
-      writeSkips();
+      await writeSkips();
       if (p.channel !== n.delivery_type || (p.channel === "chatapp" && p.device.id !== n.device_id)) {
-        threads.removeOutbound(n.id);
-        addToThread(n.workspace_id, p, n.id, now);
+        await threads.removeOutbound(n.id);
+        await addToThread(n.workspace_id, p, n.id, now);
       }
-      state.log(n.id, "failover", {
+      await state.log(n.id, "failover", {
         status: "pending",
         errorCode: failure.errorCode,
         detail: `${why}; moved to route ${ROUTE_NAMES[kind]} via device ${p.device.id}`,
       });
-      // The new route's channel hears of it as of a new message once this transaction is over.
+      // The new route's channel hears of it as of a new message once this unit of work commits.
       const accepted = [{ notificationId: n.id, prepared: { ...p, scheduleAt: null } }];
-      queueMicrotask(() => {
-        for (const listener of acceptedListeners) listener(accepted);
-      });
+      storage.afterCommit(() => announceAccepted(accepted));
       return true;
     }
-    if (!failure.stranded) writeSkips();
+    if (!failure.stranded) await writeSkips();
     return false;
   }
 
@@ -783,22 +801,22 @@ export function createSendingService(deps: SendingDeps) {
    * may still send it); one no other route can take now waits, and is looked at again a grace
    * period later.
    */
-  function failoverStranded(graceMs: number): number {
+  async function failoverStranded(graceMs: number): Promise<number> {
     const now = clock.now();
     const offlineAfter = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
     const streamCut = now - allowedSilence({ pushToken: null }, offlineAfter) - graceMs;
     const pollCut = now - allowedSilence({ pushToken: "polling" }, offlineAfter) - graceMs;
     let moved = 0;
     for (const [id, at] of strandedRetry) if (at <= now) strandedRetry.delete(id);
-    for (const id of notifications.stranded(now, streamCut, pollCut, STRANDED_BATCH)) {
+    for (const id of await notifications.stranded(now, streamCut, pollCut, STRANDED_BATCH)) {
       if (strandedRetry.has(id)) continue;
-      const done = sqlite.transaction(() => {
-        const n = state.get(id);
+      const done = await storage.transaction(async () => {
+        const n = await state.get(id);
         if (n?.status !== "pending" || n.stage !== "queued" || n.dispatched_at !== null) return true;
-        const silent = n.device_id === null ? null : (devices.byId(n.device_id)?.lastSeenAt ?? null);
+        const silent = n.device_id === null ? null : ((await devices.byId(n.device_id))?.lastSeenAt ?? null);
         const reason = `device ${n.device_id} has been offline ${silent === null ? "since it was paired" : `since ${new Date(silent).toISOString()}`}`;
         return failover(n, { errorCode: "device_offline", reason, stranded: true });
-      })();
+      });
       if (done) moved++;
       else strandedRetry.set(id, now + graceMs);
     }
@@ -810,17 +828,24 @@ export function createSendingService(deps: SendingDeps) {
     preview,
     accept,
     /** SMS the account has sent this calendar month (UTC): what its plan's allowance counts. */
-    smsUsedThisMonth: (accountId: number): number => usage.accountSmsSince(accountId, monthStart(deps.clock.now())),
+    smsUsedThisMonth: async (accountId: number): Promise<number> => usage.accountSmsSince(accountId, monthStart(deps.clock.now())),
     failover,
     failoverStranded,
     /** Adds a channel's own check to the ones every send goes through. */
     addCheck(channel: DeliveryType, check: ChannelCheck) {
       channelChecks[channel].push(check);
     },
-    onAccepted(listener: (accepted: Accepted[]) => void) {
+    onAccepted(listener: (accepted: Accepted[]) => void | Promise<void>) {
       acceptedListeners.push(listener);
     },
   };
 }
 
 export type SendingService = ReturnType<typeof createSendingService>;
+
+/** Reads the items of one request share while they are prepared (see `prepare`). */
+export interface PrepareCache {
+  devices: Map<number, DeviceRow[]>;
+}
+
+export const newPrepareCache = (): PrepareCache => ({ devices: new Map() });

@@ -172,9 +172,9 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   const inboxRefresh = (path: string, scope: "inbox:refresh" | "messages:export", deprecated: boolean) => (app: Elysia) =>
     app.post(
       path,
-      ({ request, body, set }) => {
+      async ({ request, body, set }) => {
         requireScope(request, scope);
-        gate.refreshInbox(callerAuth(request).workspaceId, body);
+        await gate.refreshInbox(callerAuth(request).workspaceId, body);
         set.status = 202;
         if (deprecated) set.headers.deprecation = "true";
       },
@@ -218,9 +218,9 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       )
       .delete(
         `${path}/:id`,
-        ({ request, params, set }) => {
+        async ({ request, params, set }) => {
           requireScope(request, "devices:delete");
-          gate.removeDevice(callerAuth(request).workspaceId, params.id);
+          await gate.removeDevice(callerAuth(request).workspaceId, params.id);
           mark(set);
           set.status = 204;
         },

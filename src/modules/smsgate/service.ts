@@ -7,11 +7,11 @@ import { toE164 } from "../../lib/phone";
 import { nanoid } from "../../lib/tokens";
 import type { ChannelTraits } from "../../channels/kinds";
 import type { Clock } from "../../clock";
-import type { GroupCommit } from "../../db/group-commit";
+import type { Storage } from "../../db/storage";
 import type { DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { NotificationService } from "../notifications/service";
-import type { Prepared, SendInput, SendingService } from "../sending/service";
+import { newPrepareCache, type Prepared, type SendInput, type SendingService } from "../sending/service";
 import type { IncomingType, RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
 import { STATES, type SendMessageBody, type State } from "./model";
 
@@ -99,10 +99,10 @@ export interface SmsGateDeps {
   channels: readonly ChannelTraits[];
   devices: DeviceService;
   sending: SendingService;
-  commits: GroupCommit;
+  storage: Storage;
   notifications: NotificationService;
   /** Asks a paired phone to re-post the SMS it received in a period (the phone channel's service). */
-  requestInboxExport: (device: DeviceRow, since: number, until: number) => unknown;
+  requestInboxExport: (device: DeviceRow, since: number, until: number) => Promise<unknown>;
 }
 
 export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
@@ -116,9 +116,9 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   }
 
   /** The phone to send through when the caller named none but asked for one seen lately. */
-  function recentPhone(workspaceId: number, withinHours: number): DeviceRow {
+  async function recentPhone(workspaceId: number, withinHours: number): Promise<DeviceRow> {
     const since = s.clock.now() - withinHours * 3600_000;
-    const phone = s.devices.records(workspaceId, false).find((d) => isPhone(d) && d.lastSeenAt !== null && d.lastSeenAt >= since);
+    const phone = (await s.devices.records(workspaceId, false)).find((d) => isPhone(d) && d.lastSeenAt !== null && d.lastSeenAt >= since);
     if (!phone)
       throw new AppError("no_active_device", `No phone of this workspace was seen in the last ${withinHours} hour(s)`, {
         field: "deviceActiveWithin",
@@ -150,7 +150,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
 
   /**
    * POST /messages: every recipient is prepared (checked) before anything is written, then all are
-   * accepted with the message's record in one job of the group commit, so a refusal stores nothing.
+   * accepted with the message's record in one unit of work, so a refusal stores nothing.
    */
   async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
     if (body.dataMessage)
@@ -168,19 +168,20 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     if (repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
 
     let deviceId = body.deviceId?.trim() || null;
-    if (!deviceId && query.deviceActiveWithin) deviceId = String(recentPhone(auth.workspaceId, query.deviceActiveWithin).id);
+    if (!deviceId && query.deviceActiveWithin) deviceId = String((await recentPhone(auth.workspaceId, query.deviceActiveWithin)).id);
     const prepared: Prepared[] = [];
+    const seen = newPrepareCache();
     for (const number of body.phoneNumbers) {
       // The first recipient decides the device; the others go through the same one.
-      const p = s.sending.prepare(auth, inputOf(body, number, deviceId));
+      const p = await s.sending.prepare(auth, inputOf(body, number, deviceId), seen);
       deviceId ??= String(p.device.id);
       prepared.push(p);
     }
     const createdAt = s.clock.now();
-    await s.commits.submit(() => {
-      const results = s.sending.accept(auth, prepared);
+    await s.storage.transaction(async () => {
+      const results = await s.sending.accept(auth, prepared);
       const failed = results.find((r) => !r.ok);
-      // Thrown inside the job: its savepoint rolls back every recipient already stored.
+      // Thrown inside the unit: it rolls back every recipient already stored.
       if (failed && !failed.ok) throw failed.error;
       const items = results.map((r, i) => ({ phoneNumber: prepared[i].recipient, notificationId: r.ok ? r.accepted.notificationId : 0 }));
       try {
@@ -260,7 +261,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   }
 
   /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
-  function cancel(workspaceId: number, id: string) {
+  async function cancel(workspaceId: number, id: string) {
     const m = repo.message(workspaceId, id);
     if (!m) throw new AppError("not_found", `message ${id} not found`);
     const recipients = repo.recipients(m.rowId);
@@ -269,7 +270,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       throw new AppError("not_cancellable", `message ${id} is ${current.state}, not Pending, and can no longer be cancelled`, {
         state: current.state,
       });
-    for (const r of recipients) if (stateOf(r) === "Pending") s.notifications.cancel(workspaceId, r.notificationId);
+    for (const r of recipients) if (stateOf(r) === "Pending") await s.notifications.cancel(workspaceId, r.notificationId);
     return state(workspaceId, id);
   }
 
@@ -285,8 +286,8 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   }
 
   /** POST /inbox/refresh (and its older paths): the phone re-posts its received SMS as sms:received. */
-  function refreshInbox(workspaceId: number, body: { deviceId: string; since: string; until: string }) {
-    const device = /^\d+$/.test(body.deviceId) ? s.devices.find(workspaceId, Number(body.deviceId)) : null;
+  async function refreshInbox(workspaceId: number, body: { deviceId: string; since: string; until: string }): Promise<void> {
+    const device = /^\d+$/.test(body.deviceId) ? await s.devices.find(workspaceId, Number(body.deviceId)) : null;
     if (!device || !isPhone(device)) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
     const since = instant(body.since, "since")!;
     const until = instant(body.until, "until")!;
@@ -296,7 +297,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
         location: "body",
         reason: "must be after since",
       });
-    s.requestInboxExport(device, since, until);
+    await s.requestInboxExport(device, since, until);
   }
 
   return {
@@ -306,11 +307,11 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     inbox,
     list,
     cancel,
-    devices: (workspaceId: number) => s.devices.records(workspaceId, true).filter(isPhone).map(presentDevice),
-    removeDevice(workspaceId: number, id: string) {
-      const device = /^\d+$/.test(id) ? s.devices.find(workspaceId, Number(id)) : null;
+    devices: async (workspaceId: number) => (await s.devices.records(workspaceId, true)).filter(isPhone).map(presentDevice),
+    async removeDevice(workspaceId: number, id: string): Promise<void> {
+      const device = /^\d+$/.test(id) ? await s.devices.find(workspaceId, Number(id)) : null;
       if (!device || !isPhone(device)) throw new AppError("not_found", `device ${id} not found`);
-      s.devices.remove(workspaceId, [device.id]);
+      await s.devices.remove(workspaceId, [device.id]);
     },
   };
 }

@@ -32,10 +32,10 @@ const positiveInt = (v: unknown, field: string, min: number) => {
 };
 
 export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (d: DeviceRow) => boolean; webhooks: SmsGateWebhooks }) {
-  const phones = (workspaceId: number) => deps.devices.records(workspaceId, true).filter(deps.isPhone);
+  const phones = async (workspaceId: number) => (await deps.devices.records(workspaceId, true)).filter(deps.isPhone);
 
-  function get(workspaceId: number): Record<string, Record<string, string | number>> {
-    const first = phones(workspaceId)[0];
+  async function get(workspaceId: number): Promise<Record<string, Record<string, string | number>>> {
+    const [first] = await phones(workspaceId);
     return {
       messages: first
         ? {
@@ -50,7 +50,7 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
   }
 
   /** Checks every given setting, then applies them all: a refused one changes nothing. */
-  function update(workspaceId: number, body: Json) {
+  async function update(workspaceId: number, body: Json) {
     const change: { send_interval_min?: number; send_interval_max?: number; send_limit_per_minute?: number } = {};
     let signingKey: string | null = null;
     for (const [section, value] of Object.entries(body)) {
@@ -91,7 +91,7 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
         }
       }
     }
-    const targets = Object.keys(change).length > 0 ? phones(workspaceId) : [];
+    const targets = Object.keys(change).length > 0 ? await phones(workspaceId) : [];
     for (const phone of targets) {
       const min = change.send_interval_min ?? phone.sendIntervalMin;
       const max = change.send_interval_max ?? phone.sendIntervalMax;
@@ -102,8 +102,8 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
           { field: "messages.send_interval_min", location: "body" },
         );
     }
-    if (signingKey !== null) deps.webhooks.setSigningKey(workspaceId, signingKey);
-    for (const phone of targets) deps.devices.update(workspaceId, { device_id: phone.id, ...change });
+    if (signingKey !== null) await deps.webhooks.setSigningKey(workspaceId, signingKey);
+    for (const phone of targets) await deps.devices.update(workspaceId, { device_id: phone.id, ...change });
     return get(workspaceId);
   }
 

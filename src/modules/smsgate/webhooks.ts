@@ -164,7 +164,7 @@ export function createSmsGateWebhooks(deps: {
       }
       let deviceId: number | null = null;
       if (body.deviceId) {
-        const device = /^\d+$/.test(body.deviceId) ? deps.devices.find(workspaceId, Number(body.deviceId)) : null;
+        const device = /^\d+$/.test(body.deviceId) ? await deps.devices.find(workspaceId, Number(body.deviceId)) : null;
         if (!device) throw new AppError("not_found", `device ${body.deviceId} not found`, { field: "deviceId" });
         deviceId = device.id;
       }

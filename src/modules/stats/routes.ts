@@ -17,12 +17,13 @@ export function statsRoutes(s: StatsRoutesDeps) {
     .use(models)
     .get(
       "/notifications",
-      ({ auth, query }) => {
+      async ({ auth, query }) => {
         const period = query.period ?? "day";
         const to = s.clock.now();
         const from = to - PERIODS[period];
         const ws = auth.workspaceId;
-        const counts = Object.fromEntries(STATUSES.map((st) => [st, s.notifications.count(ws, { status: st, from, to })]));
+        const counts: Record<string, number> = {};
+        for (const st of STATUSES) counts[st] = await s.notifications.count(ws, { status: st, from, to });
         return ok(
           {
             period,
@@ -71,9 +72,9 @@ export function statsRoutes(s: StatsRoutesDeps) {
     )
     .get(
       "/credits",
-      ({ auth }) => {
+      async ({ auth }) => {
         const ws = auth.workspaceId;
-        return ok({ balance: s.credits.balance(ws), used_this_month: s.credits.usedThisMonth(ws) }, "Credit balance");
+        return ok({ balance: await s.credits.balance(ws), used_this_month: await s.credits.usedThisMonth(ws) }, "Credit balance");
       },
       {
         response: {

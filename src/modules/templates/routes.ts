@@ -28,13 +28,13 @@ export function templateRoutes(s: TemplateRoutesDeps) {
   return new Elysia({ tags: ["Templates"] })
     .use(declaredAuth())
     .use(models)
-    .get("/v1/api/template/list", ({ auth, query }) => ok(templates.list(auth.workspaceId, query), "Templates fetched"), {
+    .get("/v1/api/template/list", async ({ auth, query }) => ok(await templates.list(auth.workspaceId, query), "Templates fetched"), {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
       auth: "apiKey",
       detail: { summary: "List templates", description: "The workspace's templates and the system templates, optionally of one channel." },
     })
-    .post("/v1/api/template/create", ({ auth, body }) => ok(templates.create(auth, body), "Template created"), {
+    .post("/v1/api/template/create", async ({ auth, body }) => ok(await templates.create(auth, body), "Template created"), {
       parse: "json",
       body: CreateTemplate,
       response: { 200: TemplateResponse, ...errorResponses(409) },
@@ -44,7 +44,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         description: `${RULES} \`code\` defaults to one made from the name; a code already used in the workspace: 409 \`duplicate_template_code\`. \`channel\` defaults to \`sms\`.`,
       },
     })
-    .post("/v1/api/template/update", ({ auth, body }) => ok(templates.update(auth, body), "Template updated"), {
+    .post("/v1/api/template/update", async ({ auth, body }) => ok(await templates.update(auth, body), "Template updated"), {
       parse: "json",
       body: UpdateTemplate,
       response: { 200: TemplateResponse, ...errorResponses(404, 409) },
@@ -54,19 +54,23 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         description: `${RULES} System templates cannot be changed: 403 \`template_read_only\`. \`status\` can be set to \`active\` or \`disabled\`.`,
       },
     })
-    .post("/v1/api/template/delete", ({ auth, body }) => ok(templates.remove(auth.workspaceId, body.template_id), "Template deleted"), {
-      parse: "json",
-      body: TemplateIdBody,
-      response: { 200: TemplateDeletedResponse, ...errorResponses(404) },
-      auth: "apiKey",
-      detail: {
-        summary: "Delete a template",
-        description: "System templates cannot be deleted: 403 `template_read_only`. Notifications sent with it keep their template_id.",
+    .post(
+      "/v1/api/template/delete",
+      async ({ auth, body }) => ok(await templates.remove(auth.workspaceId, body.template_id), "Template deleted"),
+      {
+        parse: "json",
+        body: TemplateIdBody,
+        response: { 200: TemplateDeletedResponse, ...errorResponses(404) },
+        auth: "apiKey",
+        detail: {
+          summary: "Delete a template",
+          description: "System templates cannot be deleted: 403 `template_read_only`. Notifications sent with it keep their template_id.",
+        },
       },
-    })
+    )
     .get(
       "/v1/api/template/:template_id",
-      ({ auth, params }) => ok(templates.present(templates.require(auth.workspaceId, params.template_id)), "Template fetched"),
+      async ({ auth, params }) => ok(await templates.present(templates.require(auth.workspaceId, params.template_id)), "Template fetched"),
       {
         params: TemplateIdParams,
         response: { 200: TemplateResponse, ...errorResponses(404) },

@@ -28,13 +28,13 @@ export interface Inbound {
  * What happens to a new inbound message before it is announced (the opt-out keywords), given the
  * thread message it became. Runs in the caller's transaction.
  */
-export type InboundHook = (m: Inbound, stored: { threadId: number; messageId: number }) => void;
+export type InboundHook = (m: Inbound, stored: { threadId: number; messageId: number }) => Promise<void>;
 
 /**
  * Stores the message unless the channel delivered it before; if new, hands it to the hook (the
  * keywords are matched before anything else hears of it), then announces it.
  */
-export function recordInbound(threads: ThreadRepository, events: EventService, m: Inbound, hook?: InboundHook): boolean {
+export async function recordInbound(threads: ThreadRepository, events: EventService, m: Inbound, hook?: InboundHook): Promise<boolean> {
   const added = threads.add({
     workspaceId: m.workspaceId,
     channel: m.channel,
@@ -50,8 +50,8 @@ export function recordInbound(threads: ThreadRepository, events: EventService, m
     at: m.at,
   });
   if (!added) return false;
-  hook?.(m, { threadId: added.thread.id, messageId: added.messageId });
-  events.emit(m.workspaceId, "message.received", {
+  await hook?.(m, { threadId: added.thread.id, messageId: added.messageId });
+  await events.emit(m.workspaceId, "message.received", {
     thread_id: added.thread.id,
     message_id: added.messageId,
     channel: m.channel,

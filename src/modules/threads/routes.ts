@@ -77,9 +77,9 @@ export function threadRoutes(s: ThreadRoutesDeps) {
     .use(models)
     .get(
       "/list",
-      ({ auth, query }) =>
+      async ({ auth, query }) =>
         ok(
-          threadsView.list(
+          await threadsView.list(
             auth.workspaceId,
             { channel: query.channel, contactId: query.contact_id, unread: query.unread },
             query.page,
@@ -106,8 +106,8 @@ export function threadRoutes(s: ThreadRoutesDeps) {
     )
     .get(
       "/:thread_id/messages",
-      ({ auth, params, query }) =>
-        ok(threadsView.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
+      async ({ auth, params, query }) =>
+        ok(await threadsView.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
       {
         params: ThreadIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),
@@ -122,10 +122,14 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         },
       },
     )
-    .post("/:thread_id/read", ({ auth, params }) => ok(threadsView.markRead(auth.workspaceId, params.thread_id), "Thread marked read"), {
-      params: ThreadIdParams,
-      response: { 200: Envelope(Thread), ...errorResponses(404) },
-      auth: "apiKey",
-      detail: { summary: "Mark a thread read", description: "Sets its unread count to 0." },
-    });
+    .post(
+      "/:thread_id/read",
+      async ({ auth, params }) => ok(await threadsView.markRead(auth.workspaceId, params.thread_id), "Thread marked read"),
+      {
+        params: ThreadIdParams,
+        response: { 200: Envelope(Thread), ...errorResponses(404) },
+        auth: "apiKey",
+        detail: { summary: "Mark a thread read", description: "Sets its unread count to 0." },
+      },
+    );
 }

@@ -1,28 +1,15 @@
 // How much of its plan an account has used. Shared by the device usage endpoint and, when
 // sending, by the free-tier check.
-import { and, count, eq, gte, inArray, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { notification, workspace } from "../../db/schema";
+import type { Executor } from "../../db/storage";
 
-export function createUsageRepository(db: Db) {
-  const smsSince = db
-    .select({ n: count() })
-    .from(notification)
-    .innerJoin(workspace, eq(workspace.id, notification.workspaceId))
-    .where(
-      and(
-        eq(workspace.accountId, sql.placeholder("account")),
-        eq(notification.deliveryType, "sms"),
-        inArray(notification.status, ["pending", "sent", "delivered"]),
-        gte(notification.createdAt, sql.placeholder("since")),
-      ),
-    )
-    .prepare();
+const SMS_SINCE = `SELECT count(*) AS n FROM notification n JOIN workspace w ON w.id = n.workspace_id
+  WHERE w.account_id = ? AND n.delivery_type = 'sms' AND n.status IN ('pending', 'sent', 'delivered') AND n.created_at >= ?`;
 
+export function createUsageRepository(db: Executor) {
   return {
     /** SMS the account's workspaces accepted since `since`, not counting failed or cancelled ones. */
-    accountSmsSince(accountId: number, since: number): number {
-      return smsSince.get({ account: accountId, since })!.n;
+    async accountSmsSince(accountId: number, since: number): Promise<number> {
+      return Number((await db.get<{ n: number }>(SMS_SINCE, [accountId, since]))?.n ?? 0);
     },
   };
 }

@@ -294,7 +294,7 @@ export function createWebhookService(deps: WebhookDeps) {
     /** Sends a webhook.test event to one subscription now and reports how it went. */
     async test(workspaceId: number, id: number) {
       const row = await require(workspaceId, id);
-      const { eventId, deliveryIds } = events.emitTest(workspaceId, row.id, {
+      const { eventId, deliveryIds } = await events.emitTest(workspaceId, row.id, {
         message: "This is a test event from Pigeon",
         webhook_id: row.id,
       });
