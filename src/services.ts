@@ -83,7 +83,7 @@ export function createServices(deps: Deps) {
   const credits = createCreditService(storage, clock);
   const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
-  const templatesModule = createTemplatesModule({ db, clock });
+  const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
   const threadsModule = createThreadsModule({ sqlite, clock });

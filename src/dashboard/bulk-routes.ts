@@ -61,7 +61,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
 
   async function upload(who: Signed, form: BulkUploadForm, status = 200, error: string | null = null) {
     const ws = who.session.workspaceId;
-    const templates = s.templates.records(ws, { offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
+    const templates = (await s.templates.records(ws, { offset: 0, limit: 500 })).rows.filter((t) => t.status === "active");
     const devices = [...(await devicesFor(ws, "sms")), ...(await devicesFor(ws, "chatapp"))];
     return kit.shell(
       who,
@@ -178,7 +178,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
         const ws = who.session.workspaceId;
         let template: TemplateRow | null = null;
         if (form.template) {
-          const t = s.templates.find(ws, Number(form.template)) ?? s.templates.findAny(Number(form.template));
+          const t = (await s.templates.find(ws, Number(form.template))) ?? (await s.templates.findAny(Number(form.template)));
           if (!t || (t.workspaceId !== null && t.workspaceId !== ws)) return again("That template is not one of this workspace's.");
           if (t.channel !== form.channel)
             return again(`That template is for ${t.channel === "sms" ? "SMS" : "the chat-app channel"}; choose that channel.`);

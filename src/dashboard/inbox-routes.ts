@@ -18,12 +18,12 @@ export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "sending" | "
 
 export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
-  function approvedTemplates(ws: number, channel: string): TemplateRow[] {
+  async function approvedTemplates(ws: number, channel: string): Promise<TemplateRow[]> {
     if (channel !== "chatapp") return [];
-    return s.templates.records(ws, { channel: "chatapp", offset: 0, limit: 500 }).rows.filter((t) => t.status === "active");
+    return (await s.templates.records(ws, { channel: "chatapp", offset: 0, limit: 500 })).rows.filter((t) => t.status === "active");
   }
 
-  function conversation(
+  async function conversation(
     who: Signed,
     id: number,
     status = 200,
@@ -31,7 +31,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
   ) {
     const ws = who.session.workspaceId;
     const conv = s.threadsView.messages(ws, id, 1, 50);
-    const templates = approvedTemplates(ws, conv.thread.channel);
+    const templates = await approvedTemplates(ws, conv.thread.channel);
     const chosen = templates.find((t) => String(t.id) === reply.template) ?? null;
     const title = conv.thread.peer_name ?? conv.thread.contact?.name ?? conv.thread.peer;
     const body = conversationBody({
@@ -77,7 +77,8 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         const ws = who.session.workspaceId;
         const thread = s.threadsView.messages(ws, Number(params?.id), 1, 1).thread;
         const chosen =
-          approvedTemplates(ws, thread.channel).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ?? null;
+          (await approvedTemplates(ws, thread.channel)).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ??
+          null;
         return fragment(replyVariables(chosen, {}));
       }),
       { auth: "session", ...HIDDEN },

@@ -171,7 +171,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
         const n = await s.notifications.find(ws, Number(params?.id));
         if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
         const device = n.device_id === null ? null : ((await s.devices.find(ws, n.device_id))?.name ?? `#${n.device_id}`);
-        const template = n.template_id === null ? null : (s.templates.findAny(n.template_id)?.name ?? `#${n.template_id}`);
+        const template = n.template_id === null ? null : ((await s.templates.findAny(n.template_id))?.name ?? `#${n.template_id}`);
         const body = messageDetail({
           n,
           device,

@@ -71,13 +71,15 @@ export type DashboardSendRoutesDeps = Pick<
 export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
   const kindsOf = (channel: string) => s.channels.filter((c) => c.deliveryType === channel).map((c) => c.kind as string);
 
-  function templatesFor(ws: number, channel: string): TemplateRow[] {
-    return s.templates.records(ws, { channel: channel as DeliveryType, offset: 0, limit: 500 }).rows.filter((t) => t.status !== "inactive");
+  async function templatesFor(ws: number, channel: string): Promise<TemplateRow[]> {
+    return (await s.templates.records(ws, { channel: channel as DeliveryType, offset: 0, limit: 500 })).rows.filter(
+      (t) => t.status !== "inactive",
+    );
   }
 
-  function templateOf(ws: number, ref: string, channel: string): TemplateRow | null {
+  async function templateOf(ws: number, ref: string, channel: string): Promise<TemplateRow | null> {
     if (!ref) return null;
-    const t = s.templates.find(ws, Number(ref)) ?? s.templates.findAny(Number(ref));
+    const t = (await s.templates.find(ws, Number(ref))) ?? (await s.templates.findAny(Number(ref)));
     return t && t.channel === channel && (t.workspaceId === null || t.workspaceId === ws) ? t : null;
   }
 
@@ -95,8 +97,8 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       form,
       channels,
       devices,
-      templates: templatesFor(ws, form.channel),
-      chosen: templateOf(ws, form.template, form.channel),
+      templates: await templatesFor(ws, form.channel),
+      chosen: await templateOf(ws, form.template, form.channel),
       contacts: s.contacts.list(ws, 1, 500).contacts.map((c) => ({ name: c.name, phone: c.phone })),
       csrf: who.viewer.csrf,
       error,
@@ -119,7 +121,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       "/dashboard/send/fields",
       kit.withSession(async ({ request }, who) => {
         const form = sendFormOf(Object.fromEntries(new URL(request.url).searchParams));
-        return fragment(templateFields(templateOf(who.session.workspaceId, form.template, form.channel), form, {}));
+        return fragment(templateFields(await templateOf(who.session.workspaceId, form.template, form.channel), form, {}));
       }),
       { auth: "session", ...HIDDEN },
     )
@@ -128,7 +130,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       kit.withSession(async ({ body }, who) => {
         const form = sendFormOf(formOf(body));
         const ws = who.session.workspaceId;
-        const template = templateOf(ws, form.template, form.channel);
+        const template = await templateOf(ws, form.template, form.channel);
         const text = template ? renderTemplate(template.body, form.vars) : form.message;
         const count = form.channel === "sms" ? countSegments(text) : { encoding: "UTF-8", units: [...text].length, segments: 1 };
         // What the real send would say, writing nothing: the first problem, or the cost.

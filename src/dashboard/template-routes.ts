@@ -56,8 +56,8 @@ export type DashboardTemplateRoutesDeps = Pick<Services, "accounts" | "templates
 
 export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit) {
   /** A template of the workspace that the dashboard may change; read-only ones are refused with the API's error. */
-  function editable(who: Signed, raw: string | undefined): TemplateRow {
-    const t = s.templates.require(who.session.workspaceId, Number(raw));
+  async function editable(who: Signed, raw: string | undefined): Promise<TemplateRow> {
+    const t = await s.templates.require(who.session.workspaceId, Number(raw));
     if (!templateEditable(t)) {
       const whose = t.isSystem === 1 ? "a system template" : "managed on the chat-app platform";
       throw new AppError("template_read_only", `Template "${t.name}" is ${whose} and cannot be changed here.`);
@@ -78,11 +78,11 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
   }
 
   /** Runs a service write; an error it raises comes back as the form with the message beside its field. */
-  function attempt(who: Signed, id: number | undefined, form: TemplateForm, write: () => void): Response | null {
+  async function attempt(who: Signed, id: number | undefined, form: TemplateForm, write: () => Promise<void>): Promise<Response | null> {
     const errors = schemaErrors(form);
     if (Object.keys(errors).length) return formPage(who, id, form, 400, errors);
     try {
-      write();
+      await write();
       return null;
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500 || error.status === 404 || error.status === 403) throw error;
@@ -98,10 +98,10 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
       kit.withSession(async ({ request }, who) => {
         const ws = who.session.workspaceId;
         const requested = Number(new URL(request.url).searchParams.get("page") ?? "1");
-        const total = s.templates.records(ws, { offset: 0, limit: 1 }).total;
+        const total = (await s.templates.records(ws, { offset: 0, limit: 1 })).total;
         const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
         const page = Number.isSafeInteger(requested) && requested >= 1 ? Math.min(requested, pages) : 1;
-        const { rows } = s.templates.records(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
+        const { rows } = await s.templates.records(ws, { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE });
         return kit.shell(who, "Templates", "/dashboard/templates", templatesBody({ rows, total, page, pages }));
       }),
       { auth: "session", ...HIDDEN },
@@ -116,7 +116,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
       kit.withSession(async ({ body }, who) => {
         const form = templateFormOf(body);
         let created = "";
-        const failed = attempt(who, undefined, form, () => {
+        const failed = await attempt(who, undefined, form, async () => {
           const input = {
             name: form.name,
             body: form.body,
@@ -124,7 +124,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
             ...(form.code ? { code: form.code } : {}),
             ...(form.description ? { description: form.description } : {}),
           };
-          const t = s.templates.create(s.accounts.callerFor(who.session.workspaceId), input);
+          const t = await s.templates.create(s.accounts.callerFor(who.session.workspaceId), input);
           created = `Template "${t.name}" created with code ${t.code}${t.variables.length ? ` and variables ${t.variables.join(", ")}` : ""}.`;
         });
         if (failed) return failed;
@@ -136,7 +136,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     .get(
       "/dashboard/templates/:id/edit",
       kit.withSession(async ({ params }, who) => {
-        const t = editable(who, params?.id);
+        const t = await editable(who, params?.id);
         return formPage(who, t.id, {
           name: t.name,
           code: t.code,
@@ -150,12 +150,12 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     .post(
       "/dashboard/templates/:id",
       kit.withSession(async ({ params, body }, who) => {
-        const t = editable(who, params?.id);
+        const t = await editable(who, params?.id);
         const form = templateFormOf(body);
         // An emptied code keeps the old one: every template has a code.
         if (!form.code) form.code = t.code;
-        const failed = attempt(who, t.id, form, () => {
-          s.templates.update(s.accounts.callerFor(who.session.workspaceId), {
+        const failed = await attempt(who, t.id, form, async () => {
+          await s.templates.update(s.accounts.callerFor(who.session.workspaceId), {
             template_id: t.id,
             name: form.name,
             code: form.code,
@@ -173,7 +173,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     .get(
       "/dashboard/templates/:id/delete",
       kit.withSession(async ({ params }, who) => {
-        const t = editable(who, params?.id);
+        const t = await editable(who, params?.id);
         return kit.shell(who, "Delete a template", "/dashboard/templates", templateDeleteBody({ t, csrf: who.viewer.csrf }));
       }),
       { auth: "session", ...HIDDEN },
@@ -181,8 +181,8 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
     .post(
       "/dashboard/templates/:id/delete",
       kit.withSession(async ({ params }, who) => {
-        const t = editable(who, params?.id);
-        s.templates.remove(who.session.workspaceId, t.id);
+        const t = await editable(who, params?.id);
+        await s.templates.remove(who.session.workspaceId, t.id);
         kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
         return redirect("/dashboard/templates");
       }),

@@ -81,7 +81,7 @@ export function messageBody(n: NotificationRecord, template: TemplateRow | null)
 
 export interface ChatappAdapterDeps {
   graph: GraphClient;
-  templateById: (id: number) => TemplateRow | null;
+  templateById: (id: number) => Promise<TemplateRow | null>;
   /** Re-fetches a business account's templates (the 132001 self-heal). */
   refreshTemplates: (device: DeviceRow) => Promise<void>;
   /** An outcome decided without calling the platform (a blocked number), or null to go ahead. */
@@ -120,7 +120,7 @@ export function createChatappAdapter(deps: ChatappAdapterDeps): ChannelAdapter {
   async function post(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
     const config = chatappConfigOf(device.config);
     if (!config) return { kind: "permanent", code: "device_not_configured", reason: `chat-app device ${device.id} is not connected` };
-    const template = n.template_id !== null ? deps.templateById(n.template_id) : null;
+    const template = n.template_id !== null ? await deps.templateById(n.template_id) : null;
     try {
       const r = await deps.graph.sendMessage(config.accessToken, config.phoneNumberId, messageBody(n, template));
       const wamid = r.messages?.[0]?.id;

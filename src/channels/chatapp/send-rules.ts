@@ -74,7 +74,7 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
     if (!p.template) {
       const { open, lastInboundAt } = windowOpen(auth.workspaceId, device.id, p.recipient);
       if (!open) {
-        const available = sync.activeTemplatesOf(auth.workspaceId, ctx.configOf(device).businessAccountId).map(presentTemplateRef);
+        const available = (await sync.activeTemplatesOf(auth.workspaceId, ctx.configOf(device).businessAccountId)).map(presentTemplateRef);
         throw new AppError(
           "window_closed",
           "The 24-hour window with this user is closed: freeform messages are refused until they write again. Send an approved template instead (template_id).",

@@ -46,11 +46,13 @@ export function flattenTemplate(components: Component[]): { body: string; variab
 export function createTemplateSync(ctx: ChatappContext) {
   const { storage, clock, graph, templates, events, repo } = ctx;
 
-  function activeTemplatesOf(workspaceId: number, businessAccountId: string): TemplateRow[] {
-    return repo
-      .templateIdsOfAccount(workspaceId, businessAccountId)
-      .map((id) => templates.byId(id))
-      .filter((t): t is TemplateRow => t !== null && t.status === "active");
+  async function activeTemplatesOf(workspaceId: number, businessAccountId: string): Promise<TemplateRow[]> {
+    const active: TemplateRow[] = [];
+    for (const id of repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
+      const t = await templates.byId(id);
+      if (t?.status === "active") active.push(t);
+    }
+    return active;
   }
 
   async function announceStatus(workspaceId: number, t: TemplateRow, previous: string, reason: string | null): Promise<void> {
@@ -65,7 +67,7 @@ export function createTemplateSync(ctx: ChatappContext) {
     });
   }
 
-  function uniqueCode(workspaceId: number, name: string, language: string): string {
+  async function uniqueCode(workspaceId: number, name: string, language: string): Promise<string> {
     const base =
       `${name}_${language}`
         .toUpperCase()
@@ -73,7 +75,7 @@ export function createTemplateSync(ctx: ChatappContext) {
         .replace(/^[_0-9]+|_+$/g, "")
         .slice(0, 28) || "TEMPLATE";
     let code = base;
-    for (let n = 2; templates.byCode(workspaceId, code); n++) code = `${base}_${n}`;
+    for (let n = 2; await templates.byCode(workspaceId, code); n++) code = `${base}_${n}`;
     return code;
   }
 
@@ -101,15 +103,15 @@ export function createTemplateSync(ctx: ChatappContext) {
           updatedAt: now,
         };
         if (existing && existing.workspace_id === workspaceId) {
-          const before = templates.byId(existing.id)!;
-          templates.update(existing.id, fields);
-          if (before.status !== status) await announceStatus(workspaceId, templates.byId(existing.id)!, before.status, null);
+          const before = (await templates.byId(existing.id))!;
+          await templates.update(existing.id, fields);
+          if (before.status !== status) await announceStatus(workspaceId, (await templates.byId(existing.id))!, before.status, null);
         } else {
-          templates.insert({
+          await templates.insert({
             ...fields,
             guid: uuid(),
             workspaceId,
-            code: uniqueCode(workspaceId, pt.name, pt.language),
+            code: await uniqueCode(workspaceId, pt.name, pt.language),
             description: `Chat-app template (${pt.category ?? "uncategorised"})`,
             channel: "chatapp",
             isSystem: 0,
@@ -120,10 +122,10 @@ export function createTemplateSync(ctx: ChatappContext) {
       }
       // Templates the platform no longer has cannot be sent.
       for (const id of repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
-        const t = templates.byId(id)!;
+        const t = (await templates.byId(id))!;
         if (t.externalId && !seen.has(t.externalId) && t.status !== "deleted") {
-          templates.update(id, { status: "deleted", updatedAt: now });
-          await announceStatus(workspaceId, templates.byId(id)!, t.status, "no longer on the platform");
+          await templates.update(id, { status: "deleted", updatedAt: now });
+          await announceStatus(workspaceId, (await templates.byId(id))!, t.status, "no longer on the platform");
         }
       }
     });
@@ -159,19 +161,19 @@ export function createTemplateSync(ctx: ChatappContext) {
     const externalId = String(value.message_template_id ?? "");
     const row = repo.templateByExternal(externalId, businessAccountId);
     if (!row || typeof value.event !== "string") return;
-    const before = templates.byId(row.id)!;
+    const before = (await templates.byId(row.id))!;
     const status = ourStatus(value.event === "REINSTATED" ? "APPROVED" : value.event);
     if (status === before.status) return;
     const otherInfo = value.other_info as { title?: string } | undefined;
     const reason = otherInfo?.title ?? (typeof value.reason === "string" && value.reason !== "NONE" ? value.reason : null);
     await storage.transaction(async () => {
-      templates.update(row.id, {
+      await templates.update(row.id, {
         status,
         statusReason: reason,
         recheckAt: status === "paused" ? clock.now() + RECHECK_AFTER_MS : null,
         updatedAt: clock.now(),
       });
-      await announceStatus(row.workspace_id, templates.byId(row.id)!, before.status, reason);
+      await announceStatus(row.workspace_id, (await templates.byId(row.id))!, before.status, reason);
     });
   }
 

@@ -1,87 +1,58 @@
-// Template queries, prepared once. A workspace sees its own templates and the system ones.
-import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
-import { DELIVERY_TYPES, type DeliveryType } from "../../channels/kinds";
-import type { Db } from "../../db/client";
+// Template queries, on the storage seam. A workspace sees its own templates and the system ones.
+import type { DeliveryType } from "../../channels/kinds";
+import { tableRecords } from "../../db/records";
 import { template } from "../../db/schema";
+import type { Executor, SqlParam } from "../../db/storage";
 
 export type TemplateRow = typeof template.$inferSelect;
 export type NewTemplate = typeof template.$inferInsert;
 
-const ws = sql.placeholder("ws");
-const id = sql.placeholder("id");
-const code = sql.placeholder("code");
+const records = tableRecords(template);
+const COLUMNS = records.columns();
 /** Templates a workspace can see: its own and the system ones, never deleted ones. */
-const visible = and(isNull(template.deletedAt), or(eq(template.workspaceId, ws), eq(template.isSystem, 1)));
+const VISIBLE = "deleted_at IS NULL AND (workspace_id = ? OR is_system = 1)";
 
-export function createTemplateRepository(db: Db) {
-  const listQuery = (where: ReturnType<typeof and>) => ({
-    rows: db
-      .select()
-      .from(template)
-      .where(where)
-      .orderBy(asc(template.id))
-      .limit(sql.placeholder("limit"))
-      .offset(sql.placeholder("offset"))
-      .prepare(),
-    total: db.select({ n: count() }).from(template).where(where).prepare(),
-  });
-  // One prepared list per channel, and one across them.
-  const lists = {
-    any: listQuery(visible),
-    ...(Object.fromEntries(DELIVERY_TYPES.map((c) => [c, listQuery(and(visible, eq(template.channel, c)))])) as Record<
-      DeliveryType,
-      ReturnType<typeof listQuery>
-    >),
+export function createTemplateRepository(db: Executor) {
+  const one = async (sql: string, params: SqlParam[]): Promise<TemplateRow | null> => {
+    const row = await db.get<Record<string, unknown>>(sql, params);
+    return row ? records.record(row) : null;
   };
-  const getOne = db
-    .select()
-    .from(template)
-    .where(and(visible, eq(template.id, id)))
-    .prepare();
-  const getAny = db.select().from(template).where(eq(template.id, id)).prepare();
-  const ownByCode = db
-    .select()
-    .from(template)
-    .where(and(isNull(template.deletedAt), eq(template.workspaceId, ws), eq(template.code, code)))
-    .prepare();
-  const visibleByCode = db
-    .select()
-    .from(template)
-    .where(and(visible, eq(template.code, code)))
-    .orderBy(asc(template.isSystem))
-    .prepare();
 
   return {
-    list(workspaceId: number, opts: { channel?: DeliveryType; offset: number; limit: number }) {
-      const q = lists[opts.channel ?? "any"];
-      return { rows: q.rows.all({ ws: workspaceId, limit: opts.limit, offset: opts.offset }), total: q.total.get({ ws: workspaceId })!.n };
+    async list(workspaceId: number, opts: { channel?: DeliveryType; offset: number; limit: number }) {
+      const where = opts.channel ? `${VISIBLE} AND channel = ?` : VISIBLE;
+      const params: SqlParam[] = opts.channel ? [workspaceId, opts.channel] : [workspaceId];
+      const rows = await db.all<Record<string, unknown>>(`SELECT ${COLUMNS} FROM template WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`, [
+        ...params,
+        opts.limit,
+        opts.offset,
+      ]);
+      const total = await db.get<{ n: number }>(`SELECT count(*) AS n FROM template WHERE ${where}`, params);
+      return { rows: rows.map(records.record), total: Number(total?.n ?? 0) };
     },
 
-    get(workspaceId: number, templateId: number): TemplateRow | null {
-      return getOne.get({ ws: workspaceId, id: templateId }) ?? null;
-    },
+    get: (workspaceId: number, templateId: number) =>
+      one(`SELECT ${COLUMNS} FROM template WHERE ${VISIBLE} AND id = ?`, [workspaceId, templateId]),
 
     /** Any template by id, for the worker (which already knows whose it is). */
-    byId(templateId: number): TemplateRow | null {
-      return getAny.get({ id: templateId }) ?? null;
-    },
+    byId: (templateId: number) => one(`SELECT ${COLUMNS} FROM template WHERE id = ?`, [templateId]),
 
     /** The workspace's own template with this code. */
-    byCode(workspaceId: number, templateCode: string): TemplateRow | null {
-      return ownByCode.get({ ws: workspaceId, code: templateCode }) ?? null;
-    },
+    byCode: (workspaceId: number, templateCode: string) =>
+      one(`SELECT ${COLUMNS} FROM template WHERE deleted_at IS NULL AND workspace_id = ? AND code = ?`, [workspaceId, templateCode]),
 
     /** By code: the workspace's own template first, else a system template. */
-    visibleByCode(workspaceId: number, templateCode: string): TemplateRow | null {
-      return visibleByCode.get({ ws: workspaceId, code: templateCode }) ?? null;
+    visibleByCode: (workspaceId: number, templateCode: string) =>
+      one(`SELECT ${COLUMNS} FROM template WHERE ${VISIBLE} AND code = ? ORDER BY is_system LIMIT 1`, [workspaceId, templateCode]),
+
+    async insert(row: NewTemplate): Promise<TemplateRow> {
+      const { sql, params } = records.insert(row);
+      return (await one(sql, params))!;
     },
 
-    insert(row: NewTemplate): TemplateRow {
-      return db.insert(template).values(row).returning().get();
-    },
-
-    update(templateId: number, set: Partial<NewTemplate>): TemplateRow {
-      return db.update(template).set(set).where(eq(template.id, templateId)).returning().get();
+    async update(templateId: number, set: Partial<NewTemplate>): Promise<TemplateRow> {
+      const { sql, params } = records.assign(set);
+      return (await one(`UPDATE template SET ${sql} WHERE id = ? RETURNING ${COLUMNS}`, [...params, templateId]))!;
     },
   };
 }

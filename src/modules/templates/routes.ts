@@ -70,7 +70,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
     )
     .get(
       "/v1/api/template/:template_id",
-      async ({ auth, params }) => ok(await templates.present(templates.require(auth.workspaceId, params.template_id)), "Template fetched"),
+      async ({ auth, params }) => ok(templates.present(await templates.require(auth.workspaceId, params.template_id)), "Template fetched"),
       {
         params: TemplateIdParams,
         response: { 200: TemplateResponse, ...errorResponses(404) },
@@ -80,8 +80,8 @@ export function templateRoutes(s: TemplateRoutesDeps) {
     )
     .post(
       "/v1/notification/template/api/get",
-      ({ auth, body, set }) => {
-        const result = templates.list(auth.workspaceId, { page: body.page ?? 1, limit: body.limit ?? 10 });
+      async ({ auth, body, set }) => {
+        const result = await templates.list(auth.workspaceId, { page: body.page ?? 1, limit: body.limit ?? 10 });
         set.headers["x-total-count"] = String(result.pagination.total);
         return ok(result.templates, "Templates fetched successfully");
       },

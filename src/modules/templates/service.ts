@@ -1,6 +1,7 @@
 // Template rules: codes, variable syntax per channel (checked at create and update), and that
 // system templates are read-only.
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import { sqlTime } from "../../lib/time";
@@ -20,7 +21,7 @@ function codeFromName(name: string): string {
   return code || "TEMPLATE";
 }
 
-export function createTemplateService(repo: TemplateRepository, clock: Clock) {
+export function createTemplateService(storage: Storage, repo: TemplateRepository, clock: Clock) {
   function present(row: TemplateRow) {
     return {
       template_id: row.id,
@@ -41,14 +42,14 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     };
   }
 
-  function require(workspaceId: number, id: number): TemplateRow {
-    const row = repo.get(workspaceId, id);
+  async function require(workspaceId: number, id: number): Promise<TemplateRow> {
+    const row = await repo.get(workspaceId, id);
     if (!row) throw new AppError("not_found", `template ${id} not found`);
     return row;
   }
 
-  function requireOwn(workspaceId: number, id: number): TemplateRow {
-    const row = require(workspaceId, id);
+  async function requireOwn(workspaceId: number, id: number): Promise<TemplateRow> {
+    const row = await require(workspaceId, id);
     if (row.isSystem === 1) throw new AppError("template_read_only", `template ${id} is a system template and cannot be changed`);
     return row;
   }
@@ -61,14 +62,14 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     return parseTemplateBody(body, channel);
   }
 
-  function uniqueCode(workspaceId: number, base: string): string {
+  async function uniqueCode(workspaceId: number, base: string): Promise<string> {
     let code = base;
-    for (let n = 2; repo.byCode(workspaceId, code); n++) code = `${base}_${n}`;
+    for (let n = 2; await repo.byCode(workspaceId, code); n++) code = `${base}_${n}`;
     return code;
   }
 
-  function assertCodeFree(workspaceId: number, code: string, exceptId?: number) {
-    const existing = repo.byCode(workspaceId, code);
+  async function assertCodeFree(workspaceId: number, code: string, exceptId?: number): Promise<void> {
+    const existing = await repo.byCode(workspaceId, code);
     if (existing && existing.id !== exceptId) {
       throw new AppError("duplicate_template_code", `Template code ${code} is already used by template ${existing.id}`, {
         template_id: existing.id,
@@ -76,70 +77,75 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     }
   }
 
-  function list(workspaceId: number, q: { page?: number; limit?: number; channel?: DeliveryType }) {
+  async function list(workspaceId: number, q: { page?: number; limit?: number; channel?: DeliveryType }) {
     const page = q.page ?? 1;
     const limit = q.limit ?? 20;
-    const { rows, total } = repo.list(workspaceId, { channel: q.channel, offset: (page - 1) * limit, limit });
+    const { rows, total } = await repo.list(workspaceId, { channel: q.channel, offset: (page - 1) * limit, limit });
     return { templates: rows.map(present), pagination: { page, limit, total } };
   }
 
+  /** Checks the code is free and stores the template, as one unit: two creates cannot take one code. */
   function create(
     auth: AuthContext,
     input: { name: string; body: string; code?: string; description?: string; channel?: DeliveryType; language?: string },
   ) {
     const channel = input.channel ?? "sms";
     const variables = checkBody(input.body, channel, auth.smsLengthCap);
-    let code: string;
-    if (input.code !== undefined) {
-      assertCodeFree(auth.workspaceId, input.code);
-      code = input.code;
-    } else {
-      code = uniqueCode(auth.workspaceId, codeFromName(input.name));
-    }
-    const now = clock.now();
-    return present(
-      repo.insert({
-        guid: uuid(),
-        workspaceId: auth.workspaceId,
-        accountId: auth.accountId,
-        code,
-        name: input.name.trim(),
-        description: input.description ?? "",
-        body: input.body,
-        channel,
-        isSystem: 0,
-        status: "active",
-        variables,
-        language: channel === "chatapp" ? (input.language ?? "en_US") : null,
-        createdAt: now,
-        updatedAt: now,
-      }),
-    );
+    return storage.transaction(async () => {
+      let code: string;
+      if (input.code !== undefined) {
+        await assertCodeFree(auth.workspaceId, input.code);
+        code = input.code;
+      } else {
+        code = await uniqueCode(auth.workspaceId, codeFromName(input.name));
+      }
+      const now = clock.now();
+      return present(
+        await repo.insert({
+          guid: uuid(),
+          workspaceId: auth.workspaceId,
+          accountId: auth.accountId,
+          code,
+          name: input.name.trim(),
+          description: input.description ?? "",
+          body: input.body,
+          channel,
+          isSystem: 0,
+          status: "active",
+          variables,
+          language: channel === "chatapp" ? (input.language ?? "en_US") : null,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      );
+    });
   }
 
   function update(
     auth: AuthContext,
     input: { template_id: number; name?: string; body?: string; code?: string; description?: string; status?: "active" | "disabled" },
   ) {
-    const row = requireOwn(auth.workspaceId, input.template_id);
-    const set: Partial<TemplateRow> = { updatedAt: clock.now() };
-    if (input.body !== undefined) {
-      set.variables = checkBody(input.body, row.channel, auth.smsLengthCap);
-      set.body = input.body;
-    }
-    if (input.code !== undefined) {
-      assertCodeFree(auth.workspaceId, input.code, row.id);
-      set.code = input.code;
-    }
-    if (input.name !== undefined) set.name = input.name.trim();
-    if (input.description !== undefined) set.description = input.description;
-    if (input.status !== undefined) set.status = input.status;
-    return present(repo.update(row.id, set));
+    return storage.transaction(async () => {
+      const row = await requireOwn(auth.workspaceId, input.template_id);
+      const set: Partial<TemplateRow> = { updatedAt: clock.now() };
+      if (input.body !== undefined) {
+        set.variables = checkBody(input.body, row.channel, auth.smsLengthCap);
+        set.body = input.body;
+      }
+      if (input.code !== undefined) {
+        await assertCodeFree(auth.workspaceId, input.code, row.id);
+        set.code = input.code;
+      }
+      if (input.name !== undefined) set.name = input.name.trim();
+      if (input.description !== undefined) set.description = input.description;
+      if (input.status !== undefined) set.status = input.status;
+      return present(await repo.update(row.id, set));
+    });
   }
 
-  function remove(workspaceId: number, id: number) {
-    const row = requireOwn(workspaceId, id);
-    repo.update(row.id, { deletedAt: clock.now() });
+  async function remove(workspaceId: number, id: number) {
+    const row = await requireOwn(workspaceId, id);
+    await repo.update(row.id, { deletedAt: clock.now() });
     return { template_id: id, deleted: true };
   }
 
@@ -147,9 +153,9 @@ export function createTemplateService(repo: TemplateRepository, clock: Clock) {
     present,
     require,
     /** A template of the workspace as stored, or null. */
-    find: (workspaceId: number, id: number): TemplateRow | null => repo.get(workspaceId, id),
+    find: (workspaceId: number, id: number): Promise<TemplateRow | null> => repo.get(workspaceId, id),
     /** A template by id, whoever's (the system templates every workspace may send), or null. */
-    findAny: (id: number): TemplateRow | null => repo.byId(id),
+    findAny: (id: number): Promise<TemplateRow | null> => repo.byId(id),
     /** The workspace's templates as stored, a page of them, with the total. */
     records: (workspaceId: number, q: { channel?: DeliveryType; offset: number; limit: number }) => repo.list(workspaceId, q),
     list,
