@@ -109,8 +109,8 @@ export function createServices(deps: Deps) {
   const events = createEventService(storage, clock);
   const accounts = createAccountsService(db, clock, secrets);
   // Contacts show who opted out; safe sending reads a contact's time zone: each asks the other.
-  const contacts = createContactsModule({ db, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
-  const safety = createSafetyModule({ sqlite, storage, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
+  const contacts = createContactsModule({ storage, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
+  const safety = createSafetyModule({ storage, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
   const sending = createSendingService({
     storage,
     clock,

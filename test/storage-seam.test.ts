@@ -13,7 +13,6 @@ const SRC = join(import.meta.dir, "../src");
 const NOT_YET_MOVED = [
   "channels/chatapp/context.ts",
   "channels/types.ts",
-  "modules/safety/index.ts",
   "modules/smsgate/index.ts",
   "modules/threads/index.ts",
 ];

@@ -103,9 +103,9 @@ export function csvRecords(text: string): { line: number; cells: string[] }[] {
 export type DashboardContactRoutesDeps = Pick<Services, "clock" | "contacts">;
 
 export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) {
-  const types = () => s.contacts.types().types;
+  const types = async () => (await s.contacts.types()).types;
 
-  function formPage(
+  async function formPage(
     who: Signed,
     id: number | undefined,
     form: ContactForm,
@@ -118,17 +118,17 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
       who,
       title,
       "/dashboard/contacts",
-      contactFormBody({ id, form, types: types(), csrf: who.viewer.csrf, errors, error }),
+      contactFormBody({ id, form, types: await types(), csrf: who.viewer.csrf, errors, error }),
       status,
     );
   }
 
   /** Runs a service write; an error it raises comes back as the form with the message beside its field. */
-  function attempt(who: Signed, id: number | undefined, form: ContactForm, write: () => void): Response | null {
+  async function attempt(who: Signed, id: number | undefined, form: ContactForm, write: () => Promise<unknown>): Promise<Response | null> {
     const long = tooLong(form);
     if (long) return formPage(who, id, form, 400, { [long.field]: long.message });
     try {
-      write();
+      await write();
       return null;
     } catch (error) {
       if (!(error instanceof AppError) || error.status >= 500 || error.status === 404) throw error;
@@ -137,7 +137,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     }
   }
 
-  function importPage(
+  async function importPage(
     who: Signed,
     status = 200,
     error: string | null = null,
@@ -147,7 +147,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
       who,
       "Import contacts",
       "/dashboard/contacts",
-      importBody({ csrf: who.viewer.csrf, types: types(), maxRows: IMPORT_MAX_ROWS, error, report }),
+      importBody({ csrf: who.viewer.csrf, types: await types(), maxRows: IMPORT_MAX_ROWS, error, report }),
       status,
     );
   }
@@ -174,18 +174,18 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
         const requested = Number(url.searchParams.get("page") ?? "1");
         let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
         const error = query.length > 200 ? "Search for at most 200 characters." : null;
-        const fetch = (p: number) =>
+        const fetch = async (p: number) =>
           error
             ? { contacts: [], pagination: { total: 0 } }
             : query
-              ? s.contacts.search(ws, query, p, PAGE_SIZE)
-              : s.contacts.list(ws, p, PAGE_SIZE);
-        let result = fetch(page);
+              ? await s.contacts.search(ws, query, p, PAGE_SIZE)
+              : await s.contacts.list(ws, p, PAGE_SIZE);
+        let result = await fetch(page);
         const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
         // A page past the end (the list shrank, or a hand-edited link) shows the last one.
         if (page > pages) {
           page = pages;
-          result = fetch(page);
+          result = await fetch(page);
         }
         const body = contactsBody({ rows: result.contacts, total: result.pagination.total, page, pages, query: error ? "" : query, error });
         return kit.shell(who, "Contacts", "/dashboard/contacts", body, error ? 400 : 200);
@@ -201,15 +201,15 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
       "/dashboard/contacts",
       kit.withSession(async ({ body }, who) => {
         const form = contactFormOf(body);
-        const failed = attempt(who, undefined, form, () => {
+        const failed = await attempt(who, undefined, form, () =>
           s.contacts.create(who.session.workspaceId, {
             name: form.name,
             phone: form.phone,
             ...(form.email ? { email: form.email } : {}),
             ...(form.type ? { type: form.type } : {}),
             timezone: form.timezone || null,
-          });
-        });
+          }),
+        );
         if (failed) return failed;
         kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
         return redirect("/dashboard/contacts");
@@ -222,8 +222,8 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
         const ws = who.session.workspaceId;
         let page = 1;
         const day = new Date(s.clock.now()).toISOString().slice(0, 10);
-        return csvDownload(`contacts-${day}.csv`, COLUMNS, EXPORT_CHUNK, () =>
-          s.contacts.list(ws, page++, EXPORT_CHUNK).contacts.map((c) => [c.name, c.phone, c.email, c.type]),
+        return csvDownload(`contacts-${day}.csv`, COLUMNS, EXPORT_CHUNK, async () =>
+          (await s.contacts.list(ws, page++, EXPORT_CHUNK)).contacts.map((c) => [c.name, c.phone, c.email, c.type]),
         );
       }),
       { auth: "session", ...HIDDEN },
@@ -266,7 +266,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
             continue;
           }
           try {
-            s.contacts.create(ws, {
+            await s.contacts.create(ws, {
               name: form.name,
               phone: form.phone,
               ...(form.email ? { email: form.email } : {}),
@@ -285,7 +285,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/contacts/:id/edit",
       kit.withSession(async ({ params }, who) => {
-        const c = s.contacts.present(s.contacts.require(who.session.workspaceId, Number(params?.id)));
+        const c = await s.contacts.present(await s.contacts.require(who.session.workspaceId, Number(params?.id)));
         return formPage(who, c.contact_id, {
           name: c.name,
           phone: c.phone,
@@ -299,9 +299,9 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/contacts/:id",
       kit.withSession(async ({ params, body }, who) => {
-        const current = s.contacts.require(who.session.workspaceId, Number(params?.id));
+        const current = await s.contacts.require(who.session.workspaceId, Number(params?.id));
         const form = contactFormOf(body);
-        const failed = attempt(who, current.id, form, () => {
+        const failed = await attempt(who, current.id, form, () =>
           s.contacts.update(who.session.workspaceId, {
             contact_id: current.id,
             name: form.name,
@@ -309,8 +309,8 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
             email: form.email || null,
             type: form.type || null,
             timezone: form.timezone || null,
-          });
-        });
+          }),
+        );
         if (failed) return failed;
         kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });
         return redirect("/dashboard/contacts");
@@ -320,7 +320,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .get(
       "/dashboard/contacts/:id/delete",
       kit.withSession(async ({ params }, who) => {
-        const c = s.contacts.present(s.contacts.require(who.session.workspaceId, Number(params?.id)));
+        const c = await s.contacts.present(await s.contacts.require(who.session.workspaceId, Number(params?.id)));
         return kit.shell(who, "Delete a contact", "/dashboard/contacts", contactDeleteBody({ c, csrf: who.viewer.csrf }));
       }),
       { auth: "session", ...HIDDEN },
@@ -328,8 +328,8 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
     .post(
       "/dashboard/contacts/:id/delete",
       kit.withSession(async ({ params }, who) => {
-        const c = s.contacts.require(who.session.workspaceId, Number(params?.id));
-        s.contacts.remove(who.session.workspaceId, c.id);
+        const c = await s.contacts.require(who.session.workspaceId, Number(params?.id));
+        await s.contacts.remove(who.session.workspaceId, c.id);
         kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
         return redirect("/dashboard/contacts");
       }),

@@ -26,7 +26,7 @@ export type DashboardOptOutRoutesDeps = Pick<Services, "contacts" | "safety">;
 
 export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
   /** The list's page for a view, the contact's name joined to each entry. */
-  function optOutsPage(who: Signed, url: URL, status = 200, form?: OptOutForm, errors?: { phone?: string; reason?: string }) {
+  async function optOutsPage(who: Signed, url: URL, status = 200, form?: OptOutForm, errors?: { phone?: string; reason?: string }) {
     const ws = who.session.workspaceId;
     const view: OptOutView = url.searchParams.get("view") === "audit" ? "audit" : "active";
     const typed = view === "audit" ? (url.searchParams.get("phone") ?? "").trim().slice(0, 32) : "";
@@ -42,21 +42,21 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
     }
     const requested = Number(url.searchParams.get("page") ?? "1");
     let page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-    const fetch = (p: number) =>
+    const fetch = async (p: number) =>
       phoneError
         ? { entries: [], pagination: { total: 0 } }
-        : s.safety.list(ws, { phone, active: view === "active", page: p, limit: PAGE_SIZE });
-    let result = fetch(page);
+        : await s.safety.list(ws, { phone, active: view === "active", page: p, limit: PAGE_SIZE });
+    let result = await fetch(page);
     const pages = Math.max(1, Math.ceil(result.pagination.total / PAGE_SIZE));
     // A page past the end (the list shrank, or a hand-edited link) shows the last one.
     if (page > pages) {
       page = pages;
-      result = fetch(page);
+      result = await fetch(page);
     }
-    const rows: OptOutRow[] = result.entries.map((e) => ({
-      ...e,
-      contactName: e.contact_id === null ? null : s.contacts.require(ws, e.contact_id).name,
-    }));
+    const rows: OptOutRow[] = [];
+    for (const e of result.entries) {
+      rows.push({ ...e, contactName: e.contact_id === null ? null : (await s.contacts.require(ws, e.contact_id)).name });
+    }
     const body = optOutsBody({
       view,
       rows,

@@ -93,8 +93,8 @@ export type DashboardSafetyRoutesDeps = Pick<Services, "safety">;
 
 export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
   /** The form filled with the settings in force. */
-  function saved(workspaceId: number): SafetyForm {
-    const p = s.safety.presentSettings(workspaceId);
+  async function saved(workspaceId: number): Promise<SafetyForm> {
+    const p = await s.safety.presentSettings(workspaceId);
     const routes = p.default_routes ?? [];
     return {
       quietOff: p.quiet_hours === null,
@@ -125,7 +125,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
     .use(declaredAuth())
     .get(
       "/dashboard/safety",
-      kit.withSession(async (_ctx, who) => settingsPage(who, saved(who.session.workspaceId))),
+      kit.withSession(async (_ctx, who) => settingsPage(who, await saved(who.session.workspaceId))),
       { auth: "session", ...HIDDEN },
     )
     .post(
@@ -156,7 +156,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           default_routes: routes.length ? routes : null,
         };
         try {
-          s.safety.updateSettings(who.session.workspaceId, change);
+          await s.safety.updateSettings(who.session.workspaceId, change);
         } catch (error) {
           if (!(error instanceof AppError) || error.status >= 500) throw error;
           return settingsPage(who, form, error.status, errorsOf(error));

@@ -99,7 +99,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       devices,
       templates: await templatesFor(ws, form.channel),
       chosen: await templateOf(ws, form.template, form.channel),
-      contacts: s.contacts.list(ws, 1, 500).contacts.map((c) => ({ name: c.name, phone: c.phone })),
+      contacts: (await s.contacts.list(ws, 1, 500)).contacts.map((c) => ({ name: c.name, phone: c.phone })),
       csrf: who.viewer.csrf,
       error,
       fieldError,

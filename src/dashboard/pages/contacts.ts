@@ -4,8 +4,8 @@ import type { ContactService } from "../../modules/contacts/service";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
 
-type Contact = ReturnType<ContactService["present"]>;
-type ContactType = ReturnType<ContactService["types"]>["types"][number];
+type Contact = Awaited<ReturnType<ContactService["present"]>>;
+type ContactType = Awaited<ReturnType<ContactService["types"]>>["types"][number];
 
 export interface ContactForm {
   name: string;

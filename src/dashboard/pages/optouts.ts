@@ -6,7 +6,7 @@ import { html, type Html } from "../html";
 import { pager, utcTime } from "../layout";
 import { csvImportBody, plural, type Rejected } from "./contacts";
 
-type Entry = ReturnType<SafetyService["list"]>["entries"][number];
+type Entry = Awaited<ReturnType<SafetyService["list"]>>["entries"][number];
 
 /** An entry as the page shows it: the contact's name beside the number when there is one. */
 export type OptOutRow = Entry & { contactName: string | null };

@@ -1,101 +1,70 @@
-// Contact queries, prepared once and always scoped by workspace.
-import { and, asc, count, eq, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+// Contact queries, on the storage seam, always scoped by workspace.
+import { tableRecords } from "../../db/records";
 import { contact, contactType } from "../../db/schema";
+import type { Executor, SqlParam } from "../../db/storage";
 
 export type ContactRow = typeof contact.$inferSelect;
 export type ContactTypeRow = typeof contactType.$inferSelect;
 
+const records = tableRecords(contact);
+const COLUMNS = records.columns();
+const types = tableRecords(contactType);
+
 /** Escapes LIKE wildcards so a search for "50%" finds "50%". */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-const ws = sql.placeholder("ws");
-const id = sql.placeholder("id");
-const pattern = sql.placeholder("pattern");
-const digits = sql.placeholder("digits");
-const searchWhere = and(
-  eq(contact.workspaceId, ws),
-  or(
-    sql`lower(${contact.name}) LIKE ${pattern} ESCAPE '\\'`,
-    sql`lower(coalesce(${contact.email}, '')) LIKE ${pattern} ESCAPE '\\'`,
-    sql`${contact.phone} LIKE ${pattern} ESCAPE '\\'`,
-    // "415 555" or "(415) 555" should find +14155552671: compare digits with digits.
-    sql`(${digits} <> '' AND ${contact.phone} LIKE '%' || ${digits} || '%')`,
-  ),
-);
+/** A search: name or email (both lowered), the number as typed, or its digits within the number. */
+const SEARCH = `workspace_id = ? AND (
+  lower(name) LIKE ? ESCAPE '\\' OR lower(coalesce(email, '')) LIKE ? ESCAPE '\\' OR phone LIKE ? ESCAPE '\\'
+  OR (? <> '' AND phone LIKE '%' || ? || '%'))`;
 
-export function createContactRepository(db: Db) {
-  const page = (where: ReturnType<typeof and>) => ({
-    rows: db
-      .select()
-      .from(contact)
-      .where(where)
-      .orderBy(asc(contact.id))
-      .limit(sql.placeholder("limit"))
-      .offset(sql.placeholder("offset"))
-      .prepare(),
-    total: db.select({ n: count() }).from(contact).where(where).prepare(),
-  });
-  const listed = page(eq(contact.workspaceId, ws));
-  const searched = page(searchWhere);
-  const getOne = db
-    .select()
-    .from(contact)
-    .where(and(eq(contact.workspaceId, ws), eq(contact.id, id)))
-    .prepare();
-  const byPhone = db
-    .select()
-    .from(contact)
-    .where(and(eq(contact.workspaceId, ws), eq(contact.phone, sql.placeholder("phone"))))
-    .prepare();
+export function createContactRepository(db: Executor) {
+  const one = async (sql: string, params: SqlParam[]): Promise<ContactRow | null> => {
+    const row = await db.get<Record<string, unknown>>(sql, params);
+    return row ? records.record(row) : null;
+  };
+  async function page(where: string, params: SqlParam[], offset: number, limit: number) {
+    const rows = await db.all<Record<string, unknown>>(`SELECT ${COLUMNS} FROM contact WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`, [
+      ...params,
+      limit,
+      offset,
+    ]);
+    const total = await db.get<{ n: number }>(`SELECT count(*) AS n FROM contact WHERE ${where}`, params);
+    return { rows: rows.map(records.record), total: Number(total?.n ?? 0) };
+  }
 
   return {
-    list(workspaceId: number, offset: number, limit: number) {
-      return { rows: listed.rows.all({ ws: workspaceId, offset, limit }), total: listed.total.get({ ws: workspaceId })!.n };
-    },
+    list: (workspaceId: number, offset: number, limit: number) => page("workspace_id = ?", [workspaceId], offset, limit),
 
     search(workspaceId: number, query: string, offset: number, limit: number) {
       const d = query.replace(/\D/g, "");
-      const params = { ws: workspaceId, pattern: `%${likeEscape(query.toLowerCase())}%`, digits: d.length >= 3 ? d : "" };
-      return { rows: searched.rows.all({ ...params, offset, limit }), total: searched.total.get(params)!.n };
+      const pattern = `%${likeEscape(query.toLowerCase())}%`;
+      // "415 555" or "(415) 555" should find +14155552671: compare digits with digits.
+      const digits = d.length >= 3 ? d : "";
+      return page(SEARCH, [workspaceId, pattern, pattern, pattern, digits, digits], offset, limit);
     },
 
-    get(workspaceId: number, contactId: number): ContactRow | null {
-      return getOne.get({ ws: workspaceId, id: contactId }) ?? null;
+    get: (workspaceId: number, contactId: number) =>
+      one(`SELECT ${COLUMNS} FROM contact WHERE workspace_id = ? AND id = ?`, [workspaceId, contactId]),
+
+    byPhone: (workspaceId: number, phone: string) =>
+      one(`SELECT ${COLUMNS} FROM contact WHERE workspace_id = ? AND phone = ?`, [workspaceId, phone]),
+
+    async insert(row: typeof contact.$inferInsert): Promise<ContactRow> {
+      const { sql, params } = records.insert(row);
+      return (await one(sql, params))!;
     },
 
-    byPhone(workspaceId: number, phone: string): ContactRow | null {
-      return byPhone.get({ ws: workspaceId, phone }) ?? null;
+    update(workspaceId: number, contactId: number, set: Partial<typeof contact.$inferInsert>): Promise<ContactRow | null> {
+      const { sql, params } = records.assign(set);
+      return one(`UPDATE contact SET ${sql} WHERE workspace_id = ? AND id = ? RETURNING ${COLUMNS}`, [...params, workspaceId, contactId]);
     },
 
-    insert(row: typeof contact.$inferInsert): ContactRow {
-      return db.insert(contact).values(row).returning().get();
-    },
+    delete: async (workspaceId: number, contactId: number): Promise<boolean> =>
+      (await db.run("DELETE FROM contact WHERE workspace_id = ? AND id = ?", [workspaceId, contactId])).changes > 0,
 
-    update(workspaceId: number, contactId: number, set: Partial<typeof contact.$inferInsert>): ContactRow | null {
-      return (
-        db
-          .update(contact)
-          .set(set)
-          .where(and(eq(contact.workspaceId, workspaceId), eq(contact.id, contactId)))
-          .returning()
-          .get() ?? null
-      );
-    },
-
-    delete(workspaceId: number, contactId: number): boolean {
-      return (
-        db
-          .delete(contact)
-          .where(and(eq(contact.workspaceId, workspaceId), eq(contact.id, contactId)))
-          .returning({ id: contact.id })
-          .all().length > 0
-      );
-    },
-
-    types(): ContactTypeRow[] {
-      return db.select().from(contactType).orderBy(asc(contactType.id)).all();
-    },
+    types: async (): Promise<ContactTypeRow[]> =>
+      (await db.all<Record<string, unknown>>(`SELECT ${types.columns()} FROM contact_type ORDER BY id`)).map(types.record),
   };
 }
 

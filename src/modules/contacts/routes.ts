@@ -85,7 +85,8 @@ export function contactRoutes(s: ContactRoutesDeps) {
     })
     .get(
       "/:contact_id",
-      async ({ auth, params }) => ok(await contacts.present(contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"),
+      async ({ auth, params }) =>
+        ok(await contacts.present(await contacts.require(auth.workspaceId, params.contact_id)), "Contact fetched"),
       {
         params: ContactIdParams,
         response: { 200: ContactResponse, ...errorResponses(404) },

@@ -1,5 +1,6 @@
 // Contact rules: E.164 phones, valid emails, one contact per phone in a workspace.
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
 import { requireTimeZone } from "../../lib/schedule";
@@ -47,26 +48,27 @@ function requireTimezone(input: string | null): string | null {
  * rules own that list; a contact only shows it).
  */
 export function createContactService(
+  storage: Storage,
   repo: ContactRepository,
   clock: Clock,
-  optOutOf: (workspaceId: number, phone: string) => { opted_out: boolean; opted_out_at: string | null },
+  optOutOf: (workspaceId: number, phone: string) => Promise<{ opted_out: boolean; opted_out_at: string | null }>,
 ) {
+  // The contact types are fixed by the migrations: read once.
   let typeCache: ContactTypeRow[] | null = null;
-  const types = () => (typeCache ??= repo.types());
+  const types = async () => (typeCache ??= await repo.types());
 
-  function typeOf(id: number | null): ContactTypeRow | null {
-    return id === null ? null : (types().find((t) => t.id === id) ?? null);
+  async function typeOf(id: number | null): Promise<ContactTypeRow | null> {
+    return id === null ? null : ((await types()).find((t) => t.id === id) ?? null);
   }
 
-  function resolveType(ref: string): number {
+  async function resolveType(ref: string): Promise<number> {
     const key = ref.trim().toLowerCase();
-    const found = types().find((t) => t.code === key || t.name.toLowerCase() === key);
+    const known = await types();
+    const found = known.find((t) => t.code === key || t.name.toLowerCase() === key);
     if (!found) {
       throw new AppError(
         "validation_error",
-        `Invalid body field 'type': unknown contact type "${ref}"; one of ${types()
-          .map((t) => t.code)
-          .join(", ")}`,
+        `Invalid body field 'type': unknown contact type "${ref}"; one of ${known.map((t) => t.code).join(", ")}`,
         {
           field: "type",
           location: "body",
@@ -77,8 +79,8 @@ export function createContactService(
     return found.id;
   }
 
-  function present(row: ContactRow) {
-    const type = typeOf(row.typeId);
+  async function present(row: ContactRow) {
+    const type = await typeOf(row.typeId);
     return {
       contact_id: row.id,
       name: row.name,
@@ -87,20 +89,20 @@ export function createContactService(
       type: type?.code ?? null,
       type_id: row.typeId,
       timezone: row.timezone,
-      ...pick(optOutOf(row.workspaceId, row.phone)),
+      ...pick(await optOutOf(row.workspaceId, row.phone)),
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
     };
   }
 
-  function require(workspaceId: number, id: number): ContactRow {
-    const row = repo.get(workspaceId, id);
+  async function require(workspaceId: number, id: number): Promise<ContactRow> {
+    const row = await repo.get(workspaceId, id);
     if (!row) throw new AppError("not_found", `contact ${id} not found`);
     return row;
   }
 
-  function assertPhoneFree(workspaceId: number, phone: string, exceptId?: number) {
-    const existing = repo.byPhone(workspaceId, phone);
+  async function assertPhoneFree(workspaceId: number, phone: string, exceptId?: number): Promise<void> {
+    const existing = await repo.byPhone(workspaceId, phone);
     if (existing && existing.id !== exceptId) {
       throw new AppError("duplicate_contact", `A contact with phone ${phone} already exists (contact ${existing.id})`, {
         contact_id: existing.id,
@@ -108,20 +110,22 @@ export function createContactService(
     }
   }
 
-  function paged(result: { rows: ContactRow[]; total: number }, page: number, limit: number) {
-    return { contacts: result.rows.map(present), pagination: { page, limit, total: result.total } };
+  async function paged(result: { rows: ContactRow[]; total: number }, page: number, limit: number) {
+    const contacts = [];
+    for (const row of result.rows) contacts.push(await present(row));
+    return { contacts, pagination: { page, limit, total: result.total } };
   }
 
   return {
     present,
     require,
-    types: () => ({ types: types().map((t) => ({ type_id: t.id, code: t.code, name: t.name, description: t.description })) }),
+    types: async () => ({ types: (await types()).map((t) => ({ type_id: t.id, code: t.code, name: t.name, description: t.description })) }),
 
-    list(workspaceId: number, page = 1, limit = 20) {
-      return paged(repo.list(workspaceId, (page - 1) * limit, limit), page, limit);
+    async list(workspaceId: number, page = 1, limit = 20) {
+      return paged(await repo.list(workspaceId, (page - 1) * limit, limit), page, limit);
     },
 
-    search(workspaceId: number, query: string, page = 1, limit = 20) {
+    async search(workspaceId: number, query: string, page = 1, limit = 20) {
       const q = query.trim();
       if (!q)
         throw new AppError("validation_error", "Invalid body field 'query': must not be blank", {
@@ -129,45 +133,44 @@ export function createContactService(
           location: "body",
           reason: "must not be blank",
         });
-      return paged(repo.search(workspaceId, q, (page - 1) * limit, limit), page, limit);
+      return paged(await repo.search(workspaceId, q, (page - 1) * limit, limit), page, limit);
     },
 
-    create(workspaceId: number, input: { name: string; phone: string; email?: string; type?: string; timezone?: string | null }) {
+    async create(workspaceId: number, input: { name: string; phone: string; email?: string; type?: string; timezone?: string | null }) {
       const name = requireName(input.name);
       const phone = requirePhone(input.phone);
       const email = input.email === undefined || input.email.trim() === "" ? null : requireEmail(input.email);
-      const typeId = input.type === undefined ? null : resolveType(input.type);
+      const typeId = input.type === undefined ? null : await resolveType(input.type);
       const timezone = requireTimezone(input.timezone ?? null);
-      assertPhoneFree(workspaceId, phone);
-      const now = clock.now();
-      try {
-        return present(repo.insert({ workspaceId, name, phone, email, typeId, timezone, createdAt: now, updatedAt: now }));
-      } catch (error) {
-        // Two creates racing for one phone: the unique index decides.
-        if (String(error).includes("UNIQUE")) assertPhoneFree(workspaceId, phone);
-        throw error;
-      }
+      // The check and the insert as one unit: two creates cannot both take one phone.
+      const row = await storage.transaction(async () => {
+        await assertPhoneFree(workspaceId, phone);
+        const now = clock.now();
+        return repo.insert({ workspaceId, name, phone, email, typeId, timezone, createdAt: now, updatedAt: now });
+      });
+      return present(row);
     },
 
-    update(
+    async update(
       workspaceId: number,
       input: { contact_id: number; name?: string; phone?: string; email?: string | null; type?: string | null; timezone?: string | null },
     ) {
-      const current = require(workspaceId, input.contact_id);
+      const current = await require(workspaceId, input.contact_id);
       const set: Partial<ContactRow> = { updatedAt: clock.now() };
       if (input.name !== undefined) set.name = requireName(input.name);
-      if (input.phone !== undefined) {
-        set.phone = requirePhone(input.phone);
-        assertPhoneFree(workspaceId, set.phone, current.id);
-      }
+      if (input.phone !== undefined) set.phone = requirePhone(input.phone);
       if (input.email !== undefined) set.email = input.email === null || input.email.trim() === "" ? null : requireEmail(input.email);
-      if (input.type !== undefined) set.typeId = input.type === null ? null : resolveType(input.type);
+      if (input.type !== undefined) set.typeId = input.type === null ? null : await resolveType(input.type);
       if (input.timezone !== undefined) set.timezone = requireTimezone(input.timezone);
-      return present(repo.update(workspaceId, current.id, set)!);
+      const row = await storage.transaction(async () => {
+        if (set.phone !== undefined) await assertPhoneFree(workspaceId, set.phone, current.id);
+        return (await repo.update(workspaceId, current.id, set))!;
+      });
+      return present(row);
     },
 
-    remove(workspaceId: number, id: number) {
-      if (!repo.delete(workspaceId, id)) throw new AppError("not_found", `contact ${id} not found`);
+    async remove(workspaceId: number, id: number) {
+      if (!(await repo.delete(workspaceId, id))) throw new AppError("not_found", `contact ${id} not found`);
       return { contact_id: id, deleted: true };
     },
   };

@@ -1,10 +1,9 @@
 // The safe-sending module: its repository (rules, opt-outs and their history) and its service,
 // built here once.
-import type { Database } from "bun:sqlite";
 import type { DeviceKind } from "../../channels/kinds";
 import { createSafetyRepository } from "./repository";
 import { createSafetyService, type SafetyDeps } from "./service";
 
-export function createSafetyModule(deps: Omit<SafetyDeps, "repo"> & { sqlite: Database; dispatchedRoutes: DeviceKind[] }) {
-  return createSafetyService({ ...deps, repo: createSafetyRepository(deps.sqlite, deps.dispatchedRoutes) });
+export function createSafetyModule(deps: Omit<SafetyDeps, "repo"> & { dispatchedRoutes: DeviceKind[] }) {
+  return createSafetyService({ ...deps, repo: createSafetyRepository(deps.storage, deps.dispatchedRoutes) });
 }

@@ -17,9 +17,9 @@ const LONGEST = 64;
 export function createKeywordHook({ safety, reply }: KeywordDeps): InboundHook {
   return async (m, stored) => {
     if (m.body.length > LONGEST) return;
-    const keyword = safety.keywordOf(m.workspaceId, m.body);
+    const keyword = await safety.keywordOf(m.workspaceId, m.body);
     if (keyword === null) return;
-    const settings = safety.settings(m.workspaceId);
+    const settings = await safety.settings(m.workspaceId);
     const ctx = {
       source: "keyword" as const,
       reason: `texted "${m.body.trim()}"`,

@@ -57,7 +57,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
     async ({ auth, body }: { auth: { workspaceId: number }; body: typeof ChangeBody.static }) => {
       const phone = requirePhone(body.phone);
       const changed = await safety[action](auth.workspaceId, phone, { source: "api", reason: body.reason?.trim() || null });
-      return ok({ ...safety.status(auth.workspaceId, phone), changed }, changed ? changedMessage : unchangedMessage);
+      return ok({ ...(await safety.status(auth.workspaceId, phone)), changed }, changed ? changedMessage : unchangedMessage);
     };
   return new Elysia({ tags: ["Safe sending"] })
     .use(declaredAuth())

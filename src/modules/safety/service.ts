@@ -22,7 +22,7 @@ export interface SafetyDeps {
   state: NotificationState;
   events: EventService;
   /** The contact's id and time zone for a number, if the workspace has such a contact. */
-  contactOf: (workspaceId: number, phone: string) => { id: number; timezone: string | null } | null;
+  contactOf: (workspaceId: number, phone: string) => Promise<{ id: number; timezone: string | null } | null>;
 }
 
 /** What an opt-out or opt-in carries besides the number. */
@@ -42,29 +42,31 @@ export function createSafetyService(deps: SafetyDeps) {
   // Read on every send: kept in memory, replaced on every write (one process owns the database).
   const cache = new Map<number, SafetySettings>();
 
-  function settings(workspaceId: number): SafetySettings {
+  async function settings(workspaceId: number): Promise<SafetySettings> {
     let s = cache.get(workspaceId);
     if (!s) {
-      s = settingsFrom(repo.settings(workspaceId));
+      s = settingsFrom(await repo.settings(workspaceId));
       cache.set(workspaceId, s);
     }
     return s;
   }
 
-  function updateSettings(workspaceId: number, change: SettingsChange) {
-    const values = applyChange(repo.settings(workspaceId), change);
-    repo.saveSettings(workspaceId, values, clock.now());
+  async function updateSettings(workspaceId: number, change: SettingsChange) {
+    await storage.transaction(async () => {
+      const values = applyChange(await repo.settings(workspaceId), change);
+      await repo.saveSettings(workspaceId, values, clock.now());
+    });
     cache.delete(workspaceId);
-    return presentSettings(settings(workspaceId));
+    return presentSettings(await settings(workspaceId));
   }
 
   // The numbers each workspace suppresses, in memory: every send asks, and almost every answer is
   // "no". Loaded on first use and kept in step by optOut and optIn (one process owns the database).
   const suppressed = new Map<number, Set<string>>();
-  function suppressedIn(workspaceId: number): Set<string> {
+  async function suppressedIn(workspaceId: number): Promise<Set<string>> {
     let set = suppressed.get(workspaceId);
     if (!set) {
-      set = new Set(repo.suppressedPhones(workspaceId));
+      set = new Set(await repo.suppressedPhones(workspaceId));
       suppressed.set(workspaceId, set);
     }
     return set;
@@ -89,9 +91,9 @@ export function createSafetyService(deps: SafetyDeps) {
   }
 
   /** The 403 a send to a suppressed number gets, or null when it may go. */
-  function refusal(workspaceId: number, phone: string): AppError | null {
-    if (!suppressedIn(workspaceId).has(phone)) return null;
-    const row = repo.suppression(workspaceId, phone);
+  async function refusal(workspaceId: number, phone: string): Promise<AppError | null> {
+    if (!(await suppressedIn(workspaceId)).has(phone)) return null;
+    const row = await repo.suppression(workspaceId, phone);
     if (!row) return null;
     return new AppError(
       "recipient_opted_out",
@@ -109,11 +111,11 @@ export function createSafetyService(deps: SafetyDeps) {
    * When a message due at `at` may arrive: null if quiet hours do not hold it, else the end of the
    * recipient's quiet hours. Their time zone is their contact's, else their number's country's.
    */
-  function quietHold(workspaceId: number, phone: string, at: number): { until: number; zone: string } | null {
-    const quiet = settings(workspaceId).quietHours;
+  async function quietHold(workspaceId: number, phone: string, at: number): Promise<{ until: number; zone: string } | null> {
+    const quiet = (await settings(workspaceId)).quietHours;
     if (!quiet) return null;
     // A contact's zone may be a name the runtime only knows by its equivalent (EST5EDT): resolved.
-    const own = deps.contactOf(workspaceId, phone)?.timezone;
+    const own = (await deps.contactOf(workspaceId, phone))?.timezone;
     const zone = (own ? resolveTimeZone(own) : null) ?? zoneForNumber(phone);
     if (!zone) return null;
     const until = quietUntil(at, zone, quiet.start, quiet.end);
@@ -135,7 +137,7 @@ export function createSafetyService(deps: SafetyDeps) {
       channel: ctx.channel ?? null,
       deviceId: ctx.deviceId ?? null,
     };
-    repo.addEvent({ workspaceId, phone, action, source: ctx.source, ...change, at });
+    await repo.addEvent({ workspaceId, phone, action, source: ctx.source, ...change, at });
     await events.emit(workspaceId, action === "opted_out" ? "contact.opted_out" : "contact.opted_in", {
       phone,
       source: ctx.source,
@@ -143,7 +145,7 @@ export function createSafetyService(deps: SafetyDeps) {
       message_id: change.threadMessageId,
       channel: change.channel,
       device_id: change.deviceId,
-      contact_id: deps.contactOf(workspaceId, phone)?.id ?? null,
+      contact_id: (await deps.contactOf(workspaceId, phone))?.id ?? null,
       at: iso(at),
     });
   }
@@ -155,9 +157,9 @@ export function createSafetyService(deps: SafetyDeps) {
   function optOut(workspaceId: number, phone: string, ctx: ChangeContext): Promise<boolean> {
     return changing(workspaceId, async () => {
       const now = clock.now();
-      if (!repo.suppress(workspaceId, phone, now, ctx.source, ctx.reason ?? null)) return false;
+      if (!(await repo.suppress(workspaceId, phone, now, ctx.source, ctx.reason ?? null))) return false;
       await record(workspaceId, phone, "opted_out", ctx, now);
-      for (const id of repo.waitingTo(workspaceId, phone)) {
+      for (const id of await repo.waitingTo(workspaceId, phone)) {
         await state.transition(id, "failed", {
           errorCode: "recipient_opted_out",
           reason: `${phone} opted out (${ctx.source}) before the message went`,
@@ -172,24 +174,24 @@ export function createSafetyService(deps: SafetyDeps) {
   function optIn(workspaceId: number, phone: string, ctx: ChangeContext): Promise<boolean> {
     return changing(workspaceId, async () => {
       const now = clock.now();
-      if (!repo.unsuppress(workspaceId, phone)) return false;
+      if (!(await repo.unsuppress(workspaceId, phone))) return false;
       await record(workspaceId, phone, "opted_in", ctx, now);
       return true;
     });
   }
 
   /** Which keyword a whole inbound text is, if any. */
-  function keywordOf(workspaceId: number, text: string): Keyword | null {
+  async function keywordOf(workspaceId: number, text: string): Promise<Keyword | null> {
     const word = normalizeKeyword(text);
     if (word === "") return null;
-    const s = settings(workspaceId);
+    const s = await settings(workspaceId);
     if (s.optOutKeywords.includes(word)) return "opt_out";
     if (s.optInKeywords.includes(word)) return "opt_in";
     if (s.helpKeywords.includes(word)) return "help";
     return null;
   }
 
-  function presentEvent(workspaceId: number, e: OptOutEventRecord) {
+  async function presentEvent(workspaceId: number, e: OptOutEventRecord) {
     return {
       id: e.id,
       phone: e.phone,
@@ -199,35 +201,39 @@ export function createSafetyService(deps: SafetyDeps) {
       message_id: e.thread_message_id,
       channel: e.channel,
       device_id: e.device_id,
-      contact_id: deps.contactOf(workspaceId, e.phone)?.id ?? null,
+      contact_id: (await deps.contactOf(workspaceId, e.phone))?.id ?? null,
       at: iso(e.at),
     };
   }
 
   /** A number suppressed now, as the audit entry that suppressed it (written with it, always there). */
-  function presentActive(workspaceId: number, s: SuppressionRecord) {
-    return presentEvent(workspaceId, repo.lastOptOut(workspaceId, s.phone)!);
+  async function presentActive(workspaceId: number, s: SuppressionRecord) {
+    return presentEvent(workspaceId, (await repo.lastOptOut(workspaceId, s.phone))!);
   }
 
   /** The audit (every change, newest first) or, with `active`, the numbers suppressed now. */
-  function list(workspaceId: number, q: { phone: string | null; active: boolean; page: number; limit: number }) {
+  async function list(workspaceId: number, q: { phone: string | null; active: boolean; page: number; limit: number }) {
     const offset = (q.page - 1) * q.limit;
     if (q.active) {
       if (q.phone !== null) {
-        const row = repo.suppression(workspaceId, q.phone);
-        const entries = row && q.page === 1 ? [presentActive(workspaceId, row)] : [];
+        const row = await repo.suppression(workspaceId, q.phone);
+        const entries = row && q.page === 1 ? [await presentActive(workspaceId, row)] : [];
         return { entries, pagination: { page: q.page, limit: q.limit, total: row ? 1 : 0 } };
       }
-      const { rows, total } = repo.active(workspaceId, offset, q.limit);
-      return { entries: rows.map((r) => presentActive(workspaceId, r)), pagination: { page: q.page, limit: q.limit, total } };
+      const { rows, total } = await repo.active(workspaceId, offset, q.limit);
+      const entries = [];
+      for (const r of rows) entries.push(await presentActive(workspaceId, r));
+      return { entries, pagination: { page: q.page, limit: q.limit, total } };
     }
-    const { rows, total } = repo.events(workspaceId, q.phone, offset, q.limit);
-    return { entries: rows.map((e) => presentEvent(workspaceId, e)), pagination: { page: q.page, limit: q.limit, total } };
+    const { rows, total } = await repo.events(workspaceId, q.phone, offset, q.limit);
+    const entries = [];
+    for (const e of rows) entries.push(await presentEvent(workspaceId, e));
+    return { entries, pagination: { page: q.page, limit: q.limit, total } };
   }
 
   /** A number's state, for a contact or the API's answers. */
-  function status(workspaceId: number, phone: string) {
-    const row = repo.suppression(workspaceId, phone);
+  async function status(workspaceId: number, phone: string) {
+    const row = await repo.suppression(workspaceId, phone);
     return {
       phone,
       opted_out: row !== null,
@@ -239,7 +245,7 @@ export function createSafetyService(deps: SafetyDeps) {
 
   return {
     settings,
-    presentSettings: (workspaceId: number) => presentSettings(settings(workspaceId)),
+    presentSettings: async (workspaceId: number) => presentSettings(await settings(workspaceId)),
     updateSettings,
     refusal,
     quietHold,
