@@ -86,7 +86,7 @@ export function createServices(deps: Deps) {
   const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
-  const threadsModule = createThreadsModule({ sqlite, clock });
+  const threadsModule = createThreadsModule({ storage, clock });
   const threads = threadsModule.repository;
 
   // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.

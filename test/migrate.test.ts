@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { openDatabase } from "../src/db/client";
 import { embeddedMigrations } from "../src/db/embedded-migrations";
 import { migrate } from "../src/db/migrate";
+import { createSqliteStorage } from "../src/db/sqlite-storage";
 import { createThreadRepository } from "../src/modules/threads/repository";
 
 const root = join(import.meta.dir, "..");
@@ -85,7 +86,7 @@ describe("migrations", () => {
     expect(() => insert("SMown")).toThrow("UNIQUE");
   });
 
-  test("0014 starts the threads' catch-up after the newest notification, so sends an older release already threaded are not added twice", () => {
+  test("0014 starts the threads' catch-up after the newest notification, so sends an older release already threaded are not added twice", async () => {
     const { db, older } = releasedBefore("0014");
     // An older release wrote the thread message with the send.
     db.$client.run(
@@ -100,7 +101,7 @@ describe("migrations", () => {
     db.$client.run(
       "INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, next_attempt_at, created_at, updated_at) VALUES (1, 'sms', 'sms', '+14155552671', 'new', 0, 5, 5)",
     );
-    expect(createThreadRepository(db.$client).catchUp()).toBe(1);
+    expect(await createThreadRepository(createSqliteStorage(db.$client)).catchUp()).toBe(1);
     expect(db.$client.query("SELECT body, notification_id FROM thread_message ORDER BY id").all()).toEqual([
       { body: "old", notification_id: 1 },
       { body: "new", notification_id: 2 },

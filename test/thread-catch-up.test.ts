@@ -95,8 +95,8 @@ describe("threads follow the sends", () => {
       await send(ctx, { recipient_contact: BOB, message: "Six", schedule_time: "2026-01-15 12:30:00" });
     }
     const [oneByOne, batched] = contexts;
-    while (oneByOne.services.threads.catchUp(1) === 1);
-    expect(batched.services.threads.catchUp()).toBe(6);
+    while ((await oneByOne.services.threads.catchUp(1)) === 1);
+    expect(await batched.services.threads.catchUp()).toBe(6);
     const snapshot = (ctx: TestContext) => ({
       threads: ctx.db.$client
         .query(

@@ -22,7 +22,8 @@ export function workerTasks(s: Services): Task[] {
       name: "threads:catch-up",
       everySeconds: s.config.workerIntervalSeconds,
       run: async () => {
-        while (s.threads.catchUp(THREAD_CATCH_UP_CHUNK) === THREAD_CATCH_UP_CHUNK) await new Promise((resolve) => setImmediate(resolve));
+        while ((await s.threads.catchUp(THREAD_CATCH_UP_CHUNK)) === THREAD_CATCH_UP_CHUNK)
+          await new Promise((resolve) => setImmediate(resolve));
       },
     },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },

@@ -30,8 +30,12 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
   const doFetch = ctx.fetch ?? fetch;
 
   /** Whether the user last wrote to this business number less than 24 hours ago. */
-  function windowOpen(workspaceId: number, deviceId: number, recipient: string): { open: boolean; lastInboundAt: number | null } {
-    const thread = threads.find(workspaceId, "chatapp", deviceId, recipient);
+  async function windowOpen(
+    workspaceId: number,
+    deviceId: number,
+    recipient: string,
+  ): Promise<{ open: boolean; lastInboundAt: number | null }> {
+    const thread = await threads.find(workspaceId, "chatapp", deviceId, recipient);
     const last = thread?.lastInboundAt ?? null;
     return { open: last !== null && clock.now() < last + WINDOW_MS, lastInboundAt: last };
   }
@@ -72,7 +76,7 @@ export function createSendRules(ctx: ChatappContext, blocking: Blocking, sync: T
     }
     if (device.blockedCode !== null && !blocking.onProbation(device)) throw blocking.blockedError(device);
     if (!p.template) {
-      const { open, lastInboundAt } = windowOpen(auth.workspaceId, device.id, p.recipient);
+      const { open, lastInboundAt } = await windowOpen(auth.workspaceId, device.id, p.recipient);
       if (!open) {
         const available = (await sync.activeTemplatesOf(auth.workspaceId, ctx.configOf(device).businessAccountId)).map(presentTemplateRef);
         throw new AppError(

@@ -228,8 +228,8 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     });
     const subject = text(p, "subject");
     const body = text(p, "body") || subject || MMS_PLACEHOLDER;
-    const thread = threads.find(device.workspaceId, "sms", 0, from);
-    const match = thread ? threads.mmsToComplete(thread.id, downloadId, at, MMS_MATCH_MS) : null;
+    const thread = await threads.find(device.workspaceId, "sms", 0, from);
+    const match = thread ? await threads.mmsToComplete(thread.id, downloadId, at, MMS_MATCH_MS) : null;
     if (match?.done) return;
     // Announced once per download (a re-post of a completed one stops above), for the
     // subscribers of the app's own event, whichever way the content lands.
@@ -244,7 +244,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       sim_number: count(p, "simNumber"),
     });
     if (match) {
-      threads.completeMms(match.id, body, { ...match.meta, subject: match.meta.subject ?? subject, downloadId, attachments });
+      await threads.completeMms(match.id, body, { ...match.meta, subject: match.meta.subject ?? subject, downloadId, attachments });
       return;
     }
     const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments };

@@ -6,8 +6,8 @@ import type { TemplateRow } from "../../modules/templates/repository";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
 
-type ThreadList = ReturnType<ThreadService["list"]>;
-type Conversation = ReturnType<ThreadService["messages"]>;
+type ThreadList = Awaited<ReturnType<ThreadService["list"]>>;
+type Conversation = Awaited<ReturnType<ThreadService["messages"]>>;
 
 const when = (t: string | null) => utcTime(t);
 

@@ -35,7 +35,7 @@ export type InboundHook = (m: Inbound, stored: { threadId: number; messageId: nu
  * keywords are matched before anything else hears of it), then announces it.
  */
 export async function recordInbound(threads: ThreadRepository, events: EventService, m: Inbound, hook?: InboundHook): Promise<boolean> {
-  const added = threads.add({
+  const added = await threads.add({
     workspaceId: m.workspaceId,
     channel: m.channel,
     threadDeviceId: m.channel === "chatapp" ? m.deviceId : 0,

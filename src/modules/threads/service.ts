@@ -32,22 +32,22 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
     };
   }
 
-  function require(workspaceId: number, id: number): ThreadView {
-    const row = repo.view(workspaceId, id);
+  async function require(workspaceId: number, id: number): Promise<ThreadView> {
+    const row = await repo.view(workspaceId, id);
     if (!row) throw new AppError("not_found", `thread ${id} not found`);
     return row;
   }
 
   return {
-    list(workspaceId: number, f: ThreadFilters, page = 1, limit = 20) {
-      const rows = repo.views(workspaceId, f, limit, (page - 1) * limit);
-      const total = repo.count(workspaceId, f);
+    async list(workspaceId: number, f: ThreadFilters, page = 1, limit = 20) {
+      const rows = await repo.views(workspaceId, f, limit, (page - 1) * limit);
+      const total = await repo.count(workspaceId, f);
       return { threads: rows.map(present), pagination: { page, limit, total } };
     },
 
-    messages(workspaceId: number, id: number, page = 1, limit = 20) {
-      const t = require(workspaceId, id);
-      const rows = repo.messages(t.id, limit, (page - 1) * limit).map((m) => ({
+    async messages(workspaceId: number, id: number, page = 1, limit = 20) {
+      const t = await require(workspaceId, id);
+      const rows = (await repo.messages(t.id, limit, (page - 1) * limit)).map((m) => ({
         message_id: m.id,
         direction: m.direction,
         body: m.body,
@@ -58,13 +58,13 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
         external_id: m.externalId,
         mms: m.meta ? presentMms(m.meta) : null,
       }));
-      return { thread: present(t), messages: rows, pagination: { page, limit, total: repo.countMessages(t.id) } };
+      return { thread: present(t), messages: rows, pagination: { page, limit, total: await repo.countMessages(t.id) } };
     },
 
-    markRead(workspaceId: number, id: number) {
-      const t = require(workspaceId, id);
-      repo.markRead(t.id);
-      return present(require(workspaceId, id));
+    async markRead(workspaceId: number, id: number) {
+      const t = await require(workspaceId, id);
+      await repo.markRead(t.id);
+      return present(await require(workspaceId, id));
     },
   };
 }
