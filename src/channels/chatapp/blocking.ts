@@ -16,7 +16,7 @@ export function createBlocking(ctx: ChatappContext) {
   async function block(device: DeviceRow, code: string, reason: string): Promise<void> {
     const now = clock.now();
     await storage.transaction(async () => {
-      repo.setBlocked(device.id, code, reason, now);
+      await repo.setBlocked(device.id, code, reason, now);
       await events.emit(device.workspaceId, "device.blocked", {
         device_id: device.id,
         name: device.name,
@@ -29,7 +29,7 @@ export function createBlocking(ctx: ChatappContext) {
 
   async function unblock(device: DeviceRow): Promise<void> {
     await storage.transaction(async () => {
-      repo.clearBlocked(device.id, clock.now());
+      await repo.clearBlocked(device.id, clock.now());
       await events.emit(device.workspaceId, "device.unblocked", { device_id: device.id, name: device.name, kind: device.kind });
     });
   }

@@ -1,6 +1,5 @@
 // What the chat-app channel's parts share: their dependencies, the repository of its own tables and
 // columns (repository.ts), and the few helpers every part needs (its live numbers, a number's settings).
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../../clock";
 import type { Config } from "../../config";
 import type { Storage } from "../../db/storage";
@@ -16,7 +15,6 @@ import type { GraphClient } from "./graph";
 import { createChatappRepository } from "./repository";
 
 export interface ChatappDeps {
-  sqlite: Database;
   storage: Storage;
   clock: Clock;
   config: Config;
@@ -34,8 +32,8 @@ export interface ChatappDeps {
 }
 
 export function createChatappContext(deps: ChatappDeps) {
-  const { sqlite, devices } = deps;
-  const repo = createChatappRepository(sqlite);
+  const { storage, devices } = deps;
+  const repo = createChatappRepository(storage);
 
   const liveDevices = async (workspaceId: number) => (await devices.all(workspaceId, true)).filter((d) => d.kind === "chatapp");
   const configOf = (device: DeviceRow): ChatappConfig => {

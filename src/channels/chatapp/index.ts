@@ -23,7 +23,6 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
       timeoutMs: core.channelTimeoutMs,
     });
     const service = createChatappService({
-      sqlite: core.sqlite,
       storage: core.storage,
       clock: core.clock,
       config,

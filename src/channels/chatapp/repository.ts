@@ -1,10 +1,9 @@
 // The chat-app channel's queries on its own tables and columns: numbers found by the platform's
 // phone-number id, templates by business account, the status backlog (statuses that arrive before
-// the send that caused them is recorded) and a number's block. Prepared once: webhooks and the
-// sync tasks call them for every status and template.
-import type { Database, Statement } from "bun:sqlite";
+// the send that caused them is recorded) and a number's block, on the storage seam.
 import type { RawRow } from "../../db/raw-row";
-import type { device, statusBacklog, template } from "../../db/schema";
+import type { device, template } from "../../db/schema";
+import type { Executor } from "../../db/storage";
 import type { NotificationRecord } from "../../modules/notifications/state";
 
 type IdRow = Pick<RawRow<typeof device>, "id">;
@@ -16,63 +15,81 @@ export interface AccountRef {
   business_account_id: string;
 }
 
-export function createChatappRepository(sqlite: Database) {
-  const byPhoneNumberId: Statement<IdRow, [string]> = sqlite.prepare(
-    "SELECT id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL AND json_extract(config, '$.phoneNumberId') = ?",
-  );
-  const templatesOfAccount: Statement<Pick<TemplateRef, "id">, [number, string]> = sqlite.prepare(
-    "SELECT id FROM template WHERE workspace_id = ? AND channel = 'chatapp' AND business_account_id = ? AND deleted_at IS NULL",
-  );
-  const templateByExternal: Statement<TemplateRef, [string, string]> = sqlite.prepare(
-    "SELECT id, workspace_id FROM template WHERE external_id = ? AND business_account_id = ? AND deleted_at IS NULL",
-  );
-  const dueRechecks: Statement<AccountRef, [number]> = sqlite.prepare(
-    "SELECT DISTINCT workspace_id, business_account_id FROM template WHERE channel = 'chatapp' AND status = 'paused' AND recheck_at <= ? AND deleted_at IS NULL",
-  );
-  const linkedAccounts: Statement<AccountRef, []> = sqlite.prepare(
-    "SELECT DISTINCT workspace_id, json_extract(config, '$.businessAccountId') AS business_account_id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL",
-  );
-  const notificationByWamid: Statement<NotificationRecord, [string, number]> = sqlite.prepare(
-    "SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'chatapp'",
-  );
-  const byName: Statement<Pick<TemplateRef, "id">, [number, string]> = sqlite.prepare(
-    "SELECT id FROM template WHERE workspace_id = ? AND channel = 'chatapp' AND name = ? AND deleted_at IS NULL ORDER BY status = 'active' DESC, language = 'en_US' DESC, id LIMIT 1",
-  );
-  const backlogAdd = sqlite.prepare("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)");
-  const backlogTake: Statement<Pick<RawRow<typeof statusBacklog>, "payload">, [string, number]> = sqlite.prepare(
-    "DELETE FROM status_backlog WHERE external_id = ? AND device_id = ? RETURNING payload",
-  );
-  const backlogPrune = sqlite.prepare("DELETE FROM status_backlog WHERE received_at < ?");
-  const setBlocked = sqlite.prepare("UPDATE device SET blocked_code = ?, blocked_reason = ?, blocked_at = ?, updated_at = ? WHERE id = ?");
-  const clearBlocked = sqlite.prepare(
-    "UPDATE device SET blocked_code = NULL, blocked_reason = NULL, blocked_at = NULL, updated_at = ? WHERE id = ?",
-  );
-
+export function createChatappRepository(db: Executor) {
+  const ids = async (sql: string, params: (string | number)[]) => (await db.all<IdRow>(sql, params)).map((r) => r.id);
   return {
     /** The live numbers (usually one) the platform's phone-number id names. */
-    deviceIdsByPhoneNumberId: (phoneNumberId: string): number[] => byPhoneNumberId.all(phoneNumberId).map((r) => r.id),
-    templateIdsOfAccount: (workspaceId: number, businessAccountId: string): number[] =>
-      templatesOfAccount.all(workspaceId, businessAccountId).map((r) => r.id),
-    templateByExternal: (externalId: string, businessAccountId: string): TemplateRef | null =>
-      templateByExternal.get(externalId, businessAccountId),
+    deviceIdsByPhoneNumberId: (phoneNumberId: string): Promise<number[]> =>
+      ids("SELECT id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL AND json_extract(config, '$.phoneNumberId') = ?", [
+        phoneNumberId,
+      ]),
+    templateIdsOfAccount: (workspaceId: number, businessAccountId: string): Promise<number[]> =>
+      ids("SELECT id FROM template WHERE workspace_id = ? AND channel = 'chatapp' AND business_account_id = ? AND deleted_at IS NULL", [
+        workspaceId,
+        businessAccountId,
+      ]),
+    templateByExternal: (externalId: string, businessAccountId: string): Promise<TemplateRef | null> =>
+      db.get<TemplateRef>(
+        "SELECT id, workspace_id FROM template WHERE external_id = ? AND business_account_id = ? AND deleted_at IS NULL",
+        [externalId, businessAccountId],
+      ),
     /** Accounts with a paused template whose re-check is due. */
-    accountsDueRecheck: (now: number): AccountRef[] => dueRechecks.all(now),
-    linkedAccounts: (): AccountRef[] => linkedAccounts.all(),
-    notificationByWamid: (wamid: string, deviceId: number): NotificationRecord | null => notificationByWamid.get(wamid, deviceId),
+    accountsDueRecheck: (now: number): Promise<AccountRef[]> =>
+      db.all<AccountRef>(
+        "SELECT DISTINCT workspace_id, business_account_id FROM template WHERE channel = 'chatapp' AND status = 'paused' AND recheck_at <= ? AND deleted_at IS NULL",
+        [now],
+      ),
+    linkedAccounts: (): Promise<AccountRef[]> =>
+      db.all<AccountRef>(
+        "SELECT DISTINCT workspace_id, json_extract(config, '$.businessAccountId') AS business_account_id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL",
+      ),
+    notificationByWamid: (wamid: string, deviceId: number): Promise<NotificationRecord | null> =>
+      db.get<NotificationRecord>("SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'chatapp'", [
+        wamid,
+        deviceId,
+      ]),
     /** A template by its platform name, the active one and en_US first. */
-    templateIdByName: (workspaceId: number, name: string): number | null => byName.get(workspaceId, name)?.id ?? null,
-    backlogAdd(deviceId: number, externalId: string, payload: string, at: number) {
-      backlogAdd.run(deviceId, externalId, payload, at);
+    templateIdByName: async (workspaceId: number, name: string): Promise<number | null> =>
+      (
+        await db.get<IdRow>(
+          `SELECT id FROM template WHERE workspace_id = ? AND channel = 'chatapp' AND name = ? AND deleted_at IS NULL
+          ORDER BY CASE WHEN status = 'active' THEN 0 ELSE 1 END, CASE WHEN language = 'en_US' THEN 0 ELSE 1 END, id LIMIT 1`,
+          [workspaceId, name],
+        )
+      )?.id ?? null,
+    async backlogAdd(deviceId: number, externalId: string, payload: string, at: number): Promise<void> {
+      await db.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
+        deviceId,
+        externalId,
+        payload,
+        at,
+      ]);
     },
     /** Removes and returns the statuses kept for a message. */
-    backlogTake: (externalId: string, deviceId: number): string[] => backlogTake.all(externalId, deviceId).map((r) => r.payload),
+    backlogTake: async (externalId: string, deviceId: number): Promise<string[]> =>
+      (
+        await db.all<{ payload: string }>("DELETE FROM status_backlog WHERE external_id = ? AND device_id = ? RETURNING payload", [
+          externalId,
+          deviceId,
+        ])
+      ).map((r) => r.payload),
     /** Drops statuses kept since before `before`; how many. */
-    backlogPrune: (before: number): number => backlogPrune.run(before).changes,
-    setBlocked(deviceId: number, code: string, reason: string | null, at: number) {
-      setBlocked.run(code, reason, at, at, deviceId);
+    backlogPrune: async (before: number): Promise<number> =>
+      (await db.run("DELETE FROM status_backlog WHERE received_at < ?", [before])).changes,
+    async setBlocked(deviceId: number, code: string, reason: string | null, at: number): Promise<void> {
+      await db.run("UPDATE device SET blocked_code = ?, blocked_reason = ?, blocked_at = ?, updated_at = ? WHERE id = ?", [
+        code,
+        reason,
+        at,
+        at,
+        deviceId,
+      ]);
     },
-    clearBlocked(deviceId: number, at: number) {
-      clearBlocked.run(at, deviceId);
+    async clearBlocked(deviceId: number, at: number): Promise<void> {
+      await db.run("UPDATE device SET blocked_code = NULL, blocked_reason = NULL, blocked_at = NULL, updated_at = ? WHERE id = ?", [
+        at,
+        deviceId,
+      ]);
     },
   };
 }

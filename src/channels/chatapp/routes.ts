@@ -217,7 +217,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     .post(
       "/v1/chatapp/send",
       async ({ auth, request, set, body }) => {
-        const template = body.template !== undefined ? chatapp.templateRefByName(auth.workspaceId, body.template) : undefined;
+        const template = body.template !== undefined ? await chatapp.templateRefByName(auth.workspaceId, body.template) : undefined;
         const { to, template: _name, ...rest } = body;
         return send(request, set, auth, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
       },

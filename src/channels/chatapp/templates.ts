@@ -48,7 +48,7 @@ export function createTemplateSync(ctx: ChatappContext) {
 
   async function activeTemplatesOf(workspaceId: number, businessAccountId: string): Promise<TemplateRow[]> {
     const active: TemplateRow[] = [];
-    for (const id of repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
+    for (const id of await repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
       const t = await templates.byId(id);
       if (t?.status === "active") active.push(t);
     }
@@ -89,7 +89,7 @@ export function createTemplateSync(ctx: ChatappContext) {
         seen.add(pt.id);
         const { body, variables } = flattenTemplate((pt.components ?? []) as Component[]);
         const status = ourStatus(pt.status);
-        const existing = repo.templateByExternal(pt.id, businessAccountId);
+        const existing = await repo.templateByExternal(pt.id, businessAccountId);
         const fields = {
           name: pt.name,
           language: pt.language,
@@ -121,7 +121,7 @@ export function createTemplateSync(ctx: ChatappContext) {
         }
       }
       // Templates the platform no longer has cannot be sent.
-      for (const id of repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
+      for (const id of await repo.templateIdsOfAccount(workspaceId, businessAccountId)) {
         const t = (await templates.byId(id))!;
         if (t.externalId && !seen.has(t.externalId) && t.status !== "deleted") {
           await templates.update(id, { status: "deleted", updatedAt: now });
@@ -159,7 +159,7 @@ export function createTemplateSync(ctx: ChatappContext) {
   /** A template status webhook: the new status, announced. */
   async function onTemplateStatus(businessAccountId: string, value: Record<string, unknown>): Promise<void> {
     const externalId = String(value.message_template_id ?? "");
-    const row = repo.templateByExternal(externalId, businessAccountId);
+    const row = await repo.templateByExternal(externalId, businessAccountId);
     if (!row || typeof value.event !== "string") return;
     const before = (await templates.byId(row.id))!;
     const status = ourStatus(value.event === "REINSTATED" ? "APPROVED" : value.event);
@@ -182,7 +182,8 @@ export function createTemplateSync(ctx: ChatappContext) {
     activeTemplatesOf,
     onTemplateStatus,
     /** The overview names templates by their platform name; ids and codes work too. */
-    templateRefByName: (workspaceId: number, ref: string): string => String(repo.templateIdByName(workspaceId, ref) ?? ref),
+    templateRefByName: async (workspaceId: number, ref: string): Promise<string> =>
+      String((await repo.templateIdByName(workspaceId, ref)) ?? ref),
 
     /** Re-fetches the templates of a device's business account (the 132001 self-heal). */
     async refreshTemplates(device: DeviceRow) {
@@ -191,10 +192,11 @@ export function createTemplateSync(ctx: ChatappContext) {
     },
 
     /** chatapp:recheck-templates — templates paused for low quality are asked about again after a day. */
-    recheckPaused: (): Promise<number> => syncAccounts(repo.accountsDueRecheck(clock.now()), "accounts", "re-checking paused templates of"),
+    recheckPaused: async (): Promise<number> =>
+      syncAccounts(await repo.accountsDueRecheck(clock.now()), "accounts", "re-checking paused templates of"),
 
     /** chatapp:sync-templates — every linked business account, now and then. */
-    syncAll: (): Promise<number> => syncAccounts(repo.linkedAccounts(), "templates", "template sync of"),
+    syncAll: async (): Promise<number> => syncAccounts(await repo.linkedAccounts(), "templates", "template sync of"),
   };
 }
 

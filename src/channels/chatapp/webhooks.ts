@@ -25,7 +25,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
     const metadata = value.metadata as { phone_number_id?: string } | undefined;
     if (!metadata?.phone_number_id) return;
     const targets: DeviceRow[] = [];
-    for (const id of repo.deviceIdsByPhoneNumberId(metadata.phone_number_id)) {
+    for (const id of await repo.deviceIdsByPhoneNumberId(metadata.phone_number_id)) {
       const device = await devices.byId(id);
       if (device) targets.push(device);
     }
@@ -72,9 +72,9 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
   /** One message status: the platform's wire format mapped to a report. */
   async function status(device: DeviceRow, s: WireObject): Promise<void> {
     if (typeof s.id !== "string") return;
-    const n = repo.notificationByWamid(s.id, device.id);
+    const n = await repo.notificationByWamid(s.id, device.id);
     if (!n) {
-      repo.backlogAdd(device.id, s.id, JSON.stringify(s), clock.now());
+      await repo.backlogAdd(device.id, s.id, JSON.stringify(s), clock.now());
       return;
     }
     const at = Number(s.timestamp) * 1000 || undefined;
@@ -121,7 +121,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
       // Statuses that raced ahead of this answer are applied now.
       if (outcome.kind === "accepted") {
         await storage.transaction(async () => {
-          for (const payload of repo.backlogTake(outcome.externalId, fresh.id)) await status(fresh, JSON.parse(payload));
+          for (const payload of await repo.backlogTake(outcome.externalId, fresh.id)) await status(fresh, JSON.parse(payload));
         });
       }
     },
