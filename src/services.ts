@@ -255,7 +255,6 @@ export function createServices(deps: Deps) {
   };
   const smsgate = createSmsGateModule({
     ...services,
-    sqlite,
     requestInboxExport: (device, since, until) => services.phone.requestInboxExport(device, since, until),
   });
   return {

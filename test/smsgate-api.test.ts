@@ -716,7 +716,7 @@ describe("settings", () => {
 describe("the signing key on the dashboard", () => {
   test("an owner sees the key the webhooks are signed with; a member does not", async () => {
     const local = await createTestContext();
-    const key = local.services.smsgateWebhooks.signingKey(local.workspace.id);
+    const key = await local.services.smsgateWebhooks.signingKey(local.workspace.id);
     const pageFor = async (email: string, role: "owner" | "member") => {
       await local.services.users.createUser({ email, password: "correct horse battery", role, accountId: local.account.id });
       const form = await local.app.handle(new Request("http://localhost/dashboard/sign-in"));

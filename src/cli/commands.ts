@@ -404,11 +404,11 @@ async function simulate(argv: string[]): Promise<number | null> {
 }
 
 /** The SMSGate-compatible API's webhook signing key, which that API never returns (as SMSGate). */
-function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values) {
+async function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   if (sub !== "signing-key") throw new UsageError("smsgate takes signing-key");
   const { accounts, smsgateWebhooks } = rt.services;
   const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
-  const key = smsgateWebhooks.signingKey(workspace.id);
+  const key = await smsgateWebhooks.signingKey(workspace.id);
   print(
     values,
     { workspace_id: workspace.id, signing_key: key },
@@ -500,7 +500,7 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
         await devicesCmd(rt, sub, values);
         break;
       case "smsgate":
-        smsgateCmd(rt, sub, values);
+        await smsgateCmd(rt, sub, values);
         break;
       case "backup":
         backup(rt, values);

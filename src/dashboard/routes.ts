@@ -117,7 +117,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       "/dashboard/keys",
       kit.withSession(async (_ctx, who) => {
         // The signing key is a secret of the workspace: its owner sees it, a member does not.
-        const smsgateSigningKey = who.viewer.role === "owner" ? s.smsgateWebhooks.signingKey(who.session.workspaceId) : null;
+        const smsgateSigningKey = who.viewer.role === "owner" ? await s.smsgateWebhooks.signingKey(who.session.workspaceId) : null;
         return kit.shell(
           who,
           "API keys",

@@ -5,6 +5,7 @@
 // recorded so it can be revoked, and a refresh token is good once.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
 import type { Authenticator, KeyAuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
@@ -92,8 +93,9 @@ export function createSmsGateAuth(deps: {
   authenticate: Authenticator;
   accounts: AccountsService;
   repo: SmsGateRepository;
+  storage: Storage;
 }) {
-  const { clock, repo } = deps;
+  const { clock, repo, storage } = deps;
   let signingKey: string | null = null;
   // Derived from the data directory's key: tokens stay valid across restarts, and die with the key.
   const key = () => (signingKey ??= deps.secrets.digest("smsgate-jwt-signing-key-v1"));
@@ -132,9 +134,9 @@ export function createSmsGateAuth(deps: {
     return { auth: deps.authenticate(headers), scopes: null, token: null };
   }
 
-  function fromBearer(value: string): SmsGateCaller {
+  async function fromBearer(value: string): Promise<SmsGateCaller> {
     const claims = decode(value);
-    const row = claims ? repo.token(claims.jti) : null;
+    const row = claims ? await repo.token(claims.jti) : null;
     const now = clock.now();
     if (!row || row.revokedAt !== null || row.expiresAt <= now)
       throw new AppError("unauthorized", "Unauthorized: the token is invalid, expired or revoked");
@@ -146,23 +148,25 @@ export function createSmsGateAuth(deps: {
   }
 
   /** The early gate's check: run before the body is read, under the failed-sign-in throttle. */
-  function authenticate(request: Request): KeyAuthContext {
+  async function authenticate(request: Request): Promise<KeyAuthContext> {
     const header = request.headers.get("authorization")?.trim() ?? "";
     const match = /^(Basic|Bearer)\s+(\S+)$/i.exec(header);
     if (!match) throw new AppError("unauthorized", "Unauthorized: send Authorization: Basic <API key:secret> or Bearer <token>");
-    const caller = match[1].toLowerCase() === "basic" ? fromBasic(match[2]) : fromBearer(match[2]);
+    const caller = match[1].toLowerCase() === "basic" ? fromBasic(match[2]) : await fromBearer(match[2]);
     callers.set(request, caller);
     return caller.auth;
   }
 
   /** A new access token with its refresh token, as SMSGate's TokenResponse. */
-  function issue(auth: KeyAuthContext, scopes: string[], ttlSeconds: number) {
+  async function issue(auth: KeyAuthContext, scopes: string[], ttlSeconds: number) {
     const now = clock.now();
     const access = { jti: nanoid(21), exp: now + ttlSeconds * 1000 };
     const refresh = { jti: nanoid(21), exp: now + (ttlSeconds + REFRESH_TTL_SECONDS) * 1000 };
     const common = { workspaceId: auth.workspaceId, apiKeyId: auth.keyId, accessJti: access.jti, createdAt: now };
-    repo.insertToken({ ...common, jti: access.jti, kind: "access", scopes, expiresAt: access.exp });
-    repo.insertToken({ ...common, jti: refresh.jti, kind: "refresh", scopes, expiresAt: refresh.exp });
+    await storage.transaction(async () => {
+      await repo.insertToken({ ...common, jti: access.jti, kind: "access", scopes, expiresAt: access.exp });
+      await repo.insertToken({ ...common, jti: refresh.jti, kind: "refresh", scopes, expiresAt: refresh.exp });
+    });
     const claims = (jti: string, exp: number, s: string[]) => ({
       iss: "pigeon",
       sub: String(auth.workspaceId),
@@ -208,21 +212,26 @@ export function createSmsGateAuth(deps: {
     /** POST /auth/token/refresh with the refresh token: a new pair; the old pair is spent. */
     refresh(request: Request) {
       const caller = smsGateCallerOf(request);
-      if (caller.token?.kind !== "refresh")
+      const token = caller.token;
+      if (token?.kind !== "refresh")
         throw new AppError("forbidden", "Send the refresh token as Bearer to refresh", { scope: REFRESH_SCOPE });
-      const row = repo.token(caller.token.jti)!;
-      if (!repo.useRefresh(row.jti, clock.now())) throw new AppError("unauthorized", "Unauthorized: this refresh token was already used");
-      repo.revoke(row.workspaceId, row.accessJti, clock.now());
-      const access = repo.token(row.accessJti);
-      const ttl = access ? Math.max(1, Math.round((access.expiresAt - access.createdAt) / 1000)) : TOKEN_TTL_DEFAULT_SECONDS;
-      return issue(caller.auth, row.scopes, ttl);
+      // Spending the old pair and issuing the new one are one unit: a replay finds the token used.
+      return storage.transaction(async () => {
+        const row = (await repo.token(token.jti))!;
+        if (!(await repo.useRefresh(row.jti, clock.now())))
+          throw new AppError("unauthorized", "Unauthorized: this refresh token was already used");
+        await repo.revoke(row.workspaceId, row.accessJti, clock.now());
+        const access = await repo.token(row.accessJti);
+        const ttl = access ? Math.max(1, Math.round((access.expiresAt - access.createdAt) / 1000)) : TOKEN_TTL_DEFAULT_SECONDS;
+        return issue(caller.auth, row.scopes, ttl);
+      });
     },
 
     /** DELETE /auth/token/{jti}: the access token and its refresh token stop working. */
-    revoke(request: Request, jti: string) {
+    async revoke(request: Request, jti: string): Promise<void> {
       requireScope(request, "tokens:manage");
       const caller = smsGateCallerOf(request);
-      if (!repo.revoke(caller.auth.workspaceId, jti, clock.now())) throw new AppError("not_found", `token ${jti} not found`);
+      if (!(await repo.revoke(caller.auth.workspaceId, jti, clock.now()))) throw new AppError("not_found", `token ${jti} not found`);
     },
   };
 }

@@ -1,6 +1,5 @@
 // The SMSGate-compatible API as a module: its repository (its message ids, tokens, webhooks and
 // settings), its credentials, its service, its webhooks and its settings, built here once.
-import type { Database } from "bun:sqlite";
 import type { Authenticator } from "../../http/auth";
 import type { SecretBox } from "../../lib/secrets";
 import type { AccountsService } from "../accounts/service";
@@ -14,7 +13,6 @@ import { createSmsGateWebhooks } from "./webhooks";
 
 export function createSmsGateModule(
   deps: SmsGateDeps & {
-    sqlite: Database;
     secrets: SecretBox;
     webhooks: WebhookService;
     authenticate: Authenticator;
@@ -22,12 +20,12 @@ export function createSmsGateModule(
   },
 ) {
   const { clock, secrets, devices } = deps;
-  const repo = createSmsGateRepository(deps.sqlite);
+  const repo = createSmsGateRepository(deps.storage);
   const webhooks = createSmsGateWebhooks({ clock, secrets, webhooks: deps.webhooks, repo, devices });
   const phoneKinds = new Set<string>(deps.channels.filter((c) => c.needsPresence).map((c) => c.kind));
   return {
     /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
-    auth: createSmsGateAuth({ clock, secrets, authenticate: deps.authenticate, accounts: deps.accounts, repo }),
+    auth: createSmsGateAuth({ clock, secrets, authenticate: deps.authenticate, accounts: deps.accounts, repo, storage: deps.storage }),
     service: createSmsGateService(deps, repo),
     webhooks,
     settings: createSmsGateSettings({ devices, isPhone: (d: DeviceRow) => phoneKinds.has(d.kind), webhooks }),

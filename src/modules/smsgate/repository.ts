@@ -1,6 +1,6 @@
 // Every statement of the SMSGate-compatible API: its message ids and their recipients' notifications,
 // and the tokens POST /auth/token issues. Rows of one workspace only, as everywhere.
-import type { Database } from "bun:sqlite";
+import type { Executor, SqlParam } from "../../db/storage";
 
 /** One recipient of an SMSGate message with what its notification has reached. */
 export interface RecipientRow {
@@ -107,34 +107,20 @@ const INCOMING_TYPE_SQL = `CASE
   ELSE 'SMS'
 END`;
 
-const MESSAGE_COLUMNS = "row_id AS rowId, id, device_id AS deviceId, is_encrypted AS isEncrypted, created_at AS createdAt";
-const asMessage = (r: SmsGateMessageRow | null) => (r ? { ...r, isEncrypted: Boolean(r.isEncrypted) } : null);
+const MESSAGE_COLUMNS = 'row_id AS "rowId", id, device_id AS "deviceId", is_encrypted AS "isEncrypted", created_at AS "createdAt"';
+const asMessage = (r: SmsGateMessageRow) => ({ ...r, isEncrypted: Boolean(r.isEncrypted) });
+const WEBHOOK_COLUMNS = 'id AS "subscriptionId", external_id AS "externalId", url, smsgate_event AS event, smsgate_device_id AS "deviceId"';
+const RECIPIENTS = `SELECT r.position, r.phone_number AS "phoneNumber", r.notification_id AS "notificationId", n.status, n.stage,
+    n.error_reason AS "errorReason", n.created_at AS "createdAt", n.dispatched_at AS "dispatchedAt", n.sent_at AS "sentAt",
+    n.delivered_at AS "deliveredAt", n.failed_at AS "failedAt", n.cancelled_at AS "cancelledAt"
+  FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
+  WHERE r.message_row_id = ? ORDER BY r.position`;
+const TOKEN = `SELECT jti, workspace_id AS "workspaceId", api_key_id AS "apiKeyId", kind, access_jti AS "accessJti", scopes,
+    created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt", used_at AS "usedAt"
+  FROM smsgate_token WHERE jti = ?`;
 
-export function createSmsGateRepository(sqlite: Database) {
-  const byId = sqlite.query<SmsGateMessageRow, [number, string]>(
-    `SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE workspace_id = ? AND id = ?`,
-  );
-  const insertMessage = sqlite.query<{ rowId: number }, [number, string, number | null, number, number]>(
-    "INSERT INTO smsgate_message (workspace_id, id, device_id, is_encrypted, created_at) VALUES (?, ?, ?, ?, ?) RETURNING row_id AS rowId",
-  );
-  const insertRecipient = sqlite.query<unknown, [number, number, string, number]>(
-    "INSERT INTO smsgate_recipient (message_row_id, position, phone_number, notification_id) VALUES (?, ?, ?, ?)",
-  );
-  const recipients = sqlite.query<RecipientRow, [number]>(
-    `SELECT r.position, r.phone_number AS phoneNumber, r.notification_id AS notificationId, n.status, n.stage,
-            n.error_reason AS errorReason, n.created_at AS createdAt, n.dispatched_at AS dispatchedAt, n.sent_at AS sentAt,
-            n.delivered_at AS deliveredAt, n.failed_at AS failedAt, n.cancelled_at AS cancelledAt
-       FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
-      WHERE r.message_row_id = ? ORDER BY r.position`,
-  );
-  const tokenByJti = sqlite.query<TokenRow & { scopes: string }, [string]>(
-    `SELECT jti, workspace_id AS workspaceId, api_key_id AS apiKeyId, kind, access_jti AS accessJti, scopes,
-            created_at AS createdAt, expires_at AS expiresAt, revoked_at AS revokedAt, used_at AS usedAt
-       FROM smsgate_token WHERE jti = ?`,
-  );
-  const insertToken = sqlite.query<unknown, [string, number, number, string, string, string, number, number]>(
-    "INSERT INTO smsgate_token (jti, workspace_id, api_key_id, kind, access_jti, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-  );
+export function createSmsGateRepository(db: Executor) {
+  const count = async (sql: string, params: SqlParam[]) => Number((await db.get<{ n: number }>(sql, params))?.n ?? 0);
 
   function where(workspaceId: number, f: MessageFilter): { sql: string; args: (number | string)[] } {
     const parts = ["workspace_id = ?"];
@@ -150,82 +136,96 @@ export function createSmsGateRepository(sqlite: Database) {
     return { sql: parts.join(" AND "), args };
   }
 
-  const WEBHOOK_COLUMNS = "id AS subscriptionId, external_id AS externalId, url, smsgate_event AS event, smsgate_device_id AS deviceId";
-  const webhooks = sqlite.query<SmsGateWebhookRow, [number]>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND deleted_at IS NULL ORDER BY id`,
-  );
-  const webhookById = sqlite.query<SmsGateWebhookRow, [number, string]>(
-    `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND external_id = ? AND deleted_at IS NULL`,
-  );
-  const messageIdOf = sqlite.query<{ id: string }, [number]>(
-    "SELECT m.id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE r.notification_id = ?",
-  );
-  const signingKey = sqlite.query<{ signingKey: string }, [number]>(
-    "SELECT signing_key AS signingKey FROM smsgate_setting WHERE workspace_id = ?",
-  );
-  const putSigningKey = sqlite.query<unknown, [number, string, number]>(
-    "INSERT INTO smsgate_setting (workspace_id, signing_key, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (workspace_id) DO UPDATE SET signing_key = ?2, updated_at = ?3",
-  );
-
   return {
-    webhooks: (workspaceId: number): SmsGateWebhookRow[] => webhooks.all(workspaceId),
-    webhook: (workspaceId: number, externalId: string): SmsGateWebhookRow | null => webhookById.get(workspaceId, externalId),
+    webhooks: (workspaceId: number): Promise<SmsGateWebhookRow[]> =>
+      db.all<SmsGateWebhookRow>(
+        `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND deleted_at IS NULL ORDER BY id`,
+        [workspaceId],
+      ),
+    webhook: (workspaceId: number, externalId: string): Promise<SmsGateWebhookRow | null> =>
+      db.get<SmsGateWebhookRow>(
+        `SELECT ${WEBHOOK_COLUMNS} FROM webhook_subscription WHERE workspace_id = ? AND format = 'smsgate' AND external_id = ? AND deleted_at IS NULL`,
+        [workspaceId, externalId],
+      ),
 
-    renameWebhook(subscriptionId: number, externalId: string) {
-      sqlite.query("UPDATE webhook_subscription SET external_id = ? WHERE id = ?").run(externalId, subscriptionId);
+    async renameWebhook(subscriptionId: number, externalId: string): Promise<void> {
+      await db.run("UPDATE webhook_subscription SET external_id = ? WHERE id = ?", [externalId, subscriptionId]);
     },
 
     /** The SMSGate id of the message a notification carries, if it was sent through that API. */
-    messageIdOf: (notificationId: number): string | null => messageIdOf.get(notificationId)?.id ?? null,
+    messageIdOf: async (notificationId: number): Promise<string | null> =>
+      (
+        await db.get<{ id: string }>(
+          "SELECT m.id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE r.notification_id = ?",
+          [notificationId],
+        )
+      )?.id ?? null,
 
     /** The workspace's sealed signing key, or null before one was made or set. */
-    signingKey: (workspaceId: number): string | null => signingKey.get(workspaceId)?.signingKey ?? null,
-    setSigningKey(workspaceId: number, sealed: string, now: number) {
-      putSigningKey.run(workspaceId, sealed, now);
+    signingKey: async (workspaceId: number): Promise<string | null> =>
+      (
+        await db.get<{ signingKey: string }>('SELECT signing_key AS "signingKey" FROM smsgate_setting WHERE workspace_id = ?', [
+          workspaceId,
+        ])
+      )?.signingKey ?? null,
+    async setSigningKey(workspaceId: number, sealed: string, now: number): Promise<void> {
+      await db.run(
+        `INSERT INTO smsgate_setting (workspace_id, signing_key, updated_at) VALUES (?, ?, ?)
+        ON CONFLICT (workspace_id) DO UPDATE SET signing_key = excluded.signing_key, updated_at = excluded.updated_at`,
+        [workspaceId, sealed, now],
+      );
     },
 
-    message(workspaceId: number, id: string): SmsGateMessageRow | null {
-      return asMessage(byId.get(workspaceId, id));
+    async message(workspaceId: number, id: string): Promise<SmsGateMessageRow | null> {
+      const row = await db.get<SmsGateMessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE workspace_id = ? AND id = ?`, [
+        workspaceId,
+        id,
+      ]);
+      return row ? asMessage(row) : null;
     },
 
-    /** Records a message and its recipients' notifications; runs inside the send's transaction. */
-    insert(
+    /** Records a message and its recipients' notifications; runs inside the send's unit of work. */
+    async insert(
       workspaceId: number,
       m: { id: string; deviceId: number | null; isEncrypted: boolean; createdAt: number },
       items: { phoneNumber: string; notificationId: number }[],
-    ) {
-      const { rowId } = insertMessage.get(workspaceId, m.id, m.deviceId, m.isEncrypted ? 1 : 0, m.createdAt)!;
-      for (const [i, item] of items.entries()) insertRecipient.run(rowId, i, item.phoneNumber, item.notificationId);
+    ): Promise<number> {
+      const { rowId } = (await db.get<{ rowId: number }>(
+        'INSERT INTO smsgate_message (workspace_id, id, device_id, is_encrypted, created_at) VALUES (?, ?, ?, ?, ?) RETURNING row_id AS "rowId"',
+        [workspaceId, m.id, m.deviceId, m.isEncrypted ? 1 : 0, m.createdAt],
+      ))!;
+      for (const [i, item] of items.entries()) {
+        await db.run("INSERT INTO smsgate_recipient (message_row_id, position, phone_number, notification_id) VALUES (?, ?, ?, ?)", [
+          rowId,
+          i,
+          item.phoneNumber,
+          item.notificationId,
+        ]);
+      }
       return rowId;
     },
 
-    recipients(rowId: number): RecipientRow[] {
-      return recipients.all(rowId);
-    },
+    recipients: (rowId: number): Promise<RecipientRow[]> => db.all<RecipientRow>(RECIPIENTS, [rowId]),
 
     /** A page of messages newest (or oldest) first, with the count of all that match; the state filter included. */
-    list(
+    async list(
       workspaceId: number,
       f: MessageFilter,
       order: "asc" | "desc",
       offset: number,
       limit: number,
-    ): { rows: SmsGateMessageRow[]; total: number } {
+    ): Promise<{ rows: SmsGateMessageRow[]; total: number }> {
       const w = where(workspaceId, f);
       const dir = order === "asc" ? "ASC" : "DESC";
-      const rows = sqlite
-        .query<SmsGateMessageRow, (number | string)[]>(
-          `SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`,
-        )
-        .all(...w.args, limit, offset);
-      const total = sqlite
-        .query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`)
-        .get(...w.args)!.n;
-      return { rows: rows.map((r) => asMessage(r)!), total };
+      const rows = await db.all<SmsGateMessageRow>(
+        `SELECT ${MESSAGE_COLUMNS} FROM smsgate_message WHERE ${w.sql} ORDER BY created_at ${dir}, row_id ${dir} LIMIT ? OFFSET ?`,
+        [...w.args, limit, offset],
+      );
+      return { rows: rows.map(asMessage), total: await count(`SELECT count(*) AS n FROM smsgate_message WHERE ${w.sql}`, w.args) };
     },
 
     /** A page of the SMS and MMS the workspace's phones received (inbound SMS thread messages), newest first. */
-    incoming(workspaceId: number, f: IncomingFilter, offset: number, limit: number): { rows: IncomingRow[]; total: number } {
+    async incoming(workspaceId: number, f: IncomingFilter, offset: number, limit: number): Promise<{ rows: IncomingRow[]; total: number }> {
       const parts = ["t.workspace_id = ?", "t.channel = 'sms'", "tm.direction = 'inbound'"];
       const args: (number | string)[] = [workspaceId];
       const and = (clause: string, value: number | string) => {
@@ -237,38 +237,41 @@ export function createSmsGateRepository(sqlite: Database) {
       if (f.deviceId !== undefined) and("tm.device_id = ?", f.deviceId);
       if (f.type !== undefined) and(`${INCOMING_TYPE_SQL} = ?`, f.type);
       const from = `FROM thread_message tm JOIN thread t ON t.id = tm.thread_id WHERE ${parts.join(" AND ")}`;
-      const rows = sqlite
-        .query<IncomingRow, (number | string)[]>(
-          `SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`,
-        )
-        .all(...args, limit, offset);
-      const total = sqlite.query<{ n: number }, (number | string)[]>(`SELECT count(*) AS n ${from}`).get(...args)!.n;
-      return { rows, total };
+      const rows = await db.all<IncomingRow>(
+        `SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`,
+        [...args, limit, offset],
+      );
+      return { rows, total: await count(`SELECT count(*) AS n ${from}`, args) };
     },
 
-    token(jti: string): TokenRow | null {
-      const row = tokenByJti.get(jti);
+    async token(jti: string): Promise<TokenRow | null> {
+      const row = await db.get<TokenRow & { scopes: string }>(TOKEN, [jti]);
       return row ? { ...row, scopes: JSON.parse(row.scopes) as string[] } : null;
     },
 
-    insertToken(t: Omit<TokenRow, "revokedAt" | "usedAt">) {
-      insertToken.run(t.jti, t.workspaceId, t.apiKeyId, t.kind, t.accessJti, JSON.stringify(t.scopes), t.createdAt, t.expiresAt);
+    async insertToken(t: Omit<TokenRow, "revokedAt" | "usedAt">): Promise<void> {
+      await db.run(
+        "INSERT INTO smsgate_token (jti, workspace_id, api_key_id, kind, access_jti, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [t.jti, t.workspaceId, t.apiKeyId, t.kind, t.accessJti, JSON.stringify(t.scopes), t.createdAt, t.expiresAt],
+      );
     },
 
     /** Marks a refresh token used; false when it already was (a replay). */
-    useRefresh(jti: string, now: number): boolean {
-      return sqlite.query("UPDATE smsgate_token SET used_at = ? WHERE jti = ? AND used_at IS NULL").run(now, jti).changes === 1;
-    },
+    useRefresh: async (jti: string, now: number): Promise<boolean> =>
+      (await db.run("UPDATE smsgate_token SET used_at = ? WHERE jti = ? AND used_at IS NULL", [now, jti])).changes === 1,
 
     /** Revokes an access token of the workspace and its refresh tokens; false when there is none. */
-    revoke(workspaceId: number, accessJti: string, now: number): boolean {
-      const found = sqlite
-        .query("SELECT 1 FROM smsgate_token WHERE jti = ? AND workspace_id = ? AND kind = 'access'")
-        .get(accessJti, workspaceId);
+    async revoke(workspaceId: number, accessJti: string, now: number): Promise<boolean> {
+      const found = await db.get("SELECT 1 AS one FROM smsgate_token WHERE jti = ? AND workspace_id = ? AND kind = 'access'", [
+        accessJti,
+        workspaceId,
+      ]);
       if (!found) return false;
-      sqlite
-        .query("UPDATE smsgate_token SET revoked_at = coalesce(revoked_at, ?) WHERE access_jti = ? AND workspace_id = ?")
-        .run(now, accessJti, workspaceId);
+      await db.run("UPDATE smsgate_token SET revoked_at = coalesce(revoked_at, ?) WHERE access_jti = ? AND workspace_id = ?", [
+        now,
+        accessJti,
+        workspaceId,
+      ]);
       return true;
     },
   };

@@ -118,9 +118,9 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       )
       .get(
         path,
-        ({ request, query, set }) => {
+        async ({ request, query, set }) => {
           requireScope(request, "messages:list");
-          const { items, total } = gate.list(callerAuth(request).workspaceId, query);
+          const { items, total } = await gate.list(callerAuth(request).workspaceId, query);
           set.headers["x-total-count"] = String(total);
           return items;
         },
@@ -274,8 +274,8 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
     )
     .delete(
       "/auth/token/:jti",
-      ({ request, params, set }) => {
-        tokens.revoke(request, params.jti);
+      async ({ request, params, set }) => {
+        await tokens.revoke(request, params.jti);
         set.status = 204;
       },
       {
@@ -287,9 +287,9 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
     )
     .get(
       "/inbox",
-      ({ request, query, set }) => {
+      async ({ request, query, set }) => {
         requireScope(request, "inbox:list");
-        const { items, total } = gate.inbox(callerAuth(request).workspaceId, query);
+        const { items, total } = await gate.inbox(callerAuth(request).workspaceId, query);
         set.headers["x-total-count"] = String(total);
         return items;
       },

@@ -109,10 +109,10 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   const phoneKinds = new Set(s.channels.filter((c) => c.needsPresence).map((c) => c.kind as string));
   const isPhone = (d: DeviceRow) => phoneKinds.has(d.kind);
 
-  function state(workspaceId: number, id: string) {
-    const m = repo.message(workspaceId, id);
+  async function state(workspaceId: number, id: string) {
+    const m = await repo.message(workspaceId, id);
     if (!m) throw new AppError("not_found", `message ${id} not found`);
-    return presentState(m, repo.recipients(m.rowId));
+    return presentState(m, await repo.recipients(m.rowId));
   }
 
   /** The phone to send through when the caller named none but asked for one seen lately. */
@@ -165,7 +165,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
     if (query.skipPhoneValidation) refuseUnvalidated(body.phoneNumbers);
     const id = body.id?.trim() || nanoid(21);
-    if (repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
+    if (await repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
 
     let deviceId = body.deviceId?.trim() || null;
     if (!deviceId && query.deviceActiveWithin) deviceId = String((await recentPhone(auth.workspaceId, query.deviceActiveWithin)).id);
@@ -185,7 +185,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       if (failed && !failed.ok) throw failed.error;
       const items = results.map((r, i) => ({ phoneNumber: prepared[i].recipient, notificationId: r.ok ? r.accepted.notificationId : 0 }));
       try {
-        repo.insert(auth.workspaceId, { id, deviceId: Number(deviceId), isEncrypted: false, createdAt }, items);
+        await repo.insert(auth.workspaceId, { id, deviceId: Number(deviceId), isEncrypted: false, createdAt }, items);
       } catch (error) {
         if (String((error as Error).message).includes("UNIQUE"))
           throw new AppError("conflict", `A message with id ${id} already exists`, { id });
@@ -212,7 +212,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     );
   }
 
-  function list(
+  async function list(
     workspaceId: number,
     q: {
       from?: string;
@@ -233,8 +233,10 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       filter.deviceId = Number(q.deviceId);
     }
     const order = q.sort === "createdAt_asc" ? "asc" : "desc";
-    const { rows, total } = repo.list(workspaceId, { ...filter, state: q.state }, order, offset, limit);
-    return { items: rows.map((m) => presentState(m, repo.recipients(m.rowId))), total };
+    const { rows, total } = await repo.list(workspaceId, { ...filter, state: q.state }, order, offset, limit);
+    const items = [];
+    for (const m of rows) items.push(presentState(m, await repo.recipients(m.rowId)));
+    return { items, total };
   }
 
   /**
@@ -242,7 +244,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * IncomingMessage shape. An MMS is one thread message, MMS until its content arrives and
    * MMS_DOWNLOADED after; DATA_SMS is never received by Pigeon, so asking for it lists nothing.
    */
-  function inbox(
+  async function inbox(
     workspaceId: number,
     q: { type?: IncomingType; from?: string; to?: string; deviceId?: string; limit?: number; offset?: number },
   ) {
@@ -253,7 +255,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       if (!/^\d+$/.test(q.deviceId)) return { items: [], total: 0 };
       filter.deviceId = Number(q.deviceId);
     }
-    const { rows, total } = repo.incoming(workspaceId, filter, offset, limit);
+    const { rows, total } = await repo.incoming(workspaceId, filter, offset, limit);
     return {
       items: rows.map((r) => ({ id: String(r.id), type: r.type, sender: r.sender, contentPreview: r.body, createdAt: iso(r.at)! })),
       total,
@@ -262,9 +264,9 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
 
   /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
   async function cancel(workspaceId: number, id: string) {
-    const m = repo.message(workspaceId, id);
+    const m = await repo.message(workspaceId, id);
     if (!m) throw new AppError("not_found", `message ${id} not found`);
-    const recipients = repo.recipients(m.rowId);
+    const recipients = await repo.recipients(m.rowId);
     const current = presentState(m, recipients);
     if (current.state !== "Pending")
       throw new AppError("not_cancellable", `message ${id} is ${current.state}, not Pending, and can no longer be cancelled`, {

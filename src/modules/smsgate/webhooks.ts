@@ -37,7 +37,8 @@ export function signLikeTheApp(key: string, body: string, timestamp: number): st
 type Data = Record<string, any>;
 
 /** The payload the app would post for this event, or null when the event is not of this kind. */
-function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: (notificationId: number) => string | null): Data | null {
+/** `messageId`: the SMSGate id of the message the event's notification carries, if it has one. */
+function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: string | null): Data | null {
   if (event === "sms:received" || event === "mms:received") {
     if (data.channel !== "sms" || Boolean(data.mms) !== (event === "mms:received")) return null;
     const common = {
@@ -81,7 +82,7 @@ function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: (notificat
   }
   if (data.delivery_type !== "sms") return null;
   const common = {
-    messageId: messageId(data.notification_id) ?? String(data.notification_id),
+    messageId: messageId ?? String(data.notification_id),
     sender: null,
     recipient: data.recipient,
     simNumber: data.sim_number ?? null,
@@ -109,11 +110,11 @@ export function createSmsGateWebhooks(deps: {
   const { clock, secrets, webhooks, repo } = deps;
 
   /** The workspace's signing key, made on first need (the owner reads it on the CLI or sets it). */
-  function signingKey(workspaceId: number): string {
-    const sealed = repo.signingKey(workspaceId);
+  async function signingKey(workspaceId: number): Promise<string> {
+    const sealed = await repo.signingKey(workspaceId);
     if (sealed) return secrets.open(sealed);
     const key = randomBase62(32);
-    repo.setSigningKey(workspaceId, secrets.seal(key), clock.now());
+    await repo.setSigningKey(workspaceId, secrets.seal(key), clock.now());
     return key;
   }
 
@@ -125,11 +126,12 @@ export function createSmsGateWebhooks(deps: {
   });
 
   /** Shapes and signs one delivery of an SMSGate webhook (registered with the webhook service). */
-  function format(d: DueDelivery, timestamp: number) {
+  async function format(d: DueDelivery, timestamp: number) {
     const event = d.smsgateEvent as SmsGateWebhookEvent;
     const data = JSON.parse(d.data) as Data;
     if (d.smsgateDeviceId !== null && data.device_id !== d.smsgateDeviceId) return null;
-    const payload = payloadOf(event, data, repo.messageIdOf);
+    const messageId = typeof data.notification_id === "number" ? await repo.messageIdOf(data.notification_id) : null;
+    const payload = payloadOf(event, data, messageId);
     if (!payload) return null;
     const body = JSON.stringify({
       id: d.eventId,
@@ -140,18 +142,18 @@ export function createSmsGateWebhooks(deps: {
     });
     return {
       body,
-      headers: { "x-timestamp": String(timestamp), "x-signature": signLikeTheApp(signingKey(d.workspaceId), body, timestamp) },
+      headers: { "x-timestamp": String(timestamp), "x-signature": signLikeTheApp(await signingKey(d.workspaceId), body, timestamp) },
     };
   }
   webhooks.addFormat("smsgate", format);
 
   return {
     signingKey,
-    setSigningKey(workspaceId: number, key: string) {
-      repo.setSigningKey(workspaceId, secrets.seal(key), clock.now());
+    async setSigningKey(workspaceId: number, key: string): Promise<void> {
+      await repo.setSigningKey(workspaceId, secrets.seal(key), clock.now());
     },
 
-    list: (workspaceId: number) => repo.webhooks(workspaceId).map(present),
+    list: async (workspaceId: number) => (await repo.webhooks(workspaceId)).map(present),
 
     /** POST /webhooks: a new webhook, or the one with the same id replaced (as SMSGate does). */
     async register(workspaceId: number, body: { id?: string | null; url: string; event: string; deviceId?: string | null }) {
@@ -169,7 +171,7 @@ export function createSmsGateWebhooks(deps: {
         deviceId = device.id;
       }
       const id = body.id?.trim() || nanoid(21);
-      const existing = repo.webhook(workspaceId, id);
+      const existing = await repo.webhook(workspaceId, id);
       const created = await webhooks.create(workspaceId, {
         url: body.url,
         events: [SMSGATE_WEBHOOK_EVENTS[body.event as SmsGateWebhookEvent]],
@@ -182,13 +184,13 @@ export function createSmsGateWebhooks(deps: {
       });
       if (existing) {
         await webhooks.remove(workspaceId, existing.subscriptionId);
-        repo.renameWebhook(created.webhook_id, id);
+        await repo.renameWebhook(created.webhook_id, id);
       }
       return present({ externalId: id, url: body.url, event: body.event, deviceId });
     },
 
     async remove(workspaceId: number, id: string) {
-      const row = repo.webhook(workspaceId, id);
+      const row = await repo.webhook(workspaceId, id);
       if (!row) throw new AppError("not_found", `webhook ${id} not found`);
       await webhooks.remove(workspaceId, row.subscriptionId);
     },

@@ -54,7 +54,10 @@ export interface WebhookDeps {
  * body and signature headers for one delivery, or null when the event is not for this subscription
  * (another phone's, an MMS for an SMS webhook), which then counts as done without a call.
  */
-export type DeliveryFormat = (d: DueDelivery, timestamp: number) => { body: string; headers: Record<string, string> } | null;
+export type DeliveryFormat = (
+  d: DueDelivery,
+  timestamp: number,
+) => { body: string; headers: Record<string, string> } | null | Promise<{ body: string; headers: Record<string, string> } | null>;
 
 export function createWebhookService(deps: WebhookDeps) {
   const { clock, events, secrets } = deps;
@@ -132,7 +135,7 @@ export function createWebhookService(deps: WebhookDeps) {
         "x-pigeon-signature": signWebhook(secrets.open(d.secret), timestamp, body),
       };
     } else {
-      const shaped = formats.get(d.format)?.(d, timestamp);
+      const shaped = await formats.get(d.format)?.(d, timestamp);
       if (shaped === undefined) return { delivered: false, statusCode: null, latencyMs: 0, error: `no delivery format ${d.format}` };
       if (shaped === null) return { delivered: true, statusCode: null, latencyMs: 0, error: null };
       ({ body, headers: signed } = shaped);
