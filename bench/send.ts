@@ -17,10 +17,10 @@ const dir = mkdtempSync(join(tmpdir(), "pigeon-bench-"));
 const db = openDatabase(join(dir, "pigeon.db"));
 migrate(db);
 const services = createServices({ db, config: testConfig({ dbPath: join(dir, "pigeon.db") }), clock: systemClock, log: () => {} });
-services.accounts.seed();
-const boot = services.accounts.bootstrap()!;
-services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 10_000_000, requestsPerDay: 100_000_000 });
-const key = services.accounts.createKey("bench", boot.workspace.id);
+await services.accounts.seed();
+const boot = (await services.accounts.bootstrap())!;
+await services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 10_000_000, requestsPerDay: 100_000_000 });
+const key = await services.accounts.createKey("bench", boot.workspace.id);
 const app = createApp(services);
 const fake = await startFakeCloud();
 

@@ -107,7 +107,7 @@ export function createServices(deps: Deps) {
   const { repository: deviceRepo, service: devices } = devicesModule;
 
   const events = createEventService(storage, clock);
-  const accounts = createAccountsService(db, clock, secrets);
+  const accounts = createAccountsService(storage, clock, secrets);
   // Contacts show who opted out; safe sending reads a contact's time zone: each asks the other.
   const contacts = createContactsModule({ storage, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
   const safety = createSafetyModule({ storage, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });

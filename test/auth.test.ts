@@ -44,30 +44,30 @@ describe("authentication", () => {
 
   test("disabled key: 403 key_disabled; enabled again: 200", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
+    await ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
     expect(expectEnvelope(await ctx.get(PATH), 403).data.error_code).toBe("key_disabled");
-    ctx.services.accounts.setKeyStatus(String(ctx.key.key_id), "active");
+    await ctx.services.accounts.setKeyStatus(String(ctx.key.key_id), "active");
     expect((await ctx.get(PATH)).status).toBe(200);
   });
 
   test("a disabled key with a wrong secret is still 401 (no status leak)", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
+    await ctx.services.accounts.setKeyStatus(ctx.key.api_key, "disabled");
     const r = await ctx.get(PATH, { key: { ...ctx.key, api_secret: "sk_wrong" } });
     expect(r.status).toBe(401);
   });
 
   test("suspended account: 403 account_suspended; resumed: 200", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.setAccountStatus(ctx.account.id, "suspended");
+    await ctx.services.accounts.setAccountStatus(ctx.account.id, "suspended");
     expect(expectEnvelope(await ctx.get(PATH), 403).data.error_code).toBe("account_suspended");
-    ctx.services.accounts.setAccountStatus(ctx.account.id, "active");
+    await ctx.services.accounts.setAccountStatus(ctx.account.id, "active");
     expect((await ctx.get(PATH)).status).toBe(200);
   });
 
   test("rotating a key's secret retires the old secret at once", async () => {
     const ctx = await createTestContext();
-    const rotated = ctx.services.accounts.rotateKey(ctx.key.api_key);
+    const rotated = await ctx.services.accounts.rotateKey(ctx.key.api_key);
     expect(rotated.api_key).toBe(ctx.key.api_key);
     expect(rotated.api_secret).not.toBe(ctx.key.api_secret);
     expect((await ctx.get(PATH)).status).toBe(401);
@@ -95,7 +95,7 @@ describe("tenancy", () => {
   // every documented operation by test/sweep.test.ts; the lists are checked here.
   test("a key of another workspace lists none of this workspace's rows, and this workspace's rows stay as they were", async () => {
     const ctx = await createTestContext();
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     const dev = (await ctx.post("/v1/api/device/batch/register", { devices: [{ name: "Mine" }] })).body.data.devices[0];
     const contact = (await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" })).body.data;
     await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" });

@@ -5,7 +5,7 @@ import { createTestContext } from "./helpers/context";
 
 const ctx = await createTestContext();
 // Hundreds of requests from one key: lift its rate limit so each reaches its route's checks.
-ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1_000_000, requestsPerDay: 10_000_000 });
+await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1_000_000, requestsPerDay: 10_000_000 });
 const spec = (await ctx.get("/openapi.json", { key: null })).body;
 const routes: [string, string][] = Object.entries(spec.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
   Object.keys(methods).map((m) => [m.toUpperCase(), path.replace(/\{[^}]+\}/g, "1")] as [string, string]),

@@ -83,9 +83,9 @@ describe("a channel registered through the guide's steps", () => {
     const clock = new ManualClock();
     // The guide's step 3: the channel joins the list (here the test's own copy of it).
     const services = createServices({ db, config: testConfig(), clock, channels: [...CHANNELS, channel], log: () => {} });
-    services.accounts.seed();
-    const boot = services.accounts.bootstrap()!;
-    const key = services.accounts.createKey("test key", boot.workspace.id);
+    await services.accounts.seed();
+    const boot = (await services.accounts.bootstrap())!;
+    const key = await services.accounts.createKey("test key", boot.workspace.id);
     const app = createApp(services);
     // Its callback route declares who may call it, as every route must.
     const callback = app.routes.find((r) => r.path === "/v1/callbacks/throwaway/:device_id");

@@ -365,7 +365,7 @@ describe("conditions of spec section 7 (rule 4)", () => {
 
   test("a plan that forbids URLs: 403", async () => {
     const s = await setup();
-    s.ctx.services.accounts.setAccountPlan(s.ctx.account.id, "free");
+    await s.ctx.services.accounts.setAccountPlan(s.ctx.account.id, "free");
     await userWrites(s);
     const r = await s.send({ message: "See https://bakery.example/menu" });
     expect(r.status).toBe(403);

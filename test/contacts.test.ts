@@ -56,7 +56,7 @@ describe("contacts", () => {
     const first = await create(ctx, { name: "A", phone: "+14155552671" });
     const r = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "B", phone: "+1 415-555-2671" }), 409);
     expect(r.data).toEqual({ error_code: "duplicate_contact", contact_id: first.contact_id });
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect((await ctx.post("/v1/api/contact/create", { name: "B", phone: "+14155552671" }, { key: other.key })).status).toBe(200);
   });
 

@@ -85,14 +85,14 @@ describe("dashboard sign-in", () => {
   test("a post without the page's CSRF token changes nothing; with it, it works", async () => {
     const ctx = await withUser();
     const { cookie, session } = await signIn(ctx);
-    const before = ctx.services.accounts.listKeys().length;
+    const before = (await ctx.services.accounts.listKeys()).length;
     expect((await post(ctx, "/dashboard/keys", { name: "Forged" }, cookie)).status).toBe(403);
     expect((await post(ctx, "/dashboard/keys", { name: "Forged", _csrf: "0".repeat(32) }, cookie)).status).toBe(403);
-    expect(ctx.services.accounts.listKeys().length).toBe(before);
+    expect((await ctx.services.accounts.listKeys()).length).toBe(before);
     const page = await (await get(ctx, "/dashboard/keys", cookie)).text();
     const csrf = /name="_csrf" value="([0-9a-f]{32})"/.exec(page)![1];
     expect((await post(ctx, "/dashboard/keys", { name: "Real", _csrf: csrf }, cookie)).status).toBe(303);
-    expect(ctx.services.accounts.listKeys().length).toBe(before + 1);
+    expect((await ctx.services.accounts.listKeys()).length).toBe(before + 1);
     expect(session).not.toBeNull();
   });
 
@@ -110,7 +110,7 @@ describe("dashboard sign-in", () => {
 
   test("the setup link makes the owner once, and not after 24 hours", async () => {
     const ctx = await createTestContext();
-    const owner = ctx.services.accounts.requireOwner().id;
+    const owner = (await ctx.services.accounts.requireOwner()).id;
     const token = (await ctx.services.users.issueSetupToken(owner))!;
     ctx.clock.advance(24 * 3_600_000 + 1);
     expect((await get(ctx, `/dashboard/setup?token=${token}`)).status).toBe(410);
@@ -135,13 +135,13 @@ describe("dashboard sign-in", () => {
 
   test("another workspace's key cannot be rotated or disabled from this session", async () => {
     const ctx = await withUser();
-    const other = ctx.otherWorkspace("Elsewhere");
+    const other = await ctx.otherWorkspace("Elsewhere");
     const { cookie } = await signIn(ctx);
     const page = await (await get(ctx, "/dashboard/keys", cookie)).text();
     const csrf = /name="_csrf" value="([0-9a-f]{32})"/.exec(page)![1];
     const res = await post(ctx, `/dashboard/keys/${other.key.key_id}/disable`, { _csrf: csrf }, cookie);
     expect(res.status).toBe(404);
-    expect(ctx.services.accounts.listKeys(other.workspace.id)[0].status).toBe("active");
+    expect((await ctx.services.accounts.listKeys(other.workspace.id))[0].status).toBe("active");
   });
 
   test("pages carry a CSP with no inline script and no framing", async () => {
@@ -195,7 +195,7 @@ describe("dashboard assets", () => {
 describe("workspaces", () => {
   test("a user switches between its account's workspaces, and only those", async () => {
     const ctx = await withUser();
-    const other = ctx.otherWorkspace("Second shop");
+    const other = await ctx.otherWorkspace("Second shop");
     const { cookie } = await signIn(ctx);
     const page = await (await get(ctx, "/dashboard/keys", cookie)).text();
     expect(page).toContain("Second shop");
@@ -206,7 +206,7 @@ describe("workspaces", () => {
     expect(keys).toContain(other.key.api_key);
     expect(keys).not.toContain(ctx.key.api_key);
     // Another account's workspace is not one to switch to.
-    const stranger = ctx.services.accounts.createAccount("Stranger").workspace;
+    const stranger = (await ctx.services.accounts.createAccount("Stranger")).workspace;
     expect((await post(ctx, "/dashboard/workspace", { _csrf: csrf, workspace_id: String(stranger.id) }, cookie)).status).toBe(404);
   });
 });

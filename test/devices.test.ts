@@ -172,7 +172,7 @@ describe("device health, stats, usage and rate limit", () => {
     let usage = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/usage`), 200).data;
     expect(usage).toMatchObject({ used: 1, limit: -1, remaining: -1, unlimited: true });
 
-    ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
+    await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     usage = (await ctx.get(`/v1/api/device/${d.device_id}/usage`)).body.data;
     expect(usage).toMatchObject({ used: 1, limit: 10, remaining: 9, unlimited: false, period_start: "2026-01-01T00:00:00.000Z" });
   });

@@ -283,13 +283,13 @@ describe("disk full", () => {
   test("the CLI on a full disk prints one line, no stack, and exits 1", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pigeon-full-"));
     const env = { PIGEON_DATA_DIR: dataDir };
-    openRuntime(env).close();
+    (await openRuntime(env)).close();
     const errors: string[] = [];
     const spy = spyOn(console, "error").mockImplementation((...args: unknown[]) => void errors.push(args.map(String).join(" ")));
     const logSpy = spyOn(console, "log").mockImplementation(() => {});
     try {
-      const code = await runCli(["workspaces", "create", "--name", "W".repeat(20_000)], () => {
-        const rt = openRuntime(env);
+      const code = await runCli(["workspaces", "create", "--name", "W".repeat(20_000)], async () => {
+        const rt = await openRuntime(env);
         const sqlite = rt.services.db.$client;
         const { page_count } = sqlite.query("PRAGMA page_count").get() as { page_count: number };
         sqlite.run(`PRAGMA max_page_count = ${page_count + 2}`);
@@ -322,7 +322,7 @@ describe("internal errors in the log", () => {
     restore = null;
   });
 
-  function appLoggingTo(level: "info" | "debug") {
+  async function appLoggingTo(level: "info" | "debug") {
     const lines: string[] = [];
     const spy = spyOn(console, "error").mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
     restore = () => spy.mockRestore();
@@ -330,9 +330,9 @@ describe("internal errors in the log", () => {
     migrate(db);
     // No log function given: the services' own, as the binary runs it.
     const services = createServices({ db, config: testConfig({ logLevel: level }), clock: new ManualClock() });
-    services.accounts.seed();
-    const boot = services.accounts.bootstrap()!;
-    const key = services.accounts.createKey("k", boot.workspace.id);
+    await services.accounts.seed();
+    const boot = (await services.accounts.bootstrap())!;
+    const key = await services.accounts.createKey("k", boot.workspace.id);
     db.$client.run("DROP TABLE contact");
     const app = createApp(services);
     const call = () =>
@@ -345,7 +345,7 @@ describe("internal errors in the log", () => {
   }
 
   test("one line with the request id, no stack; the 500 and X-Request-Id carry the same id", async () => {
-    const { lines, call } = appLoggingTo("info");
+    const { lines, call } = await appLoggingTo("info");
     const res = await call();
     expect(res.status).toBe(500);
     const id = res.headers.get("x-request-id")!;
@@ -360,7 +360,7 @@ describe("internal errors in the log", () => {
   });
 
   test("PIGEON_LOG_LEVEL=debug adds the stack", async () => {
-    const { lines, call } = appLoggingTo("debug");
+    const { lines, call } = await appLoggingTo("debug");
     const res = await call();
     const id = res.headers.get("x-request-id")!;
     expect(lines.length).toBe(1);

@@ -47,7 +47,7 @@ describe("GET /api/notification/:id", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const id = await send(ctx, {});
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect((await ctx.get(`/v1/api/notification/${id}`, { key: other.key })).status).toBe(404);
     expect((await ctx.get("/v1/api/notification/424242")).status).toBe(404);
     expect(expectEnvelope(await ctx.get("/v1/api/notification/abc"), 400).data.field).toBe("notification_id");
@@ -125,7 +125,7 @@ describe("POST /api/notification/cancel", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const id = await send(ctx, {});
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect((await ctx.post("/v1/api/notification/cancel", { notification_id: id }, { key: other.key })).status).toBe(404);
     expect((await ctx.post("/v1/api/notification/cancel", { notification_id: 9999 })).status).toBe(404);
     expect(expectEnvelope(await ctx.post("/v1/api/notification/cancel", {}), 400).data.field).toBe("notification_id");
@@ -152,7 +152,7 @@ describe("GET /api/stats/notifications", () => {
     expect(week).toMatchObject({ sent: 1, delivered: 1, failed: 1, pending: 1 });
     expect((await ctx.get("/v1/api/stats/notifications")).body.data.period).toBe("day");
     expect(expectEnvelope(await ctx.get("/v1/api/stats/notifications", { query: { period: "year" } }), 400).data.field).toBe("period");
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect((await ctx.get("/v1/api/stats/notifications", { query: { period: "month" }, key: other.key })).body.data).toMatchObject({
       sent: 0,
       pending: 0,

@@ -138,7 +138,7 @@ describe("what a paired phone reports, by rule", () => {
     const cloud = await ctx.cloudDevice({ url: "https://api.example.com", accountSid: "AC1", authToken: "t" });
     const other = expectEnvelope(await ctx.post(`/v1/api/device/${cloud.device_id}/inbox/refresh`, period), 409);
     expect(other.data.error_code).toBe("not_a_phone");
-    const foreign = ctx.otherWorkspace("Other");
+    const foreign = await ctx.otherWorkspace("Other");
     expect(
       expectEnvelope(await ctx.post(`/v1/api/device/${p.deviceId}/inbox/refresh`, period, { key: foreign.key }), 404).data.error_code,
     ).toBe("not_found");

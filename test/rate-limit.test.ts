@@ -32,8 +32,8 @@ describe("rate limits", () => {
 
   test("limits are per key", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 2 });
-    const second = ctx.services.accounts.createKey("second");
+    await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 2 });
+    const second = await ctx.services.accounts.createKey("second");
     await ctx.get("/v1/api/project/list");
     await ctx.get("/v1/api/project/list");
     expect((await ctx.get("/v1/api/project/list")).status).toBe(429);
@@ -42,7 +42,7 @@ describe("rate limits", () => {
 
   test("the daily limit answers 429 until the next UTC day", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100, requestsPerDay: 3 });
+    await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100, requestsPerDay: 3 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 23, 0, 0));
     for (let i = 0; i < 3; i++) {
       expect((await ctx.get("/v1/api/project/list")).status).toBe(200);
@@ -57,7 +57,7 @@ describe("rate limits", () => {
 
   test("unauthenticated requests do not consume a key's allowance", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1 });
+    await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1 });
     await ctx.get("/v1/api/project/list", { key: { ...ctx.key, api_secret: "wrong" } });
     expect((await ctx.get("/v1/api/project/list")).status).toBe(200);
   });
@@ -80,7 +80,7 @@ describe("rate limits", () => {
 describe("the minute is sliding", () => {
   test("a full allowance just before a minute boundary leaves nothing just after it", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 60 });
+    await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 60 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 59, 500));
     for (let i = 0; i < 60; i++) expect((await ctx.get("/v1/api/project/list")).status).toBe(200);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0, 500));
@@ -128,7 +128,7 @@ describe("the minute is sliding", () => {
 
   test("remaining and reset headers tell the truth: reset is when the allowance grows again", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 3 });
+    await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 3 });
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0));
     await ctx.get("/v1/api/project/list");
     ctx.clock.advance(20_000);

@@ -219,7 +219,7 @@ describe("the opt-out API", () => {
       "validation_error",
     );
     // Another workspace's list is its own.
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect(expectEnvelope(await ctx.get("/v1/api/optout/list", { key: other.key }), 200).data.entries).toEqual([]);
   });
 });

@@ -139,7 +139,7 @@ describe("Idempotency-Key", () => {
     const ok1 = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
     expect(ok1.status).toBe(200);
 
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     await ctx.phone("theirs", other.key);
     const theirs = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers, key: other.key });
     expect(theirs.body.data.notification_id).not.toBe(ok1.body.data.notification_id);
@@ -210,7 +210,7 @@ describe("concurrent sends", () => {
   test("the free tier is never exceeded by concurrent sends", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
+    await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     const replies = await Promise.all(
       Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
     );

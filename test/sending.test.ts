@@ -51,7 +51,7 @@ describe("POST /notification/sms/api/send", () => {
     const body = await send(ctx, { recipient_contact: TO, message: "a".repeat(1601) }, 400);
     expect(body.data).toMatchObject({ error_code: "message_too_long", cap: 1600, length: 1601 });
     expect(body.message).toContain("1600");
-    ctx.services.accounts.setSmsLengthCap(ctx.account.id, 100);
+    await ctx.services.accounts.setSmsLengthCap(ctx.account.id, 100);
     expect((await send(ctx, { recipient_contact: TO, message: "a".repeat(101) }, 400)).message).toContain("100");
   });
 
@@ -134,7 +134,7 @@ describe("templates in sends", () => {
   test("the rendered text must fit the cap too", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    ctx.services.accounts.setSmsLengthCap(ctx.account.id, 60);
+    await ctx.services.accounts.setSmsLengthCap(ctx.account.id, 60);
     const body = await send(ctx, { recipient_contact: TO, template_id: "OTP", variables: { code: "x".repeat(40), minutes: 5 } }, 400);
     expect(body.data.error_code).toBe("message_too_long");
   });
@@ -225,7 +225,7 @@ describe("devices in sends", () => {
     const body = await send(ctx, { recipient_contact: TO, message: "x", device_id: String(b.device_id) });
     expect((await notificationOf(ctx, body.data.notification_id)).device_id).toBe(b.device_id);
     expect((await send(ctx, { recipient_contact: TO, message: "x", device_id: "999" }, 404)).data.error_code).toBe("not_found");
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     const theirs = await ctx.phone("theirs", other.key);
     expect((await send(ctx, { recipient_contact: TO, message: "x", device_id: theirs.device_id }, 404)).data.error_code).toBe("not_found");
   });
@@ -271,7 +271,7 @@ describe("plans", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     await send(ctx, { recipient_contact: TO, message: "See https://example.com/x" });
-    ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
+    await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     for (const text of ["See https://example.com/x", "go to www.example.org", "visit bit.ly/abc now"]) {
       const body = await send(ctx, { recipient_contact: TO, message: text }, 403);
       expect(body.data.error_code).toBe("urls_not_allowed");
@@ -282,7 +282,7 @@ describe("plans", () => {
   test("the free tier: 10 SMS a month with full API access, then 402 free_tier_exhausted until next month", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
+    await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     ctx.clock.set(Date.UTC(2026, 0, 20));
     ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     for (let i = 0; i < 10; i++) await send(ctx, { recipient_contact: TO, message: `m${i}` });
@@ -297,8 +297,8 @@ describe("plans", () => {
   test("failed and cancelled SMS do not count toward the free tier", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    ctx.services.accounts.upsertPlan({ code: "tiny", name: "Tiny", monthlySmsLimit: 1 });
-    ctx.services.accounts.setAccountPlan(ctx.account.id, "tiny");
+    await ctx.services.accounts.upsertPlan({ code: "tiny", name: "Tiny", monthlySmsLimit: 1 });
+    await ctx.services.accounts.setAccountPlan(ctx.account.id, "tiny");
     const first = await send(ctx, { recipient_contact: TO, message: "a" });
     await send(ctx, { recipient_contact: TO, message: "b" }, 402);
     await ctx.post("/v1/api/notification/cancel", { notification_id: first.data.notification_id });

@@ -86,7 +86,7 @@ describe("credentials", () => {
 
   test("a revoked token stops working; another workspace cannot revoke it", async () => {
     const t = await token(["devices:list"]);
-    const other = ctx.otherWorkspace("Revoker");
+    const other = await ctx.otherWorkspace("Revoker");
     expect((await gate("DELETE", `/auth/token/${t.id}`, { authorization: basic(other.key) })).status).toBe(404);
     expect((await gate("GET", "/devices", { authorization: `Bearer ${t.access_token}` })).status).toBe(200);
     expect((await gate("DELETE", `/auth/token/${t.id}`)).status).toBe(204);
@@ -361,7 +361,7 @@ describe("messages", () => {
   });
 
   test("another workspace's messages are not found", async () => {
-    const other = ctx.otherWorkspace("Stranger");
+    const other = await ctx.otherWorkspace("Stranger");
     expect((await gate("GET", "/messages/order-1", { authorization: basic(other.key) })).status).toBe(404);
     expect((await gate("DELETE", "/messages/order-1", { authorization: basic(other.key) })).status).toBe(404);
   });
@@ -508,7 +508,7 @@ describe("received messages (GET /inbox)", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.data).toMatchObject({ error_code: "forbidden", scope: "inbox:list" });
     // Another workspace sees none of it.
-    const other = local.otherWorkspace("Inbox stranger");
+    const other = await local.otherWorkspace("Inbox stranger");
     expect((await call("/inbox", {}, { authorization: basic(other.key) })).headers.get("x-total-count")).toBe("0");
   });
 });
@@ -667,7 +667,7 @@ describe("webhooks", () => {
   });
 
   test("a webhook for another workspace's device is refused", async () => {
-    const other = ctx.otherWorkspace("Hook stranger");
+    const other = await ctx.otherWorkspace("Hook stranger");
     const foreign = await ctx.phone("Foreign", other.key);
     expect(
       (await gate("POST", "/webhooks", { body: { url: "https://example.com/h", event: "sms:sent", deviceId: String(foreign.device_id) } }))

@@ -215,7 +215,7 @@ describe("every documented operation with another workspace's ids", () => {
   test("answers 404 and changes nothing", async () => {
     const ctx = await createTestContext();
     const ids = await ownRows(ctx);
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     await ctx.topUp(100, other.workspace.id);
     const ops = (await operations(ctx)).filter((op) => !PUBLIC[label(op)] && !op.path.startsWith(PHONE_PREFIX));
     const all = ops.flatMap((op) => probes(op, ids, other.key));

@@ -73,7 +73,7 @@ describe("templates", () => {
 
   test("an SMS body over the account cap: 400 message_too_long naming the cap", async () => {
     const ctx = await createTestContext();
-    ctx.services.accounts.setSmsLengthCap(ctx.account.id, 50);
+    await ctx.services.accounts.setSmsLengthCap(ctx.account.id, 50);
     const r = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "x", body: "y".repeat(51) }), 400);
     expect(r.data).toMatchObject({ error_code: "message_too_long", cap: 50 });
     expect(r.message).toContain("50");

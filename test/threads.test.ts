@@ -121,7 +121,7 @@ describe("threads", () => {
     await ctx.phone();
     await send(ctx, { recipient_contact: ADA, message: "private" });
     const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect((await ctx.get(`/v1/api/thread/${thread.thread_id}/messages`, { key: other.key })).status).toBe(404);
     expect((await ctx.post(`/v1/api/thread/${thread.thread_id}/read`, undefined, { key: other.key })).status).toBe(404);
     expect(expectEnvelope(await ctx.get("/v1/api/thread/list", { key: other.key }), 200).data.threads).toEqual([]);

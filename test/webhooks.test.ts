@@ -72,7 +72,7 @@ describe("subscriptions", () => {
     ).data;
     expect(rotated.events).toEqual(["notification.sent"]);
     expect(rotated.secret).not.toBe(w.secret);
-    const other = ctx.otherWorkspace();
+    const other = await ctx.otherWorkspace();
     expect((await ctx.get(`/v1/api/webhook/${w.webhook_id}`, { key: other.key })).status).toBe(404);
     expect((await ctx.post("/v1/api/webhook/delete", { webhook_id: w.webhook_id }, { key: other.key })).status).toBe(404);
     expect(expectEnvelope(await ctx.post("/v1/api/webhook/delete", { webhook_id: w.webhook_id }), 200).data.deleted).toBe(true);
@@ -187,7 +187,7 @@ describe("events are delivered once, signed", () => {
     const theirs = startReceiver();
     try {
       await subscribe(ctx, ["notification.failed"]);
-      const other = ctx.otherWorkspace();
+      const other = await ctx.otherWorkspace();
       expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: theirs.url, events: "*" }, { key: other.key }), 200);
       fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
       await ctx.cloudDevice(fake);

@@ -121,12 +121,12 @@ function table(rows: Record<string, unknown>[]): string {
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ""))))].join("\n");
 }
 
-function keys(rt: Runtime, sub: string | undefined, args: string[], values: Values) {
+async function keys(rt: Runtime, sub: string | undefined, args: string[], values: Values): Promise<void> {
   const { accounts } = rt.services;
   const ref = () => required(values.key ?? args[0], "KEY (the API key or its id)");
   switch (sub) {
     case "create": {
-      const created = accounts.createKey(
+      const created = await accounts.createKey(
         required(values.name, "--name"),
         values.workspace ? int(values.workspace, "--workspace") : undefined,
       );
@@ -138,7 +138,7 @@ function keys(rt: Runtime, sub: string | undefined, args: string[], values: Valu
       return;
     }
     case "list": {
-      const rows = accounts.listKeys(values.workspace ? int(values.workspace, "--workspace") : undefined).map((k) => ({
+      const rows = (await accounts.listKeys(values.workspace ? int(values.workspace, "--workspace") : undefined)).map((k) => ({
         id: k.id,
         name: k.name,
         key: k.key,
@@ -152,13 +152,13 @@ function keys(rt: Runtime, sub: string | undefined, args: string[], values: Valu
       return;
     }
     case "rotate": {
-      const rotated = accounts.rotateKey(ref());
+      const rotated = await accounts.rotateKey(ref());
       print(values, rotated, `API key:    ${rotated.api_key}\nAPI secret: ${rotated.api_secret}\nThe old secret no longer works.`);
       return;
     }
     case "disable":
     case "enable": {
-      const row = accounts.setKeyStatus(ref(), sub === "disable" ? "disabled" : "active");
+      const row = await accounts.setKeyStatus(ref(), sub === "disable" ? "disabled" : "active");
       print(values, { key_id: row.id, api_key: row.key, status: row.status }, `Key ${row.key} is now ${row.status}`);
       return;
     }
@@ -204,16 +204,19 @@ async function usersCmd(rt: Runtime, sub: string | undefined, values: Values) {
   throw new UsageError("users takes create, set-password or list");
 }
 
-function workspaces(rt: Runtime, sub: string | undefined, values: Values) {
+async function workspaces(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   const { accounts } = rt.services;
   if (sub === "create") {
-    const ws = accounts.createWorkspace(required(values.name, "--name"), values.account ? int(values.account, "--account") : undefined);
+    const ws = await accounts.createWorkspace(
+      required(values.name, "--name"),
+      values.account ? int(values.account, "--account") : undefined,
+    );
     const out = { workspace_id: ws.id, project_id: ws.id, name: ws.name, account_id: ws.accountId, created_at: iso(ws.createdAt) };
     print(values, out, `Workspace ${ws.id} "${ws.name}" created. Give it a key: pigeon keys create --name NAME --workspace ${ws.id}`);
     return;
   }
   if (sub === "list") {
-    const rows = accounts.listWorkspaces(values.account ? int(values.account, "--account") : undefined).map((w) => ({
+    const rows = (await accounts.listWorkspaces(values.account ? int(values.account, "--account") : undefined)).map((w) => ({
       workspace_id: w.id,
       name: w.name,
       account_id: w.accountId,
@@ -226,14 +229,14 @@ function workspaces(rt: Runtime, sub: string | undefined, values: Values) {
   throw new UsageError("workspaces takes create or list");
 }
 
-function accountsCmd(rt: Runtime, sub: string | undefined, args: string[], values: Values) {
+async function accountsCmd(rt: Runtime, sub: string | undefined, args: string[], values: Values): Promise<void> {
   const { accounts } = rt.services;
   const id = () => int(values.account ?? args[0], "ID");
   const show = (a: { id: number; name: string; status: string }) =>
     print(values, { account_id: a.id, name: a.name, status: a.status }, `Account ${a.id} "${a.name}" is ${a.status}`);
   switch (sub) {
     case "create": {
-      const { account, workspace } = accounts.createAccount(required(values.name, "--name"), values.plan ?? "free");
+      const { account, workspace } = await accounts.createAccount(required(values.name, "--name"), values.plan ?? "free");
       print(
         values,
         { account_id: account.id, name: account.name, workspace_id: workspace.id, status: account.status },
@@ -242,7 +245,7 @@ function accountsCmd(rt: Runtime, sub: string | undefined, args: string[], value
       return;
     }
     case "list": {
-      const rows = accounts.listAccounts().map((a) => ({
+      const rows = (await accounts.listAccounts()).map((a) => ({
         account_id: a.id,
         name: a.name,
         status: a.status,
@@ -255,16 +258,16 @@ function accountsCmd(rt: Runtime, sub: string | undefined, args: string[], value
       return;
     }
     case "suspend":
-      return show(accounts.setAccountStatus(id(), "suspended"));
+      return show(await accounts.setAccountStatus(id(), "suspended"));
     case "resume":
-      return show(accounts.setAccountStatus(id(), "active"));
+      return show(await accounts.setAccountStatus(id(), "active"));
     case "set-plan": {
-      const a = accounts.setAccountPlan(id(), required(values.plan, "--plan"));
+      const a = await accounts.setAccountPlan(id(), required(values.plan, "--plan"));
       print(values, { account_id: a.id, plan: values.plan }, `Account ${a.id} is now on plan ${values.plan}`);
       return;
     }
     case "set-cap": {
-      const a = accounts.setSmsLengthCap(id(), int(values.chars, "--chars"));
+      const a = await accounts.setSmsLengthCap(id(), int(values.chars, "--chars"));
       print(values, { account_id: a.id, sms_length_cap: a.smsLengthCap }, `Account ${a.id} SMS length cap: ${a.smsLengthCap}`);
       return;
     }
@@ -272,9 +275,9 @@ function accountsCmd(rt: Runtime, sub: string | undefined, args: string[], value
   throw new UsageError("accounts takes create, list, suspend, resume, set-plan or set-cap");
 }
 
-function plans(rt: Runtime, sub: string | undefined, values: Values) {
+async function plans(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   const { accounts } = rt.services;
-  const present = (p: ReturnType<typeof accounts.listPlans>[number]) => ({
+  const present = (p: Awaited<ReturnType<typeof accounts.listPlans>>[number]) => ({
     code: p.code,
     name: p.name,
     requests_per_minute: p.requestsPerMinute,
@@ -283,14 +286,14 @@ function plans(rt: Runtime, sub: string | undefined, values: Values) {
     urls_allowed: p.allowUrls,
   });
   if (sub === "list") {
-    const rows = accounts.listPlans().map(present);
+    const rows = (await accounts.listPlans()).map(present);
     print(values, rows, table(rows));
     return;
   }
   if (sub === "set") {
     const monthly = values["monthly-sms"];
     if (values.urls !== undefined && values.urls !== "yes" && values.urls !== "no") throw new UsageError("--urls takes yes or no");
-    const row = accounts.upsertPlan({
+    const row = await accounts.upsertPlan({
       code: required(values.code, "--code"),
       name: values.name ?? required(values.code, "--code"),
       monthlySmsLimit: monthly === undefined || monthly === "unlimited" ? null : int(monthly, "--monthly-sms", 0),
@@ -307,7 +310,7 @@ function plans(rt: Runtime, sub: string | undefined, values: Values) {
 async function credits(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   const { credits: ledger, accounts } = rt.services;
   const workspaceId = int(values.workspace, "--workspace");
-  accounts.getWorkspace(workspaceId);
+  await accounts.getWorkspace(workspaceId);
   if (sub === "add") {
     const raw = required(values.amount, "--amount");
     if (!/^-?\d+$/.test(raw) || Number(raw) === 0) throw new UsageError("--amount needs a non-zero whole number");
@@ -329,9 +332,11 @@ async function credits(rt: Runtime, sub: string | undefined, values: Values): Pr
 
 async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) {
   const { accounts, config } = rt.services;
-  const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
+  const workspace = values.workspace
+    ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
+    : await accounts.defaultWorkspace();
   if (sub !== "pair-info" && sub !== "rotate-token") throw new UsageError("devices takes pair-info or rotate-token");
-  const token = sub === "rotate-token" ? accounts.rotatePairingToken(workspace.id).pairingToken : workspace.pairingToken;
+  const token = sub === "rotate-token" ? (await accounts.rotatePairingToken(workspace.id)).pairingToken : workspace.pairingToken;
   // What phones must enter: the public URL when set, else the running server's own address (it
   // records the port it bound), else what PIGEON_PORT/PIGEON_HOST say it would use.
   const running = config.publicUrl ? null : runningServerUrl(config.dataDir);
@@ -407,7 +412,9 @@ async function simulate(argv: string[]): Promise<number | null> {
 async function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   if (sub !== "signing-key") throw new UsageError("smsgate takes signing-key");
   const { accounts, smsgateWebhooks } = rt.services;
-  const workspace = values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
+  const workspace = values.workspace
+    ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
+    : await accounts.defaultWorkspace();
   const key = await smsgateWebhooks.signingKey(workspace.id);
   print(
     values,
@@ -430,7 +437,7 @@ function backup(rt: Runtime, values: Values) {
 }
 
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
-export async function runCli(argv: string[], open: () => Runtime = openRuntime): Promise<number | null> {
+export async function runCli(argv: string[], open: () => Runtime | Promise<Runtime> = openRuntime): Promise<number | null> {
   if (argv[0] === "simulate-phone" && !argv.includes("--help") && !argv.includes("-h")) return simulate(argv.slice(1));
   let parsed: ReturnType<typeof parse>;
   try {
@@ -457,7 +464,7 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
 
   let rt: Runtime;
   try {
-    rt = open();
+    rt = await open();
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`pigeon: configuration error: ${error.message}`);
@@ -479,19 +486,19 @@ export async function runCli(argv: string[], open: () => Runtime = openRuntime):
         console.log("Database is up to date");
         break;
       case "keys":
-        keys(rt, sub, rest, values);
+        await keys(rt, sub, rest, values);
         break;
       case "users":
         await usersCmd(rt, sub, values);
         break;
       case "workspaces":
-        workspaces(rt, sub, values);
+        await workspaces(rt, sub, values);
         break;
       case "accounts":
-        accountsCmd(rt, sub, rest, values);
+        await accountsCmd(rt, sub, rest, values);
         break;
       case "plans":
-        plans(rt, sub, values);
+        await plans(rt, sub, values);
         break;
       case "credits":
         await credits(rt, sub, values);

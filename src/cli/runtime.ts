@@ -11,12 +11,12 @@ export interface Runtime {
   close(): void;
 }
 
-export function openRuntime(env: Record<string, string | undefined> = process.env): Runtime {
+export async function openRuntime(env: Record<string, string | undefined> = process.env): Promise<Runtime> {
   const config = loadConfig(env);
   ensureDataDir(config.dataDir);
   const db = openDatabase(config.dbPath);
   migrate(db);
   const services = createServices({ db, config, clock: systemClock });
-  services.accounts.seed();
+  await services.accounts.seed();
   return { config, services, close: () => closeDatabase(db) };
 }

@@ -34,10 +34,10 @@ export async function serve(rt: Runtime): Promise<number | null> {
 
   // The owner account may already exist without a key (made by `pigeon users create` before the
   // first start); until its default workspace has a key, a start makes one and prints it.
-  services.accounts.bootstrap();
-  const home = services.accounts.defaultWorkspace();
-  if (services.accounts.listKeys(home.id).length === 0) {
-    const key = services.accounts.createKey("Initial key", home.id);
+  await services.accounts.bootstrap();
+  const home = await services.accounts.defaultWorkspace();
+  if ((await services.accounts.listKeys(home.id)).length === 0) {
+    const key = await services.accounts.createKey("Initial key", home.id);
     console.log(
       [
         `Pigeon created the owner account and the workspace "${home.name}" (project_id ${home.id}).`,
@@ -108,7 +108,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   process.on("SIGINT", () => void stop("SIGINT"));
   // Until the owner account has a dashboard user, each start prints a fresh one-time setup link
   // (earlier ones stop working); `pigeon users create` does the same from the shell.
-  const setupToken = await services.users.issueSetupToken(services.accounts.requireOwner().id);
+  const setupToken = await services.users.issueSetupToken((await services.accounts.requireOwner()).id);
   if (setupToken) {
     const base = (config.publicUrl ?? listenUrl(scheme, config.host, server.port!)).replace(/\/+$/, "");
     console.log(`Finish setting up the dashboard (link valid 24 hours, usable once): ${base}/dashboard/setup?token=${setupToken}`);

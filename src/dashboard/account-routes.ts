@@ -17,14 +17,14 @@ export type DashboardAccountRoutesDeps = Pick<Services, "accounts" | "sending" |
 export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) {
   async function accountPage(who: Signed, status = 200, form?: MemberForm, errors?: MemberErrors) {
     const accountId = who.session.accountId;
-    const account = s.accounts.getAccount(accountId);
-    const plan = s.accounts.listPlans().find((p) => p.id === account.planId);
+    const account = await s.accounts.getAccount(accountId);
+    const plan = (await s.accounts.listPlans()).find((p) => p.id === account.planId);
     if (!plan) throw new AppError("not_found", `plan ${account.planId} not found`);
     const body = accountBody({
       accountName: account.name,
       plan,
       smsUsed: await s.sending.smsUsedThisMonth(accountId),
-      workspaces: s.accounts.listWorkspaces(accountId),
+      workspaces: await s.accounts.listWorkspaces(accountId),
       currentWorkspace: who.session.workspaceId,
       members: await s.users.listUsers(accountId),
       me: who.session.userId,

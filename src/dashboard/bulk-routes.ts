@@ -113,7 +113,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
 
   /** Every row through the send path's checks; nothing is written. */
   async function prepareAll(who: Signed, draft: Draft, mapping: Record<string, string>) {
-    const caller = s.accounts.callerFor(who.session.workspaceId);
+    const caller = await s.accounts.callerFor(who.session.workspaceId);
     const seen = newPrepareCache();
     const checked: { line: number; input: SendInput; prepared: Prepared | null; error: string | null }[] = [];
     for (const { line, cells } of draft.rows) {
@@ -268,7 +268,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
         // Taken once: a second click, or a reload, finds nothing to send.
         drafts.delete(f.draft!);
         const mapping = mappingOf(draft, f);
-        const caller = s.accounts.callerFor(who.session.workspaceId);
+        const caller = await s.accounts.callerFor(who.session.workspaceId);
         const failed: PreviewRow[] = [];
         let accepted = 0;
         let requests = 0;

@@ -74,7 +74,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
       kit.withSession(async ({ request, server }: Ctx, who) => {
         const ws = who.session.workspaceId;
         const base = s.config.publicUrl ?? requestOrigin(request, server?.requestIP(request)?.address, s.config.trustedProxies);
-        const info = await s.phone.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, s.accounts.getWorkspace(ws).pairingToken);
+        const info = await s.phone.pairingInfo(`${base.replace(/\/+$/, "")}/mobile/v1`, (await s.accounts.getWorkspace(ws)).pairingToken);
         const known = Math.max(0, ...(await s.devices.records(ws, true)).map((d) => d.id));
         return kit.shell(
           who,

@@ -104,7 +104,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         };
         try {
           if (closed && !input.templateId) throw new AppError("use_template", "The 24-hour window is closed: choose an approved template");
-          const caller = s.accounts.callerFor(ws);
+          const caller = await s.accounts.callerFor(ws);
           const prepared = await s.sending.prepare(caller, input);
           const [result] = await s.storage.transaction(() => s.sending.accept(caller, [prepared]));
           if (!result.ok) throw result.error;

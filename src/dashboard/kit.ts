@@ -41,10 +41,12 @@ export function createKit(s: KitDeps) {
     const token = cookieOf(request, SESSION_COOKIE);
     const session = token ? await users.session(token) : null;
     if (!token || !session) return null;
-    const workspaces = accounts
-      .listWorkspaces(session.accountId)
-      .map((w) => ({ id: w.id, name: w.name, current: w.id === session.workspaceId }));
-    const current = workspaces.find((w) => w.current)?.name ?? accounts.getWorkspace(session.workspaceId).name;
+    const workspaces = (await accounts.listWorkspaces(session.accountId)).map((w) => ({
+      id: w.id,
+      name: w.name,
+      current: w.id === session.workspaceId,
+    }));
+    const current = workspaces.find((w) => w.current)?.name ?? (await accounts.getWorkspace(session.workspaceId)).name;
     return {
       session,
       token,

@@ -62,8 +62,8 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
   const kit = createKit(s);
   const repo = kit.repo;
 
-  const keyViews = (workspaceId: number) =>
-    accounts.listKeys(workspaceId).map((k) => ({
+  const keyViews = async (workspaceId: number) =>
+    (await accounts.listKeys(workspaceId)).map((k) => ({
       id: k.id,
       name: k.name,
       key: k.key,
@@ -90,7 +90,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       kit.withSession(async ({ body }, who) => {
         const id = Number(formOf(body).workspace_id);
         // Only the account's own workspaces; anything else is not found.
-        if (!accounts.listWorkspaces(who.session.accountId).some((w) => w.id === id))
+        if (!(await accounts.listWorkspaces(who.session.accountId)).some((w) => w.id === id))
           throw new AppError("not_found", `Workspace ${id} not found`);
         await s.users.switchWorkspace(who.session.id, id);
         // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
@@ -122,7 +122,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
           who,
           "API keys",
           "/dashboard/keys",
-          keysBody({ keys: keyViews(who.session.workspaceId), csrf: who.viewer.csrf, smsgateSigningKey }),
+          keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, smsgateSigningKey }),
         );
       }),
       { auth: "session", ...HIDDEN },
@@ -137,11 +137,11 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
             who,
             "API keys",
             "/dashboard/keys",
-            keysBody({ keys: keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name }),
+            keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name }),
             400,
           );
         }
-        const created = accounts.createKey(name, who.session.workspaceId);
+        const created = await accounts.createKey(name, who.session.workspaceId);
         kit.flash(who, {
           kind: "notice",
           text: `Key "${name}" created.`,
@@ -155,19 +155,19 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       "/dashboard/keys/:id/:verb",
       kit.withSession(async ({ params }, who) => {
         const id = Number(params?.id);
-        const key = accounts.listKeys(who.session.workspaceId).find((k) => k.id === id);
+        const key = (await accounts.listKeys(who.session.workspaceId)).find((k) => k.id === id);
         // Another workspace's key is not found here, not forbidden.
         if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
         const verb = params?.verb;
         if (verb === "rotate") {
-          const rotated = accounts.rotateKey(String(key.id));
+          const rotated = await accounts.rotateKey(String(key.id));
           kit.flash(who, {
             kind: "notice",
             text: `Key "${key.name}" rotated: the old secret no longer works.`,
             secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret },
           });
         } else if (verb === "disable" || verb === "enable") {
-          accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
+          await accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
           kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
         } else {
           throw new AppError("not_found", `No action ${verb}`);

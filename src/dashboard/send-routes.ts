@@ -139,7 +139,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
         if (form.recipient && (text || template)) {
           try {
             // Only cloud numbers charge; a free send says nothing about credits.
-            cost = (await s.sending.prepare(s.accounts.callerFor(ws), inputOf(form))).cost || null;
+            cost = (await s.sending.prepare(await s.accounts.callerFor(ws), inputOf(form))).cost || null;
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
             problem = error.message;
@@ -154,7 +154,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
       "/dashboard/send",
       kit.withSession(async ({ body }, who) => {
         const form = sendFormOf(formOf(body));
-        const caller = s.accounts.callerFor(who.session.workspaceId);
+        const caller = await s.accounts.callerFor(who.session.workspaceId);
         try {
           const prepared = await s.sending.prepare(caller, inputOf(form));
           // As the API does: accepted as a unit of work, on disk before the answer.

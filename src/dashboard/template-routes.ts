@@ -124,7 +124,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
             ...(form.code ? { code: form.code } : {}),
             ...(form.description ? { description: form.description } : {}),
           };
-          const t = await s.templates.create(s.accounts.callerFor(who.session.workspaceId), input);
+          const t = await s.templates.create(await s.accounts.callerFor(who.session.workspaceId), input);
           created = `Template "${t.name}" created with code ${t.code}${t.variables.length ? ` and variables ${t.variables.join(", ")}` : ""}.`;
         });
         if (failed) return failed;
@@ -155,7 +155,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
         // An emptied code keeps the old one: every template has a code.
         if (!form.code) form.code = t.code;
         const failed = await attempt(who, t.id, form, async () => {
-          await s.templates.update(s.accounts.callerFor(who.session.workspaceId), {
+          await s.templates.update(await s.accounts.callerFor(who.session.workspaceId), {
             template_id: t.id,
             name: form.name,
             code: form.code,

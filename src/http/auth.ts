@@ -66,4 +66,4 @@ export function termsOf(row: {
 }
 
 /** Checks an API key and secret from a request's headers (the accounts module's `authenticate`). */
-export type Authenticator = (headers: Headers) => KeyAuthContext;
+export type Authenticator = (headers: Headers) => Promise<KeyAuthContext>;

@@ -79,15 +79,15 @@ export async function createTestContext(
     channelTimeoutMs: opts.channelTimeoutMs ?? 2000,
     log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`),
   });
-  services.accounts.seed();
+  await services.accounts.seed();
   // A database that already has an owner (a "restart" on the same file) keeps it.
   const boot =
-    services.accounts.bootstrap() ??
-    (() => {
-      const workspace = services.accounts.defaultWorkspace();
-      return { workspace, account: services.accounts.getAccount(workspace.accountId) };
-    })();
-  const key = services.accounts.createKey("test key", boot.workspace.id);
+    (await services.accounts.bootstrap()) ??
+    (await (async () => {
+      const workspace = await services.accounts.defaultWorkspace();
+      return { workspace, account: await services.accounts.getAccount(workspace.accountId) };
+    })());
+  const key = await services.accounts.createKey("test key", boot.workspace.id);
   const app = createApp(services, { fastRoutes: opts.fastRoutes });
 
   async function call(method: string, path: string, o: CallOptions = {}): Promise<Reply> {
@@ -114,9 +114,9 @@ export async function createTestContext(
   }
 
   /** Another workspace (same owner account) with its own key. */
-  function otherWorkspace(name = "Other") {
-    const ws = services.accounts.createWorkspace(name);
-    return { workspace: ws, key: services.accounts.createKey(`${name} key`, ws.id) };
+  async function otherWorkspace(name = "Other") {
+    const ws = await services.accounts.createWorkspace(name);
+    return { workspace: ws, key: await services.accounts.createKey(`${name} key`, ws.id) };
   }
 
   /** A paired phone that reported just now (so it is online). */

@@ -18,14 +18,14 @@ const PairingResponse = Envelope(
 );
 
 export function pairingRoutes(s: ChannelRouteContext) {
-  const token = (workspaceId: number) => s.accounts.getWorkspace(workspaceId).pairingToken;
+  const token = async (workspaceId: number) => (await s.accounts.getWorkspace(workspaceId)).pairingToken;
   return new Elysia({ prefix: "/v1/api/device/pairing", tags: ["Devices"] })
     .use(declaredAuth())
     .use(models)
     .get(
       "",
       async ({ auth, request, server }) =>
-        ok(await pairingInfo(`${publicBase(s, request, server)}/mobile/v1`, token(auth.workspaceId)), "Pairing info"),
+        ok(await pairingInfo(`${publicBase(s, request, server)}/mobile/v1`, await token(auth.workspaceId)), "Pairing info"),
       {
         response: { 200: PairingResponse, ...errorResponses() },
         auth: "apiKey",
@@ -40,7 +40,7 @@ export function pairingRoutes(s: ChannelRouteContext) {
     .post(
       "/rotate",
       async ({ auth, request, server }) => {
-        const ws = s.accounts.rotatePairingToken(auth.workspaceId);
+        const ws = await s.accounts.rotatePairingToken(auth.workspaceId);
         return ok(await pairingInfo(`${publicBase(s, request, server)}/mobile/v1`, ws.pairingToken), "Pairing token rotated");
       },
       {

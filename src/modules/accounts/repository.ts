@@ -1,11 +1,9 @@
-// Plans, accounts, workspaces and API keys. The operator's queries go through drizzle; the one
-// lookup every API request makes (a key with its workspace, account and plan) is a prepared raw
-// join, its columns aliased to the schema's names so its type still comes from the tables.
-import type { Database, Statement } from "bun:sqlite";
-import { and, asc, eq } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/bun-sqlite";
-import * as schema from "../../db/schema";
+// Plans, accounts, workspaces and API keys, on the storage seam. The lookup every API request
+// makes (a key with its workspace, account and plan) is one join, its columns aliased to the
+// schema's names so its type still comes from the tables.
+import { tableRecords } from "../../db/records";
 import { account, apiKey, contactType, plan, template, workspace } from "../../db/schema";
+import type { Executor, SqlParam } from "../../db/storage";
 
 export type PlanRow = typeof plan.$inferSelect;
 export type AccountRow = typeof account.$inferSelect;
@@ -25,134 +23,153 @@ export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {
 } & Pick<AccountRow, "isOwner" | "smsLengthCap"> &
   Pick<PlanRow, "requestsPerMinute" | "requestsPerDay" | "monthlySmsLimit" | "allowUrls">;
 
-/** SQLite hands booleans back as 0 or 1. */
-type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls"> & { isOwner: number; allowUrls: number };
+/** SQLite hands booleans back as 0 or 1 (PostgreSQL as booleans). */
+type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls"> & { isOwner: number | boolean; allowUrls: number | boolean };
+type StoredTerms = Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">;
 
 type NewPlan = typeof plan.$inferInsert;
 type NewTemplate = typeof template.$inferInsert;
 type NewContactType = typeof contactType.$inferInsert;
 
-export function createAccountRepository(sqlite: Database) {
-  const db = drizzle({ client: sqlite, schema });
+const plans = tableRecords(plan);
+const accounts = tableRecords(account);
+const workspaces = tableRecords(workspace);
+const keys = tableRecords(apiKey);
+const contactTypes = tableRecords(contactType);
+const templates = tableRecords(template);
 
-  // One indexed lookup per request, prepared once.
-  const byKey: Statement<StoredKeyCredentials, [string]> = sqlite.prepare(`
-    SELECT k.id AS keyId, k.name AS keyName, k.secret_hash AS secretHash, k.status AS keyStatus, k.last_used_at AS lastUsedAt,
-           w.id AS workspaceId, a.id AS accountId, a.status AS accountStatus, a.is_owner AS isOwner, a.sms_length_cap AS smsLengthCap,
-           p.id AS planId, p.code AS planCode, p.requests_per_minute AS requestsPerMinute, p.requests_per_day AS requestsPerDay,
-           p.monthly_sms_limit AS monthlySmsLimit, p.allow_urls AS allowUrls
-    FROM api_key k
-    JOIN workspace w ON w.id = k.workspace_id
-    JOIN account a ON a.id = w.account_id
-    JOIN plan p ON p.id = a.plan_id
-    WHERE k.key = ?`);
-  const touch = sqlite.prepare<never, [number, number]>("UPDATE api_key SET last_used_at = ? WHERE id = ?");
-  // The same, for a workspace acted on without a key (a dashboard user).
-  const byWorkspace: Statement<
-    Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">,
-    [number]
-  > = sqlite.prepare(`
-    SELECT w.id AS workspaceId, a.id AS accountId, a.status AS accountStatus, a.is_owner AS isOwner, a.sms_length_cap AS smsLengthCap,
-           p.id AS planId, p.code AS planCode, p.requests_per_minute AS requestsPerMinute, p.requests_per_day AS requestsPerDay,
-           p.monthly_sms_limit AS monthlySmsLimit, p.allow_urls AS allowUrls
-    FROM workspace w JOIN account a ON a.id = w.account_id JOIN plan p ON p.id = a.plan_id
-    WHERE w.id = ?`);
+const TERMS = `w.id AS "workspaceId", a.id AS "accountId", a.status AS "accountStatus", a.is_owner AS "isOwner", a.sms_length_cap AS "smsLengthCap",
+  p.id AS "planId", p.code AS "planCode", p.requests_per_minute AS "requestsPerMinute", p.requests_per_day AS "requestsPerDay",
+  p.monthly_sms_limit AS "monthlySmsLimit", p.allow_urls AS "allowUrls"`;
+const flag = (v: number | boolean) => v === true || v === 1;
+
+export function createAccountRepository(db: Executor) {
+  /** One record of a table, or null. */
+  const one = async <T>(records: { record(row: Record<string, unknown>): T }, sql: string, params: SqlParam[] = []): Promise<T | null> => {
+    const row = await db.get<Record<string, unknown>>(sql, params);
+    return row ? records.record(row) : null;
+  };
+  const many = async <T>(records: { record(row: Record<string, unknown>): T }, sql: string, params: SqlParam[] = []): Promise<T[]> =>
+    (await db.all<Record<string, unknown>>(sql, params)).map((row) => records.record(row));
+  const insert = async <T>(
+    records: { insert(v: object): { sql: string; params: SqlParam[] }; record(row: Record<string, unknown>): T },
+    row: object,
+  ) => {
+    const q = records.insert(row);
+    return (await one(records, q.sql, q.params))!;
+  };
 
   return {
     // Request path.
-    keyCredentials(key: string): KeyCredentials | null {
-      const row = byKey.get(key);
-      return row ? { ...row, isOwner: row.isOwner === 1, allowUrls: row.allowUrls === 1 } : null;
+    async keyCredentials(key: string): Promise<KeyCredentials | null> {
+      const row = await db.get<StoredKeyCredentials>(
+        `SELECT k.id AS "keyId", k.name AS "keyName", k.secret_hash AS "secretHash", k.status AS "keyStatus", k.last_used_at AS "lastUsedAt",
+          ${TERMS}
+        FROM api_key k
+        JOIN workspace w ON w.id = k.workspace_id
+        JOIN account a ON a.id = w.account_id
+        JOIN plan p ON p.id = a.plan_id
+        WHERE k.key = ?`,
+        [key],
+      );
+      return row ? { ...row, isOwner: flag(row.isOwner), allowUrls: flag(row.allowUrls) } : null;
     },
-    touchKey: (keyId: number, at: number) => void touch.run(at, keyId),
-    workspaceTerms(workspaceId: number) {
-      const row = byWorkspace.get(workspaceId);
-      return row ? { ...row, isOwner: row.isOwner === 1, allowUrls: row.allowUrls === 1 } : null;
+    async touchKey(keyId: number, at: number): Promise<void> {
+      await db.run("UPDATE api_key SET last_used_at = ? WHERE id = ?", [at, keyId]);
+    },
+    /** The same terms, for a workspace acted on without a key (a dashboard user). */
+    async workspaceTerms(workspaceId: number) {
+      const row = await db.get<StoredTerms>(
+        `SELECT ${TERMS} FROM workspace w JOIN account a ON a.id = w.account_id JOIN plan p ON p.id = a.plan_id WHERE w.id = ?`,
+        [workspaceId],
+      );
+      return row ? { ...row, isOwner: flag(row.isOwner), allowUrls: flag(row.allowUrls) } : null;
     },
 
     // Seeding.
-    insertPlanIfMissing: (row: NewPlan) => void db.insert(plan).values(row).onConflictDoNothing().run(),
-    insertContactTypeIfMissing: (row: NewContactType) => void db.insert(contactType).values(row).onConflictDoNothing().run(),
-    systemTemplateExists(code: string): boolean {
-      return (
-        db
-          .select({ id: template.id })
-          .from(template)
-          .where(and(eq(template.isSystem, 1), eq(template.code, code)))
-          .get() !== undefined
-      );
+    async insertPlanIfMissing(row: NewPlan): Promise<void> {
+      const q = plans.insert(row);
+      await db.run(q.sql.replace(/ RETURNING .*$/s, " ON CONFLICT DO NOTHING"), q.params);
     },
-    insertTemplate: (row: NewTemplate) => void db.insert(template).values(row).run(),
+    async insertContactTypeIfMissing(row: NewContactType): Promise<void> {
+      const q = contactTypes.insert(row);
+      await db.run(q.sql.replace(/ RETURNING .*$/s, " ON CONFLICT DO NOTHING"), q.params);
+    },
+    systemTemplateExists: async (code: string): Promise<boolean> =>
+      (await db.get("SELECT id FROM template WHERE is_system = 1 AND code = ?", [code])) !== null,
+    async insertTemplate(row: NewTemplate): Promise<void> {
+      await insert(templates, row);
+    },
 
     // Plans.
-    planByCode: (code: string): PlanRow | null => db.select().from(plan).where(eq(plan.code, code)).get() ?? null,
-    plans: (): PlanRow[] => db.select().from(plan).orderBy(asc(plan.id)).all(),
-    upsertPlan(row: NewPlan & { code: string; createdAt: number }, update: Partial<NewPlan>): PlanRow {
-      return db.insert(plan).values(row).onConflictDoUpdate({ target: plan.code, set: update }).returning().get();
+    planByCode: (code: string): Promise<PlanRow | null> => one(plans, `SELECT ${plans.columns()} FROM plan WHERE code = ?`, [code]),
+    plans: (): Promise<PlanRow[]> => many(plans, `SELECT ${plans.columns()} FROM plan ORDER BY id`),
+    async upsertPlan(row: NewPlan & { code: string; createdAt: number }, update: Partial<NewPlan>): Promise<PlanRow> {
+      const q = plans.insert(row);
+      const set = plans.assign(update);
+      const [values] = q.sql.split(" RETURNING ");
+      return (await one(plans, `${values} ON CONFLICT (code) DO UPDATE SET ${set.sql} RETURNING ${plans.columns()}`, [
+        ...q.params,
+        ...set.params,
+      ]))!;
     },
 
     // Accounts.
-    account: (id: number): AccountRow | null => db.select().from(account).where(eq(account.id, id)).get() ?? null,
-    ownerAccount: (): AccountRow | null =>
-      db.select().from(account).where(eq(account.isOwner, true)).orderBy(asc(account.id)).get() ?? null,
-    anyAccount: (): boolean => db.select({ id: account.id }).from(account).limit(1).get() !== undefined,
-    insertAccount: (row: typeof account.$inferInsert): AccountRow => db.insert(account).values(row).returning().get(),
-    updateAccount(id: number, change: Partial<Pick<AccountRow, "status" | "planId" | "smsLengthCap">>): AccountRow | null {
-      return db.update(account).set(change).where(eq(account.id, id)).returning().get() ?? null;
+    account: (id: number): Promise<AccountRow | null> => one(accounts, `SELECT ${accounts.columns()} FROM account WHERE id = ?`, [id]),
+    ownerAccount: (): Promise<AccountRow | null> =>
+      one(accounts, `SELECT ${accounts.columns()} FROM account WHERE is_owner = ? ORDER BY id LIMIT 1`, [true]),
+    anyAccount: async (): Promise<boolean> => (await db.get("SELECT id FROM account LIMIT 1")) !== null,
+    insertAccount: (row: typeof account.$inferInsert): Promise<AccountRow> => insert(accounts, row),
+    async updateAccount(id: number, change: Partial<Pick<AccountRow, "status" | "planId" | "smsLengthCap">>): Promise<AccountRow | null> {
+      const set = accounts.assign(change);
+      return one(accounts, `UPDATE account SET ${set.sql} WHERE id = ? RETURNING ${accounts.columns()}`, [...set.params, id]);
     },
-    accountsWithPlan() {
-      return db
-        .select({
-          id: account.id,
-          name: account.name,
-          status: account.status,
-          isOwner: account.isOwner,
-          plan: plan.code,
-          smsLengthCap: account.smsLengthCap,
-          createdAt: account.createdAt,
-        })
-        .from(account)
-        .innerJoin(plan, eq(plan.id, account.planId))
-        .orderBy(asc(account.id))
-        .all();
+    async accountsWithPlan() {
+      const rows = await db.all<{
+        id: number;
+        name: string;
+        status: AccountRow["status"];
+        isOwner: number | boolean;
+        plan: string;
+        smsLengthCap: number;
+        createdAt: number;
+      }>(
+        `SELECT a.id, a.name, a.status, a.is_owner AS "isOwner", p.code AS plan, a.sms_length_cap AS "smsLengthCap", a.created_at AS "createdAt"
+        FROM account a JOIN plan p ON p.id = a.plan_id ORDER BY a.id`,
+      );
+      return rows.map((r) => ({ ...r, isOwner: flag(r.isOwner) }));
     },
 
     // Workspaces.
-    workspace: (id: number): WorkspaceRow | null => db.select().from(workspace).where(eq(workspace.id, id)).get() ?? null,
-    firstWorkspaceOf: (accountId: number): WorkspaceRow | null =>
-      db.select().from(workspace).where(eq(workspace.accountId, accountId)).orderBy(asc(workspace.id)).get() ?? null,
-    workspaces(accountId?: number): WorkspaceRow[] {
-      const q = db.select().from(workspace);
-      return (accountId === undefined ? q : q.where(eq(workspace.accountId, accountId))).orderBy(asc(workspace.id)).all();
-    },
-    insertWorkspace: (row: typeof workspace.$inferInsert): WorkspaceRow => db.insert(workspace).values(row).returning().get(),
-    setPairingToken(workspaceId: number, sealedToken: string): WorkspaceRow | null {
-      return db.update(workspace).set({ pairingToken: sealedToken }).where(eq(workspace.id, workspaceId)).returning().get() ?? null;
-    },
+    workspace: (id: number): Promise<WorkspaceRow | null> =>
+      one(workspaces, `SELECT ${workspaces.columns()} FROM workspace WHERE id = ?`, [id]),
+    firstWorkspaceOf: (accountId: number): Promise<WorkspaceRow | null> =>
+      one(workspaces, `SELECT ${workspaces.columns()} FROM workspace WHERE account_id = ? ORDER BY id LIMIT 1`, [accountId]),
+    workspaces: (accountId?: number): Promise<WorkspaceRow[]> =>
+      accountId === undefined
+        ? many(workspaces, `SELECT ${workspaces.columns()} FROM workspace ORDER BY id`)
+        : many(workspaces, `SELECT ${workspaces.columns()} FROM workspace WHERE account_id = ? ORDER BY id`, [accountId]),
+    insertWorkspace: (row: typeof workspace.$inferInsert): Promise<WorkspaceRow> => insert(workspaces, row),
+    setPairingToken: (workspaceId: number, sealedToken: string): Promise<WorkspaceRow | null> =>
+      one(workspaces, `UPDATE workspace SET pairing_token = ? WHERE id = ? RETURNING ${workspaces.columns()}`, [sealedToken, workspaceId]),
 
     // API keys.
     /** A key by its numeric id or by its public `pk_…` value. */
-    apiKey(ref: { id: number } | { key: string }): ApiKeyRow | null {
-      return (
-        db
-          .select()
-          .from(apiKey)
-          .where("id" in ref ? eq(apiKey.id, ref.id) : eq(apiKey.key, ref.key))
-          .get() ?? null
-      );
-    },
-    apiKeys(workspaceId?: number): ApiKeyRow[] {
-      const q = db.select().from(apiKey);
-      return (workspaceId === undefined ? q : q.where(eq(apiKey.workspaceId, workspaceId))).orderBy(asc(apiKey.id)).all();
-    },
-    insertApiKey: (row: typeof apiKey.$inferInsert): ApiKeyRow => db.insert(apiKey).values(row).returning().get(),
-    updateApiKey(id: number, change: Partial<Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status">>): ApiKeyRow | null {
-      return db.update(apiKey).set(change).where(eq(apiKey.id, id)).returning().get() ?? null;
-    },
-
-    /** Runs `fn` in one synchronous transaction (nested in the caller's, if any). */
-    transaction<T>(fn: () => T): T {
-      return sqlite.transaction(fn)();
+    apiKey: (ref: { id: number } | { key: string }): Promise<ApiKeyRow | null> =>
+      "id" in ref
+        ? one(keys, `SELECT ${keys.columns()} FROM api_key WHERE id = ?`, [ref.id])
+        : one(keys, `SELECT ${keys.columns()} FROM api_key WHERE key = ?`, [ref.key]),
+    apiKeys: (workspaceId?: number): Promise<ApiKeyRow[]> =>
+      workspaceId === undefined
+        ? many(keys, `SELECT ${keys.columns()} FROM api_key ORDER BY id`)
+        : many(keys, `SELECT ${keys.columns()} FROM api_key WHERE workspace_id = ? ORDER BY id`, [workspaceId]),
+    insertApiKey: (row: typeof apiKey.$inferInsert): Promise<ApiKeyRow> => insert(keys, row),
+    async updateApiKey(
+      id: number,
+      change: Partial<Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status">>,
+    ): Promise<ApiKeyRow | null> {
+      const set = keys.assign(change);
+      return one(keys, `UPDATE api_key SET ${set.sql} WHERE id = ? RETURNING ${keys.columns()}`, [...set.params, id]);
     },
   };
 }

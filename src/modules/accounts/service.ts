@@ -1,7 +1,7 @@
 // Accounts, plans, workspaces (the spec's projects) and API keys: the operator's side, used by the
 // CLI and by start-up. No Elysia here.
 import type { Clock } from "../../clock";
-import type { Db } from "../../db/client";
+import type { Storage } from "../../db/storage";
 import { readCredentials, termsOf, type AuthContext, type KeyAuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import type { SecretBox } from "../../lib/secrets";
@@ -64,17 +64,17 @@ export interface CreatedKey {
   created_at: string;
 }
 
-export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) {
-  const repo = createAccountRepository(db.$client);
+export function createAccountsService(storage: Storage, clock: Clock, secrets: SecretBox) {
+  const repo = createAccountRepository(storage);
   // The pairing token is shown to the owner again (pairing info), so it is sealed, not hashed.
   const reveal = (row: WorkspaceRow): WorkspaceRow => ({ ...row, pairingToken: secrets.open(row.pairingToken) });
 
   /** Plans, contact types and system templates every installation has; safe to run at every start. */
-  function seed(): void {
+  async function seed(): Promise<void> {
     const now = clock.now();
-    repo.transaction(() => {
+    await storage.transaction(async () => {
       for (const p of DEFAULT_PLANS) {
-        repo.insertPlanIfMissing({
+        await repo.insertPlanIfMissing({
           code: p.code,
           name: p.name,
           requestsPerMinute: p.requestsPerMinute ?? 60,
@@ -84,10 +84,10 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
           createdAt: now,
         });
       }
-      for (const ct of DEFAULT_CONTACT_TYPES) repo.insertContactTypeIfMissing(ct);
+      for (const ct of DEFAULT_CONTACT_TYPES) await repo.insertContactTypeIfMissing(ct);
       for (const st of SYSTEM_TEMPLATES) {
-        if (repo.systemTemplateExists(st.code)) continue;
-        repo.insertTemplate({
+        if (await repo.systemTemplateExists(st.code)) continue;
+        await repo.insertTemplate({
           ...st,
           guid: uuid(),
           channel: "sms",
@@ -101,61 +101,66 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     });
   }
 
-  function planByCode(code: string): PlanRow {
-    const row = repo.planByCode(code);
+  async function planByCode(code: string): Promise<PlanRow> {
+    const row = await repo.planByCode(code);
     if (!row) throw new AppError("not_found", `plan "${code}" not found`);
     return row;
   }
 
-  function insertWorkspace(accountId: number, name: string): WorkspaceRow {
-    return reveal(repo.insertWorkspace({ accountId, name, pairingToken: secrets.seal(nanoid(32)), createdAt: clock.now() }));
+  async function insertWorkspace(accountId: number, name: string): Promise<WorkspaceRow> {
+    return reveal(await repo.insertWorkspace({ accountId, name, pairingToken: secrets.seal(nanoid(32)), createdAt: clock.now() }));
   }
 
   /**
    * On an empty database: the owner account and its default workspace. Returns what it created,
    * or null when an account already exists.
    */
-  function bootstrap(): { account: AccountRow; workspace: WorkspaceRow } | null {
-    return repo.transaction(() => {
-      if (repo.anyAccount()) return null;
-      const owner = repo.insertAccount({ name: "Owner", planId: planByCode("owner").id, isOwner: true, createdAt: clock.now() });
-      return { account: owner, workspace: insertWorkspace(owner.id, "Default") };
+  function bootstrap(): Promise<{ account: AccountRow; workspace: WorkspaceRow } | null> {
+    return storage.transaction(async () => {
+      if (await repo.anyAccount()) return null;
+      const owner = await repo.insertAccount({
+        name: "Owner",
+        planId: (await planByCode("owner")).id,
+        isOwner: true,
+        createdAt: clock.now(),
+      });
+      return { account: owner, workspace: await insertWorkspace(owner.id, "Default") };
     });
   }
 
-  function requireOwner(): AccountRow {
-    const owner = repo.ownerAccount();
+  async function requireOwner(): Promise<AccountRow> {
+    const owner = await repo.ownerAccount();
     if (owner) return owner;
-    bootstrap();
-    return repo.ownerAccount()!;
+    await bootstrap();
+    return (await repo.ownerAccount())!;
   }
 
-  function getAccount(id: number): AccountRow {
-    const row = repo.account(id);
+  async function getAccount(id: number): Promise<AccountRow> {
+    const row = await repo.account(id);
     if (!row) throw new AppError("not_found", `account ${id} not found`);
     return row;
   }
 
-  function getWorkspace(id: number): WorkspaceRow {
-    const row = repo.workspace(id);
+  async function getWorkspace(id: number): Promise<WorkspaceRow> {
+    const row = await repo.workspace(id);
     if (!row) throw new AppError("not_found", `workspace ${id} not found`);
     return reveal(row);
   }
 
-  function defaultWorkspace(): WorkspaceRow {
-    const owner = requireOwner();
-    return reveal(repo.firstWorkspaceOf(owner.id)!);
+  async function defaultWorkspace(): Promise<WorkspaceRow> {
+    const owner = await requireOwner();
+    return reveal((await repo.firstWorkspaceOf(owner.id))!);
   }
 
   function createAccount(name: string, planCode = "free") {
-    return repo.transaction(() => {
-      const row = repo.insertAccount({ name, planId: planByCode(planCode).id, createdAt: clock.now() });
-      return { account: row, workspace: insertWorkspace(row.id, "Default") };
+    return storage.transaction(async () => {
+      const row = await repo.insertAccount({ name, planId: (await planByCode(planCode)).id, createdAt: clock.now() });
+      return { account: row, workspace: await insertWorkspace(row.id, "Default") };
     });
   }
 
-  function createWorkspace(name: string, accountId?: number): WorkspaceRow {
-    const owner = accountId === undefined ? requireOwner() : getAccount(accountId);
+  async function createWorkspace(name: string, accountId?: number): Promise<WorkspaceRow> {
+    const owner = accountId === undefined ? await requireOwner() : await getAccount(accountId);
     return insertWorkspace(owner.id, name);
   }
 
@@ -177,10 +182,10 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     return { secret, hash: sha256Hex(secret), hint: secret.slice(-4) };
   }
 
-  function createKey(name: string, workspaceId?: number): CreatedKey {
-    const ws = workspaceId === undefined ? defaultWorkspace() : getWorkspace(workspaceId);
+  async function createKey(name: string, workspaceId?: number): Promise<CreatedKey> {
+    const ws = workspaceId === undefined ? await defaultWorkspace() : await getWorkspace(workspaceId);
     const { secret, hash, hint } = issueSecret();
-    const row = repo.insertApiKey({
+    const row = await repo.insertApiKey({
       workspaceId: ws.id,
       name,
       key: `pk_${randomBase62(24)}`,
@@ -191,28 +196,28 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     return withSecret(row, secret);
   }
 
-  function findKey(ref: string): ApiKeyRow {
-    const row = repo.apiKey(/^\d+$/.test(ref) ? { id: Number(ref) } : { key: ref });
+  async function findKey(ref: string): Promise<ApiKeyRow> {
+    const row = await repo.apiKey(/^\d+$/.test(ref) ? { id: Number(ref) } : { key: ref });
     if (!row) throw new AppError("not_found", `API key ${ref} not found`);
     return row;
   }
 
   /** A new secret for the same key; the old secret stops working at once. */
-  function rotateKey(ref: string): CreatedKey {
-    const row = findKey(ref);
+  async function rotateKey(ref: string): Promise<CreatedKey> {
+    const row = await findKey(ref);
     const { secret, hash, hint } = issueSecret();
-    repo.updateApiKey(row.id, { secretHash: hash, secretHint: hint, rotatedAt: clock.now() });
+    await repo.updateApiKey(row.id, { secretHash: hash, secretHint: hint, rotatedAt: clock.now() });
     return withSecret(row, secret);
   }
 
-  function setKeyStatus(ref: string, status: "active" | "disabled"): ApiKeyRow {
-    const row = findKey(ref);
-    return repo.updateApiKey(row.id, { status })!;
+  async function setKeyStatus(ref: string, status: "active" | "disabled"): Promise<ApiKeyRow> {
+    const row = await findKey(ref);
+    return (await repo.updateApiKey(row.id, { status }))!;
   }
 
   /** A workspace acted on by a dashboard user: its account's plan and caps, no key. 403 when suspended. */
-  function callerFor(workspaceId: number): AuthContext {
-    const row = repo.workspaceTerms(workspaceId);
+  async function callerFor(workspaceId: number): Promise<AuthContext> {
+    const row = await repo.workspaceTerms(workspaceId);
     if (!row) throw new AppError("not_found", `workspace ${workspaceId} not found`);
     if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
     return { keyId: null, keyName: "dashboard", ...termsOf(row) };
@@ -223,69 +228,70 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
    * credentials: 401; a disabled key or a suspended account: 403, and only after the secret
    * matched, so the 403 leaks nothing.
    */
-  function authenticate(headers: Headers): KeyAuthContext {
+  async function authenticate(headers: Headers): Promise<KeyAuthContext> {
     const { key, secret } = readCredentials(headers);
     if (!key) {
       throw new AppError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY> (or x-api-key)");
     }
     if (!secret) throw new AppError("unauthorized", "Missing API secret: send X-API-SECRET (or x-api-secret)");
-    const row = repo.keyCredentials(key);
+    const row = await repo.keyCredentials(key);
     if (!row || !matchesHash(secret, row.secretHash)) {
       throw new AppError("unauthorized", "Invalid API key or secret");
     }
     if (row.keyStatus !== "active") throw new AppError("key_disabled", "This API key is disabled");
     if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
 
-    // last_used_at is a hint for the key list; writing it once a minute keeps requests read-only.
+    // last_used_at is a hint for the key list; written once a minute, without holding the request
+    // up (a write that fails, on a full disk, loses nothing but the hint).
     const now = clock.now();
-    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) repo.touchKey(row.keyId, now);
+    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) repo.touchKey(row.keyId, now).catch(() => {});
 
     return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row) };
   }
 
   /** An API key by its id, whatever its status; null when there is none. */
-  function keyById(id: number): ApiKeyRow | null {
+  function keyById(id: number): Promise<ApiKeyRow | null> {
     return repo.apiKey({ id });
   }
 
   /** The workspaces a key of this workspace can see (the API's projects): the workspace itself. */
-  function visibleWorkspaces(workspaceId: number): { id: number; name: string; createdAt: number }[] {
-    const row = repo.workspace(workspaceId);
+  async function visibleWorkspaces(workspaceId: number): Promise<{ id: number; name: string; createdAt: number }[]> {
+    const row = await repo.workspace(workspaceId);
     return row ? [{ id: row.id, name: row.name, createdAt: row.createdAt }] : [];
   }
 
-  function listKeys(workspaceId?: number): ApiKeyRow[] {
+  function listKeys(workspaceId?: number): Promise<ApiKeyRow[]> {
     return repo.apiKeys(workspaceId);
   }
 
-  function setAccountStatus(id: number, status: "active" | "suspended"): AccountRow {
-    getAccount(id);
-    return repo.updateAccount(id, { status })!;
+  async function setAccountStatus(id: number, status: "active" | "suspended"): Promise<AccountRow> {
+    await getAccount(id);
+    return (await repo.updateAccount(id, { status }))!;
   }
 
-  function setAccountPlan(id: number, planCode: string): AccountRow {
-    getAccount(id);
-    return repo.updateAccount(id, { planId: planByCode(planCode).id })!;
+  async function setAccountPlan(id: number, planCode: string): Promise<AccountRow> {
+    await getAccount(id);
+    return (await repo.updateAccount(id, { planId: (await planByCode(planCode)).id }))!;
   }
 
-  function setSmsLengthCap(id: number, cap: number): AccountRow {
-    getAccount(id);
-    return repo.updateAccount(id, { smsLengthCap: cap })!;
+  async function setSmsLengthCap(id: number, cap: number): Promise<AccountRow> {
+    await getAccount(id);
+    return (await repo.updateAccount(id, { smsLengthCap: cap }))!;
   }
 
   function listAccounts() {
     return repo.accountsWithPlan();
   }
 
-  function listWorkspaces(accountId?: number): WorkspaceRow[] {
-    return repo.workspaces(accountId).map(reveal);
+  async function listWorkspaces(accountId?: number): Promise<WorkspaceRow[]> {
+    return (await repo.workspaces(accountId)).map(reveal);
   }
 
-  function listPlans(): PlanRow[] {
+  function listPlans(): Promise<PlanRow[]> {
     return repo.plans();
   }
 
-  function upsertPlan(spec: PlanSpec): PlanRow {
+  function upsertPlan(spec: PlanSpec): Promise<PlanRow> {
     const values = {
       name: spec.name,
       requestsPerMinute: spec.requestsPerMinute ?? 60,
@@ -296,8 +302,8 @@ export function createAccountsService(db: Db, clock: Clock, secrets: SecretBox) 
     return repo.upsertPlan({ code: spec.code, ...values, createdAt: clock.now() }, values);
   }
 
-  function rotatePairingToken(workspaceId: number): WorkspaceRow {
-    return reveal(repo.setPairingToken(workspaceId, secrets.seal(nanoid(32)))!);
+  async function rotatePairingToken(workspaceId: number): Promise<WorkspaceRow> {
+    return reveal((await repo.setPairingToken(workspaceId, secrets.seal(nanoid(32))))!);
   }
 
   return {

@@ -164,7 +164,7 @@ export interface SendingDeps {
   /** Opt-outs, quiet hours and the workspace's default routes. */
   safety: Pick<SafetyService, "refusal" | "quietHold" | "settings">;
   /** The caller a failover re-checks a message as (its workspace's terms). */
-  callerFor: (workspaceId: number) => AuthContext;
+  callerFor: (workspaceId: number) => Promise<AuthContext>;
 }
 
 export function createSendingService(deps: SendingDeps) {
@@ -706,7 +706,7 @@ export function createSendingService(deps: SendingDeps) {
     if (rest.length === 0) return false;
     let auth: AuthContext;
     try {
-      auth = deps.callerFor(n.workspace_id);
+      auth = await deps.callerFor(n.workspace_id);
     } catch {
       return false;
     }

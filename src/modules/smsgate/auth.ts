@@ -121,7 +121,7 @@ export function createSmsGateAuth(deps: {
     }
   }
 
-  function fromBasic(value: string): SmsGateCaller {
+  async function fromBasic(value: string): Promise<SmsGateCaller> {
     let decoded: string;
     try {
       decoded = Buffer.from(value, "base64").toString("utf8");
@@ -131,7 +131,7 @@ export function createSmsGateAuth(deps: {
     const colon = decoded.indexOf(":");
     if (colon <= 0) throw new AppError("unauthorized", "Unauthorized: send the API key as user name and its secret as password");
     const headers = new Headers({ authorization: `Bearer ${decoded.slice(0, colon)}`, "x-api-secret": decoded.slice(colon + 1) });
-    return { auth: deps.authenticate(headers), scopes: null, token: null };
+    return { auth: await deps.authenticate(headers), scopes: null, token: null };
   }
 
   async function fromBearer(value: string): Promise<SmsGateCaller> {
@@ -140,10 +140,10 @@ export function createSmsGateAuth(deps: {
     const now = clock.now();
     if (!row || row.revokedAt !== null || row.expiresAt <= now)
       throw new AppError("unauthorized", "Unauthorized: the token is invalid, expired or revoked");
-    const apiKey = deps.accounts.keyById(row.apiKeyId);
+    const apiKey = await deps.accounts.keyById(row.apiKeyId);
     if (!apiKey || apiKey.workspaceId !== row.workspaceId) throw new AppError("unauthorized", "Unauthorized: the token's API key is gone");
     if (apiKey.status !== "active") throw new AppError("key_disabled", "The API key this token was issued to is disabled");
-    const auth: KeyAuthContext = { ...deps.accounts.callerFor(row.workspaceId), keyId: apiKey.id, keyName: apiKey.name };
+    const auth: KeyAuthContext = { ...(await deps.accounts.callerFor(row.workspaceId)), keyId: apiKey.id, keyName: apiKey.name };
     return { auth, scopes: row.scopes, token: { jti: row.jti, kind: row.kind } };
   }
 
@@ -152,7 +152,7 @@ export function createSmsGateAuth(deps: {
     const header = request.headers.get("authorization")?.trim() ?? "";
     const match = /^(Basic|Bearer)\s+(\S+)$/i.exec(header);
     if (!match) throw new AppError("unauthorized", "Unauthorized: send Authorization: Basic <API key:secret> or Bearer <token>");
-    const caller = match[1].toLowerCase() === "basic" ? fromBasic(match[2]) : await fromBearer(match[2]);
+    const caller = match[1].toLowerCase() === "basic" ? await fromBasic(match[2]) : await fromBearer(match[2]);
     callers.set(request, caller);
     return caller.auth;
   }

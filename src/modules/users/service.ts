@@ -69,7 +69,7 @@ export function createUserService(deps: { storage: Storage; repo: UserRepository
   async function createUser(input: { email: string; password: string; accountId?: number; role?: Role }): Promise<PublicUser> {
     const email = normalEmail(input.email);
     checkPassword(input.password);
-    const account = input.accountId === undefined ? accounts.requireOwner() : accounts.getAccount(input.accountId);
+    const account = input.accountId === undefined ? await accounts.requireOwner() : await accounts.getAccount(input.accountId);
     const role = input.role ?? "owner";
     if (!ROLES.includes(role)) throw new AppError("validation_error", "role must be owner or member", { field: "role" });
     if (await repo.userByEmail(email)) throw new AppError("conflict", `A user with the email ${email} already exists`, { field: "email" });
@@ -112,7 +112,7 @@ export function createUserService(deps: { storage: Storage; repo: UserRepository
   /** A new session for the user on its account's first workspace; the token goes in the cookie. */
   async function startSession(user: User, userAgent: string | null): Promise<string> {
     const token = randomBase62(43);
-    const workspace = accounts.listWorkspaces(user.accountId)[0];
+    const [workspace] = await accounts.listWorkspaces(user.accountId);
     if (!workspace) throw new AppError("conflict", "This account has no workspace");
     await repo.insertSession({
       userId: user.id,

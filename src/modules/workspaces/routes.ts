@@ -19,8 +19,8 @@ export function workspaceRoutes(s: WorkspaceRoutesDeps) {
     .use(models)
     .get(
       "/list",
-      ({ auth }) => {
-        const rows = s.accounts.visibleWorkspaces(auth.workspaceId);
+      async ({ auth }) => {
+        const rows = await s.accounts.visibleWorkspaces(auth.workspaceId);
         return ok({ projects: rows.map((w) => ({ project_id: w.id, name: w.name, created_at: iso(w.createdAt) })) }, "Projects fetched");
       },
       {
