@@ -139,8 +139,6 @@ export function createServices(deps: Deps) {
   });
 
   const core: ChannelCore = {
-    db,
-    sqlite,
     storage,
     clock,
     config,

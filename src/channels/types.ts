@@ -1,11 +1,9 @@
 // The one shape every channel has (a Channel: its kind, config schema, send traits, adapter, hooks,
 // routes and tasks), and the adapter the worker calls: hand a notification over, and (after an
 // attempt whose outcome is unknown) ask the channel whether it already has it.
-import type { Database } from "bun:sqlite";
 import type { AnyElysia } from "elysia";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
-import type { Db } from "../db/client";
 import type { Storage } from "../db/storage";
 import type { SignInGuard } from "../http/foundation";
 import type { SecretBox } from "../lib/secrets";
@@ -50,8 +48,6 @@ export interface ChannelAdapter {
 
 /** What the composition root hands every channel when it builds it: the shared repositories and rules. */
 export interface ChannelCore {
-  db: Db;
-  sqlite: Database;
   /** The storage seam: the executor and unit of work repositories that moved to it run through. */
   storage: Storage;
   clock: Clock;

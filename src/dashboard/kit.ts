@@ -29,13 +29,13 @@ export interface Flash {
 }
 
 /** What these routes use of the container. */
-export type KitDeps = Pick<Services, "accounts" | "db" | "users">;
+export type KitDeps = Pick<Services, "accounts" | "storage" | "users">;
 
 export function createKit(s: KitDeps) {
   const { users, accounts } = s;
   const flashes = new Map<number, Flash>();
   // The dashboard's own read queries, prepared once for every page group.
-  const repo = createDashboardRepository(s.db.$client);
+  const repo = createDashboardRepository(s.storage);
 
   async function signed(request: Request): Promise<Signed | null> {
     const token = cookieOf(request, SESSION_COOKIE);

@@ -24,11 +24,14 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
     }
   }
 
-  function flush(): void {
+  async function flush(): Promise<void> {
     timer = null;
     const ids = [...changed];
     changed.clear();
-    for (const row of repo.statusesOf(ids)) {
+    const rows = [];
+    // In chunks, so a burst of changes never makes one statement with too many parameters.
+    for (let i = 0; i < ids.length; i += 500) rows.push(...(await repo.statusesOf(ids.slice(i, i + 500))));
+    for (const row of rows) {
       const open = streams.get(row.workspace_id);
       if (!open) continue;
       const frame = `event: status\ndata: ${JSON.stringify({ id: row.id, status: row.status })}\n\n`;
@@ -39,7 +42,8 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
   state.onTransition((before) => {
     if (!streams.has(before.workspace_id)) return;
     changed.add(before.id);
-    if (timer === null) timer = setTimeout(flush, FLUSH_MS);
+    // A flush that cannot read (the database closing) drops the badges' update; the page reloads them.
+    if (timer === null) timer = setTimeout(() => flush().catch(() => {}), FLUSH_MS);
   });
 
   return {

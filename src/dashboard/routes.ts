@@ -104,10 +104,10 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
         const ws = who.session.workspaceId;
         const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
         const body = overviewBody({
-          days: repo.countsPerDay(ws, since, 30),
-          balance: repo.balance(ws),
-          devices: repo.devices(ws),
-          failures: repo.recentFailures(ws),
+          days: await repo.countsPerDay(ws, since, 30),
+          balance: await repo.balance(ws),
+          devices: await repo.devices(ws),
+          failures: await repo.recentFailures(ws),
         });
         return kit.shell(who, "Overview", "/dashboard", body);
       }),
