@@ -42,3 +42,11 @@ export interface Storage extends Executor {
   /** Whether the caller runs inside a unit of work. */
   readonly inTransaction: boolean;
 }
+
+/**
+ * A planner hint naming the index a query must use, where the dialect takes one (SQLite's
+ * INDEXED BY, for partial indexes its planner would otherwise pass over); nothing elsewhere.
+ */
+export function indexHint(dialect: Dialect, index: string): string {
+  return dialect === "sqlite" ? `INDEXED BY ${index}` : "";
+}

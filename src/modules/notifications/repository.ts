@@ -1,7 +1,7 @@
 // Notification queries, on the storage seam: the accept path and the worker's claim run these for
 // every message, so each is one statement the executor prepares once.
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
-import type { Executor, SqlParam } from "../../db/storage";
+import { indexHint, type Executor, type SqlParam } from "../../db/storage";
 import type { RawRow } from "../../db/raw-row";
 import type { notification } from "../../db/schema";
 
@@ -105,7 +105,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     // and an interrupted attempt to the dispatcher, which asks the provider whether it went out first.
     // (The first bound, the later of the two, lets the partial valid_until index take the range.)
     expiredWaiting: `
-    SELECT n.id FROM notification n INDEXED BY notification_valid_until_idx LEFT JOIN device d ON d.id = n.device_id
+    SELECT n.id FROM notification n ${indexHint(db.dialect, "notification_valid_until_idx")} LEFT JOIN device d ON d.id = n.device_id
     WHERE n.status = 'pending' AND n.valid_until IS NOT NULL AND n.valid_until <= ?
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
@@ -132,7 +132,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       needs_reconcile = 0, dispatched_at = NULL, sent_at = NULL, delivered_at = NULL, error_code = NULL, error_reason = NULL, cancel_pending = 0, updated_at = ?
     WHERE id = ? AND status IN ('pending', 'sent')`,
     stranded: `
-    SELECT n.id FROM notification n INDEXED BY notification_failover_idx JOIN device d ON d.id = n.device_id
+    SELECT n.id FROM notification n ${indexHint(db.dialect, "notification_failover_idx")} JOIN device d ON d.id = n.device_id
     WHERE n.routes IS NOT NULL AND n.status = 'pending' AND n.stage = 'queued' AND n.dispatched_at IS NULL
       AND n.route NOT IN (${routeList}) AND n.next_attempt_at <= ?
       AND (d.last_seen_at IS NULL OR (d.push_token IS NULL AND d.last_seen_at < ?) OR (d.push_token IS NOT NULL AND d.last_seen_at < ?))
