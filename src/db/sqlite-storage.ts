@@ -172,12 +172,21 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
    * Runs a statement: at once inside a unit of work; outside one, a read once no batch is in
    * progress and a write as a unit of work of its own.
    */
-  async function execute<R>(sql: string, use: (statement: Statement) => R): Promise<R> {
+  function execute<R>(sql: string, use: (statement: Statement) => R): Promise<R> {
     const { statement, reads } = prepare(sql);
-    if (unitOf()) return use(statement);
-    if (!reads) return transaction(async () => use(statement));
-    while (running !== null) await running;
-    return use(statement);
+    if (!reads && !unitOf()) return transaction(async () => use(statement));
+    if (reads && running !== null && !unitOf()) {
+      return (async () => {
+        while (running !== null) await running;
+        return use(statement);
+      })();
+    }
+    // The common case, settled at once: no async frame of its own for each statement.
+    try {
+      return Promise.resolve(use(statement));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   return {

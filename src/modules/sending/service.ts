@@ -658,9 +658,10 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /**
-   * Stores each prepared item, each in a savepoint of its own (one refused by its plan or credit
-   * check, or failing half-way, leaves nothing and the others stand), and returns every item's
-   * result. Called inside a unit of work (`storage.transaction`), so the caller may write what
+   * Stores each prepared item and returns every item's result. An item refused by its plan or
+   * credit check is refused before its first write (store() checks first), so it leaves nothing
+   * and the others stand without a savepoint per item (as before the storage seam: two statements
+   * less per item); anything that fails after a write fails the whole unit. Called inside a unit of work (`storage.transaction`), so the caller may write what
    * belongs with it (an idempotent reply) in the same one; the accept listeners hear of the stored
    * items once it commits.
    */
@@ -673,7 +674,7 @@ export function createSendingService(deps: SendingDeps) {
         continue;
       }
       try {
-        const id = await storage.transaction(() => store(auth, item));
+        const id = await store(auth, item);
         results.push({ ok: true, accepted: { notificationId: id, prepared: item } });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
