@@ -76,7 +76,7 @@ describe("authentication", () => {
 
   test("secrets are stored hashed, never in plain text", async () => {
     const ctx = await createTestContext();
-    const rows = ctx.db.$client.query("SELECT * FROM api_key").all() as Record<string, unknown>[];
+    const rows = (await ctx.sql.all("SELECT * FROM api_key")) as Record<string, unknown>[];
     const dump = JSON.stringify(rows);
     expect(dump).not.toContain(ctx.key.api_secret);
     expect(rows[0].secret_hash).toMatch(/^[0-9a-f]{64}$/);

@@ -246,7 +246,7 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     const lost = await send(ctx, { message: "never arrived" });
     // The provider got the first one; then the process died before recording either outcome.
     await ctx.services.dispatcher.dispatchDue();
-    ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [taken]);
+    await ctx.sql.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [taken]);
     fake.messages.clear();
     fake.messages.set("SMpre", {
       sid: "SMpre",
@@ -257,7 +257,7 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
       statusCallback: null,
       dateCreated: Date.now(),
     });
-    ctx.db.$client.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [lost]);
+    await ctx.sql.run("UPDATE notification SET status = 'pending', stage = 'dispatching', external_id = NULL WHERE id = ?", [lost]);
     const createsBefore = fake.creates.length;
 
     expect(await ctx.services.dispatcher.recoverInterrupted()).toBe(2);
@@ -349,12 +349,12 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     const a = await send(ctx, { message: "same text" });
     const b = await send(ctx, { message: "same text" });
     // b waits; a goes out, and the provider takes it but answers slowly.
-    ctx.db.$client.run("UPDATE notification SET next_attempt_at = ? WHERE id = ?", [ctx.clock.now() + 3_600_000, b]);
+    await ctx.sql.run("UPDATE notification SET next_attempt_at = ? WHERE id = ?", [ctx.clock.now() + 3_600_000, b]);
     fake.holdBody("same text", 400);
     const first = ctx.services.dispatcher.dispatchDue();
     while (fake.messages.size === 0) await Bun.sleep(5);
     // b's earlier attempt was cut off (it never reached the provider): its check finds a's message.
-    ctx.db.$client.run("UPDATE notification SET next_attempt_at = ?, needs_reconcile = 1 WHERE id = ?", [ctx.clock.now(), b]);
+    await ctx.sql.run("UPDATE notification SET next_attempt_at = ?, needs_reconcile = 1 WHERE id = ?", [ctx.clock.now(), b]);
     fake.holdBody("same text", 0);
     await ctx.services.dispatcher.dispatchDue();
     const sidOfA = [...fake.messages.keys()][0];

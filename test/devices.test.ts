@@ -46,7 +46,7 @@ describe("device registration", () => {
     expect(devices[0].device_token).toMatch(/^[\w-]{21}$/);
     expect(devices[1]).toMatchObject({ kind: "cloud", phone_number: "+14155552671", device_token: null });
     expect(JSON.stringify(devices[1])).not.toContain("secret-auth-token-xyz");
-    const stored = ctx.db.$client.query("SELECT token_hash FROM device WHERE id = ?").get(devices[0].device_id) as { token_hash: string };
+    const stored = (await ctx.sql.get("SELECT token_hash FROM device WHERE id = ?", [devices[0].device_id])) as { token_hash: string };
     expect(stored.token_hash).not.toBe(devices[0].device_token);
   });
 
@@ -135,7 +135,7 @@ describe("device health, stats, usage and rate limit", () => {
     let health = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/health`), 200).data;
     expect(health).toMatchObject({ health_score: 40, last_sync: null, online: false });
 
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), d.device_id]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), d.device_id]);
     health = (await ctx.get(`/v1/api/device/${d.device_id}/health`)).body.data;
     expect(health).toMatchObject({ health_score: 100, online: true, last_sync: new Date(ctx.clock.now()).toISOString() });
 
@@ -149,7 +149,7 @@ describe("device health, stats, usage and rate limit", () => {
     health = (await ctx.get(`/v1/api/device/${d.device_id}/health`)).body.data;
     expect(health).toMatchObject({ online: false, health_score: 20 });
 
-    ctx.db.$client.run("UPDATE device SET blocked_code = '131042', blocked_reason = 'payment' WHERE id = ?", [d.device_id]);
+    await ctx.sql.run("UPDATE device SET blocked_code = '131042', blocked_reason = 'payment' WHERE id = ?", [d.device_id]);
     expect((await ctx.get(`/v1/api/device/${d.device_id}/health`)).body.data.health_score).toBe(0);
   });
 
@@ -181,7 +181,7 @@ describe("device health, stats, usage and rate limit", () => {
     const ctx = await createTestContext();
     const [d] = await register(ctx, [{ name: "A", send_limit_per_minute: 5 }]);
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 30));
-    ctx.db.$client.run(
+    await ctx.sql.run(
       "INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, next_attempt_at, created_at, updated_at, dispatched_at) VALUES (?, 'sms', 'sms', ?, '+14155552671', 'x', 0, 0, 0, ?)",
       [ctx.workspace.id, d.device_id, ctx.clock.now() - 5000],
     );

@@ -190,15 +190,15 @@ describe("fast send routes answer as the framework does", () => {
         ],
       }),
     });
-    const rows = (ctx: TestContext) =>
-      ctx.db.$client
-        .query("SELECT * FROM notification ORDER BY id")
-        .all()
-        .map((r) => ({ ...(r as Record<string, unknown>), external_id: typeof (r as { external_id: unknown }).external_id }));
-    expect(rows(p.fast)).toEqual(rows(p.framework));
-    expect(rows(p.fast)).toHaveLength(7);
+    const rows = async (ctx: TestContext) =>
+      (await ctx.sql.all("SELECT * FROM notification ORDER BY id")).map((r) => ({
+        ...(r as Record<string, unknown>),
+        external_id: typeof (r as { external_id: unknown }).external_id,
+      }));
+    expect(await rows(p.fast)).toEqual(await rows(p.framework));
+    expect(await rows(p.fast)).toHaveLength(7);
     const logs = (ctx: TestContext) =>
-      ctx.db.$client.query("SELECT notification_id, at, event, status, error_code, detail FROM notification_log ORDER BY id").all();
-    expect(logs(p.fast)).toEqual(logs(p.framework));
+      ctx.sql.all("SELECT notification_id, at, event, status, error_code, detail FROM notification_log ORDER BY id");
+    expect(await logs(p.fast)).toEqual(await logs(p.framework));
   });
 });

@@ -86,7 +86,7 @@ describe("envelope on every failure", () => {
 
   test("internal error: 500 in the envelope, no stack trace, logged", async () => {
     const ctx = await createTestContext();
-    ctx.db.$client.run("DROP TABLE contact");
+    await ctx.sql.run("DROP TABLE contact");
     const r = await ctx.get("/v1/api/contact/list");
     const body = expectEnvelope(r, 500);
     // The 500 names the request id the log line carries.

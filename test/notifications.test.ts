@@ -60,7 +60,7 @@ describe("GET /api/notification/list", () => {
     await ctx.phone();
     const a = await send(ctx, { message: "a" });
     ctx.clock.advance(86_400_000);
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     const b = await send(ctx, { message: "b", recipient_contact: "+447911123456" });
     const c = await send(ctx, { message: "c" });
     await ctx.services.state.transition(c, "sent", { detail: "test" });
@@ -115,7 +115,7 @@ describe("POST /api/notification/cancel", () => {
     await ctx.services.state.transition(sent, "sent", {});
     expect(expectEnvelope(await ctx.post("/v1/api/notification/cancel", { notification_id: sent }), 409).data.status).toBe("sent");
     const handed = await send(ctx, {});
-    ctx.db.$client.run("UPDATE notification SET stage = 'dispatching' WHERE id = ?", [handed]);
+    await ctx.sql.run("UPDATE notification SET stage = 'dispatching' WHERE id = ?", [handed]);
     const r = expectEnvelope(await ctx.post("/v1/api/notification/cancel", { notification_id: handed }), 409);
     expect(r.data.status).toBe("pending");
     expect(r.message).toContain("channel");
@@ -139,7 +139,7 @@ describe("GET /api/stats/notifications", () => {
     const old = await send(ctx, {});
     await ctx.services.state.transition(old, "delivered", {});
     ctx.clock.advance(3 * 86_400_000);
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     const s1 = await send(ctx, {});
     const f1 = await send(ctx, {});
     await send(ctx, {});

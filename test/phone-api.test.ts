@@ -43,7 +43,7 @@ async function pairPhone(ctx: TestContext, name = REGISTER_BODY.name) {
   const body = { ...REGISTER_BODY, name };
   const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${await pairingToken(ctx)}`, body });
   expect(r.status).toBe(201);
-  const deviceId = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+  const deviceId = ((await ctx.sql.get("SELECT id FROM device WHERE external_id = ?", [r.json.id])) as { id: number }).id;
   return { ...r.json, bearer: `Bearer ${r.json.token}`, deviceId } as {
     id: string;
     token: string;
@@ -612,7 +612,7 @@ describe("webhooks the phone posts", () => {
     const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" }), 200).data;
     const r = await post(received(phone.id));
     expect(r.status).toBe(204);
-    const thread = ctx.db.$client.query("SELECT * FROM thread WHERE peer = '+14155552671'").get() as Record<string, unknown>;
+    const thread = (await ctx.sql.get("SELECT * FROM thread WHERE peer = '+14155552671'")) as Record<string, unknown>;
     expect(thread).toMatchObject({
       channel: "sms",
       contact_id: contact.contact_id,
@@ -620,7 +620,7 @@ describe("webhooks the phone posts", () => {
       last_direction: "inbound",
       last_message_preview: "Is my order ready?",
     });
-    const msgs = ctx.db.$client.query("SELECT direction, body, at FROM thread_message WHERE thread_id = ?").all(thread.id as number);
+    const msgs = await ctx.sql.all("SELECT direction, body, at FROM thread_message WHERE thread_id = ?", [thread.id as number]);
     expect(msgs).toEqual([{ direction: "inbound", body: "Is my order ready?", at: Date.UTC(2026, 0, 15, 12) }]);
   });
 
@@ -634,7 +634,7 @@ describe("webhooks the phone posts", () => {
     expect(stale.status).toBe(400);
     const unknown = await post({ ...received("no-such-device"), id: "x3" });
     expect(unknown.status).toBe(401);
-    expect((ctx.db.$client.query("SELECT count(*) AS n FROM thread_message").get() as { n: number }).n).toBe(1);
+    expect(((await ctx.sql.get("SELECT count(*) AS n FROM thread_message")) as { n: number }).n).toBe(1);
   });
 
   test("status webhooks move the notification like PATCH /message", async () => {
@@ -706,7 +706,7 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
       body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" },
     });
     expect(r.status).toBe(201);
-    const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+    const id = ((await ctx.sql.get("SELECT id FROM device WHERE external_id = ?", [r.json.id])) as { id: number }).id;
     // Another phone (same name and SIMs would be this one returning).
     const sse = await pairPhone(ctx, "Google/oriole");
     // Each calls once (a poll; for the SSE phone, any call), which marks it online.
@@ -742,7 +742,7 @@ describe("a phone that only polls (the app's AUTO channel with a push token)", (
       auth: `Bearer ${token}`,
       body: { ...REGISTER_BODY, pushToken: "fcm-token:APA91b-example" },
     });
-    const id = (ctx.db.$client.query("SELECT id FROM device WHERE external_id = ?").get(r.json.id) as { id: number }).id;
+    const id = ((await ctx.sql.get("SELECT id FROM device WHERE external_id = ?", [r.json.id])) as { id: number }).id;
     const channel = async () => expectEnvelope(await ctx.get(`/v1/api/device/${id}`), 200).data.notification_channel;
     expect(await channel()).toBe("polling");
     // The app's Gson leaves a null token out of the PATCH it sends after switching.

@@ -145,7 +145,7 @@ describe("Idempotency-Key", () => {
     expect(theirs.body.data.notification_id).not.toBe(ok1.body.data.notification_id);
 
     ctx.clock.advance(24 * 3600_000 + 1000);
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     const later = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
     expect(later.body.data.notification_id).not.toBe(ok1.body.data.notification_id);
     expect(await ctx.services.idempotency.prune()).toBeGreaterThanOrEqual(0);

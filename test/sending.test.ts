@@ -257,10 +257,10 @@ describe("devices in sends", () => {
     const a = await ctx.phone("A");
     const b = await ctx.phone("B");
     ctx.clock.advance(10 * 60_000);
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), b.device_id]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), b.device_id]);
     const body = await send(ctx, { recipient_contact: TO, message: "x" });
     expect((await notificationOf(ctx, body.data.notification_id)).device_id).toBe(b.device_id);
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), a.device_id]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), a.device_id]);
     const again = await send(ctx, { recipient_contact: TO, message: "x" });
     expect((await notificationOf(ctx, again.data.notification_id)).device_id).toBe(a.device_id);
   });
@@ -284,13 +284,13 @@ describe("plans", () => {
     await ctx.phone();
     await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     ctx.clock.set(Date.UTC(2026, 0, 20));
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     for (let i = 0; i < 10; i++) await send(ctx, { recipient_contact: TO, message: `m${i}` });
     const body = await send(ctx, { recipient_contact: TO, message: "eleventh" }, 402);
     expect(body.data).toMatchObject({ error_code: "free_tier_exhausted", limit: 10, used: 10 });
     expect((await ctx.get("/v1/api/contact/list")).status).toBe(200);
     ctx.clock.set(Date.UTC(2026, 1, 1, 0, 0, 1));
-    ctx.db.$client.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
     await send(ctx, { recipient_contact: TO, message: "new month" });
   });
 

@@ -105,7 +105,7 @@ describe("credentials", () => {
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ code: 400, data: { error_code: "validation_error" } });
     expect((await gate("POST", "/auth/token", { body: { scopes: [] } })).status).toBe(400);
-    expect(ctx.db.$client.query("SELECT count(*) AS n FROM smsgate_token WHERE scopes LIKE '%everything%'").get()).toEqual({ n: 0 });
+    expect(await ctx.sql.get("SELECT count(*) AS n FROM smsgate_token WHERE scopes LIKE '%everything%'")).toEqual({ n: 0 });
   });
 
   test("wrong credentials count against the failed sign-in throttle", async () => {
@@ -146,11 +146,9 @@ describe("messages", () => {
       ],
     });
     expect(Object.keys(r.body.states)).toEqual(["Pending"]);
-    const rows = ctx.db.$client
-      .query(
-        "SELECT recipient, sim_number, priority, with_delivery_report FROM notification WHERE id IN (SELECT notification_id FROM smsgate_recipient) ORDER BY id",
-      )
-      .all();
+    const rows = await ctx.sql.all(
+      "SELECT recipient, sim_number, priority, with_delivery_report FROM notification WHERE id IN (SELECT notification_id FROM smsgate_recipient) ORDER BY id",
+    );
     expect(rows).toEqual([
       { recipient: "+14155552671", sim_number: 2, priority: 100, with_delivery_report: 0 },
       { recipient: "+14155552672", sim_number: 2, priority: 100, with_delivery_report: 0 },
@@ -162,11 +160,11 @@ describe("messages", () => {
 
   test("a refused recipient stores nothing for any of them", async () => {
     await ctx.phone("Refusing phone");
-    const before = ctx.db.$client.query("SELECT count(*) AS n FROM notification").get();
+    const before = await ctx.sql.get("SELECT count(*) AS n FROM notification");
     const r = await gate("POST", "/messages", { body: { id: "half", message: "Hi", phoneNumbers: ["+14155552671", "not a number"] } });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ code: 400, data: { error_code: "invalid_phone_number" } });
-    expect(ctx.db.$client.query("SELECT count(*) AS n FROM notification").get()).toEqual(before);
+    expect(await ctx.sql.get("SELECT count(*) AS n FROM notification")).toEqual(before);
     expect((await gate("GET", "/messages/half")).status).toBe(404);
   });
 
@@ -182,7 +180,7 @@ describe("messages", () => {
     const accepted = await send("skip-ok", ["+1 415 555 2674"], true);
     expect(accepted.status).toBe(202);
     expect(accepted.body.recipients).toEqual([expect.objectContaining({ phoneNumber: "+14155552674" })]);
-    const before = ctx.db.$client.query("SELECT count(*) AS n FROM notification").get();
+    const before = await ctx.sql.get("SELECT count(*) AS n FROM notification");
     const refused = await send("skip-short", ["+14155552675", "900"], true);
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({
@@ -190,7 +188,7 @@ describe("messages", () => {
       data: { error_code: "option_not_supported", field: "skipPhoneValidation", phoneNumber: "900" },
     });
     expect(refused.body.message).toContain("skipPhoneValidation");
-    expect(ctx.db.$client.query("SELECT count(*) AS n FROM notification").get()).toEqual(before);
+    expect(await ctx.sql.get("SELECT count(*) AS n FROM notification")).toEqual(before);
     expect((await gate("GET", "/messages/skip-short")).status).toBe(404);
     // Without the option the same number is the ordinary invalid number.
     expect((await send("plain-short", ["900"])).body.data.error_code).toBe("invalid_phone_number");
@@ -617,7 +615,7 @@ describe("webhooks", () => {
         ).status,
       ).toBe(202);
       const notificationId = (
-        local.db.$client.query("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1").get() as { id: number }
+        (await local.sql.get("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1")) as { id: number }
       ).id;
       await local.services.state.transition(notificationId, "sent");
       await local.services.state.transition(notificationId, "delivered");
@@ -645,9 +643,9 @@ describe("webhooks", () => {
 
   test("a phone's pings are written as device.ping events only while a webhook wants them", async () => {
     const local = await createTestContext();
-    const events = () => local.db.$client.query("SELECT count(*) AS n FROM event WHERE type = 'device.ping'").get() as { n: number };
+    const events = async () => (await local.sql.get("SELECT count(*) AS n FROM event WHERE type = 'device.ping'")) as { n: number };
     expect(await local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1 })).toBeNull();
-    expect(events().n).toBe(0);
+    expect((await events()).n).toBe(0);
     const receiver = startReceiver();
     try {
       const created = await local.call("POST", "/3rdparty/v1/webhooks", {
@@ -660,7 +658,7 @@ describe("webhooks", () => {
         (await local.services.events.emitIfWanted(local.workspace.id, "device.ping", { device_id: 1, health: { status: "pass" } }))
           ?.deliveryIds,
       ).toHaveLength(1);
-      expect(events().n).toBe(1);
+      expect((await events()).n).toBe(1);
     } finally {
       receiver.stop();
     }

@@ -150,12 +150,12 @@ describe("every documented operation without credentials", () => {
 });
 
 /** Every row of every table, so a call that should change nothing can be held to it. */
-function snapshot(ctx: TestContext) {
-  const tables = ctx.db.$client.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[];
+async function snapshot(ctx: TestContext) {
+  const tables = (await ctx.sql.all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) as { name: string }[];
   // api_key notes when a key was last used, which every authenticated call does by design.
-  return Object.fromEntries(
-    tables.filter((t) => t.name !== "api_key").map((t) => [t.name, ctx.db.$client.query(`SELECT * FROM "${t.name}"`).all()]),
-  );
+  const rows: Record<string, unknown[]> = {};
+  for (const t of tables) if (t.name !== "api_key") rows[t.name] = await ctx.sql.all(`SELECT * FROM "${t.name}"`);
+  return rows;
 }
 
 /** This workspace's rows of each kind that an operation can name by id. */
@@ -222,14 +222,14 @@ describe("every documented operation with another workspace's ids", () => {
     const covered = new Set<string>();
     for (const probe of all) {
       expect(ids[kindOf(probe.name)], `${label(probe.op)}: an id of a kind this sweep does not make: ${probe.name}`).toBeDefined();
-      const before = snapshot(ctx);
+      const before = await snapshot(ctx);
       const r = await ctx.call(probe.op.method, probe.path, probe.options);
       const why = `${label(probe.op)} with ${probe.name} → ${r.status} ${r.text.slice(0, 300)}`;
       expect(Object.keys(probe.op.responses ?? {}), `${label(probe.op)} documents its 404`).toContain("404");
       expect(r.status, why).toBe(404);
       expect(r.body?.status_id, why).toBe(404);
       expect(r.body?.data?.error_code, why).toBe("not_found");
-      expect(snapshot(ctx), why).toEqual(before);
+      expect(await snapshot(ctx), why).toEqual(before);
       // The same read with this workspace's own key finds the row, so the 404 above is the
       // workspace boundary and not an id that exists nowhere.
       if (probe.op.method === "GET")

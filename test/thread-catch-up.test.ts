@@ -11,7 +11,7 @@ const ADA = "+14155552671";
 const BOB = "+447911123456";
 const send = smsSender({});
 
-const count = (ctx: TestContext, sql: string) => (ctx.db.$client.query(sql).get() as { n: number }).n;
+const count = async (ctx: TestContext, sql: string) => ((await ctx.sql.get(sql)) as { n: number }).n;
 const threadMessages = (ctx: TestContext) => count(ctx, "SELECT count(*) AS n FROM thread_message");
 const cursor = (ctx: TestContext) => count(ctx, "SELECT notification_id AS n FROM thread_sync WHERE id = 1");
 
@@ -36,8 +36,8 @@ describe("threads follow the sends", () => {
     ctx.clock.advance(60_000);
     const second = await send(ctx, { recipient_contact: ADA, message: "Order 2 is ready", recipient_name: "Ada" });
     const later = await send(ctx, { recipient_contact: BOB, message: "See you tomorrow", schedule_time: "2026-01-16 09:00:00" });
-    expect(threadMessages(ctx)).toBe(0);
-    expect(count(ctx, "SELECT count(*) AS n FROM thread")).toBe(0);
+    expect(await threadMessages(ctx)).toBe(0);
+    expect(await count(ctx, "SELECT count(*) AS n FROM thread")).toBe(0);
 
     const ada = (await threadOf(ctx, ADA))!;
     expect(ada.messages.map((m) => [m.notification_id, m.body, m.at])).toEqual([
@@ -52,10 +52,10 @@ describe("threads follow the sends", () => {
     // A scheduled send is dated when it is due, as before.
     const bob = (await threadOf(ctx, BOB))!;
     expect(bob.messages).toEqual([expect.objectContaining({ notification_id: later, at: "2026-01-16T09:00:00.000Z" })]);
-    expect(cursor(ctx)).toBe(later);
+    expect(await cursor(ctx)).toBe(later);
     // Reading again adds nothing.
     await threadOf(ctx, ADA);
-    expect(threadMessages(ctx)).toBe(3);
+    expect(await threadMessages(ctx)).toBe(3);
   });
 
   test("an inbound reply that arrives before the catch-up still lands after the sends it answers", async () => {
@@ -97,20 +97,16 @@ describe("threads follow the sends", () => {
     const [oneByOne, batched] = contexts;
     while ((await oneByOne.services.threads.catchUp(1)) === 1);
     expect(await batched.services.threads.catchUp()).toBe(6);
-    const snapshot = (ctx: TestContext) => ({
-      threads: ctx.db.$client
-        .query(
-          "SELECT peer, peer_name, contact_id, last_message_at, last_message_preview, last_direction, unread_count, created_at FROM thread ORDER BY peer",
-        )
-        .all(),
-      messages: ctx.db.$client
-        .query(
-          "SELECT t.peer, m.body, m.notification_id, m.at FROM thread_message m JOIN thread t ON t.id = m.thread_id ORDER BY m.notification_id",
-        )
-        .all(),
+    const snapshot = async (ctx: TestContext) => ({
+      threads: await ctx.sql.all(
+        "SELECT peer, peer_name, contact_id, last_message_at, last_message_preview, last_direction, unread_count, created_at FROM thread ORDER BY peer",
+      ),
+      messages: await ctx.sql.all(
+        "SELECT t.peer, m.body, m.notification_id, m.at FROM thread_message m JOIN thread t ON t.id = m.thread_id ORDER BY m.notification_id",
+      ),
     });
-    expect(snapshot(batched)).toEqual(snapshot(oneByOne));
-    expect(snapshot(batched).threads).toEqual([
+    expect(await snapshot(batched)).toEqual(await snapshot(oneByOne));
+    expect((await snapshot(batched)).threads).toEqual([
       expect.objectContaining({
         peer: ADA,
         peer_name: "Ada",
@@ -137,14 +133,14 @@ describe("threads follow the sends", () => {
       }[];
       ids.push(...results.map((x) => x.notification_id));
     }
-    expect(threadMessages(ctx)).toBe(0);
+    expect(await threadMessages(ctx)).toBe(0);
     const task = workerTasks(ctx.services).find((t) => t.name === "threads:catch-up")!;
     await task.run();
-    expect(cursor(ctx)).toBe(Math.max(...ids));
-    expect(threadMessages(ctx)).toBe(1100);
-    expect(count(ctx, "SELECT count(DISTINCT notification_id) AS n FROM thread_message")).toBe(1100);
-    expect(count(ctx, "SELECT count(*) AS n FROM thread")).toBe(2);
+    expect(await cursor(ctx)).toBe(Math.max(...ids));
+    expect(await threadMessages(ctx)).toBe(1100);
+    expect(await count(ctx, "SELECT count(DISTINCT notification_id) AS n FROM thread_message")).toBe(1100);
+    expect(await count(ctx, "SELECT count(*) AS n FROM thread")).toBe(2);
     await task.run();
-    expect(threadMessages(ctx)).toBe(1100);
+    expect(await threadMessages(ctx)).toBe(1100);
   });
 });

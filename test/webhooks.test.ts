@@ -272,7 +272,7 @@ describe("the outbox survives a crash", () => {
     await first.post("/v1/api/notification/cancel", { notification_id: id });
     // A second event caught mid-delivery by the crash.
     await first.services.events.emitTest(first.workspace.id, w.webhook_id, { n: 2 });
-    first.db.$client.run(
+    await first.sql.run(
       "UPDATE webhook_delivery SET status = 'delivering' WHERE event_id IN (SELECT id FROM event WHERE type = 'webhook.test')",
     );
     first.db.$client.close();
