@@ -22,11 +22,8 @@ async function phone(ctx: TestContext) {
   };
 }
 
-function events(ctx: TestContext, type: string): Record<string, unknown>[] {
-  return ctx.db.$client
-    .query<{ data: string }, [string]>("SELECT data FROM event WHERE type = ? ORDER BY rowid")
-    .all(type)
-    .map((r) => JSON.parse(r.data));
+async function events(ctx: TestContext, type: string): Promise<Record<string, unknown>[]> {
+  return (await ctx.sql.all<{ data: string }>("SELECT data FROM event WHERE type = ? ORDER BY rowid", [type])).map((r) => JSON.parse(r.data));
 }
 
 async function threadBodies(ctx: TestContext, peer: string) {
@@ -64,7 +61,7 @@ describe("what a paired phone reports, by rule", () => {
     const later = new Date(ctx.clock.now() + 5000).toISOString();
     expect(await p.post("sms:received", { messageId: "cc03", message: "Where is my parcel?", sender: ADA, receivedAt: later })).toBe(204);
     expect(await threadBodies(ctx, ADA)).toEqual(["Where is my parcel?", "Where is my parcel?"]);
-    expect(events(ctx, "message.received")).toHaveLength(2);
+    expect(await events(ctx, "message.received")).toHaveLength(2);
   });
 
   test("an unhealthy episode: device.unhealthy once, its reasons follow the pings, device.healthy once at recovery", async () => {
@@ -79,8 +76,8 @@ describe("what a paired phone reports, by rule", () => {
     // Plugged in (AC, not yet charging) ends the low-battery reason; the connection is back too.
     expect(await p.post("system:ping", ping(11, 2))).toBe(204);
     expect(await p.post("system:ping", ping(30, 3))).toBe(204);
-    expect(events(ctx, "device.unhealthy").map((e) => e.reasons)).toEqual([["low_battery"]]);
-    expect(events(ctx, "device.healthy")).toEqual([
+    expect((await events(ctx, "device.unhealthy")).map((e) => e.reasons)).toEqual([["low_battery"]]);
+    expect(await events(ctx, "device.healthy")).toEqual([
       {
         device_id: p.deviceId,
         name: "Phone",
@@ -126,7 +123,7 @@ describe("what a paired phone reports, by rule", () => {
       ["See attached", true],
     ]);
     expect(messages[1].mms.attachments).toEqual([{ part_id: 3, content_type: "image/jpeg", name: null, size: 2048 }]);
-    expect(events(ctx, "message.received")).toHaveLength(2);
+    expect(await events(ctx, "message.received")).toHaveLength(2);
   });
 
   test("inbox refresh: 409 not_a_phone for a device of another kind; 409 phone_not_connected with no event stream", async () => {

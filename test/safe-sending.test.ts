@@ -2,7 +2,6 @@
 // paired phone, refusals at send, the audit and the API; workspace settings; quiet hours read in
 // the recipient's zone; failover from an offline phone or a rejecting carrier to the next route;
 // and the preview agreeing with what a send then does.
-import type { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { notificationOf, postSend, SEND_PATH } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
@@ -38,17 +37,13 @@ async function appPhone(ctx: TestContext) {
   };
 }
 
-const eventsOf = (ctx: TestContext, type: string) =>
-  (ctx.db.$client as Database)
-    .query<{ data: string }, [string]>("SELECT data FROM event WHERE type = ? ORDER BY id")
-    .all(type)
-    .map((r) => JSON.parse(r.data));
+const eventsOf = async (ctx: TestContext, type: string) =>
+  (await ctx.sql.all<{ data: string }>("SELECT data FROM event WHERE type = ? ORDER BY id", [type])).map((r) => JSON.parse(r.data));
 const notificationsTo = (ctx: TestContext, to: string) =>
-  (ctx.db.$client as Database)
-    .query<{ id: number; message: string; status: string }, [string]>(
-      "SELECT id, message, status FROM notification WHERE recipient = ? ORDER BY id",
-    )
-    .all(to);
+  ctx.sql.all<{ id: number; message: string; status: string }>(
+    "SELECT id, message, status FROM notification WHERE recipient = ? ORDER BY id",
+    [to],
+  );
 const audit = async (ctx: TestContext, query: Record<string, string | number | boolean> = {}) =>
   expectEnvelope(await ctx.get("/v1/api/optout/list", { query }), 200).data;
 
@@ -86,12 +81,12 @@ describe("opt-out keywords from a paired phone", () => {
       channel: "sms",
       device_id: phone.deviceId,
     });
-    expect(eventsOf(ctx, "contact.opted_out")).toEqual([
+    expect(await eventsOf(ctx, "contact.opted_out")).toEqual([
       expect.objectContaining({ phone: ADA, source: "keyword", message_id: inbound.message_id }),
     ]);
 
     // The confirmation goes back through the phone it came in on, as the only new message to Ada.
-    const replies = notificationsTo(ctx, ADA).filter((n) => n.id !== scheduled);
+    const replies = (await notificationsTo(ctx, ADA)).filter((n) => n.id !== scheduled);
     expect(replies).toHaveLength(1);
     expect(replies[0].message).toContain("Reply START");
     expect((await notificationOf(ctx, replies[0].id)).device_id).toBe(phone.deviceId);
@@ -100,13 +95,13 @@ describe("opt-out keywords from a paired phone", () => {
     expect(await notificationOf(ctx, scheduled)).toMatchObject({ status: "failed", error_code: "recipient_opted_out" });
     expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
-    const before = notificationsTo(ctx, ADA).length;
+    const before = (await notificationsTo(ctx, ADA)).length;
     const refused = expectEnvelope(
       await ctx.post(SEND_PATH, { recipient_contact: "+1 (415) 555-2671", message: "Hello again", device_id: cloud.device_id }),
       403,
     ).data;
     expect(refused).toMatchObject({ error_code: "recipient_opted_out", source: "keyword", opted_out_at: "2026-01-15T12:00:00.000Z" });
-    expect(notificationsTo(ctx, ADA)).toHaveLength(before);
+    expect(await notificationsTo(ctx, ADA)).toHaveLength(before);
     expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     // Bulk: the opted-out item fails alone.
@@ -125,7 +120,7 @@ describe("opt-out keywords from a paired phone", () => {
     // A second STOP changes nothing: no audit entry, no second confirmation.
     await phone.receive(ADA, "STOP");
     expect((await audit(ctx)).entries).toHaveLength(1);
-    expect(notificationsTo(ctx, ADA).length).toBe(before);
+    expect((await notificationsTo(ctx, ADA)).length).toBe(before);
   });
 
   test("START lifts it with a confirmation; YES from someone who never opted out is an ordinary answer", async () => {
@@ -134,15 +129,15 @@ describe("opt-out keywords from a paired phone", () => {
     await phone.receive(ADA, "unsubscribe");
     await phone.receive(ADA, "start");
     expect((await audit(ctx)).entries.map((e: { action: string }) => e.action)).toEqual(["opted_in", "opted_out"]);
-    expect(eventsOf(ctx, "contact.opted_in")).toHaveLength(1);
-    expect(notificationsTo(ctx, ADA).map((n) => n.message)).toEqual([
+    expect(await eventsOf(ctx, "contact.opted_in")).toHaveLength(1);
+    expect((await notificationsTo(ctx, ADA)).map((n) => n.message)).toEqual([
       expect.stringContaining("Reply START"),
       expect.stringContaining("subscribed again"),
     ]);
     await postSend(ctx, { recipient_contact: ADA, message: "Welcome back" });
 
     await phone.receive(BOB, "Yes");
-    expect(notificationsTo(ctx, BOB)).toEqual([]);
+    expect(await notificationsTo(ctx, BOB)).toEqual([]);
     expect((await audit(ctx, { phone: BOB })).entries).toEqual([]);
   });
 
@@ -150,10 +145,10 @@ describe("opt-out keywords from a paired phone", () => {
     const ctx = await createTestContext();
     const phone = await appPhone(ctx);
     await phone.receive(ADA, "help");
-    expect(notificationsTo(ctx, ADA).map((n) => n.message)).toEqual([expect.stringContaining("Reply STOP")]);
+    expect((await notificationsTo(ctx, ADA)).map((n) => n.message)).toEqual([expect.stringContaining("Reply STOP")]);
     await phone.receive(BOB, "please stop calling me");
     expect((await audit(ctx)).entries).toEqual([]);
-    expect(notificationsTo(ctx, BOB)).toEqual([]);
+    expect(await notificationsTo(ctx, BOB)).toEqual([]);
   });
 
   test("the keyword lists and replies are settings: a word in another language, a silent opt-out, STOP turned off", async () => {
@@ -166,7 +161,7 @@ describe("opt-out keywords from a paired phone", () => {
     expect(saved.opt_out_keywords).toEqual(["STOP", "ARRÊT"]);
     await phone.receive(ADA, "arrêt");
     expect((await audit(ctx)).entries[0]).toMatchObject({ phone: ADA, action: "opted_out" });
-    expect(notificationsTo(ctx, ADA)).toEqual([]);
+    expect(await notificationsTo(ctx, ADA)).toEqual([]);
 
     expectEnvelope(await ctx.post("/v1/api/workspace/settings", { opt_out_keywords: [] }), 200);
     await phone.receive(BOB, "STOP");
@@ -191,7 +186,7 @@ describe("the opt-out API", () => {
       opted_out: true,
       opted_out_at: "2026-01-15T12:00:00.000Z",
     });
-    expect(eventsOf(ctx, "contact.opted_out")[0]).toMatchObject({ phone: ADA, source: "api", contact_id: contact.contact_id });
+    expect((await eventsOf(ctx, "contact.opted_out"))[0]).toMatchObject({ phone: ADA, source: "api", contact_id: contact.contact_id });
 
     expectEnvelope(await ctx.post("/v1/api/optout/add", { phone: BOB }), 200);
     ctx.clock.advance(1000);
@@ -447,7 +442,7 @@ describe("preview", () => {
       opted_out: null,
       error: null,
     });
-    expect(notificationsTo(ctx, ADA)).toEqual([]);
+    expect(await notificationsTo(ctx, ADA)).toEqual([]);
     const sent = (await postSend(ctx, body)).data;
     const n = await notificationOf(ctx, sent.notification_id);
     expect({ segments: n.segments, cost: n.cost, message: n.message }).toEqual({

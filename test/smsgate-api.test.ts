@@ -293,18 +293,17 @@ describe("messages", () => {
       [["failed", "done"], ["cancelled", "done"], "Failed"],
       [["cancelled", "done"], ["cancelled", "done"], "Cancelled"],
     ];
-    const sql = local.db.$client;
-    combos.forEach(([first, second], i) => {
-      const ids = sql
-        .query<{ id: number }, [string]>(
+    for (const [i, [first, second]] of combos.entries()) {
+      const ids = (
+        await local.sql.all<{ id: number }>(
           "SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position",
+          [`m${i}`],
         )
-        .all(`m${i}`)
-        .map((r) => r.id);
+      ).map((r) => r.id);
       for (const [k, [status, stage]] of [first, second].entries()) {
-        sql.query("UPDATE notification SET status = ?, stage = ? WHERE id = ?").run(status, stage, ids[k]);
+        await local.sql.run("UPDATE notification SET status = ?, stage = ? WHERE id = ?", [status, stage, ids[k]]);
       }
-    });
+    }
     const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
 
     /** Every page of a listing, checking X-Total-Count on each. */

@@ -106,11 +106,10 @@ describe("webhook targets", () => {
     const ctx = await createTestContext({ config: { allowPrivateWebhooks: false } });
     // A subscription saved before the guard knew this form (or by a server that allowed it).
     const now = Date.now();
-    const id = ctx.db.$client
-      .prepare(
-        "INSERT INTO webhook_subscription (workspace_id, url, events, description, secret, status, created_at, updated_at) VALUES (?, ?, '[\"*\"]', '', 'whsec_x', 'active', ?, ?) RETURNING id",
-      )
-      .get(ctx.workspace.id, fill(url, service.port), now, now) as { id: number };
+    const id = (await ctx.sql.get(
+      "INSERT INTO webhook_subscription (workspace_id, url, events, description, secret, status, created_at, updated_at) VALUES (?, ?, '[\"*\"]', '', 'whsec_x', 'active', ?, ?) RETURNING id",
+      [ctx.workspace.id, fill(url, service.port), now, now],
+    )) as { id: number };
     const reply = await ctx.post("/v1/api/webhook/test", { webhook_id: id.id });
     expect(reply.status).toBeLessThan(500);
     expect(reply.text).not.toContain(SECRET_BODY);
