@@ -3,10 +3,11 @@ import type { Services } from "../services";
 import { startScheduler, type Task } from "./scheduler";
 
 /**
- * Sends added to their threads per transaction of the worker's catch-up: about 3 ms of work, so
- * the requests that arrive meanwhile wait no longer than that (1,000 took the send's p99 past 30 ms).
+ * Sends added to their threads per unit of work of the worker's catch-up, kept small: the sends
+ * whose units share the catch-up's commit wait for it (1,000 took the send's p99 past 30 ms; on
+ * the async storage seam 200 measured a p99 of 25–30 ms, 50 one of 17–23 ms; bench/NOTES.md).
  */
-const THREAD_CATCH_UP_CHUNK = 200;
+const THREAD_CATCH_UP_CHUNK = 50;
 
 export function workerTasks(s: Services): Task[] {
   return [
