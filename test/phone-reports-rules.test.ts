@@ -23,7 +23,9 @@ async function phone(ctx: TestContext) {
 }
 
 async function events(ctx: TestContext, type: string): Promise<Record<string, unknown>[]> {
-  return (await ctx.sql.all<{ data: string }>("SELECT data FROM event WHERE type = ? ORDER BY rowid", [type])).map((r) => JSON.parse(r.data));
+  return (await ctx.sql.all<{ data: string }>("SELECT data FROM event WHERE type = ? ORDER BY rowid", [type])).map((r) =>
+    JSON.parse(r.data),
+  );
 }
 
 async function threadBodies(ctx: TestContext, peer: string) {
