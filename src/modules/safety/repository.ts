@@ -5,8 +5,8 @@ import type { DeliveryType, DeviceKind } from "../../channels/kinds";
 import type { OptOutSource } from "../../db/schema";
 import type { Executor } from "../../db/storage";
 
-export interface SettingsRecord {
-  workspace_id: number;
+/** The row as stored: JSON lists as text. */
+interface SettingsRow {
   quiet_start: string | null;
   quiet_end: string | null;
   opt_out_keywords: string | null;
@@ -16,10 +16,9 @@ export interface SettingsRecord {
   opt_in_reply: string | null;
   help_reply: string | null;
   default_routes: string | null;
-  updated_at: number;
 }
 
-/** What a settings write stores; a JSON list is passed parsed. */
+/** A workspace's stored rules, as read and written: lists parsed, null where the default applies. */
 export interface SettingsValues {
   quietStart: string | null;
   quietEnd: string | null;
@@ -34,7 +33,7 @@ export interface SettingsValues {
 
 export interface SuppressionRecord {
   phone: string;
-  opted_out_at: number;
+  optedOutAt: number;
   source: OptOutSource;
   reason: string | null;
 }
@@ -45,9 +44,9 @@ export interface OptOutEventRecord {
   action: "opted_out" | "opted_in";
   source: OptOutSource;
   reason: string | null;
-  thread_message_id: number | null;
+  threadMessageId: number | null;
   channel: DeliveryType | null;
-  device_id: number | null;
+  deviceId: number | null;
   at: number;
 }
 
@@ -66,7 +65,9 @@ export interface NewOptOutEvent {
 /** `dispatchedRoutes`: the routes (device kinds) the worker hands over itself (see the notification repository). */
 export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const count = async (sql: string, params: (string | number)[]) => Number((await db.get<{ n: number }>(sql, params))?.n ?? 0);
-  const eventColumns = "id, phone, action, source, reason, thread_message_id, channel, device_id, at";
+  const eventColumns = 'id, phone, action, source, reason, thread_message_id AS "threadMessageId", channel, device_id AS "deviceId", at';
+  const suppressionColumns = 'phone, opted_out_at AS "optedOutAt", source, reason';
+  const list = (json: string | null) => (json === null ? null : JSON.parse(json));
   // Messages to the number that no channel has taken up yet: queued, whether due now, scheduled
   // or waiting to be retried. A phone marks what it downloaded (dispatched_at) while it stays
   // queued, so on routes the worker does not dispatch, a download means the phone holds it; one a
@@ -76,8 +77,25 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
       AND (dispatched_at IS NULL OR route IN (${routeList}))`;
 
   return {
-    settings: (workspaceId: number): Promise<SettingsRecord | null> =>
-      db.get<SettingsRecord>("SELECT * FROM workspace_setting WHERE workspace_id = ?", [workspaceId]),
+    async settings(workspaceId: number): Promise<SettingsValues | null> {
+      const row = await db.get<SettingsRow>(
+        `SELECT quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords, opt_out_reply, opt_in_reply, help_reply,
+          default_routes FROM workspace_setting WHERE workspace_id = ?`,
+        [workspaceId],
+      );
+      if (!row) return null;
+      return {
+        quietStart: row.quiet_start,
+        quietEnd: row.quiet_end,
+        optOutKeywords: list(row.opt_out_keywords),
+        optInKeywords: list(row.opt_in_keywords),
+        helpKeywords: list(row.help_keywords),
+        optOutReply: row.opt_out_reply,
+        optInReply: row.opt_in_reply,
+        helpReply: row.help_reply,
+        defaultRoutes: list(row.default_routes),
+      };
+    },
 
     async saveSettings(workspaceId: number, v: SettingsValues, now: number): Promise<void> {
       const json = (list: unknown[] | null) => (list === null ? null : JSON.stringify(list));
@@ -106,10 +124,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
     },
 
     suppression: (workspaceId: number, phone: string): Promise<SuppressionRecord | null> =>
-      db.get<SuppressionRecord>("SELECT phone, opted_out_at, source, reason FROM suppression WHERE workspace_id = ? AND phone = ?", [
-        workspaceId,
-        phone,
-      ]),
+      db.get<SuppressionRecord>(`SELECT ${suppressionColumns} FROM suppression WHERE workspace_id = ? AND phone = ?`, [workspaceId, phone]),
 
     /** Every number the workspace suppresses now. */
     suppressedPhones: async (workspaceId: number): Promise<string[]> =>
@@ -173,7 +188,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
     async active(workspaceId: number, offset: number, limit: number): Promise<{ rows: SuppressionRecord[]; total: number }> {
       return {
         rows: await db.all<SuppressionRecord>(
-          "SELECT phone, opted_out_at, source, reason FROM suppression WHERE workspace_id = ? ORDER BY opted_out_at DESC, phone LIMIT ? OFFSET ?",
+          `SELECT ${suppressionColumns} FROM suppression WHERE workspace_id = ? ORDER BY opted_out_at DESC, phone LIMIT ? OFFSET ?`,
           [workspaceId, limit, offset],
         ),
         total: await count("SELECT count(*) AS n FROM suppression WHERE workspace_id = ?", [workspaceId]),

@@ -100,7 +100,7 @@ export function createSafetyService(deps: SafetyDeps) {
       `${phone} opted out of messages from this workspace (${row.source}) and cannot be texted until they opt in again`,
       {
         phone,
-        opted_out_at: iso(row.opted_out_at),
+        opted_out_at: iso(row.optedOutAt),
         source: row.source,
         reason: row.reason,
       },
@@ -198,9 +198,9 @@ export function createSafetyService(deps: SafetyDeps) {
       action: e.action,
       source: e.source,
       reason: e.reason,
-      message_id: e.thread_message_id,
+      message_id: e.threadMessageId,
       channel: e.channel,
-      device_id: e.device_id,
+      device_id: e.deviceId,
       contact_id: (await deps.contactOf(workspaceId, e.phone))?.id ?? null,
       at: iso(e.at),
     };
@@ -237,7 +237,7 @@ export function createSafetyService(deps: SafetyDeps) {
     return {
       phone,
       opted_out: row !== null,
-      opted_out_at: iso(row?.opted_out_at ?? null),
+      opted_out_at: iso(row?.optedOutAt ?? null),
       source: row?.source ?? null,
       reason: row?.reason ?? null,
     };

@@ -5,7 +5,7 @@ import { t } from "elysia";
 import { DEVICE_KINDS, kindOfRoute, ROUTE_NAME_LIST, ROUTE_NAMES, type DeviceKind } from "../../channels/kinds";
 import { AppError } from "../../http/errors";
 import { formatClock, parseClock } from "../../lib/quiet-hours";
-import type { SettingsRecord, SettingsValues } from "./repository";
+import type { SettingsValues } from "./repository";
 
 export const DEFAULT_OPT_OUT_KEYWORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"];
 export const DEFAULT_OPT_IN_KEYWORDS = ["START", "UNSTOP", "YES"];
@@ -40,20 +40,18 @@ export function normalizeKeyword(text: string): string {
   return text.normalize("NFKC").replace(/\s+/gu, "").toUpperCase();
 }
 
-const list = (json: string | null): string[] | null => (json === null ? null : (JSON.parse(json) as string[]));
-
-export function settingsFrom(row: SettingsRecord | null): SafetySettings {
-  const start = row?.quiet_start ? parseClock(row.quiet_start) : null;
-  const end = row?.quiet_end ? parseClock(row.quiet_end) : null;
+export function settingsFrom(row: SettingsValues | null): SafetySettings {
+  const start = row?.quietStart ? parseClock(row.quietStart) : null;
+  const end = row?.quietEnd ? parseClock(row.quietEnd) : null;
   return {
     quietHours: start !== null && end !== null ? { start, end } : null,
-    optOutKeywords: list(row?.opt_out_keywords ?? null) ?? DEFAULT_OPT_OUT_KEYWORDS,
-    optInKeywords: list(row?.opt_in_keywords ?? null) ?? DEFAULT_OPT_IN_KEYWORDS,
-    helpKeywords: list(row?.help_keywords ?? null) ?? DEFAULT_HELP_KEYWORDS,
-    optOutReply: row?.opt_out_reply ?? DEFAULT_OPT_OUT_REPLY,
-    optInReply: row?.opt_in_reply ?? DEFAULT_OPT_IN_REPLY,
-    helpReply: row?.help_reply ?? DEFAULT_HELP_REPLY,
-    defaultRoutes: (list(row?.default_routes ?? null) as DeviceKind[] | null) ?? null,
+    optOutKeywords: row?.optOutKeywords ?? DEFAULT_OPT_OUT_KEYWORDS,
+    optInKeywords: row?.optInKeywords ?? DEFAULT_OPT_IN_KEYWORDS,
+    helpKeywords: row?.helpKeywords ?? DEFAULT_HELP_KEYWORDS,
+    optOutReply: row?.optOutReply ?? DEFAULT_OPT_OUT_REPLY,
+    optInReply: row?.optInReply ?? DEFAULT_OPT_IN_REPLY,
+    helpReply: row?.helpReply ?? DEFAULT_HELP_REPLY,
+    defaultRoutes: row?.defaultRoutes ?? null,
   };
 }
 
@@ -125,17 +123,17 @@ export function parseRoutes(field: string, input: readonly string[]): DeviceKind
  * Applies a change to the stored values, checking it. Quiet hours need both ends as HH:MM and
  * different; a keyword may not be in two lists (one text would mean two things).
  */
-export function applyChange(row: SettingsRecord | null, change: SettingsChange): SettingsValues {
+export function applyChange(row: SettingsValues | null, change: SettingsChange): SettingsValues {
   const values: SettingsValues = {
-    quietStart: row?.quiet_start ?? null,
-    quietEnd: row?.quiet_end ?? null,
-    optOutKeywords: list(row?.opt_out_keywords ?? null),
-    optInKeywords: list(row?.opt_in_keywords ?? null),
-    helpKeywords: list(row?.help_keywords ?? null),
-    optOutReply: row?.opt_out_reply ?? null,
-    optInReply: row?.opt_in_reply ?? null,
-    helpReply: row?.help_reply ?? null,
-    defaultRoutes: list(row?.default_routes ?? null) as DeviceKind[] | null,
+    quietStart: row?.quietStart ?? null,
+    quietEnd: row?.quietEnd ?? null,
+    optOutKeywords: row?.optOutKeywords ?? null,
+    optInKeywords: row?.optInKeywords ?? null,
+    helpKeywords: row?.helpKeywords ?? null,
+    optOutReply: row?.optOutReply ?? null,
+    optInReply: row?.optInReply ?? null,
+    helpReply: row?.helpReply ?? null,
+    defaultRoutes: row?.defaultRoutes ?? null,
   };
   if (change.quiet_hours !== undefined) {
     if (change.quiet_hours === null) {
