@@ -8,11 +8,11 @@ import type { NotificationRecord } from "../../modules/notifications/state";
 
 type IdRow = Pick<RawRow<typeof device>, "id">;
 /** A chat-app template belongs to a workspace (only system templates have none). */
-type TemplateRef = { [K in "id" | "workspace_id"]: NonNullable<RawRow<typeof template>[K]> };
+type TemplateRef = { id: NonNullable<RawRow<typeof template>["id"]>; workspaceId: NonNullable<RawRow<typeof template>["workspace_id"]> };
 /** A business account linked in a workspace. */
 export interface AccountRef {
-  workspace_id: number;
-  business_account_id: string;
+  workspaceId: number;
+  businessAccountId: string;
 }
 
 export function createChatappRepository(db: Executor) {
@@ -30,18 +30,20 @@ export function createChatappRepository(db: Executor) {
       ]),
     templateByExternal: (externalId: string, businessAccountId: string): Promise<TemplateRef | null> =>
       db.get<TemplateRef>(
-        "SELECT id, workspace_id FROM template WHERE external_id = ? AND business_account_id = ? AND deleted_at IS NULL",
+        'SELECT id, workspace_id AS "workspaceId" FROM template WHERE external_id = ? AND business_account_id = ? AND deleted_at IS NULL',
         [externalId, businessAccountId],
       ),
     /** Accounts with a paused template whose re-check is due. */
     accountsDueRecheck: (now: number): Promise<AccountRef[]> =>
       db.all<AccountRef>(
-        "SELECT DISTINCT workspace_id, business_account_id FROM template WHERE channel = 'chatapp' AND status = 'paused' AND recheck_at <= ? AND deleted_at IS NULL",
+        `SELECT DISTINCT workspace_id AS "workspaceId", business_account_id AS "businessAccountId" FROM template
+        WHERE channel = 'chatapp' AND status = 'paused' AND recheck_at <= ? AND deleted_at IS NULL`,
         [now],
       ),
     linkedAccounts: (): Promise<AccountRef[]> =>
       db.all<AccountRef>(
-        "SELECT DISTINCT workspace_id, json_extract(config, '$.businessAccountId') AS business_account_id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL",
+        `SELECT DISTINCT workspace_id AS "workspaceId", json_extract(config, '$.businessAccountId') AS "businessAccountId" FROM device
+        WHERE kind = 'chatapp' AND deleted_at IS NULL`,
       ),
     notificationByWamid: (wamid: string, deviceId: number): Promise<NotificationRecord | null> =>
       db.get<NotificationRecord>("SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'chatapp'", [

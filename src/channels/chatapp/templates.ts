@@ -6,6 +6,7 @@ import type { DeviceRow } from "../../modules/devices/repository";
 import type { TemplateRow } from "../../modules/templates/repository";
 import { headerParamCount } from "./adapter";
 import type { ChatappContext } from "./context";
+import type { AccountRef } from "./repository";
 import type { PlatformTemplate } from "./graph";
 
 export const RECHECK_AFTER_MS = DAY;
@@ -102,7 +103,7 @@ export function createTemplateSync(ctx: ChatappContext) {
           recheckAt: status === "paused" ? now + RECHECK_AFTER_MS : null,
           updatedAt: now,
         };
-        if (existing && existing.workspace_id === workspaceId) {
+        if (existing && existing.workspaceId === workspaceId) {
           const before = (await templates.byId(existing.id))!;
           await templates.update(existing.id, fields);
           if (before.status !== status) await announceStatus(workspaceId, (await templates.byId(existing.id))!, before.status, null);
@@ -137,20 +138,16 @@ export function createTemplateSync(ctx: ChatappContext) {
    * skipped, and one that fails is logged and skipped. Returns what `count` counts: the accounts
    * synced, or the templates fetched.
    */
-  async function syncAccounts(
-    accounts: { workspace_id: number; business_account_id: string }[],
-    count: "accounts" | "templates",
-    failure: string,
-  ): Promise<number> {
+  async function syncAccounts(accounts: AccountRef[], count: "accounts" | "templates", failure: string): Promise<number> {
     let n = 0;
-    for (const { workspace_id, business_account_id } of accounts) {
-      const device = await ctx.numberOfAccount(workspace_id, business_account_id);
+    for (const { workspaceId, businessAccountId } of accounts) {
+      const device = await ctx.numberOfAccount(workspaceId, businessAccountId);
       if (!device) continue;
       try {
-        const fetched = await syncTemplates(workspace_id, business_account_id, ctx.configOf(device).accessToken);
+        const fetched = await syncTemplates(workspaceId, businessAccountId, ctx.configOf(device).accessToken);
         n += count === "accounts" ? 1 : fetched;
       } catch (error) {
-        ctx.log(`${failure} ${business_account_id} failed`, error);
+        ctx.log(`${failure} ${businessAccountId} failed`, error);
       }
     }
     return n;
@@ -173,7 +170,7 @@ export function createTemplateSync(ctx: ChatappContext) {
         recheckAt: status === "paused" ? clock.now() + RECHECK_AFTER_MS : null,
         updatedAt: clock.now(),
       });
-      await announceStatus(row.workspace_id, (await templates.byId(row.id))!, before.status, reason);
+      await announceStatus(row.workspaceId, (await templates.byId(row.id))!, before.status, reason);
     });
   }
 
