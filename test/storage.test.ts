@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSqliteStorage, readsOnly } from "../src/db/sqlite-storage";
-import type { Storage } from "../src/db/storage";
+import { indexHint, jsonField, type Storage } from "../src/db/storage";
 
 function fresh(path = ":memory:") {
   const sqlite = new Database(path, { create: true, strict: true });
@@ -192,5 +192,22 @@ describe("which statements only read", () => {
     ["PRAGMA wal_checkpoint(TRUNCATE)", false],
   ])("%s → %p", (sql, reads) => {
     expect(readsOnly(sql)).toBe(reads);
+  });
+});
+
+describe("dialect-specific snippets", () => {
+  test("a JSON field reads the key on SQLite, and only a plain key is written into SQL", async () => {
+    const { sqlite, storage } = fresh();
+    sqlite.run("CREATE TABLE j (config TEXT)");
+    await storage.run("INSERT INTO j (config) VALUES (?)", [JSON.stringify({ phoneNumberId: "123", other: "x" })]);
+    const row = await storage.get<{ v: string }>(`SELECT ${jsonField("sqlite", "config", "phoneNumberId")} AS v FROM j`);
+    expect(row?.v).toBe("123");
+    expect(jsonField("postgres", "config", "phoneNumberId")).toBe("(config::json ->> 'phoneNumberId')");
+    expect(() => jsonField("sqlite", "config", "a') OR 1=1 --")).toThrow();
+  });
+
+  test("an index hint is SQLite's INDEXED BY and nothing elsewhere", () => {
+    expect(indexHint("sqlite", "notification_failover_idx")).toBe("INDEXED BY notification_failover_idx");
+    expect(indexHint("postgres", "notification_failover_idx")).toBe("");
   });
 });

@@ -50,3 +50,13 @@ export interface Storage extends Executor {
 export function indexHint(dialect: Dialect, index: string): string {
   return dialect === "sqlite" ? `INDEXED BY ${index}` : "";
 }
+
+/**
+ * A text field of a JSON column, in the dialect's own words: SQLite's `json_extract(column,
+ * '$.key')`, PostgreSQL's `(column::json ->> 'key')`. `key` is a fixed name written in the code,
+ * never a value from a request.
+ */
+export function jsonField(dialect: Dialect, column: string, key: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`jsonField: ${key} is not a plain key`);
+  return dialect === "sqlite" ? `json_extract(${column}, '$.${key}')` : `(${column}::json ->> '${key}')`;
+}

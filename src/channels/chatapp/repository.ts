@@ -3,7 +3,7 @@
 // the send that caused them is recorded) and a number's block, on the storage seam.
 import type { RawRow } from "../../db/raw-row";
 import type { device, template } from "../../db/schema";
-import type { Executor } from "../../db/storage";
+import { jsonField, type Executor } from "../../db/storage";
 import type { NotificationRecord } from "../../modules/notifications/state";
 
 type IdRow = Pick<RawRow<typeof device>, "id">;
@@ -20,9 +20,10 @@ export function createChatappRepository(db: Executor) {
   return {
     /** The live numbers (usually one) the platform's phone-number id names. */
     deviceIdsByPhoneNumberId: (phoneNumberId: string): Promise<number[]> =>
-      ids("SELECT id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL AND json_extract(config, '$.phoneNumberId') = ?", [
-        phoneNumberId,
-      ]),
+      ids(
+        `SELECT id FROM device WHERE kind = 'chatapp' AND deleted_at IS NULL AND ${jsonField(db.dialect, "config", "phoneNumberId")} = ?`,
+        [phoneNumberId],
+      ),
     templateIdsOfAccount: (workspaceId: number, businessAccountId: string): Promise<number[]> =>
       ids("SELECT id FROM template WHERE workspace_id = ? AND channel = 'chatapp' AND business_account_id = ? AND deleted_at IS NULL", [
         workspaceId,
@@ -42,7 +43,7 @@ export function createChatappRepository(db: Executor) {
       ),
     linkedAccounts: (): Promise<AccountRef[]> =>
       db.all<AccountRef>(
-        `SELECT DISTINCT workspace_id AS "workspaceId", json_extract(config, '$.businessAccountId') AS "businessAccountId" FROM device
+        `SELECT DISTINCT workspace_id AS "workspaceId", ${jsonField(db.dialect, "config", "businessAccountId")} AS "businessAccountId" FROM device
         WHERE kind = 'chatapp' AND deleted_at IS NULL`,
       ),
     notificationByWamid: (wamid: string, deviceId: number): Promise<NotificationRecord | null> =>

@@ -1,6 +1,6 @@
 // Every statement of the SMSGate-compatible API: its message ids and their recipients' notifications,
 // and the tokens POST /auth/token issues. Rows of one workspace only, as everywhere.
-import type { Executor, SqlParam } from "../../db/storage";
+import { jsonField, type Dialect, type Executor, type SqlParam } from "../../db/storage";
 
 /** One recipient of an SMSGate message with what its notification has reached. */
 export interface RecipientRow {
@@ -101,11 +101,14 @@ export interface IncomingRow {
  * The SMSGate kind of an inbound thread message: an MMS whose content was downloaded (its meta has
  * a download id) is MMS_DOWNLOADED, one with only its headers MMS, anything else SMS.
  */
-const INCOMING_TYPE_SQL = `CASE
-  WHEN json_extract(tm.meta, '$.type') = 'mms' AND json_extract(tm.meta, '$.downloadId') IS NOT NULL THEN 'MMS_DOWNLOADED'
-  WHEN json_extract(tm.meta, '$.type') = 'mms' THEN 'MMS'
+const incomingTypeSql = (dialect: Dialect) => {
+  const field = (key: string) => jsonField(dialect, "tm.meta", key);
+  return `CASE
+  WHEN ${field("type")} = 'mms' AND ${field("downloadId")} IS NOT NULL THEN 'MMS_DOWNLOADED'
+  WHEN ${field("type")} = 'mms' THEN 'MMS'
   ELSE 'SMS'
 END`;
+};
 
 const MESSAGE_COLUMNS = 'row_id AS "rowId", id, device_id AS "deviceId", is_encrypted AS "isEncrypted", created_at AS "createdAt"';
 const asMessage = (r: SmsGateMessageRow) => ({ ...r, isEncrypted: Boolean(r.isEncrypted) });
@@ -120,6 +123,7 @@ const TOKEN = `SELECT jti, workspace_id AS "workspaceId", api_key_id AS "apiKeyI
   FROM smsgate_token WHERE jti = ?`;
 
 export function createSmsGateRepository(db: Executor) {
+  const INCOMING_TYPE_SQL = incomingTypeSql(db.dialect);
   const count = async (sql: string, params: SqlParam[]) => Number((await db.get<{ n: number }>(sql, params))?.n ?? 0);
 
   function where(workspaceId: number, f: MessageFilter): { sql: string; args: (number | string)[] } {

@@ -5,7 +5,7 @@
 // storage seam's executor, columns aliased to the schema's field names; the row types come from
 // the drizzle tables.
 import type { contact, notification, thread, threadMessage, MmsMeta } from "../../db/schema";
-import type { Executor, SqlParam, Storage } from "../../db/storage";
+import { jsonField, type Executor, type SqlParam, type Storage } from "../../db/storage";
 
 export type ThreadRecord = typeof thread.$inferSelect;
 export type ThreadMessageRecord = typeof threadMessage.$inferSelect;
@@ -273,7 +273,7 @@ export function createThreadRepository(storage: Storage) {
         windowMs: number,
       ): Promise<{ id: number; meta: MmsMeta; done: boolean } | null> => {
         const done = await db.get<{ id: number }>(
-          "SELECT id FROM thread_message WHERE thread_id = ? AND json_extract(meta, '$.downloadId') = ? LIMIT 1",
+          `SELECT id FROM thread_message WHERE thread_id = ? AND ${jsonField(db.dialect, "meta", "downloadId")} = ? LIMIT 1`,
           [threadId, downloadId],
         );
         // An MMS whose headers came (mms:received) and whose content has not: the one nearest in time.
@@ -282,7 +282,7 @@ export function createThreadRepository(storage: Storage) {
           (
             await db.get<{ id: number }>(
               `SELECT id FROM thread_message
-              WHERE thread_id = ? AND direction = 'inbound' AND json_extract(meta, '$.type') = 'mms' AND json_extract(meta, '$.downloadId') IS NULL
+              WHERE thread_id = ? AND direction = 'inbound' AND ${jsonField(db.dialect, "meta", "type")} = 'mms' AND ${jsonField(db.dialect, "meta", "downloadId")} IS NULL
                 AND at BETWEEN ? AND ?
               ORDER BY abs(at - ?), id LIMIT 1`,
               [threadId, at - windowMs, at + windowMs, at],
