@@ -112,6 +112,7 @@ export function createServices(deps: Deps) {
   const contacts = createContactsModule({ storage, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
   const safety = createSafetyModule({ storage, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
   const sending = createSendingService({
+    log,
     storage,
     clock,
     devices: deviceRepo,

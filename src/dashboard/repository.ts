@@ -10,7 +10,8 @@ export interface DayCounts {
   pending: number;
 }
 
-type Failure = {
+/** A recent failure as the overview lists it. */
+export type Failure = {
   id: number;
   recipient: string;
   route: string;

@@ -2,7 +2,7 @@
 // credit balance, devices online and the latest failures.
 import { utcTime } from "../layout";
 import { html, trusted, escapeHtml } from "../html";
-import type { DayCounts } from "../repository";
+import type { DayCounts, Failure } from "../repository";
 
 const SERIES = [
   { key: "delivered", label: "Delivered", colour: "#1b6e36" },
@@ -37,14 +37,7 @@ export function overviewBody(opts: {
   days: DayCounts[];
   balance: number;
   devices: { total: number; online: number };
-  failures: {
-    id: number;
-    recipient: string;
-    route: string;
-    error_code: string | null;
-    error_reason: string | null;
-    failed_at: number | null;
-  }[];
+  failures: Failure[];
 }) {
   const total = (k: (typeof SERIES)[number]["key"]) => opts.days.reduce((sum, d) => sum + d[k], 0);
   return html`<section class="stats" aria-label="Totals, last 30 days">

@@ -124,17 +124,20 @@ export function parseRoutes(field: string, input: readonly string[]): DeviceKind
  * different; a keyword may not be in two lists (one text would mean two things).
  */
 export function applyChange(row: SettingsValues | null, change: SettingsChange): SettingsValues {
-  const values: SettingsValues = {
-    quietStart: row?.quietStart ?? null,
-    quietEnd: row?.quietEnd ?? null,
-    optOutKeywords: row?.optOutKeywords ?? null,
-    optInKeywords: row?.optInKeywords ?? null,
-    helpKeywords: row?.helpKeywords ?? null,
-    optOutReply: row?.optOutReply ?? null,
-    optInReply: row?.optInReply ?? null,
-    helpReply: row?.helpReply ?? null,
-    defaultRoutes: row?.defaultRoutes ?? null,
-  };
+  // A workspace that never saved its rules stores nothing: every default applies.
+  const values: SettingsValues = row
+    ? { ...row }
+    : {
+        quietStart: null,
+        quietEnd: null,
+        optOutKeywords: null,
+        optInKeywords: null,
+        helpKeywords: null,
+        optOutReply: null,
+        optInReply: null,
+        helpReply: null,
+        defaultRoutes: null,
+      };
   if (change.quiet_hours !== undefined) {
     if (change.quiet_hours === null) {
       values.quietStart = values.quietEnd = null;

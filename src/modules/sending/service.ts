@@ -150,6 +150,8 @@ export interface SendingDeps {
   /** The unit of work a stranded message's failover runs in. */
   storage: Storage;
   clock: Clock;
+  /** Where a listener that fails after a commit is reported. */
+  log?: (message: string, error?: unknown) => void;
   devices: DeviceRepository;
   templates: TemplateRepository;
   notifications: NotificationRepository;
@@ -183,7 +185,7 @@ export function createSendingService(deps: SendingDeps) {
     for (const listener of acceptedListeners) {
       Promise.resolve()
         .then(() => listener(accepted))
-        .catch((error: unknown) => console.error("an accept listener failed", error));
+        .catch((error: unknown) => (deps.log ?? console.error)("an accept listener failed", error));
     }
   };
 
