@@ -5,6 +5,10 @@ import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createChatappRepository } from "../src/channels/chatapp/repository";
+import { createPhoneRepository } from "../src/channels/phone/repository";
+import type { Executor } from "../src/db/storage";
+import { createStatusRepository, type NotificationRecord } from "../src/modules/notifications/repository";
 import { createTestContext } from "./helpers/context";
 
 const SRC = join(import.meta.dir, "../src");
@@ -47,5 +51,69 @@ describe("the storage seam", () => {
     expect(Object.keys(core)).toContain("storage");
     expect(Object.keys(core)).toContain("notifications");
     expect(Object.keys(core).filter((k) => k === "db" || k === "sqlite")).toEqual([]);
+  });
+
+  test("notifications leave every repository as domain records: camelCase, JSON parsed, real booleans", async () => {
+    const ctx = await createTestContext();
+    const phone = await ctx.phone();
+    const core = ctx.services.channelCore;
+    const db = ctx.services.storage as Executor;
+    const id = await ctx.services.storage.transaction(() =>
+      core.notifications.insert({
+        workspaceId: ctx.workspace.id,
+        apiKeyId: null,
+        deliveryType: "sms",
+        route: "sms",
+        deviceId: phone.device_id,
+        recipient: "+15551234567",
+        recipientName: null,
+        templateId: null,
+        templateVars: { "1": "Ada" },
+        message: "hello",
+        scheduleAt: null,
+        timezone: null,
+        nextAttemptAt: ctx.clock.now(),
+        segments: 1,
+        cost: 0,
+        externalId: "seam-probe",
+        channelPayload: { media: { link: "https://example.com/a.png" } },
+        simNumber: null,
+        priority: 0,
+        withDeliveryReport: true,
+        validUntil: null,
+        routes: ["sms", "cloud"],
+        fallback: { template: "welcome" },
+        createdAt: ctx.clock.now(),
+      }),
+    );
+    const reads: [string, NotificationRecord | null | undefined][] = [
+      ["notifications.get", await core.notifications.get(ctx.workspace.id, id)],
+      ["notifications.byExternalId", await core.notifications.byExternalId("seam-probe", phone.device_id)],
+      ["notifications.list", (await core.notifications.list(ctx.workspace.id, {}, 0, 10)).rows[0]],
+      ["status.byId", await createStatusRepository(db).byId(id)],
+      ["phone.waitingFor", (await createPhoneRepository(db).waitingFor(phone.device_id, ctx.clock.now(), 100, "paced", 10))[0]],
+      ["phone.byPhoneId", await createPhoneRepository(db).byPhoneId("seam-probe", phone.device_id)],
+    ];
+    for (const [where, n] of reads) {
+      expect({ where, found: !!n }).toEqual({ where, found: true });
+      const record = n as NotificationRecord;
+      expect({ where, snake: Object.keys(record).filter((k) => k.includes("_")) }).toEqual({ where, snake: [] });
+      expect({ where, id: record.id, routes: record.routes, fallback: record.fallback, vars: record.templateVars }).toEqual({
+        where,
+        id,
+        routes: ["sms", "cloud"],
+        fallback: { template: "welcome" },
+        vars: { "1": "Ada" },
+      });
+      expect({ where, report: record.withDeliveryReport, reconcile: record.needsReconcile, cancel: record.cancelPending }).toEqual({
+        where,
+        report: true,
+        reconcile: false,
+        cancel: false,
+      });
+      expect(record.channelPayload).toEqual({ media: { link: "https://example.com/a.png" } });
+    }
+    // The chat-app's lookup by platform id reads the same shape (a chat-app route, so none here).
+    expect(await createChatappRepository(db).notificationByWamid("seam-probe", phone.device_id)).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import { createHmac } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jsonField } from "../src/db/storage";
 import { MAX_DELIVERY_ATTEMPTS, RETRY_LADDER_MS } from "../src/modules/webhooks/service";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
@@ -203,6 +204,26 @@ describe("events are delivered once, signed", () => {
     } finally {
       theirs.stop();
     }
+  });
+});
+
+describe("delivery log", () => {
+  test("deliveries made within one millisecond list newest first, in the order they were made", async () => {
+    const ctx = await createTestContext();
+    receiver = startReceiver();
+    const w = await subscribe(ctx);
+    // The manual clock stands still: all five share created_at, so only insertion order tells them apart.
+    for (let i = 1; i <= 5; i++) await ctx.services.events.emit(ctx.workspace.id, "device.online", { device_id: i });
+    const listed = expectEnvelope(await ctx.get(`/v1/api/webhook/${w.webhook_id}/deliveries`), 200).data.deliveries as {
+      event_id: string;
+      created_at: string;
+    }[];
+    expect(new Set(listed.map((d) => d.created_at)).size).toBe(1);
+    const events = await ctx.sql.all<{ id: string; n: number }>(
+      `SELECT id, ${jsonField(ctx.sql.dialect, "data", "device_id")} AS n FROM event WHERE type = 'device.online'`,
+    );
+    const byEvent = new Map(events.map((e) => [e.id, e.n]));
+    expect(listed.map((d) => byEvent.get(d.event_id))).toEqual([5, 4, 3, 2, 1]);
   });
 });
 

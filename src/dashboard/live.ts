@@ -40,7 +40,7 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
   }
 
   state.onTransition((before) => {
-    if (!streams.has(before.workspace_id)) return;
+    if (!streams.has(before.workspaceId)) return;
     changed.add(before.id);
     // A flush that cannot read (the database closing) drops the badges' update; the page reloads them.
     if (timer === null) timer = setTimeout(() => flush().catch(() => {}), FLUSH_MS);

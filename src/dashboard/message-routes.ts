@@ -138,22 +138,22 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
           offset += rows.length;
           return rows.map((n) => [
             n.id,
-            isoOrEmpty(n.created_at),
+            isoOrEmpty(n.createdAt),
             n.status,
-            n.delivery_type,
+            n.deliveryType,
             n.route,
-            n.device_id,
+            n.deviceId,
             n.recipient,
-            n.recipient_name,
+            n.recipientName,
             n.message,
             n.segments,
             n.cost,
-            n.error_code,
-            n.error_reason,
-            isoOrEmpty(n.sent_at),
-            isoOrEmpty(n.delivered_at),
-            isoOrEmpty(n.failed_at),
-            isoOrEmpty(n.cancelled_at),
+            n.errorCode,
+            n.errorReason,
+            isoOrEmpty(n.sentAt),
+            isoOrEmpty(n.deliveredAt),
+            isoOrEmpty(n.failedAt),
+            isoOrEmpty(n.cancelledAt),
           ]);
         });
       }),
@@ -170,8 +170,8 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
         const ws = who.session.workspaceId;
         const n = await s.notifications.find(ws, Number(params?.id));
         if (!n) throw new AppError("not_found", `Message ${params?.id} not found`);
-        const device = n.device_id === null ? null : ((await s.devices.find(ws, n.device_id))?.name ?? `#${n.device_id}`);
-        const template = n.template_id === null ? null : ((await s.templates.findAny(n.template_id))?.name ?? `#${n.template_id}`);
+        const device = n.deviceId === null ? null : ((await s.devices.find(ws, n.deviceId))?.name ?? `#${n.deviceId}`);
+        const template = n.templateId === null ? null : ((await s.templates.findAny(n.templateId))?.name ?? `#${n.templateId}`);
         const body = messageDetail({
           n,
           device,

@@ -15,9 +15,9 @@ export type Failure = {
   id: number;
   recipient: string;
   route: string;
-  error_code: string | null;
-  error_reason: string | null;
-  failed_at: number | null;
+  errorCode: string | null;
+  errorReason: string | null;
+  failedAt: number | null;
 };
 
 export function createDashboardRepository(db: Executor) {
@@ -65,7 +65,7 @@ export function createDashboardRepository(db: Executor) {
     },
     recentFailures: (workspaceId: number): Promise<Failure[]> =>
       db.all<Failure>(
-        `SELECT id, recipient, route, error_code, error_reason, failed_at FROM notification
+        `SELECT id, recipient, route, error_code AS "errorCode", error_reason AS "errorReason", failed_at AS "failedAt" FROM notification
         WHERE workspace_id = ? AND status = 'failed' ORDER BY failed_at DESC, id DESC LIMIT 5`,
         [workspaceId],
       ),

@@ -59,7 +59,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
   async function editable(who: Signed, raw: string | undefined): Promise<TemplateRow> {
     const t = await s.templates.require(who.session.workspaceId, Number(raw));
     if (!templateEditable(t)) {
-      const whose = t.isSystem === 1 ? "a system template" : "managed on the chat-app platform";
+      const whose = t.isSystem ? "a system template" : "managed on the chat-app platform";
       throw new AppError("template_read_only", `Template "${t.name}" is ${whose} and cannot be changed here.`);
     }
     return t;

@@ -16,6 +16,7 @@ import m13 from "../../migrations/0013_task_indexes.sql" with { type: "text" };
 import m14 from "../../migrations/0014_thread_sync.sql" with { type: "text" };
 import m15 from "../../migrations/0015_phone_queue.sql" with { type: "text" };
 import m16 from "../../migrations/0016_storage_probe.sql" with { type: "text" };
+import m17 from "../../migrations/0017_delivery_seq.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -35,4 +36,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0014_thread_sync", when: 1795409627682, sql: m14 },
   { tag: "0015_phone_queue", when: 1795632664735, sql: m15 },
   { tag: "0016_storage_probe", when: 1795634542730, sql: m16 },
+  { tag: "0017_delivery_seq", when: 1795654130666, sql: m17 },
 ];

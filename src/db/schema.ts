@@ -193,7 +193,11 @@ export const template = sqliteTable(
     description: text("description").notNull().default(""),
     body: text("body").notNull(),
     channel: text("channel", { enum: DELIVERY_TYPES }).notNull(),
-    isSystem: integer("is_system").notNull().default(0),
+    // A boolean to the domain. Its default stays the 0 the first migration wrote (drizzle-kit compares
+    // it with the recorded snapshot, and `false` would rebuild the table for nothing).
+    isSystem: integer("is_system", { mode: "boolean" })
+      .notNull()
+      .default(0 as unknown as boolean),
     status: text("status").notNull().default("active"),
     variables: text("variables", { mode: "json" }).notNull().$type<string[]>(),
     // Chat-app templates: the platform's template id, language, category and business account.
@@ -505,10 +509,13 @@ export const webhookDelivery = sqliteTable(
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
     deliveredAt: integer("delivered_at"),
+    // Insertion order, for deliveries created within one millisecond (a listing's tie-break): the
+    // writer's own increasing counter (see the event repository); rows from before it have their rowid.
+    seq: integer("seq"),
   },
   (table) => [
     index("webhook_delivery_due_idx").on(table.status, table.nextAttemptAt),
-    index("webhook_delivery_subscription_idx").on(table.subscriptionId, table.createdAt),
+    index("webhook_delivery_subscription_idx").on(table.subscriptionId, table.createdAt, table.seq),
   ],
 );
 

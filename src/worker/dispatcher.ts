@@ -62,11 +62,11 @@ export function createDispatcher(deps: DispatcherDeps) {
     const deviceCache = new Map<number, DeviceRow | null>();
     for (const n of await notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
       if (claimed.length >= CLAIM_BATCH) break;
-      if (n.device_id === null) continue;
-      let device = deviceCache.get(n.device_id);
+      if (n.deviceId === null) continue;
+      let device = deviceCache.get(n.deviceId);
       if (device === undefined) {
-        device = await devices.byId(n.device_id);
-        deviceCache.set(n.device_id, device);
+        device = await devices.byId(n.deviceId);
+        deviceCache.set(n.deviceId, device);
       }
       if (!device) {
         await failForDeletedDevice(state, [n.id]);
@@ -81,7 +81,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
       if (await notifications.claim(n.id, now)) {
         budget.set(device.id, left - 1);
-        claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatched_at: now }, device });
+        claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatchedAt: now }, device });
         await state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts + 1} via device ${device.id}` });
       }
     }
@@ -91,7 +91,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function attempt(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
     const adapter = adapters[n.route];
     if (!adapter) return { kind: "permanent", code: "no_channel", reason: `no channel carries ${n.route} notifications` };
-    if (n.needs_reconcile) {
+    if (n.needsReconcile) {
       if (!adapter.reconcile) {
         return {
           kind: "permanent",
@@ -110,9 +110,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       // index on external_id guards the claim, so two checks never take one message.
       const now = clock.now();
       const ordered =
-        n.external_id && candidates.includes(n.external_id)
-          ? [n.external_id, ...candidates.filter((c) => c !== n.external_id)]
-          : candidates;
+        n.externalId && candidates.includes(n.externalId) ? [n.externalId, ...candidates.filter((c) => c !== n.externalId)] : candidates;
       for (const candidate of ordered) {
         if (await notifications.claimExternalId(n.id, candidate, now)) {
           return {
@@ -125,7 +123,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
     // Past its valid_until nothing goes out: reached here only by a message whose interrupted
     // attempt the provider turned out not to have (or one that expired while the batch ran).
-    if (n.valid_until !== null && n.valid_until <= clock.now()) {
+    if (n.validUntil !== null && n.validUntil <= clock.now()) {
       return { kind: "permanent", code: "expired", reason: "not sent before its valid_until (ttl)" };
     }
     try {
@@ -243,7 +241,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     await storage.transaction(async () => {
       const now = clock.now();
       for (const n of list) {
-        await notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: n.needs_reconcile === 1 });
+        await notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: n.needsReconcile });
         await state.log(n.id, "released", { status: "pending", detail: "the server is stopping; not handed over, back in the queue" });
       }
     });

@@ -56,14 +56,14 @@ export function headerParamCount(components: unknown[] | null): number {
 export function messageBody(n: NotificationRecord, template: TemplateRow | null): Record<string, unknown> {
   const base = { messaging_product: "whatsapp", recipient_type: "individual", to: n.recipient };
   if (!template) return { ...base, type: "text", text: { body: n.message, preview_url: false } };
-  const vars = n.template_vars ? (JSON.parse(n.template_vars) as Record<string, string>) : {};
+  const vars = n.templateVars ?? {};
   const values = Object.keys(vars)
     .sort((a, b) => Number(a) - Number(b))
     .map((k) => vars[k]);
   const headerCount = headerParamCount(template.components);
   const components: Record<string, unknown>[] = [];
   const header = (template.components as Component[] | null)?.find((c) => c.type.toUpperCase() === "HEADER");
-  const media = n.channel_payload ? ((JSON.parse(n.channel_payload) as { media?: HeaderMedia }).media ?? null) : null;
+  const media = ((n.channelPayload as { media?: HeaderMedia } | null)?.media ?? null) as HeaderMedia | null;
   if (headerCount > 0) {
     components.push({ type: "header", parameters: values.slice(0, headerCount).map((text) => ({ type: "text", text })) });
   } else if (header && media && ["IMAGE", "VIDEO", "DOCUMENT"].includes((header.format ?? "").toUpperCase())) {
@@ -120,7 +120,7 @@ export function createChatappAdapter(deps: ChatappAdapterDeps): ChannelAdapter {
   async function post(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
     const config = chatappConfigOf(device.config);
     if (!config) return { kind: "permanent", code: "device_not_configured", reason: `chat-app device ${device.id} is not connected` };
-    const template = n.template_id !== null ? await deps.templateById(n.template_id) : null;
+    const template = n.templateId !== null ? await deps.templateById(n.templateId) : null;
     try {
       const r = await deps.graph.sendMessage(config.accessToken, config.phoneNumberId, messageBody(n, template));
       const wamid = r.messages?.[0]?.id;
@@ -137,7 +137,7 @@ export function createChatappAdapter(deps: ChatappAdapterDeps): ChannelAdapter {
       const refused = deps.preflight(device);
       if (refused) return refused;
       const first = await post(n, device);
-      if (first.kind === "permanent" && first.code === "132001" && n.template_id !== null) {
+      if (first.kind === "permanent" && first.code === "132001" && n.templateId !== null) {
         // The platform does not know the template (renamed, re-approved in another language):
         // fetch the templates again and try once more.
         try {

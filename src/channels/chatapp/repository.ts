@@ -1,14 +1,13 @@
 // The chat-app channel's queries on its own tables and columns: numbers found by the platform's
 // phone-number id, templates by business account, the status backlog (statuses that arrive before
 // the send that caused them is recorded) and a number's block, on the storage seam.
-import type { RawRow } from "../../db/raw-row";
-import type { device, template } from "../../db/schema";
+import type { template } from "../../db/schema";
 import { jsonField, type Executor } from "../../db/storage";
-import type { NotificationRecord } from "../../modules/notifications/state";
+import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 
-type IdRow = Pick<RawRow<typeof device>, "id">;
+type IdRow = { id: number };
 /** A chat-app template belongs to a workspace (only system templates have none). */
-type TemplateRef = { id: NonNullable<RawRow<typeof template>["id"]>; workspaceId: NonNullable<RawRow<typeof template>["workspace_id"]> };
+type TemplateRef = { id: number; workspaceId: NonNullable<(typeof template.$inferSelect)["workspaceId"]> };
 /** A business account linked in a workspace. */
 export interface AccountRef {
   workspaceId: number;
@@ -46,11 +45,13 @@ export function createChatappRepository(db: Executor) {
         `SELECT DISTINCT workspace_id AS "workspaceId", ${jsonField(db.dialect, "config", "businessAccountId")} AS "businessAccountId" FROM device
         WHERE kind = 'chatapp' AND deleted_at IS NULL`,
       ),
-    notificationByWamid: (wamid: string, deviceId: number): Promise<NotificationRecord | null> =>
-      db.get<NotificationRecord>("SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'chatapp'", [
-        wamid,
-        deviceId,
-      ]),
+    notificationByWamid: async (wamid: string, deviceId: number): Promise<NotificationRecord | null> => {
+      const row = await db.get<Record<string, unknown>>(
+        `SELECT ${notificationRows.columns()} FROM notification WHERE external_id = ? AND device_id = ? AND route = 'chatapp'`,
+        [wamid, deviceId],
+      );
+      return row ? notificationRows.record(row) : null;
+    },
     /** A template by its platform name, the active one and en_US first. */
     templateIdByName: async (workspaceId: number, name: string): Promise<number | null> =>
       (
@@ -60,22 +61,23 @@ export function createChatappRepository(db: Executor) {
           [workspaceId, name],
         )
       )?.id ?? null,
-    async backlogAdd(deviceId: number, externalId: string, payload: string, at: number): Promise<void> {
+    /** Keeps a status (the platform's object, stored as JSON) until its message is recorded. */
+    async backlogAdd(deviceId: number, externalId: string, payload: object, at: number): Promise<void> {
       await db.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
         deviceId,
         externalId,
-        payload,
+        JSON.stringify(payload),
         at,
       ]);
     },
     /** Removes and returns the statuses kept for a message. */
-    backlogTake: async (externalId: string, deviceId: number): Promise<string[]> =>
+    backlogTake: async (externalId: string, deviceId: number): Promise<unknown[]> =>
       (
         await db.all<{ payload: string }>("DELETE FROM status_backlog WHERE external_id = ? AND device_id = ? RETURNING payload", [
           externalId,
           deviceId,
         ])
-      ).map((r) => r.payload),
+      ).map((r) => JSON.parse(r.payload) as unknown),
     /** Drops statuses kept since before `before`; how many. */
     backlogPrune: async (before: number): Promise<number> =>
       (await db.run("DELETE FROM status_backlog WHERE received_at < ?", [before])).changes,

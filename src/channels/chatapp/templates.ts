@@ -115,7 +115,7 @@ export function createTemplateSync(ctx: ChatappContext) {
             code: await uniqueCode(workspaceId, pt.name, pt.language),
             description: `Chat-app template (${pt.category ?? "uncategorised"})`,
             channel: "chatapp",
-            isSystem: 0,
+            isSystem: false,
             externalId: pt.id,
             createdAt: now,
           });

@@ -74,7 +74,7 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
     if (typeof s.id !== "string") return;
     const n = await repo.notificationByWamid(s.id, device.id);
     if (!n) {
-      await repo.backlogAdd(device.id, s.id, JSON.stringify(s), clock.now());
+      await repo.backlogAdd(device.id, s.id, s, clock.now());
       return;
     }
     const at = Number(s.timestamp) * 1000 || undefined;
@@ -115,13 +115,13 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
     async afterOutcome(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
       const fresh = await devices.byId(device.id);
       if (!fresh) return;
-      if (outcome.kind === "accepted" && fresh.blockedAt !== null && (n.dispatched_at ?? 0) >= fresh.blockedAt)
+      if (outcome.kind === "accepted" && fresh.blockedAt !== null && (n.dispatchedAt ?? 0) >= fresh.blockedAt)
         await blocking.unblock(fresh);
       else if (outcome.kind === "permanent" && outcome.block) await blocking.block(fresh, outcome.code, outcome.reason);
       // Statuses that raced ahead of this answer are applied now.
       if (outcome.kind === "accepted") {
         await storage.transaction(async () => {
-          for (const payload of await repo.backlogTake(outcome.externalId, fresh.id)) await status(fresh, JSON.parse(payload));
+          for (const payload of await repo.backlogTake(outcome.externalId, fresh.id)) await status(fresh, payload as WireObject);
         });
       }
     },

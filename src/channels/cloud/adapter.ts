@@ -162,7 +162,7 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
     const query = new URLSearchParams({ To: n.recipient, PageSize: String(RECONCILE_PAGE_SIZE) });
     if (config.from) query.set("From", config.from);
     // The earliest moment any attempt of this notification could have reached the provider.
-    const since = Math.max(n.created_at, n.schedule_at ?? 0) - RECONCILE_SKEW_MS;
+    const since = Math.max(n.createdAt, n.scheduleAt ?? 0) - RECONCILE_SKEW_MS;
     const listPath = `/2010-04-01/Accounts/${encodeURIComponent(config.accountSid)}/Messages.json`;
     const found: string[] = [];
     let url: string | null = `${messagesUrl(config)}?${query}`;

@@ -49,14 +49,14 @@ export const phone: Channel<"phone", PhoneService> = {
       settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),
       // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
       async transitioned(before, to) {
-        if (to === "cancelled" && before.dispatched_at !== null) await repo.markCancelPending(before.id);
+        if (to === "cancelled" && before.dispatchedAt !== null) await repo.markCancelPending(before.id);
       },
       // Only apps that know the event get it; older ones log it as unknown (they never drop the
       // message anyway). The version is the one the phone gave on its API calls: its event stream
       // comes from a different HTTP client whose User-Agent names no app version.
       async cancelled(n) {
-        if (n.device_id === null || !n.external_id || n.dispatched_at === null) return;
-        if (isCancelAware(await repo.appVersion(n.device_id))) hub.notify(n.device_id, "MessageCancelled", { messageId: n.external_id });
+        if (n.deviceId === null || !n.externalId || n.dispatchedAt === null) return;
+        if (isCancelAware(await repo.appVersion(n.deviceId))) hub.notify(n.deviceId, "MessageCancelled", { messageId: n.externalId });
       },
       // Immediate messages: tell the phone now (scheduled ones are announced when due).
       accepted(accepted) {

@@ -62,7 +62,7 @@ export function createPhonePairing(deps: { storage: Storage; repo: PhoneReposito
     // Pairing tokens are sealed with a random IV, so they cannot be looked up by value: each
     // workspace's is opened and compared in constant time (an installation has a handful).
     for (const row of await repo.workspacesWithPairingToken()) {
-      const stored = createHash("sha256").update(secrets.open(row.pairing_token)).digest();
+      const stored = createHash("sha256").update(secrets.open(row.pairingToken)).digest();
       if (timingSafeEqual(given, stored) && !found) found = row;
     }
     return found;
@@ -70,7 +70,7 @@ export function createPhonePairing(deps: { storage: Storage; repo: PhoneReposito
 
   /** Argon2 costs tens of milliseconds: verified on Bun's worker threads, never on the event loop. */
   async function checkPassword(ws: WorkspaceAuthRow | null, password: string): Promise<boolean> {
-    return !!ws?.mobile_password_hash && (await Bun.password.verify(password, ws.mobile_password_hash));
+    return !!ws?.mobilePasswordHash && (await Bun.password.verify(password, ws.mobilePasswordHash));
   }
 
   /** Which workspace a registration joins, from its Authorization header. */
@@ -92,8 +92,8 @@ export function createPhonePairing(deps: { storage: Storage; repo: PhoneReposito
       case "code": {
         await repo.pruneCodes(clock.now());
         const row = await repo.takeCode(secrets.digest(value));
-        if (!row || row.expires_at < clock.now()) throw unauthorized("Unknown or expired code");
-        return { workspaceId: row.workspace_id, basic: true };
+        if (!row || row.expiresAt < clock.now()) throw unauthorized("Unknown or expired code");
+        return { workspaceId: row.workspaceId, basic: true };
       }
     }
     throw unauthorized("Pairing needs Authorization: Bearer <pairing token>, Basic, or Code");
@@ -102,7 +102,7 @@ export function createPhonePairing(deps: { storage: Storage; repo: PhoneReposito
   /** The workspace's app login, created with its password on first use (the password is shown then only). */
   async function credentials(workspaceId: number): Promise<{ login: string; password?: string }> {
     const ws = (await repo.workspaceById(workspaceId))!;
-    if (ws.mobile_login && ws.mobile_password_hash) return { login: ws.mobile_login };
+    if (ws.mobileLogin && ws.mobilePasswordHash) return { login: ws.mobileLogin };
     const login = nanoid(6)
       .toUpperCase()
       .replace(/[^A-Z0-9]/g, "X");

@@ -1,19 +1,20 @@
 // The paired phone's queries: its devices (looked up by token or app id, presence, settings), the
 // messages it downloads and reports on, the workspace's app login and one-time codes, and the
-// webhook events it has delivered, through the storage seam's executor. Notification rows come
-// back as stored (types derived from the schema through RawRow).
+// webhook events it has delivered, through the storage seam's executor. What it hands out is in the
+// domain's shape (camelCase fields, the schema's types): notifications as NotificationRecord.
 import type { Executor } from "../../db/storage";
-import type { RawRow } from "../../db/raw-row";
-import type { device, mobileCode, workspace } from "../../db/schema";
-import type { NotificationRecord } from "../../modules/notifications/state";
+import type { mobileCode, workspace } from "../../db/schema";
+import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 
 /** The most items one download hands a phone. */
 export const MAX_MESSAGES = 100;
 
-type DeviceIdRow = Pick<RawRow<typeof device>, "id">;
+type DeviceIdRow = { id: number };
+type Workspace = typeof workspace.$inferSelect;
 /** A workspace as pairing sees it: its id and the app login. */
-export type WorkspaceAuthRow = Pick<RawRow<typeof workspace>, "id" | "mobile_login" | "mobile_password_hash">;
-type CodeRow = Pick<RawRow<typeof mobileCode>, "workspace_id" | "expires_at">;
+export type WorkspaceAuthRow = Pick<Workspace, "id" | "mobileLogin" | "mobilePasswordHash">;
+type CodeRow = Pick<typeof mobileCode.$inferSelect, "workspaceId" | "expiresAt">;
+const WORKSPACE_AUTH = 'id, mobile_login AS "mobileLogin", mobile_password_hash AS "mobilePasswordHash"';
 
 export interface NewPhoneDevice {
   workspaceId: number;
@@ -40,10 +41,13 @@ const ORDER = "ORDER BY priority DESC, next_attempt_at, id";
 export const PHONE_QUEUE_SQL = {
   // Few rows, and all of them were due when handed: whether they still are is checked on the rows
   // (a due-time term here would draw the planner to the worker's due-time index instead).
-  handedAgain: `SELECT * FROM notification WHERE ${QUEUE} AND dispatched_at IS NOT NULL ORDER BY dispatched_at, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`,
-  waitingExpedited: `SELECT * FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority >= ? AND ${DUE} ${ORDER} LIMIT ?`,
-  waitingPaced: `SELECT * FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority < ? AND ${DUE} ${ORDER} LIMIT ?`,
+  handedAgain: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NOT NULL ORDER BY dispatched_at, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`,
+  waitingExpedited: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority >= ? AND ${DUE} ${ORDER} LIMIT ?`,
+  waitingPaced: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority < ? AND ${DUE} ${ORDER} LIMIT ?`,
 };
+
+type Row = Record<string, unknown>;
+const records = (rows: Row[]): NotificationRecord[] => rows.map(notificationRows.record);
 
 export function createPhoneRepository(db: Executor) {
   const ids = async (sql: string, params: (string | number)[]) => (await db.all<DeviceIdRow>(sql, params)).map((r) => r.id);
@@ -97,13 +101,13 @@ export function createPhoneRepository(db: Executor) {
 
     /** The live phone of the workspace with this name and SIM list (JSON as stored), if any. */
     async returningPhone(workspaceId: number, name: string, simCardsJson: string): Promise<{ id: number; externalId: string } | null> {
-      const row = await db.get<DeviceIdRow & Pick<RawRow<typeof device>, "external_id">>(
-        `SELECT id, external_id FROM device
+      const row = await db.get<{ id: number; externalId: string }>(
+        `SELECT id, external_id AS "externalId" FROM device
          WHERE workspace_id = ? AND kind = 'sms' AND deleted_at IS NULL AND name = ? AND sim_cards = ?
          ORDER BY last_seen_at DESC, id DESC LIMIT 1`,
         [workspaceId, name, simCardsJson],
       );
-      return row ? { id: row.id, externalId: row.external_id } : null;
+      return row ? { id: row.id, externalId: row.externalId } : null;
     },
     /**
      * A returning phone's new token: the old one stops working. It starts over as far as its
@@ -120,31 +124,35 @@ export function createPhoneRepository(db: Executor) {
     // Messages
     /** Due messages the phone was handed and has not confirmed (at most 100). */
     handedAgain: async (deviceId: number, now: number): Promise<NotificationRecord[]> =>
-      (await db.all<NotificationRecord>(PHONE_QUEUE_SQL.handedAgain, [deviceId])).filter(
-        (n) => n.next_attempt_at <= now && (n.valid_until === null || n.valid_until > now),
+      records(await db.all<Row>(PHONE_QUEUE_SQL.handedAgain, [deviceId])).filter(
+        (n) => n.nextAttemptAt <= now && (n.validUntil === null || n.validUntil > now),
       ),
     /**
      * Due messages never handed to the phone, at most `limit`: the expedited ones (priority
      * `expedited` and above, which skip the phone's pacing) or the paced rest.
      */
-    waitingFor: (
+    waitingFor: async (
       deviceId: number,
       now: number,
       expedited: number,
       which: "expedited" | "paced",
       limit: number,
     ): Promise<NotificationRecord[]> =>
-      db.all<NotificationRecord>(which === "expedited" ? PHONE_QUEUE_SQL.waitingExpedited : PHONE_QUEUE_SQL.waitingPaced, [
-        deviceId,
-        expedited,
-        now,
-        now,
-        limit,
-      ]),
-    cancellingFor: (deviceId: number): Promise<NotificationRecord[]> =>
-      db.all<NotificationRecord>(
-        `SELECT * FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
-        [deviceId],
+      records(
+        await db.all<Row>(which === "expedited" ? PHONE_QUEUE_SQL.waitingExpedited : PHONE_QUEUE_SQL.waitingPaced, [
+          deviceId,
+          expedited,
+          now,
+          now,
+          limit,
+        ]),
+      ),
+    cancellingFor: async (deviceId: number): Promise<NotificationRecord[]> =>
+      records(
+        await db.all<Row>(
+          `SELECT ${notificationRows.columns()} FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
+          [deviceId],
+        ),
       ),
     /**
      * Messages below `expedited` priority handed to the phone since `since`: what its budget has
@@ -175,11 +183,13 @@ export function createPhoneRepository(db: Executor) {
     clearCancelPending: (id: number, at: number): Promise<boolean> =>
       changed("UPDATE notification SET cancel_pending = 0, updated_at = ? WHERE id = ? AND cancel_pending = 1", [at, id]),
     markCancelPending: (id: number) => run("UPDATE notification SET cancel_pending = 1 WHERE id = ?", [id]),
-    byPhoneId: (phoneId: string, deviceId: number): Promise<NotificationRecord | null> =>
-      db.get<NotificationRecord>("SELECT * FROM notification WHERE external_id = ? AND device_id = ? AND route = 'sms'", [
-        phoneId,
-        deviceId,
-      ]),
+    byPhoneId: async (phoneId: string, deviceId: number): Promise<NotificationRecord | null> => {
+      const row = await db.get<Row>(
+        `SELECT ${notificationRows.columns()} FROM notification WHERE external_id = ? AND device_id = ? AND route = 'sms'`,
+        [phoneId, deviceId],
+      );
+      return row ? notificationRows.record(row) : null;
+    },
     /** Phones with scheduled messages that fell due in (after, until]. */
     devicesDueBetween: async (after: number, until: number): Promise<number[]> =>
       (
@@ -244,13 +254,13 @@ export function createPhoneRepository(db: Executor) {
 
     // Pairing
     workspacesWithPairingToken: () =>
-      db.all<WorkspaceAuthRow & Pick<RawRow<typeof workspace>, "pairing_token">>(
-        "SELECT id, mobile_login, mobile_password_hash, pairing_token FROM workspace",
+      db.all<WorkspaceAuthRow & Pick<Workspace, "pairingToken">>(
+        `SELECT ${WORKSPACE_AUTH}, pairing_token AS "pairingToken" FROM workspace`,
       ),
     workspaceByLogin: (login: string): Promise<WorkspaceAuthRow | null> =>
-      db.get<WorkspaceAuthRow>("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE mobile_login = ?", [login]),
+      db.get<WorkspaceAuthRow>(`SELECT ${WORKSPACE_AUTH} FROM workspace WHERE mobile_login = ?`, [login]),
     workspaceById: (id: number): Promise<WorkspaceAuthRow | null> =>
-      db.get<WorkspaceAuthRow>("SELECT id, mobile_login, mobile_password_hash FROM workspace WHERE id = ?", [id]),
+      db.get<WorkspaceAuthRow>(`SELECT ${WORKSPACE_AUTH} FROM workspace WHERE id = ?`, [id]),
     setCredentials: (workspaceId: number, login: string, passwordHash: string) =>
       run("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?", [login, passwordHash, workspaceId]),
     setPassword: (workspaceId: number, passwordHash: string) =>
@@ -259,10 +269,13 @@ export function createPhoneRepository(db: Executor) {
       run("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?)", [digest, workspaceId, expiresAt]),
     /** Consumes a code: it works once. */
     takeCode: (digest: string): Promise<CodeRow | null> =>
-      db.get<CodeRow>("DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id, expires_at", [digest]),
+      db.get<CodeRow>('DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id AS "workspaceId", expires_at AS "expiresAt"', [
+        digest,
+      ]),
     pruneCodes: (before: number) => run("DELETE FROM mobile_code WHERE expires_at < ?", [before]),
     codeExpiry: async (digest: string): Promise<number | null> =>
-      (await db.get<Pick<CodeRow, "expires_at">>("SELECT expires_at FROM mobile_code WHERE code = ?", [digest]))?.expires_at ?? null,
+      (await db.get<Pick<CodeRow, "expiresAt">>('SELECT expires_at AS "expiresAt" FROM mobile_code WHERE code = ?', [digest]))?.expiresAt ??
+      null,
 
     // Webhooks
     /** Records a webhook event id; false when it was seen before. */

@@ -139,29 +139,29 @@ export function createPhoneService(deps: PhoneServiceDeps) {
       return [...again, ...fresh];
     });
     const items: Record<string, unknown>[] = picked.map((n) => ({
-      id: n.external_id,
+      id: n.externalId,
       message: n.message,
       textMessage: { text: n.message },
       phoneNumbers: [n.recipient],
       isEncrypted: false,
       // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
       // instant it checks before sending, priority a signed byte.
-      ...(n.sim_number !== null ? { simNumber: n.sim_number } : {}),
-      withDeliveryReport: Boolean(n.with_delivery_report),
+      ...(n.simNumber !== null ? { simNumber: n.simNumber } : {}),
+      withDeliveryReport: Boolean(n.withDeliveryReport),
       priority: n.priority,
-      ...(n.valid_until !== null ? { validUntil: iso(n.valid_until) } : {}),
+      ...(n.validUntil !== null ? { validUntil: iso(n.validUntil) } : {}),
       state: "Pending",
-      createdAt: iso(n.created_at),
+      createdAt: iso(n.createdAt),
     }));
     if (isCancelAware(appVersionOf(userAgent) ?? (await repo.appVersion(device.id)))) {
       for (const n of await repo.cancellingFor(device.id)) {
         items.push({
-          id: n.external_id,
+          id: n.externalId,
           message: n.message,
           textMessage: { text: n.message },
           phoneNumbers: [n.recipient],
           state: "Cancelling",
-          createdAt: iso(n.created_at),
+          createdAt: iso(n.createdAt),
         });
       }
     }

@@ -1,6 +1,7 @@
 // Messages: the filterable, paged list with live status badges, and one message's detail with
 // every attempt and the reason its channel gave.
 import type { DeviceRow } from "../../modules/devices/repository";
+import type { LogRecord } from "../../modules/notifications/repository";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
@@ -65,10 +66,10 @@ ${
 ${opts.rows.map(
   (n) => html`<tr>
   <td data-label="Message"><a href="/dashboard/messages/${n.id}">#${n.id}</a></td>
-  <td data-label="Created">${when(n.created_at)}</td>
+  <td data-label="Created">${when(n.createdAt)}</td>
   <td data-label="To">${n.recipient}</td>
-  <td data-label="Channel">${n.delivery_type}</td>
-  <td data-label="Device">${n.device_id === null ? "" : (deviceName.get(n.device_id) ?? `#${n.device_id}`)}</td>
+  <td data-label="Channel">${n.deliveryType}</td>
+  <td data-label="Device">${n.deviceId === null ? "" : (deviceName.get(n.deviceId) ?? `#${n.deviceId}`)}</td>
   <td data-label="Text">${n.message.length > 80 ? `${n.message.slice(0, 79)}…` : n.message}</td>
   <td data-label="Status">${badge(n)}</td>
 </tr>`,
@@ -82,32 +83,32 @@ export function messageDetail(opts: {
   n: NotificationRecord;
   device: string | null;
   template: string | null;
-  logs: { at: number; event: string; status: string | null; error_code: string | null; detail: string | null }[];
+  logs: LogRecord[];
   cancellable: boolean;
   csrf: string;
 }) {
   const { n } = opts;
-  const vars = n.template_vars ? (JSON.parse(n.template_vars) as Record<string, string>) : null;
+  const vars = n.templateVars;
   const field = (label: string, value: Html | string | number | null) =>
     value === null || value === "" ? "" : html`<tr><th scope="row">${label}</th><td>${value}</td></tr>`;
   return html`<section class="card" data-live>
   <table><tbody>
   ${field("Status", badge(n))}
-  ${field("Channel", `${n.delivery_type} (${n.route})`)}
-  ${field("To", n.recipient_name ? `${n.recipient_name} <${n.recipient}>` : n.recipient)}
+  ${field("Channel", `${n.deliveryType} (${n.route})`)}
+  ${field("To", n.recipientName ? `${n.recipientName} <${n.recipient}>` : n.recipient)}
   ${field("Device", opts.device)}
   ${field("Template", opts.template)}
   ${vars ? field("Variables", html`${Object.entries(vars).map(([k, v]) => html`<code>${k}</code> = ${v}<br>`)}`) : ""}
   ${field("Text", html`<span class="pre">${n.message}</span>`)}
   ${field("Segments", n.segments)}
   ${field("Cost", n.cost)}
-  ${field("Scheduled", n.schedule_at ? `${when(n.schedule_at)} UTC${n.timezone ? ` (${n.timezone})` : ""}` : null)}
-  ${field("Created", `${when(n.created_at)} UTC`)}
-  ${field("Sent", n.sent_at ? `${when(n.sent_at)} UTC` : null)}
-  ${field("Delivered", n.delivered_at ? `${when(n.delivered_at)} UTC` : null)}
-  ${field("Failed", n.failed_at ? `${when(n.failed_at)} UTC` : null)}
-  ${field("Error", n.error_code ? `${n.error_code}${n.error_reason ? `: ${n.error_reason}` : ""}` : null)}
-  ${field("Provider's id", n.external_id)}
+  ${field("Scheduled", n.scheduleAt ? `${when(n.scheduleAt)} UTC${n.timezone ? ` (${n.timezone})` : ""}` : null)}
+  ${field("Created", `${when(n.createdAt)} UTC`)}
+  ${field("Sent", n.sentAt ? `${when(n.sentAt)} UTC` : null)}
+  ${field("Delivered", n.deliveredAt ? `${when(n.deliveredAt)} UTC` : null)}
+  ${field("Failed", n.failedAt ? `${when(n.failedAt)} UTC` : null)}
+  ${field("Error", n.errorCode ? `${n.errorCode}${n.errorReason ? `: ${n.errorReason}` : ""}` : null)}
+  ${field("Provider's id", n.externalId)}
   </tbody></table>
   ${
     opts.cancellable
@@ -120,7 +121,7 @@ ${
   opts.logs.length === 0
     ? html`<p class="empty">Nothing recorded yet.</p>`
     : html`<table class="stack"><thead><tr><th scope="col">When (UTC)</th><th scope="col">What</th><th scope="col">Status</th><th scope="col">Reason</th></tr></thead><tbody>
-${opts.logs.map((l) => html`<tr><td data-label="When">${when(l.at)}</td><td data-label="What">${l.event}</td><td data-label="Status">${l.status ?? ""}</td><td data-label="Reason">${l.error_code ? `${l.error_code}: ` : ""}${l.detail ?? ""}</td></tr>`)}
+${opts.logs.map((l) => html`<tr><td data-label="When">${when(l.at)}</td><td data-label="What">${l.event}</td><td data-label="Status">${l.status ?? ""}</td><td data-label="Reason">${l.errorCode ? `${l.errorCode}: ` : ""}${l.detail ?? ""}</td></tr>`)}
 </tbody></table>`
 }
 </section>

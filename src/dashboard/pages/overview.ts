@@ -61,7 +61,7 @@ ${opts.devices.total === 0 ? html`<p class="notice">No device yet — pair a pho
     opts.failures.length === 0
       ? html`<p class="empty">No failed messages.</p>`
       : html`<table class="stack"><thead><tr><th scope="col">Message</th><th scope="col">To</th><th scope="col">Channel</th><th scope="col">Reason</th><th scope="col">When</th></tr></thead><tbody>
-    ${opts.failures.map((f) => html`<tr><td data-label="Message">#${f.id}</td><td data-label="To">${f.recipient}</td><td data-label="Channel">${f.route}</td><td data-label="Reason">${f.error_code ?? ""}${f.error_reason ? html`: ${f.error_reason}` : ""}</td><td data-label="When">${utcTime(f.failed_at)}</td></tr>`)}
+    ${opts.failures.map((f) => html`<tr><td data-label="Message">#${f.id}</td><td data-label="To">${f.recipient}</td><td data-label="Channel">${f.route}</td><td data-label="Reason">${f.errorCode ?? ""}${f.errorReason ? html`: ${f.errorReason}` : ""}</td><td data-label="When">${utcTime(f.failedAt)}</td></tr>`)}
     </tbody></table>`
   }
 </section>`;

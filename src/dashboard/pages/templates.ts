@@ -15,7 +15,7 @@ export interface TemplateForm {
 export const emptyTemplateForm = (): TemplateForm => ({ name: "", code: "", description: "", body: "", status: "active" });
 
 /** Whether the dashboard may change a template: system templates belong to everyone and chat-app ones to the platform. */
-export const templateEditable = (t: TemplateRow) => t.isSystem === 0 && t.channel === "sms";
+export const templateEditable = (t: TemplateRow) => !t.isSystem && t.channel === "sms";
 
 /** The error of one field, tied to its input by id. */
 const fieldError = (id: string, message: string | undefined) =>
@@ -26,7 +26,7 @@ const describedBy = (id: string, hint: string | null, message: string | undefine
 };
 
 function origin(t: TemplateRow): Html | string {
-  if (t.isSystem === 1) return html`<span class="hint">system template, read-only</span>`;
+  if (t.isSystem) return html`<span class="hint">system template, read-only</span>`;
   if (!templateEditable(t)) return html`<span class="hint">managed on the platform, read-only</span>`;
   return "";
 }

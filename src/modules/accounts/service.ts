@@ -91,7 +91,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
           ...st,
           guid: uuid(),
           channel: "sms",
-          isSystem: 1,
+          isSystem: true,
           status: "active",
           variables: [...st.body.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]),
           createdAt: now,

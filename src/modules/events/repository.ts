@@ -23,8 +23,19 @@ const SQL = {
   subscribers:
     "SELECT id, events FROM webhook_subscription WHERE workspace_id = ? AND status IN ('active', 'failing') AND deleted_at IS NULL",
   insertDelivery:
-    "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
+    "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at, seq) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)",
 };
+
+/**
+ * A delivery's place in insertion order: strictly increasing within this process, and starting
+ * from the wall clock in microseconds so that a restarted server carries on above the last one.
+ * Only deliveries of one millisecond are told apart by it, so replicas need no shared counter.
+ */
+let lastSeq = 0;
+function nextSeq(): number {
+  lastSeq = Math.max(lastSeq + 1, Date.now() * 1000);
+  return lastSeq;
+}
 
 export function createEventRepository(db: Executor) {
   return {
@@ -37,7 +48,7 @@ export function createEventRepository(db: Executor) {
       })),
     /** A pending delivery, due at once. */
     insertDelivery: async (id: string, subscriptionId: number, eventId: string, now: number) =>
-      void (await db.run(SQL.insertDelivery, [id, subscriptionId, eventId, now, now])),
+      void (await db.run(SQL.insertDelivery, [id, subscriptionId, eventId, now, now, nextSeq()])),
   };
 }
 

@@ -21,7 +21,7 @@ export function wireNotificationLifecycle({ state, notifications, sending, event
   // The event first, so a channel's reaction never runs for a change the outbox missed.
   state.onTransition(async (before, to) => {
     const after = (await state.get(before.id))!;
-    await events.emit(before.workspace_id, `notification.${to}`, presentNotification(after));
+    await events.emit(before.workspaceId, `notification.${to}`, presentNotification(after));
   });
   state.onTransition(async (before, to) => {
     await channelOf(before.route)?.transitioned?.(before, to);

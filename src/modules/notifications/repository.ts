@@ -2,13 +2,24 @@
 // every message, so each is one statement the executor prepares once.
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
 import { indexHint, type Executor, type SqlParam } from "../../db/storage";
-import type { RawRow } from "../../db/raw-row";
-import type { notification } from "../../db/schema";
+import { tableRecords } from "../../db/records";
+import { notification } from "../../db/schema";
 
-/** The row as bun:sqlite returns it (snake_case, JSON as text, booleans as 0/1), for the hot paths that skip drizzle. */
-export type NotificationRecord = RawRow<typeof notification>;
+/** A notification as the domain sees it: the schema's record (camelCase, JSON parsed, real booleans). */
+export type NotificationRecord = typeof notification.$inferSelect;
 export type NotificationStatus = NotificationRecord["status"];
 export type Stage = NotificationRecord["stage"];
+
+/**
+ * The notification table's select list and row mapping, for every repository that reads whole
+ * notifications (this one, the phone's queue, the chat-app's webhooks): they select
+ * `notificationRows.columns()` and hand out `notificationRows.record(row)`, never the stored row.
+ */
+export const notificationRows = tableRecords(notification);
+const N = notificationRows;
+type Row = Record<string, unknown>;
+const one = (row: Row | null): NotificationRecord | null => (row ? N.record(row) : null);
+const many = (rows: Row[]): NotificationRecord[] => rows.map(N.record);
 
 export interface NewNotification {
   workspaceId: number;
@@ -58,7 +69,7 @@ export interface LogRecord {
   at: number;
   event: string;
   status: string | null;
-  error_code: string | null;
+  errorCode: string | null;
   detail: string | null;
 }
 
@@ -90,12 +101,12 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     RETURNING id`,
-    byWorkspace: "SELECT * FROM notification WHERE workspace_id = ? AND id = ?",
-    logsOf: "SELECT id, at, event, status, error_code, detail FROM notification_log WHERE notification_id = ? ORDER BY id",
+    byWorkspace: `SELECT ${N.columns()} FROM notification WHERE workspace_id = ? AND id = ?`,
+    logsOf: 'SELECT id, at, event, status, error_code AS "errorCode", detail FROM notification_log WHERE notification_id = ? ORDER BY id',
     // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
     // (no sort of the whole backlog per claim); the routes' heads are merged in dueCandidates.
     dueOnRoute: `
-    SELECT * FROM notification
+    SELECT ${N.columns()} FROM notification
     WHERE stage = 'queued' AND route = ? AND next_attempt_at <= ?
       AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
     ORDER BY next_attempt_at, id LIMIT ?`,
@@ -120,7 +131,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     interrupted: "SELECT id FROM notification WHERE stage = 'dispatching'",
     markUncertain:
       "UPDATE notification SET stage = 'queued', needs_reconcile = 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
-    byExternal: "SELECT * FROM notification WHERE external_id = ? AND device_id = ?",
+    byExternal: `SELECT ${N.columns()} FROM notification WHERE external_id = ? AND device_id = ?`,
     setExternal: "UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
     pendingOn: (count: number) =>
       `SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`,
@@ -230,8 +241,8 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       return row!.id;
     },
 
-    get: (workspaceId: number, id: number): Promise<NotificationRecord | null> =>
-      db.get<NotificationRecord>(SQL.byWorkspace, [workspaceId, id]),
+    get: async (workspaceId: number, id: number): Promise<NotificationRecord | null> =>
+      one(await db.get<Row>(SQL.byWorkspace, [workspaceId, id])),
     /**
      * Due messages on a failover order that their device has not taken up, on the routes whose
      * devices fetch their own messages (paired phones), whose device has been silent since before
@@ -260,8 +271,8 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       return result.changes > 0;
     },
     logs: (id: number): Promise<LogRecord[]> => db.all<LogRecord>(SQL.logsOf, [id]),
-    byExternalId: (externalId: string, deviceId: number): Promise<NotificationRecord | null> =>
-      db.get<NotificationRecord>(SQL.byExternal, [externalId, deviceId]),
+    byExternalId: async (externalId: string, deviceId: number): Promise<NotificationRecord | null> =>
+      one(await db.get<Row>(SQL.byExternal, [externalId, deviceId])),
     /** The notifications still waiting on these devices. */
     pendingOnDevices: async (deviceIds: number[]): Promise<number[]> =>
       deviceIds.length === 0 ? [] : (await db.all<{ id: number }>(SQL.pendingOn(deviceIds.length), deviceIds)).map((r) => r.id),
@@ -297,9 +308,12 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       if (f.deviceId !== undefined) and("device_id = ?", f.deviceId);
       if (f.text) and("message LIKE ? ESCAPE '\\'", `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       const clause = where.join(" AND ");
-      const rows = await db.all<NotificationRecord>(
-        `SELECT * FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-        [...args, limit, offset],
+      const rows = many(
+        await db.all<Row>(`SELECT ${N.columns()} FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, [
+          ...args,
+          limit,
+          offset,
+        ]),
       );
       // Filters the hourly counts know (status, channel, a time range) are counted from them; the
       // others (recipient, device, text) count the matching rows.
@@ -315,9 +329,9 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     /** Queued work on the dispatched routes that is due, oldest first. */
     async dueCandidates(now: number, limit: number): Promise<NotificationRecord[]> {
       const rows: NotificationRecord[] = [];
-      for (const route of dispatchedRoutes) rows.push(...(await db.all<NotificationRecord>(SQL.dueOnRoute, [route, now, now, limit])));
+      for (const route of dispatchedRoutes) rows.push(...many(await db.all<Row>(SQL.dueOnRoute, [route, now, now, limit])));
       if (dispatchedRoutes.length < 2) return rows;
-      return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id).slice(0, limit);
+      return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id).slice(0, limit);
     },
     /** Pending notifications whose valid_until passed (see the statement), soonest first. */
     expiredWaiting: async (now: number, heldGrace: number, limit: number): Promise<number[]> =>
@@ -368,6 +382,8 @@ export interface StatusMove {
  * The state machine's statements (state.ts): every status change of every notification runs them,
  * inside its unit of work, one UPDATE per target status.
  */
+const SQL_BY_ID = `SELECT ${N.columns()} FROM notification WHERE id = ?`;
+
 export function createStatusRepository(db: Executor) {
   const updates = Object.fromEntries(
     (Object.keys(TIME_COLUMN) as (keyof typeof TIME_COLUMN)[]).map((to) => [
@@ -380,7 +396,7 @@ export function createStatusRepository(db: Executor) {
   ) as Record<keyof typeof TIME_COLUMN, string>;
 
   return {
-    byId: (id: number): Promise<NotificationRecord | null> => db.get<NotificationRecord>("SELECT * FROM notification WHERE id = ?", [id]),
+    byId: async (id: number): Promise<NotificationRecord | null> => one(await db.get<Row>(SQL_BY_ID, [id])),
     async insertLog(id: number, at: number, event: string, status: string | null, errorCode: string | null, detail: string | null) {
       await db.run("INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)", [
         id,

@@ -1,6 +1,6 @@
 // Reading notifications, and cancelling one that has not reached its channel yet.
 import type { Storage } from "../../db/storage";
-import { ROUTE_NAMES, type DeliveryType, type DeviceKind } from "../../channels/kinds";
+import { ROUTE_NAMES, type DeliveryType } from "../../channels/kinds";
 import { AppError } from "../../http/errors";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
@@ -8,40 +8,40 @@ import type { ListFilters, LogRecord, NotificationRepository } from "./repositor
 import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
 
 export function presentLog(l: LogRecord) {
-  return { at: iso(l.at), event: l.event, status: l.status, error_code: l.error_code, detail: l.detail };
+  return { at: iso(l.at), event: l.event, status: l.status, error_code: l.errorCode, detail: l.detail };
 }
 
 export function presentNotification(n: NotificationRecord) {
   return {
     notification_id: n.id,
     status: n.status,
-    delivery_type: n.delivery_type,
+    delivery_type: n.deliveryType,
     route: n.route,
-    routes: n.routes ? (JSON.parse(n.routes) as DeviceKind[]).map((k) => ROUTE_NAMES[k]) : null,
-    template_id: n.template_id,
-    template_vars: n.template_vars ? (JSON.parse(n.template_vars) as Record<string, string>) : null,
+    routes: n.routes ? n.routes.map((k) => ROUTE_NAMES[k]) : null,
+    template_id: n.templateId,
+    template_vars: n.templateVars,
     message: n.message,
     recipient: n.recipient,
-    recipient_name: n.recipient_name,
-    device_id: n.device_id,
-    schedule_time: iso(n.schedule_at),
+    recipient_name: n.recipientName,
+    device_id: n.deviceId,
+    schedule_time: iso(n.scheduleAt),
     timezone: n.timezone,
     attempts: n.attempts,
     segments: n.segments,
     cost: n.cost,
-    provider_message_id: n.external_id,
-    error_code: n.error_code,
-    error_reason: n.error_reason,
-    created_at: iso(n.created_at),
-    updated_at: iso(n.updated_at),
-    sent_at: iso(n.sent_at),
-    delivered_at: iso(n.delivered_at),
-    failed_at: iso(n.failed_at),
-    cancelled_at: iso(n.cancelled_at),
-    sim_number: n.sim_number,
+    provider_message_id: n.externalId,
+    error_code: n.errorCode,
+    error_reason: n.errorReason,
+    created_at: iso(n.createdAt),
+    updated_at: iso(n.updatedAt),
+    sent_at: iso(n.sentAt),
+    delivered_at: iso(n.deliveredAt),
+    failed_at: iso(n.failedAt),
+    cancelled_at: iso(n.cancelledAt),
+    sim_number: n.simNumber,
     priority: n.priority,
-    with_delivery_report: n.with_delivery_report === 1 || (n.with_delivery_report as unknown) === true,
-    valid_until: iso(n.valid_until),
+    with_delivery_report: n.withDeliveryReport,
+    valid_until: iso(n.validUntil),
   };
 }
 

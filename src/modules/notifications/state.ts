@@ -83,7 +83,7 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
     return storage.transaction(async () => {
       const before = await repo.byId(id);
       if (!before) return false;
-      const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancel_pending === 1 && to !== "cancelled";
+      const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancelPending && to !== "cancelled";
       if (!reopened && !canMove(before.status, to)) return false;
       if (
         to === "failed" &&
@@ -114,7 +114,7 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
         at,
       });
       if (failing || to === "cancelled") {
-        await credits.refund(before.workspace_id, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
+        await credits.refund(before.workspaceId, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
       }
       for (const listener of listeners) await listener(before, to, opts);
       return true;

@@ -704,33 +704,33 @@ export function createSendingService(deps: SendingDeps) {
   ): Promise<boolean> {
     if (n.routes === null || failure.mayHaveGone === true) return false;
     if (failure.errorCode !== null && FINAL_FAILURES.has(failure.errorCode)) return false;
-    const routes = JSON.parse(n.routes) as DeviceKind[];
+    const routes = n.routes;
     const rest = routes.slice(routes.indexOf(n.route) + 1);
     if (rest.length === 0) return false;
     let auth: AuthContext;
     try {
-      auth = await deps.callerFor(n.workspace_id);
+      auth = await deps.callerFor(n.workspaceId);
     } catch {
       return false;
     }
-    const fallback = (n.fallback === null ? null : JSON.parse(n.fallback)) as Fallback | null;
+    const fallback = n.fallback as Fallback | null;
     const input: SendInput = {
-      channel: n.delivery_type,
+      channel: n.deliveryType,
       recipient: n.recipient,
       message: n.message,
-      simNumber: n.sim_number,
+      simNumber: n.simNumber,
       priority: n.priority,
-      withDeliveryReport: n.with_delivery_report === 1,
+      withDeliveryReport: n.withDeliveryReport,
     };
     const common: Common = {
       recipient: n.recipient,
-      recipientName: n.recipient_name,
+      recipientName: n.recipientName,
       template: null,
       templateVars: null,
       message: n.message,
       scheduleAt: null,
       timezone: n.timezone,
-      validUntil: n.valid_until,
+      validUntil: n.validUntil,
       quietHold: null,
       fallback,
     };
@@ -746,7 +746,7 @@ export function createSendingService(deps: SendingDeps) {
         // In a savepoint: a debit that fails leaves nothing behind for the next route.
         p = await storage.transaction(async () => {
           const next = await prepareRoute(auth, input, common, kind, routes);
-          await credits.debit(n.workspace_id, next.cost, n.id);
+          await credits.debit(n.workspaceId, next.cost, n.id);
           return next;
         });
       } catch (error) {
@@ -758,7 +758,7 @@ export function createSendingService(deps: SendingDeps) {
         continue;
       }
       const now = clock.now();
-      await credits.refund(n.workspace_id, n.cost, n.id, `failover from ${ROUTE_NAMES[n.route]}`);
+      await credits.refund(n.workspaceId, n.cost, n.id, `failover from ${ROUTE_NAMES[n.route]}`);
       const moved = await notifications.reroute(
         n.id,
         {
@@ -777,9 +777,9 @@ export function createSendingService(deps: SendingDeps) {
       );
       if (!moved) return false;
       await writeSkips();
-      if (p.channel !== n.delivery_type || (p.channel === "chatapp" && p.device.id !== n.device_id)) {
+      if (p.channel !== n.deliveryType || (p.channel === "chatapp" && p.device.id !== n.deviceId)) {
         await threads.removeOutbound(n.id);
-        await addToThread(n.workspace_id, p, n.id, now);
+        await addToThread(n.workspaceId, p, n.id, now);
       }
       await state.log(n.id, "failover", {
         status: "pending",
@@ -815,9 +815,9 @@ export function createSendingService(deps: SendingDeps) {
       if (strandedRetry.has(id)) continue;
       const done = await storage.transaction(async () => {
         const n = await state.get(id);
-        if (n?.status !== "pending" || n.stage !== "queued" || n.dispatched_at !== null) return true;
-        const silent = n.device_id === null ? null : ((await devices.byId(n.device_id))?.lastSeenAt ?? null);
-        const reason = `device ${n.device_id} has been offline ${silent === null ? "since it was paired" : `since ${new Date(silent).toISOString()}`}`;
+        if (n?.status !== "pending" || n.stage !== "queued" || n.dispatchedAt !== null) return true;
+        const silent = n.deviceId === null ? null : ((await devices.byId(n.deviceId))?.lastSeenAt ?? null);
+        const reason = `device ${n.deviceId} has been offline ${silent === null ? "since it was paired" : `since ${new Date(silent).toISOString()}`}`;
         return failover(n, { errorCode: "device_offline", reason, stranded: true });
       });
       if (done) moved++;

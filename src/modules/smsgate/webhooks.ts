@@ -128,7 +128,7 @@ export function createSmsGateWebhooks(deps: {
   /** Shapes and signs one delivery of an SMSGate webhook (registered with the webhook service). */
   async function format(d: DueDelivery, timestamp: number) {
     const event = d.smsgateEvent as SmsGateWebhookEvent;
-    const data = JSON.parse(d.data) as Data;
+    const data = d.data as Data;
     if (d.smsgateDeviceId !== null && data.device_id !== d.smsgateDeviceId) return null;
     const messageId = typeof data.notification_id === "number" ? await repo.messageIdOf(data.notification_id) : null;
     const payload = payloadOf(event, data, messageId);

@@ -32,7 +32,7 @@ export function createTemplateService(storage: Storage, repo: TemplateRepository
       description: row.description,
       body: row.body,
       channel: row.channel,
-      is_system: row.isSystem,
+      is_system: row.isSystem ? 1 : 0,
       status: row.status,
       variables: row.variables,
       language: row.language,
@@ -50,7 +50,7 @@ export function createTemplateService(storage: Storage, repo: TemplateRepository
 
   async function requireOwn(workspaceId: number, id: number): Promise<TemplateRow> {
     const row = await require(workspaceId, id);
-    if (row.isSystem === 1) throw new AppError("template_read_only", `template ${id} is a system template and cannot be changed`);
+    if (row.isSystem) throw new AppError("template_read_only", `template ${id} is a system template and cannot be changed`);
     return row;
   }
 
@@ -110,7 +110,7 @@ export function createTemplateService(storage: Storage, repo: TemplateRepository
           description: input.description ?? "",
           body: input.body,
           channel,
-          isSystem: 0,
+          isSystem: false,
           status: "active",
           variables,
           language: channel === "chatapp" ? (input.language ?? "en_US") : null,

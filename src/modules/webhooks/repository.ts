@@ -43,7 +43,8 @@ export interface DueDelivery {
   smsgateDeviceId: number | null;
   workspaceId: number;
   type: string;
-  data: string;
+  /** The event's data object. */
+  data: Record<string, unknown>;
   eventCreatedAt: number;
 }
 
@@ -133,7 +134,7 @@ const toDelivery = (r: DeliveryDbRow): DueDelivery => ({
   smsgateDeviceId: r.smsgate_device_id,
   workspaceId: r.workspace_id,
   type: r.type,
-  data: r.data,
+  data: JSON.parse(r.data) as Record<string, unknown>,
   eventCreatedAt: r.event_created_at,
 });
 
@@ -184,10 +185,10 @@ const SQL = {
   failPendingOf:
     "UPDATE webhook_delivery SET status = 'failed', last_error = 'subscription deleted' WHERE subscription_id = ? AND status IN ('pending', 'delivering')",
   resumePendingOf: "UPDATE webhook_delivery SET next_attempt_at = ? WHERE subscription_id = ? AND status = 'pending'",
-  // Newest first; SQLite's rowid (insertion order) breaks ties within a millisecond.
+  // Newest first; seq (insertion order) breaks ties within a millisecond.
   deliveriesOf:
     "SELECT d.id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.created_at, d.delivered_at " +
-    "FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE d.subscription_id = ? ORDER BY d.created_at DESC, d.rowid DESC LIMIT ? OFFSET ?",
+    "FROM webhook_delivery d JOIN event e ON e.id = d.event_id WHERE d.subscription_id = ? ORDER BY d.created_at DESC, d.seq DESC LIMIT ? OFFSET ?",
   countDeliveriesOf: "SELECT count(*) AS n FROM webhook_delivery WHERE subscription_id = ?",
   attemptsOf: "SELECT at, status_code, latency_ms, error FROM webhook_attempt WHERE delivery_id = ? ORDER BY id",
 };

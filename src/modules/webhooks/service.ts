@@ -127,7 +127,7 @@ export function createWebhookService(deps: WebhookDeps) {
     let body: string;
     let signed: Record<string, string>;
     if (d.format === "pigeon") {
-      body = JSON.stringify(eventEnvelope(d.eventId, d.type as EventType, d.workspaceId, d.eventCreatedAt, JSON.parse(d.data)));
+      body = JSON.stringify(eventEnvelope(d.eventId, d.type as EventType, d.workspaceId, d.eventCreatedAt, d.data));
       signed = {
         "x-pigeon-event": d.eventId,
         "x-pigeon-event-type": d.type,
