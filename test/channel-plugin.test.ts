@@ -132,7 +132,7 @@ describe("a channel registered through the guide's steps", () => {
 
     expect(await services.dispatcher.dispatchDue()).toBe(1);
     expect(handed).toEqual([{ id: "tw-1", to: "+14155552671", text: "Through the throwaway" }]);
-    expect(await services.state.get(id)).toMatchObject({ status: "sent", external_id: "tw-1" });
+    expect(await services.state.get(id)).toMatchObject({ status: "sent", externalId: "tw-1" });
 
     const reported = await call(`/v1/callbacks/throwaway/${device.id}`, { id: "tw-1", outcome: "ok" }, false);
     expect(reported.status).toBe(200);

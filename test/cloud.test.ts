@@ -276,8 +276,8 @@ describe("cloud number: the recovery check reads the whole window and claims eac
     id: 1,
     recipient: TO,
     message: "hello",
-    created_at: Date.now(),
-    schedule_at: null,
+    createdAt: Date.now(),
+    scheduleAt: null,
   } as unknown as NotificationRecord;
   const listPath = "/2010-04-01/Accounts/AC1/Messages.json";
   const page = (messages: unknown[], next: string | null) => Response.json({ messages, next_page_uri: next, page: 0, page_size: 50 });
