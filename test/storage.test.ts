@@ -1,27 +1,30 @@
-// The unit of work on SQLite (src/db/sqlite-storage.ts): two async transactions interleaved are
-// isolated from each other and from readers, a failing one is rolled back alone, nested ones are
-// savepoints, what follows a commit follows only a commit, units of one turn share one commit,
-// and an acknowledged write is on disk. The same scenario run through bun:sqlite's own
-// `transaction(async …)` breaks isolation: that is what the seam is for.
+// The unit of work on both back ends (src/db/sqlite-storage.ts, src/db/postgres-storage.ts, the
+// latter on a real throwaway PostgreSQL cluster): two async transactions interleaved are isolated
+// from each other and from readers, a failing one is rolled back alone, nested ones are
+// savepoints, what follows a commit follows only a commit, and a committed write is visible to
+// other connections. On SQLite, units of one turn share one commit; the same scenario run through
+// bun:sqlite's own `transaction(async …)` breaks isolation: that is what the seam is for.
 import { Database } from "bun:sqlite";
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connectPostgres, createPostgresStorage, numberPlaceholders } from "../src/db/postgres-storage";
 import { createSqliteStorage, readsOnly } from "../src/db/sqlite-storage";
 import { indexHint, jsonField, type Storage } from "../src/db/storage";
+import { postgresCluster } from "./helpers/postgres";
 
 function fresh(path = ":memory:") {
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.run("PRAGMA journal_mode = WAL");
-  sqlite.run("CREATE TABLE t (v TEXT NOT NULL)");
+  sqlite.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
   let commits = 0;
   const storage = createSqliteStorage(sqlite, { onCommit: () => commits++ });
   return { sqlite, storage, commits: () => commits };
 }
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-const values = (storage: Storage) => storage.all<{ v: string }>("SELECT v FROM t ORDER BY rowid").then((rows) => rows.map((r) => r.v));
+const values = (storage: Storage) => storage.all<{ v: string }>("SELECT v FROM t ORDER BY id").then((rows) => rows.map((r) => r.v));
 
 /**
  * Two transactions at once: A writes a1, waits a turn, writes a2; B writes b1, waits, then fails.
@@ -31,6 +34,7 @@ async function interleave(
   transaction: <T>(fn: () => Promise<T>) => Promise<T>,
   write: (v: string) => Promise<unknown>,
   read: () => Promise<string[]>,
+  pause: () => Promise<void> = tick,
 ) {
   const seen: string[][] = [];
   let done = false;
@@ -45,13 +49,13 @@ async function interleave(
   })();
   const a = transaction(async () => {
     await write("a1");
-    await tick();
-    await tick();
+    await pause();
+    await pause();
     await write("a2");
   });
   const b = transaction(async () => {
     await write("b1");
-    await tick();
+    await pause();
     throw new Error("b fails");
   });
   const outcomes = await Promise.allSettled([a, b]);
@@ -60,27 +64,164 @@ async function interleave(
   return { seen, readsDuring, outcomes: outcomes.map((o) => o.status), final: await read() };
 }
 
-describe("the unit of work on SQLite", () => {
-  test("interleaved async transactions: a reader never sees half of one, and the failing one is rolled back alone", async () => {
-    const { storage } = fresh();
-    const r = await interleave(
-      (fn) => storage.transaction(fn),
-      (v) => storage.run("INSERT INTO t (v) VALUES (?)", [v]),
-      () => values(storage),
-    );
-    expect(r.outcomes).toEqual(["fulfilled", "rejected"]);
-    expect(r.final).toEqual(["a1", "a2"]);
-    expect(r.readsDuring).toBeGreaterThan(1);
-    for (const rows of r.seen) expect(rows.includes("a1")).toBe(rows.includes("a2"));
-    for (const rows of r.seen) expect(rows).not.toContain("b1");
-  });
+/** A back end under test: its storage on a fresh table `t`, and a read through another connection. */
+interface Backend {
+  storage: Storage;
+  /** A wait inside a transaction long enough for the reader to read meanwhile. */
+  pause: () => Promise<void>;
+  /** The rows as another connection sees them (committed ones only). */
+  elsewhere: () => Promise<string[]>;
+}
 
+const backends: [string, () => Promise<Backend>][] = [
+  [
+    "SQLite",
+    async () => {
+      const path = join(mkdtempSync(join(tmpdir(), "pigeon-storage-")), "t.db");
+      const { storage } = fresh(path);
+      return {
+        storage,
+        pause: tick,
+        elsewhere: async () => {
+          const other = new Database(path, { readonly: true });
+          try {
+            return other
+              .query<{ v: string }, []>("SELECT v FROM t ORDER BY id")
+              .all()
+              .map((r) => r.v);
+          } finally {
+            other.close();
+          }
+        },
+      };
+    },
+  ],
+  [
+    "PostgreSQL",
+    async () => {
+      const url = await (await postgresCluster()).createDatabase("storage");
+      const sql = connectPostgres(url, { max: 4 });
+      const other = connectPostgres(url, { max: 1 });
+      opened.push(sql, other);
+      await sql.unsafe("CREATE TABLE t (id serial PRIMARY KEY, v text NOT NULL)");
+      return {
+        storage: createPostgresStorage(sql),
+        // A read is a round trip to the server: the transactions wait long enough for several.
+        pause: () => Bun.sleep(20),
+        elsewhere: async () => (await other.unsafe("SELECT v FROM t ORDER BY id")).map((r) => r.v as string),
+      };
+    },
+  ],
+];
+const opened: { end(): Promise<void> }[] = [];
+afterAll(async () => {
+  for (const pool of opened.splice(0)) await pool.end();
+});
+
+for (const [name, open] of backends) {
+  describe(`the unit of work on ${name}`, () => {
+    test("interleaved async transactions: a reader never sees half of one, and the failing one is rolled back alone", async () => {
+      const { storage, pause } = await open();
+      const r = await interleave(
+        (fn) => storage.transaction(fn),
+        (v) => storage.run("INSERT INTO t (v) VALUES (?)", [v]),
+        () => values(storage),
+        pause,
+      );
+      expect(r.outcomes).toEqual(["fulfilled", "rejected"]);
+      expect(r.final).toEqual(["a1", "a2"]);
+      expect(r.readsDuring).toBeGreaterThan(1);
+      for (const rows of r.seen) expect(rows.includes("a1")).toBe(rows.includes("a2"));
+      for (const rows of r.seen) expect(rows).not.toContain("b1");
+    });
+
+    test("a nested transaction is a savepoint: undone alone when it throws, with what it asked to follow the commit", async () => {
+      const { storage } = await open();
+      const followed: string[] = [];
+      await storage.transaction(async () => {
+        await storage.run("INSERT INTO t (v) VALUES ('outer')");
+        storage.afterCommit(() => followed.push("outer"));
+        await expect(
+          storage.transaction(async () => {
+            await storage.run("INSERT INTO t (v) VALUES ('inner')");
+            storage.afterCommit(() => followed.push("inner"));
+            throw new Error("inner fails");
+          }),
+        ).rejects.toThrow("inner fails");
+        await storage.transaction(async () => {
+          await storage.run("INSERT INTO t (v) VALUES ('kept')");
+          storage.afterCommit(() => followed.push("kept"));
+        });
+        expect(followed).toEqual([]);
+      });
+      expect(await values(storage)).toEqual(["outer", "kept"]);
+      expect(followed).toEqual(["outer", "kept"]);
+    });
+
+    test("units at once: each failure is its own, and after-commit steps follow only success", async () => {
+      const { storage } = await open();
+      const followed: string[] = [];
+      const unit = (v: string, fail = false) =>
+        storage.transaction(async () => {
+          await storage.run("INSERT INTO t (v) VALUES (?)", [v]);
+          storage.afterCommit(() => followed.push(v));
+          if (fail) throw new Error(`${v} fails`);
+          return v;
+        });
+      const results = await Promise.allSettled([unit("a"), unit("b", true), unit("c")]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(await values(storage)).toEqual(["a", "c"]);
+      expect(followed.sort()).toEqual(["a", "c"]);
+    });
+
+    test("a unit's writes reach other connections only when it commits; a write outside any unit at once", async () => {
+      const { storage, elsewhere } = await open();
+      await storage.transaction(async () => {
+        await storage.run("INSERT INTO t (v) VALUES ('x')");
+        expect(await elsewhere()).toEqual([]);
+      });
+      expect(await elsewhere()).toEqual(["x"]);
+      await storage.run("INSERT INTO t (v) VALUES ('y')");
+      expect(await elsewhere()).toEqual(["x", "y"]);
+      let ran = false;
+      storage.afterCommit(() => {
+        ran = true;
+      });
+      expect(ran).toBe(true);
+      expect(storage.inTransaction).toBe(false);
+      await storage.transaction(async () => expect(storage.inTransaction).toBe(true));
+    });
+
+    test("work a unit schedules for later runs outside it, not in its ended transaction", async () => {
+      const { storage } = await open();
+      let later: Promise<unknown> | null = null;
+      await storage.transaction(async () => {
+        await storage.run("INSERT INTO t (v) VALUES ('first')");
+        later = new Promise((resolve) => setTimeout(() => resolve(storage.run("INSERT INTO t (v) VALUES ('later')")), 5));
+      });
+      await later;
+      expect(await values(storage)).toEqual(["first", "later"]);
+    });
+
+    test("counts and sums come back as numbers, a row that is not there as null, and run says how many rows changed", async () => {
+      const { storage } = await open();
+      for (const v of ["a", "b", "c"]) await storage.run("INSERT INTO t (v) VALUES (?)", [v]);
+      expect(await storage.get("SELECT count(*) AS n, sum(id) AS s FROM t")).toEqual({ n: 3, s: 6 });
+      expect(await storage.get("SELECT v FROM t WHERE v = ?", ["absent"])).toBeNull();
+      expect((await storage.run("UPDATE t SET v = 'z' WHERE v <> ?", ["a"])).changes).toBe(2);
+      // A ? inside a quoted string is text, not a parameter.
+      expect(await storage.get("SELECT 'why?' AS q, v FROM t WHERE v = ?", ["a"])).toEqual({ q: "why?", v: "a" });
+    });
+  });
+}
+
+describe("the unit of work on SQLite alone", () => {
   test("the same through bun:sqlite's transaction(async …) commits at the first await: readers see halves, the failure is kept", async () => {
     const { sqlite } = fresh();
     const insert = sqlite.prepare("INSERT INTO t (v) VALUES (?)");
     const read = async () =>
       sqlite
-        .query<{ v: string }, []>("SELECT v FROM t ORDER BY rowid")
+        .query<{ v: string }, []>("SELECT v FROM t ORDER BY id")
         .all()
         .map((r) => r.v);
     const r = await interleave(
@@ -93,44 +234,12 @@ describe("the unit of work on SQLite", () => {
     expect(r.seen.some((rows) => rows.includes("a1") && !rows.includes("a2"))).toBe(true);
   });
 
-  test("a nested transaction is a savepoint: undone alone when it throws, with what it asked to follow the commit", async () => {
-    const { storage } = fresh();
-    const followed: string[] = [];
-    await storage.transaction(async () => {
-      await storage.run("INSERT INTO t (v) VALUES ('outer')");
-      storage.afterCommit(() => followed.push("outer"));
-      await expect(
-        storage.transaction(async () => {
-          await storage.run("INSERT INTO t (v) VALUES ('inner')");
-          storage.afterCommit(() => followed.push("inner"));
-          throw new Error("inner fails");
-        }),
-      ).rejects.toThrow("inner fails");
-      await storage.transaction(async () => {
-        await storage.run("INSERT INTO t (v) VALUES ('kept')");
-        storage.afterCommit(() => followed.push("kept"));
-      });
-      expect(followed).toEqual([]);
-    });
-    expect(await values(storage)).toEqual(["outer", "kept"]);
-    expect(followed).toEqual(["outer", "kept"]);
-  });
-
-  test("units asked for in one turn share one commit; each failure is its own; after-commit steps follow only success", async () => {
+  test("units asked for in one turn share one commit (one fsync)", async () => {
     const { storage, commits } = fresh();
-    const followed: string[] = [];
-    const unit = (v: string, fail = false) =>
-      storage.transaction(async () => {
-        await storage.run("INSERT INTO t (v) VALUES (?)", [v]);
-        storage.afterCommit(() => followed.push(v));
-        if (fail) throw new Error(`${v} fails`);
-        return v;
-      });
-    const results = await Promise.allSettled([unit("a"), unit("b", true), unit("c")]);
-    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const unit = (v: string) => storage.transaction(async () => storage.run("INSERT INTO t (v) VALUES (?)", [v]));
+    await Promise.all([unit("a"), unit("b"), unit("c")]);
     expect(commits()).toBe(1);
-    expect(await values(storage)).toEqual(["a", "c"]);
-    expect(followed).toEqual(["a", "c"]);
+    expect(await values(storage)).toEqual(["a", "b", "c"]);
   });
 
   test("only a commit that changed something reports the disk as taking writes (a unit that wrote nothing proves nothing)", async () => {
@@ -145,38 +254,11 @@ describe("the unit of work on SQLite", () => {
       await storage.run("INSERT INTO t (v) VALUES ('x')");
     });
     expect(commits()).toBe(1);
-    // A write made inside a unit through the driver directly (a module not yet moved) counts as well.
+    // A write made inside a unit through the driver directly counts as well.
     await storage.transaction(async () => {
       sqlite.run("INSERT INTO t (v) VALUES ('y')");
     });
     expect(commits()).toBe(2);
-  });
-
-  test("a write outside any unit is a unit of its own, on disk when its promise resolves; afterCommit outside a unit runs at once", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "pigeon-storage-")), "t.db");
-    const { storage } = fresh(path);
-    await storage.run("INSERT INTO t (v) VALUES ('x')");
-    const other = new Database(path, { readonly: true });
-    expect(other.query("SELECT v FROM t").all()).toEqual([{ v: "x" }]);
-    other.close();
-    let ran = false;
-    storage.afterCommit(() => {
-      ran = true;
-    });
-    expect(ran).toBe(true);
-    expect(storage.inTransaction).toBe(false);
-    await storage.transaction(async () => expect(storage.inTransaction).toBe(true));
-  });
-
-  test("work a unit schedules for later runs outside it, not in its ended transaction", async () => {
-    const { storage } = fresh();
-    let later: Promise<unknown> | null = null;
-    await storage.transaction(async () => {
-      await storage.run("INSERT INTO t (v) VALUES ('first')");
-      later = new Promise((resolve) => setTimeout(() => resolve(storage.run("INSERT INTO t (v) VALUES ('later')")), 5));
-    });
-    await later;
-    expect(await values(storage)).toEqual(["first", "later"]);
   });
 });
 
@@ -204,6 +286,25 @@ describe("dialect-specific snippets", () => {
     expect(row?.v).toBe("123");
     expect(jsonField("postgres", "config", "phoneNumberId")).toBe("(config::json ->> 'phoneNumberId')");
     expect(() => jsonField("sqlite", "config", "a') OR 1=1 --")).toThrow();
+  });
+
+  test("the same JSON field reads the key on PostgreSQL", async () => {
+    const url = await (await postgresCluster()).createDatabase("json");
+    const sql = connectPostgres(url, { max: 1 });
+    opened.push(sql);
+    const storage = createPostgresStorage(sql);
+    await storage.run("CREATE TABLE j (config text)");
+    await storage.run("INSERT INTO j (config) VALUES (?)", [JSON.stringify({ phoneNumberId: "123", other: "x" })]);
+    expect(await storage.get(`SELECT ${jsonField("postgres", "config", "phoneNumberId")} AS v FROM j`)).toEqual({ v: "123" });
+  });
+
+  test.each([
+    ["SELECT * FROM t WHERE a = ? AND b = ?", "SELECT * FROM t WHERE a = $1 AND b = $2"],
+    ["SELECT '?' AS q, \"we?ird\" FROM t WHERE a = ?", "SELECT '?' AS q, \"we?ird\" FROM t WHERE a = $1"],
+    ["SELECT 'it''s?' FROM t -- why?\nWHERE a = ?", "SELECT 'it''s?' FROM t -- why?\nWHERE a = $1"],
+    ["INSERT INTO t (a, b) VALUES (?, ?) RETURNING id", "INSERT INTO t (a, b) VALUES ($1, $2) RETURNING id"],
+  ])("PostgreSQL's numbered parameters: %s", (sql, numbered) => {
+    expect(numberPlaceholders(sql)).toBe(numbered);
   });
 
   test("an index hint is SQLite's INDEXED BY and nothing elsewhere", () => {

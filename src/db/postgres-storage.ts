@@ -1,0 +1,173 @@
+// The storage seam on PostgreSQL (postgres.js, a pool of connections). A unit of work is one
+// PostgreSQL transaction on one pooled connection: the current unit travels with the async call
+// chain (AsyncLocalStorage), nested units are savepoints on that connection, and steps asked for
+// with afterCommit run once it has committed. Outside a unit, a statement runs on any free
+// connection in autocommit (one statement is atomic on its own).
+//
+// Isolation: READ COMMITTED, PostgreSQL's default. Units that must not interleave (a claim, a
+// balance) say so in their SQL (`FOR UPDATE`, `SKIP LOCKED`, conditional UPDATEs whose row count
+// is checked), as they must on SQLite's single writer anyway. A unit that PostgreSQL aborts for
+// a deadlock or a serialization failure is run again from the start, a few times: unit bodies
+// hold no network calls, so running one again repeats only database work.
+//
+// Values come back as SQLite gives them, so that repositories map rows the same way on both:
+// `bigint` (millisecond timestamps, counts) and `numeric` (sums) as numbers, JSON kept as text.
+import { AsyncLocalStorage } from "node:async_hooks";
+import postgres from "postgres";
+import type { RunResult, SqlParam, Storage } from "./storage";
+
+type Sql = postgres.Sql<Record<string, never>>;
+type Tx = postgres.TransactionSql<Record<string, never>>;
+
+interface Unit {
+  tx: Tx;
+  depth: number;
+  afterCommit: (() => void)[];
+  ended: boolean;
+}
+
+export interface PostgresStorageOptions {
+  /** Where an after-commit step that throws is reported. */
+  log?: (message: string, error?: unknown) => void;
+  /** How many times a unit aborted by a deadlock or serialization failure is run again (default 5). */
+  retries?: number;
+}
+
+/** PostgreSQL's codes for a transaction it aborted so that another could go on: run it again. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+/**
+ * The statement with its `?` placeholders numbered as PostgreSQL wants them ($1, $2, …). A `?`
+ * inside a quoted string or identifier, or in a comment, is left alone.
+ */
+export function numberPlaceholders(sql: string): string {
+  let out = "";
+  let n = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      const stop = end === -1 ? sql.length : end + 1;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      const stop = end === -1 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "?") {
+      out += `$${++n}`;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/** A connection pool that hands values back in the shapes the repositories expect. */
+export function connectPostgres(url: string, options: { max?: number } = {}): Sql {
+  const asNumber = { to: 0, from: [20, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    types: { number: asNumber },
+    // The first connection tells what it is; Pigeon's own statements are prepared per connection.
+    prepare: true,
+    connection: { application_name: "pigeon" },
+  }) as unknown as Sql;
+}
+
+export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions = {}): Storage {
+  const current = new AsyncLocalStorage<Unit>();
+  const texts = new Map<string, string>();
+  const retries = options.retries ?? 5;
+
+  function text(statement: string): string {
+    let numbered = texts.get(statement);
+    if (numbered === undefined) {
+      numbered = numberPlaceholders(statement);
+      texts.set(statement, numbered);
+    }
+    return numbered;
+  }
+
+  function unitOf(): Unit | null {
+    const unit = current.getStore();
+    return unit && !unit.ended ? unit : null;
+  }
+
+  function query(statement: string, params: readonly SqlParam[]) {
+    const on: Sql | Tx = unitOf()?.tx ?? sql;
+    return on.unsafe(text(statement), params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  }
+
+  async function nested<T>(unit: Unit, fn: () => Promise<T>): Promise<T> {
+    const name = `nested${++unit.depth}`;
+    const hooks = unit.afterCommit.length;
+    await unit.tx.unsafe(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn();
+      await unit.tx.unsafe(`RELEASE SAVEPOINT ${name}`);
+      return value;
+    } catch (error) {
+      await unit.tx.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+      await unit.tx.unsafe(`RELEASE SAVEPOINT ${name}`);
+      unit.afterCommit.length = hooks;
+      throw error;
+    } finally {
+      unit.depth--;
+    }
+  }
+
+  async function outer<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let unit: Unit | null = null;
+      try {
+        const value = (await sql.begin(async (tx) => {
+          unit = { tx: tx as unknown as Tx, depth: 0, afterCommit: [], ended: false };
+          try {
+            return await current.run(unit, fn);
+          } finally {
+            unit.ended = true;
+          }
+        })) as T;
+        for (const callback of (unit as Unit | null)?.afterCommit ?? []) {
+          try {
+            callback();
+          } catch (error) {
+            options.log?.("an after-commit step failed", error);
+          }
+        }
+        return value;
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (attempt < retries && code !== undefined && RETRYABLE.has(code)) continue;
+        throw error;
+      }
+    }
+  }
+
+  function transaction<T>(fn: () => Promise<T>): Promise<T> {
+    const unit = unitOf();
+    return unit ? nested(unit, fn) : outer(fn);
+  }
+
+  return {
+    dialect: "postgres",
+    all: async <T>(statement: string, params: readonly SqlParam[] = []) => [...(await query(statement, params))] as T[],
+    get: async <T>(statement: string, params: readonly SqlParam[] = []) => ((await query(statement, params))[0] as T | undefined) ?? null,
+    run: async (statement: string, params: readonly SqlParam[] = []): Promise<RunResult> => {
+      const result = await query(statement, params);
+      return { changes: result.count, lastInsertRowid: 0 };
+    },
+    transaction,
+    afterCommit(callback: () => void) {
+      const unit = unitOf();
+      if (unit) unit.afterCommit.push(callback);
+      else callback();
+    },
+    get inTransaction() {
+      return unitOf() !== null;
+    },
+  };
+}
