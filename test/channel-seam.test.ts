@@ -64,6 +64,7 @@ const SQL_ALLOWED: Record<string, string> = {
   "db/schema.ts": "partial indexes are declared with sql`` conditions in the schema itself",
   "db/records.ts": "a table's insert statement, built from its drizzle schema for the repositories that use it",
   "db/sqlite-storage.ts": "the unit of work on SQLite: it prepares the repositories' statements and opens, nests and ends transactions",
+  "db/postgres-migrate.ts": "PostgreSQL's migrator: its advisory lock and its journal table",
 };
 
 const isRepository = (file: string) => /(^|\/)[\w-]*repository\.ts$/.test(file);

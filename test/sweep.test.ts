@@ -151,7 +151,11 @@ describe("every documented operation without credentials", () => {
 
 /** Every row of every table, so a call that should change nothing can be held to it. */
 async function snapshot(ctx: TestContext) {
-  const tables = (await ctx.sql.all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")) as { name: string }[];
+  const tables = await ctx.sql.all<{ name: string }>(
+    ctx.sql.dialect === "sqlite"
+      ? "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+      : "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+  );
   // api_key notes when a key was last used, which every authenticated call does by design.
   const rows: Record<string, unknown[]> = {};
   for (const t of tables) if (t.name !== "api_key") rows[t.name] = await ctx.sql.all(`SELECT * FROM "${t.name}"`);
