@@ -6,7 +6,9 @@ import type { ChannelTraits, DeliveryType, DeviceKind } from "./channels/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
+import { createPostgresStorage, type PostgresPool } from "./db/postgres-storage";
 import { createSqliteStorage } from "./db/sqlite-storage";
+import type { Storage } from "./db/storage";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
@@ -46,7 +48,10 @@ export function formatLogLine(message: string, error: unknown, debug: boolean): 
 }
 
 export interface Deps {
-  db: Db;
+  /** The SQLite database (the default); null when the server runs on PostgreSQL. */
+  db: Db | null;
+  /** The PostgreSQL pool, when the server runs on PostgreSQL instead of SQLite. */
+  postgres?: PostgresPool;
   config: Config;
   clock: Clock;
   log?: (message: string, error?: unknown) => void;
@@ -63,19 +68,29 @@ type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnTy
 
 export function createServices(deps: Deps) {
   const { db, clock, config } = deps;
-  const sqlite = db.$client;
+  const sqlite = db?.$client ?? null;
+  if (!sqlite && !deps.postgres) throw new Error("createServices needs a database: SQLite's or a PostgreSQL pool");
   const channels = deps.channels ?? CHANNELS;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
 
   // pigeon.key lives beside the database; an in-memory database keeps its key in memory.
   const secrets = createSecretBox(config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), KEY_FILE));
-  sealLegacySecrets(sqlite, secrets);
+  // Secrets stored in the clear by an older release are sealed at start (SQLite only: a PostgreSQL
+  // database was made by a release that seals them, or copied with them sealed).
+  if (sqlite) sealLegacySecrets(sqlite, secrets);
 
-  const system = createSystemService({ db, clock, dataDir: config.dbPath === ":memory:" ? null : dirname(config.dbPath) });
+  /** The storage seam every module writes through: one executor and unit of work, built here. */
+  const storage: Storage = deps.postgres
+    ? createPostgresStorage(deps.postgres, { log })
+    : createSqliteStorage(sqlite!, { onCommit: () => disk.markWritten(), log });
+  const system = createSystemService({
+    storage,
+    sqlite,
+    clock,
+    dataDir: sqlite && config.dbPath !== ":memory:" ? dirname(config.dbPath) : null,
+  });
   /** Whether writes fail for a full disk (the system module's monitor). */
   const disk = system.storage;
-  /** The storage seam every module writes through: one executor and unit of work, built here. */
-  const storage = createSqliteStorage(sqlite, { onCommit: () => disk.markWritten(), log });
   // Accepted sends and their idempotent replies are written in one shared transaction.
 
   const offlineAfterMs = config.offlineAfterSeconds * 1000;

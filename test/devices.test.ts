@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { notification } from "../src/db/schema";
+import { notificationRows } from "../src/modules/notifications/repository";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 
 async function register(ctx: TestContext, devices: unknown[]) {
@@ -12,21 +12,19 @@ function addNotification(
   status: "pending" | "sent" | "delivered" | "failed",
   createdAt = ctx.clock.now(),
 ) {
-  ctx.db
-    .insert(notification)
-    .values({
-      workspaceId: ctx.workspace.id,
-      deliveryType: "sms",
-      route: "sms",
-      deviceId,
-      recipient: "+14155552671",
-      message: "hello",
-      status,
-      nextAttemptAt: createdAt,
-      createdAt,
-      updatedAt: createdAt,
-    })
-    .run();
+  const { sql, params } = notificationRows.insert({
+    workspaceId: ctx.workspace.id,
+    deliveryType: "sms",
+    route: "sms",
+    deviceId,
+    recipient: "+14155552671",
+    message: "hello",
+    status,
+    nextAttemptAt: createdAt,
+    createdAt,
+    updatedAt: createdAt,
+  });
+  return ctx.sql.run(sql, params);
 }
 
 describe("device registration", () => {
@@ -139,8 +137,8 @@ describe("device health, stats, usage and rate limit", () => {
     health = (await ctx.get(`/v1/api/device/${d.device_id}/health`)).body.data;
     expect(health).toMatchObject({ health_score: 100, online: true, last_sync: new Date(ctx.clock.now()).toISOString() });
 
-    addNotification(ctx, d.device_id, "failed");
-    addNotification(ctx, d.device_id, "delivered");
+    await addNotification(ctx, d.device_id, "failed");
+    await addNotification(ctx, d.device_id, "delivered");
     health = (await ctx.get(`/v1/api/device/${d.device_id}/health`)).body.data;
     expect(health.health_score).toBe(80);
     expect(health.failure_rate).toBe(0.5);
@@ -157,8 +155,8 @@ describe("device health, stats, usage and rate limit", () => {
     const ctx = await createTestContext();
     const [d, other] = await register(ctx, [{ name: "A" }, { name: "B" }]);
     for (const s of ["sent", "delivered", "delivered", "failed", "pending", "pending", "pending"] as const)
-      addNotification(ctx, d.device_id, s);
-    addNotification(ctx, other.device_id, "failed");
+      await addNotification(ctx, d.device_id, s);
+    await addNotification(ctx, other.device_id, "failed");
     const stats = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/stats`), 200).data;
     expect(stats).toEqual({ device_id: d.device_id, sent: 3, failed: 1, pending: 3 });
   });
@@ -166,9 +164,9 @@ describe("device health, stats, usage and rate limit", () => {
   test("usage: used this month against the plan's monthly SMS", async () => {
     const ctx = await createTestContext();
     const [d] = await register(ctx, [{ name: "A" }]);
-    addNotification(ctx, d.device_id, "sent");
-    addNotification(ctx, d.device_id, "failed");
-    addNotification(ctx, d.device_id, "sent", Date.UTC(2025, 11, 20));
+    await addNotification(ctx, d.device_id, "sent");
+    await addNotification(ctx, d.device_id, "failed");
+    await addNotification(ctx, d.device_id, "sent", Date.UTC(2025, 11, 20));
     let usage = expectEnvelope(await ctx.get(`/v1/api/device/${d.device_id}/usage`), 200).data;
     expect(usage).toMatchObject({ used: 1, limit: -1, remaining: -1, unlimited: true });
 

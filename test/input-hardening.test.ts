@@ -12,7 +12,7 @@ import { migrate } from "../src/db/migrate";
 import { MAX_JSON_DEPTH, scanJson } from "../src/http/body";
 import { createApp } from "../src/app";
 import { createServices } from "../src/services";
-import { createTestContext, expectEnvelope, testConfig, type TestContext } from "./helpers/context";
+import { createTestContext, expectEnvelope, testConfig, type TestContext, sqliteOnly } from "./helpers/context";
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
@@ -237,15 +237,15 @@ describe("broken Unicode", () => {
 
 describe("disk full", () => {
   function fill(ctx: TestContext) {
-    const { page_count } = ctx.db.$client.query("PRAGMA page_count").get() as { page_count: number };
-    ctx.db.$client.run(`PRAGMA max_page_count = ${page_count}`);
+    const { page_count } = ctx.db!.$client.query("PRAGMA page_count").get() as { page_count: number };
+    ctx.db!.$client.run(`PRAGMA max_page_count = ${page_count}`);
   }
 
-  test("a send on a full disk: 507 storage_full, nothing stored, /health says full", async () => {
+  sqliteOnly("a send on a full disk: 507 storage_full, nothing stored, /health says full", async () => {
     const ctx = await createTestContext();
     await ctx.topUp(1000);
     const phone = await ctx.phone();
-    const count = () => (ctx.db.$client.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n;
+    const count = () => (ctx.db!.$client.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n;
     expect(expectEnvelope(await ctx.get("/health", { key: null }), 200).data.database).toBe("ok");
     fill(ctx);
     let r: Awaited<ReturnType<typeof ctx.post>> | undefined;
@@ -271,7 +271,7 @@ describe("disk full", () => {
     const health = expectEnvelope(await ctx.get("/health", { key: null }), 507);
     expect(health.data).toMatchObject({ error_code: "storage_full", database: "full" });
     // Room again: the first send that is stored brings /health back at once; the failure stays as history.
-    ctx.db.$client.run("PRAGMA max_page_count = 1073741823");
+    ctx.db!.$client.run("PRAGMA max_page_count = 1073741823");
     expectEnvelope(
       await ctx.post("/v1/api/sms/send", { recipient_contact: "+15005550006", message: "room again", device_id: phone.device_id }),
       200,
@@ -290,7 +290,7 @@ describe("disk full", () => {
     try {
       const code = await runCli(["workspaces", "create", "--name", "W".repeat(20_000)], async () => {
         const rt = await openRuntime(env);
-        const sqlite = rt.services.db.$client;
+        const sqlite = rt.services.db!.$client;
         const { page_count } = sqlite.query("PRAGMA page_count").get() as { page_count: number };
         sqlite.run(`PRAGMA max_page_count = ${page_count + 2}`);
         // Use up the last pages, so the command's own write is the one SQLite refuses.

@@ -171,7 +171,7 @@ describe("plain secrets written by an older version", () => {
     cleanups.push(() => fake.stop());
     const device = await old.cloudDevice(fake);
     // What the previous version stored: everything in plain text.
-    const sqlite = old.db.$client;
+    const sqlite = old.db!.$client;
     sqlite.run("UPDATE webhook_subscription SET secret = 'whsec_legacyPlainSecret000000000001'");
     sqlite.run("UPDATE workspace SET pairing_token = 'legacyPlainPairingToken00000000001'");
     sqlite.run("UPDATE device SET config = json_set(config, '$.authToken', 'legacy-plain-auth-token-0001') WHERE id = ?", [

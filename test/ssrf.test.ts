@@ -160,7 +160,7 @@ describe("a cloud number's base_url", () => {
     const dbPath = join(mkdtempSync(join(tmpdir(), "pigeon-ssrf-")), "pigeon.db");
     const lax = await createTestContext({ dbPath, config: { allowPrivateWebhooks: true } });
     expectEnvelope(await lax.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${service.port}`)), 200);
-    lax.db.$client.close();
+    lax.db!.$client.close();
 
     const ctx = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     await ctx.topUp(10);

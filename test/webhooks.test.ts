@@ -222,7 +222,8 @@ describe("delivery log", () => {
     const events = await ctx.sql.all<{ id: string; n: number }>(
       `SELECT id, ${jsonField(ctx.sql.dialect, "data", "device_id")} AS n FROM event WHERE type = 'device.online'`,
     );
-    const byEvent = new Map(events.map((e) => [e.id, e.n]));
+    // A JSON field is text on PostgreSQL and a number on SQLite.
+    const byEvent = new Map(events.map((e) => [e.id, Number(e.n)]));
     expect(listed.map((d) => byEvent.get(d.event_id))).toEqual([5, 4, 3, 2, 1]);
   });
 });
@@ -296,7 +297,7 @@ describe("the outbox survives a crash", () => {
     await first.sql.run(
       "UPDATE webhook_delivery SET status = 'delivering' WHERE event_id IN (SELECT id FROM event WHERE type = 'webhook.test')",
     );
-    first.db.$client.close();
+    first.db!.$client.close();
 
     const second = await createTestContext({ dbPath });
     expect(await second.services.webhooks.recoverInterrupted()).toBe(1);
@@ -332,7 +333,7 @@ describe("private targets", () => {
     const allowed = await createTestContext({ dbPath });
     const w = await subscribe(allowed);
     await allowed.services.events.emitTest(allowed.workspace.id, w.webhook_id, {});
-    allowed.db.$client.close();
+    allowed.db!.$client.close();
     const strict = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     await strict.services.webhooks.deliverDue();
     expect(receiver.received).toHaveLength(0);

@@ -4,6 +4,8 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+/** The SQLite connection itself, for the few things only it can do (the backup's VACUUM INTO). */
+export type SqliteHandle = Pick<Database, "run">;
 
 export function openDatabase(path: string): Db {
   const sqlite = new Database(path, { create: true, strict: true });

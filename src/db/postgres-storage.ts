@@ -17,6 +17,8 @@ import postgres from "postgres";
 import type { RunResult, SqlParam, Storage } from "./storage";
 
 type Sql = postgres.Sql<Record<string, never>>;
+/** A PostgreSQL connection pool, as connectPostgres makes it. */
+export type PostgresPool = Sql;
 type Tx = postgres.TransactionSql<Record<string, never>>;
 
 interface Unit {
@@ -65,10 +67,12 @@ export function numberPlaceholders(sql: string): string {
 }
 
 /** A connection pool that hands values back in the shapes the repositories expect. */
-export function connectPostgres(url: string, options: { max?: number } = {}): Sql {
-  const asNumber = { to: 0, from: [20, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
+export function connectPostgres(url: string, options: { max?: number; idleSeconds?: number } = {}): Sql {
+  const asNumber = { to: 0, from: [20, 21, 23, 26, 700, 701, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
   return postgres(url, {
     max: options.max ?? 10,
+    // A connection idle this long is closed (and opened again when needed).
+    idle_timeout: options.idleSeconds ?? 60,
     onnotice: () => {},
     types: { number: asNumber },
     // The first connection tells what it is; Pigeon's own statements are prepared per connection.
@@ -96,9 +100,17 @@ export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions 
     return unit && !unit.ended ? unit : null;
   }
 
-  function query(statement: string, params: readonly SqlParam[]) {
+  async function query(statement: string, params: readonly SqlParam[]) {
     const on: Sql | Tx = unitOf()?.tx ?? sql;
-    return on.unsafe(text(statement), params as postgres.ParameterOrJSON<never>[], { prepare: true });
+    // Booleans are stored as 0/1, as on SQLite (bun:sqlite binds them so).
+    const values = params.map((p) => (p === true ? 1 : p === false ? 0 : p)) as postgres.ParameterOrJSON<never>[];
+    try {
+      return await on.unsafe(text(statement), values, { prepare: true });
+    } catch (error) {
+      // Which statement failed, without its values (they may be secrets).
+      if (error instanceof Error && !("statement" in error)) Object.assign(error, { statement: statement.trim().slice(0, 300) });
+      throw error;
+    }
   }
 
   async function nested<T>(unit: Unit, fn: () => Promise<T>): Promise<T> {

@@ -60,3 +60,24 @@ export function jsonField(dialect: Dialect, column: string, key: string): string
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`jsonField: ${key} is not a plain key`);
   return dialect === "sqlite" ? `json_extract(${column}, '$.${key}')` : `(${column}::json ->> '${key}')`;
 }
+
+/**
+ * LIKE without regard to letter case: SQLite's LIKE already ignores the case of ASCII letters,
+ * PostgreSQL's ILIKE ignores it for every letter.
+ */
+export function likeAnyCase(dialect: Dialect): string {
+  return dialect === "sqlite" ? "LIKE" : "ILIKE";
+}
+
+/** A JSON column's text without one of its keys: SQLite's json_remove, PostgreSQL's jsonb `-`. */
+export function jsonWithout(dialect: Dialect, column: string, key: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`jsonWithout: ${key} is not a plain key`);
+  return dialect === "sqlite" ? `json_remove(${column}, '$.${key}')` : `((${column})::jsonb - '${key}')::text`;
+}
+
+/** Whether a statement failed on a UNIQUE constraint or index (SQLite's or PostgreSQL's error). */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string } | null;
+  if (!e) return false;
+  return e.code === "SQLITE_CONSTRAINT_UNIQUE" || e.code === "23505" || /UNIQUE constraint failed/.test(e.message ?? "");
+}

@@ -23,8 +23,8 @@ export interface StorageMonitorDeps {
   clock: Clock;
   /** The data directory, whose file system's free space is read; null for an in-memory database. */
   dataDir: string | null;
-  /** A small committed write; throws when the disk refuses it. */
-  probeWrite: () => void;
+  /** A small committed write; rejects when the disk refuses it. */
+  probeWrite: () => Promise<void>;
 }
 
 /**
@@ -61,12 +61,12 @@ export function createStorageMonitor(deps: StorageMonitorDeps) {
     /** When writes last failed for lack of space, if ever (history, not the state). */
     lastFullAt: (): number | null => lastFullAt,
     /** Whether writes are failing now; past FULL_TRUSTED_MS since the failure, checked by a probe write. */
-    stillFull(): boolean {
+    async stillFull(): Promise<boolean> {
       if (!full || lastFullAt === null || clock.now() - lastFullAt < FULL_TRUSTED_MS) return full;
       const free = freeBytes();
       if (free !== null && free < MIN_FREE_BYTES) return true;
       try {
-        deps.probeWrite();
+        await deps.probeWrite();
         full = false;
       } catch (error) {
         if (!isStorageFull(error)) throw error;

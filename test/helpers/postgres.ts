@@ -8,6 +8,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { migratePostgres } from "../../src/db/postgres-migrate";
+import { connectPostgres } from "../../src/db/postgres-storage";
 
 /** The directory of PostgreSQL's server programs, newest version first; null when none is installed. */
 export function postgresBin(): string | null {
@@ -26,7 +28,15 @@ export interface PostgresCluster {
   url(database?: string): string;
   /** A new, empty database; its URL. */
   createDatabase(prefix?: string): Promise<string>;
+  /**
+   * A new database with every migration applied (a copy of a template migrated once per test
+   * process); its URL. The oldest of these are dropped once more than KEEP_MIGRATED exist, so a
+   * whole suite does not fill the disk: a test's context never lives that long.
+   */
+  migratedDatabase(): Promise<string>;
 }
+
+const KEEP_MIGRATED = 60;
 
 let cluster: Promise<PostgresCluster> | null = null;
 let databases = 0;
@@ -88,16 +98,33 @@ async function start(): Promise<PostgresCluster> {
   );
   watcher.unref();
   const url = (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const admin = postgres(url(), { max: 1, onnotice: () => {}, idle_timeout: 5 });
+  let template: Promise<string> | null = null;
+  const migrated: string[] = [];
+
+  async function createDatabase(prefix = "t", from: string | null = null) {
+    const name = `${prefix}_${process.pid}_${++databases}`;
+    await admin.unsafe(`CREATE DATABASE ${name}${from ? ` TEMPLATE ${from}` : ""}`);
+    return name;
+  }
+
   return {
     url,
-    async createDatabase(prefix = "t") {
-      const name = `${prefix}_${process.pid}_${++databases}`;
-      const admin = postgres(url(), { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(`CREATE DATABASE ${name}`);
-      } finally {
-        await admin.end();
-      }
+    createDatabase: async (prefix = "t") => url(await createDatabase(prefix)),
+    async migratedDatabase() {
+      template ??= (async () => {
+        const name = await createDatabase("template");
+        const pool = connectPostgres(url(name), { max: 1 });
+        try {
+          await migratePostgres(pool);
+        } finally {
+          await pool.end();
+        }
+        return name;
+      })();
+      const name = await createDatabase("ctx", await template);
+      migrated.push(name);
+      while (migrated.length > KEEP_MIGRATED) await admin.unsafe(`DROP DATABASE IF EXISTS ${migrated.shift()} WITH (FORCE)`);
       return url(name);
     },
   };

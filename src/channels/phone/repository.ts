@@ -2,7 +2,7 @@
 // messages it downloads and reports on, the workspace's app login and one-time codes, and the
 // webhook events it has delivered, through the storage seam's executor. What it hands out is in the
 // domain's shape (camelCase fields, the schema's types): notifications as NotificationRecord.
-import type { Executor } from "../../db/storage";
+import { type Executor, jsonWithout } from "../../db/storage";
 import type { mobileCode, workspace } from "../../db/schema";
 import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 
@@ -81,7 +81,7 @@ export function createPhoneRepository(db: Executor) {
     quietSince: (before: number, pollingBefore: number): Promise<number[]> =>
       ids(
         `SELECT id FROM device WHERE kind = 'sms' AND presence = 'online' AND deleted_at IS NULL
-           AND (last_seen_at IS NULL OR last_seen_at < CASE WHEN push_token IS NULL THEN ? ELSE ? END)`,
+           AND (last_seen_at IS NULL OR (push_token IS NULL AND last_seen_at < ?) OR (push_token IS NOT NULL AND last_seen_at < ?))`,
         [before, pollingBefore],
       ),
     /** Forgets a push token the phone no longer uses. */
@@ -117,7 +117,7 @@ export function createPhoneRepository(db: Executor) {
     reissueToken: (id: number, tokenHash: string, pushToken: string | null, appVersion: string | null, at: number) =>
       run(
         `UPDATE device SET token_hash = ?, push_token = ?, app_version = coalesce(?, app_version),
-           config = json_remove(config, '$.webhookBase'), last_seen_at = ?, updated_at = ? WHERE id = ?`,
+           config = ${jsonWithout(db.dialect, "config", "webhookBase")}, last_seen_at = ?, updated_at = ? WHERE id = ?`,
         [tokenHash, pushToken, appVersion, at, at, id],
       ),
 

@@ -1,7 +1,7 @@
 // Notification queries, on the storage seam: the accept path and the worker's claim run these for
 // every message, so each is one statement the executor prepares once.
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
-import { indexHint, type Executor, type SqlParam } from "../../db/storage";
+import { indexHint, isUniqueViolation, likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
 import { notification } from "../../db/schema";
 
@@ -287,8 +287,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       try {
         return (await db.run(SQL.setExternal, [externalId, now, id])).changes === 1;
       } catch (error) {
-        const e = error as Error & { code?: string };
-        if (e.code === "SQLITE_CONSTRAINT_UNIQUE" || /UNIQUE constraint failed/.test(e.message)) return false;
+        if (isUniqueViolation(error)) return false;
         throw error;
       }
     },
@@ -306,7 +305,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       if (f.from !== undefined) and("created_at >= ?", f.from);
       if (f.to !== undefined) and("created_at <= ?", f.to);
       if (f.deviceId !== undefined) and("device_id = ?", f.deviceId);
-      if (f.text) and("message LIKE ? ESCAPE '\\'", `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (f.text) and(`message ${likeAnyCase(db.dialect)} ? ESCAPE '\\'`, `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       const clause = where.join(" AND ");
       const rows = many(
         await db.all<Row>(`SELECT ${N.columns()} FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, [

@@ -57,10 +57,10 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   const noContent = <T extends { detail: Record<string, unknown> }>(o: T) =>
     withResponses(o, { 204: { description: "Done; no body" }, 404: { description: "Not found in this workspace (not_found)" } });
 
-  function health() {
+  async function health() {
     let ok = true;
     try {
-      s.system.ping();
+      await s.system.ping();
     } catch {
       ok = false;
     }
@@ -75,8 +75,8 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   const healthRoute = (path: string, summary: string) => (app: Elysia) =>
     app.get(
       path,
-      ({ set }) => {
-        const body = health();
+      async ({ set }) => {
+        const body = await health();
         if (body.status === "fail") set.status = 503;
         return body;
       },

@@ -32,14 +32,14 @@ export function systemRoutes(s: SystemRoutesDeps) {
     .use(models)
     .get(
       "/health",
-      () => {
+      async () => {
         try {
-          s.system.ping();
+          await s.system.ping();
         } catch {
           throw new AppError("service_unavailable", "Database is not answering");
         }
         const lastFullAt = iso(s.disk.lastFullAt());
-        if (s.disk.stillFull()) {
+        if (await s.disk.stillFull()) {
           throw new AppError("storage_full", "The disk is full: writes are failing", {
             status: "degraded",
             database: "full",

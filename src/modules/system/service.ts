@@ -1,14 +1,15 @@
 // The database itself, as the health check, the full-disk monitor and the backup command see it:
 // the system module's one repository, built here and nowhere else.
 import type { Clock } from "../../clock";
-import type { Db } from "../../db/client";
+import type { SqliteHandle } from "../../db/client";
+import type { Executor } from "../../db/storage";
 import { createStorageMonitor } from "../../lib/storage";
 import { createSystemRepository } from "./repository";
 
-export function createSystemService(deps: { db: Db; clock: Clock; dataDir: string | null }) {
-  const repo = createSystemRepository(deps.db);
+export function createSystemService(deps: { storage: Executor; sqlite: SqliteHandle | null; clock: Clock; dataDir: string | null }) {
+  const repo = createSystemRepository(deps.storage, deps.sqlite);
   return {
-    /** Runs a trivial query; throws when the database does not answer. */
+    /** Runs a trivial query; rejects when the database does not answer. */
     ping: repo.ping,
     /** A consistent copy of the whole database in one new file. */
     copyTo: repo.copyTo,
