@@ -53,7 +53,7 @@ function ping(battery: number, flags: number, connected = true) {
 }
 
 describe("what a paired phone reports, by rule", () => {
-  notYetOnPostgres("a re-posted SMS is stored twice on PostgreSQL")(
+  notYetOnPostgres("the test reads events in the order they were written through SQLite's rowid; events have no portable order column yet")(
     "an SMS re-posted with another id but the same sender, time and text is stored once",
     async () => {
       const ctx = await createTestContext();
@@ -69,7 +69,7 @@ describe("what a paired phone reports, by rule", () => {
     },
   );
 
-  notYetOnPostgres("device health episodes are announced differently on PostgreSQL")(
+  notYetOnPostgres("the test reads events in the order they were written through SQLite's rowid; events have no portable order column yet")(
     "an unhealthy episode: device.unhealthy once, its reasons follow the pings, device.healthy once at recovery",
     async () => {
       const ctx = await createTestContext();
@@ -105,7 +105,7 @@ describe("what a paired phone reports, by rule", () => {
     },
   );
 
-  notYetOnPostgres("MMS re-posts are not recognised on PostgreSQL")(
+  notYetOnPostgres("the test reads events in the order they were written through SQLite's rowid; events have no portable order column yet")(
     "a downloaded MMS without its headers lands on its own, once; an MMS header re-post is dropped",
     async () => {
       const ctx = await createTestContext();

@@ -1,6 +1,6 @@
 // The other send routes (short form, bulk, overview) and Idempotency-Key.
 import { describe, expect, test } from "bun:test";
-import { createTestContext, expectEnvelope, notYetOnPostgres } from "./helpers/context";
+import { createTestContext, expectEnvelope } from "./helpers/context";
 
 const TO = "+14155552671";
 
@@ -178,24 +178,21 @@ describe("Idempotency-Key", () => {
 });
 
 describe("concurrent sends", () => {
-  notYetOnPostgres("an Idempotency-Key is looked up, then stored: concurrent repeats race (it must be claimed first)")(
-    "ten at once with one Idempotency-Key store one notification, and all get the same reply",
-    async () => {
-      const ctx = await createTestContext();
-      await ctx.phone();
-      const replies = await Promise.all(
-        Array.from({ length: 10 }, () =>
-          ctx.call("POST", "/v1/api/sms/send", {
-            body: { recipient_contact: TO, message: "race" },
-            headers: { "idempotency-key": "race-1" },
-          }),
-        ),
-      );
-      expect(replies.every((r) => r.status === 200)).toBe(true);
-      expect(new Set(replies.map((r) => r.body.data.notification_id)).size).toBe(1);
-      expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(1);
-    },
-  );
+  test("ten at once with one Idempotency-Key store one notification, and all get the same reply", async () => {
+    const ctx = await createTestContext();
+    await ctx.phone();
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        ctx.call("POST", "/v1/api/sms/send", {
+          body: { recipient_contact: TO, message: "race" },
+          headers: { "idempotency-key": "race-1" },
+        }),
+      ),
+    );
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(replies.map((r) => r.body.data.notification_id)).size).toBe(1);
+    expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(1);
+  });
 
   test("credits are never overspent by concurrent sends", async () => {
     const ctx = await createTestContext();
@@ -210,17 +207,14 @@ describe("concurrent sends", () => {
     expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(5);
   });
 
-  notYetOnPostgres("the monthly allowance is counted, then the send inserted: concurrent sends overshoot it")(
-    "the free tier is never exceeded by concurrent sends",
-    async () => {
-      const ctx = await createTestContext();
-      await ctx.phone();
-      await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
-      const replies = await Promise.all(
-        Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
-      );
-      expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
-      expect(replies.filter((r) => r.status === 402)).toHaveLength(5);
-    },
-  );
+  test("the free tier is never exceeded by concurrent sends", async () => {
+    const ctx = await createTestContext();
+    await ctx.phone();
+    await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
+    const replies = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
+    );
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(replies.filter((r) => r.status === 402)).toHaveLength(5);
+  });
 });

@@ -3,7 +3,7 @@
 // notifications they became. The compiled binary with the real npm client is test/smsgate-e2e.test.ts.
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { createTestContext, type CallOptions, notYetOnPostgres } from "./helpers/context";
+import { createTestContext, type CallOptions } from "./helpers/context";
 import { startReceiver } from "./helpers/receiver";
 import { recordInbound } from "../src/modules/threads/inbound";
 
@@ -214,134 +214,128 @@ describe("messages", () => {
     expect((await gate("POST", "/messages", { raw: "{", headers: { "content-type": "application/json" } })).status).toBe(400);
   });
 
-  notYetOnPostgres("the SMSGate message list fails on PostgreSQL after a cancel")(
-    "list filters by state, device and time, pages with X-Total-Count; cancel works while Pending",
-    async () => {
-      const local = await createTestContext();
-      const call = (method: string, path: string, o: CallOptions = {}) =>
-        local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
-      const a = await local.phone("A");
-      const b = await local.phone("B");
-      const later = new Date(local.clock.now() + 3600_000).toISOString();
-      for (let i = 0; i < 3; i++)
-        expect(
-          (
-            await call("POST", "/messages", {
-              body: { id: `a${i}`, message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(a.device_id), scheduleAt: later },
-            })
-          ).status,
-        ).toBe(202);
-      local.clock.advance(1000);
-      const middle = new Date(local.clock.now()).toISOString();
+  test("list filters by state, device and time, pages with X-Total-Count; cancel works while Pending", async () => {
+    const local = await createTestContext();
+    const call = (method: string, path: string, o: CallOptions = {}) =>
+      local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
+    const a = await local.phone("A");
+    const b = await local.phone("B");
+    const later = new Date(local.clock.now() + 3600_000).toISOString();
+    for (let i = 0; i < 3; i++)
       expect(
         (
           await call("POST", "/messages", {
-            body: { id: "b0", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(b.device_id) },
+            body: { id: `a${i}`, message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(a.device_id), scheduleAt: later },
           })
         ).status,
       ).toBe(202);
+    local.clock.advance(1000);
+    const middle = new Date(local.clock.now()).toISOString();
+    expect(
+      (
+        await call("POST", "/messages", {
+          body: { id: "b0", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(b.device_id) },
+        })
+      ).status,
+    ).toBe(202);
 
-      const page = await call("GET", "/messages", { query: { limit: 2, offset: 1 } });
-      expect(page.headers.get("x-total-count")).toBe("4");
-      expect(page.body.map((m: { id: string }) => m.id)).toEqual(["a2", "a1"]);
-      expect((await call("GET", "/messages", { query: { deviceId: String(b.device_id) } })).body.map((m: { id: string }) => m.id)).toEqual([
-        "b0",
-      ]);
-      expect((await call("GET", "/messages", { query: { from: middle } })).body.map((m: { id: string }) => m.id)).toEqual(["b0"]);
+    const page = await call("GET", "/messages", { query: { limit: 2, offset: 1 } });
+    expect(page.headers.get("x-total-count")).toBe("4");
+    expect(page.body.map((m: { id: string }) => m.id)).toEqual(["a2", "a1"]);
+    expect((await call("GET", "/messages", { query: { deviceId: String(b.device_id) } })).body.map((m: { id: string }) => m.id)).toEqual([
+      "b0",
+    ]);
+    expect((await call("GET", "/messages", { query: { from: middle } })).body.map((m: { id: string }) => m.id)).toEqual(["b0"]);
 
-      const cancelled = await call("DELETE", "/messages/a1");
-      expect(cancelled.status).toBe(200);
-      expect(cancelled.body).toMatchObject({ state: "Cancelled", recipients: [{ state: "Cancelled" }] });
-      expect(Object.keys(cancelled.body.states)).toEqual(["Pending", "Cancelled"]);
-      const byState = await call("GET", "/messages", { query: { state: "Cancelled" } });
-      expect(byState.headers.get("x-total-count")).toBe("1");
-      expect(byState.body.map((m: { id: string }) => m.id)).toEqual(["a1"]);
-      // Without a state filter, every state is listed.
-      expect((await call("GET", "/messages")).headers.get("x-total-count")).toBe("4");
-      expect((await call("DELETE", "/messages/a1")).status).toBe(409);
-      expect((await call("GET", "/messages", { query: { limit: 101 } })).status).toBe(400);
-      expect((await call("GET", "/messages", { query: { from: "yesterday" } })).status).toBe(400);
-      // An offset past what SQLite binds is the caller's mistake, not a 500.
-      expect((await call("GET", "/messages", { query: { offset: "100000000000000000000" } })).status).toBe(400);
-    },
-  );
+    const cancelled = await call("DELETE", "/messages/a1");
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ state: "Cancelled", recipients: [{ state: "Cancelled" }] });
+    expect(Object.keys(cancelled.body.states)).toEqual(["Pending", "Cancelled"]);
+    const byState = await call("GET", "/messages", { query: { state: "Cancelled" } });
+    expect(byState.headers.get("x-total-count")).toBe("1");
+    expect(byState.body.map((m: { id: string }) => m.id)).toEqual(["a1"]);
+    // Without a state filter, every state is listed.
+    expect((await call("GET", "/messages")).headers.get("x-total-count")).toBe("4");
+    expect((await call("DELETE", "/messages/a1")).status).toBe(409);
+    expect((await call("GET", "/messages", { query: { limit: 101 } })).status).toBe(400);
+    expect((await call("GET", "/messages", { query: { from: "yesterday" } })).status).toBe(400);
+    // An offset past what SQLite binds is the caller's mistake, not a 500.
+    expect((await call("GET", "/messages", { query: { offset: "100000000000000000000" } })).status).toBe(400);
+  });
 
-  notYetOnPostgres("the SMSGate message list's state filter fails on PostgreSQL")(
-    "the state filter is applied in SQL: pages past the first and X-Total-Count agree with each message's state",
-    async () => {
-      const local = await createTestContext();
-      let calls = 0;
-      // The key's 60 requests a minute: the test clock moves a minute on every 50.
-      const call = (method: string, path: string, o: CallOptions = {}) => {
-        if (++calls % 50 === 0) local.clock.advance(61_000);
-        return local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
-      };
-      await local.phone("Many");
-      const later = new Date(local.clock.now() + 24 * 3600_000).toISOString();
-      const count = 112;
-      for (let i = 0; i < count; i++) {
-        const r = await call("POST", "/messages", {
-          body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later },
-        });
-        expect(r.status).toBe(202);
+  test("the state filter is applied in SQL: pages past the first and X-Total-Count agree with each message's state", async () => {
+    const local = await createTestContext();
+    let calls = 0;
+    // The key's 60 requests a minute: the test clock moves a minute on every 50.
+    const call = (method: string, path: string, o: CallOptions = {}) => {
+      if (++calls % 50 === 0) local.clock.advance(61_000);
+      return local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: { authorization: basic(local.key) } });
+    };
+    await local.phone("Many");
+    const later = new Date(local.clock.now() + 24 * 3600_000).toISOString();
+    const count = 112;
+    for (let i = 0; i < count; i++) {
+      const r = await call("POST", "/messages", {
+        body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later },
+      });
+      expect(r.status).toBe(202);
+    }
+    // Each recipient pair moved to a combination of outcomes, and the state SMSGate gives the message.
+    type Outcome = [status: string, stage: string];
+    const combos: [Outcome, Outcome, string][] = [
+      [["pending", "dispatching"], ["pending", "queued"], "Pending"],
+      [["pending", "handed"], ["sent", "done"], "Processed"],
+      [["sent", "done"], ["delivered", "done"], "Sent"],
+      [["delivered", "done"], ["delivered", "done"], "Delivered"],
+      [["delivered", "done"], ["failed", "done"], "Delivered"],
+      [["sent", "done"], ["failed", "done"], "Sent"],
+      [["failed", "done"], ["failed", "done"], "Failed"],
+      [["failed", "done"], ["cancelled", "done"], "Failed"],
+      [["cancelled", "done"], ["cancelled", "done"], "Cancelled"],
+    ];
+    for (const [i, [first, second]] of combos.entries()) {
+      const ids = (
+        await local.sql.all<{ id: number }>(
+          "SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position",
+          [`m${i}`],
+        )
+      ).map((r) => r.id);
+      for (const [k, [status, stage]] of [first, second].entries()) {
+        await local.sql.run("UPDATE notification SET status = ?, stage = ? WHERE id = ?", [status, stage, ids[k]]);
       }
-      // Each recipient pair moved to a combination of outcomes, and the state SMSGate gives the message.
-      type Outcome = [status: string, stage: string];
-      const combos: [Outcome, Outcome, string][] = [
-        [["pending", "dispatching"], ["pending", "queued"], "Pending"],
-        [["pending", "handed"], ["sent", "done"], "Processed"],
-        [["sent", "done"], ["delivered", "done"], "Sent"],
-        [["delivered", "done"], ["delivered", "done"], "Delivered"],
-        [["delivered", "done"], ["failed", "done"], "Delivered"],
-        [["sent", "done"], ["failed", "done"], "Sent"],
-        [["failed", "done"], ["failed", "done"], "Failed"],
-        [["failed", "done"], ["cancelled", "done"], "Failed"],
-        [["cancelled", "done"], ["cancelled", "done"], "Cancelled"],
-      ];
-      for (const [i, [first, second]] of combos.entries()) {
-        const ids = (
-          await local.sql.all<{ id: number }>(
-            "SELECT r.notification_id AS id FROM smsgate_recipient r JOIN smsgate_message m ON m.row_id = r.message_row_id WHERE m.id = ? ORDER BY r.position",
-            [`m${i}`],
-          )
-        ).map((r) => r.id);
-        for (const [k, [status, stage]] of [first, second].entries()) {
-          await local.sql.run("UPDATE notification SET status = ?, stage = ? WHERE id = ?", [status, stage, ids[k]]);
+    }
+    const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
+
+    /** Every page of a listing, checking X-Total-Count on each. */
+    async function everything(query: Record<string, string | number>) {
+      const ids: string[] = [];
+      let total = -1;
+      for (let offset = 0; ; offset += 100) {
+        const page = await call("GET", "/messages", { query: { ...query, limit: 100, offset, sort: "createdAt_asc" } });
+        expect(page.status).toBe(200);
+        total = Number(page.headers.get("x-total-count"));
+        for (const m of page.body as { id: string; state: string }[]) {
+          // Each message listed is in the state asked for, as its own state says.
+          if (query.state) expect({ id: m.id, state: m.state }).toEqual({ id: m.id, state: String(query.state) });
+          expect(m.state).toBe(expected.get(m.id)!);
+          ids.push(m.id);
         }
+        if (page.body.length < 100) break;
       }
-      const expected = new Map(Array.from({ length: count }, (_, i) => [`m${i}`, combos[i]?.[2] ?? "Pending"]));
-
-      /** Every page of a listing, checking X-Total-Count on each. */
-      async function everything(query: Record<string, string | number>) {
-        const ids: string[] = [];
-        let total = -1;
-        for (let offset = 0; ; offset += 100) {
-          const page = await call("GET", "/messages", { query: { ...query, limit: 100, offset, sort: "createdAt_asc" } });
-          expect(page.status).toBe(200);
-          total = Number(page.headers.get("x-total-count"));
-          for (const m of page.body as { id: string; state: string }[]) {
-            // Each message listed is in the state asked for, as its own state says.
-            if (query.state) expect({ id: m.id, state: m.state }).toEqual({ id: m.id, state: String(query.state) });
-            expect(m.state).toBe(expected.get(m.id)!);
-            ids.push(m.id);
-          }
-          if (page.body.length < 100) break;
-        }
-        expect(ids).toHaveLength(total);
-        return ids;
-      }
-      const all = await everything({});
-      expect(all).toHaveLength(count);
-      for (const state of ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"]) {
-        const want = all.filter((id) => expected.get(id) === state);
-        expect({ state, ids: await everything({ state }) }).toEqual({ state, ids: want });
-      }
-      // More Pending than one page: the second page holds the rest, and the total counts them all.
-      const second = await call("GET", "/messages", { query: { state: "Pending", limit: 100, offset: 100, sort: "createdAt_asc" } });
-      expect(second.headers.get("x-total-count")).toBe(String(count - combos.length + 1));
-      expect(second.body).toHaveLength(count - combos.length + 1 - 100);
-    },
-  );
+      expect(ids).toHaveLength(total);
+      return ids;
+    }
+    const all = await everything({});
+    expect(all).toHaveLength(count);
+    for (const state of ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"]) {
+      const want = all.filter((id) => expected.get(id) === state);
+      expect({ state, ids: await everything({ state }) }).toEqual({ state, ids: want });
+    }
+    // More Pending than one page: the second page holds the rest, and the total counts them all.
+    const second = await call("GET", "/messages", { query: { state: "Pending", limit: 100, offset: 100, sort: "createdAt_asc" } });
+    expect(second.headers.get("x-total-count")).toBe(String(count - combos.length + 1));
+    expect(second.body).toHaveLength(count - combos.length + 1 - 100);
+  });
 
   test("deviceActiveWithin picks a phone seen within that many hours, or refuses", async () => {
     const local = await createTestContext();
@@ -592,62 +586,59 @@ describe("webhooks", () => {
     }
   });
 
-  notYetOnPostgres("SMSGate webhooks for sent and delivered lack the message id on PostgreSQL")(
-    "sms:sent and sms:delivered carry the SMSGate message id and the recipient; another phone's webhook hears nothing",
-    async () => {
-      const local = await createTestContext();
-      const auth = { authorization: basic(local.key) };
-      const call = (method: string, path: string, o: CallOptions = {}) =>
-        local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
-      const receiver = startReceiver();
-      try {
-        const phone = await local.phone("Reporting phone");
-        const otherPhone = await local.phone("Quiet phone");
-        for (const event of ["sms:sent", "sms:delivered"])
-          expect(
-            (await call("POST", "/webhooks", { body: { id: event, url: receiver.url, event, deviceId: String(phone.device_id) } })).status,
-          ).toBe(201);
+  test("sms:sent and sms:delivered carry the SMSGate message id and the recipient; another phone's webhook hears nothing", async () => {
+    const local = await createTestContext();
+    const auth = { authorization: basic(local.key) };
+    const call = (method: string, path: string, o: CallOptions = {}) =>
+      local.call(method, `/3rdparty/v1${path}`, { ...o, key: null, headers: auth });
+    const receiver = startReceiver();
+    try {
+      const phone = await local.phone("Reporting phone");
+      const otherPhone = await local.phone("Quiet phone");
+      for (const event of ["sms:sent", "sms:delivered"])
         expect(
-          (
-            await call("POST", "/webhooks", {
-              body: { id: "quiet", url: receiver.url, event: "sms:delivered", deviceId: String(otherPhone.device_id) },
-            })
-          ).status,
+          (await call("POST", "/webhooks", { body: { id: event, url: receiver.url, event, deviceId: String(phone.device_id) } })).status,
         ).toBe(201);
-        expect(
-          (
-            await call("POST", "/messages", {
-              body: { id: "hooked-1", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(phone.device_id) },
-            })
-          ).status,
-        ).toBe(202);
-        const notificationId = (
-          (await local.sql.get("SELECT notification_id AS id FROM smsgate_recipient ORDER BY rowid DESC LIMIT 1")) as { id: number }
-        ).id;
-        await local.services.state.transition(notificationId, "sent");
-        await local.services.state.transition(notificationId, "delivered");
-        await local.services.webhooks.deliverDue();
-        const byEvent = Object.fromEntries(receiver.received.map((r) => [r.body.webhookId, r.body]));
-        expect(Object.keys(byEvent).sort()).toEqual(["sms:delivered", "sms:sent"]);
-        expect(byEvent["sms:sent"]).toMatchObject({
-          event: "sms:sent",
-          deviceId: String(phone.device_id),
-          payload: {
-            messageId: "hooked-1",
-            phoneNumber: "+14155552671",
-            recipient: "+14155552671",
-            partsCount: 1,
-            sentAt: expect.any(String),
-          },
-        });
-        expect(byEvent["sms:delivered"].payload).toMatchObject({ messageId: "hooked-1", deliveredAt: expect.any(String) });
-        // The caller's rate-limit window is reported, as on /v1.
-        expect((await call("GET", "/webhooks")).headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
-      } finally {
-        receiver.stop();
-      }
-    },
-  );
+      expect(
+        (
+          await call("POST", "/webhooks", {
+            body: { id: "quiet", url: receiver.url, event: "sms:delivered", deviceId: String(otherPhone.device_id) },
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await call("POST", "/messages", {
+            body: { id: "hooked-1", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(phone.device_id) },
+          })
+        ).status,
+      ).toBe(202);
+      const notificationId = (
+        (await local.sql.get("SELECT notification_id AS id FROM smsgate_recipient ORDER BY notification_id DESC LIMIT 1")) as { id: number }
+      ).id;
+      await local.services.state.transition(notificationId, "sent");
+      await local.services.state.transition(notificationId, "delivered");
+      await local.services.webhooks.deliverDue();
+      const byEvent = Object.fromEntries(receiver.received.map((r) => [r.body.webhookId, r.body]));
+      expect(Object.keys(byEvent).sort()).toEqual(["sms:delivered", "sms:sent"]);
+      expect(byEvent["sms:sent"]).toMatchObject({
+        event: "sms:sent",
+        deviceId: String(phone.device_id),
+        payload: {
+          messageId: "hooked-1",
+          phoneNumber: "+14155552671",
+          recipient: "+14155552671",
+          partsCount: 1,
+          sentAt: expect.any(String),
+        },
+      });
+      expect(byEvent["sms:delivered"].payload).toMatchObject({ messageId: "hooked-1", deliveredAt: expect.any(String) });
+      // The caller's rate-limit window is reported, as on /v1.
+      expect((await call("GET", "/webhooks")).headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
+    } finally {
+      receiver.stop();
+    }
+  });
 
   test("a phone's pings are written as device.ping events only while a webhook wants them", async () => {
     const local = await createTestContext();

@@ -81,3 +81,12 @@ export function isUniqueViolation(error: unknown): boolean {
   if (!e) return false;
   return e.code === "SQLITE_CONSTRAINT_UNIQUE" || e.code === "23505" || /UNIQUE constraint failed/.test(e.message ?? "");
 }
+
+/**
+ * A row lock for the rest of the unit of work, where the dialect has one (PostgreSQL's FOR
+ * UPDATE): a count-then-insert that must not be overtaken locks its owner's row first. SQLite
+ * needs none (one writer at a time), and has no such clause.
+ */
+export function forUpdate(dialect: Dialect): string {
+  return dialect === "sqlite" ? "" : "FOR UPDATE";
+}

@@ -77,10 +77,15 @@ export function createIdempotencyStore(storage: Storage, clock: Clock) {
       if (early) return replayed(set, early);
       const prepared = await steps.prepare();
       const out = await storage.transaction(async (): Promise<{ fresh: Reply<B> } | { stored: Reply<string> }> => {
-        const stored = ctx ? await store.replay(ctx) : null;
-        if (stored) return { stored };
+        // The key is claimed before anything is written: a repeat in flight waits for this unit, then replays it.
+        if (ctx && !(await repo.claim(ctx.workspaceId, ctx.key, ctx.route, ctx.hash, clock.now()))) {
+          const stored = await store.replay(ctx);
+          if (stored) return { stored };
+          // else the key's row is older than the window: it is used afresh (save replaces it)
+        }
         const reply = await steps.commit(prepared);
         if (ctx && reply.status === 200) await store.save(ctx, reply.status, reply.body);
+        else if (ctx) await repo.release(ctx.workspaceId, ctx.key);
         return { fresh: reply };
       });
       if ("stored" in out) return replayed(set, out.stored);

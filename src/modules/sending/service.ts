@@ -578,6 +578,7 @@ export function createSendingService(deps: SendingDeps) {
   /** The plan's monthly SMS allowance, counted up to the rows written just before. */
   async function refusedByPlan(auth: AuthContext, p: Prepared, now: number): Promise<AppError | null> {
     if (p.channel !== "sms" || auth.plan.monthlySmsLimit === null) return null;
+    if (storage.inTransaction) await usage.holdAllowance(auth.accountId);
     const used = await usage.accountSmsSince(auth.accountId, monthStart(now));
     if (used < auth.plan.monthlySmsLimit) return null;
     return new AppError(

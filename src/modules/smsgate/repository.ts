@@ -73,7 +73,7 @@ const MESSAGE_STATE_SQL = `(
                    WHEN n.status = 'sent' THEN 2
                    WHEN n.status = 'delivered' THEN 3
                  END AS rank,
-                 n.status = 'failed' AS failed
+                 CASE WHEN n.status = 'failed' THEN 1 ELSE 0 END AS failed
             FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
            WHERE r.message_row_id = smsgate_message.row_id) p
 )`;

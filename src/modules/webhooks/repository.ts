@@ -173,7 +173,7 @@ const SQL = {
     "UPDATE webhook_subscription SET status = 'failing', failing_since = ?, updated_at = ? WHERE id = ? AND status = 'active'",
   dueDeliveries:
     `${DELIVERY} WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND s.status = 'active' AND s.deleted_at IS NULL ` +
-    "ORDER BY d.next_attempt_at, d.created_at LIMIT ?",
+    "ORDER BY d.next_attempt_at, d.created_at, d.seq LIMIT ?",
   delivery: `${DELIVERY} WHERE d.id = ?`,
   claimDelivery: "UPDATE webhook_delivery SET status = 'delivering', attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
   insertAttempt: "INSERT INTO webhook_attempt (delivery_id, at, status_code, latency_ms, error) VALUES (?, ?, ?, ?, ?)",
