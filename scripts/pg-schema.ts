@@ -6,8 +6,9 @@
 // the two schemas after every migration has run.
 //
 //   bun run scripts/pg-schema.ts            print the DDL
-//   bun run scripts/pg-schema.ts --write    write migrations-pg/0000_init.sql
-import { writeFileSync } from "node:fs";
+//   bun run scripts/pg-schema.ts --write    write migrations-pg/0000_init.sql (once: a schema change
+//                                           later adds a file to migrations/ and to migrations-pg/)
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getTableConfig, type SQLiteColumn, SQLiteSyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { is, SQL } from "drizzle-orm";
@@ -114,7 +115,13 @@ function getTableConfigSafe(value: object): unknown {
 if (import.meta.main) {
   const ddl = `-- PostgreSQL's schema as of SQLite's migration 0017, written by scripts/pg-schema.ts.\n${postgresDdl()}\n`;
   if (process.argv.includes("--write")) {
-    writeFileSync(join(import.meta.dir, "../migrations-pg/0000_init.sql"), ddl);
+    const target = join(import.meta.dir, "../migrations-pg/0000_init.sql");
+    // 0000 is history once written: the later files build on it, and a rewrite would repeat them.
+    if (existsSync(target) && !process.argv.includes("--force")) {
+      console.error("migrations-pg/0000_init.sql exists: add a migration file for a schema change instead (--force rewrites it)");
+      process.exit(1);
+    }
+    writeFileSync(target, ddl);
     console.log("wrote migrations-pg/0000_init.sql");
   } else {
     process.stdout.write(ddl);

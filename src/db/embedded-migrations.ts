@@ -17,6 +17,7 @@ import m14 from "../../migrations/0014_thread_sync.sql" with { type: "text" };
 import m15 from "../../migrations/0015_phone_queue.sql" with { type: "text" };
 import m16 from "../../migrations/0016_storage_probe.sql" with { type: "text" };
 import m17 from "../../migrations/0017_delivery_seq.sql" with { type: "text" };
+import m18 from "../../migrations/0018_event_seq.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -37,4 +38,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0015_phone_queue", when: 1795632664735, sql: m15 },
   { tag: "0016_storage_probe", when: 1795634542730, sql: m16 },
   { tag: "0017_delivery_seq", when: 1795654130666, sql: m17 },
+  { tag: "0018_event_seq", when: 1795658848537, sql: m18 },
 ];

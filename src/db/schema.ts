@@ -485,6 +485,8 @@ export const event = sqliteTable(
     type: text("type").notNull(),
     data: text("data", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     createdAt: integer("created_at").notNull(),
+    // Insertion order within a millisecond, as webhook_delivery.seq (rows from before it: their rowid).
+    seq: integer("seq"),
   },
   (table) => [index("event_workspace_idx").on(table.workspaceId, table.createdAt)],
 );

@@ -18,7 +18,7 @@ export interface NewEvent {
 }
 
 const SQL = {
-  insertEvent: "INSERT INTO event (id, workspace_id, type, data, created_at) VALUES (?, ?, ?, ?, ?)",
+  insertEvent: "INSERT INTO event (id, workspace_id, type, data, created_at, seq) VALUES (?, ?, ?, ?, ?, ?)",
   // Failing subscriptions keep receiving deliveries: they wait, paused, until it is re-enabled.
   subscribers:
     "SELECT id, events FROM webhook_subscription WHERE workspace_id = ? AND status IN ('active', 'failing') AND deleted_at IS NULL",
@@ -27,9 +27,9 @@ const SQL = {
 };
 
 /**
- * A delivery's place in insertion order: strictly increasing within this process, and starting
+ * An event's or a delivery's place in insertion order: strictly increasing within this process, and starting
  * from the wall clock in microseconds so that a restarted server carries on above the last one.
- * Only deliveries of one millisecond are told apart by it, so replicas need no shared counter.
+ * Only rows of one millisecond are told apart by it, so replicas need no shared counter.
  */
 let lastSeq = 0;
 function nextSeq(): number {
@@ -39,7 +39,7 @@ function nextSeq(): number {
 
 export function createEventRepository(db: Executor) {
   return {
-    insertEvent: async (e: NewEvent) => void (await db.run(SQL.insertEvent, [e.id, e.workspaceId, e.type, e.data, e.createdAt])),
+    insertEvent: async (e: NewEvent) => void (await db.run(SQL.insertEvent, [e.id, e.workspaceId, e.type, e.data, e.createdAt, nextSeq()])),
     /** The workspace's subscriptions that receive deliveries (active or failing, not deleted). */
     subscribersOf: async (workspaceId: number): Promise<Subscriber[]> =>
       (await db.all<{ id: number; events: string }>(SQL.subscribers, [workspaceId])).map((r) => ({

@@ -1,0 +1,2 @@
+ALTER TABLE `event` ADD `seq` integer;--> statement-breakpoint
+UPDATE `event` SET `seq` = rowid;
