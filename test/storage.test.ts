@@ -215,6 +215,44 @@ for (const [name, open] of backends) {
   });
 }
 
+describe("the unit of work on PostgreSQL alone", () => {
+  test("a unit that PostgreSQL aborts for a deadlock runs again, and both units end committed", async () => {
+    const url = await (await postgresCluster()).createDatabase("deadlock");
+    const sql = connectPostgres(url, { max: 4 });
+    opened.push(sql);
+    const storage = createPostgresStorage(sql);
+    await storage.run("CREATE TABLE acct (id int PRIMARY KEY, n int NOT NULL)");
+    await storage.run("INSERT INTO acct (id, n) VALUES (1, 0), (2, 0)");
+    const runs = { a: 0, b: 0 };
+    let bothHoldOne: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      let count = 0;
+      bothHoldOne = () => {
+        if (++count === 2) resolve();
+      };
+    });
+    // Each takes one row, waits until the other holds its own, then asks for the other's: a deadlock.
+    const unit = (name: "a" | "b", first: number, second: number) =>
+      storage.transaction(async () => {
+        runs[name]++;
+        await storage.run("UPDATE acct SET n = n + 1 WHERE id = ?", [first]);
+        if (runs[name] === 1) {
+          bothHoldOne();
+          await held;
+        }
+        await storage.run("UPDATE acct SET n = n + 1 WHERE id = ?", [second]);
+        return name;
+      });
+    expect(await Promise.all([unit("a", 1, 2), unit("b", 2, 1)])).toEqual(["a", "b"]);
+    // One of them was aborted and ran again; every increment of both is there once.
+    expect(runs.a + runs.b).toBe(3);
+    expect(await storage.all("SELECT id, n FROM acct ORDER BY id")).toEqual([
+      { id: 1, n: 2 },
+      { id: 2, n: 2 },
+    ]);
+  });
+});
+
 describe("the unit of work on SQLite alone", () => {
   test("the same through bun:sqlite's transaction(async …) commits at the first await: readers see halves, the failure is kept", async () => {
     const { sqlite } = fresh();
