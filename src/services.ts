@@ -79,7 +79,11 @@ export function createServices(deps: Deps) {
   // database was made by a release that seals them, or copied with them sealed).
   if (sqlite) sealLegacySecrets(sqlite, secrets);
 
-  /** The storage seam every module writes through: one executor and unit of work, built here. */
+  /**
+   * The storage seam every module writes through: one executor and unit of work, built here. On
+   * SQLite each commit tells the full-disk monitor (`disk`, built just below from this storage)
+   * that the disk took a write; no commit happens before both exist.
+   */
   const storage: Storage = deps.postgres
     ? createPostgresStorage(deps.postgres, { log })
     : createSqliteStorage(sqlite!, { onCommit: () => disk.markWritten(), log });

@@ -27,16 +27,24 @@ const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const values = (storage: Storage) => storage.all<{ v: string }>("SELECT v FROM t ORDER BY id").then((rows) => rows.map((r) => r.v));
 
 /**
- * Two transactions at once: A writes a1, waits a turn, writes a2; B writes b1, waits, then fails.
- * A reader polls the whole time. Returns everything the reader saw and the final rows.
+ * Two transactions at once: A writes a1, waits, writes a2; B writes b1, waits, then fails. A
+ * reader polls the whole time. Each wait is a turn of the event loop, or, where reads run beside
+ * a unit (`readsMeanwhile`: PostgreSQL's pool), until the reader has finished one more read, so
+ * that it reads inside the transactions however slow the machine. Returns everything the reader
+ * saw and the final rows.
  */
 async function interleave(
   transaction: <T>(fn: () => Promise<T>) => Promise<T>,
   write: (v: string) => Promise<unknown>,
   read: () => Promise<string[]>,
-  pause: () => Promise<void> = tick,
+  readsMeanwhile = false,
 ) {
   const seen: string[][] = [];
+  const pause = async () => {
+    const before = seen.length;
+    do await tick();
+    while (readsMeanwhile && seen.length === before);
+  };
   let done = false;
   /** Reads begun while the transactions were still under way. */
   let readsDuring = 0;
@@ -67,8 +75,8 @@ async function interleave(
 /** A back end under test: its storage on a fresh table `t`, and a read through another connection. */
 interface Backend {
   storage: Storage;
-  /** A wait inside a transaction long enough for the reader to read meanwhile. */
-  pause: () => Promise<void>;
+  /** Whether a read outside a unit runs while the unit is under way (rather than waiting for it). */
+  readsMeanwhile: boolean;
   /** The rows as another connection sees them (committed ones only). */
   elsewhere: () => Promise<string[]>;
 }
@@ -81,7 +89,7 @@ const backends: [string, () => Promise<Backend>][] = [
       const { storage } = fresh(path);
       return {
         storage,
-        pause: tick,
+        readsMeanwhile: false,
         elsewhere: async () => {
           const other = new Database(path, { readonly: true });
           try {
@@ -99,15 +107,12 @@ const backends: [string, () => Promise<Backend>][] = [
   [
     "PostgreSQL",
     async () => {
-      const url = await (await postgresCluster()).createDatabase("storage");
-      const sql = connectPostgres(url, { max: 4 });
-      const other = connectPostgres(url, { max: 1 });
-      opened.push(sql, other);
-      await sql.unsafe("CREATE TABLE t (id serial PRIMARY KEY, v text NOT NULL)");
+      const { url, storage } = await freshPostgres("storage");
+      const other = pool(url, 1);
+      await storage.run("CREATE TABLE t (id serial PRIMARY KEY, v text NOT NULL)");
       return {
-        storage: createPostgresStorage(sql),
-        // A read is a round trip to the server: the transactions wait long enough for several.
-        pause: () => Bun.sleep(20),
+        storage,
+        readsMeanwhile: true,
         elsewhere: async () => (await other.unsafe("SELECT v FROM t ORDER BY id")).map((r) => r.v as string),
       };
     },
@@ -115,18 +120,29 @@ const backends: [string, () => Promise<Backend>][] = [
 ];
 const opened: { end(): Promise<void> }[] = [];
 afterAll(async () => {
-  for (const pool of opened.splice(0)) await pool.end();
+  for (const each of opened.splice(0)) await each.end();
 });
+/** A pool on `url`, ended after the file's tests. */
+function pool(url: string, max: number) {
+  const sql = connectPostgres(url, { max });
+  opened.push(sql);
+  return sql;
+}
+/** A new empty database on the test cluster, with its storage. */
+async function freshPostgres(name: string) {
+  const url = await (await postgresCluster()).createDatabase(name);
+  return { url, storage: createPostgresStorage(pool(url, 4)) };
+}
 
 for (const [name, open] of backends) {
   describe(`the unit of work on ${name}`, () => {
     test("interleaved async transactions: a reader never sees half of one, and the failing one is rolled back alone", async () => {
-      const { storage, pause } = await open();
+      const { storage, readsMeanwhile } = await open();
       const r = await interleave(
         (fn) => storage.transaction(fn),
         (v) => storage.run("INSERT INTO t (v) VALUES (?)", [v]),
         () => values(storage),
-        pause,
+        readsMeanwhile,
       );
       expect(r.outcomes).toEqual(["fulfilled", "rejected"]);
       expect(r.final).toEqual(["a1", "a2"]);
@@ -217,10 +233,7 @@ for (const [name, open] of backends) {
 
 describe("the unit of work on PostgreSQL alone", () => {
   test("a unit that PostgreSQL aborts for a deadlock runs again, and both units end committed", async () => {
-    const url = await (await postgresCluster()).createDatabase("deadlock");
-    const sql = connectPostgres(url, { max: 4 });
-    opened.push(sql);
-    const storage = createPostgresStorage(sql);
+    const { storage } = await freshPostgres("deadlock");
     await storage.run("CREATE TABLE acct (id int PRIMARY KEY, n int NOT NULL)");
     await storage.run("INSERT INTO acct (id, n) VALUES (1, 0), (2, 0)");
     const runs = { a: 0, b: 0 };
@@ -327,10 +340,7 @@ describe("dialect-specific snippets", () => {
   });
 
   test("the same JSON field reads the key on PostgreSQL", async () => {
-    const url = await (await postgresCluster()).createDatabase("json");
-    const sql = connectPostgres(url, { max: 1 });
-    opened.push(sql);
-    const storage = createPostgresStorage(sql);
+    const { storage } = await freshPostgres("json");
     await storage.run("CREATE TABLE j (config text)");
     await storage.run("INSERT INTO j (config) VALUES (?)", [JSON.stringify({ phoneNumberId: "123", other: "x" })]);
     expect(await storage.get(`SELECT ${jsonField("postgres", "config", "phoneNumberId")} AS v FROM j`)).toEqual({ v: "123" });

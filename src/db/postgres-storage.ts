@@ -12,20 +12,18 @@
 //
 // Values come back as SQLite gives them, so that repositories map rows the same way on both:
 // `bigint` (millisecond timestamps, counts) and `numeric` (sums) as numbers, JSON kept as text.
-import { AsyncLocalStorage } from "node:async_hooks";
 import postgres from "postgres";
 import type { RunResult, SqlParam, Storage } from "./storage";
+import { createUnits, inSavepoint, runAfterCommit, type UnitState } from "./units";
 
 type Sql = postgres.Sql<Record<string, never>>;
 /** A PostgreSQL connection pool, as connectPostgres makes it. */
 export type PostgresPool = Sql;
 type Tx = postgres.TransactionSql<Record<string, never>>;
 
-interface Unit {
+/** A unit of work in progress: its transaction. */
+interface Unit extends UnitState {
   tx: Tx;
-  depth: number;
-  afterCommit: (() => void)[];
-  ended: boolean;
 }
 
 export interface PostgresStorageOptions {
@@ -68,6 +66,8 @@ export function numberPlaceholders(sql: string): string {
 
 /** A connection pool that hands values back in the shapes the repositories expect. */
 export function connectPostgres(url: string, options: { max?: number; idleSeconds?: number } = {}): Sql {
+  // Integers and numerics as JavaScript numbers: Pigeon's (ids, millisecond times, counts, sums)
+  // stay far below 2^53, where a number would start to lose digits.
   const asNumber = { to: 0, from: [20, 21, 23, 26, 700, 701, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
   return postgres(url, {
     max: options.max ?? 10,
@@ -75,14 +75,15 @@ export function connectPostgres(url: string, options: { max?: number; idleSecond
     idle_timeout: options.idleSeconds ?? 60,
     onnotice: () => {},
     types: { number: asNumber },
-    // The first connection tells what it is; Pigeon's own statements are prepared per connection.
+    // Each statement's text is prepared once per connection and reused after.
     prepare: true,
     connection: { application_name: "pigeon" },
   }) as unknown as Sql;
 }
 
 export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions = {}): Storage {
-  const current = new AsyncLocalStorage<Unit>();
+  const units = createUnits<Unit>();
+  const { unitOf } = units;
   const texts = new Map<string, string>();
   const retries = options.retries ?? 5;
 
@@ -93,11 +94,6 @@ export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions 
       texts.set(statement, numbered);
     }
     return numbered;
-  }
-
-  function unitOf(): Unit | null {
-    const unit = current.getStore();
-    return unit && !unit.ended ? unit : null;
   }
 
   async function query(statement: string, params: readonly SqlParam[]) {
@@ -113,43 +109,20 @@ export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions 
     }
   }
 
-  async function nested<T>(unit: Unit, fn: () => Promise<T>): Promise<T> {
-    const name = `nested${++unit.depth}`;
-    const hooks = unit.afterCommit.length;
-    await unit.tx.unsafe(`SAVEPOINT ${name}`);
-    try {
-      const value = await fn();
-      await unit.tx.unsafe(`RELEASE SAVEPOINT ${name}`);
-      return value;
-    } catch (error) {
-      await unit.tx.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-      await unit.tx.unsafe(`RELEASE SAVEPOINT ${name}`);
-      unit.afterCommit.length = hooks;
-      throw error;
-    } finally {
-      unit.depth--;
-    }
-  }
-
   async function outer<T>(fn: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      let unit: Unit | null = null;
+      // A fresh unit each attempt: what an aborted attempt asked to follow its commit never runs.
+      const steps: (() => void)[] = [];
       try {
         const value = (await sql.begin(async (tx) => {
-          unit = { tx: tx as unknown as Tx, depth: 0, afterCommit: [], ended: false };
+          const unit: Unit = { tx: tx as unknown as Tx, depth: 0, afterCommit: steps, ended: false };
           try {
-            return await current.run(unit, fn);
+            return await units.run(unit, fn);
           } finally {
             unit.ended = true;
           }
         })) as T;
-        for (const callback of (unit as Unit | null)?.afterCommit ?? []) {
-          try {
-            callback();
-          } catch (error) {
-            options.log?.("an after-commit step failed", error);
-          }
-        }
+        runAfterCommit(steps, options.log);
         return value;
       } catch (error) {
         const code = (error as { code?: string }).code;
@@ -161,7 +134,7 @@ export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions 
 
   function transaction<T>(fn: () => Promise<T>): Promise<T> {
     const unit = unitOf();
-    return unit ? nested(unit, fn) : outer(fn);
+    return unit ? inSavepoint(unit, (statement) => unit.tx.unsafe(statement), fn) : outer(fn);
   }
 
   return {
@@ -170,14 +143,10 @@ export function createPostgresStorage(sql: Sql, options: PostgresStorageOptions 
     get: async <T>(statement: string, params: readonly SqlParam[] = []) => ((await query(statement, params))[0] as T | undefined) ?? null,
     run: async (statement: string, params: readonly SqlParam[] = []): Promise<RunResult> => {
       const result = await query(statement, params);
-      return { changes: result.count, lastInsertRowid: 0 };
+      return { changes: result.count };
     },
     transaction,
-    afterCommit(callback: () => void) {
-      const unit = unitOf();
-      if (unit) unit.afterCommit.push(callback);
-      else callback();
-    },
+    afterCommit: units.afterCommit,
     get inTransaction() {
       return unitOf() !== null;
     },

@@ -6,17 +6,9 @@
 // commit: many units, one fsync). Every unit is committed before its promise resolves, so an
 // acknowledged write is on disk. A read outside any unit waits for a batch in progress, so it
 // never sees a unit's writes before they commit.
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database, Statement } from "bun:sqlite";
 import type { RunResult, SqlParam, Storage } from "./storage";
-
-/** One unit of work in progress: its savepoint depth and what waits for its commit. */
-interface Unit {
-  depth: number;
-  afterCommit: (() => void)[];
-  /** Set once the unit has ended: work it scheduled and that runs later is no longer inside it. */
-  ended: boolean;
-}
+import { createUnits, inSavepoint, runAfterCommit, type UnitState as Unit } from "./units";
 
 interface Queued {
   fn: () => Promise<unknown>;
@@ -42,7 +34,8 @@ export function readsOnly(sql: string): boolean {
 }
 
 export function createSqliteStorage(sqlite: Database, options: SqliteStorageOptions = {}): Storage {
-  const current = new AsyncLocalStorage<Unit>();
+  const units = createUnits<Unit>();
+  const { unitOf } = units;
   const statements = new Map<string, { statement: Statement; reads: boolean }>();
   const queue: Queued[] = [];
   let scheduled = false;
@@ -56,12 +49,6 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
       statements.set(sql, prepared);
     }
     return prepared;
-  }
-
-  /** The unit of work the caller is in, if it is still open. */
-  function unitOf(): Unit | null {
-    const unit = current.getStore();
-    return unit && !unit.ended ? unit : null;
   }
 
   function schedule(): void {
@@ -93,7 +80,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     for (const entry of batch) {
       sqlite.run("SAVEPOINT unit");
       try {
-        const value = await current.run(entry.unit, entry.fn);
+        const value = await units.run(entry.unit, entry.fn);
         sqlite.run("RELEASE unit");
         entry.outcome = { ok: true, value };
       } catch (error) {
@@ -124,35 +111,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
       else entry.reject(outcome.error);
     }
     // What follows a commit (waking a phone) must not undo the answers above.
-    for (const entry of batch) {
-      if (!entry.outcome!.ok) continue;
-      for (const callback of entry.unit.afterCommit) {
-        try {
-          callback();
-        } catch (error) {
-          options.log?.("an after-commit step failed", error);
-        }
-      }
-    }
-  }
-
-  async function nested<T>(unit: Unit, fn: () => Promise<T>): Promise<T> {
-    const name = `nested${++unit.depth}`;
-    const hooks = unit.afterCommit.length;
-    sqlite.run(`SAVEPOINT ${name}`);
-    try {
-      const value = await fn();
-      sqlite.run(`RELEASE ${name}`);
-      return value;
-    } catch (error) {
-      sqlite.run(`ROLLBACK TO ${name}`);
-      sqlite.run(`RELEASE ${name}`);
-      // What the undone savepoint asked to follow the commit does not happen.
-      unit.afterCommit.length = hooks;
-      throw error;
-    } finally {
-      unit.depth--;
-    }
+    for (const entry of batch) if (entry.outcome!.ok) runAfterCommit(entry.unit.afterCommit, options.log);
   }
 
   function enqueue<T>(fn: () => Promise<T>): Promise<T> {
@@ -164,7 +123,7 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
 
   function transaction<T>(fn: () => Promise<T>): Promise<T> {
     const unit = unitOf();
-    if (unit) return nested(unit, fn);
+    if (unit) return inSavepoint(unit, (sql) => sqlite.run(sql), fn);
     return enqueue(fn);
   }
 
@@ -194,16 +153,9 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     all: <T>(sql: string, params: readonly SqlParam[] = []) => execute(sql, (s) => s.all(...(params as SqlParam[])) as T[]),
     get: <T>(sql: string, params: readonly SqlParam[] = []) => execute(sql, (s) => (s.get(...(params as SqlParam[])) as T | null) ?? null),
     run: (sql: string, params: readonly SqlParam[] = []) =>
-      execute(sql, (s): RunResult => {
-        const result = s.run(...(params as SqlParam[]));
-        return { changes: result.changes, lastInsertRowid: Number(result.lastInsertRowid) };
-      }),
+      execute(sql, (s): RunResult => ({ changes: s.run(...(params as SqlParam[])).changes })),
     transaction,
-    afterCommit(callback: () => void) {
-      const unit = unitOf();
-      if (unit) unit.afterCommit.push(callback);
-      else callback();
-    },
+    afterCommit: units.afterCommit,
     get inTransaction() {
       return unitOf() !== null;
     },

@@ -9,9 +9,8 @@ export type Dialect = "sqlite" | "postgres";
 export type SqlParam = string | number | bigint | boolean | null | Uint8Array;
 
 export interface RunResult {
-  /** Rows the statement inserted, changed or deleted. */
+  /** Rows the statement inserted, changed or deleted (a new row's id comes from RETURNING). */
   changes: number;
-  lastInsertRowid: number;
 }
 
 /** Runs one statement with its parameters, in the current unit of work if there is one. */

@@ -13,7 +13,8 @@ export function createUsageRepository(db: Executor) {
      * writer already does so).
      */
     async holdAllowance(accountId: number): Promise<void> {
-      await db.get(`SELECT id FROM account WHERE id = ? ${forUpdate(db.dialect)}`, [accountId]);
+      const lock = forUpdate(db.dialect);
+      if (lock) await db.get(`SELECT id FROM account WHERE id = ? ${lock}`, [accountId]);
     },
     /** SMS the account's workspaces accepted since `since`, not counting failed or cancelled ones. */
     async accountSmsSince(accountId: number, since: number): Promise<number> {
