@@ -9,6 +9,13 @@ export interface Config {
   host: string;
   dataDir: string;
   dbPath: string;
+  /**
+   * PIGEON_DATABASE_URL: a postgres:// (or postgresql://) URL to run on PostgreSQL; null keeps
+   * SQLite in the data directory.
+   */
+  databaseUrl: string | null;
+  /** PIGEON_KEY_FILE: the key that seals stored secrets (default <dataDir>/pigeon.key). */
+  keyFile: string;
   publicUrl: string | null;
   /**
    * PIGEON_TRUSTED_PROXIES: peers whose X-Forwarded-Proto/-Host say how a phone called us, when
@@ -61,6 +68,12 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_PORT", default: "8080", meaning: "port to listen on (0 picks a free one)" },
   { name: "PIGEON_HOST", default: "0.0.0.0", meaning: "address to bind" },
   { name: "PIGEON_DATA_DIR", default: "./data", meaning: "holds pigeon.db, pigeon.key and pigeon.lock" },
+  {
+    name: "PIGEON_DATABASE_URL",
+    default: null,
+    meaning: "postgres://user:pass@host:port/db runs on PostgreSQL 13+ (unset: SQLite in the data directory)",
+  },
+  { name: "PIGEON_KEY_FILE", default: null, meaning: "the key that seals stored secrets (unset: <PIGEON_DATA_DIR>/pigeon.key)" },
   { name: "PIGEON_PUBLIC_URL", default: null, meaning: "how phones and platforms reach this server" },
   {
     name: "PIGEON_TRUSTED_PROXIES",
@@ -171,6 +184,8 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     dataDir,
     dbPath: join(dataDir, "pigeon.db"),
+    databaseUrl: databaseUrl(env),
+    keyFile: resolve(env.PIGEON_KEY_FILE?.trim() || join(dataDir, "pigeon.key")),
     publicUrl: httpUrl(env, "PIGEON_PUBLIC_URL"),
     trustedProxies: proxyList(env),
     chatapp: {
@@ -188,6 +203,34 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel: logLevel(env),
   };
+}
+
+/** PIGEON_DATABASE_URL, checked for its scheme and a database name; the password is never echoed. */
+function databaseUrl(env: Env): string | null {
+  const raw = env.PIGEON_DATABASE_URL?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("PIGEON_DATABASE_URL must be a URL like postgres://user:pass@host:5432/db");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
+    throw new ConfigError(`PIGEON_DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+  if (!url.hostname) throw new ConfigError("PIGEON_DATABASE_URL names no host");
+  if (url.pathname.replace(/^\/+/, "") === "") throw new ConfigError("PIGEON_DATABASE_URL names no database (postgres://…/DBNAME)");
+  return raw;
+}
+
+/** A database URL fit for a log line: the password replaced. */
+export function redactedDatabaseUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = "***";
+    return url.toString();
+  } catch {
+    return "(unparsable URL)";
+  }
 }
 
 function proxyList(env: Env): ProxyRange[] {

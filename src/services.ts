@@ -1,5 +1,6 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
+import { createCluster } from "./worker/cluster";
 import { CHANNELS } from "./channels";
 import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
 import type { ChannelTraits, DeliveryType, DeviceKind } from "./channels/kinds";
@@ -73,8 +74,8 @@ export function createServices(deps: Deps) {
   const channels = deps.channels ?? CHANNELS;
   const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
 
-  // pigeon.key lives beside the database; an in-memory database keeps its key in memory.
-  const secrets = createSecretBox(config.dbPath === ":memory:" ? null : join(dirname(config.dbPath), KEY_FILE));
+  // PIGEON_KEY_FILE (pigeon.key beside the database by default); ":memory:" keeps it in memory.
+  const secrets = createSecretBox(config.keyFile === ":memory:" ? null : config.keyFile);
   // Secrets stored in the clear by an older release are sealed at start (SQLite only: a PostgreSQL
   // database was made by a release that seals them, or copied with them sealed).
   if (sqlite) sealLegacySecrets(sqlite, secrets);
@@ -97,6 +98,8 @@ export function createServices(deps: Deps) {
   const disk = system.storage;
   // Accepted sends and their idempotent replies are written in one shared transaction.
 
+  /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
+  const cluster = createCluster(storage, clock, { log: (message) => log(message) });
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
   const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
   const credits = createCreditService(storage, clock);
@@ -156,6 +159,7 @@ export function createServices(deps: Deps) {
     allowPrivate: config.allowPrivateWebhooks,
     fetch: deps.fetch,
     log,
+    cluster,
   });
 
   const core: ChannelCore = {
@@ -269,7 +273,9 @@ export function createServices(deps: Deps) {
       tickMs: config.workerIntervalSeconds * 1000,
       onOutcome: (n, device, outcome) => runtimeOf(n.route)?.afterOutcome?.(n, device, outcome),
       log,
+      cluster,
     }),
+    cluster,
   };
   const smsgate = createSmsGateModule({
     ...services,

@@ -249,6 +249,7 @@ describe("DNS rebinding: the call goes to the address that was checked", () => {
       clock: ctx.clock,
       events: ctx.services.events,
       secrets: ctx.services.secrets,
+      cluster: ctx.services.cluster,
       allowPrivate: false,
       fetch: spy,
       resolve: rebinding,

@@ -11,7 +11,7 @@ import { listenUrl, runningServerUrl } from "../lib/listen-address";
 import { KEY_FILE, SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
-import { openRuntime, type Runtime } from "./runtime";
+import { DatabaseUnavailable, openRuntime, type Runtime } from "./runtime";
 import { serve } from "./serve";
 import { parseSimulatePhoneArgs, simulatePhone } from "./simulate-phone";
 
@@ -425,10 +425,12 @@ async function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values):
 
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
+  if (rt.config.databaseUrl)
+    throw new UsageError("backup copies the SQLite database; on PostgreSQL use pg_dump (and keep PIGEON_KEY_FILE with it)");
   rt.services.system.copyTo(out);
   chmodSync(out, 0o600);
   // The backup's secrets are sealed with the data directory's key: without it they are lost.
-  const key = join(rt.config.dataDir, KEY_FILE);
+  const key = rt.config.keyFile;
   print(
     values,
     { backup: out, key_file: key },
@@ -474,6 +476,10 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     if (error instanceof SecretKeyError) {
       console.error(`pigeon: ${error.message}`);
       return 2;
+    }
+    if (error instanceof DatabaseUnavailable) {
+      console.error(`pigeon: ${error.message}`);
+      return 1;
     }
     throw error;
   }

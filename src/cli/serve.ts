@@ -1,6 +1,6 @@
 // `pigeon serve`: migrate, bootstrap an empty database, listen, and stop cleanly on a signal.
 import { createApp } from "../app";
-import type { Config } from "../config";
+import { redactedDatabaseUrl, type Config } from "../config";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
 import { listenUrl, recordListenAddress } from "../lib/listen-address";
 import { VERSION } from "../version";
@@ -20,24 +20,32 @@ async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
 export async function serve(rt: Runtime): Promise<number | null> {
   const { config, services } = rt;
 
-  // Before anything else a server does (bootstrap, worker): one server per data directory.
-  let lock: DataDirLock;
-  try {
-    lock = lockDataDir(config.dataDir);
-  } catch (error) {
-    rt.close();
-    if (!(error instanceof DataDirLocked)) throw error;
-    console.error(`pigeon: ${error.message}; stop it first (exit code 2)`);
-    return 2;
+  // Before anything else a server does (bootstrap, worker): one server per SQLite data directory.
+  // On PostgreSQL any number of servers share the database, and none needs the directory.
+  let lock: DataDirLock | null = null;
+  if (!rt.postgres) {
+    try {
+      lock = lockDataDir(config.dataDir);
+    } catch (error) {
+      rt.close();
+      if (!(error instanceof DataDirLocked)) throw error;
+      console.error(`pigeon: ${error.message}; stop it first (exit code 2)`);
+      return 2;
+    }
+    process.on("exit", () => lock?.release());
   }
-  process.on("exit", () => lock.release());
 
   // The owner account may already exist without a key (made by `pigeon users create` before the
-  // first start); until its default workspace has a key, a start makes one and prints it.
-  await services.accounts.bootstrap();
-  const home = await services.accounts.defaultWorkspace();
-  if ((await services.accounts.listKeys(home.id)).length === 0) {
-    const key = await services.accounts.createKey("Initial key", home.id);
+  // first start); until its default workspace has a key, a start makes one and prints it. Servers
+  // starting together on one PostgreSQL database take turns here, so exactly one makes and prints it.
+  const firstKey = await rt.exclusive(async () => {
+    await services.accounts.bootstrap();
+    const home = await services.accounts.defaultWorkspace();
+    if ((await services.accounts.listKeys(home.id)).length > 0) return null;
+    return { home, key: await services.accounts.createKey("Initial key", home.id) };
+  });
+  if (firstKey) {
+    const { home, key } = firstKey;
     console.log(
       [
         `Pigeon created the owner account and the workspace "${home.name}" (project_id ${home.id}).`,
@@ -75,7 +83,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
         ? `pigeon: port ${config.port} on ${config.host} is already in use (another server?); stop it or set PIGEON_PORT`
         : `pigeon: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
     );
-    lock.release();
+    lock?.release();
     rt.close();
     return inUse ? 2 : 1;
   }
@@ -101,14 +109,15 @@ export async function serve(rt: Runtime): Promise<number | null> {
       console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
     rt.close();
     forgetAddress();
-    lock.release();
+    lock?.release();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   // Until the owner account has a dashboard user, each start prints a fresh one-time setup link
-  // (earlier ones stop working); `pigeon users create` does the same from the shell.
-  const setupToken = await services.users.issueSetupToken((await services.accounts.requireOwner()).id);
+  // (earlier ones stop working); `pigeon users create` does the same from the shell. On PostgreSQL
+  // only the start that made the first key prints one: replicas starting later must not void it.
+  const setupToken = !rt.postgres || firstKey ? await services.users.issueSetupToken((await services.accounts.requireOwner()).id) : null;
   if (setupToken) {
     const base = (config.publicUrl ?? listenUrl(scheme, config.host, server.port!)).replace(/\/+$/, "");
     console.log(`Finish setting up the dashboard (link valid 24 hours, usable once): ${base}/dashboard/setup?token=${setupToken}`);
@@ -116,7 +125,8 @@ export async function serve(rt: Runtime): Promise<number | null> {
   // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
   const warning = phoneUrlWarning(config);
   if (warning) console.error(warning);
-  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (data: ${config.dataDir})`);
+  const data = config.databaseUrl ? `database: ${redactedDatabaseUrl(config.databaseUrl)}` : `data: ${config.dataDir}`;
+  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (${data})`);
   return null;
 }
 

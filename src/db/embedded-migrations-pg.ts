@@ -2,9 +2,13 @@
 import p0 from "../../migrations-pg/0000_init.sql" with { type: "text" };
 import p1 from "../../migrations-pg/0001_counters.sql" with { type: "text" };
 import p2 from "../../migrations-pg/0002_event_seq.sql" with { type: "text" };
+import p3 from "../../migrations-pg/0003_instance_and_lease.sql" with { type: "text" };
+import p4 from "../../migrations-pg/0004_claimed_by.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
   { tag: "0001_counters", sql: p1 },
   { tag: "0002_event_seq", sql: p2 },
+  { tag: "0003_instance_and_lease", sql: p3 },
+  { tag: "0004_claimed_by", sql: p4 },
 ];

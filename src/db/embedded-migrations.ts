@@ -18,6 +18,8 @@ import m15 from "../../migrations/0015_phone_queue.sql" with { type: "text" };
 import m16 from "../../migrations/0016_storage_probe.sql" with { type: "text" };
 import m17 from "../../migrations/0017_delivery_seq.sql" with { type: "text" };
 import m18 from "../../migrations/0018_event_seq.sql" with { type: "text" };
+import m19 from "../../migrations/0019_instance_and_lease.sql" with { type: "text" };
+import m20 from "../../migrations/0020_claimed_by.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -39,4 +41,6 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0016_storage_probe", when: 1795634542730, sql: m16 },
   { tag: "0017_delivery_seq", when: 1795654130666, sql: m17 },
   { tag: "0018_event_seq", when: 1795658848537, sql: m18 },
+  { tag: "0019_instance_and_lease", when: 1795664003555, sql: m19 },
+  { tag: "0020_claimed_by", when: 1795664215173, sql: m20 },
 ];

@@ -14,6 +14,27 @@ export interface Migration {
   sql: string;
 }
 
+/** The lock the first start's bootstrap (owner, first key, key fingerprint, seed rows) runs under. */
+export const STARTUP_LOCK = MIGRATION_LOCK + 1;
+
+/**
+ * Runs `fn` while this process holds the cluster-wide advisory lock `key` (on a connection of its
+ * own, so `fn` may use the rest of the pool); other holders of the same key wait their turn.
+ */
+export async function withAdvisoryLock<T>(sql: postgres.Sql<Record<string, never>>, key: number, fn: () => Promise<T>): Promise<T> {
+  const conn = await sql.reserve();
+  try {
+    await conn.unsafe("SELECT pg_advisory_lock($1)", [key]);
+    try {
+      return await fn();
+    } finally {
+      await conn.unsafe("SELECT pg_advisory_unlock($1)", [key]);
+    }
+  } finally {
+    conn.release();
+  }
+}
+
 export async function migratePostgres(
   sql: postgres.Sql<Record<string, never>>,
   migrations: readonly Migration[] = embeddedPostgresMigrations,

@@ -231,6 +231,9 @@ export const notification = sqliteTable(
     // The kind of device that carries it: sms (paired phone), cloud, chatapp.
     route: text("route", { enum: DEVICE_KINDS }).notNull(),
     deviceId: integer("device_id").references(() => device.id),
+    // The server whose attempt holds it while `dispatching`: with several servers on one database,
+    // only attempts of servers that stopped renewing their lease are recovered (src/worker/cluster.ts).
+    claimedBy: text("claimed_by"),
     recipient: text("recipient").notNull(),
     recipientName: text("recipient_name"),
     templateId: integer("template_id").references(() => template.id),
@@ -507,6 +510,8 @@ export const webhookDelivery = sqliteTable(
       .default("pending"),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: integer("next_attempt_at").notNull(),
+    /** The server whose call holds it while `delivering` (as the notification's claimed_by). */
+    claimedBy: text("claimed_by"),
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     createdAt: integer("created_at").notNull(),
@@ -784,4 +789,25 @@ export const threadSync = sqliteTable("thread_sync", {
 export const storageProbe = sqliteTable("storage_probe", {
   id: integer("id").primaryKey(),
   at: integer("at").notNull(),
+});
+
+/**
+ * Facts about the installation as a whole, one row per name. `key_fingerprint` records which
+ * PIGEON_KEY_FILE seals this database's secrets, so a server started with another key refuses to
+ * run instead of failing on every sealed value (src/lib/key-check.ts).
+ */
+export const instanceSetting = sqliteTable("instance_setting", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+});
+
+/**
+ * Who runs a cluster-wide periodic task (expiry, failover, retries…) until when: servers sharing
+ * one database renew their lease each tick, and another takes it over once it expires
+ * (src/worker/leadership.ts).
+ */
+export const lease = sqliteTable("lease", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  expiresAt: integer("expires_at").notNull(),
 });

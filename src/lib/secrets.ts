@@ -27,6 +27,17 @@ export interface SecretBox {
   isSealed(stored: string): boolean;
   /** True when a key exists (on disk or, for an in-memory database, in memory). */
   hasKey(): boolean;
+  /**
+   * Loads the key, creating it when there is none; true when this call wrote the file (and so may
+   * take it back with `discardCreated`).
+   */
+  ensureKey(): boolean;
+  /** Removes the key file this process created (it lost a race to another server's key). */
+  discardCreated(): void;
+  /** A digest that names the key without revealing it; null without a key. */
+  fingerprint(): string | null;
+  /** Where the key lives (null: in memory). */
+  readonly path: string | null;
 }
 
 /**
@@ -34,6 +45,7 @@ export interface SecretBox {
  */
 export function createSecretBox(keyPath: string | null): SecretBox {
   let key: Buffer | null = null;
+  let createdHere = false;
 
   function load(create: boolean): Buffer | null {
     if (key) return key;
@@ -52,12 +64,14 @@ export function createSecretBox(keyPath: string | null): SecretBox {
     writeFileSync(tmp, `${fresh.toString("base64")}\n`, { mode: 0o600 });
     try {
       linkSync(tmp, keyPath);
+      createdHere = true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") {
         // A file system without hard links: exclusive creation (a reader could see it half-written).
         try {
           writeFileSync(keyPath, `${fresh.toString("base64")}\n`, { flag: "wx", mode: 0o600 });
+          createdHere = true;
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
         }
@@ -104,6 +118,22 @@ export function createSecretBox(keyPath: string | null): SecretBox {
     },
     isSealed: (stored) => stored.startsWith(SEALED_PREFIX),
     hasKey: () => load(false) !== null,
+    ensureKey() {
+      const had = key !== null || (keyPath !== null && existsSync(keyPath));
+      load(true);
+      return !had && createdHere;
+    },
+    discardCreated() {
+      if (!createdHere || keyPath === null) return;
+      unlinkSync(keyPath);
+      createdHere = false;
+      key = null;
+    },
+    fingerprint() {
+      const k = load(false);
+      return k ? createHmac("sha256", k).update("pigeon key fingerprint").digest("hex").slice(0, 32) : null;
+    },
+    path: keyPath,
   };
 }
 

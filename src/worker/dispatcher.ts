@@ -2,6 +2,7 @@
 // device, and records what happened. Every state lives in the database: an attempt is marked
 // `dispatching` (committed) before the channel is called, so after a crash we know which calls
 // may have been cut off and ask the channel about those before sending again.
+import type { Cluster } from "./cluster";
 import type { ChannelAdapter, DispatchOutcome } from "../channels/types";
 import type { Clock } from "../clock";
 import type { Storage } from "../db/storage";
@@ -42,6 +43,8 @@ export interface DispatcherDeps {
   /** Called after each outcome, so channels can block or unblock their devices. */
   onOutcome?: (n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) => void | Promise<void>;
   log: (message: string, error?: unknown) => void;
+  /** This server among those sharing the database: its claims carry its id. */
+  cluster: Cluster;
 }
 
 export function createDispatcher(deps: DispatcherDeps) {
@@ -60,6 +63,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const budget = new Map<number, number>();
     const claimed: { n: NotificationRecord; device: DeviceRow }[] = [];
     const deviceCache = new Map<number, DeviceRow | null>();
+    await notifications.lockClaims();
     for (const n of await notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
       if (claimed.length >= CLAIM_BATCH) break;
       if (n.deviceId === null) continue;
@@ -79,7 +83,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         left = pace.limit - (await notifications.dispatchedSince(device.id, now - (now % pace.window)));
       }
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
-      if (await notifications.claim(n.id, now)) {
+      if (await notifications.claim(n.id, now, deps.cluster.id)) {
         budget.set(device.id, left - 1);
         claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatchedAt: now }, device });
         await state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts + 1} via device ${device.id}` });
@@ -247,10 +251,14 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   }
 
-  /** At start-up: attempts a crash cut off go back to the queue, to be checked with the channel first. */
+  /**
+   * At start-up (and, with several servers, every few seconds on the leader): attempts a crash cut
+   * off go back to the queue, to be checked with the channel first. Only claims no live server
+   * holds are taken.
+   */
   function recoverInterrupted(): Promise<number> {
     return storage.transaction(async () => {
-      const ids = await notifications.recoverInterrupted(clock.now());
+      const ids = await notifications.recoverInterrupted(clock.now(), deps.cluster.abandoned);
       for (const id of ids) {
         await state.log(id, "interrupted", {
           status: "pending",

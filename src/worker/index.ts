@@ -11,7 +11,12 @@ const THREAD_CATCH_UP_CHUNK = 50;
 
 export function workerTasks(s: Services): Task[] {
   return [
-    { name: "notifications:dispatch", everySeconds: s.config.workerIntervalSeconds, run: () => s.dispatcher.dispatchDue() },
+    {
+      name: "notifications:dispatch",
+      everySeconds: s.config.workerIntervalSeconds,
+      run: () => s.dispatcher.dispatchDue(),
+      everyServer: true,
+    },
     { name: "notifications:expire", everySeconds: s.config.workerIntervalSeconds, run: () => s.expiry.expireDue() },
     {
       name: "notifications:failover",
@@ -34,11 +39,38 @@ export function workerTasks(s: Services): Task[] {
   ];
 }
 
-export async function startWorker(s: Services) {
+/** Attempts and deliveries that a stopped server left claimed go back to the queue. */
+async function recover(s: Services): Promise<void> {
   await s.dispatcher.recoverInterrupted();
   const cutOff = await s.webhooks.recoverInterrupted();
-  if (cutOff > 0) s.log(`${cutOff} webhook deliveries were cut off mid-call by the last stop and will be sent again`);
-  const scheduler = startScheduler(workerTasks(s), s.log);
+  if (cutOff > 0) s.log(`${cutOff} webhook deliveries were cut off mid-call by a stop and will be sent again`);
+}
+
+/**
+ * The tasks as one server runs them: with several servers on one database, each renews its lease
+ * every few seconds, recovers what servers that died left claimed while it leads, and runs the
+ * leader's tasks only while it leads (src/worker/cluster.ts).
+ */
+function clusterTasks(s: Services): Task[] {
+  const tasks = workerTasks(s);
+  if (!s.cluster.shared) return tasks;
+  return [
+    {
+      name: "cluster:heartbeat",
+      everySeconds: Math.min(2, s.config.workerIntervalSeconds),
+      run: () => s.cluster.heartbeat(),
+      everyServer: true,
+    },
+    { name: "cluster:recover", everySeconds: 5, run: () => recover(s) },
+    ...tasks,
+  ].map((task) => (task.everyServer ? task : { ...task, run: () => (s.cluster.isLeader() ? task.run() : undefined) }));
+}
+
+export async function startWorker(s: Services) {
+  // The lease first: from here on, this server's claims are its own, not a dead server's.
+  await s.cluster.heartbeat();
+  await recover(s);
+  const scheduler = startScheduler(clusterTasks(s), s.log);
   return {
     /**
      * Graceful stop: nothing new is claimed or started, and the channel and webhook calls in flight
@@ -49,7 +81,10 @@ export async function startWorker(s: Services) {
       s.dispatcher.stop();
       s.webhooks.stop();
       scheduler.stop();
-      return scheduler.idle(graceMs);
+      const idle = await scheduler.idle(graceMs);
+      // Claims still held after the grace are then another server's to recover at once.
+      await s.cluster.resign().catch((error) => s.log("could not give up the cluster leases", error));
+      return idle;
     },
   };
 }

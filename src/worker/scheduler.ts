@@ -9,6 +9,11 @@ export interface Task {
   /** Seconds between runs (default 1). */
   everySeconds?: number;
   run: () => unknown;
+  /**
+   * Runs on every server sharing the database (its own claims, its own phones' streams); the
+   * others run only on the cluster's leader, once per tick for the whole cluster.
+   */
+  everyServer?: boolean;
 }
 
 export function startScheduler(tasks: Task[], log: (message: string, error?: unknown) => void) {

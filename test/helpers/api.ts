@@ -52,9 +52,9 @@ export async function waitFor<T>(
  * Polls `done` for at most `timeoutMs` without failing: the caller asserts on the state it finds,
  * so a timeout shows up as that assertion's own message. Returns whether `done` held.
  */
-export async function settle(done: () => boolean, timeoutMs: number, intervalMs = 20): Promise<boolean> {
+export async function settle(done: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 20): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() >= deadline) return false;
     await Bun.sleep(intervalMs);
   }

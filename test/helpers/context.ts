@@ -2,7 +2,7 @@
 // client that calls app.handle() the way a real HTTP client would.
 import type { Executor } from "../../src/db/storage";
 import { test } from "bun:test";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { createApp } from "../../src/app";
 import { ManualClock } from "../../src/clock";
 import type { Config } from "../../src/config";
@@ -20,6 +20,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     host: "127.0.0.1",
     dataDir: ":memory:",
     dbPath: ":memory:",
+    databaseUrl: null,
+    // Beside a database file, as in a real data directory; an in-memory database keeps it in memory.
+    keyFile: overrides.dbPath && overrides.dbPath !== ":memory:" ? join(dirname(overrides.dbPath), "pigeon.key") : ":memory:",
     publicUrl: "https://pigeon.test",
     chatapp: { graphUrl: "http://127.0.0.1:1", graphVersion: "v23.0", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
     tls: null,

@@ -69,7 +69,8 @@ export const phone: Channel<"phone", PhoneService> = {
   // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
   routes: (service, s) => [pairingRoutes(s), phoneInboxRoutes(service, s), reassignRoutes(service), phoneApiRoutes(service, s)],
   tasks: (service, config) => [
-    { name: "phone:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
+    // Each server tells the phones holding an event stream on it.
+    { name: "phone:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue(), everyServer: true },
     // Every tick, like the other queue work: a shortened offline threshold (tests) is seen promptly.
     { name: "phone:watch-presence", everySeconds: Math.min(15, config.workerIntervalSeconds), run: () => service.watchPresence() },
     { name: "phone:rehome", everySeconds: config.workerIntervalSeconds, run: () => service.rehomeOffline() },

@@ -77,6 +77,9 @@ export function createPhoneRepository(db: Executor) {
     appVersion: async (id: number): Promise<string | null> =>
       (await db.get<{ app_version: string | null }>("SELECT app_version FROM device WHERE id = ?", [id]))?.app_version ?? null,
     setPresence: (id: number, value: "online" | "offline") => run("UPDATE device SET presence = ? WHERE id = ?", [value, id]),
+    /** Online → offline; false when it was not online (another server, or the phone itself, got there first). */
+    markOffline: async (id: number): Promise<boolean> =>
+      (await db.run("UPDATE device SET presence = 'offline' WHERE id = ? AND presence = 'online'", [id])).changes === 1,
     /** Online phones not heard from since `before`, or since `pollingBefore` for those with a push token (they only poll). */
     quietSince: (before: number, pollingBefore: number): Promise<number[]> =>
       ids(

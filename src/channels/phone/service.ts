@@ -267,9 +267,9 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     for (const id of quiet) {
       const device = await devices.byId(id);
       if (!device) continue;
+      // device.offline once, even if two servers see the phone fall quiet at the same moment.
       await storage.transaction(async () => {
-        await repo.setPresence(id, "offline");
-        await events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
+        if (await repo.markOffline(id)) await events.emit(device.workspaceId, "device.offline", deviceEventData(device, now));
       });
     }
     return quiet.length;

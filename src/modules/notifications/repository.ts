@@ -92,6 +92,9 @@ export interface ListFilters {
 /** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
 const HOUR_MS = 3_600_000;
 
+/** The advisory lock dispatch claims take on PostgreSQL (any number no other lock of ours uses). */
+const CLAIM_LOCK = 0x70_69_67_63_6c_6d; // "pigclm"
+
 export function createNotificationRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const SQL = {
@@ -122,7 +125,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
     ORDER BY n.valid_until LIMIT ?`,
     markDispatching: `
-    UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?
+    UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?, claimed_by = ?
     WHERE id = ? AND stage = 'queued'`,
     dispatchedSince: "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
     requeue: `
@@ -325,6 +328,15 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
 
     count,
 
+    /**
+     * Inside a claim's unit of work: the claims of servers sharing a PostgreSQL database take
+     * turns, so each reads the pacing counts the others committed (a phone's or a number's pace
+     * holds for the cluster). On SQLite the one writer already takes them in turn.
+     */
+    async lockClaims(): Promise<void> {
+      if (db.dialect === "postgres") await db.get("SELECT pg_advisory_xact_lock(?)", [CLAIM_LOCK]);
+    },
+
     /** Queued work on the dispatched routes that is due, oldest first. */
     async dueCandidates(now: number, limit: number): Promise<NotificationRecord[]> {
       const rows: NotificationRecord[] = [];
@@ -339,7 +351,9 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       (await db.get<{ n: number }>(SQL.dispatchedSince, [deviceId, since]))!.n,
 
     /** Takes a queued notification for one attempt; false when someone else took it first. */
-    claim: async (id: number, now: number): Promise<boolean> => (await db.run(SQL.markDispatching, [now, now, id])).changes === 1,
+    /** Marks a queued notification `dispatching` for server `owner`; false when another took it. */
+    claim: async (id: number, now: number, owner: string): Promise<boolean> =>
+      (await db.run(SQL.markDispatching, [now, now, owner, id])).changes === 1,
 
     /** Puts a dispatching notification back in the queue, to try again at `at`. */
     async requeue(id: number, at: number, now: number, opts: { countAttempt: boolean; reconcile: boolean }): Promise<void> {
@@ -347,8 +361,12 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     },
 
     /** After a crash: what was mid-call goes back to the queue, flagged to ask the channel first. */
-    async recoverInterrupted(now: number): Promise<number[]> {
-      const ids = (await db.all<{ id: number }>(SQL.interrupted)).map((r) => r.id);
+    /**
+     * Attempts cut off by a stop: `dispatching` rows for which `abandoned` (SQL over claimed_by,
+     * taking `now`) holds, back in the queue to be checked with the channel first.
+     */
+    async recoverInterrupted(now: number, abandoned: (column: string) => string): Promise<number[]> {
+      const ids = (await db.all<{ id: number }>(`${SQL.interrupted} AND ${abandoned("claimed_by")}`, [now])).map((r) => r.id);
       for (const id of ids) await db.run(SQL.markUncertain, [now, now, id]);
       return ids;
     },

@@ -39,10 +39,14 @@ export type Keyword = "opt_out" | "opt_in" | "help";
 
 export function createSafetyService(deps: SafetyDeps) {
   const { storage, clock, repo, state, events } = deps;
-  // Read on every send: kept in memory, replaced on every write (one process owns the database).
+  // Read on every send: on SQLite kept in memory, replaced on every write (the one server owns the
+  // database). On PostgreSQL another server may change them at any time, so each send reads the
+  // database: an opt-out taken by one server stops sends through every other at once.
+  const inMemory = storage.dialect === "sqlite";
   const cache = new Map<number, SafetySettings>();
 
   async function settings(workspaceId: number): Promise<SafetySettings> {
+    if (!inMemory) return settingsFrom(await repo.settings(workspaceId));
     let s = cache.get(workspaceId);
     if (!s) {
       s = settingsFrom(await repo.settings(workspaceId));
@@ -92,7 +96,7 @@ export function createSafetyService(deps: SafetyDeps) {
 
   /** The 403 a send to a suppressed number gets, or null when it may go. */
   async function refusal(workspaceId: number, phone: string): Promise<AppError | null> {
-    if (!(await suppressedIn(workspaceId)).has(phone)) return null;
+    if (inMemory && !(await suppressedIn(workspaceId)).has(phone)) return null;
     const row = await repo.suppression(workspaceId, phone);
     if (!row) return null;
     return new AppError(

@@ -175,13 +175,14 @@ const SQL = {
     `${DELIVERY} WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND s.status = 'active' AND s.deleted_at IS NULL ` +
     "ORDER BY d.next_attempt_at, d.created_at, d.seq LIMIT ?",
   delivery: `${DELIVERY} WHERE d.id = ?`,
-  claimDelivery: "UPDATE webhook_delivery SET status = 'delivering', attempts = attempts + 1 WHERE id = ? AND status = 'pending'",
+  claimDelivery:
+    "UPDATE webhook_delivery SET status = 'delivering', attempts = attempts + 1, claimed_by = ? WHERE id = ? AND status = 'pending'",
   insertAttempt: "INSERT INTO webhook_attempt (delivery_id, at, status_code, latency_ms, error) VALUES (?, ?, ?, ?, ?)",
   markDelivered: "UPDATE webhook_delivery SET status = 'delivered', delivered_at = ?, last_status_code = ?, last_error = NULL WHERE id = ?",
   markRetry: "UPDATE webhook_delivery SET status = 'pending', next_attempt_at = ?, last_status_code = ?, last_error = ? WHERE id = ?",
   markGivenUp: "UPDATE webhook_delivery SET status = 'failed', last_status_code = ?, last_error = ? WHERE id = ?",
   deliveringIds: "SELECT id FROM webhook_delivery WHERE status = 'delivering'",
-  releaseDelivering: "UPDATE webhook_delivery SET status = 'pending' WHERE status = 'delivering'",
+  releaseDelivering: "UPDATE webhook_delivery SET status = 'pending' WHERE id = ? AND status = 'delivering'",
   failPendingOf:
     "UPDATE webhook_delivery SET status = 'failed', last_error = 'subscription deleted' WHERE subscription_id = ? AND status IN ('pending', 'delivering')",
   resumePendingOf: "UPDATE webhook_delivery SET next_attempt_at = ? WHERE subscription_id = ? AND status = 'pending'",
@@ -241,7 +242,7 @@ export function createWebhookRepository(db: Executor) {
       return row ? toDelivery(row) : null;
     },
     /** Marks a pending delivery `delivering` and counts the attempt; false when another took it. */
-    claimDelivery: async (id: string): Promise<boolean> => (await db.run(SQL.claimDelivery, [id])).changes === 1,
+    claimDelivery: async (id: string, owner: string): Promise<boolean> => (await db.run(SQL.claimDelivery, [owner, id])).changes === 1,
     insertAttempt: async (deliveryId: string, a: AttemptRow) =>
       void (await db.run(SQL.insertAttempt, [deliveryId, a.at, a.statusCode, a.latencyMs, a.error])),
     markDelivered: async (id: string, at: number, statusCode: number | null) =>
@@ -250,9 +251,11 @@ export function createWebhookRepository(db: Executor) {
       void (await db.run(SQL.markRetry, [nextAttemptAt, statusCode, error, id])),
     markGivenUp: async (id: string, statusCode: number | null, error: string | null) =>
       void (await db.run(SQL.markGivenUp, [statusCode, error, id])),
-    deliveringIds: async (): Promise<string[]> => (await db.all<{ id: string }>(SQL.deliveringIds)).map((r) => r.id),
-    /** Every `delivering` delivery back to `pending`. */
-    releaseDelivering: async () => void (await db.run(SQL.releaseDelivering)),
+    /** Deliveries `delivering` for which `abandoned` (SQL over claimed_by, taking `now`) holds. */
+    abandonedDeliveries: async (now: number, abandoned: (column: string) => string): Promise<string[]> =>
+      (await db.all<{ id: string }>(`${SQL.deliveringIds} AND ${abandoned("claimed_by")}`, [now])).map((r) => r.id),
+    /** A `delivering` delivery back to `pending`; false when it was no longer delivering. */
+    releaseDelivering: async (id: string): Promise<boolean> => (await db.run(SQL.releaseDelivering, [id])).changes === 1,
     failPendingOf: async (subscriptionId: number) => void (await db.run(SQL.failPendingOf, [subscriptionId])),
     resumePendingOf: async (subscriptionId: number, now: number) => void (await db.run(SQL.resumePendingOf, [now, subscriptionId])),
     deliveriesOf: async (subscriptionId: number, limit: number, offset: number): Promise<DeliveryListRow[]> =>

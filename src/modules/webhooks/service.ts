@@ -1,5 +1,6 @@
 // Customer webhook subscriptions and their deliveries: signed, retried for about a day,
 // at-least-once (receivers de-duplicate on the event id).
+import type { Cluster } from "../../worker/cluster";
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
@@ -47,6 +48,8 @@ export interface WebhookDeps {
   /** How host names are resolved for the address check (tests inject one). */
   resolve?: Resolver;
   log: (message: string, error?: unknown) => void;
+  /** This server among those sharing the database: deliveries it claims carry its id. */
+  cluster: Cluster;
 }
 
 /**
@@ -60,7 +63,7 @@ export type DeliveryFormat = (
 ) => { body: string; headers: Record<string, string> } | null | Promise<{ body: string; headers: Record<string, string> } | null>;
 
 export function createWebhookService(deps: WebhookDeps) {
-  const { clock, events, secrets } = deps;
+  const { clock, events, secrets, cluster } = deps;
   const { storage } = deps;
   const repo = createWebhookRepository(storage);
   const doFetch = deps.fetch ?? fetch;
@@ -204,7 +207,7 @@ export function createWebhookService(deps: WebhookDeps) {
       Array.from({ length: Math.min(CONCURRENCY, list.length) }, async () => {
         while (next < list.length && !stopping) {
           const i = next++;
-          if (!(await repo.claimDelivery(list[i].id))) continue;
+          if (!(await repo.claimDelivery(list[i].id, cluster.id))) continue;
           const result = await attempt(list[i]);
           await record(list[i], result);
           results[i] = result;
@@ -347,11 +350,14 @@ export function createWebhookService(deps: WebhookDeps) {
      */
     recoverInterrupted(): Promise<number> {
       return storage.transaction(async () => {
-        const ids = await repo.deliveringIds();
         const now = clock.now();
-        for (const id of ids) await repo.insertAttempt(id, { at: now, statusCode: null, latencyMs: 0, error: INTERRUPTED });
-        await repo.releaseDelivering();
-        return ids.length;
+        let released = 0;
+        for (const id of await repo.abandonedDeliveries(now, cluster.abandoned)) {
+          if (!(await repo.releaseDelivering(id))) continue;
+          await repo.insertAttempt(id, { at: now, statusCode: null, latencyMs: 0, error: INTERRUPTED });
+          released++;
+        }
+        return released;
       });
     },
 

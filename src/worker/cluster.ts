@@ -1,0 +1,79 @@
+// Several servers on one PostgreSQL database. Each has an id and renews a lease on it (a `lease`
+// row named `server:<id>`) every tick; the claims it makes on work (a notification `dispatching`,
+// a webhook delivery `delivering`) carry that id, so a server starting, or the leader every few
+// seconds, recovers only the claims of servers whose lease has run out: never a live server's
+// calls in flight. One of them also holds the `leader` lease and runs the cluster's periodic
+// tasks (expiry, failover, retries, catch-up, syncs) so each runs once per tick; when it stops
+// renewing, another takes the lease over once it expires.
+//
+// On SQLite one server owns the data directory (pigeon.lock), so it is alone: it always leads,
+// writes no lease, and at start recovers every claim, as before.
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../clock";
+import type { Storage } from "../db/storage";
+
+/** A lease not renewed for this long is another server's to take. */
+export const LEASE_MS = 10_000;
+
+export interface Cluster {
+  /** This server's id, written on the claims it makes. */
+  readonly id: string;
+  /** Whether other servers may share the database (PostgreSQL). */
+  readonly shared: boolean;
+  /**
+   * SQL that is true for a claim (`column` holds its server's id) that no live server holds;
+   * its parameter is `now`.
+   */
+  abandoned(column: string): string;
+  /** Renews this server's lease and tries for the leader's; false on SQLite, which has no leases. */
+  heartbeat(): Promise<void>;
+  /** Whether this server runs the cluster's periodic tasks now. */
+  isLeader(): boolean;
+  /** Gives up this server's leases at a clean stop, so another leads at once. */
+  resign(): Promise<void>;
+}
+
+export function createCluster(
+  storage: Storage,
+  clock: Clock,
+  options: { shared?: boolean; log?: (message: string) => void } = {},
+): Cluster {
+  const id = randomUUID();
+  const shared = options.shared ?? storage.dialect === "postgres";
+  const mine = `server:${id}`;
+  /** Until when the leader's lease is ours, by our clock (0: not ours). */
+  let leadingUntil = 0;
+
+  const renew =
+    "INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at";
+  // Taken when free, expired or already ours; left alone while another server holds it.
+  const lead = `${renew} WHERE lease.holder = excluded.holder OR lease.expires_at < ?`;
+
+  return {
+    id,
+    shared,
+    abandoned: (column) =>
+      shared
+        ? `(${column} IS NULL OR NOT EXISTS (SELECT 1 FROM lease WHERE lease.name = 'server:' || ${column} AND lease.expires_at >= ?))`
+        : "(? IS NOT NULL)",
+    async heartbeat() {
+      if (!shared) return;
+      const now = clock.now();
+      await storage.run(renew, [mine, id, now + LEASE_MS]);
+      const { changes } = await storage.run(lead, ["leader", id, now + LEASE_MS, now]);
+      // A margin under the lease: we stop leading before another server may start.
+      const was = leadingUntil > now;
+      leadingUntil = changes === 1 ? now + LEASE_MS - 2_000 : 0;
+      if (was !== leadingUntil > 0)
+        options.log?.(
+          was ? "this server no longer leads the cluster's periodic tasks" : "this server now leads the cluster's periodic tasks",
+        );
+    },
+    isLeader: () => !shared || clock.now() < leadingUntil,
+    async resign() {
+      if (!shared) return;
+      leadingUntil = 0;
+      await storage.run("DELETE FROM lease WHERE holder = ?", [id]);
+    },
+  };
+}

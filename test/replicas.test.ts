@@ -1,0 +1,213 @@
+// Several `pigeon serve` processes of the compiled binary on one real PostgreSQL database (a
+// throwaway cluster): the first start happens once however many start together, every server
+// needs the same key file, any server answers for what another accepted, and when one is killed
+// mid-dispatch the others finish its work with no message sent twice (counted at the provider).
+import { afterAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import { settle } from "./helpers/api";
+import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
+import { startFakeCloud } from "./helpers/fake-cloud";
+import { postgresCluster } from "./helpers/postgres";
+
+const pg = await postgresCluster();
+const bin = isolatedBinary();
+const running: RunningServer[] = [];
+const fake = await startFakeCloud({ latencyMs: 150 });
+
+afterAll(async () => {
+  await Promise.all(running.map((s) => s.stop("SIGKILL").catch(() => {})));
+  fake.stop();
+});
+
+/** What one server of the cluster is started with: the shared URL and key file, its own data dir. */
+function serverEnv(url: string, keyFile: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PIGEON_DATABASE_URL: url,
+    PIGEON_KEY_FILE: keyFile,
+    PIGEON_DATA_DIR: tempDir(),
+    PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1",
+    ...extra,
+  };
+}
+
+async function start(env: Record<string, string>): Promise<RunningServer> {
+  const server = await startServer(bin, env, 30_000);
+  running.push(server);
+  return server;
+}
+
+async function rowCounts(url: string): Promise<Record<string, number>> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const tables = await sql<{ table_name: string }[]>`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`;
+    const counts: Record<string, number> = {};
+    for (const { table_name } of tables) counts[table_name] = Number((await sql.unsafe(`SELECT count(*) AS n FROM "${table_name}"`))[0].n);
+    return counts;
+  } finally {
+    await sql.end();
+  }
+}
+
+async function query<T>(url: string, text: string): Promise<T[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    return (await sql.unsafe(text)) as unknown as T[];
+  } finally {
+    await sql.end();
+  }
+}
+
+describe("three servers started at once on an empty database", () => {
+  let url = "";
+  let keyFile = "";
+  let servers: RunningServer[] = [];
+  let key: Credentials;
+
+  test("make the owner, the first key and the setup link once; the others print no secret", async () => {
+    url = await pg.createDatabase("replicas");
+    keyFile = join(tempDir("pigeon-key-"), "pigeon.key");
+    servers = await Promise.all([0, 1, 2].map(() => start(serverEnv(url, keyFile))));
+    const withKey = servers.filter((s) => s.initialKey !== null);
+    expect(withKey).toHaveLength(1);
+    key = withKey[0].initialKey!;
+    expect(servers.filter((s) => s.output().includes("/dashboard/setup?token="))).toHaveLength(1);
+    for (const s of servers) if (s !== withKey[0]) expect(s.output()).not.toMatch(/sk_|setup\?token=/);
+    const counts = await rowCounts(url);
+    expect({
+      account: counts.account,
+      workspace: counts.workspace,
+      api_key: counts.api_key,
+      dashboard_setup: counts.dashboard_setup,
+    }).toEqual({ account: 1, workspace: 1, api_key: 1, dashboard_setup: 1 });
+    // The key file was made once, by the very first start, and the database knows its fingerprint.
+    expect(existsSync(keyFile)).toBe(true);
+    expect(await query(url, "SELECT name FROM instance_setting")).toEqual([{ name: "key_fingerprint" }]);
+    // The key works on every server.
+    for (const s of servers) expect((await s.api("/v1/api/device/list", key)).status).toBe(200);
+  }, 90_000);
+
+  test("a server with another key, or none, exits 2 with one line naming the file and writes nothing", async () => {
+    const before = await rowCounts(url);
+    const otherKey = join(tempDir("pigeon-key-"), "other.key");
+    writeFileSync(otherKey, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+    const missing = join(tempDir("pigeon-key-"), "pigeon.key");
+    for (const file of [otherKey, missing]) {
+      for (const args of [["serve"], ["keys", "list"]]) {
+        const r = await runCommand(bin, args, serverEnv(url, file, { PIGEON_PORT: "0", PIGEON_HOST: "127.0.0.1" }));
+        expect({ file, args, code: r.code }).toEqual({ file, args, code: 2 });
+        const lines = r.stderr.trim().split("\n");
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain(file);
+        expect(r.stdout).not.toContain("listening");
+      }
+    }
+    expect(existsSync(missing)).toBe(false);
+    expect(await rowCounts(url)).toEqual(before);
+  }, 60_000);
+
+  test("every command works on the database: plans, credits, keys, devices", async () => {
+    const env = serverEnv(url, keyFile);
+    const plans = await runCommand(
+      bin,
+      ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000", "--per-day", "1000000"],
+      env,
+    );
+    expect(plans.code).toBe(0);
+    expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "100000"], env)).code).toBe(0);
+    const shown = await runCommand(bin, ["credits", "show", "--workspace", "1", "--json"], env);
+    expect(JSON.parse(shown.stdout).balance).toBe(100000);
+    const made = await runCommand(bin, ["keys", "create", "--name", "second", "--json"], env);
+    const second = JSON.parse(made.stdout) as Credentials;
+    // A key made from the shell is accepted at once by every running server.
+    for (const s of servers) expect((await s.api("/v1/api/device/list", second)).status).toBe(200);
+    const pair = await runCommand(bin, ["devices", "pair-info", "--json"], env);
+    expect(pair.code).toBe(0);
+    expect((await runCommand(bin, ["migrate"], env)).stdout).toContain("up to date");
+  }, 60_000);
+
+  test("a send accepted by one server is fetched, listed and cancelled through the others", async () => {
+    const [a, b, c] = servers;
+    const reg = await a.api("/v1/api/device/batch/register", key, {
+      devices: [
+        {
+          name: "cloud",
+          kind: "cloud",
+          send_limit_per_minute: 6000,
+          cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+        },
+      ],
+    });
+    expect(reg.status).toBe(200);
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
+    const sent = await a.api("/v1/api/sms/send", key, {
+      recipient_contact: "+14155552671",
+      message: "see you later",
+      schedule_time: later,
+    });
+    expect(sent.status).toBe(200);
+    const id = sent.body.data.notification_id as number;
+    const fetched = await b.api(`/v1/api/notification/${id}`, key);
+    expect({ status: fetched.status, message: fetched.body.data.message }).toEqual({ status: 200, message: "see you later" });
+    const listed = await c.api("/v1/api/notification/list", key);
+    expect(listed.body.data.notifications.map((n: { notification_id: number }) => n.notification_id)).toContain(id);
+    const cancelled = await b.api("/v1/api/notification/cancel", key, { notification_id: id });
+    expect(cancelled.status).toBe(200);
+    expect((await c.api(`/v1/api/notification/${id}`, key)).body.data.status).toBe("cancelled");
+  }, 60_000);
+
+  test("SIGKILL of a server mid-dispatch: the others finish its work, the provider gets each message once", async () => {
+    const bodies = Array.from({ length: 100 }, (_, i) => `replica message ${i}`);
+    const [a, b] = servers;
+    const res = await a.api("/v1/api/sms/send/bulk", key, {
+      messages: bodies.map((message) => ({ recipient_contact: "+14155552671", message })),
+    });
+    expect(res.body.data.accepted).toBe(bodies.length);
+    // Both servers dispatch; kill the first while calls are in flight.
+    await settle(() => fake.creates.length >= 20, 15_000, 10);
+    a.proc.kill("SIGKILL");
+    await a.proc.exited;
+    const ids = res.body.data.results.map((r: { notification_id: number }) => r.notification_id) as number[];
+    const drained = await settle(
+      async () => {
+        const rows = await query<{ n: number }>(
+          url,
+          `SELECT count(*)::int AS n FROM notification WHERE id IN (${ids.join(",")}) AND status = 'pending'`,
+        );
+        return rows[0].n === 0;
+      },
+      45_000,
+      250,
+    );
+    expect(drained).toBe(true);
+    const atProvider = [...fake.messages.values()].map((m) => m.body).filter((body) => body.startsWith("replica message"));
+    expect(atProvider.length).toBe(bodies.length);
+    expect(new Set(atProvider).size).toBe(bodies.length);
+    for (const id of ids) expect((await b.api(`/v1/api/notification/${id}`, key)).body.data.status).toBe("sent");
+    // The killed server's calls in flight were recovered by a survivor, not by its own restart.
+    const logs = await query<{ n: number }>(
+      url,
+      `SELECT count(*)::int AS n FROM notification_log WHERE event = 'interrupted' AND notification_id IN (${ids.join(",")})`,
+    );
+    expect(logs[0].n).toBeGreaterThan(0);
+  }, 90_000);
+
+  test("the periodic tasks have one leader; when it is killed another takes over within seconds", async () => {
+    const alive = servers.filter((s) => s.proc.exitCode === null && !s.proc.killed);
+    expect(alive.length).toBeGreaterThanOrEqual(2);
+    expect(await settle(() => alive.some((s) => s.output().includes("now leads the cluster")), 20_000, 100)).toBe(true);
+    const leaders = alive.filter((s) => s.output().includes("now leads the cluster"));
+    const leader = leaders[leaders.length - 1];
+    const others = alive.filter((s) => s !== leader);
+    for (const s of others) expect(s.output()).not.toContain("now leads the cluster");
+    leader.proc.kill("SIGKILL");
+    await leader.proc.exited;
+    const killedAt = Date.now();
+    expect(await settle(() => others.some((s) => s.output().includes("now leads the cluster")), 20_000, 100)).toBe(true);
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(others.filter((s) => s.output().includes("now leads the cluster"))).toHaveLength(1);
+  }, 60_000);
+});
