@@ -28,9 +28,9 @@ import { createSmsGateModule } from "./modules/smsgate";
 import { createTemplatesModule } from "./modules/templates";
 import { createThreadsModule } from "./modules/threads";
 import { createUsersModule } from "./modules/users";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
-import { createSecretBox, KEY_FILE } from "./lib/secrets";
+import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
 
 /**

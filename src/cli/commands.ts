@@ -1,14 +1,13 @@
 // Argument parsing and the operator's sub-commands. Each works whether or not a server is running
 // on the same data directory (SQLite in WAL mode, with a busy timeout, lets both write).
 import { chmodSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
 import { ConfigError, ENV_VARS } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { listenUrl, runningServerUrl } from "../lib/listen-address";
-import { KEY_FILE, SecretKeyError } from "../lib/secrets";
+import { SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
 import { DatabaseUnavailable, openRuntime, type Runtime } from "./runtime";
