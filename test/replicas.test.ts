@@ -15,7 +15,8 @@ import { postgresCluster } from "./helpers/postgres";
 const pg = await postgresCluster();
 const bin = isolatedBinary();
 const running: RunningServer[] = [];
-const fake = await startFakeCloud({ latencyMs: 150 });
+// Slow enough that a server killed mid-dispatch has calls in flight.
+const fake = await startFakeCloud({ latencyMs: 1_000 });
 
 afterAll(async () => {
   await Promise.all(running.map((s) => s.stop("SIGKILL").catch(() => {})));
@@ -161,15 +162,27 @@ describe("three servers started at once on an empty database", () => {
 
   test("SIGKILL of a server mid-dispatch: the others finish its work, the provider gets each message once", async () => {
     const bodies = Array.from({ length: 100 }, (_, i) => `replica message ${i}`);
-    const [a, b] = servers;
-    const res = await a.api("/v1/api/sms/send/bulk", key, {
+    const [first] = servers;
+    const res = await first.api("/v1/api/sms/send/bulk", key, {
       messages: bodies.map((message) => ({ recipient_contact: "+14155552671", message })),
     });
     expect(res.body.data.accepted).toBe(bodies.length);
-    // Both servers dispatch; kill the first while calls are in flight.
-    await settle(() => fake.creates.length >= 20, 15_000, 10);
+    // Kill a server that holds claims (its calls are in flight), known by the id it printed.
+    let holder: RunningServer | undefined;
+    const claimed = await settle(
+      async () => {
+        const rows = await query<{ claimed_by: string }>(url, "SELECT DISTINCT claimed_by FROM notification WHERE stage = 'dispatching'");
+        holder = servers.find((s) => rows.some((r) => s.output().includes(`id in the cluster is ${r.claimed_by}`)));
+        return holder !== undefined;
+      },
+      15_000,
+      20,
+    );
+    expect(claimed).toBe(true);
+    const a = holder!;
     a.proc.kill("SIGKILL");
     await a.proc.exited;
+    const survivor = servers.find((s) => s !== a)!;
     const ids = res.body.data.results.map((r: { notification_id: number }) => r.notification_id) as number[];
     const drained = await settle(
       async () => {
@@ -186,7 +199,7 @@ describe("three servers started at once on an empty database", () => {
     const atProvider = [...fake.messages.values()].map((m) => m.body).filter((body) => body.startsWith("replica message"));
     expect(atProvider.length).toBe(bodies.length);
     expect(new Set(atProvider).size).toBe(bodies.length);
-    for (const id of ids) expect((await b.api(`/v1/api/notification/${id}`, key)).body.data.status).toBe("sent");
+    for (const id of ids) expect((await survivor.api(`/v1/api/notification/${id}`, key)).body.data.status).toBe("sent");
     // The killed server's calls in flight were recovered by a survivor, not by its own restart.
     const logs = await query<{ n: number }>(
       url,

@@ -3,13 +3,17 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
-import { ConfigError, ENV_VARS } from "../config";
+import { ConfigError, ENV_VARS, loadConfig, redactedDatabaseUrl } from "../config";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { listenUrl, runningServerUrl } from "../lib/listen-address";
 import { SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
+import { CopyRefused, copySqliteToPostgres, refuseOccupied } from "../db/copy";
+import { migratePostgres, postgresMajorVersion } from "../db/postgres-migrate";
+import { connectPostgres } from "../db/postgres-storage";
+import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
 import { DatabaseUnavailable, openRuntime, type Runtime } from "./runtime";
 import { serve } from "./serve";
 import { parseSimulatePhoneArgs, simulatePhone } from "./simulate-phone";
@@ -51,6 +55,8 @@ Commands:
                                           SIGUSR1 takes its network away, SIGUSR2 gives it back
   smsgate signing-key [--workspace ID]    The key SMSGate-format webhooks are signed with (X-Signature)
   backup --out FILE                       Write a consistent copy of the database
+  db copy --to URL                        Copy the data directory's SQLite database into an empty
+                                          PostgreSQL database (server stopped); then set PIGEON_DATABASE_URL
 
 Options:
   --json          Machine-readable output
@@ -78,6 +84,7 @@ const OPTIONS = {
   "per-day": { type: "string" },
   urls: { type: "string" },
   out: { type: "string" },
+  to: { type: "string" },
   amount: { type: "string" },
   note: { type: "string" },
   svg: { type: "string" },
@@ -437,6 +444,61 @@ function backup(rt: Runtime, values: Values) {
   );
 }
 
+async function dbCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
+  if (sub !== "copy") throw new UsageError("db takes copy --to URL");
+  const url = required(values.to, "--to");
+  if (!rt.sqlite)
+    throw new UsageError(
+      "db copy reads the SQLite database in PIGEON_DATA_DIR: run it with PIGEON_DATABASE_URL unset (--to names the target)",
+    );
+  let targetUrl: string;
+  try {
+    targetUrl = loadConfig({ PIGEON_DATABASE_URL: url }).databaseUrl!;
+  } catch (error) {
+    throw new UsageError(`--to: ${(error as Error).message.replace(/^PIGEON_DATABASE_URL:? ?/, "")}`);
+  }
+  // The copy must see every write: no server may be running on the data directory.
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(rt.config.dataDir);
+  } catch (error) {
+    if (!(error instanceof DataDirLocked)) throw error;
+    throw new AppError("conflict", `${error.message}: stop it before copying, so the copy misses no write`);
+  }
+  const target = connectPostgres(targetUrl, { max: 2 });
+  try {
+    try {
+      if ((await postgresMajorVersion(target)) < 13) throw new AppError("conflict", "the target runs PostgreSQL older than 13");
+    } catch (error) {
+      throw new AppError(
+        "conflict",
+        `cannot reach PostgreSQL at ${redactedDatabaseUrl(targetUrl)}: ${(error as Error).message.split("\n")[0]}`,
+      );
+    }
+    await refuseOccupied(target);
+    await migratePostgres(target);
+    let shown = "";
+    const report = await copySqliteToPostgres(rt.sqlite, target, (table, rows) => {
+      if (values.json || shown === table) return;
+      shown = table;
+      process.stderr.write(`copying ${table}…\n`);
+      void rows;
+    });
+    print(
+      values,
+      { copied: report.rows, tables: report.tables, to: redactedDatabaseUrl(targetUrl), key_file: rt.config.keyFile },
+      `Copied ${report.rows} rows in ${report.tables.length} tables to ${redactedDatabaseUrl(targetUrl)}.\n` +
+        `Start Pigeon with PIGEON_DATABASE_URL set to it and PIGEON_KEY_FILE=${rt.config.keyFile} (its secrets are sealed with that key).`,
+    );
+  } catch (error) {
+    if (error instanceof CopyRefused) throw new AppError("conflict", error.message);
+    throw error;
+  } finally {
+    lock.release();
+    await target.end({ timeout: 5 });
+  }
+}
+
 /** Runs a command line; returns the exit code, or null when the process keeps running (serve). */
 export async function runCli(argv: string[], open: () => Runtime | Promise<Runtime> = openRuntime): Promise<number | null> {
   if (argv[0] === "simulate-phone" && !argv.includes("--help") && !argv.includes("-h")) return simulate(argv.slice(1));
@@ -457,7 +519,7 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     return 0;
   }
   const [command = "serve", sub, ...rest] = positionals;
-  const known = ["serve", "migrate", "keys", "users", "workspaces", "accounts", "plans", "credits", "devices", "smsgate", "backup"];
+  const known = ["serve", "migrate", "keys", "users", "workspaces", "accounts", "plans", "credits", "devices", "smsgate", "backup", "db"];
   if (!known.includes(command)) {
     console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
     return 2;
@@ -516,6 +578,9 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
         break;
       case "backup":
         backup(rt, values);
+        break;
+      case "db":
+        await dbCmd(rt, sub, values);
         break;
     }
     rt.close();

@@ -1,10 +1,11 @@
 // Opening the database for a command: config, database (SQLite in the data directory, or
 // PostgreSQL at PIGEON_DATABASE_URL), migrations, the key check and seed data.
+import type { Database } from "bun:sqlite";
 import { systemClock } from "../clock";
 import { ConfigError, ensureDataDir, loadConfig, redactedDatabaseUrl, type Config } from "../config";
 import { closeDatabase, openDatabase } from "../db/client";
 import { migrate } from "../db/migrate";
-import { migratePostgres, STARTUP_LOCK, withAdvisoryLock } from "../db/postgres-migrate";
+import { migratePostgres, postgresMajorVersion, STARTUP_LOCK, withAdvisoryLock } from "../db/postgres-migrate";
 import { connectPostgres, type PostgresPool } from "../db/postgres-storage";
 import { checkDatabaseKey } from "../lib/key-check";
 import { createServices, type Services } from "../services";
@@ -14,6 +15,8 @@ export interface Runtime {
   services: Services;
   /** The PostgreSQL pool when running on PostgreSQL; null on SQLite. */
   postgres: PostgresPool | null;
+  /** The SQLite database when running on SQLite; null on PostgreSQL. */
+  sqlite: Database | null;
   /**
    * Runs `fn` alone among every server and command sharing the database (on SQLite the data
    * directory's single server makes this a plain call): the first start's bootstrap.
@@ -34,21 +37,21 @@ export async function openRuntime(env: Record<string, string | undefined> = proc
   const services = createServices({ db, config, clock: systemClock });
   await checkDatabaseKey(services.storage, services.secrets);
   await services.accounts.seed();
-  return { config, services, postgres: null, exclusive: (fn) => fn(), close: () => closeDatabase(db) };
+  return { config, services, postgres: null, sqlite: db.$client, exclusive: (fn) => fn(), close: () => closeDatabase(db) };
 }
 
 async function openPostgres(config: Config): Promise<Runtime> {
   const pool = connectPostgres(config.databaseUrl!);
   const close = () => void pool.end({ timeout: 5 }).catch(() => {});
+  let major: number;
   try {
-    await pool.unsafe("SELECT 1");
+    major = await postgresMajorVersion(pool);
   } catch (error) {
     close();
     throw new DatabaseUnavailable(`cannot reach PostgreSQL at ${redactedDatabaseUrl(config.databaseUrl!)}: ${oneLine(error)}`);
   }
   try {
-    const version = Number((await pool.unsafe("SHOW server_version_num"))[0]?.server_version_num);
-    if (version < 130000) throw new ConfigError(`PIGEON_DATABASE_URL: PostgreSQL ${Math.floor(version / 10000)} is too old (13 or newer)`);
+    if (major < 13) throw new ConfigError(`PIGEON_DATABASE_URL: PostgreSQL ${major} is too old (13 or newer)`);
     await migratePostgres(pool);
     const services = createServices({ db: null, postgres: pool, config, clock: systemClock });
     const exclusive = <T>(fn: () => Promise<T>) => withAdvisoryLock(pool, STARTUP_LOCK, fn);
@@ -56,7 +59,7 @@ async function openPostgres(config: Config): Promise<Runtime> {
       await checkDatabaseKey(services.storage, services.secrets);
       await services.accounts.seed();
     });
-    return { config, services, postgres: pool, exclusive, close };
+    return { config, services, postgres: pool, sqlite: null, exclusive, close };
   } catch (error) {
     close();
     throw error;

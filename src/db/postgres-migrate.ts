@@ -14,6 +14,15 @@ export interface Migration {
   sql: string;
 }
 
+/**
+ * Whether the server answers, and which major version it runs (Pigeon needs 13 or newer). Throws
+ * the driver's error when it cannot be reached or refuses the credentials.
+ */
+export async function postgresMajorVersion(sql: postgres.Sql<Record<string, never>>): Promise<number> {
+  const [row] = await sql.unsafe("SHOW server_version_num");
+  return Math.floor(Number(row.server_version_num) / 10000);
+}
+
 /** The lock the first start's bootstrap (owner, first key, key fingerprint, seed rows) runs under. */
 export const STARTUP_LOCK = MIGRATION_LOCK + 1;
 

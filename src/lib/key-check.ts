@@ -3,26 +3,11 @@
 // or with none, stops before it serves or writes anything. Servers sharing one PostgreSQL
 // database need the same PIGEON_KEY_FILE: without this check a replica with the wrong file would
 // fail on every sealed value it met (webhook secrets, provider tokens) while answering requests.
-import { SEALED_PREFIX, SecretKeyError, type SecretBox } from "./secrets";
+import { createInstanceRepository } from "../db/instance-repository";
 import type { Storage } from "../db/storage";
+import { SecretKeyError, type SecretBox } from "./secrets";
 
 const FINGERPRINT = "key_fingerprint";
-
-async function storedFingerprint(storage: Storage): Promise<string | null> {
-  const row = await storage.get<{ value: string }>("SELECT value FROM instance_setting WHERE name = ?", [FINGERPRINT]);
-  return row?.value ?? null;
-}
-
-/** One sealed secret, if any is stored (a database from before fingerprints, or a copy of one). */
-async function anySealedSecret(storage: Storage): Promise<string | null> {
-  const like = `'${SEALED_PREFIX}%'`;
-  const row = await storage.get<{ value: string }>(
-    `SELECT secret AS value FROM webhook_subscription WHERE secret LIKE ${like}
-     UNION ALL SELECT pairing_token FROM workspace WHERE pairing_token LIKE ${like}
-     UNION ALL SELECT webhook_key FROM device WHERE webhook_key LIKE ${like} LIMIT 1`,
-  );
-  return row?.value ?? null;
-}
 
 function named(box: SecretBox): string {
   return box.path ?? "the in-memory key";
@@ -34,7 +19,8 @@ function named(box: SecretBox): string {
  * except taking back a key file it made itself in a race another server won.
  */
 export async function checkDatabaseKey(storage: Storage, box: SecretBox): Promise<void> {
-  const stored = await storedFingerprint(storage);
+  const repo = createInstanceRepository(storage);
+  const stored = await repo.setting(FINGERPRINT);
   if (stored !== null) {
     const mine = box.fingerprint();
     if (mine === null)
@@ -48,7 +34,7 @@ export async function checkDatabaseKey(storage: Storage, box: SecretBox): Promis
     return;
   }
   // No fingerprint yet: a new database, or one written before fingerprints were recorded.
-  const sample = await anySealedSecret(storage);
+  const sample = await repo.anySealedSecret();
   if (sample !== null) {
     if (!box.hasKey())
       throw new SecretKeyError(
@@ -58,8 +44,8 @@ export async function checkDatabaseKey(storage: Storage, box: SecretBox): Promis
   }
   const created = box.ensureKey();
   const mine = box.fingerprint()!;
-  await storage.run("INSERT INTO instance_setting (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [FINGERPRINT, mine]);
-  const winner = await storedFingerprint(storage);
+  await repo.settingIfMissing(FINGERPRINT, mine);
+  const winner = await repo.setting(FINGERPRINT);
   if (winner !== mine) {
     // Another server recorded its key at the same moment: ours was never used; take it back.
     if (created) box.discardCreated();

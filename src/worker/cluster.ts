@@ -11,6 +11,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock";
 import type { Storage } from "../db/storage";
+import { abandonedClaim, createLeaseRepository } from "./lease-repository";
 
 /** A lease not renewed for this long is another server's to take. */
 export const LEASE_MS = 10_000;
@@ -41,30 +42,23 @@ export function createCluster(
   const id = randomUUID();
   const shared = options.shared ?? storage.dialect === "postgres";
   const mine = `server:${id}`;
+  const leases = createLeaseRepository(storage);
   /** Until when the leader's lease is ours, by our clock (0: not ours). */
   let leadingUntil = 0;
-
-  const renew =
-    "INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at";
-  // Taken when free, expired or already ours; left alone while another server holds it.
-  const lead = `${renew} WHERE lease.holder = excluded.holder OR lease.expires_at < ?`;
 
   return {
     id,
     shared,
-    abandoned: (column) =>
-      shared
-        ? `(${column} IS NULL OR NOT EXISTS (SELECT 1 FROM lease WHERE lease.name = 'server:' || ${column} AND lease.expires_at >= ?))`
-        : "(? IS NOT NULL)",
+    abandoned: (column) => abandonedClaim(column, shared),
     async heartbeat() {
       if (!shared) return;
       const now = clock.now();
-      await storage.run(renew, [mine, id, now + LEASE_MS]);
-      const { changes } = await storage.run(lead, ["leader", id, now + LEASE_MS, now]);
+      await leases.renew(mine, id, now + LEASE_MS);
+      const leading = await leases.take("leader", id, now + LEASE_MS, now);
       // A margin under the lease: we stop leading before another server may start.
       const was = leadingUntil > now;
-      leadingUntil = changes === 1 ? now + LEASE_MS - 2_000 : 0;
-      if (was !== leadingUntil > 0)
+      leadingUntil = leading ? now + LEASE_MS - 2_000 : 0;
+      if (was !== leading)
         options.log?.(
           was ? "this server no longer leads the cluster's periodic tasks" : "this server now leads the cluster's periodic tasks",
         );
@@ -73,7 +67,7 @@ export function createCluster(
     async resign() {
       if (!shared) return;
       leadingUntil = 0;
-      await storage.run("DELETE FROM lease WHERE holder = ?", [id]);
+      await leases.release(id);
     },
   };
 }

@@ -69,6 +69,7 @@ function clusterTasks(s: Services): Task[] {
 export async function startWorker(s: Services) {
   // The lease first: from here on, this server's claims are its own, not a dead server's.
   await s.cluster.heartbeat();
+  if (s.cluster.shared) s.log(`this server's id in the cluster is ${s.cluster.id} (its lease: server:${s.cluster.id})`);
   await recover(s);
   const scheduler = startScheduler(clusterTasks(s), s.log);
   return {

@@ -105,7 +105,18 @@ export function createTemplateSync(ctx: ChatappContext) {
         };
         if (existing && existing.workspaceId === workspaceId) {
           const before = (await templates.byId(existing.id))!;
-          await templates.update(existing.id, fields);
+          // A sync that finds the template as it was leaves it (and its updated_at) alone.
+          const same =
+            before.name === fields.name &&
+            before.language === fields.language &&
+            (before.category ?? null) === fields.category &&
+            before.body === fields.body &&
+            before.status === status &&
+            before.businessAccountId === businessAccountId &&
+            JSON.stringify(before.variables) === JSON.stringify(fields.variables) &&
+            JSON.stringify(before.components) === JSON.stringify(fields.components);
+          if (same && status !== "paused") continue;
+          await templates.update(existing.id, same ? { recheckAt: fields.recheckAt } : fields);
           if (before.status !== status) await announceStatus(workspaceId, (await templates.byId(existing.id))!, before.status, null);
         } else {
           await templates.insert({
