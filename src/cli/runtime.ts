@@ -1,9 +1,8 @@
 // Opening the database for a command: config, database (SQLite in the data directory, or
 // PostgreSQL at PIGEON_DATABASE_URL), migrations, the key check and seed data.
-import type { Database } from "bun:sqlite";
 import { systemClock } from "../clock";
 import { ConfigError, ensureDataDir, loadConfig, redactedDatabaseUrl, type Config } from "../config";
-import { closeDatabase, openDatabase } from "../db/client";
+import { closeDatabase, openDatabase, type Db } from "../db/client";
 import { migrate } from "../db/migrate";
 import { migratePostgres, postgresMajorVersion, STARTUP_LOCK, withAdvisoryLock } from "../db/postgres-migrate";
 import { connectPostgres, type PostgresPool } from "../db/postgres-storage";
@@ -16,7 +15,7 @@ export interface Runtime {
   /** The PostgreSQL pool when running on PostgreSQL; null on SQLite. */
   postgres: PostgresPool | null;
   /** The SQLite database when running on SQLite; null on PostgreSQL. */
-  sqlite: Database | null;
+  sqlite: Db["$client"] | null;
   /**
    * Runs `fn` alone among every server and command sharing the database (on SQLite the data
    * directory's single server makes this a plain call): the first start's bootstrap.

@@ -3,7 +3,8 @@
 // Values go over as they are stored — sealed secrets stay sealed with the same key, whose
 // fingerprint is one of the rows — and afterwards each identity column's sequence continues past
 // the largest id copied. The rollup triggers are off while rows arrive: notification_hourly is
-// copied as it stands, not counted a second time.
+// copied as it stands, not counted a second time, and the sends not yet in their threads are
+// queued for PostgreSQL's catch-up.
 import type { Database } from "bun:sqlite";
 import type { PostgresPool } from "./postgres-storage";
 
@@ -138,6 +139,12 @@ export async function copySqliteToPostgres(
         report.rows += copied;
       }
       for (const { table } of triggered) await tx.unsafe(`ALTER TABLE "${table}" ENABLE TRIGGER USER`);
+      // The sends SQLite had not yet added to their threads (past its cursor) wait in PostgreSQL's
+      // queue, where its trigger would have put them.
+      await tx.unsafe(
+        `INSERT INTO thread_pending (notification_id)
+         SELECT id FROM notification WHERE id > (SELECT notification_id FROM thread_sync WHERE id = 1) ON CONFLICT DO NOTHING`,
+      );
       // Each identity continues past the largest id copied.
       const identities = await tx.unsafe<{ table_name: string; column_name: string }[]>(
         "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES'",

@@ -4,6 +4,8 @@ import p1 from "../../migrations-pg/0001_counters.sql" with { type: "text" };
 import p2 from "../../migrations-pg/0002_event_seq.sql" with { type: "text" };
 import p3 from "../../migrations-pg/0003_instance_and_lease.sql" with { type: "text" };
 import p4 from "../../migrations-pg/0004_claimed_by.sql" with { type: "text" };
+import p5 from "../../migrations-pg/0005_thread_pending.sql" with { type: "text" };
+import p6 from "../../migrations-pg/0006_hourly_delta.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -11,4 +13,6 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0002_event_seq", sql: p2 },
   { tag: "0003_instance_and_lease", sql: p3 },
   { tag: "0004_claimed_by", sql: p4 },
+  { tag: "0005_thread_pending", sql: p5 },
+  { tag: "0006_hourly_delta", sql: p6 },
 ];

@@ -20,6 +20,8 @@ import m17 from "../../migrations/0017_delivery_seq.sql" with { type: "text" };
 import m18 from "../../migrations/0018_event_seq.sql" with { type: "text" };
 import m19 from "../../migrations/0019_instance_and_lease.sql" with { type: "text" };
 import m20 from "../../migrations/0020_claimed_by.sql" with { type: "text" };
+import m21 from "../../migrations/0021_thread_pending.sql" with { type: "text" };
+import m22 from "../../migrations/0022_hourly_delta.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -43,4 +45,6 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0018_event_seq", when: 1795658848537, sql: m18 },
   { tag: "0019_instance_and_lease", when: 1795664003555, sql: m19 },
   { tag: "0020_claimed_by", when: 1795664215173, sql: m20 },
+  { tag: "0021_thread_pending", when: 1795665261181, sql: m21 },
+  { tag: "0022_hourly_delta", when: 1795665427885, sql: m22 },
 ];

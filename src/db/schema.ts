@@ -773,6 +773,24 @@ export const notificationHourly = sqliteTable(
 );
 
 /**
+ * On PostgreSQL, changes to notification_hourly's counts (+1, -1) appended by its triggers, and
+ * folded into notification_hourly every few seconds by the cluster's leader: an append takes no
+ * lock another send waits on, where an upsert of the hour's one row would make every concurrent
+ * send of a workspace queue behind it. Readers add both tables. Unused on SQLite.
+ */
+export const notificationHourlyDelta = sqliteTable(
+  "notification_hourly_delta",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    status: text("status").notNull(),
+    hour: integer("hour").notNull(),
+    deliveryType: text("delivery_type").notNull(),
+    n: integer("n").notNull(),
+  },
+  (table) => [index("notification_hourly_delta_workspace_hour_idx").on(table.workspaceId, table.hour)],
+);
+
+/**
  * How far the threads have caught up with the notifications (one row, id 1): a send stores only its
  * notification, and the threads repository adds every notification past `notification_id` to its
  * thread as an outbound message before it reads or writes anything (src/modules/threads/repository.ts).
@@ -810,4 +828,14 @@ export const lease = sqliteTable("lease", {
   name: text("name").primaryKey(),
   holder: text("holder").notNull(),
   expiresAt: integer("expires_at").notNull(),
+});
+
+/**
+ * On PostgreSQL, the sends not yet added to their threads: a trigger adds a row with each
+ * notification, in the same transaction, and the catch-up takes them (FOR UPDATE SKIP LOCKED) and
+ * deletes them. A cursor over ids (thread_sync, SQLite's way) would skip a send whose transaction
+ * committed after a later id's. Unused on SQLite, where one writer commits ids in order.
+ */
+export const threadPending = sqliteTable("thread_pending", {
+  notificationId: integer("notification_id").primaryKey(),
 });

@@ -34,6 +34,10 @@ export function workerTasks(s: Services): Task[] {
     },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+    // PostgreSQL's hourly count changes, folded in (nothing to do on SQLite, whose triggers upsert).
+    ...(s.storage.dialect === "postgres"
+      ? [{ name: "notifications:fold-hourly", everySeconds: 5, run: () => s.channelCore.notifications.foldHourly() }]
+      : []),
     // Each channel's own periodic work, given its service.
     ...s.builtChannels.flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.config)),
   ];

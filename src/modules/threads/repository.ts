@@ -96,11 +96,18 @@ type SendRow = {
   at: number;
 };
 
-/** The sends past the cursor, oldest first. */
-const UNSYNCED = `
-  SELECT id, workspace_id AS "workspaceId", delivery_type AS channel, device_id AS "deviceId", recipient, recipient_name AS "recipientName",
-    message, coalesce(schedule_at, created_at) AS at
-  FROM notification WHERE id > ? ORDER BY id LIMIT ?`;
+const SEND_FIELDS = `n.id, n.workspace_id AS "workspaceId", n.delivery_type AS channel, n.device_id AS "deviceId", n.recipient,
+    n.recipient_name AS "recipientName", n.message, coalesce(n.schedule_at, n.created_at) AS at`;
+
+/** SQLite: the sends past the cursor, oldest first (one writer commits ids in order). */
+const UNSYNCED = `SELECT ${SEND_FIELDS} FROM notification n WHERE n.id > ? ORDER BY n.id LIMIT ?`;
+
+/**
+ * PostgreSQL: the queued sends no other catch-up holds, oldest first, locked until this unit
+ * commits (and deletes them); a send whose transaction commits late is queued all the same.
+ */
+const QUEUED = `SELECT ${SEND_FIELDS} FROM thread_pending p JOIN notification n ON n.id = p.notification_id
+  ORDER BY p.notification_id LIMIT ? FOR UPDATE OF p SKIP LOCKED`;
 
 export function createThreadRepository(storage: Storage) {
   const db: Executor = storage;
@@ -205,46 +212,67 @@ export function createThreadRepository(storage: Storage) {
    * on the chat-app channel, the business number the notification has now.
    */
   async function catchUp(limit = Number.POSITIVE_INFINITY): Promise<number> {
-    const pending = await db.get("SELECT id FROM notification WHERE id > (SELECT notification_id FROM thread_sync WHERE id = 1) LIMIT 1");
+    const queued = db.dialect === "postgres";
+    const pending = await db.get(
+      queued
+        ? "SELECT notification_id FROM thread_pending LIMIT 1"
+        : "SELECT id FROM notification WHERE id > (SELECT notification_id FROM thread_sync WHERE id = 1) LIMIT 1",
+    );
     if (!pending) return 0;
     return storage.transaction(async () => {
       let done = 0;
       while (done < limit) {
-        const cursor = (await db.get<{ id: number }>('SELECT notification_id AS "id" FROM thread_sync WHERE id = 1'))!.id;
-        const rows = await db.all<SendRow>(UNSYNCED, [cursor, Math.min(CATCH_UP_BATCH, limit - done)]);
+        const batch = Math.min(CATCH_UP_BATCH, limit - done);
+        let rows: SendRow[];
+        if (queued) rows = await db.all<SendRow>(QUEUED, [batch]);
+        else {
+          const cursor = (await db.get<{ id: number }>('SELECT notification_id AS "id" FROM thread_sync WHERE id = 1'))!.id;
+          rows = await db.all<SendRow>(UNSYNCED, [cursor, batch]);
+        }
         if (rows.length === 0) break;
-        // One thread update for all of a batch's messages to the same person, leaving the thread as
-        // adding them one by one would: the newest (the last of equal times) is its last message,
-        // the first made it if it is new, the last name given names it.
-        const byThread = new Map<string, SendRow[]>();
-        for (const n of rows) {
-          const key = `${n.workspaceId} ${n.channel} ${n.channel === "chatapp" ? (n.deviceId ?? 0) : 0} ${n.recipient}`;
-          const same = byThread.get(key);
-          if (same) same.push(n);
-          else byThread.set(key, [n]);
-        }
-        for (const sends of byThread.values()) {
-          const [first] = sends;
-          let newest = first;
-          let peerName: string | null = null;
-          for (const n of sends) {
-            if (n.at >= newest.at) newest = n;
-            peerName = n.recipientName ?? peerName;
-          }
-          const key = {
-            workspaceId: first.workspaceId,
-            channel: first.channel,
-            threadDeviceId: first.channel === "chatapp" ? (first.deviceId ?? 0) : 0,
-            peer: first.recipient,
-          };
-          const thread = await threadFor(key, { peerName, direction: "outbound", body: newest.message, at: newest.at }, first.at);
-          for (const n of sends) await db.get(INSERT_MESSAGE, [thread.id, "outbound", n.message, n.id, n.deviceId, null, null, n.at]);
-        }
-        await db.run("UPDATE thread_sync SET notification_id = ? WHERE id = 1", [rows[rows.length - 1].id]);
+        await addToThreads(rows);
+        if (queued)
+          await db.run(
+            `DELETE FROM thread_pending WHERE notification_id IN (${rows.map(() => "?").join(", ")})`,
+            rows.map((r) => r.id),
+          );
+        else await db.run("UPDATE thread_sync SET notification_id = ? WHERE id = 1", [rows[rows.length - 1].id]);
         done += rows.length;
       }
       return done;
     });
+  }
+
+  /**
+   * One thread update for all of a batch's messages to the same person, leaving the thread as
+   * adding them one by one would: the newest (the last of equal times) is its last message, the
+   * first made it if it is new, the last name given names it.
+   */
+  async function addToThreads(rows: SendRow[]): Promise<void> {
+    const byThread = new Map<string, SendRow[]>();
+    for (const n of rows) {
+      const key = `${n.workspaceId} ${n.channel} ${n.channel === "chatapp" ? (n.deviceId ?? 0) : 0} ${n.recipient}`;
+      const same = byThread.get(key);
+      if (same) same.push(n);
+      else byThread.set(key, [n]);
+    }
+    for (const sends of byThread.values()) {
+      const [first] = sends;
+      let newest = first;
+      let peerName: string | null = null;
+      for (const n of sends) {
+        if (n.at >= newest.at) newest = n;
+        peerName = n.recipientName ?? peerName;
+      }
+      const key = {
+        workspaceId: first.workspaceId,
+        channel: first.channel,
+        threadDeviceId: first.channel === "chatapp" ? (first.deviceId ?? 0) : 0,
+        peer: first.recipient,
+      };
+      const thread = await threadFor(key, { peerName, direction: "outbound", body: newest.message, at: newest.at }, first.at);
+      for (const n of sends) await db.get(INSERT_MESSAGE, [thread.id, "outbound", n.message, n.id, n.deviceId, null, null, n.at]);
+    }
   }
 
   /** `fn`, run once the threads have caught up with the sends. */

@@ -1,0 +1,3 @@
+CREATE TABLE `thread_pending` (
+	`notification_id` integer PRIMARY KEY NOT NULL
+);
