@@ -1,5 +1,6 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
+import { createSignals } from "./db/signals";
 import { createCluster } from "./worker/cluster";
 import { CHANNELS } from "./channels";
 import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
@@ -100,6 +101,8 @@ export function createServices(deps: Deps) {
 
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
   const cluster = createCluster(storage, clock, { log: (message) => log(message) });
+  /** Hints to and from the other servers (phones' event streams, dashboards' live badges). */
+  const signals = createSignals(deps.postgres ?? null, cluster.id, log);
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
   const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
   const credits = createCreditService(storage, clock);
@@ -163,6 +166,7 @@ export function createServices(deps: Deps) {
   });
 
   const core: ChannelCore = {
+    signals,
     storage,
     clock,
     config,
@@ -276,6 +280,7 @@ export function createServices(deps: Deps) {
       cluster,
     }),
     cluster,
+    signals,
   };
   const smsgate = createSmsGateModule({
     ...services,

@@ -65,6 +65,7 @@ const SQL_ALLOWED: Record<string, string> = {
   "db/records.ts": "a table's insert statement, built from its drizzle schema for the repositories that use it",
   "db/sqlite-storage.ts": "the unit of work on SQLite: it prepares the repositories' statements and opens, nests and ends transactions",
   "db/postgres-migrate.ts": "PostgreSQL's migrator: its advisory lock and its journal table",
+  "db/signals.ts": "the hints between servers: PostgreSQL's NOTIFY, no table",
   "db/copy.ts": "`pigeon db copy` reads and writes every table alike, by the names the two schemas share",
 };
 

@@ -160,6 +160,94 @@ describe("three servers started at once on an empty database", () => {
     expect((await c.api(`/v1/api/notification/${id}`, key)).body.data.status).toBe("cancelled");
   }, 60_000);
 
+  test("a phone holding its event stream on one server hears of a send accepted by another within 2 s", async () => {
+    // Neither the phone's server nor the sending one leads, so the leader's announce-due cannot be
+    // what tells it: the sending server's signal must reach the phone's.
+    expect(await settle(() => servers.some((s) => s.output().includes("now leads the cluster")), 20_000, 100)).toBe(true);
+    const [sender, phoneServer] = servers.filter((s) => !s.output().includes("now leads the cluster"));
+    const ua = "me.capcom.smsgateway/1.68.0";
+    const token = (await phoneServer.api("/v1/api/device/pairing", key)).body.data.pairing_token;
+    const reg = await fetch(`${phoneServer.url}/mobile/v1/device`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "user-agent": ua, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Pixel/replica", simCards: [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234" }] }),
+    });
+    expect(reg.status).toBe(201);
+    const phone = (await reg.json()) as { id: string; token: string };
+    const [{ id: deviceId }] = await query<{ id: number }>(url, `SELECT id FROM device WHERE external_id = '${phone.id}'`);
+    const events = await fetch(`${phoneServer.url}/mobile/v1/events`, {
+      headers: { authorization: `Bearer ${phone.token}`, "user-agent": ua },
+    });
+    const reader = events.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const readUntil = async (text: string, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (!buffer.includes(text) && Date.now() < deadline) {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)]);
+        if (chunk?.value) buffer += decoder.decode(chunk.value);
+      }
+      return buffer.includes(text);
+    };
+    expect(await readUntil(":connected", 5_000)).toBe(true);
+    await Bun.sleep(300); // the stream's first hints (settings, webhooks) go out
+    buffer = "";
+    const sentAt = Date.now();
+    const sent = await sender.api("/v1/api/sms/send", key, {
+      recipient_contact: "+14155552671",
+      message: "for the phone",
+      device_id: deviceId,
+    });
+    expect(sent.status).toBe(200);
+    expect(await readUntil("event: MessageEnqueued", 2_000)).toBe(true);
+    expect(Date.now() - sentAt).toBeLessThan(2_000);
+    await reader.cancel();
+  }, 60_000);
+
+  test("a dashboard open on one server sees a status change made through another within 2 s", async () => {
+    const [watched, acting] = servers;
+    const env = serverEnv(url, keyFile);
+    const made = await runCommand(bin, ["users", "create", "--email", "owner@example.com", "--password", "correct horse battery"], env);
+    expect(made.code).toBe(0);
+    const cookieOf = (res: Response, name: string) =>
+      new RegExp(`${name}=([^;]*)`).exec(res.headers.getSetCookie().join("\n"))?.[1] ?? null;
+    const form = await fetch(`${watched.url}/dashboard/sign-in`);
+    const pre = cookieOf(form, "pigeon_presession")!;
+    const signedIn = await fetch(`${watched.url}/dashboard/sign-in`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: `pigeon_presession=${pre}` },
+      body: new URLSearchParams({ _csrf: pre, email: "owner@example.com", password: "correct horse battery" }).toString(),
+    });
+    const session = cookieOf(signedIn, "pigeon_session");
+    expect(session).not.toBeNull();
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
+    const sent = await acting.api("/v1/api/sms/send", key, {
+      recipient_contact: "+14155552671",
+      message: "to cancel",
+      schedule_time: later,
+    });
+    const id = sent.body.data.notification_id as number;
+    const live = await fetch(`${watched.url}/dashboard/live`, { headers: { cookie: `pigeon_session=${session}` } });
+    expect(live.status).toBe(200);
+    const reader = live.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const frame = `"id":${id},"status":"cancelled"`;
+    const read = (async () => {
+      const deadline = Date.now() + 2_000;
+      while (!buffer.includes(frame) && Date.now() < deadline) {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)]);
+        if (chunk?.value) buffer += decoder.decode(chunk.value);
+      }
+    })();
+    await Bun.sleep(100);
+    expect((await acting.api("/v1/api/notification/cancel", key, { notification_id: id })).status).toBe(200);
+    await read;
+    expect(buffer).toContain(frame);
+    await reader.cancel();
+  }, 60_000);
+
   test("SIGKILL of a server mid-dispatch: the others finish its work, the provider gets each message once", async () => {
     const bodies = Array.from({ length: 100 }, (_, i) => `replica message ${i}`);
     const [first] = servers;

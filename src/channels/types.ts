@@ -1,6 +1,7 @@
 // The one shape every channel has (a Channel: its kind, config schema, send traits, adapter, hooks,
 // routes and tasks), and the adapter the worker calls: hand a notification over, and (after an
 // attempt whose outcome is unknown) ask the channel whether it already has it.
+import type { Signals } from "../db/signals";
 import type { AnyElysia } from "elysia";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
@@ -66,6 +67,8 @@ export interface ChannelCore {
   events: EventService;
   /** What every inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;
+  /** Hints to the other servers sharing the database (LISTEN/NOTIFY on PostgreSQL; none on SQLite). */
+  signals: Signals;
 }
 
 /**

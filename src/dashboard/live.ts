@@ -2,6 +2,7 @@
 // A notification's status change is noted when it happens and sent shortly after, read back from
 // the database — so a browser only ever sees states that were committed, and a burst of changes
 // costs one read. Streams carry a comment every 15 s, so idle connections stay open.
+import type { Signals } from "../db/signals";
 import type { NotificationState } from "../modules/notifications/state";
 import type { DashboardRepository } from "./repository";
 
@@ -11,7 +12,7 @@ const FLUSH_MS = 150;
 
 type Controller = ReadableStreamDefaultController<Uint8Array>;
 
-export function createLiveHub(repo: DashboardRepository, state: NotificationState) {
+export function createLiveHub(repo: DashboardRepository, state: NotificationState, signals: Signals) {
   const streams = new Map<number, Set<Controller>>();
   const changed = new Set<number>();
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -39,12 +40,19 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
     }
   }
 
-  state.onTransition((before) => {
-    if (!streams.has(before.workspaceId)) return;
-    changed.add(before.id);
+  function note(workspaceId: number, id: number): void {
+    if (!streams.has(workspaceId)) return;
+    changed.add(id);
     // A flush that cannot read (the database closing) drops the badges' update; the page reloads them.
     if (timer === null) timer = setTimeout(() => flush().catch(() => {}), FLUSH_MS);
+  }
+
+  // A change made on another server (its worker, a phone's report to it) reaches pages open here.
+  state.onTransition((before) => {
+    note(before.workspaceId, before.id);
+    signals.publish("live", { workspace: before.workspaceId, id: before.id });
   });
+  signals.subscribe("live", (message) => note(Number(message.workspace), Number(message.id)));
 
   return {
     open(workspaceId: number): Response {

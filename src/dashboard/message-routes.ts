@@ -20,10 +20,10 @@ const DAY_MS = 86_400_000;
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
 /** What these routes use of the container. */
-export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates">;
+export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates" | "signals">;
 
 export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) {
-  const live = createLiveHub(kit.repo, s.state);
+  const live = createLiveHub(kit.repo, s.state, s.signals);
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */
   async function parseFilters(

@@ -73,6 +73,7 @@ function clusterTasks(s: Services): Task[] {
 export async function startWorker(s: Services) {
   // The lease first: from here on, this server's claims are its own, not a dead server's.
   await s.cluster.heartbeat();
+  await s.signals.start();
   if (s.cluster.shared) s.log(`this server's id in the cluster is ${s.cluster.id} (its lease: server:${s.cluster.id})`);
   await recover(s);
   const scheduler = startScheduler(clusterTasks(s), s.log);
@@ -89,6 +90,7 @@ export async function startWorker(s: Services) {
       const idle = await scheduler.idle(graceMs);
       // Claims still held after the grace are then another server's to recover at once.
       await s.cluster.resign().catch((error) => s.log("could not give up the cluster leases", error));
+      await s.signals.stop();
       return idle;
     },
   };

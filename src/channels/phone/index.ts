@@ -2,7 +2,7 @@
 // app. Nothing is dispatched to it: it downloads its messages over the app's API, told by its event
 // stream when there is work, and reports back what the carrier did.
 import type { Channel } from "../types";
-import { createPhoneEventHub, KEEPALIVE_MS } from "./events";
+import { createPhoneEventHub, KEEPALIVE_MS, type PhoneEvent, type PhoneEventHub } from "./events";
 import { phoneInboxRoutes } from "./inbox-routes";
 import { pairingRoutes } from "./pairing-routes";
 import { reassignRoutes } from "./reassign-routes";
@@ -22,13 +22,32 @@ export const phone: Channel<"phone", PhoneService> = {
   create(core) {
     const { storage, clock, devices } = core;
     // Paired phones: their event streams keep them marked as seen.
-    const hub = createPhoneEventHub(
+    const local = createPhoneEventHub(
       (deviceId) => {
         // A keepalive that cannot be recorded (the database closing) is retried by the next one.
         devices.touch(deviceId, clock.now()).catch(() => {});
       },
       Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3)),
     );
+    // With several servers, a phone's stream may be open on another one: what is meant for a phone
+    // this server does not hold goes to the others as a signal, and the one holding it acts.
+    const hub: PhoneEventHub = {
+      ...local,
+      notify(deviceId, event, data = null) {
+        local.notify(deviceId, event, data);
+        if (!local.isOpen(deviceId)) core.signals.publish("phone", { device: deviceId, event, data });
+      },
+      enqueued(deviceId, stillWanted) {
+        local.enqueued(deviceId, stillWanted);
+        if (!local.isOpen(deviceId)) core.signals.publish("phone", { device: deviceId, event: "enqueued" });
+      },
+    };
+    core.signals.subscribe("phone", (message) => {
+      const deviceId = Number(message.device);
+      if (!local.isOpen(deviceId)) return;
+      if (message.event === "enqueued") local.enqueued(deviceId, () => service.wantsWork(deviceId));
+      else local.notify(deviceId, message.event as PhoneEvent, (message.data as Record<string, string> | null) ?? null);
+    });
     const repo = createPhoneRepository(storage);
     const service = createPhoneService({
       storage,
@@ -69,8 +88,8 @@ export const phone: Channel<"phone", PhoneService> = {
   // Pairing lives under the workspace API, the phone's own API under /mobile/v1.
   routes: (service, s) => [pairingRoutes(s), phoneInboxRoutes(service, s), reassignRoutes(service), phoneApiRoutes(service, s)],
   tasks: (service, config) => [
-    // Each server tells the phones holding an event stream on it.
-    { name: "phone:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue(), everyServer: true },
+    // On the leader: phones whose stream is open on another server are told through it (signals).
+    { name: "phone:announce-due", everySeconds: config.workerIntervalSeconds, run: () => service.announceDue() },
     // Every tick, like the other queue work: a shortened offline threshold (tests) is seen promptly.
     { name: "phone:watch-presence", everySeconds: Math.min(15, config.workerIntervalSeconds), run: () => service.watchPresence() },
     { name: "phone:rehome", everySeconds: config.workerIntervalSeconds, run: () => service.rehomeOffline() },

@@ -485,6 +485,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
   return {
     announce,
     announceDue,
+    wantsWork,
     rehomeOffline,
     reassign,
     openEvents,
