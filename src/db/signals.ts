@@ -89,7 +89,7 @@ export function createSignals(pool: PostgresPool | null, origin: string, log: (m
       else handlers.set(topic, [handler]);
     },
     async start() {
-      if (!pool || listening) return;
+      if (pool === null || listening !== null) return;
       listening = await pool.listen(CHANNEL, receive);
     },
     async stop() {
