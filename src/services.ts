@@ -12,7 +12,8 @@ import { createPostgresStorage, type PostgresPool } from "./db/postgres-storage"
 import { createSqliteStorage } from "./db/sqlite-storage";
 import type { Storage } from "./db/storage";
 import { createIdempotencyStore } from "./http/idempotency";
-import { createRateLimiter } from "./http/rate-limit";
+import { createRateLimiter, type RateLimiter } from "./http/rate-limit";
+import { createSharedRateLimiter } from "./http/shared-limits";
 import { createAccountsService } from "./modules/accounts/service";
 import { createCreditService } from "./modules/credits/service";
 import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
@@ -238,7 +239,8 @@ export function createServices(deps: Deps) {
     accounts,
     users: createUsersModule({ storage, clock, accounts }),
     authenticate,
-    rateLimiter: createRateLimiter(clock),
+    // Limits hold for every server sharing a PostgreSQL database; SQLite's one server counts in memory.
+    rateLimiter: (storage.dialect === "postgres" ? createSharedRateLimiter(storage, clock) : createRateLimiter(clock)) as RateLimiter,
     idempotency,
     devices,
     contacts: contacts.service,

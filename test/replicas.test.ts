@@ -248,6 +248,50 @@ describe("three servers started at once on an empty database", () => {
     await reader.cancel();
   }, 60_000);
 
+  test("a key's per-minute limit and the sign-in throttle hold for the cluster, not per server", async () => {
+    const env = serverEnv(url, keyFile);
+    const run = async (args: string[]) => {
+      const r = await runCommand(bin, [...args, "--json"], env);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: "" });
+      return JSON.parse(r.stdout);
+    };
+    await run(["plans", "set", "--code", "tight", "--name", "Tight", "--per-minute", "30", "--per-day", "1000"]);
+    const account = await run(["accounts", "create", "--name", "Tight Ltd", "--plan", "tight"]);
+    const tight = (await run(["keys", "create", "--name", "tight", "--workspace", String(account.workspace_id)])) as Credentials;
+    // 50 requests at once, spread over the three servers: 30 pass, whichever server they reach.
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => servers[i % 3].fetch("/v1/api/project/list", { key: tight }).then((r) => r.status)),
+    );
+    expect({ ok: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length }).toEqual({
+      ok: 30,
+      limited: 20,
+    });
+
+    // Wrong passwords through the three servers in turn (after the dashboard test: its sign-in
+    // comes from the same loopback address, which this leaves throttled for a minute).: the sixth attempt is refused on any of them.
+    const email = "throttled@example.com";
+    expect((await runCommand(bin, ["users", "create", "--email", email, "--password", "the right one, at last"], env)).code).toBe(0);
+    const cookieOf = (res: Response, name: string) =>
+      new RegExp(`${name}=([^;]*)`).exec(res.headers.getSetCookie().join("\n"))?.[1] ?? null;
+    const attempt = async (server: RunningServer, password: string) => {
+      const pre = cookieOf(await fetch(`${server.url}/dashboard/sign-in`), "pigeon_presession")!;
+      const res = await fetch(`${server.url}/dashboard/sign-in`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: `pigeon_presession=${pre}` },
+        body: new URLSearchParams({ _csrf: pre, email, password }).toString(),
+      });
+      return res.status;
+    };
+    // Counted per server, each would see three attempts and check every password (401); counted
+    // together, no more than five of the eight reach the password check.
+    const tries: number[] = [];
+    for (let i = 0; i < 8; i++) tries.push(await attempt(servers[i % 3], `wrong guess ${i}`));
+    expect(tries.filter((t) => t === 401).length).toBeLessThanOrEqual(5);
+    expect(tries.slice(5)).toEqual([429, 429, 429]);
+    expect(await attempt(servers[2], "the right one, at last")).toBe(429);
+  }, 60_000);
+
   test("SIGKILL of a server mid-dispatch: the others finish its work, the provider gets each message once", async () => {
     const bodies = Array.from({ length: 100 }, (_, i) => `replica message ${i}`);
     const [first] = servers;

@@ -1,5 +1,6 @@
 // The signed-out side: sign-in (throttled per address and email), the one-time setup link that
 // makes the owner's user, and sign-out.
+import { createSharedSignInThrottle } from "../http/shared-limits";
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
@@ -24,11 +25,13 @@ import {
 } from "./web";
 
 /** What these routes use of the container. */
-export type DashboardAuthRoutesDeps = Pick<Services, "clock" | "config" | "users">;
+export type DashboardAuthRoutesDeps = Pick<Services, "clock" | "config" | "users" | "storage">;
 
 export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
   const { users, clock } = s;
-  const throttle = createSignInThrottle(() => clock.now());
+  // Shared by every server on PostgreSQL; in memory on SQLite's one server.
+  const throttle =
+    s.storage.dialect === "postgres" ? createSharedSignInThrottle(s.storage, () => clock.now()) : createSignInThrottle(() => clock.now());
   const tls = !!s.config.tls;
 
   /** The pre-session token for the signed-out forms: the cookie's, or a new one set with the page. */
@@ -71,7 +74,7 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
         const again = (error: string, status: number, headers: Record<string, string> = {}) =>
           page(signInPage({ csrf: pre.value, email, error }), status, { ...pre.header, ...headers });
         if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
-        const wait = throttle.attempt([`ip:${clientAddress(request, server)}`, `email:${email}`]);
+        const wait = await throttle.attempt([`ip:${clientAddress(request, server)}`, `email:${email}`]);
         if (wait > 0)
           return again(`Too many sign-in attempts. Wait ${wait} seconds, then try again.`, 429, { "retry-after": String(wait) });
         const user = await users.verify(email, form.password ?? "");

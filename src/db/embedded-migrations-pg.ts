@@ -6,6 +6,7 @@ import p3 from "../../migrations-pg/0003_instance_and_lease.sql" with { type: "t
 import p4 from "../../migrations-pg/0004_claimed_by.sql" with { type: "text" };
 import p5 from "../../migrations-pg/0005_thread_pending.sql" with { type: "text" };
 import p6 from "../../migrations-pg/0006_hourly_delta.sql" with { type: "text" };
+import p7 from "../../migrations-pg/0007_rate_counter.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -15,4 +16,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0004_claimed_by", sql: p4 },
   { tag: "0005_thread_pending", sql: p5 },
   { tag: "0006_hourly_delta", sql: p6 },
+  { tag: "0007_rate_counter", sql: p7 },
 ];

@@ -13,7 +13,7 @@ import { clientAddress, type RateLimiter } from "./rate-limit";
 import { validationFailure } from "./validation";
 
 /** Runs a sign-in step under the failed-authentication throttle of the caller's address. */
-export type SignInGuard = <T>(step: () => T) => T;
+export type SignInGuard = <T>(step: () => T) => T | Promise<Awaited<T>>;
 
 const authByRequest = new WeakMap<Request, KeyAuthContext>();
 const rawBodyByRequest = new WeakMap<Request, string>();
@@ -210,7 +210,7 @@ export function requestPipeline(deps: FoundationDeps) {
     if (needsApiKey(path) || gate) {
       const auth = await rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
       authByRequest.set(request, auth);
-      const decision = rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+      const decision = await rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
       Object.assign(headers, decision.headers);
     }
     // After the credentials, so a caller without them learns nothing from a 400.

@@ -1,7 +1,8 @@
 // Per-key request limits (spec section 8): a sliding minute and a UTC-day window, with the numbers
 // taken from the key's plan; and a throttle on failed authentications per client address.
-// Counters live in memory: they guard the API, they are not business state, and a restart that
-// forgets them errs on the caller's side.
+// On SQLite the counters live in memory: they guard the API, they are not business state, and a
+// restart that forgets them errs on the caller's side. Servers sharing a PostgreSQL database count
+// in it instead (shared-limits.ts), so the limits hold for all of them together.
 //
 // The minute is sliding, not a calendar minute: a calendar window lets a caller spend its whole
 // allowance in the last second of one minute and again in the first second of the next. Requests
@@ -227,4 +228,21 @@ export function createRateLimiter(clock: Clock) {
   return { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, trackedAddresses: () => failures.size };
 }
 
-export type RateLimiter = ReturnType<typeof createRateLimiter>;
+/**
+ * What the request pipeline asks of a limiter: this file's in-memory one (SQLite's single server)
+ * or the one every server shares in the database (shared-limits.ts, PostgreSQL), whose answers
+ * are promises. Callers await them either way.
+ */
+export interface RateLimiter {
+  hit(keyId: number, perMinute: number, perDay: number): RateDecision | Promise<RateDecision>;
+  peek(
+    keyId: number,
+    perMinute: number,
+    perDay: number,
+  ): { remaining: number; resetAt: number } | Promise<{ remaining: number; resetAt: number }>;
+  checkAuthFailures(address: string): void | Promise<void>;
+  recordAuthFailure(address: string): void | Promise<void>;
+  guardAuth<T>(address: string, step: () => T): T | Promise<Awaited<T>>;
+  /** Forgets passed windows kept in the database (the shared limiter); absent in memory. */
+  prune?(): Promise<number>;
+}

@@ -36,7 +36,11 @@ export function workerTasks(s: Services): Task[] {
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
     // PostgreSQL's hourly count changes, folded in (nothing to do on SQLite, whose triggers upsert).
     ...(s.storage.dialect === "postgres"
-      ? [{ name: "notifications:fold-hourly", everySeconds: 5, run: () => s.channelCore.notifications.foldHourly() }]
+      ? [
+          { name: "notifications:fold-hourly", everySeconds: 5, run: () => s.channelCore.notifications.foldHourly() },
+          // The shared request limits' passed windows.
+          { name: "limits:prune", everySeconds: 60, run: () => s.rateLimiter.prune?.() },
+        ]
       : []),
     // Each channel's own periodic work, given its service.
     ...s.builtChannels.flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.config)),

@@ -75,8 +75,8 @@ export function systemRoutes(s: SystemRoutesDeps) {
     )
     .get(
       "/v1/api/server-info",
-      ({ auth }) => {
-        const window = s.rateLimiter.peek(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
+      async ({ auth }) => {
+        const window = await s.rateLimiter.peek(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
         return ok(
           {
             version: VERSION,

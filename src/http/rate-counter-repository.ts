@@ -1,0 +1,58 @@
+// The rate_counter table (PostgreSQL): the sliding windows every server shares. `admit` is one
+// call of the pigeon_admit function, so checking and counting happen together under its locks.
+import type { Executor } from "../db/storage";
+
+export interface Window {
+  bucket: string;
+  /** The slot to count in (a second, or a day). */
+  slot: number;
+  /** The first slot the window counts. */
+  since: number;
+  limit: number;
+  /** When the counted slot may be forgotten. */
+  expiresAt: number;
+}
+
+export interface Admission {
+  admitted: boolean;
+  /** Each window's count (after counting, when admitted and counted). */
+  used: number[];
+  /** Each window's oldest counted slot, or null when it is empty. */
+  oldest: (number | null)[];
+}
+
+export function createRateCounterRepository(db: Executor) {
+  const array = (values: (string | number)[]) =>
+    `{${values.map((v) => (typeof v === "string" ? JSON.stringify(v) : String(v))).join(",")}}`;
+  return {
+    /** Whether every window has room; when `count`, and they all do, one request is counted in each. */
+    async admit(windows: Window[], count: boolean): Promise<Admission> {
+      const row = await db.get<{ admitted: boolean | number; used: (number | string)[]; oldest: (number | string | null)[] }>(
+        "SELECT admitted, used, oldest FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], (?::text)::boolean)",
+        [
+          array(windows.map((w) => w.bucket)),
+          array(windows.map((w) => w.slot)),
+          array(windows.map((w) => w.since)),
+          array(windows.map((w) => w.limit)),
+          array(windows.map((w) => w.expiresAt)),
+          // As text: the driver writes a number bound to a boolean parameter as false.
+          String(count),
+        ],
+      );
+      return {
+        admitted: row!.admitted === true || row!.admitted === 1,
+        used: row!.used.map(Number),
+        oldest: row!.oldest.map((o) => (o === null ? null : Number(o))),
+      };
+    },
+    /** Counts one in `bucket`'s `slot`, whatever its count. */
+    count: async (bucket: string, slot: number, expiresAt: number) =>
+      void (await db.run(
+        `INSERT INTO rate_counter (bucket, slot, n, expires_at) VALUES (?, ?, 1, ?)
+         ON CONFLICT (bucket, slot) DO UPDATE SET n = rate_counter.n + 1, expires_at = greatest(rate_counter.expires_at, excluded.expires_at)`,
+        [bucket, slot, expiresAt],
+      )),
+    /** Forgets what expired before `now`; returns how many slots. */
+    prune: async (now: number): Promise<number> => (await db.run("DELETE FROM rate_counter WHERE expires_at < ?", [now])).changes,
+  };
+}

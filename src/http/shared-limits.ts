@@ -1,0 +1,138 @@
+// The request limits and throttles of rate-limit.ts and the dashboard's sign-in throttle, counted
+// in the database so that they hold for every server sharing it (PostgreSQL). The rules are the
+// same: a key's sliding minute is the current second and the 60 before it, its day the UTC day;
+// 20 failed authentications a minute per client address; 5 sign-in attempts a minute per address
+// and per email. Checking and counting are one call (rate-counter-repository.ts), so two servers
+// admitting at once never pass a limit together.
+import type { Clock } from "../clock";
+import type { Executor } from "../db/storage";
+import { DAY } from "../lib/time";
+import { AppError } from "./errors";
+import { createRateCounterRepository, type Window } from "./rate-counter-repository";
+import { AUTH_FAILURES_PER_MINUTE, type RateDecision } from "./rate-limit";
+
+const SECOND = 1000;
+/** Slots a minute's window counts: the current second and the 60 before it. */
+const MINUTE_SLOTS = 61;
+
+/**
+ * A minute of one-second slots: 61 by default (strict: no 60-second span holds more than the
+ * limit); the sign-in throttle's 60 forget an attempt once a minute has passed since its second.
+ */
+function minuteWindow(bucket: string, now: number, limit: number, slots = MINUTE_SLOTS): Window {
+  const slot = Math.floor(now / SECOND);
+  return { bucket, slot, since: slot - (slots - 1), limit, expiresAt: (slot + slots) * SECOND };
+}
+
+/** When a minute window whose oldest counted second is `oldest` next grows (that second leaves it). */
+const freeAt = (oldest: number | null, now: number, slots = MINUTE_SLOTS) => (oldest === null ? now : (oldest + slots) * SECOND);
+
+export function createSharedRateLimiter(db: Executor, clock: Clock) {
+  const counters = createRateCounterRepository(db);
+
+  function keyWindows(keyId: number, perMinute: number, perDay: number, now: number): Window[] {
+    const day = Math.floor(now / DAY);
+    return [
+      minuteWindow(`key:${keyId}:m`, now, perMinute),
+      { bucket: `key:${keyId}:d`, slot: day, since: day, limit: perDay, expiresAt: (day + 1) * DAY + SECOND },
+    ];
+  }
+
+  function limited(limit: number, resetAt: number, now: number, message: string): AppError {
+    const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+    return new AppError(
+      "rate_limited",
+      `${message}; retry after ${retryAfter} s`,
+      { limit, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
+      undefined,
+      {
+        "retry-after": String(retryAfter),
+        "x-ratelimit-limit": String(limit),
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": String(Math.ceil(resetAt / 1000)),
+      },
+    );
+  }
+
+  async function checkAuthFailures(address: string): Promise<void> {
+    const now = clock.now();
+    const { admitted, oldest } = await counters.admit([minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE)], false);
+    if (admitted) return;
+    const retryAfter = Math.max(1, Math.ceil((freeAt(oldest[0], now) - now) / 1000));
+    throw new AppError(
+      "rate_limited",
+      `Too many failed authentications from this address; retry after ${retryAfter} s`,
+      { limit: AUTH_FAILURES_PER_MINUTE, retry_after: retryAfter, reset_at: new Date(freeAt(oldest[0], now)).toISOString() },
+      undefined,
+      { "retry-after": String(retryAfter) },
+    );
+  }
+
+  async function recordAuthFailure(address: string): Promise<void> {
+    const w = minuteWindow(`auth:${address}`, clock.now(), AUTH_FAILURES_PER_MINUTE);
+    await counters.count(w.bucket, w.slot, w.expiresAt);
+  }
+
+  return {
+    /** Counts one request of a key; throws rate_limited (429) when its minute or its day is full. */
+    async hit(keyId: number, perMinute: number, perDay: number): Promise<RateDecision> {
+      const now = clock.now();
+      const windows = keyWindows(keyId, perMinute, perDay, now);
+      const { admitted, used, oldest } = await counters.admit(windows, true);
+      if (!admitted) {
+        if (used[1] >= perDay) throw limited(perDay, (windows[1].slot + 1) * DAY, now, `Daily request limit of ${perDay} reached`);
+        throw limited(perMinute, freeAt(oldest[0], now), now, `Rate limit of ${perMinute} requests per minute reached`);
+      }
+      return {
+        headers: {
+          "x-ratelimit-limit": String(perMinute),
+          "x-ratelimit-remaining": String(Math.min(perMinute - used[0], perDay - used[1])),
+          "x-ratelimit-reset": String(Math.ceil(freeAt(oldest[0], now) / 1000)),
+        },
+      };
+    },
+
+    /** What a key has left in its minute, without counting a request. */
+    async peek(keyId: number, perMinute: number, perDay: number) {
+      const now = clock.now();
+      const { used, oldest } = await counters.admit(keyWindows(keyId, perMinute, perDay, now), false);
+      return { remaining: Math.max(0, Math.min(perMinute - used[0], perDay - used[1])), resetAt: freeAt(oldest[0], now) };
+    },
+
+    checkAuthFailures,
+    recordAuthFailure,
+
+    /** One sign-in step under the throttle: refused while `address` is over, a 401 counts against it. */
+    async guardAuth<T>(address: string, step: () => T): Promise<Awaited<T>> {
+      await checkAuthFailures(address);
+      try {
+        return await step();
+      } catch (error) {
+        if (error instanceof AppError && error.code === "unauthorized") await recordAuthFailure(address);
+        throw error;
+      }
+    },
+
+    /** Forgets the windows that have passed (the leader, every minute). */
+    prune: () => counters.prune(clock.now()),
+  };
+}
+
+/** The dashboard's sign-in throttle (web.ts's createSignInThrottle), shared by every server. */
+export function createSharedSignInThrottle(db: Executor, now: () => number, limit = 5) {
+  const counters = createRateCounterRepository(db);
+  return {
+    /** Records an attempt; the seconds to wait when any of `keys` is over the limit, else 0. */
+    async attempt(keys: string[]): Promise<number> {
+      const at = now();
+      const { admitted, used, oldest } = await counters.admit(
+        keys.map((key) => minuteWindow(`signin:${key}`, at, limit, 60)),
+        true,
+      );
+      if (admitted) return 0;
+      let wait = 0;
+      for (let i = 0; i < keys.length; i++) if (used[i] >= limit) wait = Math.max(wait, Math.ceil((freeAt(oldest[i], at, 60) - at) / 1000));
+      return Math.max(1, wait);
+    },
+  };
+}
