@@ -292,6 +292,45 @@ describe("three servers started at once on an empty database", () => {
     expect(await attempt(servers[2], "the right one, at last")).toBe(429);
   }, 60_000);
 
+  test("credits never go below zero when sends through three servers race for the last of them", async () => {
+    const env = serverEnv(url, keyFile);
+    const credits = async () =>
+      JSON.parse((await runCommand(bin, ["credits", "show", "--workspace", "1", "--json"], env)).stdout).balance as number;
+    const devices = (await servers[0].api("/v1/api/device/list", key)).body.data.devices as {
+      device_id: number;
+      kind?: string;
+      name: string;
+    }[];
+    const cloud = devices.find((d) => d.name === "cloud")!;
+    const left = 10;
+    expect((await runCommand(bin, ["credits", "add", "--workspace", "1", `--amount=${left - (await credits())}`], env)).code).toBe(0);
+    expect(await credits()).toBe(left);
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        servers[i % 3].api("/v1/api/sms/send", key, {
+          recipient_contact: "+14155552671",
+          message: `race ${i}`,
+          device_id: cloud.device_id,
+          schedule_time: later,
+        }),
+      ),
+    );
+    const accepted = answers.filter((a) => a.status === 200).length;
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(accepted).toBe(left);
+    expect(new Set(refused.map((a) => a.body.data.error_code))).toEqual(new Set(["insufficient_credits"]));
+    const ledger = await query<{ delta: number; reason: string; notification_id: number | null }>(
+      url,
+      "SELECT delta::int, reason, notification_id FROM credit_ledger ORDER BY id DESC LIMIT 14",
+    );
+    expect({ balance: await credits(), ledger }).toEqual({ balance: 0, ledger });
+    // Given back for the tests that follow (the scheduled sends are cancelled, and refunded).
+    expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "100000"], env)).code).toBe(0);
+    for (const a of answers.filter((x) => x.status === 200))
+      await servers[0].api("/v1/api/notification/cancel", key, { notification_id: a.body.data.notification_id });
+  }, 60_000);
+
   test("SIGKILL of a server mid-dispatch: the others finish its work, the provider gets each message once", async () => {
     const bodies = Array.from({ length: 100 }, (_, i) => `replica message ${i}`);
     const [first] = servers;
@@ -355,4 +394,99 @@ describe("three servers started at once on an empty database", () => {
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     expect(others.filter((s) => s.output().includes("now leads the cluster"))).toHaveLength(1);
   }, 60_000);
+});
+
+describe("a server killed while it delivers webhooks", () => {
+  test("the others deliver what it had claimed once its lease runs out, with the same event ids", async () => {
+    const url = await pg.createDatabase("hooks");
+    const keyFile = join(tempDir("pigeon-key-"), "pigeon.key");
+    const [a, b] = await Promise.all([start(serverEnv(url, keyFile)), start(serverEnv(url, keyFile))]);
+    const key = (a.initialKey ?? b.initialKey)!;
+    // A receiver slow enough that the leader is killed with calls in flight.
+    const seen: { event: string; delivery: string }[] = [];
+    let answered = 0;
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        seen.push({ event: req.headers.get("x-pigeon-event") ?? "", delivery: req.headers.get("x-pigeon-delivery") ?? "" });
+        await req.text();
+        await Bun.sleep(1_500);
+        answered++;
+        return new Response("ok");
+      },
+    });
+    try {
+      const reg = await a.api("/v1/api/device/batch/register", key, {
+        devices: [
+          {
+            name: "cloud",
+            kind: "cloud",
+            cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+          },
+        ],
+      });
+      expect(reg.status).toBe(200);
+      expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "100"], serverEnv(url, keyFile))).code).toBe(0);
+      const hook = await a.api("/v1/api/webhook/create", key, {
+        url: `http://127.0.0.1:${receiver.port}/hook`,
+        events: ["notification.cancelled"],
+      });
+      expect(hook.status).toBe(200);
+      const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
+      const ids: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        const sent = await a.api("/v1/api/sms/send", key, {
+          recipient_contact: "+14155552671",
+          message: `hook ${i}`,
+          schedule_time: later,
+        });
+        if (sent.status !== 200) throw new Error(JSON.stringify(sent.body));
+        ids.push(sent.body.data.notification_id);
+      }
+      for (const id of ids) expect((await b.api("/v1/api/notification/cancel", key, { notification_id: id })).status).toBe(200);
+      // Kill the server whose calls are in flight (known by the id it printed), before any is answered.
+      let holder: RunningServer | undefined;
+      const claimed = await settle(
+        async () => {
+          const rows = await query<{ claimed_by: string }>(
+            url,
+            "SELECT DISTINCT claimed_by FROM webhook_delivery WHERE status = 'delivering'",
+          );
+          holder = [a, b].find((s) => rows.some((r) => s.output().includes(`id in the cluster is ${r.claimed_by}`)));
+          return holder !== undefined;
+        },
+        15_000,
+        20,
+      );
+      expect(claimed).toBe(true);
+      expect(answered).toBe(0);
+      const survivor = holder === a ? b : a;
+      holder!.proc.kill("SIGKILL");
+      await holder!.proc.exited;
+      const events = new Set(
+        (await query<{ id: string }>(url, "SELECT id FROM event WHERE type = 'notification.cancelled'")).map((r) => r.id),
+      );
+      expect(events.size).toBe(ids.length);
+      const allDone = await settle(
+        async () =>
+          (await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'delivered'"))[0].n === 0,
+        45_000,
+        250,
+      );
+      expect(allDone).toBe(true);
+      // Every event reached the receiver, under its one id; what the kill cut off came again with the same id.
+      expect(new Set(seen.map((s) => s.event))).toEqual(events);
+      const hooks = (await survivor.api("/v1/api/webhook/list", key)).body.data.webhooks as { webhook_id: number }[];
+      const deliveries = (await survivor.api(`/v1/api/webhook/${hooks[0].webhook_id}/deliveries`, key)).body.data.deliveries as {
+        status: string;
+        attempts: { error: string | null }[];
+      }[];
+      expect(deliveries.every((d) => d.status === "delivered")).toBe(true);
+      // The cut-off calls each have an attempt saying so, then the one that delivered.
+      expect(deliveries.some((d) => d.attempts.length > 1)).toBe(true);
+    } finally {
+      receiver.stop(true);
+    }
+  }, 90_000);
 });
