@@ -160,7 +160,7 @@ describe("three servers started at once on an empty database", () => {
     expect((await c.api(`/v1/api/notification/${id}`, key)).body.data.status).toBe("cancelled");
   }, 60_000);
 
-  test("a phone holding its event stream on one server hears of a send accepted by another within 2 s", async () => {
+  test("a phone holding its event stream on one server hears of a send accepted by another within 2 s, and of an inbox export asked through it", async () => {
     // Neither the phone's server nor the sending one leads, so the leader's announce-due cannot be
     // what tells it: the sending server's signal must reach the phone's.
     expect(await settle(() => servers.some((s) => s.output().includes("now leads the cluster")), 20_000, 100)).toBe(true);
@@ -201,10 +201,15 @@ describe("three servers started at once on an empty database", () => {
     expect(sent.status).toBe(200);
     expect(await readUntil("event: MessageEnqueued", 2_000)).toBe(true);
     expect(Date.now() - sentAt).toBeLessThan(2_000);
+    // Asked through a server that does not hold its stream, the phone is asked all the same.
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const refresh = await sender.api(`/v1/api/device/${deviceId}/inbox/refresh`, key, { since, until: new Date().toISOString() });
+    expect(refresh.status).toBe(202);
+    expect(await readUntil("event: MessagesExportRequested", 2_000)).toBe(true);
     await reader.cancel();
   }, 60_000);
 
-  test("a dashboard open on one server sees a status change made through another within 2 s", async () => {
+  test("a dashboard works across servers: live badges within 2 s, a bulk draft sent once through another, the next page's message", async () => {
     const [watched, acting] = servers;
     const env = serverEnv(url, keyFile);
     const made = await runCommand(bin, ["users", "create", "--email", "owner@example.com", "--password", "correct horse battery"], env);
@@ -246,6 +251,37 @@ describe("three servers started at once on an empty database", () => {
     await read;
     expect(buffer).toContain(frame);
     await reader.cancel();
+
+    // A bulk CSV uploaded through one server is sent through another, once; the message that a
+    // second click finds nothing to send is shown on the next page, opened through a third.
+    const third = servers[2];
+    const post = (server: RunningServer, path: string, fields: Record<string, string>) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: `pigeon_session=${session}` },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(
+      await (await fetch(`${watched.url}/dashboard/bulk`, { headers: { cookie: `pigeon_session=${session}` } })).text(),
+    )![1];
+    const uploaded = await post(watched, "/dashboard/bulk", {
+      _csrf: csrf,
+      channel: "sms",
+      message: "Hello {{name}}",
+      csv: "phone,name\n+14155550101,Ann\n+14155550102,Bo\n",
+      template: "",
+      device: "",
+    });
+    expect(uploaded.status).toBe(200);
+    const draft = /name="draft" value="([^"]+)"/.exec(await uploaded.text())![1];
+    const sentBulk = await post(acting, "/dashboard/bulk/send", { _csrf: csrf, draft });
+    expect(sentBulk.status).toBe(200);
+    expect(await sentBulk.text()).toContain("2 messages accepted");
+    const again = await post(third, "/dashboard/bulk/send", { _csrf: csrf, draft });
+    expect(again.status).toBe(303);
+    const next = await fetch(`${watched.url}/dashboard/messages`, { headers: { cookie: `pigeon_session=${session}` } });
+    expect(await next.text()).toContain("That upload was already sent or has expired");
   }, 60_000);
 
   test("a key's per-minute limit and the sign-in throttle hold for the cluster, not per server", async () => {

@@ -66,7 +66,7 @@ export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) 
             accountId: who.session.accountId,
             role: form.role,
           });
-          kit.flash(who, {
+          await kit.flash(who, {
             kind: "notice",
             text: `Added ${user.email} as ${user.role}. They sign in at /dashboard/sign-in with the password you chose.`,
           });

@@ -1,5 +1,5 @@
-// Bulk sends from a CSV file. The upload is parsed and kept as a draft for this session (in memory,
-// 30 minutes); the columns are mapped automatically when the headers name the fields, else the
+// Bulk sends from a CSV file. The upload is parsed and kept as a draft for this session (30 minutes,
+// where any server can read it: scratch.ts); the columns are mapped automatically when the headers name the fields, else the
 // user maps them; the preview runs every row through the send path's checks (writing nothing);
 // sending takes the draft once (a second click finds none) and accepts the rows in requests of at
 // most 100, as the API's bulk send does.
@@ -40,16 +40,11 @@ interface Draft {
 export type DashboardBulkRoutesDeps = Pick<Services, "accounts" | "channels" | "clock" | "devices" | "sending" | "storage" | "templates">;
 
 export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
-  const drafts = new Map<string, Draft>();
+  const drafts = kit.scratch;
+  const draftKey = (id: string) => `bulk:${id}`;
 
-  function sweep(now: number) {
-    for (const [id, d] of drafts) if (now - d.at > DRAFT_MS) drafts.delete(id);
-  }
-
-  function draftOf(who: Signed, id: string | undefined): Draft | null {
-    sweep(s.clock.now());
-    const d = id ? drafts.get(id) : undefined;
-    return d && d.sessionId === who.session.id ? d : null;
+  async function draftOf(who: Signed, id: string | undefined): Promise<Draft | null> {
+    return id ? drafts.get<Draft>(draftKey(id), who.session.id) : null;
   }
 
   async function devicesFor(ws: number, channel: string) {
@@ -206,7 +201,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
           needed: ["phone", "name", ...variables.filter((v) => v !== "phone" && v !== "name")],
         };
         const id = randomBase62(24);
-        drafts.set(id, draft);
+        await drafts.put(draftKey(id), who.session.id, draft, DRAFT_MS);
         const mapping = mappingOf(draft, {});
         if (missingOf(draft, mapping).length > 0) {
           return kit.shell(
@@ -224,7 +219,7 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
       "/dashboard/bulk/preview",
       kit.withSession(async ({ body }, who) => {
         const f = formOf(body);
-        const draft = draftOf(who, f.draft);
+        const draft = await draftOf(who, f.draft);
         if (!draft)
           return upload(
             who,
@@ -260,13 +255,12 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
       "/dashboard/bulk/send",
       kit.withSession(async ({ body }, who) => {
         const f = formOf(body);
-        const draft = draftOf(who, f.draft);
+        // Taken once: a second click, or a reload, finds nothing to send (whichever server it reaches).
+        const draft = f.draft ? await drafts.take<Draft>(draftKey(f.draft), who.session.id) : null;
         if (!draft) {
-          kit.flash(who, { kind: "error", text: "That upload was already sent or has expired: nothing more was sent." });
+          await kit.flash(who, { kind: "error", text: "That upload was already sent or has expired: nothing more was sent." });
           return redirect("/dashboard/messages");
         }
-        // Taken once: a second click, or a reload, finds nothing to send.
-        drafts.delete(f.draft!);
         const mapping = mappingOf(draft, f);
         const caller = await s.accounts.callerFor(who.session.workspaceId);
         const failed: PreviewRow[] = [];

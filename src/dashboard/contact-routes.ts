@@ -211,7 +211,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
           }),
         );
         if (failed) return failed;
-        kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
+        await kit.flash(who, { kind: "notice", text: `Contact ${form.name} created.` });
         return redirect("/dashboard/contacts");
       }),
       { auth: "session", ...HIDDEN },
@@ -312,7 +312,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
           }),
         );
         if (failed) return failed;
-        kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });
+        await kit.flash(who, { kind: "notice", text: `Contact ${form.name} saved.` });
         return redirect("/dashboard/contacts");
       }),
       { auth: "session", ...HIDDEN },
@@ -330,7 +330,7 @@ export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) 
       kit.withSession(async ({ params }, who) => {
         const c = await s.contacts.require(who.session.workspaceId, Number(params?.id));
         await s.contacts.remove(who.session.workspaceId, c.id);
-        kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
+        await kit.flash(who, { kind: "notice", text: `Contact ${c.name} deleted.` });
         return redirect("/dashboard/contacts");
       }),
       { auth: "session", ...HIDDEN },

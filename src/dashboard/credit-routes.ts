@@ -73,7 +73,7 @@ export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {
         try {
           const balance = await s.credits.topUp(who.session.workspaceId, amount, form.note || null);
           const moved = Math.abs(amount);
-          kit.flash(who, {
+          await kit.flash(who, {
             kind: "notice",
             text: `${amount > 0 ? "Added" : "Took off"} ${moved} credit${moved === 1 ? "" : "s"}; the balance is ${balance}.`,
           });

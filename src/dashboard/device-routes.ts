@@ -166,7 +166,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
           if (error instanceof AppError && error.status === 400) return devicePage(who, row.id, 400, form, error.message);
           throw error;
         }
-        kit.flash(who, { kind: "notice", text: "Saved." });
+        await kit.flash(who, { kind: "notice", text: "Saved." });
         return redirect(`/dashboard/devices/${row.id}`);
       }),
       { auth: "session", ...HIDDEN },
@@ -177,7 +177,7 @@ export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {
         const row = await own(who, params?.id);
         const status = formOf(body).status === "active" ? "active" : "inactive";
         await s.devices.setStatus(who.session.workspaceId, [row.id], status);
-        kit.flash(who, {
+        await kit.flash(who, {
           kind: "notice",
           text: status === "active" ? "Activated: it takes messages again." : "Deactivated: it takes no new messages.",
         });

@@ -3,7 +3,8 @@
 // redirect (a created key's secret, "cancelled", an error).
 import type { Services } from "../services";
 import type { SessionWithUser } from "../modules/users/repository";
-import { html, type Html } from "./html";
+import { Html, html } from "./html";
+import { createScratch } from "./scratch";
 import { createDashboardRepository } from "./repository";
 import { layout, type Viewer } from "./layout";
 import { cookieOf, csrfFor, csrfMatches, formOf, page, redirect, SESSION_COOKIE } from "./web";
@@ -29,11 +30,19 @@ export interface Flash {
 }
 
 /** What these routes use of the container. */
-export type KitDeps = Pick<Services, "accounts" | "storage" | "users">;
+export type KitDeps = Pick<Services, "accounts" | "storage" | "users" | "secrets" | "clock">;
+
+/** How long a message waits for the next page. */
+const FLASH_MS = 24 * 3_600_000;
+
+/** A message as kept between requests: its Html as text (made here, so trusted when read back). */
+type StoredFlash = Omit<Flash, "secret"> & { secret?: { title: string; about: string; secret: string } };
 
 export function createKit(s: KitDeps) {
   const { users, accounts } = s;
-  const flashes = new Map<number, Flash>();
+  // The next page's message, where the next request may find it (another server, on PostgreSQL).
+  const scratch = createScratch(s.storage, s.secrets, s.clock);
+  const flashId = (who: Signed) => `flash:${who.session.id}`;
   // The dashboard's own read queries, prepared once for every page group.
   const repo = createDashboardRepository(s.storage);
 
@@ -70,9 +79,13 @@ export function createKit(s: KitDeps) {
       };
     },
 
-    shell(who: Signed, title: string, current: string, body: Html, status = 200): Response {
-      const flash = flashes.get(who.session.id);
-      flashes.delete(who.session.id);
+    scratch,
+
+    async shell(who: Signed, title: string, current: string, body: Html, status = 200): Promise<Response> {
+      const stored = await scratch.take<StoredFlash>(flashId(who), who.session.id);
+      const flash: Flash | null = stored
+        ? { ...stored, secret: stored.secret ? { ...stored.secret, about: new Html(stored.secret.about) } : undefined }
+        : null;
       const top = flash
         ? html`<p class="${flash.kind}" role="${flash.kind === "error" ? "alert" : "status"}">${flash.text}</p>${flash.secret ? secretBox(flash.secret) : ""}`
         : "";
@@ -80,8 +93,9 @@ export function createKit(s: KitDeps) {
     },
 
     /** Shown on the next page this session opens. */
-    flash(who: Signed, flash: Flash): void {
-      flashes.set(who.session.id, flash);
+    async flash(who: Signed, flash: Flash): Promise<void> {
+      const stored: StoredFlash = { ...flash, secret: flash.secret ? { ...flash.secret, about: flash.secret.about.value } : undefined };
+      await scratch.put(flashId(who), who.session.id, stored, FLASH_MS);
     },
   };
 }

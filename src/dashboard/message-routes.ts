@@ -190,10 +190,10 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
         const id = Number(params?.id);
         try {
           await s.notifications.cancel(who.session.workspaceId, id);
-          kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
+          await kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
         } catch (error) {
           if (!(error instanceof AppError) || error.status === 404) throw error;
-          kit.flash(who, { kind: "error", text: error.message });
+          await kit.flash(who, { kind: "error", text: error.message });
         }
         return redirect(`/dashboard/messages/${id}`);
       }),

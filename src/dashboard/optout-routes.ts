@@ -105,7 +105,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
           return optOutsPage(who, back, error.status, form, { phone: sentence(error.message) });
         }
         const changed = await s.safety.optOut(who.session.workspaceId, phone, { source: "dashboard", reason: form.reason || null });
-        kit.flash(who, {
+        await kit.flash(who, {
           kind: "notice",
           text: changed
             ? `${phone} opted out: sends to it are refused until it opts back in.`
@@ -126,7 +126,7 @@ export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {
           throw new AppError("not_found", "That number is not on the opt-out list");
         }
         const changed = await s.safety.optIn(who.session.workspaceId, phone, { source: "dashboard" });
-        kit.flash(who, {
+        await kit.flash(who, {
           kind: "notice",
           text: changed ? `${phone} opted back in: it can be texted again.` : `${phone} was not opted out; nothing changed.`,
         });

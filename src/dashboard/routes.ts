@@ -142,7 +142,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
           );
         }
         const created = await accounts.createKey(name, who.session.workspaceId);
-        kit.flash(who, {
+        await kit.flash(who, {
           kind: "notice",
           text: `Key "${name}" created.`,
           secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret },
@@ -161,14 +161,14 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
         const verb = params?.verb;
         if (verb === "rotate") {
           const rotated = await accounts.rotateKey(String(key.id));
-          kit.flash(who, {
+          await kit.flash(who, {
             kind: "notice",
             text: `Key "${key.name}" rotated: the old secret no longer works.`,
             secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret },
           });
         } else if (verb === "disable" || verb === "enable") {
           await accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
-          kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
+          await kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
         } else {
           throw new AppError("not_found", `No action ${verb}`);
         }

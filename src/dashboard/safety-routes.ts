@@ -161,7 +161,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           if (!(error instanceof AppError) || error.status >= 500) throw error;
           return settingsPage(who, form, error.status, errorsOf(error));
         }
-        kit.flash(who, { kind: "notice", text: "Safe-sending settings saved." });
+        await kit.flash(who, { kind: "notice", text: "Safe-sending settings saved." });
         return redirect("/dashboard/safety");
       }),
       { auth: "session", ...HIDDEN },

@@ -161,7 +161,7 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
           const [result] = await s.storage.transaction(() => s.sending.accept(caller, [prepared]));
           if (!result.ok) throw result.error;
           const id = result.accepted.notificationId;
-          kit.flash(who, {
+          await kit.flash(who, {
             kind: "notice",
             text: prepared.scheduleAt ? `Message #${id} scheduled for ${utcTime(prepared.scheduleAt)} UTC.` : `Message #${id} accepted.`,
           });

@@ -128,7 +128,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
           created = `Template "${t.name}" created with code ${t.code}${t.variables.length ? ` and variables ${t.variables.join(", ")}` : ""}.`;
         });
         if (failed) return failed;
-        kit.flash(who, { kind: "notice", text: created });
+        await kit.flash(who, { kind: "notice", text: created });
         return redirect("/dashboard/templates");
       }),
       { auth: "session", ...HIDDEN },
@@ -165,7 +165,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
           });
         });
         if (failed) return failed;
-        kit.flash(who, { kind: "notice", text: `Template "${form.name}" saved.` });
+        await kit.flash(who, { kind: "notice", text: `Template "${form.name}" saved.` });
         return redirect("/dashboard/templates");
       }),
       { auth: "session", ...HIDDEN },
@@ -183,7 +183,7 @@ export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit
       kit.withSession(async ({ params }, who) => {
         const t = await editable(who, params?.id);
         await s.templates.remove(who.session.workspaceId, t.id);
-        kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
+        await kit.flash(who, { kind: "notice", text: `Template "${t.name}" deleted.` });
         return redirect("/dashboard/templates");
       }),
       { auth: "session", ...HIDDEN },

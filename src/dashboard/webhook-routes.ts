@@ -62,7 +62,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
             events: form.events.includes("*") ? "*" : form.events,
             ...(form.description ? { description: form.description.slice(0, 500) } : {}),
           });
-          kit.flash(who, {
+          await kit.flash(who, {
             kind: "notice",
             text: `Subscribed ${created.url}.`,
             ...("secret" in created
@@ -108,7 +108,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
         const w = await own(who, params?.id);
         const r = await s.webhooks.test(who.session.workspaceId, w.webhook_id);
         const answer = r.status_code === null ? "no answer" : `HTTP ${r.status_code}`;
-        kit.flash(
+        await kit.flash(
           who,
           r.delivered
             ? { kind: "notice", text: `Test event delivered: the receiver answered ${answer} in ${r.latency_ms} ms.` }
@@ -124,7 +124,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
         const w = await own(who, params?.id);
         const status = formOf(body).status === "active" ? "active" : "disabled";
         await s.webhooks.update(who.session.workspaceId, { webhook_id: w.webhook_id, status });
-        kit.flash(who, {
+        await kit.flash(who, {
           kind: "notice",
           text: status === "active" ? "Re-enabled: events that waited are delivered now." : "Disabled: events wait until you re-enable it.",
         });
@@ -137,7 +137,7 @@ export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) 
       kit.withSession(async ({ params }, who) => {
         const w = await own(who, params?.id);
         await s.webhooks.remove(who.session.workspaceId, w.webhook_id);
-        kit.flash(who, { kind: "notice", text: `Deleted the webhook to ${w.url}; deliveries not yet made are dropped.` });
+        await kit.flash(who, { kind: "notice", text: `Deleted the webhook to ${w.url}; deliveries not yet made are dropped.` });
         return redirect("/dashboard/webhooks");
       }),
       { auth: "session", ...HIDDEN },

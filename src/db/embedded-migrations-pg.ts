@@ -7,6 +7,7 @@ import p4 from "../../migrations-pg/0004_claimed_by.sql" with { type: "text" };
 import p5 from "../../migrations-pg/0005_thread_pending.sql" with { type: "text" };
 import p6 from "../../migrations-pg/0006_hourly_delta.sql" with { type: "text" };
 import p7 from "../../migrations-pg/0007_rate_counter.sql" with { type: "text" };
+import p8 from "../../migrations-pg/0008_dashboard_scratch.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -17,4 +18,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0005_thread_pending", sql: p5 },
   { tag: "0006_hourly_delta", sql: p6 },
   { tag: "0007_rate_counter", sql: p7 },
+  { tag: "0008_dashboard_scratch", sql: p8 },
 ];

@@ -856,3 +856,20 @@ export const rateCounter = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.bucket, table.slot] }), index("rate_counter_expires_idx").on(table.expiresAt)],
 );
+
+/**
+ * On PostgreSQL, what a dashboard session keeps between two requests that may reach different
+ * servers: the message shown on the next page (a new key's secret among them) and bulk-send
+ * drafts. Sealed with the key; taken once; gone when expired (src/dashboard/scratch.ts). SQLite's
+ * one server keeps them in memory.
+ */
+export const dashboardScratch = sqliteTable(
+  "dashboard_scratch",
+  {
+    id: text("id").primaryKey(),
+    sessionId: integer("session_id").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    body: text("body").notNull(),
+  },
+  (table) => [index("dashboard_scratch_expires_idx").on(table.expiresAt)],
+);
