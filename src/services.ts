@@ -13,7 +13,7 @@ import { createSqliteStorage } from "./db/sqlite-storage";
 import type { Storage } from "./db/storage";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createRateLimiter, type RateLimiter } from "./http/rate-limit";
-import { createSharedRateLimiter } from "./http/shared-limits";
+import { createSharedLimits } from "./http/shared-limits";
 import { createAccountsService } from "./modules/accounts/service";
 import { createCreditService } from "./modules/credits/service";
 import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
@@ -102,6 +102,8 @@ export function createServices(deps: Deps) {
 
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
   const cluster = createCluster(storage, clock, { log: (message) => log(message) });
+  /** Request limits and sign-in throttles in the database, when servers share it. */
+  const sharedLimits = storage.dialect === "postgres" ? createSharedLimits(storage, clock) : null;
   /** Hints to and from the other servers (phones' event streams, dashboards' live badges). */
   const signals = createSignals(deps.postgres ?? null, cluster.id, log);
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
@@ -240,7 +242,9 @@ export function createServices(deps: Deps) {
     users: createUsersModule({ storage, clock, accounts }),
     authenticate,
     // Limits hold for every server sharing a PostgreSQL database; SQLite's one server counts in memory.
-    rateLimiter: (storage.dialect === "postgres" ? createSharedRateLimiter(storage, clock) : createRateLimiter(clock)) as RateLimiter,
+    rateLimiter: (sharedLimits?.rateLimiter ?? createRateLimiter(clock)) as RateLimiter,
+    /** The dashboard's sign-in throttle when it is shared (PostgreSQL); null: the dashboard keeps its own in memory. */
+    signInThrottle: sharedLimits?.signInThrottle ?? null,
     idempotency,
     devices,
     contacts: contacts.service,

@@ -1,6 +1,5 @@
 // The signed-out side: sign-in (throttled per address and email), the one-time setup link that
 // makes the owner's user, and sign-out.
-import { createSharedSignInThrottle } from "../http/shared-limits";
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
@@ -25,13 +24,12 @@ import {
 } from "./web";
 
 /** What these routes use of the container. */
-export type DashboardAuthRoutesDeps = Pick<Services, "clock" | "config" | "users" | "storage">;
+export type DashboardAuthRoutesDeps = Pick<Services, "clock" | "config" | "users" | "signInThrottle">;
 
 export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
   const { users, clock } = s;
   // Shared by every server on PostgreSQL; in memory on SQLite's one server.
-  const throttle =
-    s.storage.dialect === "postgres" ? createSharedSignInThrottle(s.storage, () => clock.now()) : createSignInThrottle(() => clock.now());
+  const throttle = s.signInThrottle ?? createSignInThrottle(() => clock.now());
   const tls = !!s.config.tls;
 
   /** The pre-session token for the signed-out forms: the cookie's, or a new one set with the page. */

@@ -27,9 +27,18 @@ function minuteWindow(bucket: string, now: number, limit: number, slots = MINUTE
 /** When a minute window whose oldest counted second is `oldest` next grows (that second leaves it). */
 const freeAt = (oldest: number | null, now: number, slots = MINUTE_SLOTS) => (oldest === null ? now : (oldest + slots) * SECOND);
 
-export function createSharedRateLimiter(db: Executor, clock: Clock) {
+/** The shared limiter and the dashboard's shared sign-in throttle, over one counter repository. */
+export function createSharedLimits(db: Executor, clock: Clock) {
   const counters = createRateCounterRepository(db);
+  return {
+    rateLimiter: sharedRateLimiter(counters, clock),
+    signInThrottle: sharedSignInThrottle(counters, () => clock.now()),
+  };
+}
 
+type Counters = ReturnType<typeof createRateCounterRepository>;
+
+function sharedRateLimiter(counters: Counters, clock: Clock) {
   function keyWindows(keyId: number, perMinute: number, perDay: number, now: number): Window[] {
     const day = Math.floor(now / DAY);
     return [
@@ -119,8 +128,7 @@ export function createSharedRateLimiter(db: Executor, clock: Clock) {
 }
 
 /** The dashboard's sign-in throttle (web.ts's createSignInThrottle), shared by every server. */
-export function createSharedSignInThrottle(db: Executor, now: () => number, limit = 5) {
-  const counters = createRateCounterRepository(db);
+function sharedSignInThrottle(counters: Counters, now: () => number, limit = 5) {
   return {
     /** Records an attempt; the seconds to wait when any of `keys` is over the limit, else 0. */
     async attempt(keys: string[]): Promise<number> {
