@@ -170,6 +170,7 @@ export function createServices(deps: Deps) {
 
   const core: ChannelCore = {
     signals,
+    serverId: cluster.id,
     storage,
     clock,
     config,

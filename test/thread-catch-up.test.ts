@@ -151,13 +151,24 @@ describe("threads follow the sends", () => {
   test.skipIf(testBackend() !== "postgres")("a send that commits after a later send still reaches its thread, once", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
+    const first = await send(ctx, { recipient_contact: ADA, message: "the first one" });
+    expect(await ctx.services.threads.catchUp()).toBe(1);
+    // A send's row written in a unit of work held open (the row copied in SQL: a request made
+    // inside the held unit would hold its key's rate-limit count too, which the next send needs).
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let slowId = 0;
     let started!: () => void;
     const inside = new Promise<void>((resolve) => (started = resolve));
     const slow = ctx.services.storage.transaction(async () => {
-      slowId = await send(ctx, { recipient_contact: ADA, message: "the slow one" });
+      const row = await ctx.sql.get<{ id: number }>(
+        `INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, message, status, stage,
+           next_attempt_at, segments, cost, attempts, created_at, updated_at, priority)
+         SELECT workspace_id, api_key_id, delivery_type, route, device_id, recipient, 'the slow one', status, stage,
+           next_attempt_at, segments, cost, attempts, created_at, updated_at, priority FROM notification WHERE id = ? RETURNING id`,
+        [first],
+      );
+      slowId = row!.id;
       started();
       await held;
     });
@@ -171,7 +182,7 @@ describe("threads follow the sends", () => {
     await slow;
     expect(await ctx.services.threads.catchUp()).toBe(1);
     const ada = (await threadOf(ctx, ADA))!;
-    expect(ada.messages.map((m) => m.notification_id).sort()).toEqual([slowId, fast].sort());
+    expect(ada.messages.map((m) => m.notification_id).sort()).toEqual([first, slowId, fast].sort());
     expect(await waiting(ctx)).toBe(0);
   });
 });

@@ -69,6 +69,8 @@ export interface ChannelCore {
   onInbound?: InboundHook;
   /** Hints to the other servers sharing the database (LISTEN/NOTIFY on PostgreSQL; none on SQLite). */
   signals: Signals;
+  /** This server's id among those sharing the database (its leases, its claims). */
+  serverId: string;
 }
 
 /**

@@ -16,7 +16,12 @@ interface Stream {
  * `keepaliveMs`: how often an open stream is pinged and its phone marked alive; under the offline
  * threshold, so a phone on an open stream never looks offline (a shortened threshold shortens it).
  */
-export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepaliveMs = KEEPALIVE_MS) {
+export function createPhoneEventHub(
+  onAlive: (deviceId: number) => void,
+  keepaliveMs = KEEPALIVE_MS,
+  /** A device's first stream opened (true) or its last closed (false). */
+  onStreams: (deviceId: number, open: boolean) => void = () => {},
+) {
   const streams = new Map<number, Set<Stream>>();
   const pendingEnqueue = new Map<number, ReturnType<typeof setTimeout>>();
 
@@ -32,8 +37,11 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepali
   function remove(deviceId: number, stream: Stream) {
     clearInterval(stream.timer);
     const set = streams.get(deviceId);
-    set?.delete(stream);
-    if (set && set.size === 0) streams.delete(deviceId);
+    const had = set?.delete(stream) ?? false;
+    if (set && set.size === 0) {
+      streams.delete(deviceId);
+      if (had) onStreams(deviceId, false);
+    }
   }
 
   /** Sends an event to every open stream of a device. */
@@ -59,6 +67,7 @@ export function createPhoneEventHub(onAlive: (deviceId: number) => void, keepali
           const set = streams.get(deviceId) ?? new Set<Stream>();
           streams.set(deviceId, set);
           set.add(stream);
+          if (set.size === 1) onStreams(deviceId, true);
           // A comment first, so proxies and clients see the stream open at once.
           write(stream, ":connected\n\n");
         },

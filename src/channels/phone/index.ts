@@ -21,13 +21,27 @@ export const phone: Channel<"phone", PhoneService> = {
   defaultSendLimit: 20,
   create(core) {
     const { storage, clock, devices } = core;
+    const repo = createPhoneRepository(storage);
     // Paired phones: their event streams keep them marked as seen.
+    const keepaliveMs = Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3));
+    // With several servers, which one holds a phone's stream is noted in the database (renewed by
+    // its keepalives), so a request through another server knows the phone can be reached.
+    const shared = storage.dialect === "postgres";
+    const noteStream = (deviceId: number, open: boolean) => {
+      if (!shared) return;
+      const noted = open
+        ? repo.streamOpen(deviceId, core.serverId, clock.now() + 2 * keepaliveMs)
+        : repo.streamClosed(deviceId, core.serverId);
+      noted.catch(() => {});
+    };
     const local = createPhoneEventHub(
       (deviceId) => {
         // A keepalive that cannot be recorded (the database closing) is retried by the next one.
         devices.touch(deviceId, clock.now()).catch(() => {});
+        noteStream(deviceId, true);
       },
-      Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3)),
+      keepaliveMs,
+      noteStream,
     );
     // With several servers, a phone's stream may be open on another one: what is meant for a phone
     // this server does not hold goes to the others as a signal, and the one holding it acts.
@@ -48,7 +62,6 @@ export const phone: Channel<"phone", PhoneService> = {
       if (message.event === "enqueued") local.enqueued(deviceId, () => service.wantsWork(deviceId));
       else local.notify(deviceId, message.event as PhoneEvent, (message.data as Record<string, string> | null) ?? null);
     });
-    const repo = createPhoneRepository(storage);
     const service = createPhoneService({
       storage,
       repo,
@@ -60,6 +73,7 @@ export const phone: Channel<"phone", PhoneService> = {
       events: core.events,
       onInbound: core.onInbound,
       secrets: core.secrets,
+      streamElsewhere: shared ? (deviceId: number) => repo.streamOpenAnywhere(deviceId, clock.now()) : async () => false,
       offlineAfterMs: core.config.offlineAfterSeconds * 1000,
       offlineTtlMs: core.config.offlineTtlSeconds * 1000,
     });

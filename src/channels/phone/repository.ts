@@ -77,6 +77,20 @@ export function createPhoneRepository(db: Executor) {
     appVersion: async (id: number): Promise<string | null> =>
       (await db.get<{ app_version: string | null }>("SELECT app_version FROM device WHERE id = ?", [id]))?.app_version ?? null,
     setPresence: (id: number, value: "online" | "offline") => run("UPDATE device SET presence = ? WHERE id = ?", [value, id]),
+    /**
+     * With several servers: the phone's event stream is open on server `holder` until `until`
+     * (renewed by its keepalives), in the lease table as `stream:<device>`.
+     */
+    streamOpen: async (deviceId: number, holder: string, until: number) =>
+      void (await db.run(
+        "INSERT INTO lease (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
+        [`stream:${deviceId}`, holder, until],
+      )),
+    streamClosed: async (deviceId: number, holder: string) =>
+      void (await db.run("DELETE FROM lease WHERE name = ? AND holder = ?", [`stream:${deviceId}`, holder])),
+    /** Whether some server holds the phone's stream now. */
+    streamOpenAnywhere: async (deviceId: number, now: number): Promise<boolean> =>
+      (await db.get("SELECT 1 AS one FROM lease WHERE name = ? AND expires_at >= ?", [`stream:${deviceId}`, now])) !== null,
     /** Online → offline; false when it was not online (another server, or the phone itself, got there first). */
     markOffline: async (id: number): Promise<boolean> =>
       (await db.run("UPDATE device SET presence = 'offline' WHERE id = ? AND presence = 'online'", [id])).changes === 1,

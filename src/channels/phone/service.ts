@@ -17,7 +17,7 @@ import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationState } from "../../modules/notifications/state";
 import type { InboundHook } from "../../modules/threads/inbound";
 import type { ThreadRepository } from "../../modules/threads/repository";
-import { KEEPALIVE_MS, type PhoneEventHub } from "./events";
+import type { PhoneEventHub } from "./events";
 import { createPhonePairing, pairingInfo } from "./pairing";
 import { createPhoneWebhooks } from "./phone-webhooks";
 import { MAX_MESSAGES, type PhoneRepository } from "./repository";
@@ -36,6 +36,8 @@ export interface PhoneServiceDeps {
   state: NotificationState;
   threads: ThreadRepository;
   hub: PhoneEventHub;
+  /** Whether another server holds the phone's event stream (several servers on one database). */
+  streamElsewhere: (deviceId: number) => Promise<boolean>;
   events: EventService;
   /** What an inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;
@@ -353,7 +355,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
         },
       );
     }
-    if (!hub.isOpen(device.id) && !streamElsewhere(device))
+    if (!hub.isOpen(device.id) && !(await deps.streamElsewhere(device.id)))
       throw new AppError("phone_not_connected", "The phone has no event stream open; it cannot be asked now");
     // The app reads the data as {since, until, messageTypes, triggerWebhooks}; dates in its Gson
     // pattern (three fraction digits), every value a string like the Go server sends.
@@ -364,16 +366,6 @@ export function createPhoneService(deps: PhoneServiceDeps) {
       triggerWebhooks: "true",
     });
     return { device_id: device.id, since: iso(since)!, until: iso(until)!, message_types: ["SMS"], requested_at: iso(clock.now())! };
-  }
-
-  /**
-   * With several servers, whether the phone likely holds its stream on another one: a stream
-   * clears the phone's push token and its keepalives (every 15 s at most) mark it seen, so a
-   * phone without a push token seen in the last 30 s is reached through the signal hub.notify
-   * sends to the other servers.
-   */
-  function streamElsewhere(device: DeviceRow): boolean {
-    return storage.dialect === "postgres" && device.pushToken === null && (device.lastSeenAt ?? 0) >= clock.now() - 2 * KEEPALIVE_MS;
   }
 
   /**
