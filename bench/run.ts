@@ -7,7 +7,7 @@
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
 // BENCH_PHONE_BACKLOG (default 100,000) the messages waiting on the connected phone;
-// BENCH_ONLY=worker (or start, accept, phone, growth, comma-separated) runs only those parts and prints
+// BENCH_ONLY=worker (or start, accept, phone, growth, postgres, comma-separated) runs only those parts and prints
 // them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes and the
 // connected phone's campaign from source and writes bench/profiles/ (BENCH_PROFILE=phone, or send,
 // bulk, picks some).
@@ -222,8 +222,8 @@ async function stop(r: Running) {
   await r.proc.exited;
 }
 
-function cli(dataDir: string, args: string[]) {
-  const r = Bun.spawnSync([BIN, ...args], { env: pigeonEnv(dataDir), stdout: "pipe", stderr: "pipe" });
+function cli(dataDir: string, args: string[], extra: Record<string, string> = {}) {
+  const r = Bun.spawnSync([BIN, ...args], { env: pigeonEnv(dataDir, extra), stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`pigeon ${args.join(" ")}: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }
@@ -271,10 +271,10 @@ async function api(base: string, key: Key, path: string, body?: unknown) {
 /** A fresh data dir with the owner's plan unlimited, credits, and a phone paired the app's way. */
 async function preparedPigeon(extra: Record<string, string> = {}, command?: string[]) {
   const dataDir = temp("pigeon-bench-");
-  cli(dataDir, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "1000000000", "--per-day", "1000000000"]);
+  cli(dataDir, ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "1000000000", "--per-day", "1000000000"], extra);
   const server = await startPigeon(dataDir, extra, command);
   const key = server.key!;
-  cli(dataDir, ["credits", "add", "--workspace", "1", "--amount", "100000000"]);
+  cli(dataDir, ["credits", "add", "--workspace", "1", "--amount", "100000000"], extra);
   const pairing = await api(server.url, key, "/v1/api/device/pairing");
   const reg = await fetch(`${server.url}/mobile/v1/device`, {
     method: "POST",
@@ -697,6 +697,62 @@ async function growthBench(): Promise<Growth[]> {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL (BENCH_ONLY=postgres, printed, not yet in RESULTS.md): a throwaway cluster with
+// PostgreSQL's defaults (fsync and synchronous_commit on); the bare limit of Bun + postgres.js
+// inserting the same row, one transaction per request as each send is; then Pigeon's single send
+// and bulk on one server, and on two servers sharing the database, each driven by its own load.
+
+async function postgresBench() {
+  const { postgresCluster } = await import("../test/helpers/postgres");
+  const pg = await postgresCluster({ durable: true });
+  const baseProc = Bun.spawn([process.execPath, join(ROOT, "bench", "baseline-pg.ts")], {
+    env: { ...process.env, DATABASE_URL: await pg.createDatabase("baseline") },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  children.push(baseProc);
+  const baseOut = collect(baseProc);
+  const port = (await waitForLine(baseOut, /listening on (\d+)/, "postgres baseline", baseProc))[1];
+  const base = await measure("postgres baseline: Bun + postgres.js, one insert a request", {
+    url: `http://127.0.0.1:${port}/send`,
+    method: "POST",
+    body: sendBody,
+  });
+  await stop({ proc: baseProc, output: baseOut, url: "" });
+
+  const extra = { PIGEON_DATABASE_URL: await pg.createDatabase("bench"), PIGEON_KEY_FILE: join(temp("pigeon-key-"), "pigeon.key") };
+  const p = await preparedPigeon(extra);
+  const headers = auth(p.key);
+  const target = (url: string, path: string, body: string): Target => ({ url: url + path, method: "POST", headers, body });
+  const send = await measure("pigeon on postgres, one server: POST /v1/api/sms/send", target(p.server.url, "/v1/api/sms/send", sendBody));
+  const bulk = await measure(
+    "pigeon on postgres, one server: bulk, 100 a request",
+    target(p.server.url, "/v1/api/sms/send/bulk", bulkBody),
+  );
+
+  const second = await startPigeon(temp("pigeon-bench-"), extra);
+  /** Both servers loaded at once, each by its own generator; the sum of their rates, median of RUNS. */
+  const both = async (label: string, path: string, body: string) => {
+    const targets = [target(p.server.url, path, body), target(second.url, path, body)];
+    await Promise.all(targets.map((t) => load({ ...t, seconds: 2 })));
+    const sums: number[] = [];
+    for (let i = 0; i < RUNS; i++) sums.push((await Promise.all(targets.map((t) => load(t)))).reduce((n, r) => n + r.rps, 0));
+    const median = [...sums].sort((a, b) => a - b)[Math.floor(RUNS / 2)];
+    log(`${label}: ${Math.round(median)} req/s together (runs ${sums.map(Math.round).join(", ")})`);
+    return median;
+  };
+  const send2 = await both("pigeon on postgres, two servers: POST /v1/api/sms/send", "/v1/api/sms/send", sendBody);
+  const bulk2 = await both("pigeon on postgres, two servers: bulk, 100 a request", "/v1/api/sms/send/bulk", bulkBody);
+  await stop(second);
+  await stop(p.server);
+  const pct = (x: number) => `${Math.round((x / base.rps) * 100)} %`;
+  log(
+    `postgres: single send ${Math.round(send.rps)} req/s (${pct(send.rps)} of the baseline), two servers ${Math.round(send2)} (${pct(send2)}); ` +
+      `bulk ${Math.round(bulk.rps * 100)} notifications/s, two servers ${Math.round(bulk2 * 100)}`,
+  );
+}
+
 async function main() {
   log("building the binary");
   const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
@@ -747,6 +803,7 @@ async function main() {
     if (part("phone")) await phoneBench(PHONE_BACKLOG);
     if (part("worker")) logWorker(await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000)));
     if (part("growth")) await growthBench();
+    if (ONLY?.has("postgres")) await postgresBench();
     cleanup();
     return;
   }

@@ -65,7 +65,7 @@ function uidOf(user: string): { uid: number; gid: number } {
   return { uid: Number(out.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
-async function start(): Promise<PostgresCluster> {
+async function start(durable: boolean): Promise<PostgresCluster> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql); .ci/run installs it");
   const root = process.getuid?.() === 0;
@@ -82,8 +82,10 @@ async function start(): Promise<PostgresCluster> {
   }
   run([join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"], owner);
   const port = await freePort();
-  // Durability does not matter to a throwaway cluster: tests run faster without fsync.
-  const settings = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  // Durability does not matter to a throwaway cluster: tests run faster without fsync. The bench
+  // asks for PostgreSQL's defaults (fsync, synchronous_commit on), as a deployment runs it.
+  const fast = durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
+  const settings = `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1${fast} -c max_connections=200`;
   run([join(bin, "pg_ctl"), "-D", data, "-o", settings, "-l", join(dir, "log"), "-w", "start"], owner);
   // The cluster goes when this process does, however it ends (bun test fires no exit handlers, and
   // a killed run fires nothing): a detached watcher waits for the process, then stops and deletes it.
@@ -131,7 +133,11 @@ async function start(): Promise<PostgresCluster> {
 }
 
 /** The test process's cluster, started on first use. */
-export function postgresCluster(): Promise<PostgresCluster> {
-  cluster ??= start();
+/**
+ * `durable`: fsync and synchronous_commit on, as PostgreSQL ships (the bench); the tests' cluster
+ * runs without them. The first call of a process decides.
+ */
+export function postgresCluster(options: { durable?: boolean } = {}): Promise<PostgresCluster> {
+  cluster ??= start(options.durable ?? false);
   return cluster;
 }
