@@ -467,22 +467,24 @@ async function dbCmd(rt: Runtime, sub: string | undefined, values: Values): Prom
   }
   const target = connectPostgres(targetUrl, { max: 2 });
   try {
+    let major: number;
     try {
-      if ((await postgresMajorVersion(target)) < 13) throw new AppError("conflict", "the target runs PostgreSQL older than 13");
+      major = await postgresMajorVersion(target);
     } catch (error) {
       throw new AppError(
         "conflict",
         `cannot reach PostgreSQL at ${redactedDatabaseUrl(targetUrl)}: ${(error as Error).message.split("\n")[0]}`,
       );
     }
+    if (major < 13) throw new AppError("conflict", `the target runs PostgreSQL ${major}; Pigeon needs 13 or newer`);
     await refuseOccupied(target);
     await migratePostgres(target);
+    // One line a table on stderr as the copy reaches it (none with --json).
     let shown = "";
-    const report = await copySqliteToPostgres(rt.sqlite, target, (table, rows) => {
+    const report = await copySqliteToPostgres(rt.sqlite, target, (table) => {
       if (values.json || shown === table) return;
       shown = table;
       process.stderr.write(`copying ${table}…\n`);
-      void rows;
     });
     print(
       values,

@@ -25,8 +25,6 @@ const PREVIEW_ROWS = 5;
 const PHONE_HEADERS = ["phone", "phone_number", "mobile", "number", "to"];
 
 interface Draft {
-  sessionId: number;
-  at: number;
   headers: string[];
   /** Data rows with their line in the file. */
   rows: { line: number; cells: string[] }[];
@@ -192,8 +190,6 @@ export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {
         // Line numbers as a spreadsheet shows them: the header is line 1.
         const rows = rest.map((cells, i) => ({ line: i + 2, cells }));
         const draft: Draft = {
-          sessionId: who.session.id,
-          at: s.clock.now(),
           headers,
           rows,
           form,

@@ -8,7 +8,6 @@ import p5 from "../../migrations-pg/0005_thread_pending.sql" with { type: "text"
 import p6 from "../../migrations-pg/0006_hourly_delta.sql" with { type: "text" };
 import p7 from "../../migrations-pg/0007_rate_counter.sql" with { type: "text" };
 import p8 from "../../migrations-pg/0008_dashboard_scratch.sql" with { type: "text" };
-import p9 from "../../migrations-pg/0009_admit_async_commit.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -20,5 +19,4 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0006_hourly_delta", sql: p6 },
   { tag: "0007_rate_counter", sql: p7 },
   { tag: "0008_dashboard_scratch", sql: p8 },
-  { tag: "0009_admit_async_commit", sql: p9 },
 ];

@@ -28,15 +28,15 @@ export function createRateCounterRepository(db: Executor) {
     /** Whether every window has room; when `count`, and they all do, one request is counted in each. */
     async admit(windows: Window[], count: boolean): Promise<Admission> {
       const row = await db.get<{ admitted: boolean | number; used: (number | string)[]; oldest: (number | string | null)[] }>(
-        "SELECT admitted, used, oldest FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], (?::text)::boolean)",
+        "SELECT admitted, used, oldest FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::integer)",
         [
           array(windows.map((w) => w.bucket)),
           array(windows.map((w) => w.slot)),
           array(windows.map((w) => w.since)),
           array(windows.map((w) => w.limit)),
           array(windows.map((w) => w.expiresAt)),
-          // As text: the driver writes a number bound to a boolean parameter as false.
-          String(count),
+          // 1 or 0, as every flag is bound.
+          count,
         ],
       );
       return {

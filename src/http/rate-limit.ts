@@ -89,6 +89,35 @@ export interface RateDecision {
   headers: Record<string, string>;
 }
 
+/** The 429 for a key's full minute or day: `resetAt` is when it has room again. */
+export function limited(limit: number, resetAt: number, now: number, message: string): AppError {
+  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  return new AppError(
+    "rate_limited",
+    `${message}; retry after ${retryAfter} s`,
+    { limit, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
+    undefined,
+    {
+      "retry-after": String(retryAfter),
+      "x-ratelimit-limit": String(limit),
+      "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset": String(Math.ceil(resetAt / 1000)),
+    },
+  );
+}
+
+/** The 429 for an address over its failed authentications, until `resetAt`. */
+export function authThrottled(resetAt: number, now: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  return new AppError(
+    "rate_limited",
+    `Too many failed authentications from this address; retry after ${retryAfter} s`,
+    { limit: AUTH_FAILURES_PER_MINUTE, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
+    undefined,
+    { "retry-after": String(retryAfter) },
+  );
+}
+
 export function createRateLimiter(clock: Clock) {
   const windows = new Map<number, KeyWindow>();
   const failures = new Map<string, SlidingMinute>();
@@ -133,22 +162,6 @@ export function createRateLimiter(clock: Clock) {
     };
   }
 
-  function limited(limit: number, resetAt: number, now: number, message: string): AppError {
-    const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-    return new AppError(
-      "rate_limited",
-      `${message}; retry after ${retryAfter} s`,
-      { limit, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
-      undefined,
-      {
-        "retry-after": String(retryAfter),
-        "x-ratelimit-limit": String(limit),
-        "x-ratelimit-remaining": "0",
-        "x-ratelimit-reset": String(Math.ceil(resetAt / 1000)),
-      },
-    );
-  }
-
   /** What a key has left in the sliding minute, without counting a request. */
   function peek(keyId: number, perMinute: number, perDay: number) {
     const now = clock.now();
@@ -168,15 +181,7 @@ export function createRateLimiter(clock: Clock) {
     const now = clock.now();
     const counter = failures.get(address);
     if (!counter || counter.count(now) < AUTH_FAILURES_PER_MINUTE) return;
-    const resetAt = counter.freeAt(now, AUTH_FAILURES_PER_MINUTE - 1);
-    const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-    throw new AppError(
-      "rate_limited",
-      `Too many failed authentications from this address; retry after ${retryAfter} s`,
-      { limit: AUTH_FAILURES_PER_MINUTE, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
-      undefined,
-      { "retry-after": String(retryAfter) },
-    );
+    throw authThrottled(counter.freeAt(now, AUTH_FAILURES_PER_MINUTE - 1), now);
   }
 
   function recordAuthFailure(address: string): void {

@@ -9,7 +9,7 @@ import type { Executor } from "../db/storage";
 import { DAY } from "../lib/time";
 import { AppError } from "./errors";
 import { createRateCounterRepository, type Window } from "./rate-counter-repository";
-import { AUTH_FAILURES_PER_MINUTE, type RateDecision } from "./rate-limit";
+import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type RateDecision } from "./rate-limit";
 
 const SECOND = 1000;
 /** Slots a minute's window counts: the current second and the 60 before it. */
@@ -47,34 +47,10 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
     ];
   }
 
-  function limited(limit: number, resetAt: number, now: number, message: string): AppError {
-    const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-    return new AppError(
-      "rate_limited",
-      `${message}; retry after ${retryAfter} s`,
-      { limit, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
-      undefined,
-      {
-        "retry-after": String(retryAfter),
-        "x-ratelimit-limit": String(limit),
-        "x-ratelimit-remaining": "0",
-        "x-ratelimit-reset": String(Math.ceil(resetAt / 1000)),
-      },
-    );
-  }
-
   async function checkAuthFailures(address: string): Promise<void> {
     const now = clock.now();
     const { admitted, oldest } = await counters.admit([minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE)], false);
-    if (admitted) return;
-    const retryAfter = Math.max(1, Math.ceil((freeAt(oldest[0], now) - now) / 1000));
-    throw new AppError(
-      "rate_limited",
-      `Too many failed authentications from this address; retry after ${retryAfter} s`,
-      { limit: AUTH_FAILURES_PER_MINUTE, retry_after: retryAfter, reset_at: new Date(freeAt(oldest[0], now)).toISOString() },
-      undefined,
-      { "retry-after": String(retryAfter) },
-    );
+    if (!admitted) throw authThrottled(freeAt(oldest[0], now), now);
   }
 
   async function recordAuthFailure(address: string): Promise<void> {

@@ -26,7 +26,7 @@ export interface Cluster {
    * its parameter is `now`.
    */
   abandoned(column: string): string;
-  /** Renews this server's lease and tries for the leader's; false on SQLite, which has no leases. */
+  /** Renews this server's lease and tries for the leader's (nothing on SQLite, which has no leases). */
   heartbeat(): Promise<void>;
   /** Whether this server runs the cluster's periodic tasks now. */
   isLeader(): boolean;

@@ -34,24 +34,24 @@ export async function crashRig(
   expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "100000"], env)).code).toBe(0);
   const rig: CrashRig = { bin, dataDir, env, key, start: () => startServer(bin, env) };
   server = await rig.start();
-  if (fake) {
-    const reg = await server.fetch("/v1/api/device/batch/register", {
-      method: "POST",
-      key,
-      body: JSON.stringify({
-        devices: [
-          {
-            name: "cloud",
-            kind: "cloud",
-            send_limit_per_minute: 6000,
-            cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
-          },
-        ],
-      }),
-    });
-    expect(reg.status).toBe(200);
-  }
+  if (fake) await registerCloudNumber(server, key, fake);
   return { rig, server };
+}
+
+/** A cloud number named "cloud" whose provider is `fake`, paced at 6,000 a minute; its device. */
+export async function registerCloudNumber(server: RunningServer, key: Credentials, fake: FakeCloud) {
+  const reg = await server.api("/v1/api/device/batch/register", key, {
+    devices: [
+      {
+        name: "cloud",
+        kind: "cloud",
+        send_limit_per_minute: 6000,
+        cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+      },
+    ],
+  });
+  expect(reg.status).toBe(200);
+  return reg.body.data.devices[0] as { device_id: number };
 }
 
 export async function json(res: Response) {
