@@ -167,7 +167,7 @@ describe("GET /api/stats/notifications", () => {
       "INSERT INTO device (workspace_id, name, kind, external_id, created_at, updated_at) VALUES (?, 'p', 'sms', 'x', 0, 0) RETURNING id",
       [ctx.workspace.id],
     ))!;
-    // A deterministic spread of 600 notifications over three days, in both channels and every status.
+    // A deterministic spread of 600 notifications over three days (the last 100 in one statement), in both channels and every status.
     let seed = 7;
     const next = () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -175,14 +175,18 @@ describe("GET /api/stats/notifications", () => {
     };
     const start = Date.UTC(2026, 0, 10, 0, 17, 23);
     const statuses = ["pending", "sent", "delivered", "failed", "cancelled"] as const;
+    const row = () => {
+      const at = start + Math.floor(next() * 3 * 86_400_000);
+      return [ctx.workspace.id, next() < 0.3 ? "chatapp" : "sms", device.id, statuses[Math.floor(next() * 5)], at, at, at];
+    };
+    const insert =
+      "INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, status, stage, next_attempt_at, created_at, updated_at) VALUES ";
+    const values = "(?, ?, 'sms', ?, '+14155552671', 'x', ?, 'queued', ?, ?, ?)";
     await ctx.services.storage.transaction(async () => {
-      for (let i = 0; i < 600; i++) {
-        const at = start + Math.floor(next() * 3 * 86_400_000);
-        await db.run(
-          "INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, message, status, stage, next_attempt_at, created_at, updated_at) VALUES (?, ?, 'sms', ?, '+14155552671', 'x', ?, 'queued', ?, ?, ?)",
-          [ctx.workspace.id, next() < 0.3 ? "chatapp" : "sms", device.id, statuses[Math.floor(next() * 5)], at, at, at],
-        );
-      }
+      for (let i = 0; i < 500; i++) await db.run(insert + values, row());
+      // A bulk send's rows come in one statement (PostgreSQL counts them once a statement).
+      const many = Array.from({ length: 100 }, row);
+      await db.run(insert + many.map(() => values).join(", "), many.flat());
     });
     // Status changes move a row from one bucket to another; a deleted row leaves its bucket.
     await db.run("UPDATE notification SET status = 'failed' WHERE id % 7 = 0");

@@ -328,6 +328,48 @@ describe("credits", () => {
     expect(credits).toEqual({ balance: 1, used_this_month: 4 });
   });
 
+  type BulkItem = { notification_id?: number; error?: { error_code: string; balance?: number; required?: number } };
+
+  // A bulk request reads the balance once and decides item by item (on PostgreSQL its writes are a
+  // statement each for all items): what an item is refused must not be spent, and the ledger
+  // names each paid notification.
+  test("a bulk request pays item by item: a refused item costs nothing and a later cheaper one still goes", async () => {
+    const ctx = await createTestContext();
+    await ctx.cloudDevice(fake);
+    await ctx.topUp(3);
+    const messages = ["a", "b".repeat(161), "c".repeat(161), "d", "e"].map((message) => ({ recipient_contact: TO, message }));
+    const results = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages }), 200).data.results as BulkItem[];
+    // 1 (balance 2), 2 (balance 0), then nothing is covered.
+    expect(results.map((r) => r.error?.error_code ?? "ok")).toEqual([
+      "ok",
+      "ok",
+      "insufficient_credits",
+      "insufficient_credits",
+      "insufficient_credits",
+    ]);
+    const paid = results.slice(0, 2).map((r) => r.notification_id!);
+    for (const [i, id] of paid.entries()) expect((await notificationOf(ctx, id)).message).toBe(messages[i].message);
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    const ledger = (await ctx.services.credits.ledger(ctx.workspace.id)).entries;
+    expect(ledger.filter((e) => e.reason === "debit").map((e) => [e.notificationId, e.delta])).toEqual([
+      [paid[1], -2],
+      [paid[0], -1],
+    ]);
+
+    await ctx.topUp(2);
+    const second = expectEnvelope(
+      await ctx.post("/v1/api/sms/send/bulk", {
+        messages: ["f", "g".repeat(161), "h"].map((message) => ({ recipient_contact: TO, message })),
+      }),
+      200,
+    ).data.results as BulkItem[];
+    // 1 (balance 1); 2 is refused, saying the balance is 1; 1 more still fits.
+    expect(second.map((r) => r.error?.error_code ?? "ok")).toEqual(["ok", "insufficient_credits", "ok"]);
+    expect(second[1].error).toMatchObject({ balance: 1, required: 2 });
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
+    expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(4);
+  });
+
   test("phone SMS cost nothing", async () => {
     const ctx = await createTestContext();
     await ctx.phone();

@@ -8,6 +8,8 @@ import p5 from "../../migrations-pg/0005_thread_pending.sql" with { type: "text"
 import p6 from "../../migrations-pg/0006_hourly_delta.sql" with { type: "text" };
 import p7 from "../../migrations-pg/0007_rate_counter.sql" with { type: "text" };
 import p8 from "../../migrations-pg/0008_dashboard_scratch.sql" with { type: "text" };
+import p9 from "../../migrations-pg/0009_insert_statement_triggers.sql" with { type: "text" };
+import p10 from "../../migrations-pg/0010_admit_per_window.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -19,4 +21,6 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0006_hourly_delta", sql: p6 },
   { tag: "0007_rate_counter", sql: p7 },
   { tag: "0008_dashboard_scratch", sql: p8 },
+  { tag: "0009_insert_statement_triggers", sql: p9 },
+  { tag: "0010_admit_per_window", sql: p10 },
 ];

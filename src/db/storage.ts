@@ -89,3 +89,21 @@ export function isUniqueViolation(error: unknown): boolean {
 export function forUpdate(dialect: Dialect): string {
   return dialect === "sqlite" ? "" : "FOR UPDATE";
 }
+
+/** PostgreSQL's limit on the parameters of one statement. */
+const MAX_PARAMS = 65_535;
+
+/**
+ * A multi-row INSERT's rows in chunks that keep each statement under PostgreSQL's parameter limit:
+ * each chunk with its `(?, ?, …), (…)` text, `width` placeholders a row (`row` gives the text of
+ * one row when some of its values are written into the statement).
+ */
+export function valueChunks<T>(rows: readonly T[], width: number, row = `(${Array(width).fill("?").join(", ")})`) {
+  const size = Math.max(1, Math.floor(MAX_PARAMS / width));
+  const chunks: { rows: T[]; values: string }[] = [];
+  for (let i = 0; i < rows.length; i += size) {
+    const part = rows.slice(i, i + size);
+    chunks.push({ rows: part, values: part.map(() => row).join(", ") });
+  }
+  return chunks;
+}

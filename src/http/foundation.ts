@@ -208,9 +208,10 @@ export function requestPipeline(deps: FoundationDeps) {
     await deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
     const gate = needsApiKey(path) ? null : deps.gates?.find((g) => g.matches(path));
     if (needsApiKey(path) || gate) {
-      const auth = await rateLimiter.guardAuth(client, () => (gate ? gate.authenticate(request) : authenticate(request.headers)));
+      const { auth, decision } = await rateLimiter.admitKey(client, () =>
+        gate ? gate.authenticate(request) : authenticate(request.headers),
+      );
       authByRequest.set(request, auth);
-      const decision = await rateLimiter.hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay);
       Object.assign(headers, decision.headers);
     }
     // After the credentials, so a caller without them learns nothing from a 400.

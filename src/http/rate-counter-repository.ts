@@ -25,18 +25,22 @@ export function createRateCounterRepository(db: Executor) {
   const array = (values: (string | number)[]) =>
     `{${values.map((v) => (typeof v === "string" ? JSON.stringify(v) : String(v))).join(",")}}`;
   return {
-    /** Whether every window has room; when `count`, and they all do, one request is counted in each. */
-    async admit(windows: Window[], count: boolean): Promise<Admission> {
+    /**
+     * Whether every window has room; when they all do, one request is counted in each window that
+     * `count` names (true: all of them; an array: a flag a window).
+     */
+    async admit(windows: Window[], count: boolean | boolean[]): Promise<Admission> {
+      const flags = windows.map((_, i) => ((Array.isArray(count) ? count[i] : count) ? 1 : 0));
       const row = await db.get<{ admitted: boolean | number; used: (number | string)[]; oldest: (number | string | null)[] }>(
-        "SELECT admitted, used, oldest FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::integer)",
+        "SELECT admitted, used, oldest FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::integer[])",
         [
           array(windows.map((w) => w.bucket)),
           array(windows.map((w) => w.slot)),
           array(windows.map((w) => w.since)),
           array(windows.map((w) => w.limit)),
           array(windows.map((w) => w.expiresAt)),
-          // 1 or 0, as every flag is bound.
-          count,
+          // 1 or 0, as every flag is stored.
+          array(flags),
         ],
       );
       return {

@@ -230,7 +230,18 @@ export function createRateLimiter(clock: Clock) {
     }
   }
 
-  return { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, trackedAddresses: () => failures.size };
+  async function admitKey<A extends KeyHolder>(address: string, authenticate: () => A | Promise<A>) {
+    const auth = await guardAuth(address, authenticate);
+    return { auth, decision: hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay) };
+  }
+
+  return { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, admitKey, trackedAddresses: () => failures.size };
+}
+
+/** What admitKey needs to know of an authenticated caller: its key and the key's plan's limits. */
+export interface KeyHolder {
+  keyId: number;
+  plan: { requestsPerMinute: number; requestsPerDay: number };
 }
 
 /**
@@ -248,6 +259,12 @@ export interface RateLimiter {
   checkAuthFailures(address: string): void | Promise<void>;
   recordAuthFailure(address: string): void | Promise<void>;
   guardAuth<T>(address: string, step: () => T): T | Promise<Awaited<T>>;
+  /**
+   * A request made with a key: `authenticate` under the address's throttle (guardAuth), then one
+   * request counted against the key's minute and day (hit); the caller and the rate headers. The
+   * shared limiter checks the address and counts the key in one call.
+   */
+  admitKey<A extends KeyHolder>(address: string, authenticate: () => A | Promise<A>): Promise<{ auth: A; decision: RateDecision }>;
   /** Forgets passed windows kept in the database (the shared limiter); absent in memory. */
   prune?(): Promise<number>;
 }

@@ -8,8 +8,8 @@ import type { Clock } from "../clock";
 import type { Executor } from "../db/storage";
 import { DAY } from "../lib/time";
 import { AppError } from "./errors";
-import { createRateCounterRepository, type Window } from "./rate-counter-repository";
-import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type RateDecision } from "./rate-limit";
+import { createRateCounterRepository, type Admission, type Window } from "./rate-counter-repository";
+import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type KeyHolder, type RateDecision } from "./rate-limit";
 
 const SECOND = 1000;
 /** Slots a minute's window counts: the current second and the 60 before it. */
@@ -47,6 +47,22 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
     ];
   }
 
+  /** The rate headers of a key's request, or its 429; the key's minute and day are `admission`'s windows from `at`. */
+  function keyDecision(admission: Admission, at: number, windows: Window[], perMinute: number, perDay: number, now: number): RateDecision {
+    const { admitted, used, oldest } = admission;
+    if (!admitted) {
+      if (used[at + 1] >= perDay) throw limited(perDay, (windows[at + 1].slot + 1) * DAY, now, `Daily request limit of ${perDay} reached`);
+      throw limited(perMinute, freeAt(oldest[at], now), now, `Rate limit of ${perMinute} requests per minute reached`);
+    }
+    return {
+      headers: {
+        "x-ratelimit-limit": String(perMinute),
+        "x-ratelimit-remaining": String(Math.min(perMinute - used[at], perDay - used[at + 1])),
+        "x-ratelimit-reset": String(Math.ceil(freeAt(oldest[at], now) / 1000)),
+      },
+    };
+  }
+
   async function checkAuthFailures(address: string): Promise<void> {
     const now = clock.now();
     const { admitted, oldest } = await counters.admit([minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE)], false);
@@ -63,18 +79,33 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
     async hit(keyId: number, perMinute: number, perDay: number): Promise<RateDecision> {
       const now = clock.now();
       const windows = keyWindows(keyId, perMinute, perDay, now);
-      const { admitted, used, oldest } = await counters.admit(windows, true);
-      if (!admitted) {
-        if (used[1] >= perDay) throw limited(perDay, (windows[1].slot + 1) * DAY, now, `Daily request limit of ${perDay} reached`);
-        throw limited(perMinute, freeAt(oldest[0], now), now, `Rate limit of ${perMinute} requests per minute reached`);
+      return keyDecision(await counters.admit(windows, true), 0, windows, perMinute, perDay, now);
+    },
+
+    /**
+     * The address's throttle and the key's count in one call once the key is known: its failed
+     * authentications are checked (not counted) beside the key's minute and day. A failed
+     * authentication is counted, or refused with 429 when the address is already over, as in
+     * guardAuth.
+     */
+    async admitKey<A extends KeyHolder>(address: string, authenticate: () => A | Promise<A>) {
+      let auth: A;
+      try {
+        auth = await authenticate();
+      } catch (error) {
+        if (error instanceof AppError && error.code === "unauthorized") {
+          const now = clock.now();
+          const { admitted, oldest } = await counters.admit([minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE)], true);
+          if (!admitted) throw authThrottled(freeAt(oldest[0], now), now);
+        }
+        throw error;
       }
-      return {
-        headers: {
-          "x-ratelimit-limit": String(perMinute),
-          "x-ratelimit-remaining": String(Math.min(perMinute - used[0], perDay - used[1])),
-          "x-ratelimit-reset": String(Math.ceil(freeAt(oldest[0], now) / 1000)),
-        },
-      };
+      const now = clock.now();
+      const { requestsPerMinute: perMinute, requestsPerDay: perDay } = auth.plan;
+      const windows = [minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE), ...keyWindows(auth.keyId, perMinute, perDay, now)];
+      const admission = await counters.admit(windows, [false, true, true]);
+      if (!admission.admitted && admission.used[0] >= AUTH_FAILURES_PER_MINUTE) throw authThrottled(freeAt(admission.oldest[0], now), now);
+      return { auth, decision: keyDecision(admission, 1, windows, perMinute, perDay, now) };
     },
 
     /** What a key has left in its minute, without counting a request. */

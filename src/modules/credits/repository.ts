@@ -1,6 +1,6 @@
 // The credit queries: the balance on the workspace row and the ledger that explains it (debit runs
 // on every accepted send to a cloud number).
-import type { Executor } from "../../db/storage";
+import { forUpdate, valueChunks, type Executor, type SqlParam } from "../../db/storage";
 
 export interface LedgerRow {
   id: number;
@@ -49,8 +49,24 @@ export function createCreditRepository(db: Executor) {
     /** The balance, or null for no such workspace. */
     balanceOf: async (workspaceId: number): Promise<number | null> =>
       (await db.get<{ credit_balance: number }>(SQL.balanceOf, [workspaceId]))?.credit_balance ?? null,
+    /**
+     * The balance, its row held for the rest of the unit of work where the dialect has row locks
+     * (PostgreSQL): what the unit decides from it holds until it commits. Null for no such workspace.
+     */
+    balanceHeld: async (workspaceId: number): Promise<number | null> =>
+      (await db.get<{ credit_balance: number }>(`${SQL.balanceOf} ${forUpdate(db.dialect)}`, [workspaceId]))?.credit_balance ?? null,
     insertLedger: async (e: LedgerEntry) =>
       void (await db.run(SQL.insertLedger, [e.workspaceId, e.delta, e.reason, e.notificationId, e.note, e.createdAt])),
+    /** Several ledger rows: on PostgreSQL one statement a chunk, on SQLite one a row. */
+    async insertLedgers(entries: readonly LedgerEntry[]) {
+      const params = (e: LedgerEntry): SqlParam[] => [e.workspaceId, e.delta, e.reason, e.notificationId, e.note, e.createdAt];
+      if (db.dialect === "sqlite" || entries.length === 1) {
+        for (const e of entries) await db.run(SQL.insertLedger, params(e));
+        return;
+      }
+      const head = SQL.insertLedger.slice(0, SQL.insertLedger.indexOf("VALUES") + "VALUES".length);
+      for (const chunk of valueChunks(entries, 6)) await db.run(`${head} ${chunk.values}`, chunk.rows.flatMap(params));
+    },
     hasRefund: async (notificationId: number): Promise<boolean> => (await db.get(SQL.refunded, [notificationId])) !== null,
     /** Net credits debited since `since` (debits minus refunds). */
     usedSince: async (workspaceId: number, since: number): Promise<number> =>

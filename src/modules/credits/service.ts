@@ -10,7 +10,10 @@ export function createCreditService(storage: Storage, clock: Clock) {
   const repo = createCreditRepository(storage);
 
   async function insufficient(workspaceId: number, amount: number): Promise<AppError> {
-    const balance = (await repo.balanceOf(workspaceId)) ?? 0;
+    return insufficientFor(amount, (await repo.balanceOf(workspaceId)) ?? 0);
+  }
+
+  function insufficientFor(amount: number, balance: number): AppError {
     return new AppError(
       "insufficient_credits",
       `Insufficient credits: this message costs ${amount}, the balance is ${balance}. Top up credits.`,
@@ -30,6 +33,38 @@ export function createCreditService(storage: Storage, clock: Clock) {
       if (amount <= 0) return;
       if ((await repo.debitIfCovered(workspaceId, amount)) === null) throw await insufficient(workspaceId, amount);
       await repo.insertLedger({ workspaceId, delta: -amount, reason: "debit", notificationId, note: null, createdAt: clock.now() });
+    },
+
+    /**
+     * The balance for a batch of debits (a bulk request's) decided in memory: its row is held
+     * until the unit of work ends where the dialect has row locks, so no other server spends it
+     * in between. Call debitMany with what was decided.
+     */
+    holdBalance: async (workspaceId: number): Promise<number> => (await repo.balanceHeld(workspaceId)) ?? 0,
+
+    /** The 402 for a send of `amount` that `balance` does not cover. */
+    insufficientFor,
+
+    /**
+     * Takes each notification's cost, as decided from holdBalance, in one update of the balance and
+     * its ledger rows. Throws insufficient_credits when the balance no longer covers them all.
+     */
+    async debitMany(workspaceId: number, debits: { amount: number; notificationId: number }[]): Promise<void> {
+      const paid = debits.filter((d) => d.amount > 0);
+      const total = paid.reduce((sum, d) => sum + d.amount, 0);
+      if (total <= 0) return;
+      if ((await repo.debitIfCovered(workspaceId, total)) === null) throw await insufficient(workspaceId, total);
+      const at = clock.now();
+      await repo.insertLedgers(
+        paid.map((d) => ({
+          workspaceId,
+          delta: -d.amount,
+          reason: "debit" as const,
+          notificationId: d.notificationId,
+          note: null,
+          createdAt: at,
+        })),
+      );
     },
 
     /** Gives a notification's cost back once, inside the caller's transaction. */

@@ -1,7 +1,7 @@
 // Notification queries, on the storage seam: the accept path and the worker's claim run these for
 // every message, so each is one statement the executor prepares once.
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
-import { indexHint, isUniqueViolation, likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
+import { indexHint, isUniqueViolation, likeAnyCase, valueChunks, type Executor, type SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
 import { notification } from "../../db/schema";
 
@@ -95,15 +95,61 @@ const HOUR_MS = 3_600_000;
 /** The advisory lock dispatch claims take on PostgreSQL (any number no other lock of ours uses). */
 const CLAIM_LOCK = 0x70_69_67_63_6c_6d; // "pigclm"
 
+/** A new notification's columns, as insertMany writes them: status and stage are fixed. */
+const INSERT_HEAD = `
+    INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
+      template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
+      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at)`;
+const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+/** The parameters of one INSERT_ROW. */
+const INSERT_WIDTH = 25;
+
+function insertParams(n: NewNotification): SqlParam[] {
+  return [
+    n.workspaceId,
+    n.apiKeyId,
+    n.deliveryType,
+    n.route,
+    n.deviceId,
+    n.recipient,
+    n.recipientName,
+    n.templateId,
+    n.templateVars ? JSON.stringify(n.templateVars) : null,
+    n.message,
+    n.scheduleAt,
+    n.timezone,
+    n.nextAttemptAt,
+    n.segments,
+    n.cost,
+    n.externalId,
+    n.channelPayload ? JSON.stringify(n.channelPayload) : null,
+    n.simNumber,
+    n.priority,
+    n.withDeliveryReport ? 1 : 0,
+    n.validUntil,
+    n.routes ? JSON.stringify(n.routes) : null,
+    n.fallback ? JSON.stringify(n.fallback) : null,
+    n.createdAt,
+    n.createdAt,
+  ];
+}
+
+/** A log line of a notification, as insertLogs writes it. */
+export interface LogEntry {
+  notificationId: number;
+  at: number;
+  event: string;
+  status: string | null;
+  errorCode: string | null;
+  detail: string | null;
+}
+
+const INSERT_LOG = "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES";
+
 export function createNotificationRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const SQL = {
-    insert: `
-    INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
-      template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    RETURNING id`,
+    insert: `${INSERT_HEAD} VALUES ${INSERT_ROW} RETURNING id`,
     byWorkspace: `SELECT ${N.columns()} FROM notification WHERE workspace_id = ? AND id = ?`,
     logsOf: 'SELECT id, at, event, status, error_code AS "errorCode", detail FROM notification_log WHERE notification_id = ? ORDER BY id',
     // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
@@ -224,37 +270,32 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     return (await hours(first, end)) + head + tail;
   }
 
+  /**
+   * Stores notifications; their ids, in the order given. On PostgreSQL one statement a chunk (a
+   * round trip each, so a bulk request of 100 is one), whose RETURNING hands the ids back in the
+   * order of its VALUES, as PostgreSQL's INSERT does; on SQLite a statement a row, which costs no
+   * round trip and whose RETURNING order is not promised for several rows.
+   */
+  async function insertMany(rows: readonly NewNotification[]): Promise<number[]> {
+    if (db.dialect === "sqlite" || rows.length === 1) {
+      const ids: number[] = [];
+      for (const n of rows) ids.push((await db.get<{ id: number }>(SQL.insert, insertParams(n)))!.id);
+      return ids;
+    }
+    const ids: number[] = [];
+    for (const chunk of valueChunks(rows, INSERT_WIDTH, INSERT_ROW)) {
+      const returned = await db.all<{ id: number }>(`${INSERT_HEAD} VALUES ${chunk.values} RETURNING id`, chunk.rows.flatMap(insertParams));
+      ids.push(...returned.map((r) => r.id));
+    }
+    return ids;
+  }
+
   return {
     async insert(n: NewNotification): Promise<number> {
-      const row = await db.get<{ id: number }>(SQL.insert, [
-        n.workspaceId,
-        n.apiKeyId,
-        n.deliveryType,
-        n.route,
-        n.deviceId,
-        n.recipient,
-        n.recipientName,
-        n.templateId,
-        n.templateVars ? JSON.stringify(n.templateVars) : null,
-        n.message,
-        n.scheduleAt,
-        n.timezone,
-        n.nextAttemptAt,
-        n.segments,
-        n.cost,
-        n.externalId,
-        n.channelPayload ? JSON.stringify(n.channelPayload) : null,
-        n.simNumber,
-        n.priority,
-        n.withDeliveryReport ? 1 : 0,
-        n.validUntil,
-        n.routes ? JSON.stringify(n.routes) : null,
-        n.fallback ? JSON.stringify(n.fallback) : null,
-        n.createdAt,
-        n.createdAt,
-      ]);
-      return row!.id;
+      return (await insertMany([n]))[0];
     },
+
+    insertMany,
 
     get: async (workspaceId: number, id: number): Promise<NotificationRecord | null> =>
       one(await db.get<Row>(SQL.byWorkspace, [workspaceId, id])),
@@ -442,18 +483,22 @@ export function createStatusRepository(db: Executor) {
     ]),
   ) as Record<keyof typeof TIME_COLUMN, string>;
 
+  /** Log lines of several notifications: on PostgreSQL one statement a chunk, on SQLite one a line. */
+  async function insertLogs(entries: readonly LogEntry[]) {
+    const params = (e: LogEntry): SqlParam[] => [e.notificationId, e.at, e.event, e.status, e.errorCode, e.detail];
+    if (db.dialect === "sqlite" || entries.length === 1) {
+      for (const e of entries) await db.run(`${INSERT_LOG} (?, ?, ?, ?, ?, ?)`, params(e));
+      return;
+    }
+    for (const chunk of valueChunks(entries, 6)) await db.run(`${INSERT_LOG} ${chunk.values}`, chunk.rows.flatMap(params));
+  }
+
   return {
     byId: async (id: number): Promise<NotificationRecord | null> => one(await db.get<Row>(SQL_BY_ID, [id])),
     async insertLog(id: number, at: number, event: string, status: string | null, errorCode: string | null, detail: string | null) {
-      await db.run("INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES (?, ?, ?, ?, ?, ?)", [
-        id,
-        at,
-        event,
-        status,
-        errorCode,
-        detail,
-      ]);
+      await insertLogs([{ notificationId: id, at, event, status, errorCode, detail }]);
     },
+    insertLogs,
     /** Moves one notification's status; false when it no longer had `from`. */
     move: async (id: number, m: StatusMove): Promise<boolean> =>
       (await db.run(updates[m.to], [m.to, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason, id, m.from])).changes > 0,

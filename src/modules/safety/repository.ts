@@ -123,6 +123,12 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
       );
     },
 
+    /** The opt-outs among `phones` (a few hundred at a time). */
+    suppressionsAmong: (workspaceId: number, phones: string[]): Promise<SuppressionRecord[]> =>
+      db.all<SuppressionRecord>(
+        `SELECT ${suppressionColumns} FROM suppression WHERE workspace_id = ? AND phone IN (${phones.map(() => "?").join(", ")})`,
+        [workspaceId, ...phones],
+      ),
     suppression: (workspaceId: number, phone: string): Promise<SuppressionRecord | null> =>
       db.get<SuppressionRecord>(`SELECT ${suppressionColumns} FROM suppression WHERE workspace_id = ? AND phone = ?`, [workspaceId, phone]),
 

@@ -37,6 +37,16 @@ export interface ChangeContext {
 
 export type Keyword = "opt_out" | "opt_in" | "help";
 
+/**
+ * What the sends of one request share (sending's PrepareCache holds one a workspace): its safety
+ * settings, read once, and, when fetched up front for a bulk request, its recipients' opt-outs.
+ */
+export interface SafetyMemo {
+  settings?: SafetySettings;
+  /** Each number asked about, with its opt-out or null. */
+  optOuts?: Map<string, SuppressionRecord | null>;
+}
+
 export function createSafetyService(deps: SafetyDeps) {
   const { storage, clock, repo, state, events } = deps;
   // Read on every send: on SQLite kept in memory, replaced on every write (the one server owns the
@@ -45,8 +55,13 @@ export function createSafetyService(deps: SafetyDeps) {
   const inMemory = storage.dialect === "sqlite";
   const cache = new Map<number, SafetySettings>();
 
-  async function settings(workspaceId: number): Promise<SafetySettings> {
-    if (!inMemory) return settingsFrom(await repo.settings(workspaceId));
+  async function settings(workspaceId: number, memo?: SafetyMemo): Promise<SafetySettings> {
+    if (memo?.settings) return memo.settings;
+    if (!inMemory) {
+      const read = settingsFrom(await repo.settings(workspaceId));
+      if (memo) memo.settings = read;
+      return read;
+    }
     let s = cache.get(workspaceId);
     if (!s) {
       s = settingsFrom(await repo.settings(workspaceId));
@@ -95,9 +110,9 @@ export function createSafetyService(deps: SafetyDeps) {
   }
 
   /** The 403 a send to a suppressed number gets, or null when it may go. */
-  async function refusal(workspaceId: number, phone: string): Promise<AppError | null> {
+  async function refusal(workspaceId: number, phone: string, memo?: SafetyMemo): Promise<AppError | null> {
     if (inMemory && !(await suppressedIn(workspaceId)).has(phone)) return null;
-    const row = await repo.suppression(workspaceId, phone);
+    const row = memo?.optOuts?.has(phone) ? (memo.optOuts.get(phone) ?? null) : await repo.suppression(workspaceId, phone);
     if (!row) return null;
     return new AppError(
       "recipient_opted_out",
@@ -112,11 +127,29 @@ export function createSafetyService(deps: SafetyDeps) {
   }
 
   /**
+   * Reads the opt-outs of many numbers at once into `memo` (a bulk request's recipients), so that
+   * refusal answers each without a read of its own. SQLite answers from the in-memory set anyway.
+   */
+  async function readOptOuts(workspaceId: number, phones: string[], memo: SafetyMemo): Promise<void> {
+    if (inMemory || phones.length < 2) return;
+    const numbers = [...new Set(phones)];
+    const found = new Map<string, SuppressionRecord>();
+    for (let i = 0; i < numbers.length; i += 500)
+      for (const row of await repo.suppressionsAmong(workspaceId, numbers.slice(i, i + 500))) found.set(row.phone, row);
+    memo.optOuts = new Map(numbers.map((phone) => [phone, found.get(phone) ?? null]));
+  }
+
+  /**
    * When a message due at `at` may arrive: null if quiet hours do not hold it, else the end of the
    * recipient's quiet hours. Their time zone is their contact's, else their number's country's.
    */
-  async function quietHold(workspaceId: number, phone: string, at: number): Promise<{ until: number; zone: string } | null> {
-    const quiet = (await settings(workspaceId)).quietHours;
+  async function quietHold(
+    workspaceId: number,
+    phone: string,
+    at: number,
+    memo?: SafetyMemo,
+  ): Promise<{ until: number; zone: string } | null> {
+    const quiet = (await settings(workspaceId, memo)).quietHours;
     if (!quiet) return null;
     // A contact's zone may be a name the runtime only knows by its equivalent (EST5EDT): resolved.
     const own = (await deps.contactOf(workspaceId, phone))?.timezone;
@@ -252,6 +285,7 @@ export function createSafetyService(deps: SafetyDeps) {
     presentSettings: async (workspaceId: number) => presentSettings(await settings(workspaceId)),
     updateSettings,
     refusal,
+    readOptOuts,
     quietHold,
     optOut,
     optIn,

@@ -151,6 +151,8 @@ export function sendHandlers(s: SendingRouteDeps) {
           async (auth) => {
             checkBulkItems(body.messages);
             const seen = newPrepareCache();
+            const inputs = body.messages.flatMap((item) => (typeof item === "object" && item !== null ? [toSendInput(item)] : []));
+            await s.sending.readAhead(auth, inputs, seen);
             const items: (Prepared | AppError)[] = [];
             for (const item of body.messages) items.push(await prepareBulkItem(s, auth, item, seen));
             return items;

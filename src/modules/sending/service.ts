@@ -15,8 +15,8 @@ import { findUrl } from "../../lib/urls";
 import type { CreditService } from "../credits/service";
 import type { DeviceRepository, DeviceRow } from "../devices/repository";
 import { allowedSilence, isOnline as isDeviceOnline, OFFLINE_AFTER_MS, reportedSimNumbers } from "../devices/service";
-import type { NotificationRecord, NotificationRepository } from "../notifications/repository";
-import type { NotificationState } from "../notifications/state";
+import type { NewNotification, NotificationRecord, NotificationRepository } from "../notifications/repository";
+import type { LogFields, NotificationState } from "../notifications/state";
 import type { TemplateRepository, TemplateRow } from "../templates/repository";
 import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
@@ -30,7 +30,7 @@ import {
   type DeliveryType,
   type DeviceKind,
 } from "../../channels/kinds";
-import type { SafetyService } from "../safety/service";
+import type { SafetyMemo, SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 
 export interface SendInput {
@@ -164,7 +164,7 @@ export interface SendingDeps {
   /** PIGEON_OFFLINE_AFTER in milliseconds: how long a phone with an event stream may be silent. */
   offlineAfterMs?: number;
   /** Opt-outs, quiet hours and the workspace's default routes. */
-  safety: Pick<SafetyService, "refusal" | "quietHold" | "settings">;
+  safety: Pick<SafetyService, "refusal" | "readOptOuts" | "quietHold" | "settings">;
   /** The caller a failover re-checks a message as (its workspace's terms). */
   callerFor: (workspaceId: number) => Promise<AuthContext>;
 }
@@ -349,7 +349,7 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /** The failover order a send follows: its own `routes`, else the workspace's default for its channel, else none. */
-  async function routeOrder(auth: AuthContext, input: SendInput): Promise<DeviceKind[] | null> {
+  async function routeOrder(auth: AuthContext, input: SendInput, memo: SafetyMemo): Promise<DeviceKind[] | null> {
     if (input.routes !== undefined && input.routes !== null) {
       const kinds = parseRoutes("routes", input.routes);
       const named = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
@@ -365,17 +365,30 @@ export function createSendingService(deps: SendingDeps) {
       return kinds;
     }
     if (input.system || (input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "")) return null;
-    const fallbackOrder = (await deps.safety.settings(auth.workspaceId)).defaultRoutes;
+    const fallbackOrder = (await deps.safety.settings(auth.workspaceId, memo)).defaultRoutes;
     // A default order applies to the channels it names: a chat-app send keeps its channel under an SMS-only order.
     if (!fallbackOrder?.some((k) => CARRIERS[input.channel].includes(k))) return null;
     return fallbackOrder;
   }
 
   /**
+   * Reads what the items of one request will each ask, at once, into `seen`: their recipients'
+   * opt-outs (on PostgreSQL a read for them all instead of one an item).
+   */
+  async function readAhead(auth: AuthContext, inputs: SendInput[], seen: PrepareCache): Promise<void> {
+    const phones = inputs.flatMap((input) => {
+      const phone = input.system ? null : toE164(input.recipient);
+      return phone ? [phone] : [];
+    });
+    await deps.safety.readOptOuts(auth.workspaceId, phones, safetyMemo(seen, auth.workspaceId));
+  }
+
+  /**
    * Every check that needs no write. Throws the first problem as an AppError. The items of one
    * request pass the same `seen` (newPrepareCache), so they share the reads that cannot differ.
    */
-  async function prepare(auth: AuthContext, input: SendInput, seen?: PrepareCache): Promise<Prepared> {
+  async function prepare(auth: AuthContext, input: SendInput, seen: PrepareCache = newPrepareCache()): Promise<Prepared> {
+    const memo = safetyMemo(seen, auth.workspaceId);
     const recipient = toE164(input.recipient);
     if (!recipient) {
       throw new AppError(
@@ -387,10 +400,10 @@ export function createSendingService(deps: SendingDeps) {
       );
     }
     if (!input.system) {
-      const refused = await deps.safety.refusal(auth.workspaceId, recipient);
+      const refused = await deps.safety.refusal(auth.workspaceId, recipient, memo);
       if (refused) throw refused;
     }
-    const routes = await routeOrder(auth, input);
+    const routes = await routeOrder(auth, input, memo);
     const { template, templateVars, message } = await contentFor(auth, input.channel, input.templateId, input.variables, input.message);
     if (routes === null) checkLength(auth, input.channel, message);
     if (!auth.plan.allowUrls) {
@@ -422,7 +435,7 @@ export function createSendingService(deps: SendingDeps) {
     // the recipient's own transactions excepted).
     let quietHold: Common["quietHold"] = null;
     if (!input.system && input.transactional !== true && (input.priority ?? 0) < PRIORITY_EXPEDITED) {
-      quietHold = await deps.safety.quietHold(auth.workspaceId, recipient, scheduleAt ?? clock.now());
+      quietHold = await deps.safety.quietHold(auth.workspaceId, recipient, scheduleAt ?? clock.now(), memo);
       if (quietHold) scheduleAt = quietHold.until;
     }
 
@@ -580,7 +593,11 @@ export function createSendingService(deps: SendingDeps) {
     if (p.channel !== "sms" || auth.plan.monthlySmsLimit === null) return null;
     if (storage.inTransaction) await usage.holdAllowance(auth.accountId);
     const used = await usage.accountSmsSince(auth.accountId, monthStart(now));
-    if (used < auth.plan.monthlySmsLimit) return null;
+    return used < auth.plan.monthlySmsLimit ? null : allowanceSpent(auth, used);
+  }
+
+  /** The 402 of a plan whose monthly SMS allowance is used up. */
+  function allowanceSpent(auth: AuthContext, used: number): AppError {
     return new AppError(
       "free_tier_exhausted",
       `The ${auth.plan.code} plan allows ${auth.plan.monthlySmsLimit} SMS a month and all are used; it renews on the 1st (UTC)`,
@@ -604,12 +621,9 @@ export function createSendingService(deps: SendingDeps) {
     }
   }
 
-  /** Plan and credit checks that must see the rows written just before, then the writes. */
-  async function store(auth: AuthContext, p: Prepared): Promise<number> {
-    const now = clock.now();
-    const refusal = (await refusedByPlan(auth, p, now)) ?? (await credits.shortfall(auth.workspaceId, p.cost));
-    if (refusal) throw refusal;
-    const id = await notifications.insert({
+  /** The notification row a prepared send is stored as. */
+  function rowOf(auth: AuthContext, p: Prepared, now: number): NewNotification {
+    return {
       workspaceId: auth.workspaceId,
       apiKeyId: auth.keyId,
       deliveryType: p.channel,
@@ -635,59 +649,105 @@ export function createSendingService(deps: SendingDeps) {
       routes: p.routes,
       fallback: p.fallback,
       createdAt: now,
-    });
-    await credits.debit(auth.workspaceId, p.cost, id);
-    // Its outbound thread message follows from the notification (threads.catchUp).
-    await state.log(id, p.scheduleAt ? "scheduled" : "accepted", {
-      status: "pending",
-      detail: p.scheduleAt
-        ? `scheduled for ${new Date(p.scheduleAt).toISOString()}${p.timezone ? ` (${p.timezone})` : ""} via device ${p.device.id}`
-        : `queued for device ${p.device.id} (${p.device.kind})`,
-    });
+    };
+  }
+
+  /** What a stored send's log says at once: accepted or scheduled, the routes skipped, a quiet-hours hold. */
+  function acceptedLines(id: number, p: Prepared): { id: number; event: string; fields: LogFields }[] {
+    const lines: { id: number; event: string; fields: LogFields }[] = [
+      {
+        id,
+        event: p.scheduleAt ? "scheduled" : "accepted",
+        fields: {
+          status: "pending",
+          detail: p.scheduleAt
+            ? `scheduled for ${new Date(p.scheduleAt).toISOString()}${p.timezone ? ` (${p.timezone})` : ""} via device ${p.device.id}`
+            : `queued for device ${p.device.id} (${p.device.kind})`,
+        },
+      },
+    ];
     for (const skip of p.skipped) {
-      await state.log(id, "route_skipped", {
-        status: "pending",
-        errorCode: String(skip.error.publicCode ?? skip.error.code),
-        detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}`,
+      lines.push({
+        id,
+        event: "route_skipped",
+        fields: {
+          status: "pending",
+          errorCode: String(skip.error.publicCode ?? skip.error.code),
+          detail: `route ${ROUTE_NAMES[skip.route]} skipped: ${skip.error.message}`,
+        },
       });
     }
     if (p.quietHold) {
-      await state.log(id, "quiet_hours", {
-        status: "pending",
-        detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}`,
+      lines.push({
+        id,
+        event: "quiet_hours",
+        fields: {
+          status: "pending",
+          detail: `held for the recipient's quiet hours (${p.quietHold.zone}) until ${new Date(p.quietHold.until).toISOString()}`,
+        },
       });
     }
-    return id;
+    return lines;
   }
 
   /**
-   * Stores each prepared item and returns every item's result. An item refused by its plan or
-   * credit check is refused before its first write (store() checks first), so it leaves nothing
-   * and the others stand without a savepoint per item (as before the storage seam: two statements
-   * less per item); anything that fails after a write fails the whole unit. Called inside a unit of work (`storage.transaction`), so the caller may write what
-   * belongs with it (an idempotent reply) in the same one; the accept listeners hear of the stored
-   * items once it commits.
+   * Stores the prepared items and returns every item's result, in order. The plan's monthly SMS
+   * allowance and the credit balance are read once (their rows held for the unit where the dialect
+   * has row locks) and each item is checked against what the items before it used, so an item
+   * refused by its plan or its credits leaves nothing, and the others stand. Then the writes, each
+   * kind at once: the notifications, the debits and the log lines (on PostgreSQL a statement each,
+   * whatever the number of items; on SQLite a statement a row, as before). Anything that fails
+   * after a write fails the whole unit. Called inside a unit of work (`storage.transaction`), so
+   * the caller may write what belongs with it (an idempotent reply) in the same one; the accept
+   * listeners hear of the stored items once it commits.
    */
   async function accept(auth: AuthContext, items: (Prepared | AppError)[]): Promise<ItemResult[]> {
     if (!storage.inTransaction) throw new Error("sending.accept runs inside a unit of work (storage.transaction)");
+    const now = clock.now();
+    const prepared = items.filter((item): item is Prepared => !(item instanceof AppError));
+    const limit = auth.plan.monthlySmsLimit;
+    let smsUsed = 0;
+    if (limit !== null && prepared.some((p) => p.channel === "sms")) {
+      await usage.holdAllowance(auth.accountId);
+      smsUsed = await usage.accountSmsSince(auth.accountId, monthStart(now));
+    }
+    let balance = prepared.some((p) => p.cost > 0) ? await credits.holdBalance(auth.workspaceId) : 0;
+
     const results: ItemResult[] = [];
+    const stored: { at: number; prepared: Prepared }[] = [];
     for (const item of items) {
       if (item instanceof AppError) {
         results.push({ ok: false, error: item });
         continue;
       }
-      try {
-        const id = await store(auth, item);
-        results.push({ ok: true, accepted: { notificationId: id, prepared: item } });
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        results.push({ ok: false, error });
+      if (item.channel === "sms" && limit !== null && smsUsed >= limit) {
+        results.push({ ok: false, error: allowanceSpent(auth, smsUsed) });
+        continue;
       }
+      if (item.cost > 0 && balance < item.cost) {
+        results.push({ ok: false, error: credits.insufficientFor(item.cost, balance) });
+        continue;
+      }
+      if (item.channel === "sms") smsUsed++;
+      balance -= item.cost;
+      stored.push({ at: results.length, prepared: item });
+      // Filled in once the rows are written.
+      results.push({ ok: true, accepted: { notificationId: 0, prepared: item } });
     }
-    const accepted = results.flatMap((r) => (r.ok ? [r.accepted] : []));
-    if (accepted.length > 0) {
-      storage.afterCommit(() => announceAccepted(accepted));
-    }
+    if (stored.length === 0) return results;
+
+    const ids = await notifications.insertMany(stored.map((s) => rowOf(auth, s.prepared, now)));
+    await credits.debitMany(
+      auth.workspaceId,
+      stored.map((s, i) => ({ amount: s.prepared.cost, notificationId: ids[i] })),
+    );
+    // Each outbound thread message follows from its notification (threads.catchUp).
+    await state.logMany(stored.flatMap((s, i) => acceptedLines(ids[i], s.prepared)));
+    const accepted = stored.map((s, i) => ({ notificationId: ids[i], prepared: s.prepared }));
+    stored.forEach((s, i) => {
+      results[s.at] = { ok: true, accepted: accepted[i] };
+    });
+    storage.afterCommit(() => announceAccepted(accepted));
     return results;
   }
 
@@ -829,6 +889,7 @@ export function createSendingService(deps: SendingDeps) {
 
   return {
     prepare,
+    readAhead,
     preview,
     accept,
     /** SMS the account has sent this calendar month (UTC): what its plan's allowance counts. */
@@ -850,6 +911,17 @@ export type SendingService = ReturnType<typeof createSendingService>;
 /** Reads the items of one request share while they are prepared (see `prepare`). */
 export interface PrepareCache {
   devices: Map<number, DeviceRow[]>;
+  /** Each workspace's safety settings and, read up front (sending.readAhead), its recipients' opt-outs. */
+  safety: Map<number, SafetyMemo>;
 }
 
-export const newPrepareCache = (): PrepareCache => ({ devices: new Map() });
+export const newPrepareCache = (): PrepareCache => ({ devices: new Map(), safety: new Map() });
+
+function safetyMemo(seen: PrepareCache, workspaceId: number): SafetyMemo {
+  let memo = seen.safety.get(workspaceId);
+  if (!memo) {
+    memo = {};
+    seen.safety.set(workspaceId, memo);
+  }
+  return memo;
+}

@@ -171,6 +171,11 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     if (!deviceId && query.deviceActiveWithin) deviceId = String((await recentPhone(auth.workspaceId, query.deviceActiveWithin)).id);
     const prepared: Prepared[] = [];
     const seen = newPrepareCache();
+    await s.sending.readAhead(
+      auth,
+      body.phoneNumbers.map((number) => inputOf(body, number, deviceId)),
+      seen,
+    );
     for (const number of body.phoneNumbers) {
       // The first recipient decides the device; the others go through the same one.
       const p = await s.sending.prepare(auth, inputOf(body, number, deviceId), seen);
