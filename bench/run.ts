@@ -16,6 +16,7 @@ import type { Subprocess } from "bun";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "pigeon");
@@ -25,6 +26,7 @@ const CONNECTIONS = 32;
 const THREADS = 2;
 const SIZES = process.env.BENCH_QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const TO = "+14155552671";
+const WORKER_COUNT = Number(process.env.BENCH_WORKER_COUNT ?? 20_000);
 const PHONE_BACKLOG = Number(process.env.BENCH_PHONE_BACKLOG ?? 100_000);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((p) => p.trim())) : null;
 const part = (name: string) => ONLY === null || ONLY.has(name);
@@ -338,7 +340,11 @@ function dbBytes(dataDir: string): number {
 // ---------------------------------------------------------------------------------------------
 // The worker: 10 business numbers on the fake chat-app platform and a cloud number, fed a backlog.
 
-async function workerBench(count: number) {
+/**
+ * `pg`: the database is PostgreSQL (its URL and the shared key file), served by `servers` servers
+ * at once, each draining the same backlog; SQLite's one server otherwise.
+ */
+async function workerBench(count: number, pg: { url: string; keyFile: string; servers: number } | null = null) {
   const fakes = Bun.spawn([process.execPath, join(ROOT, "bench", "fakes.ts")], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   children.push(fakes);
   const fakeOut = collect(fakes);
@@ -349,10 +355,12 @@ async function workerBench(count: number) {
     authToken: string;
     perNumber: number;
   };
-  const { dataDir, server, key } = await preparedPigeon({
+  const env = {
     PIGEON_CHATAPP_GRAPH_URL: info.chatUrl,
     PIGEON_CHATAPP_APP_SECRET: "bench-secret",
-  });
+    ...(pg ? { PIGEON_DATABASE_URL: pg.url, PIGEON_KEY_FILE: pg.keyFile } : {}),
+  };
+  const { dataDir, server, key } = await preparedPigeon(env);
   const connected = await api(server.url, key, "/v1/api/chatapp/connect", { access_token: "good-token" });
   const numbers = (connected.devices as { device_id: number }[]).map((d) => d.device_id);
   for (const id of numbers)
@@ -376,35 +384,62 @@ async function workerBench(count: number) {
 
   // The backlog, written while Pigeon is stopped: nine in ten to the business numbers in turn (each
   // to a different user), the rest by the cloud number.
-  const db = new Database(join(dataDir, "pigeon.db"));
   const now = Date.now();
-  db.run(
-    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
-     INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, template_id, template_vars, message, status, stage,
-       next_attempt_at, segments, cost, created_at, updated_at, priority, with_delivery_report)
-     SELECT 1, CASE WHEN i % 10 = 9 THEN 'sms' ELSE 'chatapp' END, CASE WHEN i % 10 = 9 THEN 'cloud' ELSE 'chatapp' END,
-       CASE WHEN i % 10 = 9 THEN ? ELSE json_extract(?, '$[' || (i % 10) || ']') END,
-       '+1415' || printf('%07d', i), CASE WHEN i % 10 = 9 THEN NULL ELSE ? END, CASE WHEN i % 10 = 9 THEN NULL ELSE json_array('n' || i) END,
-       'Note n' || i, 'pending', 'queued', ?, 1, 0, ?, ?, 0, 1
-     FROM n`,
-    [count, cloud, JSON.stringify(numbers.slice(0, 9)), template.template_id, now, now, now],
-  );
-  markThreaded(db);
-  db.close();
+  let pending: () => Promise<number>;
+  let close: () => Promise<void>;
+  if (pg) {
+    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await sql.unsafe(
+      `INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, template_id, template_vars, message, status, stage,
+         next_attempt_at, segments, cost, created_at, updated_at, priority, with_delivery_report)
+       SELECT 1, CASE WHEN i % 10 = 9 THEN 'sms' ELSE 'chatapp' END, CASE WHEN i % 10 = 9 THEN 'cloud' ELSE 'chatapp' END,
+         CASE WHEN i % 10 = 9 THEN $1::bigint ELSE (string_to_array($2::text, ','))[i % 10 + 1]::bigint END,
+         '+1415' || lpad(i::text, 7, '0'), CASE WHEN i % 10 = 9 THEN NULL ELSE $3::bigint END,
+         CASE WHEN i % 10 = 9 THEN NULL ELSE json_build_array('n' || i)::text END,
+         'Note n' || i, 'pending', 'queued', $4::bigint, 1, 0, $4::bigint, $4::bigint, 0, 1
+       FROM generate_series(0, $5::int - 1) AS i`,
+      [cloud, numbers.slice(0, 9).join(","), template.template_id, now, count],
+    );
+    // As markThreaded does on SQLite: the backlog is not the bench's to thread.
+    await sql.unsafe("DELETE FROM thread_pending");
+    pending = async () => Number((await sql.unsafe("SELECT count(*) AS n FROM notification WHERE status = 'pending'"))[0].n);
+    close = () => sql.end();
+  } else {
+    const db = new Database(join(dataDir, "pigeon.db"));
+    db.run(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+       INSERT INTO notification (workspace_id, delivery_type, route, device_id, recipient, template_id, template_vars, message, status, stage,
+         next_attempt_at, segments, cost, created_at, updated_at, priority, with_delivery_report)
+       SELECT 1, CASE WHEN i % 10 = 9 THEN 'sms' ELSE 'chatapp' END, CASE WHEN i % 10 = 9 THEN 'cloud' ELSE 'chatapp' END,
+         CASE WHEN i % 10 = 9 THEN ? ELSE json_extract(?, '$[' || (i % 10) || ']') END,
+         '+1415' || printf('%07d', i), CASE WHEN i % 10 = 9 THEN NULL ELSE ? END, CASE WHEN i % 10 = 9 THEN NULL ELSE json_array('n' || i) END,
+         'Note n' || i, 'pending', 'queued', ?, 1, 0, ?, ?, 0, 1
+       FROM n`,
+      [count, cloud, JSON.stringify(numbers.slice(0, 9)), template.template_id, now, now, now],
+    );
+    markThreaded(db);
+    db.close();
+    const reader = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+    pending = async () => reader.query<{ n: number }, []>("SELECT count(*) AS n FROM notification WHERE status = 'pending'").get()!.n;
+    close = async () => reader.close();
+  }
 
   const started = performance.now();
-  const running = await startPigeon(dataDir, { PIGEON_CHATAPP_GRAPH_URL: info.chatUrl, PIGEON_CHATAPP_APP_SECRET: "bench-secret" });
-  const reader = new Database(join(dataDir, "pigeon.db"), { readonly: true });
+  const servers: Running[] = [];
+  for (let i = 0; i < (pg?.servers ?? 1); i++) servers.push(await startPigeon(i === 0 ? dataDir : temp("pigeon-bench-"), env));
   let left = count;
   const deadline = Date.now() + 180_000;
   while (left > 0 && Date.now() < deadline) {
     await Bun.sleep(100);
-    left = reader.query<{ n: number }, []>("SELECT count(*) AS n FROM notification WHERE status = 'pending'").get()!.n;
+    left = await pending();
   }
   const seconds = (performance.now() - started) / 1000;
-  reader.close();
-  const rss = rssMb(running.proc.pid);
-  await stop(running);
+  await close();
+  // A backlog not drained is a finding: say what the servers said.
+  if (left > 0)
+    for (const running of servers) log(`worker: ${left} left; the server said:\n${running.output().split("\n").slice(-15).join("\n")}`);
+  const rss = rssMb(servers[0].proc.pid);
+  for (const running of servers) await stop(running);
   fakes.stdin!.write("stats\n");
   await fakes.stdin!.flush();
   const stats = JSON.parse((await waitForLine(fakeOut, /^(\{"chatSent".*\})$/m, "fake stats", fakes))[1]) as {
@@ -652,9 +687,9 @@ function trimmedProfile(md: string): string[] {
   ];
 }
 
-function logWorker(worker: Awaited<ReturnType<typeof workerBench>>) {
+function logWorker(worker: Awaited<ReturnType<typeof workerBench>>, where = "") {
   log(
-    `worker: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); ` +
+    `worker${where ? ` on postgres, ${where}` : ""}: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); ` +
       `busiest number peaked at ${worker.peak}/s against a pace of ${worker.perNumber}/s`,
   );
 }
@@ -706,6 +741,27 @@ async function growthBench(): Promise<Growth[]> {
 async function postgresBench() {
   const { postgresCluster } = await import("../test/helpers/postgres");
   const pg = await postgresCluster({ durable: true });
+  // BENCH_ONLY=postgres-worker: the worker's part alone.
+  const sends = ONLY?.has("postgres-worker") && !ONLY.has("postgres") ? null : await postgresSends(pg);
+  // Each on a database and a key file of its own.
+  const drain = async (servers: number) =>
+    workerBench(WORKER_COUNT, { url: await pg.createDatabase("worker"), keyFile: join(temp("pigeon-key-"), "pigeon.key"), servers });
+  const worker1 = await drain(1);
+  logWorker(worker1, "one server");
+  const worker2 = await drain(2);
+  logWorker(worker2, "two servers");
+  if (sends) {
+    const pct = (x: number) => `${Math.round((x / sends.base) * 100)} %`;
+    log(
+      `postgres: single send ${Math.round(sends.send)} req/s (${pct(sends.send)} of the baseline), two servers ${Math.round(sends.send2)} (${pct(sends.send2)}); ` +
+        `bulk ${Math.round(sends.bulk * 100)} notifications/s, two servers ${Math.round(sends.bulk2 * 100)}`,
+    );
+  }
+  return { ...sends, worker1, worker2 };
+}
+
+/** The baseline, then single send and bulk on one server and on two. */
+async function postgresSends(pg: { createDatabase(prefix?: string): Promise<string> }) {
   const baseProc = Bun.spawn([process.execPath, join(ROOT, "bench", "baseline-pg.ts")], {
     env: { ...process.env, DATABASE_URL: await pg.createDatabase("baseline") },
     stdout: "pipe",
@@ -746,11 +802,7 @@ async function postgresBench() {
   const bulk2 = await both("pigeon on postgres, two servers: bulk, 100 a request", "/v1/api/sms/send/bulk", bulkBody);
   await stop(second);
   await stop(p.server);
-  const pct = (x: number) => `${Math.round((x / base.rps) * 100)} %`;
-  log(
-    `postgres: single send ${Math.round(send.rps)} req/s (${pct(send.rps)} of the baseline), two servers ${Math.round(send2)} (${pct(send2)}); ` +
-      `bulk ${Math.round(bulk.rps * 100)} notifications/s, two servers ${Math.round(bulk2 * 100)}`,
-  );
+  return { base: base.rps, send: send.rps, bulk: bulk.rps, send2, bulk2 };
 }
 
 async function main() {
@@ -801,16 +853,16 @@ async function main() {
   if (!part("accept") || !part("worker") || !part("growth") || !part("phone")) {
     if (part("accept")) await acceptBench();
     if (part("phone")) await phoneBench(PHONE_BACKLOG);
-    if (part("worker")) logWorker(await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000)));
+    if (part("worker")) logWorker(await workerBench(WORKER_COUNT));
     if (part("growth")) await growthBench();
-    if (ONLY?.has("postgres")) await postgresBench();
+    if (ONLY?.has("postgres") || ONLY?.has("postgres-worker")) await postgresBench();
     cleanup();
     return;
   }
 
   const accept = await acceptBench();
   const phone = await phoneBench(PHONE_BACKLOG);
-  const worker = await workerBench(Number(process.env.BENCH_WORKER_COUNT ?? 20_000));
+  const worker = await workerBench(WORKER_COUNT);
   logWorker(worker);
   const growth = await growthBench();
   writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, phone, worker, growth });

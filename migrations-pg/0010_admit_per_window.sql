@@ -15,7 +15,9 @@ BEGIN
   admitted := true;
   used := '{}';
   oldest := '{}';
-  FOR b IN SELECT DISTINCT x FROM unnest(p_buckets) AS x ORDER BY x LOOP
+  -- Only the windows counted in are locked: a window only checked (an address's failures beside
+  -- its key) is read as it stands, so requests from one address do not take turns on it.
+  FOR b IN SELECT DISTINCT p_buckets[j] FROM generate_subscripts(p_buckets, 1) AS j WHERE p_count[j] = 1 ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(hashtext('pigeon_admit:' || b));
   END LOOP;
   FOR i IN 1 .. array_length(p_buckets, 1) LOOP

@@ -370,6 +370,23 @@ describe("credits", () => {
     expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(4);
   });
 
+  // On PostgreSQL a keyed send first claims its key (a row pointing at the workspace: a foreign-key
+  // check's KEY SHARE lock on the workspace row), then holds the balance on that same row. With FOR
+  // UPDATE as that hold, two such sends waited on each other: deadlocks, 500s and a unit stuck for
+  // a minute. Each send here must simply be paid once.
+  test("keyed sends to a paid number racing in one workspace are all accepted and each paid once", async () => {
+    const ctx = await createTestContext();
+    await ctx.cloudDevice(fake);
+    await ctx.topUp(1000);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `keyed ${i}` }, { headers: { "idempotency-key": `race-${i}` } }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(960);
+  });
+
   test("phone SMS cost nothing", async () => {
     const ctx = await createTestContext();
     await ctx.phone();

@@ -82,12 +82,16 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * A row lock for the rest of the unit of work, where the dialect has one (PostgreSQL's FOR
- * UPDATE): a count-then-insert that must not be overtaken locks its owner's row first. SQLite
- * needs none (one writer at a time), and has no such clause.
+ * A row lock for the rest of the unit of work, where the dialect has one: a count-then-insert that
+ * must not be overtaken locks its owner's row first. On PostgreSQL it is FOR NO KEY UPDATE, the
+ * lock an UPDATE of the row takes: it waits for another holder of the row, but not for the KEY
+ * SHARE lock a foreign-key check takes on the row it points to. FOR UPDATE would: two units that
+ * each inserted a row pointing at a workspace (an idempotency claim) and then each asked for the
+ * workspace's FOR UPDATE would wait on each other, a deadlock. SQLite needs none (one writer at a
+ * time), and has no such clause.
  */
 export function forUpdate(dialect: Dialect): string {
-  return dialect === "sqlite" ? "" : "FOR UPDATE";
+  return dialect === "sqlite" ? "" : "FOR NO KEY UPDATE";
 }
 
 /** PostgreSQL's limit on the parameters of one statement. */
