@@ -61,11 +61,11 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function claimInTransaction(): Promise<{ n: NotificationRecord; device: DeviceRow }[]> {
     const now = clock.now();
     const budget = new Map<number, number>();
-    const claimed: { n: NotificationRecord; device: DeviceRow }[] = [];
+    const chosen: { n: NotificationRecord; device: DeviceRow }[] = [];
     const deviceCache = new Map<number, DeviceRow | null>();
     await notifications.lockClaims();
     for (const n of await notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
-      if (claimed.length >= CLAIM_BATCH) break;
+      if (chosen.length >= CLAIM_BATCH) break;
       if (n.deviceId === null) continue;
       let device = deviceCache.get(n.deviceId);
       if (device === undefined) {
@@ -83,12 +83,26 @@ export function createDispatcher(deps: DispatcherDeps) {
         left = pace.limit - (await notifications.dispatchedSince(device.id, now - (now % pace.window)));
       }
       if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
-      if (await notifications.claim(n.id, now, deps.cluster.id)) {
-        budget.set(device.id, left - 1);
-        claimed.push({ n: { ...n, attempts: n.attempts + 1, dispatchedAt: now }, device });
-        await state.log(n.id, "attempt", { status: "pending", detail: `attempt ${n.attempts + 1} via device ${device.id}` });
-      }
+      budget.set(device.id, left - 1);
+      chosen.push({ n, device });
     }
+    // Taken in one statement; one another server took first is left out (its device's budget
+    // stays spent for this tick: a pace is never passed, at worst not filled).
+    const taken = await notifications.claimMany(
+      chosen.map((c) => c.n.id),
+      now,
+      deps.cluster.id,
+    );
+    const claimed = chosen
+      .filter((c) => taken.has(c.n.id))
+      .map(({ n, device }) => ({ n: { ...n, attempts: n.attempts + 1, dispatchedAt: now }, device }));
+    await state.logMany(
+      claimed.map(({ n, device }) => ({
+        id: n.id,
+        event: "attempt",
+        fields: { status: "pending", detail: `attempt ${n.attempts} via device ${device.id}` },
+      })),
+    );
     return claimed;
   }
 
@@ -138,8 +152,25 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
   }
 
+  // When each device's last contact was last written by this server.
+  const touched = new Map<number, number>();
+
   /**
-   * Writes an attempt's outcome (state, log, device contact) as one unit of work. A crash before it
+   * Records contact with a device once its outcome's unit has committed, at most once a second a
+   * device: a hint for people (the device list's "last seen"), not part of the outcome. Written
+   * inside each outcome's unit, the device's row was a lock every outcome of that device waited on
+   * through the one before it's commit (on PostgreSQL, a flush to disk each).
+   */
+  function touchLater(deviceId: number, now: number): void {
+    if ((touched.get(deviceId) ?? 0) > now - 1_000) return;
+    touched.set(deviceId, now);
+    storage.afterCommit(() => {
+      devices.touch(deviceId, now).catch((error: unknown) => deps.log(`could not record contact with device ${deviceId}`, error));
+    });
+  }
+
+  /**
+   * Writes an attempt's outcome (state, log) as one unit of work. A crash before it
    * is on disk leaves the attempt `dispatching`, which the next start asks the channel about.
    */
   async function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
@@ -164,7 +195,7 @@ export function createDispatcher(deps: DispatcherDeps) {
           externalId: outcome.externalId,
           detail: outcome.detail ?? `accepted as ${outcome.externalId}`,
         });
-        await devices.touch(device.id, now);
+        touchLater(device.id, now);
         slowDown.delete(device.id);
         break;
       case "throttled": {

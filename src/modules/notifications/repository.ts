@@ -170,9 +170,6 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
     ORDER BY n.valid_until LIMIT ?`,
-    markDispatching: `
-    UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?, claimed_by = ?
-    WHERE id = ? AND stage = 'queued'`,
     dispatchedSince: "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
     requeue: `
     UPDATE notification SET stage = 'queued', next_attempt_at = ?, attempts = attempts - ?, needs_reconcile = ?, updated_at = ?
@@ -421,10 +418,16 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     dispatchedSince: async (deviceId: number, since: number): Promise<number> =>
       (await db.get<{ n: number }>(SQL.dispatchedSince, [deviceId, since]))!.n,
 
-    /** Takes a queued notification for one attempt; false when someone else took it first. */
-    /** Marks a queued notification `dispatching` for server `owner`; false when another took it. */
-    claim: async (id: number, now: number, owner: string): Promise<boolean> =>
-      (await db.run(SQL.markDispatching, [now, now, owner, id])).changes === 1,
+    /** Marks the queued ones of `ids` `dispatching` for server `owner`, in one statement; the ids it took. */
+    async claimMany(ids: number[], now: number, owner: string): Promise<Set<number>> {
+      if (ids.length === 0) return new Set();
+      const rows = await db.all<{ id: number }>(
+        `UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?, claimed_by = ?
+         WHERE id IN (${ids.map(() => "?").join(", ")}) AND stage = 'queued' RETURNING id`,
+        [now, now, owner, ...ids],
+      );
+      return new Set(rows.map((r) => r.id));
+    },
 
     /** Puts a dispatching notification back in the queue, to try again at `at`. */
     async requeue(id: number, at: number, now: number, opts: { countAttempt: boolean; reconcile: boolean }): Promise<void> {
