@@ -7,7 +7,7 @@
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
 // BENCH_PHONE_BACKLOG (default 100,000) the messages waiting on the connected phone;
-// BENCH_ONLY=worker (or start, accept, phone, growth, postgres, comma-separated) runs only those parts and prints
+// BENCH_ONLY=worker (or start, accept, phone, growth, postgres, postgres-worker, comma-separated) runs only those parts and prints
 // them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes and the
 // connected phone's campaign from source and writes bench/profiles/ (BENCH_PROFILE=phone, or send,
 // bulk, picks some).
@@ -735,10 +735,12 @@ async function growthBench(): Promise<Growth[]> {
 // ---------------------------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------------------------
-// PostgreSQL (BENCH_ONLY=postgres, printed, not yet in RESULTS.md): a throwaway cluster with
+// PostgreSQL (in the full run where PostgreSQL is installed, written into RESULTS.md; alone with
+// BENCH_ONLY=postgres, or BENCH_ONLY=postgres-worker for the worker's part): a throwaway cluster with
 // PostgreSQL's defaults (fsync and synchronous_commit on); the bare limit of Bun + postgres.js
 // inserting the same row, one transaction per request as each send is; then Pigeon's single send
-// and bulk on one server, and on two servers sharing the database, each driven by its own load.
+// and bulk on one server, and on two servers sharing the database, each driven by its own load;
+// then the worker draining a backlog, on one server and on two.
 
 async function postgresBench() {
   const { postgresCluster } = await import("../test/helpers/postgres");
@@ -867,8 +869,34 @@ async function main() {
   const worker = await workerBench(WORKER_COUNT);
   logWorker(worker);
   const growth = await growthBench();
-  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, phone, worker, growth });
+  // PostgreSQL where it is installed (Debian's package); the section says so when it is not.
+  const { postgresBin } = await import("../test/helpers/postgres");
+  const onPostgres = postgresBin() ? await postgresBench() : null;
+  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, phone, worker, growth, postgres: onPostgres });
   cleanup();
+}
+
+/** RESULTS.md's PostgreSQL section: each figure beside the baseline or the issue's target. */
+function postgresSection(r: Awaited<ReturnType<typeof postgresBench>> | null, n: (x: number) => string): string[] {
+  const head = ["## PostgreSQL", ""];
+  if (!r?.send) return [...head, "Not measured: PostgreSQL is not installed on this machine (`apt-get install postgresql`).", ""];
+  const pct = (x: number) => `${Math.round((100 * x) / r.base!)}%`;
+  const worker = (w: typeof r.worker1) =>
+    `${n(w.rate)} dispatches/s (${n(w.count - w.left)} of ${n(w.count)}; busiest number ${w.peak}/s against a pace of ${w.perNumber}/s)`;
+  return [
+    ...head,
+    "A throwaway cluster of Debian's package with its defaults (fsync and synchronous_commit on) on this machine's disk. " +
+      "The baseline (bench/baseline-pg.ts) is Bun.serve + JSON.parse + one insert of the same row through postgres.js, one transaction a request. " +
+      "Two servers share the database and this machine's cores, each loaded by its own generator; their rate is the sum.",
+    "",
+    "| what | one server | two servers | issue's target |",
+    "|---|---|---|---|",
+    `| baseline | ${n(r.base!)} req/s | | |`,
+    `| POST /v1/api/sms/send | ${n(r.send)} req/s (${pct(r.send)} of the baseline) | ${n(r.send2!)} req/s (${pct(r.send2!)}) | 40% of the baseline |`,
+    `| bulk, 100 messages a request | ${n(r.bulk! * 100)} notifications/s | ${n(r.bulk2! * 100)} notifications/s | 20,000 notifications/s across two |`,
+    `| worker | ${worker(r.worker1)} | ${worker(r.worker2)} | 2,000 dispatches/s across servers |`,
+    "",
+  ];
 }
 
 function writeResults(r: {
@@ -885,6 +913,7 @@ function writeResults(r: {
   phone: Awaited<ReturnType<typeof phoneBench>>;
   worker: Awaited<ReturnType<typeof workerBench>>;
   growth: Growth[];
+  postgres: Awaited<ReturnType<typeof postgresBench>> | null;
 }) {
   const pct = (x: number, of: number) => `${Math.round((100 * x) / of)}%`;
   const n = (x: number) => Math.round(x).toLocaleString("en-US");
@@ -935,6 +964,7 @@ function writeResults(r: {
       `(${r.worker.seconds.toFixed(1)} s from start, ${r.worker.left} left). The busiest number took at most ${r.worker.peak} messages in one second ` +
       `(pace ${r.worker.perNumber}); the platform received ${n(r.worker.chatSent)}, the cloud provider ${n(r.worker.cloudSent)}.`,
     "",
+    ...postgresSection(r.postgres, n),
     "## Memory and start-up",
     "",
     `- start-up to first answer (GET /health): ${r.startups.toFixed(0)} ms`,
