@@ -33,8 +33,22 @@ export async function pairingInfo(serverUrl: string, pairingToken: string) {
   };
 }
 
-export function createPhonePairing(deps: { storage: Storage; repo: PhoneRepository; clock: Clock; secrets: SecretBox }) {
+/** A one-time code as the app shows it: six digits. */
+const drawSixDigits = () => String(randomInt(100000, 1000000));
+
+/** Tries for a one-time code no live code already has (900,000 codes: a clash is rare, not impossible). */
+const CODE_TRIES = 10;
+
+export function createPhonePairing(deps: {
+  storage: Storage;
+  repo: PhoneRepository;
+  clock: Clock;
+  secrets: SecretBox;
+  /** Where one-time codes come from (tests give their own). */
+  drawCode?: () => string;
+}) {
   const { storage, repo, clock, secrets } = deps;
+  const drawCode = deps.drawCode ?? drawSixDigits;
 
   async function checkRegistrationHeaders(headers: Headers): Promise<void> {
     const [scheme = "", value = ""] = (headers.get("authorization") ?? "").split(/\s+/, 2);
@@ -156,10 +170,14 @@ export function createPhonePairing(deps: { storage: Storage; repo: PhoneReposito
     const [login, ...rest] = Buffer.from(value, "base64").toString("utf8").split(":");
     const ws = await repo.workspaceByLogin(login);
     if (!ws || !(await checkPassword(ws, rest.join(":")))) throw unauthorized("Wrong login or password");
-    const code = String(randomInt(100000, 1000000));
     const validUntil = clock.now() + CODE_TTL_MS;
-    await repo.insertCode(secrets.digest(code), ws.id, validUntil);
-    return { code, validUntil: iso(validUntil) };
+    // A code is its row's key: one drawn again while another workspace's (or this one's) is still
+    // live is drawn anew, not a 500.
+    for (let i = 0; i < CODE_TRIES; i++) {
+      const code = drawCode();
+      if (await repo.insertCode(secrets.digest(code), ws.id, validUntil)) return { code, validUntil: iso(validUntil) };
+    }
+    throw new AppError("service_unavailable", "No one-time code is free right now; try again in a minute");
   }
 
   async function changePassword(device: DeviceRow, body: { currentPassword: string; newPassword: string }) {

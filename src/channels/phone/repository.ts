@@ -282,8 +282,15 @@ export function createPhoneRepository(db: Executor) {
       run("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?", [login, passwordHash, workspaceId]),
     setPassword: (workspaceId: number, passwordHash: string) =>
       run("UPDATE workspace SET mobile_password_hash = ? WHERE id = ?", [passwordHash, workspaceId]),
-    insertCode: (digest: string, workspaceId: number, expiresAt: number) =>
-      run("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?)", [digest, workspaceId, expiresAt]),
+    /** Stores a one-time code; false when a code with that digest is already stored. */
+    insertCode: async (digest: string, workspaceId: number, expiresAt: number): Promise<boolean> =>
+      (
+        await db.run("INSERT INTO mobile_code (code, workspace_id, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [
+          digest,
+          workspaceId,
+          expiresAt,
+        ])
+      ).changes === 1,
     /** Consumes a code: it works once. */
     takeCode: (digest: string): Promise<CodeRow | null> =>
       db.get<CodeRow>('DELETE FROM mobile_code WHERE code = ? RETURNING workspace_id AS "workspaceId", expires_at AS "expiresAt"', [
