@@ -57,6 +57,14 @@ const anyAlive = () => {
   const up = alive();
   return up.length > 0 ? up[rand(0, up.length - 1)] : null;
 };
+/** A running server at random, once one is up (while restarts are under way, none may be). */
+async function someAlive(): Promise<RunningServer> {
+  for (;;) {
+    const server = anyAlive();
+    if (server) return server;
+    await Bun.sleep(50);
+  }
+}
 /** The running server that printed `id` as its id in the cluster (a restart prints a new one). */
 const serverWithId = (ids: string[]) => alive().find((s) => ids.some((id) => s.output().includes(`id in the cluster is ${id}`)));
 
@@ -127,11 +135,7 @@ describe("servers SIGKILLed and started again, round after round, under load", (
       const idempotencyKey = crypto.randomUUID();
       const deadline = Date.now() + 45_000;
       while (Date.now() < deadline) {
-        const server = anyAlive();
-        if (!server) {
-          await Bun.sleep(50);
-          continue;
-        }
+        const server = await someAlive();
         sending.set(server, (sending.get(server) ?? 0) + 1);
         try {
           const res = await server.fetch(path, {
@@ -208,11 +212,7 @@ describe("servers SIGKILLed and started again, round after round, under load", (
     async function report(items: { id: string; state: string }[]): Promise<boolean> {
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
-        const server = anyAlive();
-        if (!server) {
-          await Bun.sleep(50);
-          continue;
-        }
+        const server = await someAlive();
         try {
           const res = await fetch(`${server.url}/mobile/v1/message`, {
             method: "PATCH",
@@ -233,11 +233,7 @@ describe("servers SIGKILLed and started again, round after round, under load", (
     }
     const phone = (async () => {
       while (phoneOn) {
-        const server = anyAlive();
-        if (!server) {
-          await Bun.sleep(50);
-          continue;
-        }
+        const server = await someAlive();
         const began = performance.now();
         pullingFrom = server;
         pullsBegun++;

@@ -98,16 +98,32 @@ export function forUpdate(dialect: Dialect): string {
 const MAX_PARAMS = 65_535;
 
 /**
- * A multi-row INSERT's rows in chunks that keep each statement under PostgreSQL's parameter limit:
- * each chunk with its `(?, ?, …), (…)` text, `width` placeholders a row (`row` gives the text of
- * one row when some of its values are written into the statement).
+ * Inserts `rows` with `head` (`INSERT INTO t (…) VALUES`), each row written as `row` (its `?`
+ * placeholders, and any values written into the statement) with `params(row)`. On PostgreSQL one
+ * statement for as many rows as its parameter limit allows (a round trip saved a row); on SQLite a
+ * statement a row (no round trip to save, and its RETURNING order over several rows is not
+ * promised). With `returning` (`RETURNING id`), the rows returned, in the order of `rows`:
+ * PostgreSQL's INSERT … VALUES returns them in the order of its VALUES.
  */
-export function valueChunks<T>(rows: readonly T[], width: number, row = `(${Array(width).fill("?").join(", ")})`) {
-  const size = Math.max(1, Math.floor(MAX_PARAMS / width));
-  const chunks: { rows: T[]; values: string }[] = [];
+export async function insertRows<T, R = never>(
+  db: Executor,
+  head: string,
+  rows: readonly T[],
+  params: (row: T) => SqlParam[],
+  options: { row?: string; returning?: string } = {},
+): Promise<R[]> {
+  if (rows.length === 0) return [];
+  const width = params(rows[0]).length;
+  const row = options.row ?? `(${Array(width).fill("?").join(", ")})`;
+  const tail = options.returning ? ` ${options.returning}` : "";
+  const out: R[] = [];
+  const size = db.dialect === "sqlite" ? 1 : Math.max(1, Math.floor(MAX_PARAMS / width));
   for (let i = 0; i < rows.length; i += size) {
     const part = rows.slice(i, i + size);
-    chunks.push({ rows: part, values: part.map(() => row).join(", ") });
+    const statement = `${head} ${part.map(() => row).join(", ")}${tail}`;
+    const values = part.flatMap(params);
+    if (options.returning) out.push(...(await db.all<R>(statement, values)));
+    else await db.run(statement, values);
   }
-  return chunks;
+  return out;
 }

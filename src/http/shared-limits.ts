@@ -27,6 +27,9 @@ function minuteWindow(bucket: string, now: number, limit: number, slots = MINUTE
 /** When a minute window whose oldest counted second is `oldest` next grows (that second leaves it). */
 const freeAt = (oldest: number | null, now: number, slots = MINUTE_SLOTS) => (oldest === null ? now : (oldest + slots) * SECOND);
 
+/** An address's failed authentications in the last minute. */
+const failureWindow = (address: string, now: number) => minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE);
+
 /** The shared limiter and the dashboard's shared sign-in throttle, over one counter repository. */
 export function createSharedLimits(db: Executor, clock: Clock) {
   const counters = createRateCounterRepository(db);
@@ -65,12 +68,12 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
 
   async function checkAuthFailures(address: string): Promise<void> {
     const now = clock.now();
-    const { admitted, oldest } = await counters.admit([minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE)], false);
+    const { admitted, oldest } = await counters.admit([failureWindow(address, now)], false);
     if (!admitted) throw authThrottled(freeAt(oldest[0], now), now);
   }
 
   async function recordAuthFailure(address: string): Promise<void> {
-    const w = minuteWindow(`auth:${address}`, clock.now(), AUTH_FAILURES_PER_MINUTE);
+    const w = failureWindow(address, clock.now());
     await counters.count(w.bucket, w.slot, w.expiresAt);
   }
 
@@ -95,14 +98,14 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
       } catch (error) {
         if (error instanceof AppError && error.code === "unauthorized") {
           const now = clock.now();
-          const { admitted, oldest } = await counters.admit([minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE)], true);
+          const { admitted, oldest } = await counters.admit([failureWindow(address, now)], true);
           if (!admitted) throw authThrottled(freeAt(oldest[0], now), now);
         }
         throw error;
       }
       const now = clock.now();
       const { requestsPerMinute: perMinute, requestsPerDay: perDay } = auth.plan;
-      const windows = [minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE), ...keyWindows(auth.keyId, perMinute, perDay, now)];
+      const windows = [failureWindow(address, now), ...keyWindows(auth.keyId, perMinute, perDay, now)];
       const admission = await counters.admit(windows, [false, true, true]);
       if (!admission.admitted && admission.used[0] >= AUTH_FAILURES_PER_MINUTE) throw authThrottled(freeAt(admission.oldest[0], now), now);
       return { auth, decision: keyDecision(admission, 1, windows, perMinute, perDay, now) };

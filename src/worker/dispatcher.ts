@@ -159,7 +159,7 @@ export function createDispatcher(deps: DispatcherDeps) {
    * Records contact with a device once its outcome's unit has committed, at most once a second a
    * device: a hint for people (the device list's "last seen"), not part of the outcome. Written
    * inside each outcome's unit, the device's row was a lock every outcome of that device waited on
-   * through the one before it's commit (on PostgreSQL, a flush to disk each).
+   * through the commit of the one before (on PostgreSQL, a flush to disk each).
    */
   function touchLater(deviceId: number, now: number): void {
     if ((touched.get(deviceId) ?? 0) > now - 1_000) return;

@@ -1,6 +1,6 @@
 // The credit queries: the balance on the workspace row and the ledger that explains it (debit runs
 // on every accepted send to a cloud number).
-import { forUpdate, valueChunks, type Executor, type SqlParam } from "../../db/storage";
+import { forUpdate, insertRows, type Executor } from "../../db/storage";
 
 export interface LedgerRow {
   id: number;
@@ -17,7 +17,7 @@ type LedgerEntry = Omit<LedgerRow, "id">;
 const SQL = {
   debit: "UPDATE workspace SET credit_balance = credit_balance - ? WHERE id = ? AND credit_balance >= ? RETURNING credit_balance",
   credit: "UPDATE workspace SET credit_balance = credit_balance + ? WHERE id = ? RETURNING credit_balance",
-  insertLedger: "INSERT INTO credit_ledger (workspace_id, delta, reason, notification_id, note, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+  insertLedger: "INSERT INTO credit_ledger (workspace_id, delta, reason, notification_id, note, created_at) VALUES",
   refunded: "SELECT 1 AS one FROM credit_ledger WHERE notification_id = ? AND reason = 'refund' LIMIT 1",
   balanceOf: "SELECT credit_balance FROM workspace WHERE id = ?",
   usedSince:
@@ -39,6 +39,11 @@ interface LedgerDbRow {
 }
 
 export function createCreditRepository(db: Executor) {
+  /** Ledger rows (a bulk request's debits in one statement on PostgreSQL). */
+  async function insertLedgers(entries: readonly LedgerEntry[]) {
+    await insertRows(db, SQL.insertLedger, entries, (e) => [e.workspaceId, e.delta, e.reason, e.notificationId, e.note, e.createdAt]);
+  }
+
   return {
     /** Takes `amount` off the balance if it covers it; the new balance, or null when it does not (or no such workspace). */
     debitIfCovered: async (workspaceId: number, amount: number): Promise<number | null> =>
@@ -55,18 +60,8 @@ export function createCreditRepository(db: Executor) {
      */
     balanceHeld: async (workspaceId: number): Promise<number | null> =>
       (await db.get<{ credit_balance: number }>(`${SQL.balanceOf} ${forUpdate(db.dialect)}`, [workspaceId]))?.credit_balance ?? null,
-    insertLedger: async (e: LedgerEntry) =>
-      void (await db.run(SQL.insertLedger, [e.workspaceId, e.delta, e.reason, e.notificationId, e.note, e.createdAt])),
-    /** Several ledger rows: on PostgreSQL one statement a chunk, on SQLite one a row. */
-    async insertLedgers(entries: readonly LedgerEntry[]) {
-      const params = (e: LedgerEntry): SqlParam[] => [e.workspaceId, e.delta, e.reason, e.notificationId, e.note, e.createdAt];
-      if (db.dialect === "sqlite" || entries.length === 1) {
-        for (const e of entries) await db.run(SQL.insertLedger, params(e));
-        return;
-      }
-      const head = SQL.insertLedger.slice(0, SQL.insertLedger.indexOf("VALUES") + "VALUES".length);
-      for (const chunk of valueChunks(entries, 6)) await db.run(`${head} ${chunk.values}`, chunk.rows.flatMap(params));
-    },
+    insertLedger: (e: LedgerEntry) => insertLedgers([e]),
+    insertLedgers,
     hasRefund: async (notificationId: number): Promise<boolean> => (await db.get(SQL.refunded, [notificationId])) !== null,
     /** Net credits debited since `since` (debits minus refunds). */
     usedSince: async (workspaceId: number, since: number): Promise<number> =>

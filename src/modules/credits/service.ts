@@ -24,16 +24,36 @@ export function createCreditService(storage: Storage, clock: Clock) {
     );
   }
 
+  /**
+   * Takes each notification's cost in one update of the balance, and writes their ledger rows.
+   * Throws insufficient_credits (402) when the balance does not cover them all; nothing is written
+   * then.
+   */
+  async function debitMany(workspaceId: number, debits: { amount: number; notificationId: number | null }[]): Promise<void> {
+    const paid = debits.filter((d) => d.amount > 0);
+    const total = paid.reduce((sum, d) => sum + d.amount, 0);
+    if (total <= 0) return;
+    if ((await repo.debitIfCovered(workspaceId, total)) === null) throw await insufficient(workspaceId, total);
+    const at = clock.now();
+    await repo.insertLedgers(
+      paid.map((d) => ({
+        workspaceId,
+        delta: -d.amount,
+        reason: "debit" as const,
+        notificationId: d.notificationId,
+        note: null,
+        createdAt: at,
+      })),
+    );
+  }
+
   return {
     /**
      * Takes `amount` credits for a notification, inside the caller's transaction. Throws
      * insufficient_credits (402) when the balance does not cover it; nothing is written then.
      */
-    async debit(workspaceId: number, amount: number, notificationId: number | null): Promise<void> {
-      if (amount <= 0) return;
-      if ((await repo.debitIfCovered(workspaceId, amount)) === null) throw await insufficient(workspaceId, amount);
-      await repo.insertLedger({ workspaceId, delta: -amount, reason: "debit", notificationId, note: null, createdAt: clock.now() });
-    },
+    debit: (workspaceId: number, amount: number, notificationId: number | null): Promise<void> =>
+      debitMany(workspaceId, [{ amount, notificationId }]),
 
     /**
      * The balance for a batch of debits (a bulk request's) decided in memory: its row is held
@@ -49,23 +69,7 @@ export function createCreditService(storage: Storage, clock: Clock) {
      * Takes each notification's cost, as decided from holdBalance, in one update of the balance and
      * its ledger rows. Throws insufficient_credits when the balance no longer covers them all.
      */
-    async debitMany(workspaceId: number, debits: { amount: number; notificationId: number }[]): Promise<void> {
-      const paid = debits.filter((d) => d.amount > 0);
-      const total = paid.reduce((sum, d) => sum + d.amount, 0);
-      if (total <= 0) return;
-      if ((await repo.debitIfCovered(workspaceId, total)) === null) throw await insufficient(workspaceId, total);
-      const at = clock.now();
-      await repo.insertLedgers(
-        paid.map((d) => ({
-          workspaceId,
-          delta: -d.amount,
-          reason: "debit" as const,
-          notificationId: d.notificationId,
-          note: null,
-          createdAt: at,
-        })),
-      );
-    },
+    debitMany,
 
     /** Gives a notification's cost back once, inside the caller's transaction. */
     async refund(workspaceId: number, amount: number, notificationId: number, note: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 // Notification queries, on the storage seam: the accept path and the worker's claim run these for
 // every message, so each is one statement the executor prepares once.
 import type { DeliveryType, DeviceKind } from "../../channels/kinds";
-import { indexHint, isUniqueViolation, likeAnyCase, valueChunks, type Executor, type SqlParam } from "../../db/storage";
+import { indexHint, insertRows, isUniqueViolation, likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
 import { notification } from "../../db/schema";
 
@@ -99,10 +99,8 @@ const CLAIM_LOCK = 0x70_69_67_63_6c_6d; // "pigclm"
 const INSERT_HEAD = `
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at)`;
+      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at) VALUES`;
 const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-/** The parameters of one INSERT_ROW. */
-const INSERT_WIDTH = 25;
 
 function insertParams(n: NewNotification): SqlParam[] {
   return [
@@ -149,7 +147,6 @@ const INSERT_LOG = "INSERT INTO notification_log (notification_id, at, event, st
 export function createNotificationRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const SQL = {
-    insert: `${INSERT_HEAD} VALUES ${INSERT_ROW} RETURNING id`,
     byWorkspace: `SELECT ${N.columns()} FROM notification WHERE workspace_id = ? AND id = ?`,
     logsOf: 'SELECT id, at, event, status, error_code AS "errorCode", detail FROM notification_log WHERE notification_id = ? ORDER BY id',
     // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
@@ -267,24 +264,11 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     return (await hours(first, end)) + head + tail;
   }
 
-  /**
-   * Stores notifications; their ids, in the order given. On PostgreSQL one statement a chunk (a
-   * round trip each, so a bulk request of 100 is one), whose RETURNING hands the ids back in the
-   * order of its VALUES, as PostgreSQL's INSERT does; on SQLite a statement a row, which costs no
-   * round trip and whose RETURNING order is not promised for several rows.
-   */
+  /** Stores notifications; their ids, in the order given (a bulk request's in one statement on PostgreSQL). */
   async function insertMany(rows: readonly NewNotification[]): Promise<number[]> {
-    if (db.dialect === "sqlite" || rows.length === 1) {
-      const ids: number[] = [];
-      for (const n of rows) ids.push((await db.get<{ id: number }>(SQL.insert, insertParams(n)))!.id);
-      return ids;
-    }
-    const ids: number[] = [];
-    for (const chunk of valueChunks(rows, INSERT_WIDTH, INSERT_ROW)) {
-      const returned = await db.all<{ id: number }>(`${INSERT_HEAD} VALUES ${chunk.values} RETURNING id`, chunk.rows.flatMap(insertParams));
-      ids.push(...returned.map((r) => r.id));
-    }
-    return ids;
+    return (
+      await insertRows<NewNotification, { id: number }>(db, INSERT_HEAD, rows, insertParams, { row: INSERT_ROW, returning: "RETURNING id" })
+    ).map((r) => r.id);
   }
 
   return {
@@ -486,21 +470,13 @@ export function createStatusRepository(db: Executor) {
     ]),
   ) as Record<keyof typeof TIME_COLUMN, string>;
 
-  /** Log lines of several notifications: on PostgreSQL one statement a chunk, on SQLite one a line. */
+  /** Log lines of several notifications (a bulk request's in one statement on PostgreSQL). */
   async function insertLogs(entries: readonly LogEntry[]) {
-    const params = (e: LogEntry): SqlParam[] => [e.notificationId, e.at, e.event, e.status, e.errorCode, e.detail];
-    if (db.dialect === "sqlite" || entries.length === 1) {
-      for (const e of entries) await db.run(`${INSERT_LOG} (?, ?, ?, ?, ?, ?)`, params(e));
-      return;
-    }
-    for (const chunk of valueChunks(entries, 6)) await db.run(`${INSERT_LOG} ${chunk.values}`, chunk.rows.flatMap(params));
+    await insertRows(db, INSERT_LOG, entries, (e) => [e.notificationId, e.at, e.event, e.status, e.errorCode, e.detail]);
   }
 
   return {
     byId: async (id: number): Promise<NotificationRecord | null> => one(await db.get<Row>(SQL_BY_ID, [id])),
-    async insertLog(id: number, at: number, event: string, status: string | null, errorCode: string | null, detail: string | null) {
-      await insertLogs([{ notificationId: id, at, event, status, errorCode, detail }]);
-    },
     insertLogs,
     /** Moves one notification's status; false when it no longer had `from`. */
     move: async (id: number, m: StatusMove): Promise<boolean> =>

@@ -79,7 +79,7 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
   let failover: FailoverHook | null = null;
 
   function log(id: number, event: string, fields: LogFields = {}): Promise<void> {
-    return repo.insertLog(id, fields.at ?? clock.now(), event, fields.status ?? null, fields.errorCode ?? null, fields.detail ?? null);
+    return logMany([{ id, event, fields }]);
   }
 
   /** Several log lines at once (a bulk request's), in one statement where the dialect makes that pay. */

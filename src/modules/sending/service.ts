@@ -588,7 +588,7 @@ export function createSendingService(deps: SendingDeps) {
     });
   }
 
-  /** The plan's monthly SMS allowance, counted up to the rows written just before. */
+  /** A preview's check of the plan's monthly SMS allowance (accept checks a request's items at once). */
   async function refusedByPlan(auth: AuthContext, p: Prepared, now: number): Promise<AppError | null> {
     if (p.channel !== "sms" || auth.plan.monthlySmsLimit === null) return null;
     if (storage.inTransaction) await usage.holdAllowance(auth.accountId);
