@@ -1,6 +1,7 @@
 // Who a request is for, and how an API key reaches us: `Authorization: Bearer <key>` +
 // `X-API-SECRET`, or the `x-api-key` + `x-api-secret` pair. The check itself is the accounts
 // module's (`authenticate` in src/modules/accounts/service.ts), which owns the keys.
+import type { Freshness } from "./rate-limit";
 
 /** Who a send or a read is for: a workspace under its account's plan, and the API key used, if any. */
 export interface AuthContext {
@@ -19,6 +20,14 @@ export interface AuthContext {
     monthlySmsLimit: number | null;
     allowUrls: boolean;
   };
+  /**
+   * The database's cache generation when the request was admitted (PostgreSQL's shared limiter
+   * sets it): what a server keeps in memory is used for this request only if it is at least as
+   * new (src/lib/generation-cache.ts). Absent on SQLite and for a dashboard user: read afresh.
+   */
+  cacheGeneration?: number;
+  /** The generation the caller's own record was read at, when it may come from memory. */
+  generation?: number;
 }
 
 /** Reads the key and secret from either header pair; null where absent. */
@@ -66,4 +75,4 @@ export function termsOf(row: {
 }
 
 /** Checks an API key and secret from a request's headers (the accounts module's `authenticate`). */
-export type Authenticator = (headers: Headers) => Promise<KeyAuthContext>;
+export type Authenticator = (headers: Headers, freshness?: Freshness) => Promise<KeyAuthContext>;

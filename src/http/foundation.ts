@@ -208,8 +208,8 @@ export function requestPipeline(deps: FoundationDeps) {
     await deps.beforeBody?.(request, path, (step) => rateLimiter.guardAuth(client, step));
     const gate = needsApiKey(path) ? null : deps.gates?.find((g) => g.matches(path));
     if (needsApiKey(path) || gate) {
-      const { auth, decision } = await rateLimiter.admitKey(client, () =>
-        gate ? gate.authenticate(request) : authenticate(request.headers),
+      const { auth, decision } = await rateLimiter.admitKey(client, (freshness) =>
+        gate ? gate.authenticate(request) : authenticate(request.headers, freshness),
       );
       authByRequest.set(request, auth);
       Object.assign(headers, decision.headers);

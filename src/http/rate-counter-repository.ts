@@ -19,6 +19,8 @@ export interface Admission {
   used: number[];
   /** Each window's oldest counted slot, or null when it is empty. */
   oldest: (number | null)[];
+  /** The database's cache generation when the call began (src/lib/generation-cache.ts). */
+  generation: number;
 }
 
 export function createRateCounterRepository(db: Executor) {
@@ -31,8 +33,17 @@ export function createRateCounterRepository(db: Executor) {
      */
     async admit(windows: Window[], count: boolean | boolean[]): Promise<Admission> {
       const flags = windows.map((_, i) => ((Array.isArray(count) ? count[i] : count) ? 1 : 0));
-      const row = await db.get<{ admitted: boolean | number; used: (number | string)[]; oldest: (number | string | null)[] }>(
-        "SELECT admitted, used, oldest FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::integer[])",
+      const row = await db.get<{
+        admitted: boolean | number;
+        used: (number | string)[];
+        oldest: (number | string | null)[];
+        generation: number | string;
+      }>(
+        // With the database's cache generation as it stood when the statement began (see
+        // src/lib/generation-cache.ts): 0 until the first change has made its row.
+        `SELECT admitted, used, oldest,
+           (SELECT coalesce(max(value::bigint), 0) FROM instance_setting WHERE name = 'cache_generation') AS generation
+         FROM pigeon_admit(?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::integer[])`,
         [
           array(windows.map((w) => w.bucket)),
           array(windows.map((w) => w.slot)),
@@ -47,6 +58,7 @@ export function createRateCounterRepository(db: Executor) {
         admitted: row!.admitted === true || row!.admitted === 1,
         used: row!.used.map(Number),
         oldest: row!.oldest.map((o) => (o === null ? null : Number(o))),
+        generation: Number(row!.generation),
       };
     },
     /** Counts one in `bucket`'s `slot`, whatever its count. */

@@ -230,8 +230,8 @@ export function createRateLimiter(clock: Clock) {
     }
   }
 
-  async function admitKey<A extends KeyHolder>(address: string, authenticate: () => A | Promise<A>) {
-    const auth = await guardAuth(address, authenticate);
+  async function admitKey<A extends KeyHolder>(address: string, authenticate: (freshness?: Freshness) => A | Promise<A>) {
+    const auth = await guardAuth(address, () => authenticate());
     return { auth, decision: hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay) };
   }
 
@@ -242,6 +242,25 @@ export function createRateLimiter(clock: Clock) {
 export interface KeyHolder {
   keyId: number;
   plan: { requestsPerMinute: number; requestsPerDay: number };
+  /**
+   * The cache generation this caller's record was read at, when it came from a server's memory
+   * or may be kept there (src/lib/generation-cache.ts); absent when it was read for this request
+   * alone.
+   */
+  generation?: number;
+  /** The database's cache generation when the request was admitted (the shared limiter sets it). */
+  cacheGeneration?: number;
+}
+
+/**
+ * How fresh a caller's record must be: `atLeast`, a record kept in memory is used only if tagged
+ * with at least that generation (undefined: any kept one will do, as a first guess the admission
+ * then checks); `known`, the newest generation this server knew before the read, the tag of a
+ * record read now. Without it (the in-memory limiter) nothing is kept or taken from memory.
+ */
+export interface Freshness {
+  atLeast?: number;
+  known?: number;
 }
 
 /**
@@ -264,7 +283,10 @@ export interface RateLimiter {
    * request counted against the key's minute and day (hit); the caller and the rate headers. The
    * shared limiter checks the address and counts the key in one call.
    */
-  admitKey<A extends KeyHolder>(address: string, authenticate: () => A | Promise<A>): Promise<{ auth: A; decision: RateDecision }>;
+  admitKey<A extends KeyHolder>(
+    address: string,
+    authenticate: (freshness?: Freshness) => A | Promise<A>,
+  ): Promise<{ auth: A; decision: RateDecision }>;
   /** Forgets passed windows kept in the database (the shared limiter); absent in memory. */
   prune?(): Promise<number>;
 }

@@ -9,7 +9,7 @@ import type { Executor } from "../db/storage";
 import { DAY } from "../lib/time";
 import { AppError } from "./errors";
 import { createRateCounterRepository, type Admission, type Window } from "./rate-counter-repository";
-import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type KeyHolder, type RateDecision } from "./rate-limit";
+import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type Freshness, type KeyHolder, type RateDecision } from "./rate-limit";
 
 const SECOND = 1000;
 /** Slots a minute's window counts: the current second and the 60 before it. */
@@ -42,6 +42,8 @@ export function createSharedLimits(db: Executor, clock: Clock) {
 type Counters = ReturnType<typeof createRateCounterRepository>;
 
 function sharedRateLimiter(counters: Counters, clock: Clock) {
+  /** The newest cache generation an admission has read here (src/lib/generation-cache.ts). */
+  let newest: number | undefined;
   function keyWindows(keyId: number, perMinute: number, perDay: number, now: number): Window[] {
     const day = Math.floor(now / DAY);
     return [
@@ -91,23 +93,34 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
      * authentication is counted, or refused with 429 when the address is already over, as in
      * guardAuth.
      */
-    async admitKey<A extends KeyHolder>(address: string, authenticate: () => A | Promise<A>) {
-      let auth: A;
-      try {
-        auth = await authenticate();
-      } catch (error) {
-        if (error instanceof AppError && error.code === "unauthorized") {
-          const now = clock.now();
-          const { admitted, oldest } = await counters.admit([failureWindow(address, now)], true);
-          if (!admitted) throw authThrottled(freeAt(oldest[0], now), now);
+    async admitKey<A extends KeyHolder>(address: string, authenticate: (freshness?: Freshness) => A | Promise<A>) {
+      /** The caller, a failed authentication counted against the address (or refused when it is over). */
+      const caller = async (freshness: Freshness) => {
+        try {
+          return await authenticate(freshness);
+        } catch (error) {
+          if (error instanceof AppError && error.code === "unauthorized") {
+            const now = clock.now();
+            const { admitted, oldest } = await counters.admit([failureWindow(address, now)], true);
+            if (!admitted) throw authThrottled(freeAt(oldest[0], now), now);
+          }
+          throw error;
         }
-        throw error;
-      }
+      };
+      // A record kept in memory is a first guess: the admission says whether it is still current.
+      let auth = await caller({ known: newest });
       const now = clock.now();
       const { requestsPerMinute: perMinute, requestsPerDay: perDay } = auth.plan;
       const windows = [failureWindow(address, now), ...keyWindows(auth.keyId, perMinute, perDay, now)];
       const admission = await counters.admit(windows, [false, true, true]);
       if (!admission.admitted && admission.used[0] >= AUTH_FAILURES_PER_MINUTE) throw authThrottled(freeAt(admission.oldest[0], now), now);
+      const seen = admission.generation;
+      newest = Math.max(newest ?? 0, seen);
+      // Changed since it was read (a key disabled or rotated, a plan changed through any server):
+      // read again before anything is done for it. It was counted under its old limits; the
+      // answer below is the one the limits it was counted under gave.
+      if (auth.generation !== undefined && auth.generation < seen) auth = await caller({ atLeast: seen, known: seen });
+      auth.cacheGeneration = seen;
       return { auth, decision: keyDecision(admission, 1, windows, perMinute, perDay, now) };
     },
 

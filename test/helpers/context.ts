@@ -82,14 +82,21 @@ export function notYetOnPostgres(reason: string) {
  * end, so the same tests can run on each database Pigeon supports.
  */
 export async function createTestContext(
-  opts: { config?: Partial<Config>; dbPath?: string; channelTimeoutMs?: number; fastRoutes?: boolean; backend?: Backend } = {},
+  opts: {
+    config?: Partial<Config>;
+    dbPath?: string;
+    channelTimeoutMs?: number;
+    fastRoutes?: boolean;
+    backend?: Backend;
+    /** PostgreSQL: join this database (another context's `databaseUrl`), as a second server would. */
+    databaseUrl?: string;
+  } = {},
 ) {
-  const backend = opts.backend ?? testBackend();
+  const backend = opts.databaseUrl ? "postgres" : (opts.backend ?? testBackend());
   // On PostgreSQL, a fresh migrated database of its own (a file path, for a "restart", stays SQLite's).
-  const postgres =
-    backend === "postgres" && !opts.dbPath
-      ? connectPostgres(await (await postgresCluster()).migratedDatabase(), { max: 4, idleSeconds: 2 })
-      : null;
+  const databaseUrl =
+    backend === "postgres" && !opts.dbPath ? (opts.databaseUrl ?? (await (await postgresCluster()).migratedDatabase())) : null;
+  const postgres = databaseUrl ? connectPostgres(databaseUrl, { max: 4, idleSeconds: 2 }) : null;
   const db = postgres ? null : openDatabase(opts.dbPath ?? ":memory:");
   if (db) migrate(db);
   const clock = new ManualClock();
@@ -178,6 +185,8 @@ export async function createTestContext(
 
   return {
     db,
+    /** The PostgreSQL database this context runs on (null on SQLite). */
+    databaseUrl,
     /**
      * The database as a test reads and changes it directly: SQL through the storage seam's executor,
      * so the same test runs on every back end (writes are units of work of their own).

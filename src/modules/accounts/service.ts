@@ -4,9 +4,18 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { readCredentials, termsOf, type AuthContext, type KeyAuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
+import type { Freshness } from "../../http/rate-limit";
+import { createGenerationCache } from "../../lib/generation-cache";
 import type { SecretBox } from "../../lib/secrets";
 import { matchesHash, nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
-import { createAccountRepository, type AccountRow, type ApiKeyRow, type PlanRow, type WorkspaceRow } from "./repository";
+import {
+  createAccountRepository,
+  type AccountRow,
+  type ApiKeyRow,
+  type KeyCredentials,
+  type PlanRow,
+  type WorkspaceRow,
+} from "./repository";
 
 export type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow };
 
@@ -223,30 +232,55 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return { keyId: null, keyName: "dashboard", ...termsOf(row) };
   }
 
+  // On PostgreSQL, each key's record kept between requests (src/lib/generation-cache.ts), so that
+  // a request reads it only when something it holds may have changed. Only keys that exist are
+  // kept: a made-up key costs a read each time, as on SQLite.
+  const kept = createGenerationCache<string, KeyCredentials>();
+
   /**
    * An API request's caller, from its key and secret (every /v1 request). Missing or wrong
    * credentials: 401; a disabled key or a suspended account: 403, and only after the secret
-   * matched, so the 403 leaks nothing.
+   * matched, so the 403 leaks nothing. With `freshness` (the shared limiter's), the key's record
+   * may come from memory, and the caller says which generation it was read at.
    */
-  async function authenticate(headers: Headers): Promise<KeyAuthContext> {
+  async function authenticate(headers: Headers, freshness?: Freshness): Promise<KeyAuthContext> {
     const { key, secret } = readCredentials(headers);
     if (!key) {
       throw new AppError("unauthorized", "Missing API key: send Authorization: Bearer <API_KEY> (or x-api-key)");
     }
     if (!secret) throw new AppError("unauthorized", "Missing API secret: send X-API-SECRET (or x-api-secret)");
-    const row = await repo.keyCredentials(key);
-    if (!row || !matchesHash(secret, row.secretHash)) {
-      throw new AppError("unauthorized", "Invalid API key or secret");
+    const refusal = (row: KeyCredentials | null): AppError | null => {
+      if (!row || !matchesHash(secret, row.secretHash)) return new AppError("unauthorized", "Invalid API key or secret");
+      if (row.keyStatus !== "active") return new AppError("key_disabled", "This API key is disabled");
+      if (row.accountStatus !== "active") return new AppError("account_suspended", "This account is suspended");
+      return null;
+    };
+    let row: KeyCredentials | null = null;
+    let generation: number | undefined;
+    const entry = freshness ? kept.peek(key) : undefined;
+    // A kept record that would refuse the request is read again first: the secret may have been
+    // rotated, or the key enabled again, through another server since it was kept.
+    if (entry && (freshness?.atLeast === undefined || entry.tag >= freshness.atLeast) && !refusal(entry.value)) {
+      row = entry.value;
+      generation = entry.tag;
+    } else {
+      row = await repo.keyCredentials(key);
+      generation = freshness?.known;
+      if (row) kept.set(key, row, generation);
+      else kept.delete(key);
     }
-    if (row.keyStatus !== "active") throw new AppError("key_disabled", "This API key is disabled");
-    if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
+    const refused = refusal(row);
+    if (refused || !row) throw refused;
 
     // last_used_at is a hint for the key list; written once a minute, without holding the request
     // up (a write that fails, on a full disk, loses nothing but the hint).
     const now = clock.now();
-    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) repo.touchKey(row.keyId, now).catch(() => {});
+    if (row.lastUsedAt === null || now - row.lastUsedAt > 60_000) {
+      row.lastUsedAt = now;
+      repo.touchKey(row.keyId, now).catch(() => {});
+    }
 
-    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row) };
+    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row), ...(generation === undefined ? {} : { generation }) };
   }
 
   /** An API key by its id, whatever its status; null when there is none. */

@@ -133,8 +133,14 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
       db.get<SuppressionRecord>(`SELECT ${suppressionColumns} FROM suppression WHERE workspace_id = ? AND phone = ?`, [workspaceId, phone]),
 
     /** Every number the workspace suppresses now. */
-    suppressedPhones: async (workspaceId: number): Promise<string[]> =>
-      (await db.all<{ phone: string }>("SELECT phone FROM suppression WHERE workspace_id = ?", [workspaceId])).map((r) => r.phone),
+    /** The workspace's suppressed numbers; at most `limit` of them when it is given. */
+    suppressedPhones: async (workspaceId: number, limit?: number): Promise<string[]> =>
+      (
+        await db.all<{ phone: string }>(
+          `SELECT phone FROM suppression WHERE workspace_id = ?${limit === undefined ? "" : " LIMIT ?"}`,
+          limit === undefined ? [workspaceId] : [workspaceId, limit],
+        )
+      ).map((r) => r.phone),
 
     /** True when the number was not suppressed before. */
     suppress: async (workspaceId: number, phone: string, at: number, source: OptOutSource, reason: string | null): Promise<boolean> =>

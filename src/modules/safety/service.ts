@@ -7,6 +7,7 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { OptOutSource } from "../../db/schema";
 import { AppError } from "../../http/errors";
+import { createGenerationCache } from "../../lib/generation-cache";
 import { quietUntil, zoneForNumber } from "../../lib/quiet-hours";
 import { resolveTimeZone } from "../../lib/schedule";
 import { iso } from "../../lib/time";
@@ -42,6 +43,8 @@ export type Keyword = "opt_out" | "opt_in" | "help";
  * settings, read once, and, when fetched up front for a bulk request, its recipients' opt-outs.
  */
 export interface SafetyMemo {
+  /** The request's cache generation (AuthContext.cacheGeneration): what is kept may answer it. */
+  cacheGeneration?: number;
   settings?: SafetySettings;
   /** Each number asked about, with its opt-out or null. */
   optOuts?: Map<string, SuppressionRecord | null>;
@@ -50,15 +53,22 @@ export interface SafetyMemo {
 export function createSafetyService(deps: SafetyDeps) {
   const { storage, clock, repo, state, events } = deps;
   // Read on every send: on SQLite kept in memory, replaced on every write (the one server owns the
-  // database). On PostgreSQL another server may change them at any time, so each send reads the
-  // database: an opt-out taken by one server stops sends through every other at once.
+  // database). On PostgreSQL another server may change them at any time: they are kept while the
+  // cache generation a request read says they are current (src/lib/generation-cache.ts), and read
+  // again otherwise, so an opt-out taken by one server stops sends through every other at once.
   const inMemory = storage.dialect === "sqlite";
   const cache = new Map<number, SafetySettings>();
+  const keptSettings = createGenerationCache<number, SafetySettings>();
 
   async function settings(workspaceId: number, memo?: SafetyMemo): Promise<SafetySettings> {
     if (memo?.settings) return memo.settings;
     if (!inMemory) {
-      const read = settingsFrom(await repo.settings(workspaceId));
+      const generation = memo?.cacheGeneration;
+      let read = keptSettings.get(workspaceId, generation);
+      if (!read) {
+        read = settingsFrom(await repo.settings(workspaceId));
+        keptSettings.set(workspaceId, read, generation);
+      }
       if (memo) memo.settings = read;
       return read;
     }
@@ -109,10 +119,31 @@ export function createSafetyService(deps: SafetyDeps) {
     }
   }
 
+  // On PostgreSQL, each workspace's suppressed numbers kept while the cache generation says they
+  // are current, when there are at most KEPT_NUMBERS of them (more: each number is read as asked).
+  const KEPT_NUMBERS = 20_000;
+  const keptNumbers = createGenerationCache<number, Set<string> | "too many">(1000);
+  async function keptSuppressed(workspaceId: number, generation: number | undefined): Promise<Set<string> | null> {
+    if (generation === undefined) return null;
+    let kept = keptNumbers.get(workspaceId, generation);
+    if (kept === undefined) {
+      const phones = await repo.suppressedPhones(workspaceId, KEPT_NUMBERS + 1);
+      kept = phones.length > KEPT_NUMBERS ? "too many" : new Set(phones);
+      keptNumbers.set(workspaceId, kept, generation);
+    }
+    return kept === "too many" ? null : kept;
+  }
+
   /** The 403 a send to a suppressed number gets, or null when it may go. */
   async function refusal(workspaceId: number, phone: string, memo?: SafetyMemo): Promise<AppError | null> {
     if (inMemory && !(await suppressedIn(workspaceId)).has(phone)) return null;
-    const row = memo?.optOuts?.has(phone) ? (memo.optOuts.get(phone) ?? null) : await repo.suppression(workspaceId, phone);
+    let row: SuppressionRecord | null;
+    if (memo?.optOuts?.has(phone)) row = memo.optOuts.get(phone) ?? null;
+    else {
+      const kept = inMemory ? null : await keptSuppressed(workspaceId, memo?.cacheGeneration);
+      if (kept && !kept.has(phone)) return null;
+      row = await repo.suppression(workspaceId, phone);
+    }
     if (!row) return null;
     return new AppError(
       "recipient_opted_out",
@@ -132,10 +163,13 @@ export function createSafetyService(deps: SafetyDeps) {
    */
   async function readOptOuts(workspaceId: number, phones: string[], memo: SafetyMemo): Promise<void> {
     if (inMemory || phones.length < 2) return;
+    const kept = await keptSuppressed(workspaceId, memo.cacheGeneration);
     const numbers = [...new Set(phones)];
+    // With the workspace's numbers kept, only those among them are read (for their rows).
+    const asked = kept ? numbers.filter((phone) => kept.has(phone)) : numbers;
     const found = new Map<string, SuppressionRecord>();
-    for (let i = 0; i < numbers.length; i += 500)
-      for (const row of await repo.suppressionsAmong(workspaceId, numbers.slice(i, i + 500))) found.set(row.phone, row);
+    for (let i = 0; i < asked.length; i += 500)
+      for (const row of await repo.suppressionsAmong(workspaceId, asked.slice(i, i + 500))) found.set(row.phone, row);
     memo.optOuts = new Map(numbers.map((phone) => [phone, found.get(phone) ?? null]));
   }
 

@@ -32,6 +32,7 @@ import {
 } from "../../channels/kinds";
 import type { SafetyMemo, SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
+import { createGenerationCache } from "../../lib/generation-cache";
 
 export interface SendInput {
   channel: DeliveryType;
@@ -215,14 +216,26 @@ export function createSendingService(deps: SendingDeps) {
     return row;
   }
 
+  // On PostgreSQL each workspace's devices are also kept between requests (src/lib/generation-cache.ts),
+  // at most a second, and only while every phone among them looks online: a phone's last contact,
+  // which says whether it is, is written about once a second and leaves the cache generation
+  // alone, so a phone that looks offline is read again (it may have called in since).
+  const keptDevices = createGenerationCache<number, { rows: DeviceRow[]; at: number }>();
+
   /**
    * The workspace's devices, read once per request: a bulk request's items share one read (the
-   * `seen` of its prepare calls) instead of a read per item.
+   * `seen` of its prepare calls) instead of a read per item; on PostgreSQL, once a second while
+   * nothing about them changes.
    */
-  async function activeDevices(workspaceId: number, seen: PrepareCache | undefined): Promise<DeviceRow[]> {
+  async function activeDevices(workspaceId: number, seen: PrepareCache | undefined, generation: number | undefined): Promise<DeviceRow[]> {
     const cached = seen?.devices.get(workspaceId);
     if (cached) return cached;
-    const rows = await devices.all(workspaceId, false);
+    const now = clock.now();
+    const kept = keptDevices.get(workspaceId, generation);
+    // A phone that looks offline in what is kept may have called in since: read again then.
+    const current = kept && now - kept.at < 1000 && kept.rows.every((d) => !needsPresence(d) || isOnline(d, now));
+    const rows = current ? kept.rows : await devices.all(workspaceId, false);
+    if (rows !== kept?.rows) keptDevices.set(workspaceId, { rows, at: now }, generation);
     seen?.devices.set(workspaceId, rows);
     return rows;
   }
@@ -239,6 +252,7 @@ export function createSendingService(deps: SendingDeps) {
     immediate: boolean,
     kind: DeviceKind | null,
     seen: PrepareCache | undefined,
+    generation: number | undefined,
   ): Promise<DeviceRow> {
     const now = clock.now();
     const carries = (k: DeviceKind) => (kind === null ? CARRIERS[channel].includes(k) : k === kind);
@@ -258,7 +272,7 @@ export function createSendingService(deps: SendingDeps) {
         return device;
       }
     }
-    const candidates = (await activeDevices(workspaceId, seen)).filter((d) => carries(d.kind));
+    const candidates = (await activeDevices(workspaceId, seen, generation)).filter((d) => carries(d.kind));
     if (candidates.length === 0) {
       const what = kind !== null ? ROUTE_DESCRIPTION[kind] : channel === "sms" ? "SMS (phone or cloud number) device" : "chat-app device";
       throw new AppError("no_active_device", `No active ${what} in this workspace`, { channel, ...(kind !== null ? { route: kind } : {}) });
@@ -380,7 +394,7 @@ export function createSendingService(deps: SendingDeps) {
       const phone = input.system ? null : toE164(input.recipient);
       return phone ? [phone] : [];
     });
-    await deps.safety.readOptOuts(auth.workspaceId, phones, safetyMemo(seen, auth.workspaceId));
+    await deps.safety.readOptOuts(auth.workspaceId, phones, safetyMemo(seen, auth));
   }
 
   /**
@@ -388,7 +402,7 @@ export function createSendingService(deps: SendingDeps) {
    * request pass the same `seen` (newPrepareCache), so they share the reads that cannot differ.
    */
   async function prepare(auth: AuthContext, input: SendInput, seen: PrepareCache = newPrepareCache()): Promise<Prepared> {
-    const memo = safetyMemo(seen, auth.workspaceId);
+    const memo = safetyMemo(seen, auth);
     const recipient = toE164(input.recipient);
     if (!recipient) {
       throw new AppError(
@@ -496,7 +510,15 @@ export function createSendingService(deps: SendingDeps) {
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
     checkLength(auth, channel, content.message);
-    const device = await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen);
+    const device = await chooseDevice(
+      auth.workspaceId,
+      channel,
+      input.deviceId,
+      common.scheduleAt === null,
+      kind,
+      seen,
+      auth.cacheGeneration,
+    );
     // On a failover send the SIM is the phone's business; other routes leave it out.
     const simNumber = kind === null || traits.get(kind)?.needsPresence ? (input.simNumber ?? null) : null;
     // Only a paired phone has SIMs to choose from; a cloud number would silently send from its own.
@@ -917,11 +939,11 @@ export interface PrepareCache {
 
 export const newPrepareCache = (): PrepareCache => ({ devices: new Map(), safety: new Map() });
 
-function safetyMemo(seen: PrepareCache, workspaceId: number): SafetyMemo {
-  let memo = seen.safety.get(workspaceId);
+function safetyMemo(seen: PrepareCache, auth: AuthContext): SafetyMemo {
+  let memo = seen.safety.get(auth.workspaceId);
   if (!memo) {
-    memo = {};
-    seen.safety.set(workspaceId, memo);
+    memo = { cacheGeneration: auth.cacheGeneration };
+    seen.safety.set(auth.workspaceId, memo);
   }
   return memo;
 }
