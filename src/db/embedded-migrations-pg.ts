@@ -11,6 +11,7 @@ import p8 from "../../migrations-pg/0008_dashboard_scratch.sql" with { type: "te
 import p9 from "../../migrations-pg/0009_insert_statement_triggers.sql" with { type: "text" };
 import p10 from "../../migrations-pg/0010_admit_per_window.sql" with { type: "text" };
 import p11 from "../../migrations-pg/0011_cache_generation.sql" with { type: "text" };
+import p12 from "../../migrations-pg/0012_admit_amounts.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -25,4 +26,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0009_insert_statement_triggers", sql: p9 },
   { tag: "0010_admit_per_window", sql: p10 },
   { tag: "0011_cache_generation", sql: p11 },
+  { tag: "0012_admit_amounts", sql: p12 },
 ];

@@ -28,11 +28,16 @@ export function createRateCounterRepository(db: Executor) {
     `{${values.map((v) => (typeof v === "string" ? JSON.stringify(v) : String(v))).join(",")}}`;
   return {
     /**
-     * Whether every window has room; when they all do, one request is counted in each window that
-     * `count` names (true: all of them; an array: a flag a window).
+     * Whether every window has room; when they all do, requests are counted in the windows that
+     * `count` names (true: one in all of them; an array: a flag or an amount a window). A window
+     * has room for an amount when its count plus the amount stays within its limit; one only
+     * checked (false, 0), while its count is below its limit (migration 0012).
      */
-    async admit(windows: Window[], count: boolean | boolean[]): Promise<Admission> {
-      const flags = windows.map((_, i) => ((Array.isArray(count) ? count[i] : count) ? 1 : 0));
+    async admit(windows: Window[], count: boolean | (boolean | number)[]): Promise<Admission> {
+      const amounts = windows.map((_, i) => {
+        const c = Array.isArray(count) ? count[i] : count;
+        return typeof c === "number" ? c : c ? 1 : 0;
+      });
       const row = await db.get<{
         admitted: boolean | number;
         used: (number | string)[];
@@ -50,8 +55,7 @@ export function createRateCounterRepository(db: Executor) {
           array(windows.map((w) => w.since)),
           array(windows.map((w) => w.limit)),
           array(windows.map((w) => w.expiresAt)),
-          // 1 or 0, as every flag is stored.
-          array(flags),
+          array(amounts),
         ],
       );
       return {

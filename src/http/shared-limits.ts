@@ -6,6 +6,7 @@
 // admitting at once never pass a limit together.
 import type { Clock } from "../clock";
 import type { Executor } from "../db/storage";
+import { createBatcher } from "../lib/batcher";
 import { DAY } from "../lib/time";
 import { AppError } from "./errors";
 import { createRateCounterRepository, type Admission, type Window } from "./rate-counter-repository";
@@ -42,6 +43,39 @@ export function createSharedLimits(db: Executor, clock: Clock) {
 type Counters = ReturnType<typeof createRateCounterRepository>;
 
 function sharedRateLimiter(counters: Counters, clock: Clock) {
+  /**
+   * A key's requests admitted together (src/lib/batcher.ts): those of one key, second and limits
+   * that arrive while an admission of theirs is in flight take one call the next time, counting as
+   * many in the key's minute and day and checking each one's address (`windows`: the address's
+   * failures, then the key's minute and day). When the key lacks room for all of them, each is
+   * admitted alone, in order, as if they had come one by one; so is a request that comes alone.
+   */
+  const admitTogether = createBatcher<Window[], Admission>(async (asks) => {
+    if (asks.length > 1) {
+      const addresses = [...new Map(asks.map((w) => [w[0].bucket, w[0]])).values()];
+      const [, minute, day] = asks[0];
+      const n = asks.length;
+      const all = await counters.admit([...addresses, minute, day], [...addresses.map(() => 0), n, n]);
+      if (all.admitted) {
+        const at = addresses.length;
+        // Each request is told what was left after it, as if they had been counted in turn.
+        return asks.map((w, i) => {
+          const own = addresses.findIndex((a) => a.bucket === w[0].bucket);
+          const before = n - 1 - i;
+          return {
+            admitted: true,
+            used: [all.used[own], all.used[at] - before, all.used[at + 1] - before],
+            oldest: [all.oldest[own], all.oldest[at], all.oldest[at + 1]],
+            generation: all.generation,
+          };
+        });
+      }
+    }
+    const one: Admission[] = [];
+    for (const w of asks) one.push(await counters.admit(w, [false, true, true]));
+    return one;
+  });
+
   /** The newest cache generation an admission has read here (src/lib/generation-cache.ts). */
   let newest: number | undefined;
   function keyWindows(keyId: number, perMinute: number, perDay: number, now: number): Window[] {
@@ -112,7 +146,8 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
       const now = clock.now();
       const { requestsPerMinute: perMinute, requestsPerDay: perDay } = auth.plan;
       const windows = [failureWindow(address, now), ...keyWindows(auth.keyId, perMinute, perDay, now)];
-      const admission = await counters.admit(windows, [false, true, true]);
+      const [, minute, day] = windows;
+      const admission = await admitTogether(`${minute.bucket}|${minute.slot}|${minute.limit}|${day.slot}|${day.limit}`, windows);
       if (!admission.admitted && admission.used[0] >= AUTH_FAILURES_PER_MINUTE) throw authThrottled(freeAt(admission.oldest[0], now), now);
       const seen = admission.generation;
       newest = Math.max(newest ?? 0, seen);

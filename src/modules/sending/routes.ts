@@ -86,15 +86,20 @@ function presentSend<B>(
   prepare: (auth: AuthContext) => Promise<(Prepared | AppError)[]>,
   present: (results: ItemResult[]) => Reply<B>,
 ): Promise<B> {
-  return s.idempotency.reply(
-    request,
-    set,
-    { workspaceId: auth.workspaceId, route, body },
-    {
-      prepare: () => prepare(auth),
-      commit: async (items) => present(await s.sending.accept(auth, items)),
-    },
-  );
+  const scope = { workspaceId: auth.workspaceId, route, body };
+  // Without an Idempotency-Key there is no reply to store beside the rows: the request's items may
+  // be stored together with other requests' (sending.acceptTogether).
+  if (!s.idempotency.contextOf(request, scope.workspaceId, scope.route, scope.body)) {
+    return (async () => {
+      const reply = present(await s.sending.acceptTogether(auth, await prepare(auth)));
+      set.status = reply.status;
+      return reply.body;
+    })();
+  }
+  return s.idempotency.reply(request, set, scope, {
+    prepare: () => prepare(auth),
+    commit: async (items) => present(await s.sending.accept(auth, items)),
+  });
 }
 
 /**

@@ -32,6 +32,7 @@ import {
 } from "../../channels/kinds";
 import type { SafetyMemo, SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
+import { createBatcher } from "../../lib/batcher";
 import { createGenerationCache } from "../../lib/generation-cache";
 
 export interface SendInput {
@@ -168,6 +169,12 @@ export interface SendingDeps {
   safety: Pick<SafetyService, "refusal" | "readOptOuts" | "quietHold" | "settings">;
   /** The caller a failover re-checks a message as (its workspace's terms). */
   callerFor: (workspaceId: number) => Promise<AuthContext>;
+  /**
+   * Whether concurrent sends of one key are stored together (acceptTogether): on PostgreSQL, where
+   * each statement is a round trip and each unit a commit of its own. SQLite's units of one turn
+   * already share a commit, and its statements cost no round trip.
+   */
+  storeTogether?: boolean;
 }
 
 export function createSendingService(deps: SendingDeps) {
@@ -233,7 +240,7 @@ export function createSendingService(deps: SendingDeps) {
     const now = clock.now();
     const kept = keptDevices.get(workspaceId, generation);
     // A phone that looks offline in what is kept may have called in since: read again then.
-    const current = kept && now - kept.at < 1000 && kept.rows.every((d) => !needsPresence(d) || isOnline(d, now));
+    const current = kept && now >= kept.at && now - kept.at < 1000 && kept.rows.every((d) => !needsPresence(d) || isOnline(d, now));
     const rows = current ? kept.rows : await devices.all(workspaceId, false);
     if (rows !== kept?.rows) keptDevices.set(workspaceId, { rows, at: now }, generation);
     seen?.devices.set(workspaceId, rows);
@@ -774,6 +781,39 @@ export function createSendingService(deps: SendingDeps) {
   }
 
   /**
+   * The single sends of one key that come while an earlier one is being stored, stored together
+   * (src/lib/batcher.ts): one unit of work and one `accept` for all their items, each request's
+   * items in its own order after those that came before it, so each is checked against the
+   * allowance and the balance the ones before it left, as if they had come one by one. Each
+   * request gets its own items' results. A unit that fails fails every request in it, as a unit of
+   * a request alone would. Without `storeTogether`, one unit a request.
+   */
+  const storeTogether = createBatcher<{ auth: AuthContext; items: (Prepared | AppError)[] }, ItemResult[]>(
+    (asks) =>
+      storage.transaction(async () => {
+        const results = await accept(
+          asks[0].auth,
+          asks.flatMap((a) => a.items),
+        );
+        let at = 0;
+        return asks.map((a) => {
+          const own = results.slice(at, at + a.items.length);
+          at += a.items.length;
+          return own;
+        });
+      }),
+    // Two at a time: while one unit waits for its commit, the next gathers and writes.
+    { parallel: 2 },
+  );
+
+  /** Stores a request's prepared items in a unit of work (a single send's with others' under load, see storeTogether). */
+  function acceptTogether(auth: AuthContext, items: (Prepared | AppError)[]): Promise<ItemResult[]> {
+    // A bulk request is already a batch: its unit runs beside the others instead of after them.
+    if (!deps.storeTogether || items.length > 1) return storage.transaction(() => accept(auth, items));
+    return storeTogether(`${auth.workspaceId}|${auth.keyId}|${auth.accountId}|${auth.plan.id}`, { auth, items });
+  }
+
+  /**
    * Failover: called inside the transaction that would fail a notification. When it follows a
    * route order and the failure is one another route could avoid, the same notification moves to
    * the next route that can take it now (its device chosen, the text in that channel's form, the
@@ -914,6 +954,7 @@ export function createSendingService(deps: SendingDeps) {
     readAhead,
     preview,
     accept,
+    acceptTogether,
     /** SMS the account has sent this calendar month (UTC): what its plan's allowance counts. */
     smsUsedThisMonth: async (accountId: number): Promise<number> => usage.accountSmsSince(accountId, monthStart(deps.clock.now())),
     failover,
