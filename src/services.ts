@@ -154,6 +154,7 @@ export function createServices(deps: Deps) {
     offlineAfterMs,
     safety,
     callerFor: (workspaceId) => accounts.callerFor(workspaceId),
+    storeTogether: storage.dialect === "postgres",
   });
   // A failing notification on a failover order moves to its next route instead.
   state.setFailover((before, failure) => sending.failover(before, failure));
@@ -282,7 +283,10 @@ export function createServices(deps: Deps) {
       adapters,
       paceOf: (device) => devices.pace(device),
       tickMs: config.workerIntervalSeconds * 1000,
-      onOutcome: (n, device, outcome) => runtimeOf(n.route)?.afterOutcome?.(n, device, outcome),
+      onOutcomes: async (outcomes) => {
+        for (const route of new Set(outcomes.map((o) => o.n.route)))
+          await runtimeOf(route)?.afterOutcomes?.(outcomes.filter((o) => o.n.route === route));
+      },
       log,
       cluster,
     }),

@@ -46,6 +46,35 @@ describe("cloud number: success and status callbacks", () => {
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(0);
   });
 
+  test("outcomes that end together are recorded together: each notification keeps its own provider id, log and event", async () => {
+    const { ctx, fake } = await setup();
+    await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1000 });
+    const hook = await ctx.post("/v1/api/webhook/create", { url: "https://hooks.example.com/pigeon", events: ["notification.sent"] });
+    expect(hook.status).toBe(200);
+    const ids: number[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await smsSender({ recipient_contact: TO, message: `order ${i} is ready` })(ctx));
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(30);
+    expect(fake.messages.size).toBe(30);
+    const sidOf = new Map([...fake.messages.values()].map((m) => [m.body, m.sid]));
+    for (const [i, id] of ids.entries()) {
+      const n = await notificationOf(ctx, id);
+      expect(n.status).toBe("sent");
+      expect(n.provider_message_id).toBe(sidOf.get(`order ${i} is ready`) ?? "none");
+      expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent"]);
+    }
+    // One notification.sent event a notification, naming it, and one delivery each for the subscription.
+    const events = await ctx.sql.all<{ id: string; data: string }>("SELECT id, data FROM event WHERE type = 'notification.sent'");
+    expect(events.map((e) => (JSON.parse(e.data) as { notification_id: number }).notification_id).sort((a, b) => a - b)).toEqual(
+      [...ids].sort((a, b) => a - b),
+    );
+    for (const e of events) {
+      const data = JSON.parse(e.data) as { provider_message_id: string; message: string };
+      expect(data.provider_message_id).toBe(sidOf.get(data.message) ?? "none");
+    }
+    const deliveries = await ctx.sql.all<{ event_id: string }>("SELECT event_id FROM webhook_delivery");
+    expect(deliveries.map((d) => d.event_id).sort()).toEqual(events.map((e) => e.id).sort());
+  });
+
   test("delivered by status callback; repeats and late 'sent' change nothing", async () => {
     const { ctx, fake } = await setup();
     const id = await send(ctx);

@@ -77,14 +77,24 @@ export interface ChannelCore {
  * A built channel: its own service (reachable as `services[name]`) and the hooks through which the
  * shared modules reach it. Every hook is optional; a channel implements what it needs.
  */
+/** An attempt's notification, its device and what came of it. */
+export interface AttemptOutcome {
+  n: NotificationRecord;
+  device: DeviceRow;
+  outcome: DispatchOutcome;
+}
+
 export interface ChannelRuntime<S = unknown> {
   service: S;
   /** Present when the worker hands this channel's notifications over (cloud, chat-app). */
   adapter?: ChannelAdapter;
   /** A send rule of its own, run after the common ones for its delivery type. */
   check?: ChannelCheck;
-  /** After the worker recorded an attempt's outcome on one of its devices. */
-  afterOutcome?(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void | Promise<void>;
+  /**
+   * Inside the unit that recorded them: the outcomes of attempts on its devices, those the worker
+   * recorded together (one or many).
+   */
+  afterOutcomes?(outcomes: readonly AttemptOutcome[]): void | Promise<void>;
   /** After commit: notifications accepted for one of its devices. */
   accepted?(accepted: Accepted[]): void | Promise<void>;
   /** Inside the transition's transaction: one of its notifications changed state. */

@@ -3,7 +3,8 @@
 // `dispatching` (committed) before the channel is called, so after a crash we know which calls
 // may have been cut off and ask the channel about those before sending again.
 import type { Cluster } from "./cluster";
-import type { ChannelAdapter, DispatchOutcome } from "../channels/types";
+import type { AttemptOutcome, ChannelAdapter, DispatchOutcome } from "../channels/types";
+import { createBatcher } from "../lib/batcher";
 import type { Clock } from "../clock";
 import type { Storage } from "../db/storage";
 import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
@@ -40,8 +41,8 @@ export interface DispatcherDeps {
   paceOf: (device: DeviceRow) => { window: number; limit: number };
   /** How long a throttled notification waits: the worker's tick. */
   tickMs: number;
-  /** Called after each outcome, so channels can block or unblock their devices. */
-  onOutcome?: (n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome) => void | Promise<void>;
+  /** Called after outcomes are recorded (inside their unit), so channels can block or unblock their devices. */
+  onOutcomes?: (outcomes: readonly AttemptOutcome[]) => void | Promise<void>;
   log: (message: string, error?: unknown) => void;
   /** This server among those sharing the database: its claims carry its id. */
   cluster: Cluster;
@@ -169,12 +170,65 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   }
 
+  type Outcome = AttemptOutcome;
+
   /**
-   * Writes an attempt's outcome (state, log) as one unit of work. A crash before it
-   * is on disk leaves the attempt `dispatching`, which the next start asks the channel about.
+   * Outcomes that end while others are being recorded are recorded together next
+   * (src/lib/batcher.ts), in one unit of work: the accepted ones (nearly all) with a statement a
+   * kind for all of them (recordAccepted), the others one by one. A crash before the unit is on
+   * disk leaves their attempts `dispatching`, which the channel is asked about before any retry.
    */
+  const recordTogether = createBatcher<Outcome, null>(
+    (asks) =>
+      storage.transaction(async () => {
+        const accepted = asks.filter((a) => a.outcome.kind === "accepted");
+        if (accepted.length > 0) await recordAccepted(accepted);
+        for (const a of asks)
+          if (a.outcome.kind !== "accepted") await storage.transaction(() => recordInTransaction(a.n, a.device, a.outcome));
+        return asks.map(() => null);
+      }),
+    // Two at a time: while one unit waits for its commit, the next gathers and writes.
+    { max: 200, parallel: 2 },
+  );
+
+  /** Writes an attempt's outcome (state, log), with the others that end about then (recordTogether). */
   async function record(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
-    await storage.transaction(() => recordInTransaction(n, device, outcome));
+    await recordTogether("outcomes", { n, device, outcome });
+  }
+
+  /**
+   * The accepted outcomes of a batch, as recordInTransaction records each: the provider's ids
+   * checked in one statement, the moves to `sent`, their log lines and events through
+   * state.transitionMany; an id another notification already owns goes the one-by-one way.
+   */
+  async function recordAccepted(list: Outcome[]): Promise<void> {
+    const now = clock.now();
+    const externalId = (o: DispatchOutcome) => (o.kind === "accepted" ? o.externalId : "");
+    const taken = await notifications.externalIdsTaken(list.map((a) => ({ id: a.n.id, externalId: externalId(a.outcome) })));
+    // Two of the batch given one id: the later one is checked again, as if the first were stored.
+    const seen = new Set<string>();
+    for (const a of list) {
+      if (seen.has(externalId(a.outcome))) taken.add(a.n.id);
+      seen.add(externalId(a.outcome));
+    }
+    const clean = list.filter((a) => !taken.has(a.n.id));
+    await state.transitionMany(
+      clean.map(({ n, outcome }) => ({
+        id: n.id,
+        to: "sent" as const,
+        opts: {
+          externalId: externalId(outcome),
+          detail: (outcome.kind === "accepted" ? outcome.detail : undefined) ?? `accepted as ${externalId(outcome)}`,
+        },
+      })),
+    );
+    for (const { device } of clean) {
+      touchLater(device.id, now);
+      slowDown.delete(device.id);
+    }
+    await deps.onOutcomes?.(clean);
+    // After the others are stored, so that a check sees the ids they now own.
+    for (const a of list) if (taken.has(a.n.id)) await storage.transaction(() => recordInTransaction(a.n, a.device, a.outcome));
   }
 
   async function recordInTransaction(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
@@ -238,7 +292,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         break;
       }
     }
-    await deps.onOutcome?.(n, device, outcome);
+    await deps.onOutcomes?.([{ n, device, outcome }]);
   }
 
   /**

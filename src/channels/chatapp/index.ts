@@ -46,7 +46,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
       service,
       adapter,
       check: service.check,
-      afterOutcome: (n, device, outcome) => service.afterOutcome(n, device, outcome),
+      afterOutcomes: (outcomes) => service.afterOutcomes(outcomes),
     };
   },
   routes: (service, s) => [chatappRoutes(service, s)],

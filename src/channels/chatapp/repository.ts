@@ -2,7 +2,7 @@
 // phone-number id, templates by business account, the status backlog (statuses that arrive before
 // the send that caused them is recorded) and a number's block, on the storage seam.
 import type { template } from "../../db/schema";
-import { jsonField, type Executor } from "../../db/storage";
+import { jsonField, type Executor, type SqlParam } from "../../db/storage";
 import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 
 type IdRow = { id: number };
@@ -78,6 +78,43 @@ export function createChatappRepository(db: Executor) {
           deviceId,
         ])
       ).map((r) => JSON.parse(r.payload) as unknown),
+    /**
+     * The statuses kept for these messages, taken (deleted) at once, each message's in the order
+     * they came: one statement on PostgreSQL, one a message on SQLite.
+     */
+    async backlogTakeMany(
+      messages: readonly { externalId: string; deviceId: number }[],
+    ): Promise<{ deviceId: number; payload: unknown }[]> {
+      const out: { deviceId: number; payload: unknown; receivedAt: number; id: number }[] = [];
+      const rows = async (sql: string, params: SqlParam[]) =>
+        (await db.all<{ id: number; device_id: number; payload: string; received_at: number }>(sql, params)).map((r) => ({
+          id: Number(r.id),
+          deviceId: Number(r.device_id),
+          payload: JSON.parse(r.payload) as unknown,
+          receivedAt: Number(r.received_at),
+        }));
+      if (db.dialect === "sqlite") {
+        for (const m of messages)
+          out.push(
+            ...(await rows(
+              "DELETE FROM status_backlog WHERE external_id = ? AND device_id = ? RETURNING id, device_id, payload, received_at",
+              [m.externalId, m.deviceId],
+            )),
+          );
+      } else {
+        for (let i = 0; i < messages.length; i += 1000) {
+          const part = messages.slice(i, i + 1000);
+          out.push(
+            ...(await rows(
+              `DELETE FROM status_backlog WHERE (external_id, device_id) IN (${part.map(() => "(?::text, ?::bigint)").join(", ")})
+               RETURNING id, device_id, payload, received_at`,
+              part.flatMap((m) => [m.externalId, m.deviceId]),
+            )),
+          );
+        }
+      }
+      return out.sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
+    },
     /** Drops statuses kept since before `before`; how many. */
     backlogPrune: async (before: number): Promise<number> =>
       (await db.run("DELETE FROM status_backlog WHERE received_at < ?", [before])).changes,

@@ -31,7 +31,7 @@ export function createChatappService(deps: ChatappDeps) {
     relink: linking.relink,
     refreshTemplates: sync.refreshTemplates,
     preflight: blocking.preflight,
-    afterOutcome: webhooks.afterOutcome,
+    afterOutcomes: webhooks.afterOutcomes,
     pruneBacklog: webhooks.pruneBacklog,
     recheckPaused: sync.recheckPaused,
     syncAll: sync.syncAll,

@@ -4,6 +4,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { toE164 } from "../../lib/phone";
 import { DAY } from "../../lib/time";
+import type { AttemptOutcome } from "../types";
 import type { DeviceRow } from "../../modules/devices/repository";
 import { applyReport } from "../../modules/notifications/reports";
 import type { NotificationRecord } from "../../modules/notifications/state";
@@ -109,21 +110,30 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
 
   return {
     /**
-     * After each attempt: block a number on an account-level error; unblock it when a send that
+     * After attempts: block a number on an account-level error; unblock it when a send that
      * started after the block succeeds (one already in flight when it was blocked proves nothing).
+     * Each number is read once for the lot; the statuses that raced ahead of the accepted ones are
+     * taken in one statement and applied now.
      */
-    async afterOutcome(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
-      const fresh = await devices.byId(device.id);
-      if (!fresh) return;
-      if (outcome.kind === "accepted" && fresh.blockedAt !== null && (n.dispatchedAt ?? 0) >= fresh.blockedAt)
-        await blocking.unblock(fresh);
-      else if (outcome.kind === "permanent" && outcome.block) await blocking.block(fresh, outcome.code, outcome.reason);
-      // Statuses that raced ahead of this answer are applied now.
-      if (outcome.kind === "accepted") {
-        await storage.transaction(async () => {
-          for (const payload of await repo.backlogTake(outcome.externalId, fresh.id)) await status(fresh, payload as WireObject);
-        });
+    async afterOutcomes(outcomes: readonly AttemptOutcome[]): Promise<void> {
+      const fresh = new Map<number, DeviceRow | null>(
+        (await devices.byIds([...new Set(outcomes.map((o) => o.device.id))])).map((d) => [d.id, d]),
+      );
+      for (const { n, device, outcome } of outcomes) {
+        const now = fresh.get(device.id);
+        if (!now) continue;
+        if (outcome.kind === "accepted" && now.blockedAt !== null && (n.dispatchedAt ?? 0) >= now.blockedAt) await blocking.unblock(now);
+        else if (outcome.kind === "permanent" && outcome.block) await blocking.block(now, outcome.code, outcome.reason);
+        else continue;
+        fresh.set(device.id, await devices.byId(device.id));
       }
+      const accepted = outcomes.flatMap(({ device, outcome }) =>
+        outcome.kind === "accepted" && fresh.get(device.id) ? [{ externalId: outcome.externalId, deviceId: device.id }] : [],
+      );
+      if (accepted.length === 0) return;
+      await storage.transaction(async () => {
+        for (const taken of await repo.backlogTakeMany(accepted)) await status(fresh.get(taken.deviceId)!, taken.payload as WireObject);
+      });
     },
 
     /** chatapp:prune-backlog — statuses for message ids never recorded are dropped after a day. */

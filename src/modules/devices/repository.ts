@@ -58,6 +58,11 @@ export function createDeviceRepository(db: Executor, box: SecretBox) {
     /** Any workspace's live device, for the worker and channel callbacks. */
     byId: (deviceId: number): Promise<DeviceRow | null> =>
       one(`SELECT ${COLUMNS} FROM device WHERE id = ? AND deleted_at IS NULL`, [deviceId]),
+    /** Several live devices by id (those that exist), in one statement. */
+    byIds: (ids: readonly number[]): Promise<DeviceRow[]> =>
+      ids.length === 0
+        ? Promise.resolve([])
+        : many(`SELECT ${COLUMNS} FROM device WHERE id IN (${ids.map(() => "?").join(", ")}) AND deleted_at IS NULL`, [...ids]),
 
     /**
      * Any workspace's device, deleted or not: a provider may still report on messages a deleted

@@ -1,6 +1,6 @@
 // The outbox writes: an event row and one pending delivery per subscription that wants it, on
 // every state change of every notification.
-import type { Executor } from "../../db/storage";
+import { insertRows, type Executor } from "../../db/storage";
 
 /** A subscription that may receive deliveries, with its event list parsed. */
 export interface Subscriber {
@@ -26,6 +26,10 @@ const SQL = {
     "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at, seq) VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)",
 };
 
+const INSERT_EVENTS = "INSERT INTO event (id, workspace_id, type, data, created_at, seq) VALUES";
+const INSERT_DELIVERIES =
+  "INSERT INTO webhook_delivery (id, subscription_id, event_id, status, attempts, next_attempt_at, created_at, seq) VALUES";
+
 /**
  * An event's or a delivery's place in insertion order: strictly increasing within this process, and starting
  * from the wall clock in microseconds so that a restarted server carries on above the last one.
@@ -40,6 +44,14 @@ function nextSeq(): number {
 export function createEventRepository(db: Executor) {
   return {
     insertEvent: async (e: NewEvent) => void (await db.run(SQL.insertEvent, [e.id, e.workspaceId, e.type, e.data, e.createdAt, nextSeq()])),
+    /** Several events at once, in their order (one statement on PostgreSQL). */
+    insertEvents: async (events: readonly NewEvent[]) =>
+      void (await insertRows(db, INSERT_EVENTS, events, (e) => [e.id, e.workspaceId, e.type, e.data, e.createdAt, nextSeq()])),
+    /** Several pending deliveries at once, due at once. */
+    insertDeliveries: async (rows: readonly { id: string; subscriptionId: number; eventId: string; now: number }[]) =>
+      void (await insertRows(db, INSERT_DELIVERIES, rows, (d) => [d.id, d.subscriptionId, d.eventId, d.now, d.now, nextSeq()], {
+        row: "(?, ?, ?, 'pending', 0, ?, ?, ?)",
+      })),
     /** The workspace's subscriptions that receive deliveries (active or failing, not deleted). */
     subscribersOf: async (workspaceId: number): Promise<Subscriber[]> =>
       (await db.all<{ id: number; events: string }>(SQL.subscribers, [workspaceId])).map((r) => ({

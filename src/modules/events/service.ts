@@ -73,7 +73,36 @@ export function createEventService(storage: Storage, clock: Clock) {
     return { eventId, deliveryIds };
   }
 
+  /**
+   * Several events at once, as emit writes each: their rows and their deliveries in a statement a
+   * kind on PostgreSQL, each workspace's subscriptions read once. Call inside the causing unit.
+   */
+  async function emitMany(list: readonly { workspaceId: number; type: (typeof EVENT_TYPES)[number]; data: Record<string, unknown> }[]) {
+    if (list.length === 0) return;
+    const now = clock.now();
+    const subscribers = new Map<number, { id: number; events: string[] }[]>();
+    for (const workspaceId of new Set(list.map((e) => e.workspaceId))) subscribers.set(workspaceId, await repo.subscribersOf(workspaceId));
+    const events = list.map((e) => ({
+      id: newEventId(),
+      workspaceId: e.workspaceId,
+      type: e.type,
+      data: JSON.stringify(e.data),
+      createdAt: now,
+    }));
+    const deliveries = events.flatMap((e) =>
+      subscribers
+        .get(e.workspaceId)!
+        .filter((sub) => wants(sub.events, e.type))
+        .map((sub) => ({ id: newDeliveryId(), subscriptionId: sub.id, eventId: e.id, now })),
+    );
+    await storage.transaction(async () => {
+      await repo.insertEvents(events);
+      await repo.insertDeliveries(deliveries);
+    });
+  }
+
   return {
+    emitMany,
     /** Records an event for every subscription that wants it; call inside the causing transaction. */
     emit: (workspaceId: number, type: (typeof EVENT_TYPES)[number], data: Record<string, unknown>) => write(workspaceId, type, data, null),
     /**

@@ -19,9 +19,15 @@ export interface LifecycleDeps {
 
 export function wireNotificationLifecycle({ state, notifications, sending, events, channelOf }: LifecycleDeps): void {
   // The event first, so a channel's reaction never runs for a change the outbox missed.
-  state.onTransition(async (before, to) => {
-    const after = (await state.get(before.id))!;
-    await events.emit(before.workspaceId, `notification.${to}`, presentNotification(after));
+  state.onTransitions(async (changes) => {
+    const after = new Map((await state.getMany(changes.map((c) => c.before.id))).map((n) => [n.id, n]));
+    await events.emitMany(
+      changes.map(({ before, to }) => ({
+        workspaceId: before.workspaceId,
+        type: `notification.${to}` as const,
+        data: presentNotification(after.get(before.id)!),
+      })),
+    );
   });
   state.onTransition(async (before, to) => {
     await channelOf(before.route)?.transitioned?.(before, to);

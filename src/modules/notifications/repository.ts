@@ -315,6 +315,19 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       deviceIds.length === 0 ? [] : (await db.all<{ id: number }>(SQL.pendingOn(deviceIds.length), deviceIds)).map((r) => r.id),
     externalIdTaken: async (externalId: string, exceptId: number): Promise<boolean> =>
       (await db.get(SQL.externalTaken, [externalId, exceptId])) !== null,
+    /** Of these notifications, those whose channel message id another notification owns (one statement). */
+    async externalIdsTaken(pairs: readonly { id: number; externalId: string }[]): Promise<Set<number>> {
+      const taken = new Set<number>();
+      for (let i = 0; i < pairs.length; i += 500) {
+        const part = pairs.slice(i, i + 500);
+        const rows = await db.all<{ id: number; externalId: string }>(
+          `SELECT id, external_id AS "externalId" FROM notification WHERE external_id IN (${part.map(() => "?").join(", ")})`,
+          part.map((p) => p.externalId),
+        );
+        for (const p of part) if (rows.some((r) => r.externalId === p.externalId && Number(r.id) !== p.id)) taken.add(p.id);
+      }
+      return taken;
+    },
 
     /**
      * Claims a channel's message id for a notification mid-attempt; false when another notification
@@ -475,12 +488,53 @@ export function createStatusRepository(db: Executor) {
     await insertRows(db, INSERT_LOG, entries, (e) => [e.notificationId, e.at, e.event, e.status, e.errorCode, e.detail]);
   }
 
+  /** Moves one notification's status; false when it no longer had `from`. */
+  const move = async (id: number, m: StatusMove): Promise<boolean> =>
+    (await db.run(updates[m.to], [m.to, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason, id, m.from])).changes > 0;
+
   return {
     byId: async (id: number): Promise<NotificationRecord | null> => one(await db.get<Row>(SQL_BY_ID, [id])),
+    /** Several notifications by id (those that exist), in one statement. */
+    async byIds(ids: readonly number[]): Promise<NotificationRecord[]> {
+      const out: NotificationRecord[] = [];
+      for (let i = 0; i < ids.length; i += 500) {
+        const part = ids.slice(i, i + 500);
+        const rows = await db.all<Row>(`SELECT ${N.columns()} FROM notification WHERE id IN (${part.map(() => "?").join(", ")})`, part);
+        out.push(...rows.map((r) => N.record(r)));
+      }
+      return out;
+    },
     insertLogs,
-    /** Moves one notification's status; false when it no longer had `from`. */
-    move: async (id: number, m: StatusMove): Promise<boolean> =>
-      (await db.run(updates[m.to], [m.to, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason, id, m.from])).changes > 0,
+    move,
+    /**
+     * Several moves at once; the ids that moved (each a compare-and-set on its `from`). On
+     * PostgreSQL one UPDATE a target status for all of them, on SQLite a statement a row.
+     */
+    async moveMany(moves: readonly { id: number; move: StatusMove }[]): Promise<Set<number>> {
+      const moved = new Set<number>();
+      if (db.dialect === "sqlite" || moves.length === 1) {
+        for (const { id, move: m } of moves) if (await move(id, m)) moved.add(id);
+        return moved;
+      }
+      for (const to of Object.keys(TIME_COLUMN) as (keyof typeof TIME_COLUMN)[]) {
+        const own = moves.filter((m) => m.move.to === to);
+        for (let i = 0; i < own.length; i += 1000) {
+          const part = own.slice(i, i + 1000);
+          const values = part.map(() => "(?::bigint, ?::text, ?::text, ?::bigint, ?::bigint, ?::text, ?::text, ?::text)").join(", ");
+          const rows = await db.all<{ id: number }>(
+            `UPDATE notification AS n SET status = '${to}', stage = v.stage, ${TIME_COLUMN[to]} = coalesce(n.${TIME_COLUMN[to]}, v.at),
+               updated_at = v.now, external_id = coalesce(v.external_id, n.external_id), error_code = coalesce(v.error_code, n.error_code),
+               error_reason = coalesce(v.reason, n.error_reason), needs_reconcile = 0, cancel_pending = 0
+             FROM (VALUES ${values}) AS v (id, from_status, stage, at, now, external_id, error_code, reason)
+             WHERE n.id = v.id AND n.status = v.from_status
+             RETURNING n.id`,
+            part.flatMap(({ id, move: m }) => [id, m.from, m.stage, m.at, m.now, m.externalId, m.errorCode, m.reason]),
+          );
+          for (const r of rows) moved.add(Number(r.id));
+        }
+      }
+      return moved;
+    },
   };
 }
 

@@ -56,6 +56,18 @@ export type TransitionListener = (
   opts: TransitionOptions,
 ) => void | Promise<void>;
 
+/** The changes of one unit of work, for a listener that handles them together. */
+export type TransitionsListener = (
+  changes: { before: NotificationRecord; to: Exclude<NotificationStatus, "pending">; opts: TransitionOptions }[],
+) => void | Promise<void>;
+
+/** One move asked of transitionMany. */
+export interface TransitionAsk {
+  id: number;
+  to: Exclude<NotificationStatus, "pending">;
+  opts?: TransitionOptions;
+}
+
 const STAGE_AFTER: Record<NotificationStatus, Stage> = {
   pending: "queued",
   sent: "handed",
@@ -76,6 +88,7 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
   const repo = createStatusRepository(storage);
 
   const listeners: TransitionListener[] = [];
+  const batchListeners: TransitionsListener[] = [];
   let failover: FailoverHook | null = null;
 
   function log(id: number, event: string, fields: LogFields = {}): Promise<void> {
@@ -98,55 +111,116 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
   }
 
   /** Moves a notification to `to` if the rules allow; returns whether anything changed. */
-  function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): Promise<boolean> {
+  async function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): Promise<boolean> {
+    return (await transitionMany([{ id, to, opts }]))[0];
+  }
+
+  /**
+   * Several moves in one unit of work (a batch of outcomes), each as transition() makes it: the
+   * rows read in one statement, moved in one a target status (on PostgreSQL), their log lines in
+   * one, their events at once; a failing one that has a failover is handed to it alone. Returns,
+   * for each, whether anything changed.
+   */
+  function transitionMany(moves: readonly TransitionAsk[]): Promise<boolean[]> {
     return storage.transaction(async () => {
-      const before = await repo.byId(id);
-      if (!before) return false;
-      const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancelPending && to !== "cancelled";
-      if (!reopened && !canMove(before.status, to)) return false;
-      if (
-        to === "failed" &&
-        !reopened &&
-        failover &&
-        (await failover(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone }))
-      )
-        return true;
-      const now = clock.now();
-      const at = opts.at ?? now;
-      const failing = to === "failed";
-      const moved = await repo.move(id, {
-        to,
-        from: before.status,
-        stage: STAGE_AFTER[to],
-        at,
-        now,
-        externalId: opts.externalId ?? null,
-        errorCode: failing ? (opts.errorCode ?? null) : null,
-        reason: failing || to === "cancelled" ? (opts.reason ?? null) : null,
-      });
-      if (!moved) return false;
-      const detail = opts.detail ?? opts.reason ?? null;
-      await log(id, to, {
-        status: to,
-        errorCode: failing ? opts.errorCode : null,
-        detail: reopened ? `${detail ?? to}; the phone already had it when it was cancelled` : detail,
-        at,
-      });
-      if (failing || to === "cancelled") {
-        await credits.refund(before.workspaceId, before.cost, id, failing ? `failed: ${opts.errorCode ?? "error"}` : "cancelled");
+      // One notification moved twice: in turn, each move seeing the one before it.
+      if (new Set(moves.map((m) => m.id)).size < moves.length) {
+        const out: boolean[] = [];
+        for (const m of moves) out.push((await transitionMany([m]))[0]);
+        return out;
       }
-      for (const listener of listeners) await listener(before, to, opts);
-      return true;
+      const rows = new Map((await repo.byIds([...new Set(moves.map((m) => m.id))])).map((r) => [r.id, r]));
+      const now = clock.now();
+      const changed: boolean[] = moves.map(() => false);
+      const planned: {
+        at: number;
+        before: NotificationRecord;
+        to: Exclude<NotificationStatus, "pending">;
+        opts: TransitionOptions;
+        reopened: boolean;
+      }[] = [];
+      for (const [i, { id, to, opts = {} }] of moves.entries()) {
+        const before = rows.get(id);
+        if (!before) continue;
+        const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancelPending && to !== "cancelled";
+        if (!reopened && !canMove(before.status, to)) continue;
+        if (
+          to === "failed" &&
+          !reopened &&
+          failover &&
+          (await failover(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone }))
+        ) {
+          changed[i] = true;
+          continue;
+        }
+        planned.push({ at: i, before, to, opts, reopened });
+      }
+      const moved = await repo.moveMany(
+        planned.map(({ before, to, opts }) => {
+          const failing = to === "failed";
+          return {
+            id: before.id,
+            move: {
+              to,
+              from: before.status,
+              stage: STAGE_AFTER[to],
+              at: opts.at ?? now,
+              now,
+              externalId: opts.externalId ?? null,
+              errorCode: failing ? (opts.errorCode ?? null) : null,
+              reason: failing || to === "cancelled" ? (opts.reason ?? null) : null,
+            },
+          };
+        }),
+      );
+      const done = planned.filter((p) => moved.has(p.before.id));
+      await logMany(
+        done.map(({ before, to, opts, reopened }) => {
+          const detail = opts.detail ?? opts.reason ?? null;
+          return {
+            id: before.id,
+            event: to,
+            fields: {
+              status: to,
+              errorCode: to === "failed" ? opts.errorCode : null,
+              detail: reopened ? `${detail ?? to}; the phone already had it when it was cancelled` : detail,
+              at: opts.at ?? now,
+            },
+          };
+        }),
+      );
+      for (const { before, to, opts } of done) {
+        if (to === "failed" || to === "cancelled") {
+          await credits.refund(
+            before.workspaceId,
+            before.cost,
+            before.id,
+            to === "failed" ? `failed: ${opts.errorCode ?? "error"}` : "cancelled",
+          );
+        }
+      }
+      for (const d of done) changed[d.at] = true;
+      const changes = done.map(({ before, to, opts }) => ({ before, to, opts }));
+      for (const listener of batchListeners) await listener(changes);
+      for (const { before, to, opts } of changes) for (const listener of listeners) await listener(before, to, opts);
+      return changed;
     });
   }
 
   return {
     get: (id: number) => repo.byId(id),
+    getMany: (ids: readonly number[]) => repo.byIds(ids),
     log,
     logMany,
     transition,
+    transitionMany,
+    /** Runs `listener` for each change, inside its unit of work, after the listeners of onTransitions. */
     onTransition(listener: TransitionListener) {
       listeners.push(listener);
+    },
+    /** Runs `listener` once for the changes of each transition or transitionMany, inside its unit, before the others. */
+    onTransitions(listener: TransitionsListener) {
+      batchListeners.push(listener);
     },
     /** Sets the failover that may move a failing notification to its next route. */
     setFailover(hook: FailoverHook) {
