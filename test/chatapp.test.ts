@@ -296,6 +296,35 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
     ]);
   });
 
+  test("statuses the platform sent before a send's outcome was recorded are applied with it, once", async () => {
+    const s = await setup();
+    await userWrites(s);
+    const id = expectEnvelope(await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: USER, message: "Fresh at 8" }), 200).data
+      .notification_id;
+    await s.dispatch();
+    const wamid = lastSent(s.fake).wamid;
+    expect((await s.detail(id)).status).toBe("sent");
+    // A "delivered" that reached the server while the outcome was still on its way to the database
+    // is kept aside (status_backlog); the outcomes recorded together take it and apply it.
+    const status = (s.fake.statusWebhook(wamid, "delivered").payload.entry[0].changes[0].value as { statuses: unknown[] }).statuses[0];
+    await s.ctx.sql.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
+      s.deviceId,
+      wamid,
+      JSON.stringify(status),
+      s.ctx.clock.now(),
+    ]);
+    const runtime = s.ctx.services.channelRuntimes.find((r) => r.afterOutcomes)!;
+    const n = (await s.ctx.services.state.get(id))!;
+    const device = (await s.ctx.services.channelCore.devices.byId(s.deviceId))!;
+    const outcome = { kind: "accepted" as const, externalId: wamid };
+    await s.ctx.services.storage.transaction(async () => runtime.afterOutcomes!([{ n, device, outcome }]));
+    expect((await s.detail(id)).status).toBe("delivered");
+    expect((await s.ctx.sql.get<{ n: number }>("SELECT count(*) AS n FROM status_backlog"))?.n).toBe(0);
+    // Taken once: the same outcome again finds nothing left to apply.
+    await s.ctx.services.storage.transaction(async () => runtime.afterOutcomes!([{ n, device, outcome }]));
+    expect((await s.detail(id)).logs.filter((l: { event: string }) => l.event === "delivered")).toHaveLength(1);
+  });
+
   test("window closed: 403 with error_code 131047, can_send_freeform false and the templates to use", async () => {
     const s = await setup();
     const r = await s.send({ message: "Hello?" });
