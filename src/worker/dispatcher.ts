@@ -170,15 +170,13 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   }
 
-  type Outcome = AttemptOutcome;
-
   /**
    * Outcomes that end while others are being recorded are recorded together next
    * (src/lib/batcher.ts), in one unit of work: the accepted ones (nearly all) with a statement a
    * kind for all of them (recordAccepted), the others one by one. A crash before the unit is on
    * disk leaves their attempts `dispatching`, which the channel is asked about before any retry.
    */
-  const recordTogether = createBatcher<Outcome, null>(
+  const recordTogether = createBatcher<AttemptOutcome, null>(
     (asks) =>
       storage.transaction(async () => {
         const accepted = asks.filter((a) => a.outcome.kind === "accepted");
@@ -201,17 +199,19 @@ export function createDispatcher(deps: DispatcherDeps) {
    * checked in one statement, the moves to `sent`, their log lines and events through
    * state.transitionMany; an id another notification already owns goes the one-by-one way.
    */
-  async function recordAccepted(list: Outcome[]): Promise<void> {
+  async function recordAccepted(list: AttemptOutcome[]): Promise<void> {
     const now = clock.now();
     const externalId = (o: DispatchOutcome) => (o.kind === "accepted" ? o.externalId : "");
     const taken = await notifications.externalIdsTaken(list.map((a) => ({ id: a.n.id, externalId: externalId(a.outcome) })));
-    // Two of the batch given one id: the later one is checked again, as if the first were stored.
+    // Two of the batch given one id: the later ones are checked again once the first is stored.
     const seen = new Set<string>();
+    const later = new Set<AttemptOutcome>();
     for (const a of list) {
-      if (seen.has(externalId(a.outcome))) taken.add(a.n.id);
+      if (!taken.has(a.n.id) && seen.has(externalId(a.outcome))) later.add(a);
       seen.add(externalId(a.outcome));
     }
-    const clean = list.filter((a) => !taken.has(a.n.id));
+    const current = list.filter((a) => !later.has(a));
+    const clean = current.filter((a) => !taken.has(a.n.id));
     await state.transitionMany(
       clean.map(({ n, outcome }) => ({
         id: n.id,
@@ -226,32 +226,27 @@ export function createDispatcher(deps: DispatcherDeps) {
       touchLater(device.id, now);
       slowDown.delete(device.id);
     }
-    await deps.onOutcomes?.(clean);
-    // After the others are stored, so that a check sees the ids they now own.
-    for (const a of list) if (taken.has(a.n.id)) await storage.transaction(() => recordInTransaction(a.n, a.device, a.outcome));
+    for (const { n, outcome } of current) {
+      if (!taken.has(n.id)) continue;
+      // While this call was in flight, an identical notification's recovery check claimed the
+      // message it created. Ask the provider again: the other's own message may be ours now.
+      await notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: true });
+      await state.log(n.id, "retry", {
+        status: "pending",
+        detail: `the provider's ${externalId(outcome)} was claimed by an identical notification; checking again`,
+      });
+    }
+    await deps.onOutcomes?.(current);
+    if (later.size > 0) await recordAccepted([...later]);
   }
 
   async function recordInTransaction(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): Promise<void> {
     const now = clock.now();
     switch (outcome.kind) {
       case "accepted":
-        if (await notifications.externalIdTaken(outcome.externalId, n.id)) {
-          // While this call was in flight, an identical notification's recovery check claimed the
-          // message it created. Ask the provider again: the other's own message may be ours now.
-          await notifications.requeue(n.id, now, now, { countAttempt: false, reconcile: true });
-          await state.log(n.id, "retry", {
-            status: "pending",
-            detail: `the provider's ${outcome.externalId} was claimed by an identical notification; checking again`,
-          });
-          break;
-        }
-        await state.transition(n.id, "sent", {
-          externalId: outcome.externalId,
-          detail: outcome.detail ?? `accepted as ${outcome.externalId}`,
-        });
-        touchLater(device.id, now);
-        slowDown.delete(device.id);
-        break;
+        // The batch form records it, its channel's hook included.
+        await recordAccepted([{ n, device, outcome }]);
+        return;
       case "throttled": {
         // Back off the whole device (a business number's throughput), doubling while it lasts.
         const streak = (slowDown.get(device.id)?.streak ?? 0) + 1;

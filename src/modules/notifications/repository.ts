@@ -191,7 +191,6 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       AND n.route NOT IN (${routeList}) AND n.next_attempt_at <= ?
       AND (d.last_seen_at IS NULL OR (d.push_token IS NULL AND d.last_seen_at < ?) OR (d.push_token IS NOT NULL AND d.last_seen_at < ?))
     ORDER BY n.id LIMIT ?`,
-    externalTaken: "SELECT id FROM notification WHERE external_id = ? AND id <> ? LIMIT 1",
     noneBetween: "SELECT 1 AS one FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1",
   };
 
@@ -313,8 +312,6 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     /** The notifications still waiting on these devices. */
     pendingOnDevices: async (deviceIds: number[]): Promise<number[]> =>
       deviceIds.length === 0 ? [] : (await db.all<{ id: number }>(SQL.pendingOn(deviceIds.length), deviceIds)).map((r) => r.id),
-    externalIdTaken: async (externalId: string, exceptId: number): Promise<boolean> =>
-      (await db.get(SQL.externalTaken, [externalId, exceptId])) !== null,
     /** Of these notifications, those whose channel message id another notification owns (one statement). */
     async externalIdsTaken(pairs: readonly { id: number; externalId: string }[]): Promise<Set<number>> {
       const taken = new Set<number>();
