@@ -247,6 +247,38 @@ describe("sending (rule 2)", () => {
     });
   });
 
+  test("a claimed batch's templates are read together before its calls: each message goes out with its own template", async () => {
+    const s = await setup();
+    const order = await s.templateId("order_confirmation");
+    const welcome = await s.templateId("welcome");
+    const sends = [
+      { template_id: order, variables: ["Ada", "A-1"] },
+      { template_id: welcome, variables: { "1": "Bo", "2": "1234" } },
+      { template_id: order, variables: ["Cy", "A-3"] },
+      { message: "a freeform line", recipient_contact: USER },
+    ];
+    await userWrites(s);
+    for (const body of sends) expect((await s.send(body)).status).toBe(200);
+    // Prepared reads are counted by wrapping the repository the adapter reads through.
+    const templates = s.ctx.services.channelCore.templates;
+    const byId = templates.byId;
+    let single = 0;
+    templates.byId = (id) => {
+      single++;
+      return byId(id);
+    };
+    try {
+      expect(await s.dispatch()).toBe(4);
+    } finally {
+      templates.byId = byId;
+    }
+    expect(s.fake.invalidRequests).toEqual([]);
+    const sent = s.fake.sent.slice(-4).map((m) => (m as { body: any }).body);
+    expect(sent.map((b) => b.template?.name ?? b.type)).toEqual(["order_confirmation", "welcome", "order_confirmation", "text"]);
+    expect(sent[2].template.components[0].parameters[0].text).toBe("Cy");
+    expect(single).toBe(0);
+  });
+
   test("statuses are monotonic, de-duplicated and tolerant of disorder; read counts as delivered", async () => {
     const s = await setup();
     const id = (await s.send({ template_id: await s.templateId("order_confirmation"), variables: ["Ada", "1"] })).body.data.notification_id;

@@ -45,6 +45,11 @@ export interface ChannelAdapter {
    * other notification owns. Throws when it cannot tell (the dispatcher then waits and asks again).
    */
   reconcile?(n: NotificationRecord, device: DeviceRow): Promise<string[]>;
+  /**
+   * Before the calls of a claimed batch: reads what they will need in one go, kept for those calls
+   * only (each call that finds nothing kept reads its own). A failure here only costs those reads.
+   */
+  prepare?(batch: readonly NotificationRecord[]): Promise<void>;
 }
 
 /** What the composition root hands every channel when it builds it: the shared repositories and rules. */

@@ -12,6 +12,7 @@ import p9 from "../../migrations-pg/0009_insert_statement_triggers.sql" with { t
 import p10 from "../../migrations-pg/0010_admit_per_window.sql" with { type: "text" };
 import p11 from "../../migrations-pg/0011_cache_generation.sql" with { type: "text" };
 import p12 from "../../migrations-pg/0012_admit_amounts.sql" with { type: "text" };
+import p13 from "../../migrations-pg/0013_dispatching_idx.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -27,4 +28,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0010_admit_per_window", sql: p10 },
   { tag: "0011_cache_generation", sql: p11 },
   { tag: "0012_admit_amounts", sql: p12 },
+  { tag: "0013_dispatching_idx", sql: p13 },
 ];

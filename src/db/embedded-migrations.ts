@@ -24,6 +24,7 @@ import m21 from "../../migrations/0021_thread_pending.sql" with { type: "text" }
 import m22 from "../../migrations/0022_hourly_delta.sql" with { type: "text" };
 import m23 from "../../migrations/0023_rate_counter.sql" with { type: "text" };
 import m24 from "../../migrations/0024_dashboard_scratch.sql" with { type: "text" };
+import m25 from "../../migrations/0025_dispatching_idx.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -51,4 +52,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0022_hourly_delta", when: 1795665427885, sql: m22 },
   { tag: "0023_rate_counter", when: 1795666038641, sql: m23 },
   { tag: "0024_dashboard_scratch", when: 1795666880864, sql: m24 },
+  { tag: "0025_dispatching_idx", when: 1795696471146, sql: m25 },
 ];

@@ -303,6 +303,9 @@ export const notification = sqliteTable(
     index("notification_failover_idx")
       .on(table.nextAttemptAt)
       .where(sql`routes IS NOT NULL AND status = 'pending' AND stage = 'queued' AND dispatched_at IS NULL`),
+    // Calls claimed and not yet recorded, per device: a device's pacing window counts them too, so a
+    // call claimed in one window that goes out in the next is not let past that window's pace.
+    index("notification_dispatching_idx").on(table.deviceId).where(sql`stage = 'dispatching'`),
     index("notification_valid_until_idx").on(table.validUntil).where(sql`status = 'pending' AND valid_until IS NOT NULL`),
     // One provider message belongs to one notification: recovery after a crash claims a provider id
     // only if no other notification owns it, and this index makes that claim atomic.

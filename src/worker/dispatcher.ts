@@ -18,6 +18,11 @@ export const MAX_ATTEMPTS = 5;
 const BASE_BACKOFF_MS = 5_000;
 const MAX_BACKOFF_MS = 5 * MINUTE;
 const CLAIM_BATCH = 200;
+/**
+ * A call started this close to the end of its pacing window is counted in the next one: it may
+ * reach the provider after the window's end.
+ */
+const PACE_GUARD_MS = 20;
 /** Provider calls in flight at once (each device's pace still bounds what it is handed). */
 export const DISPATCH_CONCURRENCY = 32;
 
@@ -61,42 +66,45 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   async function claimInTransaction(): Promise<{ n: NotificationRecord; device: DeviceRow }[]> {
     const now = clock.now();
-    const budget = new Map<number, number>();
-    const chosen: { n: NotificationRecord; device: DeviceRow }[] = [];
-    const deviceCache = new Map<number, DeviceRow | null>();
     await notifications.lockClaims();
-    for (const n of await notifications.dueCandidates(now, CLAIM_BATCH * 4)) {
+    // Candidates (only their ids, devices and due times), then their devices and each device's
+    // count in its pacing window, a statement each.
+    const candidates = await notifications.dueCandidates(now, CLAIM_BATCH * 4);
+    const deviceIds = [...new Set(candidates.flatMap((c) => (c.deviceId === null ? [] : [c.deviceId])))];
+    const found = new Map((await devices.byIds(deviceIds)).map((d) => [d.id, d]));
+    const budget = new Map<number, number>();
+    const windows = new Map<number, number[]>();
+    for (const device of found.values()) {
+      const pace = deps.paceOf(device);
+      const since = now - (now % pace.window);
+      budget.set(device.id, pace.limit);
+      windows.set(since, [...(windows.get(since) ?? []), device.id]);
+    }
+    for (const [since, ids] of windows)
+      for (const [id, n] of await notifications.dispatchedSinceMany(ids, since)) budget.set(id, budget.get(id)! - n);
+    const chosen: number[] = [];
+    const gone: number[] = [];
+    for (const c of candidates) {
       if (chosen.length >= CLAIM_BATCH) break;
-      if (n.deviceId === null) continue;
-      let device = deviceCache.get(n.deviceId);
-      if (device === undefined) {
-        device = await devices.byId(n.deviceId);
-        deviceCache.set(n.deviceId, device);
-      }
+      if (c.deviceId === null) continue;
+      const device = found.get(c.deviceId);
       if (!device) {
-        await failForDeletedDevice(state, [n.id]);
+        gone.push(c.id);
         continue;
       }
       if ((slowDown.get(device.id)?.until ?? 0) > now) continue;
-      let left = budget.get(device.id);
-      if (left === undefined) {
-        const pace = deps.paceOf(device);
-        left = pace.limit - (await notifications.dispatchedSince(device.id, now - (now % pace.window)));
-      }
-      if (left <= 0) continue; // paced: waits for the next minute, no error to anyone
+      const left = budget.get(device.id)!;
+      if (left <= 0) continue; // paced: waits for the next window, no error to anyone
       budget.set(device.id, left - 1);
-      chosen.push({ n, device });
+      chosen.push(c.id);
     }
-    // Taken in one statement; one another server took first is left out (its device's budget
-    // stays spent for this tick: a pace is never passed, at worst not filled).
-    const taken = await notifications.claimMany(
-      chosen.map((c) => c.n.id),
-      now,
-      deps.cluster.id,
-    );
-    const claimed = chosen
-      .filter((c) => taken.has(c.n.id))
-      .map(({ n, device }) => ({ n: { ...n, attempts: n.attempts + 1, dispatchedAt: now }, device }));
+    if (gone.length > 0) await failForDeletedDevice(state, gone);
+    // Taken in one statement, returned as they now are; one another server took first is left out
+    // (its device's budget stays spent for this tick: a pace is never passed, at worst not filled).
+    const order = new Map(chosen.map((id, i) => [id, i]));
+    const claimed = (await notifications.claimMany(chosen, now, deps.cluster.id))
+      .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+      .map((n) => ({ n, device: found.get(n.deviceId!)! }));
     await state.logMany(
       claimed.map(({ n, device }) => ({
         id: n.id,
@@ -105,6 +113,19 @@ export function createDispatcher(deps: DispatcherDeps) {
       })),
     );
     return claimed;
+  }
+
+  /** Each channel reads what its calls in the batch need, in one go (ChannelAdapter.prepare). */
+  async function prepare(batch: readonly { n: NotificationRecord }[]): Promise<void> {
+    for (const route of new Set(batch.map((b) => b.n.route))) {
+      const adapter = adapters[route];
+      if (!adapter?.prepare) continue;
+      try {
+        await adapter.prepare(batch.filter((b) => b.n.route === route).map((b) => b.n));
+      } catch (error) {
+        deps.log(`channel ${route} could not prepare a batch; each call reads its own`, error);
+      }
+    }
   }
 
   async function attempt(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
@@ -171,6 +192,21 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   /**
+   * Calls claimed in one pacing window and made in a later one (or in the last moments of their own,
+   * which the provider may see in the next): the window each goes out in, written with its outcome.
+   * Until then every claim counts it as claimed and not yet recorded, in whatever window.
+   */
+  const restamps = new Map<number, number>();
+
+  function countInWindow(n: NotificationRecord, device: DeviceRow): void {
+    const { window } = deps.paceOf(device);
+    const claimedAt = n.dispatchedAt ?? 0;
+    const end = claimedAt - (claimedAt % window) + window;
+    const now = clock.now();
+    if (now >= end - PACE_GUARD_MS) restamps.set(n.id, Math.max(now, end));
+  }
+
+  /**
    * Outcomes that end while others are being recorded are recorded together next
    * (src/lib/batcher.ts), in one unit of work: the accepted ones (nearly all) with a statement a
    * kind for all of them (recordAccepted), the others one by one. A crash before the unit is on
@@ -179,6 +215,10 @@ export function createDispatcher(deps: DispatcherDeps) {
   const recordTogether = createBatcher<AttemptOutcome, null>(
     (asks) =>
       storage.transaction(async () => {
+        // First, while they are still `dispatching`: the late calls counted in their windows.
+        const late = asks.flatMap((a) => (restamps.has(a.n.id) ? [{ id: a.n.id, at: restamps.get(a.n.id)! }] : []));
+        for (const { id } of late) restamps.delete(id);
+        if (late.length > 0) await notifications.restampMany(late);
         const accepted = asks.filter((a) => a.outcome.kind === "accepted");
         if (accepted.length > 0) await recordAccepted(accepted);
         for (const a of asks)
@@ -291,33 +331,89 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   /**
-   * One tick: claim what is due and hand it over, many calls at a time, batch after batch while
-   * full batches keep coming, for at most about one tick (a backlog drains at the devices' pace,
-   * not at one batch a tick). Safe to run twice.
+   * One tick: claim what is due and hand it over, many calls at a time, batch after batch until a
+   * batch comes up short (nothing more is due, or every device with work waiting has used its pacing
+   * window: the next tick, at the next second, finds the windows open again). A backlog drains at
+   * the devices' pace, not at one batch a tick; a run longer than a tick just goes on (the scheduler
+   * skips the ticks it overlaps). Safe to run twice.
+   *
+   * A pipeline, so neither the database nor the providers wait for the other: the next batch is
+   * claimed while the last calls of this one are in flight (once fewer than two calls a slot are
+   * left to start, so a crash leaves at most a batch and that many claimed and not yet attempted,
+   * each then asked about like any interrupted attempt), and a call's outcome is recorded with the
+   * others of its moment while its slot goes on to the next call. Outcomes not yet recorded hold
+   * back the next claim beyond two batches of them.
    */
   async function dispatchDue(): Promise<number> {
-    const deadline = performance.now() + deps.tickMs;
+    const queue: { n: NotificationRecord; device: DeviceRow }[] = [];
     let total = 0;
-    for (;;) {
-      const claimed = await dispatchBatch();
-      total += claimed;
-      if (claimed < CLAIM_BATCH || stopping || performance.now() >= deadline) return total;
-    }
-  }
-
-  async function dispatchBatch(): Promise<number> {
-    if (stopping) return 0;
-    const batch = await claimBatch();
-    let next = 0;
-    const workers = Array.from({ length: Math.min(DISPATCH_CONCURRENCY, batch.length) }, async () => {
-      while (next < batch.length && !stopping) {
-        const { n, device } = batch[next++];
-        await record(n, device, await attempt(n, device));
+    let exhausted = false;
+    let claiming: Promise<void> | null = null;
+    const recording = new Set<Promise<void>>();
+    const failures: unknown[] = [];
+    // When the next batch is claimed: once the calls left to start would last about as long as a
+    // claim takes (measured as the run goes), at least two a slot, never more than a batch.
+    let started = 0;
+    const began = performance.now();
+    let claimMs = 0;
+    const lowWater = () => {
+      const perMs = started / Math.max(1, performance.now() - began);
+      return Math.min(CLAIM_BATCH, Math.max(2 * DISPATCH_CONCURRENCY, Math.ceil(perMs * claimMs * 1.5)));
+    };
+    const refill = () => {
+      if (claiming || exhausted || stopping) return;
+      if (recording.size >= 2 * CLAIM_BATCH) return;
+      const claimStart = performance.now();
+      claiming = claimBatch()
+        .then(async (batch) => {
+          await prepare(batch);
+          claimMs = performance.now() - claimStart;
+          queue.push(...batch);
+          total += batch.length;
+          if (batch.length < CLAIM_BATCH) exhausted = true;
+        })
+        // A claim that fails ends the tick's claiming (its unit rolled back: nothing was taken).
+        .catch((error: unknown) => {
+          exhausted = true;
+          failures.push(error);
+        })
+        .finally(() => {
+          claiming = null;
+        });
+    };
+    const slot = async () => {
+      for (;;) {
+        if (queue.length < lowWater()) refill();
+        if (queue.length === 0 || stopping) {
+          if (!claiming || stopping) return;
+          await claiming;
+          continue;
+        }
+        const { n, device } = queue.shift()!;
+        countInWindow(n, device);
+        started++;
+        const outcome = await attempt(n, device);
+        const written: Promise<void> = record(n, device, outcome).then(
+          () => void recording.delete(written),
+          (error: unknown) => {
+            recording.delete(written);
+            failures.push(error);
+          },
+        );
+        recording.add(written);
+        // Waits for outcomes to be written before more calls start, when they pile up.
+        if (recording.size >= 2 * CLAIM_BATCH) await Promise.race(recording);
       }
-    });
-    await Promise.all(workers);
-    if (next < batch.length) await release(batch.slice(next).map((b) => b.n));
-    return batch.length;
+    };
+    try {
+      await Promise.all(Array.from({ length: DISPATCH_CONCURRENCY }, slot));
+    } finally {
+      await claiming;
+      await Promise.all(recording);
+      if (queue.length > 0) await release(queue.splice(0).map((b) => b.n));
+    }
+    if (failures.length > 0) throw failures[0];
+    return total;
   }
 
   /** Claimed but never handed over (we are stopping): back to the queue as they were. */

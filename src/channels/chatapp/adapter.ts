@@ -82,6 +82,7 @@ export function messageBody(n: NotificationRecord, template: TemplateRow | null)
 export interface ChatappAdapterDeps {
   graph: GraphClient;
   templateById: (id: number) => Promise<TemplateRow | null>;
+  templatesByIds: (ids: readonly number[]) => Promise<TemplateRow[]>;
   /** Re-fetches a business account's templates (the 132001 self-heal). */
   refreshTemplates: (device: DeviceRow) => Promise<void>;
   /** An outcome decided without calling the platform (a blocked number), or null to go ahead. */
@@ -117,10 +118,14 @@ export function outcomeOfGraphError(error: unknown): DispatchOutcome {
 }
 
 export function createChatappAdapter(deps: ChatappAdapterDeps): ChannelAdapter {
-  async function post(n: NotificationRecord, device: DeviceRow): Promise<DispatchOutcome> {
+  // The templates of a claimed batch's calls, read in one statement before them (prepare), each
+  // taken by its call's first try; a call finding none, and a second try, read their own.
+  const prepared = new Map<number, TemplateRow>();
+
+  async function post(n: NotificationRecord, device: DeviceRow, kept?: TemplateRow): Promise<DispatchOutcome> {
     const config = chatappConfigOf(device.config);
     if (!config) return { kind: "permanent", code: "device_not_configured", reason: `chat-app device ${device.id} is not connected` };
-    const template = n.templateId !== null ? await deps.templateById(n.templateId) : null;
+    const template = n.templateId === null ? null : kept?.id === n.templateId ? kept : await deps.templateById(n.templateId);
     try {
       const r = await deps.graph.sendMessage(config.accessToken, config.phoneNumberId, messageBody(n, template));
       const wamid = r.messages?.[0]?.id;
@@ -133,10 +138,19 @@ export function createChatappAdapter(deps: ChatappAdapterDeps): ChannelAdapter {
   }
 
   return {
+    async prepare(batch) {
+      const ids = [...new Set(batch.flatMap((n) => (n.templateId === null ? [] : [n.templateId])))];
+      const found = new Map((await deps.templatesByIds(ids)).map((t) => [t.id, t]));
+      // Calls that never came (a stop released them) leave theirs behind: a bound on what is kept.
+      if (prepared.size > 10_000) prepared.clear();
+      for (const n of batch) if (n.templateId !== null && found.has(n.templateId)) prepared.set(n.id, found.get(n.templateId)!);
+    },
     async send(n, device) {
+      const kept = prepared.get(n.id);
+      prepared.delete(n.id);
       const refused = deps.preflight(device);
       if (refused) return refused;
-      const first = await post(n, device);
+      const first = await post(n, device, kept);
       if (first.kind === "permanent" && first.code === "132001" && n.templateId !== null) {
         // The platform does not know the template (renamed, re-approved in another language):
         // fetch the templates again and try once more.

@@ -39,6 +39,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
     const adapter = createChatappAdapter({
       graph,
       templateById: (id) => core.templates.byId(id),
+      templatesByIds: (ids) => core.templates.byIds(ids),
       refreshTemplates: (device) => service.refreshTemplates(device),
       preflight: (device) => service.preflight(device),
     });

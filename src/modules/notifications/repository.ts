@@ -152,7 +152,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
     // (no sort of the whole backlog per claim); the routes' heads are merged in dueCandidates.
     dueOnRoute: `
-    SELECT ${N.columns()} FROM notification
+    SELECT id, device_id, next_attempt_at FROM notification
     WHERE stage = 'queued' AND route = ? AND next_attempt_at <= ?
       AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
     ORDER BY next_attempt_at, id LIMIT ?`,
@@ -167,7 +167,6 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
     ORDER BY n.valid_until LIMIT ?`,
-    dispatchedSince: "SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?",
     requeue: `
     UPDATE notification SET stage = 'queued', next_attempt_at = ?, attempts = attempts - ?, needs_reconcile = ?, updated_at = ?
     WHERE id = ? AND stage = 'dispatching'`,
@@ -399,28 +398,78 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       return Number(row?.n ?? 0);
     },
 
-    /** Queued work on the dispatched routes that is due, oldest first. */
-    async dueCandidates(now: number, limit: number): Promise<NotificationRecord[]> {
-      const rows: NotificationRecord[] = [];
-      for (const route of dispatchedRoutes) rows.push(...many(await db.all<Row>(SQL.dueOnRoute, [route, now, now, limit])));
+    /**
+     * Queued work on the dispatched routes that is due, oldest first: only what choosing among it
+     * needs (the claim returns the rows it takes whole).
+     */
+    async dueCandidates(now: number, limit: number): Promise<{ id: number; deviceId: number | null; nextAttemptAt: number }[]> {
+      const rows: { id: number; deviceId: number | null; nextAttemptAt: number }[] = [];
+      for (const route of dispatchedRoutes) {
+        const found = await db.all<{ id: number; device_id: number | null; next_attempt_at: number }>(SQL.dueOnRoute, [
+          route,
+          now,
+          now,
+          limit,
+        ]);
+        for (const r of found)
+          rows.push({
+            id: Number(r.id),
+            deviceId: r.device_id === null ? null : Number(r.device_id),
+            nextAttemptAt: Number(r.next_attempt_at),
+          });
+      }
       if (dispatchedRoutes.length < 2) return rows;
       return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id).slice(0, limit);
+    },
+    /**
+     * What counts against each device's pacing window that began at `since` (one statement): the
+     * notifications handed over since then, and those claimed earlier whose calls are not yet
+     * recorded (they go out in this window, if not already gone; see the dispatcher's restamp).
+     */
+    async dispatchedSinceMany(deviceIds: readonly number[], since: number): Promise<Map<number, number>> {
+      const counts = new Map<number, number>(deviceIds.map((id) => [id, 0]));
+      if (deviceIds.length === 0) return counts;
+      const list = deviceIds.map(() => "?").join(", ");
+      const rows = await db.all<{ device_id: number; n: number }>(
+        `SELECT device_id, count(*) AS n FROM (
+           SELECT device_id FROM notification WHERE device_id IN (${list}) AND dispatched_at >= ?
+           UNION ALL
+           SELECT device_id FROM notification WHERE device_id IN (${list}) AND stage = 'dispatching' AND dispatched_at < ?
+         ) AS counted GROUP BY device_id`,
+        [...deviceIds, since, ...deviceIds, since],
+      );
+      for (const r of rows) counts.set(Number(r.device_id), Number(r.n));
+      return counts;
     },
     /** Pending notifications whose valid_until passed (see the statement), soonest first. */
     expiredWaiting: async (now: number, heldGrace: number, limit: number): Promise<number[]> =>
       (await db.all<{ id: number }>(SQL.expiredWaiting, [now, now, now - heldGrace, limit])).map((r) => r.id),
-    dispatchedSince: async (deviceId: number, since: number): Promise<number> =>
-      (await db.get<{ n: number }>(SQL.dispatchedSince, [deviceId, since]))!.n,
 
-    /** Marks the queued ones of `ids` `dispatching` for server `owner`, in one statement; the ids it took. */
-    async claimMany(ids: number[], now: number, owner: string): Promise<Set<number>> {
-      if (ids.length === 0) return new Set();
-      const rows = await db.all<{ id: number }>(
-        `UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?, claimed_by = ?
-         WHERE id IN (${ids.map(() => "?").join(", ")}) AND stage = 'queued' RETURNING id`,
-        [now, now, owner, ...ids],
+    /**
+     * Marks the queued ones of `ids` `dispatching` for server `owner`, in one statement; the rows it
+     * took, as they are now (attempt counted, dispatched at `now`).
+     */
+    async claimMany(ids: number[], now: number, owner: string): Promise<NotificationRecord[]> {
+      if (ids.length === 0) return [];
+      return many(
+        await db.all<Row>(
+          `UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?, claimed_by = ?
+           WHERE id IN (${ids.map(() => "?").join(", ")}) AND stage = 'queued' RETURNING ${N.columns()}`,
+          [now, now, owner, ...ids],
+        ),
       );
-      return new Set(rows.map((r) => r.id));
+    },
+
+    /** Claimed calls that went out in a later pacing window than their claim's: counted in that one. */
+    async restampMany(list: readonly { id: number; at: number }[]): Promise<void> {
+      for (let i = 0; i < list.length; i += 500) {
+        const part = list.slice(i, i + 500);
+        await db.run(
+          `UPDATE notification SET dispatched_at = CASE id ${part.map(() => "WHEN ? THEN CAST(? AS bigint)").join(" ")} END
+           WHERE id IN (${part.map(() => "?").join(", ")}) AND stage = 'dispatching'`,
+          [...part.flatMap((r) => [r.id, r.at]), ...part.map((r) => r.id)],
+        );
+      }
     },
 
     /** Puts a dispatching notification back in the queue, to try again at `at`. */

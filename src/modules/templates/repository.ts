@@ -37,6 +37,16 @@ export function createTemplateRepository(db: Executor) {
     /** Any template by id, for the worker (which already knows whose it is). */
     byId: (templateId: number) => one(`SELECT ${COLUMNS} FROM template WHERE id = ?`, [templateId]),
 
+    /** Several templates by id (those that exist), for the worker, in one statement. */
+    byIds: async (ids: readonly number[]): Promise<TemplateRow[]> =>
+      ids.length === 0
+        ? []
+        : (
+            await db.all<Record<string, unknown>>(`SELECT ${COLUMNS} FROM template WHERE id IN (${ids.map(() => "?").join(", ")})`, [
+              ...ids,
+            ])
+          ).map(records.record),
+
     /** The workspace's own template with this code. */
     byCode: (workspaceId: number, templateCode: string) =>
       one(`SELECT ${COLUMNS} FROM template WHERE deleted_at IS NULL AND workspace_id = ? AND code = ?`, [workspaceId, templateCode]),

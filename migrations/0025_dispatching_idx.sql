@@ -1,0 +1,1 @@
+CREATE INDEX `notification_dispatching_idx` ON `notification` (`device_id`) WHERE stage = 'dispatching';
