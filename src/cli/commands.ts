@@ -3,7 +3,8 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import QRCode from "qrcode";
-import { ConfigError, ENV_VARS, loadConfig, redactedDatabaseUrl } from "../config";
+import { ConfigError, ENV_VARS, ensureDataDir, loadConfig, redactedDatabaseUrl } from "../config";
+import { RestoreRefused, restoreSqlite } from "../db/restore";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { listenUrl, runningServerUrl } from "../lib/listen-address";
@@ -55,6 +56,8 @@ Commands:
                                           SIGUSR1 takes its network away, SIGUSR2 gives it back
   smsgate signing-key [--workspace ID]    The key SMSGate-format webhooks are signed with (X-Signature)
   backup --out FILE                       Write a consistent copy of the database
+  restore --from FILE [--force]           Put a backup back into PIGEON_DATA_DIR (server stopped); --force
+                                          replaces a database there (it is kept beside it)
   db copy --to URL                        Copy the data directory's SQLite database into an empty
                                           PostgreSQL database (server stopped); then set PIGEON_DATABASE_URL
 
@@ -84,6 +87,8 @@ const OPTIONS = {
   "per-day": { type: "string" },
   urls: { type: "string" },
   out: { type: "string" },
+  from: { type: "string" },
+  force: { type: "boolean" },
   to: { type: "string" },
   amount: { type: "string" },
   note: { type: "string" },
@@ -444,6 +449,67 @@ function backup(rt: Runtime, values: Values) {
   );
 }
 
+/** `pigeon restore`: outside the runtime, under the data directory's lock (src/db/restore.ts). */
+async function restore(values: Values): Promise<number> {
+  let config: ReturnType<typeof loadConfig>;
+  let from: string;
+  try {
+    config = loadConfig();
+    from = required(values.from, "--from");
+    if (config.databaseUrl)
+      throw new UsageError(
+        "restore writes the SQLite database of PIGEON_DATA_DIR; on PostgreSQL restore a pg_dump with pg_restore (or psql) and give every server the PIGEON_KEY_FILE kept with it",
+      );
+    ensureDataDir(config.dataDir);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`pigeon: ${error.message}\nRun pigeon --help for usage.`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      console.error(`pigeon: configuration error: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  let lock: DataDirLock;
+  try {
+    lock = lockDataDir(config.dataDir);
+  } catch (error) {
+    if (error instanceof DataDirLocked) {
+      console.error(`pigeon: ${error.message}: stop it before restoring`);
+      return 1;
+    }
+    throw error;
+  }
+  try {
+    const report = await restoreSqlite({
+      from,
+      dataDir: config.dataDir,
+      keyFile: config.keyFile,
+      force: values.force === true,
+      now: Date.now(),
+    });
+    print(
+      values,
+      { restored: report.database, from, replaced: report.replaced, migrations_applied: report.migrated },
+      `Restored ${from} into ${report.database}` +
+        (report.replaced ? `\nThe database it replaced is kept as ${report.replaced}` : "") +
+        (report.migrated > 0 ? `\n${report.migrated} migration(s) brought it up to this release` : ""),
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof RestoreRefused) {
+      console.error(`pigeon: ${error.message}`);
+      return 1;
+    }
+    if (isStorageFull(error)) return diskFull();
+    throw error;
+  } finally {
+    lock.release();
+  }
+}
+
 async function dbCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   if (sub !== "copy") throw new UsageError("db takes copy --to URL");
   const url = required(values.to, "--to");
@@ -521,11 +587,27 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     return 0;
   }
   const [command = "serve", sub, ...rest] = positionals;
-  const known = ["serve", "migrate", "keys", "users", "workspaces", "accounts", "plans", "credits", "devices", "smsgate", "backup", "db"];
+  const known = [
+    "serve",
+    "migrate",
+    "keys",
+    "users",
+    "workspaces",
+    "accounts",
+    "plans",
+    "credits",
+    "devices",
+    "smsgate",
+    "backup",
+    "restore",
+    "db",
+  ];
   if (!known.includes(command)) {
     console.error(`pigeon: unknown command "${command}"\nRun pigeon --help for usage.`);
     return 2;
   }
+  // Restore must not open the database it replaces (opening migrates it and may bootstrap it).
+  if (command === "restore") return restore(values);
 
   let rt: Runtime;
   try {
