@@ -13,7 +13,7 @@
 // bulk, picks some).
 import { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -344,7 +344,11 @@ function dbBytes(dataDir: string): number {
  * `pg`: the database is PostgreSQL (its URL and the shared key file), served by `servers` servers
  * at once, each draining the same backlog; SQLite's one server otherwise.
  */
-async function workerBench(count: number, pg: { url: string; keyFile: string; servers: number } | null = null) {
+async function workerBench(
+  count: number,
+  pg: { url: string; keyFile: string; servers: number } | null = null,
+  command: string[] = [BIN, "serve"],
+) {
   const fakes = Bun.spawn([process.execPath, join(ROOT, "bench", "fakes.ts")], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   children.push(fakes);
   const fakeOut = collect(fakes);
@@ -360,7 +364,7 @@ async function workerBench(count: number, pg: { url: string; keyFile: string; se
     PIGEON_CHATAPP_APP_SECRET: "bench-secret",
     ...(pg ? { PIGEON_DATABASE_URL: pg.url, PIGEON_KEY_FILE: pg.keyFile } : {}),
   };
-  const { dataDir, server, key } = await preparedPigeon(env);
+  const { dataDir, server, key } = await preparedPigeon(env, command);
   const connected = await api(server.url, key, "/v1/api/chatapp/connect", { access_token: "good-token" });
   const numbers = (connected.devices as { device_id: number }[]).map((d) => d.device_id);
   for (const id of numbers)
@@ -428,14 +432,19 @@ async function workerBench(count: number, pg: { url: string; keyFile: string; se
 
   const started = performance.now();
   const servers: Running[] = [];
-  for (let i = 0; i < (pg?.servers ?? 1); i++) servers.push(await startPigeon(i === 0 ? dataDir : temp("pigeon-bench-"), env));
+  for (let i = 0; i < (pg?.servers ?? 1); i++) servers.push(await startPigeon(i === 0 ? dataDir : temp("pigeon-bench-"), env, command));
   let left = count;
   const deadline = Date.now() + 180_000;
+  // When the first dispatch was seen (polled every 0.1 s): the rate while draining leaves out the
+  // servers' start, measured on its own.
+  let firstSeen = 0;
   while (left > 0 && Date.now() < deadline) {
     await Bun.sleep(100);
     left = await pending();
+    if (firstSeen === 0 && left < count) firstSeen = performance.now();
   }
   const seconds = (performance.now() - started) / 1000;
+  const draining = (performance.now() - firstSeen) / 1000;
   await close();
   // A backlog not drained is a finding: say what the servers said.
   if (left > 0)
@@ -455,6 +464,7 @@ async function workerBench(count: number, pg: { url: string; keyFile: string; se
     count,
     seconds,
     rate: (count - left) / seconds,
+    drainRate: (count - left) / draining,
     left,
     perNumber: info.perNumber,
     numbers: numbers.length,
@@ -654,20 +664,64 @@ async function profileBench() {
       r = await load(target);
       await stop(p.server);
     }
-    const md = readFileSync(join(dir, `${name}.cpuprofile.md`), "utf8").replaceAll(`${ROOT}/`, "");
-    const summary = [
-      `# Profile: POST ${path}`,
-      "",
-      `Written by \`BENCH_ONLY=profile npm run bench\`: \`bun --cpu-prof --cpu-prof-md src/main.ts serve\` on ${setting}, ` +
-        `a 2 s warm-up, then ${SECONDS} s of ${CONNECTIONS} connections (${Math.round(r.rps)} req/s under the profiler, p99 ${r.p99.toFixed(1)} ms). ` +
-        "The samples also cover start-up and the idle moments around the load: a line with a large self time from a single sample " +
-        "(the scheduler's or a task's) is idle time, not work. `get`, `run`, `all` and `values` are bun:sqlite's statements running in SQLite.",
-      "",
-      ...trimmedProfile(md),
-    ];
-    writeFileSync(join(out, `${name}.md`), `${summary.join("\n")}\n`);
+    writeProfile(
+      out,
+      dir,
+      name,
+      `POST ${path}`,
+      `${setting}, a 2 s warm-up, then ${SECONDS} s of ${CONNECTIONS} connections (${Math.round(r.rps)} req/s under the profiler, p99 ${r.p99.toFixed(1)} ms)`,
+    );
     log(`profile of ${path}: ${Math.round(r.rps)} req/s under the profiler; wrote bench/profiles/${name}.md`);
   }
+  // The worker draining its backlog (BENCH_PROFILE=worker on SQLite, worker-postgres on one server
+  // over a throwaway PostgreSQL cluster).
+  for (const name of ["worker", "worker-postgres"].filter((n) => only?.includes(n))) {
+    const dir = temp("pigeon-profile-");
+    const command = [
+      process.execPath,
+      "--cpu-prof",
+      "--cpu-prof-md",
+      `--cpu-prof-dir=${dir}`,
+      `--cpu-prof-name=${name}.cpuprofile`,
+      join(ROOT, "src", "main.ts"),
+      "serve",
+    ];
+    let pg: { url: string; keyFile: string; servers: number } | null = null;
+    if (name === "worker-postgres") {
+      const { postgresCluster } = await import("../test/helpers/postgres");
+      const cluster = await postgresCluster({ durable: true });
+      pg = { url: await cluster.createDatabase("worker"), keyFile: join(temp("pigeon-key-"), "pigeon.key"), servers: 1 };
+    }
+    const w = await workerBench(WORKER_COUNT, pg, command);
+    logWorker(w, "under the profiler");
+    const where = pg ? "one server on PostgreSQL" : "SQLite";
+    writeProfile(
+      out,
+      dir,
+      name,
+      "the worker",
+      `${where}, draining ${WORKER_COUNT.toLocaleString("en-US")} queued notifications (${Math.round(w.rate)} dispatches/s under the profiler)`,
+    );
+  }
+}
+
+/** Writes a profile's summary into bench/profiles/. */
+function writeProfile(out: string, dir: string, name: string, what: string, setting: string) {
+  const md = readFileSync(join(dir, `${name}.cpuprofile.md`), "utf8").replaceAll(`${ROOT}/`, "");
+  const summary = [
+    `# Profile: ${what}`,
+    "",
+    `Written by \`BENCH_ONLY=profile npm run bench\`: \`bun --cpu-prof --cpu-prof-md src/main.ts serve\` on ${setting}. ` +
+      "The samples also cover start-up and the idle moments around the load: a line with a large self time from a single sample " +
+      "(the scheduler's or a task's) is idle time, not work. `get`, `run`, `all` and `values` are bun:sqlite's statements running in SQLite.",
+    "",
+    ...trimmedProfile(md),
+  ];
+  writeFileSync(join(out, `${name}.md`), `${summary.join("\n")}\n`);
+  // BENCH_PROFILE_KEEP=dir keeps the whole profile (for Chrome's DevTools or a closer look).
+  // (With --cpu-prof-md beside it, Bun names the profile itself `<name>.cpuprofile.cpuprofile`.)
+  if (process.env.BENCH_PROFILE_KEEP)
+    copyFileSync(join(dir, `${name}.cpuprofile.cpuprofile`), join(process.env.BENCH_PROFILE_KEEP, `${name}.cpuprofile`));
 }
 
 /** The profiler's summary, its hot-function and call-tree tables cut to their top 40 rows. */
@@ -692,6 +746,7 @@ function trimmedProfile(md: string): string[] {
 function logWorker(worker: Awaited<ReturnType<typeof workerBench>>, where = "") {
   log(
     `worker${where ? ` on postgres, ${where}` : ""}: ${Math.round(worker.rate)} dispatches/s (${worker.count - worker.left} of ${worker.count} in ${worker.seconds.toFixed(1)} s); ` +
+      `${Math.round(worker.drainRate)}/s once dispatching; ` +
       `busiest number peaked at ${worker.peak}/s against a pace of ${worker.perNumber}/s`,
   );
 }
@@ -790,6 +845,17 @@ async function postgresCeilings(url: string): Promise<Record<string, number> | n
     // pgbench reads ':name' as a variable anywhere in a line, so the buckets are named without colons.
     "a send's admission (pigeon_admit, one key)": `SELECT admitted FROM pigeon_admit(ARRAY['authbench', 'keybenchm', 'keybenchd'], ARRAY[${second}, ${second}, 1], ARRAY[${second} - 60, ${second} - 60, 1], ARRAY[20, 1000000000, 1000000000]::bigint[], ARRAY[${now + 86_400_000}, ${now + 86_400_000}, ${now + 86_400_000}]::bigint[], ARRAY[0, 1, 1]);`,
     "a send's rows (notification and log line, one transaction)": `BEGIN;\n${notification.replace(/\s+/g, " ")}\nINSERT INTO notification_log (notification_id, at, event, status) VALUES (:id, ${now}, 'accepted', 'pending');\nCOMMIT;`,
+    // As a bulk request of 100 distinct recipients writes them (Pigeon's thread rows come later, in
+    // the worker's catch-up): the rate is in notifications, a transaction's 100.
+    "a bulk request's rows (100 notifications and their log lines, one transaction), in notifications": `BEGIN;\nWITH n AS (${notification
+      .replace(/\s+/g, " ")
+      .replace(" RETURNING id \\gset", "")
+      .replace("VALUES (1, 1,", "SELECT 1, 1,")
+      .replace("'+14155552671'", "'+1415' || lpad((random() * 9999999)::int::text, 7, '0')")
+      .replace(
+        /\)$/,
+        " FROM generate_series(1, 100)",
+      )} RETURNING id)\nINSERT INTO notification_log (notification_id, at, event, status) SELECT id, ${now}, 'accepted', 'pending' FROM n;\nCOMMIT;`,
     "a dispatch's writes, one at a time (claim; status, provider id and log line)": `\\set id random(1, ${Math.max(1, top)})\nUPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ${now}, updated_at = ${now}, claimed_by = 'bench' WHERE id = :id;\nBEGIN;\nUPDATE notification SET external_id = md5(random()::text), status = 'sent', stage = 'done', sent_at = ${now}, updated_at = ${now} WHERE id = :id;\nINSERT INTO notification_log (notification_id, at, event, status) VALUES (:id, ${now}, 'sent', 'sent');\nCOMMIT;`,
   };
   const out: Record<string, number> = {};
@@ -803,7 +869,7 @@ async function postgresCeilings(url: string): Promise<Record<string, number> | n
     });
     const tps = /tps = ([\d.]+)/.exec(r.stdout.toString());
     if (!tps) throw new Error(`pgbench (${name}): ${r.stderr.toString().slice(0, 500)}`);
-    out[name] = Number(tps[1]);
+    out[name] = Number(tps[1]) * (name.endsWith("in notifications") ? 100 : 1);
     log(`postgres alone (pgbench, 32 clients): ${name}: ${Math.round(out[name])}/s`);
   }
   return out;
@@ -928,7 +994,7 @@ function postgresSection(r: Awaited<ReturnType<typeof postgresBench>> | null, n:
   if (!r?.send) return [...head, "Not measured: PostgreSQL is not installed on this machine (`apt-get install postgresql`).", ""];
   const pct = (x: number) => `${Math.round((100 * x) / r.base!)}%`;
   const worker = (w: typeof r.worker1) =>
-    `${n(w.rate)} dispatches/s (${n(w.count - w.left)} of ${n(w.count)}; busiest number ${w.peak}/s against a pace of ${w.perNumber}/s)`;
+    `${n(w.rate)} dispatches/s from the servers' start, ${n(w.drainRate)} once dispatching (${n(w.count - w.left)} of ${n(w.count)}; busiest number ${w.peak}/s against a pace of ${w.perNumber}/s)`;
   return [
     ...head,
     "A throwaway cluster of Debian's package with its defaults (fsync and synchronous_commit on) on this machine's disk. " +
@@ -1019,7 +1085,7 @@ function writeResults(r: {
     "",
     `${n(r.worker.count)} notifications queued (nine in ten to ${r.worker.numbers} business numbers on the local fake chat-app platform, paced at ` +
       `${r.worker.perNumber}/s each; one in ten to the local fake cloud provider) dispatched at **${n(r.worker.rate)} dispatches/s** ` +
-      `(${r.worker.seconds.toFixed(1)} s from start, ${r.worker.left} left). The busiest number took at most ${r.worker.peak} messages in one second ` +
+      `(${r.worker.seconds.toFixed(1)} s from start, ${r.worker.left} left; ${n(r.worker.drainRate)}/s from the first dispatch seen). The busiest number took at most ${r.worker.peak} messages in one second ` +
       `(pace ${r.worker.perNumber}); the platform received ${n(r.worker.chatSent)}, the cloud provider ${n(r.worker.cloudSent)}.`,
     "",
     ...postgresSection(r.postgres, n),
