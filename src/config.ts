@@ -50,6 +50,11 @@ export interface Config {
   maxBodyBytes: number;
   /** PIGEON_LOG_LEVEL: error|warn|info|debug (default info); stacks are logged only at debug. */
   logLevel: LogLevel;
+  /**
+   * Scheduled backups (SQLite): PIGEON_BACKUP_DIR (null: off), PIGEON_BACKUP_EVERY (hours, default
+   * 24, fractions allowed), PIGEON_BACKUP_KEEP (how many are kept, default 7).
+   */
+  backup: { dir: string | null; everyHours: number; keep: number };
 }
 
 /** One environment variable as the operator sees it: `default` is null when it is unset by default. */
@@ -86,6 +91,9 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_OFFLINE_TTL", default: "86400", meaning: "seconds a message waits on an offline phone, then fails" },
   { name: "PIGEON_FAILOVER_GRACE", default: "120", meaning: "seconds a failover waits for an offline phone" },
   { name: "PIGEON_WORKER_INTERVAL", default: "1", meaning: "seconds between worker ticks" },
+  { name: "PIGEON_BACKUP_DIR", default: null, meaning: "where scheduled backups are written (SQLite; off when unset)" },
+  { name: "PIGEON_BACKUP_EVERY", default: "24", meaning: "hours between scheduled backups (fractions allowed)" },
+  { name: "PIGEON_BACKUP_KEEP", default: "7", meaning: "how many scheduled backups are kept (the oldest go first)" },
   { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
   { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
   { name: "PIGEON_CHATAPP_APP_SECRET", default: null, meaning: "checks the chat-app platform's webhook signatures" },
@@ -202,7 +210,21 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     logLevel: logLevel(env),
+    backup: {
+      dir: env.PIGEON_BACKUP_DIR?.trim() ? resolve(env.PIGEON_BACKUP_DIR.trim()) : null,
+      everyHours: hours(env, "PIGEON_BACKUP_EVERY", 24),
+      keep: intInRange(env, "PIGEON_BACKUP_KEEP", 7, 1, 10_000),
+    },
   };
+}
+
+/** A positive number of hours, fractions allowed (0.001 is 3.6 s), at most a year. */
+function hours(env: Env, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw) || Number(raw) <= 0 || Number(raw) > 8760)
+    throw new ConfigError(`${name} must be a number of hours above 0 and at most 8760 (fractions allowed, as 0.5), got "${raw}"`);
+  return Number(raw);
 }
 
 /** PIGEON_DATABASE_URL, checked for its scheme and a database name; the password is never echoed. */

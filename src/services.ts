@@ -1,5 +1,7 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
 // share one container, so each rule lives in one place.
+import { createBackupSchedule } from "./modules/system/backups";
+import { runSelf } from "./lib/self-command";
 import { createSignals } from "./db/signals";
 import { createCluster } from "./worker/cluster";
 import { CHANNELS } from "./channels";
@@ -98,6 +100,20 @@ export function createServices(deps: Deps) {
   });
   /** Whether writes fail for a full disk (the system module's monitor). */
   const disk = system.storage;
+  /**
+   * Scheduled backups, on SQLite when PIGEON_BACKUP_DIR is set: each one `pigeon backup` run as a
+   * child process, so the copy never holds this server's event loop.
+   */
+  const backups =
+    sqlite && config.backup.dir
+      ? createBackupSchedule({
+          ...config.backup,
+          dir: config.backup.dir,
+          clock,
+          log,
+          take: async (out) => void (await runSelf(["backup", "--out", out, "--json"])),
+        })
+      : null;
   // Accepted sends and their idempotent replies are written in one shared transaction.
 
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
@@ -292,6 +308,7 @@ export function createServices(deps: Deps) {
     }),
     cluster,
     signals,
+    backups,
   };
   const smsgate = createSmsGateModule({
     ...services,

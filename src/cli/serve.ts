@@ -125,6 +125,10 @@ export async function serve(rt: Runtime): Promise<number | null> {
   // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
   const warning = phoneUrlWarning(config);
   if (warning) console.error(warning);
+  if (config.backup.dir && rt.postgres)
+    console.error(
+      "pigeon: warning: PIGEON_BACKUP_DIR is ignored on PostgreSQL: back the database up with pg_dump (and keep PIGEON_KEY_FILE with it)",
+    );
   const data = config.databaseUrl ? `database: ${redactedDatabaseUrl(config.databaseUrl)}` : `data: ${config.dataDir}`;
   console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (${data})`);
   return null;

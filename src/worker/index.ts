@@ -34,6 +34,8 @@ export function workerTasks(s: Services): Task[] {
     },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+    // Scheduled backups (SQLite, PIGEON_BACKUP_DIR): checked every second, taken when due.
+    ...(s.backups ? [{ name: "backups:schedule", everySeconds: 1, run: () => s.backups?.tick() }] : []),
     // PostgreSQL's hourly count changes, folded in (nothing to do on SQLite, whose triggers upsert).
     ...(s.storage.dialect === "postgres"
       ? [

@@ -34,6 +34,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
     logLevel: "info",
+    backup: { dir: null, everyHours: 24, keep: 7 },
     ...overrides,
   };
 }

@@ -24,7 +24,19 @@ const Limits = t.Object({
 });
 
 /** What these routes use of the container. */
-export type SystemRoutesDeps = Pick<Services, "clock" | "disk" | "rateLimiter" | "system">;
+export type SystemRoutesDeps = Pick<Services, "clock" | "disk" | "rateLimiter" | "system" | "backups">;
+
+const BackupHealth = t.Object(
+  {
+    dir: t.String(),
+    every_hours: t.Number(),
+    keep: t.Integer(),
+    last_success_at: t.Nullable(t.String({ description: "When the newest backup in the directory was taken" })),
+    age_seconds: t.Nullable(t.Integer({ description: "Seconds since then" })),
+    last_error: t.Nullable(t.String({ description: "Why the last attempt failed, until one succeeds" })),
+  },
+  { description: "Scheduled backups (only when PIGEON_BACKUP_DIR is set, on SQLite)" },
+);
 
 export function systemRoutes(s: SystemRoutesDeps) {
   return new Elysia({ tags: ["System"] })
@@ -47,7 +59,17 @@ export function systemRoutes(s: SystemRoutesDeps) {
             version: VERSION,
           });
         }
-        return ok({ status: "ok", database: "ok", version: VERSION, time: iso(s.clock.now()), last_full_at: lastFullAt }, "ok");
+        return ok(
+          {
+            status: "ok",
+            database: "ok",
+            version: VERSION,
+            time: iso(s.clock.now()),
+            last_full_at: lastFullAt,
+            ...(s.backups ? { backup: s.backups.status() } : {}),
+          },
+          "ok",
+        );
       },
       {
         response: {
@@ -60,6 +82,7 @@ export function systemRoutes(s: SystemRoutesDeps) {
               last_full_at: t.Nullable(
                 t.String({ description: "When writes last failed for a full disk, if ever since the start: history, not the state" }),
               ),
+              backup: t.Optional(BackupHealth),
             }),
           ),
           503: "Error",
@@ -69,7 +92,7 @@ export function systemRoutes(s: SystemRoutesDeps) {
         detail: {
           summary: "Health check",
           description:
-            '200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: "full"` and `data.last_full_at` from a write that failed for lack of disk space until a write succeeds again: any send, or a small write of the health check\'s own, tried once the failure is 5 s old and the file system shows free space. `last_full_at` stays in the 200 answer as history. Needs no API key.',
+            '200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: "full"` and `data.last_full_at` from a write that failed for lack of disk space until a write succeeds again: any send, or a small write of the health check\'s own, tried once the failure is 5 s old and the file system shows free space. `last_full_at` stays in the 200 answer as history. With scheduled backups on (`PIGEON_BACKUP_DIR`), `backup` says when the newest was taken and how old it is (a failing schedule keeps the last success and adds `last_error`). Needs no API key.',
         },
       },
     )
