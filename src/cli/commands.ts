@@ -56,6 +56,8 @@ Commands:
                                           SIGUSR1 takes its network away, SIGUSR2 gives it back
   smsgate signing-key [--workspace ID]    The key SMSGate-format webhooks are signed with (X-Signature)
   backup --out FILE                       Write a consistent copy of the database
+  health [--url URL]                      Ask a running server's /health: exit 0 when it answers healthy, 1 when
+                                          not (the server of PIGEON_DATA_DIR, or 127.0.0.1:PIGEON_PORT, by default)
   restore --from FILE [--force]           Put a backup back into PIGEON_DATA_DIR (server stopped); --force
                                           replaces a database there (it is kept beside it)
   db copy --to URL                        Copy the data directory's SQLite database into an empty
@@ -88,6 +90,7 @@ const OPTIONS = {
   urls: { type: "string" },
   out: { type: "string" },
   from: { type: "string" },
+  url: { type: "string" },
   force: { type: "boolean" },
   to: { type: "string" },
   amount: { type: "string" },
@@ -449,6 +452,43 @@ function backup(rt: Runtime, values: Values) {
   );
 }
 
+/** `pigeon health`: GET /health of the running server; 0 when it answers 200 with status ok. */
+async function health(values: Values): Promise<number> {
+  let base: string;
+  try {
+    if (values.url !== undefined) {
+      const url = new URL(values.url);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
+      base = values.url.replace(/\/+$/, "");
+    } else {
+      const config = loadConfig();
+      base = runningServerUrl(config.dataDir) ?? listenUrl(config.tls ? "https" : "http", "127.0.0.1", config.port);
+    }
+  } catch (error) {
+    const message =
+      error instanceof ConfigError
+        ? `configuration error: ${error.message}`
+        : `--url must be an http:// or https:// URL, got "${values.url}"`;
+    console.error(`pigeon: ${message}`);
+    return 2;
+  }
+  const url = `${base}/health`;
+  let res: Response;
+  try {
+    // A server's own certificate on loopback is often self-signed: checked only beyond loopback.
+    const loopback = /^https:\/\/(127\.|localhost|\[::1\])/.test(url);
+    res = await fetch(url, { signal: AbortSignal.timeout(5_000), ...(loopback ? { tls: { rejectUnauthorized: false } } : {}) });
+  } catch (error) {
+    console.error(`pigeon: unhealthy: cannot reach ${url}: ${(error as Error).message}`);
+    return 1;
+  }
+  const body = (await res.json().catch(() => null)) as { data?: { status?: string; error_code?: string } } | null;
+  const healthy = res.status === 200 && body?.data?.status === "ok";
+  if (healthy) print(values, body?.data, `healthy: ${url}`);
+  else console.error(`pigeon: unhealthy: ${url} answered ${res.status}${body?.data?.error_code ? ` ${body.data.error_code}` : ""}`);
+  return healthy ? 0 : 1;
+}
+
 /** `pigeon restore`: outside the runtime, under the data directory's lock (src/db/restore.ts). */
 async function restore(values: Values): Promise<number> {
   let config: ReturnType<typeof loadConfig>;
@@ -600,6 +640,7 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     "smsgate",
     "backup",
     "restore",
+    "health",
     "db",
   ];
   if (!known.includes(command)) {
@@ -608,6 +649,8 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
   }
   // Restore must not open the database it replaces (opening migrates it and may bootstrap it).
   if (command === "restore") return restore(values);
+  // A container's health check runs this every few seconds: it asks the server, never the database.
+  if (command === "health") return health(values);
 
   let rt: Runtime;
   try {
