@@ -7,10 +7,11 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { sealedBy } from "../lib/key-check";
 import { createSecretBox, SecretKeyError } from "../lib/secrets";
 import { closeDatabase, openDatabase } from "./client";
 import { embeddedMigrations } from "./embedded-migrations";
-import { createInstanceRepository } from "./instance-repository";
+import { createBackupFileRepository } from "./backup-file-repository";
 import { migrate } from "./migrate";
 import { createSqliteStorage } from "./sqlite-storage";
 
@@ -38,20 +39,19 @@ async function inspect(from: string, keyFile: string): Promise<void> {
     throw new RestoreRefused(`${from} cannot be opened as a database: ${(error as Error).message}`);
   }
   try {
+    const file = createBackupFileRepository(db);
     let check: string;
     try {
-      check = (db.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+      check = file.integrity();
     } catch (error) {
       throw new RestoreRefused(`${from} cannot be read as a SQLite database (${(error as Error).message}): not a Pigeon backup`);
     }
     if (check !== "ok")
       throw new RestoreRefused(`${from} is damaged (SQLite's integrity check: ${check.split("\n")[0]}); nothing was restored`);
-    const tables = new Set(
-      (db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name),
-    );
+    const tables = file.tables();
     if (!tables.has("__drizzle_migrations") || !tables.has("notification"))
       throw new RestoreRefused(`${from} is a SQLite database but not a Pigeon backup (it has no Pigeon tables)`);
-    const applied = (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
+    const applied = file.migrationsApplied();
     if (applied > embeddedMigrations.length)
       throw new RestoreRefused(
         `${from} was made by a newer Pigeon (its schema has ${applied} migrations, this release knows ${embeddedMigrations.length}): restore it with that release or a later one`,
@@ -64,9 +64,8 @@ async function inspect(from: string, keyFile: string): Promise<void> {
 
 /** The key file must open the backup's sealed secrets (as a server's start would check). */
 async function checkKey(db: Database, tables: Set<string>, keyFile: string): Promise<void> {
-  const repo = createInstanceRepository(createSqliteStorage(db));
   const box = createSecretBox(keyFile);
-  const stored = tables.has("instance_setting") ? await repo.setting("key_fingerprint") : null;
+  const { fingerprint: stored, sample } = await sealedBy(createSqliteStorage(db), { withSettings: tables.has("instance_setting") });
   if (stored !== null) {
     if (!box.hasKey())
       throw new RestoreRefused(
@@ -79,7 +78,6 @@ async function checkKey(db: Database, tables: Set<string>, keyFile: string): Pro
     return;
   }
   // A backup from before fingerprints were recorded: try the key on one of its sealed secrets.
-  const sample = await repo.anySealedSecret();
   if (sample === null) return;
   if (!box.hasKey())
     throw new RestoreRefused(`${keyFile} is missing: this backup holds encrypted secrets; put the key file kept with the backup there`);

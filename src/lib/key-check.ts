@@ -9,6 +9,23 @@ import { SecretKeyError, type SecretBox } from "./secrets";
 
 const FINGERPRINT = "key_fingerprint";
 
+/** The instance settings and sealed secrets of the database behind `storage`. */
+const instanceOf = (storage: Storage) => createInstanceRepository(storage);
+
+/**
+ * Which key a database's secrets are sealed with, read only: its recorded fingerprint, or else
+ * (a database from before fingerprints, or one without the settings table: `withSettings` false)
+ * one sealed secret to try a key on; both null when it holds nothing sealed.
+ */
+export async function sealedBy(
+  storage: Storage,
+  opts: { withSettings: boolean },
+): Promise<{ fingerprint: string | null; sample: string | null }> {
+  const repo = instanceOf(storage);
+  const fingerprint = opts.withSettings ? await repo.setting(FINGERPRINT) : null;
+  return { fingerprint, sample: fingerprint === null ? await repo.anySealedSecret() : null };
+}
+
 function named(box: SecretBox): string {
   return box.path ?? "the in-memory key";
 }
@@ -19,7 +36,7 @@ function named(box: SecretBox): string {
  * except taking back a key file it made itself in a race another server won.
  */
 export async function checkDatabaseKey(storage: Storage, box: SecretBox): Promise<void> {
-  const repo = createInstanceRepository(storage);
+  const repo = instanceOf(storage);
   const stored = await repo.setting(FINGERPRINT);
   if (stored !== null) {
     const mine = box.fingerprint();
