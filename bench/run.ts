@@ -640,15 +640,7 @@ async function profileBench() {
   const only = process.env.BENCH_PROFILE?.split(",");
   for (const { name, path, body, setting } of loads.filter((l) => !only || only.includes(l.name))) {
     const dir = temp("pigeon-profile-");
-    const command = [
-      process.execPath,
-      "--cpu-prof",
-      "--cpu-prof-md",
-      `--cpu-prof-dir=${dir}`,
-      `--cpu-prof-name=${name}.cpuprofile`,
-      join(ROOT, "src", "main.ts"),
-      "serve",
-    ];
+    const command = profiledServe(dir, name);
     let r: Load;
     if (name === "phone") {
       const p = await phoneWithBacklog(PHONE_BACKLOG, command);
@@ -677,15 +669,7 @@ async function profileBench() {
   // over a throwaway PostgreSQL cluster).
   for (const name of ["worker", "worker-postgres"].filter((n) => only?.includes(n))) {
     const dir = temp("pigeon-profile-");
-    const command = [
-      process.execPath,
-      "--cpu-prof",
-      "--cpu-prof-md",
-      `--cpu-prof-dir=${dir}`,
-      `--cpu-prof-name=${name}.cpuprofile`,
-      join(ROOT, "src", "main.ts"),
-      "serve",
-    ];
+    const command = profiledServe(dir, name);
     let pg: { url: string; keyFile: string; servers: number } | null = null;
     if (name === "worker-postgres") {
       const { postgresCluster } = await import("../test/helpers/postgres");
@@ -703,6 +687,19 @@ async function profileBench() {
       `${where}, draining ${WORKER_COUNT.toLocaleString("en-US")} queued notifications (${Math.round(w.rate)} dispatches/s under the profiler)`,
     );
   }
+}
+
+/** `pigeon serve` from source under Bun's sampling profiler, its profile written into `dir` as `name`. */
+function profiledServe(dir: string, name: string): string[] {
+  return [
+    process.execPath,
+    "--cpu-prof",
+    "--cpu-prof-md",
+    `--cpu-prof-dir=${dir}`,
+    `--cpu-prof-name=${name}.cpuprofile`,
+    join(ROOT, "src", "main.ts"),
+    "serve",
+  ];
 }
 
 /** Writes a profile's summary into bench/profiles/. */

@@ -33,6 +33,19 @@ function dirWithKey(): string {
   return dir;
 }
 
+/** A copy of the backup with `statements` run on it. */
+function alteredBackup(name: string, statements: string[]): string {
+  const path = join(tempDir(), name);
+  copyFileSync(backup, path);
+  const db = new Database(path);
+  for (const statement of statements) db.run(statement);
+  db.close();
+  return path;
+}
+
+/** The database files in a data directory (none after a refusal). */
+const databaseFiles = (dir: string) => readdirSync(dir).filter((f) => f.startsWith("pigeon.db"));
+
 const restore = (dataDir: string, args: string[], extra: Record<string, string> = {}) =>
   runCommand(rig.bin, ["restore", ...args], { PIGEON_DATA_DIR: dataDir, ...extra });
 
@@ -157,7 +170,7 @@ describe("restore refuses, writing nothing", () => {
     const missing = await restore(none, ["--from", backup]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`${join(none, "pigeon.key")} is missing`);
-    expect(readdirSync(none).filter((f) => f.startsWith("pigeon.db"))).toEqual([]);
+    expect(databaseFiles(none)).toEqual([]);
 
     // PIGEON_KEY_FILE pointing at the key kept with the backup is the way out.
     const elsewhere = await restore(none, ["--from", backup], { PIGEON_KEY_FILE: join(rig.dataDir, "pigeon.key") });
@@ -193,15 +206,13 @@ describe("restore refuses, writing nothing", () => {
     const absent = await restore(dir, ["--from", join(dir, "nothing-here.db")]);
     expect(absent.code).toBe(1);
     expect(absent.stderr).toContain("there is no backup at");
-    expect(readdirSync(dir).filter((f) => f.startsWith("pigeon.db"))).toEqual([]);
+    expect(databaseFiles(dir)).toEqual([]);
   });
 
   test("a backup from a newer release, and PostgreSQL (pg_restore is its tool)", async () => {
-    const newer = join(tempDir(), "newer.db");
-    copyFileSync(backup, newer);
-    const db = new Database(newer);
-    db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-a-later-release', 9999999999999)");
-    db.close();
+    const newer = alteredBackup("newer.db", [
+      "INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-a-later-release', 9999999999999)",
+    ]);
     const dir = dirWithKey();
     const r = await restore(dir, ["--from", newer]);
     expect(r.code).toBe(1);
@@ -210,19 +221,17 @@ describe("restore refuses, writing nothing", () => {
     const pg = await restore(dir, ["--from", backup], { PIGEON_DATABASE_URL: "postgres://pigeon@127.0.0.1:1/pigeon" });
     expect(pg.code).toBe(2);
     expect(pg.stderr).toContain("pg_restore");
-    expect(readdirSync(dir).filter((f) => f.startsWith("pigeon.db"))).toEqual([]);
+    expect(databaseFiles(dir)).toEqual([]);
   });
 });
 
 test("an older backup is migrated forward, and the server starts on it", async () => {
   // As a backup of the release before the last migration: that migration's index gone, its
   // journal row too.
-  const older = join(tempDir(), "older.db");
-  copyFileSync(backup, older);
-  const db = new Database(older);
-  db.run("DROP INDEX notification_dispatching_idx");
-  db.run("DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)");
-  db.close();
+  const older = alteredBackup("older.db", [
+    "DROP INDEX notification_dispatching_idx",
+    "DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)",
+  ]);
   const dir = dirWithKey();
   const r = await restore(dir, ["--from", older, "--json"]);
   expect(r.code).toBe(0);

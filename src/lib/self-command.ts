@@ -3,7 +3,7 @@
 import { join } from "node:path";
 
 /** The command line that starts this program (before its arguments). */
-export function selfCommand(): string[] {
+function selfCommand(): string[] {
   // A compiled binary's entry point lives in Bun's embedded file system.
   if (Bun.main.startsWith("/$bunfs/")) return [process.execPath];
   return [process.execPath, join(import.meta.dir, "..", "main.ts")];

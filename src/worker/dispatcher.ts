@@ -78,7 +78,9 @@ export function createDispatcher(deps: DispatcherDeps) {
       const pace = deps.paceOf(device);
       const since = now - (now % pace.window);
       budget.set(device.id, pace.limit);
-      windows.set(since, [...(windows.get(since) ?? []), device.id]);
+      const ids = windows.get(since) ?? [];
+      ids.push(device.id);
+      windows.set(since, ids);
     }
     for (const [since, ids] of windows)
       for (const [id, n] of await notifications.dispatchedSinceMany(ids, since)) budget.set(id, budget.get(id)! - n);
@@ -338,9 +340,9 @@ export function createDispatcher(deps: DispatcherDeps) {
    * skips the ticks it overlaps). Safe to run twice.
    *
    * A pipeline, so neither the database nor the providers wait for the other: the next batch is
-   * claimed while the last calls of this one are in flight (once fewer than two calls a slot are
-   * left to start, so a crash leaves at most a batch and that many claimed and not yet attempted,
-   * each then asked about like any interrupted attempt), and a call's outcome is recorded with the
+   * claimed while the last calls of this one are in flight (once the calls left to start would last
+   * about as long as a claim takes, so a crash leaves at most two batches claimed and not yet
+   * attempted, each then asked about like any interrupted attempt), and a call's outcome is recorded with the
    * others of its moment while its slot goes on to the next call. Outcomes not yet recorded hold
    * back the next claim beyond two batches of them.
    */

@@ -144,6 +144,13 @@ export interface LogEntry {
 
 const INSERT_LOG = "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES";
 
+/** A queued notification the claim may choose: what choosing needs of it. */
+export interface DueCandidate {
+  id: number;
+  deviceId: number | null;
+  nextAttemptAt: number;
+}
+
 export function createNotificationRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const SQL = {
@@ -402,8 +409,8 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
      * Queued work on the dispatched routes that is due, oldest first: only what choosing among it
      * needs (the claim returns the rows it takes whole).
      */
-    async dueCandidates(now: number, limit: number): Promise<{ id: number; deviceId: number | null; nextAttemptAt: number }[]> {
-      const rows: { id: number; deviceId: number | null; nextAttemptAt: number }[] = [];
+    async dueCandidates(now: number, limit: number): Promise<DueCandidate[]> {
+      const rows: DueCandidate[] = [];
       for (const route of dispatchedRoutes) {
         const found = await db.all<{ id: number; device_id: number | null; next_attempt_at: number }>(SQL.dueOnRoute, [
           route,

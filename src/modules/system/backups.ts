@@ -57,11 +57,20 @@ export function createBackupSchedule(deps: {
         return at === null ? [] : [{ name, at }];
       })
       .sort((a, b) => a.at - b.at);
-  let lastSuccessAt: number | null = existing().at(-1)?.at ?? null;
+  // Read from the directory on first use (a server's first tick or /health), not when a CLI
+  // command builds its services.
+  let lastSuccessAt: number | null = null;
   let lastError: string | null = null;
-  // The first at start unless one in the directory is younger than the interval.
-  let nextAt = lastSuccessAt === null ? deps.clock.now() : lastSuccessAt + interval;
+  let nextAt: number | null = null;
   let running: Promise<void> | null = null;
+  const due = (): number => {
+    if (nextAt === null) {
+      lastSuccessAt = existing().at(-1)?.at ?? null;
+      // The first at start unless one in the directory is younger than the interval.
+      nextAt = lastSuccessAt === null ? deps.clock.now() : lastSuccessAt + interval;
+    }
+    return nextAt;
+  };
 
   /** Deletes all but the newest `keep`, and what a backup cut off by a stop left half written. */
   function rotate(): void {
@@ -96,13 +105,14 @@ export function createBackupSchedule(deps: {
     /** backups:schedule, every second: takes a backup when one is due (one at a time). */
     tick(): Promise<void> | undefined {
       const now = deps.clock.now();
-      if (running || now < nextAt) return running ?? undefined;
+      if (running || now < due()) return running ?? undefined;
       running = takeOne(now).finally(() => {
         running = null;
       });
       return running;
     },
     status(): BackupStatus {
+      due();
       const now = deps.clock.now();
       return {
         dir: deps.dir,
@@ -113,9 +123,5 @@ export function createBackupSchedule(deps: {
         last_error: lastError,
       };
     },
-    /** When the last one succeeded (ms), if any. */
-    lastSuccessAt: () => lastSuccessAt,
   };
 }
-
-export type BackupSchedule = ReturnType<typeof createBackupSchedule>;
