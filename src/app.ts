@@ -28,10 +28,11 @@ export interface AppOptions {
 }
 
 export function createApp(s: Services, options: AppOptions = {}) {
-  let routeTable: { method: string; pattern: RegExp; isStatic: boolean }[] | null = null;
-  const allowedMethods = (path: string, staticOnly = false): string[] => {
-    routeTable ??= routes().map((r) => ({
+  let routeTable: { method: string; path: string; pattern: RegExp; isStatic: boolean }[] | null = null;
+  const table = () =>
+    (routeTable ??= routes().map((r) => ({
       method: r.method.toUpperCase(),
+      path: r.path,
       pattern: new RegExp(
         `^${r.path
           .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
@@ -39,8 +40,9 @@ export function createApp(s: Services, options: AppOptions = {}) {
           .replace(/\*/g, ".*")}/?$`,
       ),
       isStatic: !r.path.includes(":") && !r.path.includes("*"),
-    }));
-    const matching = routeTable.filter((r) => (!staticOnly || r.isStatic) && r.pattern.test(path));
+    })));
+  const allowedMethods = (path: string, staticOnly = false): string[] => {
+    const matching = table().filter((r) => (!staticOnly || r.isStatic) && r.pattern.test(path));
     return [...new Set(matching.map((r) => r.method))];
   };
 
@@ -50,6 +52,12 @@ export function createApp(s: Services, options: AppOptions = {}) {
     authenticate: s.authenticate,
     rateLimiter: s.rateLimiter,
     allowedMethods,
+    // A static route before a parameterised one, as the router prefers them.
+    routeOf: (method, path) =>
+      table()
+        .filter((r) => (r.method === method || r.method === "ALL") && r.pattern.test(path))
+        .sort((a, b) => Number(b.isStatic) - Number(a.isStatic))[0]?.path ?? null,
+    finished: s.requestFinished,
     log: s.log,
     disk: s.disk,
     pageError: dashboardError,

@@ -36,6 +36,7 @@ import { dirname } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
+import type { RequestDone } from "./http/foundation";
 
 /**
  * One log line per event: the message and the error's name and message. The stack (which in the
@@ -66,6 +67,8 @@ export interface Deps {
   channelTimeoutMs?: number;
   /** The channels to carry (default CHANNELS); tests add a throwaway one. */
   channels?: readonly Channel[];
+  /** Also told of every answered request (tests watch the pipeline through it). */
+  requestFinished?: (done: RequestDone) => void;
 }
 
 /** Each channel's own service, under its name (`services.chatapp`, `services.phone`). */
@@ -309,6 +312,10 @@ export function createServices(deps: Deps) {
     cluster,
     signals,
     backups,
+    /** Every answered request, from the HTTP pipeline (src/http/foundation.ts): the access log and the metrics. */
+    requestFinished(done: RequestDone): void {
+      deps.requestFinished?.(done);
+    },
   };
   const smsgate = createSmsGateModule({
     ...services,

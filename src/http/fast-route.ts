@@ -45,6 +45,12 @@ export function fastRoute<S extends TObject>(
   return async (request, server) => {
     if (request.method !== "POST" || request.body === null || request.headers.get("content-length") === "0") return general(request);
     const set: ReplySet = { status: 200, headers: {} };
+    const response = await answer(request, server, set);
+    pipeline.finish(request, route.path, response.status);
+    return response;
+  };
+
+  async function answer(request: Request, server: Peer, set: ReplySet): Promise<Response> {
     try {
       await pipeline.admit(request, server, set.headers);
       const parsed = await pipeline.parse(request, request.headers.get("content-type"));
@@ -62,5 +68,5 @@ export function fastRoute<S extends TObject>(
     } catch (error) {
       return pipeline.fail(request, error, stringHeaders(set.headers));
     }
-  };
+  }
 }

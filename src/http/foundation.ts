@@ -18,6 +18,19 @@ export type SignInGuard = <T>(step: () => T) => T | Promise<Awaited<T>>;
 const authByRequest = new WeakMap<Request, KeyAuthContext>();
 const rawBodyByRequest = new WeakMap<Request, string>();
 const requestIds = new WeakMap<Request, string>();
+const startedAt = new WeakMap<Request, number>();
+/** The status of an error reply made by the pipeline, which the framework's after-response hook does not see. */
+const errorStatus = new WeakMap<Request, number>();
+
+/** One request answered: what the access log and the HTTP metrics are made of. */
+export interface RequestDone {
+  method: string;
+  /** The route's pattern (`/v1/api/notification/:id`), never the raw path; "unmatched" when no route matched. */
+  route: string;
+  status: number;
+  durationMs: number;
+  requestId: string;
+}
 
 /** The id this request is logged under and answered with (X-Request-Id). */
 export function requestIdOf(request: Request): string {
@@ -112,6 +125,10 @@ export interface FoundationDeps {
   plainErrors?: (path: string) => boolean;
   /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
   pageError?: (path: string, status: number, message: string) => Response | null;
+  /** The pattern of the route serving method and path, for a request refused before routing; null when none does. */
+  routeOf?: (method: string, path: string) => string | null;
+  /** Told of every request once it is answered (the access log, the metrics). */
+  finished?: (done: RequestDone) => void;
 }
 
 function pathOf(request: Request): string {
@@ -153,6 +170,7 @@ export function requestPipeline(deps: FoundationDeps) {
     data: Record<string, unknown>,
     headers: Record<string, string>,
   ) {
+    errorStatus.set(request, status);
     const path = pathOf(request);
     const shown = deps.pageError?.(path, status, message);
     if (shown) {
@@ -182,6 +200,7 @@ export function requestPipeline(deps: FoundationDeps) {
     server: Parameters<typeof clientAddress>[1],
     headers: Record<string, string | number>,
   ): Promise<void> {
+    startedAt.set(request, performance.now());
     const id = crypto.randomUUID();
     requestIds.set(request, id);
     headers["x-request-id"] = id;
@@ -250,16 +269,39 @@ export function requestPipeline(deps: FoundationDeps) {
     return errorResponse(request, 500, "internal_error", "Internal error, retry later", { request_id: requestId }, headers);
   }
 
-  return { admit, parse, fail, errorResponse };
+  /**
+   * Tells `deps.finished` that the request was answered with `status` (an error reply's own status
+   * wins: the framework's hook sees the status set before the error). `route` is the pattern that
+   * served it, or undefined when the request was refused before routing.
+   */
+  function finish(request: Request, route: string | undefined, status: number): void {
+    if (!deps.finished) return;
+    const start = startedAt.get(request);
+    deps.finished({
+      method: request.method,
+      route: route || deps.routeOf?.(request.method, pathOf(request)) || "unmatched",
+      status: errorStatus.get(request) ?? status,
+      durationMs: start === undefined ? 0 : performance.now() - start,
+      requestId: requestIdOf(request),
+    });
+  }
+
+  return { admit, parse, fail, errorResponse, finish };
 }
 
 export type RequestPipeline = ReturnType<typeof requestPipeline>;
 
 export function foundation(deps: FoundationDeps, pipeline: RequestPipeline = requestPipeline(deps)) {
-  const { admit, parse, fail, errorResponse } = pipeline;
+  const { admit, parse, fail, errorResponse, finish } = pipeline;
 
   return new Elysia({ name: "pigeon-foundation" })
     .onRequest(({ request, set, server }) => admit(request, server, set.headers))
+    .onAfterResponse({ as: "global" }, (context) => {
+      const { request, set } = context;
+      const { route, responseValue } = context as { route?: string; responseValue?: unknown };
+      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
+      finish(request, route, status);
+    })
     .onParse({ as: "global" }, ({ request, contentType }) => parse(request, contentType))
     .onError({ as: "global" }, ({ request, code, error: thrown, set }) => {
       // Elysia wraps what a parser throws in its own ParseError; ours says more.

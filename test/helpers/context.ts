@@ -11,7 +11,7 @@ import { migrate } from "../../src/db/migrate";
 import { connectPostgres } from "../../src/db/postgres-storage";
 import type { CreatedKey } from "../../src/modules/accounts/service";
 import { DEFAULT_TRUSTED_PROXIES, parseProxyList } from "../../src/lib/trusted-proxies";
-import { createServices } from "../../src/services";
+import { createServices, type Deps } from "../../src/services";
 import { postgresCluster } from "./postgres";
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -91,6 +91,8 @@ export async function createTestContext(
     backend?: Backend;
     /** PostgreSQL: join this database (another context's `databaseUrl`), as a second server would. */
     databaseUrl?: string;
+    /** Told of every answered request, as the access log and the metrics are. */
+    requestFinished?: Deps["requestFinished"];
   } = {},
 ) {
   const backend = opts.databaseUrl ? "postgres" : (opts.backend ?? testBackend());
@@ -110,6 +112,7 @@ export async function createTestContext(
     config,
     clock,
     channelTimeoutMs: opts.channelTimeoutMs ?? 2000,
+    requestFinished: opts.requestFinished,
     log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`),
   });
   await services.accounts.seed();
