@@ -8,6 +8,7 @@ import type { FastHandler } from "./http/fast-route";
 import { foundation, requestPipeline, type FoundationDeps } from "./http/foundation";
 import { contactRoutes } from "./modules/contacts/routes";
 import { safetyRoutes } from "./modules/safety/routes";
+import { privacyRoutes } from "./modules/privacy/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -18,6 +19,7 @@ import { deviceRoutes } from "./modules/devices/routes";
 import { workspaceRoutes } from "./modules/workspaces/routes";
 import { templateRoutes } from "./modules/templates/routes";
 import { systemRoutes } from "./modules/system/routes";
+import { metricsRoutes } from "./modules/metrics/routes";
 import { isSmsGatePath, needsSmsGateAuth } from "./modules/smsgate/auth";
 import { smsGateRoutes } from "./modules/smsgate/routes";
 import type { Services } from "./services";
@@ -73,12 +75,14 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes())
     .use(systemRoutes(s))
+    .use(metricsRoutes(s))
     .use(workspaceRoutes(s))
     .use(deviceRoutes(s))
     .use(contactRoutes(s))
     .use(templateRoutes(s))
     .use(sendingRoutes(s))
     .use(safetyRoutes(s))
+    .use(privacyRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

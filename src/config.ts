@@ -48,13 +48,19 @@ export interface Config {
   failoverGraceSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
+  /** PIGEON_METRICS_TOKEN: the Bearer token that opens /metrics to any address (null: loopback only). */
+  metricsToken: string | null;
   /** PIGEON_LOG_LEVEL: error|warn|info|debug (default info); stacks are logged only at debug. */
   logLevel: LogLevel;
+  /** PIGEON_LOG_FORMAT: text (default, for people) or json (one object a line, for collectors). */
+  logFormat: LogFormat;
   /**
    * Scheduled backups (SQLite): PIGEON_BACKUP_DIR (null: off), PIGEON_BACKUP_EVERY (hours, default
    * 24, fractions allowed), PIGEON_BACKUP_KEEP (how many are kept, default 7).
    */
   backup: { dir: string | null; everyHours: number; keep: number };
+  /** PIGEON_RETENTION_DAYS: finished messages older than this many days are removed (0: kept for ever). */
+  retentionDays: number;
 }
 
 /** One environment variable as the operator sees it: `default` is null when it is unset by default. */
@@ -94,13 +100,16 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_BACKUP_DIR", default: null, meaning: "where scheduled backups are written (SQLite; off when unset)" },
   { name: "PIGEON_BACKUP_EVERY", default: "24", meaning: "hours between scheduled backups (fractions allowed)" },
   { name: "PIGEON_BACKUP_KEEP", default: "7", meaning: "how many scheduled backups are kept (the oldest go first)" },
+  { name: "PIGEON_RETENTION_DAYS", default: "0", meaning: "days finished messages and delivery logs are kept (0: for ever)" },
   { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
   { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
   { name: "PIGEON_CHATAPP_APP_SECRET", default: null, meaning: "checks the chat-app platform's webhook signatures" },
   { name: "PIGEON_CHATAPP_VERIFY_TOKEN", default: null, meaning: "answers the chat-app platform's webhook handshake" },
   { name: "PIGEON_ALLOW_PRIVATE_WEBHOOKS", default: null, meaning: "1: webhooks and cloud numbers may reach private addresses" },
   { name: "PIGEON_MAX_BODY_BYTES", default: "1048576", meaning: "largest request body, in bytes" },
+  { name: "PIGEON_METRICS_TOKEN", default: null, meaning: "Bearer token for /metrics from other addresses (unset: loopback only)" },
   { name: "PIGEON_LOG_LEVEL", default: "info", meaning: "error, warn, info or debug (stacks only at debug)" },
+  { name: "PIGEON_LOG_FORMAT", default: "text", meaning: "text, or json: one JSON object a line" },
 ];
 
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
@@ -112,6 +121,17 @@ function logLevel(env: Env): LogLevel {
   if (!(LOG_LEVELS as readonly string[]).includes(raw))
     throw new ConfigError(`PIGEON_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.PIGEON_LOG_LEVEL}"`);
   return raw as LogLevel;
+}
+
+export const LOG_FORMATS = ["text", "json"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+function logFormat(env: Env): LogFormat {
+  const raw = env.PIGEON_LOG_FORMAT?.trim().toLowerCase();
+  if (!raw) return "text";
+  if (!(LOG_FORMATS as readonly string[]).includes(raw))
+    throw new ConfigError(`PIGEON_LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")}, got "${env.PIGEON_LOG_FORMAT}"`);
+  return raw as LogFormat;
 }
 
 export class ConfigError extends Error {}
@@ -209,12 +229,15 @@ export function loadConfig(env: Env = process.env): Config {
     failoverGraceSeconds: intInRange(env, "PIGEON_FAILOVER_GRACE", 120, 1, 86_400),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    metricsToken: metricsToken(env),
     logLevel: logLevel(env),
+    logFormat: logFormat(env),
     backup: {
       dir: env.PIGEON_BACKUP_DIR?.trim() ? resolve(env.PIGEON_BACKUP_DIR.trim()) : null,
       everyHours: hours(env, "PIGEON_BACKUP_EVERY", 24),
       keep: intInRange(env, "PIGEON_BACKUP_KEEP", 7, 1, 10_000),
     },
+    retentionDays: intInRange(env, "PIGEON_RETENTION_DAYS", 0, 0, 36_500),
   };
 }
 
@@ -225,6 +248,15 @@ function hours(env: Env, name: string, fallback: number): number {
   if (!/^\d+(\.\d+)?$/.test(raw) || Number(raw) <= 0 || Number(raw) > 8760)
     throw new ConfigError(`${name} must be a number of hours above 0 and at most 8760 (fractions allowed, as 0.5), got "${raw}"`);
   return Number(raw);
+}
+
+/** PIGEON_METRICS_TOKEN: at least 16 characters, none of them spaces, so it cannot be guessed or mangled in a header. */
+function metricsToken(env: Env): string | null {
+  const raw = env.PIGEON_METRICS_TOKEN?.trim();
+  if (!raw) return null;
+  if (raw.length < 16 || /\s/.test(raw))
+    throw new ConfigError("PIGEON_METRICS_TOKEN must be at least 16 characters with no spaces (e.g. `openssl rand -hex 32`)");
+  return raw;
 }
 
 /** PIGEON_DATABASE_URL, checked for its scheme and a database name; the password is never echoed. */

@@ -36,22 +36,11 @@ import { dirname } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
+import { createRetentionModule } from "./modules/retention";
+import { createPrivacyModule } from "./modules/privacy";
 import type { RequestDone } from "./http/foundation";
-
-/**
- * One log line per event: the message and the error's name and message. The stack (which in the
- * compiled binary quotes minified source) only at PIGEON_LOG_LEVEL=debug.
- */
-export function formatLogLine(message: string, error: unknown, debug: boolean): string {
-  let line = `[pigeon] ${message}`;
-  if (error instanceof Error) {
-    line += `: ${error.name}: ${error.message.split("\n")[0]}`;
-    if (debug && error.stack) line += `\n${error.stack}`;
-  } else if (error !== undefined && error !== "") {
-    line += `: ${String(error).split("\n")[0]}`;
-  }
-  return line;
-}
+import { accessLog, createLogger, type LogFn, type Logger } from "./lib/log";
+import { createMetricsService } from "./modules/metrics/service";
 
 export interface Deps {
   /** The SQLite database (the default); null when the server runs on PostgreSQL. */
@@ -60,7 +49,10 @@ export interface Deps {
   postgres?: PostgresPool;
   config: Config;
   clock: Clock;
-  log?: (message: string, error?: unknown) => void;
+  /** Where modules report problems (src/lib/log.ts); by default the logger's `log`. Tests pass their own. */
+  log?: LogFn;
+  /** Where every log line goes; by default stdout and stderr, as PIGEON_LOG_LEVEL and PIGEON_LOG_FORMAT say. */
+  logger?: Logger;
   /** The HTTP client channels use; tests may wrap it. */
   fetch?: typeof fetch;
   /** How long channels wait for a provider's answer (default 15 s). */
@@ -79,7 +71,9 @@ export function createServices(deps: Deps) {
   const sqlite = db?.$client ?? null;
   if (!sqlite && !deps.postgres) throw new Error("createServices needs a database: SQLite's or a PostgreSQL pool");
   const channels = deps.channels ?? CHANNELS;
-  const log = deps.log ?? ((message: string, error?: unknown) => console.error(formatLogLine(message, error, config.logLevel === "debug")));
+  const logger = deps.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const log = deps.log ?? logger.log;
+  const logRequest = accessLog(logger);
 
   // PIGEON_KEY_FILE (pigeon.key beside the database by default); ":memory:" keeps it in memory.
   const secrets = createSecretBox(config.keyFile === ":memory:" ? null : config.keyFile);
@@ -117,6 +111,9 @@ export function createServices(deps: Deps) {
           take: async (out) => void (await runSelf(["backup", "--out", out, "--json"])),
         })
       : null;
+  /** Retention (PIGEON_RETENTION_DAYS, `pigeon prune`): what finished long ago, removed in small pieces. */
+  const retentionModule = createRetentionModule({ storage, sqlite, clock, days: config.retentionDays, log });
+  const retention = retentionModule.service;
   // Accepted sends and their idempotent replies are written in one shared transaction.
 
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
@@ -127,6 +124,15 @@ export function createServices(deps: Deps) {
   const signals = createSignals(deps.postgres ?? null, cluster.id, log);
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
   const dispatchedRoutes = channels.filter((c) => c.dispatched).map((c) => c.kind);
+  /** GET /metrics: this process's counters, and the queue, devices and outbox read at each scrape. */
+  const metrics = createMetricsService({
+    storage,
+    clock,
+    routes: channels.map((c) => c.kind),
+    dispatchedRoutes,
+    offlineAfterMs,
+    backups: () => backups?.status() ?? null,
+  });
   const credits = createCreditService(storage, clock);
   const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
@@ -157,7 +163,17 @@ export function createServices(deps: Deps) {
   const accounts = createAccountsService(storage, clock, secrets);
   // Contacts show who opted out; safe sending reads a contact's time zone: each asks the other.
   const contacts = createContactsModule({ storage, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
-  const safety = createSafetyModule({ storage, clock, dispatchedRoutes, state, events, contactOf: contacts.contactOf });
+  // An erased number's opt-out is kept under this digest (src/modules/privacy), keyed with pigeon.key.
+  const optOutDigest = (phone: string) => secrets.digest(`opt-out:${phone}`);
+  const safety = createSafetyModule({
+    storage,
+    clock,
+    dispatchedRoutes,
+    state,
+    events,
+    contactOf: contacts.contactOf,
+    digest: optOutDigest,
+  });
   const sending = createSendingService({
     log,
     storage,
@@ -183,6 +199,7 @@ export function createServices(deps: Deps) {
     events,
     secrets,
     allowPrivate: config.allowPrivateWebhooks,
+    onDelivery: metrics.webhookDelivery,
     fetch: deps.fetch,
     log,
     cluster,
@@ -222,6 +239,7 @@ export function createServices(deps: Deps) {
     if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
   }
   wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
+  metrics.watch(state, sending);
 
   /**
    * A reply Pigeon sends by itself (a keyword's confirmation), through the device the message came
@@ -243,10 +261,10 @@ export function createServices(deps: Deps) {
         system: true,
       });
       const [result] = await storage.transaction(() => sending.accept(caller, [prepared]));
-      if (!result.ok) log(`no ${why} reply to ${to.recipient}: ${result.error.message}`);
+      if (!result.ok) logger.warn(`no ${why} reply to ${to.recipient}: ${result.error.message}`, { device_id: to.deviceId });
     };
     queueMicrotask(() => {
-      send().catch((error) => log(`no ${why} reply to ${to.recipient}`, error));
+      send().catch((error) => log(`no ${why} reply to ${to.recipient}`, error, { device_id: to.deviceId }));
     });
   }
 
@@ -254,6 +272,8 @@ export function createServices(deps: Deps) {
   const services = {
     ...deps,
     log,
+    /** The log itself: levels, fields and the format (src/lib/log.ts). */
+    logger,
     system,
     disk,
     /** The storage seam: the executor and unit of work the moved modules write through. */
@@ -307,13 +327,28 @@ export function createServices(deps: Deps) {
           await runtimeOf(route)?.afterOutcomes?.(outcomes.filter((o) => o.n.route === route));
       },
       log,
+      logger,
       cluster,
+      onCall: metrics.dispatched,
     }),
     cluster,
     signals,
     backups,
+    metrics,
+    retention,
+    /** One person's data: export and erasure (GDPR articles 15 and 17). */
+    privacy: createPrivacyModule({
+      storage,
+      clock,
+      removal: retentionModule.repository,
+      notifications,
+      safety,
+      digest: optOutDigest,
+    }),
     /** Every answered request, from the HTTP pipeline (src/http/foundation.ts): the access log and the metrics. */
     requestFinished(done: RequestDone): void {
+      metrics.requestFinished(done);
+      logRequest(done);
       deps.requestFinished?.(done);
     },
   };

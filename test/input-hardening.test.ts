@@ -1,6 +1,6 @@
 // In process: input shaped to stall or crash the server
 // (deep nesting, huge page numbers, broken Unicode), a full disk, and what an internal error logs.
-import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { migrate } from "../src/db/migrate";
 import { MAX_JSON_DEPTH, scanJson } from "../src/http/body";
 import { createApp } from "../src/app";
 import { createServices } from "../src/services";
+import { createLogger } from "../src/lib/log";
 import { createTestContext, expectEnvelope, testConfig, type TestContext, sqliteOnly } from "./helpers/context";
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
@@ -316,20 +317,14 @@ describe("disk full", () => {
 });
 
 describe("internal errors in the log", () => {
-  let restore: (() => void) | null = null;
-  afterEach(() => {
-    restore?.();
-    restore = null;
-  });
-
   async function appLoggingTo(level: "info" | "debug") {
+    // The errors the server's own logger writes (the binary's, with its stream swapped for this list).
     const lines: string[] = [];
-    const spy = spyOn(console, "error").mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
-    restore = () => spy.mockRestore();
+    const logger = createLogger({ level, format: "text", sink: (line, at) => void (at === "error" && lines.push(line)) });
     const db = openDatabase(":memory:");
     migrate(db);
     // No log function given: the services' own, as the binary runs it.
-    const services = createServices({ db, config: testConfig({ logLevel: level }), clock: new ManualClock() });
+    const services = createServices({ db, config: testConfig({ logLevel: level }), clock: new ManualClock(), logger });
     await services.accounts.seed();
     const boot = (await services.accounts.bootstrap())!;
     const key = await services.accounts.createKey("k", boot.workspace.id);

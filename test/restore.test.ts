@@ -226,10 +226,13 @@ describe("restore refuses, writing nothing", () => {
 });
 
 test("an older backup is migrated forward, and the server starts on it", async () => {
-  // As a backup of the release before the last migration: that migration's index gone, its
+  // As a backup of the release before the last migration (0026): its tables and indexes gone, its
   // journal row too.
   const older = alteredBackup("older.db", [
-    "DROP INDEX notification_dispatching_idx",
+    "DROP TABLE erasure_log",
+    "DROP TABLE notification_pruned_hourly",
+    "DROP INDEX thread_message_notification_idx",
+    "DROP INDEX webhook_delivery_event_idx",
     "DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)",
   ]);
   const dir = dirWithKey();
@@ -237,7 +240,9 @@ test("an older backup is migrated forward, and the server starts on it", async (
   expect(r.code).toBe(0);
   expect(JSON.parse(r.stdout).migrations_applied).toBe(1);
   const restored = new Database(join(dir, "pigeon.db"), { readonly: true });
-  expect(restored.query("SELECT name FROM sqlite_master WHERE name = 'notification_dispatching_idx'").all()).toHaveLength(1);
+  expect(
+    restored.query("SELECT name FROM sqlite_master WHERE name IN ('erasure_log', 'thread_message_notification_idx')").all(),
+  ).toHaveLength(2);
   restored.close();
   const server = await startServer(rig.bin, { ...rig.env, PIGEON_DATA_DIR: dir });
   running.push(server);

@@ -21,6 +21,8 @@ const read = (file: string) => readFileSync(join(SRC, file), "utf8");
 /** Repositories that keep the driver's handle, and why. */
 const DRIVER_REPOSITORIES: Record<string, string> = {
   "modules/system/repository.ts": "the backup copies the SQLite file itself (VACUUM INTO), which no unit of work may wrap",
+  "modules/retention/repository.ts":
+    "SQLite gives freed pages back with PRAGMA incremental_vacuum, and an older file is switched to it with VACUUM: neither may run in a unit of work",
 };
 
 describe("the storage seam", () => {

@@ -7,6 +7,7 @@ import type { Clock } from "../clock";
 import type { Config } from "../config";
 import type { Storage } from "../db/storage";
 import type { SignInGuard } from "../http/foundation";
+import type { LogFn } from "../lib/log";
 import type { SecretBox } from "../lib/secrets";
 import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
 import type { EventService } from "../modules/events/service";
@@ -59,7 +60,7 @@ export interface ChannelCore {
   clock: Clock;
   config: Config;
   secrets: SecretBox;
-  log: (message: string, error?: unknown) => void;
+  log: LogFn;
   /** The HTTP client channels use; tests may wrap it. */
   fetch?: typeof fetch;
   /** How long a channel waits for its provider's answer. */

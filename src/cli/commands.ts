@@ -8,6 +8,7 @@ import { RestoreRefused, restoreSqlite } from "../db/restore";
 import { isStorageFull } from "../lib/storage";
 import { AppError } from "../http/errors";
 import { listenUrl, runningServerUrl } from "../lib/listen-address";
+import { createLogger } from "../lib/log";
 import { SecretKeyError } from "../lib/secrets";
 import { iso } from "../lib/time";
 import { VERSION } from "../version";
@@ -58,6 +59,8 @@ Commands:
   backup --out FILE                       Write a consistent copy of the database
   health [--url URL]                      Ask a running server's /health: exit 0 when it answers healthy, 1 when
                                           not (the server of PIGEON_DATA_DIR, or 127.0.0.1:PIGEON_PORT, by default)
+  prune --before YYYY-MM-DD [--dry-run]   Remove finished messages created before that day (UTC) with their logs,
+                                          webhook deliveries, and expired sessions and tokens; statistics stay
   restore --from FILE [--force]           Put a backup back into PIGEON_DATA_DIR (server stopped); --force
                                           replaces a database there (it is kept beside it)
   db copy --to URL                        Copy the data directory's SQLite database into an empty
@@ -99,6 +102,8 @@ const OPTIONS = {
   email: { type: "string" },
   password: { type: "string" },
   role: { type: "string" },
+  before: { type: "string" },
+  "dry-run": { type: "boolean" },
 } as const;
 
 type Values = ReturnType<typeof parse>["values"];
@@ -452,6 +457,53 @@ function backup(rt: Runtime, values: Values) {
   );
 }
 
+/** A day as YYYY-MM-DD, a real one: its first instant in UTC. */
+function dayStart(value: string | undefined, flag: string): number {
+  const day = required(value, flag);
+  const at = Date.parse(`${day}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(at) || new Date(at).toISOString().slice(0, 10) !== day)
+    throw new UsageError(`${flag} needs a date as YYYY-MM-DD, got "${day}"`);
+  return at;
+}
+
+/**
+ * `pigeon prune`: beside a running server or alone. Alone (the data directory's lock is free), it
+ * may also rewrite an older SQLite database once so that it gives freed space back from then on.
+ */
+async function prune(rt: Runtime, values: Values): Promise<void> {
+  const before = dayStart(values.before, "--before");
+  const dryRun = values["dry-run"] === true;
+  let lock: DataDirLock | null = null;
+  if (!rt.config.databaseUrl && !dryRun) {
+    try {
+      lock = lockDataDir(rt.config.dataDir);
+    } catch (error) {
+      if (!(error instanceof DataDirLocked)) throw error;
+    }
+  }
+  try {
+    const report = await rt.services.retention.prune(before, { dryRun, convert: lock !== null });
+    const listed = Object.entries(report)
+      .filter(([k, v]) => typeof v === "number" && v > 0 && k !== "pages_freed")
+      .map(([k, v]) => `  ${k.replaceAll("_", " ")}: ${v}`)
+      .join("\n");
+    const space = {
+      returned: `\n${report.pages_freed} free pages given back to the disk`,
+      converted: "\nThe database file was rewritten so that freed space goes back to the disk from now on",
+      reused: "\nFreed space is reused for new rows; run pigeon prune while the server is stopped to give it back to the disk",
+      autovacuum: "\nPostgreSQL's autovacuum makes the freed space reusable",
+      unchanged: "",
+    }[report.space];
+    print(
+      values,
+      report,
+      `${dryRun ? "Would remove" : "Removed"}, for what finished before ${report.before}:\n${listed || "  nothing"}${dryRun ? "" : space}`,
+    );
+  } finally {
+    lock?.release();
+  }
+}
+
 /** `pigeon health`: GET /health of the running server; 0 when it answers 200 with status ok. */
 async function health(values: Values): Promise<number> {
   let base: string;
@@ -641,6 +693,7 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     "backup",
     "restore",
     "health",
+    "prune",
     "db",
   ];
   if (!known.includes(command)) {
@@ -657,16 +710,16 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     rt = await open();
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(`pigeon: configuration error: ${error.message}`);
+      failure(command, `pigeon: configuration error: ${error.message}`);
       return 2;
     }
-    if (isStorageFull(error)) return diskFull();
+    if (isStorageFull(error)) return diskFull(command);
     if (error instanceof SecretKeyError) {
-      console.error(`pigeon: ${error.message}`);
+      failure(command, `pigeon: ${error.message}`);
       return 2;
     }
     if (error instanceof DatabaseUnavailable) {
-      console.error(`pigeon: ${error.message}`);
+      failure(command, `pigeon: ${error.message}`);
       return 1;
     }
     throw error;
@@ -706,6 +759,9 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
       case "backup":
         backup(rt, values);
         break;
+      case "prune":
+        await prune(rt, values);
+        break;
       case "db":
         await dbCmd(rt, sub, values);
         break;
@@ -728,7 +784,18 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
 }
 
 /** A full disk is the operator's to fix, not a bug: one line, no stack. */
-function diskFull(): number {
-  console.error("pigeon: the disk holding the data directory is full (SQLITE_FULL): nothing was changed; free some space and retry");
+function diskFull(command = ""): number {
+  failure(command, "pigeon: the disk holding the data directory is full (SQLITE_FULL): nothing was changed; free some space and retry");
   return 1;
+}
+
+/**
+ * A command's failure on stderr. `pigeon serve` logs, so under PIGEON_LOG_FORMAT=json its failure
+ * to start is a JSON line like the others (the format read from the environment: the
+ * configuration may be what failed).
+ */
+function failure(command: string, text: string): void {
+  if (command === "serve" && process.env.PIGEON_LOG_FORMAT?.trim().toLowerCase() === "json")
+    createLogger({ level: "error", format: "json" }).error(text.replace(/^pigeon: /, ""));
+  else console.error(text);
 }

@@ -1,8 +1,9 @@
 // `pigeon serve`: migrate, bootstrap an empty database, listen, and stop cleanly on a signal.
 import { createApp } from "../app";
-import { redactedDatabaseUrl, type Config } from "../config";
+import { redactedDatabaseUrl, type Config, type LogLevel } from "../config";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
 import { listenUrl, recordListenAddress } from "../lib/listen-address";
+import type { LogFields } from "../lib/log";
 import { VERSION } from "../version";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
@@ -19,6 +20,14 @@ async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
 
 export async function serve(rt: Runtime): Promise<number | null> {
   const { config, services } = rt;
+  const { logger } = services;
+  /**
+   * A start or stop line, written at any PIGEON_LOG_LEVEL: `text` as people read it in the text
+   * format; under PIGEON_LOG_FORMAT=json an object like every other line, `msg` and the fields.
+   */
+  const say = (text: string, msg: string, fields?: LogFields) => logger.write({ level: "info", msg, fields, text, always: true });
+  /** A warning or error, worded "pigeon: …" in the text format. */
+  const problem = (level: LogLevel, text: string) => logger.write({ level, msg: text.replace(/^pigeon: (warning: )?/, ""), text });
 
   // Before anything else a server does (bootstrap, worker): one server per SQLite data directory.
   // On PostgreSQL any number of servers share the database, and none needs the directory.
@@ -29,7 +38,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     } catch (error) {
       rt.close();
       if (!(error instanceof DataDirLocked)) throw error;
-      console.error(`pigeon: ${error.message}; stop it first (exit code 2)`);
+      problem("error", `pigeon: ${error.message}; stop it first (exit code 2)`);
       return 2;
     }
     process.on("exit", () => lock?.release());
@@ -46,14 +55,14 @@ export async function serve(rt: Runtime): Promise<number | null> {
   });
   if (firstKey) {
     const { home, key } = firstKey;
-    console.log(
-      [
-        `Pigeon created the owner account and the workspace "${home.name}" (project_id ${home.id}).`,
-        `  API key:    ${key.api_key}`,
-        `  API secret: ${key.api_secret}`,
-        "Store the secret now: it is shown only this once. More keys: pigeon keys create --name NAME --json",
-        JSON.stringify({ api_key: key.api_key, api_secret: key.api_secret, workspace_id: key.workspace_id }),
-      ].join("\n"),
+    const created = `Pigeon created the owner account and the workspace "${home.name}" (project_id ${home.id}).`;
+    const store = "Store the secret now: it is shown only this once. More keys: pigeon keys create --name NAME --json";
+    const credentials = { api_key: key.api_key, api_secret: key.api_secret, workspace_id: key.workspace_id };
+    // The one line that carries a secret: the owner's first key (the setup link below is the other half).
+    say(
+      [created, `  API key:    ${key.api_key}`, `  API secret: ${key.api_secret}`, store, JSON.stringify(credentials)].join("\n"),
+      `${created} ${store}`,
+      credentials,
     );
   }
 
@@ -78,7 +87,8 @@ export async function serve(rt: Runtime): Promise<number | null> {
     });
   } catch (error) {
     const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE" || /in use/i.test((error as Error).message);
-    console.error(
+    problem(
+      "error",
       inUse
         ? `pigeon: port ${config.port} on ${config.host} is already in use (another server?); stop it or set PIGEON_PORT`
         : `pigeon: cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
@@ -97,7 +107,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`Pigeon stopping (${signal})`);
+    say(`Pigeon stopping (${signal})`, `Pigeon stopping (${signal})`, { signal });
     // Stop listening first (requests already in progress finish), then let the worker record the
     // outcome of the provider and webhook calls in flight, so an ordinary restart has nothing to
     // recover. Bounded: what is still in flight then is recovered at the next start.
@@ -106,7 +116,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     const drained = await worker.stop(STOP_GRACE_MS);
     await closed;
     if (!drained)
-      console.error(`pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
+      problem("warn", `pigeon: calls still in flight after ${STOP_GRACE_MS / 1000} s; they are checked with the channel at the next start`);
     rt.close();
     forgetAddress();
     lock?.release();
@@ -120,17 +130,25 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const setupToken = !rt.postgres || firstKey ? await services.users.issueSetupToken((await services.accounts.requireOwner()).id) : null;
   if (setupToken) {
     const base = (config.publicUrl ?? listenUrl(scheme, config.host, server.port!)).replace(/\/+$/, "");
-    console.log(`Finish setting up the dashboard (link valid 24 hours, usable once): ${base}/dashboard/setup?token=${setupToken}`);
+    const setup = "Finish setting up the dashboard (link valid 24 hours, usable once)";
+    const setupUrl = `${base}/dashboard/setup?token=${setupToken}`;
+    say(`${setup}: ${setupUrl}`, setup, { setup_url: setupUrl });
   }
   // Announced only once a signal stops us cleanly: whoever waits for this line may stop us at once.
   const warning = phoneUrlWarning(config);
-  if (warning) console.error(warning);
+  if (warning) problem("warn", warning);
   if (config.backup.dir && rt.postgres)
-    console.error(
+    problem(
+      "warn",
       "pigeon: warning: PIGEON_BACKUP_DIR is ignored on PostgreSQL: back the database up with pg_dump (and keep PIGEON_KEY_FILE with it)",
     );
   const data = config.databaseUrl ? `database: ${redactedDatabaseUrl(config.databaseUrl)}` : `data: ${config.dataDir}`;
-  console.log(`Pigeon ${VERSION} listening on ${scheme}://${config.host}:${server.port} (${data})`);
+  const url = `${scheme}://${config.host}:${server.port}`;
+  say(`Pigeon ${VERSION} listening on ${url} (${data})`, `Pigeon ${VERSION} listening on ${url}`, {
+    url,
+    version: VERSION,
+    ...(config.databaseUrl ? { database: redactedDatabaseUrl(config.databaseUrl) } : { data_dir: config.dataDir }),
+  });
   return null;
 }
 

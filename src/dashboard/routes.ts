@@ -14,6 +14,7 @@ import { dashboardBulkRoutes, type DashboardBulkRoutesDeps } from "./bulk-routes
 import { dashboardContactRoutes, type DashboardContactRoutesDeps } from "./contact-routes";
 import { dashboardDeviceRoutes, type DashboardDeviceRoutesDeps } from "./device-routes";
 import { dashboardInboxRoutes, type DashboardInboxRoutesDeps } from "./inbox-routes";
+import { dashboardPrivacyRoutes, type DashboardPrivacyRoutesDeps } from "./privacy-routes";
 import { dashboardMessageRoutes, type DashboardMessageRoutesDeps } from "./message-routes";
 import { dashboardSendRoutes, type DashboardSendRoutesDeps } from "./send-routes";
 import { dashboardWebhookRoutes, type DashboardWebhookRoutesDeps } from "./webhook-routes";
@@ -49,6 +50,7 @@ export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgate
   DashboardCreditRoutesDeps &
   DashboardDeviceRoutesDeps &
   DashboardInboxRoutesDeps &
+  DashboardPrivacyRoutesDeps &
   KitDeps &
   DashboardMessageRoutesDeps &
   DashboardOptOutRoutesDeps &
@@ -187,5 +189,6 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     .use(dashboardTemplateRoutes(s, kit))
     .use(dashboardContactRoutes(s, kit))
     .use(dashboardOptOutRoutes(s, kit))
+    .use(dashboardPrivacyRoutes(s, kit))
     .use(dashboardSafetyRoutes(s, kit));
 }

@@ -9,12 +9,18 @@ export type SqliteHandle = Pick<Database, "run">;
 
 export function openDatabase(path: string): Db {
   const sqlite = new Database(path, { create: true, strict: true });
+  // First, so that nothing below fails at once on a database a server is writing (a CLI command beside it).
+  sqlite.run("PRAGMA busy_timeout = 5000");
+  // A new database gives the pages retention frees back to the disk (PRAGMA incremental_vacuum,
+  // src/modules/retention). It takes effect only before the first table exists; an older database
+  // is switched by `pigeon prune` while no server holds it (one VACUUM).
+  if ((sqlite.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0)
+    sqlite.run("PRAGMA auto_vacuum = INCREMENTAL");
   // WAL lets the CLI write (keys create) while a server reads and writes the same file.
   sqlite.run("PRAGMA journal_mode = WAL");
   // FULL: a notification we acknowledged survives power loss, not only a killed process.
   sqlite.run("PRAGMA synchronous = FULL");
   sqlite.run("PRAGMA foreign_keys = ON");
-  sqlite.run("PRAGMA busy_timeout = 5000");
   return drizzle({ client: sqlite, schema }) as Db;
 }
 

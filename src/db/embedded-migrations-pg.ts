@@ -13,6 +13,7 @@ import p10 from "../../migrations-pg/0010_admit_per_window.sql" with { type: "te
 import p11 from "../../migrations-pg/0011_cache_generation.sql" with { type: "text" };
 import p12 from "../../migrations-pg/0012_admit_amounts.sql" with { type: "text" };
 import p13 from "../../migrations-pg/0013_dispatching_idx.sql" with { type: "text" };
+import p14 from "../../migrations-pg/0014_retention_and_privacy.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -29,4 +30,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0011_cache_generation", sql: p11 },
   { tag: "0012_admit_amounts", sql: p12 },
   { tag: "0013_dispatching_idx", sql: p13 },
+  { tag: "0014_retention_and_privacy", sql: p14 },
 ];

@@ -25,6 +25,7 @@ import m22 from "../../migrations/0022_hourly_delta.sql" with { type: "text" };
 import m23 from "../../migrations/0023_rate_counter.sql" with { type: "text" };
 import m24 from "../../migrations/0024_dashboard_scratch.sql" with { type: "text" };
 import m25 from "../../migrations/0025_dispatching_idx.sql" with { type: "text" };
+import m26 from "../../migrations/0026_retention_and_privacy.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -53,4 +54,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0023_rate_counter", when: 1795666038641, sql: m23 },
   { tag: "0024_dashboard_scratch", when: 1795666880864, sql: m24 },
   { tag: "0025_dispatching_idx", when: 1795696471146, sql: m25 },
+  { tag: "0026_retention_and_privacy", when: 1795706956332, sql: m26 },
 ];

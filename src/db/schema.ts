@@ -438,6 +438,8 @@ export const threadMessage = sqliteTable(
   (table) => [
     index("thread_message_thread_idx").on(table.threadId, table.at),
     uniqueIndex("thread_message_external_uq").on(table.threadId, table.externalId),
+    // A send's own thread message, found by its notification: retention and erasure remove them together.
+    index("thread_message_notification_idx").on(table.notificationId).where(sql`notification_id IS NOT NULL`),
   ],
 );
 
@@ -525,6 +527,8 @@ export const webhookDelivery = sqliteTable(
   },
   (table) => [
     index("webhook_delivery_due_idx").on(table.status, table.nextAttemptAt),
+    // An event's deliveries: retention removes an event once none of its deliveries is left.
+    index("webhook_delivery_event_idx").on(table.eventId),
     index("webhook_delivery_subscription_idx").on(table.subscriptionId, table.createdAt, table.seq),
   ],
 );
@@ -765,6 +769,41 @@ export const optOutEvent = sqliteTable(
  */
 export const notificationHourly = sqliteTable(
   "notification_hourly",
+  {
+    workspaceId: integer("workspace_id").notNull(),
+    status: text("status").notNull(),
+    hour: integer("hour").notNull(),
+    deliveryType: text("delivery_type").notNull(),
+    n: integer("n").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.workspaceId, table.status, table.hour, table.deliveryType] })],
+);
+
+/**
+ * Each erasure of one person's data (POST /v1/api/privacy/erase, the dashboard's button): when, by
+ * whom (`key:ID` or `user:ID`) and how many rows of each kind went, as JSON. Never the number.
+ */
+export const erasureLog = sqliteTable(
+  "erasure_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    at: integer("at").notNull(),
+    actor: text("actor").notNull(),
+    counts: text("counts").notNull(),
+  },
+  (table) => [index("erasure_log_workspace_idx").on(table.workspaceId, table.id)],
+);
+
+/**
+ * The hourly counts of notifications retention removed (src/modules/retention), in the shape of
+ * notification_hourly: the statistics add them, so what happened in a pruned hour still counts,
+ * while a list's total (notification_hourly alone) counts the rows that are still there.
+ */
+export const notificationPrunedHourly = sqliteTable(
+  "notification_pruned_hourly",
   {
     workspaceId: integer("workspace_id").notNull(),
     status: text("status").notNull(),

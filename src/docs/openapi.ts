@@ -91,6 +91,7 @@ const tags = [
   { name: "Chat-app", description: "The chat-app channel: business numbers, templates, the 24-hour window" },
   { name: "Webhooks", description: "Signed, retried, at-least-once event deliveries to your URLs" },
   { name: "Threads", description: "Conversations: every outbound and inbound message, per person and channel" },
+  { name: "Privacy", description: "One person's data: export it (access) or erase it (the right to be forgotten)" },
   {
     name: "Phone (companion app)",
     description: "The SMS Gateway for Android app's protocol under /mobile/v1; called by paired phones, not API clients",

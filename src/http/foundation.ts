@@ -5,12 +5,16 @@ import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { Authenticator, KeyAuthContext } from "./auth";
 import { isStorageFull, type StorageMonitor } from "../lib/storage";
+import type { LogFn } from "../lib/log";
 import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } from "./body";
 import { envelopeOf } from "./envelope";
 import { decodeBody } from "./body-format";
 import { AppError } from "./errors";
 import { clientAddress, type RateLimiter } from "./rate-limit";
 import { validationFailure } from "./validation";
+import type { RequestDone } from "./request-done";
+
+export type { RequestDone } from "./request-done";
 
 /** Runs a sign-in step under the failed-authentication throttle of the caller's address. */
 export type SignInGuard = <T>(step: () => T) => T | Promise<Awaited<T>>;
@@ -21,16 +25,6 @@ const requestIds = new WeakMap<Request, string>();
 const startedAt = new WeakMap<Request, number>();
 /** The status of an error reply made by the pipeline, which the framework's after-response hook does not see. */
 const errorStatus = new WeakMap<Request, number>();
-
-/** One request answered: what the access log and the HTTP metrics are made of. */
-export interface RequestDone {
-  method: string;
-  /** The route's pattern (`/v1/api/notification/:id`), never the raw path; "unmatched" when no route matched. */
-  route: string;
-  status: number;
-  durationMs: number;
-  requestId: string;
-}
 
 /** The id this request is logged under and answered with (X-Request-Id). */
 export function requestIdOf(request: Request): string {
@@ -108,7 +102,7 @@ export interface FoundationDeps {
   rateLimiter: RateLimiter;
   /** Methods served at a path, so a wrong method answers 405 rather than 404; staticOnly skips :param routes. */
   allowedMethods: (path: string, staticOnly?: boolean) => string[];
-  log: (message: string, error?: unknown) => void;
+  log: LogFn;
   /** Where a full disk is recorded, so /health can report it. */
   disk?: StorageMonitor;
   /**
@@ -131,7 +125,8 @@ export interface FoundationDeps {
   finished?: (done: RequestDone) => void;
 }
 
-function pathOf(request: Request): string {
+/** The request's path as it came, without the query (not decoded or normalised). */
+export function pathOf(request: Request): string {
   const url = request.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);
   const q = url.indexOf("?", start);
@@ -265,7 +260,10 @@ export function requestPipeline(deps: FoundationDeps) {
       });
     }
     const requestId = requestIdOf(request);
-    deps.log(`internal error on ${request.method} ${pathOf(request)} (request ${requestId})`, error);
+    deps.log(`internal error on ${request.method} ${pathOf(request)} (request ${requestId})`, error, {
+      request_id: requestId,
+      method: request.method,
+    });
     return errorResponse(request, 500, "internal_error", "Internal error, retry later", { request_id: requestId }, headers);
   }
 

@@ -12,6 +12,7 @@ import type { NotificationRepository } from "../modules/notifications/repository
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
 import { MINUTE } from "../lib/time";
 import { failForDeletedDevice } from "../modules/notifications/lifecycle";
+import type { LogFn, Logger } from "../lib/log";
 
 /** Attempts before a retryable failure counts as permanent. */
 export const MAX_ATTEMPTS = 5;
@@ -48,9 +49,13 @@ export interface DispatcherDeps {
   tickMs: number;
   /** Called after outcomes are recorded (inside their unit), so channels can block or unblock their devices. */
   onOutcomes?: (outcomes: readonly AttemptOutcome[]) => void | Promise<void>;
-  log: (message: string, error?: unknown) => void;
+  log: LogFn;
+  /** Each call's outcome, at debug. */
+  logger?: Pick<Logger, "enabled" | "debug">;
   /** This server among those sharing the database: its claims carry its id. */
   cluster: Cluster;
+  /** Told how long each call to a channel took (the metrics). */
+  onCall?: (route: NotificationRecord["route"], seconds: number) => void;
 }
 
 export function createDispatcher(deps: DispatcherDeps) {
@@ -168,11 +173,14 @@ export function createDispatcher(deps: DispatcherDeps) {
     if (n.validUntil !== null && n.validUntil <= clock.now()) {
       return { kind: "permanent", code: "expired", reason: "not sent before its valid_until (ttl)" };
     }
+    const started = performance.now();
     try {
       return await adapter.send(n, device);
     } catch (error) {
-      deps.log(`channel ${n.route} threw while sending notification ${n.id}`, error);
+      deps.log(`channel ${n.route} threw while sending notification ${n.id}`, error, { notification_id: n.id, device_id: device.id });
       return { kind: "uncertain", reason: `channel error: ${(error as Error).message}` };
+    } finally {
+      deps.onCall?.(n.route, (performance.now() - started) / 1000);
     }
   }
 
@@ -189,7 +197,9 @@ export function createDispatcher(deps: DispatcherDeps) {
     if ((touched.get(deviceId) ?? 0) > now - 1_000) return;
     touched.set(deviceId, now);
     storage.afterCommit(() => {
-      devices.touch(deviceId, now).catch((error: unknown) => deps.log(`could not record contact with device ${deviceId}`, error));
+      devices
+        .touch(deviceId, now)
+        .catch((error: unknown) => deps.log(`could not record contact with device ${deviceId}`, error, { device_id: deviceId }));
     });
   }
 
@@ -395,6 +405,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         countInWindow(n, device);
         started++;
         const outcome = await attempt(n, device);
+        if (deps.logger?.enabled("debug")) traceOutcome(n, device, outcome);
         const written: Promise<void> = record(n, device, outcome).then(
           () => void recording.delete(written),
           (error: unknown) => {
@@ -416,6 +427,20 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
     if (failures.length > 0) throw failures[0];
     return total;
+  }
+
+  /**
+   * A call's outcome at debug. The reason is what the notification's log says too: the channels
+   * keep the provider's echo of its credentials out of it.
+   */
+  function traceOutcome(n: NotificationRecord, device: DeviceRow, outcome: DispatchOutcome): void {
+    const what = outcome.kind === "accepted" ? `accepted as ${outcome.externalId}` : `${outcome.kind}: ${outcome.reason}`;
+    deps.logger?.debug(`notification ${n.id} via ${n.route} on device ${device.id}: ${what}`, {
+      notification_id: n.id,
+      device_id: device.id,
+      outcome: outcome.kind,
+      code: "code" in outcome ? outcome.code : undefined,
+    });
   }
 
   /** Claimed but never handed over (we are stopping): back to the queue as they were. */

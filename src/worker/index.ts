@@ -34,6 +34,8 @@ export function workerTasks(s: Services): Task[] {
     },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+    // PIGEON_RETENTION_DAYS: what finished longer ago than that, removed in pieces (off at 0).
+    ...(s.retention.days > 0 ? [{ name: "retention:prune", everySeconds: 3600, run: () => s.retention.tick() }] : []),
     // Scheduled backups (SQLite, PIGEON_BACKUP_DIR): checked every second, taken when due.
     ...(s.backups ? [{ name: "backups:schedule", everySeconds: 1, run: () => s.backups?.tick() }] : []),
     // PostgreSQL's hourly count changes, folded in (nothing to do on SQLite, whose triggers upsert).
@@ -53,7 +55,7 @@ export function workerTasks(s: Services): Task[] {
 async function recover(s: Services): Promise<void> {
   await s.dispatcher.recoverInterrupted();
   const cutOff = await s.webhooks.recoverInterrupted();
-  if (cutOff > 0) s.log(`${cutOff} webhook deliveries were cut off mid-call by a stop and will be sent again`);
+  if (cutOff > 0) s.logger.warn(`${cutOff} webhook deliveries were cut off mid-call by a stop and will be sent again`);
 }
 
 /**
@@ -92,6 +94,7 @@ export async function startWorker(s: Services) {
     async stop(graceMs: number): Promise<boolean> {
       s.dispatcher.stop();
       s.webhooks.stop();
+      s.retention.stop();
       scheduler.stop();
       const idle = await scheduler.idle(graceMs);
       // Claims still held after the grace are then another server's to recover at once.

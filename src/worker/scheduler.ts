@@ -2,6 +2,7 @@
 // keeps one failing tick from stopping the schedule. Jobs start when constructed, so only main
 // builds them, never createApp.
 import { Cron } from "croner";
+import type { LogFn } from "../lib/log";
 
 export interface Task {
   /** domain:verb */
@@ -16,7 +17,7 @@ export interface Task {
   everyServer?: boolean;
 }
 
-export function startScheduler(tasks: Task[], log: (message: string, error?: unknown) => void) {
+export function startScheduler(tasks: Task[], log: LogFn) {
   // Runs in progress, so a shutdown can wait for them to record what they did.
   const running = new Set<Promise<unknown>>();
   const jobs = tasks.map(
@@ -27,7 +28,7 @@ export function startScheduler(tasks: Task[], log: (message: string, error?: unk
           name: task.name,
           protect: true,
           interval: task.everySeconds ?? 1,
-          catch: (error: unknown) => log(`task ${task.name} failed`, error),
+          catch: (error: unknown) => log(`task ${task.name} failed`, error, { task: task.name }),
         },
         async () => {
           const run = Promise.resolve().then(task.run);

@@ -41,6 +41,9 @@ export interface RunningServer {
   url: string;
   port: number;
   output: () => string;
+  /** What it printed on each stream alone. */
+  stdout: () => string;
+  stderr: () => string;
   /** The key and secret printed on first start, if any. */
   initialKey: Credentials | null;
   proc: Subprocess;
@@ -67,15 +70,25 @@ export async function runCommand(bin: string, args: string[], env: Record<string
 
 /** Everything a piped child prints, stdout and stderr together, read as it comes. */
 export function collectOutput(proc: Subprocess): () => string {
-  let out = "";
-  const decoder = new TextDecoder();
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const reader = stream.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+  return collectStreams(proc).all;
+}
+
+/** What a piped child prints: both streams together as it comes, and each stream alone. */
+export function collectStreams(proc: Subprocess) {
+  let all = "";
+  const alone = { stdout: "", stderr: "" };
+  const pump = async (name: "stdout" | "stderr") => {
+    const decoder = new TextDecoder();
+    const reader = (proc[name] as ReadableStream<Uint8Array>).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      const text = decoder.decode(r.value, { stream: true });
+      all += text;
+      alone[name] += text;
+    }
   };
-  void pump(proc.stdout as ReadableStream<Uint8Array>);
-  void pump(proc.stderr as ReadableStream<Uint8Array>);
-  return () => out;
+  void pump("stdout");
+  void pump("stderr");
+  return { all: () => all, stdout: () => alone.stdout, stderr: () => alone.stderr };
 }
 
 /** `prefix`: a command the server runs under (it execs `bin serve` in the end), such as a namespace. */
@@ -90,7 +103,8 @@ export async function startServer(
     stdout: "pipe",
     stderr: "pipe",
   });
-  const output = collectOutput(proc);
+  const streams = collectStreams(proc);
+  const output = streams.all;
 
   const deadline = Date.now() + timeoutMs;
   let port = 0;
@@ -116,6 +130,8 @@ export async function startServer(
     url,
     port,
     output,
+    stdout: streams.stdout,
+    stderr: streams.stderr,
     initialKey,
     proc,
     async stop(signal: NodeJS.Signals = "SIGTERM") {

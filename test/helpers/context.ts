@@ -11,6 +11,7 @@ import { migrate } from "../../src/db/migrate";
 import { connectPostgres } from "../../src/db/postgres-storage";
 import type { CreatedKey } from "../../src/modules/accounts/service";
 import { DEFAULT_TRUSTED_PROXIES, parseProxyList } from "../../src/lib/trusted-proxies";
+import { createLogger } from "../../src/lib/log";
 import { createServices, type Deps } from "../../src/services";
 import { postgresCluster } from "./postgres";
 
@@ -33,8 +34,11 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     failoverGraceSeconds: 120,
     allowPrivateWebhooks: true,
     maxBodyBytes: 1024 * 1024,
+    metricsToken: null,
     logLevel: "info",
+    logFormat: "text",
     backup: { dir: null, everyHours: 24, keep: 7 },
+    retentionDays: 0,
     ...overrides,
   };
 }
@@ -114,6 +118,8 @@ export async function createTestContext(
     channelTimeoutMs: opts.channelTimeoutMs ?? 2000,
     requestFinished: opts.requestFinished,
     log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`),
+    // The other lines (the access log, warnings, debug) are kept with them rather than printed.
+    logger: createLogger({ level: config.logLevel, format: config.logFormat, sink: (line) => logs.push(line) }),
   });
   await services.accounts.seed();
   // A database that already has an owner (a "restart" on the same file) keeps it.

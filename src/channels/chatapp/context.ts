@@ -4,6 +4,7 @@ import type { Clock } from "../../clock";
 import type { Config } from "../../config";
 import type { Storage } from "../../db/storage";
 import { AppError } from "../../http/errors";
+import type { LogFn } from "../../lib/log";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";
 import type { NotificationState } from "../../modules/notifications/state";
@@ -26,7 +27,7 @@ export interface ChatappDeps {
   events: EventService;
   /** What an inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;
-  log: (message: string, error?: unknown) => void;
+  log: LogFn;
   /** The HTTP client for header-media probes (the one the channels use). */
   fetch?: typeof fetch;
 }

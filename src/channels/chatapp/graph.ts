@@ -1,5 +1,7 @@
 // A small client for the chat-app platform's Graph API: the calls Pigeon makes, with errors read
-// from the platform's `{"error": {code, message, error_data}}` body.
+// from the platform's `{"error": {code, message, error_data}}` body. What the platform says is
+// kept in the notification's log and may reach the server's: a token it quotes back is cut out.
+import { withoutSecrets } from "../../lib/log";
 
 export interface GraphOptions {
   baseUrl: string;
@@ -67,7 +69,8 @@ export function createGraphClient(opts: GraphOptions) {
     } catch (error) {
       const e = error as Error;
       const timedOut = e.name === "TimeoutError" || e.name === "AbortError";
-      throw new GraphUnreachable(timedOut ? "the platform did not answer in time" : `cannot reach the platform: ${e.message}`, timedOut);
+      const message = timedOut ? "the platform did not answer in time" : `cannot reach the platform: ${e.message}`;
+      throw new GraphUnreachable(withoutSecrets(message, [token]), timedOut);
     }
     const text = await res.text();
     let json: Record<string, unknown> = {};
@@ -82,8 +85,8 @@ export function createGraphClient(opts: GraphOptions) {
       throw new GraphError(
         res.status,
         typeof err.code === "number" ? err.code : null,
-        typeof err.message === "string" ? err.message : `HTTP ${res.status}`,
-        details,
+        withoutSecrets(typeof err.message === "string" ? err.message : `HTTP ${res.status}`, [token]),
+        details === null ? null : withoutSecrets(details, [token]),
       );
     }
     return json as T;

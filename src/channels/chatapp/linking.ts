@@ -150,7 +150,7 @@ export function createLinking(ctx: ChatappContext, sync: TemplateSync) {
       try {
         await sync.syncTemplates(workspaceId, config.businessAccountId, input.access_token);
       } catch (error) {
-        ctx.log(`template sync after relinking device ${device.id} failed`, error);
+        ctx.log(`template sync after relinking device ${device.id} failed`, error, { device_id: device.id });
       }
       return updated;
     },

@@ -3,6 +3,7 @@
 // StatusCallback URL. After an attempt cut off mid-call, the provider's message list tells us
 // whether it already has the message, so it is never handed over twice.
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { withoutSecrets } from "../../lib/log";
 import { checkOutboundTarget, outboundTargetProblem } from "../../lib/net-safety";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { NotificationRecord } from "../../modules/notifications/state";
@@ -59,12 +60,13 @@ const REASON_LIMIT = 200;
 
 /**
  * What of a provider's error answer we show: only the `message` of a JSON error, flattened to one
- * line and cut short. Anything else (an HTML page, a proxy's text) could be another service's
- * content reached through a bad base_url, so it is never echoed.
+ * line, without the credentials it may quote back (`secrets`), and cut short. Anything else (an
+ * HTML page, a proxy's text) could be another service's content reached through a bad base_url,
+ * so it is never echoed.
  */
-export function providerReason(json: Record<string, unknown>): string {
+export function providerReason(json: Record<string, unknown>, secrets: readonly string[] = []): string {
   if (typeof json.message !== "string") return "";
-  const flat = json.message
+  const flat = withoutSecrets(json.message, secrets)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is removed
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
     .replace(/\s+/g, " ")
@@ -146,7 +148,7 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
       return { kind: "accepted", externalId: json.sid, detail: `provider accepted as ${json.sid} (${String(json.status ?? "queued")})` };
     }
     const code = typeof json.code === "number" ? json.code : null;
-    return classifyProviderError(res.status, code, providerReason(json));
+    return classifyProviderError(res.status, code, providerReason(json, [config.authToken, authHeader(config).slice(6)]));
   }
 
   /**

@@ -79,7 +79,7 @@ ${messages.map(
   }
   <p><button type="submit">Send reply</button></p>
 </form>
-<p><a href="/dashboard/inbox">Back to the inbox</a></p>`;
+<p class="actions"><a href="/dashboard/inbox">Back to the inbox</a> <a class="button danger" href="/dashboard/privacy/erase?phone=${encodeURIComponent(t.peer)}&amp;back=/dashboard/inbox/${t.thread_id}">Erase all data about ${t.peer}</a></p>`;
 }
 
 /** One input per variable of the chosen template (chat-app templates number them). */

@@ -208,7 +208,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
    */
   async function count(
     workspaceId: number,
-    f: { status?: NotificationStatus; deliveryType?: DeliveryType; from?: number; to?: number },
+    f: { status?: NotificationStatus; deliveryType?: DeliveryType; from?: number; to?: number; history?: boolean },
   ): Promise<number> {
     const from = f.from ?? Number.MIN_SAFE_INTEGER;
     const to = f.to ?? Number.MAX_SAFE_INTEGER;
@@ -236,19 +236,23 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     if (end <= first) return rowsBetween(from, to);
     const inHours = `WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`;
     // On PostgreSQL the counts not yet folded in wait in notification_hourly_delta.
+    // With `history`, what retention removed counts too (its hours, in notification_pruned_hourly).
+    const pruned = f.history ? ` + (SELECT coalesce(sum(n), 0) FROM notification_pruned_hourly ${inHours})` : "";
+    const prunedArgs = f.history ? [workspaceId, ...extra] : [];
     const hours = async (a: number, b: number) =>
       Number(
         (db.dialect === "postgres"
           ? await db.get<{ n: number }>(
               `SELECT (SELECT coalesce(sum(n), 0) FROM notification_hourly ${inHours})
-                 + (SELECT coalesce(sum(n), 0) FROM notification_hourly_delta ${inHours}) AS n`,
-              [workspaceId, ...extra, a, b, workspaceId, ...extra, a, b],
+                 + (SELECT coalesce(sum(n), 0) FROM notification_hourly_delta ${inHours})${pruned} AS n`,
+              [workspaceId, ...extra, a, b, workspaceId, ...extra, a, b, ...(f.history ? [...prunedArgs, a, b] : [])],
             )
-          : await db.get<{ n: number }>(`SELECT coalesce(sum(n), 0) AS n FROM notification_hourly ${inHours}`, [
+          : await db.get<{ n: number }>(`SELECT (SELECT coalesce(sum(n), 0) FROM notification_hourly ${inHours})${pruned} AS n`, [
               workspaceId,
               ...extra,
               a,
               b,
+              ...(f.history ? [...prunedArgs, a, b] : []),
             ]))!.n,
       );
     // A partial hour at an end is counted whole from the rollup when none of its rows lies outside

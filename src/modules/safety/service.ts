@@ -24,6 +24,11 @@ export interface SafetyDeps {
   events: EventService;
   /** The contact's id and time zone for a number, if the workspace has such a contact. */
   contactOf: (workspaceId: number, phone: string) => Promise<{ id: number; timezone: string | null } | null>;
+  /**
+   * The keyed digest an erased number's suppression is kept under (src/modules/privacy): a number
+   * is suppressed when it, or its digest, is on the list.
+   */
+  digest?: (phone: string) => string;
 }
 
 /** What an opt-out or opt-in carries besides the number. */
@@ -52,6 +57,15 @@ export interface SafetyMemo {
 
 export function createSafetyService(deps: SafetyDeps) {
   const { storage, clock, repo, state, events } = deps;
+  /** The keys a number may be suppressed under: itself, and its digest once erased. */
+  const keysOf = (phone: string) => (deps.digest ? [phone, deps.digest(phone)] : [phone]);
+  /** Whether a set of suppressed keys holds the number (the digest is made only when the set is not empty). */
+  const holds = (set: Set<string>, phone: string) =>
+    set.has(phone) || (set.size > 0 && deps.digest !== undefined && set.has(deps.digest(phone)));
+  const suppressionOf = async (workspaceId: number, phone: string): Promise<SuppressionRecord | null> => {
+    const rows = await repo.suppressionsAmong(workspaceId, keysOf(phone));
+    return rows.find((r) => r.phone === phone) ?? rows[0] ?? null;
+  };
   // Read on every send: on SQLite kept in memory, replaced on every write (the one server owns the
   // database). On PostgreSQL another server may change them at any time: they are kept while the
   // cache generation a request read says they are current (src/lib/generation-cache.ts), and read
@@ -136,13 +150,13 @@ export function createSafetyService(deps: SafetyDeps) {
 
   /** The 403 a send to a suppressed number gets, or null when it may go. */
   async function refusal(workspaceId: number, phone: string, memo?: SafetyMemo): Promise<AppError | null> {
-    if (inMemory && !(await suppressedIn(workspaceId)).has(phone)) return null;
+    if (inMemory && !holds(await suppressedIn(workspaceId), phone)) return null;
     let row: SuppressionRecord | null;
     if (memo?.optOuts?.has(phone)) row = memo.optOuts.get(phone) ?? null;
     else {
       const kept = inMemory ? null : await keptSuppressed(workspaceId, memo?.cacheGeneration);
-      if (kept && !kept.has(phone)) return null;
-      row = await repo.suppression(workspaceId, phone);
+      if (kept && !holds(kept, phone)) return null;
+      row = await suppressionOf(workspaceId, phone);
     }
     if (!row) return null;
     return new AppError(
@@ -166,10 +180,21 @@ export function createSafetyService(deps: SafetyDeps) {
     const kept = await keptSuppressed(workspaceId, memo.cacheGeneration);
     const numbers = [...new Set(phones)];
     // With the workspace's numbers kept, only those among them are read (for their rows).
-    const asked = kept ? numbers.filter((phone) => kept.has(phone)) : numbers;
+    const asked = kept ? numbers.filter((phone) => holds(kept, phone)) : numbers;
+    // Each number is read under its digest too (an erased number's suppression), answered as the number.
+    const numberOf = new Map<string, string>();
+    const keys: string[] = [];
+    for (const phone of asked)
+      for (const key of keysOf(phone)) {
+        numberOf.set(key, phone);
+        keys.push(key);
+      }
     const found = new Map<string, SuppressionRecord>();
-    for (let i = 0; i < asked.length; i += 500)
-      for (const row of await repo.suppressionsAmong(workspaceId, asked.slice(i, i + 500))) found.set(row.phone, row);
+    for (let i = 0; i < keys.length; i += 500)
+      for (const row of await repo.suppressionsAmong(workspaceId, keys.slice(i, i + 500))) {
+        const phone = numberOf.get(row.phone) ?? row.phone;
+        if (row.phone === phone || !found.has(phone)) found.set(phone, row);
+      }
     memo.optOuts = new Map(numbers.map((phone) => [phone, found.get(phone) ?? null]));
   }
 
@@ -245,7 +270,9 @@ export function createSafetyService(deps: SafetyDeps) {
   function optIn(workspaceId: number, phone: string, ctx: ChangeContext): Promise<boolean> {
     return changing(workspaceId, async () => {
       const now = clock.now();
-      if (!(await repo.unsuppress(workspaceId, phone))) return false;
+      let lifted = false;
+      for (const key of keysOf(phone)) if (await repo.unsuppress(workspaceId, key)) lifted = true;
+      if (!lifted) return false;
       await record(workspaceId, phone, "opted_in", ctx, now);
       return true;
     });
@@ -287,7 +314,7 @@ export function createSafetyService(deps: SafetyDeps) {
     const offset = (q.page - 1) * q.limit;
     if (q.active) {
       if (q.phone !== null) {
-        const row = await repo.suppression(workspaceId, q.phone);
+        const row = await suppressionOf(workspaceId, q.phone);
         const entries = row && q.page === 1 ? [await presentActive(workspaceId, row)] : [];
         return { entries, pagination: { page: q.page, limit: q.limit, total: row ? 1 : 0 } };
       }
@@ -304,7 +331,7 @@ export function createSafetyService(deps: SafetyDeps) {
 
   /** A number's state, for a contact or the API's answers. */
   async function status(workspaceId: number, phone: string) {
-    const row = await repo.suppression(workspaceId, phone);
+    const row = await suppressionOf(workspaceId, phone);
     return {
       phone,
       opted_out: row !== null,
@@ -323,6 +350,8 @@ export function createSafetyService(deps: SafetyDeps) {
     quietHold,
     optOut,
     optIn,
+    /** Drops what this server keeps of a workspace's suppressions (after an erasure rewrote them). */
+    forget: (workspaceId: number) => forget(workspaceId),
     keywordOf,
     list,
     status,

@@ -23,7 +23,7 @@ export function statsRoutes(s: StatsRoutesDeps) {
         const from = to - PERIODS[period];
         const ws = auth.workspaceId;
         const counts: Record<string, number> = {};
-        for (const st of STATUSES) counts[st] = await s.notifications.count(ws, { status: st, from, to });
+        for (const st of STATUSES) counts[st] = await s.notifications.count(ws, { status: st, from, to, history: true });
         return ok(
           {
             period,

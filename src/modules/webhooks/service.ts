@@ -50,6 +50,8 @@ export interface WebhookDeps {
   log: (message: string, error?: unknown) => void;
   /** This server among those sharing the database: deliveries it claims carry its id. */
   cluster: Cluster;
+  /** Told each attempt's result once it is recorded (the metrics): delivered, retry, or failed (given up). */
+  onDelivery?: (result: "delivered" | "retry" | "failed") => void;
 }
 
 /**
@@ -178,9 +180,12 @@ export function createWebhookService(deps: WebhookDeps) {
     const now = clock.now();
     return storage.transaction(async () => {
       await repo.insertAttempt(d.id, { at: now, statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error });
+      const told = (result: "delivered" | "retry" | "failed") => storage.afterCommit(() => deps.onDelivery?.(result));
       if (r.delivered) {
         await repo.markDelivered(d.id, now, r.statusCode);
         await repo.subscriptionSucceeded(d.subscriptionId);
+        // An event another format does not send (statusCode null) was never called for: not counted.
+        if (r.statusCode !== null) told("delivered");
         return;
       }
       await repo.subscriptionFailedOnce(d.subscriptionId);
@@ -189,8 +194,10 @@ export function createWebhookService(deps: WebhookDeps) {
         // A day of failures on one delivery: stop, and pause the subscription until re-enabled.
         await repo.markGivenUp(d.id, r.statusCode, r.error);
         await repo.markSubscriptionFailing(d.subscriptionId, now);
+        told("failed");
       } else {
         await repo.markRetry(d.id, now + RETRY_LADDER_MS[attempts - 1], r.statusCode, r.error);
+        told("retry");
       }
     });
   }
