@@ -9,6 +9,7 @@ import { foundation, requestPipeline, type FoundationDeps } from "./http/foundat
 import { contactRoutes } from "./modules/contacts/routes";
 import { safetyRoutes } from "./modules/safety/routes";
 import { privacyRoutes } from "./modules/privacy/routes";
+import { poolRoutes } from "./modules/pools/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -83,6 +84,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(sendingRoutes(s))
     .use(safetyRoutes(s))
     .use(privacyRoutes(s))
+    .use(poolRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

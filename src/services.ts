@@ -38,6 +38,8 @@ import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
+import { createPoolsModule } from "./modules/pools";
+import { isOnline as isDeviceOnline } from "./modules/devices/service";
 import type { RequestDone } from "./http/foundation";
 import { accessLog, createLogger, type LogFn, type Logger } from "./lib/log";
 import { createMetricsService } from "./modules/metrics/service";
@@ -174,8 +176,20 @@ export function createServices(deps: Deps) {
     contactOf: contacts.contactOf,
     digest: optOutDigest,
   });
+  /** Sender pools: which member an SMS goes out through (src/modules/pools). */
+  const pools = createPoolsModule({
+    storage,
+    clock,
+    device: (workspaceId, id) => deviceRepo.get(workspaceId, id),
+    kindOf: (kind) => {
+      const t = channels.find((c) => c.kind === kind);
+      return t ? { sms: t.deliveryType === "sms", needsPresence: t.needsPresence === true } : null;
+    },
+    isOnline: (device, now) => isDeviceOnline(device, now, offlineAfterMs),
+  });
   const sending = createSendingService({
     log,
+    pools,
     storage,
     clock,
     devices: deviceRepo,
@@ -205,6 +219,7 @@ export function createServices(deps: Deps) {
     cluster,
   });
 
+  const keywordHook = createKeywordHook({ safety, reply: replyOnOwnAccord });
   const core: ChannelCore = {
     signals,
     serverId: cluster.id,
@@ -221,8 +236,12 @@ export function createServices(deps: Deps) {
     state,
     threads,
     events,
-    // The opt-out keywords, matched on every inbound message before it is announced.
-    onInbound: createKeywordHook({ safety, reply: replyOnOwnAccord }),
+    // The opt-out keywords, matched on every inbound message before it is announced; and the
+    // sender sticks to the pool members on the device it wrote to (SMS: the phone's or cloud number's).
+    onInbound: async (m, stored) => {
+      await keywordHook(m, stored);
+      if (m.channel === "sms") await pools.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
+    },
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
   const channelServices = {} as Record<string, unknown>;
@@ -336,6 +355,7 @@ export function createServices(deps: Deps) {
     backups,
     metrics,
     retention,
+    pools,
     /** One person's data: export and erasure (GDPR articles 15 and 17). */
     privacy: createPrivacyModule({
       storage,

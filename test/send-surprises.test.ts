@@ -121,6 +121,22 @@ describe("every SMS send route takes the full field set and honours it", () => {
     },
   );
 
+  test.each(SMS_ROUTES.map((r) => [r.path, r] as const))(
+    "%s: pool_id sends through the pool's member, not the default device",
+    async (_path, route) => {
+      const { ctx, cloudId } = await smsSetup();
+      const pool = expectEnvelope(
+        await ctx.post("/v1/api/pool/create", { name: "Cloud only", members: [{ device_id: cloudId }] }),
+        200,
+      ).data;
+      const r = await ctx.post(route.path, route.body({ recipient_contact: TO, message: "pooled", pool_id: pool.pool_id }));
+      expectEnvelope(r, 200);
+      const n = await notification(ctx, route.id(r));
+      expect(n).toMatchObject({ device_id: cloudId, route: "cloud" });
+      expect(n.logs.some((l: { event: string }) => l.event === "pool")).toBe(true);
+    },
+  );
+
   test.each(SMS_ROUTES.map((r) => [r.path, r] as const))("%s: an immediate send answers scheduled_for null", async (_path, route) => {
     const { ctx } = await smsSetup();
     const r = await ctx.post(route.path, route.body({ recipient_contact: TO, message: "now" }));
@@ -192,6 +208,8 @@ describe("every SMS send route takes the full field set and honours it", () => {
           "routes",
           "chatapp_template_id",
           "transactional",
+          // Sender pools.
+          "pool_id",
         ].sort(),
       );
       expect(body.additionalProperties).toBe(false);

@@ -780,6 +780,67 @@ export const notificationHourly = sqliteTable(
 );
 
 /**
+ * A sender pool: the devices (a phone, one of a phone's SIMs, a cloud number) a send may go out
+ * through, and how one is chosen: `sticky` (a recipient keeps the member that last texted them or
+ * that they last wrote to), `round_robin` or `least_loaded`. One pool of a workspace may be its
+ * default, used by sends that name neither a pool nor a device.
+ */
+export const pool = sqliteTable(
+  "pool",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    name: text("name").notNull(),
+    strategy: text("strategy", { enum: ["sticky", "round_robin", "least_loaded"] })
+      .notNull()
+      .default("sticky"),
+    // Prefer a member whose number shares the recipient's country calling code (and, for +1, area code).
+    geomatch: integer("geomatch", { mode: "boolean" }).notNull().default(false),
+    isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("pool_workspace_name_uq").on(table.workspaceId, table.name)],
+);
+
+/** One member of a pool: a device, optionally one SIM of a phone, and the number it sends from when known. */
+export const poolMember = sqliteTable(
+  "pool_member",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    poolId: integer("pool_id")
+      .notNull()
+      .references(() => pool.id),
+    deviceId: integer("device_id")
+      .notNull()
+      .references(() => device.id),
+    simNumber: integer("sim_number"),
+    // E.164; the companion app does not tell its SIMs' numbers, so a phone member may be given it.
+    number: text("number"),
+    position: integer("position").notNull(),
+    // Set aside by the user: skipped until resumed.
+    paused: integer("paused", { mode: "boolean" }).notNull().default(false),
+  },
+  (table) => [index("pool_member_pool_idx").on(table.poolId, table.position), index("pool_member_device_idx").on(table.deviceId)],
+);
+
+/** Sticky senders: the member a recipient keeps, per pool, and since when. */
+export const poolSticky = sqliteTable(
+  "pool_sticky",
+  {
+    poolId: integer("pool_id")
+      .notNull()
+      .references(() => pool.id),
+    recipient: text("recipient").notNull(),
+    memberId: integer("member_id").notNull(),
+    at: integer("at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.poolId, table.recipient] }), index("pool_sticky_member_idx").on(table.memberId)],
+);
+
+/**
  * Each erasure of one person's data (POST /v1/api/privacy/erase, the dashboard's button): when, by
  * whom (`key:ID` or `user:ID`) and how many rows of each kind went, as JSON. Never the number.
  */

@@ -91,6 +91,10 @@ const tags = [
   { name: "Chat-app", description: "The chat-app channel: business numbers, templates, the 24-hour window" },
   { name: "Webhooks", description: "Signed, retried, at-least-once event deliveries to your URLs" },
   { name: "Threads", description: "Conversations: every outbound and inbound message, per person and channel" },
+  {
+    name: "Pools",
+    description: "Sender pools: which phone, SIM or cloud number each SMS goes out through (sticky, round robin, least loaded)",
+  },
   { name: "Privacy", description: "One person's data: export it (access) or erase it (the right to be forgotten)" },
   {
     name: "Phone (companion app)",

@@ -130,6 +130,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
             body,
             externalId: messageId,
             at,
+            simNumber: typeof p.simNumber === "number" && Number.isInteger(p.simNumber) ? p.simNumber : null,
             sameContentIsDuplicate: true,
           },
           deps.onInbound,

@@ -63,7 +63,7 @@ ${opts.rows.map(
   <td data-label="Phone"><div>${c.phone}${c.opted_out ? html` <span class="badge failed" title="Since ${utcTime(c.opted_out_at)} UTC">Opted out</span>` : ""}</div></td>
   <td data-label="Email">${c.email ?? ""}</td>
   <td data-label="Type">${c.type ?? ""}</td>
-  <td data-label="Actions"><span class="actions"><a class="button secondary" href="/dashboard/contacts/${c.contact_id}/edit" aria-label="Edit ${c.name}">Edit</a> <a class="button danger" href="/dashboard/contacts/${c.contact_id}/delete" aria-label="Delete ${c.name}">Delete</a> <a class="button danger" href="/dashboard/privacy/erase?phone=${encodeURIComponent(c.phone)}&amp;back=/dashboard/contacts" aria-label="Erase all data about ${c.name}">Erase data</a></span></td>
+  <td data-label="Actions"><span class="actions"><a class="button secondary" href="/dashboard/contacts/${c.contact_id}/edit" aria-label="Edit ${c.name}">Edit</a> <a class="button danger" href="/dashboard/contacts/${c.contact_id}/delete" aria-label="Delete ${c.name}">Delete</a> <a class="button danger" href="/dashboard/privacy/erase?phone=${encodeURIComponent(c.phone)}&amp;back=/dashboard/contacts" aria-label="Erase data about ${c.name}">Erase data</a></span></td>
 </tr>`,
 )}
 </tbody></table>`

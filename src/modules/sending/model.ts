@@ -136,6 +136,15 @@ const sendFields = {
     ),
   ),
   device_id: t.Optional(t.Nullable(DeviceRef)),
+  pool_id: t.Optional(
+    t.Nullable(
+      t.Integer({
+        description:
+          "The sender pool (POST /api/pool/create) whose member sends it: the one the recipient keeps (sticky), the next in turn or the least loaded. " +
+          "Without pool_id and device_id, the workspace's default pool, if it has one. Not with device_id or sim_number, nor with a failover order (routes).",
+      }),
+    ),
+  ),
   ...phoneOptionFields,
   ...expiryFields,
   ...safeSendFields,

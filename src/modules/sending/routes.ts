@@ -45,7 +45,7 @@ const SEND_ERRORS =
   'Errors: 400 `invalid_phone_number` (message contains "Invalid phone number"), `message_required`, `message_too_long` (names the cap), ' +
   "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `invalid_valid_until` (not an ISO 8601 instant, in the past, or before schedule_time), " +
   "`ttl_with_valid_until` (both given), `option_not_supported` (sim_number on a cloud number), `invalid_sim_number` (a SIM the phone did not report), `validation_error` (sim_number outside 1-3, priority outside -128..127, ttl outside 1-2592000), " +
-  "`no_active_device`, `device_offline` " +
+  "`no_active_device`, `pool_unavailable` (no member of the pool can send now; each member's reason is listed), `device_offline` " +
   "(the paired phone has not reported for 5 minutes; scheduled sends are accepted and wait for it), `device_inactive`, `invalid_device`; " +
   "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
   "403 `urls_not_allowed`.";
@@ -61,6 +61,7 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     scheduleTime: body.schedule_time,
     timezone: body.timezone,
     deviceId: body.device_id,
+    poolId: body.pool_id,
     simNumber: body.sim_number,
     priority: body.priority,
     withDeliveryReport: body.with_delivery_report,

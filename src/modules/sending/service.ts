@@ -34,6 +34,7 @@ import type { SafetyMemo, SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 import { createBatcher } from "../../lib/batcher";
 import { createGenerationCache } from "../../lib/generation-cache";
+import type { PoolChoice, PoolService } from "../pools/service";
 
 export interface SendInput {
   channel: DeliveryType;
@@ -45,6 +46,8 @@ export interface SendInput {
   scheduleTime?: string | null;
   timezone?: string | null;
   deviceId?: string | number | null;
+  /** The sender pool to choose the device from (else the workspace's default pool, if it has one). */
+  poolId?: number | null;
   /** What the channel needs at send time beyond the text (a chat-app template's header media). */
   channelPayload?: Record<string, unknown> | null;
   /** The paired phone's SIM, 1-3. */
@@ -96,6 +99,8 @@ export interface Prepared {
   quietHold: { until: number; zone: string } | null;
   /** What a later route needs (the chat-app template for a closed window). */
   fallback: Fallback | null;
+  /** The sender pool's choice, for the log: which member took it and why the others did not. */
+  poolNote?: string | null;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */
@@ -167,6 +172,8 @@ export interface SendingDeps {
   offlineAfterMs?: number;
   /** Opt-outs, quiet hours and the workspace's default routes. */
   safety: Pick<SafetyService, "refusal" | "readOptOuts" | "quietHold" | "settings">;
+  /** Sender pools: the member an SMS without a device goes out through. */
+  pools?: Pick<PoolService, "choose">;
   /** The caller a failover re-checks a message as (its workspace's terms). */
   callerFor: (workspaceId: number) => Promise<AuthContext>;
   /**
@@ -290,6 +297,36 @@ export function createSendingService(deps: SendingDeps) {
     const first = candidates[0];
     if (needsPresence(first) && immediate) throw offline(first);
     return first;
+  }
+
+  /**
+   * The sender pool's member for an SMS that names no device: from `pool_id`, else the workspace's
+   * default pool. Not on a failover route (its devices are the route's), nor for a send that picks a
+   * SIM itself without a pool. Null: no pool applies, the device is chosen as without pools.
+   */
+  async function poolChoice(
+    auth: AuthContext,
+    input: SendInput,
+    common: Common,
+    channel: DeliveryType,
+    kind: DeviceKind | null,
+  ): Promise<PoolChoice | null> {
+    const named = input.poolId !== undefined && input.poolId !== null;
+    const device = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
+    if (named && device) throw new AppError("validation_error", "Give pool_id or device_id, not both", { field: "pool_id" });
+    if (named && input.simNumber !== undefined && input.simNumber !== null)
+      throw new AppError("validation_error", "sim_number needs device_id: a pool's member names its own SIM", { field: "sim_number" });
+    if (named && (channel !== "sms" || kind !== null))
+      throw new AppError("validation_error", "pool_id applies to SMS sends without a failover order (routes)", { field: "pool_id" });
+    if (!deps.pools || channel !== "sms" || kind !== null || device) return null;
+    if (!named && input.simNumber !== undefined && input.simNumber !== null) return null;
+    return deps.pools.choose(
+      auth.workspaceId,
+      named ? Number(input.poolId) : null,
+      common.recipient,
+      common.scheduleAt === null,
+      auth.cacheGeneration,
+    );
   }
 
   function offline(device: DeviceRow) {
@@ -517,17 +554,12 @@ export function createSendingService(deps: SendingDeps) {
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
     checkLength(auth, channel, content.message);
-    const device = await chooseDevice(
-      auth.workspaceId,
-      channel,
-      input.deviceId,
-      common.scheduleAt === null,
-      kind,
-      seen,
-      auth.cacheGeneration,
-    );
-    // On a failover send the SIM is the phone's business; other routes leave it out.
-    const simNumber = kind === null || traits.get(kind)?.needsPresence ? (input.simNumber ?? null) : null;
+    const pool = await poolChoice(auth, input, common, channel, kind);
+    const device =
+      pool?.device ??
+      (await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen, auth.cacheGeneration));
+    // On a failover send the SIM is the phone's business; other routes leave it out. A pool's member names its own.
+    const simNumber = pool ? pool.simNumber : kind === null || traits.get(kind)?.needsPresence ? (input.simNumber ?? null) : null;
     // Only a paired phone has SIMs to choose from; a cloud number would silently send from its own.
     if (simNumber !== null && !traits.get(device.kind)?.needsPresence) {
       throw new AppError("option_not_supported", `sim_number applies to paired phones; device ${device.id} is a ${device.kind} device`, {
@@ -569,6 +601,7 @@ export function createSendingService(deps: SendingDeps) {
         skipped: [],
         quietHold: common.quietHold,
         fallback: common.fallback,
+        poolNote: pool?.note ?? null,
       };
     };
     const runChecks = async (p: Prepared): Promise<Prepared> => {
@@ -706,6 +739,7 @@ export function createSendingService(deps: SendingDeps) {
         },
       });
     }
+    if (p.poolNote) lines.push({ id, event: "pool", fields: { status: "pending", detail: p.poolNote } });
     if (p.quietHold) {
       lines.push({
         id,

@@ -18,6 +18,8 @@ export interface Inbound {
   at: number;
   /** An inbound MMS's headers and attachments, kept with the message. */
   meta?: MmsMeta | null;
+  /** The SIM of a paired phone it arrived on, when the app says (sender pools keep the sender on it). */
+  simNumber?: number | null;
   /** A phone re-posting its inbox: the same sender, time and text is the same message. */
   sameContentIsDuplicate?: boolean;
   /** Extra fields for the event (e.g. the chat-app message type). */

@@ -1,0 +1,387 @@
+// Sender pools: the devices an SMS may go out through and the rule that picks one. A member is a
+// paired phone (or one of its SIMs) or a cloud number. `sticky` keeps each recipient on the member
+// that last texted them or that they last wrote to, while it can send; a new recipient, and the
+// other strategies, take the least loaded usable member (`least_loaded`) or the next in turn
+// (`round_robin`). With `geomatch`, members whose number shares the recipient's country calling
+// code (and, for +1 numbers, area code) come first. Every choice says why, for the message's log.
+import { parsePhoneNumberFromString } from "libphonenumber-js/min";
+import type { Clock } from "../../clock";
+import type { Storage } from "../../db/storage";
+import { AppError } from "../../http/errors";
+import { createGenerationCache } from "../../lib/generation-cache";
+import { toE164 } from "../../lib/phone";
+import { iso } from "../../lib/time";
+import type { DeviceRow } from "../devices/repository";
+import { reportedSimNumbers } from "../devices/service";
+import type { MemberRow, NewMember, PoolRepository, PoolRow, PoolStrategy } from "./repository";
+
+export const STRATEGIES: readonly PoolStrategy[] = ["sticky", "round_robin", "least_loaded"];
+const MAX_MEMBERS = 50;
+
+export interface PoolDeps {
+  storage: Storage;
+  clock: Clock;
+  repo: PoolRepository;
+  /** A workspace's device by id (deleted ones are not found). */
+  device: (workspaceId: number, id: number) => Promise<DeviceRow | null>;
+  /** Whether a device kind carries SMS, and whether it must be online (a paired phone). */
+  kindOf: (kind: string) => { sms: boolean; needsPresence: boolean } | null;
+  isOnline: (device: DeviceRow, now: number) => boolean;
+}
+
+/** A pool as the API writes it. */
+export interface PoolInput {
+  name?: unknown;
+  strategy?: unknown;
+  geomatch?: unknown;
+  is_default?: unknown;
+  members?: unknown;
+}
+
+/** The member a send goes out through, and the line its log gets. */
+export interface PoolChoice {
+  poolId: number;
+  memberId: number;
+  device: DeviceRow;
+  simNumber: number | null;
+  note: string;
+}
+
+interface Candidate {
+  member: MemberRow;
+  device: DeviceRow | null;
+  /** Why it cannot take the message now; null when it can. */
+  skip: string | null;
+  number: string | null;
+}
+
+/** The prefix two numbers must share to match: +1 and the area code for NANP, else the country calling code. */
+export function regionOf(e164: string | null): { country: string; area: string | null } | null {
+  if (!e164) return null;
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed) return null;
+  const country = `+${parsed.countryCallingCode}`;
+  return { country, area: country === "+1" ? e164.slice(0, 5) : null };
+}
+
+export function createPoolService(deps: PoolDeps) {
+  const { storage, clock, repo } = deps;
+  /** Round-robin turns, per pool, in this process. */
+  const turns = new Map<number, number>();
+
+  // Every send without a device asks for its workspace's default pool. SQLite's one server keeps
+  // the answer and drops it when a pool changes; on PostgreSQL it is kept while the cache
+  // generation says it is current (a pool's change adds to it: migrations-pg/0015_pools.sql).
+  const defaults = new Map<number, number | null>();
+  const keptDefaults = createGenerationCache<number, number | null>();
+  async function defaultPool(workspaceId: number, generation: number | undefined): Promise<number | null> {
+    if (storage.dialect === "postgres") {
+      const kept = keptDefaults.get(workspaceId, generation);
+      if (kept !== undefined) return kept;
+      const id = (await repo.defaultOf(workspaceId))?.id ?? null;
+      keptDefaults.set(workspaceId, id, generation);
+      return id;
+    }
+    const known = defaults.get(workspaceId);
+    if (known !== undefined) return known;
+    const id = (await repo.defaultOf(workspaceId))?.id ?? null;
+    defaults.set(workspaceId, id);
+    return id;
+  }
+  /** A pool of the workspace changed: what is kept of its default is read again (now, and once the change commits). */
+  function changed(workspaceId: number) {
+    defaults.delete(workspaceId);
+    storage.afterCommit(() => defaults.delete(workspaceId));
+  }
+
+  const bad = (message: string, field: string) => new AppError("validation_error", message, { field });
+
+  async function memberOf(workspaceId: number, raw: unknown, at: number): Promise<NewMember> {
+    const field = `members[${at}]`;
+    if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw bad(`${field} must be an object with device_id`, field);
+    const m = raw as Record<string, unknown>;
+    for (const key of Object.keys(m))
+      if (!["device_id", "sim_number", "number", "paused"].includes(key))
+        throw bad(`${field}.${key} is not a member field`, `${field}.${key}`);
+    if (typeof m.device_id !== "number" || !Number.isSafeInteger(m.device_id))
+      throw bad(`${field}.device_id must be a device id`, `${field}.device_id`);
+    const device = await deps.device(workspaceId, m.device_id);
+    if (!device) throw new AppError("not_found", `device ${m.device_id} not found`, { field: `${field}.device_id` });
+    const kind = deps.kindOf(device.kind);
+    if (!kind?.sms)
+      throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device: a pool's members send SMS`, {
+        field: `${field}.device_id`,
+      });
+    let simNumber: number | null = null;
+    if (m.sim_number !== undefined && m.sim_number !== null) {
+      if (!kind.needsPresence)
+        throw new AppError("option_not_supported", `sim_number applies to paired phones; device ${device.id} is a ${device.kind} device`, {
+          field: `${field}.sim_number`,
+        });
+      if (typeof m.sim_number !== "number" || !Number.isInteger(m.sim_number) || m.sim_number < 1 || m.sim_number > 3)
+        throw bad(`${field}.sim_number must be 1, 2 or 3`, `${field}.sim_number`);
+      const sims = reportedSimNumbers(device);
+      if (sims.length > 0 && !sims.includes(m.sim_number))
+        throw new AppError("invalid_sim_number", `Device ${device.id} has no SIM ${m.sim_number}; its SIMs are ${sims.join(", ")}`, {
+          field: `${field}.sim_number`,
+        });
+      simNumber = m.sim_number;
+    }
+    let number: string | null = null;
+    if (m.number !== undefined && m.number !== null) {
+      number = toE164(m.number);
+      if (!number)
+        throw new AppError("invalid_phone_number", `Invalid phone number "${String(m.number)}" in ${field}.number`, {
+          field: `${field}.number`,
+        });
+    }
+    if (m.paused !== undefined && typeof m.paused !== "boolean") throw bad(`${field}.paused must be true or false`, `${field}.paused`);
+    return { deviceId: device.id, simNumber, number, paused: m.paused === true };
+  }
+
+  async function membersOf(workspaceId: number, raw: unknown): Promise<NewMember[]> {
+    if (!Array.isArray(raw) || raw.length === 0) throw bad("members must be a list of at least one member", "members");
+    if (raw.length > MAX_MEMBERS) throw bad(`members: at most ${MAX_MEMBERS}`, "members");
+    const out: NewMember[] = [];
+    for (const [i, m] of raw.entries()) out.push(await memberOf(workspaceId, m, i));
+    const seen = new Set<string>();
+    for (const [i, m] of out.entries()) {
+      const key = `${m.deviceId}:${m.simNumber ?? ""}`;
+      if (seen.has(key))
+        throw bad(`members[${i}] repeats device ${m.deviceId}${m.simNumber ? ` SIM ${m.simNumber}` : ""}`, `members[${i}]`);
+      seen.add(key);
+    }
+    return out;
+  }
+
+  function nameOf(raw: unknown): string {
+    if (typeof raw !== "string" || !raw.trim()) throw bad("name must not be blank", "name");
+    if (raw.trim().length > 100) throw bad("name: at most 100 characters", "name");
+    return raw.trim();
+  }
+  function strategyOf(raw: unknown): PoolStrategy {
+    if (!STRATEGIES.includes(raw as PoolStrategy)) throw bad(`strategy must be one of ${STRATEGIES.join(", ")}`, "strategy");
+    return raw as PoolStrategy;
+  }
+  function flag(raw: unknown, field: string): boolean {
+    if (typeof raw !== "boolean") throw bad(`${field} must be true or false`, field);
+    return raw;
+  }
+
+  async function present(p: PoolRow) {
+    const members = [];
+    for (const m of await repo.members(p.id)) {
+      const device = await deps.device(p.workspaceId, m.deviceId);
+      members.push({
+        member_id: m.id,
+        device_id: m.deviceId,
+        device_name: device?.name ?? null,
+        kind: device?.kind ?? null,
+        sim_number: m.simNumber,
+        number: m.number ?? device?.phoneNumber ?? null,
+        paused: m.paused,
+      });
+    }
+    return {
+      pool_id: p.id,
+      name: p.name,
+      strategy: p.strategy,
+      geomatch: p.geomatch,
+      is_default: p.isDefault,
+      members,
+      created_at: iso(p.createdAt),
+      updated_at: iso(p.updatedAt),
+    };
+  }
+
+  async function require(workspaceId: number, id: number): Promise<PoolRow> {
+    const p = await repo.get(workspaceId, id);
+    if (!p) throw new AppError("not_found", `pool ${id} not found`, { field: "pool_id" });
+    return p;
+  }
+
+  async function nameFree(workspaceId: number, name: string, id: number | null) {
+    const other = await repo.byName(workspaceId, name);
+    if (other && other.id !== id)
+      throw new AppError("duplicate_pool", `A pool named "${name}" already exists`, { field: "name", pool_id: other.id });
+  }
+
+  /** The members of a pool with their devices, and why each cannot take a message now. */
+  async function candidates(p: PoolRow, immediate: boolean, now: number): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    for (const member of await repo.members(p.id)) {
+      const device = await deps.device(p.workspaceId, member.deviceId);
+      let skip: string | null = null;
+      if (!device) skip = "its device was removed";
+      else if (member.paused) skip = "paused";
+      else if (device.status !== "active") skip = "its device is inactive";
+      else if (device.blockedCode !== null) skip = `its device is blocked (${device.blockedCode})`;
+      else if (immediate && deps.kindOf(device.kind)?.needsPresence && !deps.isOnline(device, now)) skip = "offline";
+      out.push({ member, device, skip, number: member.number ?? device?.phoneNumber ?? null });
+    }
+    return out;
+  }
+
+  /** The usable members in the recipient's region first: the NANP area, then the country; all of them when none matches. */
+  function nearest(usable: Candidate[], recipient: string): { list: Candidate[]; why: string | null } {
+    const region = regionOf(recipient);
+    if (!region) return { list: usable, why: null };
+    if (region.area) {
+      const area = usable.filter((c) => regionOf(c.number)?.area === region.area);
+      if (area.length > 0) return { list: area, why: `area code ${region.area.slice(2)}` };
+    }
+    const country = usable.filter((c) => regionOf(c.number)?.country === region.country);
+    if (country.length > 0) return { list: country, why: `country code ${region.country}` };
+    return { list: usable, why: null };
+  }
+
+  const describe = (c: Candidate) =>
+    `member ${c.member.id} (device ${c.member.deviceId}${c.member.simNumber ? `, SIM ${c.member.simNumber}` : ""})`;
+
+  async function leastLoaded(list: Candidate[]): Promise<{ pick: Candidate; load: number }> {
+    const counts = await repo.waiting([...new Set(list.map((c) => c.member.deviceId))]);
+    // A member without a SIM of its own shares its phone's whole queue.
+    const load = (c: Candidate) =>
+      counts
+        .filter((r) => r.deviceId === c.member.deviceId && (c.member.simNumber === null || r.simNumber === c.member.simNumber))
+        .reduce((sum, r) => sum + r.n, 0);
+    let best = list[0];
+    let bestLoad = load(best);
+    for (const c of list.slice(1)) {
+      const l = load(c);
+      if (l < bestLoad) [best, bestLoad] = [c, l];
+    }
+    return { pick: best, load: bestLoad };
+  }
+
+  return {
+    async create(workspaceId: number, input: PoolInput) {
+      const name = nameOf(input.name);
+      const strategy = input.strategy === undefined ? "sticky" : strategyOf(input.strategy);
+      const geomatch = input.geomatch === undefined ? false : flag(input.geomatch, "geomatch");
+      const isDefault = input.is_default === undefined ? false : flag(input.is_default, "is_default");
+      const members = await membersOf(workspaceId, input.members);
+      const now = clock.now();
+      const id = await storage.transaction(async () => {
+        await nameFree(workspaceId, name, null);
+        const id = await repo.insert({ workspaceId, name, strategy, geomatch, isDefault, createdAt: now, updatedAt: now });
+        await repo.replaceMembers(id, members);
+        if (isDefault) await repo.clearDefault(workspaceId, id);
+        changed(workspaceId);
+        return id;
+      });
+      return present((await repo.get(workspaceId, id))!);
+    },
+
+    async update(workspaceId: number, id: number, input: PoolInput) {
+      const current = await require(workspaceId, id);
+      const next: PoolRow = {
+        ...current,
+        name: input.name === undefined ? current.name : nameOf(input.name),
+        strategy: input.strategy === undefined ? current.strategy : strategyOf(input.strategy),
+        geomatch: input.geomatch === undefined ? current.geomatch : flag(input.geomatch, "geomatch"),
+        isDefault: input.is_default === undefined ? current.isDefault : flag(input.is_default, "is_default"),
+        updatedAt: clock.now(),
+      };
+      const members = input.members === undefined ? null : await membersOf(workspaceId, input.members);
+      await storage.transaction(async () => {
+        await nameFree(workspaceId, next.name, id);
+        await repo.update(next);
+        if (members) await repo.replaceMembers(id, members);
+        if (next.isDefault) await repo.clearDefault(workspaceId, id);
+        changed(workspaceId);
+      });
+      return present((await repo.get(workspaceId, id))!);
+    },
+
+    async remove(workspaceId: number, id: number) {
+      const p = await require(workspaceId, id);
+      await storage.transaction(async () => {
+        await repo.remove(p.id);
+        changed(workspaceId);
+      });
+      return { pool_id: p.id, deleted: true };
+    },
+
+    get: async (workspaceId: number, id: number) => present(await require(workspaceId, id)),
+    async list(workspaceId: number) {
+      const pools = [];
+      for (const p of await repo.list(workspaceId)) pools.push(await present(p));
+      return { pools };
+    },
+
+    /**
+     * The member a send to `recipient` goes out through: from the pool named, else the workspace's
+     * default pool; null when it names none and has no default. `immediate`: a send for now, which
+     * an offline phone cannot take (a scheduled one may wait for it).
+     */
+    async choose(
+      workspaceId: number,
+      poolRef: number | null,
+      recipient: string,
+      immediate: boolean,
+      generation?: number,
+    ): Promise<PoolChoice | null> {
+      const ref = poolRef ?? (await defaultPool(workspaceId, generation));
+      if (ref === null) return null;
+      const p = await require(workspaceId, ref);
+      const now = clock.now();
+      const all = await candidates(p, immediate, now);
+      const skipped = all.filter((c) => c.skip !== null);
+      const usable = all.filter((c) => c.skip === null);
+      if (usable.length === 0)
+        throw new AppError(
+          "pool_unavailable",
+          `No member of pool ${p.id} (${p.name}) can send now: ${skipped.map((c) => `${describe(c)} ${c.skip}`).join("; ")}`,
+          {
+            pool_id: p.id,
+            members: skipped.map((c) => ({ member_id: c.member.id, device_id: c.member.deviceId, reason: c.skip })),
+          },
+        );
+      const skippedNote = skipped.length ? `; skipped ${skipped.map((c) => `${describe(c)}: ${c.skip}`).join(", ")}` : "";
+      const done = (c: Candidate, why: string): PoolChoice => ({
+        poolId: p.id,
+        memberId: c.member.id,
+        device: c.device!,
+        simNumber: c.member.simNumber,
+        note: `pool ${p.id} (${p.name}, ${p.strategy}): ${describe(c)}, ${why}${skippedNote}`,
+      });
+      if (p.strategy === "sticky") {
+        const kept = await repo.sticky(p.id, recipient);
+        const keptMember = kept === null ? null : usable.find((c) => c.member.id === kept);
+        if (keptMember) return done(keptMember, "kept for this recipient");
+        const near = p.geomatch ? nearest(usable, recipient) : { list: usable, why: null };
+        const { pick, load } = await leastLoaded(near.list);
+        await repo.stick(p.id, recipient, pick.member.id, now);
+        const lost = kept === null ? "new recipient" : `its member ${kept} cannot send now`;
+        return done(pick, `${lost}: the least loaded (${load} waiting)${near.why ? ` in ${near.why}` : ""}`);
+      }
+      const near = p.geomatch ? nearest(usable, recipient) : { list: usable, why: null };
+      const region = near.why ? ` in ${near.why}` : "";
+      if (p.strategy === "least_loaded") {
+        const { pick, load } = await leastLoaded(near.list);
+        return done(pick, `the least loaded (${load} waiting)${region}`);
+      }
+      const turn = turns.get(p.id) ?? 0;
+      turns.set(p.id, turn + 1);
+      return done(near.list[turn % near.list.length], `next in turn${region}`);
+    },
+
+    /** A message came in from `sender` on `deviceId`: in the pools holding that device, the sender sticks to it. */
+    async heardFrom(workspaceId: number, deviceId: number, sender: string, simNumber: number | null): Promise<void> {
+      const members = await repo.membersOnDevice(workspaceId, deviceId);
+      const byPool = new Map<number, MemberRow[]>();
+      for (const m of members) byPool.set(m.poolId, [...(byPool.get(m.poolId) ?? []), m]);
+      const now = clock.now();
+      for (const [poolId, list] of byPool) {
+        const exact = list.find((m) => simNumber !== null && m.simNumber === simNumber);
+        const kept = await repo.sticky(poolId, sender);
+        // A phone member with no SIM of its own, or the SIM it came in on; a member already kept on this phone stays.
+        const pick = exact ?? list.find((m) => m.id === kept) ?? list.find((m) => m.simNumber === null) ?? list[0];
+        await repo.stick(poolId, sender, pick.id, now);
+      }
+    },
+  };
+}
+
+export type PoolService = ReturnType<typeof createPoolService>;
