@@ -186,7 +186,10 @@ export function createServices(deps: Deps) {
       return t ? { sms: t.deliveryType === "sms", needsPresence: t.needsPresence === true } : null;
     },
     isOnline: (device, now) => isDeviceOnline(device, now, offlineAfterMs),
+    emit: async (workspaceId, type, data) => void (await events.emit(workspaceId, type, data)),
   });
+  // A message's outcome counts for or against the pool members on its device (carrier failures pause them).
+  state.onTransition((before, to, opts) => pools.outcome(before, to, opts.errorCode ?? null));
   const sending = createSendingService({
     log,
     pools,
@@ -259,6 +262,11 @@ export function createServices(deps: Deps) {
   }
   wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
   metrics.watch(state, sending);
+  // A pool member's caps count what it sends, with the send's rows (in the day and month it is due).
+  sending.onStored(async (accepted) => {
+    for (const { prepared: p } of accepted)
+      if (p.poolMemberId) await pools.counted(p.poolMemberId, p.scheduleAt ?? clock.now(), p.segments, p.recipient);
+  });
 
   /**
    * A reply Pigeon sends by itself (a keyword's confirmation), through the device the message came

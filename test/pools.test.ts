@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { recordInbound } from "../src/modules/threads/inbound";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { startFakeCloud } from "./helpers/fake-cloud";
 
 const send = async (ctx: TestContext, body: Record<string, unknown>) => {
   const reply = await ctx.post("/v1/api/sms/send", { message: "Hello", ...body });
@@ -260,5 +261,164 @@ describe("pools: choosing the member", () => {
     const pinned = await sent(ctx, { recipient_contact: recipient(1), device_id: a });
     expect(pinned.logs.some((l) => l.event === "pool")).toBe(false);
     expect((await sent(ctx, { recipient_contact: recipient(1) })).logs.some((l) => l.event === "pool")).toBe(true);
+  });
+});
+
+describe("pools: carrier-plan caps", () => {
+  test("a daily cap of 10 moves the 11th message on; every member capped makes a send wait for the first reset", async () => {
+    const { ctx, a, b } = await threePhones();
+    const pool = expectEnvelope(
+      await ctx.post("/v1/api/pool/create", {
+        name: "Capped",
+        strategy: "least_loaded",
+        members: [
+          { device_id: a, daily_limit: 10 },
+          { device_id: b, daily_limit: 12, monthly_limit: 500 },
+        ],
+      }),
+      200,
+    ).data;
+    // A takes the first ten (B is kept busier by queued messages of its own).
+    for (let i = 0; i < 20; i++) await sent(ctx, { recipient_contact: recipient(900 + i), device_id: b });
+    for (let i = 0; i < 10; i++) expect((await sent(ctx, { recipient_contact: recipient(i), pool_id: pool.pool_id })).device).toBe(a);
+    const eleventh = await sent(ctx, { recipient_contact: recipient(10), pool_id: pool.pool_id });
+    expect(eleventh.device).toBe(b);
+    expect(eleventh.logs.find((l) => l.event === "pool")!.detail).toContain("at its daily limit (10 of 10 messages)");
+    // B's twelve are used up too: the next send waits until midnight UTC, and says so.
+    for (let i = 11; i < 22; i++) await sent(ctx, { recipient_contact: recipient(i), pool_id: pool.pool_id });
+    const usage = expectEnvelope(await ctx.get(`/v1/api/pool/${pool.pool_id}/usage`), 200).data;
+    expect(usage.members.map((m: { today: { messages: number } }) => m.today.messages)).toEqual([10, 12]);
+    expect(usage.members[1].this_month).toEqual({ messages: 12, segments: 12, limit: 500 });
+    const held = await send(ctx, { recipient_contact: recipient(99), pool_id: pool.pool_id });
+    expect(held.status).toBe(200);
+    expect(held.body.data.scheduled_for).toBe("2026-01-16T00:00:00.000Z");
+    const n = await deviceOf(ctx, held.body.data.notification_id);
+    expect(n.logs.find((l: { event: string }) => l.event === "pool").detail).toContain("every member is at a cap");
+    // It counts in the day it goes out: tomorrow's first.
+    expect(expectEnvelope(await ctx.get(`/v1/api/pool/${pool.pool_id}/usage`), 200).data.members[0].today.messages).toBe(10);
+    // Once the day turns, the caps are fresh.
+    ctx.clock.set(Date.UTC(2026, 0, 16, 0, 0, 1));
+    await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
+    const next = await send(ctx, { recipient_contact: recipient(98), pool_id: pool.pool_id });
+    expect(next.body.data.scheduled_for).toBeNull();
+  });
+
+  test("segments count toward a segment cap; distinct recipients toward theirs", async () => {
+    const { ctx, a, b } = await threePhones();
+    const pool = expectEnvelope(
+      await ctx.post("/v1/api/pool/create", {
+        name: "Plans",
+        strategy: "round_robin",
+        members: [
+          { device_id: a, daily_limit: 5, count: "segments" },
+          { device_id: b, monthly_unique_recipients: 2 },
+        ],
+      }),
+      200,
+    ).data;
+    const long = "x".repeat(300); // 2 segments of GSM-7
+    expect((await sent(ctx, { recipient_contact: recipient(1), pool_id: pool.pool_id, message: long })).device).toBe(a);
+    expect((await sent(ctx, { recipient_contact: recipient(2), pool_id: pool.pool_id })).device).toBe(b);
+    expect((await sent(ctx, { recipient_contact: recipient(3), pool_id: pool.pool_id, message: long })).device).toBe(a);
+    // A has 4 of 5 segments: a 2-segment message does not fit, so B takes it (its second recipient).
+    expect((await sent(ctx, { recipient_contact: recipient(4), pool_id: pool.pool_id, message: long })).device).toBe(b);
+    // B has texted two people this month: a third goes to A (one segment still fits), a known one may still go to B.
+    expect((await sent(ctx, { recipient_contact: recipient(5), pool_id: pool.pool_id })).device).toBe(a);
+    expect((await sent(ctx, { recipient_contact: recipient(2), pool_id: pool.pool_id })).device).toBe(b);
+    const usage = expectEnvelope(await ctx.get(`/v1/api/pool/${pool.pool_id}/usage`), 200).data.members;
+    expect(usage[0].today).toEqual({ messages: 3, segments: 5, limit: 5 });
+    expect(usage[1].unique_recipients).toEqual({ count: 2, limit: 2 });
+    const refused = await ctx.post("/v1/api/pool/create", { name: "Bad", members: [{ device_id: a, daily_limit: 0 }] });
+    expect(refused.status).toBe(400);
+    expect((await ctx.post("/v1/api/pool/create", { name: "Bad", members: [{ device_id: a, count: "words" }] })).status).toBe(400);
+  });
+});
+
+describe("pools: members whose carrier keeps failing", () => {
+  test("three carrier failures in a row pause a member (pool.member_paused); after its back-off it resumes; a success clears the count", async () => {
+    const ctx = await createTestContext();
+    await ctx.services.accounts.upsertPlan({
+      code: "owner",
+      name: "Owner",
+      monthlySmsLimit: null,
+      requestsPerMinute: 100_000,
+      requestsPerDay: 1_000_000,
+    });
+    const fakeA = await startFakeCloud({ deliver: (req) => ctx.app.handle(req), accountSid: "AC0000000000000000000000000000000a" });
+    const fakeB = await startFakeCloud({ deliver: (req) => ctx.app.handle(req), accountSid: "AC0000000000000000000000000000000b" });
+    try {
+      const a = (await ctx.cloudDevice(fakeA)).device_id;
+      const b = (await ctx.cloudDevice(fakeB)).device_id;
+      await ctx.topUp(1000);
+      const hook = await ctx.post("/v1/api/webhook/create", {
+        url: "http://127.0.0.1:9/hook",
+        events: ["pool.member_paused", "pool.member_resumed"],
+      });
+      expect(hook.status).toBe(200);
+      const pool = expectEnvelope(
+        await ctx.post("/v1/api/pool/create", {
+          name: "Clouds",
+          strategy: "least_loaded",
+          failure_backoff_seconds: 600,
+          members: [{ device_id: a }, { device_id: b }],
+        }),
+        200,
+      ).data;
+      expect(pool).toMatchObject({ failure_threshold: 3, failure_backoff_seconds: 600 });
+      const viaPool = async (i: number) => {
+        const s = await sent(ctx, { recipient_contact: recipient(i), pool_id: pool.pool_id });
+        await ctx.services.dispatcher.dispatchDue();
+        return s;
+      };
+      // A fails twice, then succeeds: the count starts again.
+      for (const i of [1, 2]) {
+        fakeA.failNext(400, 21610, "Attempt to send to unsubscribed recipient");
+        expect((await viaPool(i)).device).toBe(a);
+      }
+      expect((await viaPool(3)).device).toBe(a);
+      const members = async () => expectEnvelope(await ctx.get(`/v1/api/pool/${pool.pool_id}`), 200).data.members;
+      expect((await members())[0].consecutive_failures).toBe(0);
+      // Three in a row: paused for 600 s, announced; the next send goes to B.
+      for (const i of [4, 5, 6]) {
+        fakeA.failNext(400, 30003, "Unreachable destination handset");
+        expect((await viaPool(i)).device).toBe(a);
+      }
+      const paused = (await members())[0];
+      expect(paused.paused_until).toBe(new Date(ctx.clock.now() + 600_000).toISOString());
+      const events = await ctx.sql.all<{ type: string; data: string }>(
+        "SELECT type, data FROM event WHERE type LIKE 'pool.%' ORDER BY created_at",
+      );
+      expect(events.map((e) => e.type)).toEqual(["pool.member_paused"]);
+      expect(JSON.parse(events[0].data)).toMatchObject({
+        pool_id: pool.pool_id,
+        device_id: a,
+        failures: 3,
+        last_error_code: "30003",
+        backoff_seconds: 600,
+      });
+      const moved = await viaPool(7);
+      expect(moved.device).toBe(b);
+      expect(moved.logs.find((l) => l.event === "pool")!.detail).toContain("paused after carrier failures");
+      // After the back-off it is chosen again and announced once.
+      ctx.clock.advance(601_000);
+      expect(await ctx.services.pools.resumeDue()).toBe(1);
+      expect(await ctx.services.pools.resumeDue()).toBe(0);
+      expect((await ctx.sql.all<{ type: string }>("SELECT type FROM event WHERE type LIKE 'pool.%'")).map((e) => e.type).sort()).toEqual([
+        "pool.member_paused",
+        "pool.member_resumed",
+      ]);
+      // Chosen again, and paused again before a message of it went out: the back-off doubles.
+      for (const i of [8, 9, 10]) {
+        fakeA.failNext(400, 30003, "Unreachable destination handset");
+        expect((await viaPool(i)).device).toBe(a);
+      }
+      expect((await members())[0].paused_until).toBe(new Date(ctx.clock.now() + 1_200_000).toISOString());
+      // A resume by hand lifts it at once.
+      await ctx.post("/v1/api/pool/update", { pool_id: pool.pool_id, members: [{ device_id: a, resume: true }, { device_id: b }] });
+      expect((await members())[0].paused_until).toBeNull();
+    } finally {
+      fakeA.stop();
+      fakeB.stop();
+    }
   });
 });

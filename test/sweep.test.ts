@@ -176,6 +176,7 @@ async function ownRows(ctx: TestContext) {
   ).data;
   const webhook = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "https://example.com/hook", events: "*" }), 200).data;
   const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
+  const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Mine", members: [{ device_id: phone.device_id }] }), 200).data;
   const ids: Record<string, number> = {
     device: phone.device_id,
     contact: contact.contact_id,
@@ -183,6 +184,7 @@ async function ownRows(ctx: TestContext) {
     notification: sent.notification_id,
     webhook: webhook.webhook_id,
     thread: thread.thread_id,
+    pool: pool.pool_id,
   };
   for (const [kind, id] of Object.entries(ids)) if (!Number.isInteger(id)) throw new Error(`no ${kind} id: ${id}`);
   return ids;

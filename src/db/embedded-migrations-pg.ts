@@ -15,6 +15,7 @@ import p12 from "../../migrations-pg/0012_admit_amounts.sql" with { type: "text"
 import p13 from "../../migrations-pg/0013_dispatching_idx.sql" with { type: "text" };
 import p14 from "../../migrations-pg/0014_retention_and_privacy.sql" with { type: "text" };
 import p15 from "../../migrations-pg/0015_pools.sql" with { type: "text" };
+import p16 from "../../migrations-pg/0016_pool_quotas_and_failures.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -33,4 +34,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0013_dispatching_idx", sql: p13 },
   { tag: "0014_retention_and_privacy", sql: p14 },
   { tag: "0015_pools", sql: p15 },
+  { tag: "0016_pool_quotas_and_failures", sql: p16 },
 ];

@@ -799,6 +799,10 @@ export const pool = sqliteTable(
     // Prefer a member whose number shares the recipient's country calling code (and, for +1, area code).
     geomatch: integer("geomatch", { mode: "boolean" }).notNull().default(false),
     isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+    // A member whose carrier fails this many messages in a row is paused for failure_backoff_seconds,
+    // doubled each time it is paused again before a message of it goes out.
+    failureThreshold: integer("failure_threshold").notNull().default(3),
+    failureBackoffSeconds: integer("failure_backoff_seconds").notNull().default(900),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -822,8 +826,42 @@ export const poolMember = sqliteTable(
     position: integer("position").notNull(),
     // Set aside by the user: skipped until resumed.
     paused: integer("paused", { mode: "boolean" }).notNull().default(false),
+    // Carrier-plan caps (null: none): messages a UTC day and a UTC month (segments with
+    // count_segments), and distinct recipients a month.
+    dailyLimit: integer("daily_limit"),
+    monthlyLimit: integer("monthly_limit"),
+    countSegments: integer("count_segments", { mode: "boolean" }).notNull().default(false),
+    monthlyUniqueRecipients: integer("monthly_unique_recipients"),
+    // Carrier failures in a row; paused after failure_threshold of them until paused_until, with the
+    // back-off used then (doubled at the next pause; cleared once a message of it goes out).
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    pausedUntil: integer("paused_until"),
+    backoffSeconds: integer("backoff_seconds"),
   },
   (table) => [index("pool_member_pool_idx").on(table.poolId, table.position), index("pool_member_device_idx").on(table.deviceId)],
+);
+
+/** What each pool member sent per UTC day (`d:2026-11-26`) and month (`m:2026-11`): messages and segments. */
+export const poolUsage = sqliteTable(
+  "pool_usage",
+  {
+    memberId: integer("member_id").notNull(),
+    period: text("period").notNull(),
+    messages: integer("messages").notNull(),
+    segments: integer("segments").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.memberId, table.period] })],
+);
+
+/** The distinct recipients each pool member texted in a UTC month (`2026-11`), for plans that cap them. */
+export const poolRecipient = sqliteTable(
+  "pool_recipient",
+  {
+    memberId: integer("member_id").notNull(),
+    month: text("month").notNull(),
+    recipient: text("recipient").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.memberId, table.month, table.recipient] })],
 );
 
 /** Sticky senders: the member a recipient keeps, per pool, and since when. */

@@ -66,6 +66,7 @@ export const OPERATION_IDS: Record<string, string> = {
   "post /v1/api/pool/create": "createPool",
   "get /v1/api/pool/list": "listPools",
   "get /v1/api/pool/{pool_id}": "getPool",
+  "get /v1/api/pool/{pool_id}/usage": "getPoolUsage",
   "post /v1/api/pool/update": "updatePool",
   "post /v1/api/pool/delete": "deletePool",
   "get /v1/contacts": "listContactsOverview",

@@ -34,6 +34,8 @@ export function workerTasks(s: Services): Task[] {
     },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+    // Pool members whose pause after carrier failures has ended are announced (pool.member_resumed).
+    { name: "pools:resume", everySeconds: 30, run: () => s.pools.resumeDue() },
     // PIGEON_RETENTION_DAYS: what finished longer ago than that, removed in pieces (off at 0).
     ...(s.retention.days > 0 ? [{ name: "retention:prune", everySeconds: 3600, run: () => s.retention.tick() }] : []),
     // Scheduled backups (SQLite, PIGEON_BACKUP_DIR): checked every second, taken when due.

@@ -97,6 +97,25 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
     data: { ...device, battery_level: 9, charging: false, connected: true, reasons: ["low_battery"] },
   },
   {
+    type: "pool.member_paused",
+    when: "a sender pool's member had as many carrier failures in a row as its pool's `failure_threshold` (3 by default): it is skipped until `paused_until`, its back-off doubling each time it is paused again before a message of it goes out",
+    data: {
+      pool_id: 1,
+      member_id: 3,
+      device_id: 1,
+      sim_number: 2,
+      failures: 3,
+      last_error_code: "carrier_rejected",
+      paused_until: "2026-01-15T12:15:00.000Z",
+      backoff_seconds: 900,
+    },
+  },
+  {
+    type: "pool.member_resumed",
+    when: "a paused pool member's back-off has ended: it is chosen again",
+    data: { pool_id: 1, member_id: 3, device_id: 1, sim_number: 2 },
+  },
+  {
     type: "device.healthy",
     when: "the first health report after `device.unhealthy` that shows neither problem",
     data: { ...device, battery_level: 40, charging: true, connected: true, previous_reasons: ["low_battery"] },

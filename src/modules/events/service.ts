@@ -23,6 +23,8 @@ export const EVENT_TYPES = [
   "message.mms_downloaded",
   "contact.opted_out",
   "contact.opted_in",
+  "pool.member_paused",
+  "pool.member_resumed",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test";

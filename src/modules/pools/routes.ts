@@ -21,6 +21,17 @@ const Member = t.Object(
       ),
     ),
     paused: t.Optional(t.Boolean({ description: "Set aside by you: skipped until set back to false" })),
+    resume: t.Optional(t.Boolean({ description: "On update: lift a pause that carrier failures put on this member, now" })),
+    daily_limit: t.Optional(t.Nullable(t.Integer({ minimum: 1, description: "Carrier-plan cap: messages (or segments) a UTC day" }))),
+    monthly_limit: t.Optional(t.Nullable(t.Integer({ minimum: 1, description: "Carrier-plan cap: messages (or segments) a UTC month" }))),
+    count: t.Optional(
+      t.Union([t.Literal("messages"), t.Literal("segments")], {
+        description: "What the caps count (default messages); with segments a 3-segment SMS counts 3",
+      }),
+    ),
+    monthly_unique_recipients: t.Optional(
+      t.Nullable(t.Integer({ minimum: 1, description: "Carrier-plan cap: distinct recipients a UTC month (many prepaid plans have one)" })),
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,6 +74,16 @@ const poolFields = {
   ),
   is_default: t.Optional(t.Boolean({ description: "Sends that name neither a pool nor a device go through this pool" })),
   members: t.Array(Member, { minItems: 1, maxItems: 50 }),
+  failure_threshold: t.Optional(
+    t.Integer({ minimum: 1, maximum: 100, description: "Carrier failures in a row after which a member is paused (default 3)" }),
+  ),
+  failure_backoff_seconds: t.Optional(
+    t.Integer({
+      minimum: 10,
+      maximum: 604800,
+      description: "How long a member is paused the first time (default 900); doubled at each pause until a message of it goes out",
+    }),
+  ),
 };
 
 const CreateBody = t.Object(poolFields, {
@@ -85,6 +106,8 @@ const UpdateBody = t.Object(
     geomatch: t.Optional(poolFields.geomatch),
     is_default: t.Optional(poolFields.is_default),
     members: t.Optional(poolFields.members),
+    failure_threshold: poolFields.failure_threshold,
+    failure_backoff_seconds: poolFields.failure_backoff_seconds,
   },
   { additionalProperties: false, examples: [{ pool_id: 1, strategy: "round_robin" }] },
 );
@@ -105,8 +128,16 @@ const PoolView = t.Object({
       sim_number: t.Nullable(t.Integer()),
       number: t.Nullable(t.String()),
       paused: t.Boolean(),
+      daily_limit: t.Nullable(t.Integer()),
+      monthly_limit: t.Nullable(t.Integer()),
+      count: t.String(),
+      monthly_unique_recipients: t.Nullable(t.Integer()),
+      consecutive_failures: t.Integer({ description: "Carrier failures in a row" }),
+      paused_until: t.Nullable(t.String({ format: "date-time", description: "Paused after carrier failures until then" })),
     }),
   ),
+  failure_threshold: t.Integer(),
+  failure_backoff_seconds: t.Integer(),
   created_at: t.String({ format: "date-time" }),
   updated_at: t.String({ format: "date-time" }),
 });
@@ -145,6 +176,39 @@ export function poolRoutes(s: PoolRoutesDeps) {
       response: { 200: Envelope(PoolView), ...errorResponses(404) },
       auth: "apiKey",
       detail: { summary: "Get a sender pool", description: "One pool with its members." },
+    })
+    .get("/:pool_id/usage", async ({ auth, params }) => ok(await pools.usage(auth.workspaceId, params.pool_id), "Pool usage fetched"), {
+      params: t.Object({ pool_id: t.Integer() }),
+      response: {
+        200: Envelope(
+          t.Object({
+            pool_id: t.Integer(),
+            day: t.String({ description: "The UTC day counted, YYYY-MM-DD" }),
+            month: t.String({ description: "The UTC month counted, YYYY-MM" }),
+            day_resets_at: t.String({ format: "date-time" }),
+            month_resets_at: t.String({ format: "date-time" }),
+            members: t.Array(
+              t.Object({
+                member_id: t.Integer(),
+                device_id: t.Integer(),
+                sim_number: t.Nullable(t.Integer()),
+                count: t.String(),
+                today: t.Object({ messages: t.Integer(), segments: t.Integer(), limit: t.Nullable(t.Integer()) }),
+                this_month: t.Object({ messages: t.Integer(), segments: t.Integer(), limit: t.Nullable(t.Integer()) }),
+                unique_recipients: t.Object({ count: t.Integer(), limit: t.Nullable(t.Integer()) }),
+              }),
+            ),
+          }),
+        ),
+        ...errorResponses(404),
+      },
+      auth: "apiKey",
+      detail: {
+        summary: "A pool's usage against its caps",
+        description:
+          "What each member sent today and this month (UTC: the caps reset at midnight UTC and on the first of the month), in messages and " +
+          "segments, and its distinct recipients this month, beside its caps. A message counts when it is accepted, in the day it is due.",
+      },
     })
     .post(
       "/update",

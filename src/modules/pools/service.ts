@@ -16,6 +16,32 @@ import { reportedSimNumbers } from "../devices/service";
 import type { MemberRow, NewMember, PoolRepository, PoolRow, PoolStrategy } from "./repository";
 
 export const STRATEGIES: readonly PoolStrategy[] = ["sticky", "round_robin", "least_loaded"];
+const MEMBER_FIELDS = [
+  "device_id",
+  "sim_number",
+  "number",
+  "paused",
+  "resume",
+  "daily_limit",
+  "monthly_limit",
+  "count",
+  "monthly_unique_recipients",
+];
+
+/** Failures that say nothing about the member's carrier: they do not count toward its pause. */
+const NOT_THE_CARRIER = new Set(["recipient_opted_out", "expired", "quota_exhausted", "device_deleted", "device_offline", "cancelled"]);
+
+/** The UTC day and month an instant falls in (`2026-11-26`, `2026-11`), and when each ends. */
+export function periodsOf(at: number) {
+  const d = new Date(at);
+  const day = d.toISOString().slice(0, 10);
+  return {
+    day,
+    month: day.slice(0, 7),
+    dayEnds: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1),
+    monthEnds: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+  };
+}
 const MAX_MEMBERS = 50;
 
 export interface PoolDeps {
@@ -27,6 +53,8 @@ export interface PoolDeps {
   /** Whether a device kind carries SMS, and whether it must be online (a paired phone). */
   kindOf: (kind: string) => { sms: boolean; needsPresence: boolean } | null;
   isOnline: (device: DeviceRow, now: number) => boolean;
+  /** pool.member_paused and pool.member_resumed, in the caller's unit of work. */
+  emit: (workspaceId: number, type: "pool.member_paused" | "pool.member_resumed", data: Record<string, unknown>) => Promise<void>;
 }
 
 /** A pool as the API writes it. */
@@ -36,6 +64,8 @@ export interface PoolInput {
   geomatch?: unknown;
   is_default?: unknown;
   members?: unknown;
+  failure_threshold?: unknown;
+  failure_backoff_seconds?: unknown;
 }
 
 /** The member a send goes out through, and the line its log gets. */
@@ -45,6 +75,8 @@ export interface PoolChoice {
   device: DeviceRow;
   simNumber: number | null;
   note: string;
+  /** Every usable member is at a cap: the message waits until this one's cap resets (ms), else null. */
+  holdUntil: number | null;
 }
 
 interface Candidate {
@@ -91,7 +123,20 @@ export function createPoolService(deps: PoolDeps) {
   /** A pool of the workspace changed: what is kept of its default is read again (now, and once the change commits). */
   function changed(workspaceId: number) {
     defaults.delete(workspaceId);
-    storage.afterCommit(() => defaults.delete(workspaceId));
+    memberDevices = null;
+    storage.afterCommit(() => {
+      defaults.delete(workspaceId);
+      memberDevices = null;
+    });
+  }
+
+  // The devices that are pool members, so that a message's outcome on any other device costs no
+  // read. Read again after a change here, and every few seconds (another server may change pools).
+  let memberDevices: { ids: Set<number>; at: number } | null = null;
+  async function isMemberDevice(deviceId: number): Promise<boolean> {
+    const now = Date.now();
+    if (!memberDevices || now - memberDevices.at > 5000) memberDevices = { ids: new Set(await repo.memberDevices()), at: now };
+    return memberDevices.ids.has(deviceId);
   }
 
   const bad = (message: string, field: string) => new AppError("validation_error", message, { field });
@@ -101,8 +146,7 @@ export function createPoolService(deps: PoolDeps) {
     if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw bad(`${field} must be an object with device_id`, field);
     const m = raw as Record<string, unknown>;
     for (const key of Object.keys(m))
-      if (!["device_id", "sim_number", "number", "paused"].includes(key))
-        throw bad(`${field}.${key} is not a member field`, `${field}.${key}`);
+      if (!MEMBER_FIELDS.includes(key)) throw bad(`${field}.${key} is not a member field`, `${field}.${key}`);
     if (typeof m.device_id !== "number" || !Number.isSafeInteger(m.device_id))
       throw bad(`${field}.device_id must be a device id`, `${field}.device_id`);
     const device = await deps.device(workspaceId, m.device_id);
@@ -136,7 +180,26 @@ export function createPoolService(deps: PoolDeps) {
         });
     }
     if (m.paused !== undefined && typeof m.paused !== "boolean") throw bad(`${field}.paused must be true or false`, `${field}.paused`);
-    return { deviceId: device.id, simNumber, number, paused: m.paused === true };
+    const cap = (key: string): number | null => {
+      const v = m[key];
+      if (v === undefined || v === null) return null;
+      if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1)
+        throw bad(`${field}.${key} must be a whole number of at least 1`, `${field}.${key}`);
+      return v;
+    };
+    if (m.count !== undefined && m.count !== "messages" && m.count !== "segments")
+      throw bad(`${field}.count must be "messages" or "segments"`, `${field}.count`);
+    return {
+      deviceId: device.id,
+      simNumber,
+      number,
+      paused: m.paused === true,
+      dailyLimit: cap("daily_limit"),
+      monthlyLimit: cap("monthly_limit"),
+      countSegments: m.count === "segments",
+      monthlyUniqueRecipients: cap("monthly_unique_recipients"),
+      resume: m.resume === true,
+    };
   }
 
   async function membersOf(workspaceId: number, raw: unknown): Promise<NewMember[]> {
@@ -163,6 +226,11 @@ export function createPoolService(deps: PoolDeps) {
     if (!STRATEGIES.includes(raw as PoolStrategy)) throw bad(`strategy must be one of ${STRATEGIES.join(", ")}`, "strategy");
     return raw as PoolStrategy;
   }
+  function bounded(raw: unknown, field: string, min: number, max: number): number {
+    if (typeof raw !== "number" || !Number.isInteger(raw) || raw < min || raw > max)
+      throw bad(`${field} must be a whole number from ${min} to ${max}`, field);
+    return raw;
+  }
   function flag(raw: unknown, field: string): boolean {
     if (typeof raw !== "boolean") throw bad(`${field} must be true or false`, field);
     return raw;
@@ -180,6 +248,12 @@ export function createPoolService(deps: PoolDeps) {
         sim_number: m.simNumber,
         number: m.number ?? device?.phoneNumber ?? null,
         paused: m.paused,
+        daily_limit: m.dailyLimit,
+        monthly_limit: m.monthlyLimit,
+        count: m.countSegments ? "segments" : "messages",
+        monthly_unique_recipients: m.monthlyUniqueRecipients,
+        consecutive_failures: m.consecutiveFailures,
+        paused_until: m.pausedUntil === null ? null : iso(m.pausedUntil),
       });
     }
     return {
@@ -188,6 +262,8 @@ export function createPoolService(deps: PoolDeps) {
       strategy: p.strategy,
       geomatch: p.geomatch,
       is_default: p.isDefault,
+      failure_threshold: p.failureThreshold,
+      failure_backoff_seconds: p.failureBackoffSeconds,
       members,
       created_at: iso(p.createdAt),
       updated_at: iso(p.updatedAt),
@@ -214,6 +290,9 @@ export function createPoolService(deps: PoolDeps) {
       let skip: string | null = null;
       if (!device) skip = "its device was removed";
       else if (member.paused) skip = "paused";
+      else if (member.pausedUntil !== null && member.pausedUntil > now)
+        skip = `paused after carrier failures until ${iso(member.pausedUntil)}`;
+      else if (device.unhealthyReasons && device.unhealthyReasons.length > 0) skip = `unhealthy (${device.unhealthyReasons.join(", ")})`;
       else if (device.status !== "active") skip = "its device is inactive";
       else if (device.blockedCode !== null) skip = `its device is blocked (${device.blockedCode})`;
       else if (immediate && deps.kindOf(device.kind)?.needsPresence && !deps.isOnline(device, now)) skip = "offline";
@@ -260,11 +339,26 @@ export function createPoolService(deps: PoolDeps) {
       const strategy = input.strategy === undefined ? "sticky" : strategyOf(input.strategy);
       const geomatch = input.geomatch === undefined ? false : flag(input.geomatch, "geomatch");
       const isDefault = input.is_default === undefined ? false : flag(input.is_default, "is_default");
+      const failureThreshold = input.failure_threshold === undefined ? 3 : bounded(input.failure_threshold, "failure_threshold", 1, 100);
+      const failureBackoffSeconds =
+        input.failure_backoff_seconds === undefined
+          ? 900
+          : bounded(input.failure_backoff_seconds, "failure_backoff_seconds", 10, 7 * 86_400);
       const members = await membersOf(workspaceId, input.members);
       const now = clock.now();
       const id = await storage.transaction(async () => {
         await nameFree(workspaceId, name, null);
-        const id = await repo.insert({ workspaceId, name, strategy, geomatch, isDefault, createdAt: now, updatedAt: now });
+        const id = await repo.insert({
+          workspaceId,
+          name,
+          strategy,
+          geomatch,
+          isDefault,
+          failureThreshold,
+          failureBackoffSeconds,
+          createdAt: now,
+          updatedAt: now,
+        });
         await repo.replaceMembers(id, members);
         if (isDefault) await repo.clearDefault(workspaceId, id);
         changed(workspaceId);
@@ -281,6 +375,12 @@ export function createPoolService(deps: PoolDeps) {
         strategy: input.strategy === undefined ? current.strategy : strategyOf(input.strategy),
         geomatch: input.geomatch === undefined ? current.geomatch : flag(input.geomatch, "geomatch"),
         isDefault: input.is_default === undefined ? current.isDefault : flag(input.is_default, "is_default"),
+        failureThreshold:
+          input.failure_threshold === undefined ? current.failureThreshold : bounded(input.failure_threshold, "failure_threshold", 1, 100),
+        failureBackoffSeconds:
+          input.failure_backoff_seconds === undefined
+            ? current.failureBackoffSeconds
+            : bounded(input.failure_backoff_seconds, "failure_backoff_seconds", 10, 7 * 86_400),
         updatedAt: clock.now(),
       };
       const members = input.members === undefined ? null : await membersOf(workspaceId, input.members);
@@ -321,14 +421,56 @@ export function createPoolService(deps: PoolDeps) {
       recipient: string,
       immediate: boolean,
       generation?: number,
+      segments = 1,
     ): Promise<PoolChoice | null> {
       const ref = poolRef ?? (await defaultPool(workspaceId, generation));
       if (ref === null) return null;
       const p = await require(workspaceId, ref);
       const now = clock.now();
       const all = await candidates(p, immediate, now);
+      // Carrier-plan caps, counted in the UTC day and month the message goes out in.
+      const { day, month, dayEnds, monthEnds } = periodsOf(now);
+      const usage = await repo.usage(
+        all.filter((c) => c.skip === null).map((c) => c.member.id),
+        day,
+        month,
+        recipient,
+      );
+      const resets = new Map<number, number>();
+      for (const c of all) {
+        if (c.skip !== null) continue;
+        const m = c.member;
+        const u = usage.get(m.id)!;
+        const unit = m.countSegments ? "segments" : "messages";
+        const [today, thisMonth, adds] = m.countSegments ? [u.daySegments, u.monthSegments, segments] : [u.dayMessages, u.monthMessages, 1];
+        if (m.dailyLimit !== null && today + adds > m.dailyLimit) {
+          c.skip = `at its daily limit (${today} of ${m.dailyLimit} ${unit})`;
+          resets.set(m.id, dayEnds);
+        } else if (m.monthlyLimit !== null && thisMonth + adds > m.monthlyLimit) {
+          c.skip = `at its monthly limit (${thisMonth} of ${m.monthlyLimit} ${unit})`;
+          resets.set(m.id, monthEnds);
+        } else if (m.monthlyUniqueRecipients !== null && !u.knowsRecipient && u.uniqueRecipients + 1 > m.monthlyUniqueRecipients) {
+          c.skip = `at its monthly limit of ${m.monthlyUniqueRecipients} recipients`;
+          resets.set(m.id, monthEnds);
+        }
+      }
       const skipped = all.filter((c) => c.skip !== null);
       const usable = all.filter((c) => c.skip === null);
+      // Every member that could send is at a cap: the one whose cap resets first takes it then.
+      if (usable.length === 0 && resets.size > 0) {
+        const [memberId, at] = [...resets.entries()].sort((a, b) => a[1] - b[1] || a[0] - b[0])[0];
+        const c = all.find((x) => x.member.id === memberId)!;
+        return {
+          poolId: p.id,
+          memberId,
+          device: c.device!,
+          simNumber: c.member.simNumber,
+          holdUntil: at,
+          note: `pool ${p.id} (${p.name}, ${p.strategy}): every member is at a cap; waits for ${describe(c)} until ${iso(at)}; ${skipped
+            .map((x) => `${describe(x)}: ${x.skip}`)
+            .join(", ")}`,
+        };
+      }
       if (usable.length === 0)
         throw new AppError(
           "pool_unavailable",
@@ -345,6 +487,7 @@ export function createPoolService(deps: PoolDeps) {
         device: c.device!,
         simNumber: c.member.simNumber,
         note: `pool ${p.id} (${p.name}, ${p.strategy}): ${describe(c)}, ${why}${skippedNote}`,
+        holdUntil: null,
       });
       if (p.strategy === "sticky") {
         const kept = await repo.sticky(p.id, recipient);
@@ -365,6 +508,95 @@ export function createPoolService(deps: PoolDeps) {
       const turn = turns.get(p.id) ?? 0;
       turns.set(p.id, turn + 1);
       return done(near.list[turn % near.list.length], `next in turn${region}`);
+    },
+
+    /** A message stored for a member (inside the send's unit of work): counted in the day and month it is due in. */
+    counted: async (memberId: number, at: number, segments: number, recipient: string): Promise<void> => {
+      const { day, month } = periodsOf(at);
+      await repo.addUsage(memberId, day, month, segments, recipient);
+    },
+
+    /** What each member of a pool sent today and this month (UTC), against its caps. */
+    async usage(workspaceId: number, id: number) {
+      const p = await require(workspaceId, id);
+      const now = clock.now();
+      const { day, month, dayEnds, monthEnds } = periodsOf(now);
+      const members = await repo.members(p.id);
+      const usage = await repo.usage(
+        members.map((m) => m.id),
+        day,
+        month,
+        null,
+      );
+      return {
+        pool_id: p.id,
+        day,
+        month,
+        day_resets_at: iso(dayEnds),
+        month_resets_at: iso(monthEnds),
+        members: members.map((m) => {
+          const u = usage.get(m.id)!;
+          return {
+            member_id: m.id,
+            device_id: m.deviceId,
+            sim_number: m.simNumber,
+            count: m.countSegments ? "segments" : "messages",
+            today: { messages: u.dayMessages, segments: u.daySegments, limit: m.dailyLimit },
+            this_month: { messages: u.monthMessages, segments: u.monthSegments, limit: m.monthlyLimit },
+            unique_recipients: { count: u.uniqueRecipients, limit: m.monthlyUniqueRecipients },
+          };
+        }),
+      };
+    },
+
+    /**
+     * A message's outcome, inside the unit of work that records it: a carrier failure counts against
+     * the pool members on its device (and SIM); at the pool's threshold a member is paused for its
+     * back-off (doubled each time until a message of it goes out) and pool.member_paused is emitted.
+     * A message that went out clears the count.
+     */
+    async outcome(n: { workspaceId: number; deviceId: number | null; simNumber: number | null }, to: string, errorCode: string | null) {
+      if (n.deviceId === null || !(await isMemberDevice(n.deviceId))) return;
+      const failed = to === "failed" && !NOT_THE_CARRIER.has(errorCode ?? "");
+      if (!failed && to !== "sent" && to !== "delivered") return;
+      const members = (await repo.membersOnDevice(n.workspaceId, n.deviceId)).filter(
+        (m) => m.simNumber === null || m.simNumber === n.simNumber,
+      );
+      if (!failed) return repo.succeeded(members.map((m) => m.id));
+      const now = clock.now();
+      for (const m of members) {
+        const count = await repo.failed(m.id);
+        const p = await repo.get(n.workspaceId, m.poolId);
+        if (!p || count < p.failureThreshold) continue;
+        const backoff = m.backoffSeconds === null ? p.failureBackoffSeconds : Math.min(m.backoffSeconds * 2, 30 * 86_400);
+        const until = now + backoff * 1000;
+        await repo.pause(m.id, until, backoff);
+        await deps.emit(n.workspaceId, "pool.member_paused", {
+          pool_id: p.id,
+          member_id: m.id,
+          device_id: m.deviceId,
+          sim_number: m.simNumber,
+          failures: count,
+          last_error_code: errorCode,
+          paused_until: iso(until),
+          backoff_seconds: backoff,
+        });
+      }
+    },
+
+    /** pools:resume: members whose pause has ended are announced (pool.member_resumed); the choice already takes them again. */
+    async resumeDue(): Promise<number> {
+      return storage.transaction(async () => {
+        const resumed = await repo.resumeDue(clock.now());
+        for (const m of resumed)
+          await deps.emit(m.workspaceId, "pool.member_resumed", {
+            pool_id: m.poolId,
+            member_id: m.id,
+            device_id: m.deviceId,
+            sim_number: m.simNumber,
+          });
+        return resumed.length;
+      });
     },
 
     /** A message came in from `sender` on `deviceId`: in the pools holding that device, the sender sticks to it. */

@@ -101,6 +101,8 @@ export interface Prepared {
   fallback: Fallback | null;
   /** The sender pool's choice, for the log: which member took it and why the others did not. */
   poolNote?: string | null;
+  /** The pool member that sends it (its caps count it once it is accepted). */
+  poolMemberId?: number | null;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */
@@ -195,6 +197,7 @@ export function createSendingService(deps: SendingDeps) {
   const needsPresence = (device: DeviceRow) => traits.get(device.kind)?.needsPresence === true;
   const isOnline = (device: DeviceRow, now: number) => isDeviceOnline(device, now, deps.offlineAfterMs);
   const acceptedListeners: ((accepted: Accepted[]) => void | Promise<void>)[] = [];
+  const storeListeners: ((accepted: Accepted[]) => Promise<void>)[] = [];
   /** After commit: every listener hears of what was stored; one that fails is reported and does not stop the others. */
   const announceAccepted = (accepted: Accepted[]) => {
     for (const listener of acceptedListeners) {
@@ -310,6 +313,7 @@ export function createSendingService(deps: SendingDeps) {
     common: Common,
     channel: DeliveryType,
     kind: DeviceKind | null,
+    segments: number,
   ): Promise<PoolChoice | null> {
     const named = input.poolId !== undefined && input.poolId !== null;
     const device = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
@@ -326,6 +330,7 @@ export function createSendingService(deps: SendingDeps) {
       common.recipient,
       common.scheduleAt === null,
       auth.cacheGeneration,
+      segments,
     );
   }
 
@@ -554,7 +559,7 @@ export function createSendingService(deps: SendingDeps) {
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
     checkLength(auth, channel, content.message);
-    const pool = await poolChoice(auth, input, common, channel, kind);
+    const pool = await poolChoice(auth, input, common, channel, kind, countSegments(content.message).segments);
     const device =
       pool?.device ??
       (await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen, auth.cacheGeneration));
@@ -587,7 +592,8 @@ export function createSendingService(deps: SendingDeps) {
         template: c.template,
         templateVars: c.templateVars,
         message: c.message,
-        scheduleAt: common.scheduleAt,
+        // Every pool member at a cap: it waits for the first cap to reset.
+        scheduleAt: pool?.holdUntil && (common.scheduleAt ?? 0) < pool.holdUntil ? pool.holdUntil : common.scheduleAt,
         timezone: common.timezone,
         segments,
         // Only cloud numbers cost credits: one per segment.
@@ -602,6 +608,7 @@ export function createSendingService(deps: SendingDeps) {
         quietHold: common.quietHold,
         fallback: common.fallback,
         poolNote: pool?.note ?? null,
+        poolMemberId: pool?.memberId ?? null,
       };
     };
     const runChecks = async (p: Prepared): Promise<Prepared> => {
@@ -810,6 +817,8 @@ export function createSendingService(deps: SendingDeps) {
     stored.forEach((s, i) => {
       results[s.at] = { ok: true, accepted: accepted[i] };
     });
+    // What must be written with them (a pool member's usage), in this unit of work.
+    for (const listener of storeListeners) await listener(accepted);
     storage.afterCommit(() => announceAccepted(accepted));
     return results;
   }
@@ -999,6 +1008,10 @@ export function createSendingService(deps: SendingDeps) {
     },
     onAccepted(listener: (accepted: Accepted[]) => void | Promise<void>) {
       acceptedListeners.push(listener);
+    },
+    /** Runs `listener` with what a send stores, inside its unit of work (so it commits, or not, with the rows). */
+    onStored(listener: (accepted: Accepted[]) => Promise<void>) {
+      storeListeners.push(listener);
     },
   };
 }
