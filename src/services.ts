@@ -241,6 +241,7 @@ export function createServices(deps: Deps) {
     events,
     // The opt-out keywords, matched on every inbound message before it is announced; and the
     // sender sticks to the pool members on the device it wrote to (SMS: the phone's or cloud number's).
+    rehomeTarget: (workspaceId, deviceId) => pools.rehomeTarget(workspaceId, deviceId),
     onInbound: async (m, stored) => {
       await keywordHook(m, stored);
       if (m.channel === "sms") await pools.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);

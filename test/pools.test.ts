@@ -293,7 +293,14 @@ describe("pools: carrier-plan caps", () => {
     expect(held.status).toBe(200);
     expect(held.body.data.scheduled_for).toBe("2026-01-16T00:00:00.000Z");
     const n = await deviceOf(ctx, held.body.data.notification_id);
-    expect(n.logs.find((l: { event: string }) => l.event === "pool").detail).toContain("every member is at a cap");
+    expect(n.logs.find((l: { event: string }) => l.event === "pool_held").detail).toContain("every member is at a cap");
+    // One with a time to live that ends before the reset fails quota_exhausted then.
+    const short = await send(ctx, { recipient_contact: recipient(97), pool_id: pool.pool_id, ttl: 600 });
+    expect(short.body.data.scheduled_for).toBe("2026-01-16T00:00:00.000Z");
+    ctx.clock.advance(601_000);
+    await ctx.services.expiry.expireDue();
+    expect(await deviceOf(ctx, short.body.data.notification_id)).toMatchObject({ status: "failed", error_code: "quota_exhausted" });
+    ctx.clock.advance(-601_000);
     // It counts in the day it goes out: tomorrow's first.
     expect(expectEnvelope(await ctx.get(`/v1/api/pool/${pool.pool_id}/usage`), 200).data.members[0].today.messages).toBe(10);
     // Once the day turns, the caps are fresh.
@@ -420,5 +427,41 @@ describe("pools: members whose carrier keeps failing", () => {
       fakeA.stop();
       fakeB.stop();
     }
+  });
+});
+
+describe("pools: a member's phone that goes offline", () => {
+  test("its never-downloaded messages move to another phone member of its pool (with that member's SIM); downloaded ones wait", async () => {
+    const { ctx, a, b, c } = await threePhones();
+    // C is the most recently seen phone, but not in the pool: the pool's own member B takes the messages.
+    const pool = expectEnvelope(
+      await ctx.post("/v1/api/pool/create", {
+        name: "Two",
+        strategy: "round_robin",
+        members: [{ device_id: a }, { device_id: b, sim_number: 2 }],
+      }),
+      200,
+    ).data;
+    const onA: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const s = await sent(ctx, { recipient_contact: recipient(i), pool_id: pool.pool_id });
+      if (s.device === a) onA.push(s.id);
+    }
+    expect(onA).toHaveLength(3);
+    // A downloaded the first of them before it went quiet; the phones had been announced online.
+    await ctx.sql.run("UPDATE notification SET dispatched_at = ? WHERE id = ?", [ctx.clock.now(), onA[0]]);
+    await ctx.sql.run("UPDATE device SET presence = 'online'");
+    ctx.clock.advance(6 * 60_000);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now() - 1000, b]);
+    await ctx.sql.run("UPDATE device SET last_seen_at = ? WHERE id = ?", [ctx.clock.now(), c]);
+    await ctx.services.phone.watchPresence();
+    await ctx.services.phone.rehomeOffline();
+    const after = await Promise.all(onA.map((id) => deviceOf(ctx, id)));
+    expect(after.map((n) => [n.device_id, n.sim_number])).toEqual([
+      [a, null],
+      [b, 2],
+      [b, 2],
+    ]);
+    expect(after[1].logs.at(-1).detail).toContain("another member of its sender pool takes it");
   });
 });

@@ -73,6 +73,11 @@ export interface ChannelCore {
   events: EventService;
   /** What every inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;
+  /**
+   * Where a phone's waiting messages go when it went offline, if its sender pool says (another
+   * usable phone member, and that member's SIM); null leaves the choice to the channel.
+   */
+  rehomeTarget?: (workspaceId: number, deviceId: number) => Promise<{ deviceId: number; simNumber: number | null } | null>;
   /** Hints to the other servers sharing the database (LISTEN/NOTIFY on PostgreSQL; none on SQLite). */
   signals: Signals;
   /** This server's id among those sharing the database (its leases, its claims). */

@@ -72,6 +72,7 @@ export const phone: Channel<"phone", PhoneService> = {
       hub,
       events: core.events,
       onInbound: core.onInbound,
+      rehomeTarget: core.rehomeTarget,
       secrets: core.secrets,
       streamElsewhere: shared ? (deviceId: number) => repo.streamOpenAnywhere(deviceId, clock.now()) : async () => false,
       offlineAfterMs: core.config.offlineAfterSeconds * 1000,

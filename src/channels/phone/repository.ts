@@ -253,11 +253,20 @@ export function createPhoneRepository(db: Executor) {
         )
       ).map((r) => ({ id: r.id, pulled: r.dispatched_at !== null })),
     /** Moves one waiting message to another phone under a new phone id; whether it moved. */
-    moveTo: (id: number, fromDeviceId: number, toDeviceId: number, phoneId: string, at: number): Promise<boolean> =>
+    /** Moves a waiting message to another phone; `simNumber` (when given) is the SIM it goes out on there. */
+    moveTo: (
+      id: number,
+      fromDeviceId: number,
+      toDeviceId: number,
+      phoneId: string,
+      at: number,
+      simNumber?: number | null,
+    ): Promise<boolean> =>
       changed(
-        `UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?
+        `UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?,
+           sim_number = CASE WHEN ? = 1 THEN ? ELSE sim_number END
          WHERE id = ? AND device_id = ? AND status = 'pending' AND stage = 'queued'`,
-        [toDeviceId, phoneId, at, id, fromDeviceId],
+        [toDeviceId, phoneId, at, simNumber === undefined ? 0 : 1, simNumber ?? null, id, fromDeviceId],
       ),
     /** Messages on a phone whose valid_until, or due time plus `defaultTtl`, is not after `now`. */
     outOfTime: (deviceId: number, defaultTtl: number, now: number): Promise<number[]> =>

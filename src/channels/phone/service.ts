@@ -3,6 +3,7 @@
 // pairing (pairing.ts) and the phone's webhooks (phone-webhooks.ts) beside what is here: handing
 // phones their messages within their pacing, taking their state reports, their settings, and
 // keeping their presence fresh.
+import type { ChannelCore } from "../types";
 import type { SignInGuard } from "../../http/foundation";
 import type { Storage } from "../../db/storage";
 import type { Clock } from "../../clock";
@@ -41,6 +42,8 @@ export interface PhoneServiceDeps {
   events: EventService;
   /** What an inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;
+  /** A phone's sender pool's choice of where its waiting messages go when it went offline. */
+  rehomeTarget?: ChannelCore["rehomeTarget"];
   /** Seals the phone's signing key and digests one-time codes. */
   secrets: SecretBox;
   /** PIGEON_OFFLINE_AFTER in milliseconds. */
@@ -374,7 +377,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
    * downloaded, unless `includePulled`: the app sends whatever it has downloaded, even with no
    * connection to report it, so a downloaded message moved elsewhere may reach its recipient twice.
    */
-  async function moveWaiting(from: DeviceRow, toId: number, why: string, includePulled: boolean) {
+  async function moveWaiting(from: DeviceRow, toId: number, why: string, includePulled: boolean, simNumber?: number | null) {
     const now = clock.now();
     const moved: number[] = [];
     let pulledMoved = 0;
@@ -385,7 +388,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
           pulledLeft++;
           continue;
         }
-        if (!(await repo.moveTo(id, from.id, toId, nanoid(21), now))) continue;
+        if (!(await repo.moveTo(id, from.id, toId, nanoid(21), now, simNumber))) continue;
         const detail = `moved from device ${from.id} to device ${toId}: ${why}${pulled ? ` (device ${from.id} had downloaded it and may still send it)` : ""}`;
         await state.log(id, "reassigned", { status: "pending", detail });
         moved.push(id);
@@ -409,8 +412,19 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     for (const deviceId of await repo.offlineWithWaiting()) {
       const device = await devices.byId(deviceId);
       if (!device) continue;
-      const target = await repo.onlinePhoneBesides(device.workspaceId, device.id, now - offlineAfterMs);
-      if (target !== null) changed += (await moveWaiting(device, target, "its phone went offline", false)).moved.length;
+      // Another member of the phone's sender pool, if it is in one that has a usable phone; else any online phone.
+      const pooled = await deps.rehomeTarget?.(device.workspaceId, device.id);
+      const target = pooled?.deviceId ?? (await repo.onlinePhoneBesides(device.workspaceId, device.id, now - offlineAfterMs));
+      if (target !== null)
+        changed += (
+          await moveWaiting(
+            device,
+            target,
+            pooled ? "its phone went offline; another member of its sender pool takes it" : "its phone went offline",
+            false,
+            pooled ? pooled.simNumber : undefined,
+          )
+        ).moved.length;
       for (const id of await repo.outOfTime(device.id, deps.offlineTtlMs, now)) {
         const failed = await applyReport(state, id, {
           status: "failed",

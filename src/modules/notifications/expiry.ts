@@ -26,11 +26,23 @@ export function createExpiry(deps: {
     const ids = await notifications.expiredWaiting(clock.now(), offlineAfterMs, BATCH);
     let failed = 0;
     for (const id of ids) {
-      const moved = await state.transition(id, "failed", {
-        errorCode: "expired",
-        reason: "not sent before its valid_until (ttl)",
-        detail: "expired: its time to live passed before it was sent",
-      });
+      // One that waited for its sender pool's caps to reset says so (src/modules/pools).
+      const held = await notifications.hasLogEvent(id, "pool_held");
+      const moved = await state.transition(
+        id,
+        "failed",
+        held
+          ? {
+              errorCode: "quota_exhausted",
+              reason: "every member of its sender pool was at a cap until after its valid_until (ttl)",
+              detail: "quota exhausted: its time to live passed while every pool member was at a cap",
+            }
+          : {
+              errorCode: "expired",
+              reason: "not sent before its valid_until (ttl)",
+              detail: "expired: its time to live passed before it was sent",
+            },
+      );
       if (moved) failed++;
     }
     return failed;

@@ -453,6 +453,10 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       return counts;
     },
     /** Pending notifications whose valid_until passed (see the statement), soonest first. */
+    /** Whether a notification's log has a line of this event. */
+    hasLogEvent: async (notificationId: number, event: string): Promise<boolean> =>
+      (await db.get("SELECT 1 AS one FROM notification_log WHERE notification_id = ? AND event = ? LIMIT 1", [notificationId, event])) !==
+      null,
     expiredWaiting: async (now: number, heldGrace: number, limit: number): Promise<number[]> =>
       (await db.all<{ id: number }>(SQL.expiredWaiting, [now, now, now - heldGrace, limit])).map((r) => r.id),
 

@@ -599,6 +599,25 @@ export function createPoolService(deps: PoolDeps) {
       });
     },
 
+    /**
+     * Where the waiting messages of a phone that went offline go: another usable phone member of the
+     * first pool (by id) holding that phone, the least loaded; null when there is none.
+     */
+    async rehomeTarget(workspaceId: number, deviceId: number): Promise<{ deviceId: number; simNumber: number | null } | null> {
+      const poolIds = [...new Set((await repo.membersOnDevice(workspaceId, deviceId)).map((m) => m.poolId))].sort((a, b) => a - b);
+      for (const poolId of poolIds) {
+        const p = await repo.get(workspaceId, poolId);
+        if (!p) continue;
+        const phones = (await candidates(p, true, clock.now())).filter(
+          (c) => c.skip === null && c.member.deviceId !== deviceId && deps.kindOf(c.device!.kind)?.needsPresence,
+        );
+        if (phones.length === 0) continue;
+        const { pick } = await leastLoaded(phones);
+        return { deviceId: pick.member.deviceId, simNumber: pick.member.simNumber };
+      }
+      return null;
+    },
+
     /** A message came in from `sender` on `deviceId`: in the pools holding that device, the sender sticks to it. */
     async heardFrom(workspaceId: number, deviceId: number, sender: string, simNumber: number | null): Promise<void> {
       const members = await repo.membersOnDevice(workspaceId, deviceId);

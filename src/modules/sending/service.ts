@@ -103,6 +103,8 @@ export interface Prepared {
   poolNote?: string | null;
   /** The pool member that sends it (its caps count it once it is accepted). */
   poolMemberId?: number | null;
+  /** Every pool member was at a cap: it waits for the first reset (and fails quota_exhausted at its ttl). */
+  poolHeld?: boolean;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */
@@ -609,6 +611,7 @@ export function createSendingService(deps: SendingDeps) {
         fallback: common.fallback,
         poolNote: pool?.note ?? null,
         poolMemberId: pool?.memberId ?? null,
+        poolHeld: pool?.holdUntil != null,
       };
     };
     const runChecks = async (p: Prepared): Promise<Prepared> => {
@@ -746,7 +749,7 @@ export function createSendingService(deps: SendingDeps) {
         },
       });
     }
-    if (p.poolNote) lines.push({ id, event: "pool", fields: { status: "pending", detail: p.poolNote } });
+    if (p.poolNote) lines.push({ id, event: p.poolHeld ? "pool_held" : "pool", fields: { status: "pending", detail: p.poolNote } });
     if (p.quietHold) {
       lines.push({
         id,
