@@ -465,3 +465,22 @@ describe("pools: a member's phone that goes offline", () => {
     expect(after[1].logs.at(-1).detail).toContain("another member of its sender pool takes it");
   });
 });
+
+describe("pools: the SMSGate-compatible route", () => {
+  test("poolId chooses the phone for the first recipient, the others go through it; not with deviceId", async () => {
+    const { ctx, a, b } = await threePhones();
+    const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Gate", members: [{ device_id: b }] }), 200).data;
+    const gate = (body: Record<string, unknown>) =>
+      ctx.call("POST", "/3rdparty/v1/messages", {
+        key: null,
+        headers: { authorization: `Basic ${btoa(`${ctx.key.api_key}:${ctx.key.api_secret}`)}` },
+        body: { textMessage: { text: "Hello" }, phoneNumbers: [recipient(1), recipient(2)], ...body },
+      });
+    const r = await gate({ poolId: pool.pool_id });
+    expect(r.status).toBe(202);
+    const rows = await ctx.sql.all<{ deviceId: number }>('SELECT device_id AS "deviceId" FROM notification ORDER BY id');
+    expect(rows.map((x) => Number(x.deviceId))).toEqual([b, b]);
+    const both = await gate({ poolId: pool.pool_id, deviceId: String(a) });
+    expect(both.status).toBe(400);
+  });
+});

@@ -15,6 +15,12 @@ export const SendMessageBody = t.Object({
   deviceId: nullable(
     t.String({ maxLength: 21, description: "The phone to send through (an id from GET /devices); any active one when absent" }),
   ),
+  poolId: nullable(
+    t.Integer({
+      description:
+        "Pigeon's own: the sender pool (POST /v1/api/pool/create) whose member sends it, chosen for the first recipient; the others go through the same phone. Not with deviceId. Without both, the workspace's default pool, if any",
+    }),
+  ),
   message: nullable(t.String({ description: "The text (older form of textMessage)" })),
   textMessage: nullable(t.Object({ text: t.String() })),
   dataMessage: nullable(

@@ -127,6 +127,8 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   }
 
   function inputOf(body: SendMessageBody, recipient: string, deviceId: string | null): SendInput {
+    // A pool chooses the phone for the first recipient; the others go through the one it chose.
+    const poolId = deviceId === null ? (body.poolId ?? null) : null;
     const text = body.textMessage?.text ?? body.message ?? null;
     let scheduleTime: string | null = null;
     if (body.scheduleAt) {
@@ -138,6 +140,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       recipient,
       message: text,
       deviceId,
+      poolId,
       scheduleTime,
       timezone: scheduleTime ? "UTC" : null,
       simNumber: body.simNumber ?? null,
@@ -168,6 +171,8 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     if (await repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
 
     let deviceId = body.deviceId?.trim() || null;
+    if (deviceId !== null && body.poolId != null)
+      throw new AppError("validation_error", "Give poolId or deviceId, not both", { field: "poolId" });
     if (!deviceId && query.deviceActiveWithin) deviceId = String((await recentPhone(auth.workspaceId, query.deviceActiveWithin)).id);
     const prepared: Prepared[] = [];
     const seen = newPrepareCache();
