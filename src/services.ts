@@ -291,7 +291,9 @@ export function createServices(deps: Deps) {
       const [result] = await storage.transaction(() => sending.accept(caller, [prepared]));
       if (!result.ok) logger.warn(`no ${why} reply to ${to.recipient}: ${result.error.message}`, { device_id: to.deviceId });
     };
-    queueMicrotask(() => {
+    // After the inbound message's unit of work has committed (a later turn of the same unit, still
+    // running, would otherwise take the reply's statements as its own).
+    storage.afterCommit(() => {
       send().catch((error) => log(`no ${why} reply to ${to.recipient}`, error, { device_id: to.deviceId }));
     });
   }

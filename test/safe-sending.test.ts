@@ -3,7 +3,7 @@
 // the recipient's zone; failover from an offline phone or a rejecting carrier to the next route;
 // and the preview agreeing with what a send then does.
 import { afterEach, describe, expect, test } from "bun:test";
-import { notificationOf, postSend, SEND_PATH } from "./helpers/api";
+import { notificationOf, postSend, SEND_PATH, settle } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 import { postPhoneWebhook, registerAppPhone } from "./helpers/phone";
@@ -145,6 +145,8 @@ describe("opt-out keywords from a paired phone", () => {
     const ctx = await createTestContext();
     const phone = await appPhone(ctx);
     await phone.receive(ADA, "help");
+    // The reply is sent once the inbound message is stored (after its unit of work commits).
+    expect(await settle(async () => (await notificationsTo(ctx, ADA)).length > 0, 5000)).toBe(true);
     expect((await notificationsTo(ctx, ADA)).map((n) => n.message)).toEqual([expect.stringContaining("Reply STOP")]);
     await phone.receive(BOB, "please stop calling me");
     expect((await audit(ctx)).entries).toEqual([]);
