@@ -317,13 +317,14 @@ export function createPoolService(deps: PoolDeps) {
   const describe = (c: Candidate) =>
     `member ${c.member.id} (device ${c.member.deviceId}${c.member.simNumber ? `, SIM ${c.member.simNumber}` : ""})`;
 
-  async function leastLoaded(list: Candidate[]): Promise<{ pick: Candidate; load: number }> {
+  /** The member with the fewest messages waiting, counting `picks` (chosen by the same request, not stored yet). */
+  async function leastLoaded(list: Candidate[], picks?: Map<number, number>): Promise<{ pick: Candidate; load: number }> {
     const counts = await repo.waiting([...new Set(list.map((c) => c.member.deviceId))]);
     // A member without a SIM of its own shares its phone's whole queue.
     const load = (c: Candidate) =>
       counts
         .filter((r) => r.deviceId === c.member.deviceId && (c.member.simNumber === null || r.simNumber === c.member.simNumber))
-        .reduce((sum, r) => sum + r.n, 0);
+        .reduce((sum, r) => sum + r.n, picks?.get(c.member.id) ?? 0);
     let best = list[0];
     let bestLoad = load(best);
     for (const c of list.slice(1)) {
@@ -422,6 +423,7 @@ export function createPoolService(deps: PoolDeps) {
       immediate: boolean,
       generation?: number,
       segments = 1,
+      picks?: Map<number, number>,
     ): Promise<PoolChoice | null> {
       const ref = poolRef ?? (await defaultPool(workspaceId, generation));
       if (ref === null) return null;
@@ -481,20 +483,24 @@ export function createPoolService(deps: PoolDeps) {
           },
         );
       const skippedNote = skipped.length ? `; skipped ${skipped.map((c) => `${describe(c)}: ${c.skip}`).join(", ")}` : "";
-      const done = (c: Candidate, why: string): PoolChoice => ({
-        poolId: p.id,
-        memberId: c.member.id,
-        device: c.device!,
-        simNumber: c.member.simNumber,
-        note: `pool ${p.id} (${p.name}, ${p.strategy}): ${describe(c)}, ${why}${skippedNote}`,
-        holdUntil: null,
-      });
+      const done = (c: Candidate, why: string): PoolChoice => {
+        // The request's later items see this member as loaded by one more (bulk items are stored together).
+        picks?.set(c.member.id, (picks.get(c.member.id) ?? 0) + 1);
+        return {
+          poolId: p.id,
+          memberId: c.member.id,
+          device: c.device!,
+          simNumber: c.member.simNumber,
+          note: `pool ${p.id} (${p.name}, ${p.strategy}): ${describe(c)}, ${why}${skippedNote}`,
+          holdUntil: null,
+        };
+      };
       if (p.strategy === "sticky") {
         const kept = await repo.sticky(p.id, recipient);
         const keptMember = kept === null ? null : usable.find((c) => c.member.id === kept);
         if (keptMember) return done(keptMember, "kept for this recipient");
         const near = p.geomatch ? nearest(usable, recipient) : { list: usable, why: null };
-        const { pick, load } = await leastLoaded(near.list);
+        const { pick, load } = await leastLoaded(near.list, picks);
         await repo.stick(p.id, recipient, pick.member.id, now);
         const lost = kept === null ? "new recipient" : `its member ${kept} cannot send now`;
         return done(pick, `${lost}: the least loaded (${load} waiting)${near.why ? ` in ${near.why}` : ""}`);
@@ -502,7 +508,7 @@ export function createPoolService(deps: PoolDeps) {
       const near = p.geomatch ? nearest(usable, recipient) : { list: usable, why: null };
       const region = near.why ? ` in ${near.why}` : "";
       if (p.strategy === "least_loaded") {
-        const { pick, load } = await leastLoaded(near.list);
+        const { pick, load } = await leastLoaded(near.list, picks);
         return done(pick, `the least loaded (${load} waiting)${region}`);
       }
       const turn = turns.get(p.id) ?? 0;

@@ -316,6 +316,7 @@ export function createSendingService(deps: SendingDeps) {
     channel: DeliveryType,
     kind: DeviceKind | null,
     segments: number,
+    picks?: Map<number, number>,
   ): Promise<PoolChoice | null> {
     const named = input.poolId !== undefined && input.poolId !== null;
     const device = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
@@ -333,6 +334,7 @@ export function createSendingService(deps: SendingDeps) {
       common.scheduleAt === null,
       auth.cacheGeneration,
       segments,
+      picks,
     );
   }
 
@@ -561,7 +563,7 @@ export function createSendingService(deps: SendingDeps) {
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
     checkLength(auth, channel, content.message);
-    const pool = await poolChoice(auth, input, common, channel, kind, countSegments(content.message).segments);
+    const pool = await poolChoice(auth, input, common, channel, kind, countSegments(content.message).segments, seen?.poolPicks);
     const device =
       pool?.device ??
       (await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen, auth.cacheGeneration));
@@ -1026,9 +1028,11 @@ export interface PrepareCache {
   devices: Map<number, DeviceRow[]>;
   /** Each workspace's safety settings and, read up front (sending.readAhead), its recipients' opt-outs. */
   safety: Map<number, SafetyMemo>;
+  /** Sender-pool members chosen for the request's earlier items, not stored yet: they count as load. */
+  poolPicks?: Map<number, number>;
 }
 
-export const newPrepareCache = (): PrepareCache => ({ devices: new Map(), safety: new Map() });
+export const newPrepareCache = (): PrepareCache => ({ devices: new Map(), safety: new Map(), poolPicks: new Map() });
 
 function safetyMemo(seen: PrepareCache, auth: AuthContext): SafetyMemo {
   let memo = seen.safety.get(auth.workspaceId);

@@ -1,0 +1,111 @@
+// Sender pools on the compiled binary, with three simulated phones (`pigeon simulate-phone`, one
+// of them with two SIMs) and a cloud number on the fake provider: round robin spreads 300 sends
+// within one of even over the five members, each going out through the phone and SIM it was given;
+// sticky keeps 50 recipients on their member over 5 rounds.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { waitFor } from "./helpers/api";
+import type { RunningServer } from "./helpers/binary";
+import { crashRig, readDb, registerCloudNumber, type CrashRig } from "./helpers/crash-setup";
+import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+import { startSimulator, type RunningPhone } from "./helpers/simulator";
+
+let fake: FakeCloud;
+let rig: CrashRig;
+let server: RunningServer;
+const phones: RunningPhone[] = [];
+const members: { device_id: number; sim_number?: number }[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeCloud();
+  ({ rig, server } = await crashRig(null));
+  const cloud = await registerCloudNumber(server, rig.key, fake);
+  const pairing = (await server.api("/v1/api/device/pairing", rig.key)).body.data;
+  for (const [name, sims] of [
+    ["Pool/A", "1"],
+    ["Pool/B", "1"],
+    ["Pool/C", "2"],
+  ] as const) {
+    phones.push(
+      await startSimulator(rig.bin, [
+        "--server",
+        pairing.server_url,
+        "--token",
+        pairing.pairing_token,
+        "--delay",
+        "0",
+        "--name",
+        name,
+        "--sims",
+        sims,
+      ]),
+    );
+  }
+  const devices = (await server.api("/v1/api/device/list?limit=100", rig.key)).body.data.devices as { name: string; device_id: number }[];
+  const id = (name: string) => devices.find((d) => d.name === name)!.device_id;
+  members.push({ device_id: id("Pool/A") }, { device_id: id("Pool/B") }, { device_id: id("Pool/C"), sim_number: 1 });
+  members.push({ device_id: id("Pool/C"), sim_number: 2 }, { device_id: cloud.device_id });
+}, 60_000);
+
+afterAll(async () => {
+  for (const phone of phones) phone.proc.kill("SIGKILL");
+  await server?.stop("SIGKILL");
+  fake?.stop();
+});
+
+/** Sends `recipients` through the pool in bulk requests of 100; the notification ids in order. */
+async function bulk(poolId: number, recipients: string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < recipients.length; i += 100) {
+    const reply = await server.api("/v1/api/sms/send/bulk", rig.key, {
+      messages: recipients.slice(i, i + 100).map((to) => ({ recipient_contact: to, message: "Your order is ready", pool_id: poolId })),
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.accepted).toBe(Math.min(100, recipients.length - i));
+    ids.push(...reply.body.data.results.map((r: { notification_id: number }) => r.notification_id));
+  }
+  return ids;
+}
+
+/** Each notification's device and SIM, as stored. */
+const carriers = (ids: number[]) =>
+  readDb(rig.dataDir, (db) => {
+    const rows = db.query(`SELECT id, device_id AS d, sim_number AS s FROM notification WHERE id IN (${ids.join(", ")})`).all() as {
+      id: number;
+      d: number;
+      s: number | null;
+    }[];
+    const byId = new Map(rows.map((r) => [r.id, `${r.d}:${r.s ?? ""}`]));
+    return ids.map((id) => byId.get(id)!);
+  });
+
+const recipient = (i: number) => `+1415556${String(i).padStart(4, "0")}`;
+
+describe("sender pools on the binary", () => {
+  test("round robin spreads 300 sends evenly over two phones, two SIMs of a third and a cloud number; the phones send theirs", async () => {
+    const made = await server.api("/v1/api/pool/create", rig.key, { name: "Everyone", strategy: "round_robin", members });
+    expect(made.status).toBe(200);
+    const ids = await bulk(
+      made.body.data.pool_id,
+      Array.from({ length: 300 }, (_, i) => recipient(i)),
+    );
+    const counts = new Map<string, number>();
+    for (const c of carriers(ids)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(5);
+    for (const n of counts.values()) expect(Math.abs(n - 60)).toBeLessThanOrEqual(1);
+    // The cloud number's share reached the provider; the phones take theirs and send them.
+    await waitFor("the cloud number's 60", () => fake.creates.length >= 60, { timeoutMs: 30_000 });
+    await waitFor("the phones' first messages sent", () => phones.every((p) => p.output().includes("→ Sent")), {
+      timeoutMs: 60_000,
+      detail: () => phones.map((p) => p.output().slice(-300)).join("\n---\n"),
+    });
+  }, 120_000);
+
+  test("sticky keeps 50 recipients on the member they first got, over 5 rounds", async () => {
+    const made = await server.api("/v1/api/pool/create", rig.key, { name: "Sticky", members });
+    expect(made.status).toBe(200);
+    const recipients = Array.from({ length: 50 }, (_, i) => recipient(1000 + i));
+    const first = carriers(await bulk(made.body.data.pool_id, recipients));
+    expect(new Set(first).size).toBeGreaterThan(1);
+    for (let round = 1; round < 5; round++) expect(carriers(await bulk(made.body.data.pool_id, recipients))).toEqual(first);
+  }, 120_000);
+});
