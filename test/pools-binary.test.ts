@@ -1,7 +1,8 @@
 // Sender pools on the compiled binary, with three simulated phones (`pigeon simulate-phone`, one
 // of them with two SIMs) and a cloud number on the fake provider: round robin spreads 300 sends
 // within one of even over the five members, each going out through the phone and SIM it was given;
-// sticky keeps 50 recipients on their member over 5 rounds.
+// sticky keeps 50 recipients on their member over 5 rounds; a daily cap moves sends on and, all
+// members capped, makes one wait for midnight UTC; a cloud member failing three times is paused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { waitFor } from "./helpers/api";
 import type { RunningServer } from "./helpers/binary";
@@ -108,4 +109,84 @@ describe("sender pools on the binary", () => {
     expect(new Set(first).size).toBeGreaterThan(1);
     for (let round = 1; round < 5; round++) expect(carriers(await bulk(made.body.data.pool_id, recipients))).toEqual(first);
   }, 120_000);
+});
+
+describe("caps and failing members on the binary", () => {
+  test("a daily cap of 10 moves the 11th send on; with every member capped a send waits and says until when", async () => {
+    const [a, b] = members;
+    const made = await server.api("/v1/api/pool/create", rig.key, {
+      name: "Capped",
+      strategy: "round_robin",
+      members: [
+        { ...a, daily_limit: 10 },
+        { ...b, daily_limit: 10 },
+      ],
+    });
+    expect(made.status).toBe(200);
+    const ids = await bulk(
+      made.body.data.pool_id,
+      Array.from({ length: 20 }, (_, i) => recipient(2000 + i)),
+    );
+    const counts = new Map<string, number>();
+    for (const c of carriers(ids)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect([...counts.values()]).toEqual([10, 10]);
+    const held = await server.api("/v1/api/sms/send", rig.key, {
+      recipient_contact: recipient(2100),
+      message: "One more",
+      pool_id: made.body.data.pool_id,
+    });
+    expect(held.status).toBe(200);
+    const midnight = new Date();
+    midnight.setUTCHours(24, 0, 0, 0);
+    expect(held.body.data.scheduled_for).toBe(midnight.toISOString());
+  }, 60_000);
+
+  test("a cloud member whose provider fails three times in a row is paused and the next send goes to another member", async () => {
+    const cloud = members[4];
+    const made = await server.api("/v1/api/pool/create", rig.key, {
+      name: "Failing",
+      strategy: "least_loaded",
+      members: [cloud, members[1]],
+    });
+    expect(made.status).toBe(200);
+    const poolId = made.body.data.pool_id;
+    // What the earlier tests queued on the cloud number goes out first, so the failures below are these sends'.
+    const waitingOnCloud = () =>
+      readDb(
+        rig.dataDir,
+        (db) =>
+          (
+            db.query("SELECT count(*) AS n FROM notification WHERE device_id = ? AND status = 'pending'").get(cloud.device_id) as {
+              n: number;
+            }
+          ).n,
+      );
+    await waitFor("the cloud number's queue to empty", () => waitingOnCloud() === 0, { timeoutMs: 60_000 });
+    for (let i = 0; i < 3; i++) {
+      fake.failNext(400, 30003, "Unreachable destination handset");
+      const r = await server.api("/v1/api/sms/send", rig.key, { recipient_contact: recipient(3000 + i), message: "x", pool_id: poolId });
+      expect(r.status).toBe(200);
+      const id = r.body.data.notification_id;
+      await waitFor(
+        "the provider's refusal",
+        async () => (await server.api(`/v1/api/notification/${id}`, rig.key)).body.data.status === "failed",
+        {
+          timeoutMs: 15_000,
+        },
+      );
+    }
+    const pool = await waitFor(
+      "the member's pause",
+      async () => {
+        const got = (await server.api(`/v1/api/pool/${poolId}`, rig.key)).body.data;
+        return got.members[0].paused_until ? got : null;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(pool.members[0]).toMatchObject({ device_id: cloud.device_id, consecutive_failures: 0 });
+    const next = await server.api("/v1/api/sms/send", rig.key, { recipient_contact: recipient(3100), message: "y", pool_id: poolId });
+    const n = (await server.api(`/v1/api/notification/${next.body.data.notification_id}`, rig.key)).body.data;
+    expect(n.device_id).toBe(members[1].device_id);
+    expect(n.logs.find((l: { event: string }) => l.event === "pool").detail).toContain("paused after carrier failures");
+  }, 60_000);
 });
