@@ -264,5 +264,7 @@ describe("every documented operation with another workspace's ids", () => {
     ]) {
       expect(covered.has(expected), expected).toBe(true);
     }
-  });
+    // Two snapshots of every table a probe, a hundred probes: on PostgreSQL under a loaded CI
+    // machine this once took longer than the default 30 s.
+  }, 120_000);
 });
