@@ -26,16 +26,19 @@ const sent = async (ctx: TestContext, body: Record<string, unknown>) => {
 };
 const recipient = (i: number) => `+1415555${String(1000 + i).padStart(4, "0")}`;
 
-async function threePhones() {
-  const ctx = await createTestContext();
-  // Hundreds of sends a minute: a plan that lets them through.
-  await ctx.services.accounts.upsertPlan({
+/** Hundreds of sends a minute: a plan that lets them through. */
+const roomyPlan = (ctx: TestContext) =>
+  ctx.services.accounts.upsertPlan({
     code: "owner",
     name: "Owner",
     monthlySmsLimit: null,
     requestsPerMinute: 100_000,
     requestsPerDay: 1_000_000,
   });
+
+async function threePhones() {
+  const ctx = await createTestContext();
+  await roomyPlan(ctx);
   const a = await ctx.phone("A");
   const b = await ctx.phone("B");
   const c = await ctx.phone("C");
@@ -344,13 +347,7 @@ describe("pools: carrier-plan caps", () => {
 describe("pools: members whose carrier keeps failing", () => {
   test("three carrier failures in a row pause a member (pool.member_paused); after its back-off it resumes; a success clears the count", async () => {
     const ctx = await createTestContext();
-    await ctx.services.accounts.upsertPlan({
-      code: "owner",
-      name: "Owner",
-      monthlySmsLimit: null,
-      requestsPerMinute: 100_000,
-      requestsPerDay: 1_000_000,
-    });
+    await roomyPlan(ctx);
     const fakeA = await startFakeCloud({ deliver: (req) => ctx.app.handle(req), accountSid: "AC0000000000000000000000000000000a" });
     const fakeB = await startFakeCloud({ deliver: (req) => ctx.app.handle(req), accountSid: "AC0000000000000000000000000000000b" });
     try {
