@@ -10,6 +10,7 @@ import { contactRoutes } from "./modules/contacts/routes";
 import { safetyRoutes } from "./modules/safety/routes";
 import { privacyRoutes } from "./modules/privacy/routes";
 import { poolRoutes } from "./modules/pools/routes";
+import { ruleRoutes } from "./modules/rules/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -85,6 +86,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(safetyRoutes(s))
     .use(privacyRoutes(s))
     .use(poolRoutes(s))
+    .use(ruleRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

@@ -36,6 +36,7 @@ import { dirname } from "node:path";
 import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
+import { createRulesModule } from "./modules/rules";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
 import { createPoolsModule } from "./modules/pools";
@@ -222,7 +223,39 @@ export function createServices(deps: Deps) {
     cluster,
   });
 
-  const keywordHook = createKeywordHook({ safety, reply: replyOnOwnAccord });
+  const keywordHook = createKeywordHook({
+    safety,
+    reply: (to, text, why) => replyOnOwnAccord([{ to: { ...to, simNumber: null }, content: { text }, why }]),
+  });
+  /** Inbound rules: what Pigeon does by itself with a message that comes in (src/modules/rules). */
+  const rules = createRulesModule({
+    storage,
+    clock,
+    log,
+    timeZoneOf: async (workspaceId) => (await safety.settings(workspaceId)).timeZone,
+    optedOut: async (workspaceId, phone) => (await safety.status(workspaceId, phone)).opted_out,
+    ownNumbers: async (workspaceId) => {
+      const own = new Set<string>();
+      for (const d of await deviceRepo.all(workspaceId, true)) if (d.phoneNumber) own.add(d.phoneNumber);
+      for (const p of (await pools.list(workspaceId)).pools) for (const m of p.members) if (m.number) own.add(m.number);
+      return own;
+    },
+    addTag: (workspaceId, phone, tag, name) => contacts.service.addTag(workspaceId, phone, tag, name),
+    contactName: async (workspaceId, phone) => (await contacts.nameOf(workspaceId, phone)) ?? null,
+    templateExists: async (workspaceId, id) => (await templateRepo.get(workspaceId, id)) !== null,
+    deviceExists: async (workspaceId, id) => (await deviceRepo.get(workspaceId, id)) !== null,
+    webhooks: {
+      async create(workspaceId, url, description) {
+        const made = await webhooks.create(workspaceId, { url, events: [], description, addressedOnly: true });
+        return { id: made.webhook_id, secret: "secret" in made ? made.secret : "" };
+      },
+      update: async (workspaceId, id, url, description) => void (await webhooks.update(workspaceId, { webhook_id: id, url, description })),
+      remove: async (workspaceId, id) => void (await webhooks.remove(workspaceId, id)),
+      exists: async (workspaceId, id) => (await webhooks.get(workspaceId, id).catch(() => null)) !== null,
+      emit: async (workspaceId, id, data) => void (await events.emitTo(workspaceId, id, "rule.matched", data)),
+    },
+    send: replyOnOwnAccord,
+  });
   const core: ChannelCore = {
     signals,
     serverId: cluster.id,
@@ -243,7 +276,8 @@ export function createServices(deps: Deps) {
     // sender sticks to the pool members on the device it wrote to (SMS: the phone's or cloud number's).
     rehomeTarget: (workspaceId, deviceId) => pools.rehomeTarget(workspaceId, deviceId),
     onInbound: async (m, stored) => {
-      await keywordHook(m, stored);
+      // A keyword (opt-out, opt-in, help) is answered by the keywords alone: no rule hears it.
+      if (!(await keywordHook(m, stored))) await rules.onInbound(m, stored);
       if (m.channel === "sms") await pools.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
     },
   };
@@ -270,31 +304,41 @@ export function createServices(deps: Deps) {
   });
 
   /**
-   * A reply Pigeon sends by itself (a keyword's confirmation), through the device the message came
-   * in on, once the transaction that stored the inbound message is over. One that cannot go (the
-   * device went away, the account is suspended) is logged and dropped.
+   * Messages Pigeon sends by itself (a keyword's confirmation, an inbound rule's replies and
+   * forwards), in order, each through the device (and SIM) given or the workspace's routing, once
+   * the transaction that stored the inbound message is over. One that cannot go (the device went
+   * away, the account is suspended) is logged and dropped; the others still go.
    */
   function replyOnOwnAccord(
-    to: { workspaceId: number; channel: DeliveryType; deviceId: number; recipient: string },
-    text: string,
-    why: string,
+    list: {
+      to: { workspaceId: number; channel: DeliveryType; deviceId: number | null; simNumber: number | null; recipient: string };
+      content: { text: string } | { templateId: number; variables: Record<string, string> };
+      why: string;
+    }[],
   ) {
-    const send = async () => {
-      const caller = await accounts.callerFor(to.workspaceId);
-      const prepared = await sending.prepare(caller, {
-        channel: to.channel,
-        recipient: to.recipient,
-        message: text,
-        deviceId: to.deviceId,
-        system: true,
-      });
-      const [result] = await storage.transaction(() => sending.accept(caller, [prepared]));
-      if (!result.ok) logger.warn(`no ${why} reply to ${to.recipient}: ${result.error.message}`, { device_id: to.deviceId });
+    const send = async ({ to, content, why }: (typeof list)[number]) => {
+      try {
+        const caller = await accounts.callerFor(to.workspaceId);
+        const prepared = await sending.prepare(caller, {
+          channel: to.channel,
+          recipient: to.recipient,
+          ...("text" in content ? { message: content.text } : { templateId: content.templateId, variables: content.variables }),
+          deviceId: to.deviceId,
+          simNumber: to.simNumber,
+          system: true,
+        });
+        const [result] = await storage.transaction(() => sending.accept(caller, [prepared]));
+        if (!result.ok) logger.warn(`no ${why} to ${to.recipient}: ${result.error.message}`, { device_id: to.deviceId });
+      } catch (error) {
+        log(`no ${why} to ${to.recipient}`, error, { device_id: to.deviceId });
+      }
     };
     // After the inbound message's unit of work has committed (a later turn of the same unit, still
     // running, would otherwise take the reply's statements as its own).
     storage.afterCommit(() => {
-      send().catch((error) => log(`no ${why} reply to ${to.recipient}`, error, { device_id: to.deviceId }));
+      void (async () => {
+        for (const item of list) await send(item);
+      })();
     });
   }
 
@@ -367,6 +411,7 @@ export function createServices(deps: Deps) {
     metrics,
     retention,
     pools,
+    rules,
     /** One person's data: export and erasure (GDPR articles 15 and 17). */
     privacy: createPrivacyModule({
       storage,

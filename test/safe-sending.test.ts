@@ -6,36 +6,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { notificationOf, postSend, SEND_PATH, settle } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
-import { postPhoneWebhook, registerAppPhone } from "./helpers/phone";
+import { appPhone } from "./helpers/phone";
 
 const ADA = "+14155552671"; // +1 415: the United States, read in America/New_York
 const BOB = "+447911123456";
 let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
-
-/** A phone paired the way the app pairs, that can report received SMS. */
-async function appPhone(ctx: TestContext) {
-  const reg = await registerAppPhone(ctx);
-  const deviceId = (expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices as { device_id: number; kind: string }[]).find(
-    (d) => d.kind === "sms",
-  )!.device_id;
-  let n = 0;
-  return {
-    deviceId,
-    async receive(from: string, text: string) {
-      const body = JSON.stringify({
-        id: `in-${++n}`,
-        webhookId: "w",
-        event: "sms:received",
-        deviceId: reg.id,
-        payload: { messageId: `m${n}`, message: text, sender: from, receivedAt: new Date(ctx.clock.now()).toISOString() },
-      });
-      expect((await postPhoneWebhook(ctx, reg.signingKey, body)).status).toBe(204);
-      // The keyword's reply is accepted once the inbound transaction is over, under the group commit.
-      await Bun.sleep(5);
-    },
-  };
-}
 
 const eventsOf = async (ctx: TestContext, type: string) =>
   (await ctx.sql.all<{ data: string }>("SELECT data FROM event WHERE type = ? ORDER BY id", [type])).map((r) => JSON.parse(r.data));

@@ -16,6 +16,7 @@ import p13 from "../../migrations-pg/0013_dispatching_idx.sql" with { type: "tex
 import p14 from "../../migrations-pg/0014_retention_and_privacy.sql" with { type: "text" };
 import p15 from "../../migrations-pg/0015_pools.sql" with { type: "text" };
 import p16 from "../../migrations-pg/0016_pool_quotas_and_failures.sql" with { type: "text" };
+import p17 from "../../migrations-pg/0017_inbound_rules.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -35,4 +36,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0014_retention_and_privacy", sql: p14 },
   { tag: "0015_pools", sql: p15 },
   { tag: "0016_pool_quotas_and_failures", sql: p16 },
+  { tag: "0017_inbound_rules", sql: p17 },
 ];

@@ -171,6 +171,8 @@ export const contact = sqliteTable(
     typeId: integer("type_id").references(() => contactType.id),
     // IANA zone the contact lives in: quiet hours are read in it (else in the number's country's).
     timezone: text("timezone"),
+    // Labels the workspace gives the contact (by hand, or an inbound rule's `tag` action).
+    tags: text("tags", { mode: "json" }).notNull().$type<string[]>().default(sql`'[]'`),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -719,6 +721,8 @@ export const workspaceSetting = sqliteTable("workspace_setting", {
   helpReply: text("help_reply"),
   // Failover order (device kinds) for sends that name none.
   defaultRoutes: text("default_routes", { mode: "json" }).$type<DeviceKind[]>(),
+  // The workspace's own IANA time zone (business hours of its inbound rules); null: UTC.
+  timeZone: text("time_zone"),
   updatedAt: integer("updated_at").notNull(),
 });
 
@@ -1013,4 +1017,54 @@ export const dashboardScratch = sqliteTable(
     body: text("body").notNull(),
   },
   (table) => [index("dashboard_scratch_expires_idx").on(table.expiresAt)],
+);
+
+/**
+ * An inbound rule: what Pigeon does with a message that comes in and matches (a keyword, a regular
+ * expression, or any message), in priority order; the first match wins unless it says `continue`.
+ * Its actions (reply, webhook, forward, tag) are a JSON object; a webhook action delivers through a
+ * webhook subscription of its own (webhook_id).
+ */
+export const rule = sqliteTable(
+  "rule",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    name: text("name").notNull(),
+    priority: integer("priority").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    match: text("match", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    // Delivery types it hears; null: every channel.
+    channels: text("channels", { mode: "json" }).$type<string[]>(),
+    action: text("action", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    continueAfter: integer("continue_after", { mode: "boolean" }).notNull().default(false),
+    // When it holds ({outside_hours}); null: always.
+    whenHolds: text("when_holds", { mode: "json" }).$type<Record<string, unknown>>(),
+    // At most one automatic reply per sender within this many seconds.
+    replyWindowSeconds: integer("reply_window_seconds").notNull().default(600),
+    webhookId: integer("webhook_id"),
+    matchedCount: integer("matched_count").notNull().default(0),
+    lastMatchedAt: integer("last_matched_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("rule_workspace_name_uq").on(table.workspaceId, table.name),
+    index("rule_workspace_priority_idx").on(table.workspaceId, table.priority),
+  ],
+);
+
+/** The automatic replies rules sent, per sender: the loop protection counts them. */
+export const ruleReply = sqliteTable(
+  "rule_reply",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull(),
+    ruleId: integer("rule_id").notNull(),
+    sender: text("sender").notNull(),
+    at: integer("at").notNull(),
+  },
+  (table) => [index("rule_reply_sender_idx").on(table.workspaceId, table.sender, table.at)],
 );

@@ -157,13 +157,32 @@ export const pageQuery = (def = 20, max = 100) => ({
  * additionalProperties: false, but Elysia strips unknown keys before it validates, so without this
  * a misspelt field would vanish silently. It runs as `transform`, on the body as parsed.
  */
-export function refuseUnknownFields(schema: { properties: Record<string, unknown> }) {
-  const known = new Set(Object.keys(schema.properties));
+export function refuseUnknownFields(schema: { properties: Record<string, unknown> }, opts: { deep?: boolean } = {}) {
   return ({ body }: { body: unknown }) => {
-    if (body === null || typeof body !== "object" || Array.isArray(body)) return;
-    const field = Object.keys(body).find((k) => !known.has(k));
-    if (field === undefined) return;
+    const field = unknownField(schema, body, "", opts.deep === true);
+    if (field === null) return;
     const reason = "is not a known field";
     throw new AppError("validation_error", `Invalid body field '${field}': ${reason}`, { field, location: "body", reason });
   };
+}
+
+/** The object schema a value of `schema` may be (itself, or an object branch of a union such as Nullable). */
+function objectSchema(schema: unknown): { properties: Record<string, unknown> } | null {
+  const s = schema as { properties?: Record<string, unknown>; anyOf?: unknown[] } | null;
+  if (s?.properties) return s as { properties: Record<string, unknown> };
+  const branch = s?.anyOf?.find((b) => (b as { properties?: unknown }).properties !== undefined);
+  return (branch as { properties: Record<string, unknown> } | undefined) ?? null;
+}
+
+/** The first field of `value` its schema does not name (dotted from the body), deep: in nested objects too. */
+function unknownField(schema: { properties: Record<string, unknown> }, value: unknown, prefix: string, deep: boolean): string | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  for (const [key, inner] of Object.entries(value)) {
+    const sub = schema.properties[key];
+    if (sub === undefined) return `${prefix}${key}`;
+    const nested = deep ? objectSchema(sub) : null;
+    const found = nested ? unknownField(nested, inner, `${prefix}${key}.`, deep) : null;
+    if (found !== null) return found;
+  }
+  return null;
 }

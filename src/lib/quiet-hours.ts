@@ -349,6 +349,11 @@ export function localMinutes(at: number, zone: string): number {
   return Math.floor(timeOfDay(wallClock(at, zone)) / MINUTE);
 }
 
+/** The day of the week in `zone` at epoch ms `at`: 0 is Sunday. */
+export function localWeekday(at: number, zone: string): number {
+  return new Date(wallClock(at, zone)).getUTCDay();
+}
+
 /**
  * The instants at which the clock in `zone` reads `wall` (a local time written as UTC ms): one, two
  * when clocks go back over it (earlier first), or, when clocks jump over it, the one at which the

@@ -1,6 +1,7 @@
 // The companion app's side of pairing and signing, for tests that act as a paired phone against
 // an in-process app: register with the workspace's pairing token, read the webhook signing key,
 // and sign a phone webhook the way the app does (HMAC-SHA256 over body + timestamp).
+import { expect } from "bun:test";
 import { createHmac } from "node:crypto";
 import { expectEnvelope, type TestContext } from "./context";
 
@@ -43,4 +44,35 @@ export function postPhoneWebhook(ctx: TestContext, signingKey: string, raw: stri
       body: raw,
     }),
   );
+}
+
+/** A phone paired the way the app pairs, that can report received SMS. */
+export async function appPhone(ctx: TestContext) {
+  const reg = await registerAppPhone(ctx);
+  const deviceId = (expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices as { device_id: number; kind: string }[]).find(
+    (d) => d.kind === "sms",
+  )!.device_id;
+  let n = 0;
+  return {
+    deviceId,
+    /** An SMS from `from` as the app reports it (on SIM `simNumber` when given). */
+    async receive(from: string, text: string, simNumber?: number) {
+      const body = JSON.stringify({
+        id: `in-${++n}`,
+        webhookId: "w",
+        event: "sms:received",
+        deviceId: reg.id,
+        payload: {
+          messageId: `m${n}`,
+          message: text,
+          sender: from,
+          receivedAt: new Date(ctx.clock.now()).toISOString(),
+          ...(simNumber !== undefined ? { simNumber } : {}),
+        },
+      });
+      expect((await postPhoneWebhook(ctx, reg.signingKey, body)).status).toBe(204);
+      // The keyword's reply is accepted once the inbound transaction is over, under the group commit.
+      await Bun.sleep(5);
+    },
+  };
 }

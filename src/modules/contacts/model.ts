@@ -14,6 +14,7 @@ export const Contact = t.Object({
       description: "IANA zone the contact lives in; quiet hours are read in it (else in the number's country's most populous zone)",
     }),
   ),
+  tags: t.Array(t.String(), { description: "The contact's labels, lower-cased (an inbound rule's `tag` action adds one)" }),
   opted_out: t.Boolean({
     description: "The number opted out of this workspace's messages (STOP, or POST /api/optout/add); sends to it are refused",
   }),
@@ -37,10 +38,20 @@ const Timezone = t.String({
   description: "IANA zone name, e.g. Europe/Berlin (400 `invalid_timezone` otherwise); empty clears it",
   examples: ["Europe/Berlin"],
 });
+const Tag = t.String({
+  minLength: 1,
+  maxLength: 50,
+  description: "Letters, digits, spaces and _ . : -; stored lower-cased",
+  examples: ["vip"],
+});
+export const Tags = t.Array(Tag, { maxItems: 20, description: "At most 20 labels; duplicates are dropped" });
 const TypeRef = t.String({ maxLength: 64, description: "A contact type code (or its name), see /api/contact/types" });
 
 export const ContactIdParams = t.Object({ contact_id: IdParam("contact_id") });
-export const ContactListQuery = t.Object({ ...pageQuery(20, 100) });
+export const ContactListQuery = t.Object({
+  ...pageQuery(20, 100),
+  tag: t.Optional(t.String({ minLength: 1, maxLength: 50, description: "Only the contacts with this tag" })),
+});
 
 export const CreateContact = t.Object(
   {
@@ -49,6 +60,7 @@ export const CreateContact = t.Object(
     email: t.Optional(Email),
     type: t.Optional(TypeRef),
     timezone: t.Optional(t.Nullable(Timezone)),
+    tags: t.Optional(Tags),
   },
   { examples: [{ name: "Ada Lovelace", phone: "+14155552671", email: "ada@example.com", type: "customer" }] },
 );
@@ -60,6 +72,7 @@ export const UpdateContact = t.Object({
   email: t.Optional(t.Nullable(Email, { description: "null or an empty string clears it" })),
   type: t.Optional(t.Nullable(TypeRef)),
   timezone: t.Optional(t.Nullable(Timezone)),
+  tags: t.Optional(t.Array(Tag, { maxItems: 20, description: "Replaces the contact's tags; [] removes them all" })),
 });
 
 export const ContactIdBody = t.Object({ contact_id: t.Integer({ minimum: 1 }) });

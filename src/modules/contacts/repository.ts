@@ -36,6 +36,10 @@ export function createContactRepository(db: Executor) {
   return {
     list: (workspaceId: number, offset: number, limit: number) => page("workspace_id = ?", [workspaceId], offset, limit),
 
+    /** The contacts with a tag: tags are a JSON list of plain strings, so the quoted tag is found as written. */
+    withTag: (workspaceId: number, tag: string, offset: number, limit: number) =>
+      page("workspace_id = ? AND tags LIKE ? ESCAPE '\\'", [workspaceId, `%${likeEscape(JSON.stringify(tag))}%`], offset, limit),
+
     search(workspaceId: number, query: string, offset: number, limit: number) {
       const d = query.replace(/\D/g, "");
       const pattern = `%${likeEscape(query.toLowerCase())}%`;

@@ -23,12 +23,19 @@ export function contactRoutes(s: ContactRoutesDeps) {
   return new Elysia({ prefix: "/v1/api/contact", tags: ["Contacts"] })
     .use(declaredAuth())
     .use(models)
-    .get("/list", async ({ auth, query }) => ok(await contacts.list(auth.workspaceId, query.page, query.limit), "Contacts fetched"), {
-      query: ContactListQuery,
-      response: { 200: ContactListResponse, ...errorResponses() },
-      auth: "apiKey",
-      detail: { summary: "List contacts", description: "Oldest first. `limit` defaults to 20, at most 100." },
-    })
+    .get(
+      "/list",
+      async ({ auth, query }) => ok(await contacts.list(auth.workspaceId, query.page, query.limit, query.tag), "Contacts fetched"),
+      {
+        query: ContactListQuery,
+        response: { 200: ContactListResponse, ...errorResponses() },
+        auth: "apiKey",
+        detail: {
+          summary: "List contacts",
+          description: "Oldest first. `limit` defaults to 20, at most 100. `tag` keeps the contacts with that tag.",
+        },
+      },
+    )
     .get("/types", async () => ok(await contacts.types(), "Contact types fetched"), {
       response: { 200: ContactTypesResponse, ...errorResponses() },
       auth: "apiKey",
@@ -72,7 +79,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       detail: {
         summary: "Update a contact",
         description:
-          "Changes any of `name`, `phone`, `email`, `type`, `timezone`; fields left out stay as they are. `email: null`, `type: null` or `timezone: null` clears them. " +
+          "Changes any of `name`, `phone`, `email`, `type`, `timezone`, `tags` (the whole list); fields left out stay as they are. `email: null`, `type: null` or `timezone: null` clears them. " +
           "`timezone` (an IANA name) is the zone quiet hours are read in for this contact.",
       },
     })

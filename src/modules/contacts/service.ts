@@ -36,6 +36,21 @@ function requireName(input: string): string {
   return name;
 }
 
+/** Tags as stored: trimmed, lower-cased, each once, in the order given. */
+export function normaliseTags(input: readonly string[], field = "tags"): string[] {
+  const tags = [...new Set(input.map((t) => t.trim().toLowerCase()).filter((t) => t !== ""))];
+  const bad = tags.find((t) => !TAG.test(t));
+  if (bad !== undefined)
+    throw new AppError("validation_error", `Invalid body field '${field}': "${bad}" may hold only letters, digits, spaces and _ . : -`, {
+      field,
+      location: "body",
+      reason: "may hold only letters, digits, spaces and _ . : -",
+    });
+  return tags;
+}
+
+const TAG = /^[\p{L}\p{N} _.:-]{1,50}$/u;
+
 /** The contact's zone as given (checked, so quiet hours can read it), or null to clear it. */
 function requireTimezone(input: string | null): string | null {
   const zone = input?.trim() || null;
@@ -89,6 +104,7 @@ export function createContactService(
       type: type?.code ?? null,
       type_id: row.typeId,
       timezone: row.timezone,
+      tags: row.tags ?? [],
       ...pick(await optOutOf(row.workspaceId, row.phone)),
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
@@ -121,8 +137,31 @@ export function createContactService(
     require,
     types: async () => ({ types: (await types()).map((t) => ({ type_id: t.id, code: t.code, name: t.name, description: t.description })) }),
 
-    async list(workspaceId: number, page = 1, limit = 20) {
-      return paged(await repo.list(workspaceId, (page - 1) * limit, limit), page, limit);
+    async list(workspaceId: number, page = 1, limit = 20, tag?: string) {
+      const offset = (page - 1) * limit;
+      const wanted = tag === undefined ? "" : tag.trim().toLowerCase();
+      return paged(
+        wanted ? await repo.withTag(workspaceId, wanted, offset, limit) : await repo.list(workspaceId, offset, limit),
+        page,
+        limit,
+      );
+    },
+
+    /**
+     * Gives the contact with this number a tag, creating the contact (named `name`, else the
+     * number) when there is none; true when something changed. Inside the caller's unit.
+     */
+    async addTag(workspaceId: number, phone: string, tag: string, name: string | null): Promise<boolean> {
+      const [wanted] = normaliseTags([tag]);
+      const now = clock.now();
+      const row = await repo.byPhone(workspaceId, phone);
+      if (!row) {
+        await repo.insert({ workspaceId, name: name?.trim() || phone, phone, tags: [wanted], createdAt: now, updatedAt: now });
+        return true;
+      }
+      if ((row.tags ?? []).includes(wanted)) return false;
+      await repo.update(workspaceId, row.id, { tags: [...(row.tags ?? []), wanted], updatedAt: now });
+      return true;
     },
 
     async search(workspaceId: number, query: string, page = 1, limit = 20) {
@@ -136,7 +175,10 @@ export function createContactService(
       return paged(await repo.search(workspaceId, q, (page - 1) * limit, limit), page, limit);
     },
 
-    async create(workspaceId: number, input: { name: string; phone: string; email?: string; type?: string; timezone?: string | null }) {
+    async create(
+      workspaceId: number,
+      input: { name: string; phone: string; email?: string; type?: string; timezone?: string | null; tags?: string[] },
+    ) {
       const name = requireName(input.name);
       const phone = requirePhone(input.phone);
       const email = input.email === undefined || input.email.trim() === "" ? null : requireEmail(input.email);
@@ -146,14 +188,32 @@ export function createContactService(
       const row = await storage.transaction(async () => {
         await assertPhoneFree(workspaceId, phone);
         const now = clock.now();
-        return repo.insert({ workspaceId, name, phone, email, typeId, timezone, createdAt: now, updatedAt: now });
+        return repo.insert({
+          workspaceId,
+          name,
+          phone,
+          email,
+          typeId,
+          timezone,
+          tags: normaliseTags(input.tags ?? []),
+          createdAt: now,
+          updatedAt: now,
+        });
       });
       return present(row);
     },
 
     async update(
       workspaceId: number,
-      input: { contact_id: number; name?: string; phone?: string; email?: string | null; type?: string | null; timezone?: string | null },
+      input: {
+        contact_id: number;
+        name?: string;
+        phone?: string;
+        email?: string | null;
+        type?: string | null;
+        timezone?: string | null;
+        tags?: string[];
+      },
     ) {
       const current = await require(workspaceId, input.contact_id);
       const set: Partial<ContactRow> = { updatedAt: clock.now() };
@@ -162,6 +222,7 @@ export function createContactService(
       if (input.email !== undefined) set.email = input.email === null || input.email.trim() === "" ? null : requireEmail(input.email);
       if (input.type !== undefined) set.typeId = input.type === null ? null : await resolveType(input.type);
       if (input.timezone !== undefined) set.timezone = requireTimezone(input.timezone);
+      if (input.tags !== undefined) set.tags = normaliseTags(input.tags);
       const row = await storage.transaction(async () => {
         if (set.phone !== undefined) await assertPhoneFree(workspaceId, set.phone, current.id);
         return (await repo.update(workspaceId, current.id, set))!;

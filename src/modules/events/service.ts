@@ -27,7 +27,8 @@ export const EVENT_TYPES = [
   "pool.member_resumed",
 ] as const;
 
-export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test";
+/** Beside the catalogue: a test event, and an inbound rule's match (sent only to that rule's webhook). */
+export type EventType = (typeof EVENT_TYPES)[number] | "webhook.test" | "rule.matched";
 
 export interface PigeonEvent {
   id: string;
@@ -115,6 +116,9 @@ export function createEventService(storage: Storage, clock: Clock) {
       if (!(await repo.subscribersOf(workspaceId)).some((sub) => wants(sub.events, type))) return null;
       return write(workspaceId, type, data, null);
     },
+    /** An event for one subscription only (an inbound rule's own webhook); inside the causing unit. */
+    emitTo: (workspaceId: number, subscriptionId: number, type: "rule.matched", data: Record<string, unknown>) =>
+      write(workspaceId, type, data, subscriptionId),
     /** A `webhook.test` event for one subscription. */
     emitTest: (workspaceId: number, subscriptionId: number, data: Record<string, unknown>) =>
       write(workspaceId, "webhook.test", data, subscriptionId),

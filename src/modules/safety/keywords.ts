@@ -2,7 +2,7 @@
 // keyword suppresses its sender, an opt-in keyword lifts that, a help keyword asks for the help
 // text; each answered with the workspace's reply. The message itself still lands in its thread.
 import type { DeliveryType } from "../../channels/kinds";
-import type { InboundHook } from "../threads/inbound";
+import type { Inbound } from "../threads/inbound";
 import type { SafetyService } from "./service";
 
 export interface KeywordDeps {
@@ -14,11 +14,12 @@ export interface KeywordDeps {
 /** Longer than any keyword: not worth normalising. */
 const LONGEST = 64;
 
-export function createKeywordHook({ safety, reply }: KeywordDeps): InboundHook {
-  return async (m, stored) => {
-    if (m.body.length > LONGEST) return;
+/** The hook: true when the message was one of the keywords (then no inbound rule hears it). */
+export function createKeywordHook({ safety, reply }: KeywordDeps) {
+  return async (m: Inbound, stored: { threadId: number; messageId: number }): Promise<boolean> => {
+    if (m.body.length > LONGEST) return false;
     const keyword = await safety.keywordOf(m.workspaceId, m.body);
-    if (keyword === null) return;
+    if (keyword === null) return false;
     const settings = await safety.settings(m.workspaceId);
     const ctx = {
       source: "keyword" as const,
@@ -30,15 +31,17 @@ export function createKeywordHook({ safety, reply }: KeywordDeps): InboundHook {
     let text: string;
     if (keyword === "opt_out") {
       // A repeated STOP changes nothing and gets no second confirmation.
-      if (!(await safety.optOut(m.workspaceId, m.from, ctx))) return;
+      if (!(await safety.optOut(m.workspaceId, m.from, ctx))) return true;
       text = settings.optOutReply;
     } else if (keyword === "opt_in") {
       // "YES" from someone who never opted out is an ordinary answer, not a request.
-      if (!(await safety.optIn(m.workspaceId, m.from, ctx))) return;
+      if (!(await safety.optIn(m.workspaceId, m.from, ctx))) return true;
       text = settings.optInReply;
     } else {
       text = settings.helpReply;
     }
-    if (text !== "") reply({ workspaceId: m.workspaceId, channel: m.channel, deviceId: m.deviceId, recipient: m.from }, text, keyword);
+    if (text !== "")
+      reply({ workspaceId: m.workspaceId, channel: m.channel, deviceId: m.deviceId, recipient: m.from }, text, `${keyword} reply`);
+    return true;
   };
 }

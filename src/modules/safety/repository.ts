@@ -16,6 +16,7 @@ interface SettingsRow {
   opt_in_reply: string | null;
   help_reply: string | null;
   default_routes: string | null;
+  time_zone: string | null;
 }
 
 /** A workspace's stored rules, as read and written: lists parsed, null where the default applies. */
@@ -29,6 +30,7 @@ export interface SettingsValues {
   optInReply: string | null;
   helpReply: string | null;
   defaultRoutes: DeviceKind[] | null;
+  timeZone: string | null;
 }
 
 export interface SuppressionRecord {
@@ -80,7 +82,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
     async settings(workspaceId: number): Promise<SettingsValues | null> {
       const row = await db.get<SettingsRow>(
         `SELECT quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords, opt_out_reply, opt_in_reply, help_reply,
-          default_routes FROM workspace_setting WHERE workspace_id = ?`,
+          default_routes, time_zone FROM workspace_setting WHERE workspace_id = ?`,
         [workspaceId],
       );
       if (!row) return null;
@@ -94,6 +96,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
         optInReply: row.opt_in_reply,
         helpReply: row.help_reply,
         defaultRoutes: list(row.default_routes),
+        timeZone: row.time_zone,
       };
     },
 
@@ -101,12 +104,12 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
       const json = (list: unknown[] | null) => (list === null ? null : JSON.stringify(list));
       await db.run(
         `INSERT INTO workspace_setting (workspace_id, quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords,
-          opt_out_reply, opt_in_reply, help_reply, default_routes, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          opt_out_reply, opt_in_reply, help_reply, default_routes, time_zone, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (workspace_id) DO UPDATE SET quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
           opt_out_keywords = excluded.opt_out_keywords, opt_in_keywords = excluded.opt_in_keywords, help_keywords = excluded.help_keywords,
           opt_out_reply = excluded.opt_out_reply, opt_in_reply = excluded.opt_in_reply, help_reply = excluded.help_reply,
-          default_routes = excluded.default_routes, updated_at = excluded.updated_at`,
+          default_routes = excluded.default_routes, time_zone = excluded.time_zone, updated_at = excluded.updated_at`,
         [
           workspaceId,
           v.quietStart,
@@ -118,6 +121,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
           v.optInReply,
           v.helpReply,
           json(v.defaultRoutes),
+          v.timeZone,
           now,
         ],
       );

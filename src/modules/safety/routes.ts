@@ -134,7 +134,8 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
             "`quiet_hours: null` turns them off. Keyword lists are whole-message words, matched case- and space-insensitively; an empty list turns that rule off, null restores the defaults " +
             "(opt-out STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT; opt-in START, UNSTOP, YES; help HELP, INFO). A word in two lists: 400 `keyword_conflict`. " +
             "Replies: an empty string sends none, null restores the default. `default_routes`: the failover order for sends that name neither `routes` nor `device_id` " +
-            `(routes: ${ROUTE_NAMES_DOC}); it applies to the sends of the channels it names, null turns it off.`,
+            `(routes: ${ROUTE_NAMES_DOC}); it applies to the sends of the channels it names, null turns it off. ` +
+            "`time_zone`: the workspace's own IANA zone, in which inbound rules read their business hours (UTC unless set; 400 `invalid_timezone`).",
         },
       },
     );

@@ -5,6 +5,7 @@ import { t } from "elysia";
 import { DEVICE_KINDS, kindOfRoute, ROUTE_NAME_LIST, ROUTE_NAMES, type DeviceKind } from "../../channels/kinds";
 import { AppError } from "../../http/errors";
 import { formatClock, parseClock } from "../../lib/quiet-hours";
+import { resolveTimeZone } from "../../lib/schedule";
 import type { SettingsValues } from "./repository";
 
 export const DEFAULT_OPT_OUT_KEYWORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"];
@@ -30,6 +31,8 @@ export interface SafetySettings {
   optInReply: string;
   helpReply: string;
   defaultRoutes: DeviceKind[] | null;
+  /** The workspace's own IANA zone (its inbound rules' business hours); UTC unless set. */
+  timeZone: string;
 }
 
 /**
@@ -52,6 +55,7 @@ export function settingsFrom(row: SettingsValues | null): SafetySettings {
     optInReply: row?.optInReply ?? DEFAULT_OPT_IN_REPLY,
     helpReply: row?.helpReply ?? DEFAULT_HELP_REPLY,
     defaultRoutes: row?.defaultRoutes ?? null,
+    timeZone: row?.timeZone ?? "UTC",
   };
 }
 
@@ -65,6 +69,7 @@ export function presentSettings(s: SafetySettings) {
     opt_in_reply: s.optInReply,
     help_reply: s.helpReply,
     default_routes: s.defaultRoutes?.map((k) => ROUTE_NAMES[k]) ?? null,
+    time_zone: s.timeZone,
   };
 }
 
@@ -78,6 +83,7 @@ export interface SettingsChange {
   opt_in_reply?: string | null;
   help_reply?: string | null;
   default_routes?: string[] | null;
+  time_zone?: string | null;
 }
 
 function invalid(field: string, reason: string, extra: Record<string, unknown> = {}): AppError {
@@ -137,6 +143,7 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
         optInReply: null,
         helpReply: null,
         defaultRoutes: null,
+        timeZone: null,
       };
   if (change.quiet_hours !== undefined) {
     if (change.quiet_hours === null) {
@@ -164,6 +171,15 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
   if (change.help_reply !== undefined) values.helpReply = change.help_reply === null ? null : reply("help_reply", change.help_reply);
   if (change.default_routes !== undefined)
     values.defaultRoutes = change.default_routes === null ? null : parseRoutes("default_routes", change.default_routes);
+
+  if (change.time_zone !== undefined) {
+    const zone = change.time_zone?.trim() || null;
+    if (zone !== null && resolveTimeZone(zone) === null)
+      throw new AppError("invalid_timezone", `time_zone "${zone}" is not an IANA time zone name (e.g. Europe/Berlin)`, {
+        field: "time_zone",
+      });
+    values.timeZone = zone === null ? null : resolveTimeZone(zone);
+  }
 
   const lists: [string, string[]][] = [
     ["opt_out_keywords", values.optOutKeywords ?? DEFAULT_OPT_OUT_KEYWORDS],
@@ -221,6 +237,15 @@ export const SettingsBody = t.Object(
     opt_in_reply: t.Optional(t.Nullable(ReplyText)),
     help_reply: t.Optional(t.Nullable(ReplyText)),
     default_routes: t.Optional(t.Nullable(RouteList)),
+    time_zone: t.Optional(
+      t.Nullable(
+        t.String({
+          maxLength: 64,
+          description: "The workspace's own IANA time zone, read by inbound rules' business hours; null restores UTC",
+          examples: ["Europe/Berlin"],
+        }),
+      ),
+    ),
   },
   {
     additionalProperties: false,
@@ -237,4 +262,5 @@ export const Settings = t.Object({
   opt_in_reply: t.String(),
   help_reply: t.String(),
   default_routes: t.Nullable(t.Array(t.String())),
+  time_zone: t.String({ description: "The workspace's own IANA time zone (UTC unless set)" }),
 });

@@ -234,12 +234,16 @@ export function createWebhookService(deps: WebhookDeps) {
 
     async create(
       workspaceId: number,
-      input: { url: string; events: string[] | string; description?: string } & Partial<
-        Pick<Subscription, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">
-      >,
+      input: {
+        url: string;
+        events: string[] | string;
+        description?: string;
+        /** Subscribed to no event type: it gets only what is addressed to it (an inbound rule's matches). */
+        addressedOnly?: boolean;
+      } & Partial<Pick<Subscription, "format" | "externalId" | "smsgateEvent" | "smsgateDeviceId">>,
     ) {
       await checkUrl(input.url);
-      const eventsList = checkEvents(input.events);
+      const eventsList = input.addressedOnly ? [] : checkEvents(input.events);
       if ((await repo.countSubscriptions(workspaceId)) >= MAX_SUBSCRIPTIONS) {
         throw new AppError("conflict", `A workspace can have at most ${MAX_SUBSCRIPTIONS} webhooks`, { limit: MAX_SUBSCRIPTIONS });
       }
