@@ -4,7 +4,7 @@
 // number, keeps another person's data, and keeps the opt-out in force through a keyed digest. On
 // both back ends.
 import { describe, expect, test } from "bun:test";
-import { smsSender } from "./helpers/api";
+import { smsSender, waitFor } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { recordInbound } from "../src/modules/threads/inbound";
 
@@ -45,6 +45,11 @@ async function traces(ctx: TestContext, needle: string): Promise<string[]> {
 async function adaEverywhere() {
   const ctx = await createTestContext();
   const phone = await ctx.phone("Shop phone");
+  // A pool that keeps her on its member and counts her among its distinct recipients, and a rule that answers her thanks.
+  const pool = { name: "Shop", is_default: true, members: [{ device_id: phone.device_id, monthly_unique_recipients: 1000 }] };
+  expect((await ctx.post("/v1/api/pool/create", pool)).status).toBe(200);
+  const thanks = { name: "Thanks", match: { keyword: "thanks" }, action: { reply: { text: "You are welcome" }, tag: "grateful" } };
+  expect((await ctx.post("/v1/api/rule/create", thanks)).status).toBe(200);
   expect((await ctx.post("/v1/api/webhook/create", { url: "http://127.0.0.1:9/hook", events: ["*"] })).status).toBe(200);
   expect((await ctx.post("/v1/api/contact/create", { name: "Ada Lovelace", phone: ADA })).status).toBe(200);
   const delivered = await send(ctx, {});
@@ -64,17 +69,23 @@ async function adaEverywhere() {
   expect(gate.status).toBe(202);
   const bobs = await send(ctx, { recipient_contact: BOB, message: "Bob's order" });
   await ctx.services.storage.transaction(() =>
-    recordInbound(ctx.services.threads, ctx.services.events, {
-      workspaceId: ctx.workspace.id,
-      channel: "sms",
-      deviceId: phone.device_id,
-      from: ADA,
-      fromName: "Ada",
-      body: "Thanks! Call me on 4155552671",
-      externalId: "in-1",
-      at: ctx.clock.now(),
-    }),
+    recordInbound(
+      ctx.services.threads,
+      ctx.services.events,
+      {
+        workspaceId: ctx.workspace.id,
+        channel: "sms",
+        deviceId: phone.device_id,
+        from: ADA,
+        fromName: "Ada",
+        body: "Thanks! Call me on 4155552671",
+        externalId: "in-1",
+        at: ctx.clock.now(),
+      },
+      ctx.services.channelCore.onInbound,
+    ),
   );
+  await waitFor("the rule's reply", () => ctx.sql.get("SELECT id FROM notification WHERE message = 'You are welcome'"));
   await ctx.services.threads.catchUp(1000);
   await ctx.sql.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, 'wamid.X', ?, ?)", [
     phone.device_id,
@@ -93,7 +104,7 @@ describe("privacy: one person's data", () => {
     expect(data.contacts).toEqual([expect.objectContaining({ name: "Ada Lovelace", phone: ADA })]);
     const ids = data.notifications.map((n: { notification_id: number }) => n.notification_id);
     expect(ids).toEqual(expect.arrayContaining([delivered, waiting]));
-    expect(ids).toHaveLength(4);
+    expect(ids).toHaveLength(5);
     expect(data.notifications.find((n: { notification_id: number }) => n.notification_id === delivered).logs.length).toBeGreaterThanOrEqual(
       3,
     );
@@ -118,7 +129,10 @@ describe("privacy: one person's data", () => {
     const reply = expectEnvelope(await ctx.post("/v1/api/privacy/erase", { phone: ADA }), 200);
     expect(reply.data.phone).toBe(ADA);
     expect(reply.data.in_flight).toBe(0);
-    expect(reply.data.erased).toMatchObject({ contacts: 1, notifications: 4, smsgate_messages: 0, platform_statuses: 1 });
+    expect(reply.data.erased).toMatchObject({ contacts: 1, notifications: 5, smsgate_messages: 0, platform_statuses: 1 });
+    // Her pool member, her place among its distinct recipients (kept as a digest), the rule's reply to her.
+    expect(reply.data.erased.routing_traces).toBe(3);
+    expect(Number((await ctx.sql.get<{ n: number }>("SELECT count(*) AS n FROM pool_recipient"))!.n)).toBe(2);
     expect(reply.data.erased.threads).toBeGreaterThanOrEqual(1);
     expect(reply.data.erased.events).toBeGreaterThan(4);
     expect(reply.data.erased.webhook_deliveries).toBe(reply.data.erased.events);

@@ -21,6 +21,25 @@ export function createPrivacyRepository(db: Executor) {
          WHERE workspace_id = ? AND phone = ?`,
         [workspaceId, phone],
       ),
+    /**
+     * The number's traces in routing: the pool member it sticks to and the inbound rules' replies
+     * to it go; a member's distinct recipients this month keep it under `digest`, so a cap still
+     * counts it. The count of rows touched.
+     */
+    async removeRoutingTraces(workspaceId: number, phone: string, digest: string): Promise<number> {
+      const pools = "SELECT id FROM pool WHERE workspace_id = ?";
+      const members = `SELECT m.id FROM pool_member m JOIN pool p ON p.id = m.pool_id WHERE p.workspace_id = ?`;
+      const sticky = (await db.run(`DELETE FROM pool_sticky WHERE recipient = ? AND pool_id IN (${pools})`, [phone, workspaceId])).changes;
+      const counted = (
+        await db.run(`UPDATE pool_recipient SET recipient = ? WHERE recipient = ? AND member_id IN (${members})`, [
+          digest,
+          phone,
+          workspaceId,
+        ])
+      ).changes;
+      const replies = (await db.run("DELETE FROM rule_reply WHERE workspace_id = ? AND sender = ?", [workspaceId, phone])).changes;
+      return sticky + counted + replies;
+    },
     removeContacts: async (workspaceId: number, phone: string): Promise<number> =>
       (await db.run("DELETE FROM contact WHERE workspace_id = ? AND phone = ?", [workspaceId, phone])).changes,
 

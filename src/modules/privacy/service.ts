@@ -48,6 +48,7 @@ export interface ErasureCounts {
   webhook_attempts: number;
   idempotency_keys: number;
   platform_statuses: number;
+  routing_traces: number;
 }
 
 export function createPrivacyService(deps: PrivacyDeps) {
@@ -157,6 +158,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         webhook_attempts: 0,
         idempotency_keys: 0,
         platform_statuses: 0,
+        routing_traces: 0,
       };
       const found = await notificationIds(workspaceId, forms);
       // What is still queued is cancelled as any cancel is (refunded, a phone told); what a
@@ -192,6 +194,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         for (let i = 0; i < replies.length; i += REMOVE_PIECE)
           counts.idempotency_keys += await repo.removeIdempotency(workspaceId, replies.slice(i, i + REMOVE_PIECE));
         counts.platform_statuses = await repo.removeBacklog(workspaceId, needle);
+        counts.routing_traces = await repo.removeRoutingTraces(workspaceId, phone, deps.digest(phone));
         await repo.recordErasure(workspaceId, clock.now(), actor, { ...counts });
       });
       deps.safety.forget(workspaceId);
