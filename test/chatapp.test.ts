@@ -1,6 +1,7 @@
 // The chat-app channel against the local fake of the platform, which checks every request body
 // against Meta's OpenAPI `Message` schema. Each numbered rule of the chat-app issue has a test here.
 import { afterEach, describe, expect, test } from "bun:test";
+import { waitFor } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
 import { startReceiver, type Receiver } from "./helpers/receiver";
@@ -673,5 +674,34 @@ describe("pacing each business number", () => {
     expect(await s.dispatch()).toBe(1);
     const defaults = expectEnvelope(await s.ctx.get(`/v1/api/device/${s.deviceId}`), 200).data;
     expect(defaults.send_limit_per_minute).toBe(180);
+  });
+});
+
+describe("inbound rules on the chat-app channel", () => {
+  test("a keyword rule answers through the business number written to, within the window; a tag names the contact by profile", async () => {
+    const s = await setup();
+    const rule = { name: "Menu", match: { keyword: "menu" }, action: { reply: { text: "Today: rye and spelt" }, tag: "asked menu" } };
+    expect((await s.ctx.post("/v1/api/rule/create", rule)).status).toBe(200);
+    const before = s.fake.sent.length;
+    await userWrites(s, "Menu please");
+    await waitFor(
+      "the rule's reply",
+      async () => (await s.ctx.sql.get("SELECT id FROM notification WHERE message = 'Today: rye and spelt'")) ?? null,
+    );
+    await s.dispatch();
+    expect(s.fake.sent.length).toBe(before + 1);
+    expect(lastSent(s.fake)).toMatchObject({
+      phoneNumberId: PHONE_ID,
+      body: { to: USER, type: "text", text: { body: "Today: rye and spelt" } },
+    });
+    const contacts = expectEnvelope(await s.ctx.get("/v1/api/contact/list", { query: { tag: "asked menu" } }), 200).data.contacts;
+    expect(contacts.map((c: { name: string; phone: string }) => [c.name, c.phone])).toEqual([["Ada", USER]]);
+    // A rule for SMS only does not hear it.
+    await s.ctx.post("/v1/api/rule/update", {
+      rule_id: (await s.ctx.get("/v1/api/rule/list")).body.data.rules[0].rule_id,
+      channels: ["sms"],
+    });
+    const tested = expectEnvelope(await s.ctx.post("/v1/api/rule/test", { body: "menu", channel: "chatapp" }), 200).data.matches;
+    expect(tested).toEqual([]);
   });
 });
