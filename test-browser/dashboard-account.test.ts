@@ -10,6 +10,7 @@ import {
   CHROMIUM,
   chromiumAvailable,
   judgePage,
+  navTo,
   signInThroughForm,
   startDashboard,
   watchProblems,
@@ -50,7 +51,7 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
   }
 
   test("the owner tops up, a bad amount is refused beside the field, and the ledger shows both moves", async () => {
-    await page.getByRole("link", { name: "Credits" }).click();
+    await navTo(page, "Credits");
     expect(await page.locator("#balance").innerText()).toBe("0");
     expect(await page.locator(".empty").innerText()).toContain("No entries yet. Top up above");
     await judgePage(page, "credits-empty");
@@ -103,7 +104,7 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
   });
 
   test("the account shows the plan, and the month's usage counts a sent SMS", async () => {
-    await page.getByRole("link", { name: "Account" }).click();
+    await navTo(page, "Account");
     expect(await page.locator("#plan-title").innerText()).toBe("Plan: Owner (unlimited)");
     expect(await page.locator("#sms-usage").innerText()).toBe("0 SMS this month; the plan has no monthly limit.");
     const sent = await server.api("/v1/api/sms/send", key, { recipient_contact: "+14155550123", message: "Your table is ready" });
@@ -153,7 +154,7 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
     await signInThroughForm(member, server.url, MEMBER, MEMBER_PASSWORD);
     expect(await member.locator("header .who").innerText()).toContain(`${MEMBER} (member)`);
 
-    await member.getByRole("link", { name: "Credits" }).click();
+    await navTo(member, "Credits");
     expect(await member.locator("#balance").innerText()).toBe("504");
     expect(await member.getByLabel("Credits to add").count()).toBe(0);
     expect(await member.locator("main").innerText()).toContain("Only an owner of the account can add credits");
@@ -163,7 +164,7 @@ describe.skipIf(!chromiumAvailable)("the Credits and Account pages", () => {
     expect(await topUp.text()).toContain("Only an owner of the account can add credits.");
     expect(await balance()).toBe(504);
 
-    await member.getByRole("link", { name: "Account" }).click();
+    await navTo(member, "Account");
     expect(await member.locator("#add-title").count()).toBe(0);
     expect(await member.locator("main").innerText()).toContain(EMAIL);
     await judgePage(member, "account-member");

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { isolatedBinary, startServer, tempDir, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable as available, judgePage, launchChromium, watchProblems } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable as available, judgePage, launchChromium, navTo, watchProblems } from "../test/helpers/dashboard";
 
 if (!available) console.warn(`dashboard-browser: ${CHROMIUM} is missing (apt-get install chromium); skipping the browser checks`);
 const EMAIL = "owner@example.com";
@@ -66,7 +66,7 @@ describe.skipIf(!available)("the dashboard in a browser", () => {
   });
 
   test("a key is created with its secret shown once, rotated, disabled and enabled", async () => {
-    await page.getByRole("link", { name: "API keys" }).click();
+    await navTo(page, "API keys");
     await page.getByLabel("Name").fill("Shop website");
     await page.getByRole("button", { name: "Create key" }).click();
     const secret = (await page.locator("#new-secret").innerText()).trim();

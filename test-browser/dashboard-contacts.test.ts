@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { parseCsv } from "../src/lib/csv";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-contacts: ${CHROMIUM} is missing; skipping`);
 
@@ -41,7 +41,7 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
   });
 
   test("with no contact the page says how to add some", async () => {
-    await page.getByRole("link", { name: "Contacts" }).click();
+    await navTo(page, "Contacts");
     expect(await page.locator(".empty").innerText()).toContain("No contacts yet. Add one with New contact, or import a CSV file");
     await judgePage(page, "contacts-empty");
   });
@@ -132,7 +132,7 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
   });
 
   test("search finds by part of the name and by digits of the phone", async () => {
-    await page.getByRole("link", { name: "Contacts", exact: true }).click();
+    await navTo(page, "Contacts");
     await judgePage(page, "contacts");
     await page.getByLabel("Name, phone or email contains").fill("hopper");
     await page.getByRole("button", { name: "Search" }).click();
@@ -150,7 +150,7 @@ describe.skipIf(!chromiumAvailable)("the Contacts pages", () => {
   });
 
   test("editing saves through the service, and a taken phone is refused beside the field", async () => {
-    await page.getByRole("link", { name: "Contacts", exact: true }).click();
+    await navTo(page, "Contacts");
     await page.getByRole("link", { name: "Edit Grace Hopper" }).click();
     await page.getByLabel("Phone").fill("+14155552671");
     await page.getByRole("button", { name: "Save contact" }).click();

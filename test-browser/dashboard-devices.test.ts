@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 import { startSimulator, type RunningPhone } from "../test/helpers/simulator";
 
 if (!chromiumAvailable) console.warn(`dashboard-devices: ${CHROMIUM} is missing; skipping`);
@@ -33,7 +33,7 @@ describe.skipIf(!chromiumAvailable)("the Devices pages", () => {
   });
 
   test("with no device the page says to pair one", async () => {
-    await page.getByRole("link", { name: "Devices" }).click();
+    await navTo(page, "Devices");
     expect(await page.locator(".notice").innerText()).toContain("No phone yet — pair one");
     await judgePage(page, "devices-empty");
   });
@@ -64,7 +64,7 @@ describe.skipIf(!chromiumAvailable)("the Devices pages", () => {
   });
 
   test("the list shows it online with the health its pings report", async () => {
-    await page.getByRole("link", { name: "Devices", exact: true }).click();
+    await navTo(page, "Devices");
     const row = page.locator("tr", { hasText: "Shop/phone" });
     expect(await row.locator(".badge.online").count()).toBe(1);
     // A 9 % battery off the charger, reported by the phone's ping.

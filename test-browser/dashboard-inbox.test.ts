@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { waitFor } from "../test/helpers/api";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
 import type { RunningPhone } from "../test/helpers/simulator";
 
@@ -57,7 +57,7 @@ describe.skipIf(!chromiumAvailable)("the Inbox", () => {
   });
 
   test("a received SMS is unread until opened, and a reply goes out and is delivered", async () => {
-    await page.getByRole("link", { name: "Inbox" }).click();
+    await navTo(page, "Inbox");
     const item = page.locator(".threads li", { hasText: "+14155550777" });
     expect(await item.innerText()).toContain("1 unread");
     expect(await item.innerText()).toContain("Is my parcel here?");

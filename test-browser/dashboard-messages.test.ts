@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { SEND_PATH } from "../test/helpers/api";
 import type { RunningPhone } from "../test/helpers/simulator";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-messages: ${CHROMIUM} is missing; skipping`);
 
@@ -35,7 +35,7 @@ describe.skipIf(!chromiumAvailable)("the Messages page", () => {
   });
 
   test("with nothing sent it says what to do", async () => {
-    await page.getByRole("link", { name: "Messages" }).click();
+    await navTo(page, "Messages");
     expect(await page.locator(".empty").innerText()).toContain("No messages match");
   });
 

@@ -8,7 +8,7 @@ import type { Page } from "playwright-core";
 import { waitFor } from "../test/helpers/api";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
 import { readDb } from "../test/helpers/crash-setup";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-privacy: ${CHROMIUM} is missing; skipping`);
 
@@ -42,7 +42,7 @@ describe.skipIf(!chromiumAvailable)("erasing a person's data from the dashboard"
   });
 
   test("a contact's Erase data asks first; Keep it erases nothing", async () => {
-    await page.getByRole("link", { name: "Contacts" }).click();
+    await navTo(page, "Contacts");
     await page.getByRole("link", { name: "Erase data about Ada Lovelace" }).click();
     expect(await page.getByRole("heading", { name: `Erase all data about ${ADA}?` }).isVisible()).toBe(true);
     expect(await page.getByRole("link", { name: "Download this person's data first" }).getAttribute("href")).toBe(
@@ -87,7 +87,7 @@ describe.skipIf(!chromiumAvailable)("erasing a person's data from the dashboard"
   });
 
   test("a conversation's button erases that person's conversation and goes back to the inbox", async () => {
-    await page.getByRole("link", { name: "Inbox" }).click();
+    await navTo(page, "Inbox");
     await page.locator(".threads li", { hasText: CAROL }).getByRole("link").click();
     await page.getByRole("link", { name: `Erase all data about ${CAROL}` }).click();
     await page.getByRole("button", { name: `Erase all data about ${CAROL}` }).click();

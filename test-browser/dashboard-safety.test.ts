@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-safety: ${CHROMIUM} is missing; skipping`);
 
@@ -49,7 +49,7 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
   });
 
   test("with no opt-out the page says what the list is and how numbers get on it", async () => {
-    await page.getByRole("link", { name: "Opt-outs" }).click();
+    await navTo(page, "Opt-outs");
     expect(await page.locator("h1").innerText()).toBe("Opt-outs");
     expect(await page.locator(".empty").innerText()).toContain("No one has opted out. People who text STOP");
     await judgePage(page, "optouts-empty");
@@ -140,7 +140,7 @@ describe.skipIf(!chromiumAvailable)("the Opt-outs and Safe sending pages", () =>
   });
 
   test("settings: quiet hours and a custom opt-out word are saved, shown again on reload and in the API", async () => {
-    await page.getByRole("link", { name: "Safe sending" }).click();
+    await navTo(page, "Safe sending");
     expect(await page.getByLabel("No quiet hours").isChecked()).toBe(true);
     expect(await page.getByLabel("Opt-out words").inputValue()).toBe("STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT");
     await judgePage(page, "safety-settings");

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 
 if (!chromiumAvailable) console.warn(`dashboard-send: ${CHROMIUM} is missing; skipping`);
 
@@ -39,7 +39,7 @@ describe.skipIf(!chromiumAvailable)("the Send page", () => {
   const preview = () => page.locator("#preview");
 
   test("the preview counts characters, encoding and segments as the server does, and flags a bad number", async () => {
-    await page.getByRole("link", { name: "Send", exact: true }).click();
+    await navTo(page, "Send");
     await page.getByLabel("To (international format, or pick a contact)").fill("12");
     await page.getByLabel("Text").fill("a".repeat(161));
     await expect(preview().filter({ hasText: "161 characters · GSM-7 · 2 segments" }).waitFor({ timeout: 5000 })).resolves.toBeUndefined();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Credentials, RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import { CHROMIUM, chromiumAvailable, judgePage, navTo, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
 import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../test/helpers/fake-chatapp";
 
 if (!chromiumAvailable) console.warn(`dashboard-templates: ${CHROMIUM} is missing; skipping`);
@@ -64,7 +64,7 @@ describe.skipIf(!chromiumAvailable)("the Templates pages", () => {
   });
 
   test("before any template of its own the page says how to make one; system templates have no edit button", async () => {
-    await page.getByRole("link", { name: "Templates" }).click();
+    await navTo(page, "Templates");
     expect(await page.locator(".notice").innerText()).toContain("make your own with New template");
     const system = (await apiTemplates()).filter((t) => t.is_system === 1);
     expect(system.length).toBeGreaterThan(0);

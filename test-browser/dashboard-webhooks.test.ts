@@ -10,7 +10,15 @@ import type { Server } from "bun";
 import type { Browser, Page } from "playwright-core";
 import { waitFor } from "../test/helpers/api";
 import { runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../test/helpers/binary";
-import { CHROMIUM, chromiumAvailable, judgePage, signInThroughForm, startDashboard, type DashboardRig } from "../test/helpers/dashboard";
+import {
+  CHROMIUM,
+  chromiumAvailable,
+  judgePage,
+  navTo,
+  signInThroughForm,
+  startDashboard,
+  type DashboardRig,
+} from "../test/helpers/dashboard";
 import { webhookBody, webhooksBody, type WebhookView } from "../src/dashboard/pages/webhooks";
 
 // A subscription the service marked failing after a day of retries (too slow to reach in a test
@@ -95,7 +103,7 @@ describe.skipIf(!chromiumAvailable)("the Webhooks pages", () => {
   const apiHook = async () => (await server.api("/v1/api/webhook/list", key)).body.data.webhooks[0];
 
   test("with no webhook the page says what to do, and a subscription without events is refused beside the events", async () => {
-    await page.getByRole("link", { name: "Webhooks" }).click();
+    await navTo(page, "Webhooks");
     expect(await page.locator(".empty").innerText()).toContain("No webhook yet — subscribe a URL above");
     await judgePage(page, "webhooks-empty");
     await page.getByLabel("URL that receives the events").fill(hookUrl());

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { waitFor } from "./helpers/api";
-import type { Credentials, RunningServer } from "./helpers/binary";
+import type { RunningServer } from "./helpers/binary";
 import { crashRig } from "./helpers/crash-setup";
 import { phoneSignature } from "./helpers/phone";
 

@@ -211,9 +211,9 @@ describe("rules: replies", () => {
     let carried = 0;
     await phoneA.receive(numberB, "hello A");
     for (let round = 0; round < 20; round++) {
-      for (const [from, to, toPhone, fromNumber] of [
-        [a, b, phoneB, numberA],
-        [b, a, phoneA, numberB],
+      for (const [from, toPhone, fromNumber] of [
+        [a, phoneB, numberA],
+        [b, phoneA, numberB],
       ] as const) {
         const pending = await from.sql.all<{ id: number; message: string }>(
           "SELECT id, message FROM notification WHERE status = 'pending' ORDER BY id",

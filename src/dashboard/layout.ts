@@ -12,21 +12,73 @@ export interface Viewer {
   csrf: string;
 }
 
-export const NAV: { path: string; label: string }[] = [
+export interface NavLink {
+  path: string;
+  label: string;
+}
+export interface NavGroup {
+  label: string;
+  items: NavLink[];
+}
+
+/** The navigation: Overview, then groups that open as a menu (one row on a desktop; behind a Menu button on a phone). */
+export const NAV: (NavLink | NavGroup)[] = [
   { path: "/dashboard", label: "Overview" },
-  { path: "/dashboard/send", label: "Send" },
-  { path: "/dashboard/messages", label: "Messages" },
-  { path: "/dashboard/inbox", label: "Inbox" },
-  { path: "/dashboard/devices", label: "Devices" },
-  { path: "/dashboard/templates", label: "Templates" },
-  { path: "/dashboard/contacts", label: "Contacts" },
-  { path: "/dashboard/optouts", label: "Opt-outs" },
-  { path: "/dashboard/safety", label: "Safe sending" },
-  { path: "/dashboard/keys", label: "API keys" },
-  { path: "/dashboard/webhooks", label: "Webhooks" },
-  { path: "/dashboard/credits", label: "Credits" },
-  { path: "/dashboard/account", label: "Account" },
+  {
+    label: "Sending",
+    items: [
+      { path: "/dashboard/send", label: "Send" },
+      { path: "/dashboard/messages", label: "Messages" },
+      { path: "/dashboard/inbox", label: "Inbox" },
+      { path: "/dashboard/templates", label: "Templates" },
+    ],
+  },
+  {
+    label: "Audience",
+    items: [
+      { path: "/dashboard/contacts", label: "Contacts" },
+      { path: "/dashboard/optouts", label: "Opt-outs" },
+      { path: "/dashboard/safety", label: "Safe sending" },
+      // Rules: enable once /dashboard/rules exists.
+      // { path: "/dashboard/rules", label: "Rules" },
+    ],
+  },
+  {
+    label: "Devices",
+    items: [
+      { path: "/dashboard/devices", label: "Devices" },
+      { path: "/dashboard/pools", label: "Pools" },
+    ],
+  },
+  {
+    label: "Settings",
+    items: [
+      { path: "/dashboard/keys", label: "API keys" },
+      { path: "/dashboard/webhooks", label: "Webhooks" },
+      { path: "/dashboard/credits", label: "Credits" },
+      { path: "/dashboard/account", label: "Account" },
+    ],
+  },
 ];
+
+const navLink = (item: NavLink, current: string) =>
+  html`<li><a href="${item.path}"${item.path === current ? html` aria-current="page"` : ""}>${item.label}</a></li>`;
+
+/**
+ * Each group is a disclosure (details/summary, one open at a time), so it opens without a script;
+ * app.js adds the phone's Menu button (hidden until then), and Escape, a click elsewhere or focus
+ * moving on closes an open group.
+ */
+function nav(current: string): Html {
+  return html`<nav class="main" aria-label="Main">
+  <button type="button" class="nav-toggle secondary" aria-expanded="false" aria-controls="nav-menu" hidden>Menu</button>
+  <ul id="nav-menu">${NAV.map((entry) =>
+    "items" in entry
+      ? html`<li class="group"><details name="nav-group"><summary>${entry.label}</summary><ul>${entry.items.map((item) => navLink(item, current))}</ul></details></li>`
+      : navLink(entry, current),
+  )}</ul>
+</nav>`;
+}
 
 function head(title: string, csrf: string | null): Html {
   return html`<head>
@@ -66,9 +118,7 @@ ${head(title, viewer.csrf)}
     <button class="link" type="submit">Sign out</button>
   </form>
 </header>
-<nav class="main" aria-label="Main">
-  <ul>${NAV.map((item) => html`<li><a href="${item.path}"${item.path === current ? html` aria-current="page"` : ""}>${item.label}</a></li>`)}</ul>
-</nav>
+${nav(current)}
 <main id="content">
 <h1>${title}</h1>
 ${body}

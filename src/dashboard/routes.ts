@@ -14,6 +14,7 @@ import { dashboardBulkRoutes, type DashboardBulkRoutesDeps } from "./bulk-routes
 import { dashboardContactRoutes, type DashboardContactRoutesDeps } from "./contact-routes";
 import { dashboardDeviceRoutes, type DashboardDeviceRoutesDeps } from "./device-routes";
 import { dashboardInboxRoutes, type DashboardInboxRoutesDeps } from "./inbox-routes";
+import { dashboardPoolRoutes, type DashboardPoolRoutesDeps } from "./pool-routes";
 import { dashboardPrivacyRoutes, type DashboardPrivacyRoutesDeps } from "./privacy-routes";
 import { dashboardMessageRoutes, type DashboardMessageRoutesDeps } from "./message-routes";
 import { dashboardSendRoutes, type DashboardSendRoutesDeps } from "./send-routes";
@@ -50,6 +51,7 @@ export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgate
   DashboardCreditRoutesDeps &
   DashboardDeviceRoutesDeps &
   DashboardInboxRoutesDeps &
+  DashboardPoolRoutesDeps &
   DashboardPrivacyRoutesDeps &
   KitDeps &
   DashboardMessageRoutesDeps &
@@ -182,6 +184,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     .use(dashboardSendRoutes(s, kit))
     .use(dashboardBulkRoutes(s, kit))
     .use(dashboardDeviceRoutes(s, kit))
+    .use(dashboardPoolRoutes(s, kit))
     .use(dashboardInboxRoutes(s, kit))
     .use(dashboardWebhookRoutes(s, kit))
     .use(dashboardCreditRoutes(s, kit))

@@ -46,6 +46,22 @@ export async function signInThroughForm(page: Page, origin: string, email: strin
   await page.waitForURL(`${origin}/dashboard`);
 }
 
+/**
+ * Follows a link of the main navigation as a person would: on a phone the Menu button first, then
+ * the link's group (a disclosure), then the link.
+ */
+export async function navTo(page: Page, label: string): Promise<void> {
+  const nav = page.getByRole("navigation", { name: "Main" });
+  const link = nav.getByRole("link", { name: label, exact: true });
+  if (!(await link.isVisible())) {
+    const menu = nav.getByRole("button", { name: "Menu" });
+    if ((await menu.isVisible()) && (await menu.getAttribute("aria-expanded")) !== "true") await menu.click();
+    const group = nav.locator("details", { has: page.locator(`a:text-is("${label}")`) });
+    if ((await group.count()) > 0 && !(await group.evaluate((d) => (d as HTMLDetailsElement).open))) await group.locator("summary").click();
+  }
+  await link.click();
+}
+
 /** Accessibility and layout at both sizes, and the screenshots. */
 export async function judgePage(page: Page, name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });

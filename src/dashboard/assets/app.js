@@ -1,5 +1,5 @@
-// Pigeon dashboard behaviour that needs no server round trip: copy buttons, and the CSRF token on
-// every htmx request. Loaded as a file (the pages' Content-Security-Policy allows no inline script).
+// Pigeon dashboard behaviour that needs no server round trip: copy buttons, the navigation's Menu
+// button and closing its groups, and the CSRF token on every htmx request. Loaded as a file (the pages' Content-Security-Policy allows no inline script).
 (() => {
   // biome-ignore lint/suspicious/noRedundantUseStrict: the file is served as a classic script, where this is not implied
   "use strict";
@@ -28,6 +28,44 @@
     for (const select of document.querySelectorAll('select[data-browser-zone="yes"]')) {
       if ([...select.options].some((o) => o.value === zone)) select.value = zone;
     }
+  });
+
+  // The navigation: its groups open without a script (details); here a phone gets the Menu button,
+  // and Escape, a click elsewhere or focus moving on closes what is open.
+  document.addEventListener("DOMContentLoaded", () => {
+    const nav = document.querySelector("nav.main");
+    const toggle = nav?.querySelector(".nav-toggle");
+    if (!nav || !toggle) return;
+    const groups = () => [...nav.querySelectorAll("details[open]")];
+    const setMenu = (open) => toggle.setAttribute("aria-expanded", String(open));
+    const menuOpen = () => toggle.getAttribute("aria-expanded") === "true" && toggle.offsetParent !== null;
+    toggle.hidden = false;
+    toggle.addEventListener("click", () => setMenu(!menuOpen()));
+
+    document.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape") return;
+      const open = groups();
+      if (open.length > 0) {
+        for (const group of open) {
+          const inside = group.contains(document.activeElement);
+          group.open = false;
+          if (inside) group.querySelector("summary")?.focus();
+        }
+      } else if (menuOpen()) {
+        setMenu(false);
+        if (nav.contains(document.activeElement)) toggle.focus();
+      }
+    });
+    document.addEventListener("click", (event) => {
+      const target = event.target instanceof Node ? event.target : null;
+      for (const group of groups()) if (!group.contains(target)) group.open = false;
+      if (menuOpen() && !nav.contains(target)) setMenu(false);
+    });
+    nav.addEventListener("focusout", (event) => {
+      const next = event.relatedTarget;
+      if (!(next instanceof Node)) return;
+      for (const group of groups()) if (!group.contains(next)) group.open = false;
+    });
   });
 
   document.addEventListener("click", async (event) => {
