@@ -5,14 +5,12 @@
 // changes; deleting asks first; another workspace's pool is not found; a member user sees the page;
 // and every page's navigation is Overview and four groups with the current page marked.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DASHBOARD_PASSWORD, dashboardRequests } from "./helpers/dashboard-requests";
 import { createTestContext, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 
 const EMAIL = "owner@example.com";
 const MEMBER_EMAIL = "member@example.com";
-const PASSWORD = "a long enough secret";
-
-const cookieValue = (res: Response, name: string) => new RegExp(`${name}=([^;]*)`).exec(res.headers.getSetCookie().join("\n"))?.[1] ?? null;
 
 describe("the Pools page", () => {
   let ctx: TestContext;
@@ -23,38 +21,24 @@ describe("the Pools page", () => {
   let office = 0;
   let cloud = 0;
 
-  const get = (path: string, as = cookie) =>
-    ctx.app.handle(new Request(`http://localhost${path}`, { headers: as ? { cookie: as } : {}, redirect: "manual" }));
-  const post = (path: string, fields: Record<string, string>, as = cookie) =>
-    ctx.app.handle(
-      new Request(`http://localhost${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", cookie: as },
-        body: new URLSearchParams(fields).toString(),
-      }),
-    );
-  const text = async (path: string, as = cookie) => {
-    const res = await get(path, as);
-    expect({ path, status: res.status }).toEqual({ path, status: 200 });
-    return res.text();
-  };
-
-  async function signIn(email: string): Promise<{ cookie: string; csrf: string }> {
-    const form = await get("/dashboard/sign-in", "");
-    const pre = cookieValue(form, "pigeon_presession")!;
-    const res = await post("/dashboard/sign-in", { _csrf: pre, email, password: PASSWORD }, `pigeon_presession=${pre}`);
-    const session = `pigeon_session=${cookieValue(res, "pigeon_session")}`;
-    const page = await (await get("/dashboard/pools", session)).text();
-    return { cookie: session, csrf: /name="_csrf" value="([0-9a-f]{32})"/.exec(page)![1] };
-  }
+  const {
+    get,
+    post,
+    text,
+    signIn: signInAt,
+  } = dashboardRequests(
+    () => ctx,
+    () => cookie,
+  );
+  const signIn = (email: string) => signInAt(email, "/dashboard/pools");
 
   const pools = async () => (await ctx.services.pools.list(ctx.workspace.id)).pools;
 
   beforeAll(async () => {
     ctx = await createTestContext();
     fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
-    await ctx.services.users.createUser({ email: EMAIL, password: PASSWORD });
-    await ctx.services.users.createUser({ email: MEMBER_EMAIL, password: PASSWORD, role: "member" });
+    await ctx.services.users.createUser({ email: EMAIL, password: DASHBOARD_PASSWORD });
+    await ctx.services.users.createUser({ email: MEMBER_EMAIL, password: DASHBOARD_PASSWORD, role: "member" });
     const phone = await ctx.phone("Shop phone");
     shop = phone.device_id;
     // The phone reports two SIMs as the app does.

@@ -39,8 +39,7 @@ export const NAV: (NavLink | NavGroup)[] = [
       { path: "/dashboard/contacts", label: "Contacts" },
       { path: "/dashboard/optouts", label: "Opt-outs" },
       { path: "/dashboard/safety", label: "Safe sending" },
-      // Rules: enable once /dashboard/rules exists.
-      // { path: "/dashboard/rules", label: "Rules" },
+      { path: "/dashboard/rules", label: "Rules" },
     ],
   },
   {

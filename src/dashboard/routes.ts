@@ -16,6 +16,7 @@ import { dashboardDeviceRoutes, type DashboardDeviceRoutesDeps } from "./device-
 import { dashboardInboxRoutes, type DashboardInboxRoutesDeps } from "./inbox-routes";
 import { dashboardPoolRoutes, type DashboardPoolRoutesDeps } from "./pool-routes";
 import { dashboardPrivacyRoutes, type DashboardPrivacyRoutesDeps } from "./privacy-routes";
+import { dashboardRuleRoutes, type DashboardRuleRoutesDeps } from "./rule-routes";
 import { dashboardMessageRoutes, type DashboardMessageRoutesDeps } from "./message-routes";
 import { dashboardSendRoutes, type DashboardSendRoutesDeps } from "./send-routes";
 import { dashboardWebhookRoutes, type DashboardWebhookRoutesDeps } from "./webhook-routes";
@@ -53,6 +54,7 @@ export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgate
   DashboardInboxRoutesDeps &
   DashboardPoolRoutesDeps &
   DashboardPrivacyRoutesDeps &
+  DashboardRuleRoutesDeps &
   KitDeps &
   DashboardMessageRoutesDeps &
   DashboardOptOutRoutesDeps &
@@ -193,5 +195,6 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     .use(dashboardContactRoutes(s, kit))
     .use(dashboardOptOutRoutes(s, kit))
     .use(dashboardPrivacyRoutes(s, kit))
+    .use(dashboardRuleRoutes(s, kit))
     .use(dashboardSafetyRoutes(s, kit));
 }
