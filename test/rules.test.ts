@@ -5,6 +5,7 @@
 // hours are read in the workspace's zone; priority, continue and channels decide who acts.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
+import { EVENT_CATALOGUE } from "../src/modules/events/catalogue";
 import { waitFor } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { appPhone } from "./helpers/phone";
@@ -276,6 +277,10 @@ describe("rules: forward, webhook, tag", () => {
       type: "rule.matched",
       data: { rule_name: "CRM", message: { from: ADA, body: "Please call back ASAP", channel: "sms", device_id: phone.deviceId } },
     });
+    // The example /docs shows has the same fields.
+    const documented = EVENT_CATALOGUE.find((e) => e.type === "rule.matched")!.data as { message: object };
+    expect(Object.keys(event.data).sort()).toEqual(Object.keys(documented).sort());
+    expect(Object.keys(event.data.message).sort()).toEqual(Object.keys(documented.message).sort());
     const [t, v1] = first.headers
       .get("x-pigeon-signature")!
       .split(",")

@@ -177,6 +177,23 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
     },
   },
   { type: "webhook.test", when: "POST /api/webhook/test", data: { message: "This is a test event from Pigeon", webhook_id: 1 } },
+  {
+    type: "rule.matched",
+    when: "an inbound rule with a webhook action matched a message that came in; sent only to that rule's own subscription (POST /api/rule/create), not to others",
+    data: {
+      rule_id: 2,
+      rule_name: "CRM",
+      message: {
+        thread_id: 12,
+        message_id: 31,
+        channel: "sms",
+        from: "+14155552671",
+        body: "Urgent: please call back",
+        received_at: "2026-01-15T12:00:05.000Z",
+        device_id: 1,
+      },
+    },
+  },
 ];
 
 export function eventCatalogueMarkdown(): string {
