@@ -4,6 +4,7 @@
 // typed and gets the result alone; without a script the Test button gets the whole page. Everything
 // goes through the rules service the API uses, so its checks answer with the same messages.
 import { Elysia } from "elysia";
+import type { DeliveryType } from "../channels/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../http/errors";
 import type { RuleAction, RuleInput } from "../modules/rules/service";
@@ -150,7 +151,7 @@ export function dashboardRuleRoutes(s: DashboardRuleRoutesDeps, kit: Kit) {
     try {
       const r = await s.rules.test(ws, {
         body: t.body,
-        channel: t.channel as "sms" | "chatapp",
+        channel: t.channel as DeliveryType,
         ...(t.from ? { from: t.from } : {}),
       });
       return { kind: "matches", ...r };
