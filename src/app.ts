@@ -11,6 +11,8 @@ import { safetyRoutes } from "./modules/safety/routes";
 import { privacyRoutes } from "./modules/privacy/routes";
 import { poolRoutes } from "./modules/pools/routes";
 import { ruleRoutes } from "./modules/rules/routes";
+import { isTwilioPath, twilioError } from "./modules/twilio/errors";
+import { twilioRoutes } from "./modules/twilio/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -65,8 +67,12 @@ export function createApp(s: Services, options: AppOptions = {}) {
     log: s.log,
     disk: s.disk,
     pageError: dashboardError,
-    gates: [{ matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate }],
+    gates: [
+      { matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate },
+      { matches: isTwilioPath, authenticate: s.twilio.authenticate },
+    ],
     plainErrors: isSmsGatePath,
+    foreignErrors: (path, status, code, message) => (isTwilioPath(path) ? twilioError(status, code, message) : null),
     beforeBody: async (request, path, signIn) => {
       for (const runtime of s.channelRuntimes) await runtime.beforeBody?.(request.method, path, request.headers, signIn);
     },
@@ -87,6 +93,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(privacyRoutes(s))
     .use(poolRoutes(s))
     .use(ruleRoutes(s))
+    .use(twilioRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

@@ -37,6 +37,7 @@ import { sealLegacySecrets } from "./db/secrets-at-rest";
 import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
 import { createRulesModule } from "./modules/rules";
+import { createTwilioModule } from "./modules/twilio";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
 import { createPoolsModule } from "./modules/pools";
@@ -432,8 +433,25 @@ export function createServices(deps: Deps) {
     ...services,
     requestInboxExport: (device, since, until) => services.phone.requestInboxExport(device, since, until),
   });
+  /** Twilio's Messages API: the workspace's account SID and token, and messages as Twilio shows them. */
+  const twilio = createTwilioModule({
+    storage,
+    clock,
+    secrets,
+    accounts,
+    authenticate,
+    sending,
+    deviceByNumber: async (workspaceId, e164) => {
+      for (const d of await deviceRepo.all(workspaceId, false)) if (d.phoneNumber === e164) return d.id;
+      for (const p of (await pools.list(workspaceId)).pools) for (const m of p.members) if (m.number === e164) return m.device_id;
+      return null;
+    },
+    poolExists: async (workspaceId, id) => (await pools.list(workspaceId)).pools.some((p) => p.pool_id === id),
+    cancel: (workspaceId, id) => notifications.cancel(workspaceId, id),
+  });
   return {
     ...services,
+    twilio,
     smsgate: smsgate.service,
     /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
     smsgateAuth: smsgate.auth,

@@ -56,6 +56,9 @@ Commands:
                                           Act as a paired phone (the SMS Gateway for Android protocol);
                                           SIGUSR1 takes its network away, SIGUSR2 gives it back
   smsgate signing-key [--workspace ID]    The key SMSGate-format webhooks are signed with (X-Signature)
+  twilio credentials [--workspace ID] [--rotate]
+                                          The account SID and auth token of the Twilio-compatible API
+                                          (made on first use; --rotate issues a new token)
   backup --out FILE                       Write a consistent copy of the database
   health [--url URL]                      Ask a running server's /health: exit 0 when it answers healthy, 1 when
                                           not (the server of PIGEON_DATA_DIR, or 127.0.0.1:PIGEON_PORT, by default)
@@ -95,6 +98,7 @@ const OPTIONS = {
   from: { type: "string" },
   url: { type: "string" },
   force: { type: "boolean" },
+  rotate: { type: "boolean" },
   to: { type: "string" },
   amount: { type: "string" },
   note: { type: "string" },
@@ -442,6 +446,21 @@ async function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values):
   );
 }
 
+async function twilioCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
+  if (sub !== "credentials") throw new UsageError("twilio takes credentials");
+  const { accounts, twilio } = rt.services;
+  const workspace = values.workspace
+    ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
+    : await accounts.defaultWorkspace();
+  const c = await twilio.credentials(workspace.id, { rotate: values.rotate === true });
+  print(
+    values,
+    { workspace_id: workspace.id, account_sid: c.account_sid, auth_token: c.auth_token },
+    `Account SID: ${c.account_sid}\nAuth token:  ${c.auth_token}${values.rotate ? " (new: the old token stopped working)" : ""}\n` +
+      `Point a Twilio library at ${rt.config.publicUrl} (its API base URL) with these, or with an API key and its secret.`,
+  );
+}
+
 function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
   if (rt.config.databaseUrl)
@@ -690,6 +709,7 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
     "credits",
     "devices",
     "smsgate",
+    "twilio",
     "backup",
     "restore",
     "health",
@@ -755,6 +775,9 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
         break;
       case "smsgate":
         await smsgateCmd(rt, sub, values);
+        break;
+      case "twilio":
+        await twilioCmd(rt, sub, values);
         break;
       case "backup":
         backup(rt, values);

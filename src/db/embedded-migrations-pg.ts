@@ -17,6 +17,7 @@ import p14 from "../../migrations-pg/0014_retention_and_privacy.sql" with { type
 import p15 from "../../migrations-pg/0015_pools.sql" with { type: "text" };
 import p16 from "../../migrations-pg/0016_pool_quotas_and_failures.sql" with { type: "text" };
 import p17 from "../../migrations-pg/0017_inbound_rules.sql" with { type: "text" };
+import p18 from "../../migrations-pg/0018_twilio_accounts.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -37,4 +38,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0015_pools", sql: p15 },
   { tag: "0016_pool_quotas_and_failures", sql: p16 },
   { tag: "0017_inbound_rules", sql: p17 },
+  { tag: "0018_twilio_accounts", sql: p18 },
 ];

@@ -29,6 +29,7 @@ import m26 from "../../migrations/0026_retention_and_privacy.sql" with { type: "
 import m27 from "../../migrations/0027_pools.sql" with { type: "text" };
 import m28 from "../../migrations/0028_pool_quotas.sql" with { type: "text" };
 import m29 from "../../migrations/0029_inbound_rules.sql" with { type: "text" };
+import m30 from "../../migrations/0030_twilio_accounts.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -61,4 +62,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0027_pools", when: 1795708498103, sql: m27 },
   { tag: "0028_pool_quotas", when: 1795710130245, sql: m28 },
   { tag: "0029_inbound_rules", when: 1795717656244, sql: m29 },
+  { tag: "0030_twilio_accounts", when: 1795720331497, sql: m30 },
 ];

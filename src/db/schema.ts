@@ -1068,3 +1068,22 @@ export const ruleReply = sqliteTable(
   },
   (table) => [index("rule_reply_sender_idx").on(table.workspaceId, table.sender, table.at)],
 );
+
+/**
+ * A workspace's Twilio-style credentials: the account SID its Twilio-compatible API is called with,
+ * and the auth token (sealed with the key: it also signs status callbacks). Calls made with them act
+ * as the workspace's API key `api_key_id` (named "Twilio account"), so its rate limits, its status
+ * and its use are a key's.
+ */
+export const twilioAccount = sqliteTable("twilio_account", {
+  workspaceId: integer("workspace_id")
+    .primaryKey()
+    .references(() => workspace.id),
+  accountSid: text("account_sid").notNull().unique(),
+  authToken: text("auth_token").notNull(),
+  apiKeyId: integer("api_key_id")
+    .notNull()
+    .references(() => apiKey.id),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

@@ -171,7 +171,8 @@ const ALTERNATE_CONTENT: Record<string, Record<string, unknown>> = {
 export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null = null) {
   let cached: string | null = null;
   const build = () => {
-    const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"] });
+    // Twilio's paths end in .json, which the generator would take for static files.
+    const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"], staticFile: false });
     // Each operation's security comes from its route's declared auth; the API key's is the
     // document's default, so those operations inherit it rather than repeat it.
     for (const methods of Object.values(generated.paths as Operations)) {

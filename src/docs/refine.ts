@@ -3,6 +3,7 @@
 // every route, the phone app's and the platforms' credentials, and an example for each error.
 // Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
 import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
+import { isTwilioPath, twilioError } from "../modules/twilio/errors";
 import { ERROR_STATUS } from "../http/errors";
 
 // biome-ignore lint/suspicious/noExplicitAny: the framework's OpenAPI document, walked and rewritten key by key
@@ -76,6 +77,10 @@ export const OPERATION_IDS: Record<string, string> = {
   "get /v1/api/rule/{rule_id}": "getRule",
   "post /v1/api/rule/update": "updateRule",
   "post /v1/api/rule/delete": "deleteRule",
+  "post /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioCreateMessage",
+  "get /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioListMessages",
+  "get /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioFetchMessage",
+  "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioUpdateMessage",
   "get /v1/contacts": "listContactsOverview",
   "post /v1/contacts": "createContactOverview",
   "put /v1/contacts/{contact_id}": "replaceContactOverview",
@@ -173,6 +178,12 @@ export const SECURITY_SCHEMES = {
     type: "http",
     scheme: "basic",
     description: "SMSGate-compatible API: an API key as the user name and its secret as the password (every scope)",
+  },
+  TwilioBasic: {
+    type: "http",
+    scheme: "basic",
+    description:
+      "Twilio-compatible API: the workspace's account SID and auth token (`pigeon twilio credentials`), or an API key and its secret, as Twilio's libraries send them",
   },
   SmsGateBearer: {
     type: "http",
@@ -382,7 +393,84 @@ function errorResponse(status: number, phone: boolean, smsgate = false): Json {
   };
 }
 
+/** Twilio's error body, as its libraries read it. */
+const TWILIO_ERROR = {
+  type: "object",
+  description: "Twilio's error shape, so its libraries read it unchanged: Twilio's numeric `code` and the HTTP `status`",
+  required: ["code", "message", "more_info", "status"],
+  properties: {
+    code: { type: "integer", examples: [21211] },
+    message: { type: "string" },
+    more_info: { type: "string" },
+    status: { type: "integer" },
+  },
+};
+
+/** The errors a Twilio-compatible operation answers, each with examples as Twilio writes them. */
+const TWILIO_EXAMPLES: Record<number, [string | number, string][]> = {
+  400: [
+    ["invalid_phone_number", "The 'To' number 12 is not a valid phone number."],
+    ["message_required", "Message body is required."],
+    ["recipient_opted_out", "Recipient +14155552671 has opted out of this workspace's messages"],
+    [21606, "The From phone number +19995550000 is not a valid, SMS-capable number of this account."],
+  ],
+  401: [["unauthorized", "Authenticate with the account SID and its auth token"]],
+  404: [["not_found", "The requested resource /2010-04-01/Accounts/AC…/Messages/SM….json was not found"]],
+  405: [["method_not_allowed", "Method PUT is not allowed here"]],
+  413: [["payload_too_large", "Request body is larger than the limit"]],
+  429: [["rate_limited", "Too many requests: the key's limit is 60 a minute"]],
+};
+
+/** The form fields each Twilio-compatible operation with a body takes. */
+const TWILIO_FORMS: Record<string, Json> = {
+  "post /2010-04-01/Accounts/{AccountSid}/Messages.json": {
+    type: "object",
+    required: ["To", "Body"],
+    properties: {
+      To: { type: "string", description: "The recipient, E.164", examples: ["+14155552671"] },
+      Body: { type: "string", description: "The text", examples: ["Your order is ready"] },
+      From: { type: "string", description: "A number of the workspace's devices (a cloud number, or a pool member's number)" },
+      MessagingServiceSid: { type: "string", description: "MG…: a sender pool" },
+      ValidityPeriod: { type: "integer", minimum: 1, maximum: 36000, description: "Seconds the message may wait" },
+      SendAt: { type: "string", format: "date-time", description: "With ScheduleType=fixed: when to send (any future time)" },
+      ScheduleType: { type: "string", enum: ["fixed"] },
+      MediaUrl: { type: "string", description: "Refused: 21620, media is not supported" },
+    },
+  },
+  "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": {
+    type: "object",
+    required: ["Status"],
+    properties: { Status: { type: "string", enum: ["canceled"], description: "Cancels a message no channel has taken yet" } },
+  },
+};
+
+function refineTwilioOperation(key: string, op: Json) {
+  op.operationId = OPERATION_IDS[key] ?? op.operationId;
+  if (op.requestBody)
+    op.requestBody = {
+      required: true,
+      description: "Form fields, as Twilio's libraries send them",
+      content: { "application/x-www-form-urlencoded": { schema: TWILIO_FORMS[key] ?? { type: "object" } } },
+    };
+  op.responses ??= {};
+  const statuses = [400, 401, 404, 405, 429, ...(op.requestBody ? [413] : [])];
+  for (const status of statuses) {
+    const examples = Object.fromEntries(
+      (TWILIO_EXAMPLES[status] ?? []).map(([code, message]) => {
+        const { body } = twilioError(status, code, message);
+        return [String(body.code), { summary: String(code), value: body }];
+      }),
+    );
+    op.responses[status] = {
+      description: STATUS_TEXT[status] ?? `Error ${status}`,
+      content: { "application/json": { schema: { $ref: "#/components/schemas/TwilioError" }, examples } },
+      ...(status === 405 ? { headers: { Allow: headerRef("Allow") } } : {}),
+    };
+  }
+}
+
 function refineOperation(key: string, op: Json, path: string) {
+  if (isTwilioPath(path)) return refineTwilioOperation(key, op);
   const phone = path.startsWith("/mobile/");
   const smsgate = isSmsGatePath(path);
   // The route's declared auth left no security of its own on API-key operations (they inherit the document's).
@@ -465,6 +553,7 @@ export function refineDocument(doc: Json, publicUrl: string | null | undefined):
   nameModels(out);
   out.components.schemas.PhoneError = PHONE_ERROR;
   out.components.schemas.SmsGateError = SMSGATE_ERROR;
+  out.components.schemas.TwilioError = TWILIO_ERROR;
   out.components.headers = HEADERS;
   out.components.securitySchemes = SECURITY_SCHEMES;
   forEachOperation(out, (key, op, path) => refineOperation(key, op, path));

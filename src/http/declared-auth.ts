@@ -24,6 +24,8 @@ import { authOf } from "./foundation";
  *   a browser without one to the sign-in page); dashboard pages are not in the API document.
  * - smsgate: SMSGate's third-party API: Basic with an API key and its secret, or a Bearer JWT from its
  *   POST /auth/token (checked in onRequest like apiKey; `auth` in the context, scopes per route).
+ * - twilio: Twilio's Messages API: Basic with the workspace's account SID and auth token, or with an
+ *   API key and its secret (checked in onRequest like apiKey; `auth` in the context).
  * - public: anyone (health, docs, the dashboard's sign-in and setup pages and its assets).
  */
 export type AuthKind =
@@ -36,6 +38,7 @@ export type AuthKind =
   | "platform"
   | "session"
   | "smsgate"
+  | "twilio"
   | "public";
 
 type SecurityRequirement = Record<string, string[]>;
@@ -57,6 +60,7 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
   platform: [],
   session: [],
   smsgate: [{ SmsGateBasic: [] }, { SmsGateBearer: [] }],
+  twilio: [{ TwilioBasic: [] }],
   public: [],
 };
 
@@ -68,7 +72,8 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
  */
 export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Promise<Device>) {
   const caller = (kind: AuthKind) => {
-    if (kind === "apiKey" || kind === "smsgate") return ({ request }: { request: Request }) => ({ auth: authOf(request) });
+    if (kind === "apiKey" || kind === "smsgate" || kind === "twilio")
+      return ({ request }: { request: Request }) => ({ auth: authOf(request) });
     if (kind !== "phone") return () => ({});
     if (!authenticateDevice) throw new Error('A route declared auth "phone" in a plugin that has no device check');
     return async ({ request }: { request: Request }) => ({ device: await authenticateDevice(request.headers) });

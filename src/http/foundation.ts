@@ -117,6 +117,16 @@ export interface FoundationDeps {
   gates?: { matches: (path: string) => boolean; authenticate: (request: Request) => KeyAuthContext | Promise<KeyAuthContext> }[];
   /** Paths answered with the `{message, code, data}` error shape rather than the envelope, beside /mobile/. */
   plainErrors?: (path: string) => boolean;
+  /**
+   * Another API's own error body for its paths (Twilio's `{code, message, more_info, status}`), or
+   * null for the paths it does not serve. It may change the status, as that API would answer.
+   */
+  foreignErrors?: (
+    path: string,
+    status: number,
+    code: string | number,
+    message: string,
+  ) => { status: number; body: Record<string, unknown> } | null;
   /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
   pageError?: (path: string, status: number, message: string) => Response | null;
   /** The pattern of the route serving method and path, for a request refused before routing; null when none does. */
@@ -171,6 +181,14 @@ export function requestPipeline(deps: FoundationDeps) {
     if (shown) {
       for (const [k, v] of Object.entries(headers)) if (!shown.headers.has(k)) shown.headers.set(k, v);
       return shown;
+    }
+    const foreign = deps.foreignErrors?.(path, status, code, message);
+    if (foreign) {
+      errorStatus.set(request, foreign.status);
+      return new Response(JSON.stringify(foreign.body), {
+        status: foreign.status,
+        headers: { ...headers, "content-type": "application/json; charset=utf-8" },
+      });
     }
     const body =
       isPhonePath(path) || deps.plainErrors?.(path)

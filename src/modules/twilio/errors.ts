@@ -1,0 +1,36 @@
+// Where Twilio's API lives in Pigeon and how its errors read: Twilio's body `{code, message,
+// more_info, status}` with its numeric codes, for the Pigeon error codes that have a Twilio twin.
+import type { ErrorCode } from "../../http/errors";
+
+export const API_VERSION = "2010-04-01";
+
+/**
+ * Twilio's error for a Pigeon error code, with the HTTP status Twilio answers it with; codes with
+ * no Twilio twin keep Pigeon's status and get Twilio's generic code for their status.
+ */
+export const TWILIO_CODES: Partial<Record<ErrorCode, { code: number; status?: number }>> = {
+  unauthorized: { code: 20003, status: 401 },
+  key_disabled: { code: 20003, status: 401 },
+  account_suspended: { code: 20005, status: 401 },
+  method_not_allowed: { code: 20004 },
+  not_found: { code: 20404, status: 404 },
+  rate_limited: { code: 20429, status: 429 },
+  invalid_phone_number: { code: 21211 },
+  message_required: { code: 21602 },
+  recipient_opted_out: { code: 21610, status: 400 },
+  not_cancellable: { code: 20009, status: 400 },
+};
+
+export const TWILIO_BASE = `/${API_VERSION}/Accounts`;
+export const isTwilioPath = (path: string) => path.startsWith(`${TWILIO_BASE}/`);
+
+/** Twilio's error body for an error on its paths: its numeric code, and the status it answers with. */
+export function twilioError(status: number, code: string | number, message: string) {
+  const mapped = typeof code === "number" ? { code } : TWILIO_CODES[code as ErrorCode];
+  const twilioCode = mapped?.code ?? (status === 404 ? 20404 : status === 405 ? 20004 : status >= 500 ? 20500 : 20001);
+  const answered = mapped?.status ?? status;
+  return {
+    status: answered,
+    body: { code: twilioCode, message, more_info: `https://www.twilio.com/docs/errors/${twilioCode}`, status: answered },
+  };
+}

@@ -1,0 +1,98 @@
+// Twilio's Messages API (2010-04-01): form-encoded requests, JSON answers, Twilio's error body. A
+// Twilio helper library pointed at Pigeon's address sends through the workspace's phones, cloud
+// numbers and pools unchanged.
+import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
+import { authOf } from "../../http/foundation";
+import { AppError } from "../../http/errors";
+import type { Services } from "../../services";
+import { TWILIO_BASE } from "./errors";
+
+const Form = t.Record(t.String(), t.Unknown(), { description: "Form fields (application/x-www-form-urlencoded)" });
+const Resource = t.Record(t.String(), t.Unknown(), {
+  description: "Twilio's Message resource: sid (SM…), status, to, from, body, num_segments, date_created (RFC 2822), error_code, uri, …",
+});
+
+/** The message SID in `SM….json`, or a 404 as Twilio gives. */
+function sidOfFile(file: string): string {
+  if (!file.endsWith(".json")) throw new AppError("not_found", `The requested resource ${file} was not found`);
+  return file.slice(0, -".json".length);
+}
+
+export type TwilioRoutesDeps = Pick<Services, "twilio">;
+
+export function twilioRoutes(s: TwilioRoutesDeps) {
+  const { twilio } = s;
+  const sidOf = (request: Request) => twilio.accountSidOf(request);
+  return new Elysia({ prefix: `${TWILIO_BASE}/:AccountSid`, tags: ["Twilio compatible"] })
+    .use(declaredAuth())
+    .post(
+      "/Messages.json",
+      async ({ request, body, set }) => {
+        set.status = 201;
+        return twilio.create(authOf(request), sidOf(request), (body ?? {}) as Record<string, unknown>);
+      },
+      {
+        body: Form,
+        params: t.Object({ AccountSid: t.String() }),
+        auth: "twilio",
+        detail: {
+          summary: "Send a message (Twilio's Messages API)",
+          description:
+            "Form fields as Twilio takes them: `To`, `Body`, `From` (the number of one of the workspace's devices: a cloud number, or a phone whose pool member gives its number), " +
+            "`MessagingServiceSid` (`MG…`: a sender pool), `ValidityPeriod` (seconds, 1–36000), `SendAt` with `ScheduleType=fixed` (any future time). " +
+            "Answers 201 with Twilio's message resource. Errors in Twilio's body `{code, message, more_info, status}`: 21604 (no To), 21211 (invalid To), " +
+            "21602 (no Body), 21606 (unknown From), 21610 (the recipient opted out), 21620 (MediaUrl: media is not supported), 20003 (credentials), 20404, 20429.",
+          responses: { 201: { description: "Twilio's message resource", content: { "application/json": { schema: Resource } } } },
+        },
+      },
+    )
+    .get("/Messages.json", async ({ request, query }) => twilio.list(authOf(request), sidOf(request), query as Record<string, string>), {
+      params: t.Object({ AccountSid: t.String() }),
+      query: t.Record(t.String(), t.String()),
+      response: {
+        200: t.Object(
+          {
+            messages: t.Array(Resource),
+            next_page_uri: t.Nullable(t.String()),
+            previous_page_uri: t.Nullable(t.String()),
+            first_page_uri: t.String(),
+            uri: t.String(),
+            page: t.Integer(),
+            page_size: t.Integer(),
+            start: t.Integer(),
+            end: t.Integer(),
+          },
+          { description: "A page of messages as Twilio pages them" },
+        ),
+      },
+      auth: "twilio",
+      detail: {
+        summary: "List messages (Twilio's Messages API)",
+        description:
+          "Newest first. Filters `To`, `From`, `DateSent`, `DateSent<`, `DateSent>` (days, UTC); pages of `PageSize` (default 50, at most 1000); " +
+          "a later page through the `next_page_uri` given (its `PageToken`), as Twilio pages.",
+      },
+    })
+    .get("/Messages/:file", async ({ request, params }) => twilio.fetch(authOf(request), sidOf(request), sidOfFile(params.file)), {
+      params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
+      response: { 200: Resource },
+      auth: "twilio",
+      detail: { summary: "Fetch a message (Twilio's Messages API)" },
+    })
+    .post(
+      "/Messages/:file",
+      async ({ request, params, body }) =>
+        twilio.update(authOf(request), sidOf(request), sidOfFile(params.file), (body ?? {}) as Record<string, unknown>),
+      {
+        body: Form,
+        params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
+        response: { 200: Resource },
+        auth: "twilio",
+        detail: {
+          summary: "Cancel a message (Twilio's Messages API)",
+          description: "`Status=canceled` cancels a message that no channel has taken yet (a scheduled one, or one still queued).",
+        },
+      },
+    );
+}
