@@ -74,6 +74,8 @@ let spec: Json;
 let readonlyDb: Database;
 let dataDir: string;
 const phone = { token: "", pairing: "", login: "" };
+/** The workspace's Twilio account SID and auth token (`pigeon twilio credentials`). */
+const twilio = { sid: "", token: "" };
 const failures: Failure[] = [];
 const statuses = new Map<string, Map<number, number>>();
 const operationsByKey = new Map<string, Operation>();
@@ -225,7 +227,14 @@ function requestArb(o: Operation): fc.Arbitrary<Sent> {
   const form = !o.op.requestBody?.content?.["application/json"] && !!bodySchema;
 
   const pathArb = fc
-    .tuple(...pathParams.map((p) => paramArb(p.schema)))
+    .tuple(
+      // Twilio's paths name the account: mostly the workspace's own, so requests get past the 404.
+      ...pathParams.map((p) =>
+        p.name === "AccountSid"
+          ? fc.oneof({ arbitrary: fc.constant(twilio.sid), weight: 9 }, { arbitrary: paramArb(p.schema), weight: 1 })
+          : paramArb(p.schema),
+      ),
+    )
     .map((values) => pathParams.reduce((path, p, i) => path.replace(`{${p.name}}`, values[i]), o.path));
   const queryArb = fc.tuple(...queryParams.map((p) => fc.option(paramArb(p.schema), { nil: undefined, freq: 2 }))).map((values) =>
     queryParams
@@ -302,6 +311,8 @@ function credentials(o: Operation): Record<string, string> {
   }
   if (o.path.startsWith("/v1/") && o.op.security === undefined)
     return { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret };
+  // Twilio's API: Basic with the account SID and auth token.
+  if (o.path.startsWith("/2010-04-01/")) return { authorization: `Basic ${btoa(`${twilio.sid}:${twilio.token}`)}` };
   // SMSGate's API: Basic with the key as user name and the secret as password.
   if (o.path.includes("/3rdparty/v1/") && o.op.security?.length)
     return { authorization: `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}` };
@@ -368,7 +379,11 @@ async function send(s: Sent) {
       fail("not JSON");
     }
     if (body) {
-      if (mobile && res.status >= 400) {
+      if (s.url.startsWith("/2010-04-01/")) {
+        // Twilio's API: its resources as JSON, its errors as {code, message, more_info, status}.
+        if (res.status >= 400 && (typeof body.code !== "number" || body.status !== res.status || typeof body.message !== "string"))
+          fail("not Twilio's error shape");
+      } else if (mobile && res.status >= 400) {
         if (body.code !== res.status || typeof body.message !== "string" || body.data?.error_code === undefined)
           fail("not the phone error shape");
       } else if (!mobile) {
@@ -426,6 +441,11 @@ beforeAll(async () => {
   spec = await (await server.fetch("/openapi.json")).json();
 
   await pairPhone();
+  const credentials = await runCommand(bin, ["twilio", "credentials", "--json"], env);
+  expect(credentials.code).toBe(0);
+  const made = JSON.parse(credentials.stdout);
+  twilio.sid = made.account_sid;
+  twilio.token = made.auth_token;
 
   healthProbe = startStallProbe(server.url, HEALTH_BUDGET_MS);
 }, 60_000);

@@ -40,6 +40,7 @@ describe("OpenAPI document", () => {
       "PhonePairingToken",
       "SmsGateBasic",
       "SmsGateBearer",
+      "TwilioBasic",
     ]);
     expect(spec.components.securitySchemes.ApiSecret).toMatchObject({ type: "apiKey", in: "header", name: "X-API-SECRET" });
     expect(spec.security).toEqual([
@@ -62,6 +63,13 @@ describe("OpenAPI document", () => {
       expect(op.summary?.length).toBeGreaterThan(3);
       expect(op.tags?.length).toBeGreaterThan(0);
       expect(Object.keys(op.responses).some((status) => status.startsWith("2"))).toBe(true);
+      if (name.includes(" /2010-04-01/")) {
+        // Twilio's API answers errors in Twilio's {code, message, more_info, status}.
+        const errors = Object.entries(op.responses).filter(([status]) => status.startsWith("4"));
+        expect(errors.map(([status]) => status)).toEqual(expect.arrayContaining(["400", "401", "404", "429"]));
+        for (const [, r] of errors) expect(r.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/TwilioError" });
+        return;
+      }
       if (name.includes(" /mobile/") || name.includes("3rdparty/v1/")) {
         // The phone protocol and SMSGate's API document their errors in the app's own {message, code, data} shape.
         const errors = Object.entries(op.responses).filter(([status]) => status.startsWith("4"));
@@ -276,6 +284,12 @@ describe("OpenAPI document, as tools read it", () => {
         if (!media) continue;
         const examples = Object.values(media.examples ?? {}) as { value: any }[];
         expect(examples.length).toBeGreaterThan(0);
+        if (path.startsWith("/2010-04-01/")) {
+          // Twilio's codes: the example's status is the response's, its code a number Twilio documents.
+          for (const { value } of examples)
+            expect({ status: value.status, code: typeof value.code }).toEqual({ status: Number(status), code: "number" });
+          continue;
+        }
         for (const { value } of examples) {
           if (path.startsWith("/mobile/") || path.includes("3rdparty/v1/")) expect(value.code).toBe(Number(status));
           else expect(value.status_id).toBe(Number(status));

@@ -1,0 +1,139 @@
+// Twilio's Messages API, judged by the real `twilio` npm package (6.x) pointed at Pigeon on a
+// loopback port: credentials, create (plain, from a cloud number, through a pool, scheduled),
+// fetch, list across pages, cancel, and Twilio's errors, on both back ends.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import twilio from "twilio";
+import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
+import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+
+let ctx: TestContext;
+let server: ReturnType<typeof Bun.serve>;
+let fake: FakeCloud;
+let sid = "";
+let token = "";
+let cloudId = 0;
+
+/** A Twilio client whose API domain is this server. */
+function client(user: string, password: string, accountSid?: string) {
+  const c = twilio(user, password, accountSid ? { accountSid } : {});
+  c.api.baseUrl = `http://127.0.0.1:${server.port}`;
+  return c;
+}
+/** The Twilio error a call ends with. */
+async function refusal(call: Promise<unknown>) {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { status: number; code: number; message: string };
+    return { status: e.status, code: e.code };
+  }
+  throw new Error("the call succeeded");
+}
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  await ctx.services.accounts.upsertPlan({
+    code: "owner",
+    name: "Owner",
+    monthlySmsLimit: null,
+    requestsPerMinute: 100_000,
+    requestsPerDay: 1_000_000,
+  });
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => ctx.app.handle(req) });
+  fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+  await ctx.phone("Shop phone");
+  cloudId = (await ctx.cloudDevice(fake)).device_id;
+  await ctx.topUp(1000);
+  ({ account_sid: sid, auth_token: token } = await ctx.services.twilio.credentials(ctx.workspace.id));
+});
+afterAll(() => {
+  server?.stop(true);
+  fake?.stop();
+});
+
+describe("Twilio's Messages API", () => {
+  test("credentials: an AC SID and a 32-hex-digit token, the same until rotated", async () => {
+    expect(sid).toMatch(/^AC[0-9a-f]{32}$/);
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    expect(await ctx.services.twilio.credentials(ctx.workspace.id)).toMatchObject({ account_sid: sid, auth_token: token });
+  });
+
+  test("create and fetch: Twilio's message resource, read back by the library", async () => {
+    const c = client(sid, token);
+    const m = await c.messages.create({ to: "+14155552671", body: "Your order is ready" });
+    expect(m.sid).toMatch(/^SM[0-9a-f]{32}$/);
+    expect(m).toMatchObject({
+      accountSid: sid,
+      to: "+14155552671",
+      body: "Your order is ready",
+      status: "queued",
+      numSegments: "1",
+      direction: "outbound-api",
+    });
+    expect(m.dateCreated).toBeInstanceOf(Date);
+    expect(m.uri).toBe(`/2010-04-01/Accounts/${sid}/Messages/${m.sid}.json`);
+    const again = await c.messages(m.sid).fetch();
+    expect(again).toMatchObject({ sid: m.sid, body: "Your order is ready", to: "+14155552671" });
+    // It is Pigeon's notification: the API shows it too.
+    const id = Number.parseInt(m.sid.slice(2), 16);
+    expect(expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data.message).toBe("Your order is ready");
+  });
+
+  test("From picks the cloud number; MessagingServiceSid a pool; an API key and secret work as Twilio API keys do", async () => {
+    const c = client(sid, token);
+    const viaCloud = await c.messages.create({ to: "+14155552672", body: "From the cloud", from: "+15005550006" });
+    expect(viaCloud.from).toBe("+15005550006");
+    const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Cloud only", members: [{ device_id: cloudId }] }), 200).data;
+    const mg = `MG${pool.pool_id.toString(16).padStart(32, "0")}`;
+    const viaPool = await client(ctx.key.api_key, ctx.key.api_secret, sid).messages.create({
+      to: "+14155552673",
+      body: "Pooled",
+      messagingServiceSid: mg,
+    });
+    expect(viaPool.from).toBe("+15005550006");
+    expect(await refusal(c.messages.create({ to: "+14155552673", body: "x", from: "+19995550000" }))).toEqual({ status: 400, code: 21606 });
+  });
+
+  test("scheduled with SendAt, then canceled", async () => {
+    const c = client(sid, token);
+    const m = await c.messages.create({
+      to: "+14155552674",
+      body: "Tomorrow's reminder",
+      sendAt: new Date(ctx.clock.now() + 3_600_000),
+      scheduleType: "fixed",
+    });
+    expect(m.status).toBe("scheduled");
+    const canceled = await c.messages(m.sid).update({ status: "canceled" });
+    expect(canceled.status).toBe("canceled");
+    expect(await refusal(c.messages(m.sid).update({ status: "canceled" }))).toMatchObject({ status: 400 });
+  });
+
+  test("list pages as Twilio pages: every message once, newest first, across pages of 3", async () => {
+    const c = client(sid, token);
+    for (let i = 0; i < 7; i++) await c.messages.create({ to: "+14155559000", body: `Batch ${i}` });
+    const listed = await c.messages.list({ to: "+14155559000", pageSize: 3 });
+    expect(listed.map((m) => m.body)).toEqual([6, 5, 4, 3, 2, 1, 0].map((i) => `Batch ${i}`));
+    const page = await c.messages.page({ to: "+14155559000", pageSize: 3 });
+    expect(page.instances).toHaveLength(3);
+    const second = await page.nextPage();
+    expect(second?.instances.map((m) => m.body)).toEqual(["Batch 3", "Batch 2", "Batch 1"]);
+  });
+
+  test("Twilio's errors: code, status and message as its library reads them", async () => {
+    const c = client(sid, token);
+    expect(await refusal(c.messages.create({ to: "+14155552671", body: "" }))).toEqual({ status: 400, code: 21602 });
+    expect(await refusal(c.messages.create({ to: "12", body: "hi" }))).toEqual({ status: 400, code: 21211 });
+    expect(await refusal(client(sid, "0".repeat(32)).messages.create({ to: "+14155552671", body: "hi" }))).toEqual({
+      status: 401,
+      code: 20003,
+    });
+    // Another account's SID in the path: not found, as Twilio answers.
+    expect(await refusal(client(ctx.key.api_key, ctx.key.api_secret, `AC${"1".repeat(32)}`).messages.list({ limit: 1 }))).toEqual({
+      status: 404,
+      code: 20404,
+    });
+    expect(await refusal(c.messages(`SM${"f".repeat(32)}`).fetch())).toEqual({ status: 404, code: 20404 });
+    await ctx.post("/v1/api/optout/add", { phone: "+14155550111" });
+    expect(await refusal(c.messages.create({ to: "+14155550111", body: "hi" }))).toEqual({ status: 400, code: 21610 });
+  });
+});
