@@ -1,14 +1,17 @@
 // Sender pools on the compiled binary, with three simulated phones (`pigeon simulate-phone`, one
 // of them with two SIMs) and a cloud number on the fake provider: round robin spreads 300 sends
 // within one of even over the five members, each going out through the phone and SIM it was given;
-// sticky keeps 50 recipients on their member over 5 rounds; a daily cap moves sends on and, all
-// members capped, makes one wait for midnight UTC; a cloud member failing three times is paused.
+// sticky keeps 50 recipients on their member over 5 rounds and follows a reply; geomatch picks the
+// recipient's country and area code; a daily cap moves sends on and, all members capped, makes one
+// wait for midnight UTC; segments count toward a segment cap; a cloud member failing three times
+// is paused and resumed; a phone that goes offline loses only its never-pulled messages.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { waitFor } from "./helpers/api";
 import type { RunningServer } from "./helpers/binary";
 import { crashRig, readDb, registerCloudNumber, type CrashRig } from "./helpers/crash-setup";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
 import { startSimulator, type RunningPhone } from "./helpers/simulator";
+import { pairAppPhone, type AppPhone } from "./helpers/app-phone-http";
 
 let fake: FakeCloud;
 let rig: CrashRig;
@@ -188,5 +191,151 @@ describe("caps and failing members on the binary", () => {
     const n = (await server.api(`/v1/api/notification/${next.body.data.notification_id}`, rig.key)).body.data;
     expect(n.device_id).toBe(members[1].device_id);
     expect(n.logs.find((l: { event: string }) => l.event === "pool").detail).toContain("paused after carrier failures");
+    // Resumed by hand before its back-off ends: it takes sends again.
+    const resumed = await server.api("/v1/api/pool/update", rig.key, {
+      pool_id: poolId,
+      members: [{ ...cloud, resume: true }, members[1]],
+    });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.data.members[0]).toMatchObject({ device_id: cloud.device_id, paused_until: null });
+    const after = await server.api("/v1/api/sms/send", rig.key, { recipient_contact: recipient(3200), message: "z", pool_id: poolId });
+    expect(carriers([after.body.data.notification_id])).toEqual([`${cloud.device_id}:`]);
   }, 60_000);
+});
+
+describe("geomatch, replies and segments on the binary", () => {
+  let hand: { device_id: number; phone: AppPhone }[] = [];
+  beforeAll(async () => {
+    const pairing = (await server.api("/v1/api/device/pairing", rig.key)).body.data;
+    hand = [];
+    for (const name of ["Hand/1", "Hand/2"]) {
+      const phone = await pairAppPhone(pairing.server_url, pairing.pairing_token, name);
+      const devices = (await server.api("/v1/api/device/list?limit=100", rig.key)).body.data.devices as {
+        name: string;
+        device_id: number;
+      }[];
+      hand.push({ device_id: devices.find((d) => d.name === name)!.device_id, phone });
+    }
+  });
+  const send = async (body: Record<string, unknown>) => {
+    const r = await server.api("/v1/api/sms/send", rig.key, { message: "Hello", ...body });
+    expect(r.status).toBe(200);
+    return carriers([r.body.data.notification_id])[0];
+  };
+
+  test("geomatch: the member in the recipient's country, and for +1 its area code, takes a new recipient", async () => {
+    const [a, b, , , cloud] = members;
+    const made = await server.api("/v1/api/pool/create", rig.key, {
+      name: "Geo",
+      geomatch: true,
+      members: [{ ...a, number: "+447700900100" }, { ...b, number: "+14155550100" }, cloud],
+    });
+    expect(made.status).toBe(200);
+    const pool_id = made.body.data.pool_id;
+    expect(await send({ recipient_contact: "+447911123456", pool_id })).toBe(`${a.device_id}:`);
+    expect(await send({ recipient_contact: "+14155559876", pool_id })).toBe(`${b.device_id}:`);
+    expect(await send({ recipient_contact: "+15005550123", pool_id })).toBe(`${cloud.device_id}:`);
+  });
+
+  test("sticky follows a reply: a recipient who writes to the other member is answered from it", async () => {
+    const [h1, h2] = hand;
+    const made = await server.api("/v1/api/pool/create", rig.key, {
+      name: "Replies",
+      members: [{ device_id: h1.device_id }, { device_id: h2.device_id }],
+    });
+    expect(made.status).toBe(200);
+    const pool_id = made.body.data.pool_id;
+    const to = recipient(4000);
+    const first = await send({ recipient_contact: to, pool_id });
+    expect(await send({ recipient_contact: to, pool_id })).toBe(first);
+    const other = first === `${h1.device_id}:` ? h2 : h1;
+    await other.phone.receive(to, "Is this the shop?");
+    expect(await send({ recipient_contact: to, pool_id })).toBe(`${other.device_id}:`);
+  });
+
+  test("segments count toward a segment cap: a 2-segment message no longer fits 4 of 5 and goes to the other member", async () => {
+    const [h1, h2] = hand;
+    const made = await server.api("/v1/api/pool/create", rig.key, {
+      name: "Segments",
+      strategy: "round_robin",
+      members: [{ device_id: h1.device_id, daily_limit: 5, count: "segments" }, { device_id: h2.device_id }],
+    });
+    expect(made.status).toBe(200);
+    const pool_id = made.body.data.pool_id;
+    const long = "x".repeat(300); // two GSM-7 segments
+    const placed = [];
+    for (let i = 0; i < 4; i++)
+      placed.push(await send({ recipient_contact: recipient(4100 + i), pool_id, message: i === 1 ? "Hi" : long }));
+    expect(placed).toEqual([`${h1.device_id}:`, `${h2.device_id}:`, `${h1.device_id}:`, `${h2.device_id}:`]);
+    const usage = (await server.api(`/v1/api/pool/${pool_id}/usage`, rig.key)).body.data.members;
+    expect(usage[0].today).toEqual({ messages: 2, segments: 4, limit: 5 });
+  });
+});
+
+describe("a member's phone that goes offline, on the binary", () => {
+  test("only its never-pulled messages move to the other phone; the one it pulled stays", async () => {
+    const { rig: offRig, server: offServer } = await crashRig(null, { PIGEON_OFFLINE_AFTER: "3" });
+    const pairing = (await offServer.api("/v1/api/device/pairing", offRig.key)).body.data;
+    const sims: RunningPhone[] = [];
+    try {
+      for (const [name, hold] of [
+        ["Off/1", "120000"],
+        ["Off/2", "0"],
+      ] as const)
+        sims.push(
+          await startSimulator(offRig.bin, [
+            "--server",
+            pairing.server_url,
+            "--token",
+            pairing.pairing_token,
+            "--delay",
+            "0",
+            "--name",
+            name,
+            "--hold",
+            hold,
+          ]),
+        );
+      const devices = (await offServer.api("/v1/api/device/list?limit=100", offRig.key)).body.data.devices as {
+        name: string;
+        device_id: number;
+      }[];
+      const [p1, p2] = ["Off/1", "Off/2"].map((n) => devices.find((d) => d.name === n)!.device_id);
+      const made = await offServer.api("/v1/api/pool/create", offRig.key, {
+        name: "Pair",
+        strategy: "round_robin",
+        members: [{ device_id: p1 }, { device_id: p2 }],
+      });
+      const pool_id = made.body.data.pool_id;
+      const sendOne = async (i: number) =>
+        (await offServer.api("/v1/api/sms/send", offRig.key, { recipient_contact: recipient(5000 + i), message: "Hello", pool_id })).body
+          .data.notification_id as number;
+      const row = (id: number) =>
+        readDb(
+          offRig.dataDir,
+          (db) =>
+            db.query("SELECT device_id AS d, dispatched_at AS pulled FROM notification WHERE id = ?").get(id) as {
+              d: number;
+              pulled: number | null;
+            },
+        );
+      // The first goes to Off/1, which downloads it and holds it (its --hold); the second to Off/2.
+      const pulled = await sendOne(0);
+      await sendOne(1);
+      await waitFor("Off/1 to download its message", () => row(pulled).pulled !== null, { timeoutMs: 15_000 });
+      // Off/1 loses its network: what it is given now it never downloads.
+      sims[0].proc.kill("SIGUSR1");
+      const waiting: number[] = [];
+      for (let i = 2; i < 6; i++) {
+        const id = await sendOne(i);
+        if (row(id).d === p1) waiting.push(id);
+      }
+      expect(waiting.length).toBeGreaterThan(0);
+      await waitFor("Off/1's waiting messages to move to Off/2", () => waiting.every((id) => row(id).d === p2), { timeoutMs: 30_000 });
+      expect(row(pulled).d).toBe(p1);
+    } finally {
+      for (const s of sims) s.proc.kill("SIGKILL");
+      await offServer.stop("SIGKILL");
+    }
+  }, 90_000);
 });

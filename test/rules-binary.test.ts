@@ -8,9 +8,8 @@ import { createHmac } from "node:crypto";
 import { waitFor } from "./helpers/api";
 import type { RunningServer } from "./helpers/binary";
 import { crashRig } from "./helpers/crash-setup";
-import { phoneSignature } from "./helpers/phone";
+import { pairAppPhone, type AppPhone } from "./helpers/app-phone-http";
 
-const APP = { "user-agent": "me.capcom.smsgateway/1.68.0" };
 const servers: RunningServer[] = [];
 const receiver = { calls: [] as { headers: Headers; body: string }[], server: null as ReturnType<typeof Bun.serve> | null };
 
@@ -35,62 +34,7 @@ async function serverWithPhone() {
   servers.push(server);
   const key = rig.key;
   const { server_url: base, pairing_token: pairing } = (await server.api("/v1/api/device/pairing", key)).body.data;
-  const reg = await fetch(`${base}/device`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${pairing}`, "content-type": "application/json", ...APP },
-    body: JSON.stringify({ name: "Shop phone" }),
-  });
-  const { id: externalId, token } = (await reg.json()) as { id: string; token: string };
-  const auth = { authorization: `Bearer ${token}`, ...APP };
-  const settings = await (await fetch(`${base}/settings`, { headers: auth })).json();
-  const hooks = (await (await fetch(`${base}/webhooks`, { headers: auth })).json()) as { event: string; url: string }[];
-  const inboundUrl = hooks.find((h) => h.event === "sms:received")!.url;
-  let n = 0;
-  const phone = {
-    /** An SMS the phone received, posted as the app posts it. */
-    async receive(from: string, text: string, simNumber = 1) {
-      n++;
-      const body = JSON.stringify({
-        id: `evt-${externalId}-${n}`,
-        webhookId: "pigeon-sms-received",
-        event: "sms:received",
-        deviceId: externalId,
-        payload: {
-          messageId: `in-${n}`,
-          message: text,
-          sender: from,
-          recipient: "+15550009999",
-          simNumber,
-          receivedAt: new Date().toISOString(),
-        },
-      });
-      const res = await fetch(inboundUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...phoneSignature(settings.webhooks.signing_key, body, Date.now()) },
-        body,
-      });
-      expect(res.status).toBe(204);
-    },
-    /** What the server hands the phone to send now, reported sent as the app reports it. */
-    async pull(): Promise<{ text: string; to: string; sim: number | null }[]> {
-      const list = (await (await fetch(`${base}/message`, { headers: auth })).json()) as {
-        id: string;
-        textMessage: { text: string };
-        phoneNumbers: string[];
-        simNumber?: number;
-      }[];
-      if (list.length > 0) {
-        const sent = list.map((m) => ({ id: m.id, state: "Sent", recipients: [{ phoneNumber: m.phoneNumbers[0], state: "Sent" }] }));
-        const res = await fetch(`${base}/message`, {
-          method: "PATCH",
-          headers: { ...auth, "content-type": "application/json" },
-          body: JSON.stringify(sent),
-        });
-        expect(res.status).toBe(204);
-      }
-      return list.map((m) => ({ text: m.textMessage.text, to: m.phoneNumbers[0], sim: m.simNumber ?? null }));
-    },
-  };
+  const phone = await pairAppPhone(base, pairing, "Shop phone");
   const rule = async (body: Record<string, unknown>) => {
     const reply = await server.api("/v1/api/rule/create", key, body);
     expect(reply.status).toBe(200);
@@ -100,7 +44,7 @@ async function serverWithPhone() {
 }
 
 /** Pulls until something comes or `ms` pass (the reply is stored just after the inbound commits). */
-async function pullWithin(phone: { pull: () => Promise<{ text: string; to: string; sim: number | null }[]> }, ms = 1500) {
+async function pullWithin(phone: AppPhone, ms = 1500) {
   const got: { text: string; to: string; sim: number | null }[] = [];
   const until = Date.now() + ms;
   while (Date.now() < until && got.length === 0) {
