@@ -313,6 +313,39 @@ describe("pools: carrier-plan caps", () => {
     expect(next.body.data.scheduled_for).toBeNull();
   });
 
+  test("in one bulk request, the items before count toward a member's caps: messages, segments and distinct recipients", async () => {
+    const { ctx, a, b, c } = await threePhones();
+    const pool = expectEnvelope(
+      await ctx.post("/v1/api/pool/create", {
+        name: "Bulk caps",
+        strategy: "round_robin",
+        members: [
+          { device_id: a, daily_limit: 5 },
+          { device_id: b, daily_limit: 6, count: "segments" },
+          { device_id: c, monthly_unique_recipients: 4 },
+        ],
+      }),
+      200,
+    ).data;
+    const long = "x".repeat(300); // two segments
+    const bulk = await ctx.post("/v1/api/sms/send/bulk", {
+      messages: Array.from({ length: 12 }, (_, i) => ({ recipient_contact: recipient(i), message: long, pool_id: pool.pool_id })),
+    });
+    expect(bulk.status).toBe(200);
+    const devices = await Promise.all(
+      bulk.body.data.results.map(async (r: { notification_id: number }) => (await deviceOf(ctx, r.notification_id)).device_id),
+    );
+    const per = (d: number) => devices.filter((x) => x === d).length;
+    // A takes 5 messages, B 3 two-segment ones (6 segments), C 4 recipients: 12 in all, none over.
+    expect([per(a), per(b), per(c)]).toEqual([5, 3, 4]);
+    const usage = expectEnvelope(await ctx.get(`/v1/api/pool/${pool.pool_id}/usage`), 200).data.members;
+    expect(usage.map((m: { today: { messages: number; segments: number } }) => m.today)).toEqual([
+      { messages: 5, segments: 10, limit: 5 },
+      { messages: 3, segments: 6, limit: 6 },
+      { messages: 4, segments: 8, limit: null },
+    ]);
+  });
+
   test("segments count toward a segment cap; distinct recipients toward theirs", async () => {
     const { ctx, a, b } = await threePhones();
     const pool = expectEnvelope(

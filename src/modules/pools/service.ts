@@ -68,6 +68,16 @@ export interface PoolInput {
   failure_backoff_seconds?: unknown;
 }
 
+/**
+ * What the earlier items of one request took of a member, chosen but not stored yet: they count as
+ * load, and toward its caps (the recipients it had not texted this month, for the unique cap).
+ */
+export interface PoolPick {
+  messages: number;
+  segments: number;
+  recipients: Set<string>;
+}
+
 /** The member a send goes out through, and the line its log gets. */
 export interface PoolChoice {
   poolId: number;
@@ -318,13 +328,13 @@ export function createPoolService(deps: PoolDeps) {
     `member ${c.member.id} (device ${c.member.deviceId}${c.member.simNumber ? `, SIM ${c.member.simNumber}` : ""})`;
 
   /** The member with the fewest messages waiting, counting `picks` (chosen by the same request, not stored yet). */
-  async function leastLoaded(list: Candidate[], picks?: Map<number, number>): Promise<{ pick: Candidate; load: number }> {
+  async function leastLoaded(list: Candidate[], picks?: Map<number, PoolPick>): Promise<{ pick: Candidate; load: number }> {
     const counts = await repo.waiting([...new Set(list.map((c) => c.member.deviceId))]);
     // A member without a SIM of its own shares its phone's whole queue.
     const load = (c: Candidate) =>
       counts
         .filter((r) => r.deviceId === c.member.deviceId && (c.member.simNumber === null || r.simNumber === c.member.simNumber))
-        .reduce((sum, r) => sum + r.n, picks?.get(c.member.id) ?? 0);
+        .reduce((sum, r) => sum + r.n, picks?.get(c.member.id)?.messages ?? 0);
     let best = list[0];
     let bestLoad = load(best);
     for (const c of list.slice(1)) {
@@ -423,7 +433,7 @@ export function createPoolService(deps: PoolDeps) {
       immediate: boolean,
       generation?: number,
       segments = 1,
-      picks?: Map<number, number>,
+      picks?: Map<number, PoolPick>,
     ): Promise<PoolChoice | null> {
       const ref = poolRef ?? (await defaultPool(workspaceId, generation));
       if (ref === null) return null;
@@ -443,15 +453,24 @@ export function createPoolService(deps: PoolDeps) {
         if (c.skip !== null) continue;
         const m = c.member;
         const u = usage.get(m.id)!;
+        // The request's earlier items on this member count as sent.
+        const taken = picks?.get(m.id) ?? { messages: 0, segments: 0, recipients: new Set<string>() };
         const unit = m.countSegments ? "segments" : "messages";
-        const [today, thisMonth, adds] = m.countSegments ? [u.daySegments, u.monthSegments, segments] : [u.dayMessages, u.monthMessages, 1];
+        const [today, thisMonth, adds] = m.countSegments
+          ? [u.daySegments + taken.segments, u.monthSegments + taken.segments, segments]
+          : [u.dayMessages + taken.messages, u.monthMessages + taken.messages, 1];
+        const knows = u.knowsRecipient || taken.recipients.has(recipient);
         if (m.dailyLimit !== null && today + adds > m.dailyLimit) {
           c.skip = `at its daily limit (${today} of ${m.dailyLimit} ${unit})`;
           resets.set(m.id, dayEnds);
         } else if (m.monthlyLimit !== null && thisMonth + adds > m.monthlyLimit) {
           c.skip = `at its monthly limit (${thisMonth} of ${m.monthlyLimit} ${unit})`;
           resets.set(m.id, monthEnds);
-        } else if (m.monthlyUniqueRecipients !== null && !u.knowsRecipient && u.uniqueRecipients + 1 > m.monthlyUniqueRecipients) {
+        } else if (
+          m.monthlyUniqueRecipients !== null &&
+          !knows &&
+          u.uniqueRecipients + taken.recipients.size + 1 > m.monthlyUniqueRecipients
+        ) {
           c.skip = `at its monthly limit of ${m.monthlyUniqueRecipients} recipients`;
           resets.set(m.id, monthEnds);
         }
@@ -484,8 +503,14 @@ export function createPoolService(deps: PoolDeps) {
         );
       const skippedNote = skipped.length ? `; skipped ${skipped.map((c) => `${describe(c)}: ${c.skip}`).join(", ")}` : "";
       const done = (c: Candidate, why: string): PoolChoice => {
-        // The request's later items see this member as loaded by one more (bulk items are stored together).
-        picks?.set(c.member.id, (picks.get(c.member.id) ?? 0) + 1);
+        // The request's later items see this member as loaded by one more, and nearer its caps (bulk items are stored together).
+        if (picks) {
+          const taken = picks.get(c.member.id) ?? { messages: 0, segments: 0, recipients: new Set<string>() };
+          taken.messages++;
+          taken.segments += segments;
+          if (!usage.get(c.member.id)!.knowsRecipient) taken.recipients.add(recipient);
+          picks.set(c.member.id, taken);
+        }
         return {
           poolId: p.id,
           memberId: c.member.id,

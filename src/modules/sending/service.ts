@@ -34,7 +34,7 @@ import type { SafetyMemo, SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 import { createBatcher } from "../../lib/batcher";
 import { createGenerationCache } from "../../lib/generation-cache";
-import type { PoolChoice, PoolService } from "../pools/service";
+import type { PoolChoice, PoolPick, PoolService } from "../pools/service";
 
 export interface SendInput {
   channel: DeliveryType;
@@ -316,7 +316,7 @@ export function createSendingService(deps: SendingDeps) {
     channel: DeliveryType,
     kind: DeviceKind | null,
     segments: number,
-    picks?: Map<number, number>,
+    picks?: Map<number, PoolPick>,
   ): Promise<PoolChoice | null> {
     const named = input.poolId !== undefined && input.poolId !== null;
     const device = input.deviceId !== undefined && input.deviceId !== null && String(input.deviceId).trim() !== "";
@@ -1028,8 +1028,8 @@ export interface PrepareCache {
   devices: Map<number, DeviceRow[]>;
   /** Each workspace's safety settings and, read up front (sending.readAhead), its recipients' opt-outs. */
   safety: Map<number, SafetyMemo>;
-  /** Sender-pool members chosen for the request's earlier items, not stored yet: they count as load. */
-  poolPicks?: Map<number, number>;
+  /** Sender-pool members chosen for the request's earlier items, not stored yet: they count as load and toward caps. */
+  poolPicks?: Map<number, PoolPick>;
 }
 
 export const newPrepareCache = (): PrepareCache => ({ devices: new Map(), safety: new Map(), poolPicks: new Map() });
