@@ -21,16 +21,11 @@ describe("the Pools page", () => {
   let office = 0;
   let cloud = 0;
 
-  const {
-    get,
-    post,
-    text,
-    signIn: signInAt,
-  } = dashboardRequests(
+  const { get, post, text, signIn } = dashboardRequests(
     () => ctx,
     () => cookie,
+    "/dashboard/pools",
   );
-  const signIn = (email: string) => signInAt(email, "/dashboard/pools");
 
   const pools = async () => (await ctx.services.pools.list(ctx.workspace.id)).pools;
 

@@ -18,16 +18,11 @@ describe("the Rules page", () => {
   let cookie = "";
   let csrf = "";
 
-  const {
-    get,
-    post,
-    text,
-    signIn: signInAt,
-  } = dashboardRequests(
+  const { get, post, text, signIn } = dashboardRequests(
     () => ctx,
     () => cookie,
+    "/dashboard/rules",
   );
-  const signIn = (email: string) => signInAt(email, "/dashboard/rules");
   /** The tester as htmx asks it: the CSRF token in a header, the result alone back. */
   const tester = async (fields: Record<string, string>) => {
     const res = await post("/dashboard/rules/test", fields, cookie, { "hx-request": "true", "x-csrf-token": csrf });

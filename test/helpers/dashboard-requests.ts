@@ -7,8 +7,8 @@ export const DASHBOARD_PASSWORD = "a long enough secret";
 
 const cookieValue = (res: Response, name: string) => new RegExp(`${name}=([^;]*)`).exec(res.headers.getSetCookie().join("\n"))?.[1] ?? null;
 
-/** Requests against `ctx()`'s app, as the session `cookie()` unless told otherwise. */
-export function dashboardRequests(ctx: () => TestContext, cookie: () => string) {
+/** Requests against `ctx()`'s app, as the session `cookie()` unless told otherwise; signing in lands on `landing`. */
+export function dashboardRequests(ctx: () => TestContext, cookie: () => string, landing: string) {
   const get = (path: string, as = cookie()) =>
     ctx().app.handle(new Request(`http://localhost${path}`, { headers: as ? { cookie: as } : {}, redirect: "manual" }));
   const post = (path: string, fields: Record<string, string>, as = cookie(), headers: Record<string, string> = {}) =>
@@ -26,7 +26,7 @@ export function dashboardRequests(ctx: () => TestContext, cookie: () => string) 
     return res.text();
   };
   /** Signs in through the form; the session cookie and the CSRF token of the `landing` page. */
-  async function signIn(email: string, landing: string): Promise<{ cookie: string; csrf: string }> {
+  async function signIn(email: string): Promise<{ cookie: string; csrf: string }> {
     const form = await get("/dashboard/sign-in", "");
     const pre = cookieValue(form, "pigeon_presession")!;
     const res = await post("/dashboard/sign-in", { _csrf: pre, email, password: DASHBOARD_PASSWORD }, `pigeon_presession=${pre}`);

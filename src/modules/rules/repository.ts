@@ -51,6 +51,34 @@ function rule(r: RuleRow): RuleRow {
 
 const text = (v: unknown) => (v === null ? null : JSON.stringify(v));
 
+/** The columns a rule's fields are stored in, in the order fieldValues gives them. */
+const FIELDS = [
+  "name",
+  "priority",
+  "enabled",
+  "match",
+  "channels",
+  "action",
+  "continue_after",
+  "when_holds",
+  "reply_window_seconds",
+  "webhook_id",
+  "updated_at",
+];
+const fieldValues = (f: RuleFields) => [
+  f.name,
+  f.priority,
+  f.enabled ? 1 : 0,
+  text(f.match),
+  text(f.channels),
+  text(f.action),
+  f.continueAfter ? 1 : 0,
+  text(f.whenHolds),
+  f.replyWindowSeconds,
+  f.webhookId,
+  f.updatedAt,
+];
+
 export function createRuleRepository(db: Executor) {
   return {
     list: async (workspaceId: number): Promise<RuleRow[]> =>
@@ -70,46 +98,14 @@ export function createRuleRepository(db: Executor) {
     },
     async insert(workspaceId: number, f: RuleFields, now: number): Promise<number> {
       const row = await db.get<{ id: number }>(
-        `INSERT INTO rule (workspace_id, name, priority, enabled, match, channels, action, continue_after, when_holds, reply_window_seconds,
-           webhook_id, matched_count, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING id`,
-        [
-          workspaceId,
-          f.name,
-          f.priority,
-          f.enabled ? 1 : 0,
-          text(f.match),
-          text(f.channels),
-          text(f.action),
-          f.continueAfter ? 1 : 0,
-          text(f.whenHolds),
-          f.replyWindowSeconds,
-          f.webhookId,
-          now,
-          f.updatedAt,
-        ],
+        `INSERT INTO rule (${FIELDS.join(", ")}, workspace_id, matched_count, created_at) VALUES (${FIELDS.map(() => "?").join(", ")}, ?, 0, ?)
+         RETURNING id`,
+        [...fieldValues(f), workspaceId, now],
       );
       return Number(row!.id);
     },
     async update(id: number, f: RuleFields): Promise<void> {
-      await db.run(
-        `UPDATE rule SET name = ?, priority = ?, enabled = ?, match = ?, channels = ?, action = ?, continue_after = ?, when_holds = ?,
-           reply_window_seconds = ?, webhook_id = ?, updated_at = ? WHERE id = ?`,
-        [
-          f.name,
-          f.priority,
-          f.enabled ? 1 : 0,
-          text(f.match),
-          text(f.channels),
-          text(f.action),
-          f.continueAfter ? 1 : 0,
-          text(f.whenHolds),
-          f.replyWindowSeconds,
-          f.webhookId,
-          f.updatedAt,
-          id,
-        ],
-      );
+      await db.run(`UPDATE rule SET ${FIELDS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`, [...fieldValues(f), id]);
     },
     setPriority: async (workspaceId: number, id: number, priority: number, now: number) =>
       void (await db.run("UPDATE rule SET priority = ?, updated_at = ? WHERE workspace_id = ? AND id = ?", [
