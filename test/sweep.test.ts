@@ -1,5 +1,6 @@
 // Every operation /openapi.json documents, swept twice: once without credentials (401, in the
-// envelope for the API and in the phone's own shape for the companion-app routes) and once with
+// envelope for the API, in the phone's own shape for the companion-app routes and in Twilio's for
+// its API) and once with
 // a key of another workspace aimed at this workspace's ids (404, and no row anywhere changed).
 // The list of operations comes from the document, so a route added later is swept without anyone
 // remembering to add it here; a route that is public, or whose ids are not ours, must be named
@@ -113,6 +114,7 @@ describe("every documented operation without credentials", () => {
     let api = 0;
     let phone = 0;
     let smsgate = 0;
+    let twilio = 0;
     for (const [i, op] of ops.entries()) {
       // Failed sign-ins are throttled per address (20 a minute); move the clock past each window.
       if (i % 15 === 14) ctx.clock.advance(61_000);
@@ -128,6 +130,13 @@ describe("every documented operation without credentials", () => {
         expect(r.body, why).toMatchObject({ message: expect.any(String), code: 401 });
         expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
         phone++;
+      } else if (op.path.startsWith("/2010-04-01/")) {
+        // Twilio's API answers in Twilio's error body, with its code for failed authentication.
+        expect(schemes(op), why).toEqual(["TwilioBasic"]);
+        expect(r.status, why).toBe(401);
+        expect(r.body, why).toMatchObject({ code: 20003, status: 401, message: expect.any(String) });
+        expect(Object.keys(op.responses ?? {}), `${label(op)} documents its 401`).toContain("401");
+        twilio++;
       } else if (op.path.includes("/3rdparty/v1/")) {
         expect(schemes(op), why).toEqual(["SmsGateBasic", "SmsGateBearer"]);
         expect(r.status, why).toBe(401);
@@ -146,6 +155,7 @@ describe("every documented operation without credentials", () => {
     expect(api).toBeGreaterThan(40);
     expect(phone).toBeGreaterThan(5);
     expect(smsgate).toBeGreaterThan(20);
+    expect(twilio).toBe(4);
   });
 });
 
@@ -177,6 +187,10 @@ async function ownRows(ctx: TestContext) {
   const webhook = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "https://example.com/hook", events: "*" }), 200).data;
   const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
   const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Mine", members: [{ device_id: phone.device_id }] }), 200).data;
+  const rule = expectEnvelope(
+    await ctx.post("/v1/api/rule/create", { name: "Mine", match: { any: true }, action: { tag: "mine" } }),
+    200,
+  ).data;
   const ids: Record<string, number> = {
     device: phone.device_id,
     contact: contact.contact_id,
@@ -185,6 +199,7 @@ async function ownRows(ctx: TestContext) {
     webhook: webhook.webhook_id,
     thread: thread.thread_id,
     pool: pool.pool_id,
+    rule: rule.rule_id,
   };
   for (const [kind, id] of Object.entries(ids)) if (!Number.isInteger(id)) throw new Error(`no ${kind} id: ${id}`);
   return ids;
