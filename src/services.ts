@@ -448,6 +448,7 @@ export function createServices(deps: Deps) {
     },
     poolExists: async (workspaceId, id) => (await pools.list(workspaceId)).pools.some((p) => p.pool_id === id),
     cancel: (workspaceId, id) => notifications.cancel(workspaceId, id),
+    remove: (id) => storage.transaction(async () => void (await retentionModule.repository.removeNotifications([id]))),
   });
   return {
     ...services,

@@ -155,7 +155,7 @@ describe("every documented operation without credentials", () => {
     expect(api).toBeGreaterThan(40);
     expect(phone).toBeGreaterThan(5);
     expect(smsgate).toBeGreaterThan(20);
-    expect(twilio).toBe(4);
+    expect(twilio).toBe(5);
   });
 });
 

@@ -94,7 +94,7 @@ describe("Twilio's Messages API", () => {
     expect(await refusal(c.messages.create({ to: "+14155552673", body: "x", from: "+19995550000" }))).toEqual({ status: 400, code: 21606 });
   });
 
-  test("scheduled with SendAt, then canceled", async () => {
+  test("scheduled with SendAt, then canceled, then deleted; a queued one is not deleted", async () => {
     const c = client(sid, token);
     const m = await c.messages.create({
       to: "+14155552674",
@@ -106,6 +106,14 @@ describe("Twilio's Messages API", () => {
     const canceled = await c.messages(m.sid).update({ status: "canceled" });
     expect(canceled.status).toBe("canceled");
     expect(await refusal(c.messages(m.sid).update({ status: "canceled" }))).toMatchObject({ status: 400 });
+    // Done, it can be deleted: it is gone from the API, Twilio's and Pigeon's alike.
+    expect(await c.messages(m.sid).remove()).toBe(true);
+    expect(await refusal(c.messages(m.sid).fetch())).toEqual({ status: 404, code: 20404 });
+    expect((await ctx.get(`/v1/api/notification/${Number.parseInt(m.sid.slice(2), 16)}`)).status).toBe(404);
+    // One still on its way is not deleted.
+    const waiting = await c.messages.create({ to: "+14155552675", body: "Still queued" });
+    expect(await refusal(c.messages(waiting.sid).remove())).toEqual({ status: 400, code: 20009 });
+    expect((await c.messages(waiting.sid).fetch()).status).toBe("queued");
   });
 
   test("list pages as Twilio pages: every message once, newest first, across pages of 3", async () => {

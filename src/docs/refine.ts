@@ -81,6 +81,7 @@ export const OPERATION_IDS: Record<string, string> = {
   "get /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioListMessages",
   "get /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioFetchMessage",
   "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioUpdateMessage",
+  "delete /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioDeleteMessage",
   "get /v1/contacts": "listContactsOverview",
   "post /v1/contacts": "createContactOverview",
   "put /v1/contacts/{contact_id}": "replaceContactOverview",

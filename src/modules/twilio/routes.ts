@@ -94,5 +94,24 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
           description: "`Status=canceled` cancels a message that no channel has taken yet (a scheduled one, or one still queued).",
         },
       },
+    )
+    .delete(
+      "/Messages/:file",
+      async ({ request, params, set }) => {
+        await twilio.remove(authOf(request), sidOfFile(params.file));
+        set.status = 204;
+        return "";
+      },
+      {
+        params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
+        response: { 204: t.String({ description: "Deleted" }) },
+        auth: "twilio",
+        detail: {
+          summary: "Delete a message (Twilio's Messages API)",
+          description:
+            "Removes a message that is done (sent, delivered, failed or canceled) with its log and its place in the thread; the statistics keep it. " +
+            "A message still on its way is refused (20009): cancel it first.",
+        },
+      },
     );
 }

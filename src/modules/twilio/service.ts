@@ -53,6 +53,8 @@ export interface TwilioDeps {
   deviceByNumber: (workspaceId: number, e164: string) => Promise<number | null>;
   poolExists: (workspaceId: number, id: number) => Promise<boolean>;
   cancel: (workspaceId: number, id: number) => Promise<unknown>;
+  /** Removes a finished notification with its logs and thread message (as retention does); the statistics keep it. */
+  remove: (id: number) => Promise<void>;
 }
 
 /** The Twilio-style caller of a request: the workspace's account SID beside the key it acts as. */
@@ -321,6 +323,14 @@ export function createTwilioService(deps: TwilioDeps) {
         start: page * size,
         uri: uri({ PageSize: String(size), Page: String(page), ...(query.PageToken ? { PageToken: query.PageToken } : {}) }),
       };
+    },
+
+    /** DELETE Messages/{Sid}.json: a message that is done (sent, delivered, failed or canceled) is removed; one still on its way is not. */
+    async remove(auth: KeyAuthContext, sid: string): Promise<void> {
+      const m = await requireMessage(auth.workspaceId, sid);
+      if (m.status === "pending")
+        throw new AppError("not_cancellable", `Message ${sid} is still on its way: cancel it, or delete it once it is done.`);
+      await deps.remove(m.id);
     },
 
     /** POST Messages/{Sid}.json: `Status=canceled` cancels a message no channel has taken; `Body=""` is not kept (redaction is not offered). */
