@@ -183,6 +183,7 @@ export function createServices(deps: Deps) {
     storage,
     clock,
     device: (workspaceId, id) => deviceRepo.get(workspaceId, id),
+    devicesOf: (workspaceId) => deviceRepo.all(workspaceId, true),
     kindOf: (kind) => {
       const t = channels.find((c) => c.kind === kind);
       return t ? { sms: t.deliveryType === "sms", needsPresence: t.needsPresence === true } : null;
@@ -235,12 +236,7 @@ export function createServices(deps: Deps) {
     log,
     timeZoneOf: async (workspaceId) => (await safety.settings(workspaceId)).timeZone,
     optedOut: async (workspaceId, phone) => (await safety.status(workspaceId, phone)).opted_out,
-    ownNumbers: async (workspaceId) => {
-      const own = new Set<string>();
-      for (const d of await deviceRepo.all(workspaceId, true)) if (d.phoneNumber) own.add(d.phoneNumber);
-      for (const p of (await pools.list(workspaceId)).pools) for (const m of p.members) if (m.number) own.add(m.number);
-      return own;
-    },
+    ownNumbers: async (workspaceId) => new Set((await pools.ownNumbers(workspaceId)).map((o) => o.number)),
     addTag: (workspaceId, phone, tag, name) => contacts.service.addTag(workspaceId, phone, tag, name),
     contactName: async (workspaceId, phone) => (await contacts.nameOf(workspaceId, phone)) ?? null,
     templateExists: async (workspaceId, id) => (await templateRepo.get(workspaceId, id)) !== null,
@@ -441,12 +437,8 @@ export function createServices(deps: Deps) {
     accounts,
     authenticate,
     sending,
-    deviceByNumber: async (workspaceId, e164) => {
-      for (const d of await deviceRepo.all(workspaceId, false)) if (d.phoneNumber === e164) return d.id;
-      for (const p of (await pools.list(workspaceId)).pools) for (const m of p.members) if (m.number === e164) return m.device_id;
-      return null;
-    },
-    poolExists: async (workspaceId, id) => (await pools.list(workspaceId)).pools.some((p) => p.pool_id === id),
+    sender: async (workspaceId, e164) => (await pools.ownNumbers(workspaceId)).find((o) => o.number === e164) ?? null,
+    poolExists: (workspaceId, id) => pools.exists(workspaceId, id),
     cancel: (workspaceId, id) => notifications.cancel(workspaceId, id),
     remove: (id) => storage.transaction(async () => void (await retentionModule.repository.removeNotifications([id]))),
   });

@@ -92,6 +92,15 @@ describe("Twilio's Messages API", () => {
     });
     expect(viaPool.from).toBe("+15005550006");
     expect(await refusal(c.messages.create({ to: "+14155552673", body: "x", from: "+19995550000" }))).toEqual({ status: 400, code: 21606 });
+    // A pool member's number stands for its device and SIM: From picks both.
+    const phone = (await ctx.phone("Two SIMs")).device_id;
+    expect(
+      (await ctx.post("/v1/api/pool/create", { name: "SIM 2", members: [{ device_id: phone, sim_number: 2, number: "+14155550177" }] }))
+        .status,
+    ).toBe(200);
+    const viaSim = await c.messages.create({ to: "+14155552676", body: "From the second SIM", from: "+14155550177" });
+    const n = expectEnvelope(await ctx.get(`/v1/api/notification/${Number.parseInt(viaSim.sid.slice(2), 16)}`), 200).data;
+    expect([n.device_id, n.sim_number]).toEqual([phone, 2]);
   });
 
   test("scheduled with SendAt, then canceled, then deleted; a queued one is not deleted", async () => {

@@ -96,6 +96,15 @@ export function createPoolRepository(db: Executor) {
       pool(await db.get<PoolRow>(`SELECT ${POOL} FROM pool WHERE workspace_id = ? AND is_default = 1 ORDER BY id LIMIT 1`, [workspaceId])),
     list: async (workspaceId: number): Promise<PoolRow[]> =>
       (await db.all<PoolRow>(`SELECT ${POOL} FROM pool WHERE workspace_id = ? ORDER BY id`, [workspaceId])).map((r) => pool(r)!),
+    /** The numbers given to the workspace's pool members, with the device and SIM each stands for. */
+    memberNumbers: async (workspaceId: number): Promise<{ deviceId: number; simNumber: number | null; number: string }[]> =>
+      (
+        await db.all<{ deviceId: number; simNumber: number | null; number: string }>(
+          `SELECT m.device_id AS "deviceId", m.sim_number AS "simNumber", m.number FROM pool_member m JOIN pool p ON p.id = m.pool_id
+           WHERE p.workspace_id = ? AND m.number IS NOT NULL ORDER BY m.id`,
+          [workspaceId],
+        )
+      ).map((r) => ({ deviceId: Number(r.deviceId), simNumber: orNull(r.simNumber), number: r.number })),
     members: async (poolId: number): Promise<MemberRow[]> =>
       (await db.all<MemberRow>(`SELECT ${MEMBER} FROM pool_member WHERE pool_id = ? ORDER BY position, id`, [poolId])).map(member),
 

@@ -50,6 +50,8 @@ export interface PoolDeps {
   repo: PoolRepository;
   /** A workspace's device by id (deleted ones are not found). */
   device: (workspaceId: number, id: number) => Promise<DeviceRow | null>;
+  /** The workspace's devices, inactive ones too. */
+  devicesOf: (workspaceId: number) => Promise<DeviceRow[]>;
   /** Whether a device kind carries SMS, and whether it must be online (a paired phone). */
   kindOf: (kind: string) => { sms: boolean; needsPresence: boolean } | null;
   isOnline: (device: DeviceRow, now: number) => boolean;
@@ -415,6 +417,19 @@ export function createPoolService(deps: PoolDeps) {
     },
 
     get: async (workspaceId: number, id: number) => present(await require(workspaceId, id)),
+    /** Whether the workspace has this pool. */
+    exists: async (workspaceId: number, id: number) => (await repo.get(workspaceId, id)) !== null,
+
+    /**
+     * The numbers the workspace sends from, each with its device and SIM: a device's own number
+     * (a cloud number's) and the numbers given to pool members, read in two queries.
+     */
+    async ownNumbers(workspaceId: number): Promise<{ number: string; deviceId: number; simNumber: number | null }[]> {
+      const devices = await deps.devicesOf(workspaceId);
+      const own = devices.flatMap((d) => (d.phoneNumber ? [{ number: d.phoneNumber, deviceId: d.id, simNumber: null }] : []));
+      return [...own, ...(await repo.memberNumbers(workspaceId))];
+    },
+
     async list(workspaceId: number) {
       const pools = [];
       for (const p of await repo.list(workspaceId)) pools.push(await present(p));

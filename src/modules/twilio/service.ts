@@ -49,8 +49,8 @@ export interface TwilioDeps {
   accounts: AccountsService;
   authenticate: Authenticator;
   sending: SendingService;
-  /** The device whose number is `e164` in the workspace (a cloud number, or a phone given its number), or null. */
-  deviceByNumber: (workspaceId: number, e164: string) => Promise<number | null>;
+  /** The device (and SIM) whose number is `e164` in the workspace: a cloud number, or a pool member given its number; else null. */
+  sender: (workspaceId: number, e164: string) => Promise<{ deviceId: number; simNumber: number | null } | null>;
   poolExists: (workspaceId: number, id: number) => Promise<boolean>;
   cancel: (workspaceId: number, id: number) => Promise<unknown>;
   /** Removes a finished notification with its logs and thread message (as retention does); the statistics keep it. */
@@ -205,7 +205,7 @@ export function createTwilioService(deps: TwilioDeps) {
       const from = param(body, "From");
       if (from) {
         const e164 = toE164(from);
-        const device = e164 ? await deps.deviceByNumber(auth.workspaceId, e164) : null;
+        const device = e164 ? await deps.sender(auth.workspaceId, e164) : null;
         if (device === null)
           throw new AppError(
             "validation_error",
@@ -213,7 +213,8 @@ export function createTwilioService(deps: TwilioDeps) {
             { field: "From" },
             21606,
           );
-        input.deviceId = device;
+        input.deviceId = device.deviceId;
+        if (device.simNumber !== null) input.simNumber = device.simNumber;
       }
       const service = param(body, "MessagingServiceSid");
       if (service) {
