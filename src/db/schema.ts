@@ -807,6 +807,9 @@ export const pool = sqliteTable(
     // doubled each time it is paused again before a message of it goes out.
     failureThreshold: integer("failure_threshold").notNull().default(3),
     failureBackoffSeconds: integer("failure_backoff_seconds").notNull().default(900),
+    // Where messages received on its members are posted as Twilio posts them (a Messaging Service's
+    // inbound request URL); null: the workspace's own, if any (twilio_account.incoming_url).
+    incomingUrl: text("incoming_url"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -1084,6 +1087,46 @@ export const twilioAccount = sqliteTable("twilio_account", {
   apiKeyId: integer("api_key_id")
     .notNull()
     .references(() => apiKey.id),
+  // Where each received message is posted as Twilio posts it, its TwiML answer sent back (null: none).
+  incomingUrl: text("incoming_url"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/** A message sent through the Twilio-compatible API with a StatusCallback: where its changes are posted. */
+export const twilioCallback = sqliteTable("twilio_callback", {
+  notificationId: integer("notification_id")
+    .primaryKey()
+    .references(() => notification.id),
+  workspaceId: integer("workspace_id").notNull(),
+  url: text("url").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/**
+ * The Twilio-style posts waiting to be made (an outbox, written in the transaction of the change):
+ * a status callback, or a received message for an incoming-message URL (whose TwiML answer is then
+ * sent to `peer` through the device and SIM it came in on, `reply`). Removed once made or given up.
+ */
+export const twilioPost = sqliteTable(
+  "twilio_post",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id").notNull(),
+    kind: text("kind", { enum: ["status", "incoming"] }).notNull(),
+    url: text("url").notNull(),
+    // The form parameters, in order, as [name, value] pairs.
+    params: text("params", { mode: "json" }).notNull().$type<[string, string][]>(),
+    // The phone number on the other side (privacy erasure finds the posts by it).
+    peer: text("peer").notNull(),
+    // Incoming: the channel, device and SIM a TwiML answer goes back through.
+    reply: text("reply", { mode: "json" }).$type<{ channel: string; deviceId: number; simNumber: number | null }>(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: integer("next_at").notNull(),
+    // The server whose call is under way (null: waiting); a stopped server's are sent again.
+    claimedBy: text("claimed_by"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [index("twilio_post_due_idx").on(table.nextAt), index("twilio_post_peer_idx").on(table.workspaceId, table.peer)],
+);
