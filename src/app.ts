@@ -12,7 +12,7 @@ import { privacyRoutes } from "./modules/privacy/routes";
 import { poolRoutes } from "./modules/pools/routes";
 import { ruleRoutes } from "./modules/rules/routes";
 import { isTwilioPath, twilioError } from "./modules/twilio/errors";
-import { twilioRoutes } from "./modules/twilio/routes";
+import { twilioRoutes, twilioSettingsRoutes } from "./modules/twilio/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -94,6 +94,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(poolRoutes(s))
     .use(ruleRoutes(s))
     .use(twilioRoutes(s))
+    .use(twilioSettingsRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

@@ -38,6 +38,7 @@ import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
 import { createRulesModule } from "./modules/rules";
 import { createTwilioModule } from "./modules/twilio";
+import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
 import { createPoolsModule } from "./modules/pools";
@@ -276,6 +277,8 @@ export function createServices(deps: Deps) {
       // A keyword (opt-out, opt-in, help) is answered by the keywords alone: no rule hears it.
       if (!(await keywordHook(m, stored))) await rules.onInbound(m, stored);
       if (m.channel === "sms") await pools.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
+      // The workspace's (or the pool's) Twilio-style incoming-message URL hears every message, keywords too, as Twilio's does.
+      await twilio.posts.received(m, stored);
     },
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
@@ -437,11 +440,21 @@ export function createServices(deps: Deps) {
     accounts,
     authenticate,
     sending,
-    sender: async (workspaceId, e164) => (await pools.ownNumbers(workspaceId)).find((o) => o.number === e164) ?? null,
+    ownNumbers: (workspaceId) => pools.ownNumbers(workspaceId),
+    optedOut: async (workspaceId, phone) => (await safety.status(workspaceId, phone)).opted_out,
+    urlProblem: (url) => outboundTargetProblem(url, config.allowPrivateWebhooks),
+    allowPrivate: config.allowPrivateWebhooks,
+    cluster,
+    log,
+    fetch: deps.fetch,
     poolExists: (workspaceId, id) => pools.exists(workspaceId, id),
     cancel: (workspaceId, id) => notifications.cancel(workspaceId, id),
     remove: (id) => storage.transaction(async () => void (await retentionModule.repository.removeNotifications([id]))),
   });
+  // A message sent with a StatusCallback: each change of its status is posted, from the change's transaction.
+  state.onTransitions((changes) =>
+    twilio.posts.statusChanged(changes.map(({ before }) => ({ id: before.id, workspaceId: before.workspaceId }))),
+  );
   return {
     ...services,
     twilio,

@@ -82,6 +82,8 @@ export const OPERATION_IDS: Record<string, string> = {
   "get /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioFetchMessage",
   "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioUpdateMessage",
   "delete /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioDeleteMessage",
+  "get /v1/api/twilio/settings": "getTwilioSettings",
+  "post /v1/api/twilio/incoming": "setTwilioIncomingUrl",
   "get /v1/contacts": "listContactsOverview",
   "post /v1/contacts": "createContactOverview",
   "put /v1/contacts/{contact_id}": "replaceContactOverview",
@@ -414,6 +416,7 @@ const TWILIO_EXAMPLES: Record<number, [string | number, string][]> = {
     ["message_required", "Message body is required."],
     ["recipient_opted_out", "Recipient +14155552671 has opted out of this workspace's messages"],
     [21606, "The From phone number +19995550000 is not a valid, SMS-capable number of this account."],
+    [21609, "The StatusCallback URL must use http or https."],
   ],
   401: [["unauthorized", "Authenticate with the account SID and its auth token"]],
   404: [["not_found", "The requested resource /2010-04-01/Accounts/AC…/Messages/SM….json was not found"]],
@@ -436,6 +439,12 @@ const TWILIO_FORMS: Record<string, Json> = {
       SendAt: { type: "string", format: "date-time", description: "With ScheduleType=fixed: when to send (any future time)" },
       ScheduleType: { type: "string", enum: ["fixed"] },
       MediaUrl: { type: "string", description: "Refused: 21620, media is not supported" },
+      StatusCallback: {
+        type: "string",
+        format: "uri",
+        description:
+          "Where each change of the message's status is posted, signed with X-Twilio-Signature (21609 when Pigeon may not call it)",
+      },
     },
   },
   "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": {

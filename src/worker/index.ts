@@ -33,6 +33,8 @@ export function workerTasks(s: Services): Task[] {
       },
     },
     { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
+    // Twilio-style status callbacks and incoming-message posts (src/modules/twilio/posts.ts).
+    { name: "twilio:posts", everySeconds: s.config.workerIntervalSeconds, run: () => s.twilio.posts.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
     // Pool members whose pause after carrier failures has ended are announced (pool.member_resumed).
     { name: "pools:resume", everySeconds: 30, run: () => s.pools.resumeDue() },
@@ -58,6 +60,8 @@ async function recover(s: Services): Promise<void> {
   await s.dispatcher.recoverInterrupted();
   const cutOff = await s.webhooks.recoverInterrupted();
   if (cutOff > 0) s.logger.warn(`${cutOff} webhook deliveries were cut off mid-call by a stop and will be sent again`);
+  const posts = await s.twilio.posts.recoverInterrupted();
+  if (posts > 0) s.logger.warn(`${posts} Twilio-style posts were cut off mid-call by a stop and will be made again`);
 }
 
 /**
@@ -96,6 +100,7 @@ export async function startWorker(s: Services) {
     async stop(graceMs: number): Promise<boolean> {
       s.dispatcher.stop();
       s.webhooks.stop();
+      s.twilio.posts.stop();
       s.retention.stop();
       scheduler.stop();
       const idle = await scheduler.idle(graceMs);

@@ -3,7 +3,7 @@
 // pages it (newest first, PageSize default 50, a relative next_page_uri carrying a PageToken, null
 // on the last page), error bodies {code, message, more_info, status}, and signed status callbacks.
 import { randomBytes } from "node:crypto";
-import { cloudSignature } from "../../src/channels/cloud/adapter";
+import { twilioSignature } from "../../src/lib/twilio-signature";
 
 export interface FakeMessage {
   sid: string;
@@ -193,7 +193,7 @@ export async function startFakeCloud(options: FakeCloudOptions = {}) {
         ApiVersion: "2010-04-01",
         ...extra,
       };
-      const signature = cloudSignature(opts.signatureOf ?? authToken, message.statusCallback, params);
+      const signature = twilioSignature(opts.signatureOf ?? authToken, message.statusCallback, params);
       return deliver(
         new Request(message.statusCallback, {
           method: "POST",

@@ -2,7 +2,6 @@
 // {base}/2010-04-01/Accounts/{sid}/Messages.json with Basic auth; delivery arrives later on the
 // StatusCallback URL. After an attempt cut off mid-call, the provider's message list tells us
 // whether it already has the message, so it is never handed over twice.
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { withoutSecrets } from "../../lib/log";
 import { checkOutboundTarget, outboundTargetProblem } from "../../lib/net-safety";
 import type { DeviceRow } from "../../modules/devices/repository";
@@ -198,25 +197,4 @@ export function createCloudAdapter(options: CloudAdapterOptions): ChannelAdapter
   }
 
   return { send, reconcile };
-}
-
-/**
- * The provider's request signature: HMAC-SHA1 keyed with the auth token over the full URL followed
- * by every POST parameter name and value, sorted by name; base64.
- */
-export function cloudSignature(authToken: string, url: string, params: Record<string, string>): string {
-  const payload =
-    url +
-    Object.keys(params)
-      .sort()
-      .map((k) => k + params[k])
-      .join("");
-  return createHmac("sha1", authToken).update(payload).digest("base64");
-}
-
-export function verifyCloudSignature(authToken: string, url: string, params: Record<string, string>, presented: string | null): boolean {
-  if (!presented) return false;
-  const expected = Buffer.from(cloudSignature(authToken, url, params));
-  const given = Buffer.from(presented);
-  return expected.length === given.length && timingSafeEqual(expected, given);
 }

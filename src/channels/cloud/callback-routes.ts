@@ -8,7 +8,8 @@ import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
 import type { ChannelRouteContext } from "../types";
 import type { CloudService } from "./service";
-import { CLOUD_ERROR_REASONS, verifyCloudSignature } from "./adapter";
+import { verifyTwilioSignature } from "../../lib/twilio-signature";
+import { CLOUD_ERROR_REASONS } from "./adapter";
 import { cloudConfigOf } from "./config";
 import { applyReport } from "../../modules/notifications/reports";
 
@@ -33,7 +34,7 @@ export function cloudCallbackRoutes(
         const form = Object.fromEntries(new URLSearchParams(rawBodyOf(request)));
         const path = new URL(request.url).pathname + new URL(request.url).search;
         const url = s.config.publicUrl ? s.config.publicUrl + path : request.url;
-        if (!verifyCloudSignature(config.authToken, url, form, request.headers.get("x-twilio-signature"))) {
+        if (!verifyTwilioSignature(config.authToken, url, form, request.headers.get("x-twilio-signature"))) {
           throw new AppError("unauthorized", "Bad or missing X-Twilio-Signature");
         }
 

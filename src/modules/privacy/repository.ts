@@ -26,6 +26,9 @@ export function createPrivacyRepository(db: Executor) {
      * to it go; a member's distinct recipients this month keep it under `digest`, so a cap still
      * counts it. The count of rows touched.
      */
+    /** Twilio-style posts (status callbacks, incoming messages) still waiting to be made about the number. */
+    removeTwilioPosts: async (workspaceId: number, phone: string): Promise<number> =>
+      (await db.run("DELETE FROM twilio_post WHERE workspace_id = ? AND peer = ?", [workspaceId, phone])).changes,
     async removeRoutingTraces(workspaceId: number, phone: string, digest: string): Promise<number> {
       const pools = "SELECT id FROM pool WHERE workspace_id = ?";
       const members = `SELECT m.id FROM pool_member m JOIN pool p ON p.id = m.pool_id WHERE p.workspace_id = ?`;

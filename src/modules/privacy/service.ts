@@ -191,6 +191,8 @@ export function createPrivacyService(deps: PrivacyDeps) {
           counts.webhook_deliveries += removed.webhook_deliveries;
           counts.webhook_attempts += removed.webhook_attempts;
         }
+        // A post waiting for a Twilio-style URL is a delivery to the customer's endpoint as a webhook's is.
+        counts.webhook_deliveries += await repo.removeTwilioPosts(workspaceId, phone);
         for (let i = 0; i < replies.length; i += REMOVE_PIECE)
           counts.idempotency_keys += await repo.removeIdempotency(workspaceId, replies.slice(i, i + REMOVE_PIECE));
         counts.platform_statuses = await repo.removeBacklog(workspaceId, needle);

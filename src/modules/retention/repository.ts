@@ -53,6 +53,7 @@ export function createRetentionRepository(db: Executor, sqlite: VacuumHandle | n
         list,
       );
       const logs = (await db.run(`DELETE FROM notification_log WHERE notification_id IN (${marks})`, list)).changes;
+      await db.run(`DELETE FROM twilio_callback WHERE notification_id IN (${marks})`, list);
       await db.run(`UPDATE credit_ledger SET notification_id = NULL WHERE notification_id IN (${marks})`, list);
       const threadRows = await db.all<{ threadId: number }>(
         `DELETE FROM thread_message WHERE notification_id IN (${marks}) RETURNING thread_id AS "threadId"`,

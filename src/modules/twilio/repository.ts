@@ -1,5 +1,7 @@
-// The twilio_account queries, and the reads the Twilio-compatible Messages API makes of the
-// notifications it sent: one by id, and a page of them newest first with Twilio's filters.
+// The twilio_account queries, the reads the Twilio-compatible Messages API makes of the
+// notifications it sent (one by id, a page of them newest first with Twilio's filters) and of
+// received messages, the status callbacks asked for, the incoming-message URLs, and the outbox of
+// Twilio-style posts.
 import type { Executor, SqlParam } from "../../db/storage";
 
 export interface TwilioAccountRow {
@@ -8,8 +10,31 @@ export interface TwilioAccountRow {
   /** Sealed. */
   authToken: string;
   apiKeyId: number;
+  incomingUrl: string | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** A post waiting in the outbox: a status callback, or a received message for an incoming-message URL. */
+export interface TwilioPostRow {
+  id: number;
+  workspaceId: number;
+  kind: "status" | "incoming";
+  url: string;
+  params: [string, string][];
+  peer: string;
+  reply: { channel: string; deviceId: number; simNumber: number | null } | null;
+  attempts: number;
+}
+
+/** A received message as the Messages API shows it. */
+export interface ReceivedRow {
+  id: number;
+  peer: string;
+  body: string;
+  deviceId: number | null;
+  at: number;
+  channel: string;
 }
 
 /** A notification as the Messages API shows it, with the number it went out from when known. */
@@ -30,7 +55,7 @@ export interface MessageRow {
 }
 
 const ACCOUNT = `workspace_id AS "workspaceId", account_sid AS "accountSid", auth_token AS "authToken", api_key_id AS "apiKeyId",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  incoming_url AS "incomingUrl", created_at AS "createdAt", updated_at AS "updatedAt"`;
 const account = (r: TwilioAccountRow | null): TwilioAccountRow | null =>
   r && {
     ...r,
@@ -71,9 +96,115 @@ export function createTwilioRepository(db: Executor) {
       account(await db.get<TwilioAccountRow>(`SELECT ${ACCOUNT} FROM twilio_account WHERE account_sid = ?`, [sid])),
     async insert(row: TwilioAccountRow): Promise<void> {
       await db.run(
-        "INSERT INTO twilio_account (workspace_id, account_sid, auth_token, api_key_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [row.workspaceId, row.accountSid, row.authToken, row.apiKeyId, row.createdAt, row.updatedAt],
+        `INSERT INTO twilio_account (workspace_id, account_sid, auth_token, api_key_id, incoming_url, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [row.workspaceId, row.accountSid, row.authToken, row.apiKeyId, row.incomingUrl, row.createdAt, row.updatedAt],
       );
+    },
+    setIncomingUrl: async (workspaceId: number, url: string | null, now: number) =>
+      void (await db.run("UPDATE twilio_account SET incoming_url = ?, updated_at = ? WHERE workspace_id = ?", [url, now, workspaceId])),
+    setPoolIncomingUrl: async (workspaceId: number, poolId: number, url: string | null, now: number) =>
+      void (await db.run("UPDATE pool SET incoming_url = ?, updated_at = ? WHERE workspace_id = ? AND id = ?", [
+        url,
+        now,
+        workspaceId,
+        poolId,
+      ])),
+    poolIncomingUrls: async (workspaceId: number) =>
+      (
+        await db.all<{ id: number; name: string; url: string }>(
+          "SELECT id, name, incoming_url AS url FROM pool WHERE workspace_id = ? AND incoming_url IS NOT NULL ORDER BY id",
+          [workspaceId],
+        )
+      ).map((r) => ({ ...r, id: Number(r.id) })),
+    /**
+     * Where a message received on a device (and SIM) is posted: the URL of a pool it is a member of
+     * (a member for that very SIM before one for the whole phone, then the oldest pool), else the
+     * workspace's; with the pool's id when it came from one.
+     */
+    async incomingTarget(
+      workspaceId: number,
+      deviceId: number,
+      simNumber: number | null,
+    ): Promise<{ url: string; poolId: number | null } | null> {
+      const pool = await db.get<{ url: string; poolId: number }>(
+        `SELECT p.incoming_url AS url, p.id AS "poolId" FROM pool p JOIN pool_member m ON m.pool_id = p.id
+         WHERE p.workspace_id = ? AND m.device_id = ? AND (m.sim_number IS NULL OR m.sim_number = ?) AND p.incoming_url IS NOT NULL
+         ORDER BY CASE WHEN m.sim_number IS NULL THEN 1 ELSE 0 END, p.id LIMIT 1`,
+        [workspaceId, deviceId, simNumber],
+      );
+      if (pool) return { url: pool.url, poolId: Number(pool.poolId) };
+      const own = await db.get<{ url: string | null }>("SELECT incoming_url AS url FROM twilio_account WHERE workspace_id = ?", [
+        workspaceId,
+      ]);
+      return own?.url ? { url: own.url, poolId: null } : null;
+    },
+
+    insertCallback: async (notificationId: number, workspaceId: number, url: string, now: number) =>
+      void (await db.run("INSERT INTO twilio_callback (notification_id, workspace_id, url, created_at) VALUES (?, ?, ?, ?)", [
+        notificationId,
+        workspaceId,
+        url,
+        now,
+      ])),
+    /** The status callback URLs of those of `ids` that asked for one. */
+    async callbacksOf(ids: readonly number[]): Promise<Map<number, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db.all<{ id: number; url: string }>(
+        `SELECT notification_id AS id, url FROM twilio_callback WHERE notification_id IN (${ids.map(() => "?").join(", ")})`,
+        [...ids],
+      );
+      return new Map(rows.map((r) => [Number(r.id), r.url]));
+    },
+
+    async insertPost(p: Omit<TwilioPostRow, "id" | "attempts">, now: number): Promise<void> {
+      await db.run(
+        "INSERT INTO twilio_post (workspace_id, kind, url, params, peer, reply, attempts, next_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
+        [p.workspaceId, p.kind, p.url, JSON.stringify(p.params), p.peer, p.reply === null ? null : JSON.stringify(p.reply), now, now],
+      );
+    },
+    /** Posts due and not under way, oldest first. */
+    async duePosts(now: number, limit: number): Promise<TwilioPostRow[]> {
+      const rows = await db.all<Omit<TwilioPostRow, "params" | "reply"> & { params: string; reply: string | null }>(
+        `SELECT id, workspace_id AS "workspaceId", kind, url, params, peer, reply, attempts FROM twilio_post
+         WHERE claimed_by IS NULL AND next_at <= ? ORDER BY next_at, id LIMIT ?`,
+        [now, limit],
+      );
+      return rows.map((r) => ({
+        ...r,
+        id: Number(r.id),
+        workspaceId: Number(r.workspaceId),
+        attempts: Number(r.attempts),
+        params: JSON.parse(r.params),
+        reply: r.reply === null ? null : JSON.parse(r.reply),
+      }));
+    },
+    /** Takes a post for this server's call; false when another took it first. */
+    claimPost: async (id: number, owner: string) =>
+      (await db.run("UPDATE twilio_post SET claimed_by = ? WHERE id = ? AND claimed_by IS NULL", [owner, id])).changes === 1,
+    /** Made (or given up): gone; false when it was gone already (erased meanwhile). */
+    removePost: async (id: number) => (await db.run("DELETE FROM twilio_post WHERE id = ?", [id])).changes === 1,
+    retryPost: async (id: number, nextAt: number, error: string) =>
+      void (await db.run("UPDATE twilio_post SET claimed_by = NULL, attempts = attempts + 1, next_at = ?, last_error = ? WHERE id = ?", [
+        nextAt,
+        error,
+        id,
+      ])),
+    /** Posts a stopped (or dead) server had under way go back to waiting; how many. */
+    releaseAbandoned: async (now: number, abandoned: (column: string) => string) =>
+      (await db.run(`UPDATE twilio_post SET claimed_by = NULL WHERE claimed_by IS NOT NULL AND ${abandoned("claimed_by")}`, [now])).changes,
+    /** Erasure: the posts about a phone number. */
+    erasePeer: async (workspaceId: number, phone: string) =>
+      (await db.run("DELETE FROM twilio_post WHERE workspace_id = ? AND peer = ?", [workspaceId, phone])).changes,
+
+    /** A message received in the workspace (a thread's inbound message), or null. */
+    async received(workspaceId: number, id: number): Promise<ReceivedRow | null> {
+      const r = await db.get<ReceivedRow>(
+        `SELECT m.id, t.peer, m.body, m.device_id AS "deviceId", m.at, t.channel FROM thread_message m JOIN thread t ON t.id = m.thread_id
+         WHERE t.workspace_id = ? AND m.id = ? AND m.direction = 'inbound'`,
+        [workspaceId, id],
+      );
+      return r && { ...r, id: Number(r.id), deviceId: r.deviceId === null ? null : Number(r.deviceId), at: Number(r.at) };
     },
     setToken: async (workspaceId: number, sealed: string, now: number) =>
       void (await db.run("UPDATE twilio_account SET auth_token = ?, updated_at = ? WHERE workspace_id = ?", [sealed, now, workspaceId])),

@@ -3,6 +3,8 @@
 // numbers and pools unchanged.
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
+import { Envelope, errorResponses, ok } from "../../http/envelope";
+import { refuseUnknownFields } from "../../http/validation";
 import { authOf } from "../../http/foundation";
 import { AppError } from "../../http/errors";
 import type { Services } from "../../services";
@@ -40,9 +42,11 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
           summary: "Send a message (Twilio's Messages API)",
           description:
             "Form fields as Twilio takes them: `To`, `Body`, `From` (the number of one of the workspace's devices: a cloud number, or a phone whose pool member gives its number), " +
-            "`MessagingServiceSid` (`MG…`: a sender pool), `ValidityPeriod` (seconds, 1–36000), `SendAt` with `ScheduleType=fixed` (any future time). " +
+            "`MessagingServiceSid` (`MG…`: a sender pool), `ValidityPeriod` (seconds, 1–36000), `SendAt` with `ScheduleType=fixed` (any future time), " +
+            "`StatusCallback` (a URL: each change of the message's status is posted there as Twilio posts it, form fields `MessageSid`, `MessageStatus`, `To`, `From`, `ErrorCode`, " +
+            "`AccountSid`, …, signed with `X-Twilio-Signature` under the account's auth token, retried for about a day; 21609 when Pigeon may not call it). " +
             "Answers 201 with Twilio's message resource. Errors in Twilio's body `{code, message, more_info, status}`: 21604 (no To), 21211 (invalid To), " +
-            "21602 (no Body), 21606 (unknown From), 21610 (the recipient opted out), 21620 (MediaUrl: media is not supported), 20003 (credentials), 20404, 20429.",
+            "21602 (no Body), 21606 (unknown From), 21609 (StatusCallback), 21610 (the recipient opted out), 21620 (MediaUrl: media is not supported), 20003 (credentials), 20404, 20429.",
           responses: { 201: { description: "Twilio's message resource", content: { "application/json": { schema: Resource } } } },
         },
       },
@@ -78,7 +82,11 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
       response: { 200: Resource },
       auth: "twilio",
-      detail: { summary: "Fetch a message (Twilio's Messages API)" },
+      detail: {
+        summary: "Fetch a message (Twilio's Messages API)",
+        description:
+          "A sent message (`SM0…`), or a received one (`SMf…`, the `MessageSid` of an incoming-message post: `direction` inbound, `status` received).",
+      },
     })
     .post(
       "/Messages/:file",
@@ -111,6 +119,68 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
           description:
             "Removes a message that is done (sent, delivered, failed or canceled) with its log and its place in the thread; the statistics keep it. " +
             "A message still on its way is refused (20009): cancel it first.",
+        },
+      },
+    );
+}
+
+const Settings = t.Object({
+  account_sid: t.Nullable(t.String({ description: "The workspace's Twilio-style account SID (AC…); null until credentials are made" })),
+  incoming_url: t.Nullable(t.String({ description: "Where each received message is posted as Twilio posts it (null: nowhere)" })),
+  pools: t.Array(
+    t.Object({
+      pool_id: t.Integer(),
+      name: t.String(),
+      messaging_service_sid: t.String({ description: "MG…: the pool as Twilio's MessagingServiceSid" }),
+      incoming_url: t.String(),
+    }),
+    {
+      description: "Pools with their own incoming-message URL (a Messaging Service's inbound URL): it takes the messages of their members",
+    },
+  ),
+});
+const IncomingBody = t.Object(
+  {
+    url: t.Nullable(t.String({ minLength: 1, maxLength: 2000, description: "http(s) URL; null clears it" })),
+    pool_id: t.Optional(t.Integer({ minimum: 1, description: "Set the pool's URL instead of the workspace's" })),
+  },
+  { additionalProperties: false, examples: [{ url: "https://example.com/sms/incoming" }] },
+);
+
+/** The Twilio compatibility's settings in Pigeon's own API: the account SID and the incoming-message URLs. */
+export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
+  const { twilio } = s;
+  return new Elysia({ tags: ["Twilio compatible"] })
+    .use(declaredAuth())
+    .get("/v1/api/twilio/settings", async ({ auth }) => ok(await twilio.settings(auth.workspaceId), "Twilio settings fetched"), {
+      response: { 200: Envelope(Settings), ...errorResponses() },
+      auth: "apiKey",
+      detail: {
+        summary: "Twilio compatibility settings",
+        description:
+          "The workspace's Twilio-style account SID (its auth token is shown only by `pigeon twilio credentials` and the dashboard) and the incoming-message URLs of the workspace and its pools.",
+      },
+    })
+    .post(
+      "/v1/api/twilio/incoming",
+      async ({ auth, body }) => {
+        await twilio.setIncomingUrl(auth.workspaceId, body.url, body.pool_id ?? null);
+        return ok(await twilio.settings(auth.workspaceId), body.url === null ? "Incoming-message URL cleared" : "Incoming-message URL set");
+      },
+      {
+        parse: "json",
+        body: IncomingBody,
+        transform: refuseUnknownFields(IncomingBody),
+        response: { 200: Envelope(Settings), ...errorResponses(404) },
+        auth: "apiKey",
+        detail: {
+          summary: "Set the incoming-message URL",
+          description:
+            "Each message received (SMS and chat-app, keywords too) is posted to this URL as Twilio posts an incoming message: form fields `MessageSid` (SMf…), `From`, `To`, `Body`, " +
+            "`NumMedia`, `AccountSid`, `MessagingServiceSid` (when a pool's), signed with `X-Twilio-Signature` under the account's auth token. A TwiML answer's `<Message>` elements " +
+            "are sent back to the sender (or to their `to`) through the device and SIM the message came in on; not to an opted-out number nor to the workspace's own numbers. " +
+            "A pool's URL takes the messages of its members before the workspace's. Failed posts are tried again three times within about 15 minutes. " +
+            "Makes the workspace's Twilio account if there is none. 400 `invalid_webhook_url` for an address Pigeon may not call; 404 for another workspace's pool.",
         },
       },
     );

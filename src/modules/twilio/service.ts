@@ -13,33 +13,11 @@ import { toE164 } from "../../lib/phone";
 import type { AccountsService } from "../accounts/service";
 import type { SendInput, SendingService } from "../sending/service";
 import { API_VERSION } from "./errors";
-import type { MessageFilters, MessageRow, TwilioRepository } from "./repository";
+import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioStatus } from "./resource";
+import type { MessageFilters, MessageRow, ReceivedRow, TwilioRepository } from "./repository";
 import { randomBytes } from "node:crypto";
 
 const hex32 = () => randomBytes(16).toString("hex");
-
-/** `SM` or `MG` and a number as 32 hex digits; the number back from one, or null. */
-export const sidOf = (prefix: "SM" | "MG", id: number) => `${prefix}${id.toString(16).padStart(32, "0")}`;
-export function idOfSid(prefix: "SM" | "MG", sid: string): number | null {
-  if (!new RegExp(`^${prefix}[0-9a-f]{32}$`).test(sid)) return null;
-  const id = Number.parseInt(sid.slice(2), 16);
-  return Number.isSafeInteger(id) && id > 0 ? id : null;
-}
-
-/** RFC 2822 dates, as Twilio writes them: "Thu, 26 Nov 2026 18:25:27 +0000". */
-export function rfc2822(ms: number | null): string | null {
-  if (ms === null) return null;
-  return new Date(ms).toUTCString().replace("GMT", "+0000");
-}
-
-/** What a failed notification's error code reads as in Twilio's `error_code`. */
-function messageErrorCode(code: string | null): number | null {
-  if (code === null) return null;
-  if (code === "recipient_opted_out") return 21610;
-  if (code === "expired" || code === "quota_exhausted") return 30001;
-  if (code === "invalid_phone_number") return 21211;
-  return 30008;
-}
 
 export interface TwilioDeps {
   storage: Storage;
@@ -49,12 +27,14 @@ export interface TwilioDeps {
   accounts: AccountsService;
   authenticate: Authenticator;
   sending: SendingService;
-  /** The device (and SIM) whose number is `e164` in the workspace: a cloud number, or a pool member given its number; else null. */
-  sender: (workspaceId: number, e164: string) => Promise<{ deviceId: number; simNumber: number | null } | null>;
+  /** The workspace's own numbers: its devices' and its pool members' (with the device and SIM of each). */
+  ownNumbers: (workspaceId: number) => Promise<{ number: string; deviceId: number; simNumber: number | null }[]>;
   poolExists: (workspaceId: number, id: number) => Promise<boolean>;
   cancel: (workspaceId: number, id: number) => Promise<unknown>;
   /** Removes a finished notification with its logs and thread message (as retention does); the statistics keep it. */
   remove: (id: number) => Promise<void>;
+  /** Where a StatusCallback or incoming-message URL may point (the webhooks' address check), or why not. */
+  urlProblem: (url: string) => Promise<string | null>;
 }
 
 /** The Twilio-style caller of a request: the workspace's account SID beside the key it acts as. */
@@ -75,6 +55,7 @@ export function createTwilioService(deps: TwilioDeps) {
         accountSid: `AC${hex32()}`,
         authToken: secrets.seal(token),
         apiKeyId: key.key_id,
+        incomingUrl: null,
         createdAt: now,
         updatedAt: now,
       };
@@ -136,16 +117,6 @@ export function createTwilioService(deps: TwilioDeps) {
     return sid;
   }
 
-  /** Twilio's status for a notification. */
-  function statusOf(m: MessageRow): string {
-    if (m.status === "cancelled") return "canceled";
-    if (m.status === "delivered") return "delivered";
-    if (m.status === "sent") return "sent";
-    if (m.status === "failed") return m.sentAt !== null ? "undelivered" : "failed";
-    if (m.stage !== "queued") return "sending";
-    return m.scheduleAt !== null && m.scheduleAt > clock.now() ? "scheduled" : "queued";
-  }
-
   function resource(accountSid: string, m: MessageRow) {
     const sid = sidOf("SM", m.id);
     const failed = m.status === "failed";
@@ -166,9 +137,37 @@ export function createTwilioService(deps: TwilioDeps) {
       price: null,
       price_unit: "USD",
       sid,
-      status: statusOf(m),
+      status: twilioStatus(m, clock.now()),
       subresource_uris: { media: `/${API_VERSION}/Accounts/${accountSid}/Messages/${sid}/Media.json` },
       to: m.recipient,
+      uri: `/${API_VERSION}/Accounts/${accountSid}/Messages/${sid}.json`,
+    };
+  }
+
+  /** A received message as Twilio shows it (`direction` inbound, `status` received). */
+  function receivedResource(accountSid: string, m: ReceivedRow, to: string | null) {
+    const sid = receivedSidOf(m.id);
+    const address = (n: string | null) => (n === null || m.channel === "sms" ? n : `whatsapp:${n}`);
+    return {
+      account_sid: accountSid,
+      api_version: API_VERSION,
+      body: m.body,
+      date_created: rfc2822(m.at),
+      date_sent: rfc2822(m.at),
+      date_updated: rfc2822(m.at),
+      direction: "inbound",
+      error_code: null,
+      error_message: null,
+      from: address(m.peer),
+      messaging_service_sid: null,
+      num_media: "0",
+      num_segments: "1",
+      price: null,
+      price_unit: "USD",
+      sid,
+      status: "received",
+      subresource_uris: { media: `/${API_VERSION}/Accounts/${accountSid}/Messages/${sid}/Media.json` },
+      to: address(to),
       uri: `/${API_VERSION}/Accounts/${accountSid}/Messages/${sid}.json`,
     };
   }
@@ -205,7 +204,8 @@ export function createTwilioService(deps: TwilioDeps) {
       const from = param(body, "From");
       if (from) {
         const e164 = toE164(from);
-        const device = e164 ? await deps.sender(auth.workspaceId, e164) : null;
+        // A cloud number, or a pool member given its number: that device (and SIM).
+        const device = e164 ? ((await deps.ownNumbers(auth.workspaceId)).find((o) => o.number === e164) ?? null) : null;
         if (device === null)
           throw new AppError(
             "validation_error",
@@ -253,17 +253,62 @@ export function createTwilioService(deps: TwilioDeps) {
         input.scheduleTime = new Date(at).toISOString().slice(0, 19).replace("T", " ");
         input.timezone = "UTC";
       }
+      const callback = param(body, "StatusCallback");
+      if (callback !== undefined) {
+        const problem = await deps.urlProblem(callback);
+        if (problem !== null)
+          throw new AppError("validation_error", `The StatusCallback URL ${problem}.`, { field: "StatusCallback" }, 21609);
+      }
       const prepared = await deps.sending.prepare(auth, input);
+      // The callback is asked for in the send's own transaction: no change of status can come first.
       const id = await storage.transaction(async () => {
         const [result] = await deps.sending.accept(auth, [prepared]);
         if (!result.ok) throw result.error;
+        if (callback !== undefined) await repo.insertCallback(result.accepted.notificationId, auth.workspaceId, callback, clock.now());
         return result.accepted.notificationId;
       });
       return resource(accountSid, (await repo.message(auth.workspaceId, id))!);
     },
 
-    fetch: async (auth: KeyAuthContext, accountSid: string, sid: string) =>
-      resource(accountSid, await requireMessage(auth.workspaceId, sid)),
+    /** GET Messages/{Sid}.json: a sent message, or a received one (its SID starts `SMf`). */
+    async fetch(auth: KeyAuthContext, accountSid: string, sid: string) {
+      const receivedId = idOfReceivedSid(sid);
+      if (receivedId === null) return resource(accountSid, await requireMessage(auth.workspaceId, sid));
+      const m = await repo.received(auth.workspaceId, receivedId);
+      if (!m) throw new AppError("not_found", `The requested resource /2010-04-01/Accounts/…/Messages/${sid}.json was not found`);
+      const own = m.deviceId === null ? undefined : (await deps.ownNumbers(auth.workspaceId)).find((o) => o.deviceId === m.deviceId);
+      return receivedResource(accountSid, m, own?.number ?? null);
+    },
+
+    /** The workspace's Twilio account as Pigeon's API shows it: the SID (never the token) and the incoming-message URLs. */
+    async settings(workspaceId: number) {
+      const account = await repo.account(workspaceId);
+      return {
+        account_sid: account?.accountSid ?? null,
+        incoming_url: account?.incomingUrl ?? null,
+        pools: (await repo.poolIncomingUrls(workspaceId)).map((p) => ({
+          pool_id: p.id,
+          name: p.name,
+          messaging_service_sid: sidOf("MG", p.id),
+          incoming_url: p.url,
+        })),
+      };
+    },
+
+    /** Sets (or with null clears) the workspace's incoming-message URL, or a pool's; the account is made if need be. */
+    async setIncomingUrl(workspaceId: number, url: string | null, poolId: number | null) {
+      if (url !== null) {
+        const problem = await deps.urlProblem(url);
+        if (problem !== null) throw new AppError("invalid_webhook_url", `The incoming-message url ${problem}`, { field: "url" });
+      }
+      // Checked before anything is made: a refused call leaves no account behind.
+      if (poolId !== null && !(await deps.poolExists(workspaceId, poolId)))
+        throw new AppError("not_found", `Pool ${poolId} not found`, { field: "pool_id" });
+      await credentials(workspaceId);
+      const now = clock.now();
+      if (poolId === null) await repo.setIncomingUrl(workspaceId, url, now);
+      else await repo.setPoolIncomingUrl(workspaceId, poolId, url, now);
+    },
 
     /** GET Messages.json: newest first, Twilio's filters and pages (PageSize, Page, PageToken). */
     async list(auth: KeyAuthContext, accountSid: string, query: Record<string, string | undefined>) {

@@ -379,13 +379,14 @@ export function createWebhookService(deps: WebhookDeps) {
   };
 }
 
-async function readLimited(res: Response): Promise<string> {
+/** The start of an answer's body, at most `limit` bytes (the rest is not read). */
+export async function readLimited(res: Response, limit = RESPONSE_LIMIT): Promise<string> {
   if (!res.body) return "";
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < RESPONSE_LIMIT) {
+    while (size < limit) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
@@ -394,7 +395,7 @@ async function readLimited(res: Response): Promise<string> {
   } finally {
     await reader.cancel().catch(() => {});
   }
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT));
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
 }
 
 export type WebhookService = ReturnType<typeof createWebhookService>;

@@ -1,0 +1,46 @@
+// How Pigeon's messages read in Twilio's terms: SIDs, dates, statuses and error codes.
+import type { MessageRow } from "./repository";
+
+/** `SM` or `MG` and a number as 32 hex digits; the number back from one, or null. */
+export const sidOf = (prefix: "SM" | "MG", id: number) => `${prefix}${id.toString(16).padStart(32, "0")}`;
+export function idOfSid(prefix: "SM" | "MG", sid: string): number | null {
+  if (!new RegExp(`^${prefix}[0-9a-f]{32}$`).test(sid)) return null;
+  const id = Number.parseInt(sid.slice(2), 16);
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
+/** RFC 2822 dates, as Twilio writes them: "Thu, 26 Nov 2026 18:25:27 +0000". */
+export function rfc2822(ms: number | null): string | null {
+  if (ms === null) return null;
+  return new Date(ms).toUTCString().replace("GMT", "+0000");
+}
+
+/** What a failed notification's error code reads as in Twilio's `error_code`. */
+export function messageErrorCode(code: string | null): number | null {
+  if (code === null) return null;
+  if (code === "recipient_opted_out") return 21610;
+  if (code === "expired" || code === "quota_exhausted") return 30001;
+  if (code === "invalid_phone_number") return 21211;
+  return 30008;
+}
+
+/**
+ * A received message's SID: `SM`, then `f` and the thread message's id in 31 hex digits (a sent
+ * message's SID starts `SM0…`, so the two never meet).
+ */
+export const receivedSidOf = (id: number) => `SMf${id.toString(16).padStart(31, "0")}`;
+export function idOfReceivedSid(sid: string): number | null {
+  if (!/^SMf[0-9a-f]{31}$/.test(sid)) return null;
+  const id = Number.parseInt(sid.slice(3), 16);
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
+/** Twilio's status for a notification at `now`. */
+export function twilioStatus(m: MessageRow, now: number): string {
+  if (m.status === "cancelled") return "canceled";
+  if (m.status === "delivered") return "delivered";
+  if (m.status === "sent") return "sent";
+  if (m.status === "failed") return m.sentAt !== null ? "undelivered" : "failed";
+  if (m.stage !== "queued") return "sending";
+  return m.scheduleAt !== null && m.scheduleAt > now ? "scheduled" : "queued";
+}
