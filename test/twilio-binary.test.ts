@@ -1,25 +1,43 @@
 // Twilio's Messages API on the compiled binary, judged by the real `twilio` package: the account
-// SID and token from `pigeon twilio credentials --json`, a message sent and read back, and a
-// rotated token that takes over from the old one at once.
+// SID and token from `pigeon twilio credentials --json`, a message sent and read back, a rotated
+// token that takes over from the old one at once; status callbacks and incoming-message posts that
+// `twilio.validateRequest` accepts, and a TwiML reply (written with the package's MessagingResponse)
+// reaching the sender through the phone, which acts as the companion app does over HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
+import { waitFor } from "./helpers/api";
+import { pairAppPhone, type AppPhone } from "./helpers/app-phone-http";
 import { runCommand, type RunningServer } from "./helpers/binary";
 import { crashRig, type CrashRig } from "./helpers/crash-setup";
 
 let rig: CrashRig;
 let server: RunningServer;
 
+let phone: AppPhone;
+const posted: { path: string; url: string; signature: string; params: Record<string, string> }[] = [];
+let receiver: ReturnType<typeof Bun.serve>;
+
 beforeAll(async () => {
   ({ rig, server } = await crashRig(null));
   const pairing = (await server.api("/v1/api/device/pairing", rig.key)).body.data;
-  const reg = await fetch(`${pairing.server_url}/device`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${pairing.pairing_token}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "Shop phone" }),
+  phone = await pairAppPhone(pairing.server_url, pairing.pairing_token, "Shop phone");
+  // A customer's server: it records each post, and answers an incoming message with TwiML.
+  receiver = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      const params = Object.fromEntries(new URLSearchParams(await req.text()));
+      posted.push({ path: url.pathname, url: req.url, signature: req.headers.get("x-twilio-signature") ?? "", params });
+      if (url.pathname !== "/in") return new Response(null, { status: 204 });
+      const answer = new twilio.twiml.MessagingResponse();
+      answer.message(`Thanks ${params.From}, we got "${params.Body}"`);
+      return new Response(answer.toString(), { headers: { "content-type": "text/xml" } });
+    },
   });
-  expect(reg.status).toBe(201);
 }, 60_000);
 afterAll(async () => {
+  receiver?.stop(true);
   await server?.stop("SIGKILL");
 });
 
@@ -53,5 +71,33 @@ describe("Twilio's Messages API on the binary", () => {
       .catch((e: { status: number; code: number }) => e);
     expect(old).toMatchObject({ status: 401, code: 20003 });
     expect((await client(rotated.account_sid, rotated.auth_token).messages(sent.sid).fetch()).body).toBe("Hello from a Twilio client");
+  });
+});
+
+describe("Twilio's posts from the binary", () => {
+  test("a status callback at each change, and an incoming message answered with TwiML, all signed as Twilio signs", async () => {
+    const { account_sid: sid, auth_token: token } = await credentials();
+    const base = `http://127.0.0.1:${receiver.port}`;
+    const set = await server.api("/v1/api/twilio/incoming", rig.key, { url: `${base}/in` });
+    expect(set.status).toBe(200);
+
+    const c = client(sid, token);
+    const sent = await c.messages.create({ to: "+14155552672", body: "Table for two at 8", statusCallback: `${base}/status` });
+    // The phone takes it and reports it sent: the callback follows.
+    await waitFor("the phone to take the message", async () => (await phone.pull()).length > 0);
+    const callback = await waitFor("the status callback", () => posted.find((p) => p.path === "/status"));
+    expect(callback.params).toMatchObject({ MessageSid: sent.sid, MessageStatus: "sent", To: "+14155552672", AccountSid: sid });
+    expect(twilio.validateRequest(token, callback.signature, callback.url, callback.params)).toBe(true);
+    expect((await c.messages(sent.sid).fetch()).status).toBe("sent");
+
+    await phone.receive("+14155552673", "Are you open?", 2);
+    const incoming = await waitFor("the incoming-message post", () => posted.find((p) => p.path === "/in"));
+    expect(incoming.params).toMatchObject({ From: "+14155552673", Body: "Are you open?", SmsStatus: "received", AccountSid: sid });
+    expect(twilio.validateRequest(token, incoming.signature, incoming.url, incoming.params)).toBe(true);
+    const reply = await waitFor("the TwiML reply at the phone", async () => (await phone.pull()).find((m) => m.to === "+14155552673"));
+    expect(reply).toEqual({ to: "+14155552673", text: 'Thanks +14155552673, we got "Are you open?"', sim: 2 });
+    expect((await c.messages(incoming.params.MessageSid).fetch()).direction).toBe("inbound");
+    // A tampered copy fails the same check: the signature covers the parameters.
+    expect(twilio.validateRequest(token, incoming.signature, incoming.url, { ...incoming.params, Body: "Are you closed?" })).toBe(false);
   });
 });
