@@ -99,6 +99,33 @@ describe.skipIf(!available)("the dashboard in a browser", () => {
     expect((await server.api("/v1/api/device/list", fresh)).status).toBe(200);
   });
 
+  test("the Twilio-compatible credentials: made with the token shown once; an incoming-message URL refused beside the field, then cleared", async () => {
+    await navTo(page, "API keys");
+    await page.getByRole("button", { name: "Create Twilio credentials" }).click();
+    const token = (await page.locator("#new-secret").innerText()).trim();
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    const sid = (await page.locator("#twilio-account-sid").innerText()).trim();
+    expect(sid).toMatch(/^AC[0-9a-f]{32}$/);
+    await judge("keys-twilio");
+    // The token works as Twilio's Basic credentials.
+    const auth = `Basic ${Buffer.from(`${sid}:${token}`).toString("base64")}`;
+    expect((await fetch(`${server.url}/2010-04-01/Accounts/${sid}/Messages.json`, { headers: { authorization: auth } })).status).toBe(200);
+    // This server may not call its own host: refused beside the field, what was typed kept.
+    await page.getByLabel("Incoming-message URL").fill("http://127.0.0.1/sms/in");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("resolves to a private or local address").waitFor();
+    expect(await page.getByLabel("Incoming-message URL").inputValue()).toBe("http://127.0.0.1/sms/in");
+    await judge("keys-twilio-error");
+    // The refusal is answered 400 on purpose, which the browser logs: that one line is expected.
+    const logged = problems.findIndex((p) => /status of 400\b/.test(p));
+    expect(logged).toBeGreaterThanOrEqual(0);
+    problems.splice(logged, 1);
+    await page.getByLabel("Incoming-message URL").fill("");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Incoming-message URL cleared.").waitFor();
+    expect(await page.locator("#new-secret").count()).toBe(0);
+  });
+
   test("a form posted without the page's CSRF token changes nothing", async () => {
     const cookie = (await context.cookies()).find((c) => c.name === "pigeon_session")!;
     const res = await fetch(`${server.url}/dashboard/keys`, {

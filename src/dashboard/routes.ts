@@ -8,7 +8,7 @@ import type { Services } from "../services";
 import { assetResponse } from "./assets";
 import { dashboardAuthRoutes, type DashboardAuthRoutesDeps } from "./auth-routes";
 import { html } from "./html";
-import { createKit, type KitDeps } from "./kit";
+import { createKit, type KitDeps, type Signed } from "./kit";
 import { bare } from "./layout";
 import { dashboardBulkRoutes, type DashboardBulkRoutesDeps } from "./bulk-routes";
 import { dashboardContactRoutes, type DashboardContactRoutesDeps } from "./contact-routes";
@@ -25,7 +25,7 @@ import { dashboardAccountRoutes, type DashboardAccountRoutesDeps } from "./accou
 import { dashboardTemplateRoutes, type DashboardTemplateRoutesDeps } from "./template-routes";
 import { dashboardOptOutRoutes, type DashboardOptOutRoutesDeps } from "./optout-routes";
 import { dashboardSafetyRoutes, type DashboardSafetyRoutesDeps } from "./safety-routes";
-import { keysBody } from "./pages/keys";
+import { keysBody, type TwilioView } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { formOf, HIDDEN, page, redirect } from "./web";
 
@@ -44,7 +44,7 @@ export function dashboardError(path: string, status: number, message: string): R
 }
 
 /** What these routes use of the container. */
-export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users"> &
+export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users" | "twilio"> &
   DashboardAccountRoutesDeps &
   DashboardAuthRoutesDeps &
   DashboardBulkRoutesDeps &
@@ -79,122 +79,183 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       lastUsedAt: k.lastUsedAt,
     }));
 
-  return new Elysia({ name: "pigeon-dashboard" })
-    .use(declaredAuth())
-    .get("/", () => redirect("/dashboard"), { auth: "public", ...HIDDEN })
-    .get(
-      "/dashboard/assets/:file",
-      ({ request }) => assetResponse(new URL(request.url).pathname) ?? new Response("Not found", { status: 404 }),
-      {
-        auth: "public",
-        ...HIDDEN,
-      },
-    )
-    .use(dashboardAuthRoutes(s, kit))
-    .post(
-      "/dashboard/workspace",
-      kit.withSession(async ({ body }, who) => {
-        const id = Number(formOf(body).workspace_id);
-        // Only the account's own workspaces; anything else is not found.
-        if (!(await accounts.listWorkspaces(who.session.accountId)).some((w) => w.id === id))
-          throw new AppError("not_found", `Workspace ${id} not found`);
-        await s.users.switchWorkspace(who.session.id, id);
-        // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
-        return redirect("/dashboard");
-      }),
-      { auth: "session", ...HIDDEN },
-    )
-    .get(
-      "/dashboard",
-      kit.withSession(async (_ctx, who) => {
-        const ws = who.session.workspaceId;
-        const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
-        const body = overviewBody({
-          days: await repo.countsPerDay(ws, since, 30),
-          balance: await repo.balance(ws),
-          devices: await repo.devices(ws),
-          failures: await repo.recentFailures(ws),
-        });
-        return kit.shell(who, "Overview", "/dashboard", body);
-      }),
-      { auth: "session", ...HIDDEN },
-    )
-    .get(
+  /** The Twilio-compatible account as the keys page shows it: to owners only. */
+  const twilioView = async (who: Signed): Promise<TwilioView | null> => {
+    if (who.viewer.role !== "owner") return null;
+    const settings = await s.twilio.settings(who.session.workspaceId);
+    return { accountSid: settings.account_sid, incomingUrl: settings.incoming_url };
+  };
+  const ownersOnly = (who: Signed) =>
+    kit.shell(
+      who,
+      "API keys",
       "/dashboard/keys",
-      kit.withSession(async (_ctx, who) => {
-        // The signing key is a secret of the workspace: its owner sees it, a member does not.
-        const smsgateSigningKey = who.viewer.role === "owner" ? await s.smsgateWebhooks.signingKey(who.session.workspaceId) : null;
-        return kit.shell(
-          who,
-          "API keys",
-          "/dashboard/keys",
-          keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, smsgateSigningKey }),
-        );
-      }),
-      { auth: "session", ...HIDDEN },
-    )
-    .post(
-      "/dashboard/keys",
-      kit.withSession(async ({ body }, who) => {
-        const name = (formOf(body).name ?? "").trim();
-        if (!name || name.length > 100) {
-          const error = "Give the key a name of 1 to 100 characters.";
+      html`<p class="error" role="alert">Only an owner of the account can change the Twilio credentials.</p><p><a href="/dashboard/keys">Back to the keys</a></p>`,
+      403,
+    );
+
+  return (
+    new Elysia({ name: "pigeon-dashboard" })
+      .use(declaredAuth())
+      .get("/", () => redirect("/dashboard"), { auth: "public", ...HIDDEN })
+      .get(
+        "/dashboard/assets/:file",
+        ({ request }) => assetResponse(new URL(request.url).pathname) ?? new Response("Not found", { status: 404 }),
+        {
+          auth: "public",
+          ...HIDDEN,
+        },
+      )
+      .use(dashboardAuthRoutes(s, kit))
+      .post(
+        "/dashboard/workspace",
+        kit.withSession(async ({ body }, who) => {
+          const id = Number(formOf(body).workspace_id);
+          // Only the account's own workspaces; anything else is not found.
+          if (!(await accounts.listWorkspaces(who.session.accountId)).some((w) => w.id === id))
+            throw new AppError("not_found", `Workspace ${id} not found`);
+          await s.users.switchWorkspace(who.session.id, id);
+          // Pages send no Referer (their policy is no-referrer), so the overview of the new workspace.
+          return redirect("/dashboard");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .get(
+        "/dashboard",
+        kit.withSession(async (_ctx, who) => {
+          const ws = who.session.workspaceId;
+          const since = Math.floor(clock.now() / DAY_MS) * DAY_MS - 29 * DAY_MS;
+          const body = overviewBody({
+            days: await repo.countsPerDay(ws, since, 30),
+            balance: await repo.balance(ws),
+            devices: await repo.devices(ws),
+            failures: await repo.recentFailures(ws),
+          });
+          return kit.shell(who, "Overview", "/dashboard", body);
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .get(
+        "/dashboard/keys",
+        kit.withSession(async (_ctx, who) => {
+          // The signing key is a secret of the workspace: its owner sees it, a member does not.
+          const smsgateSigningKey = who.viewer.role === "owner" ? await s.smsgateWebhooks.signingKey(who.session.workspaceId) : null;
           return kit.shell(
             who,
             "API keys",
             "/dashboard/keys",
-            keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name }),
-            400,
+            keysBody({
+              keys: await keyViews(who.session.workspaceId),
+              csrf: who.viewer.csrf,
+              smsgateSigningKey,
+              twilio: await twilioView(who),
+            }),
           );
-        }
-        const created = await accounts.createKey(name, who.session.workspaceId);
-        await kit.flash(who, {
-          kind: "notice",
-          text: `Key "${name}" created.`,
-          secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret },
-        });
-        return redirect("/dashboard/keys");
-      }),
-      { auth: "session", ...HIDDEN },
-    )
-    .post(
-      "/dashboard/keys/:id/:verb",
-      kit.withSession(async ({ params }, who) => {
-        const id = Number(params?.id);
-        const key = (await accounts.listKeys(who.session.workspaceId)).find((k) => k.id === id);
-        // Another workspace's key is not found here, not forbidden.
-        if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
-        const verb = params?.verb;
-        if (verb === "rotate") {
-          const rotated = await accounts.rotateKey(String(key.id));
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      // The Twilio-compatible credentials: made, or the token rotated; the token shown this once.
+      .post(
+        "/dashboard/twilio/credentials",
+        kit.withSession(async (_ctx, who) => {
+          if (who.session.role !== "owner") return ownersOnly(who);
+          const had = (await s.twilio.settings(who.session.workspaceId)).account_sid !== null;
+          const made = await s.twilio.credentials(who.session.workspaceId, { rotate: had });
           await kit.flash(who, {
             kind: "notice",
-            text: `Key "${key.name}" rotated: the old secret no longer works.`,
-            secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret },
+            text: had ? "Auth token rotated: the old token no longer works." : "Twilio credentials created.",
+            secret: { title: "The auth token", about: html`Account SID: <code>${made.account_sid}</code>`, secret: made.auth_token },
           });
-        } else if (verb === "disable" || verb === "enable") {
-          await accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
-          await kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
-        } else {
-          throw new AppError("not_found", `No action ${verb}`);
-        }
-        return redirect("/dashboard/keys");
-      }),
-      { auth: "session", ...HIDDEN },
-    )
-    .use(dashboardMessageRoutes(s, kit))
-    .use(dashboardSendRoutes(s, kit))
-    .use(dashboardBulkRoutes(s, kit))
-    .use(dashboardDeviceRoutes(s, kit))
-    .use(dashboardPoolRoutes(s, kit))
-    .use(dashboardInboxRoutes(s, kit))
-    .use(dashboardWebhookRoutes(s, kit))
-    .use(dashboardCreditRoutes(s, kit))
-    .use(dashboardAccountRoutes(s, kit))
-    .use(dashboardTemplateRoutes(s, kit))
-    .use(dashboardContactRoutes(s, kit))
-    .use(dashboardOptOutRoutes(s, kit))
-    .use(dashboardPrivacyRoutes(s, kit))
-    .use(dashboardRuleRoutes(s, kit))
-    .use(dashboardSafetyRoutes(s, kit));
+          return redirect("/dashboard/keys");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .post(
+        "/dashboard/twilio/incoming",
+        kit.withSession(async ({ body }, who) => {
+          if (who.session.role !== "owner") return ownersOnly(who);
+          const typed = (formOf(body).url ?? "").trim();
+          try {
+            await s.twilio.setIncomingUrl(who.session.workspaceId, typed === "" ? null : typed.slice(0, 2000), null);
+          } catch (error) {
+            if (!(error instanceof AppError)) throw error;
+            const twilio = { ...(await twilioView(who))!, error: error.message, typedUrl: typed };
+            return kit.shell(
+              who,
+              "API keys",
+              "/dashboard/keys",
+              keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, twilio }),
+              400,
+            );
+          }
+          await kit.flash(who, { kind: "notice", text: typed === "" ? "Incoming-message URL cleared." : "Incoming-message URL saved." });
+          return redirect("/dashboard/keys");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .post(
+        "/dashboard/keys",
+        kit.withSession(async ({ body }, who) => {
+          const name = (formOf(body).name ?? "").trim();
+          if (!name || name.length > 100) {
+            const error = "Give the key a name of 1 to 100 characters.";
+            return kit.shell(
+              who,
+              "API keys",
+              "/dashboard/keys",
+              keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name }),
+              400,
+            );
+          }
+          const created = await accounts.createKey(name, who.session.workspaceId);
+          await kit.flash(who, {
+            kind: "notice",
+            text: `Key "${name}" created.`,
+            secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret },
+          });
+          return redirect("/dashboard/keys");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .post(
+        "/dashboard/keys/:id/:verb",
+        kit.withSession(async ({ params }, who) => {
+          const id = Number(params?.id);
+          const key = (await accounts.listKeys(who.session.workspaceId)).find((k) => k.id === id);
+          // Another workspace's key is not found here, not forbidden.
+          if (!key) throw new AppError("not_found", `API key ${params?.id} not found`);
+          const verb = params?.verb;
+          if (verb === "rotate") {
+            const rotated = await accounts.rotateKey(String(key.id));
+            await kit.flash(who, {
+              kind: "notice",
+              text: `Key "${key.name}" rotated: the old secret no longer works.`,
+              secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret },
+            });
+          } else if (verb === "disable" || verb === "enable") {
+            await accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
+            await kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
+          } else {
+            throw new AppError("not_found", `No action ${verb}`);
+          }
+          return redirect("/dashboard/keys");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .use(dashboardMessageRoutes(s, kit))
+      .use(dashboardSendRoutes(s, kit))
+      .use(dashboardBulkRoutes(s, kit))
+      .use(dashboardDeviceRoutes(s, kit))
+      .use(dashboardPoolRoutes(s, kit))
+      .use(dashboardInboxRoutes(s, kit))
+      .use(dashboardWebhookRoutes(s, kit))
+      .use(dashboardCreditRoutes(s, kit))
+      .use(dashboardAccountRoutes(s, kit))
+      .use(dashboardTemplateRoutes(s, kit))
+      .use(dashboardContactRoutes(s, kit))
+      .use(dashboardOptOutRoutes(s, kit))
+      .use(dashboardPrivacyRoutes(s, kit))
+      .use(dashboardRuleRoutes(s, kit))
+      .use(dashboardSafetyRoutes(s, kit))
+  );
 }

@@ -1,6 +1,8 @@
 // API keys: name, key, status, created, last used; create (the secret shown once, with a copy
 // button), rotate (the old secret stops working at once), disable and enable. Disabled keys stay.
-// For owners, the key SMSGate-format webhooks are signed with (the SMSGate API never returns it).
+// For owners, the key SMSGate-format webhooks are signed with (the SMSGate API never returns it), and
+// the Twilio-compatible credentials: the account SID, the auth token made or rotated here (shown
+// once), and the incoming-message URL.
 import { html, type Html } from "../html";
 import { errorBox, utcTime } from "../layout";
 
@@ -31,7 +33,47 @@ function smsgateKeySection(key: string): Html {
 </section>`;
 }
 
-export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string | null; name?: string; smsgateSigningKey?: string | null }) {
+/** The workspace's Twilio-compatible account, for owners. */
+export interface TwilioView {
+  accountSid: string | null;
+  incomingUrl: string | null;
+  error?: string | null;
+  /** The URL as typed, shown back with its error. */
+  typedUrl?: string;
+}
+
+function twilioSection(t: TwilioView, csrf: string): Html {
+  const rotate = html`<form class="inline" method="post" action="/dashboard/twilio/credentials">
+<input type="hidden" name="_csrf" value="${csrf}"><button class="secondary" type="submit">${t.accountSid ? "Rotate auth token" : "Create Twilio credentials"}</button></form>`;
+  return html`<section class="card" aria-labelledby="twilio-title">
+  <h2 id="twilio-title">Twilio-compatible API</h2>
+  <p>Software written for Twilio's Messages API sends through this workspace when pointed at this server with these credentials (<a href="/docs">the API docs</a>, "Twilio compatible").</p>
+  ${
+    t.accountSid
+      ? html`<p>Account SID: <code id="twilio-account-sid">${t.accountSid}</code></p>
+  <p class="hint">The auth token was shown once, when made or rotated; <code>pigeon twilio credentials</code> prints it. Rotating stops the old token at once.</p>`
+      : html`<p class="empty">No Twilio credentials yet.</p>`
+  }
+  ${rotate}
+  <h3>Incoming messages</h3>
+  ${errorBox(t.error)}
+  <form method="post" action="/dashboard/twilio/incoming" class="row">
+    <input type="hidden" name="_csrf" value="${csrf}">
+    <div><label for="twilio-incoming">Incoming-message URL</label><input id="twilio-incoming" name="url" type="url" maxlength="2000" value="${t.typedUrl ?? t.incomingUrl ?? ""}" placeholder="https://example.com/sms/incoming" aria-describedby="twilio-incoming-hint"></div>
+    <button type="submit">Save</button>
+  </form>
+  <p class="hint" id="twilio-incoming-hint">Each received message is posted there as Twilio posts it, signed with the auth token; a TwiML answer is sent back to the sender. Leave it empty to stop.</p>
+</section>`;
+}
+
+export function keysBody(opts: {
+  keys: KeyView[];
+  csrf: string;
+  error?: string | null;
+  name?: string;
+  smsgateSigningKey?: string | null;
+  twilio?: TwilioView | null;
+}) {
   const { keys, csrf } = opts;
   return html`<section class="card" aria-labelledby="create-title">
   <h2 id="create-title">Create a key</h2>
@@ -64,5 +106,6 @@ export function keysBody(opts: { keys: KeyView[]; csrf: string; error?: string |
   </tbody></table>`
   }
 </section>
-${opts.smsgateSigningKey ? smsgateKeySection(opts.smsgateSigningKey) : ""}`;
+${opts.smsgateSigningKey ? smsgateKeySection(opts.smsgateSigningKey) : ""}
+${opts.twilio ? twilioSection(opts.twilio, csrf) : ""}`;
 }
