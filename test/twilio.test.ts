@@ -91,6 +91,9 @@ describe("Twilio's Messages API", () => {
       messagingServiceSid: mg,
     });
     expect(viaPool.from).toBe("+15005550006");
+    // Through a Messaging Service, Twilio answers accepted; read again, the message is queued.
+    expect([viaPool.status, viaPool.messagingServiceSid]).toEqual(["accepted", mg]);
+    expect((await c.messages(viaPool.sid).fetch()).status).toBe("queued");
     expect(await refusal(c.messages.create({ to: "+14155552673", body: "x", from: "+19995550000" }))).toEqual({ status: 400, code: 21606 });
     // A pool member's number stands for its device and SIM: From picks both.
     const phone = (await ctx.phone("Two SIMs")).device_id;

@@ -267,7 +267,10 @@ export function createTwilioService(deps: TwilioDeps) {
         if (callback !== undefined) await repo.insertCallback(result.accepted.notificationId, auth.workspaceId, callback, clock.now());
         return result.accepted.notificationId;
       });
-      return resource(accountSid, (await repo.message(auth.workspaceId, id))!);
+      const made = resource(accountSid, (await repo.message(auth.workspaceId, id))!);
+      // As Twilio answers a send through a Messaging Service: accepted, then queued once read again.
+      if (input.poolId !== undefined && made.status === "queued") return { ...made, status: "accepted", messaging_service_sid: service! };
+      return made;
     },
 
     /** GET Messages/{Sid}.json: a sent message, or a received one (its SID starts `SMf`). */
