@@ -14,7 +14,8 @@ let rig: CrashRig;
 let server: RunningServer;
 
 let phone: AppPhone;
-const posted: { path: string; url: string; signature: string; params: Record<string, string> }[] = [];
+const posted: { path: string; url: string; signature: string; token: string; params: Record<string, string> }[] = [];
+let holding = false;
 let receiver: ReturnType<typeof Bun.serve>;
 
 beforeAll(async () => {
@@ -28,8 +29,16 @@ beforeAll(async () => {
     async fetch(req) {
       const url = new URL(req.url);
       const params = Object.fromEntries(new URLSearchParams(await req.text()));
-      posted.push({ path: url.pathname, url: req.url, signature: req.headers.get("x-twilio-signature") ?? "", params });
-      if (url.pathname !== "/in") return new Response(null, { status: 204 });
+      posted.push({
+        path: url.pathname,
+        url: req.url,
+        signature: req.headers.get("x-twilio-signature") ?? "",
+        token: req.headers.get("i-twilio-idempotency-token") ?? "",
+        params,
+      });
+      // Held: the call stays unanswered while the test kills the server.
+      if (url.pathname === "/held" && holding) await new Promise((resolve) => setTimeout(resolve, 60_000));
+      if (url.pathname !== "/in" && url.pathname !== "/held") return new Response(null, { status: 204 });
       const answer = new twilio.twiml.MessagingResponse();
       answer.message(`Thanks ${params.From}, we got "${params.Body}"`);
       return new Response(answer.toString(), { headers: { "content-type": "text/xml" } });
@@ -99,5 +108,33 @@ describe("Twilio's posts from the binary", () => {
     expect((await c.messages(incoming.params.MessageSid).fetch()).direction).toBe("inbound");
     // A tampered copy fails the same check: the signature covers the parameters.
     expect(twilio.validateRequest(token, incoming.signature, incoming.url, { ...incoming.params, Body: "Are you closed?" })).toBe(false);
+  });
+
+  test("a post cut off by a kill is made again after the restart, with the same idempotency token, and its TwiML answered once", async () => {
+    const { auth_token: token } = await credentials();
+    const base = `http://127.0.0.1:${receiver.port}`;
+    expect((await server.api("/v1/api/twilio/incoming", rig.key, { url: `${base}/held` })).status).toBe(200);
+    holding = true;
+    await phone.receive("+14155552674", "Anyone there?");
+    const first = await waitFor("the held call", () => posted.find((p) => p.path === "/held"));
+    await server.stop("SIGKILL");
+    holding = false;
+    server = await rig.start();
+    const calls = await waitFor("the call made again", () => {
+      const list = posted.filter((p) => p.path === "/held");
+      return list.length >= 2 ? list : null;
+    });
+    expect(calls[1].token).toBe(first.token);
+    expect(calls[1].params).toEqual(first.params);
+    expect(twilio.validateRequest(token, calls[1].signature, calls[1].url, calls[1].params)).toBe(true);
+    // The answer to the call made again is sent: one reply, waiting for the phone.
+    const replies = async () =>
+      ((await server.api("/v1/api/notification/list?recipient=%2B14155552674", rig.key)).body.data.notifications ?? []) as {
+        message: string;
+      }[];
+    await waitFor("the TwiML reply", async () => (await replies()).length > 0);
+    await Bun.sleep(1500);
+    expect((await replies()).map((n) => n.message)).toEqual(['Thanks +14155552674, we got "Anyone there?"']);
+    expect(posted.filter((p) => p.path === "/held")).toHaveLength(2);
   });
 });
