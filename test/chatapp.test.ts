@@ -1,6 +1,7 @@
 // The chat-app channel against the local fake of the platform, which checks every request body
 // against Meta's OpenAPI `Message` schema. Each numbered rule of the chat-app issue has a test here.
 import { afterEach, describe, expect, test } from "bun:test";
+import twilio from "twilio";
 import { waitFor } from "./helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeChatApp, type FakeChatApp } from "./helpers/fake-chatapp";
@@ -703,5 +704,41 @@ describe("inbound rules on the chat-app channel", () => {
     });
     const tested = expectEnvelope(await s.ctx.post("/v1/api/rule/test", { body: "menu", channel: "chatapp" }), 200).data.matches;
     expect(tested).toEqual([]);
+  });
+});
+
+describe("a Twilio-style incoming-message URL on the chat-app channel", () => {
+  test("the message is posted with whatsapp: addresses, signed, and the TwiML answer goes back through the business number", async () => {
+    const s = await setup();
+    const posts: { url: string; signature: string; params: Record<string, string> }[] = [];
+    const receiver = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        posts.push({
+          url: req.url,
+          signature: req.headers.get("x-twilio-signature") ?? "",
+          params: Object.fromEntries(new URLSearchParams(await req.text())),
+        });
+        return new Response("<Response><Message>Fresh rye at 7</Message></Response>", { headers: { "content-type": "text/xml" } });
+      },
+    });
+    try {
+      expect((await s.ctx.post("/v1/api/twilio/incoming", { url: `http://127.0.0.1:${receiver.port}/wa` })).status).toBe(200);
+      const { auth_token: token } = await s.ctx.services.twilio.credentials(s.ctx.workspace.id);
+      await userWrites(s, "Bread today?");
+      expect(await s.ctx.services.twilio.posts.deliverDue()).toBe(1);
+      expect(posts[0].params).toMatchObject({ From: `whatsapp:${USER}`, To: "whatsapp:+15550100100", Body: "Bread today?" });
+      expect(twilio.validateRequest(token, posts[0].signature, posts[0].url, posts[0].params)).toBe(true);
+      const before = s.fake.sent.length;
+      await s.dispatch();
+      expect(s.fake.sent.length).toBe(before + 1);
+      expect(lastSent(s.fake)).toMatchObject({
+        phoneNumberId: PHONE_ID,
+        body: { to: USER, type: "text", text: { body: "Fresh rye at 7" } },
+      });
+    } finally {
+      receiver.stop(true);
+    }
   });
 });
