@@ -199,6 +199,42 @@ describe("rules: replies", () => {
     expect(outcome[0].actions[0].reason).toBe("this rule replied to the sender within the last 600 s");
   });
 
+  test("a rule with a short window replying does not clear another rule's longer window", async () => {
+    const ctx = await createTestContext();
+    const phone = await appPhone(ctx);
+    await rule(ctx, { name: "Hours", match: { keyword: "HOURS" }, action: { reply: { text: "9 to 5" } }, reply_window_seconds: 3600 });
+    await rule(ctx, { name: "Menu", match: { keyword: "MENU" }, action: { reply: { text: "Rye, spelt" } }, reply_window_seconds: 10 });
+    await phone.receive(ADA, "hours?");
+    await settleTo(ctx, ADA, 1);
+    ctx.clock.advance(5 * MINUTE);
+    await phone.receive(ADA, "menu?");
+    await settleTo(ctx, ADA, 2);
+    ctx.clock.advance(5 * MINUTE);
+    // Ten minutes into Hours' hour: still no second answer from it.
+    await phone.receive(ADA, "hours again?");
+    await Bun.sleep(50);
+    expect((await notificationsTo(ctx, ADA)).map((n) => n.message)).toEqual(["9 to 5", "Rye, spelt"]);
+  });
+
+  test("forwards count in the sender's budget: a flood of texts forwards five a minute, not one each", async () => {
+    const ctx = await createTestContext();
+    const phone = await appPhone(ctx);
+    await rule(ctx, { name: "To staff", match: { any: true }, action: { forward: { to: STAFF } } });
+    for (let i = 1; i <= 8; i++) await phone.receive(ADA, `message ${i}`);
+    expect((await settleTo(ctx, STAFF, 5)).map((n) => n.message)).toEqual([1, 2, 3, 4, 5].map((i) => `From ${ADA}: message ${i}`));
+    await Bun.sleep(50);
+    expect(await notificationsTo(ctx, STAFF)).toHaveLength(5);
+    expect(
+      ctx.logs.some((l) =>
+        l.includes('rule "To staff" forwarded nothing: 5 automatic messages went out for the sender in the last minute'),
+      ),
+    ).toBe(true);
+    // A minute on, the sender's messages are forwarded again.
+    ctx.clock.advance(MINUTE + 1000);
+    await phone.receive(ADA, "message 9");
+    expect((await settleTo(ctx, STAFF, 6)).at(-1)!.message).toBe(`From ${ADA}: message 9`);
+  });
+
   test("two servers whose rules answer every message stop at the window: one reply each", async () => {
     const a = await createTestContext();
     const b = await createTestContext();

@@ -130,8 +130,26 @@ export function createRuleRepository(db: Executor) {
       return Number(row?.n ?? 0);
     },
     /** Records a reply, and forgets this sender's older than `forgetBefore` (no window reaches them). */
-    async addReply(workspaceId: number, ruleId: number, sender: string, at: number, forgetBefore: number): Promise<void> {
-      await db.run("DELETE FROM rule_reply WHERE workspace_id = ? AND sender = ? AND at < ?", [workspaceId, sender, forgetBefore]);
+    /**
+     * Records an automatic message to `sender` (`ruleId` 0: a forward about them); forgets this
+     * rule's older than `forgetBefore` (its window has passed) and any older than `forgetAllBefore`
+     * (past the longest window a rule can have). Another rule's records stay: its window may be longer.
+     */
+    async addReply(
+      workspaceId: number,
+      ruleId: number,
+      sender: string,
+      at: number,
+      forgetBefore: number,
+      forgetAllBefore: number,
+    ): Promise<void> {
+      await db.run("DELETE FROM rule_reply WHERE workspace_id = ? AND sender = ? AND ((rule_id = ? AND at < ?) OR at < ?)", [
+        workspaceId,
+        sender,
+        ruleId,
+        forgetBefore,
+        forgetAllBefore,
+      ]);
       await db.run("INSERT INTO rule_reply (workspace_id, rule_id, sender, at) VALUES (?, ?, ?, ?)", [workspaceId, ruleId, sender, at]);
     },
   };

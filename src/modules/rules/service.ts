@@ -17,6 +17,10 @@ import type { RuleFields, RuleRepository, RuleRow } from "./repository";
 
 /** Replies to one sender a minute, across every rule. */
 export const REPLIES_PER_MINUTE = 5;
+/** The rule id a forward is recorded under in rule_reply (no rule has it). */
+const FORWARD_RECORD = 0;
+/** Twice the longest reply window a rule can have (7 days): older records are of no use. */
+const FORGET_AFTER_MS = 14 * 24 * 3600 * 1000;
 export const DEFAULT_REPLY_WINDOW_SECONDS = 600;
 const MAX_RULES = 100;
 /** A forwarded message's text is cut here: the staff member reads the rest in the inbox. */
@@ -290,8 +294,16 @@ export function createRuleService(deps: RuleDeps) {
     }
     if (action.forward !== undefined) {
       const f = action.forward;
-      const self = f.to === m.from;
-      if (!self && act) {
+      // A forward is a message the workspace pays for: one sender's flood of texts cannot become a
+      // flood of forwards (they count in the same budget of automatic messages as replies).
+      const reason =
+        f.to === m.from
+          ? "the sender is the number it forwards to"
+          : (await repo.repliesSince(m.workspaceId, m.from, now - MINUTE, null)) >= REPLIES_PER_MINUTE
+            ? `${REPLIES_PER_MINUTE} automatic messages went out for the sender in the last minute`
+            : null;
+      if (reason === null && act) {
+        await repo.addReply(m.workspaceId, FORWARD_RECORD, m.from, now, now - 2 * MINUTE, now - FORGET_AFTER_MS);
         const name = m.fromName || (await deps.contactName(m.workspaceId, m.from));
         const who = name ? `${name} (${m.from})` : m.from;
         const body = m.body.length > FORWARD_TEXT ? `${m.body.slice(0, FORWARD_TEXT)}…` : m.body;
@@ -301,12 +313,20 @@ export function createRuleService(deps: RuleDeps) {
           why: `forward by rule "${rule.name}"`,
         });
       }
-      done.push({ action: "forward", done: !self, reason: self ? "the sender is the number it forwards to" : null });
+      if (reason !== null && act) deps.log(`rule "${rule.name}" forwarded nothing: ${reason}`, undefined, fields);
+      done.push({ action: "forward", done: reason === null, reason });
     }
     if (action.reply !== undefined) {
       const blocked = await replyBlocked(rule, m, now);
       if (blocked === null && act) {
-        await repo.addReply(m.workspaceId, rule.id, m.from, now, now - Math.max(rule.replyWindowSeconds * 1000, MINUTE) * 2);
+        await repo.addReply(
+          m.workspaceId,
+          rule.id,
+          m.from,
+          now,
+          now - Math.max(rule.replyWindowSeconds * 1000, MINUTE) * 2,
+          now - FORGET_AFTER_MS,
+        );
         const r = action.reply;
         outgoing.push({
           to: { workspaceId: m.workspaceId, channel: m.channel, deviceId: m.deviceId, simNumber: m.simNumber ?? null, recipient: m.from },
