@@ -95,6 +95,10 @@ const tags = [
     name: "Pools",
     description: "Sender pools: which phone, SIM or cloud number each SMS goes out through (sticky, round robin, least loaded)",
   },
+  {
+    name: "Rules",
+    description: "Inbound rules: what Pigeon does by itself with a message that comes in (reply, webhook, forward, tag), in priority order",
+  },
   { name: "Privacy", description: "One person's data: export it (access) or erase it (the right to be forgotten)" },
   {
     name: "Phone (companion app)",
@@ -102,6 +106,13 @@ const tags = [
   },
   { name: "Callbacks", description: "Called by providers and platforms, not by API clients; signed by them" },
   { name: "System", description: "Health and server information" },
+  {
+    name: "Twilio compatible",
+    description:
+      "Twilio's Messages API (2010-04-01) under /2010-04-01/Accounts/{AccountSid}: form-encoded requests, JSON answers, Twilio's error body and codes, HTTP Basic with the " +
+      "workspace's account SID and auth token (`pigeon twilio credentials`) or an API key and secret. Status callbacks and incoming-message posts are signed with " +
+      "X-Twilio-Signature; TwiML answers are sent back. Point a Twilio helper library's base URL here.",
+  },
   {
     name: "SMSGate compatible",
     description:
