@@ -13,6 +13,7 @@ import { poolRoutes } from "./modules/pools/routes";
 import { ruleRoutes } from "./modules/rules/routes";
 import { isTwilioPath, twilioError } from "./modules/twilio/errors";
 import { twilioRoutes, twilioSettingsRoutes } from "./modules/twilio/routes";
+import { twilioVerifyRoutes, verifyRoutes } from "./modules/verify/routes";
 import { threadRoutes } from "./modules/threads/routes";
 import { webhookRoutes } from "./modules/webhooks/routes";
 import { notificationRoutes } from "./modules/notifications/routes";
@@ -72,7 +73,7 @@ export function createApp(s: Services, options: AppOptions = {}) {
       { matches: isTwilioPath, authenticate: s.twilio.authenticate },
     ],
     plainErrors: isSmsGatePath,
-    foreignErrors: (path, status, code, message) => (isTwilioPath(path) ? twilioError(status, code, message) : null),
+    foreignErrors: (path, status, code, message) => (isTwilioPath(path) ? twilioError(status, code, message, path) : null),
     beforeBody: async (request, path, signIn) => {
       for (const runtime of s.channelRuntimes) await runtime.beforeBody?.(request.method, path, request.headers, signIn);
     },
@@ -95,6 +96,8 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(ruleRoutes(s))
     .use(twilioRoutes(s))
     .use(twilioSettingsRoutes(s))
+    .use(twilioVerifyRoutes(s))
+    .use(verifyRoutes(s))
     .use(notificationRoutes(s))
     .use(statsRoutes(s))
     .use(webhookRoutes(s))

@@ -38,6 +38,8 @@ import { createSecretBox } from "./lib/secrets";
 import { createKeywordHook } from "./modules/safety/keywords";
 import { createRulesModule } from "./modules/rules";
 import { createTwilioModule } from "./modules/twilio";
+import { createVerifyModule } from "./modules/verify";
+import { VERIFY_CHANNELS } from "./modules/verify/service";
 import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
@@ -141,6 +143,9 @@ export function createServices(deps: Deps) {
   const credits = createCreditService(storage, clock);
   const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
+  // A one-time code's message shows the code masked once its channel has taken it: first of all
+  // the transition's listeners, so that its events and everything after see the masked text.
+  state.onTransitions((changes) => verify.maskTaken(changes.map(({ before }) => before.id)));
   const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
@@ -451,6 +456,26 @@ export function createServices(deps: Deps) {
     cancel: (workspaceId, id) => notifications.cancel(workspaceId, id),
     remove: (id) => storage.transaction(async () => void (await retentionModule.repository.removeNotifications([id]))),
   });
+  /** One-time codes: Twilio's Verify and Pigeon's /v1/api/verify (src/modules/verify). */
+  const verify = createVerifyModule({
+    storage,
+    clock,
+    secrets,
+    sending,
+    log,
+    poolExists: (workspaceId, id) => pools.exists(workspaceId, id),
+    templateExists: async (workspaceId, id) => (await templateRepo.get(workspaceId, id)) !== null,
+    async authTemplate(workspaceId, id) {
+      const candidates =
+        id !== null
+          ? [await templateRepo.get(workspaceId, id)]
+          : (await templateRepo.list(workspaceId, { channel: VERIFY_CHANNELS.whatsapp, offset: 0, limit: 500 })).rows;
+      const usable = candidates.find(
+        (t) => t && t.channel === VERIFY_CHANNELS.whatsapp && t.status === "active" && t.category === "AUTHENTICATION",
+      );
+      return usable ? { id: usable.id, variables: usable.variables } : null;
+    },
+  });
   // A message sent with a StatusCallback: each change of its status is posted, from the change's transaction.
   state.onTransitions((changes) =>
     twilio.posts.statusChanged(changes.map(({ before }) => ({ id: before.id, workspaceId: before.workspaceId }))),
@@ -458,6 +483,7 @@ export function createServices(deps: Deps) {
   return {
     ...services,
     twilio,
+    verify,
     smsgate: smsgate.service,
     /** SMSGate's third-party API: its Basic and Bearer credentials and its tokens. */
     smsgateAuth: smsgate.auth,

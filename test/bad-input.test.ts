@@ -7,6 +7,8 @@ const ctx = await createTestContext();
 // Hundreds of requests from one key: lift its rate limit so each reaches its route's checks.
 await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1_000_000, requestsPerDay: 10_000_000 });
 const spec = (await ctx.get("/openapi.json", { key: null })).body;
+// Twilio's APIs: the Messages API under /2010-04-01, Verify under /v2/Services.
+const isTwilioApi = (path: string) => path.startsWith("/2010-04-01/") || path.startsWith("/v2/Services");
 // Twilio's paths name the workspace's own account, so the calls get past the account check.
 const twilio = await ctx.services.twilio.credentials(ctx.workspace.id);
 const routes: [string, string][] = Object.entries(spec.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
@@ -20,7 +22,7 @@ const headersFor = (path: string): Record<string, string> =>
     ? { authorization: "Bearer nobody" }
     : path.includes("/3rdparty/v1/")
       ? { authorization: `Basic ${btoa(`${ctx.key.api_key}:${ctx.key.api_secret}`)}` }
-      : path.startsWith("/2010-04-01/")
+      : isTwilioApi(path)
         ? { authorization: `Basic ${btoa(`${twilio.account_sid}:${twilio.auth_token}`)}` }
         : {};
 const BODIES = [
@@ -44,11 +46,7 @@ describe("wrong shapes never reach a 500", () => {
       expect(r.status).not.toBe(429);
       if (r.status >= 400) {
         // Twilio's API answers with Twilio's numeric code; the others with Pigeon's error_code.
-        const code = path.startsWith("/2010-04-01/")
-          ? typeof r.body?.code === "number"
-            ? r.body.code
-            : undefined
-          : r.body?.data?.error_code;
+        const code = isTwilioApi(path) ? (typeof r.body?.code === "number" ? r.body.code : undefined) : r.body?.data?.error_code;
         expect(code).toBeDefined();
         expect(r.text).not.toContain("    at ");
       }

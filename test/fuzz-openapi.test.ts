@@ -311,8 +311,9 @@ function credentials(o: Operation): Record<string, string> {
   }
   if (o.path.startsWith("/v1/") && o.op.security === undefined)
     return { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret };
-  // Twilio's API: Basic with the account SID and auth token.
-  if (o.path.startsWith("/2010-04-01/")) return { authorization: `Basic ${btoa(`${twilio.sid}:${twilio.token}`)}` };
+  // Twilio's APIs: Basic with the account SID and auth token.
+  if (o.path.startsWith("/2010-04-01/") || o.path.startsWith("/v2/Services"))
+    return { authorization: `Basic ${btoa(`${twilio.sid}:${twilio.token}`)}` };
   // SMSGate's API: Basic with the key as user name and the secret as password.
   if (o.path.includes("/3rdparty/v1/") && o.op.security?.length)
     return { authorization: `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}` };
@@ -379,8 +380,8 @@ async function send(s: Sent) {
       fail("not JSON");
     }
     if (body) {
-      if (s.url.startsWith("/2010-04-01/")) {
-        // Twilio's API: its resources as JSON, its errors as {code, message, more_info, status}.
+      if (s.url.startsWith("/2010-04-01/") || s.url.startsWith("/v2/Services")) {
+        // Twilio's APIs (Messages, Verify): their resources as JSON, its errors as {code, message, more_info, status}.
         if (res.status >= 400 && (typeof body.code !== "number" || body.status !== res.status || typeof body.message !== "string"))
           fail("not Twilio's error shape");
       } else if (mobile && res.status >= 400) {

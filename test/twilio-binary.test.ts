@@ -2,7 +2,8 @@
 // SID and token from `pigeon twilio credentials --json`, a message sent and read back, a rotated
 // token that takes over from the old one at once; status callbacks and incoming-message posts that
 // `twilio.validateRequest` accepts, and a TwiML reply (written with the package's MessagingResponse)
-// reaching the sender through the phone, which acts as the companion app does over HTTP.
+// reaching the sender through the phone, which acts as the companion app does over HTTP; and
+// Verify: a code the phone is handed, approved by `verificationChecks.create`, a wrong one refused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
 import { waitFor } from "./helpers/api";
@@ -108,6 +109,29 @@ describe("Twilio's posts from the binary", () => {
     expect((await c.messages(incoming.params.MessageSid).fetch()).direction).toBe("inbound");
     // A tampered copy fails the same check: the signature covers the parameters.
     expect(twilio.validateRequest(token, incoming.signature, incoming.url, { ...incoming.params, Body: "Are you closed?" })).toBe(false);
+  });
+
+  test("Verify: the phone is handed the code, which the twilio package's check approves; a wrong code is refused", async () => {
+    const { account_sid: sid, auth_token: token } = await credentials();
+    const c = twilio(sid, token);
+    c.verify.baseUrl = server.url;
+    const v2 = c.verify.v2;
+    const service = await v2.services.create({ friendlyName: "Pigeon Bakery", codeLength: 6 });
+    const to = "+14155552675";
+    const started = await v2.services(service.sid).verifications.create({ to, channel: "sms" });
+    expect(started.status).toBe("pending");
+    const handed = await waitFor("the phone to be handed the code", async () => (await phone.pull()).find((m) => m.to === to));
+    const code = /: (\d{6})$/.exec(handed.text)?.[1];
+    expect(code).toMatch(/^\d{6}$/);
+    const wrong = code === "000000" ? "111111" : "000000";
+    expect((await v2.services(service.sid).verificationChecks.create({ to, code: wrong })).status).toBe("pending");
+    expect(await v2.services(service.sid).verificationChecks.create({ to, code: code! })).toMatchObject({
+      status: "approved",
+      valid: true,
+    });
+    // Reported sent by the phone, the message reads masked in the API.
+    const list = (await server.api(`/v1/api/notification/list?recipient=${encodeURIComponent(to)}`, rig.key)).body.data.notifications;
+    expect(list[0].message).toBe("Your Pigeon Bakery verification code is: ******");
   });
 
   test("a post cut off by a kill is made again after the restart, with the same idempotency token, and its TwiML answered once", async () => {

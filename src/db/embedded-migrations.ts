@@ -31,6 +31,7 @@ import m28 from "../../migrations/0028_pool_quotas.sql" with { type: "text" };
 import m29 from "../../migrations/0029_inbound_rules.sql" with { type: "text" };
 import m30 from "../../migrations/0030_twilio_accounts.sql" with { type: "text" };
 import m31 from "../../migrations/0031_twilio_callbacks.sql" with { type: "text" };
+import m32 from "../../migrations/0032_verify.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -65,4 +66,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0029_inbound_rules", when: 1795717656244, sql: m29 },
   { tag: "0030_twilio_accounts", when: 1795720331497, sql: m30 },
   { tag: "0031_twilio_callbacks", when: 1795731351220, sql: m31 },
+  { tag: "0032_verify", when: 1795732879947, sql: m32 },
 ];

@@ -99,6 +99,11 @@ const tags = [
     name: "Rules",
     description: "Inbound rules: what Pigeon does by itself with a message that comes in (reply, webhook, forward, tag), in priority order",
   },
+  {
+    name: "Verify",
+    description:
+      "One-time codes: a service says how codes are made and sent and its fraud limits; start sends a code, check approves it. The same as Twilio's Verify v2 under /v2/Services",
+  },
   { name: "Privacy", description: "One person's data: export it (access) or erase it (the right to be forgotten)" },
   {
     name: "Phone (companion app)",

@@ -3,7 +3,7 @@
 // every route, the phone app's and the platforms' credentials, and an example for each error.
 // Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
 import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
-import { isTwilioPath, twilioError } from "../modules/twilio/errors";
+import { isTwilioPath, isVerifyPath, twilioError } from "../modules/twilio/errors";
 import { ERROR_STATUS } from "../http/errors";
 
 // biome-ignore lint/suspicious/noExplicitAny: the framework's OpenAPI document, walked and rewritten key by key
@@ -82,6 +82,24 @@ export const OPERATION_IDS: Record<string, string> = {
   "get /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioFetchMessage",
   "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioUpdateMessage",
   "delete /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioDeleteMessage",
+  "post /v2/Services": "twilioCreateVerifyService",
+  "get /v2/Services": "twilioListVerifyServices",
+  "get /v2/Services/{ServiceSid}": "twilioFetchVerifyService",
+  "post /v2/Services/{ServiceSid}": "twilioUpdateVerifyService",
+  "delete /v2/Services/{ServiceSid}": "twilioDeleteVerifyService",
+  "post /v2/Services/{ServiceSid}/Verifications": "twilioCreateVerification",
+  "get /v2/Services/{ServiceSid}/Verifications/{Sid}": "twilioFetchVerification",
+  "post /v2/Services/{ServiceSid}/Verifications/{Sid}": "twilioUpdateVerification",
+  "post /v2/Services/{ServiceSid}/VerificationCheck": "twilioCheckVerification",
+  "post /v1/api/verify/service/create": "createVerifyService",
+  "get /v1/api/verify/service/list": "listVerifyServices",
+  "get /v1/api/verify/service/{service_id}": "getVerifyService",
+  "post /v1/api/verify/service/update": "updateVerifyService",
+  "post /v1/api/verify/service/delete": "deleteVerifyService",
+  "post /v1/api/verify/start": "startVerification",
+  "post /v1/api/verify/check": "checkVerification",
+  "get /v1/api/verify/{verification_id}": "getVerification",
+  "post /v1/api/verify/update": "updateVerification",
   "get /v1/api/twilio/settings": "getTwilioSettings",
   "post /v1/api/twilio/incoming": "setTwilioIncomingUrl",
   "get /v1/contacts": "listContactsOverview",
@@ -266,6 +284,12 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   device_account_mismatch: ["The device belongs to another business account"],
   payload_too_large: ["Request body of 2097152 bytes exceeds the limit of 1048576 bytes", { limit: 1048576 }],
   rate_limited: ["Rate limit exceeded: 60 requests a minute", { retry_after: 12 }],
+  too_many_verifications: ["Max send attempts reached: at most 5 codes go to a number in 10 minutes", { field: "to", limit: 5 }],
+  too_many_checks: ["Max check attempts reached: 5 wrong codes end a verification", { verification_id: 7 }],
+  prefix_blocked: [
+    "Verifications to +44 numbers are blocked for now: this service's budget of 100 an hour for the prefix is spent",
+    { field: "to", prefix: "+44", limit: 100 },
+  ],
   internal_error: ["Internal error, retry later"],
   service_unavailable: ["The chat-app platform did not answer; retry later"],
 };
@@ -425,6 +449,43 @@ const TWILIO_EXAMPLES: Record<number, [string | number, string][]> = {
   429: [["rate_limited", "Too many requests: the key's limit is 60 a minute"]],
 };
 
+/** A Verify service's form fields: Twilio's, then Pigeon's own. */
+const VERIFY_SERVICE_FORM = {
+  type: "object",
+  required: ["FriendlyName"],
+  properties: {
+    FriendlyName: { type: "string", maxLength: 60, description: "Named in the code's message", examples: ["Acme"] },
+    CodeLength: { type: "integer", minimum: 4, maximum: 10, description: "Digits (default 6)" },
+    Ttl: { type: "integer", minimum: 60, maximum: 86400, description: "Pigeon's: a code's life in seconds (default 600)" },
+    MessagingServiceSid: { type: "string", description: "Pigeon's: MG…, the pool codes go through" },
+    PerNumberLimit: {
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
+      description: "Pigeon's: codes a number may get in 10 minutes (default 5)",
+    },
+    PrefixHourlyBudget: {
+      type: "integer",
+      minimum: 1,
+      maximum: 100000,
+      description: "Pigeon's: codes one country calling code may get in an hour (default 100)",
+    },
+    ChatappTemplateId: { type: "integer", description: "Pigeon's: the approved authentication template for the whatsapp channel" },
+  },
+};
+
+/** Verify's own errors, beside those above, on its paths. */
+const VERIFY_EXAMPLES: Record<number, [string | number, string][]> = {
+  400: [["validation_error", "Channel voice is not supported: sms or whatsapp"]],
+  403: [
+    ["prefix_blocked", "Verifications to +44 numbers are blocked for now: this service's budget of 100 an hour for the prefix is spent"],
+  ],
+  429: [
+    ["too_many_verifications", "Max send attempts reached: at most 5 codes go to a number in 10 minutes"],
+    ["too_many_checks", "Max check attempts reached: 5 wrong codes end a verification"],
+  ],
+};
+
 /** The form fields each Twilio-compatible operation with a body takes. */
 const TWILIO_FORMS: Record<string, Json> = {
   "post /2010-04-01/Accounts/{AccountSid}/Messages.json": {
@@ -447,6 +508,30 @@ const TWILIO_FORMS: Record<string, Json> = {
       },
     },
   },
+  "post /v2/Services": VERIFY_SERVICE_FORM,
+  "post /v2/Services/{ServiceSid}": { ...VERIFY_SERVICE_FORM, required: [] },
+  "post /v2/Services/{ServiceSid}/Verifications": {
+    type: "object",
+    required: ["To"],
+    properties: {
+      To: { type: "string", description: "The number, E.164", examples: ["+14155552671"] },
+      Channel: { type: "string", enum: ["sms", "whatsapp"], description: "sms (default), or whatsapp: the chat-app channel" },
+    },
+  },
+  "post /v2/Services/{ServiceSid}/Verifications/{Sid}": {
+    type: "object",
+    required: ["Status"],
+    properties: { Status: { type: "string", enum: ["canceled", "approved"] } },
+  },
+  "post /v2/Services/{ServiceSid}/VerificationCheck": {
+    type: "object",
+    required: ["Code"],
+    properties: {
+      Code: { type: "string", description: "The code the person typed", examples: ["123456"] },
+      To: { type: "string", description: "The number whose pending verification is checked" },
+      VerificationSid: { type: "string", description: "VE…: instead of To" },
+    },
+  },
   "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": {
     type: "object",
     required: ["Status"],
@@ -463,11 +548,13 @@ function refineTwilioOperation(key: string, op: Json) {
       content: { "application/x-www-form-urlencoded": { schema: TWILIO_FORMS[key] ?? { type: "object" } } },
     };
   op.responses ??= {};
-  const statuses = [400, 401, 404, 405, 429, ...(op.requestBody ? [413] : [])];
+  const path = key.slice(key.indexOf(" ") + 1);
+  const verify = isVerifyPath(path);
+  const statuses = [400, 401, 404, 405, 429, ...(op.requestBody ? [413] : []), ...(verify ? [403] : [])];
   for (const status of statuses) {
     const examples = Object.fromEntries(
-      (TWILIO_EXAMPLES[status] ?? []).map(([code, message]) => {
-        const { body } = twilioError(status, code, message);
+      [...(TWILIO_EXAMPLES[status] ?? []), ...(verify ? (VERIFY_EXAMPLES[status] ?? []) : [])].map(([code, message]) => {
+        const { body } = twilioError(status, code, message, path);
         return [String(body.code), { summary: String(code), value: body }];
       }),
     );

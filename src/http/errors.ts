@@ -45,6 +45,7 @@ export const ERROR_STATUS = {
   use_template: 403,
   device_blocked: 403,
   recipient_opted_out: 403,
+  prefix_blocked: 403,
   // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,
@@ -63,6 +64,8 @@ export const ERROR_STATUS = {
   no_online_device: 409,
   payload_too_large: 413,
   rate_limited: 429,
+  too_many_verifications: 429,
+  too_many_checks: 429,
   headers_too_large: 431,
   // 5xx
   internal_error: 500,

@@ -36,6 +36,8 @@ export function workerTasks(s: Services): Task[] {
     // Twilio-style status callbacks and incoming-message posts (src/modules/twilio/posts.ts).
     { name: "twilio:posts", everySeconds: s.config.workerIntervalSeconds, run: () => s.twilio.posts.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
+    // Verify's sends and finished verifications past any limit's or check's need.
+    { name: "verify:prune", everySeconds: 3600, run: () => s.verify.prune() },
     // Pool members whose pause after carrier failures has ended are announced (pool.member_resumed).
     { name: "pools:resume", everySeconds: 30, run: () => s.pools.resumeDue() },
     // PIGEON_RETENTION_DAYS: what finished longer ago than that, removed in pieces (off at 0).

@@ -26,6 +26,14 @@ export function createPrivacyRepository(db: Executor) {
      * to it go; a member's distinct recipients this month keep it under `digest`, so a cap still
      * counts it. The count of rows touched.
      */
+    /** A number's one-time-code verifications and their sends. */
+    async removeVerifications(workspaceId: number, phone: string): Promise<number> {
+      await db.run(
+        "DELETE FROM verification_send WHERE recipient = ? AND service_id IN (SELECT id FROM verify_service WHERE workspace_id = ?)",
+        [phone, workspaceId],
+      );
+      return (await db.run("DELETE FROM verification WHERE workspace_id = ? AND recipient = ?", [workspaceId, phone])).changes;
+    },
     /** Twilio-style posts (status callbacks, incoming messages) still waiting to be made about the number. */
     removeTwilioPosts: async (workspaceId: number, phone: string): Promise<number> =>
       (await db.run("DELETE FROM twilio_post WHERE workspace_id = ? AND peer = ?", [workspaceId, phone])).changes,

@@ -48,6 +48,7 @@ export interface ErasureCounts {
   webhook_attempts: number;
   idempotency_keys: number;
   platform_statuses: number;
+  verifications: number;
   routing_traces: number;
 }
 
@@ -158,6 +159,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         webhook_attempts: 0,
         idempotency_keys: 0,
         platform_statuses: 0,
+        verifications: 0,
         routing_traces: 0,
       };
       const found = await notificationIds(workspaceId, forms);
@@ -197,6 +199,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
           counts.idempotency_keys += await repo.removeIdempotency(workspaceId, replies.slice(i, i + REMOVE_PIECE));
         counts.platform_statuses = await repo.removeBacklog(workspaceId, needle);
         counts.routing_traces = await repo.removeRoutingTraces(workspaceId, phone, deps.digest(phone));
+        counts.verifications = await repo.removeVerifications(workspaceId, phone);
         await repo.recordErasure(workspaceId, clock.now(), actor, { ...counts });
       });
       deps.safety.forget(workspaceId);

@@ -19,15 +19,24 @@ export const TWILIO_CODES: Partial<Record<ErrorCode, { code: number; status?: nu
   message_required: { code: 21602 },
   recipient_opted_out: { code: 21610, status: 400 },
   not_cancellable: { code: 20009, status: 400 },
+  // Verify's: too many codes to a number, too many wrong checks, a country prefix's budget spent.
+  too_many_verifications: { code: 60203, status: 429 },
+  too_many_checks: { code: 60202, status: 429 },
+  prefix_blocked: { code: 60410, status: 403 },
 };
 
 export const TWILIO_BASE = `/${API_VERSION}/Accounts`;
-export const isTwilioPath = (path: string) => path.startsWith(`${TWILIO_BASE}/`);
+/** Where Twilio's Verify v2 API lives in Pigeon (Twilio serves it on its own host, verify.twilio.com). */
+export const VERIFY_BASE = "/v2/Services";
+export const isVerifyPath = (path: string) => path === VERIFY_BASE || path.startsWith(`${VERIFY_BASE}/`);
+export const isTwilioPath = (path: string) => path.startsWith(`${TWILIO_BASE}/`) || isVerifyPath(path);
 
 /** Twilio's error body for an error on its paths: its numeric code, and the status it answers with. */
-export function twilioError(status: number, code: string | number, message: string) {
+export function twilioError(status: number, code: string | number, message: string, path = "") {
   const mapped = typeof code === "number" ? { code } : TWILIO_CODES[code as ErrorCode];
-  const twilioCode = mapped?.code ?? (status === 404 ? 20404 : status === 405 ? 20004 : status >= 500 ? 20500 : 20001);
+  // A bad parameter is Verify's 60200 on its paths, the Messages API's 20001 on its own.
+  const badParameter = isVerifyPath(path) ? 60200 : 20001;
+  const twilioCode = mapped?.code ?? (status === 404 ? 20404 : status === 405 ? 20004 : status >= 500 ? 20500 : badParameter);
   const answered = mapped?.status ?? status;
   return {
     status: answered,

@@ -1,9 +1,12 @@
 // How Pigeon's messages read in Twilio's terms: SIDs, dates, statuses and error codes.
 import type { MessageRow } from "./repository";
 
-/** `SM` or `MG` and a number as 32 hex digits; the number back from one, or null. */
-export const sidOf = (prefix: "SM" | "MG", id: number) => `${prefix}${id.toString(16).padStart(32, "0")}`;
-export function idOfSid(prefix: "SM" | "MG", sid: string): number | null {
+/** A message (SM), Messaging Service (MG: a pool), Verify service (VA) or verification (VE). */
+export type SidPrefix = "SM" | "MG" | "VA" | "VE";
+
+/** A prefix and a number as 32 hex digits; the number back from one, or null. */
+export const sidOf = (prefix: SidPrefix, id: number) => `${prefix}${id.toString(16).padStart(32, "0")}`;
+export function idOfSid(prefix: SidPrefix, sid: string): number | null {
   if (!new RegExp(`^${prefix}[0-9a-f]{32}$`).test(sid)) return null;
   const id = Number.parseInt(sid.slice(2), 16);
   return Number.isSafeInteger(id) && id > 0 ? id : null;

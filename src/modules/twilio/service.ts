@@ -12,7 +12,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { toE164 } from "../../lib/phone";
 import type { AccountsService } from "../accounts/service";
 import type { SendInput, SendingService } from "../sending/service";
-import { API_VERSION } from "./errors";
+import { API_VERSION, isVerifyPath } from "./errors";
 import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioStatus } from "./resource";
 import type { MessageFilters, MessageRow, ReceivedRow, TwilioRepository } from "./repository";
 import { randomBytes } from "node:crypto";
@@ -105,15 +105,18 @@ export function createTwilioService(deps: TwilioDeps) {
       sid = row?.accountSid ?? "";
     }
     const path = new URL(request.url).pathname;
-    const asked = accountOfPath(path);
-    if (asked !== sid) throw new AppError("not_found", `The requested resource /2010-04-01/Accounts/${asked} was not found`);
+    // The Messages API names the account in its path; Verify's paths name none.
+    if (!isVerifyPath(path)) {
+      const asked = accountOfPath(path);
+      if (asked !== sid) throw new AppError("not_found", `The requested resource /2010-04-01/Accounts/${asked} was not found`);
+    }
     accountSids.set(request, sid);
     return auth;
   }
 
   function accountSidOf(request: Request): string {
     const sid = accountSids.get(request);
-    if (!sid) throw new AppError("unauthorized", "Authenticate with HTTP Basic");
+    if (sid === undefined) throw new AppError("unauthorized", "Authenticate with HTTP Basic");
     return sid;
   }
 
