@@ -40,6 +40,8 @@ async function setup(
     windowErrors?: "sync" | "async";
     extraWaba?: boolean;
     media?: Record<string, { size: number; contentType: string }>;
+    /** An approved template of the authentication category, as one-time codes need. */
+    authTemplate?: boolean;
   } = {},
 ): Promise<Setup> {
   const holder: { ctx?: TestContext } = {};
@@ -79,6 +81,16 @@ async function setup(
             ],
           },
           { name: "old_offer", language: "en_US", status: "PAUSED", components: [{ type: "BODY", text: "Offer {{1}}" }] },
+          ...(opts.authTemplate
+            ? [
+                {
+                  name: "login_code",
+                  language: "en_US",
+                  category: "AUTHENTICATION",
+                  components: [{ type: "BODY", text: "{{1}} is your verification code." }],
+                },
+              ]
+            : []),
         ],
       },
       ...(opts.extraWaba
@@ -740,5 +752,41 @@ describe("a Twilio-style incoming-message URL on the chat-app channel", () => {
     } finally {
       receiver.stop(true);
     }
+  });
+});
+
+describe("Verify on the chat-app channel", () => {
+  test("Channel whatsapp sends the code in the approved authentication template; the check approves it; the stored values are masked", async () => {
+    const s = await setup({ authTemplate: true });
+    const { account_sid: sid, auth_token: token } = await s.ctx.services.twilio.credentials(s.ctx.workspace.id);
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => s.ctx.app.handle(req) });
+    try {
+      const c = twilio(sid, token);
+      c.verify.baseUrl = `http://127.0.0.1:${server.port}`;
+      const service = await c.verify.v2.services.create({ friendlyName: "Bakery" });
+      const started = await c.verify.v2.services(service.sid).verifications.create({ to: USER, channel: "whatsapp" });
+      expect(started).toMatchObject({ channel: "whatsapp", status: "pending" });
+      await s.dispatch();
+      const sent = lastSent(s.fake).body;
+      expect(sent).toMatchObject({ to: USER, type: "template", template: { name: "login_code" } });
+      const code = JSON.stringify(sent.template.components).match(/"text":"(\d{6})"/)?.[1];
+      expect(code).toMatch(/^\d{6}$/);
+      const [stored] = await s.ctx.sql.all<{ vars: string }>("SELECT template_vars AS vars FROM notification WHERE recipient = ?", [USER]);
+      expect(stored.vars).not.toContain(code!);
+      expect((await c.verify.v2.services(service.sid).verificationChecks.create({ to: USER, code: code! })).status).toBe("approved");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test("without an approved authentication template the whatsapp channel is refused, and nothing is sent", async () => {
+    const s = await setup();
+    const service = await s.ctx.services.verify.createService(s.ctx.workspace.id, { name: "Bakery" });
+    const before = s.fake.sent.length;
+    const r = await s.ctx.post("/v1/api/verify/start", { service_id: service.id, to: USER, channel: "whatsapp" });
+    expect(expectEnvelope(r, 400).data).toMatchObject({ error_code: "validation_error", field: "channel" });
+    await s.dispatch();
+    expect(s.fake.sent.length).toBe(before);
+    expect(await s.ctx.sql.all("SELECT id FROM verification")).toEqual([]);
   });
 });
