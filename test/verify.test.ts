@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
 import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
 import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+import { registerAppPhone } from "./helpers/phone";
 
 let ctx: TestContext;
 let server: ReturnType<typeof Bun.serve>;
@@ -218,6 +219,48 @@ describe("Twilio's Verify v2 API", () => {
     // Deleted, a service is gone with its verifications.
     await v2.services(service.sid).remove();
     expect(await refusal(v2.services(service.sid).fetch())).toEqual({ status: 404, code: 20404 });
+  });
+});
+
+describe("urgency", () => {
+  test("a code goes through the service's pool, ahead of the phone's backlog, with the app's expedited priority", async () => {
+    const reg = await registerAppPhone(ctx, "Backlog phone");
+    const devices = expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices as { device_id: number; name: string }[];
+    const deviceId = devices.find((d) => d.name === "Backlog phone")!.device_id;
+    const pool = expectEnvelope(
+      await ctx.post("/v1/api/pool/create", { name: "Phone only", members: [{ device_id: deviceId }] }),
+      200,
+    ).data;
+    for (let i = 0; i < 30; i++)
+      expectEnvelope(
+        await ctx.post("/v1/notification/sms/api/send", {
+          recipient_contact: `+1415555${2000 + i}`,
+          message: `Promo ${i}`,
+          device_id: deviceId,
+        }),
+        200,
+      );
+    const pull = async () =>
+      (await (await ctx.app.handle(new Request("http://localhost/mobile/v1/message", { headers: reg.auth }))).json()) as {
+        textMessage: { text: string };
+        phoneNumbers: string[];
+        priority?: number;
+      }[];
+    // The first pull takes this minute's paced budget: the rest of the backlog must wait.
+    const first = await pull();
+    const budget = first.length;
+    expect(budget).toBeLessThan(30);
+    const service = expectEnvelope(await ctx.post("/v1/api/verify/service/create", { name: "Urgent", pool_id: pool.pool_id }), 200).data;
+    const to = "+14155550120";
+    expectEnvelope(await ctx.post("/v1/api/verify/start", { service_id: service.service_id, to }), 200);
+    // Within the same minute: the code is handed anyway, the waiting promos are not.
+    const second = await pull();
+    const code = second.filter((m) => m.phoneNumbers[0] === to);
+    expect(code).toHaveLength(1);
+    expect(code[0].textMessage.text).toMatch(/^Your Urgent verification code is: \d{6}$/);
+    expect(code[0].priority).toBe(100);
+    const firstTo = new Set(first.map((m) => m.phoneNumbers[0]));
+    expect(second.filter((m) => m.phoneNumbers[0] !== to && !firstTo.has(m.phoneNumbers[0]))).toEqual([]);
   });
 });
 
