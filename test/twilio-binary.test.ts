@@ -84,6 +84,38 @@ describe("Twilio's Messages API on the binary", () => {
   });
 });
 
+describe("Twilio's Messages API on the binary, as its library uses it", () => {
+  test("scheduled, through a Messaging Service, listed page by page with each(), canceled", async () => {
+    const { account_sid: sid, auth_token: token } = await credentials();
+    const c = client(sid, token);
+    const devices = (await server.api("/v1/api/device/list", rig.key)).body.data.devices as { device_id: number }[];
+    const pool = await server.api("/v1/api/pool/create", rig.key, { name: "Front desk", members: [{ device_id: devices[0].device_id }] });
+    expect(pool.status).toBe(200);
+    const mg = `MG${pool.body.data.pool_id.toString(16).padStart(32, "0")}`;
+    const pooled = await c.messages.create({ to: "+14155552680", body: "Through the pool", messagingServiceSid: mg });
+    expect(pooled).toMatchObject({ status: "accepted", messagingServiceSid: mg });
+    const later = new Date(Date.now() + 3_600_000);
+    const scheduled = await c.messages.create({ to: "+14155552681", body: "In an hour", sendAt: later, scheduleType: "fixed" });
+    expect(scheduled.status).toBe("scheduled");
+    for (let i = 0; i < 4; i++)
+      await c.messages.create({ to: "+14155552682", body: `Page filler ${i}`, sendAt: later, scheduleType: "fixed" });
+    // Pages of two, followed by the library through next_page_uri: every message once, newest first.
+    const seen: string[] = [];
+    await c.messages.each({ pageSize: 2 }, (m) => {
+      seen.push(m.sid);
+    });
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toContain(scheduled.sid);
+    expect(seen).toContain(pooled.sid);
+    expect(seen.length).toBeGreaterThanOrEqual(7);
+    expect((await c.messages.list({ to: "+14155552682", pageSize: 2, limit: 10 })).map((m) => m.body).sort()).toEqual(
+      [0, 1, 2, 3].map((i) => `Page filler ${i}`),
+    );
+    const canceled = await c.messages(scheduled.sid).update({ status: "canceled" });
+    expect(canceled.status).toBe("canceled");
+  });
+});
+
 describe("Twilio's posts from the binary", () => {
   test("a status callback at each change, and an incoming message answered with TwiML, all signed as Twilio signs", async () => {
     const { account_sid: sid, auth_token: token } = await credentials();
@@ -129,6 +161,15 @@ describe("Twilio's posts from the binary", () => {
       status: "approved",
       valid: true,
     });
+    // The fraud limit, set to one code a number in 10 minutes through Pigeon's API: the next is 60203, nothing sent.
+    const serviceId = Number.parseInt(service.sid.slice(2), 16);
+    expect((await server.api("/v1/api/verify/service/update", rig.key, { service_id: serviceId, per_number_limit: 1 })).status).toBe(200);
+    const refused = await v2
+      .services(service.sid)
+      .verifications.create({ to, channel: "sms" })
+      .catch((e: { status: number; code: number }) => e);
+    expect(refused).toMatchObject({ status: 429, code: 60203 });
+    expect(await phone.pull()).toEqual([]);
     // Reported sent by the phone, the message reads masked in the API.
     const list = (await server.api(`/v1/api/notification/list?recipient=${encodeURIComponent(to)}`, rig.key)).body.data.notifications;
     expect(list[0].message).toBe("Your Pigeon Bakery verification code is: ******");
