@@ -4,8 +4,9 @@
 // device and SIM the message came in on. Both back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
-import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
-import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+import { expectEnvelope, type TestContext } from "./helpers/context";
+import type { FakeCloud } from "./helpers/fake-cloud";
+import { startTwilioRig, type TwilioRig } from "./helpers/twilio-rig";
 import { appPhone } from "./helpers/phone";
 import { parseTwiml } from "../src/modules/twilio/twiml";
 
@@ -48,6 +49,7 @@ async function startReceiver() {
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
+let rig: TwilioRig;
 let ctx: TestContext;
 let server: ReturnType<typeof Bun.serve>;
 let fake: FakeCloud;
@@ -73,24 +75,12 @@ const notificationsTo = (to: string) =>
   );
 
 beforeAll(async () => {
-  ctx = await createTestContext();
-  await ctx.services.accounts.upsertPlan({
-    code: "owner",
-    name: "Owner",
-    monthlySmsLimit: null,
-    requestsPerMinute: 100_000,
-    requestsPerDay: 1_000_000,
-  });
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => ctx.app.handle(req) });
-  fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+  rig = await startTwilioRig();
+  ({ ctx, server, fake, sid, token } = rig);
   receiver = await startReceiver();
-  await ctx.cloudDevice(fake);
-  await ctx.topUp(1000);
-  ({ account_sid: sid, auth_token: token } = await ctx.services.twilio.credentials(ctx.workspace.id));
 });
 afterAll(() => {
-  server?.stop(true);
-  fake?.stop();
+  rig?.stop();
   receiver?.stop();
 });
 

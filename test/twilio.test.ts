@@ -3,9 +3,11 @@
 // fetch, list across pages, cancel, and Twilio's errors, on both back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
-import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
-import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+import { expectEnvelope, type TestContext } from "./helpers/context";
+import type { FakeCloud } from "./helpers/fake-cloud";
+import { startTwilioRig, type TwilioRig } from "./helpers/twilio-rig";
 
+let rig: TwilioRig;
 let ctx: TestContext;
 let server: ReturnType<typeof Bun.serve>;
 let fake: FakeCloud;
@@ -31,24 +33,13 @@ async function refusal(call: Promise<unknown>) {
 }
 
 beforeAll(async () => {
-  ctx = await createTestContext();
-  await ctx.services.accounts.upsertPlan({
-    code: "owner",
-    name: "Owner",
-    monthlySmsLimit: null,
-    requestsPerMinute: 100_000,
-    requestsPerDay: 1_000_000,
-  });
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => ctx.app.handle(req) });
-  fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+  rig = await startTwilioRig();
+  ({ ctx, server, fake, sid, token } = rig);
+  cloudId = rig.cloudId;
   await ctx.phone("Shop phone");
-  cloudId = (await ctx.cloudDevice(fake)).device_id;
-  await ctx.topUp(1000);
-  ({ account_sid: sid, auth_token: token } = await ctx.services.twilio.credentials(ctx.workspace.id));
 });
 afterAll(() => {
-  server?.stop(true);
-  fake?.stop();
+  rig?.stop();
 });
 
 describe("Twilio's Messages API", () => {

@@ -6,10 +6,12 @@
 // its channel took it. Pigeon's own /v1/api/verify answers the same. Both back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
-import { createTestContext, expectEnvelope, type TestContext } from "./helpers/context";
-import { startFakeCloud, type FakeCloud } from "./helpers/fake-cloud";
+import { expectEnvelope, type TestContext } from "./helpers/context";
+import type { FakeCloud } from "./helpers/fake-cloud";
+import { startTwilioRig, type TwilioRig } from "./helpers/twilio-rig";
 import { registerAppPhone } from "./helpers/phone";
 
+let rig: TwilioRig;
 let ctx: TestContext;
 let server: ReturnType<typeof Bun.serve>;
 let fake: FakeCloud;
@@ -39,23 +41,11 @@ const dispatch = () => ctx.services.dispatcher.dispatchDue();
 const balance = () => ctx.services.credits.balance(ctx.workspace.id);
 
 beforeAll(async () => {
-  ctx = await createTestContext();
-  await ctx.services.accounts.upsertPlan({
-    code: "owner",
-    name: "Owner",
-    monthlySmsLimit: null,
-    requestsPerMinute: 100_000,
-    requestsPerDay: 1_000_000,
-  });
-  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => ctx.app.handle(req) });
-  fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
-  await ctx.cloudDevice(fake);
-  await ctx.topUp(1000);
-  ({ account_sid: sid, auth_token: token } = await ctx.services.twilio.credentials(ctx.workspace.id));
+  rig = await startTwilioRig();
+  ({ ctx, server, fake, sid, token } = rig);
 });
 afterAll(() => {
-  server?.stop(true);
-  fake?.stop();
+  rig?.stop();
 });
 
 describe("Twilio's Verify v2 API", () => {
