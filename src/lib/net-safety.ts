@@ -62,6 +62,27 @@ export interface CheckedTarget {
   tls?: { serverName: string };
 }
 
+/**
+ * A POST to a checked target, as every call Pigeon makes to a customer's URL goes: to the very
+ * address checked (its TLS name kept), no redirects followed, cut off after `timeoutMs`.
+ */
+export function postToTarget(
+  doFetch: typeof fetch,
+  target: CheckedTarget,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<Response> {
+  return doFetch(target.url, {
+    method: "POST",
+    redirect: "manual",
+    signal: AbortSignal.timeout(timeoutMs),
+    ...(target.tls ? { tls: target.tls } : {}),
+    headers: { ...target.headers, ...headers },
+    body,
+  });
+}
+
 export async function checkOutboundTarget(
   url: string,
   allowPrivate: boolean,

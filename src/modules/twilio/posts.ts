@@ -8,7 +8,7 @@
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { AuthContext } from "../../http/auth";
-import { checkOutboundTarget, type Resolver } from "../../lib/net-safety";
+import { checkOutboundTarget, postToTarget, type Resolver } from "../../lib/net-safety";
 import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { HOUR, MINUTE } from "../../lib/time";
@@ -139,20 +139,18 @@ export function createTwilioPosts(deps: TwilioPostDeps) {
     const target = checked.target;
     const signature = twilioSignature(secrets.open(account.authToken), p.url, p.params);
     try {
-      const res = await doFetch(target.url, {
-        method: "POST",
-        redirect: "manual",
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-        ...(target.tls ? { tls: target.tls } : {}),
-        headers: {
-          ...target.headers,
+      const res = await postToTarget(
+        doFetch,
+        target,
+        {
           "content-type": "application/x-www-form-urlencoded; charset=utf-8",
           "user-agent": `Pigeon-Twilio/${VERSION}`,
           "x-twilio-signature": signature,
           "i-twilio-idempotency-token": `pigeon-${p.kind}-${p.id}`,
         },
-        body: new URLSearchParams(p.params).toString(),
-      });
+        new URLSearchParams(p.params).toString(),
+        TIMEOUT_MS,
+      );
       const answer = await readLimited(res, p.kind === "incoming" ? ANSWER_LIMIT : 1024);
       if (res.status >= 200 && res.status < 300) return { ok: true, answer };
       const redirect = res.status >= 300 && res.status < 400 ? " (redirects are not followed)" : "";

@@ -4,7 +4,7 @@ import type { Cluster } from "../../worker/cluster";
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
 import { AppError } from "../../http/errors";
-import { checkOutboundTarget, outboundTargetProblem, type Resolver } from "../../lib/net-safety";
+import { checkOutboundTarget, outboundTargetProblem, postToTarget, type Resolver } from "../../lib/net-safety";
 import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE, HOUR } from "../../lib/time";
 import { randomBase62 } from "../../lib/tokens";
@@ -146,19 +146,13 @@ export function createWebhookService(deps: WebhookDeps) {
       ({ body, headers: signed } = shaped);
     }
     try {
-      const res = await doFetch(target.url, {
-        method: "POST",
-        redirect: "manual",
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-        ...(target.tls ? { tls: target.tls } : {}),
-        headers: {
-          ...target.headers,
-          "content-type": "application/json",
-          "user-agent": `Pigeon-Webhooks/${VERSION}`,
-          ...signed,
-        },
+      const res = await postToTarget(
+        doFetch,
+        target,
+        { "content-type": "application/json", "user-agent": `Pigeon-Webhooks/${VERSION}`, ...signed },
         body,
-      });
+        TIMEOUT_MS,
+      );
       const snippet = await readLimited(res);
       const latencyMs = Math.round(performance.now() - started);
       if (res.status >= 200 && res.status < 300) return { delivered: true, statusCode: res.status, latencyMs, error: null };
