@@ -73,8 +73,8 @@ interface Target {
   seconds?: number;
   connections?: number;
   /**
-   * Each request to its own recipient, as a campaign sends: the body's RECIPIENT is replaced, per
-   * request, by a random valid US number (wrk only).
+   * Each request to its own recipients, as a campaign sends: every RECIPIENT in the body is replaced,
+   * per request and per place, by a random valid US number (wrk only).
    */
   varied?: boolean;
 }
@@ -104,7 +104,7 @@ async function load(t: Target): Promise<Load> {
               "math.randomseed(os.time() * 1000 + math.floor(os.clock() * 1e6))",
               `local template = ${luaString(t.body)}`,
               "request = function()",
-              '  local to = string.format("+1415%d%06d", math.random(2, 9), math.random(0, 999999))',
+              '  local to = function() return string.format("+1415%d%06d", math.random(2, 9), math.random(0, 999999)) end',
               '  return wrk.format(nil, nil, nil, (template:gsub("RECIPIENT", to)))',
               "end",
             ]
@@ -291,6 +291,15 @@ const sendBody = JSON.stringify({ recipient_contact: TO, message: "Your order is
 const bulkBody = JSON.stringify({
   messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `Your order ${i} is ready for pickup.` })),
 });
+/**
+ * A campaign as users send one: 100 distinct recipients a request (each RECIPIENT a random number),
+ * so each message opens or updates its own thread. The one-recipient bulk above flatters the thread
+ * catch-up, which then updates one thread a batch.
+ */
+const distinctBulkBody = JSON.stringify({
+  messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: "RECIPIENT", message: `Your order ${i} is ready for pickup.` })),
+});
+const variedBody = JSON.stringify({ recipient_contact: "RECIPIENT", message: "Your order is ready for pickup." });
 
 // ---------------------------------------------------------------------------------------------
 // Stored notifications: rows written straight into the database while Pigeon is stopped.
@@ -506,6 +515,21 @@ async function acceptBench() {
     headers,
     body: bulkBody,
   });
+  // What users send: single sends each to its own recipient, bulks of 100 distinct recipients.
+  const sendVaried = await measure("pigeon: POST /v1/api/sms/send, varied recipients", {
+    url: `${p.server.url}/v1/api/sms/send`,
+    method: "POST",
+    headers,
+    body: variedBody,
+    varied: true,
+  });
+  const bulkDistinct = await measure("pigeon: bulk, 100 distinct recipients a request", {
+    url: `${p.server.url}/v1/api/sms/send/bulk`,
+    method: "POST",
+    headers,
+    body: distinctBulkBody,
+    varied: true,
+  });
   clearInterval(sampler);
   const loadRss = rssMb(p.server.proc.pid);
   const stored = new Database(join(p.dataDir, "pigeon.db"), { readonly: true });
@@ -513,7 +537,7 @@ async function acceptBench() {
   stored.close();
   await stop(p.server);
   log(`RSS during the send and bulk runs at most ${peakRss} MB, after them ${loadRss} MB (${afterLoad} notifications stored)`);
-  return { limit, perRequest, send, bulk, peakRss, loadRss, afterLoad };
+  return { limit, perRequest, send, bulk, sendVaried, bulkDistinct, peakRss, loadRss, afterLoad };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -892,7 +916,13 @@ async function postgresSends(pg: { createDatabase(prefix?: string): Promise<stri
   const extra = { PIGEON_DATABASE_URL: await pg.createDatabase("bench"), PIGEON_KEY_FILE: join(temp("pigeon-key-"), "pigeon.key") };
   const p = await preparedPigeon(extra);
   const headers = auth(p.key);
-  const target = (url: string, path: string, body: string): Target => ({ url: url + path, method: "POST", headers, body });
+  const target = (url: string, path: string, body: string): Target => ({
+    url: url + path,
+    method: "POST",
+    headers,
+    body,
+    varied: body.includes("RECIPIENT"),
+  });
   const send = await measure("pigeon on postgres, one server: POST /v1/api/sms/send", target(p.server.url, "/v1/api/sms/send", sendBody));
   const bulk = await measure(
     "pigeon on postgres, one server: bulk, 100 a request",
@@ -912,10 +942,20 @@ async function postgresSends(pg: { createDatabase(prefix?: string): Promise<stri
   };
   const send2 = await both("pigeon on postgres, two servers: POST /v1/api/sms/send", "/v1/api/sms/send", sendBody);
   const bulk2 = await both("pigeon on postgres, two servers: bulk, 100 a request", "/v1/api/sms/send/bulk", bulkBody);
+  const sendVaried2 = await both(
+    "pigeon on postgres, two servers: POST /v1/api/sms/send, varied recipients",
+    "/v1/api/sms/send",
+    variedBody,
+  );
+  const bulkDistinct2 = await both(
+    "pigeon on postgres, two servers: bulk, 100 distinct recipients a request",
+    "/v1/api/sms/send/bulk",
+    distinctBulkBody,
+  );
   await stop(second);
   await stop(p.server);
   const ceilings = await postgresCeilings(extra.PIGEON_DATABASE_URL);
-  return { base: base.rps, send: send.rps, bulk: bulk.rps, send2, bulk2, ceilings };
+  return { base: base.rps, send: send.rps, bulk: bulk.rps, send2, bulk2, sendVaried2, bulkDistinct2, ceilings };
 }
 
 async function main() {
@@ -1003,6 +1043,8 @@ function postgresSection(r: Awaited<ReturnType<typeof postgresBench>> | null, n:
     `| baseline | ${n(r.base!)} req/s | | |`,
     `| POST /v1/api/sms/send | ${n(r.send)} req/s (${pct(r.send)} of the baseline) | ${n(r.send2!)} req/s (${pct(r.send2!)}) | 40% of the baseline |`,
     `| bulk, 100 messages a request | ${n(r.bulk! * 100)} notifications/s | ${n(r.bulk2! * 100)} notifications/s | 20,000 notifications/s across two |`,
+    `| POST /v1/api/sms/send, varied recipients | | ${n(r.sendVaried2!)} req/s (${pct(r.sendVaried2!)}) | 50% of the baseline (issue 28) |`,
+    `| bulk, 100 distinct recipients a request | | ${n(r.bulkDistinct2! * 100)} notifications/s | 25,000 notifications/s across two (issue 28) |`,
     `| worker | ${worker(r.worker1)} | ${worker(r.worker2)} | 2,000 dispatches/s across servers |`,
     "",
     ...(r.ceilings
@@ -1028,6 +1070,8 @@ function writeResults(r: {
   perRequest: Load;
   send: Load;
   bulk: Load;
+  sendVaried: Load;
+  bulkDistinct: Load;
   peakRss: number;
   loadRss: number | null;
   afterLoad: number;
@@ -1062,8 +1106,20 @@ function writeResults(r: {
     `| the same, one transaction per request | ${n(r.perRequest.rps)} req/s | ${ms(r.perRequest.p50)} | ${ms(r.perRequest.p99)} | ${pct(r.perRequest.rps, r.limit.rps)} |`,
     `| Pigeon POST /v1/api/sms/send, paired phone | ${n(r.send.rps)} req/s | ${ms(r.send.p50)} | ${ms(r.send.p99)} | ${pct(r.send.rps, r.limit.rps)} |`,
     `| Pigeon bulk, 100 messages a request | ${n(r.bulk.rps)} req/s = ${n(r.bulk.rps * 100)} notifications/s | ${ms(r.bulk.p50)} | ${ms(r.bulk.p99)} | ${pct(r.bulk.rps * 100, r.limit.rps)} (notifications) |`,
+    `| Pigeon POST /v1/api/sms/send, each to its own recipient | ${n(r.sendVaried.rps)} req/s | ${ms(r.sendVaried.p50)} | ${ms(r.sendVaried.p99)} | ${pct(r.sendVaried.rps, r.limit.rps)} |`,
+    `| Pigeon bulk, 100 distinct recipients a request | ${n(r.bulkDistinct.rps)} req/s = ${n(r.bulkDistinct.rps * 100)} notifications/s | ${ms(r.bulkDistinct.p50)} | ${ms(r.bulkDistinct.p99)} | ${pct(r.bulkDistinct.rps * 100, r.limit.rps)} (notifications) |`,
     "",
-    `Errors or non-2xx answers: send ${r.send.errors}, bulk ${r.bulk.errors}. Every accepted send was committed (synchronous=FULL) before its answer.`,
+    `Errors or non-2xx answers: send ${r.send.errors}, bulk ${r.bulk.errors}, varied ${r.sendVaried.errors}, distinct bulk ${r.bulkDistinct.errors}. Every accepted send was committed (synchronous=FULL) before its answer.`,
+    "",
+    "Issue 28's targets on SQLite, held on what users send (varied recipients, distinct bulks):",
+    "",
+    "| target | measured | held |",
+    "|---|---|---|",
+    `| single send ≥ 50% of the limit | ${pct(r.sendVaried.rps, r.limit.rps)} | ${r.sendVaried.rps >= r.limit.rps / 2 ? "yes" : "no"} |`,
+    `| single send p99 < 10 ms at ${CONNECTIONS} connections | ${ms(r.sendVaried.p99)} | ${r.sendVaried.p99 < 10 ? "yes" : "no"} |`,
+    `| bulk of 100 distinct ≥ 1× the limit, in notifications | ${((r.bulkDistinct.rps * 100) / r.limit.rps).toFixed(2)}× | ${r.bulkDistinct.rps * 100 >= r.limit.rps ? "yes" : "no"} |`,
+    `| RSS under load < 150 MB | ${r.peakRss} MB | ${r.peakRss < 150 ? "yes" : "no"} |`,
+    `| RSS idle < 90 MB | ${r.idle} MB | ${r.idle < 90 ? "yes" : "no"} |`,
     "",
     "## A campaign through a paced phone",
     "",
