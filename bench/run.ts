@@ -655,6 +655,12 @@ async function profileBench() {
     { name: "send", path: "/v1/api/sms/send", body: sendBody, setting: "a fresh data dir with a paired phone" },
     { name: "bulk", path: "/v1/api/sms/send/bulk", body: bulkBody, setting: "a fresh data dir with a paired phone" },
     {
+      name: "bulk-distinct",
+      path: "/v1/api/sms/send/bulk",
+      body: distinctBulkBody,
+      setting: "a fresh data dir with a paired phone, 100 distinct recipients a request",
+    },
+    {
       name: "phone",
       path: "/v1/api/sms/send",
       body: variedSendBody,
@@ -675,7 +681,7 @@ async function profileBench() {
       await stop(p.server);
     } else {
       const p = await preparedPigeon({}, command);
-      const target = { url: `${p.server.url}${path}`, method: "POST", headers: auth(p.key), body };
+      const target = { url: `${p.server.url}${path}`, method: "POST", headers: auth(p.key), body, varied: body.includes("RECIPIENT") };
       await load({ ...target, seconds: 2 });
       r = await load(target);
       await stop(p.server);
