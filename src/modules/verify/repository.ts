@@ -125,6 +125,13 @@ export function createVerifyRepository(db: Executor) {
       ]);
       return r ? verification(r) : null;
     },
+    /**
+     * Holds the service's row until the unit of work ends, so that its sends are counted and its
+     * verifications found one start at a time. SQLite's units of work already run one at a time.
+     */
+    async lockService(id: number): Promise<void> {
+      if (db.dialect === "postgres") await db.get("SELECT id FROM verify_service WHERE id = ? FOR UPDATE", [id]);
+    },
     /** The number's newest pending verification of the service, if any. */
     async pendingFor(serviceId: number, recipient: string): Promise<VerificationRow | null> {
       const r = await db.get<VerificationRow>(

@@ -153,18 +153,21 @@ export function createVerifyService(deps: VerifyDeps) {
     const channel = channelName as VerifyChannel;
     const now = clock.now();
     const prefix = regionOf(to)?.country ?? to.slice(0, 2);
-    if ((await repo.sendsToSince(s.id, to, now - NUMBER_WINDOW_MS)) >= s.perNumberLimit)
-      throw new AppError(
-        "too_many_verifications",
-        `Max send attempts reached: at most ${s.perNumberLimit} codes go to a number in 10 minutes`,
-        { field: "to", limit: s.perNumberLimit },
-      );
-    if ((await repo.sendsToPrefixSince(s.id, prefix, now - HOUR)) >= s.prefixHourlyBudget)
-      throw new AppError(
-        "prefix_blocked",
-        `Verifications to ${prefix} numbers are blocked for now: this service's budget of ${s.prefixHourlyBudget} an hour for the prefix is spent`,
-        { field: "to", prefix, limit: s.prefixHourlyBudget },
-      );
+    const checkLimits = async () => {
+      if ((await repo.sendsToSince(s.id, to, now - NUMBER_WINDOW_MS)) >= s.perNumberLimit)
+        throw new AppError(
+          "too_many_verifications",
+          `Max send attempts reached: at most ${s.perNumberLimit} codes go to a number in 10 minutes`,
+          { field: "to", limit: s.perNumberLimit },
+        );
+      if ((await repo.sendsToPrefixSince(s.id, prefix, now - HOUR)) >= s.prefixHourlyBudget)
+        throw new AppError(
+          "prefix_blocked",
+          `Verifications to ${prefix} numbers are blocked for now: this service's budget of ${s.prefixHourlyBudget} an hour for the prefix is spent`,
+          { field: "to", prefix, limit: s.prefixHourlyBudget },
+        );
+    };
+    await checkLimits();
     const existing = await repo.pendingFor(s.id, to).then((v) => (v ? current(v) : null));
     const again = existing?.status === "pending" ? existing : null;
     const code = again ? secrets.open(again.code) : newCode(s.codeLength);
@@ -192,6 +195,13 @@ export function createVerifyService(deps: VerifyDeps) {
     }
     const prepared = await deps.sending.prepare(auth, input);
     const id = await storage.transaction(async () => {
+      // Starts at once (a double click, a script hammering a number) take their turn here: the
+      // limits are counted again, and one that finds a verification made meanwhile answers with it
+      // and sends nothing (its message would carry another code).
+      await repo.lockService(s.id);
+      const meanwhile = await repo.pendingFor(s.id, to);
+      if (meanwhile && meanwhile.expiresAt > now && meanwhile.id !== again?.id) return meanwhile.id;
+      await checkLimits();
       let vid: number;
       if (again) {
         vid = again.id;
