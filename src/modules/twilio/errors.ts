@@ -33,9 +33,12 @@ export const isTwilioPath = (path: string) => path.startsWith(`${TWILIO_BASE}/`)
 
 /** Twilio's error body for an error on its paths: its numeric code, and the status it answers with. */
 export function twilioError(status: number, code: string | number, message: string, path = "") {
-  const mapped = typeof code === "number" ? { code } : TWILIO_CODES[code as ErrorCode];
-  // A bad parameter is Verify's 60200 on its paths, the Messages API's 20001 on its own.
-  const badParameter = isVerifyPath(path) ? 60200 : 20001;
+  const verify = isVerifyPath(path);
+  // A bad parameter is Verify's 60200 on its paths (an invalid To too: "Invalid parameter: To"), the
+  // Messages API's 20001 (21211 for a To) on its own.
+  const mapped =
+    typeof code === "number" ? { code } : verify && code === "invalid_phone_number" ? undefined : TWILIO_CODES[code as ErrorCode];
+  const badParameter = verify ? 60200 : 20001;
   const twilioCode = mapped?.code ?? (status === 404 ? 20404 : status === 405 ? 20004 : status >= 500 ? 20500 : badParameter);
   const answered = mapped?.status ?? status;
   return {

@@ -1,6 +1,7 @@
-// Verify under parallel calls, judged by the real `twilio` package: starts made at once (a double
-// click, a script hammering one number) cannot send past the number's limit nor send two different
-// codes, and checks made at once get five answers at most. Both back ends.
+// Verify at its edges, judged by the real `twilio` package: starts made at once (a double click, a
+// script hammering one number) cannot send past the number's limit nor send two different codes,
+// checks made at once get five answers at most, and an invalid To is Twilio's Verify 60200. Both
+// back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import twilio from "twilio";
 import type { TestContext } from "./helpers/context";
@@ -72,5 +73,22 @@ describe("Verify under parallel calls", () => {
     );
     expect(answers.filter((a) => a === "pending")).toHaveLength(5);
     expect(answers.filter((a) => a === "60202")).toHaveLength(7);
+  });
+
+  test("an invalid To is Verify's 60200 (Invalid parameter: To), not the Messages API's 21211", async () => {
+    const v2 = client();
+    const service = await v2.services.create({ friendlyName: "Strict" });
+    const refused = await v2
+      .services(service.sid)
+      .verifications.create({ to: "12", channel: "sms" })
+      .then(() => null)
+      .catch((e: { status: number; code: number }) => ({ status: e.status, code: e.code }));
+    expect(refused).toEqual({ status: 400, code: 60200 });
+    const check = await v2
+      .services(service.sid)
+      .verificationChecks.create({ to: "not a number", code: "123456" })
+      .then(() => null)
+      .catch((e: { status: number; code: number }) => ({ status: e.status, code: e.code }));
+    expect(check).toEqual({ status: 400, code: 60200 });
   });
 });
