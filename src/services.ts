@@ -39,6 +39,7 @@ import { createKeywordHook } from "./modules/safety/keywords";
 import { createRulesModule } from "./modules/rules";
 import { createTwilioModule } from "./modules/twilio";
 import { createVerifyModule } from "./modules/verify";
+import { NOTIFICATION_HOOKS } from "./modules/notifications/repository";
 import { VERIFY_CHANNELS } from "./modules/verify/service";
 import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
@@ -145,7 +146,9 @@ export function createServices(deps: Deps) {
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
   // A one-time code's message shows the code masked once its channel has taken it: first of all
   // the transition's listeners, so that its events and everything after see the masked text.
-  state.onTransitions((changes) => verify.maskTaken(changes.map(({ before }) => before.id)));
+  state.onTransitions((changes) =>
+    verify.maskTaken(changes.filter(({ before }) => (before.hooks & NOTIFICATION_HOOKS.oneTimeCode) !== 0).map(({ before }) => before.id)),
+  );
   const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
@@ -478,7 +481,7 @@ export function createServices(deps: Deps) {
   });
   // A message sent with a StatusCallback: each change of its status is posted, from the change's transaction.
   state.onTransitions((changes) =>
-    twilio.posts.statusChanged(changes.map(({ before }) => ({ id: before.id, workspaceId: before.workspaceId }))),
+    twilio.posts.statusChanged(changes.map(({ before }) => ({ id: before.id, workspaceId: before.workspaceId, hooks: before.hooks }))),
   );
   return {
     ...services,

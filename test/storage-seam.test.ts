@@ -83,6 +83,7 @@ describe("the storage seam", () => {
         channelPayload: { media: { link: "https://example.com/a.png" } },
         simNumber: null,
         priority: 0,
+        hooks: 0,
         withDeliveryReport: true,
         validUntil: null,
         routes: ["sms", "cloud"],

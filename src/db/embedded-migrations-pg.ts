@@ -20,6 +20,7 @@ import p17 from "../../migrations-pg/0017_inbound_rules.sql" with { type: "text"
 import p18 from "../../migrations-pg/0018_twilio_accounts.sql" with { type: "text" };
 import p19 from "../../migrations-pg/0019_twilio_callbacks.sql" with { type: "text" };
 import p20 from "../../migrations-pg/0020_verify.sql" with { type: "text" };
+import p21 from "../../migrations-pg/0021_notification_hooks.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -43,4 +44,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0018_twilio_accounts", sql: p18 },
   { tag: "0019_twilio_callbacks", sql: p19 },
   { tag: "0020_verify", sql: p20 },
+  { tag: "0021_notification_hooks", sql: p21 },
 ];

@@ -32,6 +32,7 @@ import m29 from "../../migrations/0029_inbound_rules.sql" with { type: "text" };
 import m30 from "../../migrations/0030_twilio_accounts.sql" with { type: "text" };
 import m31 from "../../migrations/0031_twilio_callbacks.sql" with { type: "text" };
 import m32 from "../../migrations/0032_verify.sql" with { type: "text" };
+import m33 from "../../migrations/0033_notification_hooks.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -67,4 +68,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0030_twilio_accounts", when: 1795720331497, sql: m30 },
   { tag: "0031_twilio_callbacks", when: 1795731351220, sql: m31 },
   { tag: "0032_verify", when: 1795732879947, sql: m32 },
+  { tag: "0033_notification_hooks", when: 1795735603716, sql: m33 },
 ];

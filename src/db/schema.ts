@@ -277,6 +277,9 @@ export const notification = sqliteTable(
     // carrier's delivery report is asked for.
     simNumber: integer("sim_number"),
     priority: integer("priority").notNull().default(0),
+    // What must hear of this notification's changes beyond the usual (bits of NOTIFICATION_HOOKS:
+    // a Twilio status callback, a one-time code to mask), so the others cost no lookup.
+    hooks: integer("hooks").notNull().default(0),
     withDeliveryReport: integer("with_delivery_report", { mode: "boolean" }).notNull().default(true),
     // The instant after which the message must not go out (from ttl or valid_until); every channel
     // honours it, and the worker fails what is still waiting then with `expired`.

@@ -42,6 +42,8 @@ export interface NewNotification {
   channelPayload: Record<string, unknown> | null;
   simNumber: number | null;
   priority: number;
+  /** Bits of NOTIFICATION_HOOKS. */
+  hooks: number;
   withDeliveryReport: boolean;
   validUntil: number | null;
   /** The failover order (device kinds), and what later routes need. */
@@ -92,6 +94,17 @@ export interface ListFilters {
 /** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
 const HOUR_MS = 3_600_000;
 
+/**
+ * What must hear of a notification's changes beyond the events: each a bit of its `hooks`, set when
+ * it is sent, so a transition of the others looks nothing up.
+ */
+export const NOTIFICATION_HOOKS = {
+  /** A Twilio-style StatusCallback is posted at each change (src/modules/twilio/posts.ts). */
+  statusCallback: 1,
+  /** It carries a one-time code, masked once its channel has taken it (src/modules/verify). */
+  oneTimeCode: 2,
+} as const;
+
 /** The advisory lock dispatch claims take on PostgreSQL (any number no other lock of ours uses). */
 const CLAIM_LOCK = 0x70_69_67_63_6c_6d; // "pigclm"
 
@@ -99,8 +112,8 @@ const CLAIM_LOCK = 0x70_69_67_63_6c_6d; // "pigclm"
 const INSERT_HEAD = `
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, sim_number, priority, with_delivery_report, valid_until, routes, fallback, created_at, updated_at) VALUES`;
-const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+      external_id, channel_payload, sim_number, priority, hooks, with_delivery_report, valid_until, routes, fallback, created_at, updated_at) VALUES`;
+const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 function insertParams(n: NewNotification): SqlParam[] {
   return [
@@ -123,6 +136,7 @@ function insertParams(n: NewNotification): SqlParam[] {
     n.channelPayload ? JSON.stringify(n.channelPayload) : null,
     n.simNumber,
     n.priority,
+    n.hooks,
     n.withDeliveryReport ? 1 : 0,
     n.validUntil,
     n.routes ? JSON.stringify(n.routes) : null,

@@ -54,6 +54,8 @@ export interface SendInput {
   simNumber?: number | null;
   /** The companion app's priority, -128..127. */
   priority?: number | null;
+  /** Bits of NOTIFICATION_HOOKS: what must hear of its changes. */
+  hooks?: number;
   withDeliveryReport?: boolean | null;
   /** Seconds the message may wait, from its due time. */
   ttl?: number | null;
@@ -88,6 +90,7 @@ export interface Prepared {
   channelPayload?: Record<string, unknown> | null;
   simNumber: number | null;
   priority: number;
+  hooks: number;
   withDeliveryReport: boolean;
   /** Epoch ms after which it must not go out, or null. */
   validUntil: number | null;
@@ -605,6 +608,7 @@ export function createSendingService(deps: SendingDeps) {
         channelPayload: channel === input.channel ? (input.channelPayload ?? null) : null,
         simNumber,
         priority: input.priority ?? 0,
+        hooks: input.hooks ?? 0,
         withDeliveryReport: input.withDeliveryReport ?? true,
         validUntil: common.validUntil,
         routes,
@@ -718,6 +722,7 @@ export function createSendingService(deps: SendingDeps) {
       channelPayload: p.channelPayload ?? null,
       simNumber: p.simNumber,
       priority: p.priority,
+      hooks: p.hooks,
       withDeliveryReport: p.withDeliveryReport,
       validUntil: p.validUntil,
       routes: p.routes,

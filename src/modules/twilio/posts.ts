@@ -18,6 +18,7 @@ import type { Cluster } from "../../worker/cluster";
 import type { AccountsService } from "../accounts/service";
 import type { SendingService } from "../sending/service";
 import type { Inbound } from "../threads/inbound";
+import { NOTIFICATION_HOOKS } from "../notifications/repository";
 import { readLimited } from "../webhooks/service";
 import { API_VERSION } from "./errors";
 import type { TwilioPostRow, TwilioRepository } from "./repository";
@@ -64,7 +65,10 @@ export function createTwilioPosts(deps: TwilioPostDeps) {
    * The status callbacks of notifications that changed status, written in the change's
    * transaction: one post per change of a message sent with a StatusCallback.
    */
-  async function statusChanged(changes: readonly { id: number; workspaceId: number }[]): Promise<void> {
+  async function statusChanged(all: readonly { id: number; workspaceId: number; hooks: number }[]): Promise<void> {
+    // Only a message sent with a callback is looked up: the others cost the transition nothing.
+    const changes = all.filter((c) => (c.hooks & NOTIFICATION_HOOKS.statusCallback) !== 0);
+    if (changes.length === 0) return;
     const urls = await repo.callbacksOf(changes.map((c) => c.id));
     if (urls.size === 0) return;
     const now = clock.now();

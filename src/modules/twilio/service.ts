@@ -12,6 +12,7 @@ import type { SecretBox } from "../../lib/secrets";
 import { toE164 } from "../../lib/phone";
 import type { AccountsService } from "../accounts/service";
 import type { SendInput, SendingService } from "../sending/service";
+import { NOTIFICATION_HOOKS } from "../notifications/repository";
 import { API_VERSION, isVerifyPath } from "./errors";
 import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioStatus } from "./resource";
 import type { MessageFilters, MessageRow, ReceivedRow, TwilioRepository } from "./repository";
@@ -262,6 +263,7 @@ export function createTwilioService(deps: TwilioDeps) {
         if (problem !== null)
           throw new AppError("validation_error", `The StatusCallback URL ${problem}.`, { field: "StatusCallback" }, 21609);
       }
+      if (callback !== undefined) input.hooks = NOTIFICATION_HOOKS.statusCallback;
       const prepared = await deps.sending.prepare(auth, input);
       // The callback is asked for in the send's own transaction: no change of status can come first.
       const id = await storage.transaction(async () => {

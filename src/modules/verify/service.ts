@@ -18,6 +18,7 @@ import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { MINUTE, HOUR } from "../../lib/time";
 import { regionOf } from "../pools/service";
+import { NOTIFICATION_HOOKS } from "../notifications/repository";
 import type { SendInput, SendingService } from "../sending/service";
 import type { ServiceFields, ServiceRow, VerificationRow, VerifyRepository } from "./repository";
 
@@ -176,6 +177,7 @@ export function createVerifyService(deps: VerifyDeps) {
       recipient: to,
       priority: 100,
       transactional: true,
+      hooks: NOTIFICATION_HOOKS.oneTimeCode,
       // The message must not arrive after the code has expired.
       ttl: Math.max(1, Math.floor(((again?.expiresAt ?? now + s.ttlSeconds * 1000) - now) / 1000)),
       ...(s.poolId !== null && channel === "sms" ? { poolId: s.poolId } : {}),
@@ -263,6 +265,7 @@ export function createVerifyService(deps: VerifyDeps) {
 
   /** The notifications of `ids` that carry a code, their code masked in every stored text; inside the transition's unit. */
   async function maskTaken(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
     for (const carrier of await repo.codeCarriers(ids)) {
       const row = await repo.notificationText(carrier.notificationId);
       if (!row) continue;

@@ -1,0 +1,1 @@
+ALTER TABLE `notification` ADD `hooks` integer DEFAULT 0 NOT NULL;
