@@ -2,39 +2,22 @@
 // loopback port: credentials, create (plain, from a cloud number, through a pool, scheduled),
 // fetch, list across pages, cancel, and Twilio's errors, on both back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import twilio from "twilio";
 import { expectEnvelope, type TestContext } from "./helpers/context";
-import type { FakeCloud } from "./helpers/fake-cloud";
-import { startTwilioRig, type TwilioRig } from "./helpers/twilio-rig";
+import { startTwilioRig, twilioRefusal, type TwilioRig } from "./helpers/twilio-rig";
 
 let rig: TwilioRig;
 let ctx: TestContext;
-let server: ReturnType<typeof Bun.serve>;
-let fake: FakeCloud;
 let sid = "";
 let token = "";
 let cloudId = 0;
 
 /** A Twilio client whose API domain is this server. */
-function client(user: string, password: string, accountSid?: string) {
-  const c = twilio(user, password, accountSid ? { accountSid } : {});
-  c.api.baseUrl = `http://127.0.0.1:${server.port}`;
-  return c;
-}
-/** The Twilio error a call ends with. */
-async function refusal(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (error) {
-    const e = error as { status: number; code: number; message: string };
-    return { status: e.status, code: e.code };
-  }
-  throw new Error("the call succeeded");
-}
+const client = (user: string, password: string, accountSid?: string) => rig.client(user, password, accountSid);
+const refusal = twilioRefusal;
 
 beforeAll(async () => {
   rig = await startTwilioRig();
-  ({ ctx, server, fake, sid, token } = rig);
+  ({ ctx, sid, token } = rig);
   cloudId = rig.cloudId;
   await ctx.phone("Shop phone");
 });

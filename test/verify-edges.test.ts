@@ -3,21 +3,13 @@
 // checks made at once get five answers at most, and an invalid To is Twilio's Verify 60200. Both
 // back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import twilio from "twilio";
 import type { TestContext } from "./helpers/context";
 import { startTwilioRig, type TwilioRig } from "./helpers/twilio-rig";
 
 let rig: TwilioRig;
 let ctx: TestContext;
-let server: ReturnType<typeof Bun.serve>;
-let sid = "";
-let token = "";
 
-function client() {
-  const c = twilio(sid, token);
-  c.verify.baseUrl = `http://127.0.0.1:${server.port}`;
-  return c.verify.v2;
-}
+const client = () => rig.client().verify.v2;
 /** The texts of the messages to `to`, in order. */
 const textsTo = async (to: string) =>
   (await ctx.sql.all<{ message: string }>("SELECT message FROM notification WHERE recipient = ? ORDER BY id", [to])).map((r) => r.message);
@@ -25,7 +17,7 @@ const codeIn = (text: string) => /(\d{4,10})$/.exec(text)?.[1] ?? "";
 
 beforeAll(async () => {
   rig = await startTwilioRig();
-  ({ ctx, server, sid, token } = rig);
+  ({ ctx } = rig);
 });
 afterAll(() => {
   rig?.stop();

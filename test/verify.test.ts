@@ -5,33 +5,18 @@
 // the fraud limits (nothing sent, nothing charged); and no stored text that still shows a code once
 // its channel took it. Pigeon's own /v1/api/verify answers the same. Both back ends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import twilio from "twilio";
 import { expectEnvelope, type TestContext } from "./helpers/context";
 import type { FakeCloud } from "./helpers/fake-cloud";
-import { startTwilioRig, type TwilioRig } from "./helpers/twilio-rig";
+import { startTwilioRig, twilioRefusal, type TwilioRig } from "./helpers/twilio-rig";
 import { registerAppPhone } from "./helpers/phone";
 
 let rig: TwilioRig;
 let ctx: TestContext;
-let server: ReturnType<typeof Bun.serve>;
 let fake: FakeCloud;
 let sid = "";
-let token = "";
 
-function client() {
-  const c = twilio(sid, token);
-  c.verify.baseUrl = `http://127.0.0.1:${server.port}`;
-  return c.verify.v2;
-}
-async function refusal(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (error) {
-    const e = error as { status: number; code: number };
-    return { status: e.status, code: e.code };
-  }
-  throw new Error("the call succeeded");
-}
+const client = () => rig.client().verify.v2;
+const refusal = twilioRefusal;
 /** The code in the last text the provider (the recipient's phone) was given for `to`. */
 function codeReceivedBy(to: string): string {
   const text = fake.creates.filter((c) => c.To === to).at(-1)?.Body ?? "";
@@ -42,7 +27,7 @@ const balance = () => ctx.services.credits.balance(ctx.workspace.id);
 
 beforeAll(async () => {
   rig = await startTwilioRig();
-  ({ ctx, server, fake, sid, token } = rig);
+  ({ ctx, fake, sid } = rig);
 });
 afterAll(() => {
   rig?.stop();

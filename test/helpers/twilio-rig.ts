@@ -1,6 +1,7 @@
 // What the in-process Twilio tests share: a context whose key's plan does not get in the way, the
 // app on a loopback port (Twilio's library speaks HTTP), a cloud number on the local fake provider
 // (the phone that receives what is sent), credits, and the workspace's account SID and auth token.
+import twilio from "twilio";
 import { createTestContext, type TestContext } from "./context";
 import { startFakeCloud, type FakeCloud } from "./fake-cloud";
 
@@ -13,7 +14,20 @@ export interface TwilioRig {
   token: string;
   /** The base URL to give a Twilio client's domains. */
   url: string;
+  /** A Twilio client whose Messages and Verify domains are this server; the account's credentials unless others are given. */
+  client(user?: string, password?: string, accountSid?: string): ReturnType<typeof twilio>;
   stop(): void;
+}
+
+/** The Twilio error a call ends with, as its library reads it: HTTP status and Twilio's code. */
+export async function twilioRefusal(call: Promise<unknown>): Promise<{ status: number; code: number }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { status: number; code: number };
+    return { status: e.status, code: e.code };
+  }
+  throw new Error("the call succeeded");
 }
 
 export async function startTwilioRig(): Promise<TwilioRig> {
@@ -38,6 +52,12 @@ export async function startTwilioRig(): Promise<TwilioRig> {
     sid,
     token,
     url: `http://127.0.0.1:${server.port}`,
+    client(user = sid, password = token, accountSid?: string) {
+      const c = twilio(user, password, accountSid ? { accountSid } : {});
+      c.api.baseUrl = `http://127.0.0.1:${server.port}`;
+      c.verify.baseUrl = `http://127.0.0.1:${server.port}`;
+      return c;
+    },
     stop() {
       server.stop(true);
       fake.stop();
