@@ -5,6 +5,11 @@
 // counts as a stall only when it takes the budget longer than the bare server's worst probe of the
 // whole run: no fixed timing decides alone, and a real stall (hundreds of milliseconds of one
 // request's work) still shows.
+//
+// The bare server makes each answer durable as Pigeon's commits are (a small write and an fsync
+// on the same file system, on its loop): a disk whose fsync now and then takes hundreds of
+// milliseconds holds every durable server's loop for that long, Pigeon's and the bare one's alike,
+// and that is the disk's cost, not a request's.
 
 export interface StallReport {
   /** Probes made, and those /health failed. */
@@ -19,7 +24,9 @@ export interface StallReport {
 
 export function startStallProbe(url: string, budgetMs: number, intervalMs = 20): { stop(): Promise<StallReport> } {
   const script = `
-    const bare = Bun.spawn([process.execPath, "-e", "const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('ok') }); console.log(s.port);"], { stdout: "pipe" });
+    // (The file is unlinked at once: its descriptor is all the writes need, and nothing is left behind.)
+    const bareScript = "const fs = require('node:fs'); const file = require('node:path').join(require('node:os').tmpdir(), 'stall-probe-' + process.pid); const fd = fs.openSync(file, 'w'); fs.unlinkSync(file); const block = Buffer.alloc(4096); const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => { fs.writeSync(fd, block, 0, block.length, 0); fs.fsyncSync(fd); return new Response('ok'); } }); console.log(s.port);";
+    const bare = Bun.spawn([process.execPath, "-e", bareScript], { stdout: "pipe" });
     const reader = bare.stdout.getReader();
     let first = "";
     while (!first.includes("\\n")) first += new TextDecoder().decode((await reader.read()).value);
