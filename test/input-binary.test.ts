@@ -92,7 +92,10 @@ describe("the binary under hostile bodies", () => {
     }
     expect(results.filter((r) => r !== "closed").length).toBeGreaterThan(24);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(peak).toBeLessThan(300);
+    // Read whole, the bodies would add 48 × 30 MB = 1,440 MB; cut at the 1 MiB limit, the growth is
+    // that megabyte per upload and the sockets' buffers (160-210 MB measured here from about 95 MB
+    // idle; the absolute 300 MB this held before was within the machine's noise of it).
+    expect(peak - before).toBeLessThan(300);
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
   }, 60_000);
 
