@@ -23,7 +23,7 @@ import { readLimited } from "../webhooks/service";
 import { API_VERSION } from "./errors";
 import type { TwilioPostRow, TwilioRepository } from "./repository";
 import { parseTwiml } from "./twiml";
-import { messageErrorCode, receivedSidOf, sidOf, twilioStatus } from "./resource";
+import { messageErrorCode, receivedSidOf, sidOf, twilioAddress, twilioStatus } from "./resource";
 import type { DeliveryType } from "../../channels/kinds";
 
 /** Waits before each retry of a status callback: about a day in all, then it is given up. */
@@ -52,9 +52,6 @@ export interface TwilioPostDeps {
   ownNumbers: (workspaceId: number) => Promise<{ number: string; deviceId: number; simNumber: number | null }[]>;
   optedOut: (workspaceId: number, phone: string) => Promise<boolean>;
 }
-
-/** How a channel's address reads in Twilio's fields: SMS numbers bare, the chat-app's as `whatsapp:+…`. */
-const addressOf = (channel: string, number: string) => (channel === "sms" ? number : `whatsapp:${number}`);
 
 export function createTwilioPosts(deps: TwilioPostDeps) {
   const { repo, clock, storage, secrets } = deps;
@@ -109,14 +106,14 @@ export function createTwilioPosts(deps: TwilioPostDeps) {
       ["AccountSid", account.accountSid],
       ["ApiVersion", API_VERSION],
       ["Body", m.body],
-      ["From", addressOf(m.channel, m.from)],
+      ["From", twilioAddress(m.channel, m.from)],
       ["MessageSid", sid],
       ["NumMedia", "0"],
       ["NumSegments", "1"],
       ["SmsMessageSid", sid],
       ["SmsSid", sid],
       ["SmsStatus", "received"],
-      ["To", to ? addressOf(m.channel, to.number) : ""],
+      ["To", to ? twilioAddress(m.channel, to.number) : ""],
     ];
     if (target.poolId !== null) params.push(["MessagingServiceSid", sidOf("MG", target.poolId)]);
     await repo.insertPost(

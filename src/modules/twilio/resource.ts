@@ -38,6 +38,9 @@ export function idOfReceivedSid(sid: string): number | null {
   return Number.isSafeInteger(id) && id > 0 ? id : null;
 }
 
+/** How a channel's address reads in Twilio's fields: SMS numbers bare, the chat-app's as `whatsapp:+…`. */
+export const twilioAddress = (channel: string, number: string) => (channel === "sms" ? number : `whatsapp:${number}`);
+
 /** Twilio's status for a notification at `now`. */
 export function twilioStatus(m: MessageRow, now: number): string {
   if (m.status === "cancelled") return "canceled";

@@ -14,7 +14,7 @@ import type { AccountsService } from "../accounts/service";
 import type { SendInput, SendingService } from "../sending/service";
 import { NOTIFICATION_HOOKS } from "../notifications/repository";
 import { API_VERSION, isVerifyPath } from "./errors";
-import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioStatus } from "./resource";
+import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioAddress, twilioStatus } from "./resource";
 import type { MessageFilters, MessageRow, ReceivedRow, TwilioRepository } from "./repository";
 import { randomBytes } from "node:crypto";
 
@@ -151,7 +151,7 @@ export function createTwilioService(deps: TwilioDeps) {
   /** A received message as Twilio shows it (`direction` inbound, `status` received). */
   function receivedResource(accountSid: string, m: ReceivedRow, to: string | null) {
     const sid = receivedSidOf(m.id);
-    const address = (n: string | null) => (n === null || m.channel === "sms" ? n : `whatsapp:${n}`);
+    const address = (n: string | null) => (n === null ? null : twilioAddress(m.channel, n));
     return {
       account_sid: accountSid,
       api_version: API_VERSION,

@@ -11,7 +11,7 @@ import type { Services } from "../../services";
 import { VERIFY_BASE } from "../twilio/errors";
 import { idOfSid, sidOf } from "../twilio/resource";
 import type { SendRow, ServiceRow, VerificationRow } from "./repository";
-import { CODE_LENGTHS, TTL_SECONDS, type ServiceInput } from "./service";
+import { CODE_LENGTHS, MAX_CHECKS, TTL_SECONDS, type ServiceInput } from "./service";
 
 export type VerifyRoutesDeps = Pick<Services, "verify" | "twilio">;
 
@@ -429,7 +429,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
     channel: v.channel,
     status: v.status,
     valid,
-    checks_left: Math.max(0, 5 - v.checks),
+    checks_left: Math.max(0, MAX_CHECKS - v.checks),
     expires_at: new Date(v.expiresAt).toISOString(),
     sends: (await verify.sendsOf(v.id)).map((a) => ({
       at: new Date(a.at).toISOString(),
