@@ -228,6 +228,24 @@ for (const [name, open] of backends) {
       // A ? inside a quoted string is text, not a parameter.
       expect(await storage.get("SELECT 'why?' AS q, v FROM t WHERE v = ?", ["a"])).toEqual({ q: "why?", v: "a" });
     });
+
+    test("run counts the rows the statement changed, not those its triggers changed", async () => {
+      // (bun:sqlite's own count adds the trigger's rows: an update of one row said 2.)
+      const { storage } = await open();
+      await storage.run("CREATE TABLE audit (n integer NOT NULL)");
+      if (storage.dialect === "sqlite")
+        await storage.run("CREATE TRIGGER t_audit AFTER UPDATE ON t BEGIN INSERT INTO audit (n) VALUES (1); END");
+      else {
+        await storage.run(
+          "CREATE FUNCTION t_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit (n) VALUES (1); RETURN NULL; END $$",
+        );
+        await storage.run("CREATE TRIGGER t_audit AFTER UPDATE ON t FOR EACH ROW EXECUTE FUNCTION t_audit()");
+      }
+      await storage.run("INSERT INTO t (v) VALUES ('a')");
+      expect((await storage.run("UPDATE t SET v = 'b' WHERE v = 'a'")).changes).toBe(1);
+      expect((await storage.run("UPDATE t SET v = 'c' WHERE v = 'a'")).changes).toBe(0);
+      expect(await storage.get("SELECT count(*) AS n FROM audit")).toEqual({ n: 1 });
+    });
   });
 }
 
@@ -310,6 +328,27 @@ describe("the unit of work on SQLite alone", () => {
       sqlite.run("INSERT INTO t (v) VALUES ('y')");
     });
     expect(commits()).toBe(2);
+  });
+
+  test("a unit whose failure ended the whole transaction (SQLite rolls back on a full disk or a missing temp file) fails its batch, and the next unit runs", async () => {
+    const { sqlite, storage } = fresh();
+    // Three units in one batch; the second ends the transaction under the others, as SQLite does
+    // itself when a statement fails with SQLITE_FULL, then fails. Before, the batch never settled.
+    const settled = await Promise.allSettled([
+      storage.transaction(async () => storage.run("INSERT INTO t (v) VALUES ('before')")),
+      storage.transaction(async () => {
+        await storage.run("INSERT INTO t (v) VALUES ('mine')");
+        sqlite.run("ROLLBACK");
+        throw new Error("database or disk is full");
+      }),
+      storage.transaction(async () => storage.run("INSERT INTO t (v) VALUES ('after')")),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const s of settled) expect(String((s as PromiseRejectedResult).reason)).toContain("disk is full");
+    // Nothing of the batch stands, and what comes next is stored as usual.
+    expect(await values(storage)).toEqual([]);
+    await storage.transaction(async () => storage.run("INSERT INTO t (v) VALUES ('next')"));
+    expect(await values(storage)).toEqual(["next"]);
   });
 });
 

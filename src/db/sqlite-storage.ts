@@ -64,6 +64,12 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     });
   }
 
+  // The rows a statement changed itself, as PostgreSQL counts them: bun:sqlite's own count adds
+  // those its triggers changed (the rollup's, the cache generation's), so an `UPDATE … WHERE
+  // presence = 'online'` that changed one device would say 2.
+  const changesStatement = sqlite.prepare("SELECT changes() AS n");
+  const directChanges = () => (changesStatement.get() as { n: number }).n;
+
   /** Rows changed on this connection since it opened (SQLite's total_changes()). */
   const totalChanges = () => (sqlite.query("SELECT total_changes() AS n").get() as { n: number }).n;
 
@@ -77,16 +83,24 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
       for (const entry of batch) entry.reject(error);
       return;
     }
-    for (const entry of batch) {
+    for (const [at, entry] of batch.entries()) {
       sqlite.run("SAVEPOINT unit");
       try {
         const value = await units.run(entry.unit, entry.fn);
         sqlite.run("RELEASE unit");
         entry.outcome = { ok: true, value };
       } catch (error) {
+        entry.outcome = { ok: false, error };
+        // A statement that failed with SQLITE_FULL, an I/O error or no room for a temp file ends
+        // the whole transaction: every unit of the batch is gone, those before this one too.
+        if (!sqlite.inTransaction) {
+          for (const other of batch.slice(at)) other.unit.ended = true;
+          // (The same error for all: a full disk is answered as one wherever it struck.)
+          for (const other of batch) other.reject(error);
+          return;
+        }
         sqlite.run("ROLLBACK TO unit");
         sqlite.run("RELEASE unit");
-        entry.outcome = { ok: false, error };
       } finally {
         entry.unit.ended = true;
       }
@@ -153,7 +167,10 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
     all: <T>(sql: string, params: readonly SqlParam[] = []) => execute(sql, (s) => s.all(...(params as SqlParam[])) as T[]),
     get: <T>(sql: string, params: readonly SqlParam[] = []) => execute(sql, (s) => (s.get(...(params as SqlParam[])) as T | null) ?? null),
     run: (sql: string, params: readonly SqlParam[] = []) =>
-      execute(sql, (s): RunResult => ({ changes: s.run(...(params as SqlParam[])).changes })),
+      execute(sql, (s): RunResult => {
+        s.run(...(params as SqlParam[]));
+        return { changes: directChanges() };
+      }),
     transaction,
     afterCommit: units.afterCommit,
     get inTransaction() {
