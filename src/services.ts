@@ -365,7 +365,8 @@ export function createServices(deps: Deps) {
     users: createUsersModule({ storage, clock, accounts }),
     authenticate,
     // Limits hold for every server sharing a PostgreSQL database; SQLite's one server counts in memory.
-    rateLimiter: (sharedLimits?.rateLimiter ?? createRateLimiter(clock)) as RateLimiter,
+    // SQLite's requests read the cache generation (migrations/0034) to use what is kept in memory.
+    rateLimiter: (sharedLimits?.rateLimiter ?? createRateLimiter(clock, accounts.cacheGeneration)) as RateLimiter,
     /** The dashboard's sign-in throttle when it is shared (PostgreSQL); null: the dashboard keeps its own in memory. */
     signInThrottle: sharedLimits?.signInThrottle ?? null,
     idempotency,

@@ -21,6 +21,7 @@ import p18 from "../../migrations-pg/0018_twilio_accounts.sql" with { type: "tex
 import p19 from "../../migrations-pg/0019_twilio_callbacks.sql" with { type: "text" };
 import p20 from "../../migrations-pg/0020_verify.sql" with { type: "text" };
 import p21 from "../../migrations-pg/0021_notification_hooks.sql" with { type: "text" };
+import p22 from "../../migrations-pg/0022_thread_message_external_partial.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -45,4 +46,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0019_twilio_callbacks", sql: p19 },
   { tag: "0020_verify", sql: p20 },
   { tag: "0021_notification_hooks", sql: p21 },
+  { tag: "0022_thread_message_external_partial", sql: p22 },
 ];

@@ -33,6 +33,8 @@ import m30 from "../../migrations/0030_twilio_accounts.sql" with { type: "text" 
 import m31 from "../../migrations/0031_twilio_callbacks.sql" with { type: "text" };
 import m32 from "../../migrations/0032_verify.sql" with { type: "text" };
 import m33 from "../../migrations/0033_notification_hooks.sql" with { type: "text" };
+import m34 from "../../migrations/0034_cache_generation.sql" with { type: "text" };
+import m35 from "../../migrations/0035_thread_message_external_partial.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -69,4 +71,6 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0031_twilio_callbacks", when: 1795731351220, sql: m31 },
   { tag: "0032_verify", when: 1795732879947, sql: m32 },
   { tag: "0033_notification_hooks", when: 1795735603716, sql: m33 },
+  { tag: "0034_cache_generation", when: 1795742606688, sql: m34 },
+  { tag: "0035_thread_message_external_partial", when: 1795742752010, sql: m35 },
 ];

@@ -442,7 +442,9 @@ export const threadMessage = sqliteTable(
   },
   (table) => [
     index("thread_message_thread_idx").on(table.threadId, table.at),
-    uniqueIndex("thread_message_external_uq").on(table.threadId, table.externalId),
+    // A message the channel delivered once (its id) is stored once; a send's own messages have no
+    // such id and stay out of the index (one index fewer written per send).
+    uniqueIndex("thread_message_external_uq").on(table.threadId, table.externalId).where(sql`external_id IS NOT NULL`),
     // A send's own thread message, found by its notification: retention and erasure remove them together.
     index("thread_message_notification_idx").on(table.notificationId).where(sql`notification_id IS NOT NULL`),
   ],

@@ -118,9 +118,12 @@ export async function insertRows<T, R = never>(
   const tail = options.returning ? ` ${options.returning}` : "";
   const out: R[] = [];
   const size = db.dialect === "sqlite" ? 1 : Math.max(1, Math.floor(MAX_PARAMS / width));
+  // One row a statement: the same text every time (made once, so its prepared statement is found
+  // without hashing a new string a row).
+  const single = `${head} ${row}${tail}`;
   for (let i = 0; i < rows.length; i += size) {
     const part = rows.slice(i, i + size);
-    const statement = `${head} ${part.map(() => row).join(", ")}${tail}`;
+    const statement = part.length === 1 ? single : `${head} ${part.map(() => row).join(", ")}${tail}`;
     const values = part.flatMap(params);
     if (options.returning) out.push(...(await db.all<R>(statement, values)));
     else await db.run(statement, values);

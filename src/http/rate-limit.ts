@@ -118,7 +118,12 @@ export function authThrottled(resetAt: number, now: number): AppError {
   );
 }
 
-export function createRateLimiter(clock: Clock) {
+/**
+ * The in-memory limiter of SQLite's single server. With `generation` (the database's cache
+ * generation, read once a request before the key), the caller's record and what the request's
+ * caches hold may come from memory, as on PostgreSQL (src/lib/generation-cache.ts).
+ */
+export function createRateLimiter(clock: Clock, generation?: () => Promise<number>) {
   const windows = new Map<number, KeyWindow>();
   const failures = new Map<string, SlidingMinute>();
 
@@ -231,7 +236,11 @@ export function createRateLimiter(clock: Clock) {
   }
 
   async function admitKey<A extends KeyHolder>(address: string, authenticate: (freshness?: Freshness) => A | Promise<A>) {
-    const auth = await guardAuth(address, () => authenticate());
+    // Read before the key: a record kept at this generation or later holds every change committed
+    // up to now, whichever process made it.
+    const seen = generation ? await generation() : undefined;
+    const auth = await guardAuth(address, () => authenticate(seen === undefined ? undefined : { atLeast: seen, known: seen }));
+    if (seen !== undefined) auth.cacheGeneration = seen;
     return { auth, decision: hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay) };
   }
 

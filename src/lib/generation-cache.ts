@@ -5,8 +5,9 @@
 // admitted (pigeon_admit's statement returns it) and carries it as `seen`; a value kept here is
 // used only if it was read after the request's `seen` was current, that is, if its tag is at least
 // `seen`. A value read in a request is tagged with that request's `seen` (read before it), so it
-// holds every change committed up to then. On SQLite no request carries a generation and nothing
-// is kept here.
+// holds every change committed up to then. SQLite keeps the same number with triggers of its own
+// (migrations/0034_cache_generation.sql, which the CLI's writes fire too), read once a request by
+// the in-memory limiter before the key.
 
 export interface GenerationCache<K, V> {
   /** The value kept for `key` if it is as new as `seen`; undefined when none is, or no `seen`. */

@@ -74,6 +74,13 @@ export function createAccountRepository(db: Executor) {
       );
       return row ? { ...row, isOwner: flag(row.isOwner), allowUrls: flag(row.allowUrls) } : null;
     },
+    /**
+     * The cache generation (migrations/0034_cache_generation.sql, migrations-pg/0011), which every
+     * change to a key, its account, plan or workspace adds one to: 0 until the first change.
+     */
+    async cacheGeneration(): Promise<number> {
+      return Number((await db.get<{ value: string }>("SELECT value FROM instance_setting WHERE name = 'cache_generation'"))?.value ?? 0);
+    },
     async touchKey(keyId: number, at: number): Promise<void> {
       await db.run("UPDATE api_key SET last_used_at = ? WHERE id = ?", [at, keyId]);
     },

@@ -232,9 +232,9 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return { keyId: null, keyName: "dashboard", ...termsOf(row) };
   }
 
-  // On PostgreSQL, each key's record kept between requests (src/lib/generation-cache.ts), so that
-  // a request reads it only when something it holds may have changed. Only keys that exist are
-  // kept: a made-up key costs a read each time, as on SQLite.
+  // Each key's record kept between requests (src/lib/generation-cache.ts), so that a request
+  // reads it only when something it holds may have changed, on either database. Only keys that
+  // exist are kept: a made-up key costs a read each time.
   const kept = createGenerationCache<string, KeyCredentials>();
 
   /**
@@ -341,6 +341,8 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
   }
 
   return {
+    /** The database's cache generation (what SQLite's in-memory limiter reads once a request). */
+    cacheGeneration: () => repo.cacheGeneration(),
     seed,
     bootstrap,
     requireOwner,

@@ -238,7 +238,7 @@ export function createSendingService(deps: SendingDeps) {
     return row;
   }
 
-  // On PostgreSQL each workspace's devices are also kept between requests (src/lib/generation-cache.ts),
+  // Each workspace's devices are also kept between requests (src/lib/generation-cache.ts),
   // at most a second, and only while every phone among them looks online: a phone's last contact,
   // which says whether it is, is written about once a second and leaves the cache generation
   // alone, so a phone that looks offline is read again (it may have called in since).
@@ -246,7 +246,7 @@ export function createSendingService(deps: SendingDeps) {
 
   /**
    * The workspace's devices, read once per request: a bulk request's items share one read (the
-   * `seen` of its prepare calls) instead of a read per item; on PostgreSQL, once a second while
+   * `seen` of its prepare calls) instead of a read per item; and once a second while
    * nothing about them changes.
    */
   async function activeDevices(workspaceId: number, seen: PrepareCache | undefined, generation: number | undefined): Promise<DeviceRow[]> {

@@ -63,7 +63,7 @@ const later = (a: string, b: string) => `CASE WHEN ${a} IS NULL THEN ${b} WHEN $
 const UPSERT_THREAD = `
   INSERT INTO thread (workspace_id, channel, device_id, peer, peer_name, contact_id, last_message_at, last_message_preview,
     last_direction, unread_count, last_inbound_at, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  VALUES (?, ?, ?, ?, ?, (SELECT id FROM contact WHERE workspace_id = ? AND phone = ?), ?, ?, ?, ?, ?, ?)
   ON CONFLICT (workspace_id, channel, device_id, peer) DO UPDATE SET
     peer_name = coalesce(excluded.peer_name, thread.peer_name),
     contact_id = coalesce(thread.contact_id, excluded.contact_id),
@@ -76,7 +76,10 @@ const UPSERT_THREAD = `
 
 const INSERT_MESSAGE = `
   INSERT INTO thread_message (thread_id, direction, body, notification_id, device_id, external_id, meta, at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, external_id) DO NOTHING RETURNING id`;
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, external_id) WHERE external_id IS NOT NULL DO NOTHING RETURNING id`;
+
+/** A send's own message: no channel id, so nothing it could repeat. */
+const INSERT_SENT = `INSERT INTO thread_message (thread_id, direction, body, notification_id, device_id, at) VALUES (?, 'outbound', ?, ?, ?, ?)`;
 
 const VIEW_COLUMNS = `${THREAD_COLUMNS.split(",")
   .map((c) => `t.${c.trim()}`)
@@ -141,17 +144,14 @@ export function createThreadRepository(storage: Storage) {
     createdAt: number,
   ): Promise<ThreadRecord> {
     const inbound = last.direction === "inbound";
-    const contactRow = await db.get<{ id: number }>("SELECT id FROM contact WHERE workspace_id = ? AND phone = ?", [
-      key.workspaceId,
-      key.peer,
-    ]);
     const row = await db.get<ThreadRecord>(UPSERT_THREAD, [
       key.workspaceId,
       key.channel,
       key.threadDeviceId,
       key.peer,
       last.peerName ?? null,
-      contactRow?.id ?? null,
+      key.workspaceId,
+      key.peer,
       last.at,
       last.body.slice(0, PREVIEW),
       last.direction,
@@ -271,7 +271,7 @@ export function createThreadRepository(storage: Storage) {
         peer: first.recipient,
       };
       const thread = await threadFor(key, { peerName, direction: "outbound", body: newest.message, at: newest.at }, first.at);
-      for (const n of sends) await db.get(INSERT_MESSAGE, [thread.id, "outbound", n.message, n.id, n.deviceId, null, null, n.at]);
+      for (const n of sends) await db.run(INSERT_SENT, [thread.id, n.message, n.id, n.deviceId, n.at]);
     }
   }
 

@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS `thread_message_external_uq`;--> statement-breakpoint
+CREATE UNIQUE INDEX `thread_message_external_uq` ON `thread_message` (`thread_id`,`external_id`) WHERE external_id IS NOT NULL;
