@@ -36,8 +36,10 @@ class SlidingMinute {
   }
 
   count(now: number): number {
+    // Every request asks: a sum needs no order (the sort in live() was 2% of a send's time).
+    const current = Math.floor(now / SLOT_MS);
     let n = 0;
-    for (const i of this.live(now)) n += this.counts[i];
+    for (let i = 0; i < SLOTS; i++) if (this.counts[i] > 0 && this.stamps[i] > current - SLOTS) n += this.counts[i];
     return n;
   }
 

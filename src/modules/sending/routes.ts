@@ -2,6 +2,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Elysia } from "elysia";
 import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
+import type { Storage } from "../../db/storage";
 import { createTurns } from "../../lib/turns";
 import { fastRoute, type FastHandler, type FastRoute } from "../../http/fast-route";
 import type { RequestPipeline } from "../../http/foundation";
@@ -30,6 +31,7 @@ export interface SendingRouteDeps {
   idempotency: IdempotencyStore;
   sending: SendingService;
   credits: { balance(workspaceId: number): Promise<number> };
+  storage: Pick<Storage, "dialect">;
 }
 
 type SendSmsFields = typeof SendSmsBody.static;
@@ -117,10 +119,11 @@ function checkBulkItems(messages: unknown[]) {
 }
 
 /**
- * Bulk requests prepared and stored at once (src/lib/turns.ts); the others wait their turn. With
- * 32 bulks of 100 distinct recipients at once, 4 held RSS at about 178 MB against 215 MB with no
- * limit, at the same rate or better (2: 160 MB, but a third fewer notifications a second, as fewer
- * bulks shared a commit). bench/NOTES.md.
+ * Bulk requests prepared and stored at once on SQLite (src/lib/turns.ts); the others wait their
+ * turn. With 32 bulks of 100 distinct recipients at once, 4 held RSS at about 178 MB against 215 MB
+ * with no limit, at the same rate or better (2: 160 MB, but a third fewer notifications a second, as
+ * fewer bulks shared a commit). Not on PostgreSQL: there a bulk waits on round trips, which the
+ * others fill; four at a time cut its rate by a third (bench/NOTES.md).
  */
 const BULK_AT_ONCE = 4;
 
@@ -147,7 +150,7 @@ async function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unk
  * document) and their fast handlers (src/http/fast-route.ts), which serve them in the running server.
  */
 export function sendHandlers(s: SendingRouteDeps) {
-  const bulkTurn = createTurns(BULK_AT_ONCE);
+  const bulkTurn = createTurns(s.storage.dialect === "sqlite" ? BULK_AT_ONCE : Number.POSITIVE_INFINITY);
   const single = (route: string) => (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
     presentSend(s, request, set, auth, route, body, async (auth) => [await s.sending.prepare(auth, toSendInput(body))], singleReply);
   return {
