@@ -66,9 +66,13 @@ describe("the binary", () => {
 
   test("keys disable, rotate and accounts suspend take effect on the running server", async () => {
     const created = JSON.parse((await runCommand(bin, ["keys", "create", "--name", "tmp", "--json"], env)).stdout);
+    // Each key is used before the CLI changes it: the server keeps what it read (the cache
+    // generation's triggers, migrations/0034), and the CLI's write must reach it all the same.
+    expect((await server.fetch("/v1/api/project/list", { key: created })).status).toBe(200);
     expect((await runCommand(bin, ["keys", "disable", created.api_key], env)).code).toBe(0);
     expect((await server.fetch("/v1/api/project/list", { key: created })).status).toBe(403);
     await runCommand(bin, ["keys", "enable", created.api_key], env);
+    expect((await server.fetch("/v1/api/project/list", { key: created })).status).toBe(200);
     const rotated = JSON.parse((await runCommand(bin, ["keys", "rotate", created.api_key, "--json"], env)).stdout);
     expect((await server.fetch("/v1/api/project/list", { key: created })).status).toBe(401);
     expect((await server.fetch("/v1/api/project/list", { key: rotated })).status).toBe(200);
