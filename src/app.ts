@@ -4,7 +4,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import { dashboardError, dashboardRoutes } from "./dashboard/routes";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
-import type { FastHandler } from "./http/fast-route";
+import { fastHandlers, type FastHandler } from "./http/fast-route";
 import { foundation, requestPipeline, type FoundationDeps } from "./http/foundation";
 import { contactRoutes } from "./modules/contacts/routes";
 import { safetyRoutes } from "./modules/safety/routes";
@@ -26,7 +26,7 @@ import { templateRoutes } from "./modules/templates/routes";
 import { systemRoutes } from "./modules/system/routes";
 import { metricsRoutes } from "./modules/metrics/routes";
 import { isSmsGatePath, needsSmsGateAuth } from "./modules/smsgate/auth";
-import { smsGateRoutes } from "./modules/smsgate/routes";
+import { smsGateFastRoutes, smsGateRoutes } from "./modules/smsgate/routes";
 import type { Services } from "./services";
 
 export interface AppOptions {
@@ -107,11 +107,17 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(dashboardRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
-  if (options.fastRoutes !== false)
+  if (options.fastRoutes !== false) {
+    const fast = [
+      ...fastSendRoutes(s),
+      ...smsGateFastRoutes(s),
+      ...s.builtChannels.flatMap(({ channel, runtime }) => channel.fastRoutes?.(runtime.service, s) ?? []),
+    ];
     serveFast(
       app,
-      fastSendRoutes(s, pipeline, async (request) => app.fetch(request)),
+      fastHandlers(pipeline, fast, async (request) => app.fetch(request)),
     );
+  }
   return app;
 }
 

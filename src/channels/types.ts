@@ -3,6 +3,8 @@
 // attempt whose outcome is unknown) ask the channel whether it already has it.
 import type { Signals } from "../db/signals";
 import type { AnyElysia } from "elysia";
+import type { TObject } from "@sinclair/typebox";
+import type { FastRoute } from "../http/fast-route";
 import type { Clock } from "../clock";
 import type { Config } from "../config";
 import type { Storage } from "../db/storage";
@@ -141,6 +143,11 @@ export interface Channel<N extends string = string, S = unknown> extends Channel
   create(core: ChannelCore): ChannelRuntime<S>;
   /** Its HTTP routes (callbacks, webhooks, the phone's API), given its own service. */
   routes(service: S, s: ChannelRouteContext): AnyElysia[];
+  /**
+   * Those of its routes that are also served outside the framework (src/http/fast-route.ts): its
+   * send routes, declared among `routes` too, for the API document and as the fast handlers' fallback.
+   */
+  fastRoutes?(service: S, s: ChannelRouteContext): FastRoute<TObject>[];
   /** Its periodic work, named domain:verb, given its own service. */
   tasks(service: S, config: Config): Task[];
 }

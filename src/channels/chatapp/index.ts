@@ -1,9 +1,11 @@
 // The chat-app channel as one Channel: business numbers on the platform's Graph API, with their
 // templates, the 24-hour window, blocking, and the platform's webhooks.
+import type { TObject } from "@sinclair/typebox";
+import type { FastRoute } from "../../http/fast-route";
 import type { Channel } from "../types";
 import { createChatappAdapter } from "./adapter";
 import { createGraphClient } from "./graph";
-import { chatappRoutes } from "./routes";
+import { chatappRoutes, chatappSendHandlers } from "./routes";
 import { createChatappService, type ChatappService } from "./service";
 
 export const chatapp: Channel<"chatapp", ChatappService> = {
@@ -51,6 +53,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
     };
   },
   routes: (service, s) => [chatappRoutes(service, s)],
+  fastRoutes: (service, s) => Object.values(chatappSendHandlers(service, s)) as FastRoute<TObject>[],
   tasks: (service) => [
     { name: "chatapp:recheck-templates", everySeconds: 3600, run: () => service.recheckPaused() },
     { name: "chatapp:prune-backlog", everySeconds: 3600, run: () => service.pruneBacklog() },

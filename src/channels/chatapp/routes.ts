@@ -1,15 +1,18 @@
 // Chat-app routes: connecting business numbers, sending, the test send, and the platform's webhook.
 import { Elysia, t } from "elysia";
+import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import type { AuthContext } from "../../http/auth";
 import { AppError } from "../../http/errors";
 import { rawBodyOf } from "../../http/foundation";
 import { Device } from "../../modules/devices/model";
+import type { FastRoute } from "../../http/fast-route";
 import type { Reply, ReplySet } from "../../http/idempotency";
 import { refuseUnknownFields } from "../../http/validation";
 import { expiryFields, OverviewSendResponse, safeSendFields, SendResponse } from "../../modules/sending/model";
 import { overviewReply, singleReply } from "../../modules/sending/present";
+import { presentSend } from "../../modules/sending/routes";
 import type { ItemResult, SendInput } from "../../modules/sending/service";
 import type { ChannelRouteContext } from "../types";
 import type { ChatappService } from "./service";
@@ -91,7 +94,11 @@ function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<stri
   };
 }
 
-export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
+/**
+ * The chat-app send routes' work, shared by their declarations below (for the framework and the API
+ * document) and their fast handlers (src/http/fast-route.ts), which serve them in the running server.
+ */
+export function chatappSendHandlers(chatapp: ChatappService, s: ChannelRouteContext) {
   /**
    * Checks header media (async; what it finds travels with the send as its channel payload), then
    * sends under the Idempotency-Key rules and presents the result.
@@ -106,17 +113,58 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
   ): Promise<B> {
     const { media, note } = await chatapp.checkHeaderMedia(body.media as HeaderMedia | undefined);
     const payload = media || note ? { ...(media ? { media } : {}), ...(note ? { media_note: note } : {}) } : null;
-    return s.idempotency.reply(
+    return presentSend(
+      s,
       request,
       set,
-      { workspaceId: auth.workspaceId, route, body },
-      {
-        prepare: async () => [await s.sending.prepare(auth, chatInput(body, payload))],
-        commit: async (items) => present(await s.sending.accept(auth, items)),
-      },
+      auth,
+      route,
+      body,
+      async (auth) => [await s.sending.prepare(auth, chatInput(body, payload))],
+      present,
     );
   }
 
+  return {
+    send: {
+      path: "/v1/api/chatapp/send",
+      schema: ChatSendBody,
+      handle: (request: Request, auth: AuthContext, body: typeof ChatSendBody.static, set: ReplySet) =>
+        send(request, set, auth, "chatapp.send", body, singleReply),
+    },
+    test: {
+      path: "/v1/api/chatapp/test",
+      schema: ChatSendBody,
+      handle: async (request: Request, auth: AuthContext, body: typeof ChatSendBody.static, set: ReplySet) => {
+        try {
+          return await send(request, set, auth, "chatapp.test", body, singleReply);
+        } catch (error) {
+          // A freeform test while the window is closed: point at the send with a template, if there is one.
+          if (error instanceof AppError && error.code === "window_closed" && error.data.can_send_template === true) {
+            throw new AppError(
+              "use_template",
+              "The 24-hour window with this user is closed, so a freeform test cannot be delivered. Use POST /v1/api/chatapp/send with template_id.",
+              { ...error.data, use: "POST /v1/api/chatapp/send with template_id" },
+            );
+          }
+          throw error;
+        }
+      },
+    },
+    overview: {
+      path: "/v1/chatapp/send",
+      schema: ChatOverviewBody,
+      handle: async (request: Request, auth: AuthContext, body: typeof ChatOverviewBody.static, set: ReplySet) => {
+        const template = body.template !== undefined ? await chatapp.templateRefByName(auth.workspaceId, body.template) : undefined;
+        const { to, template: _name, ...rest } = body;
+        return send(request, set, auth, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
+      },
+    },
+  } satisfies Record<string, FastRoute<TObject>>;
+}
+
+export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
+  const send = chatappSendHandlers(chatapp, s);
   return new Elysia({ tags: ["Chat-app"] })
 
     .use(declaredAuth())
@@ -168,10 +216,10 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         },
       },
     )
-    .post("/v1/api/chatapp/send", ({ auth, request, set, body }) => send(request, set, auth, "chatapp.send", body, singleReply), {
+    .post(send.send.path, ({ auth, request, set, body }) => send.send.handle(request, auth, body, set), {
       parse: "json",
-      body: ChatSendBody,
-      transform: refuseUnknownFields(ChatSendBody),
+      body: send.send.schema,
+      transform: refuseUnknownFields(send.send.schema),
       response: { 200: SendResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
       detail: {
@@ -182,60 +230,34 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
           CHAT_ERRORS,
       },
     })
-    .post(
-      "/v1/api/chatapp/test",
-      async ({ auth, request, set, body }) => {
-        try {
-          return await send(request, set, auth, "chatapp.test", body, singleReply);
-        } catch (error) {
-          // A freeform test while the window is closed: point at the send with a template, if there is one.
-          if (error instanceof AppError && error.code === "window_closed" && error.data.can_send_template === true) {
-            throw new AppError(
-              "use_template",
-              "The 24-hour window with this user is closed, so a freeform test cannot be delivered. Use POST /v1/api/chatapp/send with template_id.",
-              { ...error.data, use: "POST /v1/api/chatapp/send with template_id" },
-            );
-          }
-          throw error;
-        }
+    .post(send.test.path, ({ auth, request, set, body }) => send.test.handle(request, auth, body, set), {
+      parse: "json",
+      body: send.test.schema,
+      transform: refuseUnknownFields(send.test.schema),
+      response: { 200: SendResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send a test chat-app message",
+        description:
+          "Like POST /api/chatapp/send, for trying a number out. A freeform test while the window is closed and templates exist: 403 `use_template`, " +
+          "pointing to the send with `template_id` and listing `available_templates`. " +
+          CHAT_ERRORS,
       },
-      {
-        parse: "json",
-        body: ChatSendBody,
-        transform: refuseUnknownFields(ChatSendBody),
-        response: { 200: SendResponse, ...errorResponses(404, 409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send a test chat-app message",
-          description:
-            "Like POST /api/chatapp/send, for trying a number out. A freeform test while the window is closed and templates exist: 403 `use_template`, " +
-            "pointing to the send with `template_id` and listing `available_templates`. " +
-            CHAT_ERRORS,
-        },
+    })
+    .post(send.overview.path, ({ auth, request, set, body }) => send.overview.handle(request, auth, body, set), {
+      parse: "json",
+      transform: refuseUnknownFields(send.overview.schema),
+      body: send.overview.schema,
+      response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
+      auth: "apiKey",
+      detail: {
+        summary: "Send a chat-app message (overview form)",
+        description:
+          "The overview's `{to, template, variables}` form: `to` and `template` (a name, code or id) in place of recipient_contact and template_id, and the other fields of " +
+          "POST /api/chatapp/send (message, device_id, media, schedule_time, timezone, recipient_name), honoured the same way. Answers the envelope with " +
+          `\`data: {success, messageId, scheduled_for}\`, and \`success\` and \`messageId\` repeated at the top level. ${CHAT_ERRORS}`,
       },
-    )
-    .post(
-      "/v1/chatapp/send",
-      async ({ auth, request, set, body }) => {
-        const template = body.template !== undefined ? await chatapp.templateRefByName(auth.workspaceId, body.template) : undefined;
-        const { to, template: _name, ...rest } = body;
-        return send(request, set, auth, "chatapp.send.overview", { ...rest, recipient_contact: to, template_id: template }, overviewReply);
-      },
-      {
-        parse: "json",
-        transform: refuseUnknownFields(ChatOverviewBody),
-        body: ChatOverviewBody,
-        response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
-        auth: "apiKey",
-        detail: {
-          summary: "Send a chat-app message (overview form)",
-          description:
-            "The overview's `{to, template, variables}` form: `to` and `template` (a name, code or id) in place of recipient_contact and template_id, and the other fields of " +
-            "POST /api/chatapp/send (message, device_id, media, schedule_time, timezone, recipient_name), honoured the same way. Answers the envelope with " +
-            `\`data: {success, messageId, scheduled_for}\`, and \`success\` and \`messageId\` repeated at the top level. ${CHAT_ERRORS}`,
-        },
-      },
-    )
+    })
     .get(
       "/v1/webhooks/chatapp",
       ({ query, set }) => {

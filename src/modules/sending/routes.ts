@@ -4,8 +4,7 @@ import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
 import type { Storage } from "../../db/storage";
 import { createTurns } from "../../lib/turns";
-import { fastRoute, type FastHandler, type FastRoute } from "../../http/fast-route";
-import type { RequestPipeline } from "../../http/foundation";
+import type { FastRoute } from "../../http/fast-route";
 import type { AuthContext } from "../../http/auth";
 import { errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../http/errors";
@@ -78,10 +77,11 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
 
 /**
  * A send, presented: under the Idempotency-Key rules (src/http/idempotency), the items are prepared
- * (checks that write nothing), accepted, and the results presented as the reply.
+ * (checks that write nothing), accepted, and the results presented as the reply. The chat-app's
+ * send routes use it too.
  */
-function presentSend<B>(
-  s: SendingRouteDeps,
+export function presentSend<B>(
+  s: Pick<SendingRouteDeps, "idempotency" | "sending">,
   request: Request,
   set: ReplySet,
   auth: AuthContext,
@@ -202,13 +202,9 @@ export function sendHandlers(s: SendingRouteDeps) {
   } satisfies Record<string, FastRoute<TObject>>;
 }
 
-/** The fast handlers of the SMS send routes, by path; `general` serves what they hand back. */
-export function fastSendRoutes(
-  s: SendingRouteDeps,
-  pipeline: RequestPipeline,
-  general: (request: Request) => Promise<Response>,
-): Map<string, FastHandler> {
-  return new Map(Object.values(sendHandlers(s)).map((route) => [route.path, fastRoute(pipeline, route as FastRoute<TObject>, general)]));
+/** The SMS send routes as fast routes (src/http/fast-route.ts), which serve them in the running server. */
+export function fastSendRoutes(s: SendingRouteDeps): FastRoute<TObject>[] {
+  return Object.values(sendHandlers(s)) as FastRoute<TObject>[];
 }
 
 export function sendingRoutes(s: SendingRouteDeps) {

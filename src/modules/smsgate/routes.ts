@@ -25,6 +25,9 @@ import {
   TokenResponse,
 } from "./model";
 import type { SmsGateService } from "./service";
+import type { FastRoute } from "../../http/fast-route";
+import type { ReplySet } from "../../http/idempotency";
+import type { TObject } from "@sinclair/typebox";
 
 export const SMSGATE_TAG = "SMSGate compatible";
 
@@ -96,26 +99,16 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   const messages = (path: "/messages" | "/message") => (app: Elysia) => {
     const alias = path === "/message" ? " (alias of /messages, which older clients call)" : "";
     return app
-      .post(
-        path,
-        async ({ request, body, query, set }) => {
-          requireScope(request, "messages:send");
-          const state = await gate.send(callerAuth(request), body, query);
-          set.status = 202;
-          set.headers.location = `${base}/messages/${encodeURIComponent(state.id)}`;
-          return state;
-        },
-        {
-          body: SendMessageBody,
-          query: SendQuery,
-          response: { 202: MessageState, ...errorResponses(402, 404, 409) },
-          ...secured(
-            `Send a message${alias}`,
-            "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` and `isEncrypted: true` answer 400 `option_not_supported`.",
-            "messages:send",
-          ),
-        },
-      )
+      .post(path, ({ request, body, query, set }) => sendMessage(gate, base, request, body, query, set), {
+        body: SendMessageBody,
+        query: SendQuery,
+        response: { 202: MessageState, ...errorResponses(402, 404, 409) },
+        ...secured(
+          `Send a message${alias}`,
+          "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` and `isEncrypted: true` answer 400 `option_not_supported`.",
+          "messages:send",
+        ),
+      })
       .get(
         path,
         async ({ request, query, set }) => {
@@ -398,6 +391,42 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
 }
 
 const callerAuth = (request: Request) => smsGateCallerOf(request).auth;
+
+/** POST /messages (and /message) under `base`: 202 with the message's state and where to read it. */
+async function sendMessage(
+  gate: SmsGateService,
+  base: string,
+  request: Request,
+  body: SendMessageBody,
+  query: typeof SendQuery.static,
+  set: ReplySet,
+) {
+  requireScope(request, "messages:send");
+  const state = await gate.send(callerAuth(request), body, query);
+  set.status = 202;
+  set.headers.location = `${base}/messages/${encodeURIComponent(state.id)}`;
+  return state;
+}
+
+/**
+ * The send routes under both bases as fast routes (src/http/fast-route.ts), which serve them in the
+ * running server. Fields they do not know are dropped, as the framework drops them for these routes
+ * (SMSGate's server ignores them). A request with a query string (skipPhoneValidation, deviceActiveWithin) goes to
+ * the framework, which coerces and checks it.
+ */
+export function smsGateFastRoutes(s: Pick<SmsGateRoutesDeps, "smsgate">): FastRoute<TObject>[] {
+  return SMSGATE_BASES.flatMap((base) =>
+    ["/messages", "/message"].map(
+      (path): FastRoute<typeof SendMessageBody> => ({
+        path: `${base}${path}`,
+        schema: SendMessageBody,
+        unknownFields: "dropped",
+        leaveToFramework: (request) => request.url.includes("?"),
+        handle: (request, _auth, body, set) => sendMessage(s.smsgate, base, request, body, {}, set),
+      }),
+    ),
+  ) as FastRoute<TObject>[];
+}
 
 /** What these routes use of the container. */
 export type SmsGateRoutesDeps = Pick<Services, "smsgate" | "smsgateAuth" | "smsgateSettings" | "smsgateWebhooks" | "system">;
