@@ -267,4 +267,34 @@ describe("GET /api/stats/notifications", () => {
     expect(edgeAll).toContain("notification_workspace_created_idx");
     expect(`${hourly} ${edge} ${edgeAll}`).not.toContain("SCAN");
   });
+
+  sqliteOnly(
+    "what a device was handed in a window is counted through the index of handed rows, which a stored send does not enter",
+    async () => {
+      const ctx = await createTestContext();
+      const plan = (sql: string, ...args: unknown[]) =>
+        (ctx.db!.$client.query(`EXPLAIN QUERY PLAN ${sql}`).all(...(args as [])) as { detail: string }[]).map((p) => p.detail).join(" | ");
+      // The phone's pacing, the device's statistics, and the dispatcher's per-device counts.
+      const counts = [
+        plan("SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ? AND priority < ?", 1, 0, 100),
+        plan("SELECT count(*) AS n FROM notification WHERE device_id = ? AND dispatched_at >= ?", 1, 0),
+        plan("SELECT device_id FROM notification WHERE device_id IN (?, ?) AND dispatched_at >= ?", 1, 2, 0),
+      ];
+      for (const p of counts) expect(p).toContain("INDEX notification_device_dispatched_idx (device_id=? AND dispatched_at>?)");
+      await ctx.phone();
+      expect((await ctx.post("/v1/api/sms/send", { recipient_contact: "+14155552671", message: "Waiting" })).status).toBe(200);
+      const index = (ctx.db!.$client.query("PRAGMA index_list(notification)").all() as { name: string; partial: number }[]).find(
+        (i) => i.name === "notification_device_dispatched_idx",
+      );
+      expect(index?.partial).toBe(1);
+      // The stored send, not yet handed, is not in it: counted through the index, there is none.
+      const handed = ctx
+        .db!.$client.query(
+          "SELECT count(*) AS n FROM notification INDEXED BY notification_device_dispatched_idx WHERE dispatched_at IS NOT NULL",
+        )
+        .get() as { n: number };
+      expect(handed.n).toBe(0);
+      expect((ctx.db!.$client.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n).toBe(1);
+    },
+  );
 });

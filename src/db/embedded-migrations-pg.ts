@@ -22,6 +22,7 @@ import p19 from "../../migrations-pg/0019_twilio_callbacks.sql" with { type: "te
 import p20 from "../../migrations-pg/0020_verify.sql" with { type: "text" };
 import p21 from "../../migrations-pg/0021_notification_hooks.sql" with { type: "text" };
 import p22 from "../../migrations-pg/0022_thread_message_external_partial.sql" with { type: "text" };
+import p23 from "../../migrations-pg/0023_device_dispatched_partial.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -47,4 +48,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0020_verify", sql: p20 },
   { tag: "0021_notification_hooks", sql: p21 },
   { tag: "0022_thread_message_external_partial", sql: p22 },
+  { tag: "0023_device_dispatched_partial", sql: p23 },
 ];

@@ -35,6 +35,7 @@ import m32 from "../../migrations/0032_verify.sql" with { type: "text" };
 import m33 from "../../migrations/0033_notification_hooks.sql" with { type: "text" };
 import m34 from "../../migrations/0034_cache_generation.sql" with { type: "text" };
 import m35 from "../../migrations/0035_thread_message_external_partial.sql" with { type: "text" };
+import m36 from "../../migrations/0036_device_dispatched_partial.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -73,4 +74,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0033_notification_hooks", when: 1795735603716, sql: m33 },
   { tag: "0034_cache_generation", when: 1795742606688, sql: m34 },
   { tag: "0035_thread_message_external_partial", when: 1795742752010, sql: m35 },
+  { tag: "0036_device_dispatched_partial", when: 1795753277283, sql: m36 },
 ];

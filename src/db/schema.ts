@@ -294,7 +294,10 @@ export const notification = sqliteTable(
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
     index("notification_workspace_status_idx").on(table.workspaceId, table.status, table.createdAt),
     index("notification_device_status_idx").on(table.deviceId, table.status),
-    index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt),
+    // What a device was handed in a window (its pacing and statistics): only handed rows, so a send
+    // writes one index fewer when it is stored; `dispatched_at >= ?` implies the condition, and both
+    // databases use the index for it.
+    index("notification_device_dispatched_idx").on(table.deviceId, table.dispatchedAt).where(sql`dispatched_at IS NOT NULL`),
     // A phone's own queue, in the order it is handed out: what it was handed and has not confirmed,
     // then what it has not been handed, by priority and due time. Only messages still waiting are
     // in it, so a pull reads the few rows it hands out, not the whole backlog behind them.

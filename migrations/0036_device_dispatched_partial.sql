@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS `notification_device_dispatched_idx`;--> statement-breakpoint
+CREATE INDEX `notification_device_dispatched_idx` ON `notification` (`device_id`,`dispatched_at`) WHERE dispatched_at IS NOT NULL;
