@@ -348,6 +348,8 @@ describe("failover", () => {
     expect(await ctx.services.sending.failoverStranded(120_000)).toBe(1);
     const moved = await notificationOf(ctx, id);
     expect(moved).toMatchObject({ status: "pending", route: "cloud", device_id: cloud.device_id });
+    // The first line still names the phone it was stored for (kept before the reroute changed the row).
+    expect(moved.logs[0]).toMatchObject({ event: "accepted", detail: `queued for device ${phone.device_id} (sms)` });
     expect(moved.logs.at(-1)).toMatchObject({
       event: "failover",
       error_code: "device_offline",
@@ -361,7 +363,7 @@ describe("failover", () => {
   });
 
   test("a carrier rejection on the cloud number moves it to the phone, with the credit refunded; an unsubscribed recipient does not move", async () => {
-    const { ctx, phone, fake } = await twoRoutes();
+    const { ctx, phone, cloud, fake } = await twoRoutes();
     const id = (await postSend(ctx, { recipient_contact: ADA, message: "Table ready", routes: ["cloud", "phone"] })).data.notification_id;
     await ctx.services.dispatcher.dispatchDue();
     expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(9);
@@ -370,6 +372,7 @@ describe("failover", () => {
     expect(moved).toMatchObject({ status: "pending", route: "sms", device_id: phone.device_id, error_code: null, sent_at: null });
     expect(moved.provider_message_id).not.toBe([...fake.messages.keys()][0]);
     expect(moved.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent", "failover"]);
+    expect(moved.logs[0].detail).toBe(`queued for device ${cloud.device_id} (cloud)`);
     expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(10);
 
     const other = (await postSend(ctx, { recipient_contact: BOB, message: "x", routes: ["cloud", "phone"] })).data.notification_id;

@@ -220,9 +220,10 @@ describe("a phone that comes back, and one that does not", () => {
       stays.output,
     );
     expect(n.device_id).toBe(stays.deviceId);
-    expect(
-      (await server.api(`/v1/api/notification/${n.notification_id}`, key)).body.data.logs.map((l: { event: string }) => l.event),
-    ).toContain("reassigned");
+    const logs = (await server.api(`/v1/api/notification/${n.notification_id}`, key)).body.data.logs as { event: string; detail: string }[];
+    expect(logs.map((l) => l.event)).toContain("reassigned");
+    // Its first line names the phone it was stored for, kept before the move changed the row.
+    expect(logs[0]).toMatchObject({ event: "scheduled", detail: expect.stringContaining(`via device ${gone.deviceId}`) });
     await stays.stop();
   });
 

@@ -25,7 +25,11 @@ describe("POST /notification/sms/api/send", () => {
       recipient_name: "Ada",
       cost: 0,
     });
-    expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted"]);
+    expect(n.logs).toEqual([
+      { at: n.created_at, event: "accepted", status: "pending", error_code: null, detail: `queued for device ${phone.device_id} (sms)` },
+    ]);
+    // That line is made from the notification's row when read: the send stored no log row.
+    expect(await ctx.sql.all("SELECT event FROM notification_log WHERE notification_id = ?", [n.notification_id])).toEqual([]);
   });
 
   test("normalises the recipient to E.164", async () => {
@@ -143,12 +147,20 @@ describe("templates in sends", () => {
 describe("scheduling", () => {
   test("schedule_time in a timezone is stored as UTC and waits", async () => {
     const ctx = await createTestContext();
-    await ctx.phone();
+    const phone = await ctx.phone();
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 0, 0));
     const body = await send(ctx, { recipient_contact: TO, message: "x", schedule_time: "2026-01-16 09:30:00", timezone: "Europe/Berlin" });
     const n = await notificationOf(ctx, body.data.notification_id);
     expect(n).toMatchObject({ status: "pending", schedule_time: "2026-01-16T08:30:00.000Z", timezone: "Europe/Berlin" });
-    expect(n.logs[0].event).toBe("scheduled");
+    expect(n.logs).toEqual([
+      {
+        at: n.created_at,
+        event: "scheduled",
+        status: "pending",
+        error_code: null,
+        detail: `scheduled for 2026-01-16T08:30:00.000Z (Europe/Berlin) via device ${phone.device_id}`,
+      },
+    ]);
   });
 
   test("default timezone is UTC", async () => {

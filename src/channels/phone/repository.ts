@@ -4,7 +4,7 @@
 // domain's shape (camelCase fields, the schema's types): notifications as NotificationRecord.
 import { type Executor, jsonWithout } from "../../db/storage";
 import type { mobileCode, workspace } from "../../db/schema";
-import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
+import { keepFirstLine, type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 
 /** The most items one download hands a phone. */
 export const MAX_MESSAGES = 100;
@@ -262,11 +262,14 @@ export function createPhoneRepository(db: Executor) {
       at: number,
       simNumber?: number | null,
     ): Promise<boolean> =>
-      changed(
-        `UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?,
+      // Its log's first line names the device it was stored for: kept before the device changes.
+      keepFirstLine(db, id).then(() =>
+        changed(
+          `UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?,
            sim_number = CASE WHEN ? = 1 THEN ? ELSE sim_number END
          WHERE id = ? AND device_id = ? AND status = 'pending' AND stage = 'queued'`,
-        [toDeviceId, phoneId, at, simNumber === undefined ? 0 : 1, simNumber ?? null, id, fromDeviceId],
+          [toDeviceId, phoneId, at, simNumber === undefined ? 0 : 1, simNumber ?? null, id, fromDeviceId],
+        ),
       ),
     /** Messages on a phone whose valid_until, or due time plus `defaultTtl`, is not after `now`. */
     outOfTime: (deviceId: number, defaultTtl: number, now: number): Promise<number[]> =>

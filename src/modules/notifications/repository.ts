@@ -158,6 +158,59 @@ export interface LogEntry {
 
 const INSERT_LOG = "INSERT INTO notification_log (notification_id, at, event, status, error_code, detail) VALUES";
 
+/** The events of a notification's first log line, the one that says it was stored. */
+const FIRST_EVENTS = new Set(["accepted", "scheduled"]);
+
+/**
+ * A notification's first log line, "accepted" or "scheduled", made from its own columns rather
+ * than stored: a send writes one row fewer. The columns it reads never change after the send,
+ * but the device and route, which a failover or a phone's move change: before either changes
+ * them, keepFirstLine stores the line as it reads then, and a stored line wins.
+ */
+export function firstLine(n: Pick<NotificationRecord, "id" | "createdAt" | "scheduleAt" | "timezone" | "deviceId" | "route">): LogRecord {
+  return {
+    id: 0,
+    at: n.createdAt,
+    event: n.scheduleAt !== null ? "scheduled" : "accepted",
+    status: "pending",
+    errorCode: null,
+    detail:
+      n.scheduleAt !== null
+        ? `scheduled for ${new Date(n.scheduleAt).toISOString()}${n.timezone ? ` (${n.timezone})` : ""} via device ${n.deviceId}`
+        : `queued for device ${n.deviceId} (${n.route})`,
+  };
+}
+
+const FIRST_LINE_COLUMNS = `id, created_at AS "createdAt", schedule_at AS "scheduleAt", timezone, device_id AS "deviceId", route`;
+const STORED_FIRST_LINE = "SELECT 1 FROM notification_log l WHERE l.notification_id = n.id AND l.event IN ('accepted', 'scheduled')";
+
+/** The first line's columns as the driver hands them (PostgreSQL's bigints as text). */
+function firstLineOf(row: Record<string, unknown>): LogRecord {
+  const number = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return firstLine({
+    id: Number(row.id),
+    createdAt: Number(row.createdAt),
+    scheduleAt: number(row.scheduleAt),
+    timezone: (row.timezone as string | null) ?? null,
+    deviceId: number(row.deviceId),
+    route: row.route as NotificationRecord["route"],
+  });
+}
+
+/**
+ * Stores notification `id`'s first line (see firstLine) unless it is stored already: called in the
+ * unit of work that is about to change its device or route.
+ */
+export async function keepFirstLine(db: Executor, id: number): Promise<void> {
+  const row = await db.get<Record<string, unknown>>(
+    `SELECT ${FIRST_LINE_COLUMNS} FROM notification n WHERE n.id = ? AND NOT EXISTS (${STORED_FIRST_LINE})`,
+    [id],
+  );
+  if (!row) return;
+  const line = firstLineOf(row);
+  await db.run(`${INSERT_LOG} (?, ?, ?, ?, ?, ?)`, [id, line.at, line.event, line.status, line.errorCode, line.detail]);
+}
+
 /** A queued notification the claim may choose: what choosing needs of it. */
 export interface DueCandidate {
   id: number;
@@ -313,6 +366,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     },
     /** Moves a notification to another route (failover); false when it is no longer pending or sent. */
     async reroute(id: number, r: Reroute, now: number): Promise<boolean> {
+      await keepFirstLine(db, id);
       const result = await db.run(SQL.reroute, [
         r.route,
         r.deliveryType,
@@ -330,7 +384,15 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       ]);
       return result.changes > 0;
     },
-    logs: (id: number): Promise<LogRecord[]> => db.all<LogRecord>(SQL.logsOf, [id]),
+    /** A notification's log, oldest first, its first line made from its columns unless stored (firstLine). */
+    async logs(id: number): Promise<LogRecord[]> {
+      const stored = await db.all<LogRecord>(SQL.logsOf, [id]);
+      const at = stored.findIndex((l) => FIRST_EVENTS.has(l.event));
+      // Stored before its device changed (keepFirstLine), after the lines written meanwhile: it goes first.
+      if (at >= 0) return [stored[at], ...stored.slice(0, at), ...stored.slice(at + 1)];
+      const row = await db.get<Record<string, unknown>>(`SELECT ${FIRST_LINE_COLUMNS} FROM notification n WHERE n.id = ?`, [id]);
+      return row ? [firstLineOf(row), ...stored] : stored;
+    },
     byExternalId: async (externalId: string, deviceId: number): Promise<NotificationRecord | null> =>
       one(await db.get<Row>(SQL.byExternal, [externalId, deviceId])),
     /** The notifications still waiting on these devices. */

@@ -731,20 +731,13 @@ export function createSendingService(deps: SendingDeps) {
     };
   }
 
-  /** What a stored send's log says at once: accepted or scheduled, the routes skipped, a quiet-hours hold. */
+  /**
+   * What a stored send's log says at once besides its first line (accepted or scheduled, made from
+   * the notification's columns when read: firstLine in the notification repository): the routes
+   * skipped, the pool's choice, a quiet-hours hold. Most sends have none.
+   */
   function acceptedLines(id: number, p: Prepared): { id: number; event: string; fields: LogFields }[] {
-    const lines: { id: number; event: string; fields: LogFields }[] = [
-      {
-        id,
-        event: p.scheduleAt ? "scheduled" : "accepted",
-        fields: {
-          status: "pending",
-          detail: p.scheduleAt
-            ? `scheduled for ${new Date(p.scheduleAt).toISOString()}${p.timezone ? ` (${p.timezone})` : ""} via device ${p.device.id}`
-            : `queued for device ${p.device.id} (${p.device.kind})`,
-        },
-      },
-    ];
+    const lines: { id: number; event: string; fields: LogFields }[] = [];
     for (const skip of p.skipped) {
       lines.push({
         id,
@@ -822,7 +815,8 @@ export function createSendingService(deps: SendingDeps) {
       stored.map((s, i) => ({ amount: s.prepared.cost, notificationId: ids[i] })),
     );
     // Each outbound thread message follows from its notification (threads.catchUp).
-    await state.logMany(stored.flatMap((s, i) => acceptedLines(ids[i], s.prepared)));
+    const lines = stored.flatMap((s, i) => acceptedLines(ids[i], s.prepared));
+    if (lines.length > 0) await state.logMany(lines);
     const accepted = stored.map((s, i) => ({ notificationId: ids[i], prepared: s.prepared }));
     stored.forEach((s, i) => {
       results[s.at] = { ok: true, accepted: accepted[i] };
