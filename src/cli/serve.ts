@@ -3,6 +3,7 @@ import { createApp } from "../app";
 import { redactedDatabaseUrl, type Config, type LogLevel } from "../config";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "../lib/data-dir-lock";
 import { listenUrl, recordListenAddress } from "../lib/listen-address";
+import { startServerMemoryGuard } from "../lib/memory-guard";
 import type { LogFields } from "../lib/log";
 import { VERSION } from "../version";
 import { startWorker } from "../worker";
@@ -102,6 +103,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   // For `pigeon devices pair-info`, which must print the port actually bound (PIGEON_PORT=0 picks one).
   const forgetAddress = recordListenAddress(config.dataDir, listenUrl(scheme, config.host, server.port!));
   const worker = await startWorker(services);
+  const memory = startServerMemoryGuard();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -112,6 +114,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     // outcome of the provider and webhook calls in flight, so an ordinary restart has nothing to
     // recover. Bounded: what is still in flight then is recovered at the next start.
     services.closeChannels();
+    memory.stop();
     const closed = withinMs(server.stop(), STOP_GRACE_MS);
     const drained = await worker.stop(STOP_GRACE_MS);
     await closed;
