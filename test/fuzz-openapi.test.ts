@@ -449,6 +449,7 @@ beforeAll(async () => {
   twilio.token = made.auth_token;
 
   healthProbe = startStallProbe(server.url, HEALTH_BUDGET_MS);
+  await healthProbe.ready;
 }, 60_000);
 
 afterAll(async () => {

@@ -33,7 +33,8 @@ describe("the binary under hostile bodies", () => {
   test("/health answers promptly while 8 deep bodies are posted at once", async () => {
     const deep = "[".repeat(512 * 1024) + "]".repeat(512 * 1024); // 1 MiB
     const probe = startStallProbe(server.url, 400, 5);
-    await Bun.sleep(300);
+    await probe.ready;
+    await Bun.sleep(50);
     const posts = Array.from({ length: 8 }, (_, i) =>
       fetch(`${server.url}${i % 2 ? "/mobile/v1/device" : "/mobile/v1/webhook"}`, {
         method: "POST",

@@ -126,6 +126,7 @@ test("PIGEON_RETENTION_DAYS: the server removes a large old history in pieces wh
   const server = await startServer(bin, { ...env, PIGEON_RETENTION_DAYS: "7" });
   running.push(server);
   const probe = startStallProbe(server.url, 100);
+  await probe.ready;
   const left = () => readDb(dataDir, (db) => (db.query("SELECT count(*) AS n FROM notification").get() as { n: number }).n);
   expect(await settle(() => left() === 0, 60_000, 200)).toBe(true);
   const report = await probe.stop();

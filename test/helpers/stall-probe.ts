@@ -22,7 +22,12 @@ export interface StallReport {
   stalls: number[];
 }
 
-export function startStallProbe(url: string, budgetMs: number, intervalMs = 20): { stop(): Promise<StallReport> } {
+/**
+ * Polls `url`/health every `intervalMs` from a process of its own. `ready` resolves once it probes
+ * (starting it took hundreds of milliseconds on a busy machine: a test that began its load after a
+ * fixed sleep was over before the first probe).
+ */
+export function startStallProbe(url: string, budgetMs: number, intervalMs = 20): { ready: Promise<void>; stop(): Promise<StallReport> } {
   const script = `
     // (The file is unlinked at once: its descriptor is all the writes need, and nothing is left behind.)
     const bareScript = "const fs = require('node:fs'); const file = require('node:path').join(require('node:os').tmpdir(), 'stall-probe-' + process.pid); const fd = fs.openSync(file, 'w'); fs.unlinkSync(file); const block = Buffer.alloc(4096); const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => { fs.writeSync(fd, block, 0, block.length, 0); fs.fsyncSync(fd); return new Response('ok'); } }); console.log(s.port);";
@@ -48,8 +53,24 @@ export function startStallProbe(url: string, budgetMs: number, intervalMs = 20):
     bare.kill();
     console.log(JSON.stringify(probes));`;
   const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
-  const output = new Response(proc.stdout).text();
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  // The whole output, read as it comes: "ready" first, the probes' JSON at the end.
+  const output = (async () => {
+    let text = "";
+    const decoder = new TextDecoder();
+    const reader = proc.stdout.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (text.includes("ready\n")) markReady();
+    }
+    markReady();
+    return text;
+  })();
   return {
+    ready,
     async stop() {
       proc.kill("SIGTERM");
       const probes = JSON.parse((await output).trim().split("\n").pop() || "[]") as [number, number, number][];
