@@ -112,6 +112,13 @@ async function same(p: { fast: TestContext; framework: TestContext }, init: Init
 
 const json = (value: unknown) => JSON.stringify(value);
 
+/** The stored notifications, the phone's random message id reduced to its type. */
+const storedNotifications = async (ctx: TestContext) =>
+  (await ctx.sql.all("SELECT * FROM notification ORDER BY id")).map((r) => ({
+    ...(r as Record<string, unknown>),
+    external_id: typeof (r as { external_id: unknown }).external_id,
+  }));
+
 describe("fast send routes answer as the framework does", () => {
   test("the fast handler serves the send; the framework reference goes through Elysia's own handler", async () => {
     const p = await pair();
@@ -240,13 +247,8 @@ describe("fast send routes answer as the framework does", () => {
         ],
       }),
     });
-    const rows = async (ctx: TestContext) =>
-      (await ctx.sql.all("SELECT * FROM notification ORDER BY id")).map((r) => ({
-        ...(r as Record<string, unknown>),
-        external_id: typeof (r as { external_id: unknown }).external_id,
-      }));
-    expect(await rows(p.fast)).toEqual(await rows(p.framework));
-    expect(await rows(p.fast)).toHaveLength(7);
+    expect(await storedNotifications(p.fast)).toEqual(await storedNotifications(p.framework));
+    expect(await storedNotifications(p.fast)).toHaveLength(7);
     const logs = (ctx: TestContext) =>
       ctx.sql.all("SELECT notification_id, at, event, status, error_code, detail FROM notification_log ORDER BY id");
     expect(await logs(p.fast)).toEqual(await logs(p.framework));
@@ -354,13 +356,8 @@ describe("the chat-app send routes answer as the framework does", () => {
         body: json({ recipient_contact: ADA, template_id: p.templates.order_confirmation, variables: ["Ada", `A-${i}`] }),
       });
     await same(p, { path: "/v1/chatapp/send", body: json({ to: ADA, template: "order_confirmation", variables: ["Bo", "B-1"] }) });
-    const rows = async (ctx: TestContext) =>
-      (await ctx.sql.all("SELECT * FROM notification ORDER BY id")).map((r) => ({
-        ...(r as Record<string, unknown>),
-        external_id: typeof (r as { external_id: unknown }).external_id,
-      }));
-    expect(await rows(p.fast)).toHaveLength(4);
-    expect(await rows(p.fast)).toEqual(await rows(p.framework));
+    expect(await storedNotifications(p.fast)).toHaveLength(4);
+    expect(await storedNotifications(p.fast)).toEqual(await storedNotifications(p.framework));
   });
 });
 
@@ -446,12 +443,7 @@ describe("SMSGate's send routes answer as the framework does", () => {
     const p = await pair();
     for (let i = 0; i < 3; i++)
       await same(p, send({ id: `m-${i}`, textMessage: { text: `Message ${i}` }, phoneNumbers: [ADA, "+447911123456"] }));
-    const rows = async (ctx: TestContext) =>
-      (await ctx.sql.all("SELECT * FROM notification ORDER BY id")).map((r) => ({
-        ...(r as Record<string, unknown>),
-        external_id: typeof (r as { external_id: unknown }).external_id,
-      }));
-    expect(await rows(p.fast)).toHaveLength(6);
-    expect(await rows(p.fast)).toEqual(await rows(p.framework));
+    expect(await storedNotifications(p.fast)).toHaveLength(6);
+    expect(await storedNotifications(p.fast)).toEqual(await storedNotifications(p.framework));
   });
 });

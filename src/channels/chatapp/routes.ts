@@ -165,6 +165,14 @@ export function chatappSendHandlers(chatapp: ChatappService, s: ChannelRouteCont
 
 export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
   const send = chatappSendHandlers(chatapp, s);
+  // The send and the test send take the same body and answer alike.
+  const sendOptions = {
+    parse: "json" as const,
+    body: ChatSendBody,
+    transform: refuseUnknownFields(ChatSendBody),
+    response: { 200: SendResponse, ...errorResponses(404, 409) },
+    auth: "apiKey" as const,
+  };
   return new Elysia({ tags: ["Chat-app"] })
 
     .use(declaredAuth())
@@ -217,11 +225,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       },
     )
     .post(send.send.path, ({ auth, request, set, body }) => send.send.handle(request, auth, body, set), {
-      parse: "json",
-      body: send.send.schema,
-      transform: refuseUnknownFields(send.send.schema),
-      response: { 200: SendResponse, ...errorResponses(404, 409) },
-      auth: "apiKey",
+      ...sendOptions,
       detail: {
         summary: "Send a chat-app message",
         description:
@@ -231,11 +235,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       },
     })
     .post(send.test.path, ({ auth, request, set, body }) => send.test.handle(request, auth, body, set), {
-      parse: "json",
-      body: send.test.schema,
-      transform: refuseUnknownFields(send.test.schema),
-      response: { 200: SendResponse, ...errorResponses(404, 409) },
-      auth: "apiKey",
+      ...sendOptions,
       detail: {
         summary: "Send a test chat-app message",
         description:
