@@ -137,7 +137,8 @@ describe("a channel registered through the guide's steps", () => {
     const reported = await call(`/v1/callbacks/throwaway/${device.id}`, { id: "tw-1", outcome: "ok" }, false);
     expect(reported.status).toBe(200);
     expect(await services.state.get(id)).toMatchObject({ status: "delivered" });
-    expect((await services.notifications.logs(id)).map((l) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
+    const record = (await services.state.get(id))!;
+    expect((await services.notifications.logs(record)).map((l) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
 
     const task = workerTasks(services).find((t) => t.name === "throwaway:sweep");
     expect(task).toBeDefined();

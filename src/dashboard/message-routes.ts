@@ -176,7 +176,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
           n,
           device,
           template,
-          logs: await s.notifications.logs(n.id),
+          logs: await s.notifications.logs(n),
           cancellable: n.status === "pending" && n.stage === "queued",
           csrf: who.viewer.csrf,
         });

@@ -161,13 +161,16 @@ const INSERT_LOG = "INSERT INTO notification_log (notification_id, at, event, st
 /** The events of a notification's first log line, the one that says it was stored. */
 const FIRST_EVENTS = new Set(["accepted", "scheduled"]);
 
+/** What a notification's first log line is made from. */
+export type FirstLineOf = Pick<NotificationRecord, "id" | "createdAt" | "scheduleAt" | "timezone" | "deviceId" | "route">;
+
 /**
  * A notification's first log line, "accepted" or "scheduled", made from its own columns rather
  * than stored: a send writes one row fewer. The columns it reads never change after the send,
  * but the device and route, which a failover or a phone's move change: before either changes
  * them, keepFirstLine stores the line as it reads then, and a stored line wins.
  */
-export function firstLine(n: Pick<NotificationRecord, "id" | "createdAt" | "scheduleAt" | "timezone" | "deviceId" | "route">): LogRecord {
+export function firstLine(n: FirstLineOf): LogRecord {
   return {
     id: 0,
     at: n.createdAt,
@@ -181,33 +184,18 @@ export function firstLine(n: Pick<NotificationRecord, "id" | "createdAt" | "sche
   };
 }
 
-const FIRST_LINE_COLUMNS = `id, created_at AS "createdAt", schedule_at AS "scheduleAt", timezone, device_id AS "deviceId", route`;
-const STORED_FIRST_LINE = "SELECT 1 FROM notification_log l WHERE l.notification_id = n.id AND l.event IN ('accepted', 'scheduled')";
-
-/** The first line's columns as the driver hands them (PostgreSQL's bigints as text). */
-function firstLineOf(row: Record<string, unknown>): LogRecord {
-  const number = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  return firstLine({
-    id: Number(row.id),
-    createdAt: Number(row.createdAt),
-    scheduleAt: number(row.scheduleAt),
-    timezone: (row.timezone as string | null) ?? null,
-    deviceId: number(row.deviceId),
-    route: row.route as NotificationRecord["route"],
-  });
-}
+const STORED_FIRST_LINE = `SELECT 1 FROM notification_log l WHERE l.notification_id = n.id AND l.event IN (${[...FIRST_EVENTS]
+  .map((e) => `'${e}'`)
+  .join(", ")})`;
 
 /**
  * Stores notification `id`'s first line (see firstLine) unless it is stored already: called in the
  * unit of work that is about to change its device or route.
  */
 export async function keepFirstLine(db: Executor, id: number): Promise<void> {
-  const row = await db.get<Record<string, unknown>>(
-    `SELECT ${FIRST_LINE_COLUMNS} FROM notification n WHERE n.id = ? AND NOT EXISTS (${STORED_FIRST_LINE})`,
-    [id],
-  );
-  if (!row) return;
-  const line = firstLineOf(row);
+  const n = one(await db.get<Row>(`SELECT ${N.columns()} FROM notification n WHERE n.id = ? AND NOT EXISTS (${STORED_FIRST_LINE})`, [id]));
+  if (!n) return;
+  const line = firstLine(n);
   await db.run(`${INSERT_LOG} (?, ?, ?, ?, ?, ?)`, [id, line.at, line.event, line.status, line.errorCode, line.detail]);
 }
 
@@ -385,13 +373,12 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       return result.changes > 0;
     },
     /** A notification's log, oldest first, its first line made from its columns unless stored (firstLine). */
-    async logs(id: number): Promise<LogRecord[]> {
-      const stored = await db.all<LogRecord>(SQL.logsOf, [id]);
+    async logs(n: FirstLineOf): Promise<LogRecord[]> {
+      const stored = await db.all<LogRecord>(SQL.logsOf, [n.id]);
       const at = stored.findIndex((l) => FIRST_EVENTS.has(l.event));
       // Stored before its device changed (keepFirstLine), after the lines written meanwhile: it goes first.
       if (at >= 0) return [stored[at], ...stored.slice(0, at), ...stored.slice(at + 1)];
-      const row = await db.get<Record<string, unknown>>(`SELECT ${FIRST_LINE_COLUMNS} FROM notification n WHERE n.id = ?`, [id]);
-      return row ? [firstLineOf(row), ...stored] : stored;
+      return [firstLine(n), ...stored];
     },
     byExternalId: async (externalId: string, deviceId: number): Promise<NotificationRecord | null> =>
       one(await db.get<Row>(SQL.byExternal, [externalId, deviceId])),

@@ -76,14 +76,14 @@ export function createNotificationService(storage: Storage, repo: NotificationRe
     find: (workspaceId: number, id: number): Promise<NotificationRecord | null> => repo.get(workspaceId, id),
     /** A page of the workspace's notifications as stored, newest first, with the total. */
     records: (workspaceId: number, filters: ListFilters, offset: number, limit: number) => repo.list(workspaceId, filters, offset, limit),
-    /** Every attempt and change recorded for a notification, oldest first. */
-    logs: (notificationId: number) => repo.logs(notificationId),
+    /** Every attempt and change recorded for a notification (as read with find), oldest first. */
+    logs: (n: NotificationRecord) => repo.logs(n),
     /** How many of the workspace's notifications match (from the hourly rollup). */
     count: (workspaceId: number, filters: Parameters<NotificationRepository["count"]>[1]) => repo.count(workspaceId, filters),
 
     async detail(workspaceId: number, id: number) {
       const n = await require(workspaceId, id);
-      return { ...presentNotification(n), logs: (await repo.logs(n.id)).map(presentLog) };
+      return { ...presentNotification(n), logs: (await repo.logs(n)).map(presentLog) };
     },
 
     async list(

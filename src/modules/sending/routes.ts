@@ -150,6 +150,17 @@ async function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unk
  * document) and their fast handlers (src/http/fast-route.ts), which serve them in the running server.
  */
 export function sendHandlers(s: SendingRouteDeps) {
+  const kept = handlersOf.get(s);
+  if (kept) return kept;
+  const made = makeSendHandlers(s);
+  handlersOf.set(s, made);
+  return made;
+}
+
+/** One set of handlers per container: the framework's declarations and the fast handlers share the bulk turns. */
+const handlersOf = new WeakMap<SendingRouteDeps, ReturnType<typeof makeSendHandlers>>();
+
+function makeSendHandlers(s: SendingRouteDeps) {
   const bulkTurn = createTurns(s.storage.dialect === "sqlite" ? BULK_AT_ONCE : Number.POSITIVE_INFINITY);
   const single = (route: string) => (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
     presentSend(s, request, set, auth, route, body, async (auth) => [await s.sending.prepare(auth, toSendInput(body))], singleReply);
