@@ -16,10 +16,22 @@ import { join } from "node:path";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./helpers/binary";
 import { startStallProbe } from "./helpers/stall-probe";
 
-const SEED = 20260909;
-/** Generated requests per operation; with the fixed cases below this keeps the file near 30 s. */
-const RUNS_PER_OPERATION = 80;
-const HEALTH_BUDGET_MS = 100;
+/**
+ * A new seed each run, printed, so that runs together cover more inputs than one; FUZZ_SEED=<n>
+ * replays a run (the same seed draws the same requests, in the same order).
+ */
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
+/**
+ * The generated requests' total time, shared evenly by the operations: the file costs the same
+ * however many routes there are and however fast the machine is; a slower machine sends fewer
+ * requests, not a longer run. FUZZ_BUDGET_MS changes it (a long soak, say).
+ */
+const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 20_000);
+/** However small an operation's share, it gets at least this many generated requests. */
+const MIN_RUNS_PER_OPERATION = 3;
+/** Generated requests drawn at once for an operation; more are drawn while its share lasts. */
+const DRAW = 10;
+const HEALTH_BUDGET_MS = 200;
 const REQUEST_TIMEOUT_MS = 8_000;
 
 /** Operations fuzzed only without credentials, and why. Nothing else is left out. */
@@ -104,7 +116,20 @@ const nested = (depth: number, leaf: unknown = 1, asObject = false): unknown => 
 const junk: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(null),
   fc.constantFrom(0, -1, 1.5, 2 ** 31, 2 ** 53 + 1, 1e20, -1e308, Number.MAX_SAFE_INTEGER),
-  fc.constantFrom("", " ", "\uD800", "a\uDC00b", "\u0000", "null", "1e999", "🕊️".repeat(300), "x".repeat(5000)),
+  fc.constantFrom(
+    "",
+    " ",
+    "constructor",
+    "toString",
+    "__proto__",
+    "\uD800",
+    "a\uDC00b",
+    "\u0000",
+    "null",
+    "1e999",
+    "🕊️".repeat(300),
+    "x".repeat(5000),
+  ),
   fc.constantFrom(true, false),
   fc.constantFrom([], {}, [null], { __proto__: 1 }, { constructor: { prototype: 1 } }),
   fc.constantFrom(64, 600, 4000).map((d) => nested(d)),
@@ -145,6 +170,8 @@ function validArb(schema: Json, depth: number): fc.Arbitrary<unknown> {
             "2026-12-24 09:00:00",
             "Europe/Berlin",
             "ORDER_READY",
+            "constructor",
+            "hasOwnProperty",
             "sms",
             "active",
             "x".repeat(max + 1),
@@ -183,7 +210,11 @@ function validArb(schema: Json, depth: number): fc.Arbitrary<unknown> {
         const record = fc.record(Object.fromEntries(props.map(([name, s]) => [name, valueArb(s, depth + 1)])), {
           requiredKeys: props.map(([n]) => n).filter((n) => required.has(n)),
         });
-        const unknown = fc.dictionary(fc.constantFrom("unexpected", "__proto__", "status_id", "💥", "a".repeat(300)), junk, { maxKeys: 2 });
+        const unknown = fc.dictionary(
+          fc.constantFrom("unexpected", "__proto__", "constructor", "toString", "status_id", "💥", "a".repeat(300)),
+          junk,
+          { maxKeys: 2 },
+        );
         return fc.oneof(
           { arbitrary: record, weight: 5 },
           { arbitrary: fc.tuple(record, unknown).map(([a, b]) => ({ ...b, ...(a as object) })), weight: 1 },
@@ -344,8 +375,20 @@ const describeInput = (s: Sent) => {
   return `${s.method} ${s.url.length > 300 ? `${s.url.slice(0, 300)}…` : s.url} ${body.length > 300 ? `${body.slice(0, 300)}… (${body.length} chars)` : body}`;
 };
 
+/** When each request was sent and answered (epoch ms), to name those in flight during a stall. */
+const timeline: { from: number; to: number; input: string }[] = [];
+
 async function send(s: Sent) {
-  const before = counts();
+  const entry = { from: Date.now(), to: Number.POSITIVE_INFINITY, input: describeInput(s) };
+  timeline.push(entry);
+  try {
+    await sendTimed(s, counts());
+  } finally {
+    entry.to = Date.now();
+  }
+}
+
+async function sendTimed(s: Sent, before: Record<string, number>) {
   let res: Response;
   let text: string;
   try {
@@ -468,15 +511,29 @@ describe("fuzzing every operation of /openapi.json against the binary", () => {
     // The phone routes first: later API operations (batch delete, status updates) may retire the fuzzer's phone.
     operations.sort((a, b) => Number(!a.path.startsWith("/mobile/")) - Number(!b.path.startsWith("/mobile/")));
     const initially = counts();
+    console.log(`fuzz: seed ${SEED} (FUZZ_SEED=${SEED} replays this run), ${BUDGET_MS} ms of generated requests`);
     let sent = 0;
+    const share = BUDGET_MS / operations.length;
     for (const [i, o] of operations.entries()) {
       if (UNAUTHENTICATED_ONLY[o.key]) continue;
       // Earlier operations may have deleted or disabled the phone; each starts with an active one.
       if (!o.path.startsWith("/mobile/")) await pairPhone();
-      const samples = fc.sample(requestArb(o), { seed: SEED + i, numRuns: RUNS_PER_OPERATION });
-      for (const s of [...fixedCases(o), ...samples]) {
+      for (const s of fixedCases(o)) {
         await send(s);
         sent++;
+      }
+      // The same seed and the same machine-independent draws: what a replay sends is decided by
+      // the seed; only how many of the draws are sent depends on the machine's speed.
+      const started = performance.now();
+      let generated = 0;
+      for (let round = 0; generated < MIN_RUNS_PER_OPERATION || performance.now() - started < share; round++) {
+        const samples = fc.sample(requestArb(o), { seed: SEED + i * 1000 + round, numRuns: DRAW });
+        for (const s of samples) {
+          await send(s);
+          sent++;
+          generated++;
+          if (generated >= MIN_RUNS_PER_OPERATION && performance.now() - started >= share) break;
+        }
       }
     }
     // Last, once per operation without credentials (last, because failed auth may be throttled per address).
@@ -495,10 +552,10 @@ describe("fuzzing every operation of /openapi.json against the binary", () => {
     }
     const report = [...byProblem.entries()].map(([k, fs]) => `${k} ×${fs.length}\n    input: ${fs[0].input}\n    answer: ${fs[0].answer}`);
     console.log(
-      `fuzz: ${sent} requests over ${operations.length} operations; /health max ${health.max.toFixed(1)} ms (a bare Bun server at the same moments: max ${health.maxBare.toFixed(1)} ms) over ${health.n} probes`,
+      `fuzz: seed ${SEED}: ${sent} requests over ${operations.length} operations; /health max ${health.max.toFixed(1)} ms (a bare Bun server at the same moments: max ${health.maxBare.toFixed(1)} ms) over ${health.n} probes`,
     );
     if (report.length) {
-      console.log(`fuzz failures (${failures.length}):\n${report.join("\n")}`);
+      console.log(`fuzz failures, seed ${SEED} (FUZZ_SEED=${SEED} replays them) (${failures.length}):\n${report.join("\n")}`);
       // Each internal error with the error line the server logged for it (the bundle source around it left out).
       const lines = server.output().split("\n");
       const logged = lines.flatMap((l, i) => {
@@ -508,6 +565,10 @@ describe("fuzzing every operation of /openapi.json against the binary", () => {
         return [`${m[1]}: ${(cause ?? "?").trim().slice(0, 200)}`];
       });
       console.log(`server log, internal errors (${logged.length}):\n${[...new Set(logged)].join("\n")}`);
+    }
+    for (const w of health.stallWindows) {
+      const during = timeline.filter((t) => t.from <= w.to && t.to >= w.from).map((t) => `  ${t.input.slice(0, 200)}`);
+      console.log(`fuzz: /health held ${Math.round(w.to - w.from)} ms; requests in flight then:\n${during.join("\n") || "  none"}`);
     }
     const neverAccepted = operations.filter((o) => ![...(statuses.get(o.key)?.keys() ?? [])].some((st) => st < 300)).map((o) => o.key);
     console.log(`fuzz: operations that never answered 2xx (their inputs were all refused): ${neverAccepted.join(", ") || "none"}`);

@@ -20,6 +20,8 @@ export interface StallReport {
   maxBare: number;
   /** /health probes that took longer than the budget plus maxBare. */
   stalls: number[];
+  /** When each of those probes began and ended (epoch ms), to name what the server was doing then. */
+  stallWindows: { from: number; to: number }[];
 }
 
 /**
@@ -38,8 +40,9 @@ export function startStallProbe(url: string, budgetMs: number, intervalMs = 20):
     const bareUrl = "http://127.0.0.1:" + first.trim() + "/";
     const timed = async (u) => {
       const t0 = performance.now();
-      try { const r = await fetch(u); await r.arrayBuffer(); return { ms: performance.now() - t0, ok: r.status === 200 }; }
-      catch { return { ms: performance.now() - t0, ok: false }; }
+      const at = Date.now();
+      try { const r = await fetch(u); await r.arrayBuffer(); return { ms: performance.now() - t0, ok: r.status === 200, at }; }
+      catch { return { ms: performance.now() - t0, ok: false, at }; }
     };
     const probes = [];
     let stop = false;
@@ -47,7 +50,7 @@ export function startStallProbe(url: string, budgetMs: number, intervalMs = 20):
     console.log("ready");
     while (!stop) {
       const [h, b] = await Promise.all([timed(${JSON.stringify(`${url}/health`)}), timed(bareUrl)]);
-      probes.push([h.ms, b.ms, h.ok ? 1 : 0]);
+      probes.push([h.ms, b.ms, h.ok ? 1 : 0, h.at]);
       await Bun.sleep(${intervalMs});
     }
     bare.kill();
@@ -73,7 +76,7 @@ export function startStallProbe(url: string, budgetMs: number, intervalMs = 20):
     ready,
     async stop() {
       proc.kill("SIGTERM");
-      const probes = JSON.parse((await output).trim().split("\n").pop() || "[]") as [number, number, number][];
+      const probes = JSON.parse((await output).trim().split("\n").pop() || "[]") as [number, number, number, number][];
       const maxBare = Math.max(0, ...probes.map((p) => p[1]));
       return {
         n: probes.length,
@@ -81,6 +84,7 @@ export function startStallProbe(url: string, budgetMs: number, intervalMs = 20):
         max: Math.max(0, ...probes.map((p) => p[0])),
         maxBare,
         stalls: probes.filter((p) => p[0] > budgetMs + maxBare).map((p) => Math.round(p[0])),
+        stallWindows: probes.filter((p) => p[0] > budgetMs + maxBare).map((p) => ({ from: p[3], to: p[3] + p[0] })),
       };
     },
   };
