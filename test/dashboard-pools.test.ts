@@ -198,8 +198,22 @@ describe("the Pools page", () => {
     const list = await text("/dashboard/pools");
     expect(list).toContain("Paused by you.");
     expect(list).toContain('aria-label="Resume Shop phone, SIM 1 in Shop"');
+    ctx.clock.advance(1000);
     expect((await post(`/dashboard/pools/${pool.pool_id}/members/${sim1.member_id}/resume`, { _csrf: csrf })).status).toBe(303);
     expect((await pools())[0].members[0]).toMatchObject({ paused: false, number: "+14155550100", daily_limit: 10 });
+    // Each is announced once, naming the signed-in user who did it.
+    const user = await ctx.sql.get<{ id: number }>("SELECT id FROM dashboard_user WHERE email = ?", [EMAIL]);
+    const events = (
+      await ctx.sql.all<{ type: string; data: string }>(
+        "SELECT type, data FROM event WHERE type LIKE 'pool.%' AND data LIKE ? ORDER BY created_at",
+        [`%"member_id":${sim1.member_id},%`],
+      )
+    ).map((e) => ({ type: e.type, by: JSON.parse(e.data).by }));
+    const by = { type: "dashboard_user", user_id: user!.id, email: EMAIL };
+    expect(events).toEqual([
+      { type: "pool.member_paused", by },
+      { type: "pool.member_resumed", by },
+    ]);
   });
 
   test("a member user sees the pools", async () => {

@@ -452,9 +452,54 @@ describe("pools: members whose carrier keeps failing", () => {
         expect((await viaPool(i)).device).toBe(a);
       }
       expect((await members())[0].paused_until).toBe(new Date(ctx.clock.now() + 1_200_000).toISOString());
-      // A resume by hand lifts it at once.
+      // A resume by hand lifts it at once, and says so once, naming the key.
+      const poolEvents = async () =>
+        (
+          await ctx.sql.all<{ type: string; data: string }>("SELECT type, data FROM event WHERE type LIKE 'pool.%' ORDER BY created_at")
+        ).map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
+      const seen = (await poolEvents()).length;
+      expect((await poolEvents()).slice(-1)[0]).toMatchObject({ type: "pool.member_paused", by: { type: "carrier_failures" } });
+      // (The test clock stands still: each change a second later keeps the events' order readable.)
+      ctx.clock.advance(1000);
       await ctx.post("/v1/api/pool/update", { pool_id: pool.pool_id, members: [{ device_id: a, resume: true }, { device_id: b }] });
       expect((await members())[0].paused_until).toBeNull();
+      const key = { type: "api_key", key_id: ctx.key.key_id, key_name: ctx.key.name };
+      expect((await poolEvents()).slice(seen)).toEqual([
+        { type: "pool.member_resumed", pool_id: pool.pool_id, member_id: paused.member_id, device_id: a, sim_number: null, by: key },
+      ]);
+      // Paused by hand, then resumed by hand: each announced once; an update that changes neither announces nothing.
+      const update = (aPaused: boolean) => {
+        ctx.clock.advance(1000);
+        return ctx.post("/v1/api/pool/update", { pool_id: pool.pool_id, members: [{ device_id: a, paused: aPaused }, { device_id: b }] });
+      };
+      expect((await update(true)).status).toBe(200);
+      expect((await update(true)).status).toBe(200);
+      expect((await ctx.post("/v1/api/pool/update", { pool_id: pool.pool_id, name: "Clouds 2" })).status).toBe(200);
+      expect((await update(false)).status).toBe(200);
+      expect((await update(false)).status).toBe(200);
+      expect((await poolEvents()).slice(seen + 1)).toEqual([
+        {
+          type: "pool.member_paused",
+          pool_id: pool.pool_id,
+          member_id: paused.member_id,
+          device_id: a,
+          sim_number: null,
+          failures: null,
+          last_error_code: null,
+          paused_until: null,
+          backoff_seconds: null,
+          by: key,
+        },
+        { type: "pool.member_resumed", pool_id: pool.pool_id, member_id: paused.member_id, device_id: a, sim_number: null, by: key },
+      ]);
+      // The back-off's own resume names it.
+      for (const i of [11, 12, 13]) {
+        fakeA.failNext(400, 30003, "Unreachable destination handset");
+        expect((await viaPool(i)).device).toBe(a);
+      }
+      ctx.clock.advance(3_600_000);
+      expect(await ctx.services.pools.resumeDue()).toBe(1);
+      expect((await poolEvents()).slice(-1)[0]).toMatchObject({ type: "pool.member_resumed", by: { type: "backoff_ended" } });
     } finally {
       fakeA.stop();
       fakeB.stop();

@@ -134,7 +134,7 @@ export function dashboardPoolRoutes(s: DashboardPoolRoutesDeps, kit: Kit) {
     }));
     const name = memberLabel(target);
     try {
-      await s.pools.update(ws, p.pool_id, { members });
+      await s.pools.update(ws, p.pool_id, { members }, { type: "dashboard_user", user_id: who.session.userId, email: who.session.email });
       await kit.flash(who, {
         kind: "notice",
         text: resume

@@ -98,7 +98,7 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   },
   {
     type: "pool.member_paused",
-    when: "a sender pool's member had as many carrier failures in a row as its pool's `failure_threshold` (3 by default): it is skipped until `paused_until`, its back-off doubling each time it is paused again before a message of it goes out",
+    when: "a sender pool's member had as many carrier failures in a row as its pool's `failure_threshold` (3 by default): it is skipped until `paused_until`, its back-off doubling each time it is paused again before a message of it goes out; or a person paused it (API update with `paused: true`, or the dashboard's Pause). `by` says who or what: `carrier_failures`, `api_key` (with `key_id`, `key_name`) or `dashboard_user` (with `user_id`, `email`); for a pause by hand `failures`, `last_error_code`, `paused_until` and `backoff_seconds` are null",
     data: {
       pool_id: 1,
       member_id: 3,
@@ -108,12 +108,13 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
       last_error_code: "carrier_rejected",
       paused_until: "2026-01-15T12:15:00.000Z",
       backoff_seconds: 900,
+      by: { type: "carrier_failures" },
     },
   },
   {
     type: "pool.member_resumed",
-    when: "a paused pool member's back-off has ended: it is chosen again",
-    data: { pool_id: 1, member_id: 3, device_id: 1, sim_number: 2 },
+    when: "a paused pool member is chosen again: its back-off after carrier failures ended (`by`: `backoff_ended`), or a person resumed it (API update with `paused: false` or `resume: true`, or the dashboard's Resume; `by`: `api_key` with `key_id`, `key_name`, or `dashboard_user` with `user_id`, `email`)",
+    data: { pool_id: 1, member_id: 3, device_id: 1, sim_number: 2, by: { type: "api_key", key_id: 2, key_name: "Shop backend" } },
   },
   {
     type: "device.healthy",

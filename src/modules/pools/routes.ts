@@ -214,7 +214,10 @@ export function poolRoutes(s: PoolRoutesDeps) {
       "/update",
       async ({ auth, body }) => {
         const { pool_id, ...change } = body;
-        return ok(await pools.update(auth.workspaceId, pool_id, change), "Pool updated");
+        return ok(
+          await pools.update(auth.workspaceId, pool_id, change, { type: "api_key", key_id: auth.keyId, key_name: auth.keyName }),
+          "Pool updated",
+        );
       },
       {
         parse: "json",

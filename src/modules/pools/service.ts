@@ -59,6 +59,16 @@ export interface PoolDeps {
   emit: (workspaceId: number, type: "pool.member_paused" | "pool.member_resumed", data: Record<string, unknown>) => Promise<void>;
 }
 
+/**
+ * Who or what paused or resumed a pool member, as its events say: an API key, a dashboard user,
+ * the member's carrier failures (a pause), or the end of their back-off (a resume).
+ */
+export type PoolActor =
+  | { type: "api_key"; key_id: number | null; key_name: string }
+  | { type: "dashboard_user"; user_id: number; email: string }
+  | { type: "carrier_failures" }
+  | { type: "backoff_ended" };
+
 /** A pool as the API writes it. */
 export interface PoolInput {
   name?: unknown;
@@ -248,6 +258,31 @@ export function createPoolService(deps: PoolDeps) {
     return raw;
   }
 
+  /** Whether a member is skipped for a pause: by hand, or after carrier failures until a time still ahead. */
+  const pausedAt = (m: MemberRow, now: number) => m.paused || (m.pausedUntil !== null && m.pausedUntil > now);
+
+  /** The pauses and resumes a pool update made, each announced once with who made it. */
+  async function announceHandChanges(workspaceId: number, before: MemberRow[], after: MemberRow[], by: PoolActor) {
+    const now = clock.now();
+    const key = (m: MemberRow) => `${m.deviceId}:${m.simNumber ?? ""}`;
+    const old = new Map(before.map((m) => [key(m), m]));
+    for (const m of after) {
+      const was = old.get(key(m));
+      if (!was) continue;
+      const base = { pool_id: m.poolId, member_id: m.id, device_id: m.deviceId, sim_number: m.simNumber };
+      if (!was.paused && m.paused)
+        await deps.emit(workspaceId, "pool.member_paused", {
+          ...base,
+          failures: null,
+          last_error_code: null,
+          paused_until: null,
+          backoff_seconds: null,
+          by,
+        });
+      else if (pausedAt(was, now) && !pausedAt(m, now)) await deps.emit(workspaceId, "pool.member_resumed", { ...base, by });
+    }
+  }
+
   async function present(p: PoolRow) {
     const members = [];
     for (const m of await repo.members(p.id)) {
@@ -380,7 +415,11 @@ export function createPoolService(deps: PoolDeps) {
       return present((await repo.get(workspaceId, id))!);
     },
 
-    async update(workspaceId: number, id: number, input: PoolInput) {
+    /**
+     * `by`: who changes it. A member paused or resumed by the change (its `paused`, or `resume`
+     * lifting a pause after carrier failures) is announced once, in the same unit of work.
+     */
+    async update(workspaceId: number, id: number, input: PoolInput, by: PoolActor) {
       const current = await require(workspaceId, id);
       const next: PoolRow = {
         ...current,
@@ -400,7 +439,11 @@ export function createPoolService(deps: PoolDeps) {
       await storage.transaction(async () => {
         await nameFree(workspaceId, next.name, id);
         await repo.update(next);
-        if (members) await repo.replaceMembers(id, members);
+        if (members) {
+          const before = await repo.members(id);
+          await repo.replaceMembers(id, members);
+          await announceHandChanges(workspaceId, before, await repo.members(id), by);
+        }
         if (next.isDefault) await repo.clearDefault(workspaceId, id);
         changed(workspaceId);
       });
@@ -626,6 +669,7 @@ export function createPoolService(deps: PoolDeps) {
           last_error_code: errorCode,
           paused_until: iso(until),
           backoff_seconds: backoff,
+          by: { type: "carrier_failures" } satisfies PoolActor,
         });
       }
     },
@@ -634,12 +678,14 @@ export function createPoolService(deps: PoolDeps) {
     async resumeDue(): Promise<number> {
       return storage.transaction(async () => {
         const resumed = await repo.resumeDue(clock.now());
-        for (const m of resumed)
+        // A member also paused by hand is not taken again: its resume is announced when a person resumes it.
+        for (const m of resumed.filter((r) => !r.paused))
           await deps.emit(m.workspaceId, "pool.member_resumed", {
             pool_id: m.poolId,
             member_id: m.id,
             device_id: m.deviceId,
             sim_number: m.simNumber,
+            by: { type: "backoff_ended" } satisfies PoolActor,
           });
         return resumed.length;
       });
