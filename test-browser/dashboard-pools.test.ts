@@ -6,6 +6,7 @@
 // On the Pools page a pool is made with the form, its meters show the usage the API reports, the
 // member paused after carrier failures is resumed with its button, another is paused and resumed,
 // and the pool is deleted after its confirmation. axe-core judges every page at both sizes.
+import AxeBuilder from "@axe-core/playwright";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Locator, Page } from "playwright-core";
 import { waitFor } from "../test/helpers/api";
@@ -136,6 +137,44 @@ describe.skipIf(!chromiumAvailable)("the navigation and the Pools page", () => {
     await page.setViewportSize({ width: 1366, height: 900 });
   });
 
+  test("on a 390 px touch screen tapping down through the groups and back keeps the menu open, each group's links shown and followed", async () => {
+    const context = await rig.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+    try {
+      const touch = await context.newPage();
+      await signInThroughForm(touch, server.url, EMAIL, PASSWORD);
+      const main = touch.getByRole("navigation", { name: "Main" });
+      const menu = main.getByRole("button", { name: "Menu" });
+      const names = await main.locator("summary").allInnerTexts();
+      expect(names).toEqual(["Sending", "Audience", "Devices", "Settings"]);
+      const linksOf = (group: string) => main.locator("details", { has: touch.locator("summary", { hasText: group }) }).getByRole("link");
+      await menu.tap();
+      // Top to bottom, then bottom to top: each tap opens the group tapped, its links show, the menu stays.
+      for (const group of [...names, ...names.slice(0, -1).reverse()]) {
+        await main.locator("summary", { hasText: group }).tap();
+        expect({ group, menu: await menu.getAttribute("aria-expanded") }).toEqual({ group, menu: "true" });
+        const links = linksOf(group);
+        expect({ group, shown: await links.first().isVisible() }).toEqual({ group, shown: true });
+        const open = await main.locator("details[open] summary").allInnerTexts();
+        expect({ group, open }).toEqual({ group, open: [group] });
+      }
+      const axe = await new AxeBuilder({ page: touch }).include("nav.main").analyze();
+      expect(axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id)).toEqual([]);
+      // Each group's first link, followed by tapping: Menu, the group, the link.
+      for (const group of names) {
+        if ((await menu.getAttribute("aria-expanded")) !== "true") await menu.tap();
+        const summaryOf = main.locator("summary", { hasText: group });
+        if (!(await linksOf(group).first().isVisible())) await summaryOf.tap();
+        const link = linksOf(group).first();
+        const href = await link.getAttribute("href");
+        await link.tap();
+        await touch.waitForURL(`${server.url}${href}`);
+        expect(new URL(touch.url()).pathname).toBe(href!);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   test("without a script the Menu button stays hidden and the groups still open", async () => {
     const context = await rig.browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
     try {
@@ -177,6 +216,13 @@ describe.skipIf(!chromiumAvailable)("the navigation and the Pools page", () => {
     expect(await page.getByRole("status").first().innerText()).toBe('Pool "Shop" created with 3 members.');
     const pool = await apiPool();
     expect(pool).toMatchObject({ name: "Shop", strategy: "round_robin" });
+    // The pool's Messaging Service SID is on its card, and its Copy button copies it.
+    const sid = page.locator(`#pool-${pool.pool_id}-sid`);
+    expect(await sid.innerText()).toBe(pool.messaging_service_sid);
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await page.getByRole("button", { name: "Copy the Messaging Service SID of Shop" }).click();
+    await waitFor("the copy's status", async () => (await page.locator(`#pool-${pool.pool_id}-sid-status`).innerText()) === "Copied");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(pool.messaging_service_sid);
     expect(pool.members.map((m: { sim_number: number | null; number: string | null }) => [m.sim_number, m.number])).toEqual([
       [1, "+14155550100"],
       [2, null],

@@ -57,6 +57,15 @@ describe("pools: the API", () => {
       200,
     ).data;
     expect(made).toMatchObject({ name: "Shop", strategy: "sticky", geomatch: false, is_default: true });
+    // Its Messaging Service SID, as Twilio's libraries send it, on create, get and list.
+    const mg = `MG${made.pool_id.toString(16).padStart(32, "0")}`;
+    expect(made.messaging_service_sid).toBe(mg);
+    expect(expectEnvelope(await ctx.get(`/v1/api/pool/${made.pool_id}`), 200).data.messaging_service_sid).toBe(mg);
+    expect(
+      expectEnvelope(await ctx.get("/v1/api/pool/list"), 200).data.pools.map(
+        (p: { messaging_service_sid: string }) => p.messaging_service_sid,
+      ),
+    ).toEqual([mg]);
     expect(
       made.members.map((m: { device_id: number; sim_number: number | null; number: string | null }) => [
         m.device_id,

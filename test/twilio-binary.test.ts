@@ -54,7 +54,11 @@ afterAll(async () => {
 async function credentials(...extra: string[]) {
   const r = await runCommand(rig.bin, ["twilio", "credentials", "--json", ...extra], rig.env);
   expect(r.code).toBe(0);
-  return JSON.parse(r.stdout) as { account_sid: string; auth_token: string };
+  return JSON.parse(r.stdout) as {
+    account_sid: string;
+    auth_token: string;
+    default_pool: { pool_id: number; name: string; messaging_service_sid: string } | null;
+  };
 }
 function client(sid: string, token: string) {
   const c = twilio(sid, token);
@@ -91,7 +95,17 @@ describe("Twilio's Messages API on the binary, as its library uses it", () => {
     const devices = (await server.api("/v1/api/device/list", rig.key)).body.data.devices as { device_id: number }[];
     const pool = await server.api("/v1/api/pool/create", rig.key, { name: "Front desk", members: [{ device_id: devices[0].device_id }] });
     expect(pool.status).toBe(200);
-    const mg = `MG${pool.body.data.pool_id.toString(16).padStart(32, "0")}`;
+    // The pool shows its Messaging Service SID; as the default pool, `twilio credentials` prints it too.
+    const mg = pool.body.data.messaging_service_sid;
+    expect(mg).toBe(`MG${pool.body.data.pool_id.toString(16).padStart(32, "0")}`);
+    expect((await credentials()).default_pool).toBeNull();
+    const shown = await runCommand(rig.bin, ["twilio", "credentials"], rig.env);
+    expect(shown.stdout).toContain("No default pool");
+    expect((await server.api("/v1/api/pool/update", rig.key, { pool_id: pool.body.data.pool_id, is_default: true })).status).toBe(200);
+    expect((await credentials()).default_pool).toEqual({ pool_id: pool.body.data.pool_id, name: "Front desk", messaging_service_sid: mg });
+    expect((await runCommand(rig.bin, ["twilio", "credentials"], rig.env)).stdout).toContain(
+      `Messaging Service SID of the default pool "Front desk": ${mg}`,
+    );
     const pooled = await c.messages.create({ to: "+14155552680", body: "Through the pool", messagingServiceSid: mg });
     expect(pooled).toMatchObject({ status: "accepted", messagingServiceSid: mg });
     const later = new Date(Date.now() + 3_600_000);

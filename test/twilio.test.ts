@@ -58,7 +58,8 @@ describe("Twilio's Messages API", () => {
     const viaCloud = await c.messages.create({ to: "+14155552672", body: "From the cloud", from: "+15005550006" });
     expect(viaCloud.from).toBe("+15005550006");
     const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Cloud only", members: [{ device_id: cloudId }] }), 200).data;
-    const mg = `MG${pool.pool_id.toString(16).padStart(32, "0")}`;
+    const mg = pool.messaging_service_sid;
+    expect(mg).toBe(`MG${pool.pool_id.toString(16).padStart(32, "0")}`);
     const viaPool = await client(ctx.key.api_key, ctx.key.api_secret, sid).messages.create({
       to: "+14155552673",
       body: "Pooled",

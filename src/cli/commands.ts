@@ -453,10 +453,16 @@ async function twilioCmd(rt: Runtime, sub: string | undefined, values: Values): 
     ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
     : await accounts.defaultWorkspace();
   const c = await twilio.credentials(workspace.id, { rotate: values.rotate === true });
+  // The default pool's Messaging Service SID: what a Twilio library sends as MessagingServiceSid.
+  const pool = (await rt.services.pools.list(workspace.id)).pools.find((p) => p.is_default) ?? null;
+  const defaultPool = pool && { pool_id: pool.pool_id, name: pool.name, messaging_service_sid: pool.messaging_service_sid };
   print(
     values,
-    { workspace_id: workspace.id, account_sid: c.account_sid, auth_token: c.auth_token },
+    { workspace_id: workspace.id, account_sid: c.account_sid, auth_token: c.auth_token, default_pool: defaultPool },
     `Account SID: ${c.account_sid}\nAuth token:  ${c.auth_token}${values.rotate ? " (new: the old token stopped working)" : ""}\n` +
+      (defaultPool
+        ? `Messaging Service SID of the default pool "${defaultPool.name}": ${defaultPool.messaging_service_sid}\n`
+        : "No default pool: a pool's Messaging Service SID is on its API resource and its dashboard page.\n") +
       `Point a Twilio library at ${rt.config.publicUrl} (its API base URL) with these, or with an API key and its secret.`,
   );
 }

@@ -62,10 +62,20 @@
       if (menuOpen() && !nav.contains(target)) setMenu(false);
     });
     nav.addEventListener("focusout", (event) => {
+      // In the phone's menu a tap focuses the summary before its click lands: closing the group
+      // above it then would move the tapped summary away, and the click would land outside the
+      // menu and close it all. There the group above closes once the tapped one has opened.
+      if (menuOpen()) return;
       const next = event.relatedTarget;
       if (!(next instanceof Node)) return;
       for (const group of groups()) if (!group.contains(next)) group.open = false;
     });
+    for (const details of nav.querySelectorAll("details")) {
+      details.addEventListener("toggle", () => {
+        if (!details.open) return;
+        for (const group of groups()) if (group !== details) group.open = false;
+      });
+    }
   });
 
   document.addEventListener("click", async (event) => {

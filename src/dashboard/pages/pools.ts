@@ -129,6 +129,8 @@ function poolCard(p: PoolView, usage: PoolUsage, now: number, csrf: string): Htm
   <p class="hint">${STRATEGY_TEXT[p.strategy] ?? p.strategy}.${p.is_default ? " Sends that name neither a pool nor a device go through this pool." : ""}${
     p.geomatch ? " Members whose number shares the recipient's country code (and area code for +1 numbers) come first." : ""
   } After ${p.failure_threshold} carrier failures in a row a member is paused for ${p.failure_backoff_seconds} seconds, doubling each time.</p>
+  <p>Messaging Service SID (Twilio's <code>MessagingServiceSid</code> sends through this pool): <code id="${title}-sid">${p.messaging_service_sid}</code>
+  <button type="button" class="secondary" data-copy="${title}-sid" aria-label="Copy the Messaging Service SID of ${p.name}">Copy</button> <span id="${title}-sid-status" role="status"></span></p>
   <table class="stack pool-members"><caption>Members of ${p.name}</caption><thead><tr><th scope="col">Member</th><th scope="col">Number</th><th scope="col">Status</th><th scope="col">Today</th><th scope="col">This month</th><th scope="col">Recipients this month</th><th scope="col">Actions</th></tr></thead><tbody>
   ${p.members.map(row)}
   </tbody></table>

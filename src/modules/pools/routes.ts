@@ -115,6 +115,11 @@ const DeleteBody = t.Object({ pool_id: t.Integer() }, { additionalProperties: fa
 
 const PoolView = t.Object({
   pool_id: t.Integer(),
+  messaging_service_sid: t.String({
+    pattern: "^MG[0-9a-f]{32}$",
+    description: "The pool as Twilio's APIs name it: `MessagingServiceSid` in a Messages request sends through this pool",
+    examples: ["MG00000000000000000000000000000001"],
+  }),
   name: t.String(),
   strategy: t.String(),
   geomatch: t.Boolean(),

@@ -12,6 +12,7 @@ import { createGenerationCache } from "../../lib/generation-cache";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
 import type { DeviceRow } from "../devices/repository";
+import { sidOf } from "../twilio/resource";
 import { reportedSimNumbers } from "../devices/service";
 import type { MemberRow, NewMember, PoolRepository, PoolRow, PoolStrategy } from "./repository";
 
@@ -58,6 +59,9 @@ export interface PoolDeps {
   /** pool.member_paused and pool.member_resumed, in the caller's unit of work. */
   emit: (workspaceId: number, type: "pool.member_paused" | "pool.member_resumed", data: Record<string, unknown>) => Promise<void>;
 }
+
+/** A pool's id as Twilio's APIs name it: its Messaging Service SID (`MG` and the id in 32 hex digits). */
+export const messagingServiceSid = (poolId: number) => sidOf("MG", poolId);
 
 /**
  * Who or what paused or resumed a pool member, as its events say: an API key, a dashboard user,
@@ -305,6 +309,7 @@ export function createPoolService(deps: PoolDeps) {
     }
     return {
       pool_id: p.id,
+      messaging_service_sid: messagingServiceSid(p.id),
       name: p.name,
       strategy: p.strategy,
       geomatch: p.geomatch,
