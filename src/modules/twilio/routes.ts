@@ -74,7 +74,9 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       detail: {
         summary: "List messages (Twilio's Messages API)",
         description:
-          "Newest first. Filters `To`, `From`, `DateSent`, `DateSent<`, `DateSent>` (days, UTC); pages of `PageSize` (default 50, at most 1000); " +
+          "Newest first. Filters `To`, `From`, `DateSent`, `DateSent<`, `DateSent>`: each a date (`YYYY-MM-DD`, a UTC day: sent that day, " +
+          "on or before it, on or after it) or an ISO 8601 date-time as Twilio's libraries send (`2026-11-30T20:29:00Z`: to the second, " +
+          "at or before, at or after); another value is a 400 (20001). Pages of `PageSize` (default 50, at most 1000); " +
           "a later page through the `next_page_uri` given (its `PageToken`), as Twilio pages.",
       },
     })

@@ -13,6 +13,7 @@ import { toE164 } from "../../lib/phone";
 import type { AccountsService } from "../accounts/service";
 import type { SendInput, SendingService } from "../sending/service";
 import { NOTIFICATION_HOOKS } from "../notifications/repository";
+import { sentWindow } from "./date-sent";
 import { API_VERSION, isVerifyPath } from "./errors";
 import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioAddress, twilioStatus } from "./resource";
 import type { MessageFilters, MessageRow, ReceivedRow, TwilioRepository } from "./repository";
@@ -327,17 +328,7 @@ export function createTwilioService(deps: TwilioDeps) {
         f.to = to;
       }
       if (query.From) f.from = toE164(query.From) ?? query.From;
-      const day = (value: string, field: string) => {
-        const at = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
-        if (Number.isNaN(at)) throw new AppError("validation_error", `${field} must be a date, YYYY-MM-DD.`, { field }, 20001);
-        return at;
-      };
-      if (query.DateSent) {
-        f.sentFrom = day(query.DateSent, "DateSent");
-        f.sentTo = f.sentFrom + 86_400_000;
-      }
-      if (query["DateSent>"]) f.sentFrom = day(query["DateSent>"], "DateSent>");
-      if (query["DateSent<"]) f.sentTo = day(query["DateSent<"], "DateSent<") + 86_400_000;
+      Object.assign(f, sentWindow(query));
       const size = query.PageSize === undefined ? 50 : Number(query.PageSize);
       if (!Number.isInteger(size) || size < 1 || size > 1000)
         throw new AppError("validation_error", "PageSize must be from 1 to 1000.", { field: "PageSize" }, 20001);
