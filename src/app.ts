@@ -4,7 +4,8 @@ import { Elysia, type AnyElysia } from "elysia";
 import { dashboardError, dashboardRoutes } from "./dashboard/routes";
 import { docsRoutes } from "./docs/routes";
 import { openapiRoutes } from "./docs/openapi";
-import { fastHandlers, type FastHandler } from "./http/fast-route";
+import type { TObject } from "@sinclair/typebox";
+import { fastHandlers, type FastHandler, type FastRoute } from "./http/fast-route";
 import { foundation, requestPipeline, type FoundationDeps } from "./http/foundation";
 import { contactRoutes } from "./modules/contacts/routes";
 import { safetyRoutes } from "./modules/safety/routes";
@@ -108,17 +109,22 @@ export function createApp(s: Services, options: AppOptions = {}) {
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
   if (options.fastRoutes !== false) {
-    const fast = [
-      ...fastSendRoutes(s),
-      ...smsGateFastRoutes(s),
-      ...s.builtChannels.flatMap(({ channel, runtime }) => channel.fastRoutes?.(runtime.service, s) ?? []),
-    ];
+    const fast = fastRouteList(s);
     serveFast(
       app,
       fastHandlers(pipeline, fast, async (request) => app.fetch(request)),
     );
   }
   return app;
+}
+
+/** Every route with a fast handler: the sends', SMSGate's and each channel's. */
+export function fastRouteList(s: Services): FastRoute<TObject>[] {
+  return [
+    ...fastSendRoutes(s),
+    ...smsGateFastRoutes(s),
+    ...s.builtChannels.flatMap(({ channel, runtime }) => channel.fastRoutes?.(runtime.service, s) ?? []),
+  ];
 }
 
 /**

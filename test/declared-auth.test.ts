@@ -1,6 +1,7 @@
 // Every route declares who may call it (http/declared-auth.ts), and the declaration is what the
 // foundation's early API-key gate and /openapi.json say about it.
 import { describe, expect, test } from "bun:test";
+import { documentedPathOf } from "../src/docs/refine";
 import { declaredKindsOf, SECURITY_OF } from "../src/http/declared-auth";
 import { needsApiKey } from "../src/http/foundation";
 import { createTestContext } from "./helpers/context";
@@ -35,7 +36,7 @@ describe("declared auth", () => {
   test("each documented operation's security is its declared kind's (API-key operations inherit the document's)", () => {
     let checked = 0;
     for (const { route, name, kinds } of routes) {
-      const op = spec.paths[route.path.replace(/:([^/]+)/g, "{$1}")]?.[route.method.toLowerCase()];
+      const op = spec.paths[documentedPathOf(route.path)]?.[route.method.toLowerCase()];
       if (!op) continue;
       checked++;
       const expected = kinds[0] === "apiKey" ? undefined : SECURITY_OF[kinds[0]];

@@ -1,6 +1,7 @@
 // /openapi.json is the truth about the API, and /docs works with no internet.
 import { describe, expect, test } from "bun:test";
-import { OPERATION_IDS } from "../src/docs/refine";
+import { fastRouteList } from "../src/app";
+import { documentedPathOf, OPERATION_IDS } from "../src/docs/refine";
 import { ERROR_STATUS } from "../src/http/errors";
 import { createTestContext } from "./helpers/context";
 
@@ -52,9 +53,91 @@ describe("OpenAPI document", () => {
   test("documents every API route the app serves", () => {
     const served = ctx.app.routes
       .filter((r) => r.path.startsWith("/v1/") || r.path === "/health")
-      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, "{$1}")}`);
+      .map((r) => `${r.method.toLowerCase()} ${documentedPathOf(r.path)}`);
     const documented = operations.map(([path, method]) => `${method} ${path}`);
     for (const route of served) expect(documented).toContain(route);
+  });
+
+  test("its paths are the routes the server answers, no more and no fewer, each parameter named in its path", () => {
+    const hidden = (r: (typeof ctx.app.routes)[number]) => (r.hooks as { detail?: { hide?: boolean } } | undefined)?.detail?.hide === true;
+    const served = ctx.app.routes.filter((r) => !hidden(r)).map((r) => `${r.method.toLowerCase()} ${documentedPathOf(r.path)}`);
+    const documented = operations.map(([path, method]) => `${method} ${path}`);
+    expect([...new Set(documented)].sort()).toEqual([...new Set(served)].sort());
+    // Each {name} of a path is one of its operation's path parameters, and each path parameter is in its path.
+    const mismatched = operations.flatMap(([path, method, op]) => {
+      const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+      const declared = ((op as { parameters?: { in: string; name: string }[] }).parameters ?? [])
+        .filter((p) => p.in === "path")
+        .map((p) => p.name)
+        .sort();
+      return JSON.stringify(inPath) === JSON.stringify(declared) ? [] : [`${method} ${path}: ${declared.join(",")}`];
+    });
+    expect(mismatched).toEqual([]);
+    // Twilio's message instance is documented as Twilio's libraries call it.
+    const twilio = operations.filter(([path]) => path.startsWith("/2010-04-01/")).map(([path]) => path);
+    expect(twilio.filter((path) => !path.endsWith(".json"))).toEqual([]);
+    const fetch = spec.paths["/2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json"];
+    expect(Object.keys(fetch).sort()).toEqual(["delete", "get", "post"]);
+    expect(fetch.get.parameters.find((p: { name: string }) => p.name === "Sid").schema.pattern).toBe("^SM[0-9a-f]{32}$");
+    expect(fetch.get.parameters.find((p: { name: string }) => p.name === "AccountSid").schema.pattern).toBe("^AC[0-9a-f]{32}$");
+    const verification = spec.paths["/v2/Services/{ServiceSid}/Verifications/{Sid}"].get.parameters;
+    expect(verification.map((p: { name: string; schema: { pattern: string } }) => [p.name, p.schema.pattern])).toEqual([
+      ["ServiceSid", "^VA[0-9a-f]{32}$"],
+      ["Sid", "^VE[0-9a-f]{32}$"],
+    ]);
+  });
+
+  test("a client built from the document reaches the routes: Twilio's message instance by its documented path", async () => {
+    await ctx.phone("Docs phone");
+    const { account_sid: sid, auth_token: token } = await ctx.services.twilio.credentials(ctx.workspace.id);
+    const basic = { authorization: `Basic ${btoa(`${sid}:${token}`)}` };
+    const made = await ctx.app.handle(
+      new Request(`http://localhost/2010-04-01/Accounts/${sid}/Messages.json`, {
+        method: "POST",
+        headers: { ...basic, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ To: "+14155552671", Body: "Read me back" }),
+      }),
+    );
+    expect(made.status).toBe(201);
+    const message = await made.json();
+    const path = "/2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json".replace("{AccountSid}", sid).replace("{Sid}", message.sid);
+    const read = await ctx.app.handle(new Request(`http://localhost${path}`, { headers: basic }));
+    expect(read.status).toBe(200);
+    expect((await read.json()).sid).toBe(message.sid);
+  });
+
+  test("every route's documented body is the schema it validates with, the fast routes' too", () => {
+    /** The properties and required fields of a schema, following $refs and anyOf's object branch. */
+    const shapeOf = (schema: any) => {
+      let s = resolve(schema);
+      if (s?.anyOf) s = resolve(s.anyOf.find((b: any) => resolve(b)?.type === "object" || resolve(b)?.properties));
+      return { properties: Object.keys(s?.properties ?? {}).sort(), required: [...(s?.required ?? [])].sort() };
+    };
+    const documentedBody = (method: string, path: string) =>
+      (spec.paths[path]?.[method] as Op | undefined)?.requestBody?.content as Record<string, { schema?: unknown }> | undefined;
+    const checked: string[] = [];
+    const wrong: string[] = [];
+    const compare = (name: string, method: string, path: string, schema: any) => {
+      // JSON, or a form where the caller posts one (a provider's status callback).
+      const content = documentedBody(method, path);
+      const body = content?.["application/json"] ?? content?.["application/x-www-form-urlencoded"];
+      checked.push(name);
+      if (!body?.schema) return wrong.push(`${name}: no schema documented`);
+      const want = { properties: Object.keys(schema.properties ?? {}).sort(), required: [...(schema.required ?? [])].sort() };
+      if (JSON.stringify(shapeOf(body.schema)) !== JSON.stringify(want))
+        wrong.push(`${name}: ${JSON.stringify(shapeOf(body.schema))} ≠ ${JSON.stringify(want)}`);
+    };
+    for (const r of ctx.app.routes) {
+      const body = (r.hooks as { body?: any } | undefined)?.body;
+      const path = documentedPathOf(r.path);
+      if (!body?.properties || !spec.paths[path] || path.startsWith("/2010-04-01/") || path.startsWith("/v2/")) continue;
+      compare(`${r.method} ${path}`, r.method.toLowerCase(), path, body);
+    }
+    for (const f of fastRouteList(ctx.services)) if (spec.paths[f.path]) compare(`fast POST ${f.path}`, "post", f.path, f.schema);
+    expect(wrong).toEqual([]);
+    expect(checked).toContain("POST /3rdparty/v1/messages");
+    expect(checked).toContain("fast POST /3rdparty/v1/messages");
+    expect(checked).toContain("fast POST /v1/api/sms/send");
   });
 
   test.each(operations.map(([p, m, op]) => [`${m.toUpperCase()} ${p}`, op] as const))(

@@ -79,9 +79,9 @@ export const OPERATION_IDS: Record<string, string> = {
   "post /v1/api/rule/delete": "deleteRule",
   "post /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioCreateMessage",
   "get /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioListMessages",
-  "get /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioFetchMessage",
-  "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioUpdateMessage",
-  "delete /2010-04-01/Accounts/{AccountSid}/Messages/{file}": "twilioDeleteMessage",
+  "get /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioFetchMessage",
+  "post /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioUpdateMessage",
+  "delete /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioDeleteMessage",
   "post /v2/Services": "twilioCreateVerifyService",
   "get /v2/Services": "twilioListVerifyServices",
   "get /v2/Services/{ServiceSid}": "twilioFetchVerifyService",
@@ -532,7 +532,7 @@ const TWILIO_FORMS: Record<string, Json> = {
       VerificationSid: { type: "string", description: "VE…: instead of To" },
     },
   },
-  "post /2010-04-01/Accounts/{AccountSid}/Messages/{file}": {
+  "post /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": {
     type: "object",
     required: ["Status"],
     properties: { Status: { type: "string", enum: ["canceled"], description: "Cancels a message no channel has taken yet" } },
@@ -640,9 +640,58 @@ function refineOperation(key: string, op: Json, path: string) {
     ];
 }
 
+/**
+ * Routes the framework serves under another shape than Twilio documents them: a message instance
+ * is one route matching `SM….json` (a parameter cannot end in a literal there), which Twilio's
+ * libraries and a generated client call as `/Messages/{Sid}.json`.
+ */
+const DOCUMENTED_PATHS: Record<string, { path: string; param: [from: string, to: string] }> = {
+  "/2010-04-01/Accounts/{AccountSid}/Messages/{file}": {
+    path: "/2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json",
+    param: ["file", "Sid"],
+  },
+};
+
+/** A served route's path (`:name` parameters) as /openapi.json documents it. */
+export function documentedPathOf(routePath: string): string {
+  const path = routePath.replace(/:([^/]+)/g, "{$1}");
+  return DOCUMENTED_PATHS[path]?.path ?? path;
+}
+
+const sidPattern = (prefix: string) => ({ type: "string", pattern: `^${prefix}[0-9a-f]{32}$` });
+/** Twilio's path parameters: which SID each is, by name (a `Sid` by the resource it names). */
+function twilioParameter(path: string, name: string): { schema: Json; description: string } | null {
+  if (name === "AccountSid") return { schema: sidPattern("AC"), description: "The account SID (`pigeon twilio credentials`)" };
+  if (name === "ServiceSid") return { schema: sidPattern("VA"), description: "The Verify service's SID" };
+  if (name === "Sid" && path.includes("/Messages/")) return { schema: sidPattern("SM"), description: "The message's SID" };
+  if (name === "Sid" && path.includes("/Verifications/")) return { schema: sidPattern("VE"), description: "The verification's SID" };
+  return null;
+}
+
+/** Renames DOCUMENTED_PATHS and gives Twilio's path parameters their SIDs' patterns. */
+function documentTwilioPaths(doc: Json) {
+  for (const [served, { path, param }] of Object.entries(DOCUMENTED_PATHS)) {
+    if (!doc.paths[served]) continue;
+    doc.paths[path] = doc.paths[served];
+    delete doc.paths[served];
+    for (const op of Object.values(doc.paths[path] as Json))
+      for (const p of (op as Json).parameters ?? []) if (p.in === "path" && p.name === param[0]) p.name = param[1];
+  }
+  forEachOperation(doc, (_key, op, path) => {
+    if (!isTwilioPath(path)) return;
+    for (const p of op.parameters ?? []) {
+      const known = p.in === "path" ? twilioParameter(path, p.name) : null;
+      if (!known) continue;
+      p.schema = known.schema;
+      p.description = known.description;
+    }
+  });
+}
+
 /** The finishing pass over the generated document. */
 export function refineDocument(doc: Json, publicUrl: string | null | undefined): Json {
   const out = dropNullable(doc) as Json;
+  documentTwilioPaths(out);
   out.servers = [
     ...(publicUrl ? [{ url: publicUrl.replace(/\/+$/, ""), description: "This server's public URL (PIGEON_PUBLIC_URL)" }] : []),
     { url: "/", description: "The server this document was loaded from" },

@@ -100,6 +100,8 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
     const alias = path === "/message" ? " (alias of /messages, which older clients call)" : "";
     return app
       .post(path, ({ request, body, query, set }) => sendMessage(gate, base, request, body, query, set), {
+        // JSON whatever the Content-Type, as SMSGate's server binds bodies; and so documented as JSON.
+        parse: "json",
         body: SendMessageBody,
         query: SendQuery,
         response: { 202: MessageState, ...errorResponses(402, 404, 409) },
@@ -172,6 +174,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         if (deprecated) set.headers.deprecation = "true";
       },
       {
+        parse: "json",
         body: InboxRefreshBody,
         ...withResponses(
           secured(
@@ -242,6 +245,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         return tokens.createToken(request, body);
       },
       {
+        parse: "json",
         body: TokenRequest,
         response: { 201: TokenResponse, ...errorResponses() },
         ...secured(
@@ -322,6 +326,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         return await s.smsgateWebhooks.register(auth.workspaceId, body);
       },
       {
+        parse: "json",
         body: WebhookBody,
         response: { 201: Webhook, ...errorResponses(404, 409) },
         ...secured(
@@ -365,6 +370,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         return s.smsgateSettings.update(auth.workspaceId, body);
       },
       {
+        parse: "json",
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
         ...secured(
@@ -381,6 +387,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         return s.smsgateSettings.update(auth.workspaceId, body);
       },
       {
+        parse: "json",
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
         ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write"),
