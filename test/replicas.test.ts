@@ -126,8 +126,13 @@ describe("three servers started at once on an empty database", () => {
     const second = JSON.parse(made.stdout) as Credentials;
     // A key made from the shell is accepted at once by every running server.
     for (const s of servers) expect((await s.api("/v1/api/device/list", second)).status).toBe(200);
-    const pair = await runCommand(bin, ["devices", "pair-info", "--json"], env);
+    // No server runs on this data directory and PIGEON_PORT is unset: the address cannot be known here.
+    const unknown = await runCommand(bin, ["devices", "pair-info", "--json"], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("PIGEON_PUBLIC_URL");
+    const pair = await runCommand(bin, ["devices", "pair-info", "--json"], { ...env, PIGEON_PUBLIC_URL: "https://sms.example.com" });
     expect(pair.code).toBe(0);
+    expect(JSON.parse(pair.stdout).server_url).toBe("https://sms.example.com/mobile/v1");
     expect((await runCommand(bin, ["migrate"], env)).stdout).toContain("up to date");
   }, 60_000);
 

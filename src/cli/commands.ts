@@ -353,6 +353,29 @@ async function credits(rt: Runtime, sub: string | undefined, values: Values): Pr
   throw new UsageError("credits takes add or show");
 }
 
+/**
+ * Where the server is: PIGEON_PUBLIC_URL when set (unless `local`: a command on this machine asks
+ * the server itself), else a running server's own address (each records the port it bound), else
+ * what PIGEON_PORT and `host` say it would use. On PostgreSQL the servers need not run on this
+ * machine: with none found here and no PIGEON_PORT, the address cannot be known, and it says so.
+ */
+function serverAddress(
+  config: ReturnType<typeof loadConfig>,
+  host: string,
+  options: { local?: boolean } = {},
+): { base: string; running: boolean } {
+  if (config.publicUrl && !options.local) return { base: config.publicUrl, running: false };
+  const running = runningServerUrl(config.dataDir, config.databaseUrl !== null);
+  if (running) return { base: running, running: true };
+  if (config.databaseUrl !== null && process.env.PIGEON_PORT === undefined && !options.local)
+    throw new AppError(
+      "conflict",
+      `cannot tell the server's address: no server is running on this machine with PIGEON_DATA_DIR ${config.dataDir}, and on PostgreSQL ` +
+        "the servers may run elsewhere. Set PIGEON_PUBLIC_URL to the URL phones reach them at (or PIGEON_PORT to the port of a server here).",
+    );
+  return { base: listenUrl(config.tls ? "https" : "http", host, config.port), running: false };
+}
+
 async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) {
   const { accounts, config } = rt.services;
   const workspace = values.workspace
@@ -360,10 +383,7 @@ async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) 
     : await accounts.defaultWorkspace();
   if (sub !== "pair-info" && sub !== "rotate-token") throw new UsageError("devices takes pair-info or rotate-token");
   const token = sub === "rotate-token" ? (await accounts.rotatePairingToken(workspace.id)).pairingToken : workspace.pairingToken;
-  // What phones must enter: the public URL when set, else the running server's own address (it
-  // records the port it bound), else what PIGEON_PORT/PIGEON_HOST say it would use.
-  const running = config.publicUrl ? null : runningServerUrl(config.dataDir);
-  const base = config.publicUrl ?? running ?? listenUrl(config.tls ? "https" : "http", config.host, config.port);
+  const { base, running } = serverAddress(config, config.host);
   const info = await rt.services.phone.pairingInfo(`${base}/mobile/v1`, token);
   if (values.svg) writeFileSync(values.svg, info.qr_svg);
   const qr = await QRCode.toString(info.qr_text, { type: "terminal", small: true });
@@ -538,8 +558,7 @@ async function health(values: Values): Promise<number> {
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
       base = values.url.replace(/\/+$/, "");
     } else {
-      const config = loadConfig();
-      base = runningServerUrl(config.dataDir) ?? listenUrl(config.tls ? "https" : "http", "127.0.0.1", config.port);
+      base = serverAddress(loadConfig(), "127.0.0.1", { local: true }).base;
     }
   } catch (error) {
     const message =

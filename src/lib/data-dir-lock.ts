@@ -25,7 +25,7 @@ export class DataDirLocked extends Error {
 }
 
 /** The kernel's start time of a process (Linux), so a reused pid is not taken for the old owner. */
-function startTimeOf(pid: number): string | null {
+export function startTimeOf(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name (which may hold spaces) start after the last ")".
@@ -33,6 +33,13 @@ function startTimeOf(pid: number): string | null {
   } catch {
     return null;
   }
+}
+
+/** Whether `pid` is alive and, when its start time was recorded, still the process that recorded it. */
+export function isSameProcess(pid: number, started: string | null): boolean {
+  if (!isAlive(pid)) return false;
+  const now = startTimeOf(pid);
+  return started === null || now === null || now === started;
 }
 
 function isAlive(pid: number): boolean {

@@ -1,15 +1,18 @@
-// Where the running server listens, for CLI commands run beside it (`pigeon devices pair-info`):
-// `pigeon.listen` in the data directory holds the server's pid and the base URL it serves, written
-// (0600) once it listens and removed when it stops cleanly. A file left by a server that died is
-// recognised by its pid: only the pid that holds the data directory's lock counts.
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+// Where the running servers listen, for CLI commands run beside them (`pigeon devices pair-info`,
+// `pigeon health`). Each server writes `pigeon.listen.<pid>` in the data directory (0600) once it
+// listens, holding its pid, its process's start time and the base URL it serves, and removes it
+// when it stops cleanly. A record left by a server that died is recognised by its pid and start
+// time (a reused pid is another process). On SQLite only the server holding the data directory's
+// lock counts; on PostgreSQL several servers may share a data directory, and each live one does.
+import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lockHolder } from "./data-dir-lock";
+import { isSameProcess, lockHolder, startTimeOf } from "./data-dir-lock";
 
 export const LISTEN_FILE = "pigeon.listen";
 
 interface Recorded {
   pid: number;
+  started: string | null;
   url: string;
 }
 
@@ -19,14 +22,14 @@ export function listenUrl(scheme: "http" | "https", host: string, port: number):
   return `${scheme}://${h}:${port}`;
 }
 
-/** Records this server's base URL; returns a function that removes the record (ours only). */
+/** Records this server's base URL; returns a function that removes the record. */
 export function recordListenAddress(dataDir: string, url: string): () => void {
-  const path = join(dataDir, LISTEN_FILE);
-  const mine = `${path}.${process.pid}.tmp`;
-  writeFileSync(mine, `${JSON.stringify({ pid: process.pid, url } satisfies Recorded)}\n`, { mode: 0o600 });
+  const path = join(dataDir, `${LISTEN_FILE}.${process.pid}`);
+  const mine = `${path}.tmp`;
+  const record: Recorded = { pid: process.pid, started: startTimeOf(process.pid), url };
+  writeFileSync(mine, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   renameSync(mine, path);
   return () => {
-    if (readRecord(path)?.pid !== process.pid) return;
     try {
       unlinkSync(path);
     } catch {
@@ -38,14 +41,38 @@ export function recordListenAddress(dataDir: string, url: string): () => void {
 function readRecord(path: string): Recorded | null {
   try {
     const r = JSON.parse(readFileSync(path, "utf8")) as Partial<Recorded>;
-    return Number.isInteger(r.pid) && typeof r.url === "string" ? { pid: r.pid!, url: r.url } : null;
+    if (!Number.isInteger(r.pid) || typeof r.url !== "string") return null;
+    return { pid: r.pid!, started: typeof r.started === "string" ? r.started : null, url: r.url };
   } catch {
     return null;
   }
 }
 
-/** The base URL of the server running on this data directory, or null when none is running. */
-export function runningServerUrl(dataDir: string): string | null {
-  const r = readRecord(join(dataDir, LISTEN_FILE));
-  return r !== null && lockHolder(dataDir) === r.pid ? r.url : null;
+/** The records of live servers on this data directory, oldest pid first. */
+function liveRecords(dataDir: string): Recorded[] {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir);
+  } catch {
+    return [];
+  }
+  const prefix = `${LISTEN_FILE}.`;
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
+    .map((n) => readRecord(join(dataDir, n)))
+    .filter((r): r is Recorded => r !== null && isSameProcess(r.pid, r.started))
+    .sort((a, b) => a.pid - b.pid);
+}
+
+/** The base URLs of the live servers on this data directory: any, on PostgreSQL; the lock's holder only, on SQLite. */
+export function runningServerUrls(dataDir: string, shared: boolean): string[] {
+  const live = liveRecords(dataDir);
+  if (shared) return [...new Set(live.map((r) => r.url))];
+  const holder = lockHolder(dataDir);
+  return live.filter((r) => r.pid === holder).map((r) => r.url);
+}
+
+/** The base URL of the (first) server running on this data directory, or null when none is. */
+export function runningServerUrl(dataDir: string, shared = false): string | null {
+  return runningServerUrls(dataDir, shared)[0] ?? null;
 }
