@@ -1,7 +1,7 @@
 // Meta's OpenAPI description of the platform, loaded and compiled once per process: the fake
 // checks every send body against it, and its webhook examples feed the tests.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ErrorObject, ValidateFunction } from "ajv";
@@ -9,14 +9,13 @@ import Ajv2019 from "ajv/dist/2019";
 import addFormats from "ajv-formats";
 import { parse as parseYaml } from "yaml";
 
-const OPENAPI_FILE = "shared/reference/whatsapp-openapi/business-messaging-api_v23.0.yaml";
+/** Meta's file, kept with its MIT licence among the tests' fixtures: a clone alone runs the fake. */
+const OPENAPI_FILE = resolve(import.meta.dir, "../../fixtures/whatsapp-openapi/business-messaging-api_v23.0.yaml");
 const SEND_PATH = "/{Version}/{Phone-Number-ID}/messages";
 
-/** The yaml next to this repo, or the shared copy when the repo is checked out elsewhere. */
+/** The fixture, or another version of the file named by CHATAPP_OPENAPI_PATH. */
 export function defaultOpenApiPath(): string {
-  if (process.env.CHATAPP_OPENAPI_PATH) return process.env.CHATAPP_OPENAPI_PATH;
-  const beside = resolve(import.meta.dir, "../../../..", OPENAPI_FILE);
-  return existsSync(beside) ? beside : `/work/${OPENAPI_FILE}`;
+  return process.env.CHATAPP_OPENAPI_PATH || OPENAPI_FILE;
 }
 
 export interface WebhookEnvelope {
