@@ -122,7 +122,9 @@ test("PIGEON_RETENTION_DAYS: the server removes a large old history in pieces wh
   const env = { PIGEON_DATA_DIR: dataDir };
   const first = await startServer(bin, env);
   expect(await first.stop("SIGTERM")).toBe(0);
-  oldHistory(dataDir, 40_000, 10);
+  // Ten of the task's largest pieces (1000 messages): enough to be done in pieces, and to hold
+  // /health if a piece were too large.
+  oldHistory(dataDir, 10_000, 10);
   const server = await startServer(bin, { ...env, PIGEON_RETENTION_DAYS: "7" });
   running.push(server);
   const probe = startStallProbe(server.url, 100);
@@ -134,8 +136,9 @@ test("PIGEON_RETENTION_DAYS: the server removes a large old history in pieces wh
   expect(report.n).toBeGreaterThan(5);
   expect(report.stalls).toEqual([]);
   // The report line follows once the freed pages are given back too.
-  expect(await settle(() => server.output().includes("retention removed 40000 notifications"), 30_000, 100)).toBe(true);
-});
+  expect(await settle(() => server.output().includes("retention removed 10000 notifications"), 30_000, 100)).toBe(true);
+  // Room for a machine at half our speed, busy with other work.
+}, 120_000);
 
 test("under a steady load the data file stops growing; an older database is converted once, with no server on it", async () => {
   const dataDir = tempDir();
