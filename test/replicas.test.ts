@@ -433,16 +433,19 @@ describe("a server killed while it delivers webhooks", () => {
     const keyFile = join(tempDir("pigeon-key-"), "pigeon.key");
     const [a, b] = await Promise.all([start(serverEnv(url, keyFile)), start(serverEnv(url, keyFile))]);
     const key = (a.initialKey ?? b.initialKey)!;
-    // A receiver slow enough that the leader is killed with calls in flight.
+    // A receiver that answers nothing until the server holding the calls is killed: the kill always
+    // finds them in flight, however slow the machine is to find that server.
     const seen: { event: string; delivery: string }[] = [];
     let answered = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
     const receiver = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
       async fetch(req) {
         seen.push({ event: req.headers.get("x-pigeon-event") ?? "", delivery: req.headers.get("x-pigeon-delivery") ?? "" });
         await req.text();
-        await Bun.sleep(1_500);
+        await held;
         answered++;
         return new Response("ok");
       },
@@ -486,6 +489,7 @@ describe("a server killed while it delivers webhooks", () => {
       const survivor = holder === a ? b : a;
       holder!.proc.kill("SIGKILL");
       await holder!.proc.exited;
+      release();
       const events = new Set(
         (await query<{ id: string }>(url, "SELECT id FROM event WHERE type = 'notification.cancelled'")).map((r) => r.id),
       );
@@ -508,6 +512,7 @@ describe("a server killed while it delivers webhooks", () => {
       // The cut-off calls each have an attempt saying so, then the one that delivered.
       expect(deliveries.some((d) => d.attempts.length > 1)).toBe(true);
     } finally {
+      release();
       receiver.stop(true);
     }
   }, 90_000);
