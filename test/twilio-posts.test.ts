@@ -91,7 +91,9 @@ describe("status callbacks", () => {
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
     const providerSid = [...fake.messages.keys()].at(-1)!;
     expect((await fake.callback(providerSid, "delivered")).status).toBe(200);
-    expect(await deliverPosts()).toBe(2);
+    // One at a time, in order: "delivered" goes once "sent" is made.
+    expect(await deliverPosts()).toBe(1);
+    expect(await deliverPosts()).toBe(1);
     const posts = receiver.of("/status/one");
     expectSigned(posts);
     expect(posts.map((p) => p.params.MessageStatus)).toEqual(["sent", "delivered"]);
@@ -108,6 +110,29 @@ describe("status callbacks", () => {
     // Made once: nothing is left to post.
     expect(await deliverPosts()).toBe(0);
     expect(receiver.of("/status/one")).toHaveLength(2);
+  });
+
+  test("a message's callbacks keep their order: one refused holds the later ones until it is made", async () => {
+    receiver.answer("/status/order", { status: 500, body: "busy" });
+    const url = `${receiver.base}/status/order`;
+    const m = await client().messages.create({ to: ADA, from: "+15005550006", body: "In order", statusCallback: url });
+    expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
+    const providerSid = [...fake.messages.keys()].at(-1)!;
+    expect((await fake.callback(providerSid, "delivered")).status).toBe(200);
+    // Both are due at once; "sent" is refused: "delivered" waits behind it, not past it.
+    expect(await deliverPosts()).toBe(1);
+    expect(receiver.of("/status/order").map((p) => p.params.MessageStatus)).toEqual(["sent"]);
+    expect(await deliverPosts()).toBe(0);
+    ctx.clock.advance(31_000);
+    expect(await deliverPosts()).toBe(1);
+    expect(await deliverPosts()).toBe(1);
+    const posts = receiver.of("/status/order");
+    expectSigned(posts);
+    expect(posts.map((p) => [p.params.MessageSid, p.params.MessageStatus])).toEqual([
+      [m.sid, "sent"],
+      [m.sid, "sent"],
+      [m.sid, "delivered"],
+    ]);
   });
 
   test("a failed message's callback carries Twilio's error code; a callback refused is tried again later", async () => {

@@ -249,6 +249,10 @@ export function createTwilioPosts(deps: TwilioPostDeps) {
         Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
           while (next < due.length && !stopping) {
             const p = due[next++];
+            // A message's status callbacks are made in the order its status changed: one waits
+            // while an older one of the same message is still to be made.
+            const messageSid = p.kind === "status" ? p.params.find(([name]) => name === "MessageSid")?.[1] : undefined;
+            if (messageSid && (await repo.heldBehind({ id: p.id, url: p.url, messageSid }))) continue;
             if (!(await repo.claimPost(p.id, deps.cluster.id))) continue;
             try {
               await record(p, await call(p));

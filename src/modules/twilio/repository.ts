@@ -180,6 +180,16 @@ export function createTwilioRepository(db: Executor) {
       }));
     },
     /** Takes a post for this server's call; false when another took it first. */
+    /**
+     * Whether an older status callback of the same message to the same URL is still to be made (due,
+     * under way or waiting for its retry): a message's callbacks go out one after another, in order.
+     */
+    heldBehind: async (p: { id: number; url: string; messageSid: string }) =>
+      (await db.get(`SELECT 1 AS held FROM twilio_post WHERE kind = 'status' AND id < ? AND url = ? AND params LIKE ? LIMIT 1`, [
+        p.id,
+        p.url,
+        `%${JSON.stringify(["MessageSid", p.messageSid]).slice(1, -1)}%`,
+      ])) !== null,
     claimPost: async (id: number, owner: string) =>
       (await db.run("UPDATE twilio_post SET claimed_by = ? WHERE id = ? AND claimed_by IS NULL", [owner, id])).changes === 1,
     /** Made (or given up): gone; false when it was gone already (erased meanwhile). */
