@@ -17,7 +17,7 @@ const files = process.argv.length > 2 ? process.argv.slice(2) : [...new Glob("te
 const PROTOCOL_RACE = /Object with guid \w+@[0-9a-f]+ was not bound in the connection/;
 
 async function runFile(file: string): Promise<{ code: number; output: string }> {
-  const proc = Bun.spawn([process.execPath, "test", "--timeout", "30000", `./${file}`], {
+  const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", `./${file}`], {
     cwd: root,
     stdout: "pipe",
     stderr: "pipe",

@@ -16,7 +16,7 @@ const files = [...new Glob("test/*.test.ts").scanSync(root)]
   .sort()
   .filter((file) => CONTEXT_BUILDERS.some((builder) => readFileSync(join(root, file), "utf8").includes(builder)));
 console.log(`the suite on PostgreSQL: ${files.length} test files`);
-const proc = Bun.spawn([process.execPath, "test", "--timeout", "30000", ...files.map((f) => `./${f}`)], {
+const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...files.map((f) => `./${f}`)], {
   cwd: root,
   env: { ...process.env, PIGEON_TEST_BACKEND: "postgres" },
   stdout: "inherit",

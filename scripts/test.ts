@@ -4,7 +4,9 @@
 // long as the longer of the two, not their sum. The SQLite pass prints as it runs; the PostgreSQL
 // pass is written to a file and printed whole when it ends, so the two logs do not interleave
 // (each keeps its own "N pass" / "N fail" lines for .ci/run to count). PIGEON_TEST_SERIAL=1 runs
-// the passes one after the other (a slower machine, or to read one pass's timings alone).
+// the passes one after the other (a slower machine, or to read one pass's timings alone). Each
+// test's bound is 60 s: room for a machine at half our speed, busy beside the run; no test is
+// meant to come near it (a long one is sized by the property it shows, not by this machine).
 import { mkdtempSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,7 +30,7 @@ function printAll(text: string): void {
 }
 
 function sqlitePass(): Promise<number> {
-  return Bun.spawn([bun, "test", "--timeout", "30000"], { cwd: root, stdout: "inherit", stderr: "inherit" }).exited;
+  return Bun.spawn([bun, "test", "--timeout", "60000"], { cwd: root, stdout: "inherit", stderr: "inherit" }).exited;
 }
 
 async function postgresPass(): Promise<number> {

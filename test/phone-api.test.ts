@@ -446,22 +446,27 @@ describe("messages", () => {
     await sendSms(ctx, { message: "m0" });
     await sendSms(ctx, { message: "m1" });
     await until(1);
+    // The two are announced together, or (on a slow machine, past the coalescing) one by one: both
+    // were sent within the budget. What follows is counted from there.
+    await settle();
+    const base = enqueued();
+    expect(base).toBeLessThanOrEqual(2);
     expect(await take()).toEqual(["m0", "m1"]);
     // The budget is spent: a pull now would hand out nothing new, so the phone is not asked to make one.
     await sendSms(ctx, { message: "m2" });
     await sendSms(ctx, { message: "m3" });
     await settle();
-    expect(enqueued()).toBe(1);
+    expect(enqueued()).toBe(base);
     // A one-time code skips the pacing, so it is announced.
     await sendSms(ctx, { message: "code 1234", priority: 100 });
-    await until(2);
+    await until(base + 1);
     expect(await take()).toEqual(["m0", "m1", "code 1234"]);
     await settle();
-    expect(enqueued()).toBe(2);
+    expect(enqueued()).toBe(base + 1);
     // A new minute: the waiting messages are announced, and handed out within the new budget.
     ctx.clock.set(Date.UTC(2026, 0, 15, 12, 1, 0));
     expect(await ctx.services.phone.announceDue()).toBe(1);
-    await until(3);
+    await until(base + 2);
     // (The phone confirmed none, so it sees them all again, in the order they were handed out:
     // the first minute's three by priority, then this minute's.)
     expect(await take()).toEqual(["code 1234", "m0", "m1", "m2", "m3"]);
