@@ -6,7 +6,7 @@ import { createSignals } from "./db/signals";
 import { createCluster } from "./worker/cluster";
 import { CHANNELS } from "./channels";
 import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
-import type { ChannelTraits, DeliveryType, DeviceKind } from "./channels/kinds";
+import type { ChannelTraits, DeliveryType, DeviceKind } from "./core/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -127,7 +127,7 @@ export function createServices(deps: Deps) {
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
   const cluster = createCluster(storage, clock, { log: (message) => log(message) });
   /** Request limits and sign-in throttles in the database, when servers share it. */
-  const sharedLimits = storage.dialect === "postgres" ? createSharedLimits(storage, clock) : null;
+  const sharedLimits = cluster.shared ? createSharedLimits(storage, clock) : null;
   /** Hints to and from the other servers (phones' event streams, dashboards' live badges). */
   const signals = createSignals(deps.postgres ?? null, cluster.id, log);
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
@@ -181,6 +181,7 @@ export function createServices(deps: Deps) {
   const safety = createSafetyModule({
     storage,
     clock,
+    cluster,
     dispatchedRoutes,
     state,
     events,
@@ -191,6 +192,7 @@ export function createServices(deps: Deps) {
   const pools = createPoolsModule({
     storage,
     clock,
+    cluster,
     device: (workspaceId, id) => deviceRepo.get(workspaceId, id),
     devicesOf: (workspaceId) => deviceRepo.all(workspaceId, true),
     kindOf: (kind) => {
@@ -265,6 +267,7 @@ export function createServices(deps: Deps) {
   const core: ChannelCore = {
     signals,
     serverId: cluster.id,
+    shared: cluster.shared,
     storage,
     clock,
     config,

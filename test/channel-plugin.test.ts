@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { createApp } from "../src/app";
 import { CHANNELS } from "../src/channels";
-import type { DeviceKind } from "../src/channels/kinds";
+import type { DeviceKind } from "../src/core/kinds";
 import type { Channel, ChannelAdapter } from "../src/channels/types";
 import { ManualClock } from "../src/clock";
 import { openDatabase } from "../src/db/client";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { AppError, ERROR_STATUS } from "../src/http/errors";
+import { AppError, ERROR_STATUS } from "../src/core/errors";
 import { createTestContext, expectEnvelope } from "./helpers/context";
 
 describe("error code table", () => {

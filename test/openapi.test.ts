@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { fastRouteList } from "../src/app";
 import { documentedPathOf, OPERATION_IDS } from "../src/docs/refine";
-import { ERROR_STATUS } from "../src/http/errors";
+import { ERROR_STATUS } from "../src/core/errors";
 import { createTestContext } from "./helpers/context";
 
 const ctx = await createTestContext();

@@ -14,18 +14,19 @@ import type { SecretBox } from "../lib/secrets";
 import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
 import type { EventService } from "../modules/events/service";
 import type { NotificationRepository } from "../modules/notifications/repository";
-import type { NotificationRecord, NotificationState, NotificationStatus } from "../modules/notifications/state";
-import type { Accepted, ChannelCheck } from "../modules/sending/service";
+import type { NotificationHooks } from "../modules/notifications/lifecycle";
+import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
+import type { ChannelCheck } from "../modules/sending/service";
 import type { TemplateRepository } from "../modules/templates/repository";
 import type { InboundHook } from "../modules/threads/inbound";
 import type { ThreadRepository } from "../modules/threads/repository";
-import type { Task } from "../worker/scheduler";
+import type { Task } from "../core/task";
 import type { AccountsService } from "../modules/accounts/service";
 import type { DeviceService } from "../modules/devices/service";
 import type { IdempotencyStore } from "../http/idempotency";
 import type { RateLimiter } from "../http/rate-limit";
 import type { SendingService } from "../modules/sending/service";
-import type { ChannelTraits } from "./kinds";
+import type { ChannelTraits } from "../core/kinds";
 
 export type DispatchOutcome =
   /** The channel took it: the notification is sent, with the channel's id for it. */
@@ -84,12 +85,10 @@ export interface ChannelCore {
   signals: Signals;
   /** This server's id among those sharing the database (its leases, its claims). */
   serverId: string;
+  /** Whether other servers may share the database (cluster.shared). */
+  shared: boolean;
 }
 
-/**
- * A built channel: its own service (reachable as `services[name]`) and the hooks through which the
- * shared modules reach it. Every hook is optional; a channel implements what it needs.
- */
 /** An attempt's notification, its device and what came of it. */
 export interface AttemptOutcome {
   n: NotificationRecord;
@@ -97,7 +96,12 @@ export interface AttemptOutcome {
   outcome: DispatchOutcome;
 }
 
-export interface ChannelRuntime<S = unknown> {
+/**
+ * A built channel: its own service (reachable as `services[name]`) and the hooks through which the
+ * shared modules reach it (a notification's among them: NotificationHooks). Every hook is
+ * optional; a channel implements what it needs.
+ */
+export interface ChannelRuntime<S = unknown> extends NotificationHooks {
   service: S;
   /** Present when the worker hands this channel's notifications over (cloud, chat-app). */
   adapter?: ChannelAdapter;
@@ -108,12 +112,6 @@ export interface ChannelRuntime<S = unknown> {
    * recorded together (one or many).
    */
   afterOutcomes?(outcomes: readonly AttemptOutcome[]): void | Promise<void>;
-  /** After commit: notifications accepted for one of its devices. */
-  accepted?(accepted: Accepted[]): void | Promise<void>;
-  /** Inside the transition's transaction: one of its notifications changed state. */
-  transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void | Promise<void>;
-  /** After commit: one of its notifications was cancelled through the API. */
-  cancelled?(n: NotificationRecord): void | Promise<void>;
   /** One of its devices had its settings changed. */
   settingsChanged?(device: DeviceRow): void;
   /** Checks a request may need before its body is read (sign-in throttling of phone registration). */

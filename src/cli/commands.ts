@@ -6,7 +6,7 @@ import QRCode from "qrcode";
 import { ConfigError, ENV_VARS, ensureDataDir, loadConfig, redactedDatabaseUrl } from "../config";
 import { RestoreRefused, restoreSqlite } from "../db/restore";
 import { isStorageFull } from "../lib/storage";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { listenUrl, runningServerUrl } from "../lib/listen-address";
 import { createLogger } from "../lib/log";
 import { SecretKeyError } from "../lib/secrets";

@@ -6,7 +6,7 @@ import { closeDatabase, openDatabase, type Db } from "../db/client";
 import { migrate } from "../db/migrate";
 import { migratePostgres, postgresMajorVersion, STARTUP_LOCK, withAdvisoryLock } from "../db/postgres-migrate";
 import { connectPostgres, type PostgresPool } from "../db/postgres-storage";
-import { checkDatabaseKey } from "../lib/key-check";
+import { checkDatabaseKey } from "../db/key-check";
 import { createServices, type Services } from "../services";
 
 export interface Runtime {

@@ -3,7 +3,7 @@
 // with 403). Members are made by the user service the CLI's `pigeon users create` uses.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { PASSWORD_MIN } from "../modules/users/service";
 import type { Services } from "../services";
 import { html } from "./html";

@@ -2,7 +2,7 @@
 // makes the owner's user, and sign-out.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { clientAddress } from "../http/rate-limit";
 import { randomBase62 } from "../lib/tokens";
 import type { Services } from "../services";

@@ -4,9 +4,9 @@
 // sending takes the draft once (a second click finds none) and accepts the rows in requests of at
 // most 100, as the API's bulk send does.
 import { Elysia } from "elysia";
-import type { DeliveryType } from "../channels/kinds";
+import type { DeliveryType } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { parseCsv } from "../lib/csv";
 import { randomBase62 } from "../lib/tokens";
 import { newPrepareCache, type Prepared, type SendInput } from "../modules/sending/service";

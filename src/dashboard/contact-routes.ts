@@ -3,7 +3,7 @@
 // is one call of the contacts service the API uses, so a row is stored whole or not at all.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { csvCell, parseCsv } from "../lib/csv";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";

@@ -3,7 +3,7 @@
 // credit service's, the one `pigeon credits add` uses.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { Services } from "../services";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";

@@ -2,7 +2,7 @@
 // pairing a phone with a live "waiting… paired", and connecting a chat-app number.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { requestOrigin } from "../lib/trusted-proxies";
 import { SEND_LIMIT_MAX } from "../modules/devices/model";
 import type { Services } from "../services";

@@ -3,7 +3,7 @@
 // 24-hour window has closed.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { SendInput } from "../modules/sending/service";
 import type { TemplateRow } from "../modules/templates/repository";
 import type { Services } from "../services";

@@ -30,7 +30,7 @@ export interface Flash {
 }
 
 /** What these routes use of the container. */
-export type KitDeps = Pick<Services, "accounts" | "storage" | "users" | "secrets" | "clock">;
+export type KitDeps = Pick<Services, "accounts" | "storage" | "users" | "secrets" | "clock" | "cluster">;
 
 /** How long a message waits for the next page. */
 const FLASH_MS = 24 * 3_600_000;
@@ -41,7 +41,7 @@ type StoredFlash = Omit<Flash, "secret"> & { secret?: { title: string; about: st
 export function createKit(s: KitDeps) {
   const { users, accounts } = s;
   // The next page's message, where the next request may find it (another server, on PostgreSQL).
-  const scratch = createScratch(s.storage, s.secrets, s.clock);
+  const scratch = createScratch(s.storage, s.secrets, s.clock, s.cluster.shared);
   const flashId = (who: Signed) => `flash:${who.session.id}`;
   // The dashboard's own read queries, prepared once for every page group.
   const repo = createDashboardRepository(s.storage);

@@ -1,9 +1,9 @@
 // Messages in the dashboard: the list (filters in the query string, so a filtered view can be
 // bookmarked), its CSV export, one message's detail, cancelling, and the live status stream.
 import { Elysia } from "elysia";
-import { DELIVERY_TYPES } from "../channels/kinds";
+import { DELIVERY_TYPES } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { toE164 } from "../lib/phone";
 import type { ListFilters } from "../modules/notifications/repository";
 import type { NotificationStatus } from "../modules/notifications/state";

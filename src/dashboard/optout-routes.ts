@@ -3,7 +3,7 @@
 // of the safety service the API's /v1/api/optout routes use, with source "dashboard" or "import".
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { csvCell } from "../lib/csv";
 import { requirePhone } from "../modules/contacts/service";
 import type { Services } from "../services";

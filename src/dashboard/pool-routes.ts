@@ -4,7 +4,7 @@
 // resuming is the API's update with the member list as it is and `resume: true` on that member.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { reportedSimNumbers } from "../modules/devices/service";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";

@@ -3,7 +3,7 @@
 // sends a browser without one to the sign-in page. Every form carries a CSRF token.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { Services } from "../services";
 import { assetResponse } from "./assets";
 import { dashboardAuthRoutes, type DashboardAuthRoutesDeps } from "./auth-routes";

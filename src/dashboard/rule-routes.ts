@@ -4,9 +4,9 @@
 // typed and gets the result alone; without a script the Test button gets the whole page. Everything
 // goes through the rules service the API uses, so its checks answer with the same messages.
 import { Elysia } from "elysia";
-import type { DeliveryType } from "../channels/kinds";
+import type { DeliveryType } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { RuleAction, RuleInput } from "../modules/rules/service";
 import type { Services } from "../services";
 import { html } from "./html";

@@ -2,9 +2,9 @@
 // failover order, for owners and members alike (as templates and webhooks are). A save is one call
 // of the safety service the API's /v1/api/workspace/settings uses, so its checks and messages apply.
 import { Elysia } from "elysia";
-import { DEVICE_KINDS, ROUTE_DESCRIPTION, ROUTE_NAMES } from "../channels/kinds";
+import { DEVICE_KINDS, ROUTE_DESCRIPTION, ROUTE_NAMES } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import {
   DEFAULT_HELP_KEYWORDS,
   DEFAULT_HELP_REPLY,

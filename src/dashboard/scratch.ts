@@ -1,6 +1,6 @@
 // What a dashboard session keeps from one request to the next: the message for the next page and
-// bulk-send drafts. SQLite's one server keeps them in memory; servers sharing a PostgreSQL
-// database keep them in it (sealed with the key: a message may carry a new API secret), since the
+// bulk-send drafts. A server alone on its database keeps them in memory; servers sharing
+// one keep them in it (sealed with the key: a message may carry a new API secret), since the
 // next request may reach another server. A value is read by its own session only, and taken once.
 import type { Clock } from "../clock";
 import type { Storage } from "../db/storage";
@@ -17,8 +17,9 @@ export interface Scratch {
 /** Values kept at most, in memory: the oldest give way beyond it. */
 const MAX_IN_MEMORY = 10_000;
 
-export function createScratch(storage: Storage, secrets: SecretBox, clock: Clock): Scratch {
-  if (storage.dialect === "postgres") {
+/** `shared`: other servers share the database (cluster.shared), so the next request may reach one of them. */
+export function createScratch(storage: Storage, secrets: SecretBox, clock: Clock, shared: boolean): Scratch {
+  if (shared) {
     const repo = createScratchRepository(storage);
     let pruned = 0;
     return {

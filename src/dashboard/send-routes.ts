@@ -1,9 +1,9 @@
 // The Send page: the form, its live preview and template fields (htmx fragments), and the send
 // itself through the same preparation and acceptance as the API's send.
 import { Elysia } from "elysia";
-import type { DeliveryType } from "../channels/kinds";
+import type { DeliveryType } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { countSegments } from "../lib/segments";
 import { toE164 } from "../lib/phone";
 import type { SendInput } from "../modules/sending/service";

@@ -3,7 +3,7 @@
 // templates are refused here even when a form for them is posted by hand.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import type { TemplateRow } from "../modules/templates/repository";
 import type { Services } from "../services";
 import type { Kit, Signed } from "./kit";

@@ -4,7 +4,7 @@
 // server allows them) and the event check answer with the same messages.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import { AppError } from "../http/errors";
+import { AppError } from "../core/errors";
 import { EVENT_TYPES } from "../modules/events/service";
 import type { Services } from "../services";
 import { html } from "./html";

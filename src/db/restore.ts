@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { sealedBy } from "../lib/key-check";
+import { sealedBy } from "./key-check";
 import { createSecretBox, SecretKeyError } from "../lib/secrets";
 import { closeDatabase, openDatabase } from "./client";
 import { embeddedMigrations } from "./embedded-migrations";

@@ -3,7 +3,7 @@
 // Times are stored as integer milliseconds since the epoch (UTC) and formatted at the edge.
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { DELIVERY_TYPES, DEVICE_KINDS, type DeviceKind } from "../channels/kinds";
+import { DELIVERY_TYPES, DEVICE_KINDS, type DeviceKind } from "../core/kinds";
 
 /** Where an opt-out or opt-in came from. */
 export const OPT_OUT_SOURCES = ["keyword", "api", "dashboard", "import"] as const;
@@ -968,7 +968,7 @@ export const storageProbe = sqliteTable("storage_probe", {
 /**
  * Facts about the installation as a whole, one row per name. `key_fingerprint` records which
  * PIGEON_KEY_FILE seals this database's secrets, so a server started with another key refuses to
- * run instead of failing on every sealed value (src/lib/key-check.ts).
+ * run instead of failing on every sealed value (src/db/key-check.ts).
  */
 export const instanceSetting = sqliteTable("instance_setting", {
   name: text("name").primaryKey(),

@@ -4,7 +4,7 @@
 // Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
 import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
 import { isTwilioPath, isVerifyPath, twilioError } from "../modules/twilio/errors";
-import { ERROR_STATUS } from "../http/errors";
+import { ERROR_STATUS } from "../core/errors";
 
 // biome-ignore lint/suspicious/noExplicitAny: the framework's OpenAPI document, walked and rewritten key by key
 type Json = Record<string, any>;

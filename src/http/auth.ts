@@ -1,39 +1,9 @@
-// Who a request is for, and how an API key reaches us: `Authorization: Bearer <key>` +
+// How an API key reaches us: `Authorization: Bearer <key>` +
 // `X-API-SECRET`, or the `x-api-key` + `x-api-secret` pair. The check itself is the accounts
-// module's (`authenticate` in src/modules/accounts/service.ts), which owns the keys.
-import type { Freshness } from "./rate-limit";
-
-/** Who a send or a read is for: a workspace under its account's plan, and the API key used, if any. */
-export interface AuthContext {
-  /** null when a dashboard user acts (signed in with a session, not a key). */
-  keyId: number | null;
-  keyName: string;
-  workspaceId: number;
-  accountId: number;
-  isOwner: boolean;
-  smsLengthCap: number;
-  plan: {
-    id: number;
-    code: string;
-    requestsPerMinute: number;
-    requestsPerDay: number;
-    monthlySmsLimit: number | null;
-    allowUrls: boolean;
-  };
-  /**
-   * The database's cache generation when the request was admitted (PostgreSQL's shared limiter
-   * sets it): what a server keeps in memory is used for this request only if it is at least as
-   * new (src/lib/generation-cache.ts). Absent on SQLite and for a dashboard user: read afresh.
-   */
-  cacheGeneration?: number;
-  /** The generation the caller's own record was read at, when it may come from memory. */
-  generation?: number;
-}
+// module's (`authenticate` in src/modules/accounts/service.ts), which owns the keys; who a request
+// is for (`AuthContext`) is the domain's, in src/core/caller.ts.
 
 /** Reads the key and secret from either header pair; null where absent. */
-/** A caller that came with an API key (every /v1 request). */
-export type KeyAuthContext = AuthContext & { keyId: number };
-
 export function readCredentials(headers: Headers): { key: string | null; secret: string | null } {
   const authorization = headers.get("authorization");
   let key = headers.get("x-api-key");
@@ -44,35 +14,3 @@ export function readCredentials(headers: Headers): { key: string | null; secret:
   const secret = headers.get("x-api-secret");
   return { key: key?.trim() || null, secret: secret?.trim() || null };
 }
-
-/** A workspace's account and plan as a caller carries them, from the joined row that holds them. */
-export function termsOf(row: {
-  workspaceId: number;
-  accountId: number;
-  isOwner: boolean;
-  smsLengthCap: number;
-  planId: number;
-  planCode: string;
-  requestsPerMinute: number;
-  requestsPerDay: number;
-  monthlySmsLimit: number | null;
-  allowUrls: boolean;
-}): Omit<AuthContext, "keyId" | "keyName"> {
-  return {
-    workspaceId: row.workspaceId,
-    accountId: row.accountId,
-    isOwner: row.isOwner,
-    smsLengthCap: row.smsLengthCap,
-    plan: {
-      id: row.planId,
-      code: row.planCode,
-      requestsPerMinute: row.requestsPerMinute,
-      requestsPerDay: row.requestsPerDay,
-      monthlySmsLimit: row.monthlySmsLimit,
-      allowUrls: row.allowUrls,
-    },
-  };
-}
-
-/** Checks an API key and secret from a request's headers (the accounts module's `authenticate`). */
-export type Authenticator = (headers: Headers, freshness?: Freshness) => Promise<KeyAuthContext>;

@@ -2,7 +2,7 @@
 // the body is read as a stream and dropped the moment it passes the limit, its bytes must be
 // UTF-8, and JSON is pre-scanned in one linear pass (nesting depth, lone surrogate escapes)
 // before JSON.parse, so no later step (validation, error formatting) meets a pathological shape.
-import { AppError } from "./errors";
+import { AppError } from "../core/errors";
 
 /** Deepest nesting of arrays and objects a JSON body may have. */
 export const MAX_JSON_DEPTH = 32;

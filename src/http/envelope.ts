@@ -1,6 +1,6 @@
 // The spec's response envelope `{status_id, message, data}` and the schemas that document it.
 import { Elysia, t, type TSchema } from "elysia";
-import { ERROR_STATUS } from "./errors";
+import { ERROR_STATUS } from "../core/errors";
 
 export interface Envelope<T> {
   status_id: number;

@@ -9,7 +9,7 @@
 import type { Static, TObject } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
-import type { KeyAuthContext } from "./auth";
+import type { KeyAuthContext } from "../core/caller";
 import { authOf, type RequestPipeline } from "./foundation";
 import type { ReplySet } from "./idempotency";
 import { refuseUnknownFields, validationFailure } from "./validation";

@@ -3,18 +3,18 @@
 // handler that turns every failure into the spec's envelope (or the phone protocol's error shape).
 import { Elysia } from "elysia";
 import type { Config } from "../config";
-import type { Authenticator, KeyAuthContext } from "./auth";
+import type { Authenticator, KeyAuthContext } from "../core/caller";
 import { isStorageFull, type StorageMonitor } from "../lib/storage";
 import type { LogFn } from "../lib/log";
 import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } from "./body";
 import { envelopeOf } from "./envelope";
 import { decodeBody } from "./body-format";
-import { AppError } from "./errors";
+import { AppError } from "../core/errors";
 import { clientAddress, type RateLimiter } from "./rate-limit";
 import { validationFailure } from "./validation";
-import type { RequestDone } from "./request-done";
+import type { RequestDone } from "../lib/request-done";
 
-export type { RequestDone } from "./request-done";
+export type { RequestDone } from "../lib/request-done";
 
 /** Runs a sign-in step under the failed-authentication throttle of the caller's address. */
 export type SignInGuard = <T>(step: () => T) => T | Promise<Awaited<T>>;

@@ -7,7 +7,7 @@ import type { Clock } from "../clock";
 import type { Storage } from "../db/storage";
 import { DAY } from "../lib/time";
 import { sha256Hex } from "../lib/tokens";
-import { AppError } from "./errors";
+import { AppError } from "../core/errors";
 import { createIdempotencyRepository } from "./idempotency-repository";
 
 export interface IdempotencyContext {

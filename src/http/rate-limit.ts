@@ -12,7 +12,8 @@
 // than the limit, in 61 counters per key whatever the limit.
 import type { Clock } from "../clock";
 import { DAY } from "../lib/time";
-import { AppError } from "./errors";
+import type { Freshness } from "../core/caller";
+import { AppError } from "../core/errors";
 
 const SLOT_MS = 1000;
 /** Slots that may hold a request less than a minute old: the current one and the 60 before. */
@@ -261,17 +262,6 @@ export interface KeyHolder {
   generation?: number;
   /** The database's cache generation when the request was admitted (the shared limiter sets it). */
   cacheGeneration?: number;
-}
-
-/**
- * How fresh a caller's record must be: `atLeast`, a record kept in memory is used only if tagged
- * with at least that generation (undefined: any kept one will do, as a first guess the admission
- * then checks); `known`, the newest generation this server knew before the read, the tag of a
- * record read now. Without it (the in-memory limiter) nothing is kept or taken from memory.
- */
-export interface Freshness {
-  atLeast?: number;
-  known?: number;
 }
 
 /**

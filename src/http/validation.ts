@@ -2,7 +2,7 @@
 // and offers schema helpers whose failures already read well.
 import type { TLiteral, TUnion } from "@sinclair/typebox";
 import { t } from "elysia";
-import { AppError } from "./errors";
+import { AppError } from "../core/errors";
 
 /**
  * A union of string literals from a constant list (anyOf of consts, as t.Literal writes them), typed

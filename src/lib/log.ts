@@ -5,7 +5,7 @@
 // anything still waiting is written when the process exits.
 import { writeSync } from "node:fs";
 import type { LogFormat, LogLevel } from "../config";
-import type { RequestDone } from "../http/request-done";
+import type { RequestDone } from "./request-done";
 
 /** What a line says besides its message: ids and measures (`task`, `device_id`, `notification_id`, …). */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;

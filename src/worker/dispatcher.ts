@@ -2,7 +2,7 @@
 // device, and records what happened. Every state lives in the database: an attempt is marked
 // `dispatching` (committed) before the channel is called, so after a crash we know which calls
 // may have been cut off and ask the channel about those before sending again.
-import type { Cluster } from "./cluster";
+import type { Cluster } from "../core/cluster";
 import type { AttemptOutcome, ChannelAdapter, DispatchOutcome } from "../channels/types";
 import { createBatcher } from "../lib/batcher";
 import type { Clock } from "../clock";

@@ -2,20 +2,8 @@
 // keeps one failing tick from stopping the schedule. Jobs start when constructed, so only main
 // builds them, never createApp.
 import { Cron } from "croner";
+import type { Task } from "../core/task";
 import type { LogFn } from "../lib/log";
-
-export interface Task {
-  /** domain:verb */
-  name: string;
-  /** Seconds between runs (default 1). */
-  everySeconds?: number;
-  run: () => unknown;
-  /**
-   * Runs on every server sharing the database (its own claims, its own phones' streams); the
-   * others run only on the cluster's leader, once per tick for the whole cluster.
-   */
-  everyServer?: boolean;
-}
 
 export function startScheduler(tasks: Task[], log: LogFn) {
   // Runs in progress, so a shutdown can wait for them to record what they did.

@@ -1,6 +1,6 @@
 // Blocked business numbers: the platform's account-level errors block a number (device.blocked),
 // a relink puts it on probation, and a send that succeeds after the block unblocks it.
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { DispatchOutcome } from "../types";
 import { chatappConfigOf } from "./adapter";

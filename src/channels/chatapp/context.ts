@@ -3,7 +3,7 @@
 import type { Clock } from "../../clock";
 import type { Config } from "../../config";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { LogFn } from "../../lib/log";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";

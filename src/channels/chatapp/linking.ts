@@ -1,6 +1,6 @@
 // Linking business numbers: an access token's business accounts and numbers become chat-app
 // devices (created or updated), and a relink gives a number a new token. Both sync templates.
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { nanoid } from "../../lib/tokens";
 import type { DeviceRow } from "../../modules/devices/repository";

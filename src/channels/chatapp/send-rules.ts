@@ -1,8 +1,8 @@
 // The chat-app rules a send passes before anything is stored: the template's business account is
 // linked (and the number matches it), the number is not blocked, a freeform message needs the
 // 24-hour window open; and the probe of a template's header media.
-import type { AuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
+import type { AuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
 import { webhookTargetProblem } from "../../lib/net-safety";
 import { DAY, iso } from "../../lib/time";
 import type { Prepared, SendInput } from "../../modules/sending/service";

@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, models, ok } from "../../http/envelope";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { rawBodyOf } from "../../http/foundation";
 import { IdParam } from "../../http/validation";
 import type { ChannelRouteContext } from "../types";

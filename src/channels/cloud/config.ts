@@ -1,7 +1,7 @@
 // A cloud-number device's provider settings, stored in device.config. The provider speaks the
 // Twilio Messages API; base_url points at Twilio or at anything compatible (a local fake in tests).
 import { t } from "elysia";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 
 export const DEFAULT_CLOUD_BASE_URL = "https://api.twilio.com";

@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, envelopeOf, errorResponses, models } from "../../http/envelope";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { DAY } from "../../lib/time";
 import { DeviceIdParams } from "../../modules/devices/model";
 import type { ChannelRouteContext } from "../types";

@@ -26,7 +26,7 @@ export const phone: Channel<"phone", PhoneService> = {
     const keepaliveMs = Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3));
     // With several servers, which one holds a phone's stream is noted in the database (renewed by
     // its keepalives), so a request through another server knows the phone can be reached.
-    const shared = storage.dialect === "postgres";
+    const shared = core.shared;
     const noteStream = (deviceId: number, open: boolean) => {
       if (!shared) return;
       const noted = open

@@ -5,7 +5,7 @@ import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import QRCode from "qrcode";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { iso } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";

@@ -6,7 +6,7 @@ import type { Storage } from "../../db/storage";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import type { MmsMeta } from "../../db/schema";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
 import type { EventService } from "../../modules/events/service";

@@ -1,7 +1,7 @@
 // What the companion app's protocol fixes and every part of the phone channel shares: the webhook
 // events and path it is told to call, the version that understands cancelling, the shape of its
 // state reports, and its error shape.
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { iso } from "../../lib/time";
 import type { DeviceRow } from "../../modules/devices/repository";
 

@@ -7,7 +7,7 @@ import type { ChannelCore } from "../types";
 import type { SignInGuard } from "../../http/foundation";
 import type { Storage } from "../../db/storage";
 import type { Clock } from "../../clock";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";

@@ -2,9 +2,10 @@
 // CLI and by start-up. No Elysia here.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import { readCredentials, termsOf, type AuthContext, type KeyAuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
-import type { Freshness } from "../../http/rate-limit";
+import { readCredentials } from "../../http/auth";
+import { termsOf, type AuthContext, type KeyAuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
+import type { Freshness } from "../../core/caller";
 import { createGenerationCache } from "../../lib/generation-cache";
 import type { SecretBox } from "../../lib/secrets";
 import { matchesHash, nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";

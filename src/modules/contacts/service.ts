@@ -1,9 +1,9 @@
 // Contact rules: E.164 phones, valid emails, one contact per phone in a workspace.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
-import { requireTimeZone } from "../../lib/schedule";
+import { requireTimeZone } from "../../core/schedule";
 import { iso } from "../../lib/time";
 import type { ContactRepository, ContactRow, ContactTypeRow } from "./repository";
 

@@ -2,7 +2,7 @@
 // unit of work as the ledger row that explains it, so the two never disagree.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { monthStart } from "../../lib/time";
 import { createCreditRepository } from "./repository";
 

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION, type ChannelConfig } from "../../channels/kinds";
+import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION, type ChannelConfig } from "../../core/kinds";
 import { Envelope, Pagination } from "../../http/envelope";
 import { fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 

@@ -1,12 +1,12 @@
 // Device rules: listing, health, usage, pacing window, batch registration and status changes.
 import type { Clock } from "../../clock";
-import type { AuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
+import type { AuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
 import { outboundTargetProblem } from "../../lib/net-safety";
 import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../channels/kinds";
+import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../core/kinds";
 import type { PhoneHealth } from "../../db/schema";
 import type { Storage } from "../../db/storage";
 import type { UsageRepository } from "../usage/repository";

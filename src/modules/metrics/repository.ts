@@ -1,6 +1,6 @@
 // What a scrape of /metrics reads from the database: two aggregate statements, each on an index
 // or a small table, so a scrape stays cheap on a large database.
-import type { DeviceKind } from "../../channels/kinds";
+import type { DeviceKind } from "../../core/kinds";
 import type { Executor } from "../../db/storage";
 
 export type DeviceState = "online" | "offline" | "blocked" | "inactive";

@@ -9,7 +9,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { pathOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
 import { isTrustedPeer, parseProxyList } from "../../lib/trusted-proxies";

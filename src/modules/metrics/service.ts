@@ -2,7 +2,7 @@
 // each server sharing a PostgreSQL database counts what it did itself, and Prometheus adds them up.
 // Gauges of the queue, the devices and the webhook outbox are read from the database at each
 // scrape, so every server reports the same shared numbers for them.
-import { ROUTE_NAMES, type DeviceKind } from "../../channels/kinds";
+import { ROUTE_NAMES, type DeviceKind } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { RequestDone } from "../../http/foundation";

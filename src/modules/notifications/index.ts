@@ -1,7 +1,7 @@
 // The notifications module: its repository (shared with the sending path, the channels and the
 // worker), the month's SMS count the plans check (usage), the state machine every report goes
 // through, the service behind the notification routes and the expiry task, built here once.
-import type { DeviceKind } from "../../channels/kinds";
+import type { DeviceKind } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";

@@ -1,12 +1,21 @@
 // What follows a notification's changes, in one place: every state change is an event (written in
 // the transition's transaction: the outbox), and the channel carrying it hears of its acceptance,
 // its state changes and its cancellation (a paired phone is woken or told to drop it).
-import type { ChannelRuntime } from "../../channels/types";
-import type { DeviceKind } from "../../channels/kinds";
+import type { DeviceKind } from "../../core/kinds";
 import type { EventService } from "../events/service";
-import type { SendingService } from "../sending/service";
+import type { Accepted, SendingService } from "../sending/service";
 import { presentNotification, type NotificationService } from "./service";
-import type { NotificationState } from "./state";
+import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
+
+/** What the channel carrying a notification hears of it (each channel's runtime may implement these). */
+export interface NotificationHooks {
+  /** After commit: notifications accepted for one of its devices. */
+  accepted?(accepted: Accepted[]): void | Promise<void>;
+  /** Inside the transition's transaction: one of its notifications changed state. */
+  transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void | Promise<void>;
+  /** After commit: one of its notifications was cancelled through the API. */
+  cancelled?(n: NotificationRecord): void | Promise<void>;
+}
 
 export interface LifecycleDeps {
   state: NotificationState;
@@ -14,7 +23,7 @@ export interface LifecycleDeps {
   sending: SendingService;
   events: EventService;
   /** The channel carrying a route (device kind), if any. */
-  channelOf: (kind: DeviceKind) => ChannelRuntime | undefined;
+  channelOf: (kind: DeviceKind) => NotificationHooks | undefined;
 }
 
 export function wireNotificationLifecycle({ state, notifications, sending, events, channelOf }: LifecycleDeps): void {

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope, Pagination } from "../../http/envelope";
-import { DELIVERY_TYPES, DEVICE_KINDS } from "../../channels/kinds";
+import { DELIVERY_TYPES, DEVICE_KINDS } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
 const Status = t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], {

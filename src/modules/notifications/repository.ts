@@ -1,6 +1,6 @@
 // Notification queries, on the storage seam: the accept path and the worker's claim run these for
 // every message, so each is one statement the executor prepares once.
-import type { DeliveryType, DeviceKind } from "../../channels/kinds";
+import type { DeliveryType, DeviceKind } from "../../core/kinds";
 import { indexHint, insertRows, isUniqueViolation, likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
 import { notification } from "../../db/schema";

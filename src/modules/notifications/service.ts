@@ -1,7 +1,7 @@
 // Reading notifications, and cancelling one that has not reached its channel yet.
 import type { Storage } from "../../db/storage";
-import { ROUTE_NAMES, type DeliveryType } from "../../channels/kinds";
-import { AppError } from "../../http/errors";
+import { ROUTE_NAMES, type DeliveryType } from "../../core/kinds";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
 import type { ListFilters, LogRecord, NotificationRepository } from "./repository";

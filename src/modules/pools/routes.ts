@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { refuseUnknownFields } from "../../http/validation";
 import type { Services } from "../../services";
 

@@ -6,8 +6,9 @@
 // code (and, for +1 numbers, area code) come first. Every choice says why, for the message's log.
 import { parsePhoneNumberFromString } from "libphonenumber-js/min";
 import type { Clock } from "../../clock";
+import type { Cluster } from "../../core/cluster";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { createGenerationCache } from "../../lib/generation-cache";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
@@ -48,6 +49,8 @@ const MAX_MEMBERS = 50;
 export interface PoolDeps {
   storage: Storage;
   clock: Clock;
+  /** Whether other servers share the database (and so may change the pools at any time). */
+  cluster: Pick<Cluster, "shared">;
   repo: PoolRepository;
   /** A workspace's device by id (deleted ones are not found). */
   device: (workspaceId: number, id: number) => Promise<DeviceRow | null>;
@@ -133,7 +136,7 @@ export function createPoolService(deps: PoolDeps) {
   const defaults = new Map<number, number | null>();
   const keptDefaults = createGenerationCache<number, number | null>();
   async function defaultPool(workspaceId: number, generation: number | undefined): Promise<number | null> {
-    if (storage.dialect === "postgres") {
+    if (deps.cluster.shared) {
       const kept = keptDefaults.get(workspaceId, generation);
       if (kept !== undefined) return kept;
       const id = (await repo.defaultOf(workspaceId))?.id ?? null;

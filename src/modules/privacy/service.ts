@@ -6,7 +6,7 @@
 // bounded pages with a turn of the event loop between them.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
 import type { NotificationService } from "../notifications/service";

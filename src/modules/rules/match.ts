@@ -2,7 +2,7 @@
 // expression runs on RE2's linear-time engine (re2js), so no pattern a user saves can hold the event
 // loop however the message reads; business hours are read in the workspace's time zone.
 import { RE2JS } from "re2js";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { formatClock, localMinutes, localWeekday, parseClock } from "../../lib/quiet-hours";
 
 export interface MatchSpec {

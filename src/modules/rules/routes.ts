@@ -3,9 +3,9 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { literalUnion, refuseUnknownFields } from "../../http/validation";
-import { DELIVERY_TYPES } from "../../channels/kinds";
+import { DELIVERY_TYPES } from "../../core/kinds";
 import type { Services } from "../../services";
 import { DEFAULT_REPLY_WINDOW_SECONDS, REPLIES_PER_MINUTE } from "./service";
 

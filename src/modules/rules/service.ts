@@ -5,9 +5,9 @@
 // replies are held back: never to an opted-out sender or one of the workspace's own numbers, at
 // most one per sender per rule per window, at most five a minute per sender across rules.
 import type { Clock } from "../../clock";
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import type { Storage } from "../../db/storage";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { LogFn } from "../../lib/log";
 import { toE164 } from "../../lib/phone";
 import { iso, MINUTE } from "../../lib/time";

@@ -1,6 +1,6 @@
 // The safe-sending module: its repository (rules, opt-outs and their history) and its service,
 // built here once.
-import type { DeviceKind } from "../../channels/kinds";
+import type { DeviceKind } from "../../core/kinds";
 import { createSafetyRepository } from "./repository";
 import { createSafetyService, type SafetyDeps } from "./service";
 

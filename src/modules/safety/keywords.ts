@@ -1,7 +1,7 @@
 // The keywords an inbound message may be: on every channel, a whole message that is an opt-out
 // keyword suppresses its sender, an opt-in keyword lifts that, a help keyword asks for the help
 // text; each answered with the workspace's reply. The message itself still lands in its thread.
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import type { Inbound } from "../threads/inbound";
 import type { SafetyService } from "./service";
 

@@ -1,7 +1,7 @@
 // Safe-sending storage: a workspace's rules (quiet hours, keywords, replies, default routes), the
 // numbers it must not text now, the audit of every opt-out and opt-in, and the pending messages an
 // opt-out stops, on the storage seam; every query is scoped by workspace.
-import type { DeliveryType, DeviceKind } from "../../channels/kinds";
+import type { DeliveryType, DeviceKind } from "../../core/kinds";
 import type { OptOutSource } from "../../db/schema";
 import type { Executor } from "../../db/storage";
 

@@ -2,14 +2,15 @@
 // dashboard or an import), the keywords an inbound message may carry, and quiet hours. The send
 // path asks `refusal` and `quietHold` before it stores a message; an opt-out fails the messages to
 // that number that no channel holds yet, in the same transaction.
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import type { Clock } from "../../clock";
+import type { Cluster } from "../../core/cluster";
 import type { Storage } from "../../db/storage";
 import type { OptOutSource } from "../../db/schema";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { createGenerationCache } from "../../lib/generation-cache";
 import { quietUntil, zoneForNumber } from "../../lib/quiet-hours";
-import { resolveTimeZone } from "../../lib/schedule";
+import { resolveTimeZone } from "../../core/schedule";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
 import type { NotificationState } from "../notifications/state";
@@ -19,6 +20,8 @@ import { applyChange, normalizeKeyword, presentSettings, settingsFrom, type Safe
 export interface SafetyDeps {
   storage: Storage;
   clock: Clock;
+  /** Whether other servers share the database (and so may change the settings at any time). */
+  cluster: Pick<Cluster, "shared">;
   repo: SafetyRepository;
   state: NotificationState;
   events: EventService;
@@ -70,7 +73,7 @@ export function createSafetyService(deps: SafetyDeps) {
   // database). On PostgreSQL another server may change them at any time: they are kept while the
   // cache generation a request read says they are current (src/lib/generation-cache.ts), and read
   // again otherwise, so an opt-out taken by one server stops sends through every other at once.
-  const inMemory = storage.dialect === "sqlite";
+  const inMemory = !deps.cluster.shared;
   const cache = new Map<number, SafetySettings>();
   const keptSettings = createGenerationCache<number, SafetySettings>();
 

@@ -2,10 +2,10 @@
 // in the API. Stored columns are null for "the default", so a workspace that never changed a
 // setting follows the defaults as they are now.
 import { t } from "elysia";
-import { DEVICE_KINDS, kindOfRoute, ROUTE_NAME_LIST, ROUTE_NAMES, type DeviceKind } from "../../channels/kinds";
-import { AppError } from "../../http/errors";
+import { DEVICE_KINDS, kindOfRoute, ROUTE_NAME_LIST, ROUTE_NAMES, type DeviceKind } from "../../core/kinds";
+import { AppError } from "../../core/errors";
 import { formatClock, parseClock } from "../../lib/quiet-hours";
-import { resolveTimeZone } from "../../lib/schedule";
+import { resolveTimeZone } from "../../core/schedule";
 import type { SettingsValues } from "./repository";
 
 export const DEFAULT_OPT_OUT_KEYWORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"];

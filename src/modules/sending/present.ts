@@ -1,8 +1,8 @@
 // How a send's results read in a reply, shared by the SMS and chat-app send routes. Each reply is
 // a plain status and body, so src/http/idempotency can keep it for a repeat.
 import { ok } from "../../http/envelope";
-import { ROUTE_NAMES } from "../../channels/kinds";
-import type { AppError } from "../../http/errors";
+import { ROUTE_NAMES } from "../../core/kinds";
+import type { AppError } from "../../core/errors";
 import { countSegments, ucs2Characters } from "../../lib/segments";
 import type { ItemResult, Prepared } from "./service";
 

@@ -3,11 +3,11 @@
 // work (batched with its turn's others: the group commit). After commit, listeners wake whoever carries it. It answers with data; the
 // routes present it, and src/http/idempotency keeps the reply for repeats.
 import type { Clock } from "../../clock";
-import type { AuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
+import type { AuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
 import type { Storage } from "../../db/storage";
 import { toE164 } from "../../lib/phone";
-import { parseScheduleTime, requireTimeZone } from "../../lib/schedule";
+import { parseScheduleTime, requireTimeZone } from "../../core/schedule";
 import { countSegments } from "../../lib/segments";
 import { monthStart } from "../../lib/time";
 import { timeOrderedId } from "../../lib/tokens";
@@ -22,14 +22,7 @@ import type { ThreadRepository } from "../threads/repository";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { UsageRepository } from "../usage/repository";
 import { TTL_MAX_SECONDS } from "./model";
-import {
-  DELIVERY_TYPES,
-  ROUTE_DESCRIPTION,
-  ROUTE_NAMES,
-  type ChannelTraits,
-  type DeliveryType,
-  type DeviceKind,
-} from "../../channels/kinds";
+import { DELIVERY_TYPES, ROUTE_DESCRIPTION, ROUTE_NAMES, type ChannelTraits, type DeliveryType, type DeviceKind } from "../../core/kinds";
 import type { SafetyMemo, SafetyService } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 import { createBatcher } from "../../lib/batcher";

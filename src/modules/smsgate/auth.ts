@@ -6,8 +6,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import type { Authenticator, KeyAuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
+import type { Authenticator, KeyAuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { nanoid } from "../../lib/tokens";
 import type { AccountsService } from "../accounts/service";

@@ -1,6 +1,6 @@
 // The SMSGate-compatible API as a module: its repository (its message ids, tokens, webhooks and
 // settings), its credentials, its service, its webhooks and its settings, built here once.
-import type { Authenticator } from "../../http/auth";
+import type { Authenticator } from "../../core/caller";
 import type { SecretBox } from "../../lib/secrets";
 import type { AccountsService } from "../accounts/service";
 import type { DeviceRow } from "../devices/repository";

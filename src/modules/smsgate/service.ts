@@ -1,11 +1,11 @@
 // The SMSGate-compatible API's rules over Pigeon's own: an SMSGate message is one notification per
 // recipient, sent through the same preparation and acceptance as /v1's send; its state is read
 // back from those notifications; its devices are the workspace's paired phones.
-import { AppError } from "../../http/errors";
-import type { KeyAuthContext } from "../../http/auth";
+import { AppError } from "../../core/errors";
+import type { KeyAuthContext } from "../../core/caller";
 import { toE164 } from "../../lib/phone";
 import { nanoid } from "../../lib/tokens";
-import type { ChannelTraits } from "../../channels/kinds";
+import type { ChannelTraits } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { DeviceRow } from "../devices/repository";

@@ -3,7 +3,7 @@
 // paired phone of the workspace: the pause between messages and the per-minute limit. The webhook
 // signing key is the workspace's SMSGate key: it can be set here but, as in SMSGate, never read.
 // Anything else is refused by name rather than stored and ignored.
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { SmsGateWebhooks } from "./webhooks";

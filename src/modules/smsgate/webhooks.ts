@@ -5,7 +5,7 @@
 // hex HMAC-SHA256 of the body followed by the timestamp, keyed with the workspace's signing key.
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { randomBase62, nanoid } from "../../lib/tokens";
 import type { DueDelivery } from "../webhooks/repository";

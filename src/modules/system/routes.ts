@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { iso } from "../../lib/time";
 import type { Services } from "../../services";
 import { VERSION } from "../../version";

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { Envelope, Pagination } from "../../http/envelope";
-import { DELIVERY_TYPES } from "../../channels/kinds";
+import { DELIVERY_TYPES } from "../../core/kinds";
 import { choiceOf, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
 const DeliveryTypeSchema = literalUnion(DELIVERY_TYPES);

@@ -1,5 +1,5 @@
 // Template queries, on the storage seam. A workspace sees its own templates and the system ones.
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import { tableRecords } from "../../db/records";
 import { template } from "../../db/schema";
 import type { Executor, SqlParam } from "../../db/storage";

@@ -2,12 +2,12 @@
 // system templates are read-only.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import type { AuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
+import type { AuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
 import { sqlTime } from "../../lib/time";
 import { uuid } from "../../lib/tokens";
 import type { TemplateRepository, TemplateRow } from "./repository";
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import { parseTemplateBody } from "./variables";
 
 const CHATAPP_BODY_MAX = 1024;

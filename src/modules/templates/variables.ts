@@ -1,7 +1,7 @@
 // Template variables (spec section 2, rules 1–5): parsing a body's {{placeholders}}, checking the
 // supplied values, and rendering the final text.
-import type { DeliveryType } from "../../channels/kinds";
-import { AppError } from "../../http/errors";
+import type { DeliveryType } from "../../core/kinds";
+import { AppError } from "../../core/errors";
 
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const NAME = /^[A-Za-z0-9_]+$/;

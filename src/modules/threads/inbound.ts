@@ -1,6 +1,6 @@
 // An inbound message on either channel: into its thread, and out as a message.received event, in
 // the caller's transaction.
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import type { MmsMeta } from "../../db/schema";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";

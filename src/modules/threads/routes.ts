@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
-import { DELIVERY_TYPES } from "../../channels/kinds";
+import { DELIVERY_TYPES } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 import type { Services } from "../../services";
 

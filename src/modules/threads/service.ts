@@ -2,7 +2,7 @@
 // outbound message's notification status. Chat-app threads show their 24-hour window.
 import type { Clock } from "../../clock";
 import type { MmsMeta } from "../../db/schema";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { DAY, iso } from "../../lib/time";
 import type { ThreadFilters, ThreadRecord, ThreadRepository, ThreadView } from "./repository";
 

@@ -4,7 +4,7 @@
 // second, with Z or an offset). A bare date means its day: DateSent that day, `DateSent<` on or
 // before it, `DateSent>` on or after it. A date-time means its second: DateSent sent within it,
 // `DateSent<` at or before it, `DateSent>` at or after it. Anything else is Twilio's 400 (20001).
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

@@ -1,6 +1,6 @@
 // Where Twilio's API lives in Pigeon and how its errors read: Twilio's body `{code, message,
 // more_info, status}` with its numeric codes, for the Pigeon error codes that have a Twilio twin.
-import type { ErrorCode } from "../../http/errors";
+import type { ErrorCode } from "../../core/errors";
 
 export const API_VERSION = "2010-04-01";
 

@@ -1,6 +1,6 @@
 // The Twilio-compatible module: its repository, its service (credentials, the Messages API) and its
 // posts (status callbacks, incoming messages and their TwiML replies), built here once.
-import type { Cluster } from "../../worker/cluster";
+import type { Cluster } from "../../core/cluster";
 import type { Resolver } from "../../lib/net-safety";
 import { createTwilioPosts, type TwilioPostDeps } from "./posts";
 import { createTwilioRepository } from "./repository";

@@ -7,14 +7,14 @@
 // transaction, so a TwiML answer is sent at most once however often the server stops.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import type { AuthContext } from "../../http/auth";
+import type { AuthContext } from "../../core/caller";
 import { checkOutboundTarget, postToTarget, type Resolver } from "../../lib/net-safety";
 import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { HOUR, MINUTE } from "../../lib/time";
 import { twilioSignature } from "../../lib/twilio-signature";
 import { VERSION } from "../../version";
-import type { Cluster } from "../../worker/cluster";
+import type { Cluster } from "../../core/cluster";
 import type { AccountsService } from "../accounts/service";
 import type { SendingService } from "../sending/service";
 import type { Inbound } from "../threads/inbound";
@@ -24,7 +24,7 @@ import { API_VERSION } from "./errors";
 import type { TwilioPostRow, TwilioRepository } from "./repository";
 import { parseTwiml } from "./twiml";
 import { messageErrorCode, receivedSidOf, sidOf, twilioAddress, twilioStatus } from "./resource";
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 
 /** Waits before each retry of a status callback: about a day in all, then it is given up. */
 export const STATUS_RETRY_MS = [30_000, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 8 * HOUR];

@@ -6,7 +6,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, ok } from "../../http/envelope";
 import { refuseUnknownFields } from "../../http/validation";
 import { authOf } from "../../http/foundation";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import type { Services } from "../../services";
 import { TWILIO_BASE } from "./errors";
 

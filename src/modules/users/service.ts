@@ -3,7 +3,7 @@
 // the database, ended after 30 idle days or on sign-out) and the one-time setup link printed at
 // first start. The CLI (`pigeon users …`) and the dashboard share these rules.
 import type { Clock } from "../../clock";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { DAY, MINUTE } from "../../lib/time";
 import { randomBase62, sha256Hex } from "../../lib/tokens";
 import type { AccountsService } from "../accounts/service";

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, ok } from "../../http/envelope";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { authOf } from "../../http/foundation";
 import { refuseUnknownFields } from "../../http/validation";
 import type { Services } from "../../services";

@@ -9,11 +9,11 @@
 // may get in 10 minutes, sends a country prefix may get in an hour) refuse before anything is sent
 // or charged.
 import { randomInt, timingSafeEqual } from "node:crypto";
-import type { DeliveryType } from "../../channels/kinds";
+import type { DeliveryType } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import type { AuthContext } from "../../http/auth";
-import { AppError } from "../../http/errors";
+import type { AuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { MINUTE, HOUR } from "../../lib/time";

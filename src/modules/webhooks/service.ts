@@ -1,9 +1,9 @@
 // Customer webhook subscriptions and their deliveries: signed, retried for about a day,
 // at-least-once (receivers de-duplicate on the event id).
-import type { Cluster } from "../../worker/cluster";
+import type { Cluster } from "../../core/cluster";
 import { createHmac } from "node:crypto";
 import type { Clock } from "../../clock";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../core/errors";
 import { checkOutboundTarget, outboundTargetProblem, postToTarget, type Resolver } from "../../lib/net-safety";
 import type { SecretBox } from "../../lib/secrets";
 import { iso, MINUTE, HOUR } from "../../lib/time";

@@ -3,9 +3,9 @@
 // or with none, stops before it serves or writes anything. Servers sharing one PostgreSQL
 // database need the same PIGEON_KEY_FILE: without this check a replica with the wrong file would
 // fail on every sealed value it met (webhook secrets, provider tokens) while answering requests.
-import { createInstanceRepository } from "../db/instance-repository";
-import type { Storage } from "../db/storage";
-import { SecretKeyError, type SecretBox } from "./secrets";
+import { createInstanceRepository } from "./instance-repository";
+import type { Storage } from "./storage";
+import { SecretKeyError, type SecretBox } from "../lib/secrets";
 
 const FINGERPRINT = "key_fingerprint";
 

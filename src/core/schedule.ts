@@ -1,6 +1,6 @@
 // schedule_time `YYYY-MM-DD HH:MM:SS` (24-hour) in an IANA timezone → a UTC instant.
 import { formatInTimeZone, fromZonedTime } from "date-fns-tz";
-import { AppError } from "../http/errors";
+import { AppError } from "./errors";
 
 const FORMAT = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
