@@ -11,7 +11,7 @@ import { DAY } from "../lib/time";
 import { AppError } from "../core/errors";
 import { createRateCounterRepository, type Admission, type Window } from "./rate-counter-repository";
 import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type KeyHolder, type RateDecision } from "./rate-limit";
-import { type Freshness } from "../core/caller";
+import type { Freshness } from "../core/caller";
 
 const SECOND = 1000;
 /** Slots a minute's window counts: the current second and the 60 before it. */

@@ -1,7 +1,7 @@
 // The background worker: what runs on each tick, in one place. main starts it; tests call tick().
 import type { Services } from "../services";
 import { startScheduler } from "./scheduler";
-import { type Task } from "../core/task";
+import type { Task } from "../core/task";
 
 /**
  * Sends added to their threads per unit of work of the worker's catch-up, kept small: the sends
