@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { renderErrorsDoc } from "../scripts/docs-errors";
-import { HELP, runCli } from "../src/cli/commands";
+import { COMMAND_NAMES, HELP, runCli } from "../src/cli/commands";
 import { ENV_VARS, loadConfig } from "../src/config";
 
 const ROOT = join(import.meta.dir, "..");
@@ -97,6 +97,24 @@ describe("environment variables: config.ts, ENV_VARS, --help and docs/operating.
       expect({ name: v.name, line: line !== undefined }).toEqual({ name: v.name, line: true });
       if (v.default !== null) expect(line).toContain(v.default);
     }
+  });
+});
+
+describe("the command table", () => {
+  test("--help is made from it: each command's lines, and no line of another", () => {
+    const commands = HELP.slice(HELP.indexOf("Commands:\n"), HELP.indexOf("\nOptions:")).split("\n").slice(1);
+    const named = commands.filter((l) => /^ {2}[a-z]/.test(l)).map((l) => l.trim().split(/\s/)[0]);
+    expect([...new Set(named)]).toEqual(COMMAND_NAMES);
+    expect(COMMAND_NAMES).toContain("serve");
+    expect(COMMAND_NAMES.length).toBeGreaterThan(15);
+  });
+
+  test("docs/operating.md shows every command", () => {
+    const lines = read("docs/operating.md")
+      .split("\n")
+      .filter((l) => l.startsWith("pigeon "));
+    const missing = COMMAND_NAMES.filter((name) => !lines.some((l) => new RegExp(`(^pigeon |\\| |\\[)${name}[ \\]]`).test(l)));
+    expect(missing).toEqual([]);
   });
 });
 
