@@ -6,7 +6,7 @@ import { createSignals } from "./db/signals";
 import { createCluster } from "./worker/cluster";
 import { CHANNELS } from "./channels";
 import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
-import type { ChannelTraits, DeliveryType, DeviceKind } from "./core/kinds";
+import type { ChannelTraits, DeviceKind } from "./core/kinds";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -21,6 +21,9 @@ import { createCreditService } from "./modules/credits/service";
 import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
 import { createEventService } from "./modules/events/service";
 import { createWebhookService } from "./modules/webhooks/service";
+import { createInboundPipeline } from "./modules/inbound";
+import { ruleWebhooks } from "./modules/rules/webhook-port";
+import { createOwnAccordSender } from "./modules/sending/own-accord";
 import { createSendingService } from "./modules/sending/service";
 import { createDispatcher } from "./worker/dispatcher";
 import { createSystemService } from "./modules/system/service";
@@ -40,7 +43,6 @@ import { createRulesModule } from "./modules/rules";
 import { createTwilioModule } from "./modules/twilio";
 import { createVerifyModule } from "./modules/verify";
 import { NOTIFICATION_HOOKS } from "./modules/notifications/repository";
-import { VERIFY_CHANNELS } from "./modules/verify/service";
 import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
@@ -236,6 +238,14 @@ export function createServices(deps: Deps) {
     cluster,
   });
 
+  /** Messages Pigeon sends by itself (src/modules/sending/own-accord.ts). */
+  const replyOnOwnAccord = createOwnAccordSender({
+    storage,
+    sending,
+    callerFor: (workspaceId) => accounts.callerFor(workspaceId),
+    log,
+    logger,
+  });
   const keywordHook = createKeywordHook({
     safety,
     reply: (to, text, why) => replyOnOwnAccord([{ to: { ...to, simNumber: null }, content: { text }, why }]),
@@ -252,16 +262,7 @@ export function createServices(deps: Deps) {
     contactName: async (workspaceId, phone) => (await contacts.nameOf(workspaceId, phone)) ?? null,
     templateExists: async (workspaceId, id) => (await templateRepo.get(workspaceId, id)) !== null,
     deviceExists: async (workspaceId, id) => (await deviceRepo.get(workspaceId, id)) !== null,
-    webhooks: {
-      async create(workspaceId, url, description) {
-        const made = await webhooks.create(workspaceId, { url, events: [], description, addressedOnly: true });
-        return { id: made.webhook_id, secret: "secret" in made ? made.secret : "" };
-      },
-      update: async (workspaceId, id, url, description) => void (await webhooks.update(workspaceId, { webhook_id: id, url, description })),
-      remove: async (workspaceId, id) => void (await webhooks.remove(workspaceId, id)),
-      exists: async (workspaceId, id) => (await webhooks.get(workspaceId, id).catch(() => null)) !== null,
-      emit: async (workspaceId, id, data) => void (await events.emitTo(workspaceId, id, "rule.matched", data)),
-    },
+    webhooks: ruleWebhooks(webhooks, events),
     send: replyOnOwnAccord,
   });
   const core: ChannelCore = {
@@ -281,16 +282,14 @@ export function createServices(deps: Deps) {
     state,
     threads,
     events,
-    // The opt-out keywords, matched on every inbound message before it is announced; and the
-    // sender sticks to the pool members on the device it wrote to (SMS: the phone's or cloud number's).
     rehomeTarget: (workspaceId, deviceId) => pools.rehomeTarget(workspaceId, deviceId),
-    onInbound: async (m, stored) => {
-      // A keyword (opt-out, opt-in, help) is answered by the keywords alone: no rule hears it.
-      if (!(await keywordHook(m, stored))) await rules.onInbound(m, stored);
-      if (m.channel === "sms") await pools.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
-      // The workspace's (or the pool's) Twilio-style incoming-message URL hears every message, keywords too, as Twilio's does.
-      await twilio.posts.received(m, stored);
-    },
+    // What every inbound message goes through before it is announced, in order (src/modules/inbound).
+    onInbound: createInboundPipeline({
+      keywords: keywordHook,
+      rules: (m, stored) => rules.onInbound(m, stored),
+      heardFrom: (workspaceId, deviceId, sender, simNumber) => pools.heardFrom(workspaceId, deviceId, sender, simNumber),
+      twilioIncoming: (m, stored) => twilio.posts.received(m, stored),
+    }),
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
   const channelServices = {} as Record<string, unknown>;
@@ -313,45 +312,6 @@ export function createServices(deps: Deps) {
     for (const { prepared: p } of accepted)
       if (p.poolMemberId) await pools.counted(p.poolMemberId, p.scheduleAt ?? clock.now(), p.segments, p.recipient);
   });
-
-  /**
-   * Messages Pigeon sends by itself (a keyword's confirmation, an inbound rule's replies and
-   * forwards), in order, each through the device (and SIM) given or the workspace's routing, once
-   * the transaction that stored the inbound message is over. One that cannot go (the device went
-   * away, the account is suspended) is logged and dropped; the others still go.
-   */
-  function replyOnOwnAccord(
-    list: {
-      to: { workspaceId: number; channel: DeliveryType; deviceId: number | null; simNumber: number | null; recipient: string };
-      content: { text: string } | { templateId: number; variables: Record<string, string> };
-      why: string;
-    }[],
-  ) {
-    const send = async ({ to, content, why }: (typeof list)[number]) => {
-      try {
-        const caller = await accounts.callerFor(to.workspaceId);
-        const prepared = await sending.prepare(caller, {
-          channel: to.channel,
-          recipient: to.recipient,
-          ...("text" in content ? { message: content.text } : { templateId: content.templateId, variables: content.variables }),
-          deviceId: to.deviceId,
-          simNumber: to.simNumber,
-          system: true,
-        });
-        const [result] = await storage.transaction(() => sending.accept(caller, [prepared]));
-        if (!result.ok) logger.warn(`no ${why} to ${to.recipient}: ${result.error.message}`, { device_id: to.deviceId });
-      } catch (error) {
-        log(`no ${why} to ${to.recipient}`, error, { device_id: to.deviceId });
-      }
-    };
-    // After the inbound message's unit of work has committed (a later turn of the same unit, still
-    // running, would otherwise take the reply's statements as its own).
-    storage.afterCommit(() => {
-      void (async () => {
-        for (const item of list) await send(item);
-      })();
-    });
-  }
 
   const { authenticate } = accounts;
   const services = {
@@ -471,16 +431,9 @@ export function createServices(deps: Deps) {
     sending,
     log,
     poolExists: (workspaceId, id) => pools.exists(workspaceId, id),
-    templateExists: async (workspaceId, id) => (await templateRepo.get(workspaceId, id)) !== null,
-    async authTemplate(workspaceId, id) {
-      const candidates =
-        id !== null
-          ? [await templateRepo.get(workspaceId, id)]
-          : (await templateRepo.list(workspaceId, { channel: VERIFY_CHANNELS.whatsapp, offset: 0, limit: 500 })).rows;
-      const usable = candidates.find(
-        (t) => t && t.channel === VERIFY_CHANNELS.whatsapp && t.status === "active" && t.category === "AUTHENTICATION",
-      );
-      return usable ? { id: usable.id, variables: usable.variables } : null;
+    templates: {
+      get: (workspaceId, id) => templateRepo.get(workspaceId, id),
+      ofChannel: async (workspaceId, channel) => (await templateRepo.list(workspaceId, { channel, offset: 0, limit: 500 })).rows,
     },
   });
   // A message sent with a StatusCallback: each change of its status is posted, from the change's transaction.

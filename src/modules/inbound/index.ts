@@ -1,0 +1,27 @@
+// What every inbound message goes through once it is stored and before it is announced, its steps
+// and their order written here once:
+//   1. the keywords (opt-out, opt-in, help): a keyword is answered by them alone, no rule hears it;
+//   2. the inbound rules (src/modules/rules), for any other message;
+//   3. for an SMS, the sender sticks to the pool members on the device it wrote to;
+//   4. the workspace's (or the pool's) Twilio-style incoming-message URL hears every message,
+//      keywords too, as Twilio's does.
+import type { Inbound, InboundHook } from "../threads/inbound";
+
+type Stored = Parameters<InboundHook>[1];
+
+export interface InboundSteps {
+  /** True when the message was a keyword, answered. */
+  keywords: (m: Inbound, stored: Stored) => Promise<boolean>;
+  rules: (m: Inbound, stored: Stored) => Promise<unknown>;
+  /** The pools note who wrote to which device (and SIM). */
+  heardFrom: (workspaceId: number, deviceId: number, sender: string, simNumber: number | null) => Promise<void>;
+  twilioIncoming: (m: Inbound, stored: Stored) => Promise<void>;
+}
+
+export function createInboundPipeline(steps: InboundSteps): InboundHook {
+  return async (m, stored) => {
+    if (!(await steps.keywords(m, stored))) await steps.rules(m, stored);
+    if (m.channel === "sms") await steps.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
+    await steps.twilioIncoming(m, stored);
+  };
+}
