@@ -4,47 +4,18 @@
 // other strategies, take the least loaded usable member (`least_loaded`) or the next in turn
 // (`round_robin`). With `geomatch`, members whose number shares the recipient's country calling
 // code (and, for +1 numbers, area code) come first. Every choice says why, for the message's log.
-import { parsePhoneNumberFromString } from "libphonenumber-js/min";
 import type { Clock } from "../../clock";
 import type { Cluster } from "../../core/cluster";
 import type { Storage } from "../../db/storage";
 import { AppError } from "../../core/errors";
 import { createGenerationCache } from "../../lib/generation-cache";
-import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
 import type { DeviceRow } from "../devices/repository";
-import { sidOf } from "../twilio/resource";
-import { reportedSimNumbers } from "../devices/service";
-import type { MemberRow, NewMember, PoolRepository, PoolRow, PoolStrategy } from "./repository";
-
-export const STRATEGIES: readonly PoolStrategy[] = ["sticky", "round_robin", "least_loaded"];
-const MEMBER_FIELDS = [
-  "device_id",
-  "sim_number",
-  "number",
-  "paused",
-  "resume",
-  "daily_limit",
-  "monthly_limit",
-  "count",
-  "monthly_unique_recipients",
-];
-
-/** Failures that say nothing about the member's carrier: they do not count toward its pause. */
-const NOT_THE_CARRIER = new Set(["recipient_opted_out", "expired", "quota_exhausted", "device_deleted", "device_offline", "cancelled"]);
-
-/** The UTC day and month an instant falls in (`2026-11-26`, `2026-11`), and when each ends. */
-export function periodsOf(at: number) {
-  const d = new Date(at);
-  const day = d.toISOString().slice(0, 10);
-  return {
-    day,
-    month: day.slice(0, 7),
-    dayEnds: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1),
-    monthEnds: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
-  };
-}
-const MAX_MEMBERS = 50;
+import { bounded, flag, nameOf, poolInput, strategyOf } from "./input";
+import { createPauses, type PoolActor } from "./pauses";
+import { presentPool } from "./present";
+import { periodsOf, regionOf } from "./model";
+import type { MemberRow, PoolRepository, PoolRow } from "./repository";
 
 export interface PoolDeps {
   storage: Storage;
@@ -62,19 +33,6 @@ export interface PoolDeps {
   /** pool.member_paused and pool.member_resumed, in the caller's unit of work. */
   emit: (workspaceId: number, type: "pool.member_paused" | "pool.member_resumed", data: Record<string, unknown>) => Promise<void>;
 }
-
-/** A pool's id as Twilio's APIs name it: its Messaging Service SID (`MG` and the id in 32 hex digits). */
-export const messagingServiceSid = (poolId: number) => sidOf("MG", poolId);
-
-/**
- * Who or what paused or resumed a pool member, as its events say: an API key, a dashboard user,
- * the member's carrier failures (a pause), or the end of their back-off (a resume).
- */
-export type PoolActor =
-  | { type: "api_key"; key_id: number | null; key_name: string }
-  | { type: "dashboard_user"; user_id: number; email: string }
-  | { type: "carrier_failures" }
-  | { type: "backoff_ended" };
 
 /** A pool as the API writes it. */
 export interface PoolInput {
@@ -114,15 +72,6 @@ interface Candidate {
   /** Why it cannot take the message now; null when it can. */
   skip: string | null;
   number: string | null;
-}
-
-/** The prefix two numbers must share to match: +1 and the area code for NANP, else the country calling code. */
-export function regionOf(e164: string | null): { country: string; area: string | null } | null {
-  if (!e164) return null;
-  const parsed = parsePhoneNumberFromString(e164);
-  if (!parsed) return null;
-  const country = `+${parsed.countryCallingCode}`;
-  return { country, area: country === "+1" ? e164.slice(0, 5) : null };
 }
 
 export function createPoolService(deps: PoolDeps) {
@@ -168,162 +117,10 @@ export function createPoolService(deps: PoolDeps) {
     return memberDevices.ids.has(deviceId);
   }
 
-  const bad = (message: string, field: string) => new AppError("validation_error", message, { field });
+  const { membersOf } = poolInput({ device: deps.device, kindOf: deps.kindOf });
+  const pauses = createPauses({ storage, clock, repo, isMemberDevice, emit: deps.emit });
 
-  async function memberOf(workspaceId: number, raw: unknown, at: number): Promise<NewMember> {
-    const field = `members[${at}]`;
-    if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw bad(`${field} must be an object with device_id`, field);
-    const m = raw as Record<string, unknown>;
-    for (const key of Object.keys(m))
-      if (!MEMBER_FIELDS.includes(key)) throw bad(`${field}.${key} is not a member field`, `${field}.${key}`);
-    if (typeof m.device_id !== "number" || !Number.isSafeInteger(m.device_id))
-      throw bad(`${field}.device_id must be a device id`, `${field}.device_id`);
-    const device = await deps.device(workspaceId, m.device_id);
-    if (!device) throw new AppError("not_found", `device ${m.device_id} not found`, { field: `${field}.device_id` });
-    const kind = deps.kindOf(device.kind);
-    if (!kind?.sms)
-      throw new AppError("invalid_device", `device ${device.id} is a ${device.kind} device: a pool's members send SMS`, {
-        field: `${field}.device_id`,
-      });
-    let simNumber: number | null = null;
-    if (m.sim_number !== undefined && m.sim_number !== null) {
-      if (!kind.needsPresence)
-        throw new AppError("option_not_supported", `sim_number applies to paired phones; device ${device.id} is a ${device.kind} device`, {
-          field: `${field}.sim_number`,
-        });
-      if (typeof m.sim_number !== "number" || !Number.isInteger(m.sim_number) || m.sim_number < 1 || m.sim_number > 3)
-        throw bad(`${field}.sim_number must be 1, 2 or 3`, `${field}.sim_number`);
-      const sims = reportedSimNumbers(device);
-      if (sims.length > 0 && !sims.includes(m.sim_number))
-        throw new AppError("invalid_sim_number", `Device ${device.id} has no SIM ${m.sim_number}; its SIMs are ${sims.join(", ")}`, {
-          field: `${field}.sim_number`,
-        });
-      simNumber = m.sim_number;
-    }
-    let number: string | null = null;
-    if (m.number !== undefined && m.number !== null) {
-      number = toE164(m.number);
-      if (!number)
-        throw new AppError("invalid_phone_number", `Invalid phone number "${String(m.number)}" in ${field}.number`, {
-          field: `${field}.number`,
-        });
-    }
-    if (m.paused !== undefined && typeof m.paused !== "boolean") throw bad(`${field}.paused must be true or false`, `${field}.paused`);
-    const cap = (key: string): number | null => {
-      const v = m[key];
-      if (v === undefined || v === null) return null;
-      if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1)
-        throw bad(`${field}.${key} must be a whole number of at least 1`, `${field}.${key}`);
-      return v;
-    };
-    if (m.count !== undefined && m.count !== "messages" && m.count !== "segments")
-      throw bad(`${field}.count must be "messages" or "segments"`, `${field}.count`);
-    return {
-      deviceId: device.id,
-      simNumber,
-      number,
-      paused: m.paused === true,
-      dailyLimit: cap("daily_limit"),
-      monthlyLimit: cap("monthly_limit"),
-      countSegments: m.count === "segments",
-      monthlyUniqueRecipients: cap("monthly_unique_recipients"),
-      resume: m.resume === true,
-    };
-  }
-
-  async function membersOf(workspaceId: number, raw: unknown): Promise<NewMember[]> {
-    if (!Array.isArray(raw) || raw.length === 0) throw bad("members must be a list of at least one member", "members");
-    if (raw.length > MAX_MEMBERS) throw bad(`members: at most ${MAX_MEMBERS}`, "members");
-    const out: NewMember[] = [];
-    for (const [i, m] of raw.entries()) out.push(await memberOf(workspaceId, m, i));
-    const seen = new Set<string>();
-    for (const [i, m] of out.entries()) {
-      const key = `${m.deviceId}:${m.simNumber ?? ""}`;
-      if (seen.has(key))
-        throw bad(`members[${i}] repeats device ${m.deviceId}${m.simNumber ? ` SIM ${m.simNumber}` : ""}`, `members[${i}]`);
-      seen.add(key);
-    }
-    return out;
-  }
-
-  function nameOf(raw: unknown): string {
-    if (typeof raw !== "string" || !raw.trim()) throw bad("name must not be blank", "name");
-    if (raw.trim().length > 100) throw bad("name: at most 100 characters", "name");
-    return raw.trim();
-  }
-  function strategyOf(raw: unknown): PoolStrategy {
-    if (!STRATEGIES.includes(raw as PoolStrategy)) throw bad(`strategy must be one of ${STRATEGIES.join(", ")}`, "strategy");
-    return raw as PoolStrategy;
-  }
-  function bounded(raw: unknown, field: string, min: number, max: number): number {
-    if (typeof raw !== "number" || !Number.isInteger(raw) || raw < min || raw > max)
-      throw bad(`${field} must be a whole number from ${min} to ${max}`, field);
-    return raw;
-  }
-  function flag(raw: unknown, field: string): boolean {
-    if (typeof raw !== "boolean") throw bad(`${field} must be true or false`, field);
-    return raw;
-  }
-
-  /** Whether a member is skipped for a pause: by hand, or after carrier failures until a time still ahead. */
-  const pausedAt = (m: MemberRow, now: number) => m.paused || (m.pausedUntil !== null && m.pausedUntil > now);
-
-  /** The pauses and resumes a pool update made, each announced once with who made it. */
-  async function announceHandChanges(workspaceId: number, before: MemberRow[], after: MemberRow[], by: PoolActor) {
-    const now = clock.now();
-    const key = (m: MemberRow) => `${m.deviceId}:${m.simNumber ?? ""}`;
-    const old = new Map(before.map((m) => [key(m), m]));
-    for (const m of after) {
-      const was = old.get(key(m));
-      if (!was) continue;
-      const base = { pool_id: m.poolId, member_id: m.id, device_id: m.deviceId, sim_number: m.simNumber };
-      if (!was.paused && m.paused)
-        await deps.emit(workspaceId, "pool.member_paused", {
-          ...base,
-          failures: null,
-          last_error_code: null,
-          paused_until: null,
-          backoff_seconds: null,
-          by,
-        });
-      else if (pausedAt(was, now) && !pausedAt(m, now)) await deps.emit(workspaceId, "pool.member_resumed", { ...base, by });
-    }
-  }
-
-  async function present(p: PoolRow) {
-    const members = [];
-    for (const m of await repo.members(p.id)) {
-      const device = await deps.device(p.workspaceId, m.deviceId);
-      members.push({
-        member_id: m.id,
-        device_id: m.deviceId,
-        device_name: device?.name ?? null,
-        kind: device?.kind ?? null,
-        sim_number: m.simNumber,
-        number: m.number ?? device?.phoneNumber ?? null,
-        paused: m.paused,
-        daily_limit: m.dailyLimit,
-        monthly_limit: m.monthlyLimit,
-        count: m.countSegments ? "segments" : "messages",
-        monthly_unique_recipients: m.monthlyUniqueRecipients,
-        consecutive_failures: m.consecutiveFailures,
-        paused_until: m.pausedUntil === null ? null : iso(m.pausedUntil),
-      });
-    }
-    return {
-      pool_id: p.id,
-      messaging_service_sid: messagingServiceSid(p.id),
-      name: p.name,
-      strategy: p.strategy,
-      geomatch: p.geomatch,
-      is_default: p.isDefault,
-      failure_threshold: p.failureThreshold,
-      failure_backoff_seconds: p.failureBackoffSeconds,
-      members,
-      created_at: iso(p.createdAt),
-      updated_at: iso(p.updatedAt),
-    };
-  }
+  const present = (p: PoolRow) => presentPool(p, repo, deps.device);
 
   async function require(workspaceId: number, id: number): Promise<PoolRow> {
     const p = await repo.get(workspaceId, id);
@@ -450,7 +247,7 @@ export function createPoolService(deps: PoolDeps) {
         if (members) {
           const before = await repo.members(id);
           await repo.replaceMembers(id, members);
-          await announceHandChanges(workspaceId, before, await repo.members(id), by);
+          await pauses.announceHandChanges(workspaceId, before, await repo.members(id), by);
         }
         if (next.isDefault) await repo.clearDefault(workspaceId, id);
         changed(workspaceId);
@@ -646,58 +443,8 @@ export function createPoolService(deps: PoolDeps) {
       };
     },
 
-    /**
-     * A message's outcome, inside the unit of work that records it: a carrier failure counts against
-     * the pool members on its device (and SIM); at the pool's threshold a member is paused for its
-     * back-off (doubled each time until a message of it goes out) and pool.member_paused is emitted.
-     * A message that went out clears the count.
-     */
-    async outcome(n: { workspaceId: number; deviceId: number | null; simNumber: number | null }, to: string, errorCode: string | null) {
-      if (n.deviceId === null || !(await isMemberDevice(n.deviceId))) return;
-      const failed = to === "failed" && !NOT_THE_CARRIER.has(errorCode ?? "");
-      if (!failed && to !== "sent" && to !== "delivered") return;
-      const members = (await repo.membersOnDevice(n.workspaceId, n.deviceId)).filter(
-        (m) => m.simNumber === null || m.simNumber === n.simNumber,
-      );
-      if (!failed) return repo.succeeded(members.map((m) => m.id));
-      const now = clock.now();
-      for (const m of members) {
-        const count = await repo.failed(m.id);
-        const p = await repo.get(n.workspaceId, m.poolId);
-        if (!p || count < p.failureThreshold) continue;
-        const backoff = m.backoffSeconds === null ? p.failureBackoffSeconds : Math.min(m.backoffSeconds * 2, 30 * 86_400);
-        const until = now + backoff * 1000;
-        await repo.pause(m.id, until, backoff);
-        await deps.emit(n.workspaceId, "pool.member_paused", {
-          pool_id: p.id,
-          member_id: m.id,
-          device_id: m.deviceId,
-          sim_number: m.simNumber,
-          failures: count,
-          last_error_code: errorCode,
-          paused_until: iso(until),
-          backoff_seconds: backoff,
-          by: { type: "carrier_failures" } satisfies PoolActor,
-        });
-      }
-    },
-
-    /** pools:resume: members whose pause has ended are announced (pool.member_resumed); the choice already takes them again. */
-    async resumeDue(): Promise<number> {
-      return storage.transaction(async () => {
-        const resumed = await repo.resumeDue(clock.now());
-        // A member also paused by hand is not taken again: its resume is announced when a person resumes it.
-        for (const m of resumed.filter((r) => !r.paused))
-          await deps.emit(m.workspaceId, "pool.member_resumed", {
-            pool_id: m.poolId,
-            member_id: m.id,
-            device_id: m.deviceId,
-            sim_number: m.simNumber,
-            by: { type: "backoff_ended" } satisfies PoolActor,
-          });
-        return resumed.length;
-      });
-    },
+    outcome: pauses.outcome,
+    resumeDue: pauses.resumeDue,
 
     /**
      * Where the waiting messages of a phone that went offline go: another usable phone member of the

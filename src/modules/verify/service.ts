@@ -17,7 +17,7 @@ import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { MINUTE, HOUR } from "../../lib/time";
-import { regionOf } from "../pools/service";
+import { regionOf } from "../pools/model";
 import { NOTIFICATION_HOOKS } from "../notifications/repository";
 import type { SendInput, SendingService } from "../sending/service";
 import type { ServiceFields, ServiceRow, VerificationRow, VerifyRepository } from "./repository";
