@@ -3,7 +3,7 @@
 // deleted) when it exits. Each caller gets a database of its own. PostgreSQL refuses to run as
 // root, so under root the cluster belongs to the `postgres` user the package creates.
 import { spawn, spawnSync } from "node:child_process";
-import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, statfsSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,10 +58,12 @@ function run(command: string[], asUser: string | null): void {
   if (result.status !== 0) throw new Error(`${command.join(" ")} failed: ${result.stderr || result.stdout || result.error}`);
 }
 
-function writable(dir: string): boolean {
+/** Whether `dir` exists, is writable and has room for a suite's databases (2 GB). */
+function roomy(dir: string): boolean {
   try {
     accessSync(dir, constants.W_OK);
-    return true;
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize >= 2e9;
   } catch {
     return false;
   }
@@ -79,10 +81,11 @@ async function start(durable: boolean): Promise<PostgresCluster> {
   if (!bin) throw new Error("PostgreSQL is not installed (apt-get install postgresql); .ci/run installs it");
   const root = process.getuid?.() === 0;
   const owner = root ? "postgres" : null;
-  // The tests' cluster lives in memory where the machine has /dev/shm: its writes are thrown away
-  // anyway, and on a disk they cost the PostgreSQL pass a third of its time. The bench's durable
-  // cluster stays on disk, as a deployment's does.
-  const base = !durable && existsSync("/dev/shm") && writable("/dev/shm") ? "/dev/shm" : tmpdir();
+  // The tests' cluster lives in memory where the machine has a roomy /dev/shm: its writes are
+  // thrown away anyway, and on a disk they cost the PostgreSQL pass a third of its time (a
+  // container's small /dev/shm would fill: then the disk). The bench's durable cluster stays on
+  // disk, as a deployment's does.
+  const base = !durable && roomy("/dev/shm") ? "/dev/shm" : tmpdir();
   const dir = mkdtempSync(join(base, "pigeon-pg-"));
   const data = join(dir, "data");
   const sockets = join(dir, "run");
