@@ -9,6 +9,11 @@ import type { Runtime } from "../runtime";
 import { parseSimulatePhoneArgs, simulatePhone } from "../simulate-phone";
 import { int, print, UsageError, type Values } from "../args";
 
+/** The workspace --workspace names, else the default one. */
+function workspaceOf(accounts: Runtime["services"]["accounts"], values: Values) {
+  return values.workspace ? accounts.getWorkspace(int(values.workspace, "--workspace")) : accounts.defaultWorkspace();
+}
+
 /**
  * Where the server is: PIGEON_PUBLIC_URL when set (unless `local`: a command on this machine asks
  * the server itself), else a running server's own address (each records the port it bound), else
@@ -34,9 +39,7 @@ export function serverAddress(
 
 export async function devicesCmd(rt: Runtime, sub: string | undefined, values: Values) {
   const { accounts, config } = rt.services;
-  const workspace = values.workspace
-    ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
-    : await accounts.defaultWorkspace();
+  const workspace = await workspaceOf(accounts, values);
   if (sub !== "pair-info" && sub !== "rotate-token") throw new UsageError("devices takes pair-info or rotate-token");
   const token = sub === "rotate-token" ? (await accounts.rotatePairingToken(workspace.id)).pairingToken : workspace.pairingToken;
   const { base, running } = serverAddress(config, config.host);
@@ -111,9 +114,7 @@ export async function simulate(argv: string[]): Promise<number | null> {
 export async function smsgateCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   if (sub !== "signing-key") throw new UsageError("smsgate takes signing-key");
   const { accounts, smsgateWebhooks } = rt.services;
-  const workspace = values.workspace
-    ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
-    : await accounts.defaultWorkspace();
+  const workspace = await workspaceOf(accounts, values);
   const key = await smsgateWebhooks.signingKey(workspace.id);
   print(
     values,
@@ -125,9 +126,7 @@ export async function smsgateCmd(rt: Runtime, sub: string | undefined, values: V
 export async function twilioCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
   if (sub !== "credentials") throw new UsageError("twilio takes credentials");
   const { accounts, twilio } = rt.services;
-  const workspace = values.workspace
-    ? await accounts.getWorkspace(int(values.workspace, "--workspace"))
-    : await accounts.defaultWorkspace();
+  const workspace = await workspaceOf(accounts, values);
   const c = await twilio.credentials(workspace.id, { rotate: values.rotate === true });
   // The default pool's Messaging Service SID: what a Twilio library sends as MessagingServiceSid.
   const pool = (await rt.services.pools.list(workspace.id)).pools.find((p) => p.is_default) ?? null;
