@@ -58,8 +58,15 @@ describe("devices pair-info", () => {
     const server = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_PORT: "0" });
     servers.push(server);
     await server.stop("SIGKILL");
-    expect(existsSync(join(dataDir, `pigeon.listen.${server.proc.pid}`))).toBe(true);
+    const left = join(dataDir, `pigeon.listen.${server.proc.pid}`);
+    expect(existsSync(left)).toBe(true);
     expect((await pairInfo(dataDir, { PIGEON_PORT: "9124", PIGEON_HOST: "127.0.0.1" })).server_url).toBe("http://127.0.0.1:9124/mobile/v1");
+    // The next server to start clears it away, and its own is the one believed.
+    const next = await startServer(bin, { PIGEON_DATA_DIR: dataDir, PIGEON_PORT: "0" });
+    servers.push(next);
+    expect(existsSync(left)).toBe(false);
+    expect((await pairInfo(dataDir)).server_url).toBe(`http://127.0.0.1:${next.port}/mobile/v1`);
+    await next.stop("SIGTERM");
   });
 
   test("on PostgreSQL it prints a running server's port; with none found and no PIGEON_PORT it says what to set", async () => {

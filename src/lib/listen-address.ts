@@ -24,18 +24,22 @@ export function listenUrl(scheme: "http" | "https", host: string, port: number):
 
 /** Records this server's base URL; returns a function that removes the record. */
 export function recordListenAddress(dataDir: string, url: string): () => void {
+  // Records left by servers that died (SIGKILL, a crash) go now, so they do not pile up.
+  for (const r of records(dataDir)) if (!r.live) unlinkQuietly(r.path);
   const path = join(dataDir, `${LISTEN_FILE}.${process.pid}`);
   const mine = `${path}.tmp`;
   const record: Recorded = { pid: process.pid, started: startTimeOf(process.pid), url };
   writeFileSync(mine, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   renameSync(mine, path);
-  return () => {
-    try {
-      unlinkSync(path);
-    } catch {
-      /* gone already */
-    }
-  };
+  return () => unlinkQuietly(path);
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* gone already */
+  }
 }
 
 function readRecord(path: string): Recorded | null {
@@ -48,8 +52,8 @@ function readRecord(path: string): Recorded | null {
   }
 }
 
-/** The records of live servers on this data directory, oldest pid first. */
-function liveRecords(dataDir: string): Recorded[] {
+/** Every server's record on this data directory, whether its process still runs, oldest pid first. */
+function records(dataDir: string): (Recorded & { path: string; live: boolean })[] {
   let names: string[];
   try {
     names = readdirSync(dataDir);
@@ -59,14 +63,17 @@ function liveRecords(dataDir: string): Recorded[] {
   const prefix = `${LISTEN_FILE}.`;
   return names
     .filter((n) => n.startsWith(prefix) && /^\d+$/.test(n.slice(prefix.length)))
-    .map((n) => readRecord(join(dataDir, n)))
-    .filter((r): r is Recorded => r !== null && isSameProcess(r.pid, r.started))
+    .flatMap((n) => {
+      const path = join(dataDir, n);
+      const r = readRecord(path);
+      return r ? [{ ...r, path, live: isSameProcess(r.pid, r.started) }] : [];
+    })
     .sort((a, b) => a.pid - b.pid);
 }
 
 /** The base URLs of the live servers on this data directory: any, on PostgreSQL; the lock's holder only, on SQLite. */
 export function runningServerUrls(dataDir: string, shared: boolean): string[] {
-  const live = liveRecords(dataDir);
+  const live = records(dataDir).filter((r) => r.live);
   if (shared) return [...new Set(live.map((r) => r.url))];
   const holder = lockHolder(dataDir);
   return live.filter((r) => r.pid === holder).map((r) => r.url);
