@@ -115,7 +115,7 @@ describe("the layers of src", () => {
     const ENGINE: Record<string, string> = {
       "modules/sending/routes.ts": "SQLite has one writer: bulk sends take turns",
       "services.ts": "a PostgreSQL commit costs a round trip: single sends share one unit of work",
-      "worker/index.ts": "PostgreSQL has no triggers to fold the hourly counts: a task does",
+      "modules/notifications/index.ts": "PostgreSQL has no triggers to fold the hourly counts: a task does",
       "worker/cluster.ts": "cluster.shared itself, whose default is the engine's",
     };
     const naming = [...new Glob("**/*.ts").scanSync(SRC)]
