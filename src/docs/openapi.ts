@@ -151,7 +151,10 @@ function tidy(node: unknown): unknown {
 
 type Operations = Record<
   string,
-  Record<string, { security?: unknown[]; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>
+  Record<
+    string,
+    { operationId?: string; security?: unknown[]; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }
+  >
 >;
 
 function describeResponses(paths: Operations) {
@@ -190,9 +193,15 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
     // Twilio's paths end in .json, which the generator would take for static files.
     const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"], staticFile: false });
     // Each operation's security comes from its route's declared auth; the API key's is the
-    // document's default, so those operations inherit it rather than repeat it.
+    // document's default, so those operations inherit it rather than repeat it. Each operation's id
+    // is its route's own (detail.operationId), placed last as the generator places the ids it makes.
     for (const methods of Object.values(generated.paths as Operations)) {
-      for (const op of Object.values(methods)) if (JSON.stringify(op.security) === JSON.stringify(API_KEY_SECURITY)) delete op.security;
+      for (const op of Object.values(methods)) {
+        if (JSON.stringify(op.security) === JSON.stringify(API_KEY_SECURITY)) delete op.security;
+        const { operationId } = op;
+        delete op.operationId;
+        op.operationId = operationId;
+      }
     }
     const doc = tidy({
       openapi: "3.1.0",

@@ -1,132 +1,13 @@
-// What Elysia's generator cannot know, added to its document from small tables in one place:
-// readable operation ids, named models, the headers and error answers the foundation adds to
-// every route, the phone app's and the platforms' credentials, and an example for each error.
-// Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
+// What Elysia's generator cannot know, added to its document: named models, the headers and
+// error answers the foundation adds to every route, the phone app's and the platforms'
+// credentials, and an example for each error. What is one route's own (its operation id, its
+// auth, its error statuses) is declared beside the route, in its options.
 import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
 import { isTwilioPath, isVerifyPath, twilioError } from "../modules/twilio/errors";
 import { ERROR_STATUS } from "../core/errors";
 
 // biome-ignore lint/suspicious/noExplicitAny: the framework's OpenAPI document, walked and rewritten key by key
 type Json = Record<string, any>;
-
-/** One id per operation, by "method path"; the OpenAPI test checks none is missing or stale. */
-export const OPERATION_IDS: Record<string, string> = {
-  "get /health": "getHealth",
-  "get /v1/api/server-info": "getServerInfo",
-  "get /v1/api/project/list": "listProjects",
-  "get /v1/api/device/pairing": "getPairing",
-  "post /v1/api/device/pairing/rotate": "rotatePairingToken",
-  "get /v1/api/device/list": "listDevices",
-  "get /v1/api/device/export": "exportDevices",
-  "post /v1/api/device/batch/register": "registerDevices",
-  "post /v1/api/device/batch/delete": "deleteDevices",
-  "post /v1/api/device/batch/update-status": "updateDeviceStatuses",
-  "post /v1/api/device/update": "updateDevice",
-  "get /v1/api/device/{device_id}": "getDevice",
-  "post /v1/api/device/{device_id}/inbox/refresh": "refreshDeviceInbox",
-  "get /v1/api/device/{device_id}/health": "getDeviceHealth",
-  "get /v1/api/device/{device_id}/stats": "getDeviceStats",
-  "get /v1/api/device/{device_id}/usage": "getDeviceUsage",
-  "get /v1/api/device/{device_id}/rate-limit": "getDeviceRateLimit",
-  "post /v1/api/device/{device_id}/reassign": "reassignDeviceMessages",
-  "get /v1/api/contact/list": "listContacts",
-  "get /v1/api/contact/types": "listContactTypes",
-  "post /v1/api/contact/search": "searchContacts",
-  "post /v1/api/contact/create": "createContact",
-  "post /v1/api/contact/update": "updateContact",
-  "post /v1/api/contact/delete": "deleteContact",
-  "get /v1/api/contact/{contact_id}": "getContact",
-  "get /v1/api/template/list": "listTemplates",
-  "post /v1/api/template/create": "createTemplate",
-  "post /v1/api/template/update": "updateTemplate",
-  "post /v1/api/template/delete": "deleteTemplate",
-  "get /v1/api/template/{template_id}": "getTemplate",
-  "post /v1/notification/template/api/get": "pageTemplates",
-  "post /v1/notification/sms/api/send": "sendSms",
-  "post /v1/api/sms/send": "sendSmsShort",
-  "post /v1/api/sms/send/bulk": "sendSmsBulk",
-  "post /v1/sms/send": "sendSmsOverview",
-  "get /v1/api/notification/list": "listNotifications",
-  "post /v1/api/notification/cancel": "cancelNotification",
-  "get /v1/api/notification/{notification_id}": "getNotification",
-  "get /v1/messages/{notification_id}": "getMessageStatus",
-  "get /v1/api/stats/notifications": "getNotificationStats",
-  "get /v1/api/stats/credits": "getCreditStats",
-  "post /v1/api/webhook/create": "createWebhook",
-  "get /v1/api/webhook/list": "listWebhooks",
-  "post /v1/api/webhook/update": "updateWebhook",
-  "post /v1/api/webhook/delete": "deleteWebhook",
-  "post /v1/api/webhook/test": "testWebhook",
-  "get /v1/api/webhook/{webhook_id}": "getWebhook",
-  "get /v1/api/webhook/{webhook_id}/deliveries": "listWebhookDeliveries",
-  "get /v1/api/thread/list": "listThreads",
-  "get /v1/api/thread/{thread_id}/messages": "listThreadMessages",
-  "post /v1/api/thread/{thread_id}/read": "markThreadRead",
-  "get /v1/api/privacy/export": "exportPersonData",
-  "post /v1/api/privacy/erase": "erasePersonData",
-  "post /v1/api/pool/create": "createPool",
-  "get /v1/api/pool/list": "listPools",
-  "get /v1/api/pool/{pool_id}": "getPool",
-  "get /v1/api/pool/{pool_id}/usage": "getPoolUsage",
-  "post /v1/api/pool/update": "updatePool",
-  "post /v1/api/pool/delete": "deletePool",
-  "post /v1/api/rule/create": "createRule",
-  "get /v1/api/rule/list": "listRules",
-  "post /v1/api/rule/test": "testRules",
-  "post /v1/api/rule/priority": "orderRules",
-  "get /v1/api/rule/{rule_id}": "getRule",
-  "post /v1/api/rule/update": "updateRule",
-  "post /v1/api/rule/delete": "deleteRule",
-  "post /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioCreateMessage",
-  "get /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioListMessages",
-  "get /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioFetchMessage",
-  "post /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioUpdateMessage",
-  "delete /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioDeleteMessage",
-  "post /v2/Services": "twilioCreateVerifyService",
-  "get /v2/Services": "twilioListVerifyServices",
-  "get /v2/Services/{ServiceSid}": "twilioFetchVerifyService",
-  "post /v2/Services/{ServiceSid}": "twilioUpdateVerifyService",
-  "delete /v2/Services/{ServiceSid}": "twilioDeleteVerifyService",
-  "post /v2/Services/{ServiceSid}/Verifications": "twilioCreateVerification",
-  "get /v2/Services/{ServiceSid}/Verifications/{Sid}": "twilioFetchVerification",
-  "post /v2/Services/{ServiceSid}/Verifications/{Sid}": "twilioUpdateVerification",
-  "post /v2/Services/{ServiceSid}/VerificationCheck": "twilioCheckVerification",
-  "post /v1/api/verify/service/create": "createVerifyService",
-  "get /v1/api/verify/service/list": "listVerifyServices",
-  "get /v1/api/verify/service/{service_id}": "getVerifyService",
-  "post /v1/api/verify/service/update": "updateVerifyService",
-  "post /v1/api/verify/service/delete": "deleteVerifyService",
-  "post /v1/api/verify/start": "startVerification",
-  "post /v1/api/verify/check": "checkVerification",
-  "get /v1/api/verify/{verification_id}": "getVerification",
-  "post /v1/api/verify/update": "updateVerification",
-  "get /v1/api/twilio/settings": "getTwilioSettings",
-  "post /v1/api/twilio/incoming": "setTwilioIncomingUrl",
-  "get /v1/contacts": "listContactsOverview",
-  "post /v1/contacts": "createContactOverview",
-  "put /v1/contacts/{contact_id}": "replaceContactOverview",
-  "delete /v1/contacts/{contact_id}": "deleteContactOverview",
-  "get /v1/templates": "listTemplatesOverview",
-  "post /v1/api/chatapp/connect": "connectChatApp",
-  "post /v1/api/chatapp/relink": "relinkChatApp",
-  "post /v1/api/chatapp/send": "sendChatApp",
-  "post /v1/api/chatapp/test": "testChatApp",
-  "post /v1/chatapp/send": "sendChatAppOverview",
-  "get /v1/webhooks/chatapp": "verifyChatAppWebhook",
-  "post /v1/webhooks/chatapp": "receiveChatAppWebhook",
-  "post /v1/callbacks/cloud/{device_id}": "receiveCloudCallback",
-  "post /mobile/v1/device": "phoneRegister",
-  "get /mobile/v1/device": "phoneGetDevice",
-  "patch /mobile/v1/device": "phoneUpdateDevice",
-  "get /mobile/v1/message": "phonePullMessages",
-  "patch /mobile/v1/message": "phoneReportMessages",
-  "get /mobile/v1/webhooks": "phoneListWebhooks",
-  "get /mobile/v1/settings": "phoneGetSettings",
-  "get /mobile/v1/events": "phoneEvents",
-  "get /mobile/v1/user/code": "phoneOneTimeCode",
-  "patch /mobile/v1/user/password": "phoneChangePassword",
-  "post /mobile/v1/webhook": "phoneReceiveWebhook",
-};
 
 /**
  * Shared schemas, each named after the operation whose 200 response shows it and the walk to it
@@ -540,7 +421,6 @@ const TWILIO_FORMS: Record<string, Json> = {
 };
 
 function refineTwilioOperation(key: string, op: Json) {
-  op.operationId = OPERATION_IDS[key] ?? op.operationId;
   if (op.requestBody)
     op.requestBody = {
       required: true,
@@ -576,8 +456,6 @@ function refineOperation(key: string, op: Json, path: string) {
   const keyed = apiKey || (smsgate && needsSmsGateAuth(path));
   op.responses ??= {};
   const responses = op.responses as Json;
-
-  op.operationId = OPERATION_IDS[key] ?? op.operationId;
 
   // What the foundation answers on any route: a wrong method, a body over the limit, and for
   // API-key routes the auth and rate-limit errors.

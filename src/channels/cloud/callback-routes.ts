@@ -76,6 +76,7 @@ export function cloudCallbackRoutes(
         response: { 200: Envelope(t.Object({ handled: t.Boolean() })), 401: "Error", 404: "Error" },
         auth: "platform",
         detail: {
+          operationId: "receiveCloudCallback",
           summary: "Cloud-number status callback",
           description:
             "Called by the cloud-number provider (Twilio Messages API) with `MessageSid`, `MessageStatus` and `ErrorCode`, form-encoded, signed with " +

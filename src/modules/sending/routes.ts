@@ -230,6 +230,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSms",
         summary: "Send an SMS",
         description:
           "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
@@ -252,6 +253,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSmsShort",
         summary: "Send an SMS (short form)",
         description:
           "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
@@ -279,6 +281,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
         response: { 200: PreviewResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "postV1ApiSmsPreview",
           summary: "Preview a send",
           description:
             "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +
@@ -296,6 +299,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: BulkResponse, ...errorResponses(409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSmsBulk",
         summary: "Send many SMS",
         description:
           `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
@@ -313,6 +317,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSmsOverview",
         summary: "Send an SMS (overview form)",
         description:
           "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +

@@ -39,6 +39,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         params: t.Object({ AccountSid: t.String() }),
         auth: "twilio",
         detail: {
+          operationId: "twilioCreateMessage",
           summary: "Send a message (Twilio's Messages API)",
           description:
             "Form fields as Twilio takes them: `To`, `Body`, `From` (the number of one of the workspace's devices: a cloud number, or a phone whose pool member gives its number), " +
@@ -72,6 +73,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       },
       auth: "twilio",
       detail: {
+        operationId: "twilioListMessages",
         summary: "List messages (Twilio's Messages API)",
         description:
           "Newest first. Filters `To`, `From`, `DateSent`, `DateSent<`, `DateSent>`: each a date (`YYYY-MM-DD`, a UTC day: sent that day, " +
@@ -85,6 +87,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       response: { 200: Resource },
       auth: "twilio",
       detail: {
+        operationId: "twilioFetchMessage",
         summary: "Fetch a message (Twilio's Messages API)",
         description:
           "A sent message (`SM0…`), or a received one (`SMf…`, the `MessageSid` of an incoming-message post: `direction` inbound, `status` received).",
@@ -100,6 +103,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         response: { 200: Resource },
         auth: "twilio",
         detail: {
+          operationId: "twilioUpdateMessage",
           summary: "Cancel a message (Twilio's Messages API)",
           description: "`Status=canceled` cancels a message that no channel has taken yet (a scheduled one, or one still queued).",
         },
@@ -117,6 +121,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         response: { 204: t.String({ description: "Deleted" }) },
         auth: "twilio",
         detail: {
+          operationId: "twilioDeleteMessage",
           summary: "Delete a message (Twilio's Messages API)",
           description:
             "Removes a message that is done (sent, delivered, failed or canceled) with its log and its place in the thread; the statistics keep it. " +
@@ -158,6 +163,7 @@ export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
       detail: {
+        operationId: "getTwilioSettings",
         summary: "Twilio compatibility settings",
         description:
           "The workspace's Twilio-style account SID (its auth token is shown only by `pigeon twilio credentials` and the dashboard) and the incoming-message URLs of the workspace and its pools.",
@@ -176,6 +182,7 @@ export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
         response: { 200: Envelope(Settings), ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "setTwilioIncomingUrl",
           summary: "Set the incoming-message URL",
           description:
             "Each message received (SMS and chat-app, keywords too) is posted to this URL as Twilio posts an incoming message: form fields `MessageSid` (SMf…), `From`, `To`, `Body`, " +

@@ -151,6 +151,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 201: TwilioResource("Twilio's Verify Service resource") },
         detail: {
+          operationId: "twilioCreateVerifyService",
           summary: "Create a Verify service (Twilio's Verify v2)",
           description:
             `\`FriendlyName\` (named in the code's message), \`CodeLength\` (${CODE_LENGTHS.min}–${CODE_LENGTHS.max}, default ${CODE_LENGTHS.default}); Pigeon's own: ` +
@@ -181,6 +182,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 200: t.Object({ services: t.Array(TwilioResource("A Verify Service")), meta: t.Record(t.String(), t.Unknown()) }) },
         detail: {
+          operationId: "twilioListVerifyServices",
           summary: "List Verify services (Twilio's Verify v2)",
           description: "All of the workspace's services (at most 25) on one page.",
         },
@@ -190,7 +192,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
       params: ServiceParams,
       auth: "twilio",
       response: { 200: TwilioResource("Twilio's Verify Service resource") },
-      detail: { summary: "Fetch a Verify service (Twilio's Verify v2)" },
+      detail: { operationId: "twilioFetchVerifyService", summary: "Fetch a Verify service (Twilio's Verify v2)" },
     })
     .post(
       "/:ServiceSid",
@@ -203,7 +205,11 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         body: Form,
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's Verify Service resource") },
-        detail: { summary: "Update a Verify service (Twilio's Verify v2)", description: "The fields of its create; those not given stay." },
+        detail: {
+          operationId: "twilioUpdateVerifyService",
+          summary: "Update a Verify service (Twilio's Verify v2)",
+          description: "The fields of its create; those not given stay.",
+        },
       },
     )
     .delete(
@@ -218,7 +224,11 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: ServiceParams,
         auth: "twilio",
         response: { 204: t.String({ description: "Deleted" }) },
-        detail: { summary: "Delete a Verify service (Twilio's Verify v2)", description: "With its verifications." },
+        detail: {
+          operationId: "twilioDeleteVerifyService",
+          summary: "Delete a Verify service (Twilio's Verify v2)",
+          description: "With its verifications.",
+        },
       },
     )
     .post(
@@ -239,6 +249,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 201: TwilioResource("Twilio's Verification resource (status pending)") },
         detail: {
+          operationId: "twilioCreateVerification",
           summary: "Start a verification (Twilio's Verify v2)",
           description:
             "`To` (E.164) and `Channel` (`sms`, default, or `whatsapp`: the chat-app channel, through an approved authentication template). A random code is sent at once, " +
@@ -255,7 +266,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: t.Object({ ServiceSid: t.String(), Sid: t.String({ description: "VE…" }) }),
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's Verification resource") },
-        detail: { summary: "Fetch a verification (Twilio's Verify v2)" },
+        detail: { operationId: "twilioFetchVerification", summary: "Fetch a verification (Twilio's Verify v2)" },
       },
     )
     .post(
@@ -274,6 +285,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's Verification resource") },
         detail: {
+          operationId: "twilioUpdateVerification",
           summary: "Cancel or approve a verification (Twilio's Verify v2)",
           description: "`Status=canceled` or `Status=approved`, of a pending verification (else 20009).",
         },
@@ -306,6 +318,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's VerificationCheck resource: status approved (valid true) or pending (valid false)") },
         detail: {
+          operationId: "twilioCheckVerification",
           summary: "Check a code (Twilio's Verify v2)",
           description:
             "`Code`, and `To` or `VerificationSid`. The right code: `approved`, `valid` true. A wrong one: still `pending`, `valid` false; after 5 wrong codes, 60202 (429). " +
