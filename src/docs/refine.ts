@@ -2,7 +2,8 @@
 // error answers the foundation adds to every route, the phone app's and the platforms'
 // credentials, and an example for each error. What is one route's own (its operation id, its
 // auth, its error statuses) is declared beside the route, in its options.
-import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
+import type { RouteNotes } from "../http/route-doc";
+import { isSmsGatePath } from "../modules/smsgate/auth";
 import { isTwilioPath, isVerifyPath, twilioError } from "../modules/twilio/errors";
 import { ERROR_STATUS } from "../core/errors";
 
@@ -29,31 +30,6 @@ const MODELS: [name: string, from: string, walk: string[]][] = [
   ["RegisteredDevice", "post /v1/api/device/batch/register", ["devices", "items"]],
   ["Pagination", "get /v1/api/device/list", ["pagination"]],
 ];
-
-/** Operations that honour Idempotency-Key (their replies go through src/http/idempotency's reply). */
-const IDEMPOTENT = new Set([
-  "post /v1/notification/sms/api/send",
-  "post /v1/api/sms/send",
-  "post /v1/api/sms/send/bulk",
-  "post /v1/sms/send",
-  "post /v1/api/chatapp/send",
-  "post /v1/api/chatapp/test",
-  "post /v1/chatapp/send",
-]);
-
-/** The signature header a provider or platform signs its calls with. */
-const SIGNED_BY: Record<string, { name: string; description: string }> = {
-  "post /v1/webhooks/chatapp": {
-    name: "X-Hub-Signature-256",
-    description:
-      "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
-  },
-  "post /v1/callbacks/cloud/{device_id}": {
-    name: "X-Twilio-Signature",
-    description:
-      "The provider's signature over the callback URL and the sorted form fields, keyed with the cloud number's auth token. Missing or wrong: 401.",
-  },
-};
 
 export const SECURITY_SCHEMES = {
   ApiKeyBearer: { type: "http", scheme: "bearer", description: "The API key as a Bearer token; send X-API-SECRET with it" },
@@ -330,31 +306,6 @@ const TWILIO_EXAMPLES: Record<number, [string | number, string][]> = {
   429: [["rate_limited", "Too many requests: the key's limit is 60 a minute"]],
 };
 
-/** A Verify service's form fields: Twilio's, then Pigeon's own. */
-const VERIFY_SERVICE_FORM = {
-  type: "object",
-  required: ["FriendlyName"],
-  properties: {
-    FriendlyName: { type: "string", maxLength: 60, description: "Named in the code's message", examples: ["Acme"] },
-    CodeLength: { type: "integer", minimum: 4, maximum: 10, description: "Digits (default 6)" },
-    Ttl: { type: "integer", minimum: 60, maximum: 86400, description: "Pigeon's: a code's life in seconds (default 600)" },
-    MessagingServiceSid: { type: "string", description: "Pigeon's: MG…, the pool codes go through" },
-    PerNumberLimit: {
-      type: "integer",
-      minimum: 1,
-      maximum: 100,
-      description: "Pigeon's: codes a number may get in 10 minutes (default 5)",
-    },
-    PrefixHourlyBudget: {
-      type: "integer",
-      minimum: 1,
-      maximum: 100000,
-      description: "Pigeon's: codes one country calling code may get in an hour (default 100)",
-    },
-    ChatappTemplateId: { type: "integer", description: "Pigeon's: the approved authentication template for the whatsapp channel" },
-  },
-};
-
 /** Verify's own errors, beside those above, on its paths. */
 const VERIFY_EXAMPLES: Record<number, [string | number, string][]> = {
   400: [["validation_error", "Channel voice is not supported: sms or whatsapp"]],
@@ -367,65 +318,12 @@ const VERIFY_EXAMPLES: Record<number, [string | number, string][]> = {
   ],
 };
 
-/** The form fields each Twilio-compatible operation with a body takes. */
-const TWILIO_FORMS: Record<string, Json> = {
-  "post /2010-04-01/Accounts/{AccountSid}/Messages.json": {
-    type: "object",
-    required: ["To", "Body"],
-    properties: {
-      To: { type: "string", description: "The recipient, E.164", examples: ["+14155552671"] },
-      Body: { type: "string", description: "The text", examples: ["Your order is ready"] },
-      From: { type: "string", description: "A number of the workspace's devices (a cloud number, or a pool member's number)" },
-      MessagingServiceSid: { type: "string", description: "MG…: a sender pool" },
-      ValidityPeriod: { type: "integer", minimum: 1, maximum: 36000, description: "Seconds the message may wait" },
-      SendAt: { type: "string", format: "date-time", description: "With ScheduleType=fixed: when to send (any future time)" },
-      ScheduleType: { type: "string", enum: ["fixed"] },
-      MediaUrl: { type: "string", description: "Refused: 21620, media is not supported" },
-      StatusCallback: {
-        type: "string",
-        format: "uri",
-        description:
-          "Where each change of the message's status is posted, signed with X-Twilio-Signature (21609 when Pigeon may not call it)",
-      },
-    },
-  },
-  "post /v2/Services": VERIFY_SERVICE_FORM,
-  "post /v2/Services/{ServiceSid}": { ...VERIFY_SERVICE_FORM, required: [] },
-  "post /v2/Services/{ServiceSid}/Verifications": {
-    type: "object",
-    required: ["To"],
-    properties: {
-      To: { type: "string", description: "The number, E.164", examples: ["+14155552671"] },
-      Channel: { type: "string", enum: ["sms", "whatsapp"], description: "sms (default), or whatsapp: the chat-app channel" },
-    },
-  },
-  "post /v2/Services/{ServiceSid}/Verifications/{Sid}": {
-    type: "object",
-    required: ["Status"],
-    properties: { Status: { type: "string", enum: ["canceled", "approved"] } },
-  },
-  "post /v2/Services/{ServiceSid}/VerificationCheck": {
-    type: "object",
-    required: ["Code"],
-    properties: {
-      Code: { type: "string", description: "The code the person typed", examples: ["123456"] },
-      To: { type: "string", description: "The number whose pending verification is checked" },
-      VerificationSid: { type: "string", description: "VE…: instead of To" },
-    },
-  },
-  "post /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": {
-    type: "object",
-    required: ["Status"],
-    properties: { Status: { type: "string", enum: ["canceled"], description: "Cancels a message no channel has taken yet" } },
-  },
-};
-
-function refineTwilioOperation(key: string, op: Json) {
+function refineTwilioOperation(key: string, op: Json, notes: RouteNotes | undefined) {
   if (op.requestBody)
     op.requestBody = {
       required: true,
       description: "Form fields, as Twilio's libraries send them",
-      content: { "application/x-www-form-urlencoded": { schema: TWILIO_FORMS[key] ?? { type: "object" } } },
+      content: { "application/x-www-form-urlencoded": { schema: notes?.form ?? { type: "object" } } },
     };
   op.responses ??= {};
   const path = key.slice(key.indexOf(" ") + 1);
@@ -446,14 +344,16 @@ function refineTwilioOperation(key: string, op: Json) {
   }
 }
 
-function refineOperation(key: string, op: Json, path: string) {
-  if (isTwilioPath(path)) return refineTwilioOperation(key, op);
+function refineOperation(key: string, op: Json, path: string, notes: RouteNotes | undefined) {
+  if (isTwilioPath(path)) return refineTwilioOperation(key, op, notes);
   const phone = path.startsWith("/mobile/");
   const smsgate = isSmsGatePath(path);
   // The route's declared auth left no security of its own on API-key operations (they inherit the document's).
   const apiKey = op.security === undefined;
-  // SMSGate's API checks its credentials and counts requests as /v1 does.
-  const keyed = apiKey || (smsgate && needsSmsGateAuth(path));
+  // SMSGate's API checks its credentials and counts requests as /v1 does, where its routes declare credentials.
+  const keyed = apiKey || (smsgate && op.security.length > 0);
+  // A phone route that also takes callers without credentials answers none of them 401.
+  const anyone = (op.security ?? []).some((requirement: Json) => Object.keys(requirement).length === 0);
   op.responses ??= {};
   const responses = op.responses as Json;
 
@@ -462,7 +362,7 @@ function refineOperation(key: string, op: Json, path: string) {
   const statuses = new Set([405]);
   if (op.requestBody) statuses.add(413);
   if (keyed) for (const s of [400, 401, 403, 429]) statuses.add(s);
-  if (phone && key !== "get /mobile/v1/device") statuses.add(401);
+  if (phone && !anyone) statuses.add(401);
   for (const s of statuses) responses[s] ??= {};
 
   for (const [status, response] of Object.entries(responses) as [string, Json][]) {
@@ -492,7 +392,7 @@ function refineOperation(key: string, op: Json, path: string) {
     responses["429"].headers = { ...responses["429"].headers, "Retry-After": headerRef("Retry-After") };
   }
 
-  if (IDEMPOTENT.has(key)) {
+  if (notes?.idempotent) {
     op.parameters = [
       ...(op.parameters ?? []),
       {
@@ -510,7 +410,7 @@ function refineOperation(key: string, op: Json, path: string) {
         responses[status].headers = { ...responses[status].headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
   }
 
-  const signed = SIGNED_BY[key];
+  const signed = notes?.signedBy;
   if (signed)
     op.parameters = [
       ...(op.parameters ?? []),
@@ -567,7 +467,7 @@ function documentTwilioPaths(doc: Json) {
 }
 
 /** The finishing pass over the generated document. */
-export function refineDocument(doc: Json, publicUrl: string | null | undefined): Json {
+export function refineDocument(doc: Json, publicUrl: string | null | undefined, notes = new Map<string, RouteNotes>()): Json {
   const out = dropNullable(doc) as Json;
   documentTwilioPaths(out);
   out.servers = [
@@ -580,6 +480,6 @@ export function refineDocument(doc: Json, publicUrl: string | null | undefined):
   out.components.schemas.TwilioError = TWILIO_ERROR;
   out.components.headers = HEADERS;
   out.components.securitySchemes = SECURITY_SCHEMES;
-  forEachOperation(out, (key, op, path) => refineOperation(key, op, path));
+  forEachOperation(out, (key, op, path) => refineOperation(key, op, path, notes.get(key)));
   return out;
 }

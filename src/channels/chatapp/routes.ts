@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
@@ -230,6 +231,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       ...sendOptions,
       detail: {
         operationId: "sendChatApp",
+        ...documented({ idempotent: true }),
         summary: "Send a chat-app message",
         description:
           "An approved template (`template_id` with `variables`) at any time, or freeform `message` while the 24-hour window with the user is open " +
@@ -241,6 +243,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       ...sendOptions,
       detail: {
         operationId: "testChatApp",
+        ...documented({ idempotent: true }),
         summary: "Send a test chat-app message",
         description:
           "Like POST /api/chatapp/send, for trying a number out. A freeform test while the window is closed and templates exist: 403 `use_template`, " +
@@ -256,6 +259,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       auth: "apiKey",
       detail: {
         operationId: "sendChatAppOverview",
+        ...documented({ idempotent: true }),
         summary: "Send a chat-app message (overview form)",
         description:
           "The overview's `{to, template, variables}` form: `to` and `template` (a name, code or id) in place of recipient_contact and template_id, and the other fields of " +
@@ -302,6 +306,13 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         auth: "platform",
         detail: {
           operationId: "receiveChatAppWebhook",
+          ...documented({
+            signedBy: {
+              name: "X-Hub-Signature-256",
+              description:
+                "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
+            },
+          }),
           summary: "Platform webhook",
           description:
             "The platform posts inbound messages (they open the user's 24-hour window and land in threads), message statuses (sent, delivered, read, failed — " +

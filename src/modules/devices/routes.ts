@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { errorResponses, models, ok } from "../../http/envelope";
 import type { Services } from "../../services";
 import { csv } from "../../lib/csv";
@@ -88,6 +89,16 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         auth: "apiKey",
         detail: {
           operationId: "exportDevices",
+          ...documented({
+            alsoAs: {
+              "text/csv": {
+                schema: { type: "string" },
+                example:
+                  "device_id,name,kind,status,phone_number,online,last_sync,blocked,blocked_code,blocked_reason,send_limit_per_minute,send_interval_min,send_interval_max,created_at,updated_at\n" +
+                  "1,Front desk,sms,active,,true,2026-01-15T12:00:00.000Z,false,,,20,1,5,2026-01-15T11:00:00.000Z,2026-01-15T11:00:00.000Z\n",
+              },
+            },
+          }),
           summary: "Export devices",
           description:
             "Every device of the workspace as a download. `format=json` (default) answers the envelope with " +
