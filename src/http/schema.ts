@@ -1,6 +1,6 @@
-// The HTTP layer's own tables: the replies kept for Idempotency-Key, and the request counters servers
-// sharing a PostgreSQL database keep in one place. Declared with drizzle; drizzle-kit reads every
-// schema.ts in src (drizzle.config.ts).
+// The HTTP layer's own table: the replies kept for Idempotency-Key (the rate limits' counters are in
+// rate-limit/schema.ts). Declared with drizzle; drizzle-kit reads every schema.ts in src
+// (drizzle.config.ts).
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // The workspace a kept reply belongs to is declared by the accounts module, a layer above this
@@ -23,21 +23,4 @@ export const idempotencyRecord = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (table) => [primaryKey({ columns: [table.workspaceId, table.key] }), index("idempotency_created_idx").on(table.createdAt)],
-);
-
-/**
- * On PostgreSQL, the request limits and sign-in throttles of every server in one place: requests
- * counted per bucket (`key:7:m` a key's minute, `key:7:d` its day, `auth:ADDRESS`, `signin:…`) and
- * slot (a second, or a day), checked and counted atomically by the pigeon_admit function, and
- * pruned once expired (src/http/shared-limits.ts). SQLite's one server counts in memory.
- */
-export const rateCounter = sqliteTable(
-  "rate_counter",
-  {
-    bucket: text("bucket").notNull(),
-    slot: integer("slot").notNull(),
-    n: integer("n").notNull(),
-    expiresAt: integer("expires_at").notNull(),
-  },
-  (table) => [primaryKey({ columns: [table.bucket, table.slot] }), index("rate_counter_expires_idx").on(table.expiresAt)],
 );
