@@ -14,8 +14,7 @@ import { createPostgresStorage, type PostgresPool } from "./db/postgres-storage"
 import { createSqliteStorage } from "./db/sqlite-storage";
 import type { Storage } from "./db/storage";
 import { createIdempotencyStore } from "./http/idempotency";
-import { createRateLimiter, type RateLimiter } from "./http/rate-limit";
-import { createSharedLimits } from "./http/shared-limits";
+import { createLimits } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
 import { createCreditService } from "./modules/credits/service";
 import { failForDeletedDevice } from "./modules/notifications/lifecycle";
@@ -133,8 +132,6 @@ export function createServices(deps: Deps) {
 
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
   const cluster = createCluster(storage, clock, { log: (message) => log(message) });
-  /** Request limits and sign-in throttles in the database, when servers share it. */
-  const sharedLimits = cluster.shared ? createSharedLimits(storage, clock) : null;
   /** Hints to and from the other servers (phones' event streams, dashboards' live badges). */
   const signals = createSignals(deps.postgres ?? null, cluster.id, log);
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
@@ -305,6 +302,8 @@ export function createServices(deps: Deps) {
   }
 
   const { authenticate } = accounts;
+  /** Request limits and sign-in throttles: in the database when servers share it, else in memory. */
+  const limits = createLimits({ storage, clock, shared: cluster.shared, generation: accounts.cacheGeneration });
   const services = {
     ...deps,
     log,
@@ -320,9 +319,9 @@ export function createServices(deps: Deps) {
     authenticate,
     // Limits hold for every server sharing a PostgreSQL database; SQLite's one server counts in memory.
     // SQLite's requests read the cache generation (migrations/0034) to use what is kept in memory.
-    rateLimiter: (sharedLimits?.rateLimiter ?? createRateLimiter(clock, accounts.cacheGeneration)) as RateLimiter,
-    /** The dashboard's sign-in throttle when it is shared (PostgreSQL); null: the dashboard keeps its own in memory. */
-    signInThrottle: sharedLimits?.signInThrottle ?? null,
+    rateLimiter: limits.rateLimiter,
+    /** The dashboard's sign-in throttle, shared on PostgreSQL as the limits are. */
+    signInThrottle: limits.signInThrottle,
     idempotency,
     devices,
     contacts: contacts.service,
