@@ -40,7 +40,7 @@ await call("/v1/api/device/batch/register", {
   ],
 });
 db.$client.run("UPDATE device SET last_seen_at = ? WHERE kind = 'sms'", [Date.now() + 3_600_000]);
-services.credits.topUp(boot.workspace.id, 10_000_000, "bench");
+await services.credits.topUp(boot.workspace.id, 10_000_000, "bench");
 
 function pct(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

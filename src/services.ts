@@ -7,6 +7,7 @@ import { createCluster } from "./worker/cluster";
 import { CHANNELS } from "./channels";
 import type { Channel, ChannelAdapter, ChannelCore, ChannelRuntime } from "./channels/types";
 import type { ChannelTraits, DeviceKind } from "./core/kinds";
+import type { Deps, ChannelServices, Services } from "./services-type";
 import type { Clock } from "./clock";
 import type { Config } from "./config";
 import type { Db } from "./db/client";
@@ -19,7 +20,7 @@ import { createAccountsService } from "./modules/accounts/service";
 import { createCreditService } from "./modules/credits/service";
 import { failForDeletedDevice } from "./modules/notifications/lifecycle";
 import { inListeningOrder, MODULES } from "./modules";
-import type { ModuleDescriptor } from "./modules/descriptor";
+
 import { createLiveHub } from "./dashboard/live";
 import { createEventService } from "./modules/events/service";
 import { createWebhookService } from "./modules/webhooks/service";
@@ -53,33 +54,9 @@ import type { RequestDone } from "./http/foundation";
 import { accessLog, createLogger, type LogFn, type Logger } from "./lib/log";
 import { createMetricsService } from "./modules/metrics/service";
 
-export interface Deps {
-  /** The SQLite database (the default); null when the server runs on PostgreSQL. */
-  db: Db | null;
-  /** The PostgreSQL pool, when the server runs on PostgreSQL instead of SQLite. */
-  postgres?: PostgresPool;
-  config: Config;
-  clock: Clock;
-  /** Where modules report problems (src/lib/log.ts); by default the logger's `log`. Tests pass their own. */
-  log?: LogFn;
-  /** Where every log line goes; by default stdout and stderr, as PIGEON_LOG_LEVEL and PIGEON_LOG_FORMAT say. */
-  logger?: Logger;
-  /** The HTTP client channels use; tests may wrap it. */
-  fetch?: typeof fetch;
-  /** How long channels wait for a provider's answer (default 15 s). */
-  channelTimeoutMs?: number;
-  /** The channels to carry (default CHANNELS); tests add a throwaway one. */
-  channels?: readonly Channel[];
-  /** The modules to run (default MODULES); tests add a throwaway one. */
-  modules?: readonly ModuleDescriptor[];
-  /** Also told of every answered request (tests watch the pipeline through it). */
-  requestFinished?: (done: RequestDone) => void;
-}
+export type { Deps, Services } from "./services-type";
 
-/** Each channel's own service, under its name (`services.chatapp`, `services.phone`). */
-type ChannelServices = { [C in (typeof CHANNELS)[number] as C["name"]]: ReturnType<C["create"]>["service"] };
-
-export function createServices(deps: Deps) {
+export function createServices(deps: Deps): Services {
   const { db, clock, config } = deps;
   const sqlite = db?.$client ?? null;
   if (!sqlite && !deps.postgres) throw new Error("createServices needs a database: SQLite's or a PostgreSQL pool");
@@ -152,7 +129,7 @@ export function createServices(deps: Deps) {
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
   const threadsModule = createThreadsModule({ storage, clock });
-  const threads = threadsModule.repository;
+  const threadRepo = threadsModule.repository;
 
   // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.
   const runtimes = new Map<DeviceKind, ChannelRuntime>();
@@ -212,7 +189,7 @@ export function createServices(deps: Deps) {
     state,
     credits,
     usage,
-    threads,
+    threads: threadRepo,
     channels,
     offlineAfterMs,
     safety,
@@ -275,7 +252,7 @@ export function createServices(deps: Deps) {
     templates: templateRepo,
     notifications: notificationRepo,
     state,
-    threads,
+    threads: threadRepo,
     events,
     rehomeTarget: (workspaceId, deviceId) => pools.rehomeTarget(workspaceId, deviceId),
     // What every inbound message goes through before it is announced, in order (src/modules/inbound).
@@ -331,11 +308,11 @@ export function createServices(deps: Deps) {
     state,
     notifications,
     expiry: notificationsModule.expiry,
-    threads,
+    /** Conversations: the thread routes' reads, and the worker's catch-up of sends into their threads. */
+    threads: threadsModule.service,
     sending,
     events,
     webhooks,
-    threadsView: threadsModule.view,
     ...(channelServices as ChannelServices),
     /** What every channel is built from: the shared repositories and rules (ChannelCore). */
     channelCore: core,
@@ -430,7 +407,8 @@ export function createServices(deps: Deps) {
       ofChannel: async (workspaceId, channel) => (await templateRepo.list(workspaceId, { channel, offset: 0, limit: 500 })).rows,
     },
   });
-  const built = {
+  const dashboardLive = createLiveHub(state, signals);
+  const built: Services = {
     ...services,
     twilio,
     verify,
@@ -439,12 +417,12 @@ export function createServices(deps: Deps) {
     smsgateAuth: smsgate.auth,
     smsgateWebhooks: smsgate.webhooks,
     smsgateSettings: smsgate.settings,
+    /** The dashboard's live status badges: one hub per server, hearing each change after the modules do. */
+    dashboardLive,
   };
-  /** The dashboard's live status badges: one hub per server, hearing each change after the modules do. */
-  const dashboardLive = createLiveHub(state, signals);
   // What each module hears of the notifications' lifecycle, in the order src/modules/index.ts states.
   for (const module of inListeningOrder(modules)) {
-    const heard = module.listeners?.(built as Services);
+    const heard = module.listeners?.(built);
     if (!heard) continue;
     if (heard.transitions) state.onTransitions(heard.transitions);
     if (heard.transition) state.onTransition(heard.transition);
@@ -452,7 +430,5 @@ export function createServices(deps: Deps) {
     if (heard.accepted) sending.onAccepted(heard.accepted);
     if (heard.cancelled) notifications.onCancelled(heard.cancelled);
   }
-  return { ...built, dashboardLive };
+  return built;
 }
-
-export type Services = ReturnType<typeof createServices>;

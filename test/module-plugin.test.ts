@@ -10,7 +10,8 @@ import { startModuleListeners } from "../src/cli/serve";
 import { declaredAuth, declaredKindsOf } from "../src/http/declared-auth";
 import { ok } from "../src/http/envelope";
 import { LISTENING, MODULES } from "../src/modules";
-import type { ModuleDescriptor, NetworkListener } from "../src/modules/descriptor";
+import type { NetworkListener } from "../src/modules/descriptor";
+import type { ModuleDescriptor } from "../src/services-type";
 import { startWorker, workerTasks } from "../src/worker";
 import { createTestContext } from "./helpers/context";
 

@@ -186,7 +186,7 @@ describe("pools: choosing the member", () => {
     const other = [a, b, c].find((d) => d !== kept)!;
     await ctx.services.storage.transaction(() =>
       recordInbound(
-        ctx.services.threads,
+        ctx.services.channelCore.threads,
         ctx.services.events,
         {
           workspaceId: ctx.workspace.id,

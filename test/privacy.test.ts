@@ -79,7 +79,7 @@ async function adaEverywhere() {
   const bobs = await send(ctx, { recipient_contact: BOB, message: "Bob's order" });
   await ctx.services.storage.transaction(() =>
     recordInbound(
-      ctx.services.threads,
+      ctx.services.channelCore.threads,
       ctx.services.events,
       {
         workspaceId: ctx.workspace.id,

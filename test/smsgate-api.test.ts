@@ -425,7 +425,7 @@ describe("received messages (GET /inbox)", () => {
       meta?: Parameters<typeof recordInbound>[2]["meta"],
     ) => {
       local.clock.advance(1000);
-      return recordInbound(local.services.threads, local.services.events, {
+      return recordInbound(local.services.channelCore.threads, local.services.events, {
         workspaceId: local.workspace.id,
         channel: "sms",
         deviceId,
@@ -448,7 +448,7 @@ describe("received messages (GET /inbox)", () => {
       attachments: [{ partId: 1, contentType: "image/jpeg", name: "a.jpg", size: 10 }],
     });
     // The same SMS posted again by the phone is one entry.
-    await recordInbound(local.services.threads, local.services.events, {
+    await recordInbound(local.services.channelCore.threads, local.services.events, {
       workspaceId: local.workspace.id,
       channel: "sms",
       deviceId: a.device_id,
@@ -539,7 +539,7 @@ describe("webhooks", () => {
       const key = "my-signing-key";
       expect((await call("PATCH", "/settings", { body: { webhooks: { signing_key: key } } })).status).toBe(200);
       // An inbound SMS as the phone channel records it.
-      await recordInbound(local.services.threads, local.services.events, {
+      await recordInbound(local.services.channelCore.threads, local.services.events, {
         workspaceId: local.workspace.id,
         channel: "sms",
         deviceId: phone.device_id,
@@ -573,7 +573,7 @@ describe("webhooks", () => {
       ]);
       expect((await call("DELETE", "/webhooks/rx")).status).toBe(204);
       expect((await call("DELETE", "/webhooks/rx")).status).toBe(404);
-      await recordInbound(local.services.threads, local.services.events, {
+      await recordInbound(local.services.channelCore.threads, local.services.events, {
         workspaceId: local.workspace.id,
         channel: "sms",
         deviceId: phone.device_id,

@@ -7,7 +7,7 @@ import { startServerMemoryGuard } from "../lib/memory-guard";
 import type { LogFields } from "../lib/log";
 import { VERSION } from "../version";
 import type { NetworkListener } from "../modules/descriptor";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
 

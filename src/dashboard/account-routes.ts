@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { PASSWORD_MIN } from "../modules/users/service";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
 import { accountBody, type MemberErrors, type MemberForm } from "./pages/account";

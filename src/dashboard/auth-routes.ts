@@ -5,7 +5,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { clientAddress } from "../http/rate-limit";
 import { randomBase62 } from "../lib/tokens";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit } from "./kit";
 import { setupInvalidPage, setupPage, signInPage } from "./pages/auth";
 import {

@@ -12,7 +12,7 @@ import { randomBase62 } from "../lib/tokens";
 import { newPrepareCache, type Prepared, type SendInput } from "../modules/sending/service";
 import type { TemplateRow } from "../modules/templates/repository";
 import { parseTemplateBody, renderTemplate } from "../modules/templates/variables";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import { mappingBody, previewBody, resultBody, uploadBody, type BulkUploadForm, type PreviewRow } from "./pages/bulk";
 import { formOf, HIDDEN, redirect } from "./web";

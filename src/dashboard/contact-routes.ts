@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { csvCell, parseCsv } from "../lib/csv";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import {
   contactDeleteBody,

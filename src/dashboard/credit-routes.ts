@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
 import { creditsBody, type TopUpForm } from "./pages/credits";

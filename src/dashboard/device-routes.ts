@@ -5,7 +5,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { requestOrigin } from "../lib/trusted-proxies";
 import { SEND_LIMIT_MAX } from "../modules/devices/model";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Ctx, Kit, Signed } from "./kit";
 import { chatappBody, deviceBody, devicesBody, pairBody, pairStatus } from "./pages/devices";
 import { formOf, fragment, HIDDEN, redirect } from "./web";

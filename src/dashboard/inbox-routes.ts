@@ -6,7 +6,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import type { SendInput } from "../modules/sending/service";
 import type { TemplateRow } from "../modules/templates/repository";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import { conversationBody, inboxBody, replyVariables } from "./pages/inbox";
 import { formOf, fragment, HIDDEN, redirect } from "./web";
@@ -14,7 +14,7 @@ import { formOf, fragment, HIDDEN, redirect } from "./web";
 const PAGE_SIZE = 30;
 
 /** What these routes use of the container. */
-export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "sending" | "storage" | "templates" | "threadsView">;
+export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "sending" | "storage" | "templates" | "threads">;
 
 export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
   /** A chat-app conversation's usable templates: active (approved) ones of its business number's workspace. */
@@ -30,7 +30,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
     reply: { template?: string; vars?: Record<string, string>; text?: string; error?: string } = {},
   ) {
     const ws = who.session.workspaceId;
-    const conv = await s.threadsView.messages(ws, id, 1, 50);
+    const conv = await s.threads.messages(ws, id, 1, 50);
     const templates = await approvedTemplates(ws, conv.thread.channel);
     const chosen = templates.find((t) => String(t.id) === reply.template) ?? null;
     const title = conv.thread.peer_name ?? conv.thread.contact?.name ?? conv.thread.peer;
@@ -55,7 +55,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         const unreadOnly = q.get("unread") === "1";
         const requested = Number(q.get("page") ?? "1");
         const page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
-        const list = await s.threadsView.list(who.session.workspaceId, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
+        const list = await s.threads.list(who.session.workspaceId, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(list.pagination.total / PAGE_SIZE));
         return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages }));
       }),
@@ -66,7 +66,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
       kit.withSession(async ({ params }, who) => {
         const id = Number(params?.id);
         // Reading it is what marks it read (404 for another workspace's thread).
-        await s.threadsView.markRead(who.session.workspaceId, id);
+        await s.threads.markRead(who.session.workspaceId, id);
         return conversation(who, id);
       }),
       { auth: "session", ...HIDDEN },
@@ -75,7 +75,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
       "/dashboard/inbox/:id/template",
       kit.withSession(async ({ params, request }, who) => {
         const ws = who.session.workspaceId;
-        const thread = (await s.threadsView.messages(ws, Number(params?.id), 1, 1)).thread;
+        const thread = (await s.threads.messages(ws, Number(params?.id), 1, 1)).thread;
         const chosen =
           (await approvedTemplates(ws, thread.channel)).find((t) => String(t.id) === new URL(request.url).searchParams.get("template")) ??
           null;
@@ -88,7 +88,7 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
       kit.withSession(async ({ params, body }, who) => {
         const ws = who.session.workspaceId;
         const id = Number(params?.id);
-        const thread = (await s.threadsView.messages(ws, id, 1, 1)).thread;
+        const thread = (await s.threads.messages(ws, id, 1, 1)).thread;
         const form = formOf(body);
         const vars: Record<string, string> = {};
         for (const [k, v] of Object.entries(form)) if (k.startsWith("var_")) vars[k.slice(4)] = v;

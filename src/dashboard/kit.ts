@@ -1,7 +1,7 @@
 // What every dashboard route group shares: who is signed in, the page wrapper that sends strangers
 // to sign-in and checks CSRF on posts, the page shell, and one-time notices carried across a
 // redirect (a created key's secret, "cancelled", an error).
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { SessionWithUser } from "../modules/users/repository";
 import { Html, html } from "./html";
 import { createScratch } from "./scratch";

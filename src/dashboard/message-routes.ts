@@ -7,7 +7,7 @@ import { AppError } from "../core/errors";
 import { toE164 } from "../lib/phone";
 import type { ListFilters } from "../modules/notifications/repository";
 import type { NotificationStatus } from "../modules/notifications/state";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit } from "./kit";
 import { messageDetail, messagesBody, STATUSES, type MessageFilters } from "./pages/messages";
 import { csvDownload, HIDDEN, redirect } from "./web";

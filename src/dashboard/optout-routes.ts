@@ -6,7 +6,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { csvCell } from "../lib/csv";
 import { requirePhone } from "../modules/contacts/service";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { uploadedCsv } from "./contact-routes";
 import type { Kit, Signed } from "./kit";
 import type { Rejected } from "./pages/contacts";

@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { reportedSimNumbers } from "../modules/devices/service";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import {
   emptyPoolForm,

@@ -3,7 +3,7 @@
 // the signed-in user. The export downloads the same JSON as GET /v1/api/privacy/export.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit } from "./kit";
 import { eraseConfirmBody } from "./pages/privacy";
 import { formOf, HIDDEN, redirect } from "./web";

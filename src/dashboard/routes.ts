@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { assetResponse } from "./assets";
 import { dashboardAuthRoutes, type DashboardAuthRoutesDeps } from "./auth-routes";
 import { html } from "./html";

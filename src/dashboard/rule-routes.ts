@@ -8,7 +8,7 @@ import type { DeliveryType } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import type { RuleAction, RuleInput } from "../modules/rules/service";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
 import {

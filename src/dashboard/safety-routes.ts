@@ -15,7 +15,7 @@ import {
   normalizeKeyword,
   type SettingsChange,
 } from "../modules/safety/settings";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import { safetyBody, type SafetyErrors, type SafetyForm } from "./pages/safety";
 import { formOf, HIDDEN, redirect } from "./web";

@@ -9,7 +9,7 @@ import { toE164 } from "../lib/phone";
 import type { SendInput } from "../modules/sending/service";
 import type { TemplateRow } from "../modules/templates/repository";
 import { renderTemplate } from "../modules/templates/variables";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import { emptySendForm, previewFragment, sendBody, templateFields, type SendForm } from "./pages/send";
 import { utcTime } from "./layout";

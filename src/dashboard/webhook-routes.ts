@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { EVENT_TYPES } from "../modules/events/service";
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { html } from "./html";
 import type { Kit, Signed } from "./kit";
 import { webhookBody, webhooksBody, type CreateForm } from "./pages/webhooks";

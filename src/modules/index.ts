@@ -2,7 +2,7 @@
 // order of the API document's paths), and the order in which they hear of the notifications'
 // lifecycle. The app, the worker and `pigeon serve` iterate these lists; src/services.ts builds each
 // module's service. Adding a module: docs/dev/architecture.md, "Adding a module".
-import type { ModuleDescriptor } from "./descriptor";
+import type { ModuleDescriptor } from "../services-type";
 import { contactsModule } from "./contacts";
 import { devicesModule } from "./devices";
 import { metricsModule } from "./metrics";

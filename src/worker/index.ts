@@ -1,5 +1,5 @@
 // The background worker: what runs on each tick, in one place. main starts it; tests call tick().
-import type { Services } from "../services";
+import type { Services } from "../services-type";
 import { startScheduler } from "./scheduler";
 import type { Task } from "../core/task";
 

@@ -4,7 +4,7 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { createContactRepository } from "./repository";
 import { createContactService } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { contactRoutes } from "./routes";
 
 export function createContactsModule(deps: { storage: Storage; clock: Clock; optOutOf: Parameters<typeof createContactService>[3] }) {

@@ -6,7 +6,7 @@ import type { SecretBox } from "../../lib/secrets";
 import type { UsageRepository } from "../usage/repository";
 import { createDeviceRepository } from "./repository";
 import { createDeviceService } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { deviceRoutes } from "./routes";
 
 type ServiceArgs = Parameters<typeof createDeviceService>;

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { documented } from "../../http/route-doc";
 import { errorResponses, models, ok } from "../../http/envelope";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { csv } from "../../lib/csv";
 import {
   BATCH_DELETE_MAX,

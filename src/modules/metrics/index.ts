@@ -1,5 +1,5 @@
 // The metrics module: GET /metrics in the Prometheus text format, counted as the server runs.
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { metricsRoutes } from "./routes";
 
 export const metricsModule: ModuleDescriptor = {

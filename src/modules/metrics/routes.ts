@@ -13,7 +13,7 @@ import { AppError } from "../../core/errors";
 import { pathOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
 import { isTrustedPeer, parseProxyList } from "../../lib/trusted-proxies";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { CONTENT_TYPE } from "./exposition";
 
 /** What these routes use of the container. */

@@ -10,7 +10,7 @@ import { VERSION } from "../../version";
 import type { BackupStatus } from "../system/backups";
 import { allowedSilence } from "../devices/service";
 import type { NotificationStatus } from "../notifications/state";
-import type { ModuleListeners } from "../descriptor";
+import type { ModuleListeners } from "../listeners";
 import { Histogram, Page } from "./exposition";
 import { createMetricsRepository, type DeviceState } from "./repository";
 

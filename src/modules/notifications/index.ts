@@ -10,7 +10,7 @@ import { createExpiry } from "./expiry";
 import { createNotificationRepository } from "./repository";
 import { createNotificationService } from "./service";
 import { createNotificationState } from "./state";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { notificationListeners } from "./lifecycle";
 import { notificationRoutes } from "./routes";
 

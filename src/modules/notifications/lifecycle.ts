@@ -3,7 +3,7 @@
 // its state changes and its cancellation (a paired phone is woken or told to drop it).
 import type { DeviceKind } from "../../core/kinds";
 import type { EventService } from "../events/service";
-import type { ModuleListeners } from "../descriptor";
+import type { ModuleListeners } from "../listeners";
 import type { Accepted } from "../sending/service";
 import { presentNotification } from "./service";
 import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";

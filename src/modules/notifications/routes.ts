@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import {
   CancelBody,
   MessageStatusResponse,

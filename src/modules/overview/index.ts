@@ -1,5 +1,5 @@
 // The overview module: the one-call summary a client shows on its first screen.
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { overviewRoutes } from "./routes";
 
 export const overviewModule: ModuleDescriptor = { name: "overview", routes: (s) => ({ api: [overviewRoutes(s)] }) };

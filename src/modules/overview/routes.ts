@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models, ok } from "../../http/envelope";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import {
   ContactDeletedResponse,
   ContactIdParams,

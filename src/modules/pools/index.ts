@@ -1,7 +1,7 @@
 // The pools module: its repository (pools, members, sticky senders) and its service, built here once.
 import { createPoolRepository } from "./repository";
 import { createPoolService, type PoolDeps } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { poolRoutes } from "./routes";
 
 export function createPoolsModule(deps: Omit<PoolDeps, "repo">) {

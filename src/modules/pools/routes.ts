@@ -5,7 +5,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../core/errors";
 import { refuseUnknownFields } from "../../http/validation";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 
 const Member = t.Object(
   {

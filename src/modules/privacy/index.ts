@@ -1,7 +1,7 @@
 // The privacy module: its repository (one number's rows, found and removed) and its service, built here once.
 import { createPrivacyRepository } from "./repository";
 import { createPrivacyService, type PrivacyDeps } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { privacyRoutes } from "./routes";
 
 export function createPrivacyModule(deps: Omit<PrivacyDeps, "repo">) {

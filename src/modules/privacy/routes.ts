@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { refuseUnknownFields } from "../../http/validation";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { Phone } from "../contacts/model";
 
 const Rows = t.Array(t.Record(t.String(), t.Unknown()));

@@ -2,7 +2,7 @@
 // built here once. Erasure (src/modules/privacy) removes a person's messages with the same repository.
 import { createRetentionRepository, type VacuumHandle } from "./repository";
 import { createRetention, type RetentionDeps } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 
 export function createRetentionModule(deps: Omit<RetentionDeps, "repo"> & { sqlite: VacuumHandle | null }) {
   const repository = createRetentionRepository(deps.storage, deps.sqlite);

@@ -1,7 +1,7 @@
 // The inbound rules module: its repository and its service, built here once.
 import { createRuleRepository } from "./repository";
 import { createRuleService, type RuleDeps } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { ruleRoutes } from "./routes";
 
 export function createRulesModule(deps: Omit<RuleDeps, "repo">) {

@@ -6,7 +6,7 @@ import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../core/errors";
 import { literalUnion, refuseUnknownFields } from "../../http/validation";
 import { DELIVERY_TYPES } from "../../core/kinds";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { DEFAULT_REPLY_WINDOW_SECONDS, REPLIES_PER_MINUTE } from "./service";
 
 const Channel = literalUnion(DELIVERY_TYPES);

@@ -3,7 +3,7 @@
 import type { DeviceKind } from "../../core/kinds";
 import { createSafetyRepository } from "./repository";
 import { createSafetyService, type SafetyDeps } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { safetyRoutes } from "./routes";
 
 export function createSafetyModule(deps: Omit<SafetyDeps, "repo"> & { dispatchedRoutes: DeviceKind[] }) {

@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
 import { fieldError, pageQuery, refuseUnknownFields } from "../../http/validation";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { Phone } from "../contacts/model";
 import { requirePhone } from "../contacts/service";
 import { ROUTE_NAMES_DOC, Settings, SettingsBody } from "./settings";

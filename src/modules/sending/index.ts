@@ -1,6 +1,6 @@
 // The sending module: every send's path from request to stored notification (src/modules/sending/service.ts),
 // its routes, and the failover of sends whose route stopped answering.
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { fastSendRoutes, sendingRoutes } from "./routes";
 
 export const sendingModule: ModuleDescriptor = {

@@ -10,7 +10,7 @@ import { createSmsGateRepository } from "./repository";
 import { createSmsGateService, type SmsGateDeps } from "./service";
 import { createSmsGateSettings } from "./settings";
 import { createSmsGateWebhooks } from "./webhooks";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { isSmsGatePath, needsSmsGateAuth } from "./auth";
 import { smsGateFastRoutes, smsGateRoutes } from "./routes";
 

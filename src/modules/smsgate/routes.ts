@@ -5,7 +5,7 @@
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models } from "../../http/envelope";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { VERSION } from "../../version";
 import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
 import {

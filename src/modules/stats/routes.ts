@@ -3,7 +3,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { fieldError } from "../../http/validation";
 import { DAY, iso } from "../../lib/time";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 
 const PERIODS = { day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 

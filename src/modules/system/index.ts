@@ -1,5 +1,5 @@
 // The system module: health, server info and the disk, and the scheduled backups (SQLite).
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { systemRoutes } from "./routes";
 
 export const systemModule: ModuleDescriptor = {

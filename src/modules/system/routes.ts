@@ -3,7 +3,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { AppError } from "../../core/errors";
 import { iso } from "../../lib/time";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { VERSION } from "../../version";
 import { BATCH_DELETE_MAX, BATCH_REGISTER_MAX } from "../devices/model";
 

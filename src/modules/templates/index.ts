@@ -4,7 +4,7 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { createTemplateRepository } from "./repository";
 import { createTemplateService } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { templateRoutes } from "./routes";
 
 export function createTemplatesModule(deps: { storage: Storage; clock: Clock }) {

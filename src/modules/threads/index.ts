@@ -4,12 +4,12 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { createThreadRepository } from "./repository";
 import { createThreadService } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { threadRoutes } from "./routes";
 
 export function createThreadsModule(deps: { storage: Storage; clock: Clock }) {
   const repository = createThreadRepository(deps.storage);
-  return { repository, view: createThreadService(repository, deps.clock) };
+  return { repository, service: createThreadService(repository, deps.clock) };
 }
 
 /**

@@ -3,7 +3,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 
 const Thread = t.Object({
   thread_id: t.Integer(),
@@ -68,10 +68,10 @@ const ThreadMessage = t.Object({
 const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });
 
 /** What these routes use of the container. */
-export type ThreadRoutesDeps = Pick<Services, "threadsView">;
+export type ThreadRoutesDeps = Pick<Services, "threads">;
 
 export function threadRoutes(s: ThreadRoutesDeps) {
-  const { threadsView } = s;
+  const { threads } = s;
   return new Elysia({ prefix: "/v1/api/thread", tags: ["Threads"] })
     .use(declaredAuth())
     .use(models)
@@ -79,7 +79,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
       "/list",
       async ({ auth, query }) =>
         ok(
-          await threadsView.list(
+          await threads.list(
             auth.workspaceId,
             { channel: query.channel, contactId: query.contact_id, unread: query.unread },
             query.page,
@@ -108,7 +108,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
     .get(
       "/:thread_id/messages",
       async ({ auth, params, query }) =>
-        ok(await threadsView.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
+        ok(await threads.messages(auth.workspaceId, params.thread_id, query.page, query.limit), "Thread messages fetched"),
       {
         params: ThreadIdParams,
         query: t.Object({ ...pageQuery(20, 100) }),
@@ -126,7 +126,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
     )
     .post(
       "/:thread_id/read",
-      async ({ auth, params }) => ok(await threadsView.markRead(auth.workspaceId, params.thread_id), "Thread marked read"),
+      async ({ auth, params }) => ok(await threads.markRead(auth.workspaceId, params.thread_id), "Thread marked read"),
       {
         params: ThreadIdParams,
         response: { 200: Envelope(Thread), ...errorResponses(404) },

@@ -39,6 +39,8 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
   }
 
   return {
+    /** Adds the sends not yet in their threads, at most `limit`; how many it added (the worker's catch-up). */
+    catchUp: (limit?: number) => repo.catchUp(limit),
     async list(workspaceId: number, f: ThreadFilters, page = 1, limit = 20) {
       const rows = await repo.views(workspaceId, f, limit, (page - 1) * limit);
       const total = await repo.count(workspaceId, f);

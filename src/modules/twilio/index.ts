@@ -5,7 +5,7 @@ import type { Resolver } from "../../lib/net-safety";
 import { createTwilioPosts, type TwilioPostDeps } from "./posts";
 import { createTwilioRepository } from "./repository";
 import { createTwilioService, type TwilioDeps } from "./service";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { isTwilioPath, twilioError } from "./errors";
 import { twilioRoutes, twilioSettingsRoutes } from "./routes";
 

@@ -8,7 +8,7 @@ import { Envelope, errorResponses, ok } from "../../http/envelope";
 import { refuseUnknownFields } from "../../http/validation";
 import { authOf } from "../../http/foundation";
 import { AppError } from "../../core/errors";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { TWILIO_BASE } from "./errors";
 
 const Form = t.Record(t.String(), t.Unknown(), { description: "Form fields (application/x-www-form-urlencoded)" });

@@ -3,7 +3,7 @@
 import { createVerifyRepository } from "./repository";
 import { createVerifyService, type VerifyDeps } from "./service";
 import { authTemplate, type VerifyTemplates } from "./templates";
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { NOTIFICATION_HOOKS } from "../notifications/repository";
 import { verifyRoutes } from "./routes";
 import { twilioVerifyRoutes } from "./twilio-routes";

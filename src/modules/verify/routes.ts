@@ -5,7 +5,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, ok } from "../../http/envelope";
 import { AppError } from "../../core/errors";
 import { refuseUnknownFields } from "../../http/validation";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { sidOf } from "../twilio/resource";
 import type { ServiceRow, VerificationRow } from "./repository";
 import { CODE_LENGTHS, MAX_CHECKS, TTL_SECONDS } from "./service";

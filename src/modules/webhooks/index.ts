@@ -1,5 +1,5 @@
 // The webhooks module: endpoints, signed deliveries from the outbox with retries, and their routes.
-import type { ModuleDescriptor } from "../descriptor";
+import type { ModuleDescriptor } from "../../services-type";
 import { webhookRoutes } from "./routes";
 
 export const webhooksModule: ModuleDescriptor = {

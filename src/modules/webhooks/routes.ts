@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok, Pagination } from "../../http/envelope";
 import { IdParam, pageQuery } from "../../http/validation";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 import { EVENT_TYPES } from "../events/service";
 import { MAX_DELIVERY_ATTEMPTS } from "./service";
 

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { iso } from "../../lib/time";
-import type { Services } from "../../services";
+import type { Services } from "../../services-type";
 
 const Project = t.Object({
   project_id: t.Integer(),
