@@ -3,7 +3,7 @@
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid } from "../../lib/tokens";
 import type { DeviceRow } from "../../modules/devices/repository";
-import { PRIORITY_EXPEDITED } from "../../modules/sending/service";
+import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
 import { appVersionOf, isCancelAware } from "./protocol";
 import { MAX_MESSAGES } from "./repository";

@@ -3,7 +3,7 @@
 import { AppError } from "../../core/errors";
 import { iso, MINUTE } from "../../lib/time";
 import type { DeviceRow } from "../../modules/devices/repository";
-import { PRIORITY_EXPEDITED } from "../../modules/sending/service";
+import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
 import { atLeast, INBOX_EXPORT_SINCE } from "./protocol";
 

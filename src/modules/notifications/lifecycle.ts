@@ -3,7 +3,8 @@
 // its state changes and its cancellation (a paired phone is woken or told to drop it).
 import type { DeviceKind } from "../../core/kinds";
 import type { EventService } from "../events/service";
-import type { Accepted, SendingService } from "../sending/service";
+import type { SendingService } from "../sending/service";
+import type { Accepted } from "../sending/types";
 import { presentNotification, type NotificationService } from "./service";
 import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
 

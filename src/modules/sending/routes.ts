@@ -23,7 +23,7 @@ import {
   SendSmsBody,
   SimpleSendBody,
 } from "./model";
-import { newPrepareCache, type ItemResult, type PrepareCache, type Prepared, type SendInput } from "./service";
+import { newPrepareCache, type ItemResult, type PrepareCache, type Prepared, type SendInput } from "./types";
 
 /** What the send routes use of the container. */
 export interface SendingRouteDeps {
