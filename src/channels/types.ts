@@ -16,7 +16,7 @@ import type { EventService } from "../modules/events/service";
 import type { NotificationRepository } from "../modules/notifications/repository";
 import type { NotificationHooks } from "../modules/notifications/lifecycle";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
-import type { ChannelCheck } from "../modules/sending/service";
+import type { ChannelCheck } from "../modules/sending/types";
 import type { TemplateRepository } from "../modules/templates/repository";
 import type { InboundHook } from "../modules/threads/inbound";
 import type { ThreadRepository } from "../modules/threads/repository";

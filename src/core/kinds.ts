@@ -36,6 +36,20 @@ export interface ChannelTraits {
   issuesToken?: boolean;
   /** The settings a device of this kind is registered with, under `config.key` in the register body. */
   config?: ChannelConfig;
+  /**
+   * Failure codes of its own after which no other route can help (the recipient stopped the
+   * messages at the provider): a failover send fails there instead of moving on.
+   */
+  finalFailures?: readonly string[];
+  /** The provider's own code for a template of its delivery type that is not active, by the template's status. */
+  inactiveTemplateCodes?: Readonly<Record<string, number>>;
+  /**
+   * The error code of its send checks after which a failover route sends the send's fallback
+   * template instead of the text (a closed conversation window).
+   */
+  templateFallbackOn?: string;
+  /** Its conversations are kept per device (each business number has its own), not per workspace. */
+  threadPerDevice?: boolean;
 }
 
 /** A channel's device settings: the schema the API takes and what is stored in device.config. */
@@ -68,6 +82,9 @@ export function kindOfRoute(name: string): DeviceKind | null {
   const key = name.trim().toLowerCase();
   return DEVICE_KINDS.find((k) => k === key || ROUTE_NAMES[k] === key) ?? null;
 }
+
+/** What carries each delivery type, in words, for messages about a send that names no route. */
+export const DELIVERY_DESCRIPTION: Record<DeliveryType, string> = { sms: "SMS (phone or cloud number) device", chatapp: "chat-app device" };
 
 /** What each kind of device is, in words, for messages about a route. */
 export const ROUTE_DESCRIPTION: Record<DeviceKind, string> = { sms: "paired phone", cloud: "cloud number", chatapp: "chat-app number" };

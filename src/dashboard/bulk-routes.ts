@@ -9,7 +9,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { parseCsv } from "../lib/csv";
 import { randomBase62 } from "../lib/tokens";
-import { newPrepareCache, type Prepared, type SendInput } from "../modules/sending/service";
+import { newPrepareCache, type Prepared, type SendInput } from "../modules/sending/types";
 import type { TemplateRow } from "../modules/templates/repository";
 import { parseTemplateBody, renderTemplate } from "../modules/templates/variables";
 import type { Services } from "../services-type";

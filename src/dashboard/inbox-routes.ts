@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
-import type { SendInput } from "../modules/sending/service";
+import type { SendInput } from "../modules/sending/types";
 import type { TemplateRow } from "../modules/templates/repository";
 import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";

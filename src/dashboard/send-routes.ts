@@ -6,7 +6,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { countSegments } from "../lib/segments";
 import { toE164 } from "../lib/phone";
-import type { SendInput } from "../modules/sending/service";
+import type { SendInput } from "../modules/sending/types";
 import type { TemplateRow } from "../modules/templates/repository";
 import { renderTemplate } from "../modules/templates/variables";
 import type { Services } from "../services-type";

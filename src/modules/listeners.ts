@@ -1,6 +1,6 @@
 // What a module may hear of the notifications' lifecycle (a field of its descriptor). Apart from
 // the descriptor so that the lifecycle and the channels can name it without the container's type.
-import type { Accepted } from "./sending/service";
+import type { Accepted } from "./sending/types";
 import type { NotificationRecord, TransitionListener, TransitionsListener } from "./notifications/state";
 
 /**

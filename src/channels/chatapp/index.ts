@@ -16,6 +16,14 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
   // The platform's limit is a rate, 80 a second by default.
   defaultSendLimit: 4800,
   pacedPerSecond: true,
+  // The user stopped marketing messages: no other route may send them either.
+  finalFailures: ["131050"],
+  // A template the platform paused for low quality, or disabled.
+  inactiveTemplateCodes: { paused: 132015, disabled: 132016 },
+  // A closed 24-hour window: a failover route sends the fallback template instead.
+  templateFallbackOn: "window_closed",
+  // Each business number has its own conversations.
+  threadPerDevice: true,
   create(core) {
     const { config } = core;
     const graph = createGraphClient({

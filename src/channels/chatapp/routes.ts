@@ -14,7 +14,7 @@ import { refuseUnknownFields } from "../../http/validation";
 import { expiryFields, OverviewSendResponse, safeSendFields, SendResponse } from "../../modules/sending/model";
 import { overviewReply, singleReply } from "../../modules/sending/present";
 import { presentSend } from "../../modules/sending/routes";
-import type { ItemResult, SendInput } from "../../modules/sending/service";
+import type { ItemResult, SendInput } from "../../modules/sending/types";
 import type { ChannelRouteContext } from "../types";
 import type { ChatappService } from "./service";
 import type { HeaderMedia } from "./adapter";

@@ -5,7 +5,7 @@ import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import { webhookTargetProblem } from "../../lib/net-safety";
 import { DAY, iso } from "../../lib/time";
-import type { Prepared, SendInput } from "../../modules/sending/service";
+import type { Prepared, SendInput } from "../../modules/sending/types";
 import type { DeviceRow } from "../../modules/devices/repository";
 import type { TemplateRow } from "../../modules/templates/repository";
 import { chatappConfigOf, type HeaderMedia } from "./adapter";

@@ -13,6 +13,8 @@ export const cloud: Channel<"cloud", CloudService> = {
   dispatched: true,
   charges: true,
   defaultSendLimit: 60,
+  // The recipient unsubscribed at the provider: no other route may send to them either.
+  finalFailures: ["21610"],
   config: {
     key: "cloud",
     schema: CloudConfigInput,

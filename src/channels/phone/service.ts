@@ -1,63 +1,35 @@
 // The companion app's side of Pigeon (the SMS Gateway for Android app's protocol: docs/phone.md,
-// and the app's own source, capcom6/android-sms-gateway), put together:
-// pairing (pairing.ts) and the phone's webhooks (phone-webhooks.ts) beside what is here: handing
-// phones their messages within their pacing, taking their state reports, their settings, and
-// keeping their presence fresh.
-import type { ChannelCore } from "../types";
+// and the app's own source, capcom6/android-sms-gateway), put together from its parts: pairing
+// (pairing.ts), what the phone pulls, its messages within their pacing and its settings (pull.ts),
+// its event stream (stream.ts), its reports of its messages (reports.ts) and its webhooks
+// (phone-webhooks.ts). Here: authenticating phones, keeping their presence fresh, and moving the
+// messages that wait on a phone to another.
 import type { SignInGuard } from "../../http/foundation";
-import type { Storage } from "../../db/storage";
-import type { Clock } from "../../clock";
 import { AppError } from "../../core/errors";
-import type { SecretBox } from "../../lib/secrets";
-import { iso, MINUTE } from "../../lib/time";
+import { iso } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/repository";
 import { allowedSilence, isOnline, OFFLINE_AFTER_MS } from "../../modules/devices/service";
-import type { EventService } from "../../modules/events/service";
 import { applyReport } from "../../modules/notifications/reports";
-import type { NotificationState } from "../../modules/notifications/state";
-import type { InboundHook } from "../../modules/threads/inbound";
-import type { ThreadRepository } from "../../modules/threads/repository";
-import type { PhoneEventHub } from "./events";
+import type { PhoneServiceDeps } from "./context";
 import { createPhonePairing, pairingInfo } from "./pairing";
 import { createPhoneWebhooks } from "./phone-webhooks";
-import { MAX_MESSAGES, type PhoneRepository } from "./repository";
-import { PRIORITY_EXPEDITED } from "../../modules/sending/service";
-import { appVersionOf, atLeast, deviceEventData, INBOX_EXPORT_SINCE, isCancelAware, unauthorized, type PatchItem } from "./protocol";
+import { appVersionOf, deviceEventData, unauthorized } from "./protocol";
+import { createPhonePull } from "./pull";
+import { createPhoneReports } from "./reports";
+import { createPhoneStream } from "./stream";
 
-type PhoneState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled" | "Cancelling";
-
+export type { PhoneServiceDeps } from "./context";
 export { appVersionOf, deviceEventData, isCancelAware, PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, type PatchItem } from "./protocol";
 
-export interface PhoneServiceDeps {
-  storage: Storage;
-  repo: PhoneRepository;
-  clock: Clock;
-  devices: DeviceRepository;
-  state: NotificationState;
-  threads: ThreadRepository;
-  hub: PhoneEventHub;
-  /** Whether another server holds the phone's event stream (several servers on one database). */
-  streamElsewhere: (deviceId: number) => Promise<boolean>;
-  events: EventService;
-  /** What an inbound message goes through before it is announced (the opt-out keywords). */
-  onInbound?: InboundHook;
-  /** A phone's sender pool's choice of where its waiting messages go when it went offline. */
-  rehomeTarget?: ChannelCore["rehomeTarget"];
-  /** Seals the phone's signing key and digests one-time codes. */
-  secrets: SecretBox;
-  /** PIGEON_OFFLINE_AFTER in milliseconds. */
-  offlineAfterMs?: number;
-  /** How long a message without a ttl may wait on an offline phone that nothing can replace. */
-  offlineTtlMs: number;
-}
-
 export function createPhoneService(deps: PhoneServiceDeps) {
-  const { storage, repo, clock, devices, state, hub, events, secrets } = deps;
+  const { storage, repo, clock, devices, state, events } = deps;
   const offlineAfterMs = deps.offlineAfterMs ?? OFFLINE_AFTER_MS;
   const pairing = createPhonePairing(deps);
-
-  let announcedUntil = clock.now();
+  const pull = createPhonePull(deps);
+  const stream = createPhoneStream(deps, pull.budgetLeft);
+  const reports = createPhoneReports(deps);
+  const { announce } = stream;
 
   /** The device a Bearer device token belongs to; marks it alive. 401 for anything else. */
   async function authenticateDevice(headers: Headers): Promise<DeviceRow> {
@@ -119,149 +91,6 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     await repo.updateOwnDevice(device.id, push, body.simCards ? JSON.stringify(body.simCards) : null, clock.now());
   }
 
-  /** How many more paced messages the phone may be handed in the current minute. */
-  async function budgetLeft(device: DeviceRow, now: number): Promise<number> {
-    return device.sendLimitPerMinute - (await repo.handedSince(device.id, now - (now % MINUTE), PRIORITY_EXPEDITED));
-  }
-
-  /**
-   * The phone's work: due pending messages, at most 100, never more new ones than its per-minute
-   * pacing allows (the rest wait for the next minute), plus "Cancelling" items for apps that
-   * understand them. Reading changes no state; it only records when each message was first handed
-   * out, for the pacing window. Only the rows handed out are read, whatever the backlog behind them.
-   */
-  async function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
-    const now = clock.now();
-    const picked = await storage.transaction(async () => {
-      const budget = await budgetLeft(device, now);
-      const again = await repo.handedAgain(device.id, now);
-      // Expedited messages (one-time codes) skip the budget, as the app skips its own limits.
-      const room = MAX_MESSAGES - again.length;
-      const expedited = room > 0 ? await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", room) : [];
-      const paced = Math.min(budget, room - expedited.length);
-      const fresh = [...expedited, ...(paced > 0 ? await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "paced", paced) : [])];
-      for (const n of fresh) await repo.markHanded(n.id, now);
-      return [...again, ...fresh];
-    });
-    const items: Record<string, unknown>[] = picked.map((n) => ({
-      id: n.externalId,
-      message: n.message,
-      textMessage: { text: n.message },
-      phoneNumbers: [n.recipient],
-      isEncrypted: false,
-      // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
-      // instant it checks before sending, priority a signed byte.
-      ...(n.simNumber !== null ? { simNumber: n.simNumber } : {}),
-      withDeliveryReport: Boolean(n.withDeliveryReport),
-      priority: n.priority,
-      ...(n.validUntil !== null ? { validUntil: iso(n.validUntil) } : {}),
-      state: "Pending",
-      createdAt: iso(n.createdAt),
-    }));
-    if (isCancelAware(appVersionOf(userAgent) ?? (await repo.appVersion(device.id)))) {
-      for (const n of await repo.cancellingFor(device.id)) {
-        items.push({
-          id: n.externalId,
-          message: n.message,
-          textMessage: { text: n.message },
-          phoneNumbers: [n.recipient],
-          state: "Cancelling",
-          createdAt: iso(n.createdAt),
-        });
-      }
-    }
-    if (order === "lifo") items.reverse();
-    return items.slice(0, MAX_MESSAGES);
-  }
-
-  function reasonOf(item: PatchItem): { code: string; reason: string } {
-    const error = item.recipients?.find((r) => r.error)?.error ?? null;
-    const code = /RESULT_ERROR_[A-Z_]+/.exec(error ?? "")?.[0] ?? (error === "TTL expired" ? "expired" : "carrier_rejected");
-    return { code, reason: error ?? "the phone reported the message failed" };
-  }
-
-  /** Applies one phone report (PATCH /message item or a status webhook) to its notification. */
-  async function applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): Promise<void> {
-    const n = await repo.byPhoneId(phoneId, device.id);
-    if (!n) return;
-    const s = (rawState === "Pending" ? "Processed" : rawState) as PhoneState;
-    const at = (name: string) => {
-      const t = Date.parse(item.states?.[name] ?? "");
-      return Number.isNaN(t) ? undefined : t;
-    };
-    const detail = `${via}: ${s}`;
-    switch (s) {
-      case "Processed":
-        if (await repo.markProcessed(n.id, clock.now()))
-          await state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
-        return;
-      // What the phone did is the truth, even about a message cancelled while it held it.
-      case "Sent":
-        await applyReport(state, n.id, { status: "sent", at: at("Sent"), detail }, { overridesCancel: true });
-        return;
-      case "Delivered":
-        await applyReport(state, n.id, { status: "delivered", at: at("Delivered"), sentAt: at("Sent"), detail }, { overridesCancel: true });
-        return;
-      case "Failed": {
-        const { code, reason } = reasonOf(item);
-        await applyReport(
-          state,
-          n.id,
-          { status: "failed", at: at("Failed"), errorCode: code, reason, detail: `${detail}: ${reason}` },
-          { overridesCancel: true },
-        );
-        return;
-      }
-      case "Cancelled":
-        if (n.status === "cancelled") {
-          if (await repo.clearCancelPending(n.id, clock.now()))
-            await state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
-        } else {
-          await applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
-        }
-        return;
-    }
-  }
-
-  async function patchMessages(device: DeviceRow, items: PatchItem[]): Promise<void> {
-    await storage.transaction(async () => {
-      for (const item of items) await applyState(device, item.id, item.state, item, "phone report");
-    });
-  }
-
-  /**
-   * GET /settings. The app imports each key it is given and resets a key given as null to its own
-   * default, while a key left out keeps the phone's own choice (MessagesSettings.import and its
-   * siblings). So only the sending settings the user chose in Pigeon are given; SIM selection,
-   * processing order, ping and the webhook retry settings stay as the phone has them. Always given:
-   * the signing key Pigeon checks webhooks with, and the SSE-only channel, since Pigeon cannot reach
-   * a phone through Firebase (the app applies it at its next restart).
-   */
-  async function settings(device: DeviceRow) {
-    let key = device.webhookKey;
-    if (!key) {
-      key = nanoid(16);
-      await repo.setWebhookKeyOnce(device.id, secrets.seal(key));
-      key = (await devices.byId(device.id))?.webhookKey ?? key;
-    }
-    const chosen = new Set(device.userSettings ?? []);
-    const messages: Record<string, string | number> = {};
-    // Pigeon shows the pause as one range, so choosing either end gives the phone the whole range.
-    if (chosen.has("send_interval_min") || chosen.has("send_interval_max")) {
-      messages.send_interval_min = device.sendIntervalMin;
-      messages.send_interval_max = device.sendIntervalMax;
-    }
-    if (chosen.has("send_limit_per_minute")) {
-      messages.limit_period = "PerMinute";
-      messages.limit_value = device.sendLimitPerMinute;
-    }
-    return {
-      ...(Object.keys(messages).length > 0 ? { messages } : {}),
-      webhooks: { signing_key: key },
-      gateway: { notification_channel: "SSE_ONLY" },
-    };
-  }
-
   /**
    * devices:watch-presence — phones silent for 5 minutes (PIGEON_OFFLINE_AFTER), or, when they only
    * poll, for their 15-minute poll interval and 5 minutes more, are announced as device.offline, once.
@@ -278,97 +107,6 @@ export function createPhoneService(deps: PhoneServiceDeps) {
       });
     }
     return quiet.length;
-  }
-
-  /**
-   * Whether telling the phone "there is work" now would get it any: its pacing has room this
-   * minute, or an expedited message waits. A phone told while its budget is spent would pull and
-   * be handed nothing; announce-due tells it when the next minute starts.
-   */
-  async function wantsWork(deviceId: number): Promise<boolean> {
-    const device = await devices.byId(deviceId);
-    if (device?.kind !== "sms") return false;
-    const now = clock.now();
-    return (await budgetLeft(device, now)) > 0 || (await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", 1)).length > 0;
-  }
-
-  /** "There is work" to a phone's event stream, coalesced, and only when it could take some. */
-  function announce(deviceId: number) {
-    hub.enqueued(deviceId, () => wantsWork(deviceId));
-  }
-
-  /** Whether due messages wait on the phone that it was never handed. */
-  async function hasWaiting(deviceId: number, now: number): Promise<boolean> {
-    return (
-      (await repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "expedited", 1)).length > 0 ||
-      (await repo.waitingFor(deviceId, now, PRIORITY_EXPEDITED, "paced", 1)).length > 0
-    );
-  }
-
-  /**
-   * phones:announce-due — tells phones about work they would otherwise only find on their next
-   * poll (15 minutes for the app): scheduled messages that fell due since the last run, and, once
-   * a new pacing minute starts, messages the previous minute's per-minute budget held back.
-   */
-  async function announceDue(): Promise<number> {
-    const now = clock.now();
-    const since = announcedUntil;
-    announcedUntil = now;
-    const due = new Set(await repo.devicesDueBetween(since, now));
-    const newMinute = Math.floor(now / MINUTE) > Math.floor(since / MINUTE);
-    if (newMinute) for (const deviceId of await repo.livePhones()) if (await hasWaiting(deviceId, now)) due.add(deviceId);
-    for (const deviceId of due) announce(deviceId);
-    return due.size;
-  }
-
-  /**
-   * An event stream opened. The app only fetches its webhooks and settings when told to (or once a
-   * day, or at start — and at sign-up that start-time fetch runs before it is registered and finds
-   * nothing), so a phone that has never read them is told to now. If Pigeon's address changed since
-   * the phone last read its webhooks (a new PIGEON_PUBLIC_URL), it is told to read them again.
-   */
-  async function openEvents(device: DeviceRow, baseUrl: string): Promise<ReadableStream<Uint8Array>> {
-    const stream = hub.open(device.id);
-    // A phone holding a stream is not polling-only, whatever token it registered before.
-    if (device.pushToken !== null) await repo.clearPushToken(device.id);
-    const served = (device.config as { webhookBase?: string } | null)?.webhookBase;
-    if (served !== baseUrl) queueMicrotask(() => hub.notify(device.id, "WebhooksUpdated"));
-    // The signing key is handed out with the settings, so no key means they were never read; a
-    // phone that has no webhooks served (new, or paired again) has not read them either.
-    if (!device.webhookKey || served === undefined) queueMicrotask(() => hub.notify(device.id, "SettingsUpdated"));
-    return stream;
-  }
-
-  /**
-   * Asks a paired phone to re-post the SMS it received between `since` and `until` (its
-   * MessagesExportRequested event), to recover messages whose webhooks never reached Pigeon; the
-   * re-posted ones Pigeon already has change nothing. 409 when the device is no paired phone, its
-   * app is older than 1.28.0 (or never named its version), or it has no event stream open (the
-   * event would be lost: it is not kept for a later connection).
-   */
-  async function requestInboxExport(device: DeviceRow, since: number, until: number) {
-    if (device.kind !== "sms") throw new AppError("not_a_phone", `Device ${device.id} is not a paired phone`);
-    const version = await repo.appVersion(device.id);
-    if (!atLeast(version, INBOX_EXPORT_SINCE)) {
-      throw new AppError(
-        "app_too_old",
-        `The phone's app is ${version ?? "of an unknown version"}; re-posting its inbox needs ${INBOX_EXPORT_SINCE} or later`,
-        {
-          app_version: version,
-        },
-      );
-    }
-    if (!hub.isOpen(device.id) && !(await deps.streamElsewhere(device.id)))
-      throw new AppError("phone_not_connected", "The phone has no event stream open; it cannot be asked now");
-    // The app reads the data as {since, until, messageTypes, triggerWebhooks}; dates in its Gson
-    // pattern (three fraction digits), every value a string like the Go server sends.
-    hub.notify(device.id, "MessagesExportRequested", {
-      since: iso(since)!,
-      until: iso(until)!,
-      messageTypes: "SMS",
-      triggerWebhooks: "true",
-    });
-    return { device_id: device.id, since: iso(since)!, until: iso(until)!, message_types: ["SMS"], requested_at: iso(clock.now())! };
   }
 
   /**
@@ -497,31 +235,31 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     };
   }
 
-  const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState });
+  const phoneWebhooks = createPhoneWebhooks({ ...deps, markAlive, applyState: reports.applyState });
 
   return {
     announce,
-    announceDue,
-    wantsWork,
+    announceDue: stream.announceDue,
+    wantsWork: stream.wantsWork,
     rehomeOffline,
     reassign,
-    openEvents,
+    openEvents: stream.openEvents,
     watchPresence,
     authenticateDevice,
     checkBeforeBody,
     register: pairing.register,
     presentDevice,
     updateOwnDevice,
-    messagesFor,
-    patchMessages,
-    settings,
+    messagesFor: pull.messagesFor,
+    patchMessages: reports.patchMessages,
+    settings: pull.settings,
     webhooks: phoneWebhooks.webhooks,
     oneTimeCode: pairing.oneTimeCode,
     changePassword: pairing.changePassword,
     /** For the CLI's `devices pair-info`. */
     pairingInfo,
     receiveWebhook: phoneWebhooks.receiveWebhook,
-    requestInboxExport,
+    requestInboxExport: stream.requestInboxExport,
   };
 }
 

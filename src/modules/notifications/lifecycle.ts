@@ -4,7 +4,7 @@
 import type { DeviceKind } from "../../core/kinds";
 import type { EventService } from "../events/service";
 import type { ModuleListeners } from "../listeners";
-import type { Accepted } from "../sending/service";
+import type { Accepted } from "../sending/types";
 import { presentNotification } from "./service";
 import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
 

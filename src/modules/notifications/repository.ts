@@ -1,25 +1,16 @@
 // Notification queries, on the storage seam: the accept path and the worker's claim run these for
-// every message, so each is one statement the executor prepares once.
+// every message, so each is one statement the executor prepares once. The worker's claim
+// (claims-repository.ts) and the listing and counting (listing-repository.ts) are parts of their
+// own, composed here.
 import type { DeliveryType, DeviceKind } from "../../core/kinds";
-import { indexHint, insertRows, isUniqueViolation, likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
-import { tableRecords } from "../../db/records";
-import { notification } from "./schema";
+import { indexHint, insertRows, type Executor, type SqlParam } from "../../db/storage";
+import { createClaimQueries } from "./claims-repository";
+import { createListingQueries } from "./listing-repository";
+import { notificationRows as N, one, type NotificationRecord, type NotificationStatus, type Row, type Stage } from "./rows";
 
-/** A notification as the domain sees it: the schema's record (camelCase, JSON parsed, real booleans). */
-export type NotificationRecord = typeof notification.$inferSelect;
-export type NotificationStatus = NotificationRecord["status"];
-export type Stage = NotificationRecord["stage"];
-
-/**
- * The notification table's select list and row mapping, for every repository that reads whole
- * notifications (this one, the phone's queue, the chat-app's webhooks): they select
- * `notificationRows.columns()` and hand out `notificationRows.record(row)`, never the stored row.
- */
-export const notificationRows = tableRecords(notification);
-const N = notificationRows;
-type Row = Record<string, unknown>;
-const one = (row: Row | null): NotificationRecord | null => (row ? N.record(row) : null);
-const many = (rows: Row[]): NotificationRecord[] => rows.map(N.record);
+export { notificationRows, type NotificationRecord, type NotificationStatus, type Stage } from "./rows";
+export type { DueCandidate } from "./claims-repository";
+export type { ListFilters } from "./listing-repository";
 
 export interface NewNotification {
   workspaceId: number;
@@ -75,25 +66,6 @@ export interface LogRecord {
   detail: string | null;
 }
 
-export interface ListFilters {
-  status?: NotificationStatus;
-  deliveryType?: DeliveryType;
-  recipient?: string;
-  from?: number;
-  to?: number;
-  /** Sent through this device (the dashboard's filter). */
-  deviceId?: number;
-  /** Text the message contains, case-insensitively for ASCII (the dashboard's search). */
-  text?: string;
-}
-
-/**
- * `dispatchedRoutes`: the routes (device kinds) the worker hands over itself; the others (a paired
- * phone) fetch their messages, so their queue is never claimed here.
- */
-/** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
-const HOUR_MS = 3_600_000;
-
 /**
  * What must hear of a notification's changes beyond the events: each a bit of its `hooks`, set when
  * it is sent, so a transition of the others looks nothing up.
@@ -104,9 +76,6 @@ export const NOTIFICATION_HOOKS = {
   /** It carries a one-time code, masked once its channel has taken it (src/modules/verify). */
   oneTimeCode: 2,
 } as const;
-
-/** The advisory lock dispatch claims take on PostgreSQL (any number no other lock of ours uses). */
-const CLAIM_LOCK = 0x70_69_67_63_6c_6d; // "pigclm"
 
 /** A new notification's columns, as insertMany writes them: status and stage are fixed. */
 const INSERT_HEAD = `
@@ -199,25 +168,15 @@ export async function keepFirstLine(db: Executor, id: number): Promise<void> {
   await db.run(`${INSERT_LOG} (?, ?, ?, ?, ?, ?)`, [id, line.at, line.event, line.status, line.errorCode, line.detail]);
 }
 
-/** A queued notification the claim may choose: what choosing needs of it. */
-export interface DueCandidate {
-  id: number;
-  deviceId: number | null;
-  nextAttemptAt: number;
-}
-
+/**
+ * `dispatchedRoutes`: the routes (device kinds) the worker hands over itself; the others (a paired
+ * phone) fetch their messages, so their queue is never claimed here.
+ */
 export function createNotificationRepository(db: Executor, dispatchedRoutes: readonly DeviceKind[]) {
   const routeList = dispatchedRoutes.length > 0 ? dispatchedRoutes.map(() => "?").join(", ") : "NULL";
   const SQL = {
     byWorkspace: `SELECT ${N.columns()} FROM notification WHERE workspace_id = ? AND id = ?`,
     logsOf: 'SELECT id, at, event, status, error_code AS "errorCode", detail FROM notification_log WHERE notification_id = ? ORDER BY id',
-    // One route at a time, so the (stage, route, next_attempt_at) index hands rows over in order
-    // (no sort of the whole backlog per claim); the routes' heads are merged in dueCandidates.
-    dueOnRoute: `
-    SELECT id, device_id, next_attempt_at FROM notification
-    WHERE stage = 'queued' AND route = ? AND next_attempt_at <= ?
-      AND (valid_until IS NULL OR valid_until > ? OR needs_reconcile = 1)
-    ORDER BY next_attempt_at, id LIMIT ?`,
     // Past their valid_until and not in a channel call: queued ones at once; ones a device holds
     // unconfirmed (a phone that took it up) after `heldGrace`, leaving the device time to report its
     // own "TTL expired". Devices marked offline are left to their channel (it may move or fail them),
@@ -229,14 +188,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       AND ((n.stage = 'queued' AND n.valid_until <= ?) OR (n.stage = 'handed' AND n.valid_until <= ?))
       AND (d.presence IS NULL OR d.presence <> 'offline') AND n.needs_reconcile = 0
     ORDER BY n.valid_until LIMIT ?`,
-    requeue: `
-    UPDATE notification SET stage = 'queued', next_attempt_at = ?, attempts = attempts - ?, needs_reconcile = ?, updated_at = ?
-    WHERE id = ? AND stage = 'dispatching'`,
-    interrupted: "SELECT id FROM notification WHERE stage = 'dispatching'",
-    markUncertain:
-      "UPDATE notification SET stage = 'queued', needs_reconcile = 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
     byExternal: `SELECT ${N.columns()} FROM notification WHERE external_id = ? AND device_id = ?`,
-    setExternal: "UPDATE notification SET external_id = ?, updated_at = ? WHERE id = ? AND stage = 'dispatching'",
     pendingOn: (count: number) =>
       `SELECT id FROM notification WHERE device_id IN (${Array(count).fill("?").join(",")}) AND status = 'pending'`,
     // Back to the queue on the next route: a fresh message as far as any channel can tell (no
@@ -252,81 +204,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
       AND n.route NOT IN (${routeList}) AND n.next_attempt_at <= ?
       AND (d.last_seen_at IS NULL OR (d.push_token IS NULL AND d.last_seen_at < ?) OR (d.push_token IS NOT NULL AND d.last_seen_at < ?))
     ORDER BY n.id LIMIT ?`,
-    noneBetween: "SELECT 1 AS one FROM notification WHERE workspace_id = ? AND created_at >= ? AND created_at <= ? LIMIT 1",
   };
-
-  /**
-   * The workspace's notifications matching the filters, counted from the hourly counts the
-   * triggers keep: whole hours of the range are summed there, and only the partial hours at its
-   * ends (and a range shorter than two hours) count rows, on the (workspace, status, created_at)
-   * or (workspace, created_at) index. Exact, and a handful of index reads however many rows.
-   */
-  async function count(
-    workspaceId: number,
-    f: { status?: NotificationStatus; deliveryType?: DeliveryType; from?: number; to?: number; history?: boolean },
-  ): Promise<number> {
-    const from = f.from ?? Number.MIN_SAFE_INTEGER;
-    const to = f.to ?? Number.MAX_SAFE_INTEGER;
-    if (to < from) return 0;
-    const hourWhere = ["workspace_id = ?"];
-    const rowWhere = ["workspace_id = ?"];
-    const extra: (string | number)[] = [];
-    const both = (clause: string, value: string) => {
-      hourWhere.push(clause);
-      rowWhere.push(clause);
-      extra.push(value);
-    };
-    if (f.status) both("status = ?", f.status);
-    if (f.deliveryType) both("delivery_type = ?", f.deliveryType);
-    const rowsBetween = async (a: number, b: number) =>
-      a > b
-        ? 0
-        : (await db.get<{ n: number }>(
-            `SELECT count(*) AS n FROM notification WHERE ${rowWhere.join(" AND ")} AND created_at >= ? AND created_at <= ?`,
-            [workspaceId, ...extra, a, b],
-          ))!.n;
-    // Hours [first, end) lie wholly inside [from, to].
-    const first = f.from === undefined ? Number.MIN_SAFE_INTEGER : Math.ceil(from / HOUR_MS);
-    const end = f.to === undefined ? Number.MAX_SAFE_INTEGER : Math.floor((to + 1) / HOUR_MS);
-    if (end <= first) return rowsBetween(from, to);
-    const inHours = `WHERE ${hourWhere.join(" AND ")} AND hour >= ? AND hour < ?`;
-    // On PostgreSQL the counts not yet folded in wait in notification_hourly_delta.
-    // With `history`, what retention removed counts too (its hours, in notification_pruned_hourly).
-    const pruned = f.history ? ` + (SELECT coalesce(sum(n), 0) FROM notification_pruned_hourly ${inHours})` : "";
-    const prunedArgs = f.history ? [workspaceId, ...extra] : [];
-    const hours = async (a: number, b: number) =>
-      Number(
-        (db.dialect === "postgres"
-          ? await db.get<{ n: number }>(
-              `SELECT (SELECT coalesce(sum(n), 0) FROM notification_hourly ${inHours})
-                 + (SELECT coalesce(sum(n), 0) FROM notification_hourly_delta ${inHours})${pruned} AS n`,
-              [workspaceId, ...extra, a, b, workspaceId, ...extra, a, b, ...(f.history ? [...prunedArgs, a, b] : [])],
-            )
-          : await db.get<{ n: number }>(`SELECT (SELECT coalesce(sum(n), 0) FROM notification_hourly ${inHours})${pruned} AS n`, [
-              workspaceId,
-              ...extra,
-              a,
-              b,
-              ...(f.history ? [...prunedArgs, a, b] : []),
-            ]))!.n,
-      );
-    // A partial hour at an end is counted whole from the rollup when none of its rows lies outside
-    // the range (the usual case for the hour under way: nothing is created after "now"); else row by row.
-    const noneBetween = async (a: number, b: number) => a > b || !(await db.get(SQL.noneBetween, [workspaceId, a, b]));
-    const head =
-      f.from === undefined
-        ? 0
-        : (await noneBetween((first - 1) * HOUR_MS, from - 1))
-          ? await hours(first - 1, first)
-          : await rowsBetween(from, first * HOUR_MS - 1);
-    const tail =
-      f.to === undefined
-        ? 0
-        : (await noneBetween(to + 1, (end + 1) * HOUR_MS - 1))
-          ? await hours(end, end + 1)
-          : await rowsBetween(end * HOUR_MS, to);
-    return (await hours(first, end)) + head + tail;
-  }
 
   /** Stores notifications; their ids, in the order given (a bulk request's in one statement on PostgreSQL). */
   async function insertMany(rows: readonly NewNotification[]): Promise<number[]> {
@@ -336,6 +214,9 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
   }
 
   return {
+    ...createListingQueries(db),
+    ...createClaimQueries(db, dispatchedRoutes),
+
     async insert(n: NewNotification): Promise<number> {
       return (await insertMany([n]))[0];
     },
@@ -385,186 +266,13 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     /** The notifications still waiting on these devices. */
     pendingOnDevices: async (deviceIds: number[]): Promise<number[]> =>
       deviceIds.length === 0 ? [] : (await db.all<{ id: number }>(SQL.pendingOn(deviceIds.length), deviceIds)).map((r) => r.id),
-    /** Of these notifications, those whose channel message id another notification owns (one statement). */
-    async externalIdsTaken(pairs: readonly { id: number; externalId: string }[]): Promise<Set<number>> {
-      const taken = new Set<number>();
-      for (let i = 0; i < pairs.length; i += 500) {
-        const part = pairs.slice(i, i + 500);
-        const rows = await db.all<{ id: number; externalId: string }>(
-          `SELECT id, external_id AS "externalId" FROM notification WHERE external_id IN (${part.map(() => "?").join(", ")})`,
-          part.map((p) => p.externalId),
-        );
-        for (const p of part) if (rows.some((r) => r.externalId === p.externalId && Number(r.id) !== p.id)) taken.add(p.id);
-      }
-      return taken;
-    },
-
-    /**
-     * Claims a channel's message id for a notification mid-attempt; false when another notification
-     * already owns it (the unique index decides, so two claims of one id cannot both win).
-     */
-    async claimExternalId(id: number, externalId: string, now: number): Promise<boolean> {
-      try {
-        return (await db.run(SQL.setExternal, [externalId, now, id])).changes === 1;
-      } catch (error) {
-        if (isUniqueViolation(error)) return false;
-        throw error;
-      }
-    },
-
-    async list(workspaceId: number, f: ListFilters, offset: number, limit: number) {
-      const where = ["workspace_id = ?"];
-      const args: SqlParam[] = [workspaceId];
-      const and = (clause: string, value: string | number) => {
-        where.push(clause);
-        args.push(value);
-      };
-      if (f.status) and("status = ?", f.status);
-      if (f.deliveryType) and("delivery_type = ?", f.deliveryType);
-      if (f.recipient) and("recipient = ?", f.recipient);
-      if (f.from !== undefined) and("created_at >= ?", f.from);
-      if (f.to !== undefined) and("created_at <= ?", f.to);
-      if (f.deviceId !== undefined) and("device_id = ?", f.deviceId);
-      if (f.text) and(`message ${likeAnyCase(db.dialect)} ? ESCAPE '\\'`, `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const clause = where.join(" AND ");
-      const rows = many(
-        await db.all<Row>(`SELECT ${N.columns()} FROM notification WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, [
-          ...args,
-          limit,
-          offset,
-        ]),
-      );
-      // Filters the hourly counts know (status, channel, a time range) are counted from them; the
-      // others (recipient, device, text) count the matching rows.
-      const byHours = f.recipient === undefined && f.deviceId === undefined && !f.text;
-      const total = byHours
-        ? await count(workspaceId, { status: f.status, deliveryType: f.deliveryType, from: f.from, to: f.to })
-        : (await db.get<{ n: number }>(`SELECT count(*) AS n FROM notification WHERE ${clause}`, args))!.n;
-      return { rows, total };
-    },
-
-    count,
-
-    /**
-     * Inside a claim's unit of work: the claims of servers sharing a PostgreSQL database take
-     * turns, so each reads the pacing counts the others committed (a phone's or a number's pace
-     * holds for the cluster). On SQLite the one writer already takes them in turn.
-     */
-    async lockClaims(): Promise<void> {
-      if (db.dialect === "postgres") await db.get("SELECT pg_advisory_xact_lock(?)", [CLAIM_LOCK]);
-    },
-
-    /**
-     * notifications:fold-hourly (PostgreSQL): the appended count changes folded into the hourly
-     * rows, in one statement (readers see them before or after, never twice); returns how many.
-     */
-    async foldHourly(): Promise<number> {
-      if (db.dialect !== "postgres") return 0;
-      const row = await db.get<{ n: number }>(
-        `WITH moved AS (DELETE FROM notification_hourly_delta RETURNING workspace_id, status, hour, delivery_type, n),
-           folded AS (
-             INSERT INTO notification_hourly (workspace_id, status, hour, delivery_type, n)
-             SELECT workspace_id, status, hour, delivery_type, sum(n) FROM moved GROUP BY workspace_id, status, hour, delivery_type
-             ON CONFLICT (workspace_id, status, hour, delivery_type) DO UPDATE SET n = notification_hourly.n + excluded.n
-             RETURNING 1)
-         SELECT count(*) AS n FROM moved`,
-      );
-      return Number(row?.n ?? 0);
-    },
-
-    /**
-     * Queued work on the dispatched routes that is due, oldest first: only what choosing among it
-     * needs (the claim returns the rows it takes whole).
-     */
-    async dueCandidates(now: number, limit: number): Promise<DueCandidate[]> {
-      const rows: DueCandidate[] = [];
-      for (const route of dispatchedRoutes) {
-        const found = await db.all<{ id: number; device_id: number | null; next_attempt_at: number }>(SQL.dueOnRoute, [
-          route,
-          now,
-          now,
-          limit,
-        ]);
-        for (const r of found)
-          rows.push({
-            id: Number(r.id),
-            deviceId: r.device_id === null ? null : Number(r.device_id),
-            nextAttemptAt: Number(r.next_attempt_at),
-          });
-      }
-      if (dispatchedRoutes.length < 2) return rows;
-      return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id).slice(0, limit);
-    },
-    /**
-     * What counts against each device's pacing window that began at `since` (one statement): the
-     * notifications handed over since then, and those claimed earlier whose calls are not yet
-     * recorded (they go out in this window, if not already gone; see the dispatcher's restamp).
-     */
-    async dispatchedSinceMany(deviceIds: readonly number[], since: number): Promise<Map<number, number>> {
-      const counts = new Map<number, number>(deviceIds.map((id) => [id, 0]));
-      if (deviceIds.length === 0) return counts;
-      const list = deviceIds.map(() => "?").join(", ");
-      const rows = await db.all<{ device_id: number; n: number }>(
-        `SELECT device_id, count(*) AS n FROM (
-           SELECT device_id FROM notification WHERE device_id IN (${list}) AND dispatched_at >= ?
-           UNION ALL
-           SELECT device_id FROM notification WHERE device_id IN (${list}) AND stage = 'dispatching' AND dispatched_at < ?
-         ) AS counted GROUP BY device_id`,
-        [...deviceIds, since, ...deviceIds, since],
-      );
-      for (const r of rows) counts.set(Number(r.device_id), Number(r.n));
-      return counts;
-    },
-    /** Pending notifications whose valid_until passed (see the statement), soonest first. */
     /** Whether a notification's log has a line of this event. */
     hasLogEvent: async (notificationId: number, event: string): Promise<boolean> =>
       (await db.get("SELECT 1 AS one FROM notification_log WHERE notification_id = ? AND event = ? LIMIT 1", [notificationId, event])) !==
       null,
+    /** Pending notifications whose valid_until passed (see the statement), soonest first. */
     expiredWaiting: async (now: number, heldGrace: number, limit: number): Promise<number[]> =>
       (await db.all<{ id: number }>(SQL.expiredWaiting, [now, now, now - heldGrace, limit])).map((r) => r.id),
-
-    /**
-     * Marks the queued ones of `ids` `dispatching` for server `owner`, in one statement; the rows it
-     * took, as they are now (attempt counted, dispatched at `now`).
-     */
-    async claimMany(ids: number[], now: number, owner: string): Promise<NotificationRecord[]> {
-      if (ids.length === 0) return [];
-      return many(
-        await db.all<Row>(
-          `UPDATE notification SET stage = 'dispatching', attempts = attempts + 1, dispatched_at = ?, updated_at = ?, claimed_by = ?
-           WHERE id IN (${ids.map(() => "?").join(", ")}) AND stage = 'queued' RETURNING ${N.columns()}`,
-          [now, now, owner, ...ids],
-        ),
-      );
-    },
-
-    /** Claimed calls that went out in a later pacing window than their claim's: counted in that one. */
-    async restampMany(list: readonly { id: number; at: number }[]): Promise<void> {
-      for (let i = 0; i < list.length; i += 500) {
-        const part = list.slice(i, i + 500);
-        await db.run(
-          `UPDATE notification SET dispatched_at = CASE id ${part.map(() => "WHEN ? THEN CAST(? AS bigint)").join(" ")} END
-           WHERE id IN (${part.map(() => "?").join(", ")}) AND stage = 'dispatching'`,
-          [...part.flatMap((r) => [r.id, r.at]), ...part.map((r) => r.id)],
-        );
-      }
-    },
-
-    /** Puts a dispatching notification back in the queue, to try again at `at`. */
-    async requeue(id: number, at: number, now: number, opts: { countAttempt: boolean; reconcile: boolean }): Promise<void> {
-      await db.run(SQL.requeue, [at, opts.countAttempt ? 0 : 1, opts.reconcile ? 1 : 0, now, id]);
-    },
-
-    /** After a crash: what was mid-call goes back to the queue, flagged to ask the channel first. */
-    /**
-     * Attempts cut off by a stop: `dispatching` rows for which `abandoned` (SQL over claimed_by,
-     * taking `now`) holds, back in the queue to be checked with the channel first.
-     */
-    async recoverInterrupted(now: number, abandoned: (column: string) => string): Promise<number[]> {
-      const ids = (await db.all<{ id: number }>(`${SQL.interrupted} AND ${abandoned("claimed_by")}`, [now])).map((r) => r.id);
-      for (const id of ids) await db.run(SQL.markUncertain, [now, now, id]);
-      return ids;
-    },
   };
 }
 

@@ -4,7 +4,7 @@ import { ok } from "../../http/envelope";
 import { ROUTE_NAMES } from "../../core/kinds";
 import type { AppError } from "../../core/errors";
 import { countSegments, ucs2Characters } from "../../lib/segments";
-import type { ItemResult, Prepared } from "./service";
+import type { ItemResult, Prepared } from "./types";
 
 export const SCHEDULED = "Notification scheduled successfully";
 

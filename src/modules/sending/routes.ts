@@ -1,6 +1,6 @@
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Elysia } from "elysia";
-import type { TObject } from "@sinclair/typebox";
+import type { TObject, TSchema } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
 import { documented } from "../../http/route-doc";
 import type { Storage } from "../../db/storage";
@@ -24,7 +24,7 @@ import {
   SendSmsBody,
   SimpleSendBody,
 } from "./model";
-import { newPrepareCache, type ItemResult, type PrepareCache, type Prepared, type SendInput } from "./service";
+import { newPrepareCache, type ItemResult, type PrepareCache, type Prepared, type SendInput } from "./types";
 
 /** What the send routes use of the container. */
 export interface SendingRouteDeps {
@@ -147,8 +147,25 @@ async function prepareBulkItem(s: SendingRouteDeps, auth: AuthContext, item: unk
 }
 
 /**
- * The SMS send routes' work, shared by their declarations below (for the framework and the API
- * document) and their fast handlers (src/http/fast-route.ts), which serve them in the running server.
+ * A send route, declared once: its path, its body and reply schemas, its entry in the API document
+ * and its work. Both the framework's route (the API document, and what the fast path leaves to
+ * the framework) and, unless `fast` is false, its fast handler (src/http/fast-route.ts), which
+ * serves it in the running server, are made from it.
+ */
+interface SendRoute<S extends TObject> extends FastRoute<S> {
+  /** The schema of its 200 reply. */
+  reply: TSchema;
+  /** The error statuses its document lists besides those every route has. */
+  errors: number[];
+  /** Its operation id, its notes for the document (src/http/route-doc.ts), its summary and description. */
+  detail: { operationId: string; summary: string; description: string } & Partial<ReturnType<typeof documented>>;
+  /** Served by the framework only. */
+  fast?: false;
+}
+
+/**
+ * The SMS send routes, one entry each (sendHandlers is the table; fastSendRoutes and
+ * sendingRoutes make the fast handlers and the framework's routes from it).
  */
 export function sendHandlers(s: SendingRouteDeps) {
   const kept = handlersOf.get(s);
@@ -166,11 +183,92 @@ function makeSendHandlers(s: SendingRouteDeps) {
   const single = (route: string) => (request: Request, auth: AuthContext, body: Partial<SendSmsFields>, set: ReplySet) =>
     presentSend(s, request, set, auth, route, body, async (auth) => [await s.sending.prepare(auth, toSendInput(body))], singleReply);
   return {
-    long: { path: "/v1/notification/sms/api/send", schema: SendSmsBody, handle: single("sms.send") },
-    short: { path: "/v1/api/sms/send", schema: SimpleSendBody, handle: single("api.sms.send") },
+    long: {
+      path: "/v1/notification/sms/api/send",
+      schema: SendSmsBody,
+      reply: SendResponse,
+      errors: [402, 404, 409],
+      detail: {
+        operationId: "sendSms",
+        ...documented({ idempotent: true }),
+        summary: "Send an SMS",
+        description:
+          "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
+          "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
+          "(see GET /api/notification/:id). " +
+          "Send options: `sim_number` (1-3) picks the paired phone's SIM; `priority` (-128..127) orders the phone's queue, and 100 or more (one-time codes) " +
+          "skips the per-minute limits and send delays; `with_delivery_report: false` asks for no delivery report (the message ends at `sent`); " +
+          "`ttl` (seconds) or `valid_until` (an instant) bounds how long it may wait: not sent by then it becomes `failed` with `expired`, its credits refunded. " +
+          "A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
+          '`timezone` takes any IANA name, links such as CET, EST5EDT or US/Eastern included. A missing recipient_contact is 400 `validation_error` saying "recipient_contact is required".' +
+          WHEN +
+          SEND_ERRORS +
+          IDEMPOTENCY,
+      },
+      handle: single("sms.send"),
+    },
+    short: {
+      path: "/v1/api/sms/send",
+      schema: SimpleSendBody,
+      reply: SendResponse,
+      errors: [402, 404, 409],
+      detail: {
+        operationId: "sendSmsShort",
+        ...documented({ idempotent: true }),
+        summary: "Send an SMS (short form)",
+        description:
+          "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
+          "schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), the same checks and the same reply." +
+          WHEN +
+          SEND_ERRORS +
+          IDEMPOTENCY,
+      },
+      handle: single("api.sms.send"),
+    },
+    // Not on the fast path: the framework alone serves it.
+    preview: {
+      path: "/v1/api/sms/preview",
+      schema: SendSmsBody,
+      reply: PreviewResponse,
+      errors: [404],
+      fast: false,
+      detail: {
+        operationId: "postV1ApiSmsPreview",
+        summary: "Preview a send",
+        description:
+          "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +
+          "its encoding (GSM-7 or UCS-2) and the characters that force UCS-2, the segment count, the route and device it would take, the credit cost, " +
+          "the quiet-hours hold (`would: hold`, `scheduled_at`) and, when a send would be refused, `would: refuse` with the same `error` (status_id, error_code, message and data) " +
+          "the send would answer, e.g. 403 `recipient_opted_out` with `opted_out`. A body that does not fit the schema is 400 `validation_error`, and a template or device " +
+          "the workspace does not have is 404 `not_found`, as for a send.",
+      },
+      handle: async (_request: Request, auth: AuthContext, body: SendSmsFields) => {
+        const input = toSendInput(body);
+        const text =
+          typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
+        const result = await s.sending.preview(auth, input);
+        // An id the caller cannot see is answered as the send answers it, not described.
+        if (result.refusal?.status === 404) throw result.refusal;
+        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId)), "Preview");
+      },
+    },
     bulk: {
       path: "/v1/api/sms/send/bulk",
       schema: BulkSendBody,
+      reply: BulkResponse,
+      errors: [409],
+      detail: {
+        operationId: "sendSmsBulk",
+        ...documented({ idempotent: true }),
+        summary: "Send many SMS",
+        description:
+          `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
+          "the valid ones are stored even when others fail, and `results` lists, in order, each item's notification or its error " +
+          "(`error.status_id`, `error.error_code`, `error.message`), with `scheduled_for` on each stored item. The reply is 200 whenever the list itself is well-formed; " +
+          "an item that is not an object (a number, string, null or array) makes the whole request 400 `validation_error` naming it (e.g. `messages[2]`), and nothing is stored. " +
+          "An item with a field outside the send fields fails alone, naming the field." +
+          IDEMPOTENCY,
+      },
       handle: (request: Request, auth: AuthContext, body: typeof BulkSendBody.static, set: ReplySet) =>
         bulkTurn(() =>
           presentSend(
@@ -196,6 +294,21 @@ function makeSendHandlers(s: SendingRouteDeps) {
     overview: {
       path: "/v1/sms/send",
       schema: OverviewSendBody,
+      reply: OverviewSendResponse,
+      errors: [402, 404, 409],
+      detail: {
+        operationId: "sendSmsOverview",
+        ...documented({ idempotent: true }),
+        summary: "Send an SMS (overview form)",
+        description:
+          "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +
+          "(template_id, variables, recipient_name, schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), honoured the same way. Answers the envelope with " +
+          "`data: {success, messageId, scheduled_for}`, and `success` and `messageId` repeated at the top level for clients written against the overview. " +
+          "`messageId` works with GET /messages/:id." +
+          WHEN +
+          SEND_ERRORS +
+          IDEMPOTENCY,
+      },
       handle: (request: Request, auth: AuthContext, body: typeof OverviewSendBody.static, set: ReplySet) =>
         presentSend(
           s,
@@ -211,127 +324,26 @@ function makeSendHandlers(s: SendingRouteDeps) {
           overviewReply,
         ),
     },
-  } satisfies Record<string, FastRoute<TObject>>;
+  } satisfies Record<string, SendRoute<TObject>>;
 }
 
 /** The SMS send routes as fast routes (src/http/fast-route.ts), which serve them in the running server. */
 export function fastSendRoutes(s: SendingRouteDeps): FastRoute<TObject>[] {
-  return Object.values(sendHandlers(s)) as FastRoute<TObject>[];
+  return (Object.values(sendHandlers(s)) as SendRoute<TObject>[]).filter((route) => route.fast !== false);
 }
 
+/** The SMS send routes for the framework, each made from its one declaration in the table above. */
 export function sendingRoutes(s: SendingRouteDeps) {
-  const send = sendHandlers(s);
-  return new Elysia({ tags: ["Sending"] })
-    .use(declaredAuth())
-    .use(models)
-    .post(send.long.path, ({ auth, request, set, body }) => send.long.handle(request, auth, body, set), {
+  const app = new Elysia({ tags: ["Sending"] }).use(declaredAuth()).use(models);
+  for (const route of Object.values(sendHandlers(s)) as SendRoute<TObject>[]) {
+    app.post(route.path, ({ auth, request, set, body }) => route.handle(request, auth, body, set), {
       parse: "json",
-      body: send.long.schema,
-      transform: refuseUnknownFields(send.long.schema),
-      response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
+      body: route.schema,
+      transform: refuseUnknownFields(route.schema),
+      response: { 200: route.reply, ...errorResponses(...route.errors) },
       auth: "apiKey",
-      detail: {
-        operationId: "sendSms",
-        ...documented({ idempotent: true }),
-        summary: "Send an SMS",
-        description:
-          "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
-          "With `template_id`, `message` is built from the template and `variables`. The notification starts `pending` and moves to `sent`, `delivered` or `failed` " +
-          "(see GET /api/notification/:id). " +
-          "Send options: `sim_number` (1-3) picks the paired phone's SIM; `priority` (-128..127) orders the phone's queue, and 100 or more (one-time codes) " +
-          "skips the per-minute limits and send delays; `with_delivery_report: false` asks for no delivery report (the message ends at `sent`); " +
-          "`ttl` (seconds) or `valid_until` (an instant) bounds how long it may wait: not sent by then it becomes `failed` with `expired`, its credits refunded. " +
-          "A local time that daylight saving skips is refused; one it repeats means its first occurrence. " +
-          '`timezone` takes any IANA name, links such as CET, EST5EDT or US/Eastern included. A missing recipient_contact is 400 `validation_error` saying "recipient_contact is required".' +
-          WHEN +
-          SEND_ERRORS +
-          IDEMPOTENCY,
-      },
-    })
-    .post(send.short.path, ({ auth, request, set, body }) => send.short.handle(request, auth, body, set), {
-      parse: "json",
-      body: send.short.schema,
-      transform: refuseUnknownFields(send.short.schema),
-      response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
-      auth: "apiKey",
-      detail: {
-        operationId: "sendSmsShort",
-        ...documented({ idempotent: true }),
-        summary: "Send an SMS (short form)",
-        description:
-          "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
-          "schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), the same checks and the same reply." +
-          WHEN +
-          SEND_ERRORS +
-          IDEMPOTENCY,
-      },
-    })
-    .post(
-      "/v1/api/sms/preview",
-      async ({ auth, body }) => {
-        const input = toSendInput(body);
-        const text =
-          typeof body.message === "string" && (body.template_id === undefined || body.template_id === null) ? body.message : null;
-        const result = await s.sending.preview(auth, input);
-        // An id the caller cannot see is answered as the send answers it, not described.
-        if (result.refusal?.status === 404) throw result.refusal;
-        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId)), "Preview");
-      },
-      {
-        parse: "json",
-        body: SendSmsBody,
-        transform: refuseUnknownFields(SendSmsBody),
-        response: { 200: PreviewResponse, ...errorResponses(404) },
-        auth: "apiKey",
-        detail: {
-          operationId: "postV1ApiSmsPreview",
-          summary: "Preview a send",
-          description:
-            "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +
-            "its encoding (GSM-7 or UCS-2) and the characters that force UCS-2, the segment count, the route and device it would take, the credit cost, " +
-            "the quiet-hours hold (`would: hold`, `scheduled_at`) and, when a send would be refused, `would: refuse` with the same `error` (status_id, error_code, message and data) " +
-            "the send would answer, e.g. 403 `recipient_opted_out` with `opted_out`. A body that does not fit the schema is 400 `validation_error`, and a template or device " +
-            "the workspace does not have is 404 `not_found`, as for a send.",
-        },
-      },
-    )
-    .post(send.bulk.path, ({ auth, request, set, body }) => send.bulk.handle(request, auth, body, set), {
-      parse: "json",
-      body: send.bulk.schema,
-      transform: refuseUnknownFields(send.bulk.schema),
-      response: { 200: BulkResponse, ...errorResponses(409) },
-      auth: "apiKey",
-      detail: {
-        operationId: "sendSmsBulk",
-        ...documented({ idempotent: true }),
-        summary: "Send many SMS",
-        description:
-          `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
-          "the valid ones are stored even when others fail, and `results` lists, in order, each item's notification or its error " +
-          "(`error.status_id`, `error.error_code`, `error.message`), with `scheduled_for` on each stored item. The reply is 200 whenever the list itself is well-formed; " +
-          "an item that is not an object (a number, string, null or array) makes the whole request 400 `validation_error` naming it (e.g. `messages[2]`), and nothing is stored. " +
-          "An item with a field outside the send fields fails alone, naming the field." +
-          IDEMPOTENCY,
-      },
-    })
-    .post(send.overview.path, ({ auth, request, set, body }) => send.overview.handle(request, auth, body, set), {
-      parse: "json",
-      body: send.overview.schema,
-      transform: refuseUnknownFields(send.overview.schema),
-      response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
-      auth: "apiKey",
-      detail: {
-        operationId: "sendSmsOverview",
-        ...documented({ idempotent: true }),
-        summary: "Send an SMS (overview form)",
-        description:
-          "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +
-          "(template_id, variables, recipient_name, schedule_time, timezone, device_id, sim_number, priority, with_delivery_report, ttl, valid_until), honoured the same way. Answers the envelope with " +
-          "`data: {success, messageId, scheduled_for}`, and `success` and `messageId` repeated at the top level for clients written against the overview. " +
-          "`messageId` works with GET /messages/:id." +
-          WHEN +
-          SEND_ERRORS +
-          IDEMPOTENCY,
-      },
+      detail: route.detail,
     });
+  }
+  return app;
 }

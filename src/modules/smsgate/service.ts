@@ -11,7 +11,8 @@ import type { Storage } from "../../db/storage";
 import type { DeviceRow } from "../devices/repository";
 import type { DeviceService } from "../devices/service";
 import type { NotificationService } from "../notifications/service";
-import { newPrepareCache, type Prepared, type SendInput, type SendingService } from "../sending/service";
+import type { SendingService } from "../sending/service";
+import { newPrepareCache, type Prepared, type SendInput } from "../sending/types";
 import type { IncomingType, RecipientRow, SmsGateMessageRow, SmsGateRepository } from "./repository";
 import { STATES, type SendMessageBody, type State } from "./model";
 

@@ -19,7 +19,8 @@ import type { SecretBox } from "../../lib/secrets";
 import { MINUTE, HOUR } from "../../lib/time";
 import { regionOf } from "../pools/model";
 import { NOTIFICATION_HOOKS } from "../notifications/repository";
-import type { SendInput, SendingService } from "../sending/service";
+import type { SendingService } from "../sending/service";
+import type { SendInput } from "../sending/types";
 import type { ServiceFields, ServiceRow, VerificationRow, VerifyRepository } from "./repository";
 
 export const CODE_LENGTHS = { min: 4, max: 10, default: 6 } as const;

@@ -1,0 +1,103 @@
+// What a paired phone pulls: its waiting messages, within its per-minute pacing (GET
+// /mobile/v1/message), and its settings (GET /mobile/v1/settings).
+import { iso, MINUTE } from "../../lib/time";
+import { nanoid } from "../../lib/tokens";
+import type { DeviceRow } from "../../modules/devices/repository";
+import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
+import type { PhoneServiceDeps } from "./context";
+import { appVersionOf, isCancelAware } from "./protocol";
+import { MAX_MESSAGES } from "./repository";
+
+export function createPhonePull(deps: PhoneServiceDeps) {
+  const { storage, repo, clock, devices, secrets } = deps;
+
+  /** How many more paced messages the phone may be handed in the current minute. */
+  async function budgetLeft(device: DeviceRow, now: number): Promise<number> {
+    return device.sendLimitPerMinute - (await repo.handedSince(device.id, now - (now % MINUTE), PRIORITY_EXPEDITED));
+  }
+
+  /**
+   * The phone's work: due pending messages, at most 100, never more new ones than its per-minute
+   * pacing allows (the rest wait for the next minute), plus "Cancelling" items for apps that
+   * understand them. Reading changes no state; it only records when each message was first handed
+   * out, for the pacing window. Only the rows handed out are read, whatever the backlog behind them.
+   */
+  async function messagesFor(device: DeviceRow, order: "lifo" | "fifo", userAgent: string | null) {
+    const now = clock.now();
+    const picked = await storage.transaction(async () => {
+      const budget = await budgetLeft(device, now);
+      const again = await repo.handedAgain(device.id, now);
+      // Expedited messages (one-time codes) skip the budget, as the app skips its own limits.
+      const room = MAX_MESSAGES - again.length;
+      const expedited = room > 0 ? await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", room) : [];
+      const paced = Math.min(budget, room - expedited.length);
+      const fresh = [...expedited, ...(paced > 0 ? await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "paced", paced) : [])];
+      for (const n of fresh) await repo.markHanded(n.id, now);
+      return [...again, ...fresh];
+    });
+    const items: Record<string, unknown>[] = picked.map((n) => ({
+      id: n.externalId,
+      message: n.message,
+      textMessage: { text: n.message },
+      phoneNumbers: [n.recipient],
+      isEncrypted: false,
+      // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
+      // instant it checks before sending, priority a signed byte.
+      ...(n.simNumber !== null ? { simNumber: n.simNumber } : {}),
+      withDeliveryReport: Boolean(n.withDeliveryReport),
+      priority: n.priority,
+      ...(n.validUntil !== null ? { validUntil: iso(n.validUntil) } : {}),
+      state: "Pending",
+      createdAt: iso(n.createdAt),
+    }));
+    if (isCancelAware(appVersionOf(userAgent) ?? (await repo.appVersion(device.id)))) {
+      for (const n of await repo.cancellingFor(device.id)) {
+        items.push({
+          id: n.externalId,
+          message: n.message,
+          textMessage: { text: n.message },
+          phoneNumbers: [n.recipient],
+          state: "Cancelling",
+          createdAt: iso(n.createdAt),
+        });
+      }
+    }
+    if (order === "lifo") items.reverse();
+    return items.slice(0, MAX_MESSAGES);
+  }
+
+  /**
+   * GET /settings. The app imports each key it is given and resets a key given as null to its own
+   * default, while a key left out keeps the phone's own choice (MessagesSettings.import and its
+   * siblings). So only the sending settings the user chose in Pigeon are given; SIM selection,
+   * processing order, ping and the webhook retry settings stay as the phone has them. Always given:
+   * the signing key Pigeon checks webhooks with, and the SSE-only channel, since Pigeon cannot reach
+   * a phone through Firebase (the app applies it at its next restart).
+   */
+  async function settings(device: DeviceRow) {
+    let key = device.webhookKey;
+    if (!key) {
+      key = nanoid(16);
+      await repo.setWebhookKeyOnce(device.id, secrets.seal(key));
+      key = (await devices.byId(device.id))?.webhookKey ?? key;
+    }
+    const chosen = new Set(device.userSettings ?? []);
+    const messages: Record<string, string | number> = {};
+    // Pigeon shows the pause as one range, so choosing either end gives the phone the whole range.
+    if (chosen.has("send_interval_min") || chosen.has("send_interval_max")) {
+      messages.send_interval_min = device.sendIntervalMin;
+      messages.send_interval_max = device.sendIntervalMax;
+    }
+    if (chosen.has("send_limit_per_minute")) {
+      messages.limit_period = "PerMinute";
+      messages.limit_value = device.sendLimitPerMinute;
+    }
+    return {
+      ...(Object.keys(messages).length > 0 ? { messages } : {}),
+      webhooks: { signing_key: key },
+      gateway: { notification_channel: "SSE_ONLY" },
+    };
+  }
+
+  return { budgetLeft, messagesFor, settings };
+}
