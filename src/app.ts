@@ -32,7 +32,7 @@ import { smsGateFastRoutes, smsGateRoutes } from "./modules/smsgate/routes";
 import type { Services } from "./services";
 
 export interface AppOptions {
-  /** false: the send routes go through the framework like every other (the reference in test/fast-route.test.ts). */
+  /** false: the send routes go through the framework like every other (the reference in test/http/fast-route.test.ts). */
   fastRoutes?: boolean;
 }
 
