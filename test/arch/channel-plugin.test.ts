@@ -18,6 +18,7 @@ import { applyReport } from "../../src/modules/notifications/reports";
 import { createServices } from "../../src/services";
 import { workerTasks } from "../../src/worker";
 import { testConfig } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 // Step 2 of the guide adds the kind to DEVICE_KINDS; a test cannot widen that type, so it says so.
 const KIND = "pigeon-test" as DeviceKind;
@@ -122,7 +123,7 @@ describe("a channel registered through the guide's steps", () => {
       );
 
     const sent = await call("/v1/notification/sms/api/send", {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "Through the throwaway",
       device_id: device.id,
     });
@@ -131,7 +132,7 @@ describe("a channel registered through the guide's steps", () => {
     expect(await services.state.get(id)).toMatchObject({ status: "pending", route: KIND, cost: 0 });
 
     expect(await services.dispatcher.dispatchDue()).toBe(1);
-    expect(handed).toEqual([{ id: "tw-1", to: "+14155552671", text: "Through the throwaway" }]);
+    expect(handed).toEqual([{ id: "tw-1", to: RECIPIENT, text: "Through the throwaway" }]);
     expect(await services.state.get(id)).toMatchObject({ status: "sent", externalId: "tw-1" });
 
     const reported = await call(`/v1/callbacks/throwaway/${device.id}`, { id: "tw-1", outcome: "ok" }, false);

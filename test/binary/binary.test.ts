@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } from "../helpers/binary";
+import { RECIPIENT } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
@@ -100,7 +101,7 @@ describe("the binary", () => {
     const created = await server.fetch("/v1/api/contact/create", {
       method: "POST",
       key: server.initialKey!,
-      body: JSON.stringify({ name: "Ada", phone: "+14155552671" }),
+      body: JSON.stringify({ name: "Ada", phone: RECIPIENT }),
     });
     const contact = (await created.json()).data;
     expect((await server.fetch(`/v1/api/contact/${contact.contact_id}`, { key })).status).toBe(404);
@@ -154,7 +155,7 @@ describe("restart on an existing data dir", () => {
     const dir = tempDir();
     const first = await startServer(bin, { PIGEON_DATA_DIR: dir });
     const key = first.initialKey!;
-    await first.fetch("/v1/api/contact/create", { method: "POST", key, body: JSON.stringify({ name: "Kept", phone: "+14155552671" }) });
+    await first.fetch("/v1/api/contact/create", { method: "POST", key, body: JSON.stringify({ name: "Kept", phone: RECIPIENT }) });
     expect(await first.stop("SIGTERM")).toBe(0);
 
     const second = await startServer(bin, { PIGEON_DATA_DIR: dir });

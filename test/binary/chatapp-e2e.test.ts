@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { waitFor } from "../helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../helpers/fake-chatapp";
+import { RECIPIENT } from "../helpers/numbers";
 
 const SECRET = "e2e-app-secret";
 let fake: FakeChatApp;
@@ -48,7 +49,7 @@ test("connect → template send → sent → delivered by webhook", async () => 
     (t: { name: string }) => t.name === "order_ready",
   );
   const sent = await api("/v1/api/chatapp/send", {
-    recipient_contact: "+14155552671",
+    recipient_contact: RECIPIENT,
     template_id: template.template_id,
     variables: ["Ada", "A-7"],
   });
@@ -64,7 +65,7 @@ test("connect → template send → sent → delivered by webhook", async () => 
   );
   expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "attempt", "sent", "delivered"]);
   expect(fake.invalidRequests).toEqual([]);
-  expect(fake.sent.at(-1)!.body).toMatchObject({ type: "template", to: "+14155552671" });
+  expect(fake.sent.at(-1)!.body).toMatchObject({ type: "template", to: RECIPIENT });
 });
 
 test("inbound → freeform reply inside the window → accepted and sent", async () => {

@@ -6,6 +6,7 @@ import type { RunningServer } from "../helpers/binary";
 import { settle } from "../helpers/api";
 import { crashRig, json, readDb, TO, waitSettled } from "../helpers/crash-setup";
 import { startFakeCloud } from "../helpers/fake-cloud";
+import { RECIPIENT } from "../helpers/numbers";
 
 const fake = await startFakeCloud({ latencyMs: 120 });
 let server: RunningServer | null = null;
@@ -29,7 +30,7 @@ test("nothing acknowledged is lost and nothing the provider took is sent twice a
       const res = await server!.fetch("/v1/api/sms/send", {
         method: "POST",
         key,
-        body: JSON.stringify({ recipient_contact: "+14155552671", message: body }),
+        body: JSON.stringify({ recipient_contact: RECIPIENT, message: body }),
       });
       if (res.status === 200) acked.set((await json(res)).data.notification_id, body);
     } catch {

@@ -15,8 +15,9 @@ import { startFakeCloud } from "../helpers/fake-cloud";
 import { postPhoneWebhook, registerAppPhone } from "../helpers/phone";
 import { postgresCluster } from "../helpers/postgres";
 import { startReceiver } from "../helpers/receiver";
+import { RECIPIENT } from "../helpers/numbers";
 
-const ADA = "+14155552671";
+const ADA = RECIPIENT;
 const BULK = 100_000;
 
 const pg = await postgresCluster();

@@ -8,6 +8,7 @@ import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "../helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
+import { RECIPIENT } from "../helpers/numbers";
 
 // unshare -Urm: a user and mount namespace in which this user may mount a tmpfs (root or not).
 const canMount =
@@ -59,7 +60,7 @@ describe.skipIf(!canMount)("a full disk under the binary", () => {
   }
 
   const send = (i: number) =>
-    server.api("/v1/api/sms/send", key, { recipient_contact: "+14155552671", message: `Order ${i} ${"x".repeat(600)}` });
+    server.api("/v1/api/sms/send", key, { recipient_contact: RECIPIENT, message: `Order ${i} ${"x".repeat(600)}` });
   const health = async () => {
     const r = await server.fetch("/health");
     return { status: r.status, data: ((await r.json()) as { data: Record<string, unknown> }).data };

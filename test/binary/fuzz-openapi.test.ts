@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { join } from "node:path";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startStallProbe } from "../helpers/stall-probe";
+import { RECIPIENT } from "../helpers/numbers";
 
 /**
  * A new seed each run, printed, so that runs together cover more inputs than one; FUZZ_SEED=<n>
@@ -165,7 +166,7 @@ function validArb(schema: Json, depth: number): fc.Arbitrary<unknown> {
           ...(examples.length ? [fc.constantFrom(...examples)] : []),
           fc.string({ minLength: Math.min(min, 64), maxLength: Math.min(max, 64) }),
           fc.constantFrom(
-            "+14155552671",
+            RECIPIENT,
             "1",
             "2026-12-24 09:00:00",
             "Europe/Berlin",

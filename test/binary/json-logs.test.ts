@@ -13,6 +13,7 @@ import { waitFor } from "../helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../helpers/fake-chatapp";
 import { startReceiver } from "../helpers/receiver";
+import { RECIPIENT, CLOUD_NUMBER } from "../helpers/numbers";
 
 /** A logger whose lines are kept, with their levels. */
 function captured(level: LogLevel, format: "text" | "json") {
@@ -323,7 +324,7 @@ describe("PIGEON_LOG_FORMAT=json at debug on the compiled binary", () => {
           cloud: {
             account_sid: CLOUD_SID,
             auth_token: CLOUD_TOKEN,
-            from_number: "+15005550006",
+            from_number: CLOUD_NUMBER,
             base_url: `http://127.0.0.1:${cloud.port}`,
           },
         },
@@ -331,7 +332,7 @@ describe("PIGEON_LOG_FORMAT=json at debug on the compiled binary", () => {
     });
     expect(registered.status).toBe(200);
     const sent = await api("/v1/api/sms/send", {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "hello from the log test",
       device_id: registered.body.data.devices[0].device_id,
     });
@@ -345,7 +346,7 @@ describe("PIGEON_LOG_FORMAT=json at debug on the compiled binary", () => {
       (t: { name: string }) => t.name === "order_ready",
     );
     const chatSent = await api("/v1/api/chatapp/send", {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       template_id: template.template_id,
       variables: ["Ada", "A-7"],
     });

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { settle } from "../helpers/api";
 import { isolatedBinary, startServer, tempDir, type RunningServer } from "../helpers/binary";
 import { startReceiver, type Receiver } from "../helpers/receiver";
+import { RECIPIENT } from "../helpers/numbers";
 
 const TOKEN = "binary-metrics-token-0123456789";
 const SKIP_PROMTOOL = process.env.PIGEON_TEST_SKIP_PROMTOOL === "1";
@@ -68,7 +69,7 @@ describe("the compiled binary's /metrics", () => {
     const phone = await server.api("/v1/api/device/batch/register", key, { devices: [{ name: "Phone" }] });
     expect(phone.status).toBe(200);
     const sent = await server.api("/v1/notification/sms/api/send", key, {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "hello",
       schedule_time: "2099-01-01 10:00:00",
     });

@@ -6,6 +6,7 @@ import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "../helpers/api";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startSimulator } from "../helpers/simulator";
+import { RECIPIENT } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 let server: RunningServer;
@@ -74,7 +75,7 @@ describe("a phone with the app's habits", () => {
       const ids: number[] = [];
       for (const text of ["one", "two", "three"]) {
         const sent = await server.api(SEND_PATH, key, {
-          recipient_contact: "+14155552671",
+          recipient_contact: RECIPIENT,
           message: `Batch ${text}`,
           device_id: phone.deviceId,
         });

@@ -6,6 +6,7 @@ import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "../helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startSimulator } from "../helpers/simulator";
+import { RECIPIENT } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 const procs: Subprocess[] = [];
@@ -96,7 +97,7 @@ describe("a phone on the app's default AUTO channel", () => {
     });
 
     // Pigeon takes an immediate message for it (it is online) and the phone's ping fetches it.
-    const sent = await s.server.api(SEND_PATH, s.key, { recipient_contact: "+14155552671", message: "Polled", device_id: auto.deviceId });
+    const sent = await s.server.api(SEND_PATH, s.key, { recipient_contact: RECIPIENT, message: "Polled", device_id: auto.deviceId });
     expect(sent.status).toBe(200);
     await waitFor(
       "the polled message delivered",

@@ -8,6 +8,7 @@ import { SEND_PATH, waitFor } from "../helpers/api";
 import { phoneSignature } from "../helpers/phone";
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { spawnSimulator } from "../helpers/simulator";
+import { RECIPIENT } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
@@ -54,7 +55,7 @@ async function devices() {
   return (await (await server.fetch("/v1/api/device/list?limit=100", { key })).json()).data.devices;
 }
 
-const send = (body: Record<string, unknown>) => server.api(SEND_PATH, key, { recipient_contact: "+14155552671", ...body });
+const send = (body: Record<string, unknown>) => server.api(SEND_PATH, key, { recipient_contact: RECIPIENT, ...body });
 const notification = async (id: number) => (await server.api(`/v1/api/notification/${id}`, key)).body.data;
 
 describe("a simulated phone paired with the binary", () => {

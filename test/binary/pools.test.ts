@@ -12,6 +12,7 @@ import { crashRig, readDb, registerCloudNumber, type CrashRig } from "../helpers
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { startSimulator, type RunningPhone } from "../helpers/simulator";
 import { pairAppPhone, type AppPhone } from "../helpers/app-phone-http";
+import { ABROAD } from "../helpers/numbers";
 
 let fake: FakeCloud;
 let rig: CrashRig;
@@ -232,7 +233,7 @@ describe("geomatch, replies and segments on the binary", () => {
     });
     expect(made.status).toBe(200);
     const pool_id = made.body.data.pool_id;
-    expect(await send({ recipient_contact: "+447911123456", pool_id })).toBe(`${a.device_id}:`);
+    expect(await send({ recipient_contact: ABROAD, pool_id })).toBe(`${a.device_id}:`);
     expect(await send({ recipient_contact: "+14155559876", pool_id })).toBe(`${b.device_id}:`);
     expect(await send({ recipient_contact: "+15005550123", pool_id })).toBe(`${cloud.device_id}:`);
   });

@@ -12,6 +12,7 @@ import { isolatedBinary, runCommand, startServer, tempDir, type RunningServer } 
 import { crashRig, readDb, sendBulk, waitSettled } from "../helpers/crash-setup";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { startStallProbe } from "../helpers/stall-probe";
+import { RECIPIENT } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 const running: RunningServer[] = [];
@@ -76,7 +77,7 @@ test("beside a running server: a dry run counts, a prune removes what was delive
     (await server.api("/v1/api/notification/list?status=delivered&limit=1", key)).body.data.pagination.total;
   expect(await settle(async () => (await deliveredTotal()) === 25, 10_000)).toBe(true);
   const scheduled = await server.api("/v1/api/sms/send", key, {
-    recipient_contact: "+14155552671",
+    recipient_contact: RECIPIENT,
     message: "Tomorrow's reminder",
     schedule_time: new Date(Date.now() + 2 * DAY).toISOString().slice(0, 19).replace("T", " "),
   });

@@ -12,6 +12,7 @@ import { registerCloudNumber } from "../helpers/crash-setup";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startFakeCloud } from "../helpers/fake-cloud";
 import { postgresCluster } from "../helpers/postgres";
+import { RECIPIENT } from "../helpers/numbers";
 
 const pg = await postgresCluster();
 const bin = isolatedBinary();
@@ -141,7 +142,7 @@ describe("three servers started at once on an empty database", () => {
     await registerCloudNumber(a, key, fake);
     const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
     const sent = await a.api("/v1/api/sms/send", key, {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "see you later",
       schedule_time: later,
     });
@@ -189,7 +190,7 @@ describe("three servers started at once on an empty database", () => {
     await Bun.sleep(300); // the stream's first hints (settings, webhooks) go out
     buffer = "";
     const sent = await sender.api("/v1/api/sms/send", key, {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "for the phone",
       device_id: deviceId,
     });
@@ -224,7 +225,7 @@ describe("three servers started at once on an empty database", () => {
     expect(session).not.toBeNull();
     const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace("T", " ");
     const sent = await acting.api("/v1/api/sms/send", key, {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "to cancel",
       schedule_time: later,
     });
@@ -341,7 +342,7 @@ describe("three servers started at once on an empty database", () => {
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
         servers[i % 3].api("/v1/api/sms/send", key, {
-          recipient_contact: "+14155552671",
+          recipient_contact: RECIPIENT,
           message: `race ${i}`,
           device_id: cloud.device_id,
           schedule_time: later,
@@ -367,7 +368,7 @@ describe("three servers started at once on an empty database", () => {
     const bodies = Array.from({ length: 100 }, (_, i) => `replica message ${i}`);
     const [first] = servers;
     const res = await first.api("/v1/api/sms/send/bulk", key, {
-      messages: bodies.map((message) => ({ recipient_contact: "+14155552671", message })),
+      messages: bodies.map((message) => ({ recipient_contact: RECIPIENT, message })),
     });
     expect(res.body.data.accepted).toBe(bodies.length);
     // Kill a server that holds claims (its calls are in flight), known by the id it printed.
@@ -462,7 +463,7 @@ describe("a server killed while it delivers webhooks", () => {
       const ids: number[] = [];
       for (let i = 0; i < 12; i++) {
         const sent = await a.api("/v1/api/sms/send", key, {
-          recipient_contact: "+14155552671",
+          recipient_contact: RECIPIENT,
           message: `hook ${i}`,
           schedule_time: later,
         });

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { crashRig, json, registerCloudNumber, type CrashRig } from "../helpers/crash-setup";
 import { startFakeCloud } from "../helpers/fake-cloud";
+import { RECIPIENT } from "../helpers/numbers";
 
 const fake = await startFakeCloud({ latencyMs: 20 });
 let rig: CrashRig;
@@ -67,7 +68,7 @@ beforeAll(async () => {
     const text = `burst message ${i}`;
     sends.push(
       server
-        .fetch("/v1/api/sms/send", { method: "POST", key, body: JSON.stringify({ recipient_contact: "+14155552671", message: text }) })
+        .fetch("/v1/api/sms/send", { method: "POST", key, body: JSON.stringify({ recipient_contact: RECIPIENT, message: text }) })
         .then(async (res) => {
           const acked = performance.now();
           expect(res.status).toBe(200);

@@ -9,6 +9,7 @@ import { waitFor } from "../helpers/api";
 import type { RunningServer } from "../helpers/binary";
 import { crashRig } from "../helpers/crash-setup";
 import { pairAppPhone, type AppPhone } from "../helpers/app-phone-http";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
 const servers: RunningServer[] = [];
 const receiver = { calls: [] as { headers: Headers; body: string }[], server: null as ReturnType<typeof Bun.serve> | null };
@@ -54,8 +55,8 @@ async function pullWithin(phone: AppPhone, ms = 1500) {
   return got;
 }
 
-const ADA = "+14155552671";
-const BOB = "+14155552672";
+const ADA = RECIPIENT;
+const BOB = SECOND_RECIPIENT;
 const CAROL = "+14155552673";
 const STAFF = "+14155550999";
 

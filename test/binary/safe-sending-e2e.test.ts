@@ -13,9 +13,10 @@ import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, typ
 import { bakeryWaba, startFakeChatApp, type FakeChatApp } from "../helpers/fake-chatapp";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { startSimulator } from "../helpers/simulator";
+import { RECIPIENT, ABROAD, CLOUD_NUMBER } from "../helpers/numbers";
 
 const SECRET = "safe-app-secret";
-const ADA = "+14155552671";
+const ADA = RECIPIENT;
 const CAROL = "+14155550188";
 const bin = isolatedBinary();
 const dataDir = tempDir();
@@ -51,7 +52,7 @@ beforeAll(async () => {
       {
         name: "Cloud number",
         kind: "cloud",
-        cloud: { account_sid: cloud.accountSid, auth_token: cloud.authToken, from_number: "+15005550006", base_url: cloud.url },
+        cloud: { account_sid: cloud.accountSid, auth_token: cloud.authToken, from_number: CLOUD_NUMBER, base_url: cloud.url },
       },
     ],
   });
@@ -317,7 +318,7 @@ test("STOP on the chat-app channel: opted out, and confirmed on the chat-app num
 });
 
 test("the preview agrees with what the send then does", async () => {
-  const body = { recipient_contact: "+447911123456", message: "Café ☕ opens at 8", routes: ["cloud", "phone"] };
+  const body = { recipient_contact: ABROAD, message: "Café ☕ opens at 8", routes: ["cloud", "phone"] };
   const preview = (await api("/v1/api/sms/preview", body)).body.data;
   expect(preview).toMatchObject({ would: "send", encoding: "UCS-2", ucs2_characters: ["☕"], route: "cloud", cost: 1, error: null });
   const before = await balance();
@@ -332,7 +333,7 @@ test("the preview agrees with what the send then does", async () => {
   });
   expect(await balance()).toBe(before - preview.cost);
 
-  expect((await api("/v1/api/optout/add", { phone: "+447911123456" })).status).toBe(200);
+  expect((await api("/v1/api/optout/add", { phone: ABROAD })).status).toBe(200);
   const refusedPreview = (await api("/v1/api/sms/preview", body)).body.data;
   const refusedSend = await api("/v1/api/sms/send", body);
   expect(refusedSend.status).toBe(403);

@@ -16,6 +16,7 @@ import { createTestContext, expectEnvelope } from "../helpers/context";
 import { startFakeChatApp } from "../helpers/fake-chatapp";
 import { startFakeCloud } from "../helpers/fake-cloud";
 import { startReceiver } from "../helpers/receiver";
+import { RECIPIENT, CLOUD_NUMBER } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 const running: RunningServer[] = [];
@@ -69,7 +70,7 @@ describe("the binary keeps secrets sealed on disk", () => {
         {
           name: "cloud",
           kind: "cloud",
-          cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+          cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: CLOUD_NUMBER, base_url: fake.url },
         },
       ],
     });
@@ -135,7 +136,7 @@ describe("the binary keeps secrets sealed on disk", () => {
     server = await startServer(bin, env);
     running.push(server);
     expect((await api("/v1/api/device/pairing")).pairing_token).toBe(pairingToken);
-    await api("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "after restart" });
+    await api("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "after restart" });
     await waitFor("the provider to take the message", () => fake.messages.size === 1, { timeoutMs: 10_000 }); // the fake answers 401 to a wrong auth token
     const receiver = startReceiver();
     cleanups.push(() => receiver.stop());
@@ -191,7 +192,7 @@ describe("plain secrets written by an older version", () => {
     const got = receiver.received.at(-1)!;
     expect(verifySignature(got.headers.get("x-pigeon-signature") ?? "", got.raw, "whsec_legacyPlainSecret000000000001")).toBe(true);
     await ctx.topUp(5);
-    expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200);
+    expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "hi" }), 200);
     await ctx.services.dispatcher.dispatchDue();
     expect(fake.messages.size).toBe(1);
   });

@@ -8,8 +8,8 @@ import type { Subprocess } from "bun";
 import { SEND_PATH, waitFor } from "../helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startSimulator } from "../helpers/simulator";
+import { RECIPIENT } from "../helpers/numbers";
 
-const TO = "+14155552671";
 const bin = isolatedBinary();
 const dataDir = tempDir();
 let server: RunningServer;
@@ -80,7 +80,7 @@ async function startPhone(key: Credentials, name: string, args: string[] = []): 
   };
 }
 
-const send = (key: Credentials, body: Record<string, unknown>) => server.api(SEND_PATH, key, { recipient_contact: TO, ...body });
+const send = (key: Credentials, body: Record<string, unknown>) => server.api(SEND_PATH, key, { recipient_contact: RECIPIENT, ...body });
 const notification = async (key: Credentials, id: number) => (await server.api(`/v1/api/notification/${id}`, key)).body.data;
 
 /** Waits (polling gently, to stay under the key's rate limit) until notification `id` satisfies `done`. */

@@ -10,6 +10,7 @@ import { waitFor } from "../helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startReceiver, type Receiver } from "../helpers/receiver";
 import { startSimulator, type RunningPhone } from "../helpers/simulator";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
 const bin = isolatedBinary();
 let server: RunningServer;
@@ -89,12 +90,12 @@ describe("the npm android-sms-gateway client against the binary", () => {
 
   test("a message to two numbers is sent through the phone and read until Delivered", async () => {
     const accepted = await client.send({
-      phoneNumbers: ["+14155552671", "+14155552672"],
+      phoneNumbers: [RECIPIENT, SECOND_RECIPIENT],
       message: "Your order is ready",
       withDeliveryReport: true,
     });
     expect(accepted.state).toBe(ProcessState.Pending);
-    expect(accepted.recipients.map((r) => r.phoneNumber)).toEqual(["+14155552671", "+14155552672"]);
+    expect(accepted.recipients.map((r) => r.phoneNumber)).toEqual([RECIPIENT, SECOND_RECIPIENT]);
     const done = await waitFor("Delivered", async () => {
       const s: MessageState = await client.getState(accepted.id);
       return s.state === ProcessState.Delivered ? s : null;
@@ -140,7 +141,7 @@ describe("the npm android-sms-gateway client against the binary", () => {
     const bearer = `Bearer ${token.access_token}`;
     expect((await plain("GET", "/devices", bearer)).status).toBe(200);
     expect((await plain("GET", "/messages/later-1", bearer)).status).toBe(200);
-    const refused = await plain("POST", "/messages", bearer, { message: "Not allowed", phoneNumbers: ["+14155552671"] });
+    const refused = await plain("POST", "/messages", bearer, { message: "Not allowed", phoneNumbers: [RECIPIENT] });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ code: 403, data: { error_code: "forbidden", scope: "messages:send" } });
     expect((await plain("DELETE", `/auth/token/${token.id}`, basic())).status).toBe(204);

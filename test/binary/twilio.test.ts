@@ -10,6 +10,7 @@ import { waitFor } from "../helpers/api";
 import { pairAppPhone, type AppPhone } from "../helpers/app-phone-http";
 import { runCommand, type RunningServer } from "../helpers/binary";
 import { crashRig, type CrashRig } from "../helpers/crash-setup";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
 let rig: CrashRig;
 let server: RunningServer;
@@ -72,8 +73,8 @@ describe("Twilio's Messages API on the binary", () => {
     expect(first.account_sid).toMatch(/^AC[0-9a-f]{32}$/);
     expect(await credentials()).toEqual(first);
     const c = client(first.account_sid, first.auth_token);
-    const sent = await c.messages.create({ to: "+14155552671", body: "Hello from a Twilio client" });
-    expect(sent).toMatchObject({ status: "queued", to: "+14155552671", body: "Hello from a Twilio client" });
+    const sent = await c.messages.create({ to: RECIPIENT, body: "Hello from a Twilio client" });
+    expect(sent).toMatchObject({ status: "queued", to: RECIPIENT, body: "Hello from a Twilio client" });
     expect((await c.messages(sent.sid).fetch()).sid).toBe(sent.sid);
 
     const rotated = await credentials("--rotate");
@@ -138,11 +139,11 @@ describe("Twilio's posts from the binary", () => {
     expect(set.status).toBe(200);
 
     const c = client(sid, token);
-    const sent = await c.messages.create({ to: "+14155552672", body: "Table for two at 8", statusCallback: `${base}/status` });
+    const sent = await c.messages.create({ to: SECOND_RECIPIENT, body: "Table for two at 8", statusCallback: `${base}/status` });
     // The phone takes it and reports it sent: the callback follows.
     await waitFor("the phone to take the message", async () => (await phone.pull()).length > 0);
     const callback = await waitFor("the status callback", () => posted.find((p) => p.path === "/status"));
-    expect(callback.params).toMatchObject({ MessageSid: sent.sid, MessageStatus: "sent", To: "+14155552672", AccountSid: sid });
+    expect(callback.params).toMatchObject({ MessageSid: sent.sid, MessageStatus: "sent", To: SECOND_RECIPIENT, AccountSid: sid });
     expect(twilio.validateRequest(token, callback.signature, callback.url, callback.params)).toBe(true);
     expect((await c.messages(sent.sid).fetch()).status).toBe("sent");
 

@@ -11,6 +11,7 @@ import {
   type SimulatePhoneOptions,
 } from "../../src/cli/simulate-phone";
 import { waitFor } from "../helpers/api";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
 const PAIRING_TOKEN = "pairing-token-0001";
 const DEVICE_ID = "QslD_GefqiYV6RQXdkM6V";
@@ -217,7 +218,7 @@ async function start(options: MockOptions = {}, overrides: Partial<SimulatePhone
 // The simulator answers within milliseconds; a failed wait shows its log.
 const SOON = { timeoutMs: 2000, intervalMs: 5, detail: () => `log:\n${lines.join("\n")}` };
 
-function pending(id: string, phoneNumbers = ["+14155552671"], extra: Record<string, unknown> = {}) {
+function pending(id: string, phoneNumbers = [RECIPIENT], extra: Record<string, unknown> = {}) {
   return {
     id,
     message: "Hello",
@@ -336,12 +337,12 @@ describe("simulatePhone", () => {
     for (const body of bodies) expect(body).toBeArrayOfSize(1);
     const date = expect.stringMatching(APP_DATE);
     expect(bodies.map((b) => b[0])).toEqual([
-      { id: "msg-1", state: "Processed", recipients: [{ phoneNumber: "+14155552671", state: "Processed" }], states: { Processed: date } },
-      { id: "msg-1", state: "Sent", recipients: [{ phoneNumber: "+14155552671", state: "Sent" }], states: { Processed: date, Sent: date } },
+      { id: "msg-1", state: "Processed", recipients: [{ phoneNumber: RECIPIENT, state: "Processed" }], states: { Processed: date } },
+      { id: "msg-1", state: "Sent", recipients: [{ phoneNumber: RECIPIENT, state: "Sent" }], states: { Processed: date, Sent: date } },
       {
         id: "msg-1",
         state: "Delivered",
-        recipients: [{ phoneNumber: "+14155552671", state: "Delivered" }],
+        recipients: [{ phoneNumber: RECIPIENT, state: "Delivered" }],
         states: { Processed: date, Sent: date, Delivered: date },
       },
     ]);
@@ -362,9 +363,9 @@ describe("simulatePhone", () => {
       payload: {
         messageId: "msg-1",
         sender: "+15550009999",
-        recipient: "+14155552671",
+        recipient: RECIPIENT,
         simNumber: 1,
-        phoneNumber: "+14155552671",
+        phoneNumber: RECIPIENT,
         partsCount: 1,
         sentAt: date,
       },
@@ -373,9 +374,9 @@ describe("simulatePhone", () => {
     expect(delivered.body.payload).toEqual({
       messageId: "msg-1",
       sender: "+15550009999",
-      recipient: "+14155552671",
+      recipient: RECIPIENT,
       simNumber: 1,
-      phoneNumber: "+14155552671",
+      phoneNumber: RECIPIENT,
       deliveredAt: date,
     });
     expect(lines).toEqual(expect.arrayContaining(["message msg-1 → Processed", "message msg-1 → Sent", "message msg-1 → Delivered"]));
@@ -383,14 +384,14 @@ describe("simulatePhone", () => {
 
   test("a frame without an event name also pulls, and each recipient gets its own webhook", async () => {
     const server = await start();
-    server.queue.push(pending("msg-2", ["+14155552671", "+14155552672"], { withDeliveryReport: false }));
+    server.queue.push(pending("msg-2", [RECIPIENT, SECOND_RECIPIENT], { withDeliveryReport: false }));
     server.push(null, "null");
     await waitFor("Sent", () => server.hooksFor("sms:sent").length === 2 && server.statesOf("msg-2").includes("Sent"), SOON);
-    expect(server.hooksFor("sms:sent").map((h) => h.body.payload.recipient)).toEqual(["+14155552671", "+14155552672"]);
+    expect(server.hooksFor("sms:sent").map((h) => h.body.payload.recipient)).toEqual([RECIPIENT, SECOND_RECIPIENT]);
     const sent = (server.patches as any[][]).flat().find((p) => p.state === "Sent");
     expect(sent.recipients).toEqual([
-      { phoneNumber: "+14155552671", state: "Sent" },
-      { phoneNumber: "+14155552672", state: "Sent" },
+      { phoneNumber: RECIPIENT, state: "Sent" },
+      { phoneNumber: SECOND_RECIPIENT, state: "Sent" },
     ]);
     // Without a delivery report the message stays Sent.
     await Bun.sleep(120);
@@ -408,14 +409,14 @@ describe("simulatePhone", () => {
     expect(failed).toEqual({
       id: "msg-3",
       state: "Failed",
-      recipients: [{ phoneNumber: "+14155552671", state: "Failed", error: "Send result: RESULT_ERROR_GENERIC_FAILURE" }],
+      recipients: [{ phoneNumber: RECIPIENT, state: "Failed", error: "Send result: RESULT_ERROR_GENERIC_FAILURE" }],
       states: { Processed: expect.stringMatching(APP_DATE), Failed: expect.stringMatching(APP_DATE) },
     });
     const [hook] = server.hooksFor("sms:failed");
     expectSigned(hook);
     expect(hook.body.payload).toMatchObject({
       messageId: "msg-3",
-      recipient: "+14155552671",
+      recipient: RECIPIENT,
       reason: "Send result: RESULT_ERROR_GENERIC_FAILURE",
       failedAt: expect.stringMatching(APP_DATE),
     });
@@ -475,7 +476,7 @@ describe("simulatePhone", () => {
       {
         id: "msg-4",
         state: "Cancelled",
-        recipients: [{ phoneNumber: "+14155552671", state: "Cancelled" }],
+        recipients: [{ phoneNumber: RECIPIENT, state: "Cancelled" }],
         states: { Cancelled: expect.stringMatching(APP_DATE) },
       },
     ]);

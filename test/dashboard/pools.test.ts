@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DASHBOARD_PASSWORD, dashboardRequests } from "../helpers/dashboard-requests";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
+import { RECIPIENT, CLOUD_NUMBER } from "../helpers/numbers";
 
 const EMAIL = "owner@example.com";
 const MEMBER_EMAIL = "member@example.com";
@@ -128,7 +129,7 @@ describe("the Pools page", () => {
     ).toEqual([
       [shop, 1, "+14155550100", 10, null, "messages", null],
       [shop, 2, null, null, 100, "segments", null],
-      [cloud, null, "+15005550006", null, null, "messages", 5],
+      [cloud, null, CLOUD_NUMBER, null, null, "messages", 5],
     ]);
 
     const list = await text("/dashboard/pools");
@@ -151,7 +152,7 @@ describe("the Pools page", () => {
 
   test("a send through the pool shows in its member's meters", async () => {
     const sent = await ctx.post("/v1/api/sms/send", {
-      recipient_contact: "+14155552671",
+      recipient_contact: RECIPIENT,
       message: "Hello",
       pool_id: (await pools())[0].pool_id,
     });

@@ -11,8 +11,7 @@ import { join } from "node:path";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { postgresBin } from "../helpers/postgres";
 import { tempDirsToRemove } from "../helpers/temp-dirs";
-
-const TO = "+14155552671";
+import { RECIPIENT } from "../helpers/numbers";
 
 describe.skipIf(!postgresBin())("cached reads on PostgreSQL follow changes made through another server", () => {
   let a: TestContext;
@@ -32,11 +31,11 @@ describe.skipIf(!postgresBin())("cached reads on PostgreSQL follow changes made 
     b?.services.closeChannels();
   });
 
-  const send = (ctx: TestContext, key = a.key, to = TO) =>
+  const send = (ctx: TestContext, key = a.key, to = RECIPIENT) =>
     ctx.post("/v1/api/sms/send", { recipient_contact: to, message: "hello" }, { key });
 
   /** Two sends through A: the second is answered from what A keeps, so a stale cache would show. */
-  async function warm(key = a.key, to = TO) {
+  async function warm(key = a.key, to = RECIPIENT) {
     for (let i = 0; i < 2; i++) expect((await send(a, key, to)).status).toBe(200);
   }
 
@@ -71,7 +70,7 @@ describe.skipIf(!postgresBin())("cached reads on PostgreSQL follow changes made 
     const bulk = await a.post("/v1/api/sms/send/bulk", {
       messages: [
         { recipient_contact: to, message: "x" },
-        { recipient_contact: TO, message: "y" },
+        { recipient_contact: RECIPIENT, message: "y" },
       ],
     });
     expect(JSON.stringify(bulk.body)).toContain("recipient_opted_out");

@@ -7,8 +7,8 @@
 import { describe, expect, test } from "bun:test";
 import { createBatcher } from "../../src/lib/batcher";
 import { createTestContext } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
-const TO = "+14155552671";
 const fake = { url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" };
 
 describe("createBatcher", () => {
@@ -40,7 +40,7 @@ describe("concurrent sends of one key", () => {
     await ctx.cloudDevice(fake);
     await ctx.topUp(25);
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `message ${i}` })),
+      Array.from({ length: 40 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: `message ${i}` })),
     );
     const accepted = answers.filter((a) => a.status === 200);
     expect(accepted).toHaveLength(25);
@@ -66,7 +66,7 @@ describe("concurrent sends of one key", () => {
     await ctx.phone();
     await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     const answers = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
+      Array.from({ length: 25 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: `m${i}` })),
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(10);
     expect(answers.filter((a) => a.status === 402).map((a) => a.body.data.error_code)).toEqual(Array(15).fill("free_tier_exhausted"));
@@ -79,7 +79,7 @@ describe("concurrent sends of one key", () => {
     // A key of its own: the phone's pairing above counted against the context's key.
     const key = await ctx.services.accounts.createKey("burst", ctx.workspace.id);
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` }, { key })),
+      Array.from({ length: 40 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: `m${i}` }, { key })),
     );
     const admitted = answers.filter((a) => a.status === 200);
     expect(admitted).toHaveLength(15);
@@ -94,7 +94,7 @@ describe("concurrent sends of one key", () => {
     await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100 });
     const key = await ctx.services.accounts.createKey("burst", ctx.workspace.id);
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` }, { key })),
+      Array.from({ length: 40 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: `m${i}` }, { key })),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     const remaining = answers.map((a) => Number(a.headers.get("x-ratelimit-remaining"))).sort((a, b) => a - b);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { notificationRows } from "../../src/modules/notifications/repository";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 async function register(ctx: TestContext, devices: unknown[]) {
   return expectEnvelope(await ctx.post("/v1/api/device/batch/register", { devices }), 200).data.devices;
@@ -17,7 +18,7 @@ function addNotification(
     deliveryType: "sms",
     route: "sms",
     deviceId,
-    recipient: "+14155552671",
+    recipient: RECIPIENT,
     message: "hello",
     status,
     nextAttemptAt: createdAt,
@@ -36,13 +37,13 @@ describe("device registration", () => {
         name: "Cloud line",
         kind: "cloud",
         phone_number: "+1 (415) 555-2671",
-        cloud: { account_sid: "AC1", auth_token: "secret-auth-token-xyz", from_number: "+14155552671" },
+        cloud: { account_sid: "AC1", auth_token: "secret-auth-token-xyz", from_number: RECIPIENT },
       },
     ]);
     expect(devices).toHaveLength(2);
     expect(devices[0]).toMatchObject({ name: "Front desk", kind: "sms", status: "active", online: false, blocked: false });
     expect(devices[0].device_token).toMatch(/^[\w-]{21}$/);
-    expect(devices[1]).toMatchObject({ kind: "cloud", phone_number: "+14155552671", device_token: null });
+    expect(devices[1]).toMatchObject({ kind: "cloud", phone_number: RECIPIENT, device_token: null });
     expect(JSON.stringify(devices[1])).not.toContain("secret-auth-token-xyz");
     const stored = (await ctx.sql.get("SELECT token_hash FROM device WHERE id = ?", [devices[0].device_id])) as { token_hash: string };
     expect(stored.token_hash).not.toBe(devices[0].device_token);

@@ -4,6 +4,7 @@ import { fastRouteList } from "../../src/app";
 import { documentedPathOf, OPERATION_IDS } from "../../src/docs/refine";
 import { ERROR_STATUS } from "../../src/core/errors";
 import { createTestContext } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 const ctx = await createTestContext();
 const spec = (await ctx.get("/openapi.json", { key: null })).body;
@@ -95,7 +96,7 @@ describe("OpenAPI document", () => {
       new Request(`http://localhost/2010-04-01/Accounts/${sid}/Messages.json`, {
         method: "POST",
         headers: { ...basic, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ To: "+14155552671", Body: "Read me back" }),
+        body: new URLSearchParams({ To: RECIPIENT, Body: "Read me back" }),
       }),
     );
     expect(made.status).toBe(201);

@@ -2,6 +2,7 @@
 // or a suspended account; a key sees only its own workspace.
 import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 const PATH = "/v1/api/device/list";
 
@@ -97,7 +98,7 @@ describe("tenancy", () => {
     const ctx = await createTestContext();
     const other = await ctx.otherWorkspace();
     const dev = (await ctx.post("/v1/api/device/batch/register", { devices: [{ name: "Mine" }] })).body.data.devices[0];
-    const contact = (await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" })).body.data;
+    const contact = (await ctx.post("/v1/api/contact/create", { name: "Ada", phone: RECIPIENT })).body.data;
     await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" });
 
     const as = { key: other.key };

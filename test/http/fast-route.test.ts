@@ -6,8 +6,9 @@
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeChatApp, type FakeChatApp } from "../helpers/fake-chatapp";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
-const ADA = "+14155552671";
+const ADA = RECIPIENT;
 /** The template each pair of apps creates (the same id in both). */
 let TEMPLATE = 0;
 
@@ -243,7 +244,7 @@ describe("fast send routes answer as the framework does", () => {
       body: json({
         messages: [
           { recipient_contact: ADA, message: "a" },
-          { recipient_contact: "+447911123456", message: "b" },
+          { recipient_contact: ABROAD, message: "b" },
         ],
       }),
     });
@@ -391,7 +392,7 @@ describe("SMSGate's send routes answer as the framework does", () => {
   test("accepted, refused and malformed bodies, and credentials, in SMSGate's shape", async () => {
     const p = await pair();
     const bodies: unknown[] = [
-      { id: "order-1", message: "older form", phoneNumbers: [ADA, "+447911123456"] },
+      { id: "order-1", message: "older form", phoneNumbers: [ADA, ABROAD] },
       { id: "order-1", message: "same id again", phoneNumbers: [ADA] },
       { id: "order-2", textMessage: { text: "unknown fields are dropped", font: "serif" }, phoneNumbers: [ADA], colour: "red" },
       { textMessage: { text: "x" }, phoneNumbers: [] },
@@ -441,8 +442,7 @@ describe("SMSGate's send routes answer as the framework does", () => {
 
   test("what was stored is the same", async () => {
     const p = await pair();
-    for (let i = 0; i < 3; i++)
-      await same(p, send({ id: `m-${i}`, textMessage: { text: `Message ${i}` }, phoneNumbers: [ADA, "+447911123456"] }));
+    for (let i = 0; i < 3; i++) await same(p, send({ id: `m-${i}`, textMessage: { text: `Message ${i}` }, phoneNumbers: [ADA, ABROAD] }));
     expect(await storedNotifications(p.fast)).toHaveLength(6);
     expect(await storedNotifications(p.fast)).toEqual(await storedNotifications(p.framework));
   });

@@ -1,6 +1,7 @@
 // The envelope everywhere: unknown routes, wrong methods, bad JSON, oversized bodies, internal errors.
 import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 describe("envelope on every failure", () => {
   test("unknown route: 404 not_found", async () => {
@@ -36,7 +37,7 @@ describe("envelope on every failure", () => {
   test("a JSON body sent as text/plain is still read", async () => {
     const ctx = await createTestContext();
     const r = await ctx.call("POST", "/v1/api/contact/create", {
-      raw: JSON.stringify({ name: "Ada", phone: "+14155552671" }),
+      raw: JSON.stringify({ name: "Ada", phone: RECIPIENT }),
       headers: { "content-type": "text/plain" },
     });
     expect(r.status).toBe(200);
@@ -44,7 +45,7 @@ describe("envelope on every failure", () => {
 
   test("validation failure: 400 naming the field and reason, never 422", async () => {
     const ctx = await createTestContext();
-    const r = await ctx.post("/v1/api/contact/create", { name: 42, phone: "+14155552671" });
+    const r = await ctx.post("/v1/api/contact/create", { name: 42, phone: RECIPIENT });
     const body = expectEnvelope(r, 400);
     expect(body.data).toMatchObject({ error_code: "validation_error", field: "name", location: "body" });
     expect(body.message).toContain("name");
@@ -60,7 +61,7 @@ describe("envelope on every failure", () => {
 
   test("oversized body: 413 payload_too_large", async () => {
     const ctx = await createTestContext({ config: { maxBodyBytes: 2048 } });
-    const r = await ctx.post("/v1/api/contact/create", { name: "x".repeat(5000), phone: "+14155552671" });
+    const r = await ctx.post("/v1/api/contact/create", { name: "x".repeat(5000), phone: RECIPIENT });
     const body = expectEnvelope(r, 413);
     expect(body.data).toMatchObject({ error_code: "payload_too_large", limit: 2048 });
   });
@@ -69,7 +70,7 @@ describe("envelope on every failure", () => {
     const ctx = await createTestContext({ config: { maxBodyBytes: 2048 } });
     const stream = new ReadableStream({
       start(c) {
-        c.enqueue(new TextEncoder().encode(JSON.stringify({ name: "x".repeat(5000), phone: "+14155552671" })));
+        c.enqueue(new TextEncoder().encode(JSON.stringify({ name: "x".repeat(5000), phone: RECIPIENT })));
         c.close();
       },
     });

@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { RequestDone } from "../../src/http/foundation";
 import { createTestContext } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 describe("the request-finished hook", () => {
   const seen: RequestDone[] = [];
@@ -25,7 +26,7 @@ describe("the request-finished hook", () => {
   }
 
   test("a send (a fast route) and its refusal carry the route and the status", async () => {
-    const sent = await only(() => ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: "+14155552671", message: "hi" } }));
+    const sent = await only(() => ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: RECIPIENT, message: "hi" } }));
     expect(sent).toMatchObject({ method: "POST", route: "/v1/api/sms/send" });
     const refused = await only(() => ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: "nope" } }));
     expect(refused).toMatchObject({ route: "/v1/api/sms/send", status: 400 });

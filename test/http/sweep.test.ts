@@ -7,6 +7,7 @@
 // below with the reason.
 import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope, type CallOptions, type Reply, type TestContext } from "../helpers/context";
+import { RECIPIENT } from "../helpers/numbers";
 
 interface Operation {
   method: string;
@@ -186,19 +187,16 @@ async function snapshot(ctx: TestContext) {
 async function ownRows(ctx: TestContext) {
   await ctx.topUp(100);
   const phone = await ctx.phone("Mine");
-  const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" }), 200).data;
+  const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: RECIPIENT }), 200).data;
   const template = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" }), 200).data;
   const sent = expectEnvelope(
-    await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "Hello", device_id: phone.device_id }),
+    await ctx.post("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "Hello", device_id: phone.device_id }),
     200,
   ).data;
   const webhook = expectEnvelope(await ctx.post("/v1/api/webhook/create", { url: "https://example.com/hook", events: "*" }), 200).data;
   // A code sent before the threads are read: its message is in its thread by then.
   const service = expectEnvelope(await ctx.post("/v1/api/verify/service/create", { name: "Mine" }), 200).data;
-  const verification = expectEnvelope(
-    await ctx.post("/v1/api/verify/start", { service_id: service.service_id, to: "+14155552671" }),
-    200,
-  ).data;
+  const verification = expectEnvelope(await ctx.post("/v1/api/verify/start", { service_id: service.service_id, to: RECIPIENT }), 200).data;
   const thread = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads[0];
   const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Mine", members: [{ device_id: phone.device_id }] }), 200).data;
   const rule = expectEnvelope(

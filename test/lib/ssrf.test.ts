@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { checkOutboundTarget, isPrivateAddress } from "../../src/lib/net-safety";
 import { createWebhookService } from "../../src/modules/webhooks/service";
 import { createTestContext, expectEnvelope } from "../helpers/context";
+import { RECIPIENT, CLOUD_NUMBER } from "../helpers/numbers";
 
 /** What nobody outside the server may ever read. */
 const SECRET_BODY = "internal-admin-panel-7f3a9c";
@@ -121,7 +122,7 @@ describe("webhook targets", () => {
 
 /** A cloud number's provider settings pointing at `base_url`. */
 const cloudDevice = (base_url: string) => ({
-  devices: [{ name: "Cloud", kind: "cloud", cloud: { account_sid: "AC123", auth_token: "tok", from_number: "+15005550006", base_url } }],
+  devices: [{ name: "Cloud", kind: "cloud", cloud: { account_sid: "AC123", auth_token: "tok", from_number: CLOUD_NUMBER, base_url } }],
 });
 
 describe("a cloud number's base_url", () => {
@@ -164,8 +165,8 @@ describe("a cloud number's base_url", () => {
 
     const ctx = await createTestContext({ dbPath, config: { allowPrivateWebhooks: false } });
     await ctx.topUp(10);
-    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
-      .data.notification_id;
+    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "hi" }), 200).data
+      .notification_id;
     await ctx.services.dispatcher.dispatchDue();
     expect(service.hits()).toBe(0);
     const n = expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
@@ -185,8 +186,8 @@ describe("a provider's error answer in error_reason", () => {
       const ctx = await createTestContext();
       await ctx.topUp(10);
       expectEnvelope(await ctx.post("/v1/api/device/batch/register", cloudDevice(`http://127.0.0.1:${provider.port}`)), 200);
-      const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: "+14155552671", message: "hi" }), 200)
-        .data.notification_id;
+      const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "hi" }), 200).data
+        .notification_id;
       await ctx.services.dispatcher.dispatchDue();
       const reply = await ctx.get(`/v1/api/notification/${id}`);
       return { text: reply.text, n: expectEnvelope(reply, 200).data };

@@ -11,11 +11,11 @@ import { smsSender } from "../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { startReceiver, type Receiver } from "../helpers/receiver";
+import { RECIPIENT } from "../helpers/numbers";
 
 const TOKEN = "metrics-token-0123456789";
 const BEARER = { authorization: `Bearer ${TOKEN}` };
-const TO = "+14155552671";
-const send = smsSender({ recipient_contact: TO, message: "Your table is ready" });
+const send = smsSender({ recipient_contact: RECIPIENT, message: "Your table is ready" });
 
 let fake: FakeCloud | null = null;
 let receiver: Receiver | null = null;

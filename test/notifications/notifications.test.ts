@@ -2,10 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { smsSender } from "../helpers/api";
 import { createTestContext, expectEnvelope, sqliteOnly, testBackend } from "../helpers/context";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
-const TO = "+14155552671";
-
-const send = smsSender({ recipient_contact: TO, message: "x" });
+const send = smsSender({ recipient_contact: RECIPIENT, message: "x" });
 
 describe("GET /api/notification/:id", () => {
   test("every field and the log", async () => {
@@ -21,7 +20,7 @@ describe("GET /api/notification/:id", () => {
       template_id: null,
       template_vars: null,
       message: "hello",
-      recipient: TO,
+      recipient: RECIPIENT,
       recipient_name: "Ada",
       device_id: p.device_id,
       schedule_time: null,
@@ -61,7 +60,7 @@ describe("GET /api/notification/list", () => {
     const a = await send(ctx, { message: "a" });
     ctx.clock.advance(86_400_000);
     await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
-    const b = await send(ctx, { message: "b", recipient_contact: "+447911123456" });
+    const b = await send(ctx, { message: "b", recipient_contact: ABROAD });
     const c = await send(ctx, { message: "c" });
     await ctx.services.state.transition(c, "sent", { detail: "test" });
 
@@ -282,7 +281,7 @@ describe("GET /api/stats/notifications", () => {
       ];
       for (const p of counts) expect(p).toContain("INDEX notification_device_dispatched_idx (device_id=? AND dispatched_at>?)");
       await ctx.phone();
-      expect((await ctx.post("/v1/api/sms/send", { recipient_contact: "+14155552671", message: "Waiting" })).status).toBe(200);
+      expect((await ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: "Waiting" })).status).toBe(200);
       const index = (ctx.db!.$client.query("PRAGMA index_list(notification)").all() as { name: string; partial: number }[]).find(
         (i) => i.name === "notification_device_dispatched_idx",
       );

@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { recordInbound } from "../../src/modules/threads/inbound";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeCloud } from "../helpers/fake-cloud";
+import { ABROAD } from "../helpers/numbers";
 
 const send = async (ctx: TestContext, body: Record<string, unknown>) => {
   const reply = await ctx.post("/v1/api/sms/send", { message: "Hello", ...body });
@@ -218,7 +219,7 @@ describe("pools: choosing the member", () => {
       }),
       200,
     ).data;
-    expect((await sent(ctx, { recipient_contact: "+447911123456", pool_id: pool.pool_id })).device).toBe(c);
+    expect((await sent(ctx, { recipient_contact: ABROAD, pool_id: pool.pool_id })).device).toBe(c);
     expect((await sent(ctx, { recipient_contact: "+12125559876", pool_id: pool.pool_id })).device).toBe(b);
     const sf = await sent(ctx, { recipient_contact: "+14155559876", pool_id: pool.pool_id });
     expect(sf.device).toBe(a);

@@ -7,10 +7,11 @@ import { describe, expect, test } from "bun:test";
 import { smsSender, waitFor } from "../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { recordInbound } from "../../src/modules/threads/inbound";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
-const ADA = "+14155552671";
+const ADA = RECIPIENT;
 const ADA_DIGITS = "14155552671";
-const BOB = "+447911123456";
+const BOB = ABROAD;
 const send = smsSender({ recipient_contact: ADA, message: "Your order is ready" });
 
 /** Every column of every table of the database, as the back end lists them. */

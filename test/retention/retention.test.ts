@@ -7,11 +7,11 @@ import { describe, expect, test } from "bun:test";
 import { smsSender } from "../helpers/api";
 import { createTestContext, expectEnvelope, sqliteOnly, type TestContext } from "../helpers/context";
 import { workerTasks } from "../../src/worker";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
-const TO = "+14155552671";
-const OPTED = "+14155552672";
+const OPTED = SECOND_RECIPIENT;
 const DAY = 86_400_000;
-const send = smsSender({ recipient_contact: TO, message: "Your order is ready" });
+const send = smsSender({ recipient_contact: RECIPIENT, message: "Your order is ready" });
 
 async function stats(ctx: TestContext) {
   const out: Record<string, unknown> = {};
@@ -171,7 +171,7 @@ describe("the space a prune frees", () => {
     sqlite.run(
       `INSERT INTO notification (workspace_id, delivery_type, route, recipient, message, status, stage, next_attempt_at, created_at, updated_at)
        WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 5000)
-       SELECT ?, 'sms', 'sms', '${TO}', hex(randomblob(200)), 'delivered', 'done', ?, ?, ? FROM k`,
+       SELECT ?, 'sms', 'sms', '${RECIPIENT}', hex(randomblob(200)), 'delivered', 'done', ?, ?, ? FROM k`,
       [ctx.workspace.id, at, at, at],
     );
     const pages = () => (sqlite.query("PRAGMA page_count").get() as { page_count: number }).page_count;

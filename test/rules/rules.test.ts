@@ -9,9 +9,10 @@ import { EVENT_CATALOGUE } from "../../src/modules/events/catalogue";
 import { waitFor } from "../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { appPhone } from "../helpers/phone";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
-const ADA = "+14155552671";
-const BOB = "+14155552672";
+const ADA = RECIPIENT;
+const BOB = SECOND_RECIPIENT;
 const STAFF = "+14155550999";
 const MINUTE = 60_000;
 

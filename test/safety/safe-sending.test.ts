@@ -7,9 +7,10 @@ import { notificationOf, postSend, SEND_PATH, settle } from "../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { appPhone } from "../helpers/phone";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
-const ADA = "+14155552671"; // +1 415: the United States, read in America/New_York
-const BOB = "+447911123456";
+const ADA = RECIPIENT; // +1 415: the United States, read in America/New_York
+const BOB = ABROAD;
 let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
 

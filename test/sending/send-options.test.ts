@@ -6,8 +6,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { notificationOf, SEND_PATH } from "../helpers/api";
 import { createTestContext, expectEnvelope } from "../helpers/context";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
+import { RECIPIENT } from "../helpers/numbers";
 
-const TO = "+14155552671";
 let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
 
@@ -37,7 +37,7 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     [{ valid_until: "2026-03-15T12:00:00Z" }, "invalid_valid_until", "valid_until"],
   ])("%j → %s", async (extra, code, field) => {
     const { ctx } = await cloudSetup();
-    const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", ...extra }), 400);
+    const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Hi", ...extra }), 400);
     expect(r.data.error_code).toBe(code);
     if (field) expect(r.data.field).toBe(field);
     expect(expectEnvelope(await ctx.get("/v1/api/notification/list"), 200).data.notifications).toHaveLength(0);
@@ -45,9 +45,12 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
 
   test("sim_number on a cloud number is 400 option_not_supported; the chat-app send refuses the SMS-only options", async () => {
     const { ctx, device } = await cloudSetup();
-    const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", sim_number: 1 }), 400);
+    const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Hi", sim_number: 1 }), 400);
     expect(r.data).toMatchObject({ error_code: "option_not_supported", field: "sim_number", device_id: device.device_id });
-    const chat = expectEnvelope(await ctx.post("/v1/api/chatapp/send", { recipient_contact: TO, message: "Hi", priority: 100 }), 400);
+    const chat = expectEnvelope(
+      await ctx.post("/v1/api/chatapp/send", { recipient_contact: RECIPIENT, message: "Hi", priority: 100 }),
+      400,
+    );
     expect(chat.data).toMatchObject({ error_code: "validation_error", field: "priority" });
   });
 
@@ -71,7 +74,7 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     );
     expect(patched.status).toBeLessThan(300);
     const send = (extra: Record<string, unknown>) =>
-      ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", device_id: phone.device_id, ...extra });
+      ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Hi", device_id: phone.device_id, ...extra });
     const refused = expectEnvelope(await send({ sim_number: 2 }), 400);
     expect(refused.data).toMatchObject({
       error_code: "invalid_sim_number",
@@ -84,7 +87,10 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     expect(expectEnvelope(await send({ sim_number: 1 }), 200).data.notification_id).toBeGreaterThan(0);
     // A phone that never reported its SIMs (an app before 1.65) is left to choose, as before.
     const unknown = await ctx.phone("Silent phone");
-    expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Hi", device_id: unknown.device_id, sim_number: 3 }), 200);
+    expectEnvelope(
+      await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Hi", device_id: unknown.device_id, sim_number: 3 }),
+      200,
+    );
   });
 
   test("every send route takes the options: bulk items fail alone, the overview form stores them", async () => {
@@ -92,8 +98,8 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     const bulk = expectEnvelope(
       await ctx.post("/v1/api/sms/send/bulk", {
         messages: [
-          { recipient_contact: TO, message: "ok", ttl: 60, priority: 5 },
-          { recipient_contact: TO, message: "bad", priority: 200 },
+          { recipient_contact: RECIPIENT, message: "ok", ttl: 60, priority: 5 },
+          { recipient_contact: RECIPIENT, message: "bad", priority: 200 },
         ],
       }),
       200,
@@ -101,7 +107,7 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
     expect(bulk.data).toMatchObject({ accepted: 1, failed: 1 });
     expect(bulk.data.results[1].error.error_code).toBe("validation_error");
     const overview = expectEnvelope(
-      await ctx.post("/v1/sms/send", { to: TO, message: "Hi", valid_until: "2026-01-15T12:10:00Z", with_delivery_report: false }),
+      await ctx.post("/v1/sms/send", { to: RECIPIENT, message: "Hi", valid_until: "2026-01-15T12:10:00Z", with_delivery_report: false }),
       200,
     );
     const n = await notificationOf(ctx, Number(overview.data.messageId));
@@ -114,7 +120,7 @@ describe("send options: bad values are 400 with an error_code, and nothing is st
 describe("ttl on a cloud number", () => {
   test("a message the worker did not send in time fails with `expired`, is never sent, and its credit comes back", async () => {
     const { ctx, fake } = await cloudSetup(1);
-    const sent = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Code 1234", ttl: 30 }), 200);
+    const sent = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Code 1234", ttl: 30 }), 200);
     const id = sent.data.notification_id;
     expect(await ctx.services.credits.balance(ctx.workspace.id)).toBe(0);
     ctx.clock.advance(31_000);
@@ -132,7 +138,7 @@ describe("ttl on a cloud number", () => {
   test("ttl counts from schedule_time, and a message sent in time is not touched", async () => {
     const { ctx, fake } = await cloudSetup();
     const sent = expectEnvelope(
-      await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Later", schedule_time: "2026-01-15 12:10:00", ttl: 60 }),
+      await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Later", schedule_time: "2026-01-15 12:10:00", ttl: 60 }),
       200,
     );
     const n0 = await notificationOf(ctx, sent.data.notification_id);
@@ -148,10 +154,12 @@ describe("ttl on a cloud number", () => {
 
   test("an attempt cut off before its ttl ran out is settled by asking the provider: found, it is sent; not found, it expires unsent", async () => {
     const { ctx, fake } = await cloudSetup(2, 100);
-    const taken = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Taken", ttl: 3 }), 200).data.notification_id;
+    const taken = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Taken", ttl: 3 }), 200).data
+      .notification_id;
     fake.slowNext(400, true);
     await ctx.services.dispatcher.dispatchDue();
-    const lost = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: TO, message: "Lost", ttl: 3 }), 200).data.notification_id;
+    const lost = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, message: "Lost", ttl: 3 }), 200).data
+      .notification_id;
     fake.slowNext(400, false);
     await ctx.services.dispatcher.dispatchDue();
     expect((await notificationOf(ctx, taken)).status).toBe("pending");

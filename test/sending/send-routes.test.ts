@@ -1,15 +1,14 @@
 // The other send routes (short form, bulk, overview) and Idempotency-Key.
 import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope } from "../helpers/context";
-
-const TO = "+14155552671";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
 describe("POST /api/sms/send", () => {
   test("takes the smaller body and answers like the full send", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const body = expectEnvelope(
-      await ctx.post("/v1/api/sms/send", { recipient_contact: TO, template_id: "OTP", variables: { code: "9", minutes: 1 } }),
+      await ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, template_id: "OTP", variables: { code: "9", minutes: 1 } }),
       200,
     );
     expect(body.data).toMatchObject({ template_id: expect.any(Number), message: "Your verification code is 9. It expires in 1 minutes." });
@@ -25,12 +24,12 @@ describe("POST /api/sms/send/bulk", () => {
     await ctx.phone();
     const r = await ctx.post("/v1/api/sms/send/bulk", {
       messages: [
-        { recipient_contact: TO, message: "one" },
+        { recipient_contact: RECIPIENT, message: "one" },
         { recipient_contact: "bad", message: "two" },
-        { recipient_contact: TO, template_id: "OTP", variables: { code: "1" } },
-        { recipient_contact: TO, message: 42 },
-        { recipient_contact: TO, message: "typo", schedule_tme: "2026-01-16 09:00:00" },
-        { recipient_contact: "+447911123456", template_id: "OTP", variables: { code: "7", minutes: 2 } },
+        { recipient_contact: RECIPIENT, template_id: "OTP", variables: { code: "1" } },
+        { recipient_contact: RECIPIENT, message: 42 },
+        { recipient_contact: RECIPIENT, message: "typo", schedule_tme: "2026-01-16 09:00:00" },
+        { recipient_contact: ABROAD, template_id: "OTP", variables: { code: "7", minutes: 2 } },
       ],
     });
     const data = expectEnvelope(r, 200).data;
@@ -54,7 +53,7 @@ describe("POST /api/sms/send/bulk", () => {
     await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
     await ctx.topUp(2);
     const data = expectEnvelope(
-      await ctx.post("/v1/api/sms/send/bulk", { messages: [1, 2, 3].map((i) => ({ recipient_contact: TO, message: `m${i}` })) }),
+      await ctx.post("/v1/api/sms/send/bulk", { messages: [1, 2, 3].map((i) => ({ recipient_contact: RECIPIENT, message: `m${i}` })) }),
       200,
     ).data;
     expect(data.results.map((x: { ok: boolean }) => x.ok)).toEqual([true, true, false]);
@@ -65,7 +64,7 @@ describe("POST /api/sms/send/bulk", () => {
   test("over 100 messages or an empty list: 400, nothing stored", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    const many = Array.from({ length: 101 }, () => ({ recipient_contact: TO, message: "x" }));
+    const many = Array.from({ length: 101 }, () => ({ recipient_contact: RECIPIENT, message: "x" }));
     const body = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages: many }), 400);
     expect(body.data.field).toBe("messages");
     expect(body.message).toContain("100");
@@ -78,19 +77,19 @@ describe("overview routes", () => {
   test("POST /sms/send answers success and messageId; GET /messages/:id reports its status", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    const r = await ctx.post("/v1/sms/send", { to: TO, message: "hi" });
+    const r = await ctx.post("/v1/sms/send", { to: RECIPIENT, message: "hi" });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status_id: 200, success: true, data: { success: true } });
     expect(r.body.messageId).toBe(r.body.data.messageId);
     const status = expectEnvelope(await ctx.get(`/v1/messages/${r.body.messageId}`), 200).data;
-    expect(status).toMatchObject({ messageId: r.body.messageId, status: "pending", to: TO, message: "hi", channel: "sms" });
+    expect(status).toMatchObject({ messageId: r.body.messageId, status: "pending", to: RECIPIENT, message: "hi", channel: "sms" });
     expect(expectEnvelope(await ctx.post("/v1/sms/send", { to: "nope", message: "hi" }), 400).message).toContain("Invalid phone number");
     expect((await ctx.get("/v1/messages/99999")).status).toBe(404);
   });
 
   test("contacts and templates aliases", async () => {
     const ctx = await createTestContext();
-    const created = expectEnvelope(await ctx.post("/v1/contacts", { name: "Ada", phone: TO }), 200).data;
+    const created = expectEnvelope(await ctx.post("/v1/contacts", { name: "Ada", phone: RECIPIENT }), 200).data;
     expect(expectEnvelope(await ctx.get("/v1/contacts"), 200).data.contacts).toHaveLength(1);
     const updated = expectEnvelope(await ctx.call("PUT", `/v1/contacts/${created.contact_id}`, { body: { name: "Ada L." } }), 200).data;
     expect(updated.name).toBe("Ada L.");
@@ -108,8 +107,14 @@ describe("Idempotency-Key", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "order-1001" };
-    const first = await ctx.call("POST", "/v1/notification/sms/api/send", { body: { recipient_contact: TO, message: "once" }, headers });
-    const again = await ctx.call("POST", "/v1/notification/sms/api/send", { body: { message: "once", recipient_contact: TO }, headers });
+    const first = await ctx.call("POST", "/v1/notification/sms/api/send", {
+      body: { recipient_contact: RECIPIENT, message: "once" },
+      headers,
+    });
+    const again = await ctx.call("POST", "/v1/notification/sms/api/send", {
+      body: { message: "once", recipient_contact: RECIPIENT },
+      headers,
+    });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
@@ -120,10 +125,10 @@ describe("Idempotency-Key", () => {
     const ctx = await createTestContext();
     await ctx.phone();
     const headers = { "idempotency-key": "k1" };
-    await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
-    const clash = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "b" }, headers });
+    await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: RECIPIENT, message: "a" }, headers });
+    const clash = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: RECIPIENT, message: "b" }, headers });
     expect(expectEnvelope(clash, 409).data.error_code).toBe("idempotency_key_reuse");
-    const otherRoute = await ctx.call("POST", "/v1/sms/send", { body: { to: TO, message: "a" }, headers });
+    const otherRoute = await ctx.call("POST", "/v1/sms/send", { body: { to: RECIPIENT, message: "a" }, headers });
     expect(otherRoute.status).toBe(409);
     expect((await ctx.get("/v1/api/notification/list")).body.data.pagination.total).toBe(1);
   });
@@ -136,17 +141,21 @@ describe("Idempotency-Key", () => {
     expect(failed.status).toBe(400);
     const fixed = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: "bad", message: "a" }, headers });
     expect(fixed.status).toBe(400);
-    const ok1 = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
+    const ok1 = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: RECIPIENT, message: "a" }, headers });
     expect(ok1.status).toBe(200);
 
     const other = await ctx.otherWorkspace();
     await ctx.phone("theirs", other.key);
-    const theirs = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers, key: other.key });
+    const theirs = await ctx.call("POST", "/v1/api/sms/send", {
+      body: { recipient_contact: RECIPIENT, message: "a" },
+      headers,
+      key: other.key,
+    });
     expect(theirs.body.data.notification_id).not.toBe(ok1.body.data.notification_id);
 
     ctx.clock.advance(24 * 3600_000 + 1000);
     await ctx.sql.run("UPDATE device SET last_seen_at = ?", [ctx.clock.now()]);
-    const later = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers });
+    const later = await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: RECIPIENT, message: "a" }, headers });
     expect(later.body.data.notification_id).not.toBe(ok1.body.data.notification_id);
     expect(await ctx.services.idempotency.prune()).toBeGreaterThanOrEqual(0);
   });
@@ -157,7 +166,7 @@ describe("Idempotency-Key", () => {
     const headers = { "idempotency-key": "bulk-1" };
     const body = {
       messages: [
-        { recipient_contact: TO, message: "a" },
+        { recipient_contact: RECIPIENT, message: "a" },
         { recipient_contact: "x", message: "b" },
       ],
     };
@@ -170,7 +179,10 @@ describe("Idempotency-Key", () => {
   test("prune forgets keys older than 24 hours", async () => {
     const ctx = await createTestContext();
     await ctx.phone();
-    await ctx.call("POST", "/v1/api/sms/send", { body: { recipient_contact: TO, message: "a" }, headers: { "idempotency-key": "old" } });
+    await ctx.call("POST", "/v1/api/sms/send", {
+      body: { recipient_contact: RECIPIENT, message: "a" },
+      headers: { "idempotency-key": "old" },
+    });
     expect(await ctx.services.idempotency.prune()).toBe(0);
     ctx.clock.advance(24 * 3600_000 + 1);
     expect(await ctx.services.idempotency.prune()).toBe(1);
@@ -184,7 +196,7 @@ describe("concurrent sends", () => {
     const replies = await Promise.all(
       Array.from({ length: 10 }, () =>
         ctx.call("POST", "/v1/api/sms/send", {
-          body: { recipient_contact: TO, message: "race" },
+          body: { recipient_contact: RECIPIENT, message: "race" },
           headers: { "idempotency-key": "race-1" },
         }),
       ),
@@ -199,7 +211,7 @@ describe("concurrent sends", () => {
     await ctx.cloudDevice({ url: "http://127.0.0.1:9", accountSid: "AC1", authToken: "t" });
     await ctx.topUp(5);
     const replies = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
+      Array.from({ length: 12 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: `m${i}` })),
     );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(5);
     expect(replies.filter((r) => r.status === 402).every((r) => r.body.data.error_code === "insufficient_credits")).toBe(true);
@@ -212,7 +224,7 @@ describe("concurrent sends", () => {
     await ctx.phone();
     await ctx.services.accounts.setAccountPlan(ctx.account.id, "free");
     const replies = await Promise.all(
-      Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: `m${i}` })),
+      Array.from({ length: 15 }, (_, i) => ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: `m${i}` })),
     );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
     expect(replies.filter((r) => r.status === 402)).toHaveLength(5);

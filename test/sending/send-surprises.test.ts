@@ -8,8 +8,7 @@ import { notificationOf } from "../helpers/api";
 import { createTestContext, expectEnvelope, type Reply, type TestContext } from "../helpers/context";
 import { startFakeChatApp, type FakeChatApp } from "../helpers/fake-chatapp";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
-
-const TO = "+14155552671";
+import { RECIPIENT } from "../helpers/numbers";
 
 let cloud: FakeCloud | null = null;
 let chat: FakeChatApp | null = null;
@@ -89,7 +88,7 @@ describe("every SMS send route takes the full field set and honours it", () => {
       const r = await ctx.post(
         route.path,
         route.body({
-          recipient_contact: TO,
+          recipient_contact: RECIPIENT,
           message: "Your table is ready",
           recipient_name: "Ada",
           schedule_time: "2026-01-16 09:30:00",
@@ -116,7 +115,7 @@ describe("every SMS send route takes the full field set and honours it", () => {
       ctx.clock.set(Date.UTC(2026, 0, 16, 14, 30, 0));
       expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
       expect(cloud.creates).toHaveLength(1);
-      expect(cloud.creates[0]).toMatchObject({ To: TO, Body: "Your table is ready" });
+      expect(cloud.creates[0]).toMatchObject({ To: RECIPIENT, Body: "Your table is ready" });
       expect((await notification(ctx, id)).status).toBe("sent");
     },
   );
@@ -129,7 +128,7 @@ describe("every SMS send route takes the full field set and honours it", () => {
         await ctx.post("/v1/api/pool/create", { name: "Cloud only", members: [{ device_id: cloudId }] }),
         200,
       ).data;
-      const r = await ctx.post(route.path, route.body({ recipient_contact: TO, message: "pooled", pool_id: pool.pool_id }));
+      const r = await ctx.post(route.path, route.body({ recipient_contact: RECIPIENT, message: "pooled", pool_id: pool.pool_id }));
       expectEnvelope(r, 200);
       const n = await notification(ctx, route.id(r));
       expect(n).toMatchObject({ device_id: cloudId, route: "cloud" });
@@ -139,7 +138,7 @@ describe("every SMS send route takes the full field set and honours it", () => {
 
   test.each(SMS_ROUTES.map((r) => [r.path, r] as const))("%s: an immediate send answers scheduled_for null", async (_path, route) => {
     const { ctx } = await smsSetup();
-    const r = await ctx.post(route.path, route.body({ recipient_contact: TO, message: "now" }));
+    const r = await ctx.post(route.path, route.body({ recipient_contact: RECIPIENT, message: "now" }));
     expectEnvelope(r, 200);
     expect(route.scheduledFor(r)).toBeNull();
     expect((await notification(ctx, route.id(r))).schedule_time).toBeNull();
@@ -151,7 +150,7 @@ describe("every SMS send route takes the full field set and honours it", () => {
       const { ctx } = await smsSetup();
       // A misspelt schedule_time must not quietly become "send now".
       const body = expectEnvelope(
-        await ctx.post(route.path, { ...route.body({ recipient_contact: TO, message: "x" }), schedule_tme: "2026-01-16 09:30:00" }),
+        await ctx.post(route.path, { ...route.body({ recipient_contact: RECIPIENT, message: "x" }), schedule_tme: "2026-01-16 09:30:00" }),
         400,
       );
       expect(body.data).toMatchObject({ error_code: "validation_error", field: "schedule_tme", location: "body" });
@@ -165,8 +164,8 @@ describe("every SMS send route takes the full field set and honours it", () => {
     const data = expectEnvelope(
       await ctx.post("/v1/api/sms/send/bulk", {
         messages: [
-          { recipient_contact: TO, message: "a" },
-          { recipient_contact: TO, message: "b", colour: "blue" },
+          { recipient_contact: RECIPIENT, message: "a" },
+          { recipient_contact: RECIPIENT, message: "b", colour: "blue" },
         ],
       }),
       200,
@@ -254,7 +253,7 @@ describe("the chat-app send routes too", () => {
   test("POST /chatapp/send (overview form) honours schedule_time, timezone and device_id and says when", async () => {
     const { ctx, chat, deviceId } = await chatSetup();
     const r = await ctx.post("/v1/chatapp/send", {
-      to: TO,
+      to: RECIPIENT,
       template: "order_confirmation",
       variables: ["Ada", "A-7"],
       schedule_time: "2026-01-16 09:30:00",
@@ -274,9 +273,9 @@ describe("the chat-app send routes too", () => {
   });
 
   test.each([
-    ["/v1/api/chatapp/send", { recipient_contact: TO, message: "x", colour: "blue" }],
-    ["/v1/api/chatapp/test", { recipient_contact: TO, message: "x", colour: "blue" }],
-    ["/v1/chatapp/send", { to: TO, template: "order_confirmation", colour: "blue" }],
+    ["/v1/api/chatapp/send", { recipient_contact: RECIPIENT, message: "x", colour: "blue" }],
+    ["/v1/api/chatapp/test", { recipient_contact: RECIPIENT, message: "x", colour: "blue" }],
+    ["/v1/chatapp/send", { to: RECIPIENT, template: "order_confirmation", colour: "blue" }],
   ])("%s: an unknown field is 400 naming it", async (path, body) => {
     const { ctx } = await chatSetup();
     expect(expectEnvelope(await ctx.post(path, body), 400).data).toMatchObject({ error_code: "validation_error", field: "colour" });
@@ -297,7 +296,7 @@ describe("curl -d '{…}' (a JSON body declared as a form)", () => {
         "content-type": "application/x-www-form-urlencoded",
       },
       body: JSON.stringify({
-        recipient_contact: TO,
+        recipient_contact: RECIPIENT,
         message: "from curl",
         schedule_time: "2026-01-16 09:30:00",
         timezone: "Europe/Berlin",
@@ -306,24 +305,24 @@ describe("curl -d '{…}' (a JSON body declared as a form)", () => {
     const body = (await res.json()) as { status_id: number; data: { notification_id: number; scheduled_for: string } };
     expect(res.status).toBe(200);
     expect(body.data.scheduled_for).toBe("2026-01-16T08:30:00.000Z");
-    expect(await notification(ctx, body.data.notification_id)).toMatchObject({ message: "from curl", recipient: TO });
+    expect(await notification(ctx, body.data.notification_id)).toMatchObject({ message: "from curl", recipient: RECIPIENT });
   });
 
   test("the same for the bulk and overview routes, with leading whitespace", async () => {
     const { ctx } = await smsSetup();
     const form = { "content-type": "application/x-www-form-urlencoded" };
     const bulk = await ctx.call("POST", "/v1/api/sms/send/bulk", {
-      raw: ` \n${JSON.stringify({ messages: [{ recipient_contact: TO, message: "a" }] })}`,
+      raw: ` \n${JSON.stringify({ messages: [{ recipient_contact: RECIPIENT, message: "a" }] })}`,
       headers: form,
     });
     expect(expectEnvelope(bulk, 200).data.accepted).toBe(1);
-    const overview = await ctx.call("POST", "/v1/sms/send", { raw: JSON.stringify({ to: TO, message: "b" }), headers: form });
+    const overview = await ctx.call("POST", "/v1/sms/send", { raw: JSON.stringify({ to: RECIPIENT, message: "b" }), headers: form });
     expect(expectEnvelope(overview, 200).data.success).toBe(true);
   });
 
   test("a real form body is still read as a form", async () => {
     const { ctx } = await smsSetup();
-    const raw = new URLSearchParams({ recipient_contact: TO, message: "a real form" }).toString();
+    const raw = new URLSearchParams({ recipient_contact: RECIPIENT, message: "a real form" }).toString();
     const r = await ctx.call("POST", "/v1/notification/sms/api/send", {
       raw,
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -397,7 +396,7 @@ describe("IANA link and legacy zone names are time zones", () => {
       ["2027-07-15", summer],
     ]) {
       const r = await ctx.post("/v1/notification/sms/api/send", {
-        recipient_contact: TO,
+        recipient_contact: RECIPIENT,
         message: "x",
         schedule_time: `${date} 09:00:00`,
         timezone: zone,
@@ -411,7 +410,7 @@ describe("IANA link and legacy zone names are time zones", () => {
   test("a made-up zone is still 400 invalid_timezone", async () => {
     const { ctx } = await smsSetup();
     const r = await ctx.post("/v1/notification/sms/api/send", {
-      recipient_contact: TO,
+      recipient_contact: RECIPIENT,
       message: "x",
       schedule_time: "2027-01-15 09:00:00",
       timezone: "CEST",
@@ -425,11 +424,11 @@ describe("a bulk whose items are not objects is refused whole", () => {
     ["a number", 42],
     ["a string", "hello"],
     ["null", null],
-    ["an array", [{ recipient_contact: TO, message: "x" }]],
+    ["an array", [{ recipient_contact: RECIPIENT, message: "x" }]],
     ["a boolean", true],
   ])("%s at index 2: 400 naming messages[2], nothing stored", async (_kind, item) => {
     const { ctx } = await smsSetup();
-    const ok = { recipient_contact: TO, message: "fine" };
+    const ok = { recipient_contact: RECIPIENT, message: "fine" };
     const body = expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", { messages: [ok, ok, item, ok] }), 400);
     expect(body.data).toMatchObject({ error_code: "validation_error", field: "messages[2]", location: "body" });
     expect(body.message).toContain("messages[2]");

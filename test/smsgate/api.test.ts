@@ -6,6 +6,7 @@ import { createHmac } from "node:crypto";
 import { createTestContext, type CallOptions } from "../helpers/context";
 import { startReceiver } from "../helpers/receiver";
 import { recordInbound } from "../../src/modules/threads/inbound";
+import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
 
 const ctx = await createTestContext();
 const basic = (k = ctx.key) => `Basic ${btoa(`${k.api_key}:${k.api_secret}`)}`;
@@ -127,7 +128,7 @@ describe("messages", () => {
       body: {
         id: "order-1",
         textMessage: { text: "Your order is ready" },
-        phoneNumbers: ["+14155552671", "+14155552672"],
+        phoneNumbers: [RECIPIENT, SECOND_RECIPIENT],
         deviceId: String(phone.device_id),
         simNumber: 2,
         priority: 100,
@@ -141,8 +142,8 @@ describe("messages", () => {
       deviceId: String(phone.device_id),
       state: "Pending",
       recipients: [
-        { phoneNumber: "+14155552671", state: "Pending" },
-        { phoneNumber: "+14155552672", state: "Pending" },
+        { phoneNumber: RECIPIENT, state: "Pending" },
+        { phoneNumber: SECOND_RECIPIENT, state: "Pending" },
       ],
     });
     expect(Object.keys(r.body.states)).toEqual(["Pending"]);
@@ -150,10 +151,10 @@ describe("messages", () => {
       "SELECT recipient, sim_number, priority, with_delivery_report FROM notification WHERE id IN (SELECT notification_id FROM smsgate_recipient) ORDER BY id",
     );
     expect(rows).toEqual([
-      { recipient: "+14155552671", sim_number: 2, priority: 100, with_delivery_report: 0 },
-      { recipient: "+14155552672", sim_number: 2, priority: 100, with_delivery_report: 0 },
+      { recipient: RECIPIENT, sim_number: 2, priority: 100, with_delivery_report: 0 },
+      { recipient: SECOND_RECIPIENT, sim_number: 2, priority: 100, with_delivery_report: 0 },
     ]);
-    const again = await gate("POST", "/message", { body: { id: "order-1", message: "Twice", phoneNumbers: ["+14155552671"] } });
+    const again = await gate("POST", "/message", { body: { id: "order-1", message: "Twice", phoneNumbers: [RECIPIENT] } });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ code: 409, data: { error_code: "conflict" } });
   });
@@ -161,7 +162,7 @@ describe("messages", () => {
   test("a refused recipient stores nothing for any of them", async () => {
     await ctx.phone("Refusing phone");
     const before = await ctx.sql.get("SELECT count(*) AS n FROM notification");
-    const r = await gate("POST", "/messages", { body: { id: "half", message: "Hi", phoneNumbers: ["+14155552671", "not a number"] } });
+    const r = await gate("POST", "/messages", { body: { id: "half", message: "Hi", phoneNumbers: [RECIPIENT, "not a number"] } });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ code: 400, data: { error_code: "invalid_phone_number" } });
     expect(await ctx.sql.get("SELECT count(*) AS n FROM notification")).toEqual(before);
@@ -199,12 +200,12 @@ describe("messages", () => {
       { message: "Hi", phoneNumbers: [] },
       { message: "Hi", phoneNumbers: Array.from({ length: 101 }, (_, i) => `+1415555${String(1000 + i)}`) },
       { message: "Hi" },
-      { phoneNumbers: ["+14155552671"] },
-      { message: "Hi", phoneNumbers: ["+14155552671"], simNumber: 4 },
-      { message: "Hi", phoneNumbers: ["+14155552671"], ttl: 60, validUntil: "2099-01-01T00:00:00Z" },
-      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: ["+14155552671"] },
-      { message: "Hi", phoneNumbers: ["+14155552671"], isEncrypted: true },
-      { message: "Hi", phoneNumbers: ["+14155552671"], scheduleAt: "tomorrow" },
+      { phoneNumbers: [RECIPIENT] },
+      { message: "Hi", phoneNumbers: [RECIPIENT], simNumber: 4 },
+      { message: "Hi", phoneNumbers: [RECIPIENT], ttl: 60, validUntil: "2099-01-01T00:00:00Z" },
+      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT] },
+      { message: "Hi", phoneNumbers: [RECIPIENT], isEncrypted: true },
+      { message: "Hi", phoneNumbers: [RECIPIENT], scheduleAt: "tomorrow" },
     ];
     for (const body of bodies) {
       const r = await gate("POST", "/messages", { body });
@@ -225,7 +226,7 @@ describe("messages", () => {
       expect(
         (
           await call("POST", "/messages", {
-            body: { id: `a${i}`, message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(a.device_id), scheduleAt: later },
+            body: { id: `a${i}`, message: "Hi", phoneNumbers: [RECIPIENT], deviceId: String(a.device_id), scheduleAt: later },
           })
         ).status,
       ).toBe(202);
@@ -234,7 +235,7 @@ describe("messages", () => {
     expect(
       (
         await call("POST", "/messages", {
-          body: { id: "b0", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(b.device_id) },
+          body: { id: "b0", message: "Hi", phoneNumbers: [RECIPIENT], deviceId: String(b.device_id) },
         })
       ).status,
     ).toBe(202);
@@ -279,7 +280,7 @@ describe("messages", () => {
     const count = 22;
     for (let i = 0; i < count; i++) {
       const r = await call("POST", "/messages", {
-        body: { id: `m${i}`, message: "Hi", phoneNumbers: ["+14155552671", "+14155552672"], scheduleAt: later },
+        body: { id: `m${i}`, message: "Hi", phoneNumbers: [RECIPIENT, SECOND_RECIPIENT], scheduleAt: later },
       });
       expect(r.status).toBe(202);
     }
@@ -351,7 +352,7 @@ describe("messages", () => {
       });
     const phone = await local.phone("Seen two hours ago");
     local.clock.advance(2 * 3600_000);
-    const body = { message: "Later", phoneNumbers: ["+14155552671"], scheduleAt: new Date(local.clock.now() + 3600_000).toISOString() };
+    const body = { message: "Later", phoneNumbers: [RECIPIENT], scheduleAt: new Date(local.clock.now() + 3600_000).toISOString() };
     const refused = await call(body, 1);
     expect(refused.status).toBe(400);
     expect(refused.body.data.error_code).toBe("no_active_device");
@@ -612,7 +613,7 @@ describe("webhooks", () => {
       expect(
         (
           await call("POST", "/messages", {
-            body: { id: "hooked-1", message: "Hi", phoneNumbers: ["+14155552671"], deviceId: String(phone.device_id) },
+            body: { id: "hooked-1", message: "Hi", phoneNumbers: [RECIPIENT], deviceId: String(phone.device_id) },
           })
         ).status,
       ).toBe(202);
@@ -629,8 +630,8 @@ describe("webhooks", () => {
         deviceId: String(phone.device_id),
         payload: {
           messageId: "hooked-1",
-          phoneNumber: "+14155552671",
-          recipient: "+14155552671",
+          phoneNumber: RECIPIENT,
+          recipient: RECIPIENT,
           partsCount: 1,
           sentAt: expect.any(String),
         },

@@ -6,9 +6,10 @@ import { smsSender } from "../helpers/api";
 import { createTestContext, expectEnvelope, testBackend, type TestContext } from "../helpers/context";
 import { postPhoneWebhook, registerAppPhone } from "../helpers/phone";
 import { workerTasks } from "../../src/worker";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
-const ADA = "+14155552671";
-const BOB = "+447911123456";
+const ADA = RECIPIENT;
+const BOB = ABROAD;
 const send = smsSender({});
 
 const count = async (ctx: TestContext, sql: string) => ((await ctx.sql.get(sql)) as { n: number }).n;

@@ -3,9 +3,10 @@ import { describe, expect, test } from "bun:test";
 import { smsSender } from "../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { postPhoneWebhook, registerAppPhone } from "../helpers/phone";
+import { RECIPIENT, ABROAD } from "../helpers/numbers";
 
-const ADA = "+14155552671";
-const BOB = "+447911123456";
+const ADA = RECIPIENT;
+const BOB = ABROAD;
 
 async function phone(ctx: TestContext) {
   const reg = await registerAppPhone(ctx);

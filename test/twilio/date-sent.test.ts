@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sentWindow, spanOf } from "../../src/modules/twilio/date-sent";
 import type { TestContext } from "../helpers/context";
 import { startTwilioRig, twilioRefusal, type TwilioRig } from "../helpers/twilio-rig";
+import { RECIPIENT } from "../helpers/numbers";
 
 describe("DateSent values", () => {
   test("a bare date is its UTC day; a date-time its second, with Z or an offset", () => {
@@ -68,7 +69,7 @@ describe("DateSent through the twilio package", () => {
     await ctx.phone("Shop phone");
     const c = rig.client(rig.sid, rig.token);
     for (const [name, at] of Object.entries(AT)) {
-      const m = await c.messages.create({ to: "+14155552671", body: name });
+      const m = await c.messages.create({ to: RECIPIENT, body: name });
       sids[name] = m.sid;
       // When it was sent, set as the phone would have reported it.
       await ctx.sql.run("UPDATE notification SET sent_at = ? WHERE id = ?", [Date.parse(at), Number.parseInt(m.sid.slice(2), 16)]);

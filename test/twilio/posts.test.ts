@@ -9,9 +9,10 @@ import type { FakeCloud } from "../helpers/fake-cloud";
 import { startTwilioRig, type TwilioRig } from "../helpers/twilio-rig";
 import { appPhone } from "../helpers/phone";
 import { parseTwiml } from "../../src/modules/twilio/twiml";
+import { RECIPIENT, SECOND_RECIPIENT, CLOUD_NUMBER } from "../helpers/numbers";
 
-const ADA = "+14155552671";
-const BOB = "+14155552672";
+const ADA = RECIPIENT;
+const BOB = SECOND_RECIPIENT;
 
 interface Posted {
   path: string;
@@ -87,7 +88,7 @@ afterAll(() => {
 describe("status callbacks", () => {
   test("each change of status is posted as Twilio posts it, signed so that twilio.validateRequest accepts it", async () => {
     const url = `${receiver.base}/status/one?shop=7`;
-    const m = await client().messages.create({ to: ADA, from: "+15005550006", body: "Your order shipped", statusCallback: url });
+    const m = await client().messages.create({ to: ADA, from: CLOUD_NUMBER, body: "Your order shipped", statusCallback: url });
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
     const providerSid = [...fake.messages.keys()].at(-1)!;
     expect((await fake.callback(providerSid, "delivered")).status).toBe(200);
@@ -100,7 +101,7 @@ describe("status callbacks", () => {
     expect(posts[1].params).toEqual({
       AccountSid: sid,
       ApiVersion: "2010-04-01",
-      From: "+15005550006",
+      From: CLOUD_NUMBER,
       MessageSid: m.sid,
       MessageStatus: "delivered",
       SmsSid: m.sid,
@@ -115,7 +116,7 @@ describe("status callbacks", () => {
   test("a message's callbacks keep their order: one refused holds the later ones until it is made", async () => {
     receiver.answer("/status/order", { status: 500, body: "busy" });
     const url = `${receiver.base}/status/order`;
-    const m = await client().messages.create({ to: ADA, from: "+15005550006", body: "In order", statusCallback: url });
+    const m = await client().messages.create({ to: ADA, from: CLOUD_NUMBER, body: "In order", statusCallback: url });
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
     const providerSid = [...fake.messages.keys()].at(-1)!;
     expect((await fake.callback(providerSid, "delivered")).status).toBe(200);
@@ -138,7 +139,7 @@ describe("status callbacks", () => {
   test("a failed message's callback carries Twilio's error code; a callback refused is tried again later", async () => {
     receiver.answer("/status/two", { status: 500, body: "busy" });
     fake.failNext(400, 21211, "The 'To' number is not a valid phone number.");
-    const m = await client().messages.create({ to: BOB, from: "+15005550006", body: "Hi", statusCallback: `${receiver.base}/status/two` });
+    const m = await client().messages.create({ to: BOB, from: CLOUD_NUMBER, body: "Hi", statusCallback: `${receiver.base}/status/two` });
     await ctx.services.dispatcher.dispatchDue();
     expect(await deliverPosts()).toBe(1);
     expect(receiver.of("/status/two")).toHaveLength(1);
@@ -266,7 +267,7 @@ describe("TwiML as Pigeon reads it", () => {
       ),
     ).toEqual({
       replies: [
-        { to: "+14155552671", body: "A & B ©" },
+        { to: RECIPIENT, body: "A & B ©" },
         { to: null, body: "<b>raw</b>" },
       ],
       ignored: ["<Media>", "<Redirect>"],

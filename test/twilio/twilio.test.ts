@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectEnvelope, type TestContext } from "../helpers/context";
 import { startTwilioRig, twilioRefusal, type TwilioRig } from "../helpers/twilio-rig";
+import { RECIPIENT, SECOND_RECIPIENT, CLOUD_NUMBER } from "../helpers/numbers";
 
 let rig: TwilioRig;
 let ctx: TestContext;
@@ -34,11 +35,11 @@ describe("Twilio's Messages API", () => {
 
   test("create and fetch: Twilio's message resource, read back by the library", async () => {
     const c = client(sid, token);
-    const m = await c.messages.create({ to: "+14155552671", body: "Your order is ready" });
+    const m = await c.messages.create({ to: RECIPIENT, body: "Your order is ready" });
     expect(m.sid).toMatch(/^SM[0-9a-f]{32}$/);
     expect(m).toMatchObject({
       accountSid: sid,
-      to: "+14155552671",
+      to: RECIPIENT,
       body: "Your order is ready",
       status: "queued",
       numSegments: "1",
@@ -47,7 +48,7 @@ describe("Twilio's Messages API", () => {
     expect(m.dateCreated).toBeInstanceOf(Date);
     expect(m.uri).toBe(`/2010-04-01/Accounts/${sid}/Messages/${m.sid}.json`);
     const again = await c.messages(m.sid).fetch();
-    expect(again).toMatchObject({ sid: m.sid, body: "Your order is ready", to: "+14155552671" });
+    expect(again).toMatchObject({ sid: m.sid, body: "Your order is ready", to: RECIPIENT });
     // It is Pigeon's notification: the API shows it too.
     const id = Number.parseInt(m.sid.slice(2), 16);
     expect(expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data.message).toBe("Your order is ready");
@@ -55,8 +56,8 @@ describe("Twilio's Messages API", () => {
 
   test("From picks the cloud number; MessagingServiceSid a pool; an API key and secret work as Twilio API keys do", async () => {
     const c = client(sid, token);
-    const viaCloud = await c.messages.create({ to: "+14155552672", body: "From the cloud", from: "+15005550006" });
-    expect(viaCloud.from).toBe("+15005550006");
+    const viaCloud = await c.messages.create({ to: SECOND_RECIPIENT, body: "From the cloud", from: CLOUD_NUMBER });
+    expect(viaCloud.from).toBe(CLOUD_NUMBER);
     const pool = expectEnvelope(await ctx.post("/v1/api/pool/create", { name: "Cloud only", members: [{ device_id: cloudId }] }), 200).data;
     const mg = pool.messaging_service_sid;
     expect(mg).toBe(`MG${pool.pool_id.toString(16).padStart(32, "0")}`);
@@ -65,7 +66,7 @@ describe("Twilio's Messages API", () => {
       body: "Pooled",
       messagingServiceSid: mg,
     });
-    expect(viaPool.from).toBe("+15005550006");
+    expect(viaPool.from).toBe(CLOUD_NUMBER);
     // Through a Messaging Service, Twilio answers accepted; read again, the message is queued.
     expect([viaPool.status, viaPool.messagingServiceSid]).toEqual(["accepted", mg]);
     expect((await c.messages(viaPool.sid).fetch()).status).toBe("queued");
@@ -116,9 +117,9 @@ describe("Twilio's Messages API", () => {
 
   test("Twilio's errors: code, status and message as its library reads them", async () => {
     const c = client(sid, token);
-    expect(await refusal(c.messages.create({ to: "+14155552671", body: "" }))).toEqual({ status: 400, code: 21602 });
+    expect(await refusal(c.messages.create({ to: RECIPIENT, body: "" }))).toEqual({ status: 400, code: 21602 });
     expect(await refusal(c.messages.create({ to: "12", body: "hi" }))).toEqual({ status: 400, code: 21211 });
-    expect(await refusal(client(sid, "0".repeat(32)).messages.create({ to: "+14155552671", body: "hi" }))).toEqual({
+    expect(await refusal(client(sid, "0".repeat(32)).messages.create({ to: RECIPIENT, body: "hi" }))).toEqual({
       status: 401,
       code: 20003,
     });

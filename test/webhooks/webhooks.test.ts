@@ -11,8 +11,8 @@ import { createTestContext, expectEnvelope, type TestContext } from "../helpers/
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { postPhoneWebhook, registerAppPhone } from "../helpers/phone";
 import { startReceiver, type Receiver, type Received } from "../helpers/receiver";
+import { RECIPIENT } from "../helpers/numbers";
 
-const TO = "+14155552671";
 let receiver: Receiver;
 let fake: FakeCloud | null = null;
 afterEach(() => {
@@ -108,14 +108,14 @@ describe("events are delivered once, signed", () => {
       );
 
     // sent and delivered, through the phone
-    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "hi" }), 200).data
+    const id = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "hi" }), 200).data
       .notification_id;
     const [m] = await (await mobile("/message")).json();
     await mobile("/message", { method: "PATCH", body: JSON.stringify([{ id: m.id, state: "Sent", recipients: [], states: {} }]) });
     await mobile("/message", { method: "PATCH", body: JSON.stringify([{ id: m.id, state: "Delivered", recipients: [], states: {} }]) });
     // failed, through the phone
-    const failedId = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "fail" }), 200).data
-      .notification_id;
+    const failedId = expectEnvelope(await ctx.post("/v1/notification/sms/api/send", { recipient_contact: RECIPIENT, message: "fail" }), 200)
+      .data.notification_id;
     const [f] = (await (await mobile("/message")).json()).filter((x: { message: string }) => x.message === "fail");
     await mobile("/message", {
       method: "PATCH",
@@ -123,7 +123,11 @@ describe("events are delivered once, signed", () => {
     });
     // cancelled, through the API
     const cancelId = expectEnvelope(
-      await ctx.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "later", schedule_time: "2026-01-20 10:00:00" }),
+      await ctx.post("/v1/notification/sms/api/send", {
+        recipient_contact: RECIPIENT,
+        message: "later",
+        schedule_time: "2026-01-20 10:00:00",
+      }),
       200,
     ).data.notification_id;
     await ctx.post("/v1/api/notification/cancel", { notification_id: cancelId });
@@ -133,7 +137,7 @@ describe("events are delivered once, signed", () => {
       webhookId: "w",
       event: "sms:received",
       deviceId: phone.id,
-      payload: { messageId: "ab12", message: "Thanks!", sender: TO, receivedAt: "2026-01-15T12:00:00.000Z" },
+      payload: { messageId: "ab12", message: "Thanks!", sender: RECIPIENT, receivedAt: "2026-01-15T12:00:00.000Z" },
     });
     await postPhoneWebhook(ctx, phone.signingKey, hook);
     // device.offline after 5 minutes of silence, then device.online when it talks again
@@ -175,7 +179,7 @@ describe("events are delivered once, signed", () => {
     });
     expect(receiver.ofType("message.received")[0].body.data).toMatchObject({
       channel: "sms",
-      from: TO,
+      from: RECIPIENT,
       body: "Thanks!",
       thread_id: expect.any(Number),
     });
@@ -193,9 +197,9 @@ describe("events are delivered once, signed", () => {
       fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
       await ctx.cloudDevice(fake);
       await ctx.topUp(10);
-      await ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: "a" });
+      await ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: "a" });
       fake.failNext(400, 21211, "bad number");
-      await ctx.post("/v1/api/sms/send", { recipient_contact: TO, message: "b" });
+      await ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, message: "b" });
       await ctx.services.dispatcher.dispatchDue();
       while ((await ctx.services.webhooks.deliverDue()) > 0);
       expect(receiver.received.map((r) => r.body.type)).toEqual(["notification.failed"]);
@@ -288,7 +292,11 @@ describe("the outbox survives a crash", () => {
     await first.phone();
     const w = await subscribe(first, ["notification.cancelled"]);
     const id = expectEnvelope(
-      await first.post("/v1/notification/sms/api/send", { recipient_contact: TO, message: "x", schedule_time: "2026-01-20 10:00:00" }),
+      await first.post("/v1/notification/sms/api/send", {
+        recipient_contact: RECIPIENT,
+        message: "x",
+        schedule_time: "2026-01-20 10:00:00",
+      }),
       200,
     ).data.notification_id;
     await first.post("/v1/api/notification/cancel", { notification_id: id });

@@ -6,9 +6,10 @@ import { waitFor } from "../../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../../helpers/context";
 import { startFakeChatApp, type FakeChatApp } from "../../helpers/fake-chatapp";
 import { startReceiver, type Receiver } from "../../helpers/receiver";
+import { RECIPIENT } from "../../helpers/numbers";
 
 const SECRET = "test-app-secret";
-const USER = "+14155552671";
+const USER = RECIPIENT;
 const USER_DIGITS = "14155552671";
 const WABA = "100200300";
 const PHONE_ID = "5550100";

@@ -8,8 +8,8 @@ import { MAX_ATTEMPTS } from "../../../src/worker/dispatcher";
 import { notificationOf, smsSender } from "../../helpers/api";
 import { createTestContext, expectEnvelope } from "../../helpers/context";
 import { startFakeCloud, type FakeCloud } from "../../helpers/fake-cloud";
+import { RECIPIENT, CLOUD_NUMBER } from "../../helpers/numbers";
 
-const TO = "+14155552671";
 let fake: FakeCloud | null = null;
 afterEach(() => fake?.stop());
 
@@ -21,7 +21,7 @@ async function setup(opts: { credits?: number; channelTimeoutMs?: number; sendLi
   return { ctx, fake, device };
 }
 
-const send = smsSender({ recipient_contact: TO, message: "Your table is ready" });
+const send = smsSender({ recipient_contact: RECIPIENT, message: "Your table is ready" });
 
 describe("cloud number: success and status callbacks", () => {
   test("the worker posts the form the provider expects and the notification becomes sent", async () => {
@@ -30,8 +30,8 @@ describe("cloud number: success and status callbacks", () => {
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(1);
     expect(fake.creates).toHaveLength(1);
     expect(fake.creates[0]).toEqual({
-      To: TO,
-      From: "+15005550006",
+      To: RECIPIENT,
+      From: CLOUD_NUMBER,
       Body: "Your table is ready",
       StatusCallback: `https://pigeon.test/v1/callbacks/cloud/${device.device_id}`,
     });
@@ -52,7 +52,7 @@ describe("cloud number: success and status callbacks", () => {
     const hook = await ctx.post("/v1/api/webhook/create", { url: "https://hooks.example.com/pigeon", events: ["notification.sent"] });
     expect(hook.status).toBe(200);
     const ids: number[] = [];
-    for (let i = 0; i < 30; i++) ids.push(await smsSender({ recipient_contact: TO, message: `order ${i} is ready` })(ctx));
+    for (let i = 0; i < 30; i++) ids.push(await smsSender({ recipient_contact: RECIPIENT, message: `order ${i} is ready` })(ctx));
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(30);
     expect(fake.messages.size).toBe(30);
     const sidOf = new Map([...fake.messages.values()].map((m) => [m.body, m.sid]));
@@ -123,7 +123,7 @@ describe("cloud number: a backlog", () => {
   test("drains in one tick at the device's pace, batch after batch, with many calls in flight: not one batch a tick", async () => {
     const { ctx, fake } = await setup({ credits: 1000, sendLimit: 600 });
     const bulk = (from: number) => ({
-      messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: TO, message: `backlog ${from + i}` })),
+      messages: Array.from({ length: 100 }, (_, i) => ({ recipient_contact: RECIPIENT, message: `backlog ${from + i}` })),
     });
     for (const from of [0, 100, 200, 300, 400]) expectEnvelope(await ctx.post("/v1/api/sms/send/bulk", bulk(from)), 200);
     expect(await ctx.services.dispatcher.dispatchDue()).toBe(500);
@@ -308,8 +308,8 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
     fake.messages.clear();
     fake.messages.set("SMpre", {
       sid: "SMpre",
-      to: TO,
-      from: "+15005550006",
+      to: RECIPIENT,
+      from: CLOUD_NUMBER,
       body: "taken before the crash",
       status: "queued",
       statusCallback: null,
@@ -328,11 +328,11 @@ describe("cloud number: calls cut off mid-flight are never handed over twice", (
 });
 
 describe("cloud number: the recovery check reads the whole window and claims each provider id once", () => {
-  const config = (url: string) => ({ accountSid: "AC1", authToken: "t", from: "+15005550006", messagingServiceSid: null, baseUrl: url });
+  const config = (url: string) => ({ accountSid: "AC1", authToken: "t", from: CLOUD_NUMBER, messagingServiceSid: null, baseUrl: url });
   const device = (url: string) => ({ id: 1, config: config(url) }) as unknown as DeviceRow;
   const notification = {
     id: 1,
-    recipient: TO,
+    recipient: RECIPIENT,
     message: "hello",
     createdAt: Date.now(),
     scheduleAt: null,
@@ -341,8 +341,8 @@ describe("cloud number: the recovery check reads the whole window and claims eac
   const page = (messages: unknown[], next: string | null) => Response.json({ messages, next_page_uri: next, page: 0, page_size: 50 });
   const message = (sid: string, at = Date.now()) => ({
     sid,
-    to: TO,
-    from: "+15005550006",
+    to: RECIPIENT,
+    from: CLOUD_NUMBER,
     body: "hello",
     status: "sent",
     date_created: new Date(at).toUTCString(),

@@ -7,6 +7,7 @@ import { createTestContext, expectEnvelope, type TestContext, sqliteOnly } from 
 import { phoneSignature } from "../../helpers/phone";
 import { createPhonePairing } from "../../../src/channels/phone/pairing";
 import { createPhoneRepository, PHONE_QUEUE_SQL } from "../../../src/channels/phone/repository";
+import { RECIPIENT } from "../../helpers/numbers";
 
 const UA = "me.capcom.smsgateway/1.68.0";
 const OLD_UA = "me.capcom.smsgateway/1.66.2";
@@ -628,17 +629,17 @@ describe("webhooks the phone posts", () => {
     payload: {
       messageId: "a1b2c3d4",
       message: "Is my order ready?",
-      sender: "+14155552671",
+      sender: RECIPIENT,
       recipient: "+15550009999",
       simNumber: 1,
-      phoneNumber: "+14155552671",
+      phoneNumber: RECIPIENT,
       receivedAt: "2026-01-15T19:00:00.000+07:00",
     },
   });
 
   test("sms:received lands in the sender's thread, linked to the contact with that phone", async () => {
     const { ctx, phone, post } = await setup();
-    const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: "+14155552671" }), 200).data;
+    const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: RECIPIENT }), 200).data;
     const r = await post(received(phone.id));
     expect(r.status).toBe(204);
     const thread = (await ctx.sql.get("SELECT * FROM thread WHERE peer = '+14155552671'")) as Record<string, unknown>;

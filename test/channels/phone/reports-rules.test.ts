@@ -5,8 +5,9 @@
 import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope, type TestContext } from "../../helpers/context";
 import { postPhoneWebhook, registerAppPhone } from "../../helpers/phone";
+import { RECIPIENT } from "../../helpers/numbers";
 
-const ADA = "+14155552671";
+const ADA = RECIPIENT;
 
 async function phone(ctx: TestContext) {
   const reg = await registerAppPhone(ctx, "Phone", { "user-agent": "me.capcom.smsgateway/1.68.0" });
