@@ -1,5 +1,6 @@
-// Writes PostgreSQL's first migration (migrations-pg/0000_init.sql) from the schema in
-// src/db/schema.ts, so that both databases have the same tables, columns and indexes by name.
+// Writes PostgreSQL's first migration (migrations-pg/0000_init.sql) from the tables every
+// schema.ts in src declares (the files drizzle.config.ts names), so that both databases have the
+// same tables, columns and indexes by name.
 // The storage shapes stay SQLite's, so repositories read the same values from both:
 // integers (ids, millisecond timestamps, counts, 0/1 flags) as bigint, JSON as text.
 // Later schema changes add a migration to each folder by hand; test/postgres/pg-schema.test.ts compares
@@ -10,9 +11,23 @@
 //                                           later adds a file to migrations/ and to migrations-pg/)
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { getTableConfig, type SQLiteColumn, SQLiteSyncDialect, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { Glob } from "bun";
+import { getTableConfig, type SQLiteColumn, SQLiteSyncDialect, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { is, SQL } from "drizzle-orm";
-import * as schema from "../src/db/schema";
+import config from "../drizzle.config";
+
+const ROOT = join(import.meta.dir, "..");
+
+/** Every table the schema files export, in the order of the files' paths and of each file. */
+async function schemaTables(): Promise<SQLiteTable[]> {
+  const patterns = [config.schema ?? []].flat().map((pattern) => pattern.replace(/^\.\//, ""));
+  const files = [...new Set(patterns.flatMap((pattern) => [...new Glob(pattern).scanSync(ROOT)]))].sort();
+  const tables: SQLiteTable[] = [];
+  for (const file of files) {
+    for (const value of Object.values(await import(join(ROOT, file)))) if (is(value, SQLiteTable)) tables.push(value);
+  }
+  return tables;
+}
 
 const dialect = new SQLiteSyncDialect();
 
@@ -65,10 +80,8 @@ function columnDdl(column: SQLiteColumn, compositeKey: boolean): string {
   return parts.join(" ");
 }
 
-export function postgresDdl(): string {
-  const tables = (Object.values(schema) as unknown[]).filter(
-    (value) => typeof value === "object" && value !== null && "getSQL" in value && getTableConfigSafe(value) !== null,
-  ) as SQLiteTable[];
+export async function postgresDdl(): Promise<string> {
+  const tables = await schemaTables();
   const statements: string[] = [];
   const foreignKeys: string[] = [];
   for (const table of tables) {
@@ -104,16 +117,8 @@ export function postgresDdl(): string {
   return [...statements, ...foreignKeys].join("\n--> statement-breakpoint\n");
 }
 
-function getTableConfigSafe(value: object): unknown {
-  try {
-    return getTableConfig(value as SQLiteTable);
-  } catch {
-    return null;
-  }
-}
-
 if (import.meta.main) {
-  const ddl = `-- PostgreSQL's schema as of SQLite's migration 0017, written by scripts/pg-schema.ts.\n${postgresDdl()}\n`;
+  const ddl = `-- PostgreSQL's schema as of SQLite's migration 0017, written by scripts/pg-schema.ts.\n${await postgresDdl()}\n`;
   if (process.argv.includes("--write")) {
     const target = join(import.meta.dir, "../migrations-pg/0000_init.sql");
     // 0000 is history once written: the later files build on it, and a rewrite would repeat them.

@@ -7,28 +7,7 @@ import { openapiRoutes } from "./docs/openapi";
 import type { TObject } from "@sinclair/typebox";
 import { fastHandlers, type FastHandler, type FastRoute } from "./http/fast-route";
 import { foundation, requestPipeline, type FoundationDeps } from "./http/foundation";
-import { contactRoutes } from "./modules/contacts/routes";
-import { safetyRoutes } from "./modules/safety/routes";
-import { privacyRoutes } from "./modules/privacy/routes";
-import { poolRoutes } from "./modules/pools/routes";
-import { ruleRoutes } from "./modules/rules/routes";
-import { isTwilioPath, twilioError } from "./modules/twilio/errors";
-import { twilioRoutes, twilioSettingsRoutes } from "./modules/twilio/routes";
-import { verifyRoutes } from "./modules/verify/routes";
-import { twilioVerifyRoutes } from "./modules/verify/twilio-routes";
-import { threadRoutes } from "./modules/threads/routes";
-import { webhookRoutes } from "./modules/webhooks/routes";
-import { notificationRoutes } from "./modules/notifications/routes";
-import { overviewRoutes } from "./modules/overview/routes";
-import { fastSendRoutes, sendingRoutes } from "./modules/sending/routes";
-import { statsRoutes } from "./modules/stats/routes";
-import { deviceRoutes } from "./modules/devices/routes";
-import { workspaceRoutes } from "./modules/workspaces/routes";
-import { templateRoutes } from "./modules/templates/routes";
-import { systemRoutes } from "./modules/system/routes";
-import { metricsRoutes } from "./modules/metrics/routes";
-import { isSmsGatePath, needsSmsGateAuth } from "./modules/smsgate/auth";
-import { smsGateFastRoutes, smsGateRoutes } from "./modules/smsgate/routes";
+import type { ForeignApi } from "./modules/descriptor";
 import type { Services } from "./services";
 
 export interface AppOptions {
@@ -37,6 +16,7 @@ export interface AppOptions {
 }
 
 export function createApp(s: Services, options: AppOptions = {}) {
+  const foreign: ForeignApi[] = s.modules.flatMap((m) => (m.foreign ? [m.foreign(s)] : []));
   let routeTable: { method: string; path: string; pattern: RegExp; isStatic: boolean }[] | null = null;
   const table = () =>
     (routeTable ??= routes().map((r) => ({
@@ -70,12 +50,12 @@ export function createApp(s: Services, options: AppOptions = {}) {
     log: s.log,
     disk: s.disk,
     pageError: dashboardError,
-    gates: [
-      { matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate },
-      { matches: isTwilioPath, authenticate: s.twilio.authenticate },
-    ],
-    plainErrors: isSmsGatePath,
-    foreignErrors: (path, status, code, message) => (isTwilioPath(path) ? twilioError(status, code, message, path) : null),
+    gates: foreign.flatMap((api) => (api.gate ? [api.gate] : [])),
+    plainErrors: (path) => foreign.some((api) => api.errors === "plain" && api.paths(path)),
+    foreignErrors: (path, status, code, message) => {
+      const api = foreign.find((a) => a.errors !== "plain" && a.paths(path));
+      return api && api.errors !== "plain" ? api.errors(path, status, code, message) : null;
+    },
     beforeBody: async (request, path, signIn) => {
       for (const runtime of s.channelRuntimes) await runtime.beforeBody?.(request.method, path, request.headers, signIn);
     },
@@ -84,29 +64,13 @@ export function createApp(s: Services, options: AppOptions = {}) {
   const app = new Elysia()
     .use(foundation(foundationDeps, pipeline))
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
-    .use(docsRoutes())
-    .use(systemRoutes(s))
-    .use(metricsRoutes(s))
-    .use(workspaceRoutes(s))
-    .use(deviceRoutes(s))
-    .use(contactRoutes(s))
-    .use(templateRoutes(s))
-    .use(sendingRoutes(s))
-    .use(safetyRoutes(s))
-    .use(privacyRoutes(s))
-    .use(poolRoutes(s))
-    .use(ruleRoutes(s))
-    .use(twilioRoutes(s))
-    .use(twilioSettingsRoutes(s))
-    .use(twilioVerifyRoutes(s))
-    .use(verifyRoutes(s))
-    .use(notificationRoutes(s))
-    .use(statsRoutes(s))
-    .use(webhookRoutes(s))
-    .use(threadRoutes(s))
-    .use(overviewRoutes(s))
-    .use(smsGateRoutes(s))
-    .use(dashboardRoutes(s));
+    .use(docsRoutes());
+  // Each module's routes, in the modules' order: a foreign API's before the module's own.
+  for (const module of s.modules) {
+    const routes = module.routes?.(s);
+    for (const group of [...(routes?.foreign ?? []), ...(routes?.api ?? [])]) app.use(group);
+  }
+  app.use(dashboardRoutes(s));
   // Each channel's own routes: callbacks, webhooks, the phone's API.
   for (const { channel, runtime } of s.builtChannels) for (const routes of channel.routes(runtime.service, s)) app.use(routes);
   if (options.fastRoutes !== false) {
@@ -119,11 +83,10 @@ export function createApp(s: Services, options: AppOptions = {}) {
   return app;
 }
 
-/** Every route with a fast handler: the sends', SMSGate's and each channel's. */
+/** Every route with a fast handler: each module's, then each channel's. */
 export function fastRouteList(s: Services): FastRoute<TObject>[] {
   return [
-    ...fastSendRoutes(s),
-    ...smsGateFastRoutes(s),
+    ...s.modules.flatMap((m) => m.fastRoutes?.(s) ?? []),
     ...s.builtChannels.flatMap(({ channel, runtime }) => channel.fastRoutes?.(runtime.service, s) ?? []),
   ];
 }

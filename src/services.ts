@@ -14,11 +14,13 @@ import { createPostgresStorage, type PostgresPool } from "./db/postgres-storage"
 import { createSqliteStorage } from "./db/sqlite-storage";
 import type { Storage } from "./db/storage";
 import { createIdempotencyStore } from "./http/idempotency";
-import { createRateLimiter, type RateLimiter } from "./http/rate-limit";
-import { createSharedLimits } from "./http/shared-limits";
+import { createLimits } from "./http/rate-limit";
 import { createAccountsService } from "./modules/accounts/service";
 import { createCreditService } from "./modules/credits/service";
-import { failForDeletedDevice, wireNotificationLifecycle } from "./modules/notifications/lifecycle";
+import { failForDeletedDevice } from "./modules/notifications/lifecycle";
+import { inListeningOrder, MODULES } from "./modules";
+import type { ModuleDescriptor } from "./modules/descriptor";
+import { createLiveHub } from "./dashboard/live";
 import { createEventService } from "./modules/events/service";
 import { createWebhookService } from "./modules/webhooks/service";
 import { createInboundPipeline } from "./modules/inbound";
@@ -42,7 +44,6 @@ import { createKeywordHook } from "./modules/safety/keywords";
 import { createRulesModule } from "./modules/rules";
 import { createTwilioModule } from "./modules/twilio";
 import { createVerifyModule } from "./modules/verify";
-import { NOTIFICATION_HOOKS } from "./modules/notifications/repository";
 import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
@@ -69,6 +70,8 @@ export interface Deps {
   channelTimeoutMs?: number;
   /** The channels to carry (default CHANNELS); tests add a throwaway one. */
   channels?: readonly Channel[];
+  /** The modules to run (default MODULES); tests add a throwaway one. */
+  modules?: readonly ModuleDescriptor[];
   /** Also told of every answered request (tests watch the pipeline through it). */
   requestFinished?: (done: RequestDone) => void;
 }
@@ -81,6 +84,7 @@ export function createServices(deps: Deps) {
   const sqlite = db?.$client ?? null;
   if (!sqlite && !deps.postgres) throw new Error("createServices needs a database: SQLite's or a PostgreSQL pool");
   const channels = deps.channels ?? CHANNELS;
+  const modules = deps.modules ?? MODULES;
   const logger = deps.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const log = deps.log ?? logger.log;
   const logRequest = accessLog(logger);
@@ -128,8 +132,6 @@ export function createServices(deps: Deps) {
 
   /** This server among those sharing the database (alone on SQLite): its id, leases, leadership. */
   const cluster = createCluster(storage, clock, { log: (message) => log(message) });
-  /** Request limits and sign-in throttles in the database, when servers share it. */
-  const sharedLimits = cluster.shared ? createSharedLimits(storage, clock) : null;
   /** Hints to and from the other servers (phones' event streams, dashboards' live badges). */
   const signals = createSignals(deps.postgres ?? null, cluster.id, log);
   const offlineAfterMs = config.offlineAfterSeconds * 1000;
@@ -146,11 +148,6 @@ export function createServices(deps: Deps) {
   const credits = createCreditService(storage, clock);
   const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
-  // A one-time code's message shows the code masked once its channel has taken it: first of all
-  // the transition's listeners, so that its events and everything after see the masked text.
-  state.onTransitions((changes) =>
-    verify.maskTaken(changes.filter(({ before }) => (before.hooks & NOTIFICATION_HOOKS.oneTimeCode) !== 0).map(({ before }) => before.id)),
-  );
   const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
@@ -204,8 +201,6 @@ export function createServices(deps: Deps) {
     isOnline: (device, now) => isDeviceOnline(device, now, offlineAfterMs),
     emit: async (workspaceId, type, data) => void (await events.emit(workspaceId, type, data)),
   });
-  // A message's outcome counts for or against the pool members on its device (carrier failures pause them).
-  state.onTransition((before, to, opts) => pools.outcome(before, to, opts.errorCode ?? null));
   const sending = createSendingService({
     log,
     pools,
@@ -293,10 +288,10 @@ export function createServices(deps: Deps) {
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
   const channelServices = {} as Record<string, unknown>;
-  const built: { channel: Channel; runtime: ChannelRuntime }[] = [];
+  const builtChannels: { channel: Channel; runtime: ChannelRuntime }[] = [];
   for (const channel of channels) {
     const runtime: ChannelRuntime = channel.create(core);
-    built.push({ channel, runtime });
+    builtChannels.push({ channel, runtime });
     runtimes.set(channel.kind, runtime);
     channelServices[channel.name] = runtime.service;
     // The worker claims exactly the routes declared dispatched, so each must bring its adapter.
@@ -305,15 +300,10 @@ export function createServices(deps: Deps) {
     if (runtime.adapter) adapters[channel.kind] = runtime.adapter;
     if (runtime.check) sending.addCheck(channel.deliveryType, runtime.check);
   }
-  wireNotificationLifecycle({ state, notifications, sending, events, channelOf: runtimeOf });
-  metrics.watch(state, sending);
-  // A pool member's caps count what it sends, with the send's rows (in the day and month it is due).
-  sending.onStored(async (accepted) => {
-    for (const { prepared: p } of accepted)
-      if (p.poolMemberId) await pools.counted(p.poolMemberId, p.scheduleAt ?? clock.now(), p.segments, p.recipient);
-  });
 
   const { authenticate } = accounts;
+  /** Request limits and sign-in throttles: in the database when servers share it, else in memory. */
+  const limits = createLimits({ storage, clock, shared: cluster.shared, generation: accounts.cacheGeneration });
   const services = {
     ...deps,
     log,
@@ -329,9 +319,9 @@ export function createServices(deps: Deps) {
     authenticate,
     // Limits hold for every server sharing a PostgreSQL database; SQLite's one server counts in memory.
     // SQLite's requests read the cache generation (migrations/0034) to use what is kept in memory.
-    rateLimiter: (sharedLimits?.rateLimiter ?? createRateLimiter(clock, accounts.cacheGeneration)) as RateLimiter,
-    /** The dashboard's sign-in throttle when it is shared (PostgreSQL); null: the dashboard keeps its own in memory. */
-    signInThrottle: sharedLimits?.signInThrottle ?? null,
+    rateLimiter: limits.rateLimiter,
+    /** The dashboard's sign-in throttle, shared on PostgreSQL as the limits are. */
+    signInThrottle: limits.signInThrottle,
     idempotency,
     devices,
     contacts: contacts.service,
@@ -354,7 +344,11 @@ export function createServices(deps: Deps) {
     /** Each channel's hooks, by device kind (the app's before-body checks, shutdown). */
     channelRuntimes: [...runtimes.values()],
     /** Each channel with its runtime, in order: the app mounts their routes, the worker runs their tasks. */
-    builtChannels: built,
+    builtChannels,
+    /** The channel carrying a route (device kind), if this server carries it. */
+    channelOf: runtimeOf,
+    /** The modules this server is made of (src/modules/index.ts): the app, the worker and serve iterate them. */
+    modules,
     /** Shutting down: the channels close their long-lived connections. */
     closeChannels() {
       for (const runtime of runtimes.values()) runtime.close?.();
@@ -436,11 +430,7 @@ export function createServices(deps: Deps) {
       ofChannel: async (workspaceId, channel) => (await templateRepo.list(workspaceId, { channel, offset: 0, limit: 500 })).rows,
     },
   });
-  // A message sent with a StatusCallback: each change of its status is posted, from the change's transaction.
-  state.onTransitions((changes) =>
-    twilio.posts.statusChanged(changes.map(({ before }) => ({ id: before.id, workspaceId: before.workspaceId, hooks: before.hooks }))),
-  );
-  return {
+  const built = {
     ...services,
     twilio,
     verify,
@@ -450,6 +440,19 @@ export function createServices(deps: Deps) {
     smsgateWebhooks: smsgate.webhooks,
     smsgateSettings: smsgate.settings,
   };
+  /** The dashboard's live status badges: one hub per server, hearing each change after the modules do. */
+  const dashboardLive = createLiveHub(state, signals);
+  // What each module hears of the notifications' lifecycle, in the order src/modules/index.ts states.
+  for (const module of inListeningOrder(modules)) {
+    const heard = module.listeners?.(built as Services);
+    if (!heard) continue;
+    if (heard.transitions) state.onTransitions(heard.transitions);
+    if (heard.transition) state.onTransition(heard.transition);
+    if (heard.stored) sending.onStored(heard.stored);
+    if (heard.accepted) sending.onAccepted(heard.accepted);
+    if (heard.cancelled) notifications.onCancelled(heard.cancelled);
+  }
+  return { ...built, dashboardLive };
 }
 
 export type Services = ReturnType<typeof createServices>;

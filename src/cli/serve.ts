@@ -6,6 +6,8 @@ import { listenUrl, recordListenAddress } from "../lib/listen-address";
 import { startServerMemoryGuard } from "../lib/memory-guard";
 import type { LogFields } from "../lib/log";
 import { VERSION } from "../version";
+import type { NetworkListener } from "../modules/descriptor";
+import type { Services } from "../services";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
 
@@ -17,6 +19,24 @@ async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([p.catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
+}
+
+/**
+ * Each module's own network listener (src/modules/descriptor.ts), in the modules' order. When one
+ * cannot start, those already started are stopped and the error names the module.
+ */
+export async function startModuleListeners(s: Services): Promise<NetworkListener[]> {
+  const started: NetworkListener[] = [];
+  for (const module of s.modules) {
+    try {
+      const listener = await module.listen?.(s);
+      if (listener) started.push(listener);
+    } catch (error) {
+      await Promise.all(started.map((l) => l.stop(0)));
+      throw new Error(`${module.name}: ${(error as Error).message}`);
+    }
+  }
+  return started;
 }
 
 export async function serve(rt: Runtime): Promise<number | null> {
@@ -99,6 +119,16 @@ export async function serve(rt: Runtime): Promise<number | null> {
     return inUse ? 2 : 1;
   }
   const server = app.server!;
+  let listeners: NetworkListener[];
+  try {
+    listeners = await startModuleListeners(services);
+  } catch (error) {
+    problem("error", `pigeon: cannot start ${(error as Error).message}`);
+    await server.stop(true);
+    lock?.release();
+    rt.close();
+    return 1;
+  }
   const scheme = config.tls ? "https" : "http";
   // For `pigeon devices pair-info`, which must print the port actually bound (PIGEON_PORT=0 picks one).
   const forgetAddress = recordListenAddress(config.dataDir, listenUrl(scheme, config.host, server.port!));
@@ -115,7 +145,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     // recover. Bounded: what is still in flight then is recovered at the next start.
     services.closeChannels();
     memory.stop();
-    const closed = withinMs(server.stop(), STOP_GRACE_MS);
+    const closed = withinMs(Promise.all([server.stop(), ...listeners.map((l) => l.stop(STOP_GRACE_MS))]), STOP_GRACE_MS);
     const drained = await worker.stop(STOP_GRACE_MS);
     await closed;
     if (!drained)
@@ -147,6 +177,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
     );
   const data = config.databaseUrl ? `database: ${redactedDatabaseUrl(config.databaseUrl)}` : `data: ${config.dataDir}`;
   const url = `${scheme}://${config.host}:${server.port}`;
+  for (const listener of listeners) say(`Pigeon also serves ${listener.describe()}`, `also serving ${listener.describe()}`);
   say(`Pigeon ${VERSION} listening on ${url} (${data})`, `Pigeon ${VERSION} listening on ${url}`, {
     url,
     version: VERSION,

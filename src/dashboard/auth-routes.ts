@@ -11,7 +11,6 @@ import { setupInvalidPage, setupPage, signInPage } from "./pages/auth";
 import {
   clearCookie,
   cookieOf,
-  createSignInThrottle,
   csrfMatches,
   formOf,
   HIDDEN,
@@ -24,12 +23,12 @@ import {
 } from "./web";
 
 /** What these routes use of the container. */
-export type DashboardAuthRoutesDeps = Pick<Services, "clock" | "config" | "users" | "signInThrottle">;
+export type DashboardAuthRoutesDeps = Pick<Services, "config" | "users" | "signInThrottle">;
 
 export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
-  const { users, clock } = s;
+  const { users } = s;
   // Shared by every server on PostgreSQL; in memory on SQLite's one server.
-  const throttle = s.signInThrottle ?? createSignInThrottle(() => clock.now());
+  const throttle = s.signInThrottle;
   const tls = !!s.config.tls;
 
   /** The pre-session token for the signed-out forms: the cookie's, or a new one set with the page. */

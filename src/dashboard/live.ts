@@ -4,7 +4,6 @@
 // costs one read. Streams carry a comment every 15 s, so idle connections stay open.
 import type { Signals } from "../db/signals";
 import type { NotificationState } from "../modules/notifications/state";
-import type { DashboardRepository } from "./repository";
 
 const encoder = new TextEncoder();
 const KEEPALIVE_MS = 15_000;
@@ -12,7 +11,8 @@ const FLUSH_MS = 150;
 
 type Controller = ReadableStreamDefaultController<Uint8Array>;
 
-export function createLiveHub(repo: DashboardRepository, state: NotificationState, signals: Signals) {
+/** One hub per server (the composition root builds it), so each change is heard once, however many apps are made. */
+export function createLiveHub(state: Pick<NotificationState, "getMany" | "onTransition">, signals: Signals) {
   const streams = new Map<number, Set<Controller>>();
   const changed = new Set<number>();
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -31,12 +31,12 @@ export function createLiveHub(repo: DashboardRepository, state: NotificationStat
     changed.clear();
     const rows = [];
     // In chunks, so a burst of changes never makes one statement with too many parameters.
-    for (let i = 0; i < ids.length; i += 500) rows.push(...(await repo.statusesOf(ids.slice(i, i + 500))));
+    for (let i = 0; i < ids.length; i += 500) rows.push(...(await state.getMany(ids.slice(i, i + 500))));
     for (const row of rows) {
-      const open = streams.get(row.workspace_id);
+      const open = streams.get(row.workspaceId);
       if (!open) continue;
       const frame = `event: status\ndata: ${JSON.stringify({ id: row.id, status: row.status })}\n\n`;
-      for (const controller of open) send(controller, frame, row.workspace_id);
+      for (const controller of open) send(controller, frame, row.workspaceId);
     }
   }
 

@@ -9,7 +9,6 @@ import type { ListFilters } from "../modules/notifications/repository";
 import type { NotificationStatus } from "../modules/notifications/state";
 import type { Services } from "../services";
 import type { Kit } from "./kit";
-import { createLiveHub } from "./live";
 import { messageDetail, messagesBody, STATUSES, type MessageFilters } from "./pages/messages";
 import { csvDownload, HIDDEN, redirect } from "./web";
 
@@ -20,10 +19,10 @@ const DAY_MS = 86_400_000;
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
 /** What these routes use of the container. */
-export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates" | "signals">;
+export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates" | "dashboardLive">;
 
 export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) {
-  const live = createLiveHub(kit.repo, s.state, s.signals);
+  const live = s.dashboardLive;
 
   /** The filters of a query string, checked; the repository's filters, or the reason they are wrong. */
   async function parseFilters(

@@ -22,14 +22,6 @@ export type Failure = {
 
 export function createDashboardRepository(db: Executor) {
   return {
-    /** The current status of these notifications (by id), with their workspace. */
-    statusesOf: (ids: number[]) =>
-      ids.length === 0
-        ? Promise.resolve([])
-        : db.all<{ id: number; workspace_id: number; status: string }>(
-            `SELECT id, workspace_id, status FROM notification WHERE id IN (${ids.map(() => "?").join(", ")})`,
-            ids,
-          ),
     /** One entry per day from `since` (UTC midnight) to today, zeros included. */
     async countsPerDay(workspaceId: number, since: number, days: number): Promise<DayCounts[]> {
       const byDay = new Map<string, DayCounts>();

@@ -1,5 +1,5 @@
-// What every dashboard response shares: security headers, the session cookie, the CSRF check and
-// the sign-in throttle. Pages are rendered on the server; forms post back and are answered with a
+// What every dashboard response shares: security headers, the session cookie and the CSRF check
+// (the sign-in throttle is the rate limits', src/http/rate-limit). Pages are rendered on the server; forms post back and are answered with a
 // page or a redirect (Post/Redirect/Get), so the back button never re-sends a form.
 import { csvCell } from "../lib/csv";
 import { sha256Hex } from "../lib/tokens";
@@ -123,37 +123,4 @@ export function formOf(body: unknown): Record<string, string> {
     for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
   }
   return out;
-}
-
-/**
- * Sign-in attempts, limited per client address and per email: `limit` a minute each. Past the
- * limit every attempt is refused, the right password too, until the oldest attempt in the window
- * is a minute old; `retryAfter` says how long that is.
- */
-export function createSignInThrottle(now: () => number, limit = 5, windowMs = 60_000) {
-  const attempts = new Map<string, number[]>();
-
-  function recent(key: string, at: number): number[] {
-    const list = (attempts.get(key) ?? []).filter((t) => t > at - windowMs);
-    if (list.length) attempts.set(key, list);
-    else attempts.delete(key);
-    return list;
-  }
-
-  return {
-    /** Records an attempt; the seconds to wait when it is over the limit, else 0. */
-    attempt(keys: string[]): number {
-      const at = now();
-      let wait = 0;
-      for (const key of keys) {
-        const list = recent(key, at);
-        if (list.length >= limit) wait = Math.max(wait, Math.ceil((list[0] + windowMs - at) / 1000));
-      }
-      if (wait > 0) return wait;
-      for (const key of keys) attempts.set(key, [...recent(key, at), at]);
-      // Bounded memory: forget windows that have passed once the map grows.
-      if (attempts.size > 10_000) for (const key of [...attempts.keys()]) recent(key, at);
-      return 0;
-    },
-  };
 }

@@ -1,9 +1,10 @@
-// Opens the SQLite database with the PRAGMAs Pigeon relies on and wraps it in drizzle.
+// Opens the SQLite database with the PRAGMAs Pigeon relies on and wraps it in drizzle. The wrapper
+// carries no schema: the repositories write their SQL through the storage seam and read the
+// tables' shapes from their own module's schema.ts, and drizzle's part here is the migrator.
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import * as schema from "./schema";
 
-export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+export type Db = BunSQLiteDatabase & { $client: Database };
 /** The SQLite connection itself, for the few things only it can do (the backup's VACUUM INTO). */
 export type SqliteHandle = Pick<Database, "run">;
 
@@ -26,7 +27,7 @@ export function openDatabase(path: string): Db {
   // a read-only root (a container's, test/binary/container-root.test.ts) has nowhere to put: the first
   // start failed there once keys had triggers. In memory it is small, and only /data is written.
   sqlite.run("PRAGMA temp_store = MEMORY");
-  return drizzle({ client: sqlite, schema }) as Db;
+  return drizzle({ client: sqlite }) as Db;
 }
 
 /**

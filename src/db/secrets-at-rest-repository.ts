@@ -1,19 +1,19 @@
 // The queries of the start-up sealing pass (secrets-at-rest.ts). They cross modules (webhook
 // secrets, pairing tokens, device keys and configs, one-time codes) because the pass does: it is
-// a property of the database file, not of one module. Columns are aliased to the schema's names.
+// a property of the database file, not of one module. Columns are aliased to the schema's names;
+// the rows' types are written out here, since the tables are declared by the modules above db/.
 import type { Database, Statement } from "bun:sqlite";
 import { SEALED_PREFIX } from "../lib/secrets";
-import type { device, mobileCode, webhookSubscription, workspace } from "./schema";
 
 const UNSEALED = `NOT LIKE '${SEALED_PREFIX}%'`;
 
-type WebhookSecret = Pick<typeof webhookSubscription.$inferSelect, "id" | "secret">;
-type PairingToken = Pick<typeof workspace.$inferSelect, "id" | "pairingToken">;
-type DeviceKey = Pick<typeof device.$inferSelect, "id"> & { webhookKey: string };
+type WebhookSecret = { id: number; secret: string };
+type PairingToken = { id: number; pairingToken: string };
+type DeviceKey = { id: number; webhookKey: string };
 /** The config stays the stored JSON text: the pass rewrites it whole. */
-type DeviceConfig = Pick<typeof device.$inferSelect, "id"> & { config: string };
+type DeviceConfig = { id: number; config: string };
 /** One-time codes have no id column; their rowid names them. */
-type OneTimeCode = Pick<typeof mobileCode.$inferSelect, "code"> & { rowid: number };
+type OneTimeCode = { code: string; rowid: number };
 
 export function createSecretsAtRestRepository(sqlite: Database) {
   const anySealed: Statement<{ value: string }, []> = sqlite.prepare(

@@ -6,7 +6,8 @@ import { API_KEY_SECURITY, declaredAuth } from "../http/declared-auth";
 import { errorCodeTable, ErrorEnvelope, errorStatusDescriptions } from "../http/envelope";
 import { eventCatalogueMarkdown } from "../modules/events/catalogue";
 import { VERSION } from "../version";
-import { refineDocument, SECURITY_SCHEMES } from "./refine";
+import { ROUTE_NOTES, type RouteNotes } from "../http/route-doc";
+import { documentedPathOf, refineDocument, SECURITY_SCHEMES } from "./refine";
 
 // The guide below is long (error table, decisions, event catalogue); /docs shows it folded so the
 // Authorize button and the operations come first. Tools that read the document get all of it.
@@ -151,17 +152,25 @@ function tidy(node: unknown): unknown {
 
 type Operations = Record<
   string,
-  Record<string, { security?: unknown[]; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>
+  Record<
+    string,
+    {
+      operationId?: string;
+      security?: unknown[];
+      [ROUTE_NOTES]?: RouteNotes;
+      responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
+    }
+  >
 >;
 
-function describeResponses(paths: Operations) {
+function describeResponses(paths: Operations, notes: Map<string, RouteNotes>) {
   for (const [path, methods] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(methods)) {
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         response.description =
           status === "200" ? "Success: the envelope with `data`" : (errorStatusDescriptions[Number(status)] ?? `Error ${status}`);
       }
-      const extra = ALTERNATE_CONTENT[`${method} ${path}`];
+      const extra = notes.get(`${method} ${documentedPathOf(path)}`)?.alsoAs;
       const ok = op.responses?.["200"];
       if (extra && ok) {
         ok.content ??= {};
@@ -171,18 +180,6 @@ function describeResponses(paths: Operations) {
   }
 }
 
-/** Responses that also come in another media type than JSON. */
-const ALTERNATE_CONTENT: Record<string, Record<string, unknown>> = {
-  "get /v1/api/device/export": {
-    "text/csv": {
-      schema: { type: "string" },
-      example:
-        "device_id,name,kind,status,phone_number,online,last_sync,blocked,blocked_code,blocked_reason,send_limit_per_minute,send_interval_min,send_interval_max,created_at,updated_at\n" +
-        "1,Front desk,sms,active,,true,2026-01-15T12:00:00.000Z,false,,,20,1,5,2026-01-15T11:00:00.000Z,2026-01-15T11:00:00.000Z\n",
-    },
-  },
-};
-
 /** Serves /openapi.json, built once from the finished app's routes. */
 export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null = null) {
   let cached: string | null = null;
@@ -190,9 +187,20 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
     // Twilio's paths end in .json, which the generator would take for static files.
     const generated = toOpenAPISchema(getApp(), { paths: ["/openapi.json"], staticFile: false });
     // Each operation's security comes from its route's declared auth; the API key's is the
-    // document's default, so those operations inherit it rather than repeat it.
-    for (const methods of Object.values(generated.paths as Operations)) {
-      for (const op of Object.values(methods)) if (JSON.stringify(op.security) === JSON.stringify(API_KEY_SECURITY)) delete op.security;
+    // document's default, so those operations inherit it rather than repeat it. Each operation's id
+    // is its route's own (detail.operationId), placed last as the generator places the ids it makes.
+    // The route's notes for the document (src/http/route-doc.ts) are taken off, to be written out below.
+    const notes = new Map<string, RouteNotes>();
+    for (const [path, methods] of Object.entries(generated.paths as Operations)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const noted = op[ROUTE_NOTES];
+        if (noted) notes.set(`${method} ${documentedPathOf(path)}`, noted);
+        delete op[ROUTE_NOTES];
+        if (JSON.stringify(op.security) === JSON.stringify(API_KEY_SECURITY)) delete op.security;
+        const { operationId } = op;
+        delete op.operationId;
+        op.operationId = operationId;
+      }
     }
     const doc = tidy({
       openapi: "3.1.0",
@@ -205,8 +213,8 @@ export function openapiRoutes(getApp: () => AnyElysia, publicUrl: string | null 
       },
       security: API_KEY_SECURITY,
     }) as { paths: Operations };
-    describeResponses(doc.paths);
-    return JSON.stringify(refineDocument(doc, publicUrl));
+    describeResponses(doc.paths, notes);
+    return JSON.stringify(refineDocument(doc, publicUrl, notes));
   };
   return new Elysia({ name: "openapi-json" }).use(declaredAuth()).get(
     "/openapi.json",

@@ -1,132 +1,14 @@
-// What Elysia's generator cannot know, added to its document from small tables in one place:
-// readable operation ids, named models, the headers and error answers the foundation adds to
-// every route, the phone app's and the platforms' credentials, and an example for each error.
-// Kept apart from the route files so a route needs no OpenAPI bookkeeping of its own.
-import { isSmsGatePath, needsSmsGateAuth } from "../modules/smsgate/auth";
+// What Elysia's generator cannot know, added to its document: named models, the headers and
+// error answers the foundation adds to every route, the phone app's and the platforms'
+// credentials, and an example for each error. What is one route's own (its operation id, its
+// auth, its error statuses) is declared beside the route, in its options.
+import type { RouteNotes } from "../http/route-doc";
+import { isSmsGatePath } from "../modules/smsgate/auth";
 import { isTwilioPath, isVerifyPath, twilioError } from "../modules/twilio/errors";
 import { ERROR_STATUS } from "../core/errors";
 
 // biome-ignore lint/suspicious/noExplicitAny: the framework's OpenAPI document, walked and rewritten key by key
 type Json = Record<string, any>;
-
-/** One id per operation, by "method path"; the OpenAPI test checks none is missing or stale. */
-export const OPERATION_IDS: Record<string, string> = {
-  "get /health": "getHealth",
-  "get /v1/api/server-info": "getServerInfo",
-  "get /v1/api/project/list": "listProjects",
-  "get /v1/api/device/pairing": "getPairing",
-  "post /v1/api/device/pairing/rotate": "rotatePairingToken",
-  "get /v1/api/device/list": "listDevices",
-  "get /v1/api/device/export": "exportDevices",
-  "post /v1/api/device/batch/register": "registerDevices",
-  "post /v1/api/device/batch/delete": "deleteDevices",
-  "post /v1/api/device/batch/update-status": "updateDeviceStatuses",
-  "post /v1/api/device/update": "updateDevice",
-  "get /v1/api/device/{device_id}": "getDevice",
-  "post /v1/api/device/{device_id}/inbox/refresh": "refreshDeviceInbox",
-  "get /v1/api/device/{device_id}/health": "getDeviceHealth",
-  "get /v1/api/device/{device_id}/stats": "getDeviceStats",
-  "get /v1/api/device/{device_id}/usage": "getDeviceUsage",
-  "get /v1/api/device/{device_id}/rate-limit": "getDeviceRateLimit",
-  "post /v1/api/device/{device_id}/reassign": "reassignDeviceMessages",
-  "get /v1/api/contact/list": "listContacts",
-  "get /v1/api/contact/types": "listContactTypes",
-  "post /v1/api/contact/search": "searchContacts",
-  "post /v1/api/contact/create": "createContact",
-  "post /v1/api/contact/update": "updateContact",
-  "post /v1/api/contact/delete": "deleteContact",
-  "get /v1/api/contact/{contact_id}": "getContact",
-  "get /v1/api/template/list": "listTemplates",
-  "post /v1/api/template/create": "createTemplate",
-  "post /v1/api/template/update": "updateTemplate",
-  "post /v1/api/template/delete": "deleteTemplate",
-  "get /v1/api/template/{template_id}": "getTemplate",
-  "post /v1/notification/template/api/get": "pageTemplates",
-  "post /v1/notification/sms/api/send": "sendSms",
-  "post /v1/api/sms/send": "sendSmsShort",
-  "post /v1/api/sms/send/bulk": "sendSmsBulk",
-  "post /v1/sms/send": "sendSmsOverview",
-  "get /v1/api/notification/list": "listNotifications",
-  "post /v1/api/notification/cancel": "cancelNotification",
-  "get /v1/api/notification/{notification_id}": "getNotification",
-  "get /v1/messages/{notification_id}": "getMessageStatus",
-  "get /v1/api/stats/notifications": "getNotificationStats",
-  "get /v1/api/stats/credits": "getCreditStats",
-  "post /v1/api/webhook/create": "createWebhook",
-  "get /v1/api/webhook/list": "listWebhooks",
-  "post /v1/api/webhook/update": "updateWebhook",
-  "post /v1/api/webhook/delete": "deleteWebhook",
-  "post /v1/api/webhook/test": "testWebhook",
-  "get /v1/api/webhook/{webhook_id}": "getWebhook",
-  "get /v1/api/webhook/{webhook_id}/deliveries": "listWebhookDeliveries",
-  "get /v1/api/thread/list": "listThreads",
-  "get /v1/api/thread/{thread_id}/messages": "listThreadMessages",
-  "post /v1/api/thread/{thread_id}/read": "markThreadRead",
-  "get /v1/api/privacy/export": "exportPersonData",
-  "post /v1/api/privacy/erase": "erasePersonData",
-  "post /v1/api/pool/create": "createPool",
-  "get /v1/api/pool/list": "listPools",
-  "get /v1/api/pool/{pool_id}": "getPool",
-  "get /v1/api/pool/{pool_id}/usage": "getPoolUsage",
-  "post /v1/api/pool/update": "updatePool",
-  "post /v1/api/pool/delete": "deletePool",
-  "post /v1/api/rule/create": "createRule",
-  "get /v1/api/rule/list": "listRules",
-  "post /v1/api/rule/test": "testRules",
-  "post /v1/api/rule/priority": "orderRules",
-  "get /v1/api/rule/{rule_id}": "getRule",
-  "post /v1/api/rule/update": "updateRule",
-  "post /v1/api/rule/delete": "deleteRule",
-  "post /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioCreateMessage",
-  "get /2010-04-01/Accounts/{AccountSid}/Messages.json": "twilioListMessages",
-  "get /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioFetchMessage",
-  "post /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioUpdateMessage",
-  "delete /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": "twilioDeleteMessage",
-  "post /v2/Services": "twilioCreateVerifyService",
-  "get /v2/Services": "twilioListVerifyServices",
-  "get /v2/Services/{ServiceSid}": "twilioFetchVerifyService",
-  "post /v2/Services/{ServiceSid}": "twilioUpdateVerifyService",
-  "delete /v2/Services/{ServiceSid}": "twilioDeleteVerifyService",
-  "post /v2/Services/{ServiceSid}/Verifications": "twilioCreateVerification",
-  "get /v2/Services/{ServiceSid}/Verifications/{Sid}": "twilioFetchVerification",
-  "post /v2/Services/{ServiceSid}/Verifications/{Sid}": "twilioUpdateVerification",
-  "post /v2/Services/{ServiceSid}/VerificationCheck": "twilioCheckVerification",
-  "post /v1/api/verify/service/create": "createVerifyService",
-  "get /v1/api/verify/service/list": "listVerifyServices",
-  "get /v1/api/verify/service/{service_id}": "getVerifyService",
-  "post /v1/api/verify/service/update": "updateVerifyService",
-  "post /v1/api/verify/service/delete": "deleteVerifyService",
-  "post /v1/api/verify/start": "startVerification",
-  "post /v1/api/verify/check": "checkVerification",
-  "get /v1/api/verify/{verification_id}": "getVerification",
-  "post /v1/api/verify/update": "updateVerification",
-  "get /v1/api/twilio/settings": "getTwilioSettings",
-  "post /v1/api/twilio/incoming": "setTwilioIncomingUrl",
-  "get /v1/contacts": "listContactsOverview",
-  "post /v1/contacts": "createContactOverview",
-  "put /v1/contacts/{contact_id}": "replaceContactOverview",
-  "delete /v1/contacts/{contact_id}": "deleteContactOverview",
-  "get /v1/templates": "listTemplatesOverview",
-  "post /v1/api/chatapp/connect": "connectChatApp",
-  "post /v1/api/chatapp/relink": "relinkChatApp",
-  "post /v1/api/chatapp/send": "sendChatApp",
-  "post /v1/api/chatapp/test": "testChatApp",
-  "post /v1/chatapp/send": "sendChatAppOverview",
-  "get /v1/webhooks/chatapp": "verifyChatAppWebhook",
-  "post /v1/webhooks/chatapp": "receiveChatAppWebhook",
-  "post /v1/callbacks/cloud/{device_id}": "receiveCloudCallback",
-  "post /mobile/v1/device": "phoneRegister",
-  "get /mobile/v1/device": "phoneGetDevice",
-  "patch /mobile/v1/device": "phoneUpdateDevice",
-  "get /mobile/v1/message": "phonePullMessages",
-  "patch /mobile/v1/message": "phoneReportMessages",
-  "get /mobile/v1/webhooks": "phoneListWebhooks",
-  "get /mobile/v1/settings": "phoneGetSettings",
-  "get /mobile/v1/events": "phoneEvents",
-  "get /mobile/v1/user/code": "phoneOneTimeCode",
-  "patch /mobile/v1/user/password": "phoneChangePassword",
-  "post /mobile/v1/webhook": "phoneReceiveWebhook",
-};
 
 /**
  * Shared schemas, each named after the operation whose 200 response shows it and the walk to it
@@ -148,31 +30,6 @@ const MODELS: [name: string, from: string, walk: string[]][] = [
   ["RegisteredDevice", "post /v1/api/device/batch/register", ["devices", "items"]],
   ["Pagination", "get /v1/api/device/list", ["pagination"]],
 ];
-
-/** Operations that honour Idempotency-Key (their replies go through src/http/idempotency's reply). */
-const IDEMPOTENT = new Set([
-  "post /v1/notification/sms/api/send",
-  "post /v1/api/sms/send",
-  "post /v1/api/sms/send/bulk",
-  "post /v1/sms/send",
-  "post /v1/api/chatapp/send",
-  "post /v1/api/chatapp/test",
-  "post /v1/chatapp/send",
-]);
-
-/** The signature header a provider or platform signs its calls with. */
-const SIGNED_BY: Record<string, { name: string; description: string }> = {
-  "post /v1/webhooks/chatapp": {
-    name: "X-Hub-Signature-256",
-    description:
-      "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
-  },
-  "post /v1/callbacks/cloud/{device_id}": {
-    name: "X-Twilio-Signature",
-    description:
-      "The provider's signature over the callback URL and the sorted form fields, keyed with the cloud number's auth token. Missing or wrong: 401.",
-  },
-};
 
 export const SECURITY_SCHEMES = {
   ApiKeyBearer: { type: "http", scheme: "bearer", description: "The API key as a Bearer token; send X-API-SECRET with it" },
@@ -449,31 +306,6 @@ const TWILIO_EXAMPLES: Record<number, [string | number, string][]> = {
   429: [["rate_limited", "Too many requests: the key's limit is 60 a minute"]],
 };
 
-/** A Verify service's form fields: Twilio's, then Pigeon's own. */
-const VERIFY_SERVICE_FORM = {
-  type: "object",
-  required: ["FriendlyName"],
-  properties: {
-    FriendlyName: { type: "string", maxLength: 60, description: "Named in the code's message", examples: ["Acme"] },
-    CodeLength: { type: "integer", minimum: 4, maximum: 10, description: "Digits (default 6)" },
-    Ttl: { type: "integer", minimum: 60, maximum: 86400, description: "Pigeon's: a code's life in seconds (default 600)" },
-    MessagingServiceSid: { type: "string", description: "Pigeon's: MG…, the pool codes go through" },
-    PerNumberLimit: {
-      type: "integer",
-      minimum: 1,
-      maximum: 100,
-      description: "Pigeon's: codes a number may get in 10 minutes (default 5)",
-    },
-    PrefixHourlyBudget: {
-      type: "integer",
-      minimum: 1,
-      maximum: 100000,
-      description: "Pigeon's: codes one country calling code may get in an hour (default 100)",
-    },
-    ChatappTemplateId: { type: "integer", description: "Pigeon's: the approved authentication template for the whatsapp channel" },
-  },
-};
-
 /** Verify's own errors, beside those above, on its paths. */
 const VERIFY_EXAMPLES: Record<number, [string | number, string][]> = {
   400: [["validation_error", "Channel voice is not supported: sms or whatsapp"]],
@@ -486,66 +318,12 @@ const VERIFY_EXAMPLES: Record<number, [string | number, string][]> = {
   ],
 };
 
-/** The form fields each Twilio-compatible operation with a body takes. */
-const TWILIO_FORMS: Record<string, Json> = {
-  "post /2010-04-01/Accounts/{AccountSid}/Messages.json": {
-    type: "object",
-    required: ["To", "Body"],
-    properties: {
-      To: { type: "string", description: "The recipient, E.164", examples: ["+14155552671"] },
-      Body: { type: "string", description: "The text", examples: ["Your order is ready"] },
-      From: { type: "string", description: "A number of the workspace's devices (a cloud number, or a pool member's number)" },
-      MessagingServiceSid: { type: "string", description: "MG…: a sender pool" },
-      ValidityPeriod: { type: "integer", minimum: 1, maximum: 36000, description: "Seconds the message may wait" },
-      SendAt: { type: "string", format: "date-time", description: "With ScheduleType=fixed: when to send (any future time)" },
-      ScheduleType: { type: "string", enum: ["fixed"] },
-      MediaUrl: { type: "string", description: "Refused: 21620, media is not supported" },
-      StatusCallback: {
-        type: "string",
-        format: "uri",
-        description:
-          "Where each change of the message's status is posted, signed with X-Twilio-Signature (21609 when Pigeon may not call it)",
-      },
-    },
-  },
-  "post /v2/Services": VERIFY_SERVICE_FORM,
-  "post /v2/Services/{ServiceSid}": { ...VERIFY_SERVICE_FORM, required: [] },
-  "post /v2/Services/{ServiceSid}/Verifications": {
-    type: "object",
-    required: ["To"],
-    properties: {
-      To: { type: "string", description: "The number, E.164", examples: ["+14155552671"] },
-      Channel: { type: "string", enum: ["sms", "whatsapp"], description: "sms (default), or whatsapp: the chat-app channel" },
-    },
-  },
-  "post /v2/Services/{ServiceSid}/Verifications/{Sid}": {
-    type: "object",
-    required: ["Status"],
-    properties: { Status: { type: "string", enum: ["canceled", "approved"] } },
-  },
-  "post /v2/Services/{ServiceSid}/VerificationCheck": {
-    type: "object",
-    required: ["Code"],
-    properties: {
-      Code: { type: "string", description: "The code the person typed", examples: ["123456"] },
-      To: { type: "string", description: "The number whose pending verification is checked" },
-      VerificationSid: { type: "string", description: "VE…: instead of To" },
-    },
-  },
-  "post /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json": {
-    type: "object",
-    required: ["Status"],
-    properties: { Status: { type: "string", enum: ["canceled"], description: "Cancels a message no channel has taken yet" } },
-  },
-};
-
-function refineTwilioOperation(key: string, op: Json) {
-  op.operationId = OPERATION_IDS[key] ?? op.operationId;
+function refineTwilioOperation(key: string, op: Json, notes: RouteNotes | undefined) {
   if (op.requestBody)
     op.requestBody = {
       required: true,
       description: "Form fields, as Twilio's libraries send them",
-      content: { "application/x-www-form-urlencoded": { schema: TWILIO_FORMS[key] ?? { type: "object" } } },
+      content: { "application/x-www-form-urlencoded": { schema: notes?.form ?? { type: "object" } } },
     };
   op.responses ??= {};
   const path = key.slice(key.indexOf(" ") + 1);
@@ -566,25 +344,25 @@ function refineTwilioOperation(key: string, op: Json) {
   }
 }
 
-function refineOperation(key: string, op: Json, path: string) {
-  if (isTwilioPath(path)) return refineTwilioOperation(key, op);
+function refineOperation(key: string, op: Json, path: string, notes: RouteNotes | undefined) {
+  if (isTwilioPath(path)) return refineTwilioOperation(key, op, notes);
   const phone = path.startsWith("/mobile/");
   const smsgate = isSmsGatePath(path);
   // The route's declared auth left no security of its own on API-key operations (they inherit the document's).
   const apiKey = op.security === undefined;
-  // SMSGate's API checks its credentials and counts requests as /v1 does.
-  const keyed = apiKey || (smsgate && needsSmsGateAuth(path));
+  // SMSGate's API checks its credentials and counts requests as /v1 does, where its routes declare credentials.
+  const keyed = apiKey || (smsgate && op.security.length > 0);
+  // A phone route that also takes callers without credentials answers none of them 401.
+  const anyone = (op.security ?? []).some((requirement: Json) => Object.keys(requirement).length === 0);
   op.responses ??= {};
   const responses = op.responses as Json;
-
-  op.operationId = OPERATION_IDS[key] ?? op.operationId;
 
   // What the foundation answers on any route: a wrong method, a body over the limit, and for
   // API-key routes the auth and rate-limit errors.
   const statuses = new Set([405]);
   if (op.requestBody) statuses.add(413);
   if (keyed) for (const s of [400, 401, 403, 429]) statuses.add(s);
-  if (phone && key !== "get /mobile/v1/device") statuses.add(401);
+  if (phone && !anyone) statuses.add(401);
   for (const s of statuses) responses[s] ??= {};
 
   for (const [status, response] of Object.entries(responses) as [string, Json][]) {
@@ -614,7 +392,7 @@ function refineOperation(key: string, op: Json, path: string) {
     responses["429"].headers = { ...responses["429"].headers, "Retry-After": headerRef("Retry-After") };
   }
 
-  if (IDEMPOTENT.has(key)) {
+  if (notes?.idempotent) {
     op.parameters = [
       ...(op.parameters ?? []),
       {
@@ -632,7 +410,7 @@ function refineOperation(key: string, op: Json, path: string) {
         responses[status].headers = { ...responses[status].headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
   }
 
-  const signed = SIGNED_BY[key];
+  const signed = notes?.signedBy;
   if (signed)
     op.parameters = [
       ...(op.parameters ?? []),
@@ -689,7 +467,7 @@ function documentTwilioPaths(doc: Json) {
 }
 
 /** The finishing pass over the generated document. */
-export function refineDocument(doc: Json, publicUrl: string | null | undefined): Json {
+export function refineDocument(doc: Json, publicUrl: string | null | undefined, notes = new Map<string, RouteNotes>()): Json {
   const out = dropNullable(doc) as Json;
   documentTwilioPaths(out);
   out.servers = [
@@ -702,6 +480,6 @@ export function refineDocument(doc: Json, publicUrl: string | null | undefined):
   out.components.schemas.TwilioError = TWILIO_ERROR;
   out.components.headers = HEADERS;
   out.components.securitySchemes = SECURITY_SCHEMES;
-  forEachOperation(out, (key, op, path) => refineOperation(key, op, path));
+  forEachOperation(out, (key, op, path) => refineOperation(key, op, path, notes.get(key)));
   return out;
 }

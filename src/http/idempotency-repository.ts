@@ -2,7 +2,7 @@
 // repository sits beside idempotency.ts rather than in a module. Every send with an
 // Idempotency-Key reads and writes it, through the storage seam's executor.
 import type { Executor } from "../db/storage";
-import type { idempotencyRecord } from "../db/schema";
+import type { idempotencyRecord } from "./schema";
 
 export type IdempotencyRow = typeof idempotencyRecord.$inferSelect;
 export type StoredReply = Pick<IdempotencyRow, "route" | "requestHash" | "responseStatus" | "responseBody" | "createdAt">;

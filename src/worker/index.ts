@@ -3,13 +3,7 @@ import type { Services } from "../services";
 import { startScheduler } from "./scheduler";
 import type { Task } from "../core/task";
 
-/**
- * Sends added to their threads per unit of work of the worker's catch-up, kept small: the sends
- * whose units share the catch-up's commit wait for it (1,000 took the send's p99 past 30 ms; on
- * the async storage seam 200 measured a p99 of 25–30 ms, 50 one of 17–23 ms; bench/NOTES.md).
- */
-const THREAD_CATCH_UP_CHUNK = 50;
-
+/** What the worker runs: its own dispatch and the HTTP layer's pruning, each module's tasks, each channel's. */
 export function workerTasks(s: Services): Task[] {
   return [
     {
@@ -18,41 +12,10 @@ export function workerTasks(s: Services): Task[] {
       run: () => s.dispatcher.dispatchDue(),
       everyServer: true,
     },
-    { name: "notifications:expire", everySeconds: s.config.workerIntervalSeconds, run: () => s.expiry.expireDue() },
-    {
-      name: "notifications:failover",
-      everySeconds: s.config.workerIntervalSeconds,
-      run: () => s.sending.failoverStranded(s.config.failoverGraceSeconds * 1000),
-    },
-    // Sends reach their threads in chunks, letting requests in between (each read also catches up first).
-    {
-      name: "threads:catch-up",
-      everySeconds: s.config.workerIntervalSeconds,
-      run: async () => {
-        while ((await s.threads.catchUp(THREAD_CATCH_UP_CHUNK)) === THREAD_CATCH_UP_CHUNK)
-          await new Promise((resolve) => setImmediate(resolve));
-      },
-    },
-    { name: "webhooks:deliver", everySeconds: s.config.workerIntervalSeconds, run: () => s.webhooks.deliverDue() },
-    // Twilio-style status callbacks and incoming-message posts (src/modules/twilio/posts.ts).
-    { name: "twilio:posts", everySeconds: s.config.workerIntervalSeconds, run: () => s.twilio.posts.deliverDue() },
     { name: "idempotency:prune", everySeconds: 3600, run: () => s.idempotency.prune() },
-    // Verify's sends and finished verifications past any limit's or check's need.
-    { name: "verify:prune", everySeconds: 3600, run: () => s.verify.prune() },
-    // Pool members whose pause after carrier failures has ended are announced (pool.member_resumed).
-    { name: "pools:resume", everySeconds: 30, run: () => s.pools.resumeDue() },
-    // PIGEON_RETENTION_DAYS: what finished longer ago than that, removed in pieces (off at 0).
-    ...(s.retention.days > 0 ? [{ name: "retention:prune", everySeconds: 3600, run: () => s.retention.tick() }] : []),
-    // Scheduled backups (SQLite, PIGEON_BACKUP_DIR): checked every second, taken when due.
-    ...(s.backups ? [{ name: "backups:schedule", everySeconds: 1, run: () => s.backups?.tick() }] : []),
-    // PostgreSQL's hourly count changes, folded in (nothing to do on SQLite, whose triggers upsert).
-    ...(s.storage.dialect === "postgres"
-      ? [
-          { name: "notifications:fold-hourly", everySeconds: 5, run: () => s.channelCore.notifications.foldHourly() },
-          // The shared request limits' passed windows.
-          { name: "limits:prune", everySeconds: 60, run: () => s.rateLimiter.prune?.() },
-        ]
-      : []),
+    // The shared request limits' passed windows (PostgreSQL; SQLite's one server counts in memory).
+    ...(s.cluster.shared ? [{ name: "limits:prune", everySeconds: 60, run: () => s.rateLimiter.prune?.() }] : []),
+    ...s.modules.flatMap((m) => m.tasks?.(s) ?? []),
     // Each channel's own periodic work, given its service.
     ...s.builtChannels.flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.config)),
   ];
@@ -61,10 +24,10 @@ export function workerTasks(s: Services): Task[] {
 /** Attempts and deliveries that a stopped server left claimed go back to the queue. */
 async function recover(s: Services): Promise<void> {
   await s.dispatcher.recoverInterrupted();
-  const cutOff = await s.webhooks.recoverInterrupted();
-  if (cutOff > 0) s.logger.warn(`${cutOff} webhook deliveries were cut off mid-call by a stop and will be sent again`);
-  const posts = await s.twilio.posts.recoverInterrupted();
-  if (posts > 0) s.logger.warn(`${posts} Twilio-style posts were cut off mid-call by a stop and will be made again`);
+  for (const module of s.modules) {
+    const warning = await module.recover?.(s);
+    if (warning) s.logger.warn(warning);
+  }
 }
 
 /**
@@ -102,9 +65,7 @@ export async function startWorker(s: Services) {
      */
     async stop(graceMs: number): Promise<boolean> {
       s.dispatcher.stop();
-      s.webhooks.stop();
-      s.twilio.posts.stop();
-      s.retention.stop();
+      for (const module of s.modules) module.stop?.(s);
       scheduler.stop();
       const idle = await scheduler.idle(graceMs);
       // Claims still held after the grace are then another server's to recover at once.

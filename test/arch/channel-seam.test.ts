@@ -61,7 +61,6 @@ const SQL_PATTERNS = [
 const SQL_ALLOWED: Record<string, string> = {
   "db/client.ts": "opening the database: the PRAGMAs and the WAL checkpoint at close belong to the connection, not to a table",
   "db/migrate.ts": "the migrator asks sqlite_master and drizzle's journal whether the schema is there",
-  "db/schema.ts": "partial indexes are declared with sql`` conditions in the schema itself",
   "db/records.ts": "a table's insert statement, built from its drizzle schema for the repositories that use it",
   "db/sqlite-storage.ts": "the unit of work on SQLite: it prepares the repositories' statements and opens, nests and ends transactions",
   "db/postgres-migrate.ts": "PostgreSQL's migrator: its advisory lock and its journal table",
@@ -70,6 +69,8 @@ const SQL_ALLOWED: Record<string, string> = {
 };
 
 const isRepository = (file: string) => /(^|\/)[\w-]*repository\.ts$/.test(file);
+/** A module's (or a layer's) tables: partial indexes are declared with sql`` conditions in the schema itself. */
+const isSchema = (file: string) => /(^|\/)schema\.ts$/.test(file);
 
 describe("the channel seam", () => {
   test("each device kind is one channel, and each delivery type has a channel", () => {
@@ -120,7 +121,11 @@ describe("the channel seam", () => {
     // The scan really finds SQL: the repositories are full of it.
     expect(sql.has("modules/notifications/repository.ts")).toBe(true);
     expect(sql.has("channels/phone/repository.ts")).toBe(true);
-    const outside = [...sql].filter(([file]) => !isRepository(file) && !(file in SQL_ALLOWED)).flatMap(([, lines]) => lines);
+    // The schema files' partial indexes are found too, and are allowed.
+    expect(sql.has("modules/notifications/schema.ts")).toBe(true);
+    const outside = [...sql]
+      .filter(([file]) => !isRepository(file) && !isSchema(file) && !(file in SQL_ALLOWED))
+      .flatMap(([, lines]) => lines);
     expect(outside).toEqual([]);
     // Every allowance is still needed: one that no longer matches anything is dropped.
     for (const file of Object.keys(SQL_ALLOWED)) expect({ file, hasSql: sql.has(file) }).toEqual({ file, hasSql: true });

@@ -15,6 +15,9 @@ const SRC = join(import.meta.dir, "../../src");
 
 const DRIVER = /from\s+"(bun:sqlite|drizzle-orm\/[^"]*|postgres)"/;
 const isRepository = (file: string) => /(^|\/|-)repository\.ts$/.test(file);
+/** A module's (or a layer's) tables, declared with drizzle's table builders. */
+const isSchema = (file: string) => /(^|\/)schema\.ts$/.test(file);
+const BUILDERS = /from\s+"drizzle-orm\/sqlite-core"/g;
 const sources = () => [...new Glob("**/*.ts").scanSync(SRC)].sort();
 const read = (file: string) => readFileSync(join(SRC, file), "utf8");
 
@@ -30,7 +33,11 @@ describe("the storage seam", () => {
     const importers = sources().filter((file) => DRIVER.test(read(file)));
     // The scan finds drivers where they belong: the SQLite storage and the migrator use bun:sqlite.
     expect(importers).toContain("db/sqlite-storage.ts");
-    expect(importers.filter((file) => !file.startsWith("db/") && !isRepository(file))).toEqual([]);
+    expect(importers.filter((file) => !file.startsWith("db/") && !isRepository(file) && !isSchema(file))).toEqual([]);
+    // A schema file beside its module imports drizzle's table builders, never a connection.
+    const schemas = sources().filter((file) => isSchema(file) && !file.startsWith("db/"));
+    expect(schemas.length).toBeGreaterThan(15);
+    expect(schemas.filter((file) => DRIVER.test(read(file).replace(BUILDERS, "")))).toEqual([]);
   });
 
   test("every repository takes the executor, not a driver, but those that say why", () => {

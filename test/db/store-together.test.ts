@@ -1,5 +1,5 @@
 // Requests that arrive together: on PostgreSQL a key's concurrent requests are admitted in one
-// call (src/http/shared-limits.ts) and its concurrent sends without an Idempotency-Key are stored
+// call (src/http/rate-limit/shared.ts) and its concurrent sends without an Idempotency-Key are stored
 // in one unit of work (sending.acceptTogether), both through src/lib/batcher.ts. Whatever the
 // batching, the answers must be those of the same requests coming one by one: each reply names its
 // own message, and the per-minute limit, the credits and the monthly allowance are each used up

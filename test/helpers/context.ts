@@ -93,6 +93,8 @@ export async function createTestContext(
     databaseUrl?: string;
     /** Told of every answered request, as the access log and the metrics are. */
     requestFinished?: Deps["requestFinished"];
+    /** The modules to run (default MODULES): a test adds a throwaway one. */
+    modules?: Deps["modules"];
   } = {},
 ) {
   const backend = opts.databaseUrl ? "postgres" : (opts.backend ?? testBackend());
@@ -113,6 +115,7 @@ export async function createTestContext(
     clock,
     channelTimeoutMs: opts.channelTimeoutMs ?? 2000,
     requestFinished: opts.requestFinished,
+    modules: opts.modules,
     log: (m, e) => logs.push(`${m} ${e instanceof Error ? e.stack : (e ?? "")}`),
     // The other lines (the access log, warnings, debug) are kept with them rather than printed.
     logger: createLogger({ level: config.logLevel, format: config.logFormat, sink: (line) => logs.push(line) }),

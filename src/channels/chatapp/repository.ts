@@ -1,7 +1,7 @@
 // The chat-app channel's queries on its own tables and columns: numbers found by the platform's
 // phone-number id, templates by business account, the status backlog (statuses that arrive before
 // the send that caused them is recorded) and a number's block, on the storage seam.
-import type { template } from "../../db/schema";
+import type { template } from "../../modules/templates/schema";
 import { jsonField, type Executor, type SqlParam } from "../../db/storage";
 import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
@@ -202,6 +203,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         },
         auth: "apiKey",
         detail: {
+          operationId: "connectChatApp",
           summary: "Connect a business account",
           description:
             "Asks the platform which business accounts the token was granted and their phone numbers, creates (or updates) a `chatapp` device for each number, " +
@@ -218,6 +220,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         response: { 200: Envelope(Device), ...errorResponses(404, 503) },
         auth: "apiKey",
         detail: {
+          operationId: "relinkChatApp",
           summary: "Relink a business number",
           description:
             "A new access token for a chat-app device. A blocked number may then send again; its first successful send unblocks it (`device.unblocked`).",
@@ -227,6 +230,8 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     .post(send.send.path, ({ auth, request, set, body }) => send.send.handle(request, auth, body, set), {
       ...sendOptions,
       detail: {
+        operationId: "sendChatApp",
+        ...documented({ idempotent: true }),
         summary: "Send a chat-app message",
         description:
           "An approved template (`template_id` with `variables`) at any time, or freeform `message` while the 24-hour window with the user is open " +
@@ -237,6 +242,8 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     .post(send.test.path, ({ auth, request, set, body }) => send.test.handle(request, auth, body, set), {
       ...sendOptions,
       detail: {
+        operationId: "testChatApp",
+        ...documented({ idempotent: true }),
         summary: "Send a test chat-app message",
         description:
           "Like POST /api/chatapp/send, for trying a number out. A freeform test while the window is closed and templates exist: 403 `use_template`, " +
@@ -251,6 +258,8 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendChatAppOverview",
+        ...documented({ idempotent: true }),
         summary: "Send a chat-app message (overview form)",
         description:
           "The overview's `{to, template, variables}` form: `to` and `template` (a name, code or id) in place of recipient_contact and template_id, and the other fields of " +
@@ -269,6 +278,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       {
         auth: "platform",
         detail: {
+          operationId: "verifyChatAppWebhook",
           summary: "Platform webhook verification",
           description:
             "The platform's handshake: `hub.mode=subscribe`, `hub.verify_token` equal to PIGEON_CHATAPP_VERIFY_TOKEN → 200 with `hub.challenge` as the body; otherwise 403.",
@@ -295,6 +305,14 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         response: { 200: Envelope(t.Object({ received: t.Boolean() })), 401: "Error" },
         auth: "platform",
         detail: {
+          operationId: "receiveChatAppWebhook",
+          ...documented({
+            signedBy: {
+              name: "X-Hub-Signature-256",
+              description:
+                "`sha256=` and the hex HMAC-SHA256 of the raw body keyed with PIGEON_CHATAPP_APP_SECRET. Missing or wrong: 401, and nothing changes.",
+            },
+          }),
           summary: "Platform webhook",
           description:
             "The platform posts inbound messages (they open the user's 24-hour window and land in threads), message statuses (sent, delivered, read, failed — " +

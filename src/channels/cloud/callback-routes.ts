@@ -2,6 +2,7 @@
 // the device's auth token. They move the notification forward (monotonic) and log the reason.
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { Envelope, models, ok } from "../../http/envelope";
 import { AppError } from "../../core/errors";
 import { rawBodyOf } from "../../http/foundation";
@@ -76,6 +77,14 @@ export function cloudCallbackRoutes(
         response: { 200: Envelope(t.Object({ handled: t.Boolean() })), 401: "Error", 404: "Error" },
         auth: "platform",
         detail: {
+          operationId: "receiveCloudCallback",
+          ...documented({
+            signedBy: {
+              name: "X-Twilio-Signature",
+              description:
+                "The provider's signature over the callback URL and the sorted form fields, keyed with the cloud number's auth token. Missing or wrong: 401.",
+            },
+          }),
           summary: "Cloud-number status callback",
           description:
             "Called by the cloud-number provider (Twilio Messages API) with `MessageSid`, `MessageStatus` and `ErrorCode`, form-encoded, signed with " +

@@ -1,7 +1,7 @@
 // The health a paired phone reports in its system:ping webhook: the app's HealthService checks
 // (battery:level, battery:charging, connection:status, connection:cellular, messages:failed) read
 // into one summary, and the reasons that summary makes the phone unhealthy.
-import type { PhoneHealth } from "../../db/schema";
+import type { PhoneHealth } from "../../modules/devices/schema";
 
 /** Below this battery level, off the charger, a phone is unhealthy (it may die mid-queue). */
 export const LOW_BATTERY_PERCENT = 15;

@@ -73,6 +73,7 @@ export function phoneInboxRoutes(phone: PhoneService, s: ChannelRouteContext) {
         response: { 202: RefreshResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
+          operationId: "refreshDeviceInbox",
           summary: "Re-post a phone's received SMS",
           description:
             "Asks a paired phone to post again the SMS it received between `since` and `until` (the app's `MessagesExportRequested` event), " +

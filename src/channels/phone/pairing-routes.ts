@@ -30,6 +30,7 @@ export function pairingRoutes(s: ChannelRouteContext) {
         response: { 200: PairingResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "getPairing",
           summary: "How to pair a phone",
           description:
             'The URL and pairing token to enter in the SMS Gateway for Android app (Settings → Cloud Server; pick "SSE Only"), and a QR code of both. ' +
@@ -47,6 +48,7 @@ export function pairingRoutes(s: ChannelRouteContext) {
         response: { 200: PairingResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "rotatePairingToken",
           summary: "Rotate the pairing token",
           description: "Issues a new pairing token; the old one stops pairing new phones at once. Phones already paired keep working.",
         },

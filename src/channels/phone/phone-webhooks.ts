@@ -5,7 +5,7 @@
 import type { Storage } from "../../db/storage";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
-import type { MmsMeta } from "../../db/schema";
+import type { MmsMeta } from "../../modules/threads/schema";
 import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";

@@ -67,6 +67,7 @@ export function reassignRoutes(phone: PhoneService) {
         response: { 200: ReassignResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
+          operationId: "reassignDeviceMessages",
           summary: "Move a phone's waiting messages to another phone",
           description:
             "Moves the pending messages a paired phone has not taken up yet (it never reported them Processed) to another paired phone of the workspace: " +

@@ -3,7 +3,8 @@
 // webhook events it has delivered, through the storage seam's executor. What it hands out is in the
 // domain's shape (camelCase fields, the schema's types): notifications as NotificationRecord.
 import { type Executor, jsonWithout } from "../../db/storage";
-import type { mobileCode, workspace } from "../../db/schema";
+import type { workspace } from "../../modules/accounts/schema";
+import type { mobileCode } from "./schema";
 import { keepFirstLine, type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
 
 /** The most items one download hands a phone. */

@@ -120,7 +120,8 @@ export function publicBase(s: Pick<ChannelRouteContext, "config">, request: Requ
 export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
   const pull = ({ device, request, query }: { device: DeviceRow; request: Request; query: { order?: string } }) =>
     phone.messagesFor(device, query.order === "fifo" ? "fifo" : "lifo", request.headers.get("user-agent"));
-  const detail = (summary: string, description: string, res: Responses) => ({
+  const detail = (operationId: string, summary: string, description: string, res: Responses) => ({
+    operationId,
     summary,
     description,
     tags: ["Phone (companion app)"],
@@ -142,6 +143,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
           body: RegisterBody,
           auth: "phoneSignUp",
           detail: detail(
+            "phoneRegister",
             "Register a phone",
             "Authorization: `Bearer <pairing token>` (the app's private token), `Basic login:password`, or `Code <one-time code>`. 201 `{id, token, login, password?}`.",
             responses(
@@ -168,6 +170,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         {
           auth: "phoneOptional",
           detail: detail(
+            "phoneGetDevice",
             "The phone's view of itself",
             "`{externalIp, device?}`; the Bearer device token is optional.",
             responses(
@@ -190,6 +193,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
           body: PatchDeviceBody,
           auth: "phone",
           detail: detail(
+            "phoneUpdateDevice",
             "Update the phone's push token and SIM cards",
             "A body without `pushToken` (the app leaves a null out) clears it: the phone uses its event stream. 403 when `id` is another device's; 401 makes the app register again.",
             responses(204, "Updated", undefined, [400, 401, 403]),
@@ -200,6 +204,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         query: OrderQuery,
         auth: "phone",
         detail: detail(
+          "phonePullMessages",
           "Messages for the phone",
           "Due pending messages (at most 100, within the phone's per-minute pacing), and `Cancelling` items for app versions ≥ 1.67.0. Reading changes no state.",
           responses(200, "The phone's work", t.Array(PhoneMessageSchema)),
@@ -218,6 +223,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
           body: PatchMessageBody,
           auth: "phone",
           detail: detail(
+            "phoneReportMessages",
             "Report message states",
             "`[{id, state, recipients, states}]`; Processed keeps it pending, Sent/Delivered/Failed/Cancelled move it. Idempotent; 204 even for unknown ids.",
             responses(204, "Recorded"),
@@ -227,6 +233,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       .get("/webhooks", ({ device, request, server }) => phone.webhooks(device, publicBase(s, request, server)), {
         auth: "phone",
         detail: detail(
+          "phoneListWebhooks",
           "Webhooks the phone should call",
           "Pigeon's own receiver for sms:received, sms:sent, sms:delivered, sms:failed, mms:received, mms:downloaded and system:ping, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
           responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
@@ -235,6 +242,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
       .get("/settings", ({ device }) => phone.settings(device), {
         auth: "phone",
         detail: detail(
+          "phoneGetSettings",
           "Settings for the phone",
           "Only what the user chose in Pigeon (`POST /v1/api/device/update`): `messages.send_interval_min`/`send_interval_max` once either was set, `messages.limit_period`/`limit_value` once `send_limit_per_minute` was set. The app keeps its own value for every key left out, so SIM selection, processing order, ping and webhook retries stay the phone's choice. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
           responses(200, "Settings sections, snake_case", PhoneSettings),
@@ -250,6 +258,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         {
           auth: "phone",
           detail: detail(
+            "phoneEvents",
             "Server-Sent Events",
             "MessageEnqueued, MessageCancelled, WebhooksUpdated, SettingsUpdated; a `:keepalive` comment every 15 s.",
             {
@@ -265,6 +274,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         {
           auth: "phoneLogin",
           detail: detail(
+            "phoneOneTimeCode",
             "A one-time sign-in code",
             "Basic login:password; the code lets another phone register with `Authorization: Code <code>` within 60 s.",
             responses(200, "The code", t.Object({ code: t.String(), validUntil: t.String() })),
@@ -282,6 +292,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
           body: PasswordBody,
           auth: "phone",
           detail: detail(
+            "phoneChangePassword",
             "Change the app login's password",
             "`{currentPassword, newPassword}` (at least 14 characters); 401 when the current one is wrong.",
             responses(204, "Changed"),
@@ -297,6 +308,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         {
           auth: "phoneSigned",
           detail: detail(
+            "phoneReceiveWebhook",
             "Events the phone posts",
             "sms:received, sms:sent, sms:delivered, sms:failed (and sms:cancelled), mms:received, mms:downloaded and system:ping, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). " +
               "Stale timestamps and bad signatures are refused; a repeated event id changes nothing. A received SMS or MMS the thread already has (same phone id; for SMS also same sender, time and text) is not stored again. " +

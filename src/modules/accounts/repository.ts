@@ -2,7 +2,9 @@
 // makes (a key with its workspace, account and plan) is one join, its columns aliased to the
 // schema's names so its type still comes from the tables.
 import { tableRecords } from "../../db/records";
-import { account, apiKey, contactType, plan, template, workspace } from "../../db/schema";
+import { contactType } from "../contacts/schema";
+import { template } from "../templates/schema";
+import { account, apiKey, plan, workspace } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
 
 export type PlanRow = typeof plan.$inferSelect;

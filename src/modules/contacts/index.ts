@@ -4,6 +4,8 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { createContactRepository } from "./repository";
 import { createContactService } from "./service";
+import type { ModuleDescriptor } from "../descriptor";
+import { contactRoutes } from "./routes";
 
 export function createContactsModule(deps: { storage: Storage; clock: Clock; optOutOf: Parameters<typeof createContactService>[3] }) {
   const repository = createContactRepository(deps.storage);
@@ -18,3 +20,5 @@ export function createContactsModule(deps: { storage: Storage; clock: Clock; opt
     service: createContactService(deps.storage, repository, deps.clock, deps.optOutOf),
   };
 }
+
+export const contactsModule: ModuleDescriptor = { name: "contacts", routes: (s) => ({ api: [contactRoutes(s)] }) };

@@ -1,6 +1,6 @@
 // Contact queries, on the storage seam, always scoped by workspace.
 import { tableRecords } from "../../db/records";
-import { contact, contactType } from "../../db/schema";
+import { contact, contactType } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
 
 export type ContactRow = typeof contact.$inferSelect;

@@ -31,6 +31,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
         response: { 200: ContactListResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "listContacts",
           summary: "List contacts",
           description: "Oldest first. `limit` defaults to 20, at most 100. `tag` keeps the contacts with that tag.",
         },
@@ -40,6 +41,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       response: { 200: ContactTypesResponse, ...errorResponses() },
       auth: "apiKey",
       detail: {
+        operationId: "listContactTypes",
         summary: "List contact types",
         description: "The types a contact can have; set one with `type` (its code) on create or update.",
       },
@@ -53,6 +55,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
         response: { 200: ContactListResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "searchContacts",
           summary: "Search contacts",
           description:
             'Case-insensitive substring match on name, phone or email; digits also match phones written with spaces or brackets ("415 555" finds +14155552671).',
@@ -65,6 +68,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       response: { 200: ContactResponse, ...errorResponses(409) },
       auth: "apiKey",
       detail: {
+        operationId: "createContact",
         summary: "Create a contact",
         description:
           '`phone` must be E.164 (400 `invalid_phone_number`, message contains "Invalid phone number"); it is stored normalised. ' +
@@ -77,6 +81,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       response: { 200: ContactResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "updateContact",
         summary: "Update a contact",
         description:
           "Changes any of `name`, `phone`, `email`, `type`, `timezone`, `tags` (the whole list); fields left out stay as they are. `email: null`, `type: null` or `timezone: null` clears them. " +
@@ -88,7 +93,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       body: ContactIdBody,
       response: { 200: ContactDeletedResponse, ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Delete a contact" },
+      detail: { operationId: "deleteContact", summary: "Delete a contact" },
     })
     .get(
       "/:contact_id",
@@ -98,7 +103,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
         params: ContactIdParams,
         response: { 200: ContactResponse, ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Get a contact" },
+        detail: { operationId: "getContact", summary: "Get a contact" },
       },
     );
 }

@@ -6,6 +6,8 @@ import type { SecretBox } from "../../lib/secrets";
 import type { UsageRepository } from "../usage/repository";
 import { createDeviceRepository } from "./repository";
 import { createDeviceService } from "./service";
+import type { ModuleDescriptor } from "../descriptor";
+import { deviceRoutes } from "./routes";
 
 type ServiceArgs = Parameters<typeof createDeviceService>;
 
@@ -20,3 +22,5 @@ export function createDevicesModule(deps: {
   const repository = createDeviceRepository(deps.storage, deps.secrets);
   return { repository, service: createDeviceService(deps.storage, repository, deps.usage, deps.clock, deps.hooks, deps.options) };
 }
+
+export const devicesModule: ModuleDescriptor = { name: "devices", routes: (s) => ({ api: [deviceRoutes(s)] }) };

@@ -3,7 +3,7 @@
 // provider credentials and the phone's signing key opened.
 import type { Executor, SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
-import { device } from "../../db/schema";
+import { device } from "./schema";
 import { openConfig, sealConfig, type SecretBox } from "../../lib/secrets";
 
 export type DeviceRow = typeof device.$inferSelect;

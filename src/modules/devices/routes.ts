@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { errorResponses, models, ok } from "../../http/envelope";
 import type { Services } from "../../services";
 import { csv } from "../../lib/csv";
@@ -57,6 +58,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       response: { 200: DeviceListResponse, ...errorResponses() },
       auth: "apiKey",
       detail: {
+        operationId: "listDevices",
         summary: "List devices",
         description: "The workspace's devices, oldest first, optionally filtered by status. `limit` is at most 100.",
       },
@@ -86,6 +88,17 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         response: { 200: DeviceExportResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "exportDevices",
+          ...documented({
+            alsoAs: {
+              "text/csv": {
+                schema: { type: "string" },
+                example:
+                  "device_id,name,kind,status,phone_number,online,last_sync,blocked,blocked_code,blocked_reason,send_limit_per_minute,send_interval_min,send_interval_max,created_at,updated_at\n" +
+                  "1,Front desk,sms,active,,true,2026-01-15T12:00:00.000Z,false,,,20,1,5,2026-01-15T11:00:00.000Z,2026-01-15T11:00:00.000Z\n",
+              },
+            },
+          }),
           summary: "Export devices",
           description:
             "Every device of the workspace as a download. `format=json` (default) answers the envelope with " +
@@ -104,6 +117,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         response: { 200: BatchRegisterResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "registerDevices",
           summary: "Register devices",
           description:
             `Registers 1 to ${BATCH_REGISTER_MAX} devices at once; every item is checked before any is stored. ` +
@@ -118,6 +132,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       response: { 200: BatchDeleteResponse, ...errorResponses(404) },
       auth: "apiKey",
       detail: {
+        operationId: "deleteDevices",
         summary: "Delete devices",
         description: `Deletes 1 to ${BATCH_DELETE_MAX} devices. Every id must be one of the workspace's devices, or nothing is deleted (404 listing the unknown ids in \`data.not_found\`).`,
       },
@@ -131,6 +146,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         response: { 200: BatchStatusResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "updateDeviceStatuses",
           summary: "Activate or deactivate devices",
           description:
             "Sets `status` (`active` or `inactive`) on up to 100 devices. Unknown ids: 404 and nothing changes. Inactive devices are never chosen for sending.",
@@ -143,6 +159,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       response: { 200: DeviceResponse, ...errorResponses(404) },
       auth: "apiKey",
       detail: {
+        operationId: "updateDevice",
         summary: "Update a device",
         description:
           "Changes the name and the send pacing: `send_limit_per_minute` (every kind) and, for paired phones, the random pause between two SMS " +
@@ -158,6 +175,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         response: { 200: DeviceResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "getDevice",
           summary: "Get a device",
           description:
             "`online` and, for paired phones, `notification_channel`: `sse` (holds the event stream) or `polling` (the app's AUTO channel with a push token: it only polls every 15 minutes, is counted online for that interval and 5 minutes more, and `channel_hint` tells how to switch it to SSE Only).",
@@ -169,6 +187,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       response: { 200: DeviceHealthResponse, ...errorResponses(404) },
       auth: "apiKey",
       detail: {
+        operationId: "getDeviceHealth",
         summary: "Device health",
         description:
           "`health_score` 0–100: 60 points for contact (all 60 while online, i.e. heard from within 5 minutes, PIGEON_OFFLINE_AFTER; once offline 30, falling to none at 24 hours) " +
@@ -185,6 +204,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       response: { 200: DeviceStatsResponse, ...errorResponses(404) },
       auth: "apiKey",
       detail: {
+        operationId: "getDeviceStats",
         summary: "Device stats",
         description: "Notifications through this device: `sent` (sent or delivered), `failed`, `pending`.",
       },
@@ -194,6 +214,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       response: { 200: DeviceUsageResponse, ...errorResponses(404) },
       auth: "apiKey",
       detail: {
+        operationId: "getDeviceUsage",
         summary: "Device usage against the plan",
         description:
           "`used`: SMS this device carried this calendar month (UTC). `limit`: the plan's monthly SMS allowance. " +
@@ -208,6 +229,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         response: { 200: DeviceRateLimitResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "getDeviceRateLimit",
           summary: "Device rate-limit status",
           description:
             "The device's send pacing window: it is handed at most `limit` messages per minute; `requests_remaining` are left in the current minute, which ends at `reset_at`. Work over the limit waits for the next window, with no error to the caller.",

@@ -7,7 +7,7 @@ import { toE164 } from "../../lib/phone";
 import { DAY, iso, MINUTE, monthStart } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../core/kinds";
-import type { PhoneHealth } from "../../db/schema";
+import type { PhoneHealth } from "./schema";
 import type { Storage } from "../../db/storage";
 import type { UsageRepository } from "../usage/repository";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";

@@ -9,8 +9,8 @@ import type { RequestDone } from "../../http/foundation";
 import { VERSION } from "../../version";
 import type { BackupStatus } from "../system/backups";
 import { allowedSilence } from "../devices/service";
-import type { NotificationStatus, NotificationState } from "../notifications/state";
-import type { SendingService } from "../sending/service";
+import type { NotificationStatus } from "../notifications/state";
+import type { ModuleListeners } from "../descriptor";
 import { Histogram, Page } from "./exposition";
 import { createMetricsRepository, type DeviceState } from "./repository";
 
@@ -171,17 +171,17 @@ export function createMetricsService(deps: MetricsDeps) {
      * Counts each state a notification reaches, once its unit of work has committed: `pending` when
      * a send is accepted (or a failover moves it to another route), then each status change.
      */
-    watch(state: NotificationState, sending: SendingService): void {
-      sending.onAccepted((accepted) => {
+    listeners: {
+      accepted: (accepted) => {
         for (const a of accepted) reached(a.prepared.device.kind, "pending");
-      });
-      state.onTransitions((changes) => {
+      },
+      transitions: (changes) => {
         if (changes.length === 0) return;
         storage.afterCommit(() => {
           for (const c of changes) reached(c.before.route, c.to);
         });
-      });
-    },
+      },
+    } satisfies ModuleListeners,
   };
 }
 

@@ -10,6 +10,9 @@ import { createExpiry } from "./expiry";
 import { createNotificationRepository } from "./repository";
 import { createNotificationService } from "./service";
 import { createNotificationState } from "./state";
+import type { ModuleDescriptor } from "../descriptor";
+import { notificationListeners } from "./lifecycle";
+import { notificationRoutes } from "./routes";
 
 export function createNotificationsModule(deps: {
   storage: Storage;
@@ -30,3 +33,17 @@ export function createNotificationsModule(deps: {
     expiry: createExpiry({ clock, notifications: repository, state, offlineAfterMs: deps.offlineAfterMs }),
   };
 }
+
+export const notificationsModule: ModuleDescriptor = {
+  name: "notifications",
+  routes: (s) => ({ api: [notificationRoutes(s)] }),
+  tasks: (s) => [
+    { name: "notifications:expire", everySeconds: s.config.workerIntervalSeconds, run: () => s.expiry.expireDue() },
+    // PostgreSQL's hourly count changes, folded in (nothing to do on SQLite, whose triggers upsert).
+    ...(s.storage.dialect === "postgres"
+      ? [{ name: "notifications:fold-hourly", everySeconds: 5, run: () => s.channelCore.notifications.foldHourly() }]
+      : []),
+  ],
+  // Every state change is an event; the channel carrying a notification hears of what happens to it.
+  listeners: (s) => notificationListeners({ notifications: s.state, events: s.events, channelOf: s.channelOf }),
+};

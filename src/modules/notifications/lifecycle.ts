@@ -3,8 +3,9 @@
 // its state changes and its cancellation (a paired phone is woken or told to drop it).
 import type { DeviceKind } from "../../core/kinds";
 import type { EventService } from "../events/service";
-import type { Accepted, SendingService } from "../sending/service";
-import { presentNotification, type NotificationService } from "./service";
+import type { ModuleListeners } from "../descriptor";
+import type { Accepted } from "../sending/service";
+import { presentNotification } from "./service";
 import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
 
 /** What the channel carrying a notification hears of it (each channel's runtime may implement these). */
@@ -18,37 +19,38 @@ export interface NotificationHooks {
 }
 
 export interface LifecycleDeps {
-  state: NotificationState;
-  notifications: NotificationService;
-  sending: SendingService;
+  notifications: Pick<NotificationState, "getMany">;
   events: EventService;
   /** The channel carrying a route (device kind), if any. */
   channelOf: (kind: DeviceKind) => NotificationHooks | undefined;
 }
 
-export function wireNotificationLifecycle({ state, notifications, sending, events, channelOf }: LifecycleDeps): void {
-  // The event first, so a channel's reaction never runs for a change the outbox missed.
-  state.onTransitions(async (changes) => {
-    const after = new Map((await state.getMany(changes.map((c) => c.before.id))).map((n) => [n.id, n]));
-    await events.emitMany(
-      changes.map(({ before, to }) => ({
-        workspaceId: before.workspaceId,
-        type: `notification.${to}` as const,
-        data: presentNotification(after.get(before.id)!),
-      })),
-    );
-  });
-  state.onTransition(async (before, to) => {
-    await channelOf(before.route)?.transitioned?.(before, to);
-  });
-  notifications.onCancelled(async (n) => {
-    await channelOf(n.route)?.cancelled?.(n);
-  });
-  sending.onAccepted(async (accepted) => {
-    const byKind = new Map<DeviceKind, typeof accepted>();
-    for (const a of accepted) byKind.set(a.prepared.device.kind, [...(byKind.get(a.prepared.device.kind) ?? []), a]);
-    for (const [kind, own] of byKind) await channelOf(kind)?.accepted?.(own);
-  });
+/** What the notifications module hears of each change: the outbox's event, then the channel's hook. */
+export function notificationListeners({ notifications, events, channelOf }: LifecycleDeps): ModuleListeners {
+  return {
+    // The event first, so a channel's reaction never runs for a change the outbox missed.
+    transitions: async (changes) => {
+      const after = new Map((await notifications.getMany(changes.map((c) => c.before.id))).map((n) => [n.id, n]));
+      await events.emitMany(
+        changes.map(({ before, to }) => ({
+          workspaceId: before.workspaceId,
+          type: `notification.${to}` as const,
+          data: presentNotification(after.get(before.id)!),
+        })),
+      );
+    },
+    transition: async (before, to) => {
+      await channelOf(before.route)?.transitioned?.(before, to);
+    },
+    cancelled: async (n) => {
+      await channelOf(n.route)?.cancelled?.(n);
+    },
+    accepted: async (accepted) => {
+      const byKind = new Map<DeviceKind, typeof accepted>();
+      for (const a of accepted) byKind.set(a.prepared.device.kind, [...(byKind.get(a.prepared.device.kind) ?? []), a]);
+      for (const [kind, own] of byKind) await channelOf(kind)?.accepted?.(own);
+    },
+  };
 }
 
 const DEVICE_DELETED = { errorCode: "device_deleted", reason: "the device was deleted before the message was sent" } as const;

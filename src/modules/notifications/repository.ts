@@ -3,7 +3,7 @@
 import type { DeliveryType, DeviceKind } from "../../core/kinds";
 import { indexHint, insertRows, isUniqueViolation, likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
-import { notification } from "../../db/schema";
+import { notification } from "./schema";
 
 /** A notification as the domain sees it: the schema's record (camelCase, JSON parsed, real booleans). */
 export type NotificationRecord = typeof notification.$inferSelect;

@@ -29,6 +29,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         response: { 200: NotificationListResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "listNotifications",
           summary: "List notifications",
           description:
             "Newest first. Filters: `status`, `delivery_type`, `recipient` (E.164), `from`/`to` on the creation time (ISO 8601). `limit` is at most 100.",
@@ -44,6 +45,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         response: { 200: NotificationResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
+          operationId: "cancelNotification",
           summary: "Cancel a notification",
           description:
             "Cancels a `pending` notification that its channel has not taken yet (scheduled, queued, or waiting for the phone to pick it up). " +
@@ -60,6 +62,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         response: { 200: NotificationDetailResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "getNotification",
           summary: "Get a notification",
           description:
             "Status, delivery type, template and variables, final text, recipient, device, schedule, attempts, timestamps, and `logs`: every attempt and state change with the carrier's or platform's reason.",
@@ -90,6 +93,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         response: { 200: MessageStatusResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "getMessageStatus",
           summary: "Message delivery status (overview form)",
           description: "The overview's delivery-status route; `messageId` is the notification id.",
         },

@@ -32,14 +32,22 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
       query: ContactListQuery,
       response: { 200: ContactListResponse, ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List contacts (overview form)", description: "Alias of GET /api/contact/list." },
+      detail: {
+        operationId: "listContactsOverview",
+        summary: "List contacts (overview form)",
+        description: "Alias of GET /api/contact/list.",
+      },
     })
     .post("/contacts", async ({ auth, body }) => ok(await contacts.create(auth.workspaceId, body), "Contact created"), {
       parse: "json",
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
       auth: "apiKey",
-      detail: { summary: "Create a contact (overview form)", description: "Alias of POST /api/contact/create." },
+      detail: {
+        operationId: "createContactOverview",
+        summary: "Create a contact (overview form)",
+        description: "Alias of POST /api/contact/create.",
+      },
     })
     .put(
       "/contacts/:contact_id",
@@ -51,7 +59,11 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
         body: UpdateContactFields,
         response: { 200: ContactResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
-        detail: { summary: "Update a contact (overview form)", description: "Alias of POST /api/contact/update with the id in the path." },
+        detail: {
+          operationId: "replaceContactOverview",
+          summary: "Update a contact (overview form)",
+          description: "Alias of POST /api/contact/update with the id in the path.",
+        },
       },
     )
     .delete(
@@ -61,13 +73,21 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
         params: ContactIdParams,
         response: { 200: ContactDeletedResponse, ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Delete a contact (overview form)", description: "Alias of POST /api/contact/delete." },
+        detail: {
+          operationId: "deleteContactOverview",
+          summary: "Delete a contact (overview form)",
+          description: "Alias of POST /api/contact/delete.",
+        },
       },
     )
     .get("/templates", async ({ auth, query }) => ok(await templates.list(auth.workspaceId, query), "Templates fetched"), {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List templates (overview form)", description: "Alias of GET /api/template/list." },
+      detail: {
+        operationId: "listTemplatesOverview",
+        summary: "List templates (overview form)",
+        description: "Alias of GET /api/template/list.",
+      },
     });
 }

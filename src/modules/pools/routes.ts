@@ -162,6 +162,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
       response: { 200: Envelope(PoolView), ...errorResponses(404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "createPool",
         summary: "Create a sender pool",
         description:
           "A pool of devices an SMS may go out through: paired phones (or one SIM of a phone) and cloud numbers. A send names it with `pool_id`, or " +
@@ -174,13 +175,17 @@ export function poolRoutes(s: PoolRoutesDeps) {
     .get("/list", async ({ auth }) => ok(await pools.list(auth.workspaceId), "Pools fetched"), {
       response: { 200: Envelope(t.Object({ pools: t.Array(PoolView) })), ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List sender pools", description: "Every pool of the workspace with its members, oldest first." },
+      detail: {
+        operationId: "listPools",
+        summary: "List sender pools",
+        description: "Every pool of the workspace with its members, oldest first.",
+      },
     })
     .get("/:pool_id", async ({ auth, params }) => ok(await pools.get(auth.workspaceId, params.pool_id), "Pool fetched"), {
       params: t.Object({ pool_id: t.Integer() }),
       response: { 200: Envelope(PoolView), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Get a sender pool", description: "One pool with its members." },
+      detail: { operationId: "getPool", summary: "Get a sender pool", description: "One pool with its members." },
     })
     .get("/:pool_id/usage", async ({ auth, params }) => ok(await pools.usage(auth.workspaceId, params.pool_id), "Pool usage fetched"), {
       params: t.Object({ pool_id: t.Integer() }),
@@ -209,6 +214,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
       },
       auth: "apiKey",
       detail: {
+        operationId: "getPoolUsage",
         summary: "A pool's usage against its caps",
         description:
           "What each member sent today and this month (UTC: the caps reset at midnight UTC and on the first of the month), in messages and " +
@@ -231,6 +237,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
         response: { 200: Envelope(PoolView), ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
+          operationId: "updatePool",
           summary: "Update a sender pool",
           description:
             "Changes the fields given. `members` replaces the whole list: a member kept (same device and SIM) keeps its recipients; one " +
@@ -245,6 +252,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
       response: { 200: Envelope(t.Object({ pool_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
       auth: "apiKey",
       detail: {
+        operationId: "deletePool",
         summary: "Delete a sender pool",
         description: "Messages already accepted keep the device they were given; later sends naming the pool get 404.",
       },

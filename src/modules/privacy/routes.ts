@@ -62,6 +62,7 @@ export function privacyRoutes(s: PrivacyRoutesDeps) {
       response: { 200: Envelope(Export), ...errorResponses() },
       auth: "apiKey",
       detail: {
+        operationId: "exportPersonData",
         summary: "Export one person's data",
         description:
           "Everything the workspace holds about a phone number, as JSON (GDPR article 15): its contact, every message to it with its log, " +
@@ -99,6 +100,7 @@ export function privacyRoutes(s: PrivacyRoutesDeps) {
         },
         auth: "apiKey",
         detail: {
+          operationId: "erasePersonData",
           summary: "Erase one person's data",
           description:
             "Removes everything the workspace holds about a phone number (GDPR article 17) and answers with how many rows of each kind went: " +

@@ -206,6 +206,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       response: { 200: Envelope(RuleView), ...errorResponses(404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "createRule",
         summary: "Create an inbound rule",
         description:
           description +
@@ -216,7 +217,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
     .get("/list", async ({ auth }) => ok(await rules.list(auth.workspaceId), "Rules fetched"), {
       response: { 200: Envelope(t.Object({ rules: t.Array(RuleView) })), ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List inbound rules", description: "In the order they are tried." },
+      detail: { operationId: "listRules", summary: "List inbound rules", description: "In the order they are tried." },
     })
     .post(
       "/test",
@@ -245,6 +246,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
         response: { 200: Envelope(t.Object({ at: t.String({ format: "date-time" }), matches: t.Array(Outcome) })), ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "testRules",
           summary: "Test the inbound rules on a message",
           description: "Which rules a message would set off and what each would do, without doing any of it.",
         },
@@ -264,13 +266,17 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       ),
       response: { 200: Envelope(t.Object({ rules: t.Array(RuleView) })), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Order the inbound rules", description: "Numbers the rules' `priority` 10, 20, 30… in the order given." },
+      detail: {
+        operationId: "orderRules",
+        summary: "Order the inbound rules",
+        description: "Numbers the rules' `priority` 10, 20, 30… in the order given.",
+      },
     })
     .get("/:rule_id", async ({ auth, params }) => ok(await rules.get(auth.workspaceId, params.rule_id), "Rule fetched"), {
       params: t.Object({ rule_id: t.Integer() }),
       response: { 200: Envelope(RuleView), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Get an inbound rule" },
+      detail: { operationId: "getRule", summary: "Get an inbound rule" },
     })
     .post(
       "/update",
@@ -285,6 +291,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
         response: { 200: Envelope(RuleView), ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
+          operationId: "updateRule",
           summary: "Update an inbound rule",
           description:
             "Changes the fields given; `action` and `match` replace the whole object. Removing the webhook action deletes its subscription.",
@@ -296,6 +303,6 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       body: t.Object({ rule_id: t.Integer() }, { additionalProperties: false }),
       response: { 200: Envelope(t.Object({ rule_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Delete an inbound rule", description: "Its webhook subscription goes with it." },
+      detail: { operationId: "deleteRule", summary: "Delete an inbound rule", description: "Its webhook subscription goes with it." },
     });
 }

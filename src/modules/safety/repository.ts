@@ -2,7 +2,7 @@
 // numbers it must not text now, the audit of every opt-out and opt-in, and the pending messages an
 // opt-out stops, on the storage seam; every query is scoped by workspace.
 import type { DeliveryType, DeviceKind } from "../../core/kinds";
-import type { OptOutSource } from "../../db/schema";
+import type { OptOutSource } from "./schema";
 import type { Executor } from "../../db/storage";
 
 /** The row as stored: JSON lists as text. */

@@ -6,7 +6,7 @@ import type { DeliveryType } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Cluster } from "../../core/cluster";
 import type { Storage } from "../../db/storage";
-import type { OptOutSource } from "../../db/schema";
+import type { OptOutSource } from "./schema";
 import { AppError } from "../../core/errors";
 import { createGenerationCache } from "../../lib/generation-cache";
 import { quietUntil, zoneForNumber } from "../../lib/quiet-hours";

@@ -2,6 +2,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Elysia } from "elysia";
 import type { TObject } from "@sinclair/typebox";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import type { Storage } from "../../db/storage";
 import { createTurns } from "../../lib/turns";
 import type { FastRoute } from "../../http/fast-route";
@@ -230,6 +231,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSms",
+        ...documented({ idempotent: true }),
         summary: "Send an SMS",
         description:
           "Accepts an SMS for delivery now or at `schedule_time` (in `timezone`, default UTC) and answers at once with the notification id and the final text. " +
@@ -252,6 +255,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: SendResponse, ...errorResponses(402, 404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSmsShort",
+        ...documented({ idempotent: true }),
         summary: "Send an SMS (short form)",
         description:
           "The same as POST /notification/sms/api/send, with the same fields (recipient_contact, message, template_id, variables, recipient_name, " +
@@ -279,6 +284,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
         response: { 200: PreviewResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "postV1ApiSmsPreview",
           summary: "Preview a send",
           description:
             "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +
@@ -296,6 +302,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: BulkResponse, ...errorResponses(409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSmsBulk",
+        ...documented({ idempotent: true }),
         summary: "Send many SMS",
         description:
           `Up to ${BULK_MAX} send bodies (each with the fields of POST /notification/sms/api/send). Every item is checked on its own: ` +
@@ -313,6 +321,8 @@ export function sendingRoutes(s: SendingRouteDeps) {
       response: { 200: OverviewSendResponse, ...errorResponses(402, 404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "sendSmsOverview",
+        ...documented({ idempotent: true }),
         summary: "Send an SMS (overview form)",
         description:
           "The overview's `{to, message}` form: `to` in place of recipient_contact, and every other field of POST /notification/sms/api/send " +

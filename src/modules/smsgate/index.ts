@@ -10,6 +10,9 @@ import { createSmsGateRepository } from "./repository";
 import { createSmsGateService, type SmsGateDeps } from "./service";
 import { createSmsGateSettings } from "./settings";
 import { createSmsGateWebhooks } from "./webhooks";
+import type { ModuleDescriptor } from "../descriptor";
+import { isSmsGatePath, needsSmsGateAuth } from "./auth";
+import { smsGateFastRoutes, smsGateRoutes } from "./routes";
 
 export function createSmsGateModule(
   deps: SmsGateDeps & {
@@ -31,3 +34,14 @@ export function createSmsGateModule(
     settings: createSmsGateSettings({ devices, isPhone: (d: DeviceRow) => phoneKinds.has(d.kind), webhooks }),
   };
 }
+
+export const smsgateModule: ModuleDescriptor = {
+  name: "smsgate",
+  routes: (s) => ({ foreign: [smsGateRoutes(s)] }),
+  fastRoutes: (s) => smsGateFastRoutes(s),
+  foreign: (s) => ({
+    paths: isSmsGatePath,
+    gate: { matches: needsSmsGateAuth, authenticate: s.smsgateAuth.authenticate },
+    errors: "plain",
+  }),
+};

@@ -43,9 +43,9 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   // tag's description says so). Listing both also pushed the document past what the docs UI
   // renders: Swagger UI 5.35 stopped drawing operations once the document had 115 paths.
   const hide = base === SMSGATE_BASES[0] ? {} : { hide: true };
-  const secured = (summary: string, description: string, scope?: string) => ({
+  const secured = (operationId: string, summary: string, description: string, scope?: string) => ({
     auth: "smsgate" as const,
-    detail: { summary, description: scope ? `${description}\n\nScope: \`${scope}\`.` : description, ...hide },
+    detail: { operationId, summary, description: scope ? `${description}\n\nScope: \`${scope}\`.` : description, ...hide },
   });
 
   /** Answers without a body are described rather than given a schema (the errors are filled in from the table). */
@@ -75,7 +75,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       checks: { "db:ping": { status, description: "The database answers", observedValue: ok ? 0 : 1, observedUnit: "failed pings" } },
     };
   }
-  const healthRoute = (path: string, summary: string) => (app: Elysia) =>
+  const healthRoute = (path: string, operationId: string, summary: string) => (app: Elysia) =>
     app.get(
       path,
       async ({ set }) => {
@@ -87,6 +87,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         auth: "public",
         response: { 200: Health },
         detail: {
+          operationId,
           summary,
           description:
             "SMSGate's health shape: `status` pass and one check per dependency; 503 with the same shape and `status: fail` when the database does not answer. Needs no credentials.",
@@ -98,6 +99,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   // A plugin of its own per path (it is mounted twice), so it reads the caller from the request.
   const messages = (path: "/messages" | "/message") => (app: Elysia) => {
     const alias = path === "/message" ? " (alias of /messages, which older clients call)" : "";
+    const name = path === "/message" ? "Message" : "Messages";
     return app
       .post(path, ({ request, body, query, set }) => sendMessage(gate, base, request, body, query, set), {
         // JSON whatever the Content-Type, as SMSGate's server binds bodies; and so documented as JSON.
@@ -106,6 +108,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         query: SendQuery,
         response: { 202: MessageState, ...errorResponses(402, 404, 409) },
         ...secured(
+          `post3rdpartyV1${name}`,
           `Send a message${alias}`,
           "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` and `isEncrypted: true` answer 400 `option_not_supported`.",
           "messages:send",
@@ -123,6 +126,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           query: ListQuery,
           response: { 200: t.Array(MessageState), ...errorResponses() },
           ...secured(
+            `get3rdpartyV1${name}`,
             `List messages${alias}`,
             "Newest first unless `sort=createdAt_asc`; `X-Total-Count` has the number that match. `limit` is 1–100 (default 50).",
             "messages:list",
@@ -139,6 +143,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           params: t.Object({ id: t.String() }),
           response: { 200: MessageState, ...errorResponses(404) },
           ...secured(
+            `get3rdpartyV1${name}ById`,
             `Get a message's state${alias}`,
             "The message's state, each recipient's, and when each state was first reached (`states`).",
             "messages:read",
@@ -155,6 +160,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           params: t.Object({ id: t.String() }),
           response: { 200: MessageState, ...errorResponses(404, 409) },
           ...secured(
+            `delete3rdpartyV1${name}ById`,
             `Cancel a message${alias}`,
             "Cancels a message still Pending (scheduled or queued); 409 `not_cancellable` once the phone has it.",
             "messages:cancel",
@@ -164,43 +170,46 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   };
 
   // The phone re-posts the SMS it received in a period; the older paths say they are deprecated, as SMSGate's do.
-  const inboxRefresh = (path: string, scope: "inbox:refresh" | "messages:export", deprecated: boolean) => (app: Elysia) =>
-    app.post(
-      path,
-      async ({ request, body, set }) => {
-        requireScope(request, scope);
-        await gate.refreshInbox(callerAuth(request).workspaceId, body);
-        set.status = 202;
-        if (deprecated) set.headers.deprecation = "true";
-      },
-      {
-        parse: "json",
-        body: InboxRefreshBody,
-        ...withResponses(
-          secured(
-            deprecated ? "Re-post a phone's received SMS (older path of POST /inbox/refresh)" : "Re-post a phone's received SMS",
-            "Asks the phone to post again the SMS it received between `since` and `until`; they arrive as `sms:received`, each message once. 202 at once. " +
-              "404 for an unknown device; 409 `app_too_old` when the phone's app is too old to be asked (before 1.28.0), `phone_not_connected` when it has no event stream open.",
-            scope,
+  const inboxRefresh =
+    (path: string, operationId: string, scope: "inbox:refresh" | "messages:export", deprecated: boolean) => (app: Elysia) =>
+      app.post(
+        path,
+        async ({ request, body, set }) => {
+          requireScope(request, scope);
+          await gate.refreshInbox(callerAuth(request).workspaceId, body);
+          set.status = 202;
+          if (deprecated) set.headers.deprecation = "true";
+        },
+        {
+          parse: "json",
+          body: InboxRefreshBody,
+          ...withResponses(
+            secured(
+              operationId,
+              deprecated ? "Re-post a phone's received SMS (older path of POST /inbox/refresh)" : "Re-post a phone's received SMS",
+              "Asks the phone to post again the SMS it received between `since` and `until`; they arrive as `sms:received`, each message once. 202 at once. " +
+                "404 for an unknown device; 409 `app_too_old` when the phone's app is too old to be asked (before 1.28.0), `phone_not_connected` when it has no event stream open.",
+              scope,
+            ),
+            {
+              202: { description: "Asked; the phone re-posts in the background" },
+              404: { description: "No such phone in this workspace (not_found)" },
+              409: { description: "The phone cannot be asked now (app_too_old, phone_not_connected)" },
+            },
+            deprecated,
           ),
-          {
-            202: { description: "Asked; the phone re-posts in the background" },
-            404: { description: "No such phone in this workspace (not_found)" },
-            409: { description: "The phone cannot be asked now (app_too_old, phone_not_connected)" },
-          },
-          deprecated,
-        ),
-      },
-    );
+        },
+      );
 
   // The phones; /device is the older path SMSGate's server still serves beside /devices.
   const devices = (path: "/devices" | "/device") => (app: Elysia) => {
     const older = path === "/device";
     const alias = older ? " (older path of /devices)" : "";
+    const name = older ? "Device" : "Devices";
     const mark = (set: { headers: Record<string, string | number> }) => {
       if (older) set.headers.deprecation = "true";
     };
-    const listed = secured(`List devices${alias}`, "The workspace's paired phones.", "devices:list");
+    const listed = secured(`get3rdpartyV1${name}`, `List devices${alias}`, "The workspace's paired phones.", "devices:list");
     const listing = { ...listed, detail: { ...listed.detail, ...(older ? { deprecated: true } : {}) } };
     return app
       .get(
@@ -223,7 +232,12 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         {
           params: t.Object({ id: t.String() }),
           ...withResponses(
-            secured(`Remove a device${alias}`, "Unpairs the phone; what was waiting for it fails with `device_deleted`.", "devices:delete"),
+            secured(
+              `delete3rdpartyV1${name}ById`,
+              `Remove a device${alias}`,
+              "Unpairs the phone; what was waiting for it fails with `device_deleted`.",
+              "devices:delete",
+            ),
             { 204: { description: "Done; no body" }, 404: { description: "Not found in this workspace (not_found)" } },
             older,
           ),
@@ -234,10 +248,10 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   return new Elysia({ name: `pigeon-smsgate${base}`, prefix: base, tags: [SMSGATE_TAG] })
     .use(declaredAuth())
     .use(models)
-    .use(healthRoute("/health", "Health (SMSGate shape)"))
-    .use(healthRoute("/health/live", "Liveness probe"))
-    .use(healthRoute("/health/ready", "Readiness probe"))
-    .use(healthRoute("/health/startup", "Startup probe"))
+    .use(healthRoute("/health", "get3rdpartyV1Health", "Health (SMSGate shape)"))
+    .use(healthRoute("/health/live", "get3rdpartyV1HealthLive", "Liveness probe"))
+    .use(healthRoute("/health/ready", "get3rdpartyV1HealthReady", "Readiness probe"))
+    .use(healthRoute("/health/startup", "get3rdpartyV1HealthStartup", "Startup probe"))
     .post(
       "/auth/token",
       ({ request, body, set }) => {
@@ -249,6 +263,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: TokenRequest,
         response: { 201: TokenResponse, ...errorResponses() },
         ...secured(
+          "post3rdpartyV1AuthToken",
           "Issue an access token",
           "A JWT for `Authorization: Bearer`, limited to `scopes` (a token cannot grant more than its maker holds), valid `ttl` seconds (default 3600), with a refresh token.",
           "tokens:manage",
@@ -264,6 +279,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       {
         response: { 201: TokenResponse, ...errorResponses() },
         ...secured(
+          "post3rdpartyV1AuthTokenRefresh",
           "Refresh an access token",
           "Called with the refresh token as Bearer: a new pair with the same scopes and lifetime. The old access token is revoked and the refresh token cannot be used again.",
         ),
@@ -278,7 +294,12 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       {
         params: t.Object({ jti: t.String() }),
         ...noContent(
-          secured("Revoke an access token", "The token (by its `id`) and its refresh token stop working at once.", "tokens:manage"),
+          secured(
+            "delete3rdpartyV1AuthTokenByJti",
+            "Revoke an access token",
+            "The token (by its `id`) and its refresh token stop working at once.",
+            "tokens:manage",
+          ),
         ),
       },
     )
@@ -294,6 +315,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         query: InboxQuery,
         response: { 200: t.Array(IncomingMessage), ...errorResponses() },
         ...secured(
+          "get3rdpartyV1Inbox",
           "List received messages",
           "The SMS and MMS the workspace's phones received, newest first, from Pigeon's threads (each once, however often the phone posted it). `X-Total-Count` has the number that match; `limit` is 1–500 (default 50). " +
             "An MMS is one entry: `MMS` while only its headers came, `MMS_DOWNLOADED` once its content did. `DATA_SMS` lists nothing (Pigeon receives text only).",
@@ -301,10 +323,10 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ),
       },
     )
-    .use(inboxRefresh("/inbox/refresh", "inbox:refresh", false))
-    .use(inboxRefresh("/inbox/export", "messages:export", true))
-    .use(inboxRefresh("/messages/inbox/export", "messages:export", true))
-    .use(inboxRefresh("/message/inbox/export", "messages:export", true))
+    .use(inboxRefresh("/inbox/refresh", "post3rdpartyV1InboxRefresh", "inbox:refresh", false))
+    .use(inboxRefresh("/inbox/export", "post3rdpartyV1InboxExport", "messages:export", true))
+    .use(inboxRefresh("/messages/inbox/export", "post3rdpartyV1MessagesInboxExport", "messages:export", true))
+    .use(inboxRefresh("/message/inbox/export", "post3rdpartyV1MessageInboxExport", "messages:export", true))
     .use(messages("/messages"))
     .use(messages("/message"))
     .get(
@@ -315,7 +337,12 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       },
       {
         response: { 200: t.Array(Webhook), ...errorResponses() },
-        ...secured("List webhooks", "The webhooks registered through this API (Pigeon's own webhooks are under /v1).", "webhooks:list"),
+        ...secured(
+          "get3rdpartyV1Webhooks",
+          "List webhooks",
+          "The webhooks registered through this API (Pigeon's own webhooks are under /v1).",
+          "webhooks:list",
+        ),
       },
     )
     .post(
@@ -330,6 +357,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: WebhookBody,
         response: { 201: Webhook, ...errorResponses(404, 409) },
         ...secured(
+          "post3rdpartyV1Webhooks",
           "Register a webhook",
           "Pigeon delivers it from its outbox, retried as its own webhooks are, in SMSGate's body `{id, webhookId, event, deviceId, payload}` with `X-Timestamp` and `X-Signature` (hex HMAC-SHA256 of the body followed by the timestamp, keyed with the workspace's signing key: `pigeon smsgate signing-key`, or set with PATCH /settings). A repeated `id` replaces that webhook.",
           "webhooks:write",
@@ -345,7 +373,14 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       },
       {
         params: t.Object({ id: t.String() }),
-        ...noContent(secured("Delete a webhook", "Nothing more is delivered to it; what was waiting is dropped.", "webhooks:delete")),
+        ...noContent(
+          secured(
+            "delete3rdpartyV1WebhooksById",
+            "Delete a webhook",
+            "Nothing more is delivered to it; what was waiting is dropped.",
+            "webhooks:delete",
+          ),
+        ),
       },
     )
     .get(
@@ -357,6 +392,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       {
         response: { 200: Settings, ...errorResponses() },
         ...secured(
+          "get3rdpartyV1Settings",
           "Read settings",
           "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.",
           "settings:read",
@@ -374,6 +410,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
         ...secured(
+          "put3rdpartyV1Settings",
           "Replace settings",
           "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.",
           "settings:write",
@@ -390,7 +427,12 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         parse: "json",
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
-        ...secured("Change settings", "Applies the settings given; a refused one changes nothing.", "settings:write"),
+        ...secured(
+          "patch3rdpartyV1Settings",
+          "Change settings",
+          "Applies the settings given; a refused one changes nothing.",
+          "settings:write",
+        ),
       },
     )
     .use(devices("/devices"))

@@ -64,6 +64,7 @@ export function statsRoutes(s: StatsRoutesDeps) {
         },
         auth: "apiKey",
         detail: {
+          operationId: "getNotificationStats",
           summary: "Notification stats",
           description:
             "Notifications of this workspace created in the last day, week (7 days) or month (30 days), by their current status.",
@@ -88,6 +89,7 @@ export function statsRoutes(s: StatsRoutesDeps) {
         },
         auth: "apiKey",
         detail: {
+          operationId: "getCreditStats",
           summary: "Credit balance",
           description:
             "Only SMS through a cloud number costs credits: one per segment (160 GSM-7 characters, or 153 per part; 70 UCS-2, or 67 per part). Top up with `pigeon credits add`.",

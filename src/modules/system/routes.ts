@@ -90,6 +90,7 @@ export function systemRoutes(s: SystemRoutesDeps) {
         },
         auth: "public",
         detail: {
+          operationId: "getHealth",
           summary: "Health check",
           description:
             '200 when the database answers. 503 `service_unavailable` when it does not; 507 `storage_full` with `data.database: "full"` and `data.last_full_at` from a write that failed for lack of disk space until a write succeeds again: any send, or a small write of the health check\'s own, tried once the failure is 5 s old and the file system shows free space. `last_full_at` stays in the 200 answer as history. With scheduled backups on (`PIGEON_BACKUP_DIR`), `backup` says when the newest was taken and how old it is (a failing schedule keeps the last success and adds `last_error`). Needs no API key.',
@@ -140,7 +141,11 @@ export function systemRoutes(s: SystemRoutesDeps) {
           ...errorResponses(),
         },
         auth: "apiKey",
-        detail: { summary: "Server info", description: "The account's SMS length cap and the limits in force for this key." },
+        detail: {
+          operationId: "getServerInfo",
+          summary: "Server info",
+          description: "The account's SMS length cap and the limits in force for this key.",
+        },
       },
     );
 }

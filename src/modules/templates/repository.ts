@@ -1,7 +1,7 @@
 // Template queries, on the storage seam. A workspace sees its own templates and the system ones.
 import type { DeliveryType } from "../../core/kinds";
 import { tableRecords } from "../../db/records";
-import { template } from "../../db/schema";
+import { template } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
 
 export type TemplateRow = typeof template.$inferSelect;

@@ -32,7 +32,11 @@ export function templateRoutes(s: TemplateRoutesDeps) {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List templates", description: "The workspace's templates and the system templates, optionally of one channel." },
+      detail: {
+        operationId: "listTemplates",
+        summary: "List templates",
+        description: "The workspace's templates and the system templates, optionally of one channel.",
+      },
     })
     .post("/v1/api/template/create", async ({ auth, body }) => ok(await templates.create(auth, body), "Template created"), {
       parse: "json",
@@ -40,6 +44,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
       response: { 200: TemplateResponse, ...errorResponses(409) },
       auth: "apiKey",
       detail: {
+        operationId: "createTemplate",
         summary: "Create a template",
         description: `${RULES} \`code\` defaults to one made from the name; a code already used in the workspace: 409 \`duplicate_template_code\`. \`channel\` defaults to \`sms\`.`,
       },
@@ -50,6 +55,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
       response: { 200: TemplateResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
       detail: {
+        operationId: "updateTemplate",
         summary: "Update a template",
         description: `${RULES} System templates cannot be changed: 403 \`template_read_only\`. \`status\` can be set to \`active\` or \`disabled\`.`,
       },
@@ -63,6 +69,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         response: { 200: TemplateDeletedResponse, ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "deleteTemplate",
           summary: "Delete a template",
           description: "System templates cannot be deleted: 403 `template_read_only`. Notifications sent with it keep their template_id.",
         },
@@ -75,7 +82,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         params: TemplateIdParams,
         response: { 200: TemplateResponse, ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Get a template" },
+        detail: { operationId: "getTemplate", summary: "Get a template" },
       },
     )
     .post(
@@ -91,6 +98,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         response: { 200: TemplateArrayResponse, ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "pageTemplates",
           summary: "Fetch templates (array)",
           description:
             "`data` is the array of templates itself. `page` defaults to 1, `limit` to 10 (at most 100). The total is in the `X-Total-Count` header.",

@@ -1,7 +1,7 @@
 // An inbound message on either channel: into its thread, and out as a message.received event, in
 // the caller's transaction.
 import type { DeliveryType } from "../../core/kinds";
-import type { MmsMeta } from "../../db/schema";
+import type { MmsMeta } from "./schema";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
 import type { ThreadRepository } from "./repository";

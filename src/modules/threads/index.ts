@@ -4,8 +4,32 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { createThreadRepository } from "./repository";
 import { createThreadService } from "./service";
+import type { ModuleDescriptor } from "../descriptor";
+import { threadRoutes } from "./routes";
 
 export function createThreadsModule(deps: { storage: Storage; clock: Clock }) {
   const repository = createThreadRepository(deps.storage);
   return { repository, view: createThreadService(repository, deps.clock) };
 }
+
+/**
+ * Sends added to their threads per unit of work of the worker's catch-up, kept small: the sends
+ * whose units share the catch-up's commit wait for it (bench/NOTES.md has the measurements).
+ */
+const THREAD_CATCH_UP_CHUNK = 50;
+
+export const threadsModule: ModuleDescriptor = {
+  name: "threads",
+  routes: (s) => ({ api: [threadRoutes(s)] }),
+  // Sends reach their threads in chunks, letting requests in between (each read also catches up first).
+  tasks: (s) => [
+    {
+      name: "threads:catch-up",
+      everySeconds: s.config.workerIntervalSeconds,
+      run: async () => {
+        while ((await s.threads.catchUp(THREAD_CATCH_UP_CHUNK)) === THREAD_CATCH_UP_CHUNK)
+          await new Promise((resolve) => setImmediate(resolve));
+      },
+    },
+  ],
+};

@@ -4,7 +4,9 @@
 // lags behind the sends (a worker task also catches up once a second). Its SQL runs through the
 // storage seam's executor, columns aliased to the schema's field names; the row types come from
 // the drizzle tables.
-import type { contact, notification, thread, threadMessage, MmsMeta } from "../../db/schema";
+import type { contact } from "../contacts/schema";
+import type { notification } from "../notifications/schema";
+import type { MmsMeta, thread, threadMessage } from "./schema";
 import { jsonField, type Executor, type SqlParam, type Storage } from "../../db/storage";
 
 export type ThreadRecord = typeof thread.$inferSelect;

@@ -97,6 +97,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         response: { 200: Envelope(t.Object({ threads: t.Array(Thread), pagination: Pagination })), ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "listThreads",
           summary: "List threads",
           description:
             "Every conversation, most recent first: outbound sends and inbound SMS or chat-app messages. Filters: `channel`, `contact_id`, `unread`. " +
@@ -117,6 +118,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         },
         auth: "apiKey",
         detail: {
+          operationId: "listThreadMessages",
           summary: "Messages of a thread",
           description: "Newest first, both directions; each outbound message with its notification's status.",
         },
@@ -129,7 +131,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         params: ThreadIdParams,
         response: { 200: Envelope(Thread), ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Mark a thread read", description: "Sets its unread count to 0." },
+        detail: { operationId: "markThreadRead", summary: "Mark a thread read", description: "Sets its unread count to 0." },
       },
     );
 }

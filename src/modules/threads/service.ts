@@ -1,7 +1,7 @@
 // Reading conversations: threads with their contact and last message, and their messages with each
 // outbound message's notification status. Chat-app threads show their 24-hour window.
 import type { Clock } from "../../clock";
-import type { MmsMeta } from "../../db/schema";
+import type { MmsMeta } from "./schema";
 import { AppError } from "../../core/errors";
 import { DAY, iso } from "../../lib/time";
 import type { ThreadFilters, ThreadRecord, ThreadRepository, ThreadView } from "./repository";

@@ -3,6 +3,7 @@
 // numbers and pools unchanged.
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { Envelope, errorResponses, ok } from "../../http/envelope";
 import { refuseUnknownFields } from "../../http/validation";
 import { authOf } from "../../http/foundation";
@@ -14,6 +15,35 @@ const Form = t.Record(t.String(), t.Unknown(), { description: "Form fields (appl
 const Resource = t.Record(t.String(), t.Unknown(), {
   description: "Twilio's Message resource: sid (SM…), status, to, from, body, num_segments, date_created (RFC 2822), error_code, uri, …",
 });
+
+/** The form fields of a message's create, as the document shows them. */
+const MESSAGE_FORM = {
+  type: "object",
+  required: ["To", "Body"],
+  properties: {
+    To: { type: "string", description: "The recipient, E.164", examples: ["+14155552671"] },
+    Body: { type: "string", description: "The text", examples: ["Your order is ready"] },
+    From: { type: "string", description: "A number of the workspace's devices (a cloud number, or a pool member's number)" },
+    MessagingServiceSid: { type: "string", description: "MG…: a sender pool" },
+    ValidityPeriod: { type: "integer", minimum: 1, maximum: 36000, description: "Seconds the message may wait" },
+    SendAt: { type: "string", format: "date-time", description: "With ScheduleType=fixed: when to send (any future time)" },
+    ScheduleType: { type: "string", enum: ["fixed"] },
+    MediaUrl: { type: "string", description: "Refused: 21620, media is not supported" },
+    StatusCallback: {
+      type: "string",
+      format: "uri",
+      description:
+        "Where each change of the message's status is posted, signed with X-Twilio-Signature (21609 when Pigeon may not call it)",
+    },
+  },
+};
+
+/** The form field of a message's update. */
+const CANCEL_FORM = {
+  type: "object",
+  required: ["Status"],
+  properties: { Status: { type: "string", enum: ["canceled"], description: "Cancels a message no channel has taken yet" } },
+};
 
 /** The message SID in `SM….json`, or a 404 as Twilio gives. */
 function sidOfFile(file: string): string {
@@ -39,6 +69,8 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         params: t.Object({ AccountSid: t.String() }),
         auth: "twilio",
         detail: {
+          operationId: "twilioCreateMessage",
+          ...documented({ form: MESSAGE_FORM }),
           summary: "Send a message (Twilio's Messages API)",
           description:
             "Form fields as Twilio takes them: `To`, `Body`, `From` (the number of one of the workspace's devices: a cloud number, or a phone whose pool member gives its number), " +
@@ -72,6 +104,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       },
       auth: "twilio",
       detail: {
+        operationId: "twilioListMessages",
         summary: "List messages (Twilio's Messages API)",
         description:
           "Newest first. Filters `To`, `From`, `DateSent`, `DateSent<`, `DateSent>`: each a date (`YYYY-MM-DD`, a UTC day: sent that day, " +
@@ -85,6 +118,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       response: { 200: Resource },
       auth: "twilio",
       detail: {
+        operationId: "twilioFetchMessage",
         summary: "Fetch a message (Twilio's Messages API)",
         description:
           "A sent message (`SM0…`), or a received one (`SMf…`, the `MessageSid` of an incoming-message post: `direction` inbound, `status` received).",
@@ -100,6 +134,8 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         response: { 200: Resource },
         auth: "twilio",
         detail: {
+          operationId: "twilioUpdateMessage",
+          ...documented({ form: CANCEL_FORM }),
           summary: "Cancel a message (Twilio's Messages API)",
           description: "`Status=canceled` cancels a message that no channel has taken yet (a scheduled one, or one still queued).",
         },
@@ -117,6 +153,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         response: { 204: t.String({ description: "Deleted" }) },
         auth: "twilio",
         detail: {
+          operationId: "twilioDeleteMessage",
           summary: "Delete a message (Twilio's Messages API)",
           description:
             "Removes a message that is done (sent, delivered, failed or canceled) with its log and its place in the thread; the statistics keep it. " +
@@ -158,6 +195,7 @@ export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
       detail: {
+        operationId: "getTwilioSettings",
         summary: "Twilio compatibility settings",
         description:
           "The workspace's Twilio-style account SID (its auth token is shown only by `pigeon twilio credentials` and the dashboard) and the incoming-message URLs of the workspace and its pools.",
@@ -176,6 +214,7 @@ export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
         response: { 200: Envelope(Settings), ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "setTwilioIncomingUrl",
           summary: "Set the incoming-message URL",
           description:
             "Each message received (SMS and chat-app, keywords too) is posted to this URL as Twilio posts an incoming message: form fields `MessageSid` (SMf…), `From`, `To`, `Body`, " +

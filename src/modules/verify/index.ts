@@ -3,6 +3,10 @@
 import { createVerifyRepository } from "./repository";
 import { createVerifyService, type VerifyDeps } from "./service";
 import { authTemplate, type VerifyTemplates } from "./templates";
+import type { ModuleDescriptor } from "../descriptor";
+import { NOTIFICATION_HOOKS } from "../notifications/repository";
+import { verifyRoutes } from "./routes";
+import { twilioVerifyRoutes } from "./twilio-routes";
 
 export function createVerifyModule(deps: Omit<VerifyDeps, "repo" | "authTemplate" | "templateExists"> & { templates: VerifyTemplates }) {
   const { templates, ...rest } = deps;
@@ -13,3 +17,17 @@ export function createVerifyModule(deps: Omit<VerifyDeps, "repo" | "authTemplate
     templateExists: async (workspaceId, id) => (await templates.get(workspaceId, id)) !== null,
   });
 }
+
+export const verifyModule: ModuleDescriptor = {
+  name: "verify",
+  routes: (s) => ({ foreign: [twilioVerifyRoutes(s)], api: [verifyRoutes(s)] }),
+  // Verify's sends and finished verifications past any limit's or check's need.
+  tasks: (s) => [{ name: "verify:prune", everySeconds: 3600, run: () => s.verify.prune() }],
+  listeners: (s) => ({
+    // A one-time code's message shows the code masked once its channel has taken it.
+    transitions: (changes) =>
+      s.verify.maskTaken(
+        changes.filter(({ before }) => (before.hooks & NOTIFICATION_HOOKS.oneTimeCode) !== 0).map(({ before }) => before.id),
+      ),
+  }),
+};

@@ -145,6 +145,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         response: { 200: Envelope(Service), ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
+          operationId: "createVerifyService",
           summary: "Create a Verify service",
           description:
             "How one-time codes are made and sent, and the fraud limits that guard them. The same service is Twilio's Verify Service `sid` under /v2/Services. " +
@@ -158,7 +159,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
       {
         response: { 200: Envelope(t.Object({ services: t.Array(Service) })), ...errorResponses() },
         auth: "apiKey",
-        detail: { summary: "List Verify services" },
+        detail: { operationId: "listVerifyServices", summary: "List Verify services" },
       },
     )
     .get(
@@ -169,7 +170,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         params: t.Object({ service_id: t.Integer({ minimum: 1 }) }),
         response: { 200: Envelope(Service), ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Get a Verify service" },
+        detail: { operationId: "getVerifyService", summary: "Get a Verify service" },
       },
     )
     .post(
@@ -182,7 +183,11 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(UpdateServiceBody),
         response: { 200: Envelope(Service), ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Change a Verify service", description: "The fields given change; the others stay." },
+        detail: {
+          operationId: "updateVerifyService",
+          summary: "Change a Verify service",
+          description: "The fields given change; the others stay.",
+        },
       },
     )
     .post(
@@ -195,7 +200,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(ServiceIdBody),
         response: { 200: Envelope(t.Object({ service_id: t.Integer() })), ...errorResponses(404) },
         auth: "apiKey",
-        detail: { summary: "Delete a Verify service", description: "With its verifications." },
+        detail: { operationId: "deleteVerifyService", summary: "Delete a Verify service", description: "With its verifications." },
       },
     )
     .post(
@@ -206,6 +211,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         response: { 200: Envelope(Verification), ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "startVerification",
           summary: "Send a one-time code",
           description:
             "A random code goes to `to` at once, urgent (ahead of queues and pacing, outside quiet hours), through the service's pool or the workspace's routing; `channel` " +
@@ -230,6 +236,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         response: { 200: Envelope(Verification), ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "checkVerification",
           summary: "Check a one-time code",
           description:
             "The right code: `approved`, `valid` true. A wrong one: 200 with `valid` false, still `pending`; after 5 wrong codes, 429 `too_many_checks`. " +
@@ -246,6 +253,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         response: { 200: Envelope(Verification), ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "getVerification",
           summary: "Get a verification",
           description: "Its status (a pending one past its life reads expired), checks left and sends; never its code.",
         },
@@ -259,7 +267,11 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(UpdateBody),
         response: { 200: Envelope(Verification), ...errorResponses(404, 409) },
         auth: "apiKey",
-        detail: { summary: "Cancel or approve a verification", description: "Of a pending one; another: 409 `not_cancellable`." },
+        detail: {
+          operationId: "updateVerification",
+          summary: "Cancel or approve a verification",
+          description: "Of a pending one; another: 409 `not_cancellable`.",
+        },
       },
     );
 }

@@ -3,6 +3,7 @@
 // verifications as Pigeon's own /v1/api/verify (routes.ts).
 import { Elysia, t } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
+import { documented } from "../../http/route-doc";
 import { AppError } from "../../core/errors";
 import { authOf } from "../../http/foundation";
 import { VERIFY_BASE } from "../twilio/errors";
@@ -10,6 +11,56 @@ import { idOfSid, sidOf } from "../twilio/resource";
 import type { SendRow, ServiceRow, VerificationRow } from "./repository";
 import type { VerifyRoutesDeps } from "./routes";
 import { CODE_LENGTHS, TTL_SECONDS, type ServiceInput } from "./service";
+
+/** A Verify service's form fields, as the document shows them: Twilio's, then Pigeon's own. */
+const SERVICE_FORM = {
+  type: "object",
+  required: ["FriendlyName"],
+  properties: {
+    FriendlyName: { type: "string", maxLength: 60, description: "Named in the code's message", examples: ["Acme"] },
+    CodeLength: { type: "integer", minimum: 4, maximum: 10, description: "Digits (default 6)" },
+    Ttl: { type: "integer", minimum: 60, maximum: 86400, description: "Pigeon's: a code's life in seconds (default 600)" },
+    MessagingServiceSid: { type: "string", description: "Pigeon's: MG…, the pool codes go through" },
+    PerNumberLimit: {
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
+      description: "Pigeon's: codes a number may get in 10 minutes (default 5)",
+    },
+    PrefixHourlyBudget: {
+      type: "integer",
+      minimum: 1,
+      maximum: 100000,
+      description: "Pigeon's: codes one country calling code may get in an hour (default 100)",
+    },
+    ChatappTemplateId: { type: "integer", description: "Pigeon's: the approved authentication template for the whatsapp channel" },
+  },
+};
+
+const VERIFICATION_FORM = {
+  type: "object",
+  required: ["To"],
+  properties: {
+    To: { type: "string", description: "The number, E.164", examples: ["+14155552671"] },
+    Channel: { type: "string", enum: ["sms", "whatsapp"], description: "sms (default), or whatsapp: the chat-app channel" },
+  },
+};
+
+const STATUS_FORM = {
+  type: "object",
+  required: ["Status"],
+  properties: { Status: { type: "string", enum: ["canceled", "approved"] } },
+};
+
+const CHECK_FORM = {
+  type: "object",
+  required: ["Code"],
+  properties: {
+    Code: { type: "string", description: "The code the person typed", examples: ["123456"] },
+    To: { type: "string", description: "The number whose pending verification is checked" },
+    VerificationSid: { type: "string", description: "VE…: instead of To" },
+  },
+};
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
@@ -151,6 +202,8 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 201: TwilioResource("Twilio's Verify Service resource") },
         detail: {
+          operationId: "twilioCreateVerifyService",
+          ...documented({ form: SERVICE_FORM }),
           summary: "Create a Verify service (Twilio's Verify v2)",
           description:
             `\`FriendlyName\` (named in the code's message), \`CodeLength\` (${CODE_LENGTHS.min}–${CODE_LENGTHS.max}, default ${CODE_LENGTHS.default}); Pigeon's own: ` +
@@ -181,6 +234,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 200: t.Object({ services: t.Array(TwilioResource("A Verify Service")), meta: t.Record(t.String(), t.Unknown()) }) },
         detail: {
+          operationId: "twilioListVerifyServices",
           summary: "List Verify services (Twilio's Verify v2)",
           description: "All of the workspace's services (at most 25) on one page.",
         },
@@ -190,7 +244,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
       params: ServiceParams,
       auth: "twilio",
       response: { 200: TwilioResource("Twilio's Verify Service resource") },
-      detail: { summary: "Fetch a Verify service (Twilio's Verify v2)" },
+      detail: { operationId: "twilioFetchVerifyService", summary: "Fetch a Verify service (Twilio's Verify v2)" },
     })
     .post(
       "/:ServiceSid",
@@ -203,7 +257,12 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         body: Form,
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's Verify Service resource") },
-        detail: { summary: "Update a Verify service (Twilio's Verify v2)", description: "The fields of its create; those not given stay." },
+        detail: {
+          operationId: "twilioUpdateVerifyService",
+          ...documented({ form: { ...SERVICE_FORM, required: [] } }),
+          summary: "Update a Verify service (Twilio's Verify v2)",
+          description: "The fields of its create; those not given stay.",
+        },
       },
     )
     .delete(
@@ -218,7 +277,11 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: ServiceParams,
         auth: "twilio",
         response: { 204: t.String({ description: "Deleted" }) },
-        detail: { summary: "Delete a Verify service (Twilio's Verify v2)", description: "With its verifications." },
+        detail: {
+          operationId: "twilioDeleteVerifyService",
+          summary: "Delete a Verify service (Twilio's Verify v2)",
+          description: "With its verifications.",
+        },
       },
     )
     .post(
@@ -239,6 +302,8 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 201: TwilioResource("Twilio's Verification resource (status pending)") },
         detail: {
+          operationId: "twilioCreateVerification",
+          ...documented({ form: VERIFICATION_FORM }),
           summary: "Start a verification (Twilio's Verify v2)",
           description:
             "`To` (E.164) and `Channel` (`sms`, default, or `whatsapp`: the chat-app channel, through an approved authentication template). A random code is sent at once, " +
@@ -255,7 +320,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: t.Object({ ServiceSid: t.String(), Sid: t.String({ description: "VE…" }) }),
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's Verification resource") },
-        detail: { summary: "Fetch a verification (Twilio's Verify v2)" },
+        detail: { operationId: "twilioFetchVerification", summary: "Fetch a verification (Twilio's Verify v2)" },
       },
     )
     .post(
@@ -274,6 +339,8 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's Verification resource") },
         detail: {
+          operationId: "twilioUpdateVerification",
+          ...documented({ form: STATUS_FORM }),
           summary: "Cancel or approve a verification (Twilio's Verify v2)",
           description: "`Status=canceled` or `Status=approved`, of a pending verification (else 20009).",
         },
@@ -306,6 +373,8 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         auth: "twilio",
         response: { 200: TwilioResource("Twilio's VerificationCheck resource: status approved (valid true) or pending (valid false)") },
         detail: {
+          operationId: "twilioCheckVerification",
+          ...documented({ form: CHECK_FORM }),
           summary: "Check a code (Twilio's Verify v2)",
           description:
             "`Code`, and `To` or `VerificationSid`. The right code: `approved`, `valid` true. A wrong one: still `pending`, `valid` false; after 5 wrong codes, 60202 (429). " +

@@ -71,12 +71,16 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(409) },
       auth: "apiKey",
-      detail: { summary: "Subscribe to events", description: `The reply shows the signing \`secret\` once. ${DELIVERY}` },
+      detail: {
+        operationId: "createWebhook",
+        summary: "Subscribe to events",
+        description: `The reply shows the signing \`secret\` once. ${DELIVERY}`,
+      },
     })
     .get("/list", async ({ auth }) => ok(await webhooks.list(auth.workspaceId), "Webhooks fetched"), {
       response: { 200: Envelope(t.Object({ webhooks: t.Array(Webhook) })), ...errorResponses() },
       auth: "apiKey",
-      detail: { summary: "List webhooks" },
+      detail: { operationId: "listWebhooks", summary: "List webhooks" },
     })
     .post("/update", async ({ auth, body }) => ok(await webhooks.update(auth.workspaceId, body), "Webhook updated"), {
       parse: "json",
@@ -94,14 +98,14 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Update, re-enable or disable a webhook" },
+      detail: { operationId: "updateWebhook", summary: "Update, re-enable or disable a webhook" },
     })
     .post("/delete", async ({ auth, body }) => ok(await webhooks.remove(auth.workspaceId, body.webhook_id), "Webhook deleted"), {
       parse: "json",
       body: WebhookIdBody,
       response: { 200: Envelope(t.Object({ webhook_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Delete a webhook", description: "Deliveries not yet made are dropped." },
+      detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deliveries not yet made are dropped." },
     })
     .post("/test", async ({ auth, body }) => ok(await webhooks.test(auth.workspaceId, body.webhook_id), "Test event sent"), {
       parse: "json",
@@ -121,6 +125,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       },
       auth: "apiKey",
       detail: {
+        operationId: "testWebhook",
         summary: "Send a test event",
         description:
           "Sends a `webhook.test` event to this webhook now and reports what the receiver answered. A failed test is retried like any delivery.",
@@ -130,7 +135,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       params: WebhookIdParams,
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
       auth: "apiKey",
-      detail: { summary: "Get a webhook" },
+      detail: { operationId: "getWebhook", summary: "Get a webhook" },
     })
     .get(
       "/:webhook_id/deliveries",
@@ -142,6 +147,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
         response: { 200: Envelope(t.Object({ deliveries: t.Array(Delivery), pagination: Pagination })), ...errorResponses(404) },
         auth: "apiKey",
         detail: {
+          operationId: "listWebhookDeliveries",
           summary: "Deliveries of a webhook",
           description: "Newest first; each with every attempt: time, status code, latency, error.",
         },

@@ -27,6 +27,7 @@ export function workspaceRoutes(s: WorkspaceRoutesDeps) {
         response: { 200: Envelope(t.Object({ projects: t.Array(Project) })), ...errorResponses() },
         auth: "apiKey",
         detail: {
+          operationId: "listProjects",
           summary: "List projects",
           description:
             "Projects are Pigeon's workspaces. An API key belongs to one workspace and sees only that workspace, so the list holds the key's own project. " +

@@ -1,8 +1,8 @@
-// Per-key request limits (spec section 8): a sliding minute and a UTC-day window, with the numbers
-// taken from the key's plan; and a throttle on failed authentications per client address.
-// On SQLite the counters live in memory: they guard the API, they are not business state, and a
-// restart that forgets them errs on the caller's side. Servers sharing a PostgreSQL database count
-// in it instead (shared-limits.ts), so the limits hold for all of them together.
+// The limits in memory (types.ts): per-key request limits (spec section 8), a sliding minute and a
+// UTC-day window with the numbers taken from the key's plan; a throttle on failed authentications
+// per client address; and the dashboard's sign-in throttle. On SQLite's one server the counters
+// live in memory: they guard the API, they are not business state, and a restart that forgets them
+// errs on the caller's side. Servers sharing a PostgreSQL database count in it instead (shared.ts).
 //
 // The minute is sliding, not a calendar minute: a calendar window lets a caller spend its whole
 // allowance in the last second of one minute and again in the first second of the next. Requests
@@ -10,19 +10,25 @@
 // request from the last 60 s (the current one and the 60 before it) hold fewer than the limit. That
 // errs by at most a second on the strict side and guarantees that no 60-second span ever holds more
 // than the limit, in 61 counters per key whatever the limit.
-import type { Clock } from "../clock";
-import { DAY } from "../lib/time";
-import type { Freshness } from "../core/caller";
-import { AppError } from "../core/errors";
+import type { Clock } from "../../clock";
+import { DAY } from "../../lib/time";
+import type { Freshness } from "../../core/caller";
+import { AppError } from "../../core/errors";
+import { authThrottled, limited } from "./refusals";
+import {
+  AUTH_FAILURES_PER_MINUTE,
+  type KeyHolder,
+  MINUTE_SLOTS as SLOTS,
+  type RateDecision,
+  type RateLimiter,
+  SIGN_IN_ATTEMPTS_PER_MINUTE,
+  SIGN_IN_WINDOW_MS,
+  type SignInThrottle,
+  SLOT_MS,
+} from "./types";
 
-const SLOT_MS = 1000;
-/** Slots that may hold a request less than a minute old: the current one and the 60 before. */
-const SLOTS = 61;
-
-/** Failed authentications a client address may make in any 60 s before it is answered 429. */
-export const AUTH_FAILURES_PER_MINUTE = 20;
-/** Addresses remembered at most; beyond that the least recently failing are forgotten. */
-const MAX_TRACKED_ADDRESSES = 10_000;
+/** Addresses (or sign-in keys) remembered at most; beyond that the idle ones are forgotten. */
+const MAX_TRACKED = 10_000;
 
 /** Requests in the last minute, in one-second slots (a ring indexed by slot number). */
 class SlidingMinute {
@@ -71,54 +77,10 @@ class SlidingMinute {
   }
 }
 
-/**
- * The client's socket address: what failed authentications are counted against. Never a header a
- * client could vary (X-Forwarded-For); requests handled in-process, without a socket, share one.
- */
-export function clientAddress(
-  request: Request,
-  server: { requestIP(request: Request): { address: string } | null } | null | undefined,
-): string {
-  return server?.requestIP(request)?.address ?? "in-process";
-}
-
 interface KeyWindow {
   minute: SlidingMinute;
   dayStart: number;
   dayCount: number;
-}
-
-export interface RateDecision {
-  headers: Record<string, string>;
-}
-
-/** The 429 for a key's full minute or day: `resetAt` is when it has room again. */
-export function limited(limit: number, resetAt: number, now: number, message: string): AppError {
-  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-  return new AppError(
-    "rate_limited",
-    `${message}; retry after ${retryAfter} s`,
-    { limit, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
-    undefined,
-    {
-      "retry-after": String(retryAfter),
-      "x-ratelimit-limit": String(limit),
-      "x-ratelimit-remaining": "0",
-      "x-ratelimit-reset": String(Math.ceil(resetAt / 1000)),
-    },
-  );
-}
-
-/** The 429 for an address over its failed authentications, until `resetAt`. */
-export function authThrottled(resetAt: number, now: number): AppError {
-  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-  return new AppError(
-    "rate_limited",
-    `Too many failed authentications from this address; retry after ${retryAfter} s`,
-    { limit: AUTH_FAILURES_PER_MINUTE, retry_after: retryAfter, reset_at: new Date(resetAt).toISOString() },
-    undefined,
-    { "retry-after": String(retryAfter) },
-  );
 }
 
 /**
@@ -199,7 +161,7 @@ export function createRateLimiter(clock: Clock, generation?: () => Promise<numbe
       failures.delete(address); // re-inserted below: the map stays in order of last failure
     else {
       counter = new SlidingMinute();
-      if (failures.size >= MAX_TRACKED_ADDRESSES) evictFailures(now);
+      if (failures.size >= MAX_TRACKED) evictFailures(now);
     }
     counter.add(now);
     failures.set(address, counter);
@@ -211,7 +173,7 @@ export function createRateLimiter(clock: Clock, generation?: () => Promise<numbe
       if (counter.lastActivity() + SLOTS * SLOT_MS > now) break; // ordered by last failure
       failures.delete(address);
     }
-    while (failures.size >= MAX_TRACKED_ADDRESSES) failures.delete(failures.keys().next().value!);
+    while (failures.size >= MAX_TRACKED) failures.delete(failures.keys().next().value!);
   }
 
   /**
@@ -247,47 +209,38 @@ export function createRateLimiter(clock: Clock, generation?: () => Promise<numbe
     return { auth, decision: hit(auth.keyId, auth.plan.requestsPerMinute, auth.plan.requestsPerDay) };
   }
 
-  return { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, admitKey, trackedAddresses: () => failures.size };
-}
-
-/** What admitKey needs to know of an authenticated caller: its key and the key's plan's limits. */
-export interface KeyHolder {
-  keyId: number;
-  plan: { requestsPerMinute: number; requestsPerDay: number };
-  /**
-   * The cache generation this caller's record was read at, when it came from a server's memory
-   * or may be kept there (src/lib/generation-cache.ts); absent when it was read for this request
-   * alone.
-   */
-  generation?: number;
-  /** The database's cache generation when the request was admitted (the shared limiter sets it). */
-  cacheGeneration?: number;
+  const limiter = { hit, peek, checkAuthFailures, recordAuthFailure, guardAuth, admitKey } satisfies RateLimiter;
+  // Beside the interface: how many addresses the failure throttle remembers (its bound is tested).
+  return { ...limiter, trackedAddresses: () => failures.size };
 }
 
 /**
- * What the request pipeline asks of a limiter: this file's in-memory one (SQLite's single server)
- * or the one every server shares in the database (shared-limits.ts, PostgreSQL), whose answers
- * are promises. Callers await them either way.
+ * Sign-in attempts in memory, each remembered for a minute to the millisecond under each of its
+ * keys (the client's address, the email).
  */
-export interface RateLimiter {
-  hit(keyId: number, perMinute: number, perDay: number): RateDecision | Promise<RateDecision>;
-  peek(
-    keyId: number,
-    perMinute: number,
-    perDay: number,
-  ): { remaining: number; resetAt: number } | Promise<{ remaining: number; resetAt: number }>;
-  checkAuthFailures(address: string): void | Promise<void>;
-  recordAuthFailure(address: string): void | Promise<void>;
-  guardAuth<T>(address: string, step: () => T): T | Promise<Awaited<T>>;
-  /**
-   * A request made with a key: `authenticate` under the address's throttle (guardAuth), then one
-   * request counted against the key's minute and day (hit); the caller and the rate headers. The
-   * shared limiter checks the address and counts the key in one call.
-   */
-  admitKey<A extends KeyHolder>(
-    address: string,
-    authenticate: (freshness?: Freshness) => A | Promise<A>,
-  ): Promise<{ auth: A; decision: RateDecision }>;
-  /** Forgets passed windows kept in the database (the shared limiter); absent in memory. */
-  prune?(): Promise<number>;
+export function createSignInThrottle(now: () => number) {
+  const attempts = new Map<string, number[]>();
+
+  function recent(key: string, at: number): number[] {
+    const list = (attempts.get(key) ?? []).filter((t) => t > at - SIGN_IN_WINDOW_MS);
+    if (list.length) attempts.set(key, list);
+    else attempts.delete(key);
+    return list;
+  }
+
+  return {
+    attempt(keys: string[]): number {
+      const at = now();
+      let wait = 0;
+      for (const key of keys) {
+        const list = recent(key, at);
+        if (list.length >= SIGN_IN_ATTEMPTS_PER_MINUTE) wait = Math.max(wait, Math.ceil((list[0] + SIGN_IN_WINDOW_MS - at) / 1000));
+      }
+      if (wait > 0) return wait;
+      for (const key of keys) attempts.set(key, [...recent(key, at), at]);
+      // Bounded memory: forget windows that have passed once the map grows.
+      if (attempts.size > MAX_TRACKED) for (const key of [...attempts.keys()]) recent(key, at);
+      return 0;
+    },
+  } satisfies SignInThrottle;
 }

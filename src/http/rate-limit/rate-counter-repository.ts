@@ -1,6 +1,6 @@
 // The rate_counter table (PostgreSQL): the sliding windows every server shares. `admit` is one
 // call of the pigeon_admit function, so checking and counting happen together under its locks.
-import type { Executor } from "../db/storage";
+import type { Executor } from "../../db/storage";
 
 export interface Window {
   bucket: string;

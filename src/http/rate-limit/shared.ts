@@ -1,25 +1,36 @@
-// The request limits and throttles of rate-limit.ts and the dashboard's sign-in throttle, counted
-// in the database so that they hold for every server sharing it (PostgreSQL). The rules are the
-// same: a key's sliding minute is the current second and the 60 before it, its day the UTC day;
-// 20 failed authentications a minute per client address; 5 sign-in attempts a minute per address
-// and per email. Checking and counting are one call (rate-counter-repository.ts), so two servers
-// admitting at once never pass a limit together.
-import type { Clock } from "../clock";
-import type { Executor } from "../db/storage";
-import { createBatcher } from "../lib/batcher";
-import { DAY } from "../lib/time";
-import { AppError } from "../core/errors";
+// The limits of types.ts counted in the database, so that they hold for every server sharing it
+// (PostgreSQL). The rules are memory.ts's: a key's sliding minute is the current second and the
+// 60 before it, its day the UTC day; AUTH_FAILURES_PER_MINUTE failed authentications per client
+// address; SIGN_IN_ATTEMPTS_PER_MINUTE sign-in attempts per address and per email. Checking and
+// counting are one call (rate-counter-repository.ts), so two servers admitting at once never pass
+// a limit together.
+import type { Clock } from "../../clock";
+import type { Executor } from "../../db/storage";
+import { createBatcher } from "../../lib/batcher";
+import { DAY } from "../../lib/time";
+import { AppError } from "../../core/errors";
 import { createRateCounterRepository, type Admission, type Window } from "./rate-counter-repository";
-import { AUTH_FAILURES_PER_MINUTE, authThrottled, limited, type KeyHolder, type RateDecision } from "./rate-limit";
-import type { Freshness } from "../core/caller";
+import { authThrottled, limited } from "./refusals";
+import {
+  AUTH_FAILURES_PER_MINUTE,
+  type KeyHolder,
+  type Limits,
+  MINUTE_SLOTS,
+  type RateDecision,
+  type RateLimiter,
+  SIGN_IN_ATTEMPTS_PER_MINUTE,
+  SIGN_IN_WINDOW_MS,
+  type SignInThrottle,
+  SLOT_MS as SECOND,
+} from "./types";
+import type { Freshness } from "../../core/caller";
 
-const SECOND = 1000;
-/** Slots a minute's window counts: the current second and the 60 before it. */
-const MINUTE_SLOTS = 61;
+/** The sign-in throttle's minute in slots: an attempt is forgotten once a minute has passed since its second. */
+const SIGN_IN_SLOTS = SIGN_IN_WINDOW_MS / SECOND;
 
 /**
- * A minute of one-second slots: 61 by default (strict: no 60-second span holds more than the
- * limit); the sign-in throttle's 60 forget an attempt once a minute has passed since its second.
+ * A minute of one-second slots: MINUTE_SLOTS by default (strict: no 60-second span holds more than
+ * the limit); the sign-in throttle's SIGN_IN_SLOTS forget an attempt once a minute has passed since its second.
  */
 function minuteWindow(bucket: string, now: number, limit: number, slots = MINUTE_SLOTS): Window {
   const slot = Math.floor(now / SECOND);
@@ -33,7 +44,7 @@ const freeAt = (oldest: number | null, now: number, slots = MINUTE_SLOTS) => (ol
 const failureWindow = (address: string, now: number) => minuteWindow(`auth:${address}`, now, AUTH_FAILURES_PER_MINUTE);
 
 /** The shared limiter and the dashboard's shared sign-in throttle, over one counter repository. */
-export function createSharedLimits(db: Executor, clock: Clock) {
+export function createSharedLimits(db: Executor, clock: Clock): Limits {
   const counters = createRateCounterRepository(db);
   return {
     rateLimiter: sharedRateLimiter(counters, clock),
@@ -43,7 +54,7 @@ export function createSharedLimits(db: Executor, clock: Clock) {
 
 type Counters = ReturnType<typeof createRateCounterRepository>;
 
-function sharedRateLimiter(counters: Counters, clock: Clock) {
+function sharedRateLimiter(counters: Counters, clock: Clock): RateLimiter {
   /**
    * A key's requests admitted together (src/lib/batcher.ts): those of one key, second and limits
    * that arrive while an admission of theirs is in flight take one call the next time, counting as
@@ -186,19 +197,21 @@ function sharedRateLimiter(counters: Counters, clock: Clock) {
   };
 }
 
-/** The dashboard's sign-in throttle (web.ts's createSignInThrottle), shared by every server. */
-function sharedSignInThrottle(counters: Counters, now: () => number, limit = 5) {
+/** The dashboard's sign-in throttle (memory.ts's createSignInThrottle), shared by every server. */
+function sharedSignInThrottle(counters: Counters, now: () => number): SignInThrottle {
+  const limit = SIGN_IN_ATTEMPTS_PER_MINUTE;
   return {
     /** Records an attempt; the seconds to wait when any of `keys` is over the limit, else 0. */
     async attempt(keys: string[]): Promise<number> {
       const at = now();
       const { admitted, used, oldest } = await counters.admit(
-        keys.map((key) => minuteWindow(`signin:${key}`, at, limit, 60)),
+        keys.map((key) => minuteWindow(`signin:${key}`, at, limit, SIGN_IN_SLOTS)),
         true,
       );
       if (admitted) return 0;
       let wait = 0;
-      for (let i = 0; i < keys.length; i++) if (used[i] >= limit) wait = Math.max(wait, Math.ceil((freeAt(oldest[i], at, 60) - at) / 1000));
+      for (let i = 0; i < keys.length; i++)
+        if (used[i] >= limit) wait = Math.max(wait, Math.ceil((freeAt(oldest[i], at, SIGN_IN_SLOTS) - at) / 1000));
       return Math.max(1, wait);
     },
   };
