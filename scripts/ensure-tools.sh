@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the tests need from Debian besides Node and npm: PostgreSQL's server (scripts/ensure-postgres.sh);
-# systemd's systemd-analyze, the judge of deploy/pigeon.service (test/deploy.test.ts); qemu-user and
-# the arm64 C library, to run the arm64 release binary (test/release.test.ts); Prometheus's promtool,
-# the judge of /metrics (test/metrics-binary.test.ts; Debian's prometheus package). Each is installed
+# systemd's systemd-analyze, the judge of deploy/pigeon.service (test/binary/deploy.test.ts); qemu-user and
+# the arm64 C library, to run the arm64 release binary (test/binary/release.test.ts); Prometheus's promtool,
+# the judge of /metrics (test/binary/metrics.test.ts; Debian's prometheus package). Each is installed
 # when missing and apt-get can (as root, or through sudo without a password); otherwise this says
 # what to install and the tests that need it fail with the same advice.
 set -u

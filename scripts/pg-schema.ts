@@ -3,7 +3,7 @@
 // same tables, columns and indexes by name.
 // The storage shapes stay SQLite's, so repositories read the same values from both:
 // integers (ids, millisecond timestamps, counts, 0/1 flags) as bigint, JSON as text.
-// Later schema changes add a migration to each folder by hand; test/pg-schema.test.ts compares
+// Later schema changes add a migration to each folder by hand; test/postgres/pg-schema.test.ts compares
 // the two schemas after every migration has run.
 //
 //   bun run scripts/pg-schema.ts            print the DDL

@@ -12,7 +12,7 @@ import { join } from "node:path";
 const root = join(import.meta.dir, "..");
 /** The calls that build a test context: createTestContext itself, and the helpers that call it for a file. */
 const CONTEXT_BUILDERS = ["createTestContext(", "startTwilioRig("];
-const files = [...new Glob("test/*.test.ts").scanSync(root)]
+const files = [...new Glob("test/**/*.test.ts").scanSync(root)]
   .sort()
   .filter((file) => CONTEXT_BUILDERS.some((builder) => readFileSync(join(root, file), "utf8").includes(builder)));
 console.log(`the suite on PostgreSQL: ${files.length} test files`);

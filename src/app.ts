@@ -11,7 +11,7 @@ import type { ForeignApi } from "./modules/descriptor";
 import type { Services } from "./services";
 
 export interface AppOptions {
-  /** false: the send routes go through the framework like every other (the reference in test/fast-route.test.ts). */
+  /** false: the send routes go through the framework like every other (the reference in test/http/fast-route.test.ts). */
   fastRoutes?: boolean;
 }
 

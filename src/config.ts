@@ -73,7 +73,7 @@ export interface EnvVar {
 /**
  * Every variable loadConfig reads, with its default as shown to users and its meaning in a line:
  * `pigeon --help` lists them from here, and docs/operating.md's table must name exactly these
- * (test/docs.test.ts holds the three together and checks each default against loadConfig).
+ * (test/docs/docs.test.ts holds the three together and checks each default against loadConfig).
  */
 export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_PORT", default: "8080", meaning: "port to listen on (0 picks a free one)" },

@@ -24,7 +24,7 @@ export function openDatabase(path: string): Db {
   sqlite.run("PRAGMA foreign_keys = ON");
   // A statement whose triggers write (the rollup's on a send, the cache generation's on a key or a
   // device) inside a unit of work keeps a statement journal; SQLite writes it to a temp file, which
-  // a read-only root (a container's, test/container-root.test.ts) has nowhere to put: the first
+  // a read-only root (a container's, test/binary/container-root.test.ts) has nowhere to put: the first
   // start failed there once keys had triggers. In memory it is small, and only /data is written.
   sqlite.run("PRAGMA temp_store = MEMORY");
   return drizzle({ client: sqlite }) as Db;

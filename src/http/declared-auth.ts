@@ -5,7 +5,7 @@
 // Why the API-key check itself still runs in the foundation's onRequest, by path prefix: a macro's
 // resolve runs after the body is parsed, and a caller without a key must be refused before that
 // (and counted by the failed-sign-in throttle, and given rate-limit headers). So the prefix gate is
-// the early check and this macro is the declaration plus the typed context; test/declared-auth.test.ts
+// the early check and this macro is the declaration plus the typed context; test/http/declared-auth.test.ts
 // walks every route and fails when a declaration and the gate disagree, or a route declares nothing.
 import { Elysia } from "elysia";
 import { authOf } from "./foundation";

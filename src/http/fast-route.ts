@@ -4,7 +4,7 @@
 // error replies (requestPipeline), the route's refusal of unknown fields, and its schema, compiled
 // once; only the framework's context, hooks and response mapping are left out. The send routes
 // use it (the SMS sends, the chat-app sends through their channel's hook, SMSGate's): on the hot
-// path they cost about a seventh less (bench/NOTES.md), and test/fast-route.test.ts holds their
+// path they cost about a seventh less (bench/NOTES.md), and test/http/fast-route.test.ts holds their
 // replies equal to the framework's, byte for byte.
 import type { Static, TObject } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";

@@ -88,7 +88,7 @@ const PUBLIC_V1 = ["/v1/webhooks/", "/v1/callbacks/"];
 
 /**
  * The early gate: the API key is checked here, before the body is read, on the paths whose routes
- * declare `auth: "apiKey"` (test/declared-auth.test.ts holds the two to agree, route by route).
+ * declare `auth: "apiKey"` (test/http/declared-auth.test.ts holds the two to agree, route by route).
  */
 export function needsApiKey(path: string): boolean {
   return path.startsWith("/v1/") && !PUBLIC_V1.some((p) => path.startsWith(p));

@@ -5,40 +5,36 @@ import { test } from "bun:test";
 import { dirname, join } from "node:path";
 import { createApp } from "../../src/app";
 import { ManualClock } from "../../src/clock";
-import type { Config } from "../../src/config";
+import { type Config, loadConfig } from "../../src/config";
 import { openDatabase } from "../../src/db/client";
 import { migrate } from "../../src/db/migrate";
 import { connectPostgres } from "../../src/db/postgres-storage";
 import type { CreatedKey } from "../../src/modules/accounts/service";
-import { DEFAULT_TRUSTED_PROXIES, parseProxyList } from "../../src/lib/trusted-proxies";
 import { createLogger } from "../../src/lib/log";
 import { createServices, type Deps } from "../../src/services";
 import { postgresCluster } from "./postgres";
+import { CLOUD_NUMBER } from "./numbers";
 
+/**
+ * The config a test server runs with: what loadConfig gives an empty environment (the same
+ * defaults a real server starts from), with what a test differs in on top, then the test's own
+ * overrides.
+ */
 export function testConfig(overrides: Partial<Config> = {}): Config {
+  const defaults = loadConfig({});
   return {
+    ...defaults,
     port: 0,
     host: "127.0.0.1",
     dataDir: ":memory:",
     dbPath: ":memory:",
-    databaseUrl: null,
     // Beside a database file, as in a real data directory; an in-memory database keeps it in memory.
     keyFile: overrides.dbPath && overrides.dbPath !== ":memory:" ? join(dirname(overrides.dbPath), "pigeon.key") : ":memory:",
     publicUrl: "https://pigeon.test",
-    chatapp: { graphUrl: "http://127.0.0.1:1", graphVersion: "v23.0", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
-    tls: null,
-    workerIntervalSeconds: 1,
-    offlineAfterSeconds: 300,
-    trustedProxies: parseProxyList(DEFAULT_TRUSTED_PROXIES),
-    offlineTtlSeconds: 86_400,
-    failoverGraceSeconds: 120,
+    // No platform to reach unless a test starts the fake; a secret and a token so webhooks can be signed.
+    chatapp: { ...defaults.chatapp, graphUrl: "http://127.0.0.1:1", appSecret: "test-app-secret", verifyToken: "test-verify-token" },
+    // The tests' receivers and fakes listen on 127.0.0.1.
     allowPrivateWebhooks: true,
-    maxBodyBytes: 1024 * 1024,
-    metricsToken: null,
-    logLevel: "info",
-    logFormat: "text",
-    backup: { dir: null, everyHours: 24, keep: 7 },
-    retentionDays: 0,
     ...overrides,
   };
 }
@@ -180,7 +176,7 @@ export async function createTestContext(
           {
             name: "Cloud number",
             kind: "cloud",
-            cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+            cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: CLOUD_NUMBER, base_url: fake.url },
             ...extra,
           },
         ],

@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { expect } from "bun:test";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "./binary";
 import type { FakeCloud } from "./fake-cloud";
+import { RECIPIENT, CLOUD_NUMBER } from "./numbers";
 
-export const TO = "+14155552671";
+export const TO = RECIPIENT;
 
 export interface CrashRig {
   bin: string;
@@ -46,7 +47,7 @@ export async function registerCloudNumber(server: RunningServer, key: Credential
         name: "cloud",
         kind: "cloud",
         send_limit_per_minute: 6000,
-        cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: "+15005550006", base_url: fake.url },
+        cloud: { account_sid: fake.accountSid, auth_token: fake.authToken, from_number: CLOUD_NUMBER, base_url: fake.url },
       },
     ],
   });

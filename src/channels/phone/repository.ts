@@ -36,7 +36,7 @@ const ORDER = "ORDER BY priority DESC, next_attempt_at, id";
  * A phone's queue, read through its own index (notification_phone_queue_idx) in the order it is
  * handed out: first what it was handed and never confirmed (it must see those again, in the order
  * they were handed), then what it was not handed yet, by the app's priority and due time. Nothing past its valid_until. Each
- * reads only the rows it returns, however long the backlog behind them (test/phone-api.test.ts
+ * reads only the rows it returns, however long the backlog behind them (test/channels/phone/api.test.ts
  * checks the plans).
  */
 export const PHONE_QUEUE_SQL = {
