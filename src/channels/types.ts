@@ -11,15 +11,16 @@ import type { Storage } from "../db/storage";
 import type { SignInGuard } from "../http/foundation";
 import type { LogFn } from "../lib/log";
 import type { SecretBox } from "../lib/secrets";
-import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
+import type { DeviceStore } from "../modules/devices/ports";
+import type { DeviceRow } from "../modules/devices/model";
 import type { EventService } from "../modules/events/service";
-import type { NotificationRepository } from "../modules/notifications/repository";
+import type { NotificationStore } from "../modules/notifications/ports";
 import type { NotificationHooks } from "../modules/notifications/lifecycle";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
 import type { ChannelCheck } from "../modules/sending/types";
-import type { TemplateRepository } from "../modules/templates/repository";
+import type { TemplateStore } from "../modules/templates/ports";
 import type { InboundHook } from "../modules/threads/inbound";
-import type { ThreadRepository } from "../modules/threads/repository";
+import type { ThreadStore } from "../modules/threads/ports";
 import type { Task } from "../core/task";
 import type { AccountsService } from "../modules/accounts/service";
 import type { DeviceService } from "../modules/devices/service";
@@ -68,11 +69,11 @@ export interface ChannelCore {
   fetch?: typeof fetch;
   /** How long a channel waits for its provider's answer. */
   channelTimeoutMs?: number;
-  devices: DeviceRepository;
-  templates: TemplateRepository;
-  notifications: NotificationRepository;
+  devices: DeviceStore;
+  templates: TemplateStore;
+  notifications: NotificationStore;
   state: NotificationState;
-  threads: ThreadRepository;
+  threads: ThreadStore;
   events: EventService;
   /** What every inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;

@@ -10,7 +10,7 @@ import { AppError } from "../core/errors";
 import { parseCsv } from "../lib/csv";
 import { randomBase62 } from "../lib/tokens";
 import { newPrepareCache, type Prepared, type SendInput } from "../modules/sending/types";
-import type { TemplateRow } from "../modules/templates/repository";
+import type { TemplateRow } from "../modules/templates/model";
 import { parseTemplateBody, renderTemplate } from "../modules/templates/variables";
 import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";

@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import type { SendInput } from "../modules/sending/types";
-import type { TemplateRow } from "../modules/templates/repository";
+import type { TemplateRow } from "../modules/templates/model";
 import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
 import { conversationBody, inboxBody, replyVariables } from "./pages/inbox";

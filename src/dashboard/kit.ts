@@ -2,7 +2,7 @@
 // to sign-in and checks CSRF on posts, the page shell, and one-time notices carried across a
 // redirect (a created key's secret, "cancelled", an error).
 import type { Services } from "../services-type";
-import type { SessionWithUser } from "../modules/users/repository";
+import type { SessionWithUser } from "../modules/users/model";
 import { Html, html } from "./html";
 import { createScratch } from "./scratch";
 import { createDashboardRepository } from "./repository";

@@ -5,7 +5,7 @@ import { DELIVERY_TYPES } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { toE164 } from "../lib/phone";
-import type { ListFilters } from "../modules/notifications/repository";
+import type { ListFilters } from "../modules/notifications/model";
 import type { NotificationStatus } from "../modules/notifications/state";
 import type { Services } from "../services-type";
 import type { Kit } from "./kit";

@@ -7,7 +7,7 @@ import { AppError } from "../core/errors";
 import { countSegments } from "../lib/segments";
 import { toE164 } from "../lib/phone";
 import type { SendInput } from "../modules/sending/types";
-import type { TemplateRow } from "../modules/templates/repository";
+import type { TemplateRow } from "../modules/templates/model";
 import { renderTemplate } from "../modules/templates/variables";
 import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";

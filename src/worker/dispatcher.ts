@@ -7,8 +7,9 @@ import type { AttemptOutcome, ChannelAdapter, DispatchOutcome } from "../channel
 import { createBatcher } from "../lib/batcher";
 import type { Clock } from "../clock";
 import type { Storage } from "../db/storage";
-import type { DeviceRepository, DeviceRow } from "../modules/devices/repository";
-import type { NotificationRepository } from "../modules/notifications/repository";
+import type { DeviceStore } from "../modules/devices/ports";
+import type { DeviceRow } from "../modules/devices/model";
+import type { NotificationStore } from "../modules/notifications/ports";
 import type { NotificationRecord, NotificationState } from "../modules/notifications/state";
 import { MINUTE } from "../lib/time";
 import { failForDeletedDevice } from "../modules/notifications/lifecycle";
@@ -39,8 +40,8 @@ export interface DispatcherDeps {
    */
   storage: Storage;
   clock: Clock;
-  notifications: NotificationRepository;
-  devices: DeviceRepository;
+  notifications: NotificationStore;
+  devices: DeviceStore;
   state: NotificationState;
   adapters: Partial<Record<NotificationRecord["route"], ChannelAdapter>>;
   /** A device's pacing window and how many it may be handed in one. */

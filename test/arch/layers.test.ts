@@ -124,6 +124,26 @@ describe("the layers of src", () => {
   });
 });
 
+describe("repositories are private to their module", () => {
+  /** The folder that owns a file: a module's or a channel's own folder, else its layer's. */
+  const ownerOf = (file: string) => {
+    const [top, second] = file.split("/");
+    return (top === "modules" || top === "channels") && file.split("/").length > 2 ? `${top}/${second}` : top;
+  };
+  const isRepository = (file: string) => /(^|[-/])repository\.ts$/.test(file);
+
+  test("the reader finds the repositories and their own folders' imports of them", () => {
+    expect(all.filter((i) => isRepository(i.to)).length).toBeGreaterThan(30);
+    expect(ownerOf("modules/devices/service.ts")).toBe("modules/devices");
+    expect(ownerOf("dashboard/pages/overview.ts")).toBe("dashboard");
+  });
+
+  test("no file imports another folder's repository, not even a type (records and ports are in the owner's model.ts)", () => {
+    const reaching = all.filter((i) => isRepository(i.to) && ownerOf(i.from) !== ownerOf(i.to)).map(name);
+    expect(reaching).toEqual([]);
+  });
+});
+
 describe("files a person can hold", () => {
   const LIMIT = 500;
   /** Hand-written files still over the limit, each with what will split it. */

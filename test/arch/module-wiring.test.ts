@@ -24,6 +24,23 @@ describe("modules wire themselves", () => {
     expect(notOnce).toEqual([]);
   });
 
+  test("every repository is built by its own module (or its own layer's folder), never by another", () => {
+    const ownerOf = (file: string) => {
+      const [top, second] = file.split("/");
+      return (top === "modules" || top === "channels") && file.split("/").length > 2 ? `${top}/${second}` : top;
+    };
+    const definedIn = new Map(
+      files.flatMap(({ file, text }) => [...text.matchAll(/export function (create\w+Repository)\(/g)].map((m) => [m[1], file] as const)),
+    );
+    expect(definedIn.size).toBeGreaterThan(15);
+    const elsewhere = files.flatMap(({ file, text }) =>
+      [...definedIn]
+        .filter(([name, home]) => new RegExp(`(?<!function )\\b${name}\\(`).test(text) && ownerOf(file) !== ownerOf(home))
+        .map(([name, home]) => `${file} builds ${name} (of ${home})`),
+    );
+    expect(elsewhere).toEqual([]);
+  });
+
   test("the composition root composes modules: it builds no repository itself", () => {
     const root = files.find(({ file }) => file === "services.ts")!;
     expect(root.text.match(/create\w+Repository\(/g) ?? []).toEqual([]);

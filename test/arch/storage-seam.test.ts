@@ -103,8 +103,11 @@ describe("the storage seam", () => {
       ["notifications.byExternalId", await core.notifications.byExternalId("seam-probe", phone.device_id)],
       ["notifications.list", (await core.notifications.list(ctx.workspace.id, {}, 0, 10)).rows[0]],
       ["status.byId", await createStatusRepository(db).byId(id)],
-      ["phone.waitingFor", (await createPhoneRepository(db).waitingFor(phone.device_id, ctx.clock.now(), 100, "paced", 10))[0]],
-      ["phone.byPhoneId", await createPhoneRepository(db).byPhoneId("seam-probe", phone.device_id)],
+      [
+        "phone.waitingFor",
+        (await createPhoneRepository(db, core.notifications).waitingFor(phone.device_id, ctx.clock.now(), 100, "paced", 10))[0],
+      ],
+      ["phone.byPhoneId", await createPhoneRepository(db, core.notifications).byPhoneId("seam-probe", phone.device_id)],
     ];
     for (const [where, n] of reads) {
       expect({ where, found: !!n }).toEqual({ where, found: true });

@@ -1,9 +1,9 @@
 // The chat-app channel's sender: builds the platform's message body (text, or a template with its
 // header and body parameters), posts it, and sorts the answer into our outcome classes. A template
 // the platform no longer knows (132001) is healed once: re-fetch the templates, retry once.
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import type { NotificationRecord } from "../../modules/notifications/state";
-import type { TemplateRow } from "../../modules/templates/repository";
+import type { TemplateRow } from "../../modules/templates/model";
 import type { ChannelAdapter, DispatchOutcome } from "../types";
 import { classifyPlatformCode } from "./errors";
 import { GraphError, GraphUnreachable, type GraphClient } from "./graph";

@@ -1,7 +1,7 @@
 // Blocked business numbers: the platform's account-level errors block a number (device.blocked),
 // a relink puts it on probation, and a send that succeeds after the block unblocks it.
 import { AppError } from "../../core/errors";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import type { DispatchOutcome } from "../types";
 import { chatappConfigOf } from "./adapter";
 import type { ChatappContext } from "./context";

@@ -3,7 +3,7 @@
 import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { nanoid } from "../../lib/tokens";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import { chatappConfigOf, type ChatappConfig } from "./adapter";
 import type { ChatappContext } from "./context";
 import { classifyPlatformCode } from "./errors";

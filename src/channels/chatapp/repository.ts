@@ -3,7 +3,7 @@
 // the send that caused them is recorded) and a number's block, on the storage seam.
 import type { template } from "../../modules/templates/schema";
 import { jsonField, type Executor, type SqlParam } from "../../db/storage";
-import { type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
+import { type NotificationRecord, notificationRows } from "../../modules/notifications/model";
 
 type IdRow = { id: number };
 /** A chat-app template belongs to a workspace (only system templates have none). */

@@ -2,8 +2,8 @@
 // upserted, status changes announced as template.status events, and the periodic re-syncs.
 import { DAY } from "../../lib/time";
 import { uuid } from "../../lib/tokens";
-import type { DeviceRow } from "../../modules/devices/repository";
-import type { TemplateRow } from "../../modules/templates/repository";
+import type { DeviceRow } from "../../modules/devices/model";
+import type { TemplateRow } from "../../modules/templates/model";
 import { headerParamCount } from "./adapter";
 import type { ChatappContext } from "./context";
 import type { AccountRef } from "./repository";

@@ -5,7 +5,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { toE164 } from "../../lib/phone";
 import { DAY } from "../../lib/time";
 import type { AttemptOutcome } from "../types";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import { applyReport } from "../../modules/notifications/reports";
 import { recordInbound } from "../../modules/threads/inbound";
 import type { Blocking } from "./blocking";

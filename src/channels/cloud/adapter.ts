@@ -4,7 +4,7 @@
 // whether it already has the message, so it is never handed over twice.
 import { withoutSecrets } from "../../lib/log";
 import { checkOutboundTarget, outboundTargetProblem } from "../../lib/net-safety";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import type { ChannelAdapter, DispatchOutcome } from "../types";
 import { cloudConfigOf, type CloudConfig } from "./config";

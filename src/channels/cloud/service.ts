@@ -1,6 +1,6 @@
 // What the cloud channel's own routes and the worker use of it: the provider adapter, and the
 // lookups its status callback makes.
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import type { ChannelAdapter } from "../types";
 

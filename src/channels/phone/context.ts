@@ -4,11 +4,11 @@ import type { ChannelCore } from "../types";
 import type { Storage } from "../../db/storage";
 import type { Clock } from "../../clock";
 import type { SecretBox } from "../../lib/secrets";
-import type { DeviceRepository } from "../../modules/devices/repository";
+import type { DeviceStore } from "../../modules/devices/ports";
 import type { EventService } from "../../modules/events/service";
 import type { NotificationState } from "../../modules/notifications/state";
 import type { InboundHook } from "../../modules/threads/inbound";
-import type { ThreadRepository } from "../../modules/threads/repository";
+import type { ThreadStore } from "../../modules/threads/ports";
 import type { PhoneEventHub } from "./events";
 import type { PhoneRepository } from "./repository";
 
@@ -16,9 +16,9 @@ export interface PhoneServiceDeps {
   storage: Storage;
   repo: PhoneRepository;
   clock: Clock;
-  devices: DeviceRepository;
+  devices: DeviceStore;
   state: NotificationState;
-  threads: ThreadRepository;
+  threads: ThreadStore;
   hub: PhoneEventHub;
   /** Whether another server holds the phone's event stream (several servers on one database). */
   streamElsewhere: (deviceId: number) => Promise<boolean>;

@@ -21,7 +21,7 @@ export const phone: Channel<"phone", PhoneService> = {
   defaultSendLimit: 20,
   create(core) {
     const { storage, clock, devices } = core;
-    const repo = createPhoneRepository(storage);
+    const repo = createPhoneRepository(storage, core.notifications);
     // Paired phones: their event streams keep them marked as seen.
     const keepaliveMs = Math.min(KEEPALIVE_MS, Math.floor((core.config.offlineAfterSeconds * 1000) / 3));
     // With several servers, which one holds a phone's stream is noted in the database (renewed by

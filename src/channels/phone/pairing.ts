@@ -11,7 +11,7 @@ import { iso } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
 import { appVersionOf, unauthorized } from "./protocol";
 import type { PhoneRepository, WorkspaceAuthRow } from "./repository";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 
 const CODE_TTL_MS = 60_000;
 /** argon2id at OWASP's recommended minimum (19 MiB, 2 passes): sound, and fast enough per pairing. */

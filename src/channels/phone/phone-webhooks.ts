@@ -8,10 +8,11 @@ import type { Clock } from "../../clock";
 import type { MmsMeta } from "../../modules/threads/schema";
 import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
-import type { DeviceRepository, DeviceRow } from "../../modules/devices/repository";
+import type { DeviceStore } from "../../modules/devices/ports";
+import type { DeviceRow } from "../../modules/devices/model";
 import type { EventService } from "../../modules/events/service";
 import { recordInbound, type InboundHook } from "../../modules/threads/inbound";
-import type { ThreadRepository } from "../../modules/threads/repository";
+import type { ThreadStore } from "../../modules/threads/ports";
 import { readPing, unhealthyReasons } from "./health";
 import { PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, unauthorized, type PatchItem } from "./protocol";
 import type { PhoneRepository } from "./repository";
@@ -29,8 +30,8 @@ export interface PhoneWebhookDeps {
   storage: Storage;
   repo: PhoneRepository;
   clock: Clock;
-  devices: DeviceRepository;
-  threads: ThreadRepository;
+  devices: DeviceStore;
+  threads: ThreadStore;
   events: EventService;
   /** What an inbound message goes through before it is announced (the opt-out keywords). */
   onInbound?: InboundHook;

@@ -3,7 +3,7 @@
 // state reports, and its error shape.
 import { AppError } from "../../core/errors";
 import { iso } from "../../lib/time";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 
 /** Apps before this version have no `state` field and would send a Cancelling message. */
 const CANCEL_AWARE = [1, 67, 0];

@@ -2,7 +2,7 @@
 // /mobile/v1/message), and its settings (GET /mobile/v1/settings).
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid } from "../../lib/tokens";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
 import { appVersionOf, isCancelAware } from "./protocol";

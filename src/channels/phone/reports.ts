@@ -1,6 +1,6 @@
 // What a paired phone reports of its messages (PATCH /mobile/v1/message, or its status
 // webhooks), applied to their notifications.
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import { applyReport } from "../../modules/notifications/reports";
 import type { PhoneServiceDeps } from "./context";
 import type { PatchItem } from "./protocol";

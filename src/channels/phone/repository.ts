@@ -5,7 +5,8 @@
 import { type Executor, jsonWithout } from "../../db/storage";
 import type { workspace } from "../../modules/accounts/schema";
 import type { mobileCode } from "./schema";
-import { keepFirstLine, type NotificationRecord, notificationRows } from "../../modules/notifications/repository";
+import { type NotificationRecord, notificationRows } from "../../modules/notifications/model";
+import type { NotificationStore } from "../../modules/notifications/ports";
 
 /** The most items one download hands a phone. */
 export const MAX_MESSAGES = 100;
@@ -50,7 +51,8 @@ export const PHONE_QUEUE_SQL = {
 type Row = Record<string, unknown>;
 const records = (rows: Row[]): NotificationRecord[] => rows.map(notificationRows.record);
 
-export function createPhoneRepository(db: Executor) {
+/** `notifications`: the log's first line is kept before a message moves to another phone. */
+export function createPhoneRepository(db: Executor, notifications: Pick<NotificationStore, "keepFirstLine">) {
   const ids = async (sql: string, params: (string | number)[]) => (await db.all<DeviceIdRow>(sql, params)).map((r) => r.id);
   const changed = async (sql: string, params: (string | number | null)[]) => (await db.run(sql, params)).changes > 0;
   const run = async (sql: string, params: (string | number | null)[]) => {
@@ -264,7 +266,7 @@ export function createPhoneRepository(db: Executor) {
       simNumber?: number | null,
     ): Promise<boolean> =>
       // Its log's first line names the device it was stored for: kept before the device changes.
-      keepFirstLine(db, id).then(() =>
+      notifications.keepFirstLine(id).then(() =>
         changed(
           `UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?,
            sim_number = CASE WHEN ? = 1 THEN ? ELSE sim_number END

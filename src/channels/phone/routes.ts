@@ -5,7 +5,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
 import { requestOrigin } from "../../lib/trusted-proxies";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import type { ChannelRouteContext } from "../types";
 import type { PhoneService, PatchItem } from "./service";
 

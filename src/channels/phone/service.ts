@@ -8,7 +8,7 @@ import type { SignInGuard } from "../../http/foundation";
 import { AppError } from "../../core/errors";
 import { iso } from "../../lib/time";
 import { nanoid, sha256Hex } from "../../lib/tokens";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import { allowedSilence, isOnline, OFFLINE_AFTER_MS } from "../../modules/devices/service";
 import { applyReport } from "../../modules/notifications/reports";
 import type { PhoneServiceDeps } from "./context";

@@ -2,7 +2,7 @@
 // it is sent when a stream opens, and asking it to re-post its inbox.
 import { AppError } from "../../core/errors";
 import { iso, MINUTE } from "../../lib/time";
-import type { DeviceRow } from "../../modules/devices/repository";
+import type { DeviceRow } from "../../modules/devices/model";
 import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
 import { atLeast, INBOX_EXPORT_SINCE } from "./protocol";

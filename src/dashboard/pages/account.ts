@@ -1,6 +1,6 @@
 // The account: its plan with the limits, this month's SMS against the plan's monthly allowance, its
 // workspaces, and its members; an owner can add a member (email, password, role).
-import type { PlanRow, WorkspaceRow } from "../../modules/accounts/repository";
+import type { PlanRow, WorkspaceRow } from "../../modules/accounts/model";
 import type { PublicUser } from "../../modules/users/service";
 import { html, type Html } from "../html";
 import { errorBox } from "../layout";

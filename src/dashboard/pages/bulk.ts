@@ -1,7 +1,7 @@
 // Bulk sends from a CSV file: the upload form, the column mapping (only when the headers do not
 // already say it), the preview of the first messages with the total cost and every row that would
 // fail, and the result.
-import type { TemplateRow } from "../../modules/templates/repository";
+import type { TemplateRow } from "../../modules/templates/model";
 import { html, type Html } from "../html";
 import { errorBox } from "../layout";
 

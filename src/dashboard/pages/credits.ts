@@ -1,6 +1,6 @@
 // Credits: the balance and what was used this month, the ledger page by page (debits, refunds,
 // top-ups and adjustments with their notes), and, for the account's owners, the top-up form.
-import type { LedgerRow } from "../../modules/credits/repository";
+import type { LedgerRow } from "../../modules/credits/model";
 import { pager, utcTime } from "../layout";
 import { html, type Html } from "../html";
 

@@ -2,7 +2,7 @@
 // in order with both directions and each sent message's live status, and a reply box — on the
 // chat-app channel a free text only inside the 24-hour window, else the approved templates.
 import type { ThreadService } from "../../modules/threads/service";
-import type { TemplateRow } from "../../modules/templates/repository";
+import type { TemplateRow } from "../../modules/templates/model";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
 

@@ -1,7 +1,7 @@
 // Messages: the filterable, paged list with live status badges, and one message's detail with
 // every attempt and the reason its channel gave.
-import type { DeviceRow } from "../../modules/devices/repository";
-import type { LogRecord } from "../../modules/notifications/repository";
+import type { DeviceRow } from "../../modules/devices/model";
+import type { LogRecord } from "../../modules/notifications/model";
 import type { NotificationRecord } from "../../modules/notifications/state";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";

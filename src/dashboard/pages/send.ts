@@ -1,7 +1,7 @@
 // Send: one message on a channel, typed or from a template (one field per variable), to a typed
 // number or a contact, through a chosen device, now or at a local time in a chosen time zone. The
 // preview under the text (characters, encoding, segments, cost) is the server's own count.
-import type { TemplateRow } from "../../modules/templates/repository";
+import type { TemplateRow } from "../../modules/templates/model";
 import { html, type Html } from "../html";
 import { errorBox } from "../layout";
 

@@ -1,6 +1,6 @@
 // Templates: the list (own SMS templates with edit and delete; system and chat-app templates shown
 // read-only with their status and language), the create and edit form, and the delete confirmation.
-import type { TemplateRow } from "../../modules/templates/repository";
+import type { TemplateRow } from "../../modules/templates/model";
 import { html, type Html } from "../html";
 import { errorBox, pager } from "../layout";
 

@@ -6,11 +6,9 @@ import { contactType } from "../contacts/schema";
 import { template } from "../templates/schema";
 import { account, apiKey, plan, workspace } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
+import type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow } from "./model";
 
-export type PlanRow = typeof plan.$inferSelect;
-export type AccountRow = typeof account.$inferSelect;
-export type WorkspaceRow = typeof workspace.$inferSelect;
-export type ApiKeyRow = typeof apiKey.$inferSelect;
+export type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow };
 
 /** What authenticating a request needs to know about its key, in one row. */
 export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {

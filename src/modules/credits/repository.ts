@@ -1,16 +1,9 @@
 // The credit queries: the balance on the workspace row and the ledger that explains it (debit runs
 // on every accepted send to a cloud number).
 import { forUpdate, insertRows, type Executor } from "../../db/storage";
+import type { LedgerRow } from "./model";
 
-export interface LedgerRow {
-  id: number;
-  workspaceId: number;
-  delta: number;
-  reason: "debit" | "refund" | "topup" | "adjustment";
-  notificationId: number | null;
-  note: string | null;
-  createdAt: number;
-}
+export type { LedgerRow };
 
 type LedgerEntry = Omit<LedgerRow, "id">;
 

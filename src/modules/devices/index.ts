@@ -3,7 +3,7 @@
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { SecretBox } from "../../lib/secrets";
-import type { UsageRepository } from "../usage/repository";
+import type { UsageStore } from "../notifications/ports";
 import { createDeviceRepository } from "./repository";
 import { createDeviceService } from "./service";
 import type { ModuleDescriptor } from "../../services-type";
@@ -15,7 +15,7 @@ export function createDevicesModule(deps: {
   storage: Storage;
   secrets: SecretBox;
   clock: Clock;
-  usage: UsageRepository;
+  usage: UsageStore;
   hooks: ServiceArgs[4];
   options: ServiceArgs[5];
 }) {

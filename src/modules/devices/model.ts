@@ -1,3 +1,4 @@
+import type { device } from "./schema";
 import { t } from "elysia";
 import { DEVICE_KINDS, DEVICE_KINDS_DESCRIPTION, type ChannelConfig } from "../../core/kinds";
 import { Envelope, Pagination } from "../../http/envelope";
@@ -185,3 +186,6 @@ export const UpdateDeviceBody = t.Object({
 
 export const BatchStatusBody = t.Object({ device_ids: DeviceIds(BATCH_STATUS_MAX), status: Status });
 export const BatchStatusResponse = Envelope(t.Object({ devices: t.Array(Device), count: t.Integer() }));
+
+/** A device as the domain sees it: the schema's record (camelCase, JSON parsed, real booleans). */
+export type DeviceRow = typeof device.$inferSelect;

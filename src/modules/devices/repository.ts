@@ -5,8 +5,9 @@ import type { Executor, SqlParam } from "../../db/storage";
 import { tableRecords } from "../../db/records";
 import { device } from "./schema";
 import { openConfig, sealConfig, type SecretBox } from "../../lib/secrets";
+import type { DeviceRow } from "./model";
 
-export type DeviceRow = typeof device.$inferSelect;
+export type { DeviceRow };
 export type NewDevice = typeof device.$inferInsert;
 
 const records = tableRecords(device);

@@ -9,7 +9,7 @@ import { nanoid, sha256Hex } from "../../lib/tokens";
 import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../core/kinds";
 import type { PhoneHealth } from "./schema";
 import type { Storage } from "../../db/storage";
-import type { UsageRepository } from "../usage/repository";
+import type { UsageStore } from "../notifications/ports";
 import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
 
 /** A device not heard from for this long is offline (spec section 7: 5 minutes; PIGEON_OFFLINE_AFTER). */
@@ -118,7 +118,7 @@ export interface DeviceHooks {
 export function createDeviceService(
   storage: Storage,
   repo: DeviceRepository,
-  usage: UsageRepository,
+  usage: UsageStore,
   clock: Clock,
   hooks: DeviceHooks = {},
   options: {

@@ -5,7 +5,7 @@ import type { DeviceKind } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";
-import { createUsageRepository } from "../usage/repository";
+import { createUsageRepository } from "./usage-repository";
 import { createExpiry } from "./expiry";
 import { createNotificationRepository } from "./repository";
 import { createNotificationService } from "./service";

@@ -5,17 +5,9 @@ import type { DeliveryType } from "../../core/kinds";
 import { likeAnyCase, type Executor, type SqlParam } from "../../db/storage";
 import { many, notificationRows as N, type NotificationStatus, type Row } from "./rows";
 
-export interface ListFilters {
-  status?: NotificationStatus;
-  deliveryType?: DeliveryType;
-  recipient?: string;
-  from?: number;
-  to?: number;
-  /** Sent through this device (the dashboard's filter). */
-  deviceId?: number;
-  /** Text the message contains, case-insensitively for ASCII (the dashboard's search). */
-  text?: string;
-}
+import type { ListFilters } from "./model";
+
+export type { ListFilters };
 
 /** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
 const HOUR_MS = 3_600_000;

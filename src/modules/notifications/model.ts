@@ -1,4 +1,6 @@
 import { t } from "elysia";
+import type { DeliveryType, DeviceKind } from "../../core/kinds";
+import type { NotificationStatus } from "./rows";
 import { Envelope, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES, DEVICE_KINDS } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
@@ -100,3 +102,83 @@ export const MessageStatusResponse = Envelope(
     updated_at: t.String({ format: "date-time" }),
   }),
 );
+
+// The records other modules and channels name (the notification itself and its row mapping: rows.ts).
+export { notificationRows, type NotificationRecord, type NotificationStatus, type Stage } from "./rows";
+
+export interface NewNotification {
+  workspaceId: number;
+  apiKeyId: number | null;
+  deliveryType: DeliveryType;
+  route: DeviceKind;
+  deviceId: number;
+  recipient: string;
+  recipientName: string | null;
+  templateId: number | null;
+  templateVars: Record<string, string> | null;
+  message: string;
+  scheduleAt: number | null;
+  timezone: string | null;
+  nextAttemptAt: number;
+  segments: number;
+  cost: number;
+  /** The id the channel knows it by, when we choose it (a paired phone's message id). */
+  externalId: string | null;
+  channelPayload: Record<string, unknown> | null;
+  simNumber: number | null;
+  priority: number;
+  /** Bits of NOTIFICATION_HOOKS. */
+  hooks: number;
+  withDeliveryReport: boolean;
+  validUntil: number | null;
+  /** The failover order (device kinds), and what later routes need. */
+  routes: DeviceKind[] | null;
+  fallback: object | null;
+  createdAt: number;
+}
+
+/** Where a failover moves a notification: the next route's device and its form of the message. */
+export interface Reroute {
+  route: DeviceKind;
+  deliveryType: DeliveryType;
+  deviceId: number;
+  templateId: number | null;
+  templateVars: Record<string, string> | null;
+  message: string;
+  segments: number;
+  cost: number;
+  externalId: string | null;
+  simNumber: number | null;
+}
+
+export interface LogRecord {
+  id: number;
+  at: number;
+  event: string;
+  status: string | null;
+  errorCode: string | null;
+  detail: string | null;
+}
+
+/**
+ * What must hear of a notification's changes beyond the events: each a bit of its `hooks`, set when
+ * it is sent, so a transition of the others looks nothing up.
+ */
+export const NOTIFICATION_HOOKS = {
+  /** A Twilio-style StatusCallback is posted at each change (src/modules/twilio/posts.ts). */
+  statusCallback: 1,
+  /** It carries a one-time code, masked once its channel has taken it (src/modules/verify). */
+  oneTimeCode: 2,
+} as const;
+
+export interface ListFilters {
+  status?: NotificationStatus;
+  deliveryType?: DeliveryType;
+  recipient?: string;
+  from?: number;
+  to?: number;
+  /** Sent through this device (the dashboard's filter). */
+  deviceId?: number;
+  /** Text the message contains, case-insensitively for ASCII (the dashboard's search). */
+  text?: string;
+}

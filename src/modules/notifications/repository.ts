@@ -8,74 +8,13 @@ import { createClaimQueries } from "./claims-repository";
 import { createListingQueries } from "./listing-repository";
 import { notificationRows as N, one, type NotificationRecord, type NotificationStatus, type Row, type Stage } from "./rows";
 
+import type { LogRecord, NewNotification, Reroute } from "./model";
+import { NOTIFICATION_HOOKS } from "./model";
+
 export { notificationRows, type NotificationRecord, type NotificationStatus, type Stage } from "./rows";
+export { NOTIFICATION_HOOKS, type LogRecord, type NewNotification, type Reroute };
 export type { DueCandidate } from "./claims-repository";
 export type { ListFilters } from "./listing-repository";
-
-export interface NewNotification {
-  workspaceId: number;
-  apiKeyId: number | null;
-  deliveryType: DeliveryType;
-  route: DeviceKind;
-  deviceId: number;
-  recipient: string;
-  recipientName: string | null;
-  templateId: number | null;
-  templateVars: Record<string, string> | null;
-  message: string;
-  scheduleAt: number | null;
-  timezone: string | null;
-  nextAttemptAt: number;
-  segments: number;
-  cost: number;
-  /** The id the channel knows it by, when we choose it (a paired phone's message id). */
-  externalId: string | null;
-  channelPayload: Record<string, unknown> | null;
-  simNumber: number | null;
-  priority: number;
-  /** Bits of NOTIFICATION_HOOKS. */
-  hooks: number;
-  withDeliveryReport: boolean;
-  validUntil: number | null;
-  /** The failover order (device kinds), and what later routes need. */
-  routes: DeviceKind[] | null;
-  fallback: object | null;
-  createdAt: number;
-}
-
-/** Where a failover moves a notification: the next route's device and its form of the message. */
-export interface Reroute {
-  route: DeviceKind;
-  deliveryType: DeliveryType;
-  deviceId: number;
-  templateId: number | null;
-  templateVars: Record<string, string> | null;
-  message: string;
-  segments: number;
-  cost: number;
-  externalId: string | null;
-  simNumber: number | null;
-}
-
-export interface LogRecord {
-  id: number;
-  at: number;
-  event: string;
-  status: string | null;
-  errorCode: string | null;
-  detail: string | null;
-}
-
-/**
- * What must hear of a notification's changes beyond the events: each a bit of its `hooks`, set when
- * it is sent, so a transition of the others looks nothing up.
- */
-export const NOTIFICATION_HOOKS = {
-  /** A Twilio-style StatusCallback is posted at each change (src/modules/twilio/posts.ts). */
-  statusCallback: 1,
-  /** It carries a one-time code, masked once its channel has taken it (src/modules/verify). */
-  oneTimeCode: 2,
-} as const;
 
 /** A new notification's columns, as insertMany writes them: status and stage are fixed. */
 const INSERT_HEAD = `
@@ -161,7 +100,7 @@ const STORED_FIRST_LINE = `SELECT 1 FROM notification_log l WHERE l.notification
  * Stores notification `id`'s first line (see firstLine) unless it is stored already: called in the
  * unit of work that is about to change its device or route.
  */
-export async function keepFirstLine(db: Executor, id: number): Promise<void> {
+async function keepFirstLine(db: Executor, id: number): Promise<void> {
   const n = one(await db.get<Row>(`SELECT ${N.columns()} FROM notification n WHERE n.id = ? AND NOT EXISTS (${STORED_FIRST_LINE})`, [id]));
   if (!n) return;
   const line = firstLine(n);
@@ -216,6 +155,8 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
   return {
     ...createListingQueries(db),
     ...createClaimQueries(db, dispatchedRoutes),
+    /** Stores the notification's first line before a change of its device or route (see firstLine). */
+    keepFirstLine: (id: number) => keepFirstLine(db, id),
 
     async insert(n: NewNotification): Promise<number> {
       return (await insertMany([n]))[0];

@@ -4,7 +4,7 @@
 import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { reportedSimNumbers } from "../devices/service";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import type { NewMember, PoolStrategy } from "./repository";
 
 export const STRATEGIES: readonly PoolStrategy[] = ["sticky", "round_robin", "least_loaded"];

@@ -1,7 +1,7 @@
 // A pool as the API shows it: its members with their device's name and kind, their caps and
 // pauses, and the pool's Messaging Service SID.
 import { iso } from "../../lib/time";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import { sidOf } from "../twilio/resource";
 import type { PoolRepository, PoolRow } from "./repository";
 

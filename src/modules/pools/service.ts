@@ -10,7 +10,7 @@ import type { Storage } from "../../db/storage";
 import { AppError } from "../../core/errors";
 import { createGenerationCache } from "../../lib/generation-cache";
 import { iso } from "../../lib/time";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import { bounded, flag, nameOf, poolInput, strategyOf } from "./input";
 import { createPauses, type PoolActor } from "./pauses";
 import { presentPool } from "./present";

@@ -10,7 +10,7 @@ import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
 import type { NotificationService } from "../notifications/service";
-import type { RetentionRepository } from "../retention/repository";
+import type { RemovalStore } from "../retention/ports";
 import type { SafetyService } from "../safety/service";
 import type { PrivacyRepository } from "./repository";
 
@@ -27,7 +27,7 @@ export interface PrivacyDeps {
   clock: Clock;
   repo: PrivacyRepository;
   /** Removes notifications with their logs, thread messages and SMSGate records (retention's own). */
-  removal: Pick<RetentionRepository, "removeNotifications">;
+  removal: RemovalStore;
   notifications: Pick<NotificationService, "detail" | "cancel">;
   safety: Pick<SafetyService, "forget" | "status">;
   /** The keyed digest a suppression is kept under once its number is erased. */

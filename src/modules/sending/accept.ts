@@ -8,7 +8,7 @@ import { ROUTE_NAMES } from "../../core/kinds";
 import { createBatcher } from "../../lib/batcher";
 import { monthStart } from "../../lib/time";
 import { timeOrderedId } from "../../lib/tokens";
-import type { NewNotification } from "../notifications/repository";
+import type { NewNotification } from "../notifications/model";
 import type { LogFields } from "../notifications/state";
 import type { SendingContext } from "./context";
 import type { Preparing } from "./prepare";

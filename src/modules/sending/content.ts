@@ -4,7 +4,7 @@ import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import type { DeliveryType } from "../../core/kinds";
 import { countSegments } from "../../lib/segments";
-import type { TemplateRow } from "../templates/repository";
+import type { TemplateRow } from "../templates/model";
 import { checkVariables, renderTemplate, type SuppliedVariables } from "../templates/variables";
 import type { SendingContext } from "./context";
 

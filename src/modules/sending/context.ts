@@ -2,7 +2,7 @@
 // device that carry each delivery type, the checks channels add, and the listeners of what a send
 // stores.
 import { DELIVERY_TYPES, type DeliveryType, type DeviceKind } from "../../core/kinds";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import { isOnline as isDeviceOnline } from "../devices/service";
 import type { Accepted, ChannelCheck, SendingDeps } from "./types";
 

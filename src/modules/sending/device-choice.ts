@@ -4,7 +4,7 @@ import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import { DELIVERY_DESCRIPTION, ROUTE_DESCRIPTION, type DeliveryType, type DeviceKind } from "../../core/kinds";
 import { createGenerationCache } from "../../lib/generation-cache";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import type { PoolChoice, PoolPick } from "../pools/service";
 import type { SendingContext } from "./context";
 import type { Common, PrepareCache, SendInput } from "./types";

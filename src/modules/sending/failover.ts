@@ -6,7 +6,7 @@ import { AppError } from "../../core/errors";
 import { ROUTE_NAMES } from "../../core/kinds";
 import { timeOrderedId } from "../../lib/tokens";
 import { allowedSilence, OFFLINE_AFTER_MS } from "../devices/service";
-import type { NotificationRecord } from "../notifications/repository";
+import type { NotificationRecord } from "../notifications/model";
 import type { SendingContext } from "./context";
 import type { Preparing } from "./prepare";
 import type { Common, Fallback, Prepared, SendInput } from "./types";

@@ -7,15 +7,17 @@ import type { AppError } from "../../core/errors";
 import type { ChannelTraits, DeliveryType, DeviceKind } from "../../core/kinds";
 import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";
-import type { DeviceRepository, DeviceRow } from "../devices/repository";
-import type { NotificationRepository } from "../notifications/repository";
+import type { DeviceStore } from "../devices/ports";
+import type { DeviceRow } from "../devices/model";
+import type { NotificationStore } from "../notifications/ports";
 import type { NotificationState } from "../notifications/state";
 import type { PoolPick, PoolService } from "../pools/service";
 import type { SafetyMemo, SafetyService } from "../safety/service";
-import type { TemplateRepository, TemplateRow } from "../templates/repository";
-import type { ThreadRepository } from "../threads/repository";
+import type { TemplateStore } from "../templates/ports";
+import type { TemplateRow } from "../templates/model";
+import type { ThreadStore } from "../threads/ports";
 import type { SuppliedVariables } from "../templates/variables";
-import type { UsageRepository } from "../usage/repository";
+import type { UsageStore } from "../notifications/ports";
 
 export interface SendInput {
   channel: DeliveryType;
@@ -135,13 +137,13 @@ export interface SendingDeps {
   clock: Clock;
   /** Where a listener that fails after a commit is reported. */
   log?: (message: string, error?: unknown) => void;
-  devices: DeviceRepository;
-  templates: TemplateRepository;
-  notifications: NotificationRepository;
+  devices: DeviceStore;
+  templates: TemplateStore;
+  notifications: NotificationStore;
   state: NotificationState;
   credits: CreditService;
-  usage: UsageRepository;
-  threads: ThreadRepository;
+  usage: UsageStore;
+  threads: ThreadStore;
   /** What each channel (device kind) asks of the send path. */
   channels: readonly ChannelTraits[];
   /** PIGEON_OFFLINE_AFTER in milliseconds: how long a phone with an event stream may be silent. */

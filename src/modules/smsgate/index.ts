@@ -3,7 +3,7 @@
 import type { Authenticator } from "../../core/caller";
 import type { SecretBox } from "../../lib/secrets";
 import type { AccountsService } from "../accounts/service";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import type { WebhookService } from "../webhooks/service";
 import { createSmsGateAuth } from "./auth";
 import { createSmsGateRepository } from "./repository";

@@ -8,7 +8,7 @@ import { nanoid } from "../../lib/tokens";
 import type { ChannelTraits } from "../../core/kinds";
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import type { DeviceService } from "../devices/service";
 import type { NotificationService } from "../notifications/service";
 import type { SendingService } from "../sending/service";

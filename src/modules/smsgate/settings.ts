@@ -4,7 +4,7 @@
 // signing key is the workspace's SMSGate key: it can be set here but, as in SMSGate, never read.
 // Anything else is refused by name rather than stored and ignored.
 import { AppError } from "../../core/errors";
-import type { DeviceRow } from "../devices/repository";
+import type { DeviceRow } from "../devices/model";
 import type { DeviceService } from "../devices/service";
 import type { SmsGateWebhooks } from "./webhooks";
 

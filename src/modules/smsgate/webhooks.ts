@@ -8,7 +8,7 @@ import type { Clock } from "../../clock";
 import { AppError } from "../../core/errors";
 import type { SecretBox } from "../../lib/secrets";
 import { randomBase62, nanoid } from "../../lib/tokens";
-import type { DueDelivery } from "../webhooks/repository";
+import type { DueDelivery } from "../webhooks/model";
 import type { WebhookService } from "../webhooks/service";
 import type { DeviceService } from "../devices/service";
 import type { SmsGateRepository } from "./repository";

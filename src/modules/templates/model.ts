@@ -1,3 +1,4 @@
+import type { template } from "./schema";
 import { t } from "elysia";
 import { Envelope, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES } from "../../core/kinds";
@@ -70,3 +71,6 @@ export const TemplateResponse = Envelope(Template);
 export const TemplateListResponse = Envelope(t.Object({ templates: t.Array(Template), pagination: Pagination }));
 export const TemplateArrayResponse = Envelope(t.Array(Template));
 export const TemplateDeletedResponse = Envelope(t.Object({ template_id: t.Integer(), deleted: t.Boolean() }));
+
+/** A template as the domain sees it: the schema's record. */
+export type TemplateRow = typeof template.$inferSelect;

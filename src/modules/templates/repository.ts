@@ -3,8 +3,9 @@ import type { DeliveryType } from "../../core/kinds";
 import { tableRecords } from "../../db/records";
 import { template } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
+import type { TemplateRow } from "./model";
 
-export type TemplateRow = typeof template.$inferSelect;
+export type { TemplateRow };
 export type NewTemplate = typeof template.$inferInsert;
 
 const records = tableRecords(template);

@@ -4,7 +4,7 @@ import type { DeliveryType } from "../../core/kinds";
 import type { MmsMeta } from "./schema";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
-import type { ThreadRepository } from "./repository";
+import type { ThreadStore } from "./ports";
 
 export interface Inbound {
   workspaceId: number;
@@ -36,7 +36,7 @@ export type InboundHook = (m: Inbound, stored: { threadId: number; messageId: nu
  * Stores the message unless the channel delivered it before; if new, hands it to the hook (the
  * keywords are matched before anything else hears of it), then announces it.
  */
-export async function recordInbound(threads: ThreadRepository, events: EventService, m: Inbound, hook?: InboundHook): Promise<boolean> {
+export async function recordInbound(threads: ThreadStore, events: EventService, m: Inbound, hook?: InboundHook): Promise<boolean> {
   const added = await threads.add({
     workspaceId: m.workspaceId,
     channel: m.channel,

@@ -18,7 +18,7 @@ import type { Cluster } from "../../core/cluster";
 import type { AccountsService } from "../accounts/service";
 import type { SendingService } from "../sending/service";
 import type { Inbound } from "../threads/inbound";
-import { NOTIFICATION_HOOKS } from "../notifications/repository";
+import { NOTIFICATION_HOOKS } from "../notifications/model";
 import { readLimited } from "../webhooks/service";
 import { API_VERSION } from "./errors";
 import type { TwilioPostRow, TwilioRepository } from "./repository";

@@ -13,7 +13,7 @@ import { toE164 } from "../../lib/phone";
 import type { AccountsService } from "../accounts/service";
 import type { SendingService } from "../sending/service";
 import type { SendInput } from "../sending/types";
-import { NOTIFICATION_HOOKS } from "../notifications/repository";
+import { NOTIFICATION_HOOKS } from "../notifications/model";
 import { sentWindow } from "./date-sent";
 import { API_VERSION, isVerifyPath } from "./errors";
 import { idOfReceivedSid, idOfSid, messageErrorCode, receivedSidOf, rfc2822, sidOf, twilioAddress, twilioStatus } from "./resource";

@@ -1,8 +1,7 @@
 // Dashboard users, their sessions and the one-time setup links, on the storage seam: the SQL is
 // here, and rows become the domain's records (camelCase, numbers) before they leave this file.
 import type { Executor } from "../../db/storage";
-
-export type Role = "owner" | "member";
+import type { Role, SessionWithUser } from "./model";
 
 export interface User {
   id: number;
@@ -14,18 +13,7 @@ export interface User {
   updatedAt: number;
 }
 
-/** A session with who it belongs to. */
-export interface SessionWithUser {
-  id: number;
-  workspaceId: number;
-  lastSeenAt: number;
-  endedAt: number | null;
-  createdAt: number;
-  userId: number;
-  email: string;
-  role: Role;
-  accountId: number;
-}
+export type { Role, SessionWithUser };
 
 export interface SetupLink {
   id: number;

@@ -4,7 +4,7 @@ import { createVerifyRepository } from "./repository";
 import { createVerifyService, type VerifyDeps } from "./service";
 import { authTemplate, type VerifyTemplates } from "./templates";
 import type { ModuleDescriptor } from "../../services-type";
-import { NOTIFICATION_HOOKS } from "../notifications/repository";
+import { NOTIFICATION_HOOKS } from "../notifications/model";
 import { verifyRoutes } from "./routes";
 import { twilioVerifyRoutes } from "./twilio-routes";
 

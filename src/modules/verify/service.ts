@@ -18,7 +18,7 @@ import { toE164 } from "../../lib/phone";
 import type { SecretBox } from "../../lib/secrets";
 import { MINUTE, HOUR } from "../../lib/time";
 import { regionOf } from "../pools/model";
-import { NOTIFICATION_HOOKS } from "../notifications/repository";
+import { NOTIFICATION_HOOKS } from "../notifications/model";
 import type { SendingService } from "../sending/service";
 import type { SendInput } from "../sending/types";
 import type { ServiceFields, ServiceRow, VerificationRow, VerifyRepository } from "./repository";

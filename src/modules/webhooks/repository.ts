@@ -2,51 +2,14 @@
 // on the storage seam: the SQL is here, and rows become records in the domain's shape (camelCase,
 // the event list parsed) before they leave this file.
 import type { Executor } from "../../db/storage";
+import type { DueDelivery, Subscription } from "./model";
 
-export interface Subscription {
-  id: number;
-  workspaceId: number;
-  url: string;
-  /** Event types, or ["*"] for all of them. */
-  events: string[];
-  description: string;
-  /** Sealed with the data directory's key. */
-  secret: string;
-  status: "active" | "failing" | "disabled";
-  consecutiveFailures: number;
-  failingSince: number | null;
-  createdAt: number;
-  updatedAt: number;
-  deletedAt: number | null;
-  format: "pigeon" | "smsgate";
-  externalId: string | null;
-  smsgateEvent: string | null;
-  smsgateDeviceId: number | null;
-}
+export type { DueDelivery, Subscription };
 
 type SubscriptionChange = Partial<
   Pick<Subscription, "url" | "events" | "description" | "secret" | "status" | "consecutiveFailures" | "failingSince">
 > &
   Pick<Subscription, "updatedAt">;
-
-/** A delivery with what its call needs: the subscription's address and secret, and the event. */
-export interface DueDelivery {
-  id: string;
-  subscriptionId: number;
-  eventId: string;
-  attempts: number;
-  url: string;
-  secret: string;
-  format: Subscription["format"];
-  externalId: string | null;
-  smsgateEvent: string | null;
-  smsgateDeviceId: number | null;
-  workspaceId: number;
-  type: string;
-  /** The event's data object. */
-  data: Record<string, unknown>;
-  eventCreatedAt: number;
-}
 
 export interface DeliveryListRow {
   id: string;

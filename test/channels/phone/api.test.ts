@@ -150,7 +150,7 @@ describe("pairing", () => {
     const draws = ["123456", "123456", "654321"];
     const pairing = createPhonePairing({
       storage: ctx.services.storage,
-      repo: createPhoneRepository(ctx.services.storage),
+      repo: createPhoneRepository(ctx.services.storage, ctx.services.channelCore.notifications),
       clock: ctx.clock,
       secrets: ctx.services.secrets,
       drawCode: () => draws.shift() ?? "000000",
