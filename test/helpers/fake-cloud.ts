@@ -35,6 +35,8 @@ export async function startFakeCloud(options: FakeCloudOptions = {}) {
   const accountSid = options.accountSid ?? "AC00000000000000000000000000000001";
   const authToken = options.authToken ?? "fake-auth-token";
   const messages = new Map<string, FakeMessage>();
+  /** Creates taken (their message kept) and not yet answered: calls a kill now would cut off after the provider took them. */
+  let taken = 0;
   /** Every create request that arrived, in order, whatever it was answered. */
   const creates: Record<string, string>[] = [];
   const lists: URLSearchParams[] = [];
@@ -88,7 +90,11 @@ export async function startFakeCloud(options: FakeCloudOptions = {}) {
       };
       if (next?.kind !== "slow" || next.keep) messages.set(message.sid, message);
       const wait = next?.kind === "slow" ? next.ms : (options.latencyMs ?? 0);
-      if (wait) await Bun.sleep(wait);
+      if (wait) {
+        taken += 1;
+        await Bun.sleep(wait);
+        taken -= 1;
+      }
       return json(201, {
         sid: message.sid,
         account_sid: accountSid,
@@ -165,6 +171,8 @@ export async function startFakeCloud(options: FakeCloudOptions = {}) {
     messages,
     creates,
     lists,
+    /** Creates taken and still waiting for their answer's delay. */
+    takenUnanswered: () => taken,
     /** The next create answers with this error. */
     failNext(status: number, code: number | null, message: string) {
       script.push({ kind: "error", status, code, message });
