@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { createChatappRepository } from "../../src/channels/chatapp/repository";
 import { createPhoneRepository } from "../../src/channels/phone/repository";
 import type { Executor } from "../../src/db/storage";
-import { createStatusRepository, type NotificationRecord } from "../../src/modules/notifications/repository";
+import { createStatusRepository } from "../../src/modules/notifications/repository";
+import type { NotificationRecord } from "../../src/modules/notifications/model";
 import { createTestContext } from "../helpers/context";
 
 const SRC = join(import.meta.dir, "../../src");

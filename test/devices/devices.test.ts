@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { notificationRows } from "../../src/modules/notifications/repository";
+import { notificationRows } from "../../src/modules/notifications/model";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { RECIPIENT } from "../helpers/numbers";
 

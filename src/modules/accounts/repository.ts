@@ -8,8 +8,6 @@ import { account, apiKey, plan, workspace } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
 import type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow } from "./model";
 
-export type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow };
-
 /** What authenticating a request needs to know about its key, in one row. */
 export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {
   keyId: ApiKeyRow["id"];

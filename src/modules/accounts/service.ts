@@ -9,14 +9,8 @@ import type { Freshness } from "../../core/caller";
 import { createGenerationCache } from "../../lib/generation-cache";
 import type { SecretBox } from "../../lib/secrets";
 import { matchesHash, nanoid, randomBase62, sha256Hex, uuid } from "../../lib/tokens";
-import {
-  createAccountRepository,
-  type AccountRow,
-  type ApiKeyRow,
-  type KeyCredentials,
-  type PlanRow,
-  type WorkspaceRow,
-} from "./repository";
+import { createAccountRepository, type KeyCredentials } from "./repository";
+import type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow } from "./model";
 
 export type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow };
 

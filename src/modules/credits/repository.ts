@@ -3,8 +3,6 @@
 import { forUpdate, insertRows, type Executor } from "../../db/storage";
 import type { LedgerRow } from "./model";
 
-export type { LedgerRow };
-
 type LedgerEntry = Omit<LedgerRow, "id">;
 
 const SQL = {

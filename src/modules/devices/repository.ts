@@ -7,7 +7,6 @@ import { device } from "./schema";
 import { openConfig, sealConfig, type SecretBox } from "../../lib/secrets";
 import type { DeviceRow } from "./model";
 
-export type { DeviceRow };
 export type NewDevice = typeof device.$inferInsert;
 
 const records = tableRecords(device);

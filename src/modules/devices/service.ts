@@ -10,7 +10,8 @@ import { DEFAULT_DEVICE_KIND, type ChannelTraits } from "../../core/kinds";
 import type { PhoneHealth } from "./schema";
 import type { Storage } from "../../db/storage";
 import type { UsageStore } from "../notifications/ports";
-import type { DeviceRepository, DeviceRow, NewDevice } from "./repository";
+import type { DeviceRepository, NewDevice } from "./repository";
+import type { DeviceRow } from "./model";
 
 /** A device not heard from for this long is offline (spec section 7: 5 minutes; PIGEON_OFFLINE_AFTER). */
 export const OFFLINE_AFTER_MS = 5 * MINUTE;

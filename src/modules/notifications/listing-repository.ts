@@ -7,8 +7,6 @@ import { many, notificationRows as N, type NotificationStatus, type Row } from "
 
 import type { ListFilters } from "./model";
 
-export type { ListFilters };
-
 /** The hourly counts' bucket: created_at / HOUR_MS, as the triggers of migration 0012 compute it. */
 const HOUR_MS = 3_600_000;
 

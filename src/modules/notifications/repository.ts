@@ -11,10 +11,7 @@ import { notificationRows as N, one, type NotificationRecord, type NotificationS
 import type { LogRecord, NewNotification, Reroute } from "./model";
 import { NOTIFICATION_HOOKS } from "./model";
 
-export { notificationRows, type NotificationRecord, type NotificationStatus, type Stage } from "./rows";
-export { NOTIFICATION_HOOKS, type LogRecord, type NewNotification, type Reroute };
 export type { DueCandidate } from "./claims-repository";
-export type { ListFilters } from "./listing-repository";
 
 /** A new notification's columns, as insertMany writes them: status and stage are fixed. */
 const INSERT_HEAD = `

@@ -4,7 +4,8 @@ import { ROUTE_NAMES, type DeliveryType } from "../../core/kinds";
 import { AppError } from "../../core/errors";
 import { toE164 } from "../../lib/phone";
 import { iso } from "../../lib/time";
-import type { ListFilters, LogRecord, NotificationRepository } from "./repository";
+import type { NotificationRepository } from "./repository";
+import type { ListFilters, LogRecord } from "./model";
 import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
 
 export function presentLog(l: LogRecord) {

@@ -5,9 +5,10 @@
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";
-import { createStatusRepository, type NotificationRecord, type NotificationStatus, type Stage } from "./repository";
+import { createStatusRepository } from "./repository";
+import type { NotificationRecord, NotificationStatus, Stage } from "./model";
 
-export type { NotificationRecord, NotificationStatus, Stage } from "./repository";
+export type { NotificationRecord, NotificationStatus, Stage };
 
 /**
  * Status only moves forward: pending → sent → delivered; failed may follow pending or sent (a

@@ -5,7 +5,6 @@ import { template } from "./schema";
 import type { Executor, SqlParam } from "../../db/storage";
 import type { TemplateRow } from "./model";
 
-export type { TemplateRow };
 export type NewTemplate = typeof template.$inferInsert;
 
 const records = tableRecords(template);

@@ -6,7 +6,8 @@ import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import { sqlTime } from "../../lib/time";
 import { uuid } from "../../lib/tokens";
-import type { TemplateRepository, TemplateRow } from "./repository";
+import type { TemplateRepository } from "./repository";
+import type { TemplateRow } from "./model";
 import type { DeliveryType } from "../../core/kinds";
 import { parseTemplateBody } from "./variables";
 

@@ -13,8 +13,6 @@ export interface User {
   updatedAt: number;
 }
 
-export type { Role, SessionWithUser };
-
 export interface SetupLink {
   id: number;
   accountId: number;

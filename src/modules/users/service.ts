@@ -8,7 +8,8 @@ import { DAY, MINUTE } from "../../lib/time";
 import { randomBase62, sha256Hex } from "../../lib/tokens";
 import type { AccountsService } from "../accounts/service";
 import type { Storage } from "../../db/storage";
-import type { Role, SessionWithUser, User, UserRepository } from "./repository";
+import type { User, UserRepository } from "./repository";
+import type { Role, SessionWithUser } from "./model";
 
 export type { Role, SessionWithUser, User };
 export const ROLES: readonly Role[] = ["owner", "member"];

@@ -4,8 +4,6 @@
 import type { Executor } from "../../db/storage";
 import type { DueDelivery, Subscription } from "./model";
 
-export type { DueDelivery, Subscription };
-
 type SubscriptionChange = Partial<
   Pick<Subscription, "url" | "events" | "description" | "secret" | "status" | "consecutiveFailures" | "failingSince">
 > &

@@ -11,7 +11,8 @@ import { randomBase62 } from "../../lib/tokens";
 import { VERSION } from "../../version";
 import { eventEnvelope, EVENT_TYPES, type EventService, type EventType } from "../events/service";
 import type { Storage } from "../../db/storage";
-import { createWebhookRepository, type DueDelivery, type Subscription } from "./repository";
+import { createWebhookRepository } from "./repository";
+import type { DueDelivery, Subscription } from "./model";
 
 /** Waits before retry n (after the nth failed attempt): about a day in all, then we give up. */
 export const RETRY_LADDER_MS = [30_000, 2 * MINUTE, 10 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 8 * HOUR];

@@ -2,7 +2,7 @@
 // Time is moved, never waited for.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createCloudAdapter } from "../../../src/channels/cloud/adapter";
-import type { DeviceRow } from "../../../src/modules/devices/repository";
+import type { DeviceRow } from "../../../src/modules/devices/model";
 import type { NotificationRecord } from "../../../src/modules/notifications/state";
 import { MAX_ATTEMPTS } from "../../../src/worker/dispatcher";
 import { notificationOf, smsSender } from "../../helpers/api";
