@@ -1,4 +1,4 @@
-// The container's type, written out: what the composition root (src/services.ts) builds, field by
+// The services' type, written out: what the composition root (src/services.ts) builds, field by
 // field, each typed by its module's own service. Route factories take a Pick of it. Kept apart
 // from the root so that naming it imports no module's routes or descriptor (no import cycle).
 import type { Channel, ChannelCore, ChannelRuntime } from "./channels/types";
@@ -105,7 +105,7 @@ export type Services = ChannelServices & {
   /** Health, server info and the full-disk monitor. */
   system: SystemService;
   /** Whether writes fail for a full disk (the system module's monitor). */
-  disk: SystemService["storage"];
+  disk: SystemService["disk"];
   /** Scheduled backups (SQLite with PIGEON_BACKUP_DIR), else null. */
   backups: ReturnType<typeof createBackupSchedule> | null;
   /** Retention (PIGEON_RETENTION_DAYS, `pigeon prune`). */

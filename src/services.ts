@@ -1,5 +1,5 @@
 // Builds every service from the database, config and clock. The HTTP app, the worker and the CLI
-// share one container, so each rule lives in one place.
+// share one services object, so each rule lives in one place.
 import { createBackupSchedule } from "./modules/system/backups";
 import { runSelf } from "./lib/self-command";
 import { createSignals } from "./db/signals";
@@ -16,13 +16,13 @@ import { createSqliteStorage } from "./db/sqlite-storage";
 import type { Storage } from "./db/storage";
 import { createIdempotencyStore } from "./http/idempotency";
 import { createLimits } from "./http/rate-limit";
-import { createAccountsService } from "./modules/accounts/service";
-import { createCreditService } from "./modules/credits/service";
+import { createAccountsModule } from "./modules/accounts";
+import { createCreditsModule } from "./modules/credits";
 import { failForDeletedDevice } from "./modules/notifications/lifecycle";
 import { inListeningOrder, MODULES } from "./modules";
 
 import { createLiveHub } from "./dashboard/live";
-import { createEventService } from "./modules/events/service";
+import { createEventsModule } from "./modules/events";
 import { createWebhookService } from "./modules/webhooks/service";
 import { createInboundPipeline } from "./modules/inbound";
 import { ruleWebhooks } from "./modules/rules/webhook-port";
@@ -87,7 +87,7 @@ export function createServices(deps: Deps): Services {
     dataDir: sqlite && config.dbPath !== ":memory:" ? dirname(config.dbPath) : null,
   });
   /** Whether writes fail for a full disk (the system module's monitor). */
-  const disk = system.storage;
+  const disk = system.disk;
   /**
    * Scheduled backups, on SQLite when PIGEON_BACKUP_DIR is set: each one `pigeon backup` run as a
    * child process, so the copy never holds this server's event loop.
@@ -122,7 +122,7 @@ export function createServices(deps: Deps): Services {
     offlineAfterMs,
     backups: () => backups?.status() ?? null,
   });
-  const credits = createCreditService(storage, clock);
+  const credits = createCreditsModule({ storage, clock }).service;
   const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
   const templatesModule = createTemplatesModule({ storage, clock });
@@ -148,8 +148,8 @@ export function createServices(deps: Deps): Services {
   });
   const { repository: deviceRepo, service: devices } = devicesModule;
 
-  const events = createEventService(storage, clock);
-  const accounts = createAccountsService(storage, clock, secrets);
+  const events = createEventsModule({ storage, clock }).service;
+  const accounts = createAccountsModule({ storage, clock, secrets }).service;
   // Contacts show who opted out; safe sending reads a contact's time zone: each asks the other.
   const contacts = createContactsModule({ storage, clock, optOutOf: (workspaceId, phone) => safety.status(workspaceId, phone) });
   // An erased number's opt-out is kept under this digest (src/modules/privacy), keyed with pigeon.key.

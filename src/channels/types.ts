@@ -122,7 +122,7 @@ export interface ChannelRuntime<S = unknown> extends NotificationHooks {
 }
 
 /**
- * What a channel's routes may use of the container, named here so that no channel imports the
+ * What a channel's routes may use of the services, named here so that no channel imports the
  * composition root (which imports every channel).
  */
 export interface ChannelRouteContext {
@@ -136,7 +136,7 @@ export interface ChannelRouteContext {
   idempotency: IdempotencyStore;
 }
 
-/** One channel: everything the rest of Pigeon knows about it. `name` is its key in the container. */
+/** One channel: everything the rest of Pigeon knows about it. `name` is its key in the services. */
 export interface Channel<N extends string = string, S = unknown> extends ChannelTraits {
   name: N;
   create(core: ChannelCore): ChannelRuntime<S>;

@@ -1,5 +1,5 @@
 import { ConfigError, ENV_VARS } from "../config";
-import { isStorageFull } from "../lib/storage";
+import { isDiskFull } from "../lib/disk";
 import { AppError } from "../core/errors";
 import { SecretKeyError } from "../lib/secrets";
 import { VERSION } from "../version";
@@ -216,7 +216,7 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
       failure(command, `pigeon: configuration error: ${error.message}`);
       return 2;
     }
-    if (isStorageFull(error)) return diskFull(command);
+    if (isDiskFull(error)) return diskFull(command);
     if (error instanceof SecretKeyError) {
       failure(command, `pigeon: ${error.message}`);
       return 2;
@@ -243,7 +243,7 @@ export async function runCli(argv: string[], open: () => Runtime | Promise<Runti
       console.error(`pigeon: ${error.message}`);
       return 1;
     }
-    if (isStorageFull(error)) return diskFull();
+    if (isDiskFull(error)) return diskFull();
     throw error;
   }
 }

@@ -5,8 +5,14 @@
 import type { TSchema } from "elysia";
 export const DEVICE_KINDS = ["sms", "cloud", "chatapp"] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
+/**
+ * A paired phone's device kind. Its value is "sms" (the specification's word, kept in the API and
+ * the database); the code says "phone" and names the kind through this constant, so that "sms" in
+ * the code is the delivery type.
+ */
+export const PHONE_KIND = "sms" satisfies DeviceKind;
 /** What a registration without a kind gets: a paired phone, the spec's original device. */
-export const DEFAULT_DEVICE_KIND: DeviceKind = "sms";
+export const DEFAULT_DEVICE_KIND: DeviceKind = PHONE_KIND;
 export const DEVICE_KINDS_DESCRIPTION =
   "sms: a paired phone; cloud: a cloud number (uses credits); chatapp: a business number on the chat-app platform";
 

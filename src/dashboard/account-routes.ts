@@ -11,7 +11,7 @@ import type { Kit, Signed } from "./kit";
 import { accountBody, type MemberErrors, type MemberForm } from "./pages/account";
 import { formOf, HIDDEN, redirect } from "./web";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardAccountRoutesDeps = Pick<Services, "accounts" | "sending" | "users">;
 
 export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) {

@@ -22,7 +22,7 @@ import {
   setCookie,
 } from "./web";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardAuthRoutesDeps = Pick<Services, "config" | "users" | "signInThrottle">;
 
 export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {

@@ -34,7 +34,7 @@ interface Draft {
   needed: string[];
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardBulkRoutesDeps = Pick<Services, "accounts" | "channels" | "clock" | "devices" | "sending" | "storage" | "templates">;
 
 export function dashboardBulkRoutes(s: DashboardBulkRoutesDeps, kit: Kit) {

@@ -99,7 +99,7 @@ export function csvRecords(text: string): { line: number; cells: string[] }[] {
   return out;
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardContactRoutesDeps = Pick<Services, "clock" | "contacts">;
 
 export function dashboardContactRoutes(s: DashboardContactRoutesDeps, kit: Kit) {

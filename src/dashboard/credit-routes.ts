@@ -16,7 +16,7 @@ const MAX_TOP_UP = 1_000_000_000;
 /** The service's message as a sentence: capitalised, with a full stop. */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardCreditRoutesDeps = Pick<Services, "credits">;
 
 export function dashboardCreditRoutes(s: DashboardCreditRoutesDeps, kit: Kit) {

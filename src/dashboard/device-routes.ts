@@ -18,7 +18,7 @@ function intField(raw: string | undefined, label: string, min: number, max: numb
   return value;
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardDeviceRoutesDeps = Pick<Services, "accounts" | "channels" | "chatapp" | "config" | "devices" | "phone">;
 
 export function dashboardDeviceRoutes(s: DashboardDeviceRoutesDeps, kit: Kit) {

@@ -13,7 +13,7 @@ import { formOf, fragment, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 30;
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardInboxRoutesDeps = Pick<Services, "accounts" | "sending" | "storage" | "templates" | "threads">;
 
 export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {

@@ -29,7 +29,7 @@ export interface Flash {
   secret?: { title: string; about: Html; secret: string };
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type KitDeps = Pick<Services, "accounts" | "storage" | "users" | "secrets" | "clock" | "cluster">;
 
 /** How long a message waits for the next page. */

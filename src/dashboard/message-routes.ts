@@ -18,7 +18,7 @@ const DAY_MS = 86_400_000;
 
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates" | "dashboardLive">;
 
 export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) {

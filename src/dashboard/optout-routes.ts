@@ -21,7 +21,7 @@ const REASON_MAX = 500;
 /** The service's message as a sentence: capitalised, with a full stop. */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardOptOutRoutesDeps = Pick<Services, "contacts" | "safety">;
 
 export function dashboardOptOutRoutes(s: DashboardOptOutRoutesDeps, kit: Kit) {

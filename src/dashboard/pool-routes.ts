@@ -21,7 +21,7 @@ import {
 } from "./pages/pools";
 import { formOf, HIDDEN, redirect } from "./web";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardPoolRoutesDeps = Pick<Services, "channels" | "clock" | "devices" | "pools">;
 
 /** The form field beside which a service error about a member's field is shown. */

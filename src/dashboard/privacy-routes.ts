@@ -8,7 +8,7 @@ import type { Kit } from "./kit";
 import { eraseConfirmBody } from "./pages/privacy";
 import { formOf, HIDDEN, redirect } from "./web";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardPrivacyRoutesDeps = Pick<Services, "privacy">;
 
 /** Where to go back to: a dashboard page, never another site. */

@@ -43,7 +43,7 @@ export function dashboardError(path: string, status: number, message: string): R
   );
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users" | "twilio"> &
   DashboardAccountRoutesDeps &
   DashboardAuthRoutesDeps &

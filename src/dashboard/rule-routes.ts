@@ -28,7 +28,7 @@ import {
 } from "./pages/rules";
 import { formOf, fragment, HIDDEN, redirect } from "./web";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardRuleRoutesDeps = Pick<Services, "rules" | "safety" | "templates">;
 
 /** The form field beside which an error of the rules service is shown, by the field it names. */

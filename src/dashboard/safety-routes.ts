@@ -88,7 +88,7 @@ function errorsOf(error: AppError): SafetyErrors {
   return FIELDS[field] ? { [FIELDS[field]]: sentence(message) } : { other: sentence(message) };
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardSafetyRoutesDeps = Pick<Services, "safety">;
 
 export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {

@@ -62,7 +62,7 @@ const FIELD_OF: Record<string, string> = {
   sim_number: "sim",
 };
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardSendRoutesDeps = Pick<
   Services,
   "accounts" | "channels" | "contacts" | "devices" | "sending" | "storage" | "templates"

@@ -51,7 +51,7 @@ function schemaErrors(form: TemplateForm): Record<string, string> {
   return errors;
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardTemplateRoutesDeps = Pick<Services, "accounts" | "templates">;
 
 export function dashboardTemplateRoutes(s: DashboardTemplateRoutesDeps, kit: Kit) {

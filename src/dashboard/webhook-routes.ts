@@ -14,7 +14,7 @@ import { formOf, HIDDEN, redirect } from "./web";
 
 const PAGE_SIZE = 20;
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DashboardWebhookRoutesDeps = Pick<Services, "webhooks">;
 
 export function dashboardWebhookRoutes(s: DashboardWebhookRoutesDeps, kit: Kit) {

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import type { Authenticator, KeyAuthContext } from "../core/caller";
-import { isStorageFull, type StorageMonitor } from "../lib/storage";
+import { isDiskFull, type DiskMonitor } from "../lib/disk";
 import type { LogFn } from "../lib/log";
 import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } from "./body";
 import { envelopeOf } from "./envelope";
@@ -104,7 +104,7 @@ export interface FoundationDeps {
   allowedMethods: (path: string, staticOnly?: boolean) => string[];
   log: LogFn;
   /** Where a full disk is recorded, so /health can report it. */
-  disk?: StorageMonitor;
+  disk?: DiskMonitor;
   /**
    * Credentials a route can check from its headers alone, run before its body is read, so a caller
    * without them never gets a body parsed (phone routes; platform webhooks sign the body and can't).
@@ -267,7 +267,7 @@ export function requestPipeline(deps: FoundationDeps) {
   function fail(request: Request, thrown: unknown, headers: Record<string, string>): Response {
     const cause = (thrown as Error | undefined)?.cause;
     let error = thrown;
-    if (isStorageFull(error) || isStorageFull(cause)) {
+    if (isDiskFull(error) || isDiskFull(cause)) {
       deps.disk?.markFull();
       error = new AppError("storage_full", "The server's disk is full: nothing was stored; free space and retry");
     }
@@ -325,7 +325,7 @@ export function foundation(deps: FoundationDeps, pipeline: RequestPipeline = req
       const error = code === "PARSE" && cause instanceof AppError ? cause : thrown;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
-      if (error instanceof AppError || isStorageFull(error) || isStorageFull(cause)) return fail(request, error, headers);
+      if (error instanceof AppError || isDiskFull(error) || isDiskFull(cause)) return fail(request, error, headers);
       const wrongMethod = (staticOnly: boolean) => {
         const path = pathOf(request);
         const allowed = deps.allowedMethods(path, staticOnly);

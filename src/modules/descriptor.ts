@@ -1,5 +1,5 @@
-// The parts of a module's descriptor (ModuleDescriptor, in src/services-type.ts beside the container
-// it is given) that need no container: a foreign API's gate and errors, a network listener, and
+// The parts of a module's descriptor (ModuleDescriptor, in src/services-type.ts beside the services
+// it is given) that need no services: a foreign API's gate and errors, a network listener, and
 // what a module hears of the notifications' lifecycle.
 import type { KeyAuthContext } from "../core/caller";
 

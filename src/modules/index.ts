@@ -3,8 +3,12 @@
 // lifecycle. The app, the worker and `pigeon serve` iterate these lists; src/services.ts builds each
 // module's service. Adding a module: docs/dev/architecture.md, "Adding a module".
 import type { ModuleDescriptor } from "../services-type";
+import { accountsModule } from "./accounts";
 import { contactsModule } from "./contacts";
+import { creditsModule } from "./credits";
 import { devicesModule } from "./devices";
+import { eventsModule } from "./events";
+import { inboundModule } from "./inbound";
 import { metricsModule } from "./metrics";
 import { notificationsModule } from "./notifications";
 import { overviewModule } from "./overview";
@@ -20,6 +24,7 @@ import { systemModule } from "./system";
 import { templatesModule } from "./templates";
 import { threadsModule } from "./threads";
 import { twilioModule } from "./twilio";
+import { usersModule } from "./users";
 import { verifyModule } from "./verify";
 import { webhooksModule } from "./webhooks";
 import { workspacesModule } from "./workspaces";
@@ -27,7 +32,11 @@ import { workspacesModule } from "./workspaces";
 export const MODULES: readonly ModuleDescriptor[] = [
   systemModule,
   metricsModule,
+  accountsModule,
+  usersModule,
   workspacesModule,
+  creditsModule,
+  eventsModule,
   devicesModule,
   contactsModule,
   templatesModule,
@@ -36,6 +45,7 @@ export const MODULES: readonly ModuleDescriptor[] = [
   privacyModule,
   poolsModule,
   rulesModule,
+  inboundModule,
   twilioModule,
   verifyModule,
   notificationsModule,

@@ -1,5 +1,5 @@
 // What a module may hear of the notifications' lifecycle (a field of its descriptor). Apart from
-// the descriptor so that the lifecycle and the channels can name it without the container's type.
+// the descriptor so that the lifecycle and the channels can name it without the services' type.
 import type { Accepted } from "./sending/types";
 import type { NotificationRecord, TransitionListener, TransitionsListener } from "./notifications/state";
 

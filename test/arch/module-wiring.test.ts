@@ -1,6 +1,6 @@
 // Modules wire themselves: each repository is built once, by the module that owns it (never by a
 // route, never a second time elsewhere), routes reach the database only through services, and
-// every route factory declares the narrow part of the container it uses instead of taking it all.
+// every route factory declares the narrow part of the services it uses instead of taking it all.
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
 import { readFileSync } from "node:fs";
@@ -59,7 +59,23 @@ describe("modules wire themselves", () => {
     expect(offending).toEqual([]);
   });
 
-  test("no route factory takes the whole container: each declares what it uses", () => {
+  test("every module folder has an index.ts whose descriptor is in MODULES", async () => {
+    const { MODULES } = await import("../../src/modules/index");
+    const folders = [
+      ...new Set(
+        files
+          .map(({ file }) => file.split("/"))
+          .filter((p) => p[0] === "modules" && p.length > 2)
+          .map((p) => p[1]),
+      ),
+    ];
+    expect(folders.length).toBeGreaterThan(20);
+    const listed = new Set(MODULES.map((m) => m.name));
+    const missing = folders.filter((name) => !files.some(({ file }) => file === `modules/${name}/index.ts`) || !listed.has(name));
+    expect(missing).toEqual([]);
+  });
+
+  test("no route factory takes the whole services object: each declares what it uses", () => {
     const routeFiles = files.filter(({ file }) => isRoutes(file));
     expect(routeFiles.length).toBeGreaterThan(30);
     const whole = routeFiles.filter(({ text }) => /\(\s*\w+\s*:\s*Services\s*[,)]/.test(text)).map(({ file }) => file);

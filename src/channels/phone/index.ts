@@ -10,10 +10,11 @@ import { isCancelAware } from "./protocol";
 import { createPhoneRepository } from "./repository";
 import { phoneApiRoutes } from "./routes";
 import { createPhoneService, type PhoneService } from "./service";
+import { PHONE_KIND } from "../../core/kinds";
 
 export const phone: Channel<"phone", PhoneService> = {
   name: "phone",
-  kind: "sms",
+  kind: PHONE_KIND,
   deliveryType: "sms",
   needsPresence: true,
   choosesExternalId: true,

@@ -18,6 +18,7 @@ import { appVersionOf, deviceEventData, unauthorized } from "./protocol";
 import { createPhonePull } from "./pull";
 import { createPhoneReports } from "./reports";
 import { createPhoneStream } from "./stream";
+import { PHONE_KIND } from "../../core/kinds";
 
 export type { PhoneServiceDeps } from "./context";
 export { appVersionOf, deviceEventData, isCancelAware, PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, type PatchItem } from "./protocol";
@@ -184,7 +185,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
   async function reassign(workspaceId: number, deviceId: number, toDeviceId: number | null, includePulled = false) {
     const from = await devices.get(workspaceId, deviceId);
     if (!from) throw new AppError("not_found", `device ${deviceId} not found`, { field: "device_id" });
-    if (from.kind !== "sms") {
+    if (from.kind !== PHONE_KIND) {
       throw new AppError("invalid_device", `device ${from.id} is a ${from.kind} device; only paired phones' messages are reassigned`, {
         device_id: from.id,
         kind: from.kind,
@@ -195,7 +196,7 @@ export function createPhoneService(deps: PhoneServiceDeps) {
     if (toDeviceId !== null) {
       const to = await devices.get(workspaceId, toDeviceId);
       if (!to) throw new AppError("not_found", `device ${toDeviceId} not found`, { field: "to_device_id" });
-      if (to.kind !== "sms")
+      if (to.kind !== PHONE_KIND)
         throw new AppError("invalid_device", `device ${to.id} is a ${to.kind} device, not a paired phone`, {
           field: "to_device_id",
           device_id: to.id,

@@ -6,6 +6,7 @@ import type { DeviceRow } from "../../modules/devices/model";
 import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
 import { atLeast, INBOX_EXPORT_SINCE } from "./protocol";
+import { PHONE_KIND } from "../../core/kinds";
 
 export function createPhoneStream(deps: PhoneServiceDeps, budgetLeft: (device: DeviceRow, now: number) => Promise<number>) {
   const { repo, clock, devices, hub } = deps;
@@ -18,7 +19,7 @@ export function createPhoneStream(deps: PhoneServiceDeps, budgetLeft: (device: D
    */
   async function wantsWork(deviceId: number): Promise<boolean> {
     const device = await devices.byId(deviceId);
-    if (device?.kind !== "sms") return false;
+    if (device?.kind !== PHONE_KIND) return false;
     const now = clock.now();
     return (await budgetLeft(device, now)) > 0 || (await repo.waitingFor(device.id, now, PRIORITY_EXPEDITED, "expedited", 1)).length > 0;
   }
@@ -78,7 +79,7 @@ export function createPhoneStream(deps: PhoneServiceDeps, budgetLeft: (device: D
    * event would be lost: it is not kept for a later connection).
    */
   async function requestInboxExport(device: DeviceRow, since: number, until: number) {
-    if (device.kind !== "sms") throw new AppError("not_a_phone", `Device ${device.id} is not a paired phone`);
+    if (device.kind !== PHONE_KIND) throw new AppError("not_a_phone", `Device ${device.id} is not a paired phone`);
     const version = await repo.appVersion(device.id);
     if (!atLeast(version, INBOX_EXPORT_SINCE)) {
       throw new AppError(

@@ -2,7 +2,7 @@
 import { chmodSync } from "node:fs";
 import { ConfigError, ensureDataDir, loadConfig, redactedDatabaseUrl } from "../../config";
 import { RestoreRefused, restoreSqlite } from "../../db/restore";
-import { isStorageFull } from "../../lib/storage";
+import { isDiskFull } from "../../lib/disk";
 import { AppError } from "../../core/errors";
 import { CopyRefused, copySqliteToPostgres, refuseOccupied } from "../../db/copy";
 import { migratePostgres, postgresMajorVersion } from "../../db/postgres-migrate";
@@ -164,7 +164,7 @@ export async function restore(values: Values): Promise<number> {
       console.error(`pigeon: ${error.message}`);
       return 1;
     }
-    if (isStorageFull(error)) return diskFull();
+    if (isDiskFull(error)) return diskFull();
     throw error;
   } finally {
     lock.release();

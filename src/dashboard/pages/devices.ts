@@ -5,6 +5,7 @@ import { SEND_LIMIT_MAX } from "../../modules/devices/model";
 import type { DeviceService } from "../../modules/devices/service";
 import { html, trusted, type Html } from "../html";
 import { errorBox, utcTime } from "../layout";
+import { PHONE_KIND } from "../../core/kinds";
 
 type Presented = ReturnType<DeviceService["present"]>;
 type Health = Awaited<ReturnType<DeviceService["health"]>>;
@@ -12,7 +13,7 @@ type Health = Awaited<ReturnType<DeviceService["health"]>>;
 const when = (t: string | null) => (t ? `${utcTime(t)} UTC` : "never");
 
 function presence(d: Presented): Html {
-  if (d.kind !== "sms") return html`<span class="hint">not applicable</span>`;
+  if (d.kind !== PHONE_KIND) return html`<span class="hint">not applicable</span>`;
   return html`<span class="badge ${d.online ? "online" : "offline"}">${d.online ? "online" : "offline"}</span>${d.notification_channel === "polling" ? html` <span class="hint">(polls only)</span>` : ""}`;
 }
 
@@ -94,7 +95,7 @@ export function deviceBody(opts: {
     <div class="row">
       <div><label for="d-limit">Messages per minute</label><input id="d-limit" name="send_limit_per_minute" type="number" min="1" max="${SEND_LIMIT_MAX}" required value="${f.limit}"></div>
       ${
-        d.kind === "sms"
+        d.kind === PHONE_KIND
           ? html`<div><label for="d-min">Pause between SMS from (seconds)</label><input id="d-min" name="send_interval_min" type="number" min="0" max="3600" value="${f.min}"></div>
       <div><label for="d-max">to (seconds)</label><input id="d-max" name="send_interval_max" type="number" min="0" max="3600" value="${f.max}"></div>`
           : ""

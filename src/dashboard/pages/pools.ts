@@ -5,6 +5,7 @@
 import type { PoolService } from "../../modules/pools/service";
 import { html, type Html } from "../html";
 import { errorBox, utcTime } from "../layout";
+import { type DeviceKind, ROUTE_DESCRIPTION } from "../../core/kinds";
 
 export type PoolView = Awaited<ReturnType<PoolService["get"]>>;
 export type PoolUsage = Awaited<ReturnType<PoolService["usage"]>>;
@@ -110,7 +111,7 @@ function poolCard(p: PoolView, usage: PoolUsage, now: number, csrf: string): Htm
     const of = (period: { messages: number; segments: number }) => (m.count === "segments" ? period.segments : period.messages);
     const sent = (period: { messages: number }) => (m.count === "segments" ? ` (${period.messages} messages)` : "");
     return html`<tr>
-  <td data-label="Member"><span>${name}${m.kind ? html`<br><span class="hint">${m.kind === "sms" ? "paired phone" : m.kind === "cloud" ? "cloud number" : m.kind}</span>` : ""}</span></td>
+  <td data-label="Member"><span>${name}${m.kind ? html`<br><span class="hint">${ROUTE_DESCRIPTION[m.kind as DeviceKind] ?? m.kind}</span>` : ""}</span></td>
   <td data-label="Number">${m.number ?? html`<span class="hint">not given</span>`}</td>
   <td data-label="Status">${statusOf(m, p.failure_threshold, now)}</td>
   <td data-label="Today">${u ? usageCell(`${name}, today`, of(u.today), u.today.limit, unit, sent(u.today)) : ""}</td>

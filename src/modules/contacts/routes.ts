@@ -15,7 +15,7 @@ import {
   UpdateContact,
 } from "./model";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type ContactRoutesDeps = Pick<Services, "contacts">;
 
 export function contactRoutes(s: ContactRoutesDeps) {

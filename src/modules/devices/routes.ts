@@ -44,7 +44,7 @@ const EXPORT_COLUMNS = [
   "updated_at",
 ] as const;
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type DeviceRoutesDeps = Pick<Services, "channels" | "clock" | "devices">;
 
 export function deviceRoutes(s: DeviceRoutesDeps) {

@@ -5,6 +5,7 @@
 //   3. for an SMS, the sender sticks to the pool members on the device it wrote to;
 //   4. the workspace's (or the pool's) Twilio-style incoming-message URL hears every message,
 //      keywords too, as Twilio's does.
+import type { ModuleDescriptor } from "../../services-type";
 import type { Inbound, InboundHook } from "../threads/inbound";
 
 type Stored = Parameters<InboundHook>[1];
@@ -25,3 +26,6 @@ export function createInboundPipeline(steps: InboundSteps): InboundHook {
     await steps.twilioIncoming(m, stored);
   };
 }
+
+/** The pipeline serves no routes and runs no task: the composition root hands it to the threads. */
+export const inboundModule: ModuleDescriptor = { name: "inbound" };

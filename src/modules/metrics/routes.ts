@@ -16,7 +16,7 @@ import { isTrustedPeer, parseProxyList } from "../../lib/trusted-proxies";
 import type { Services } from "../../services-type";
 import { CONTENT_TYPE } from "./exposition";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type MetricsRoutesDeps = Pick<Services, "config" | "metrics">;
 
 const LOOPBACK = parseProxyList("127.0.0.0/8,::1");

@@ -13,7 +13,7 @@ import {
 } from "./model";
 import { presentNotification } from "./service";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type NotificationRoutesDeps = Pick<Services, "notifications">;
 
 export function notificationRoutes(s: NotificationRoutesDeps) {

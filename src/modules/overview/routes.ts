@@ -20,7 +20,7 @@ const UpdateContactFields = t.Object({
   type: t.Optional(t.Nullable(t.String({ maxLength: 64 }))),
 });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type OverviewRoutesDeps = Pick<Services, "contacts" | "templates">;
 
 export function overviewRoutes(s: OverviewRoutesDeps) {

@@ -147,7 +147,7 @@ const PoolView = t.Object({
   updated_at: t.String({ format: "date-time" }),
 });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type PoolRoutesDeps = Pick<Services, "pools">;
 
 export function poolRoutes(s: PoolRoutesDeps) {

@@ -49,7 +49,7 @@ const Counts = t.Object({
 
 const EraseBody = t.Object({ phone: Phone }, { additionalProperties: false, examples: [{ phone: "+14155552671" }] });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type PrivacyRoutesDeps = Pick<Services, "privacy">;
 
 export function privacyRoutes(s: PrivacyRoutesDeps) {

@@ -46,7 +46,7 @@ const changeHooks = (operationId: string, summary: string, description: string) 
   detail: { operationId, summary, description },
 });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type SafetyRoutesDeps = Pick<Services, "safety">;
 
 export function safetyRoutes(s: SafetyRoutesDeps) {

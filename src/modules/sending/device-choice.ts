@@ -9,6 +9,25 @@ import type { PoolChoice, PoolPick } from "../pools/service";
 import type { SendingContext } from "./context";
 import type { Common, PrepareCache, SendInput } from "./types";
 
+/**
+ * Of the active devices that can carry a send, in their order, the one it goes through: the first
+ * that is not blocked and, for an immediate send, is present (a paired phone that reports in; a
+ * scheduled send may wait for its phone). When none is, the first device stands, and its reason is
+ * the answer: offline when it needs presence and the send is immediate (`offline`), else it takes
+ * the send as it is (a blocked device fails it in the channel's own words). No device: neither.
+ */
+export function pickDevice<D extends { blockedCode: string | null }>(
+  candidates: readonly D[],
+  opts: { immediate: boolean; present: (device: D) => boolean },
+): { device: D | null; offline: D | null } {
+  const usable = candidates.find((d) => d.blockedCode === null && (!opts.immediate || opts.present(d)));
+  if (usable) return { device: usable, offline: null };
+  const first = candidates[0];
+  if (first === undefined) return { device: null, offline: null };
+  if (opts.immediate && !opts.present(first)) return { device: null, offline: first };
+  return { device: first, offline: null };
+}
+
 export function createDeviceChoice(ctx: SendingContext) {
   const { deps, CARRIERS, needsPresence, isOnline } = ctx;
   const { clock, devices } = deps;
@@ -70,16 +89,11 @@ export function createDeviceChoice(ctx: SendingContext) {
       }
     }
     const candidates = (await activeDevices(workspaceId, seen, generation)).filter((d) => carries(d.kind));
-    if (candidates.length === 0) {
-      const what = kind !== null ? ROUTE_DESCRIPTION[kind] : DELIVERY_DESCRIPTION[channel];
-      throw new AppError("no_active_device", `No active ${what} in this workspace`, { channel, ...(kind !== null ? { route: kind } : {}) });
-    }
-    const usable = candidates.find((d) => d.blockedCode === null && (!needsPresence(d) || !immediate || isOnline(d, now)));
-    if (usable) return usable;
-    // Everything is blocked or offline: answer with the first device's reason.
-    const first = candidates[0];
-    if (needsPresence(first) && immediate) throw offline(first);
-    return first;
+    const picked = pickDevice(candidates, { immediate, present: (d) => !needsPresence(d) || isOnline(d, now) });
+    if (picked.device) return picked.device;
+    if (picked.offline) throw offline(picked.offline);
+    const what = kind !== null ? ROUTE_DESCRIPTION[kind] : DELIVERY_DESCRIPTION[channel];
+    throw new AppError("no_active_device", `No active ${what} in this workspace`, { channel, ...(kind !== null ? { route: kind } : {}) });
   }
 
   /**

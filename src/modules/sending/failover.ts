@@ -14,6 +14,22 @@ import type { Common, Fallback, Prepared, SendInput } from "./types";
 /** Stranded messages looked at per worker tick. */
 const STRANDED_BATCH = 100;
 
+/**
+ * The routes a failed message may move to, in the order it names: those after the route that
+ * failed. None without an order, when the failure says the message may have gone out (a second
+ * route could send it twice), or when the failure is final (no route changes it: `final`).
+ */
+export function routesToTry<K extends string>(
+  failed: K,
+  routes: readonly K[] | null,
+  failure: { errorCode: string | null; mayHaveGone?: boolean },
+  final: ReadonlySet<string>,
+): K[] {
+  if (routes === null || failure.mayHaveGone === true) return [];
+  if (failure.errorCode !== null && final.has(failure.errorCode)) return [];
+  return routes.slice(routes.indexOf(failed) + 1);
+}
+
 export function createFailover(ctx: SendingContext, prepareRoute: Preparing["prepareRoute"]) {
   const { deps, traits, threadPerDevice, announceAccepted } = ctx;
   const { storage, clock, devices, notifications, state, credits, threads } = deps;
@@ -58,11 +74,9 @@ export function createFailover(ctx: SendingContext, prepareRoute: Preparing["pre
     n: NotificationRecord,
     failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean; stranded?: boolean },
   ): Promise<boolean> {
-    if (n.routes === null || failure.mayHaveGone === true) return false;
-    if (failure.errorCode !== null && FINAL_FAILURES.has(failure.errorCode)) return false;
     const routes = n.routes;
-    const rest = routes.slice(routes.indexOf(n.route) + 1);
-    if (rest.length === 0) return false;
+    const rest = routesToTry(n.route, routes, failure, FINAL_FAILURES);
+    if (routes === null || rest.length === 0) return false;
     let auth: AuthContext;
     try {
       auth = await deps.callerFor(n.workspaceId);

@@ -31,51 +31,52 @@ function safetyMemo(seen: PrepareCache, auth: AuthContext): SafetyMemo {
   return memo;
 }
 
+/**
+ * The instant the message expires, from `ttl` (counted from when it is due) or `valid_until`;
+ * null without either. Both at once is ambiguous and refused, as the app's own server does. `now`
+ * is the clock's reading, so the rule can be tested alone.
+ */
+export function expiryOf(input: Pick<SendInput, "ttl" | "validUntil">, scheduleAt: number | null, now: number): number | null {
+  const ttl = input.ttl ?? null;
+  const raw = typeof input.validUntil === "string" ? input.validUntil.trim() : null;
+  if (ttl !== null && raw) {
+    throw new AppError("ttl_with_valid_until", "Give either ttl or valid_until, not both", { fields: ["ttl", "valid_until"] });
+  }
+  const due = scheduleAt ?? now;
+  if (ttl !== null) return due + ttl * 1000;
+  if (!raw) return null;
+  // A bare local time would be read in the server's zone: an instant needs its zone.
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(at)) {
+    throw new AppError("invalid_valid_until", `valid_until "${raw}" is not an ISO 8601 instant with a zone, e.g. 2026-12-24T09:00:00Z`, {
+      field: "valid_until",
+    });
+  }
+  if (at <= now) {
+    throw new AppError("invalid_valid_until", `valid_until ${raw} is in the past`, {
+      field: "valid_until",
+      valid_until: new Date(at).toISOString(),
+    });
+  }
+  if (at < due) {
+    throw new AppError("invalid_valid_until", `valid_until ${raw} is before schedule_time`, {
+      field: "valid_until",
+      schedule_at: new Date(due).toISOString(),
+    });
+  }
+  if (at - due > TTL_MAX_SECONDS * 1000) {
+    throw new AppError("invalid_valid_until", `valid_until ${raw} is more than 30 days after the message is due`, {
+      field: "valid_until",
+    });
+  }
+  return at;
+}
+
 export function createPreparing(ctx: SendingContext, choice: DeviceChoice, content: Content) {
   const { deps, CARRIERS, traits, channelChecks } = ctx;
   const { clock, devices, credits } = deps;
   const { chooseDevice, poolChoice } = choice;
   const { resolveTemplate, contentFor, checkLength } = content;
-
-  /**
-   * The instant the message expires, from `ttl` (counted from when it is due) or `valid_until`;
-   * null without either. Both at once is ambiguous and refused, as the app's own server does.
-   */
-  function expiryOf(input: SendInput, scheduleAt: number | null): number | null {
-    const ttl = input.ttl ?? null;
-    const raw = typeof input.validUntil === "string" ? input.validUntil.trim() : null;
-    if (ttl !== null && raw) {
-      throw new AppError("ttl_with_valid_until", "Give either ttl or valid_until, not both", { fields: ["ttl", "valid_until"] });
-    }
-    const due = scheduleAt ?? clock.now();
-    if (ttl !== null) return due + ttl * 1000;
-    if (!raw) return null;
-    // A bare local time would be read in the server's zone: an instant needs its zone.
-    const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(raw) ? Date.parse(raw) : Number.NaN;
-    if (Number.isNaN(at)) {
-      throw new AppError("invalid_valid_until", `valid_until "${raw}" is not an ISO 8601 instant with a zone, e.g. 2026-12-24T09:00:00Z`, {
-        field: "valid_until",
-      });
-    }
-    if (at <= clock.now()) {
-      throw new AppError("invalid_valid_until", `valid_until ${raw} is in the past`, {
-        field: "valid_until",
-        valid_until: new Date(at).toISOString(),
-      });
-    }
-    if (at < due) {
-      throw new AppError("invalid_valid_until", `valid_until ${raw} is before schedule_time`, {
-        field: "valid_until",
-        schedule_at: new Date(due).toISOString(),
-      });
-    }
-    if (at - due > TTL_MAX_SECONDS * 1000) {
-      throw new AppError("invalid_valid_until", `valid_until ${raw} is more than 30 days after the message is due`, {
-        field: "valid_until",
-      });
-    }
-    return at;
-  }
 
   /** The failover order a send follows: its own `routes`, else the workspace's default for its channel, else none. */
   async function routeOrder(auth: AuthContext, input: SendInput, memo: SafetyMemo): Promise<DeviceKind[] | null> {
@@ -177,7 +178,7 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
       message,
       scheduleAt,
       timezone,
-      validUntil: expiryOf(input, scheduleAt),
+      validUntil: expiryOf(input, scheduleAt, clock.now()),
       quietHold,
       fallback: routes !== null && chatappTemplateId !== null ? { chatappTemplateId, variables: input.variables } : null,
     };

@@ -26,7 +26,7 @@ import {
 } from "./model";
 import { newPrepareCache, type ItemResult, type PrepareCache, type Prepared, type SendInput } from "./types";
 
-/** What the send routes use of the container. */
+/** What the send routes use of the services. */
 export interface SendingRouteDeps {
   idempotency: IdempotencyStore;
   sending: SendingService;
@@ -175,7 +175,7 @@ export function sendHandlers(s: SendingRouteDeps) {
   return made;
 }
 
-/** One set of handlers per container: the framework's declarations and the fast handlers share the bulk turns. */
+/** One set of handlers per services object: the framework's declarations and the fast handlers share the bulk turns. */
 const handlersOf = new WeakMap<SendingRouteDeps, ReturnType<typeof makeSendHandlers>>();
 
 function makeSendHandlers(s: SendingRouteDeps) {

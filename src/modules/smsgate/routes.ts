@@ -477,7 +477,7 @@ export function smsGateFastRoutes(s: Pick<SmsGateRoutesDeps, "smsgate">): FastRo
   ) as FastRoute<TObject>[];
 }
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type SmsGateRoutesDeps = Pick<Services, "smsgate" | "smsgateAuth" | "smsgateSettings" | "smsgateWebhooks" | "system">;
 
 /** The SMSGate-compatible API under both of its bases. */

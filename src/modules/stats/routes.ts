@@ -7,7 +7,7 @@ import type { Services } from "../../services-type";
 
 const PERIODS = { day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type StatsRoutesDeps = Pick<Services, "clock" | "credits" | "notifications">;
 
 export function statsRoutes(s: StatsRoutesDeps) {

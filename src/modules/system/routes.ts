@@ -23,7 +23,7 @@ const Limits = t.Object({
   media_max_bytes: t.Object({ image: t.Integer(), video: t.Integer(), document: t.Integer() }),
 });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type SystemRoutesDeps = Pick<Services, "clock" | "disk" | "rateLimiter" | "system" | "backups">;
 
 const BackupHealth = t.Object(

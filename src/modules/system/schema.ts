@@ -4,7 +4,7 @@ import { integer, sqliteTable } from "drizzle-orm/sqlite-core";
 
 /**
  * One row that /health rewrites to learn whether the disk takes writes again after it was full
- * (src/lib/storage.ts), when nothing else has written since.
+ * (src/lib/disk.ts), when nothing else has written since.
  */
 export const storageProbe = sqliteTable("storage_probe", {
   id: integer("id").primaryKey(),

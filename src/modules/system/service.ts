@@ -3,7 +3,7 @@
 import type { Clock } from "../../clock";
 import type { SqliteHandle } from "../../db/client";
 import type { Executor } from "../../db/storage";
-import { createStorageMonitor } from "../../lib/storage";
+import { createDiskMonitor } from "../../lib/disk";
 import { createSystemRepository } from "./repository";
 
 export function createSystemService(deps: { storage: Executor; sqlite: SqliteHandle | null; clock: Clock; dataDir: string | null }) {
@@ -14,7 +14,7 @@ export function createSystemService(deps: { storage: Executor; sqlite: SqliteHan
     /** A consistent copy of the whole database in one new file. */
     copyTo: repo.copyTo,
     /** Whether writes are failing for a full disk (its probe is this module's small write). */
-    storage: createStorageMonitor({ clock: deps.clock, dataDir: deps.dataDir, probeWrite: () => repo.probeWrite(deps.clock.now()) }),
+    disk: createDiskMonitor({ clock: deps.clock, dataDir: deps.dataDir, probeWrite: () => repo.probeWrite(deps.clock.now()) }),
   };
 }
 

@@ -20,7 +20,7 @@ const RULES =
   "Chat-app templates use numbered placeholders `{{1}}` … `{{n}}` without gaps. A body that breaks a rule: 400 `invalid_template_body`. " +
   "An SMS body longer than the account's cap: 400 `message_too_long`.";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type TemplateRoutesDeps = Pick<Services, "templates">;
 
 export function templateRoutes(s: TemplateRoutesDeps) {

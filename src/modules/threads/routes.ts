@@ -67,7 +67,7 @@ const ThreadMessage = t.Object({
 
 const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type ThreadRoutesDeps = Pick<Services, "threads">;
 
 export function threadRoutes(s: ThreadRoutesDeps) {

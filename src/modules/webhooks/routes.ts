@@ -54,7 +54,7 @@ const DELIVERY =
   "then given up and the subscription marked `failing` until re-enabled. Delivery is at least once: de-duplicate on the event id. " +
   "Redirects are not followed. URLs must be http(s) and, unless the server sets PIGEON_ALLOW_PRIVATE_WEBHOOKS=1, must not reach loopback, link-local or private addresses (checked again at each delivery).";
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type WebhookRoutesDeps = Pick<Services, "webhooks">;
 
 export function webhookRoutes(s: WebhookRoutesDeps) {

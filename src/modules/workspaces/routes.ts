@@ -10,7 +10,7 @@ const Project = t.Object({
   created_at: t.String({ format: "date-time" }),
 });
 
-/** What these routes use of the container. */
+/** What these routes use of the services. */
 export type WorkspaceRoutesDeps = Pick<Services, "accounts">;
 
 export function workspaceRoutes(s: WorkspaceRoutesDeps) {

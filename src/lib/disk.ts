@@ -4,7 +4,7 @@ import { statfsSync } from "node:fs";
 import type { Clock } from "../clock";
 
 /** True for SQLite's "database or disk is full" (SQLITE_FULL), whichever way it surfaces. */
-export function isStorageFull(error: unknown): boolean {
+export function isDiskFull(error: unknown): boolean {
   if (!error || typeof error !== "object") return false;
   const e = error as { code?: unknown; message?: unknown };
   return e.code === "SQLITE_FULL" || (typeof e.message === "string" && /database or disk is full/i.test(e.message));
@@ -19,7 +19,7 @@ export const FULL_TRUSTED_MS = 5_000;
 /** Free space below which the data directory's file system counts as full without a write being tried. */
 export const MIN_FREE_BYTES = 1024 * 1024;
 
-export interface StorageMonitorDeps {
+export interface DiskMonitorDeps {
   clock: Clock;
   /** The data directory, whose file system's free space is read; null for an in-memory database. */
   dataDir: string | null;
@@ -34,7 +34,7 @@ export interface StorageMonitorDeps {
  * free space. So a server taken out of a load balancer's rotation, which gets no writes, still
  * reports its recovery; `lastFullAt` stays as history.
  */
-export function createStorageMonitor(deps: StorageMonitorDeps) {
+export function createDiskMonitor(deps: DiskMonitorDeps) {
   const { clock } = deps;
   let lastFullAt: number | null = null;
   let full = false;
@@ -69,7 +69,7 @@ export function createStorageMonitor(deps: StorageMonitorDeps) {
         await deps.probeWrite();
         full = false;
       } catch (error) {
-        if (!isStorageFull(error)) throw error;
+        if (!isDiskFull(error)) throw error;
         lastFullAt = clock.now();
       }
       return full;
@@ -77,4 +77,4 @@ export function createStorageMonitor(deps: StorageMonitorDeps) {
   };
 }
 
-export type StorageMonitor = ReturnType<typeof createStorageMonitor>;
+export type DiskMonitor = ReturnType<typeof createDiskMonitor>;
