@@ -239,6 +239,10 @@ describe("OpenAPI document, as tools read it", () => {
     const ids = operations.map(([, , op]) => (op as { operationId?: string }).operationId);
     for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9]*$/);
     expect(new Set(ids).size).toBe(ids.length);
+    // Words, not the generator's method-and-path spelling (post3rdpartyV1Messages, getV1ApiOptoutList).
+    const spelled = ids.filter((id) => /^(get|post|put|patch|delete|head)(V\d|3rdparty|Mobile|Api|2010)/.test(id ?? ""));
+    expect(spelled).toEqual([]);
+    expect(spec.paths["/3rdparty/v1/messages"].post.operationId).toBe("smsgateSendMessage");
     expect(spec.paths["/v1/notification/sms/api/send"].post.operationId).toBe("sendSms");
     expect(spec.paths["/v1/api/device/list"].get.operationId).toBe("listDevices");
     expect(spec.paths["/v1/api/device/{device_id}/rate-limit"].get.operationId).toBe("getDeviceRateLimit");

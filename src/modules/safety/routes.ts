@@ -83,7 +83,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
         response: { 200: Envelope(t.Object({ entries: t.Array(Entry), pagination: Pagination })), ...errorResponses() },
         auth: "apiKey",
         detail: {
-          operationId: "getV1ApiOptoutList",
+          operationId: "listOptOuts",
           summary: "Opt-out audit",
           description:
             "Every opt-out and opt-in of the workspace, newest first, each with its `source` (keyword: the number texted a keyword; api; dashboard; import), " +
@@ -96,7 +96,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
       "/v1/api/optout/add",
       change("optOut", "Number opted out", "Number was already opted out"),
       changeHooks(
-        "postV1ApiOptoutAdd",
+        "addOptOut",
         "Opt a number out",
         "Adds the number to the workspace's suppression list (audit source `api`) and emits `contact.opted_out`. From then on sends to it are refused " +
           "(403 `recipient_opted_out`), and its pending messages that no channel holds yet fail with `recipient_opted_out` (refunded). Already opted out: 200 with `changed: false`.",
@@ -106,7 +106,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
       "/v1/api/optout/remove",
       change("optIn", "Number opted in", "Number was not opted out"),
       changeHooks(
-        "postV1ApiOptoutRemove",
+        "removeOptOut",
         "Opt a number back in",
         "Takes the number off the suppression list (audit source `api`, event `contact.opted_in`). Only do this when the person asked for it. Not opted out: 200 with `changed: false`.",
       ),
@@ -115,7 +115,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
       detail: {
-        operationId: "getV1ApiWorkspaceSettings",
+        operationId: "getWorkspaceSettings",
         summary: "Safe-sending settings",
         description:
           "The workspace's quiet hours, opt-out, opt-in and help keywords with their replies, and default failover routes, defaults filled in.",
@@ -131,7 +131,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
         response: { 200: Envelope(Settings), ...errorResponses() },
         auth: "apiKey",
         detail: {
-          operationId: "postV1ApiWorkspaceSettings",
+          operationId: "updateWorkspaceSettings",
           summary: "Change safe-sending settings",
           description:
             "Changes the fields given; the others stay. `quiet_hours` `{start, end}` (HH:MM, 24-hour) in the recipient's local time: the contact's `timezone`, else the most populous zone " +

@@ -233,7 +233,7 @@ function makeSendHandlers(s: SendingRouteDeps) {
       errors: [404],
       fast: false,
       detail: {
-        operationId: "postV1ApiSmsPreview",
+        operationId: "previewSms",
         summary: "Preview a send",
         description:
           "Takes any body of POST /notification/sms/api/send and runs every check of the send path, storing and sending nothing. It answers with the final text, " +

@@ -99,7 +99,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   // A plugin of its own per path (it is mounted twice), so it reads the caller from the request.
   const messages = (path: "/messages" | "/message") => (app: Elysia) => {
     const alias = path === "/message" ? " (alias of /messages, which older clients call)" : "";
-    const name = path === "/message" ? "Message" : "Messages";
+    const also = path === "/message" ? "Alias" : "";
     return app
       .post(path, ({ request, body, query, set }) => sendMessage(gate, base, request, body, query, set), {
         // JSON whatever the Content-Type, as SMSGate's server binds bodies; and so documented as JSON.
@@ -108,7 +108,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         query: SendQuery,
         response: { 202: MessageState, ...errorResponses(402, 404, 409) },
         ...secured(
-          `post3rdpartyV1${name}`,
+          `smsgateSendMessage${also}`,
           `Send a message${alias}`,
           "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` and `isEncrypted: true` answer 400 `option_not_supported`.",
           "messages:send",
@@ -126,7 +126,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           query: ListQuery,
           response: { 200: t.Array(MessageState), ...errorResponses() },
           ...secured(
-            `get3rdpartyV1${name}`,
+            `smsgateListMessages${also}`,
             `List messages${alias}`,
             "Newest first unless `sort=createdAt_asc`; `X-Total-Count` has the number that match. `limit` is 1–100 (default 50).",
             "messages:list",
@@ -143,7 +143,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           params: t.Object({ id: t.String() }),
           response: { 200: MessageState, ...errorResponses(404) },
           ...secured(
-            `get3rdpartyV1${name}ById`,
+            `smsgateGetMessage${also}`,
             `Get a message's state${alias}`,
             "The message's state, each recipient's, and when each state was first reached (`states`).",
             "messages:read",
@@ -160,7 +160,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           params: t.Object({ id: t.String() }),
           response: { 200: MessageState, ...errorResponses(404, 409) },
           ...secured(
-            `delete3rdpartyV1${name}ById`,
+            `smsgateCancelMessage${also}`,
             `Cancel a message${alias}`,
             "Cancels a message still Pending (scheduled or queued); 409 `not_cancellable` once the phone has it.",
             "messages:cancel",
@@ -205,11 +205,11 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   const devices = (path: "/devices" | "/device") => (app: Elysia) => {
     const older = path === "/device";
     const alias = older ? " (older path of /devices)" : "";
-    const name = older ? "Device" : "Devices";
+    const also = older ? "Alias" : "";
     const mark = (set: { headers: Record<string, string | number> }) => {
       if (older) set.headers.deprecation = "true";
     };
-    const listed = secured(`get3rdpartyV1${name}`, `List devices${alias}`, "The workspace's paired phones.", "devices:list");
+    const listed = secured(`smsgateListDevices${also}`, `List devices${alias}`, "The workspace's paired phones.", "devices:list");
     const listing = { ...listed, detail: { ...listed.detail, ...(older ? { deprecated: true } : {}) } };
     return app
       .get(
@@ -233,7 +233,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
           params: t.Object({ id: t.String() }),
           ...withResponses(
             secured(
-              `delete3rdpartyV1${name}ById`,
+              `smsgateRemoveDevice${also}`,
               `Remove a device${alias}`,
               "Unpairs the phone; what was waiting for it fails with `device_deleted`.",
               "devices:delete",
@@ -248,10 +248,10 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   return new Elysia({ name: `pigeon-smsgate${base}`, prefix: base, tags: [SMSGATE_TAG] })
     .use(declaredAuth())
     .use(models)
-    .use(healthRoute("/health", "get3rdpartyV1Health", "Health (SMSGate shape)"))
-    .use(healthRoute("/health/live", "get3rdpartyV1HealthLive", "Liveness probe"))
-    .use(healthRoute("/health/ready", "get3rdpartyV1HealthReady", "Readiness probe"))
-    .use(healthRoute("/health/startup", "get3rdpartyV1HealthStartup", "Startup probe"))
+    .use(healthRoute("/health", "smsgateHealth", "Health (SMSGate shape)"))
+    .use(healthRoute("/health/live", "smsgateHealthLive", "Liveness probe"))
+    .use(healthRoute("/health/ready", "smsgateHealthReady", "Readiness probe"))
+    .use(healthRoute("/health/startup", "smsgateHealthStartup", "Startup probe"))
     .post(
       "/auth/token",
       ({ request, body, set }) => {
@@ -263,7 +263,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: TokenRequest,
         response: { 201: TokenResponse, ...errorResponses() },
         ...secured(
-          "post3rdpartyV1AuthToken",
+          "smsgateIssueToken",
           "Issue an access token",
           "A JWT for `Authorization: Bearer`, limited to `scopes` (a token cannot grant more than its maker holds), valid `ttl` seconds (default 3600), with a refresh token.",
           "tokens:manage",
@@ -279,7 +279,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       {
         response: { 201: TokenResponse, ...errorResponses() },
         ...secured(
-          "post3rdpartyV1AuthTokenRefresh",
+          "smsgateRefreshToken",
           "Refresh an access token",
           "Called with the refresh token as Bearer: a new pair with the same scopes and lifetime. The old access token is revoked and the refresh token cannot be used again.",
         ),
@@ -295,7 +295,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         params: t.Object({ jti: t.String() }),
         ...noContent(
           secured(
-            "delete3rdpartyV1AuthTokenByJti",
+            "smsgateRevokeToken",
             "Revoke an access token",
             "The token (by its `id`) and its refresh token stop working at once.",
             "tokens:manage",
@@ -315,7 +315,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         query: InboxQuery,
         response: { 200: t.Array(IncomingMessage), ...errorResponses() },
         ...secured(
-          "get3rdpartyV1Inbox",
+          "smsgateListInbox",
           "List received messages",
           "The SMS and MMS the workspace's phones received, newest first, from Pigeon's threads (each once, however often the phone posted it). `X-Total-Count` has the number that match; `limit` is 1–500 (default 50). " +
             "An MMS is one entry: `MMS` while only its headers came, `MMS_DOWNLOADED` once its content did. `DATA_SMS` lists nothing (Pigeon receives text only).",
@@ -323,10 +323,10 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ),
       },
     )
-    .use(inboxRefresh("/inbox/refresh", "post3rdpartyV1InboxRefresh", "inbox:refresh", false))
-    .use(inboxRefresh("/inbox/export", "post3rdpartyV1InboxExport", "messages:export", true))
-    .use(inboxRefresh("/messages/inbox/export", "post3rdpartyV1MessagesInboxExport", "messages:export", true))
-    .use(inboxRefresh("/message/inbox/export", "post3rdpartyV1MessageInboxExport", "messages:export", true))
+    .use(inboxRefresh("/inbox/refresh", "smsgateRefreshInbox", "inbox:refresh", false))
+    .use(inboxRefresh("/inbox/export", "smsgateExportInbox", "messages:export", true))
+    .use(inboxRefresh("/messages/inbox/export", "smsgateExportInboxUnderMessages", "messages:export", true))
+    .use(inboxRefresh("/message/inbox/export", "smsgateExportInboxUnderMessage", "messages:export", true))
     .use(messages("/messages"))
     .use(messages("/message"))
     .get(
@@ -338,7 +338,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       {
         response: { 200: t.Array(Webhook), ...errorResponses() },
         ...secured(
-          "get3rdpartyV1Webhooks",
+          "smsgateListWebhooks",
           "List webhooks",
           "The webhooks registered through this API (Pigeon's own webhooks are under /v1).",
           "webhooks:list",
@@ -357,7 +357,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: WebhookBody,
         response: { 201: Webhook, ...errorResponses(404, 409) },
         ...secured(
-          "post3rdpartyV1Webhooks",
+          "smsgateAddWebhook",
           "Register a webhook",
           "Pigeon delivers it from its outbox, retried as its own webhooks are, in SMSGate's body `{id, webhookId, event, deviceId, payload}` with `X-Timestamp` and `X-Signature` (hex HMAC-SHA256 of the body followed by the timestamp, keyed with the workspace's signing key: `pigeon smsgate signing-key`, or set with PATCH /settings). A repeated `id` replaces that webhook.",
           "webhooks:write",
@@ -375,7 +375,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         params: t.Object({ id: t.String() }),
         ...noContent(
           secured(
-            "delete3rdpartyV1WebhooksById",
+            "smsgateRemoveWebhook",
             "Delete a webhook",
             "Nothing more is delivered to it; what was waiting is dropped.",
             "webhooks:delete",
@@ -392,7 +392,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       {
         response: { 200: Settings, ...errorResponses() },
         ...secured(
-          "get3rdpartyV1Settings",
+          "smsgateGetSettings",
           "Read settings",
           "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.",
           "settings:read",
@@ -410,7 +410,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
         ...secured(
-          "put3rdpartyV1Settings",
+          "smsgateReplaceSettings",
           "Replace settings",
           "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.",
           "settings:write",
@@ -428,7 +428,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         body: Settings,
         response: { 200: Settings, ...errorResponses() },
         ...secured(
-          "patch3rdpartyV1Settings",
+          "smsgateUpdateSettings",
           "Change settings",
           "Applies the settings given; a refused one changes nothing.",
           "settings:write",
