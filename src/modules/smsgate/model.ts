@@ -162,9 +162,9 @@ export const InboxQuery = t.Object({
 export const IncomingMessage = t.Object({
   id: t.String({ description: "The thread message's id" }),
   type: t.UnionEnum([...INCOMING_TYPES], {
-    description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived. Pigeon receives no DATA_SMS",
+    description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived; DATA_SMS: a data SMS to the app's port 53739",
   }),
   sender: t.String({ description: "E.164 when the sender has a number" }),
-  contentPreview: t.String({ description: "The text; an MMS's body, else its subject, else [MMS]" }),
+  contentPreview: t.String({ description: "The text; an MMS's body, else its subject, else [MMS]; a data SMS's payload in base64" }),
   createdAt: t.String({ format: "date-time", description: "When the phone received it" }),
 });

@@ -259,7 +259,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   /**
    * GET /inbox: the SMS and MMS the workspace's phones received, from the threads, in SMSGate's
    * IncomingMessage shape. An MMS is one thread message, MMS until its content arrives and
-   * MMS_DOWNLOADED after; DATA_SMS is never received by Pigeon, so asking for it lists nothing.
+   * MMS_DOWNLOADED after; a data SMS (to the app's port) is DATA_SMS, its payload the preview.
    */
   async function inbox(
     workspaceId: number,
