@@ -10,7 +10,7 @@ export const ERROR_STATUS = {
   message_too_long: 400,
   message_required: 400,
   content_conflict: 400,
-  invalid_base64: 400,
+  invalid_data_encoding: 400,
   data_message_empty: 400,
   data_message_too_long: 400,
   invalid_port: 400,

@@ -98,7 +98,7 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   message_too_long: ["Message is 1700 characters; the limit is 1600"],
   message_required: ["message is required unless template_id is given"],
   content_conflict: ["Give one of message, template_id or data_message, not several", { fields: ["message", "data_message"] }],
-  invalid_base64: [
+  invalid_data_encoding: [
     "data_message.data is not base64 (the standard alphabet, A-Z a-z 0-9 + /, padding optional)",
     { field: "data_message.data" },
   ],

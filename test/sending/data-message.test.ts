@@ -106,7 +106,7 @@ describe("data_message on the SMS send routes", () => {
     expect(bulk.data.results[0]).toMatchObject({ ok: true, message: "", data_message: { data: HELLO, port: 9200 } });
     expect(bulk.data.results[1]).toMatchObject({
       ok: false,
-      error: { status_id: 400, error_code: "invalid_base64", field: "data_message.data" },
+      error: { status_id: 400, error_code: "invalid_data_encoding", field: "data_message.data" },
     });
     expect(bulk.data.results[2]).toMatchObject({ ok: true, message: "text beside it" });
     expect(bulk.data.results[2]).not.toHaveProperty("data_message");
@@ -124,13 +124,13 @@ describe("data_message on the SMS send routes", () => {
 
   test.each([
     [{ data: "SGVsbG8", port: 53739, extra: 1 }, "validation_error", "data_message"],
-    [{ data: "SGVs bG8=", port: 53739 }, "invalid_base64", "data_message.data"],
-    [{ data: "SGVsbG8-", port: 53739 }, "invalid_base64", "data_message.data"],
-    [{ data: "S", port: 53739 }, "invalid_base64", "data_message.data"],
-    [{ data: "SG=VsbG8", port: 53739 }, "invalid_base64", "data_message.data"],
+    [{ data: "SGVs bG8=", port: 53739 }, "invalid_data_encoding", "data_message.data"],
+    [{ data: "SGVsbG8-", port: 53739 }, "invalid_data_encoding", "data_message.data"],
+    [{ data: "S", port: 53739 }, "invalid_data_encoding", "data_message.data"],
+    [{ data: "SG=VsbG8", port: 53739 }, "invalid_data_encoding", "data_message.data"],
     [{ data: "", port: 53739 }, "data_message_empty", "data_message.data"],
-    [{ data: "==", port: 53739 }, "invalid_base64", "data_message.data"],
-    [{ data: "AAE==", port: 53739 }, "invalid_base64", "data_message.data"],
+    [{ data: "==", port: 53739 }, "invalid_data_encoding", "data_message.data"],
+    [{ data: "AAE==", port: 53739 }, "invalid_data_encoding", "data_message.data"],
     [{ data: b64(134), port: 53739 }, "data_message_too_long", "data_message.data"],
     [{ data: HELLO, port: 0 }, "invalid_port", "data_message.port"],
     [{ data: HELLO, port: 65536 }, "invalid_port", "data_message.port"],

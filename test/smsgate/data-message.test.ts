@@ -99,7 +99,7 @@ describe("SMSGate dataMessage through the npm client", () => {
     [{ dataMessage: { data: "AAE=", port: 53739 }, isEncrypted: true }, "option_not_supported", "isEncrypted"],
     [{ dataMessage: { data: "AAE=", port: 53739 }, textMessage: { text: "Hi" } }, "content_conflict", undefined],
     [{ dataMessage: { data: "AAE=", port: 53739 }, message: "Hi" }, "content_conflict", undefined],
-    [{ dataMessage: { data: "A*E=", port: 53739 } }, "invalid_base64", "dataMessage.data"],
+    [{ dataMessage: { data: "A*E=", port: 53739 } }, "invalid_data_encoding", "dataMessage.data"],
     [{ dataMessage: { data: "", port: 53739 } }, "data_message_empty", "dataMessage.data"],
     [{ dataMessage: { data: Buffer.alloc(134).toString("base64"), port: 53739 } }, "data_message_too_long", "dataMessage.data"],
     [{ dataMessage: { data: "AAE=", port: 0 } }, "invalid_port", "dataMessage.port"],

@@ -26,10 +26,10 @@ export function dataMessageOf(input: SendInput): DataMessage | null {
   if (input.channel !== "sms")
     throw new AppError("data_message_unsupported", `A data SMS is an SMS: ${field} cannot be sent as ${input.channel}`, { field });
   const data = typeof raw.data === "string" ? raw.data : null;
-  if (data === null) throw new AppError("invalid_base64", `${field}.data must be a base64 string`, { field: `${field}.data` });
+  if (data === null) throw new AppError("invalid_data_encoding", `${field}.data must be a base64 string`, { field: `${field}.data` });
   const bytes = decodeBase64(data);
   if (bytes === null) {
-    throw new AppError("invalid_base64", `${field}.data is not base64 (the standard alphabet, A-Z a-z 0-9 + /, padding optional)`, {
+    throw new AppError("invalid_data_encoding", `${field}.data is not base64 (the standard alphabet, A-Z a-z 0-9 + /, padding optional)`, {
       field: `${field}.data`,
     });
   }

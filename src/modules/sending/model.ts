@@ -119,7 +119,7 @@ export const safeSendFields = {
 export const DataMessageField = t.Object(
   {
     data: t.String({
-      description: `The payload, base64 (standard alphabet, padding optional): 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded, what one SMS carries beside its port header. Bad base64 is 400 \`invalid_base64\`, none \`data_message_empty\`, more \`data_message_too_long\``,
+      description: `The payload, base64 (standard alphabet, padding optional): 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded, what one SMS carries beside its port header. Bad base64 is 400 \`invalid_data_encoding\`, none \`data_message_empty\`, more \`data_message_too_long\``,
       examples: ["SGVsbG8="],
     }),
     port: t.Integer({

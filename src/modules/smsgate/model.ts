@@ -28,7 +28,7 @@ export const SendMessageBody = t.Object({
     t.Object(
       {
         data: t.String({
-          description: `The payload, base64: 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded (one SMS beside its port header); else 400 invalid_base64, data_message_empty or data_message_too_long`,
+          description: `The payload, base64: 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded (one SMS beside its port header); else 400 invalid_data_encoding, data_message_empty or data_message_too_long`,
         }),
         port: t.Integer({ description: `The application port, ${DATA_PORT_MIN} to ${DATA_PORT_MAX}; else 400 invalid_port` }),
       },
