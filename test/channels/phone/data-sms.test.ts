@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope, type TestContext } from "../../helpers/context";
 import { postPhoneWebhook, registerAppPhone } from "../../helpers/phone";
 import { startReceiver } from "../../helpers/receiver";
+import { DASHBOARD_PASSWORD, dashboardRequests } from "../../helpers/dashboard-requests";
 import { RECIPIENT } from "../../helpers/numbers";
 
 const UA = { "user-agent": "me.capcom.smsgateway/1.68.0" };
@@ -83,6 +84,21 @@ describe("a data SMS the phone received", () => {
       device_id: deviceId,
     });
     expect(await eventsOf(ctx, "message.received")).toHaveLength(1);
+  });
+
+  test("the dashboard's conversation shows it as a data SMS with its port and payload", async () => {
+    const { ctx, receiveData } = await setup();
+    await receiveData("AQID");
+    await ctx.services.users.createUser({ email: "owner@example.com", password: DASHBOARD_PASSWORD });
+    let cookie = "";
+    const pages = dashboardRequests(
+      () => ctx,
+      () => cookie,
+      "/dashboard/inbox",
+    );
+    ({ cookie } = await pages.signIn("owner@example.com"));
+    const [thread] = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads as { thread_id: number }[];
+    expect(await pages.text(`/dashboard/inbox/${thread.thread_id}`)).toContain("Data SMS to port 53739: AQID");
   });
 
   test("bad base64 from the phone is ignored, not stored", async () => {
