@@ -56,6 +56,8 @@ export interface ChannelTraits {
   templateFallbackOn?: string;
   /** Its conversations are kept per device (each business number has its own), not per workspace. */
   threadPerDevice?: boolean;
+  /** Its devices send a data SMS (bytes to a port) as well as text: a paired phone's app does. */
+  sendsDataSms?: boolean;
 }
 
 /** A channel's device settings: the schema the API takes and what is stored in device.config. */

@@ -97,6 +97,21 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   invalid_email: ["Invalid email address"],
   message_too_long: ["Message is 1700 characters; the limit is 1600"],
   message_required: ["message is required unless template_id is given"],
+  content_conflict: ["Give one of message, template_id or data_message, not several", { fields: ["message", "data_message"] }],
+  invalid_data_encoding: [
+    "data_message.data is not base64 (the standard alphabet, A-Z a-z 0-9 + /, padding optional)",
+    { field: "data_message.data" },
+  ],
+  data_message_empty: ["data_message.data is empty: a data SMS carries at least one byte", { field: "data_message.data" }],
+  data_message_too_long: [
+    "data_message.data is 140 bytes; one data SMS carries at most 133",
+    { field: "data_message.data", length: 140, limit: 133 },
+  ],
+  invalid_port: ["data_message.port 0 is outside 1-65535", { field: "data_message.port", port: 0 }],
+  data_message_unsupported: [
+    "A data SMS goes out only through a paired phone; device 3 is a cloud device",
+    { field: "data_message", device_id: 3, kind: "cloud" },
+  ],
   invalid_template_variables: ["Template variable 'order_id' is missing"],
   invalid_template_body: ["Template body has an unclosed {{"],
   invalid_schedule_time: ["schedule_time must be YYYY-MM-DD HH:MM:SS"],

@@ -29,6 +29,7 @@ const EVENTS = [
   "mms:received",
   "mms:downloaded",
   "system:ping",
+  "sms:data-received",
 ];
 
 interface Hit {
@@ -184,6 +185,7 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     token: PAIRING_TOKEN,
     failRate: 0,
     inbound: null,
+    inboundData: null,
     missed: null,
     mms: null,
     mmsPushes: 1,
@@ -534,6 +536,50 @@ describe("simulatePhone", () => {
     await waitFor("the log line", () => lines.includes("received SMS from +15550001234 posted"), SOON);
   });
 
+  test("--inbound-data posts one signed sms:data-received in the app's SmsDataReceived shape", async () => {
+    const server = await start({}, { inboundData: "AQID", from: "+15550001234" });
+    await waitFor("the sms:data-received webhook", () => server.hooksFor("sms:data-received").length === 1, SOON);
+    const [hook] = server.hooksFor("sms:data-received");
+    expectSigned(hook);
+    expect(hook.body).toEqual({
+      id: expect.stringMatching(/^[\w-]{21}$/),
+      webhookId: expect.any(String),
+      event: "sms:data-received",
+      deviceId: DEVICE_ID,
+      payload: {
+        messageId: expect.stringMatching(/^[0-9a-f]{1,8}$/),
+        sender: "+15550001234",
+        recipient: "+15550009999",
+        simNumber: 1,
+        phoneNumber: "+15550001234",
+        data: "AQID",
+        receivedAt: expect.stringMatching(APP_DATE),
+      },
+    });
+    expect(server.hooksFor("sms:received")).toEqual([]);
+  });
+
+  test("a pulled dataMessage goes out on the radio as its bytes to its port, as one part; one with no content the app knows fails", async () => {
+    const server = await start();
+    server.queue.push({
+      ...pending("data-1", [RECIPIENT], { dataMessage: { data: "SGk=", port: 53739 } }),
+      message: undefined,
+      textMessage: undefined,
+    });
+    server.queue.push({ ...pending("empty-1"), message: undefined, textMessage: undefined });
+    server.push("MessageEnqueued", "null");
+    await waitFor("Delivered", () => server.statesOf("data-1").includes("Delivered"), SOON);
+    await waitFor("Failed", () => server.statesOf("empty-1").includes("Failed"), SOON);
+    expect(lines).toContain(`radio: data SMS data-1 to ${RECIPIENT} port 53739: 2 bytes 4869`);
+    expect(lines.some((l) => l.startsWith("radio: data SMS empty-1"))).toBe(false);
+    const [sent] = server.hooksFor("sms:sent");
+    expect(sent.body.payload).toMatchObject({ messageId: "data-1", partsCount: 1 });
+    const failed = (server.patches as { id: string; state: string; recipients: { error?: string }[] }[][])
+      .flat()
+      .find((p) => p.id === "empty-1" && p.state === "Failed");
+    expect(failed?.recipients[0].error).toBe("Invalid message content");
+  });
+
   test("--ping posts system:ping with the app's health checks, on the interval the app started with", async () => {
     const server = await start({}, { pingSeconds: 1, battery: 9, connected: false });
     // The server's interval only applies after an app restart.
@@ -721,6 +767,7 @@ describe("parseSimulatePhoneArgs", () => {
       token: "T",
       failRate: 0,
       inbound: null,
+      inboundData: null,
       missed: null,
       mms: null,
       mmsPushes: 1,

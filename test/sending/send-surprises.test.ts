@@ -191,6 +191,8 @@ describe("every SMS send route takes the full field set and honours it", () => {
         [
           route.recipientField,
           "message",
+          // A data SMS in place of the text (test/sending/data-message.test.ts).
+          "data_message",
           "template_id",
           "variables",
           "recipient_name",

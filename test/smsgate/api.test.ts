@@ -203,7 +203,9 @@ describe("messages", () => {
       { phoneNumbers: [RECIPIENT] },
       { message: "Hi", phoneNumbers: [RECIPIENT], simNumber: 4 },
       { message: "Hi", phoneNumbers: [RECIPIENT], ttl: 60, validUntil: "2099-01-01T00:00:00Z" },
-      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT] },
+      { dataMessage: { data: "not base64", port: 53739 }, phoneNumbers: [RECIPIENT] },
+      { dataMessage: { data: "AAE=", port: 0 }, phoneNumbers: [RECIPIENT] },
+      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT], isEncrypted: true },
       { message: "Hi", phoneNumbers: [RECIPIENT], isEncrypted: true },
       { message: "Hi", phoneNumbers: [RECIPIENT], scheduleAt: "tomorrow" },
     ];

@@ -17,6 +17,7 @@ export const phone: Channel<"phone", PhoneService> = {
   kind: PHONE_KIND,
   deliveryType: "sms",
   needsPresence: true,
+  sendsDataSms: true,
   choosesExternalId: true,
   issuesToken: true,
   defaultSendLimit: 20,

@@ -1,5 +1,5 @@
-// The webhooks a phone posts (sms:received, sms:sent, sms:delivered, sms:failed, mms:received,
-// mms:downloaded, system:ping): which ones it should call, and each delivery checked (signature,
+// The webhooks a phone posts (sms:received, sms:data-received, sms:sent, sms:delivered, sms:failed,
+// mms:received, mms:downloaded, system:ping): which ones it should call, and each delivery checked (signature,
 // fresh timestamp, an event id seen once) and applied: inbound messages into threads, statuses as
 // the phone's reports, its health onto the device.
 import type { Storage } from "../../db/storage";
@@ -14,7 +14,8 @@ import type { EventService } from "../../modules/events/service";
 import { recordInbound, type InboundHook } from "../../modules/threads/inbound";
 import type { ThreadStore } from "../../modules/threads/ports";
 import { readPing, unhealthyReasons } from "./health";
-import { PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, unauthorized, type PatchItem } from "./protocol";
+import { decodeBase64, encodeBase64 } from "../../lib/data-sms";
+import { APP_DATA_PORT, PHONE_WEBHOOK_EVENTS, PHONE_WEBHOOK_PATH, unauthorized, type PatchItem } from "./protocol";
 import type { PhoneRepository } from "./repository";
 
 /** How far a webhook's X-Timestamp may be from our clock. */
@@ -138,6 +139,8 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         );
         return;
       }
+      case "sms:data-received":
+        return dataReceived(device, p);
       case "mms:received":
         return mmsReceived(device, p);
       case "mms:downloaded":
@@ -170,6 +173,40 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const sender = text(p, "sender") ?? text(p, "phoneNumber");
     return sender ? (toE164(sender) ?? sender) : null;
   };
+
+  /**
+   * sms:data-received: a data SMS to the app's port (SmsEventPayload.SmsDataReceived: the sender,
+   * `data` in base64, when it came). It lands in the sender's thread with an empty body and the
+   * bytes and port kept beside it; it is announced as message.received with `data_message`, and
+   * no keyword or text rule reads it. The phone's message id makes a re-post change nothing.
+   */
+  async function dataReceived(device: DeviceRow, p: Record<string, unknown>): Promise<void> {
+    const from = senderOf(p);
+    const raw = text(p, "data");
+    const bytes = raw === null ? null : decodeBase64(raw);
+    if (!from || bytes === null) return;
+    const dataMessage = { data: encodeBase64(bytes), port: APP_DATA_PORT };
+    const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
+    const messageId = text(p, "messageId");
+    await recordInbound(
+      threads,
+      events,
+      {
+        workspaceId: device.workspaceId,
+        channel: "sms",
+        deviceId: device.id,
+        from,
+        body: "",
+        externalId: messageId === null ? null : `data:${messageId}`,
+        meta: { type: "data", ...dataMessage },
+        dataMessage,
+        at,
+        simNumber: count(p, "simNumber"),
+        extra: { data_message: dataMessage },
+      },
+      deps.onInbound,
+    );
+  }
 
   /**
    * mms:received: the MMS notification's headers (transaction id, subject, size); its content is

@@ -13,6 +13,7 @@ export const INBOX_EXPORT_SINCE = "1.28.0";
 
 export const PHONE_WEBHOOK_EVENTS = [
   "sms:received",
+  "sms:data-received",
   "sms:sent",
   "sms:delivered",
   "sms:failed",
@@ -21,6 +22,12 @@ export const PHONE_WEBHOOK_EVENTS = [
   "system:ping",
 ] as const;
 export const PHONE_WEBHOOK_PATH = "/mobile/v1/webhook";
+
+/**
+ * The one port the app receives data SMS on (modules/receiver/MessagesReceiver.kt registers its
+ * DATA_SMS_RECEIVED filter for it alone); its sms:data-received names no port, so it is this one.
+ */
+export const APP_DATA_PORT = 53739;
 
 /** The app version from `User-Agent: me.capcom.smsgateway/1.68.0`, or null. */
 export function appVersionOf(userAgent: string | null): string | null {

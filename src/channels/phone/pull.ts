@@ -3,10 +3,21 @@
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid } from "../../lib/tokens";
 import type { DeviceRow } from "../../modules/devices/model";
+import type { NotificationRecord } from "../../modules/notifications/model";
 import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
 import { appVersionOf, isCancelAware } from "./protocol";
 import { MAX_MESSAGES } from "./repository";
+
+/**
+ * A message's content as the app reads it (GatewayApi.Message: dataMessage, else textMessage, else
+ * the older `message`). A data SMS carries `dataMessage` alone: an app too old to know it finds no
+ * content and fails the message, where an empty `message` would have sent an empty text.
+ */
+function contentOf(n: Pick<NotificationRecord, "message" | "dataMessage">): Record<string, unknown> {
+  if (n.dataMessage) return { dataMessage: { data: n.dataMessage.data, port: n.dataMessage.port } };
+  return { message: n.message, textMessage: { text: n.message } };
+}
 
 export function createPhonePull(deps: PhoneServiceDeps) {
   const { storage, repo, clock, devices, secrets } = deps;
@@ -37,8 +48,7 @@ export function createPhonePull(deps: PhoneServiceDeps) {
     });
     const items: Record<string, unknown>[] = picked.map((n) => ({
       id: n.externalId,
-      message: n.message,
-      textMessage: { text: n.message },
+      ...contentOf(n),
       phoneNumbers: [n.recipient],
       isEncrypted: false,
       // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
@@ -54,8 +64,7 @@ export function createPhonePull(deps: PhoneServiceDeps) {
       for (const n of await repo.cancellingFor(device.id)) {
         items.push({
           id: n.externalId,
-          message: n.message,
-          textMessage: { text: n.message },
+          ...contentOf(n),
           phoneNumbers: [n.recipient],
           state: "Cancelling",
           createdAt: iso(n.createdAt),

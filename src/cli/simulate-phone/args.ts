@@ -11,7 +11,12 @@ export interface SimulatePhoneOptions {
   failRate: number;
   /** When set, the phone "receives" one SMS with this text after registering and reports it. */
   inbound: string | null;
-  /** Sender of that inbound SMS (and of --missed and --mms). */
+  /**
+   * When set, the phone receives one data SMS with these bytes (base64) on the app's port 53739
+   * after registering, and posts it as sms:data-received.
+   */
+  inboundData: string | null;
+  /** Sender of that inbound SMS (and of --inbound-data, --missed and --mms). */
   from: string;
   /**
    * When set, an SMS with this text already sits in the phone's inbox, received while the app was
@@ -80,6 +85,7 @@ const FLAGS = {
   token: { type: "string" },
   "fail-rate": { type: "string" },
   inbound: { type: "string" },
+  "inbound-data": { type: "string" },
   missed: { type: "string" },
   mms: { type: "string" },
   "mms-pushes": { type: "string" },
@@ -161,6 +167,9 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
 
   if (values.inbound !== undefined && values.inbound === "") throw new Error("--inbound needs the text of the received SMS");
   if (values.missed !== undefined && values.missed === "") throw new Error("--missed needs the text of the SMS waiting in the inbox");
+  const inboundData = values["inbound-data"];
+  if (inboundData !== undefined && (inboundData === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(inboundData)))
+    throw new Error(`--inbound-data needs the received data SMS's bytes in base64, got "${inboundData}"`);
   if (values.mms !== undefined && values.mms === "") throw new Error("--mms needs the subject of the received MMS");
 
   return {
@@ -169,6 +178,7 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     token,
     failRate: numberFlag(values["fail-rate"], "--fail-rate", 0, 0, 1),
     inbound: values.inbound ?? null,
+    inboundData: inboundData ?? null,
     missed: values.missed ?? null,
     mms: values.mms ?? null,
     mmsPushes: numberFlag(values["mms-pushes"], "--mms-pushes", 1, 1, 5, true),

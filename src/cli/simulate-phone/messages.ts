@@ -123,7 +123,10 @@ export class MessageQueue extends PhonePart {
   private accept(id: string, message: Json): void {
     const phoneNumbers = this.phoneNumbersOf(id, message);
     if (!phoneNumbers) return;
-    const body = text(record(message.textMessage)?.text) ?? text(message.message);
+    // The app's Message.content: dataMessage, else textMessage, else the older message.
+    const dataMessage = record(message.dataMessage);
+    const body = dataMessage ? null : (text(record(message.textMessage)?.text) ?? text(message.message));
+    const data = dataMessage ? dataOf(dataMessage) : null;
     const validUntil = Date.parse(text(message.validUntil) ?? "");
     const simNumber = finite(message.simNumber);
     const local: LocalMessage = {
@@ -131,6 +134,8 @@ export class MessageQueue extends PhonePart {
       phoneNumbers,
       // A data message is a single binary PDU; text is split the way the radio splits it.
       partsCount: body === null ? 1 : countSegments(body).segments,
+      data: data && "bytes" in data ? data : null,
+      unsendable: dataMessage && data && "error" in data ? data.error : !dataMessage && body === null ? "Invalid message content" : null,
       withDeliveryReport: message.withDeliveryReport !== false,
       validUntil: Number.isNaN(validUntil) ? null : validUntil,
       simNumber: simNumber !== null && Number.isInteger(simNumber) ? simNumber : null,
@@ -202,9 +207,21 @@ export class MessageQueue extends PhonePart {
       this.fail(message, `Can't send message: SIM ${message.simNumber} not found`);
       return false;
     }
+    if (message.unsendable !== null) {
+      this.fail(message, message.unsendable);
+      return false;
+    }
     if (Math.random() < this.opts.failRate) {
       this.fail(message, GENERIC_FAILURE);
       return false;
+    }
+    // The radio: a data SMS is its bytes to a port (sendDataMessage), recorded here as it went out.
+    if (message.data) {
+      for (const recipient of message.phoneNumbers) {
+        this.log(
+          `radio: data SMS ${message.id} to ${recipient} port ${message.data.port}: ${message.data.bytes.length} bytes ${Buffer.from(message.data.bytes).toString("hex")}`,
+        );
+      }
     }
 
     this.log(
@@ -262,6 +279,8 @@ export class MessageQueue extends PhonePart {
       validUntil: null,
       simNumber: null,
       priority: 0,
+      data: null,
+      unsendable: null,
       state: "Cancelled",
       error: null,
       states: {},
@@ -298,4 +317,16 @@ export class MessageQueue extends PhonePart {
     message.reporting = message.reporting.then(() => this.client.patchMessage(message.id, message.state, body));
     this.life.track(message.reporting);
   }
+}
+
+/**
+ * A dataMessage as the app reads it: base64 `data` (Android's Base64.DEFAULT) and a 16-bit `port`;
+ * what the app cannot send fails the message with its reason.
+ */
+function dataOf(m: Json): { bytes: Uint8Array; port: number } | { error: string } {
+  const data = text(m.data);
+  const port = finite(m.port);
+  if (data === null || port === null || !Number.isInteger(port) || port < 0 || port > 65535) return { error: "Invalid message content" };
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data.replace(/\s+/g, ""))) return { error: "Invalid Base64 data" };
+  return { bytes: new Uint8Array(Buffer.from(data, "base64")), port };
 }

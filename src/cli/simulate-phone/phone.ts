@@ -75,6 +75,8 @@ class SimulatedPhone {
     // Messages "arrive" once the phone knows where to post them and how to sign them.
     if (inbound !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveSms(inbound) : undefined)));
     if (mms !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveMms(mms) : undefined)));
+    const { inboundData } = this.opts;
+    if (inboundData !== null) this.life.track(this.configured.then((ready) => (ready ? this.inbox.receiveData(inboundData) : undefined)));
   }
 
   setNetwork(up: boolean): void {

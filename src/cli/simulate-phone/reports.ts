@@ -48,6 +48,32 @@ export class Inbox extends PhonePart {
     else this.log(`received SMS from ${this.opts.from} not posted: no sms:received webhook took it`);
   }
 
+  /**
+   * A data SMS arrives on the app's port (its DATA_SMS_RECEIVED receiver): posted as
+   * sms:data-received with the PDU's user data in base64 (SmsEventPayload.SmsDataReceived). The
+   * SMS provider keeps no data SMS, so an inbox export never posts it again.
+   */
+  async receiveData(data: string): Promise<void> {
+    const date = Date.now();
+    const bytes = Buffer.from(data, "base64");
+    this.handled.add(`data:${data}:${date}`);
+    const messageId = parseInt(sha256Hex(`${this.opts.from}\n${data}\n${stamp(date)}`).slice(0, 8), 16).toString(16);
+    const delivered = await this.hooks.emit("sms:data-received", {
+      messageId,
+      sender: this.opts.from,
+      recipient: OWN_NUMBER,
+      simNumber: SIM_NUMBER,
+      phoneNumber: this.opts.from,
+      data: bytes.toString("base64"),
+      receivedAt: stamp(date),
+    });
+    this.log(
+      delivered > 0
+        ? `received data SMS from ${this.opts.from} (${bytes.length} bytes) posted`
+        : `received data SMS from ${this.opts.from} not posted: no sms:data-received webhook took it`,
+    );
+  }
+
   /** An SMS that arrived while the app was not running: in the inbox, never processed. */
   addMissed(body: string): void {
     this.items.push({ kind: "sms", address: this.opts.from, date: Date.now() - 60_000, body });

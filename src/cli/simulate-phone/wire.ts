@@ -38,6 +38,7 @@ export const WEBHOOK_ATTEMPTS = 5;
 export type LocalState = "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled";
 export type WebhookEvent =
   | "sms:received"
+  | "sms:data-received"
   | "sms:sent"
   | "sms:delivered"
   | "sms:failed"
@@ -64,6 +65,10 @@ export interface LocalMessage {
   simNumber: number | null;
   /** The app's priority, -128..127. */
   priority: number;
+  /** A data SMS (the app's MessageContent.Data): its bytes and the port the radio sends them to. */
+  data: { bytes: Uint8Array; port: number } | null;
+  /** Why the app cannot send it at all (no content it knows, bad base64), or null. */
+  unsendable: string | null;
   state: LocalState;
   error: string | null;
   /** When each state was reached, in the app's date form; sent whole with every PATCH. */

@@ -56,6 +56,10 @@ ${messages.map(
       m.mms
         ? html`<br><span class="hint">MMS${m.mms.subject ? `: ${m.mms.subject}` : ""}${m.mms.attachments.length ? ` · ${m.mms.attachments.map((a) => `${a.name ?? a.content_type} (${a.size ?? "?"} bytes)`).join(", ")}` : ""}</span>`
         : ""
+    }${
+      "data_message" in m && m.data_message
+        ? html`<span class="hint">Data SMS to port ${m.data_message.port}: ${m.data_message.data}</span>`
+        : ""
     }<br><span class="hint">${when(m.at)} UTC${
       m.direction === "outbound" && m.notification_id !== null
         ? html` · <span class="badge ${m.status ?? ""}" data-status-for="${m.notification_id}">${m.status ?? ""}</span>`

@@ -48,7 +48,7 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   },
   {
     type: "message.received",
-    when: "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event",
+    when: "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event. A data SMS from a paired phone (the app's `sms:data-received`) adds `data_message` ({data: base64, port: 53739, the app's port}) and has an empty `body`; no keyword and only rules matching any message see it",
     data: {
       thread_id: 7,
       message_id: 31,

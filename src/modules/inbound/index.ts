@@ -5,6 +5,8 @@
 //   3. for an SMS, the sender sticks to the pool members on the device it wrote to;
 //   4. the workspace's (or the pool's) Twilio-style incoming-message URL hears every message,
 //      keywords too, as Twilio's does.
+// A data SMS (bytes to a port, no text) is no keyword, reaches only the rules that match any
+// message, and is not posted to the Twilio-style URL, whose form has no place for it.
 import type { ModuleDescriptor } from "../../services-type";
 import type { Inbound, InboundHook } from "../threads/inbound";
 
@@ -23,7 +25,7 @@ export function createInboundPipeline(steps: InboundSteps): InboundHook {
   return async (m, stored) => {
     if (!(await steps.keywords(m, stored))) await steps.rules(m, stored);
     if (m.channel === "sms") await steps.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
-    await steps.twilioIncoming(m, stored);
+    if (!m.dataMessage) await steps.twilioIncoming(m, stored);
   };
 }
 

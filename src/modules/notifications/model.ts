@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import type { DeliveryType, DeviceKind } from "../../core/kinds";
+import type { DataMessage } from "../../lib/data-sms";
 import type { NotificationStatus } from "./rows";
 import { Envelope, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES, DEVICE_KINDS } from "../../core/kinds";
@@ -22,7 +23,13 @@ export const Notification = t.Object({
   ),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
-  message: t.String(),
+  message: t.String({ description: "The text; empty for a data SMS" }),
+  data_message: t.Optional(
+    t.Object(
+      { data: t.String({ description: "The payload, base64" }), port: t.Integer() },
+      { description: "Only on a data SMS: its payload and the port it is addressed to (message is then empty)" },
+    ),
+  ),
   recipient: t.String(),
   recipient_name: t.Nullable(t.String()),
   device_id: t.Nullable(t.Integer()),
@@ -135,6 +142,8 @@ export interface NewNotification {
   routes: DeviceKind[] | null;
   fallback: object | null;
   createdAt: number;
+  /** A data SMS's payload and port (then `message` is empty); absent or null for text. */
+  dataMessage?: DataMessage | null;
 }
 
 /** Where a failover moves a notification: the next route's device and its form of the message. */

@@ -3,6 +3,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DELIVERY_TYPES, DEVICE_KINDS, type DeviceKind } from "../../core/kinds";
+import type { DataMessage } from "../../lib/data-sms";
 import { apiKey, workspace } from "../accounts/schema";
 import { device } from "../devices/schema";
 import { template } from "../templates/schema";
@@ -58,6 +59,8 @@ export const notification = sqliteTable(
     cancelPending: integer("cancel_pending", { mode: "boolean" }).notNull().default(false),
     // Channel extras the worker needs at send time (a chat-app template's header media).
     channelPayload: text("channel_payload", { mode: "json" }).$type<Record<string, unknown>>(),
+    // A data SMS (a paired phone only): its payload (base64) and port; `message` is then empty.
+    dataMessage: text("data_message", { mode: "json" }).$type<DataMessage>(),
     // Send options a paired phone honours: the SIM (1-3, null = the phone's choice), the app's
     // priority (-128..127; 100 and above skips the phone's limits and delays) and whether the
     // carrier's delivery report is asked for.

@@ -22,6 +22,7 @@ export function presentNotification(n: NotificationRecord) {
     template_id: n.templateId,
     template_vars: n.templateVars,
     message: n.message,
+    ...(n.dataMessage ? { data_message: n.dataMessage } : {}),
     recipient: n.recipient,
     recipient_name: n.recipientName,
     device_id: n.deviceId,

@@ -238,7 +238,7 @@ export function createRuleService(deps: RuleDeps) {
    * written (the tester).
    */
   async function evaluate(
-    m: Pick<Inbound, "workspaceId" | "channel" | "deviceId" | "from" | "fromName" | "body" | "simNumber"> & { at: number },
+    m: Pick<Inbound, "workspaceId" | "channel" | "deviceId" | "from" | "fromName" | "body" | "simNumber" | "dataMessage"> & { at: number },
     act: { threadId: number; messageId: number } | null,
   ): Promise<RuleOutcome[]> {
     const rules = (await repo.list(m.workspaceId)).filter((r) => r.enabled && (r.channels === null || r.channels.includes(m.channel)));
@@ -246,7 +246,8 @@ export function createRuleService(deps: RuleDeps) {
     const outgoing: Parameters<RuleDeps["send"]>[0] = [];
     let zone: string | null = null;
     for (const rule of rules) {
-      if (!matcher(rule)(m.body)) continue;
+      // A data SMS has no text: only a rule that matches any message hears it.
+      if (m.dataMessage ? (rule.match as MatchSpec).any !== true : !matcher(rule)(m.body)) continue;
       const hours = (rule.whenHolds as { outside_hours?: Required<OutsideHours> } | null)?.outside_hours;
       if (hours) {
         zone ??= await deps.timeZoneOf(m.workspaceId);
@@ -286,6 +287,7 @@ export function createRuleService(deps: RuleDeps) {
             from: m.from,
             ...(m.fromName ? { from_name: m.fromName } : {}),
             body: m.body,
+            ...(m.dataMessage ? { data_message: m.dataMessage } : {}),
             received_at: iso(m.at),
             device_id: m.deviceId,
           },
@@ -306,7 +308,11 @@ export function createRuleService(deps: RuleDeps) {
         await repo.addReply(m.workspaceId, FORWARD_RECORD, m.from, now, now - 2 * MINUTE, now - FORGET_AFTER_MS);
         const name = m.fromName || (await deps.contactName(m.workspaceId, m.from));
         const who = name ? `${name} (${m.from})` : m.from;
-        const body = m.body.length > FORWARD_TEXT ? `${m.body.slice(0, FORWARD_TEXT)}…` : m.body;
+        const body = m.dataMessage
+          ? `[data SMS to port ${m.dataMessage.port}, ${Buffer.from(m.dataMessage.data, "base64").length} bytes]`
+          : m.body.length > FORWARD_TEXT
+            ? `${m.body.slice(0, FORWARD_TEXT)}…`
+            : m.body;
         outgoing.push({
           to: { workspaceId: m.workspaceId, channel: f.channel ?? "sms", deviceId: f.device_id ?? null, simNumber: null, recipient: f.to },
           content: { text: `From ${who}: ${body}` },

@@ -17,7 +17,8 @@ const LONGEST = 64;
 /** The hook: true when the message was one of the keywords (then no inbound rule hears it). */
 export function createKeywordHook({ safety, reply }: KeywordDeps) {
   return async (m: Inbound, stored: { threadId: number; messageId: number }): Promise<boolean> => {
-    if (m.body.length > LONGEST) return false;
+    // A data SMS has no words: STOP in its bytes is not a request.
+    if (m.dataMessage || m.body.length > LONGEST) return false;
     const keyword = await safety.keywordOf(m.workspaceId, m.body);
     if (keyword === null) return false;
     const settings = await safety.settings(m.workspaceId);

@@ -80,6 +80,7 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
       routes: p.routes,
       fallback: p.fallback,
       createdAt: now,
+      dataMessage: p.dataMessage ?? null,
     };
   }
 

@@ -59,7 +59,8 @@ export function createDeviceChoice(ctx: SendingContext) {
   /**
    * The device to send through: the one named, or the first active one that can carry it now.
    * `kind` narrows the choice to one route's devices (a failover send); a named device of another
-   * kind is then left for its own route.
+   * kind is then left for its own route. `only` narrows the choice among unnamed devices further
+   * (to those that send a data SMS).
    */
   async function chooseDevice(
     workspaceId: number,
@@ -69,6 +70,7 @@ export function createDeviceChoice(ctx: SendingContext) {
     kind: DeviceKind | null,
     seen: PrepareCache | undefined,
     generation: number | undefined,
+    only?: (kind: DeviceKind) => boolean,
   ): Promise<DeviceRow> {
     const now = clock.now();
     const carries = (k: DeviceKind) => (kind === null ? CARRIERS[channel].includes(k) : k === kind);
@@ -88,7 +90,7 @@ export function createDeviceChoice(ctx: SendingContext) {
         return device;
       }
     }
-    const candidates = (await activeDevices(workspaceId, seen, generation)).filter((d) => carries(d.kind));
+    const candidates = (await activeDevices(workspaceId, seen, generation)).filter((d) => carries(d.kind) && (!only || only(d.kind)));
     const picked = pickDevice(candidates, { immediate, present: (d) => !needsPresence(d) || isOnline(d, now) });
     if (picked.device) return picked.device;
     if (picked.offline) throw offline(picked.offline);

@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { Envelope } from "../../http/envelope";
+import { DATA_PORT_MAX, DATA_PORT_MIN, DATA_SMS_MAX_OCTETS } from "../../lib/data-sms";
 
 export const BULK_MAX = 100;
 
@@ -114,11 +115,33 @@ export const safeSendFields = {
   ),
 };
 
+/** A data SMS in place of the text: the payload's limit is one SMS PDU's (src/lib/data-sms.ts). */
+export const DataMessageField = t.Object(
+  {
+    data: t.String({
+      description: `The payload, base64 (standard alphabet, padding optional): 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded, what one SMS carries beside its port header. Bad base64 is 400 \`invalid_data_encoding\`, none \`data_message_empty\`, more \`data_message_too_long\``,
+      examples: ["SGVsbG8="],
+    }),
+    port: t.Integer({
+      description: `The application port it is addressed to, ${DATA_PORT_MIN} to ${DATA_PORT_MAX}; outside that 400 \`invalid_port\``,
+      examples: [53739],
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A data SMS (binary, to an application port) instead of text, paired phones only: one SMS, counted as one segment. " +
+      "Not with message or template_id (400 `content_conflict`); a cloud number, a chat-app route or a failover order naming one is 400 `data_message_unsupported`. " +
+      "The workspace's default failover order does not apply to it.",
+  },
+);
+
 // Every SMS send route takes this whole set and honours it; a field outside it is a 400 naming it
 // (a misspelt schedule_time must not quietly become "send now").
 const sendFields = {
   recipient_contact: Recipient,
   message: t.Optional(t.Nullable(Message)),
+  data_message: t.Optional(t.Nullable(DataMessageField)),
   template_id: t.Optional(t.Nullable(TemplateRef)),
   variables: t.Optional(t.Nullable(Variables)),
   recipient_name: t.Optional(t.Nullable(t.String({ maxLength: 200, description: "Used for logging" }))),
@@ -243,7 +266,10 @@ export const SendResult = t.Object({
   notification_id: t.Integer(),
   template_id: t.Nullable(t.Integer()),
   template_vars: t.Nullable(t.Record(t.String(), t.String())),
-  message: t.String({ description: "The final text, with variables substituted" }),
+  message: t.String({ description: "The final text, with variables substituted (empty for a data SMS)" }),
+  data_message: t.Optional(
+    t.Object({ data: t.String(), port: t.Integer() }, { description: "Only for a data SMS: its payload (base64) and port" }),
+  ),
   scheduled_for: ScheduledFor,
   scheduled_at: t.Optional(routeResultFields.scheduled_at),
   quiet_hours: t.Optional(routeResultFields.quiet_hours),
@@ -270,6 +296,7 @@ export const BulkItem = t.Object({
   template_id: t.Optional(t.Nullable(t.Integer())),
   template_vars: t.Optional(t.Nullable(t.Record(t.String(), t.String()))),
   message: t.Optional(t.String()),
+  data_message: t.Optional(t.Object({ data: t.String(), port: t.Integer() })),
   scheduled_for: t.Optional(ScheduledFor),
   scheduled_at: t.Optional(ScheduledFor),
   route: t.Optional(routeResultFields.route),

@@ -12,6 +12,7 @@ import { reportedSimNumbers } from "../devices/service";
 import type { SafetyMemo } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 import { checkVariables } from "../templates/variables";
+import { dataMessageOf, dataRefused } from "./data-message";
 import type { Content } from "./content";
 import { segmentsOf } from "./content";
 import type { SendingContext } from "./context";
@@ -102,6 +103,19 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
   }
 
   /**
+   * A data SMS's route order: only the one it names, every route of it able to carry a data SMS
+   * (a paired phone); the workspace's default order does not apply, since its other routes could
+   * not take it. Null when it names none.
+   */
+  function dataRouteOrder(input: SendInput): DeviceKind[] | null {
+    if (input.routes === undefined || input.routes === null) return null;
+    const kinds = parseRoutes("routes", input.routes);
+    const other = kinds.find((k) => !traits.get(k)?.sendsDataSms);
+    if (other !== undefined) throw dataRefused(`the failover order names ${ROUTE_NAMES[other]}`, { route: ROUTE_NAMES[other] });
+    return kinds;
+  }
+
+  /**
    * Reads what the items of one request will each ask, at once, into `seen`: their recipients'
    * opt-outs (on PostgreSQL a read for them all instead of one an item).
    */
@@ -133,9 +147,13 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
       const refused = await deps.safety.refusal(auth.workspaceId, recipient, memo);
       if (refused) throw refused;
     }
-    const routes = await routeOrder(auth, input, memo);
-    const { template, templateVars, message } = await contentFor(auth, input.channel, input.templateId, input.variables, input.message);
-    if (routes === null) checkLength(auth, input.channel, message);
+    // A data SMS is checked first: its payload and port, and that nothing else is its content.
+    const dataMessage = dataMessageOf(input);
+    const routes = dataMessage ? dataRouteOrder(input) : await routeOrder(auth, input, memo);
+    const { template, templateVars, message } = dataMessage
+      ? { template: null, templateVars: null, message: "" }
+      : await contentFor(auth, input.channel, input.templateId, input.variables, input.message);
+    if (routes === null && !dataMessage) checkLength(auth, input.channel, message);
     if (!auth.plan.allowUrls) {
       const url = findUrl(message);
       if (url)
@@ -181,6 +199,7 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
       validUntil: expiryOf(input, scheduleAt, clock.now()),
       quietHold,
       fallback: routes !== null && chatappTemplateId !== null ? { chatappTemplateId, variables: input.variables } : null,
+      dataMessage,
     };
     if (routes === null) return prepareRoute(auth, input, common, null, null, seen);
 
@@ -226,11 +245,16 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
     const channel: DeliveryType = kind === null ? input.channel : traits.get(kind)!.deliveryType;
     let content = { template: common.template, templateVars: common.templateVars, message: common.message };
     if (channel !== input.channel) content = { template: null, templateVars: null, message: common.message };
-    checkLength(auth, channel, content.message);
-    const pool = await poolChoice(auth, input, common, channel, kind, countSegments(content.message).segments, seen?.poolPicks);
+    const data = common.dataMessage ?? null;
+    if (!data) checkLength(auth, channel, content.message);
+    const pool = await poolChoice(auth, input, common, channel, kind, data ? 1 : countSegments(content.message).segments, seen?.poolPicks);
+    // A data SMS picks among the devices that send one; a device it names (or its pool's member) is checked below.
+    const only = data ? (k: DeviceKind) => traits.get(k)?.sendsDataSms === true : undefined;
     const device =
       pool?.device ??
-      (await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen, auth.cacheGeneration));
+      (await chooseDevice(auth.workspaceId, channel, input.deviceId, common.scheduleAt === null, kind, seen, auth.cacheGeneration, only));
+    if (data && !traits.get(device.kind)?.sendsDataSms)
+      throw dataRefused(`device ${device.id} is a ${device.kind} device`, { device_id: device.id, kind: device.kind });
     // On a failover send the SIM is the phone's business; other routes leave it out. A pool's member names its own.
     const simNumber = pool ? pool.simNumber : kind === null || traits.get(kind)?.needsPresence ? (input.simNumber ?? null) : null;
     // Only a paired phone has SIMs to choose from; a cloud number would silently send from its own.
@@ -251,7 +275,8 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
       });
     }
     const build = (c: typeof content): Prepared => {
-      const segments = segmentsOf(channel, c.message);
+      // A data SMS is one PDU: one segment, whatever its payload.
+      const segments = data ? 1 : segmentsOf(channel, c.message);
       return {
         channel,
         device,
@@ -279,6 +304,7 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
         poolNote: pool?.note ?? null,
         poolMemberId: pool?.memberId ?? null,
         poolHeld: pool?.holdUntil != null,
+        dataMessage: data,
       };
     };
     const runChecks = async (p: Prepared): Promise<Prepared> => {

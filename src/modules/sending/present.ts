@@ -15,6 +15,7 @@ export function sendResult(r: ItemResult & { ok: true }) {
     template_id: p.template?.id ?? null,
     template_vars: p.templateVars,
     message: p.message,
+    ...(p.dataMessage ? { data_message: p.dataMessage } : {}),
     scheduled_for: scheduledFor(p),
     ...safeSendExtras(p),
   };
@@ -98,7 +99,8 @@ export function previewReply(
   balance: number,
 ) {
   const p = result.prepared;
-  const text = p?.message ?? fallbackText;
+  // A data SMS has no text to count: one PDU, no encoding.
+  const text = p?.dataMessage ? null : (p?.message ?? fallbackText);
   const info = text === null ? null : countSegments(text);
   const sms = p === null || p.channel === "sms";
   const refusal = result.refusal;
@@ -119,7 +121,7 @@ export function previewReply(
     characters: text === null ? null : [...text].length,
     encoding: sms && info ? info.encoding : null,
     ucs2_characters: sms && text !== null ? ucs2Characters(text) : [],
-    segments: info ? (sms ? info.segments : 1) : null,
+    segments: p?.dataMessage ? 1 : info ? (sms ? info.segments : 1) : null,
     route: route?.route ?? null,
     device_id: route?.device_id ?? null,
     cost: p?.cost ?? null,

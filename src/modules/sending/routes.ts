@@ -46,6 +46,8 @@ const WHEN =
 
 const SEND_ERRORS =
   'Errors: 400 `invalid_phone_number` (message contains "Invalid phone number"), `message_required`, `message_too_long` (names the cap), ' +
+  "`content_conflict` (more than one of message, template_id, data_message), `invalid_data_encoding`, `data_message_empty`, `data_message_too_long` (over 133 bytes), `invalid_port`, " +
+  "`data_message_unsupported` (a data SMS through a cloud number or a failover order naming one), " +
   "`invalid_template_variables`, `invalid_schedule_time`, `invalid_timezone`, `schedule_time_in_past`, `invalid_valid_until` (not an ISO 8601 instant, in the past, or before schedule_time), " +
   "`ttl_with_valid_until` (both given), `option_not_supported` (sim_number on a cloud number), `invalid_sim_number` (a SIM the phone did not report), `validation_error` (sim_number outside 1-3, priority outside -128..127, ttl outside 1-2592000), " +
   "`no_active_device`, `pool_unavailable` (no member of the pool can send now; each member's reason is listed), `device_offline` " +
@@ -58,6 +60,7 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     channel: "sms",
     recipient: body.recipient_contact,
     message: body.message,
+    dataMessage: body.data_message,
     templateId: body.template_id,
     variables: body.variables,
     recipientName: body.recipient_name,

@@ -2,6 +2,7 @@
 // port a channel adds its own checks through, and what the sending service is built from. The
 // service itself is put together in service.ts.
 import type { Clock } from "../../clock";
+import type { DataMessage } from "../../lib/data-sms";
 import type { AuthContext } from "../../core/caller";
 import type { AppError } from "../../core/errors";
 import type { ChannelTraits, DeliveryType, DeviceKind } from "../../core/kinds";
@@ -52,6 +53,11 @@ export interface SendInput {
   transactional?: boolean | null;
   /** A reply Pigeon sends on its own (an opt-out confirmation): neither opt-outs nor quiet hours apply. */
   system?: boolean;
+  /** A data SMS instead of text: base64 bytes to a port (paired phones only; see data-message.ts). */
+  dataMessage?: { data?: unknown; port?: unknown } | null;
+  /** How the caller's API names the data SMS and the text, for its refusals (data_message, dataMessage). */
+  dataMessageField?: string;
+  messageField?: string;
 }
 
 /** The companion app's priority from which its limits and delays are skipped (Message.PRIORITY_EXPEDITED). */
@@ -91,6 +97,8 @@ export interface Prepared {
   poolMemberId?: number | null;
   /** Every pool member was at a cap: it waits for the first reset (and fails quota_exhausted at its ttl). */
   poolHeld?: boolean;
+  /** A data SMS: its payload and port (`message` is empty, one segment). */
+  dataMessage?: DataMessage | null;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */
@@ -112,6 +120,7 @@ export type Common = Pick<
   | "validUntil"
   | "quietHold"
   | "fallback"
+  | "dataMessage"
 >;
 
 export interface Accepted {

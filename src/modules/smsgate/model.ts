@@ -1,6 +1,7 @@
 // Schemas of the SMSGate-compatible API, named and shaped as SMSGate's (client-go's smsgateway
 // package): they validate requests, type the handlers and describe the operations in /openapi.json.
 import { t, type Static } from "elysia";
+import { DATA_PORT_MAX, DATA_PORT_MIN, DATA_SMS_MAX_OCTETS } from "../../lib/data-sms";
 import { SCOPES, TOKEN_TTL_MAX_SECONDS } from "./auth";
 import { SMSGATE_WEBHOOK_EVENTS } from "./webhooks";
 
@@ -25,8 +26,16 @@ export const SendMessageBody = t.Object({
   textMessage: nullable(t.Object({ text: t.String() })),
   dataMessage: nullable(
     t.Object(
-      { data: t.String(), port: t.Integer({ minimum: 0, maximum: 65535 }) },
-      { description: "Not supported by Pigeon: answered 400 option_not_supported" },
+      {
+        data: t.String({
+          description: `The payload, base64: 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded (one SMS beside its port header); else 400 invalid_data_encoding, data_message_empty or data_message_too_long`,
+        }),
+        port: t.Integer({ description: `The application port, ${DATA_PORT_MIN} to ${DATA_PORT_MAX}; else 400 invalid_port` }),
+      },
+      {
+        description:
+          "A data SMS instead of text, sent by the phone as one SMS to the port (counted as one part). Not with message or textMessage (400 content_conflict), not with isEncrypted (400 option_not_supported)",
+      },
     ),
   ),
   phoneNumbers: t.Array(t.String({ minLength: 1 }), { minItems: 1, maxItems: 100 }),
@@ -153,9 +162,9 @@ export const InboxQuery = t.Object({
 export const IncomingMessage = t.Object({
   id: t.String({ description: "The thread message's id" }),
   type: t.UnionEnum([...INCOMING_TYPES], {
-    description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived. Pigeon receives no DATA_SMS",
+    description: "MMS: only its headers so far; MMS_DOWNLOADED: its content arrived; DATA_SMS: a data SMS to the app's port 53739",
   }),
   sender: t.String({ description: "E.164 when the sender has a number" }),
-  contentPreview: t.String({ description: "The text; an MMS's body, else its subject, else [MMS]" }),
+  contentPreview: t.String({ description: "The text; an MMS's body, else its subject, else [MMS]; a data SMS's payload in base64" }),
   createdAt: t.String({ format: "date-time", description: "When the phone received it" }),
 });

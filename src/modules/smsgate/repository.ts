@@ -99,13 +99,15 @@ export interface IncomingRow {
 
 /**
  * The SMSGate kind of an inbound thread message: an MMS whose content was downloaded (its meta has
- * a download id) is MMS_DOWNLOADED, one with only its headers MMS, anything else SMS.
+ * a download id) is MMS_DOWNLOADED, one with only its headers MMS, a data SMS DATA_SMS, anything
+ * else SMS.
  */
 const incomingTypeSql = (dialect: Dialect) => {
   const field = (key: string) => jsonField(dialect, "tm.meta", key);
   return `CASE
   WHEN ${field("type")} = 'mms' AND ${field("downloadId")} IS NOT NULL THEN 'MMS_DOWNLOADED'
   WHEN ${field("type")} = 'mms' THEN 'MMS'
+  WHEN ${field("type")} = 'data' THEN 'DATA_SMS'
   ELSE 'SMS'
 END`;
 };
@@ -242,7 +244,9 @@ export function createSmsGateRepository(db: Executor) {
       if (f.type !== undefined) and(`${INCOMING_TYPE_SQL} = ?`, f.type);
       const from = `FROM thread_message tm JOIN thread t ON t.id = tm.thread_id WHERE ${parts.join(" AND ")}`;
       const rows = await db.all<IncomingRow>(
-        `SELECT tm.id, t.peer AS sender, tm.body, tm.at, ${INCOMING_TYPE_SQL} AS type ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`,
+        // A data SMS's text is empty: its preview is its payload.
+        `SELECT tm.id, t.peer AS sender, coalesce(${jsonField(db.dialect, "tm.meta", "data")}, tm.body) AS body, tm.at, ${INCOMING_TYPE_SQL} AS type
+        ${from} ORDER BY tm.at DESC, tm.id DESC LIMIT ? OFFSET ?`,
         [...args, limit, offset],
       );
       return { rows, total: await count(`SELECT count(*) AS n ${from}`, args) };

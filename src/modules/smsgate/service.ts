@@ -131,6 +131,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     // A pool chooses the phone for the first recipient; the others go through the one it chose.
     const poolId = deviceId === null ? (body.poolId ?? null) : null;
     const text = body.textMessage?.text ?? body.message ?? null;
+    const data = body.dataMessage ?? null;
     let scheduleTime: string | null = null;
     if (body.scheduleAt) {
       const at = instant(body.scheduleAt, "scheduleAt")!;
@@ -140,6 +141,8 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       channel: "sms",
       recipient,
       message: text,
+      // A data SMS, checked by the send path (its base64, size and port), in SMSGate's field names.
+      ...(data ? { dataMessage: data, dataMessageField: "dataMessage", messageField: body.textMessage ? "textMessage" : "message" } : {}),
       deviceId,
       poolId,
       scheduleTime,
@@ -157,13 +160,16 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * accepted with the message's record in one unit of work, so a refusal stores nothing.
    */
   async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
-    if (body.dataMessage)
-      throw new AppError("option_not_supported", "Data messages (dataMessage) are not supported: Pigeon sends text", {
-        field: "dataMessage",
-      });
+    // Checked first, so it stays refused on its own when encrypted text is accepted.
+    if (body.dataMessage && body.isEncrypted)
+      throw new AppError(
+        "option_not_supported",
+        "Encrypted data messages (isEncrypted with dataMessage) are not supported: send the data message unencrypted",
+        { field: "isEncrypted" },
+      );
     if (body.isEncrypted)
       throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
-    if (!body.textMessage && (body.message === undefined || body.message === null))
+    if (!body.textMessage && !body.dataMessage && (body.message === undefined || body.message === null))
       throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
     if (body.ttl != null && body.validUntil)
       throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
@@ -253,7 +259,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
   /**
    * GET /inbox: the SMS and MMS the workspace's phones received, from the threads, in SMSGate's
    * IncomingMessage shape. An MMS is one thread message, MMS until its content arrives and
-   * MMS_DOWNLOADED after; DATA_SMS is never received by Pigeon, so asking for it lists nothing.
+   * MMS_DOWNLOADED after; a data SMS (to the app's port) is DATA_SMS, its payload the preview.
    */
   async function inbox(
     workspaceId: number,

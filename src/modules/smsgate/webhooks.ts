@@ -16,6 +16,7 @@ import type { SmsGateRepository } from "./repository";
 /** The SMSGate events Pigeon delivers, and the Pigeon event each comes from. */
 export const SMSGATE_WEBHOOK_EVENTS = {
   "sms:received": "message.received",
+  "sms:data-received": "message.received",
   "mms:received": "message.received",
   "sms:sent": "notification.sent",
   "sms:delivered": "notification.delivered",
@@ -39,8 +40,10 @@ type Data = Record<string, any>;
 /** The payload the app would post for this event, or null when the event is not of this kind. */
 /** `messageId`: the SMSGate id of the message the event's notification carries, if it has one. */
 function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: string | null): Data | null {
-  if (event === "sms:received" || event === "mms:received") {
-    if (data.channel !== "sms" || Boolean(data.mms) !== (event === "mms:received")) return null;
+  if (event === "sms:received" || event === "sms:data-received" || event === "mms:received") {
+    // One received message is one of the three: an MMS, a data SMS, or a text SMS.
+    const kind = data.mms ? "mms:received" : data.data_message ? "sms:data-received" : "sms:received";
+    if (data.channel !== "sms" || kind !== event) return null;
     const common = {
       messageId: String(data.phone_message_id ?? data.message_id),
       sender: data.from,
@@ -49,6 +52,8 @@ function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: string | n
       phoneNumber: data.from,
     };
     if (event === "sms:received") return { ...common, message: data.body, receivedAt: data.received_at };
+    // The app's SmsEventPayload.SmsDataReceived: the bytes in base64, no port (it receives on one).
+    if (event === "sms:data-received") return { ...common, data: data.data_message.data, receivedAt: data.received_at };
     return {
       ...common,
       transactionId: data.mms.transaction_id,

@@ -1,7 +1,8 @@
 // An inbound message on either channel: into its thread, and out as a message.received event, in
 // the caller's transaction.
 import type { DeliveryType } from "../../core/kinds";
-import type { MmsMeta } from "./schema";
+import type { DataMessage } from "../../lib/data-sms";
+import type { ThreadMeta } from "./schema";
 import { iso } from "../../lib/time";
 import type { EventService } from "../events/service";
 import type { ThreadStore } from "./ports";
@@ -16,8 +17,10 @@ export interface Inbound {
   body: string;
   externalId: string | null;
   at: number;
-  /** An inbound MMS's headers and attachments, kept with the message. */
-  meta?: MmsMeta | null;
+  /** An inbound MMS's headers and attachments, or a data SMS's bytes, kept with the message. */
+  meta?: ThreadMeta | null;
+  /** A data SMS (its body is empty): no keyword matches it, and only rules that match any message. */
+  dataMessage?: DataMessage | null;
   /** The SIM of a paired phone it arrived on, when the app says (sender pools keep the sender on it). */
   simNumber?: number | null;
   /** A phone re-posting its inbox: the same sender, time and text is the same message. */

@@ -6,7 +6,7 @@
 // the drizzle tables.
 import type { contact } from "../contacts/schema";
 import type { notification } from "../notifications/schema";
-import type { MmsMeta, thread, threadMessage } from "./schema";
+import type { MmsMeta, ThreadMeta, thread, threadMessage } from "./schema";
 import { jsonField, type Executor, type SqlParam, type Storage } from "../../db/storage";
 
 export type ThreadRecord = typeof thread.$inferSelect;
@@ -16,6 +16,8 @@ export type ThreadView = ThreadRecord & { contactName: (typeof contact.$inferSel
 /** A message with the status of the notification that sent it (outbound only). */
 export type ThreadMessageView = Omit<ThreadMessageRecord, "threadId"> & {
   notificationStatus: (typeof notification.$inferSelect)["status"] | null;
+  /** The data SMS the notification that sent it carried (outbound only). */
+  sentData: (typeof notification.$inferSelect)["dataMessage"];
 };
 
 export interface ThreadFilters {
@@ -40,8 +42,8 @@ export interface MessageInput extends ThreadKey {
   notificationId?: number | null;
   deviceId?: number | null;
   externalId?: string | null;
-  /** An MMS's headers and attachments (inbound phone MMS only). */
-  meta?: MmsMeta | null;
+  /** An MMS's headers and attachments, or a data SMS's bytes (inbound phone messages only). */
+  meta?: ThreadMeta | null;
   /**
    * Also ignore it when the thread already has an inbound message with the same time and body: a
    * phone re-posting its inbox may give an old message a different id than it first had.
@@ -88,7 +90,7 @@ const VIEW_COLUMNS = `${THREAD_COLUMNS.split(",")
   .join(", ")}, c.name AS "contactName"`;
 
 const MESSAGE_COLUMNS = `m.id, m.direction, m.body, m.notification_id AS "notificationId", m.device_id AS "deviceId",
-  m.external_id AS "externalId", m.meta, m.at, n.status AS "notificationStatus"`;
+  m.external_id AS "externalId", m.meta, m.at, n.status AS "notificationStatus", n.data_message AS "sentData"`;
 
 type SendRow = {
   id: number;
@@ -358,16 +360,14 @@ export function createThreadRepository(storage: Storage) {
 
     /** A page of a thread's messages, newest first. */
     messages: caughtUp(async (threadId: number, limit: number, offset: number): Promise<ThreadMessageView[]> => {
-      const rows = await db.all<ThreadMessageView & { meta: unknown }>(
+      const rows = await db.all<ThreadMessageView & { meta: unknown; sentData: unknown }>(
         `SELECT ${MESSAGE_COLUMNS} FROM thread_message m LEFT JOIN notification n ON n.id = m.notification_id
         WHERE m.thread_id = ? ORDER BY m.at DESC, m.id DESC LIMIT ? OFFSET ?`,
         [threadId, limit, offset],
       );
-      // The metadata column holds JSON text; a driver that parses JSON hands over the value.
-      return rows.map((r) => ({
-        ...r,
-        meta: typeof r.meta === "string" ? (JSON.parse(r.meta) as MmsMeta) : ((r.meta as MmsMeta | null) ?? null),
-      }));
+      // The JSON columns hold JSON text; a driver that parses JSON hands over the value.
+      const json = <T>(value: unknown): T | null => (typeof value === "string" ? (JSON.parse(value) as T) : ((value as T | null) ?? null));
+      return rows.map((r) => ({ ...r, meta: json<ThreadMeta>(r.meta), sentData: json<ThreadMessageView["sentData"]>(r.sentData) }));
     }),
     countMessages: caughtUp(
       async (threadId: number): Promise<number> =>

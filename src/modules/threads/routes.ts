@@ -33,7 +33,16 @@ const Thread = t.Object({
 const ThreadMessage = t.Object({
   message_id: t.Integer(),
   direction: t.Union([t.Literal("inbound"), t.Literal("outbound")]),
-  body: t.String(),
+  body: t.String({ description: "The text; empty for a data SMS" }),
+  data_message: t.Optional(
+    t.Object(
+      { data: t.String({ description: "The payload, base64" }), port: t.Integer() },
+      {
+        description:
+          "Only on a data SMS, sent (data_message of a send) or received (a paired phone's sms:data-received, always port 53739): its payload and port",
+      },
+    ),
+  ),
   at: t.String({ format: "date-time" }),
   device_id: t.Nullable(t.Integer()),
   notification_id: t.Nullable(t.Integer()),

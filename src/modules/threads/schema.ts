@@ -19,6 +19,16 @@ export interface MmsMeta {
   attachments: { partId: number | null; contentType: string; name: string | null; size: number | null }[] | null;
 }
 
+/** A data SMS a paired phone received: its payload (base64) and the port it came to; its body is empty. */
+export interface DataMeta {
+  type: "data";
+  data: string;
+  port: number;
+}
+
+/** What a thread message keeps beside its text: an MMS's headers, or a data SMS's bytes. */
+export type ThreadMeta = MmsMeta | DataMeta;
+
 /**
  * A conversation with one person on one channel. SMS threads are per workspace and phone number;
  * chat-app threads are per business number (device) and user, as the 24-hour window is.
@@ -62,8 +72,9 @@ export const threadMessage = sqliteTable(
     deviceId: integer("device_id"),
     // The channel's id for an inbound message (the phone's content hash, the platform's wamid).
     externalId: text("external_id"),
-    // What a plain text body cannot hold: an MMS's headers and its attachments' metadata.
-    meta: text("meta", { mode: "json" }).$type<MmsMeta>(),
+    // What a plain text body cannot hold: an MMS's headers and its attachments' metadata, or a
+    // received data SMS's payload and port.
+    meta: text("meta", { mode: "json" }).$type<ThreadMeta>(),
     at: integer("at").notNull(),
   },
   (table) => [

@@ -58,7 +58,9 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
         notification_id: m.notificationId,
         status: m.direction === "outbound" ? m.notificationStatus : "received",
         external_id: m.externalId,
-        mms: m.meta ? presentMms(m.meta) : null,
+        mms: m.meta?.type === "mms" ? presentMms(m.meta) : null,
+        // A data SMS: received (its meta) or sent (its notification's).
+        ...dataOf(m.meta?.type === "data" ? m.meta : m.sentData),
       }));
       return { thread: present(t), messages: rows, pagination: { page, limit, total: await repo.countMessages(t.id) } };
     },
@@ -72,6 +74,11 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
 }
 
 export type ThreadService = ReturnType<typeof createThreadService>;
+
+/** A data SMS's payload and port as a thread message shows them, only on a data SMS. */
+function dataOf(d: { data: string; port: number } | null | undefined) {
+  return d ? { data_message: { data: d.data, port: d.port } } : {};
+}
 
 /** An MMS's metadata as the API shows it. */
 export function presentMms(meta: MmsMeta) {

@@ -566,12 +566,13 @@ describe("settings, webhooks and events", () => {
     expect(paced.messages).toEqual({ limit_period: "PerMinute", limit_value: 12, send_interval_min: 1, send_interval_max: 8 });
   });
 
-  test("GET /webhooks lists Pigeon's own https receiver for the four SMS events, the two MMS events and the ping", async () => {
+  test("GET /webhooks lists Pigeon's own https receiver for the four SMS events, the data SMS, the two MMS events and the ping", async () => {
     const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
     expect(hooks.map((h: { event: string }) => h.event)).toEqual([
       "sms:received",
+      "sms:data-received",
       "sms:sent",
       "sms:delivered",
       "sms:failed",
