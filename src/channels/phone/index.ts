@@ -75,6 +75,7 @@ export const phone: Channel<"phone", PhoneService> = {
       onInbound: core.onInbound,
       rehomeTarget: core.rehomeTarget,
       secrets: core.secrets,
+      log: core.log,
       streamElsewhere: shared ? (deviceId: number) => repo.streamOpenAnywhere(deviceId, clock.now()) : async () => false,
       offlineAfterMs: core.config.offlineAfterSeconds * 1000,
       offlineTtlMs: core.config.offlineTtlSeconds * 1000,

@@ -74,6 +74,9 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
         at,
         id,
       ]),
+    /** The SIM cards the app reported when it started (app:started). */
+    setSimCards: (id: number, simCardsJson: string, at: number) =>
+      run("UPDATE device SET sim_cards = ?, updated_at = ? WHERE id = ?", [simCardsJson, at, id]),
     markSeen: (id: number, at: number, appVersion: string | null) =>
       run("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?", [at, appVersion, id]),
     /** The app version the phone last named in its own User-Agent (registration or API calls). */

@@ -566,7 +566,7 @@ describe("settings, webhooks and events", () => {
     expect(paced.messages).toEqual({ limit_period: "PerMinute", limit_value: 12, send_interval_min: 1, send_interval_max: 8 });
   });
 
-  test("GET /webhooks lists Pigeon's own https receiver for the four SMS events, the two MMS events and the ping", async () => {
+  test("GET /webhooks lists Pigeon's own https receiver for the SMS events, the two MMS events, the ping and the app's start", async () => {
     const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
@@ -578,6 +578,8 @@ describe("settings, webhooks and events", () => {
       "mms:received",
       "mms:downloaded",
       "system:ping",
+      "sms:cancelled",
+      "app:started",
     ]);
     for (const h of hooks)
       expect(h).toEqual({ id: expect.any(String), deviceId: null, url: "https://pigeon.test/mobile/v1/webhook", event: h.event });
