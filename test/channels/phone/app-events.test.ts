@@ -6,51 +6,16 @@
 // unredacted; sms:cancelled's is SmsEventPayload.SmsCancelled (modules/webhooks/payload/SmsEventPayload.kt).
 import { describe, expect, test } from "bun:test";
 import { notificationOf, smsSender } from "../../helpers/api";
-import { createTestContext, expectEnvelope, type TestContext } from "../../helpers/context";
-import { phoneSignature } from "../../helpers/phone";
+import { createTestContext, expectEnvelope } from "../../helpers/context";
+import { mobile, pairMobile } from "../../helpers/mobile";
 
-const UA = "me.capcom.smsgateway/1.68.0";
 const TO = "+79990001234";
 const NAME = "Xiaomi/vayu_eea";
 
 /** The SIM card as registration sends it: GatewayService.toDTO redacts to the last four characters; Gson drops nulls. */
 const REDACTED = [{ slotIndex: 0, simNumber: 1, phoneNumber: "*******1234", carrierName: "***ile", iccid: "****************5678" }];
 
-async function mobile(
-  ctx: TestContext,
-  method: string,
-  path: string,
-  opts: { auth?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
-) {
-  const headers: Record<string, string> = { "user-agent": UA, ...(opts.headers ?? {}) };
-  if (opts.auth) headers.authorization = opts.auth;
-  const body = opts.raw ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined);
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await ctx.app.handle(new Request(`http://localhost/mobile/v1${path}`, { method, headers, body }));
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
-
-async function pair(ctx: TestContext, simCards: unknown[] = REDACTED) {
-  const token = expectEnvelope(await ctx.get("/v1/api/device/pairing"), 200).data.pairing_token;
-  const r = await mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { name: NAME, simCards } });
-  expect(r.status).toBe(201);
-  const bearer = `Bearer ${r.json.token}`;
-  const key = (await mobile(ctx, "GET", "/settings", { auth: bearer })).json.webhooks.signing_key as string;
-  const deviceId = ((await ctx.sql.get("SELECT id FROM device WHERE external_id = ?", [r.json.id])) as { id: number }).id;
-  let n = 0;
-  const post = (event: string, payload: Record<string, unknown>) => {
-    const raw = JSON.stringify({
-      id: `evt-${++n}-${Date.now()}`,
-      webhookId: `pigeon-${event.replace(":", "-")}`,
-      event,
-      deviceId: r.json.id,
-      payload,
-    });
-    return mobile(ctx, "POST", "/webhook", { raw, headers: phoneSignature(key, raw, ctx.clock.now()) });
-  };
-  return { id: r.json.id as string, pairingToken: token as string, bearer, deviceId, post };
-}
+const pair = (ctx: Parameters<typeof pairMobile>[0]) => pairMobile(ctx, { name: NAME, simCards: REDACTED });
 
 describe("the events the app posts", () => {
   test("GET /webhooks asks for every event of the app's WebHookEvent that Pigeon acts on, sms:cancelled and app:started among them", async () => {
