@@ -123,7 +123,15 @@ export function createServices(deps: Deps): Services {
     backups: () => backups?.status() ?? null,
   });
   const credits = createCreditsModule({ storage, clock }).service;
-  const notificationsModule = createNotificationsModule({ storage, clock, credits, dispatchedRoutes, offlineAfterMs });
+  const notificationsModule = createNotificationsModule({
+    storage,
+    clock,
+    credits,
+    dispatchedRoutes,
+    offlineAfterMs,
+    // The channels are built below; the cancel asks the one carrying the notification when it runs.
+    asksDevice: async (n) => (await runtimeOf(n.route)?.asksDevice?.(n)) ?? false,
+  });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
   const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;

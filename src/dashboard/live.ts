@@ -2,6 +2,7 @@
 // A notification's status change is noted when it happens and sent shortly after, read back from
 // the database — so a browser only ever sees states that were committed, and a burst of changes
 // costs one read. Streams carry a comment every 15 s, so idle connections stay open.
+import { shownStatus } from "../modules/notifications/service";
 import type { Signals } from "../db/signals";
 import type { NotificationState } from "../modules/notifications/state";
 
@@ -35,7 +36,7 @@ export function createLiveHub(state: Pick<NotificationState, "getMany" | "onTran
     for (const row of rows) {
       const open = streams.get(row.workspaceId);
       if (!open) continue;
-      const frame = `event: status\ndata: ${JSON.stringify({ id: row.id, status: row.status })}\n\n`;
+      const frame = `event: status\ndata: ${JSON.stringify({ id: row.id, status: shownStatus(row) })}\n\n`;
       for (const controller of open) send(controller, frame, row.workspaceId);
     }
   }

@@ -176,7 +176,7 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
           device,
           template,
           logs: await s.notifications.logs(n),
-          cancellable: n.status === "pending" && n.stage === "queued",
+          cancellable: n.status === "pending" && n.stage === "queued" && !n.cancelPending,
           csrf: who.viewer.csrf,
         });
         return kit.shell(who, `Message #${n.id}`, "/dashboard/messages", body);
@@ -188,8 +188,13 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
       kit.withSession(async ({ params }, who) => {
         const id = Number(params?.id);
         try {
-          await s.notifications.cancel(who.session.workspaceId, id);
-          await kit.flash(who, { kind: "notice", text: `Message #${id} cancelled; its credits were refunded.` });
+          const after = await s.notifications.cancel(who.session.workspaceId, id);
+          await kit.flash(who, {
+            kind: "notice",
+            text: after.cancelling
+              ? `Message #${id} is cancelling: the phone that downloaded it has been told to drop it, and its answer decides.`
+              : `Message #${id} cancelled; its credits were refunded.`,
+          });
         } catch (error) {
           if (!(error instanceof AppError) || error.status === 404) throw error;
           await kit.flash(who, { kind: "error", text: error.message });

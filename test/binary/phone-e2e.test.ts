@@ -85,43 +85,63 @@ describe("a simulated phone paired with the binary", () => {
     phone.proc.kill("SIGTERM");
   });
 
-  test("a cancel reaches the phone, which drops the message", async () => {
+  const cancel = (id: number) =>
+    server.fetch("/v1/api/notification/cancel", { method: "POST", key, body: JSON.stringify({ notification_id: id }) });
+
+  test("a cancel of a downloaded message is cancelling until the phone drops it: then cancelled", async () => {
     const phone = await startPhone(["--hold", "3000"]);
     const id = (await send({ message: "Cancel me", device_id: phone.deviceId })).body.data.notification_id;
     await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
-    const cancel = await server.fetch("/v1/api/notification/cancel", {
-      method: "POST",
-      key,
-      body: JSON.stringify({ notification_id: id }),
-    });
-    expect(cancel.status).toBe(200);
+    const asked = await cancel(id);
+    expect(asked.status).toBe(202);
+    expect((await asked.json()).data.status).toBe("cancelling");
     await waitFor("the phone to drop it", () => / cancelled/.test(phone.output()));
-    const n = await waitFor("the phone's confirmation", async () => {
+    const n = await waitFor("the phone's answer", async () => {
       const x = await notification(id);
-      return x.logs.some((l: { event: string }) => l.event === "cancel_confirmed") ? x : null;
+      return x.status === "cancelled" ? x : null;
     });
-    expect(n.status).toBe("cancelled");
+    expect(n.logs.map((l: { event: string }) => l.event)).toEqual(["accepted", "cancel_requested", "cancelled"]);
+    expect(n.cancelled_at).not.toBeNull();
     await Bun.sleep(3300);
     expect(phone.output()).not.toContain("→ Sent");
     phone.proc.kill("SIGTERM");
   });
 
-  /** A phone of `version` holding a message it downloaded, which is then cancelled. */
-  async function cancelWhileHeld(version: string) {
+  test("a cancel the phone cannot hear before it takes the message up: sent after all, reported as such", async () => {
+    const phone = await startPhone(["--hold", "1500"]);
+    const id = (await send({ message: "Too late to cancel", device_id: phone.deviceId })).body.data.notification_id;
+    await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
+    // The phone loses its network: the cancel reaches neither its stream nor a download in time.
+    phone.proc.kill("SIGUSR1");
+    await waitFor("the network to go", () => phone.output().includes("network lost"));
+    const asked = await cancel(id);
+    expect(asked.status).toBe(202);
+    // Its hold over, the phone takes the message up and sends it; its reports wait for the network.
+    await waitFor("the phone to send it", () => phone.output().includes("→ Sent"), { timeoutMs: 10_000 });
+    expect((await notification(id)).status).toBe("cancelling");
+    phone.proc.kill("SIGUSR2");
+    const n = await waitFor("the phone's reports", async () => {
+      const x = await notification(id);
+      return x.status === "sent" || x.status === "delivered" ? x : null;
+    });
+    expect(n.cancelled_at).toBeNull();
+    expect(n.logs.map((l: { event: string }) => l.event).slice(0, 3)).toEqual(["accepted", "cancel_requested", "processed"]);
+    expect(n.logs.find((l: { event: string }) => l.event === "processed").detail).toContain("before the cancel reached it");
+    expect(phone.output()).not.toMatch(/ cancelled/);
+    phone.proc.kill("SIGTERM");
+  });
+
+  /** A phone of `version` holding a message it downloaded, which is then cancelled: 200 for an older app, 202 for one that can be asked. */
+  async function cancelWhileHeld(version: string, status: number) {
     const phone = await startPhone(["--hold", "3000", "--app-version", version]);
     const id = (await send({ message: `Cancel me, app ${version}`, device_id: phone.deviceId })).body.data.notification_id;
     await waitFor("the phone to download it", () => phone.output().includes("waiting in the phone's queue"));
-    const cancel = await server.fetch("/v1/api/notification/cancel", {
-      method: "POST",
-      key,
-      body: JSON.stringify({ notification_id: id }),
-    });
-    expect(cancel.status).toBe(200);
+    expect((await cancel(id)).status).toBe(status);
     return phone;
   }
 
   test("an app before 1.67 is never sent MessageCancelled, though its event stream names only OkHttp", async () => {
-    const phone = await cancelWhileHeld("1.60.0");
+    const phone = await cancelWhileHeld("1.60.0", 200);
     // The old app cannot drop it: once its hold is over it sends it like any other.
     await waitFor("the old app to send it", () => phone.output().includes("→ Sent"), { timeoutMs: 10_000 });
     expect(phone.output()).not.toContain("MessageCancelled");
@@ -130,7 +150,7 @@ describe("a simulated phone paired with the binary", () => {
   });
 
   test("a 1.67 app is sent MessageCancelled on its OkHttp-named event stream", async () => {
-    const phone = await cancelWhileHeld("1.67.0");
+    const phone = await cancelWhileHeld("1.67.0", 202);
     await waitFor("the phone to drop it", () => / cancelled/.test(phone.output()));
     phone.proc.kill("SIGTERM");
   });

@@ -485,20 +485,44 @@ describe("simulatePhone", () => {
     expect(lines).toContain("message msg-4 cancelled");
   });
 
-  test("MessageCancelled stops a message that is not yet sent", async () => {
-    const server = await start({}, { delayMs: 300 });
+  test("MessageCancelled stops a message still Pending in the phone's queue (nothing is reported before)", async () => {
+    const server = await start({}, { holdMs: 300 });
     server.queue.push(pending("msg-5"));
     server.push("MessageEnqueued", "null");
-    await waitFor("Processed", () => server.statesOf("msg-5").includes("Processed"), SOON);
+    await waitFor("the download", () => lines.includes("message msg-5 waiting in the phone's queue"), SOON);
+    expect(server.statesOf("msg-5")).toEqual([]);
     server.push("MessageCancelled", JSON.stringify({ messageId: "msg-5" }));
     await waitFor("Cancelled", () => server.statesOf("msg-5").includes("Cancelled"), SOON);
     await Bun.sleep(350);
-    expect(server.statesOf("msg-5")).toEqual(["Processed", "Cancelled"]);
+    expect(server.statesOf("msg-5")).toEqual(["Cancelled"]);
     expect(server.hooksFor("sms:cancelled")[0].body.payload).toMatchObject({
       messageId: "msg-5",
       cancelledAt: expect.stringMatching(APP_DATE),
     });
     expect(server.hooksFor("sms:sent")).toHaveLength(0);
+  });
+
+  test("a message taken up (Processed) is not cancelled: MessageCancelled and Cancelling leave it, and it is sent", async () => {
+    const server = await start({ keepQueue: true }, { delayMs: 150 });
+    server.queue.push(pending("msg-late"));
+    server.push("MessageEnqueued", "null");
+    await waitFor("Processed", () => server.statesOf("msg-late").includes("Processed"), SOON);
+    server.push("MessageCancelled", JSON.stringify({ messageId: "msg-late" }));
+    server.queue.splice(0, server.queue.length, { ...pending("msg-late"), state: "Cancelling" });
+    server.push("MessageEnqueued", "null");
+    await waitFor("Delivered", () => server.statesOf("msg-late").includes("Delivered"), SOON);
+    expect(server.statesOf("msg-late")).not.toContain("Cancelled");
+    expect(server.hooksFor("sms:cancelled")).toHaveLength(0);
+  });
+
+  test("a message pulled again while still in the phone's queue has its Pending state sent again", async () => {
+    const server = await start({ keepQueue: true }, { holdMs: 400 });
+    server.queue.push(pending("msg-held"));
+    server.push("MessageEnqueued", "null");
+    await waitFor("the download", () => lines.includes("message msg-held waiting in the phone's queue"), SOON);
+    server.push("MessageEnqueued", "null");
+    await waitFor("the Pending PATCH", () => server.statesOf("msg-held").includes("Pending"), SOON);
+    expect(server.statesOf("msg-held")[0]).toBe("Pending");
   });
 
   test("a message pulled again is never sent twice: its current state is sent again", async () => {

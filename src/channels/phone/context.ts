@@ -29,6 +29,8 @@ export interface PhoneServiceDeps {
   rehomeTarget?: ChannelCore["rehomeTarget"];
   /** Seals the phone's signing key and digests one-time codes. */
   secrets: SecretBox;
+  /** The server's log (an event Pigeon does not act on is logged, not dropped silently). */
+  log?: ChannelCore["log"];
   /** PIGEON_OFFLINE_AFTER in milliseconds. */
   offlineAfterMs?: number;
   /** How long a message without a ttl may wait on an offline phone that nothing can replace. */

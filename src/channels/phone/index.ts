@@ -76,6 +76,7 @@ export const phone: Channel<"phone", PhoneService> = {
       onInbound: core.onInbound,
       rehomeTarget: core.rehomeTarget,
       secrets: core.secrets,
+      log: core.log,
       streamElsewhere: shared ? (deviceId: number) => repo.streamOpenAnywhere(deviceId, clock.now()) : async () => false,
       offlineAfterMs: core.config.offlineAfterSeconds * 1000,
       offlineTtlMs: core.config.offlineTtlSeconds * 1000,
@@ -83,9 +84,10 @@ export const phone: Channel<"phone", PhoneService> = {
     return {
       service,
       settingsChanged: (device) => hub.notify(device.id, "SettingsUpdated"),
-      // A phone that may hold a copy of a cancelled message is told "Cancelling" until it confirms.
-      async transitioned(before, to) {
-        if (to === "cancelled" && before.dispatchedAt !== null) await repo.markCancelPending(before.id);
+      // A message the phone downloaded and has not taken up: an app that knows the event can drop
+      // it, so its cancel waits for the phone's answer.
+      async asksDevice(n) {
+        return n.deviceId !== null && !!n.externalId && n.dispatchedAt !== null && isCancelAware(await repo.appVersion(n.deviceId));
       },
       // Only apps that know the event get it; older ones log it as unknown (they never drop the
       // message anyway). The version is the one the phone gave on its API calls: its event stream

@@ -1,7 +1,9 @@
 // The webhooks a phone posts (sms:received, sms:data-received, sms:sent, sms:delivered, sms:failed,
-// mms:received, mms:downloaded, system:ping): which ones it should call, and each delivery checked (signature,
-// fresh timestamp, an event id seen once) and applied: inbound messages into threads, statuses as
-// the phone's reports, its health onto the device.
+// sms:cancelled, mms:received, mms:downloaded, system:ping, app:started): which ones it should
+// call, and each delivery checked (signature, fresh timestamp, an event id seen once) and applied:
+// inbound messages into threads, statuses as the phone's reports, its health and SIM cards onto the
+// device. An event Pigeon does not act on is answered 204 like the others (the app retries
+// anything else) and logged.
 import type { Storage } from "../../db/storage";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";
@@ -11,6 +13,7 @@ import { toE164 } from "../../lib/phone";
 import type { DeviceStore } from "../../modules/devices/ports";
 import type { DeviceRow } from "../../modules/devices/model";
 import type { EventService } from "../../modules/events/service";
+import type { LogFn } from "../../lib/log";
 import { recordInbound, type InboundHook } from "../../modules/threads/inbound";
 import type { ThreadStore } from "../../modules/threads/ports";
 import { readPing, unhealthyReasons } from "./health";
@@ -40,6 +43,36 @@ export interface PhoneWebhookDeps {
   markAlive(device: DeviceRow, headers: Headers): Promise<void>;
   /** Applies one phone report to its notification (shared with PATCH /message). */
   applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): Promise<void>;
+  /** Where an event Pigeon does not act on is noted. */
+  log?: LogFn;
+}
+
+/**
+ * A SIM card as the app reports it at registration: GatewayService.toDTO redacts the number, the
+ * carrier and the ICCID to their last four characters (shorter ones to "****"), and Gson leaves
+ * nulls out. app:started carries them unredacted (OrchestratorService), so they are redacted here
+ * the same way before they are kept: what is stored matches what registration stores, and a
+ * returning phone is still recognised by it.
+ */
+export function redactedSimCards(raw: unknown): Record<string, string | number>[] | null {
+  if (!Array.isArray(raw)) return null;
+  const redact = (v: unknown) => (typeof v !== "string" ? null : v.length > 4 ? "*".repeat(v.length - 4) + v.slice(-4) : "****");
+  const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
+  const cards: Record<string, string | number>[] = [];
+  for (const item of raw) {
+    if (!item || typeof item !== "object") continue;
+    const c = item as Record<string, unknown>;
+    const card: Record<string, string | number | null> = {
+      slotIndex: int(c.slotIndex),
+      simNumber: int(c.simNumber),
+      phoneNumber: redact(c.phoneNumber),
+      carrierName: redact(c.carrierName),
+      iccid: redact(c.iccid),
+    };
+    if (card.simNumber === null) continue;
+    cards.push(Object.fromEntries(Object.entries(card).filter(([, v]) => v !== null)) as Record<string, string | number>);
+  }
+  return cards;
 }
 
 /** An MMS in Pigeon's message.received event. */
@@ -147,6 +180,8 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         return mmsDownloaded(device, p);
       case "system:ping":
         return ping(device, p);
+      case "app:started":
+        return appStarted(device, p);
       case "sms:sent":
       case "sms:delivered":
       case "sms:failed":
@@ -163,7 +198,25 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
         await applyState(device, messageId, name, item, `phone webhook ${event}`);
         return;
       }
+      default:
+        // Accepted (the app would retry anything else) and noted: sms:data-received and other
+        // events of newer apps that Pigeon does not act on.
+        deps.log?.(`phone webhook ${event} from device ${device.id} accepted but not acted on`, undefined, {
+          device_id: device.id,
+          event,
+        });
     }
+  }
+
+  /**
+   * app:started (app 1.66.0 and later): the app started, with the SIM cards it has now. They
+   * replace the device's SIM list, as registration and PATCH /device do; a payload without a list
+   * changes nothing.
+   */
+  async function appStarted(device: DeviceRow, p: Record<string, unknown>): Promise<void> {
+    const cards = redactedSimCards(p.simCards);
+    if (cards === null) return;
+    await repo.setSimCards(device.id, JSON.stringify(cards), clock.now());
   }
 
   const text = (p: Record<string, unknown>, k: string) => (typeof p[k] === "string" ? (p[k] as string) : null);

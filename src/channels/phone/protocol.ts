@@ -11,6 +11,10 @@ const CANCEL_AWARE = [1, 67, 0];
 /** The first app version that re-posts its inbox on MessagesExportRequested (CHANGELOG 1.28.0). */
 export const INBOX_EXPORT_SINCE = "1.28.0";
 
+/**
+ * The events the phone is asked to post (its GET /webhooks): the app posts an event only to the
+ * webhooks registered for it (WebHooksService.emit), one event per request.
+ */
 export const PHONE_WEBHOOK_EVENTS = [
   "sms:received",
   "sms:data-received",
@@ -20,6 +24,8 @@ export const PHONE_WEBHOOK_EVENTS = [
   "mms:received",
   "mms:downloaded",
   "system:ping",
+  "sms:cancelled",
+  "app:started",
 ] as const;
 export const PHONE_WEBHOOK_PATH = "/mobile/v1/webhook";
 

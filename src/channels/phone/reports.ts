@@ -20,7 +20,11 @@ export function createPhoneReports(deps: PhoneServiceDeps) {
   async function applyState(device: DeviceRow, phoneId: string, rawState: string, item: PatchItem, via: string): Promise<void> {
     const n = await repo.byPhoneId(phoneId, device.id);
     if (!n) return;
-    const s = (rawState === "Pending" ? "Processed" : rawState) as PhoneState;
+    // Pending is what the app reports of a message it downloaded again while it still holds it in
+    // its own queue (GatewayService.processMessage → SendStateWorker): it has not taken it up, so
+    // nothing changes, and the message can still be cancelled.
+    if (rawState === "Pending") return;
+    const s = rawState as PhoneState;
     const at = (name: string) => {
       const t = Date.parse(item.states?.[name] ?? "");
       return Number.isNaN(t) ? undefined : t;
@@ -29,7 +33,14 @@ export function createPhoneReports(deps: PhoneServiceDeps) {
     switch (s) {
       case "Processed":
         if (await repo.markProcessed(n.id, clock.now()))
-          await state.log(n.id, "processed", { status: "pending", detail: `${detail} (the phone has it)`, at: at("Processed") });
+          await state.log(n.id, "processed", {
+            status: "pending",
+            detail:
+              n.status === "pending" && n.cancelPending
+                ? `${detail} (the phone had taken it up before the cancel reached it: it is sending it)`
+                : `${detail} (the phone has it)`,
+            at: at("Processed"),
+          });
         return;
       // What the phone did is the truth, even about a message cancelled while it held it.
       case "Sent":
@@ -52,6 +63,13 @@ export function createPhoneReports(deps: PhoneServiceDeps) {
         if (n.status === "cancelled") {
           if (await repo.clearCancelPending(n.id, clock.now()))
             await state.log(n.id, "cancel_confirmed", { status: "cancelled", detail: `${detail} (the phone dropped it)` });
+        } else if (n.status === "pending" && n.cancelPending) {
+          // The answer to a cancel asked of the phone: it dropped the message; cancelled and refunded now.
+          await applyReport(state, n.id, {
+            status: "cancelled",
+            reason: "cancelled by API request",
+            detail: `${detail} (the phone dropped it)`,
+          });
         } else {
           await applyReport(state, n.id, { status: "cancelled", reason: "cancelled on the phone", detail });
         }

@@ -43,7 +43,8 @@ const ORDER = "ORDER BY priority DESC, next_attempt_at, id";
 export const PHONE_QUEUE_SQL = {
   // Few rows, and all of them were due when handed: whether they still are is checked on the rows
   // (a due-time term here would draw the planner to the worker's due-time index instead).
-  handedAgain: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NOT NULL ORDER BY dispatched_at, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`,
+  // A message being cancelled is handed as Cancelling instead (cancellingFor), never as Pending again.
+  handedAgain: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NOT NULL AND cancel_pending = 0 ORDER BY dispatched_at, priority DESC, next_attempt_at, id LIMIT ${MAX_MESSAGES}`,
   waitingExpedited: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority >= ? AND ${DUE} ${ORDER} LIMIT ?`,
   waitingPaced: `SELECT ${notificationRows.columns()} FROM notification WHERE ${QUEUE} AND dispatched_at IS NULL AND priority < ? AND ${DUE} ${ORDER} LIMIT ?`,
 };
@@ -74,6 +75,9 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
         at,
         id,
       ]),
+    /** The SIM cards the app reported when it started (app:started). */
+    setSimCards: (id: number, simCardsJson: string, at: number) =>
+      run("UPDATE device SET sim_cards = ?, updated_at = ? WHERE id = ?", [simCardsJson, at, id]),
     markSeen: (id: number, at: number, appVersion: string | null) =>
       run("UPDATE device SET last_seen_at = ?, app_version = coalesce(?, app_version) WHERE id = ?", [at, appVersion, id]),
     /** The app version the phone last named in its own User-Agent (registration or API calls). */
@@ -167,10 +171,14 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
           limit,
         ]),
       ),
+    /**
+     * What the phone is to drop: messages whose cancel waits for its answer (pending), and those
+     * cancelled while it held them that it has not confirmed (cancelled).
+     */
     cancellingFor: async (deviceId: number): Promise<NotificationRecord[]> =>
       records(
         await db.all<Row>(
-          `SELECT ${notificationRows.columns()} FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'cancelled' AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
+          `SELECT ${notificationRows.columns()} FROM notification WHERE device_id = ? AND route = 'sms' AND status IN ('pending', 'cancelled') AND cancel_pending = 1 ORDER BY id LIMIT ${MAX_MESSAGES}`,
           [deviceId],
         ),
       ),
@@ -193,16 +201,18 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
         at,
         id,
       ]),
-    /** The phone has it: pending and queued becomes handed. Whether anything changed. */
+    /**
+     * The phone took it up (handed it to the radio): pending and queued becomes handed, and a
+     * cancel it was asked meanwhile is over. Whether anything changed.
+     */
     markProcessed: (id: number, at: number): Promise<boolean> =>
-      changed("UPDATE notification SET stage = 'handed', updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'", [
-        at,
-        id,
-      ]),
+      changed(
+        "UPDATE notification SET stage = 'handed', cancel_pending = 0, updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued'",
+        [at, id],
+      ),
     /** The phone confirmed a cancellation. Whether anything changed. */
     clearCancelPending: (id: number, at: number): Promise<boolean> =>
       changed("UPDATE notification SET cancel_pending = 0, updated_at = ? WHERE id = ? AND cancel_pending = 1", [at, id]),
-    markCancelPending: (id: number) => run("UPDATE notification SET cancel_pending = 1 WHERE id = ?", [id]),
     byPhoneId: async (phoneId: string, deviceId: number): Promise<NotificationRecord | null> => {
       const row = await db.get<Row>(
         `SELECT ${notificationRows.columns()} FROM notification WHERE external_id = ? AND device_id = ? AND route = 'sms'`,
@@ -247,11 +257,14 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
           [workspaceId, deviceId, seenSince],
         )
       )?.id ?? null,
-    /** Messages on a phone it has not taken up yet (never reported Processed), and whether it downloaded each. */
+    /**
+     * Messages on a phone it has not taken up yet (never reported Processed), and whether it
+     * downloaded each; not those whose cancel waits for the phone's answer (they stay with it).
+     */
     waitingOn: async (deviceId: number): Promise<{ id: number; pulled: boolean }[]> =>
       (
         await db.all<{ id: number; dispatched_at: number | null }>(
-          "SELECT id, dispatched_at FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' ORDER BY id",
+          "SELECT id, dispatched_at FROM notification WHERE device_id = ? AND route = 'sms' AND status = 'pending' AND stage = 'queued' AND cancel_pending = 0 ORDER BY id",
           [deviceId],
         )
       ).map((r) => ({ id: r.id, pulled: r.dispatched_at !== null })),
@@ -270,7 +283,7 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
         changed(
           `UPDATE notification SET device_id = ?, external_id = ?, dispatched_at = NULL, updated_at = ?,
            sim_number = CASE WHEN ? = 1 THEN ? ELSE sim_number END
-         WHERE id = ? AND device_id = ? AND status = 'pending' AND stage = 'queued'`,
+         WHERE id = ? AND device_id = ? AND status = 'pending' AND stage = 'queued' AND cancel_pending = 0`,
           [toDeviceId, phoneId, at, simNumber === undefined ? 0 : 1, simNumber ?? null, id, fromDeviceId],
         ),
       ),

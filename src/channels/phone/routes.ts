@@ -235,7 +235,7 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
         detail: detail(
           "phoneListWebhooks",
           "Webhooks the phone should call",
-          "Pigeon's own receiver for sms:received, sms:sent, sms:delivered, sms:failed, mms:received, mms:downloaded and system:ping, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
+          "Pigeon's own receiver for sms:received, sms:sent, sms:delivered, sms:failed, mms:received, mms:downloaded, system:ping, sms:cancelled and app:started, at PIGEON_PUBLIC_URL, else at the origin this request used (X-Forwarded-Proto/-Host count only from a peer in PIGEON_TRUSTED_PROXIES).",
           responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
         ),
       })
@@ -310,9 +310,10 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
           detail: detail(
             "phoneReceiveWebhook",
             "Events the phone posts",
-            "sms:received, sms:sent, sms:delivered, sms:failed (and sms:cancelled), mms:received, mms:downloaded and system:ping, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). " +
+            "One event per request, as the app posts them: sms:received, sms:sent, sms:delivered, sms:failed, sms:cancelled, mms:received, mms:downloaded, system:ping and app:started, signed with `X-Signature` (hex HMAC-SHA256 of the raw body followed by `X-Timestamp`, keyed with the provisioned key). " +
               "Stale timestamps and bad signatures are refused; a repeated event id changes nothing. A received SMS or MMS the thread already has (same phone id; for SMS also same sender, time and text) is not stored again. " +
-              "system:ping's `health` checks are kept as the device's reported health (GET /v1/api/device/{device_id}/health).",
+              "system:ping's `health` checks are kept as the device's reported health (GET /v1/api/device/{device_id}/health); app:started's `simCards` replace the device's SIM list (redacted to their last four characters, as registration sends them). " +
+              "Any other event is answered 204 too (the app retries anything else) and logged, not acted on.",
             responses(204, "Received"),
           ),
           parse: "json",

@@ -1,6 +1,7 @@
-// The phone's messages: pulled from GET /message, held in the phone's own queue, sent one at a
-// time with the configured gap, failed or cancelled, and every state change reported by PATCH in
-// order.
+// The phone's messages, as the app's GatewayService and MessagesService handle them: pulled from
+// GET /message into the phone's own queue (Pending, cancellable there), sent one at a time with the
+// configured gap (Processed when handed to the radio, then Sent or Failed), cancelled while still
+// Pending by MessageCancelled or a Cancelling item, and every state change reported by PATCH in order.
 import { countSegments } from "../../lib/segments";
 import { PhonePart, type PhoneParts } from "./parts";
 import type { WebhookPoster } from "./webhooks";
@@ -11,8 +12,6 @@ const PRIORITY_MIN = -128;
 
 export class MessageQueue extends PhonePart {
   private readonly messages = new Map<string, LocalMessage>();
-  /** Downloaded but not yet taken up (see holdMs), by id. */
-  private readonly held = new Map<string, Json>();
   private readonly sendQueue: LocalMessage[] = [];
   private sending = false;
   private pulling = false;
@@ -70,6 +69,7 @@ export class MessageQueue extends PhonePart {
       this.log("GET /message did not answer an array");
       return;
     }
+    // GatewayService.processMessage, item by item.
     for (const item of body) {
       const message = record(item);
       const id = text(message?.id);
@@ -80,35 +80,17 @@ export class MessageQueue extends PhonePart {
       const known = this.messages.get(id);
       const state = message.state ?? "Pending";
       if (state === "Pending") {
-        // A known id only has its state sent again, so repeated pulls never send twice.
+        // A known id only has its state sent again (SendStateWorker), so repeated pulls never send twice.
         if (known) this.report(known);
-        else if (!this.held.has(id)) this.hold(id, message);
+        else this.accept(id, message);
       } else if (state === "Cancelling") {
-        if (this.held.delete(id)) this.dropHeld(id, message);
-        else if (!known) this.cancelUnknown(id, message);
-        else if (known.state === "Processed") this.cancel(known);
-        else if (known.state === "Cancelled") this.report(known);
+        // MessagesService.cancelMessage: one it never had is answered Cancelled; one still Pending in
+        // its queue is cancelled; one already Cancelled, or taken up, is left as it is.
+        if (!known) this.cancelUnknown(id, message);
+        else if (known.state === "Pending") this.cancel(known);
       }
       // Any other state is not for the phone; the app ignores it too.
     }
-  }
-
-  /** Keeps a downloaded message in the phone's queue for holdMs before taking it up. */
-  private hold(id: string, message: Json): void {
-    if (this.opts.holdMs === 0) {
-      this.accept(id, message);
-      return;
-    }
-    this.held.set(id, message);
-    this.log(`message ${id} waiting in the phone's queue`);
-    this.life.later(this.opts.holdMs, () => {
-      if (this.held.delete(id)) this.accept(id, message);
-    });
-  }
-
-  /** A cancel for a message still in the phone's queue: it is dropped and never sent. */
-  private dropHeld(id: string, message: Json): void {
-    this.cancelUnknown(id, message);
   }
 
   private phoneNumbersOf(id: string, message: Json): string[] | null {
@@ -120,6 +102,10 @@ export class MessageQueue extends PhonePart {
     return numbers as string[];
   }
 
+  /**
+   * A new message joins the phone's own queue, Pending (the app reports nothing on download); the
+   * send worker takes it up after holdMs. Until then a cancel drops it.
+   */
   private accept(id: string, message: Json): void {
     const phoneNumbers = this.phoneNumbersOf(id, message);
     if (!phoneNumbers) return;
@@ -140,15 +126,20 @@ export class MessageQueue extends PhonePart {
       validUntil: Number.isNaN(validUntil) ? null : validUntil,
       simNumber: simNumber !== null && Number.isInteger(simNumber) ? simNumber : null,
       priority: finite(message.priority) ?? 0,
-      state: "Processed",
+      state: "Pending",
       error: null,
       states: {},
       reporting: Promise.resolve(),
     };
     this.messages.set(id, local);
-    this.transition(local, "Processed");
-    this.sendQueue.push(local);
-    if (!this.sending) this.life.track(this.drainSendQueue());
+    this.log(`message ${id} waiting in the phone's queue`);
+    const queue = () => {
+      if (local.state !== "Pending" || this.life.stopped) return;
+      this.sendQueue.push(local);
+      if (!this.sending) this.life.track(this.drainSendQueue());
+    };
+    if (this.opts.holdMs === 0) queue();
+    else this.life.later(this.opts.holdMs, queue);
   }
 
   /**
@@ -165,12 +156,10 @@ export class MessageQueue extends PhonePart {
       await Promise.resolve();
       while (this.sendQueue.length > 0 && !this.life.stopped) {
         const message = this.takeNext();
-        if (message.state !== "Processed") continue;
-        if (!(await this.life.sleep(this.opts.delayMs))) return;
-        // Cancelled while it waited for the radio.
-        if (message.state !== "Processed") continue;
+        // Re-checked as the app does before sending: cancelled while it waited in the queue.
+        if (message.state !== "Pending") continue;
         // A message that was not sent needs no pause after it (the app's sendPendingMessages).
-        if (!this.send(message)) continue;
+        if (!(await this.send(message))) continue;
         const expedited = message.priority >= PRIORITY_EXPEDITED && previousPriority < message.priority;
         previousPriority = message.priority;
         if (expedited) continue;
@@ -195,8 +184,8 @@ export class MessageQueue extends PhonePart {
     return Math.min((min + Math.random() * (max - min)) * 1000, this.opts.delayMs);
   }
 
-  /** Sends one message; whether it went out (a failure before the radio is not "sent"). */
-  private send(message: LocalMessage): boolean {
+  /** Sends one message; whether it went out (a failure is not "sent"). */
+  private async send(message: LocalMessage): Promise<boolean> {
     // The app checks validUntil itself when it takes the message from its queue.
     if (message.validUntil !== null && Date.now() > message.validUntil) {
       this.fail(message, "TTL expired");
@@ -211,6 +200,10 @@ export class MessageQueue extends PhonePart {
       this.fail(message, message.unsendable);
       return false;
     }
+    // Handed to the radio: Processed (MessagesService.sendSMS); the radio answers delayMs later.
+    // From here a cancel no longer reaches it.
+    this.transition(message, "Processed");
+    if (!(await this.life.sleep(this.opts.delayMs))) return false;
     if (Math.random() < this.opts.failRate) {
       this.fail(message, GENERIC_FAILURE);
       return false;
@@ -249,15 +242,13 @@ export class MessageQueue extends PhonePart {
     }
   }
 
-  /** A MessageCancelled push: only a message we hold can be cancelled; the pull handles the rest. */
+  /**
+   * A MessageCancelled push (gateway/EventsReceiver → MessagesService.cancelMessage): only a message
+   * still Pending in the phone's queue is cancelled; one it never had, or one taken up, is left.
+   */
   cancelKnown(id: string): void {
-    const held = this.held.get(id);
-    if (held && this.held.delete(id)) {
-      this.dropHeld(id, held);
-      return;
-    }
     const message = this.messages.get(id);
-    if (message?.state === "Processed") this.cancel(message);
+    if (message?.state === "Pending") this.cancel(message);
   }
 
   private cancel(message: LocalMessage): void {
@@ -267,7 +258,10 @@ export class MessageQueue extends PhonePart {
     }
   }
 
-  /** The app answers a Cancelling message it never saw with Cancelled at once. */
+  /**
+   * The app answers a Cancelling message it never saw with Cancelled at once, keeping nothing
+   * (GatewayService.processMessage sends the state itself).
+   */
   private cancelUnknown(id: string, message: Json): void {
     const phoneNumbers = this.phoneNumbersOf(id, message);
     if (!phoneNumbers) return;
@@ -286,7 +280,6 @@ export class MessageQueue extends PhonePart {
       states: {},
       reporting: Promise.resolve(),
     };
-    this.messages.set(id, local);
     this.transition(local, "Cancelled");
   }
 

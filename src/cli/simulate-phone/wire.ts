@@ -35,7 +35,11 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const PATCH_ATTEMPTS = 10;
 export const WEBHOOK_ATTEMPTS = 5;
 
-export type LocalState = "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled";
+/**
+ * A message's state on the phone, as the app's ProcessingState: Pending while it waits in the
+ * phone's own queue (cancellable), Processed once handed to the radio, then what the radio says.
+ */
+export type LocalState = "Pending" | "Processed" | "Sent" | "Delivered" | "Failed" | "Cancelled";
 export type WebhookEvent =
   | "sms:received"
   | "sms:data-received"

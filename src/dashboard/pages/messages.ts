@@ -3,6 +3,7 @@
 import type { DeviceRow } from "../../modules/devices/model";
 import type { LogRecord } from "../../modules/notifications/model";
 import type { NotificationRecord } from "../../modules/notifications/state";
+import { shownStatus } from "../../modules/notifications/service";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
 
@@ -20,8 +21,11 @@ export interface MessageFilters {
 
 const when = (t: number | null) => utcTime(t, true);
 
-export const badge = (n: Pick<NotificationRecord, "id" | "status">) =>
-  html`<span class="badge ${n.status}" data-status-for="${n.id}">${n.status}</span>`;
+/** A message's status badge: `cancelling` while the phone holding it has been asked to drop it. */
+export const badge = (n: Pick<NotificationRecord, "id" | "status" | "cancelPending">) => {
+  const status = shownStatus(n);
+  return html`<span class="badge ${status}" data-status-for="${n.id}">${status}</span>`;
+};
 
 function options(values: readonly string[], chosen: string, any: string): Html {
   return html`<option value="">${any}</option>${values.map((v) => html`<option value="${v}"${v === chosen ? html` selected` : ""}>${v}</option>`)}`;

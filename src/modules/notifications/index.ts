@@ -8,7 +8,7 @@ import type { CreditService } from "../credits/service";
 import { createUsageRepository } from "./usage-repository";
 import { createExpiry } from "./expiry";
 import { createNotificationRepository } from "./repository";
-import { createNotificationService } from "./service";
+import { type CancelAsk, createNotificationService } from "./service";
 import { createNotificationState } from "./state";
 import type { ModuleDescriptor } from "../../services-type";
 import { notificationListeners } from "./lifecycle";
@@ -21,6 +21,8 @@ export function createNotificationsModule(deps: {
   /** The routes the worker dispatches (the rest are fetched by their devices). */
   dispatchedRoutes: DeviceKind[];
   offlineAfterMs: number;
+  /** Whether the channel holding a downloaded notification can be asked to drop it (see CancelAsk). */
+  asksDevice?: CancelAsk;
 }) {
   const { clock } = deps;
   const repository = createNotificationRepository(deps.storage, deps.dispatchedRoutes);
@@ -29,7 +31,7 @@ export function createNotificationsModule(deps: {
     repository,
     usage: createUsageRepository(deps.storage),
     state,
-    service: createNotificationService(deps.storage, repository, state),
+    service: createNotificationService(deps.storage, repository, state, clock, deps.asksDevice),
     expiry: createExpiry({ clock, notifications: repository, state, offlineAfterMs: deps.offlineAfterMs }),
   };
 }

@@ -14,8 +14,13 @@ export interface NotificationHooks {
   accepted?(accepted: Accepted[]): void | Promise<void>;
   /** Inside the transition's transaction: one of its notifications changed state. */
   transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void | Promise<void>;
-  /** After commit: one of its notifications was cancelled through the API. */
+  /** After commit: one of its notifications was cancelled through the API, or its cancel asked of its device. */
   cancelled?(n: NotificationRecord): void | Promise<void>;
+  /**
+   * Inside a cancel's unit of work, for a pending notification its device downloaded: whether the
+   * device can be told to drop it and its answer will come (the cancel then waits for it).
+   */
+  asksDevice?(n: NotificationRecord): Promise<boolean>;
 }
 
 export interface LifecycleDeps {

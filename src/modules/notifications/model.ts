@@ -6,9 +6,14 @@ import { Envelope, Pagination } from "../../http/envelope";
 import { DELIVERY_TYPES, DEVICE_KINDS } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
-const Status = t.Union([t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")], {
-  description: "pending → sent → delivered, or failed; cancelled is our addition for a cancelled pending notification",
-});
+const Status = t.Union(
+  [t.Literal("pending"), t.Literal("cancelling"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")],
+  {
+    description:
+      "pending → sent → delivered, or failed; cancelled is our addition for a cancelled pending notification, and cancelling for a " +
+      "pending one whose paired phone was asked to drop it and has not answered yet (it ends cancelled, or as the phone reports)",
+  },
+);
 
 export const Notification = t.Object({
   notification_id: t.Integer(),

@@ -155,6 +155,21 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
     ...createClaimQueries(db, dispatchedRoutes),
     /** Stores the notification's first line before a change of its device or route (see firstLine). */
     keepFirstLine: (id: number) => keepFirstLine(db, id),
+    /**
+     * A cancel asked of the channel that holds the notification: it stays pending, marked, until
+     * the channel answers. Whether it was still waiting for its channel (and so is now marked).
+     */
+    requestCancel: async (id: number, at: number): Promise<boolean> =>
+      (
+        await db.run(
+          "UPDATE notification SET cancel_pending = 1, updated_at = ? WHERE id = ? AND status = 'pending' AND stage = 'queued' AND cancel_pending = 0",
+          [at, id],
+        )
+      ).changes > 0,
+    /** A cancelled notification that the device had downloaded: unconfirmed until the device says it dropped it. */
+    markCancelUnconfirmed: async (id: number): Promise<void> => {
+      await db.run("UPDATE notification SET cancel_pending = 1 WHERE id = ? AND status = 'cancelled'", [id]);
+    },
 
     async insert(n: NewNotification): Promise<number> {
       return (await insertMany([n]))[0];

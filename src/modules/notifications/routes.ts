@@ -38,19 +38,28 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
     )
     .post(
       "/v1/api/notification/cancel",
-      async ({ auth, body }) => ok(await notifications.cancel(auth.workspaceId, body.notification_id), "Notification cancelled"),
+      async ({ auth, body, set }) => {
+        const { cancelling, ...n } = await notifications.cancel(auth.workspaceId, body.notification_id);
+        if (!cancelling) return ok(n, "Notification cancelled");
+        set.status = 202;
+        return { ...ok(n, "Cancel requested: the phone that downloaded it decides"), status_id: 202 };
+      },
       {
         parse: "json",
         body: CancelBody,
-        response: { 200: NotificationResponse, ...errorResponses(404, 409) },
+        response: { 200: NotificationResponse, 202: NotificationResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
         detail: {
           operationId: "cancelNotification",
           summary: "Cancel a notification",
           description:
-            "Cancels a `pending` notification that its channel has not taken yet (scheduled, queued, or waiting for the phone to pick it up). " +
-            "Its status becomes `cancelled` (our addition to the spec's states) and any credits are refunded; a paired phone that already " +
-            "downloaded it is told to drop it. Once a channel has it, or it is sent, delivered or failed: 409 `not_cancellable`.",
+            "Cancels a `pending` notification that its channel has not taken yet (scheduled, queued, or waiting for the phone to pick it up): " +
+            "200, its status `cancelled` (our addition to the spec's states) and any credits refunded. " +
+            "One a paired phone has downloaded but not taken up, when its app is 1.67.0 or later: 202, status `cancelling`; the phone is told " +
+            "(MessageCancelled on its event stream, the `Cancelling` state on its next download) and its answer decides: it dropped it " +
+            "(`cancelled`, refunded) or it had already taken it up (`sent`, `delivered` or `failed`, as it reports; the log says the cancel came too late). " +
+            "Asking again meanwhile answers 202 and changes nothing. An older app cannot drop what it downloaded: 200 `cancelled`, and if the phone " +
+            "sends it anyway its report wins. Once the phone reported it Processed, or it is sent, delivered or failed: 409 `not_cancellable`.",
         },
       },
     )

@@ -1,4 +1,5 @@
 // Reading notifications, and cancelling one that has not reached its channel yet.
+import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { ROUTE_NAMES, type DeliveryType } from "../../core/kinds";
 import { AppError } from "../../core/errors";
@@ -12,10 +13,18 @@ export function presentLog(l: LogRecord) {
   return { at: iso(l.at), event: l.event, status: l.status, error_code: l.errorCode, detail: l.detail };
 }
 
+/**
+ * The status the API shows: the stored one, or `cancelling` for a pending notification whose
+ * cancel was asked of the channel holding it (a paired phone) and waits for its answer.
+ */
+export function shownStatus(n: Pick<NotificationRecord, "status" | "cancelPending">): NotificationStatus | "cancelling" {
+  return n.status === "pending" && n.cancelPending ? "cancelling" : n.status;
+}
+
 export function presentNotification(n: NotificationRecord) {
   return {
     notification_id: n.id,
-    status: n.status,
+    status: shownStatus(n),
     delivery_type: n.deliveryType,
     route: n.route,
     routes: n.routes ? n.routes.map((k) => ROUTE_NAMES[k]) : null,
@@ -62,7 +71,20 @@ function parseInstant(value: string | undefined, field: string, endOfDay: boolea
   return dateOnly && endOfDay ? ms + 86_399_999 : ms;
 }
 
-export function createNotificationService(storage: Storage, repo: NotificationRepository, state: NotificationState) {
+/**
+ * Asked inside a cancel's unit of work about a pending notification its device has downloaded:
+ * whether the channel can tell the device to drop it and will hear its answer (then the cancel
+ * waits for that answer).
+ */
+export type CancelAsk = (n: NotificationRecord) => Promise<boolean>;
+
+export function createNotificationService(
+  storage: Storage,
+  repo: NotificationRepository,
+  state: NotificationState,
+  clock: Clock,
+  asksDevice: CancelAsk = async () => false,
+) {
   async function require(workspaceId: number, id: number): Promise<NotificationRecord> {
     const n = await repo.get(workspaceId, id);
     if (!n) throw new AppError("not_found", `notification ${id} not found`);
@@ -117,11 +139,16 @@ export function createNotificationService(storage: Storage, repo: NotificationRe
 
     /**
      * Cancels a pending notification that no channel has taken yet (a phone has not reported it
-     * processed; a provider has not been called). Otherwise 409 not_cancellable.
+     * processed; a provider has not been called). One a paired phone has downloaded but not taken
+     * up, whose app can be told to drop it (1.67 and later), goes to `cancelling` instead: the
+     * phone is told, and its answer decides (Cancelled: cancelled and refunded; Processed, Sent,
+     * Delivered or Failed: what it did). Asking again while it is cancelling changes nothing.
+     * Otherwise 409 not_cancellable. `cancelling` in the result says which.
      */
     async cancel(workspaceId: number, id: number) {
       const result = await storage.transaction(async () => {
         const n = await require(workspaceId, id);
+        if (n.status === "pending" && n.cancelPending) return { n, asked: false };
         if (n.status !== "pending" || n.stage !== "queued") {
           throw new AppError(
             "not_cancellable",
@@ -131,11 +158,21 @@ export function createNotificationService(storage: Storage, repo: NotificationRe
             { status: n.status },
           );
         }
+        if (n.dispatchedAt !== null && (await asksDevice(n)) && (await repo.requestCancel(n.id, clock.now()))) {
+          await state.log(n.id, "cancel_requested", {
+            status: "cancelling",
+            detail: "cancel requested by API; the phone has downloaded it and decides: it drops it, or reports what it did",
+          });
+          return { n, asked: true };
+        }
         await state.transition(n.id, "cancelled", { reason: "cancelled by API request", detail: "cancelled by API request" });
-        return n;
+        // A device that downloaded it and cannot be asked may still send it: its report then wins.
+        if (n.dispatchedAt !== null) await repo.markCancelUnconfirmed(n.id);
+        return { n, asked: true };
       });
-      for (const listener of cancelListeners) await listener(result);
-      return presentNotification(await require(workspaceId, id));
+      if (result.asked) for (const listener of cancelListeners) await listener(result.n);
+      const after = presentNotification(await require(workspaceId, id));
+      return { ...after, cancelling: after.status === "cancelling" };
     },
 
     onCancelled(listener: (n: NotificationRecord) => void | Promise<void>) {

@@ -184,7 +184,11 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
             fields: {
               status: to,
               errorCode: to === "failed" ? opts.errorCode : null,
-              detail: reopened ? `${detail ?? to}; the phone already had it when it was cancelled` : detail,
+              detail: reopened
+                ? `${detail ?? to}; the phone already had it when it was cancelled`
+                : before.status === "pending" && before.cancelPending && to !== "cancelled"
+                  ? `${detail ?? to}; the cancel asked of the phone came too late: this is what the phone did`
+                  : detail,
               at: opts.at ?? now,
             },
           };

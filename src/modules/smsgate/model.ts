@@ -5,8 +5,11 @@ import { DATA_PORT_MAX, DATA_PORT_MIN, DATA_SMS_MAX_OCTETS } from "../../lib/dat
 import { SCOPES, TOKEN_TTL_MAX_SECONDS } from "./auth";
 import { SMSGATE_WEBHOOK_EVENTS } from "./webhooks";
 
-/** SMSGate's processing states, in the order a message moves through them. */
-export const STATES = ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelled"] as const;
+/**
+ * SMSGate's processing states, in the order a message moves through them; Cancelling is a
+ * message whose phone was asked to drop it and has not answered yet (the app's own state name).
+ */
+export const STATES = ["Pending", "Processed", "Sent", "Delivered", "Failed", "Cancelling", "Cancelled"] as const;
 export type State = (typeof STATES)[number];
 
 const nullable = <T extends Parameters<typeof t.Nullable>[0]>(schema: T) => t.Optional(t.Nullable(schema));

@@ -16,6 +16,8 @@ export interface RecipientRow {
   deliveredAt: number | null;
   failedAt: number | null;
   cancelledAt: number | null;
+  /** 1 while a cancel asked of the phone holding it waits for its answer. */
+  cancelPending: number;
 }
 
 export interface SmsGateMessageRow {
@@ -63,17 +65,21 @@ export interface MessageFilter {
  */
 const MESSAGE_STATE_SQL = `(
   SELECT CASE
-           WHEN min(p.rank) IS NOT NULL THEN CASE min(p.rank) WHEN 0 THEN 'Pending' WHEN 1 THEN 'Processed' WHEN 2 THEN 'Sent' ELSE 'Delivered' END
+           WHEN min(p.rank) = 0 THEN 'Pending'
+           WHEN max(p.cancelling) = 1 THEN 'Cancelling'
+           WHEN min(p.rank) IS NOT NULL THEN CASE min(p.rank) WHEN 1 THEN 'Processed' WHEN 2 THEN 'Sent' ELSE 'Delivered' END
            WHEN max(p.failed) = 1 THEN 'Failed'
            ELSE 'Cancelled'
          END
     FROM (SELECT CASE
+                   WHEN n.status = 'pending' AND n.cancel_pending = 1 THEN NULL
                    WHEN n.status = 'pending' AND n.stage = 'queued' THEN 0
                    WHEN n.status = 'pending' THEN 1
                    WHEN n.status = 'sent' THEN 2
                    WHEN n.status = 'delivered' THEN 3
                  END AS rank,
-                 CASE WHEN n.status = 'failed' THEN 1 ELSE 0 END AS failed
+                 CASE WHEN n.status = 'failed' THEN 1 ELSE 0 END AS failed,
+                 CASE WHEN n.status = 'pending' AND n.cancel_pending = 1 THEN 1 ELSE 0 END AS cancelling
             FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
            WHERE r.message_row_id = smsgate_message.row_id) p
 )`;
@@ -117,7 +123,8 @@ const asMessage = (r: SmsGateMessageRow) => ({ ...r, isEncrypted: Boolean(r.isEn
 const WEBHOOK_COLUMNS = 'id AS "subscriptionId", external_id AS "externalId", url, smsgate_event AS event, smsgate_device_id AS "deviceId"';
 const RECIPIENTS = `SELECT r.position, r.phone_number AS "phoneNumber", r.notification_id AS "notificationId", n.status, n.stage,
     n.error_reason AS "errorReason", n.created_at AS "createdAt", n.dispatched_at AS "dispatchedAt", n.sent_at AS "sentAt",
-    n.delivered_at AS "deliveredAt", n.failed_at AS "failedAt", n.cancelled_at AS "cancelledAt"
+    n.delivered_at AS "deliveredAt", n.failed_at AS "failedAt", n.cancelled_at AS "cancelledAt",
+    CASE WHEN n.cancel_pending = 1 THEN 1 ELSE 0 END AS "cancelPending"
   FROM smsgate_recipient r JOIN notification n ON n.id = r.notification_id
   WHERE r.message_row_id = ? ORDER BY r.position`;
 const TOKEN = `SELECT jti, workspace_id AS "workspaceId", api_key_id AS "apiKeyId", kind, access_jti AS "accessJti", scopes,

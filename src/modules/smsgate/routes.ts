@@ -152,17 +152,22 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
       )
       .delete(
         `${path}/:id`,
-        ({ request, params }) => {
+        async ({ request, params, set }) => {
           requireScope(request, "messages:cancel");
-          return gate.cancel(callerAuth(request).workspaceId, params.id);
+          const after = await gate.cancel(callerAuth(request).workspaceId, params.id);
+          if (after.state === "Cancelling") set.status = 202;
+          return after;
         },
         {
           params: t.Object({ id: t.String() }),
-          response: { 200: MessageState, ...errorResponses(404, 409) },
+          response: { 200: MessageState, 202: MessageState, ...errorResponses(404, 409) },
           ...secured(
             `smsgateCancelMessage${also}`,
             `Cancel a message${alias}`,
-            "Cancels a message still Pending (scheduled or queued); 409 `not_cancellable` once the phone has it.",
+            "Cancels a message still Pending (scheduled, queued, or downloaded by the phone but not yet taken up): 200 with its state `Cancelled`. " +
+              "Where the phone has downloaded it and its app is 1.67.0 or later, the phone decides: 202 with the state `Cancelling` (the phone is told " +
+              "and drops it, and the state becomes `Cancelled`; or it had already taken it up, and the state follows its reports: `Processed`, `Sent`, `Delivered`, `Failed`). " +
+              "Asking again while `Cancelling` answers 202 and changes nothing. 409 `not_cancellable` once the phone reported it Processed, or later.",
             "messages:cancel",
           ),
         },

@@ -17,9 +17,10 @@ import type { IncomingType, RecipientRow, SmsGateMessageRow, SmsGateRepository }
 import { STATES, type SendMessageBody, type State } from "./model";
 
 /** What a recipient's notification has reached, in SMSGate's words. */
-export function stateOf(r: Pick<RecipientRow, "status" | "stage">): State {
+export function stateOf(r: Pick<RecipientRow, "status" | "stage" | "cancelPending">): State {
   switch (r.status) {
     case "pending":
+      if (r.cancelPending) return "Cancelling";
       // Queued is still with us; dispatching or handed means the phone has (or is taking) it.
       return r.stage === "queued" ? "Pending" : "Processed";
     case "sent":
@@ -41,6 +42,9 @@ const PROGRESS: State[] = ["Pending", "Processed", "Sent", "Delivered"];
  * same in SQL (repository.ts MESSAGE_STATE_SQL); change both together.
  */
 export function messageStateOf(states: State[]): State {
+  // As the app's MessageWithRecipients.state: Pending first, then Cancelling.
+  if (states.includes("Pending")) return "Pending";
+  if (states.includes("Cancelling")) return "Cancelling";
   const live = states.filter((s) => s !== "Failed" && s !== "Cancelled");
   if (live.length === 0) return states.includes("Failed") ? "Failed" : "Cancelled";
   return PROGRESS[Math.min(...live.map((s) => PROGRESS.indexOf(s)))];
@@ -61,6 +65,7 @@ export function presentState(m: SmsGateMessageRow, recipients: RecipientRow[]) {
     Sent: first((r) => r.sentAt),
     Delivered: first((r) => r.deliveredAt),
     Failed: first((r) => r.failedAt),
+    Cancelling: null,
     Cancelled: first((r) => r.cancelledAt),
   };
   return {
@@ -279,12 +284,18 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
     };
   }
 
-  /** DELETE /messages/{id}: every recipient still waiting with us is cancelled; 409 once any has left. */
+  /**
+   * DELETE /messages/{id}: every recipient still waiting is cancelled, or, where the phone holding
+   * it can be asked to drop it, goes Cancelling until the phone answers (the message's state then
+   * reads Cancelling). Asking again while it is Cancelling changes nothing; 409 once a recipient
+   * has left (Processed, Sent, Delivered, Failed) or all are Cancelled.
+   */
   async function cancel(workspaceId: number, id: string) {
     const m = await repo.message(workspaceId, id);
     if (!m) throw new AppError("not_found", `message ${id} not found`);
     const recipients = await repo.recipients(m.rowId);
     const current = presentState(m, recipients);
+    if (current.state === "Cancelling") return current;
     if (current.state !== "Pending")
       throw new AppError("not_cancellable", `message ${id} is ${current.state}, not Pending, and can no longer be cancelled`, {
         state: current.state,

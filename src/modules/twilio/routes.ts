@@ -137,7 +137,11 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
           operationId: "twilioUpdateMessage",
           ...documented({ form: CANCEL_FORM }),
           summary: "Cancel a message (Twilio's Messages API)",
-          description: "`Status=canceled` cancels a message that no channel has taken yet (a scheduled one, or one still queued).",
+          description:
+            "`Status=canceled` cancels a message that no channel has taken yet (a scheduled one, or one still queued): the resource reads `canceled`. " +
+            "One a paired phone has downloaded but not taken up, when its app is 1.67.0 or later, is asked of the phone: Twilio has no status for that, so the " +
+            "resource answers as it stands (`queued`), then reads `canceled` once the phone dropped it, or `sending` and `sent` when it had already taken it up " +
+            "(the status callback tells either). Refused with 20009 once it is sending or done.",
         },
       },
     )

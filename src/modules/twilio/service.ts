@@ -379,7 +379,11 @@ export function createTwilioService(deps: TwilioDeps) {
       await deps.remove(m.id);
     },
 
-    /** POST Messages/{Sid}.json: `Status=canceled` cancels a message no channel has taken; `Body=""` is not kept (redaction is not offered). */
+    /**
+     * POST Messages/{Sid}.json: `Status=canceled` cancels a message no channel has taken (one a
+     * phone holds may wait for the phone's answer: the resource then reads as it stands); `Body=""`
+     * is not kept (redaction is not offered).
+     */
     async update(auth: KeyAuthContext, accountSid: string, sid: string, body: Record<string, unknown>) {
       const m = await requireMessage(auth.workspaceId, sid);
       const status = param(body, "Status");

@@ -10,7 +10,6 @@ import { createPhoneRepository, PHONE_QUEUE_SQL } from "../../../src/channels/ph
 import { RECIPIENT } from "../../helpers/numbers";
 
 const UA = "me.capcom.smsgateway/1.68.0";
-const OLD_UA = "me.capcom.smsgateway/1.66.2";
 const TO = "+79990001234";
 const THREE_DIGITS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$/;
 
@@ -274,7 +273,7 @@ describe("messages", () => {
     expect(lifo.json.map((m: { message: string }) => m.message)).toEqual(["second", "first"]);
   });
 
-  test("PATCH /message: Processed keeps it pending (and uncancellable), Sent → sent, Delivered → delivered; repeats change nothing", async () => {
+  test("PATCH /message: Pending changes nothing, Processed keeps it pending (and uncancellable), Sent → sent, Delivered → delivered; repeats change nothing", async () => {
     const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const id = await sendSms(ctx);
@@ -285,7 +284,10 @@ describe("messages", () => {
         body: [{ id: m.id, state, recipients: [{ phoneNumber: TO, state }], states }],
       });
 
-    expect((await patch("Pending", { Processed: "2026-01-15T19:00:01.357+07:00" })).status).toBe(204);
+    // Pending: the app still holds it in its own queue (a repeated download); nothing changes.
+    expect((await patch("Pending", {})).status).toBe(204);
+    expect((await notificationOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual(["accepted"]);
+    expect((await patch("Processed", { Processed: "2026-01-15T19:00:01.357+07:00" })).status).toBe(204);
     expect((await notificationOf(ctx, id)).status).toBe("pending");
     expect((await ctx.post("/v1/api/notification/cancel", { notification_id: id })).status).toBe(409);
     expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
@@ -346,57 +348,7 @@ describe("messages", () => {
     expect(bad.json.code).toBe(400);
   });
 
-  test("Cancelling goes only to apps ≥ 1.67.0; Cancelled confirms; a Sent after the cancel is recorded as the truth", async () => {
-    const ctx = await createTestContext();
-    const phone = await pairPhone(ctx);
-    const id = await sendSms(ctx);
-    const [m] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
-    const cancelled = expectEnvelope(await ctx.post("/v1/api/notification/cancel", { notification_id: id }), 200).data;
-    expect(cancelled.status).toBe("cancelled");
-
-    const modern = await mobile(ctx, "GET", "/message", { auth: phone.bearer, ua: UA });
-    expect(modern.json).toEqual([expect.objectContaining({ id: m.id, state: "Cancelling" })]);
-    const old = await mobile(ctx, "GET", "/message", { auth: phone.bearer, ua: OLD_UA });
-    expect(old.json).toEqual([]);
-
-    await mobile(ctx, "PATCH", "/message", {
-      auth: phone.bearer,
-      body: [
-        {
-          id: m.id,
-          state: "Cancelled",
-          recipients: [{ phoneNumber: TO, state: "Cancelled" }],
-          states: { Cancelled: "2026-01-15T12:00:01.000Z" },
-        },
-      ],
-    });
-    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
-    expect((await notificationOf(ctx, id)).logs.map((l: { event: string }) => l.event)).toEqual([
-      "accepted",
-      "cancelled",
-      "cancel_confirmed",
-    ]);
-
-    // Another message: the phone had already sent it when the cancel arrived.
-    const id2 = await sendSms(ctx, { message: "too late" });
-    const [m2] = (await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json;
-    await ctx.post("/v1/api/notification/cancel", { notification_id: id2 });
-    await mobile(ctx, "PATCH", "/message", {
-      auth: phone.bearer,
-      body: [{ id: m2.id, state: "Sent", recipients: [{ phoneNumber: TO, state: "Sent" }], states: {} }],
-    });
-    const n2 = await notificationOf(ctx, id2);
-    expect(n2.status).toBe("sent");
-    expect(n2.logs.at(-1).detail).toContain("already had it");
-  });
-
-  test("a message the phone never downloaded is cancelled without a Cancelling round trip", async () => {
-    const ctx = await createTestContext();
-    const phone = await pairPhone(ctx);
-    const id = await sendSms(ctx);
-    await ctx.post("/v1/api/notification/cancel", { notification_id: id });
-    expect((await mobile(ctx, "GET", "/message", { auth: phone.bearer })).json).toEqual([]);
-  });
+  // Cancelling a downloaded message: test/channels/phone/cancel.test.ts.
 
   test("pacing: never more new messages a minute than the device allows; the rest wait, no error", async () => {
     const ctx = await createTestContext();
@@ -566,7 +518,7 @@ describe("settings, webhooks and events", () => {
     expect(paced.messages).toEqual({ limit_period: "PerMinute", limit_value: 12, send_interval_min: 1, send_interval_max: 8 });
   });
 
-  test("GET /webhooks lists Pigeon's own https receiver for the four SMS events, the data SMS, the two MMS events and the ping", async () => {
+  test("GET /webhooks lists Pigeon's own https receiver for the SMS events, the data SMS, the two MMS events, the ping and the app's start", async () => {
     const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
     const hooks = (await mobile(ctx, "GET", "/webhooks", { auth: phone.bearer })).json;
@@ -579,6 +531,8 @@ describe("settings, webhooks and events", () => {
       "mms:received",
       "mms:downloaded",
       "system:ping",
+      "sms:cancelled",
+      "app:started",
     ]);
     for (const h of hooks)
       expect(h).toEqual({ id: expect.any(String), deviceId: null, url: "https://pigeon.test/mobile/v1/webhook", event: h.event });
