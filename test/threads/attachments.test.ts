@@ -18,7 +18,9 @@
 //
 // Gson (the app's serializer, without serializeNulls) leaves a null field out of the JSON.
 import { describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { MMS_PICTURE_PNG } from "../../src/cli/simulate-phone/reports";
+import { isBase64 } from "../../src/modules/threads/attachments";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { postPhoneWebhook, registerAppPhone } from "../helpers/phone";
 import { RECIPIENT } from "../helpers/numbers";
@@ -268,5 +270,30 @@ describe("a received MMS's attachments", () => {
     expect(page).toContain('pigeon_mms_attachment_received_bytes_total{outcome="kept"} 90');
     expect(page).toContain('pigeon_mms_attachment_received_bytes_total{outcome="dropped"} 120');
     expect(page).toContain("pigeon_mms_attachment_stored_bytes 90");
+  });
+
+  test("a part of megabytes arrives whole (the phone's webhook takes it), and base64 is checked strictly", async () => {
+    const ctx = await createTestContext();
+    const p = await phone(ctx);
+    const big = randomBytes(4_000_000);
+    const payload = mmsDownloaded({
+      messageId: "9",
+      sender: ADA,
+      attachments: [part(1, "video/mp4", "clip.mp4", big)],
+      receivedAt: new Date(ctx.clock.now()),
+    });
+    // More than the 1 MiB every other route takes.
+    expect(JSON.stringify(payload).length).toBeGreaterThan(5_000_000);
+    expect(await p.post("mms:downloaded", payload)).toBe(204);
+    const [message] = await messagesOf(ctx);
+    expect(message.attachments_dropped).toEqual([]);
+    const served = await fetchBytes(ctx, message.attachments[0].url, ctx.key);
+    expect(served.headers.get("content-type")).toBe("video/mp4");
+    expect(served.bytes.equals(big)).toBe(true);
+
+    for (const good of ["", "AAAA", "AA==", "AAA=", "ab+/", big.toString("base64")])
+      expect({ good, ok: isBase64(good) }).toEqual({ good, ok: true });
+    for (const bad of ["A", "AA=", "A===", "AA=A", "AAAA\n", "AAAA ", "-_AA", "AAé=", "====", "=AAA"])
+      expect({ bad, ok: isBase64(bad) }).toEqual({ bad, ok: false });
   });
 });

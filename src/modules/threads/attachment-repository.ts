@@ -47,6 +47,25 @@ export function createAttachmentRepository(db: Executor) {
       return rows.map((r) => ({ ...r, id: Number(r.id), threadMessageId: Number(r.threadMessageId), size: Number(r.size) }));
     },
 
+    /** The attachments of each of these threads' newest message (the inbox's thumbnails), without their bytes. */
+    async ofNewest(workspaceId: number, threadIds: number[]): Promise<(AttachmentMeta & { threadId: number })[]> {
+      if (threadIds.length === 0) return [];
+      const rows = await db.all<AttachmentMeta & { threadId: number }>(
+        `SELECT ${META_COLUMNS}, m.thread_id AS "threadId" FROM thread t
+         JOIN thread_message m ON m.thread_id = t.id AND m.at = t.last_message_at
+         JOIN thread_attachment a ON a.thread_message_id = m.id
+         WHERE t.workspace_id = ? AND t.id IN (${inList(threadIds.length)}) ORDER BY a.id`,
+        [workspaceId, ...threadIds],
+      );
+      return rows.map((r) => ({
+        ...r,
+        id: Number(r.id),
+        threadMessageId: Number(r.threadMessageId),
+        size: Number(r.size),
+        threadId: Number(r.threadId),
+      }));
+    },
+
     /**
      * One attachment with its bytes, found only through its message and thread in the workspace:
      * another workspace's ids, or ids that do not belong together, find nothing.

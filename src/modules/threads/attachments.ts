@@ -21,6 +21,8 @@ export const DROP_REASONS = {
   message_cap: "it would pass the per-message cap (PIGEON_MMS_MAX_MESSAGE_BYTES)",
   /** Keeping it would pass PIGEON_MMS_MAX_WORKSPACE_BYTES for the workspace. */
   workspace_cap: "it would pass the workspace's cap (PIGEON_MMS_MAX_WORKSPACE_BYTES)",
+  /** Kept, then removed by retention (PIGEON_RETENTION_DAYS, pigeon prune) with the message left. */
+  retention: "it was kept, and removed by retention (PIGEON_RETENTION_DAYS or pigeon prune)",
 } as const;
 export type DropReason = keyof typeof DROP_REASONS;
 
@@ -40,8 +42,23 @@ export interface AttachmentCaps {
   perWorkspaceBytes: number;
 }
 
-/** Standard base64 with its padding, unwrapped: what Android's Base64.NO_WRAP writes. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** The characters of standard base64, by char code. */
+const BASE64_CHARS = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") BASE64_CHARS[c.charCodeAt(0)] = 1;
+
+/**
+ * Standard base64 with its padding, unwrapped: what Android's Base64.NO_WRAP writes. Checked a
+ * character at a time (a regular expression over megabytes runs out of the engine's budget).
+ */
+export function isBase64(text: string): boolean {
+  if (text.length % 4 !== 0) return false;
+  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  for (let i = 0; i < text.length - pad; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || BASE64_CHARS[c] === 0) return false;
+  }
+  return true;
+}
 
 /** What a name or a content type may be at most when kept. */
 const NAME_MAX = 200;
@@ -129,7 +146,7 @@ export function createAttachments(deps: AttachmentDeps) {
   /** A part's bytes, or why it has none worth keeping. */
   function decode(part: IncomingPart): { bytes: Buffer } | { reason: DropReason } {
     if (part.data === null || part.data === "") return { reason: "no_data" };
-    if (part.data.length % 4 !== 0 || !BASE64.test(part.data)) return { reason: "invalid_base64" };
+    if (!isBase64(part.data)) return { reason: "invalid_base64" };
     const bytes = Buffer.from(part.data, "base64");
     if (part.size !== null && part.size !== bytes.length) return { reason: "size_mismatch" };
     return { bytes };
@@ -205,6 +222,14 @@ export function createAttachments(deps: AttachmentDeps) {
         else byMessage.set(a.threadMessageId, [a]);
       }
       return byMessage;
+    },
+
+    /** The first picture of each thread's newest message, by thread id (the inbox's thumbnails). */
+    async newestPictures(workspaceId: number, threadIds: number[]): Promise<Map<number, AttachmentMeta>> {
+      const pictures = new Map<number, AttachmentMeta>();
+      for (const a of await repo.ofNewest(workspaceId, threadIds))
+        if (!pictures.has(a.threadId) && servedAs(a.contentType).image) pictures.set(a.threadId, a);
+      return pictures;
     },
 
     /** One attachment with its bytes, under the workspace's tenancy; null when it is not the workspace's. */

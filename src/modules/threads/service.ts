@@ -76,6 +76,9 @@ export function createThreadService(repo: ThreadRepository, attachments: Attachm
       return found;
     },
 
+    /** The first picture of each listed thread's newest message, by thread id (the dashboard's thumbnails). */
+    newestPictures: (workspaceId: number, threadIds: number[]) => attachments.newestPictures(workspaceId, threadIds),
+
     async markRead(workspaceId: number, id: number) {
       const t = await require(workspaceId, id);
       await repo.markRead(t.id);
