@@ -61,6 +61,12 @@ export interface Config {
   backup: { dir: string | null; everyHours: number; keep: number };
   /** PIGEON_RETENTION_DAYS: finished messages older than this many days are removed (0: kept for ever). */
   retentionDays: number;
+  /**
+   * The bytes of received MMS attachments Pigeon keeps: PIGEON_MMS_MAX_MESSAGE_BYTES per message
+   * (default 5 MiB) and PIGEON_MMS_MAX_WORKSPACE_BYTES per workspace (default 1 GiB); 0 keeps none.
+   * What would pass a cap is dropped, and the message says so.
+   */
+  mmsCaps: { perMessageBytes: number; perWorkspaceBytes: number };
 }
 
 /** One environment variable as the operator sees it: `default` is null when it is unset by default. */
@@ -101,6 +107,8 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_BACKUP_EVERY", default: "24", meaning: "hours between scheduled backups (fractions allowed)" },
   { name: "PIGEON_BACKUP_KEEP", default: "7", meaning: "how many scheduled backups are kept (the oldest go first)" },
   { name: "PIGEON_RETENTION_DAYS", default: "0", meaning: "days finished messages and delivery logs are kept (0: for ever)" },
+  { name: "PIGEON_MMS_MAX_MESSAGE_BYTES", default: "5242880", meaning: "attachment bytes kept per received MMS (0: none kept)" },
+  { name: "PIGEON_MMS_MAX_WORKSPACE_BYTES", default: "1073741824", meaning: "attachment bytes kept per workspace (0: none kept)" },
   { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
   { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
   { name: "PIGEON_CHATAPP_APP_SECRET", default: null, meaning: "checks the chat-app platform's webhook signatures" },
@@ -238,6 +246,10 @@ export function loadConfig(env: Env = process.env): Config {
       keep: intInRange(env, "PIGEON_BACKUP_KEEP", 7, 1, 10_000),
     },
     retentionDays: intInRange(env, "PIGEON_RETENTION_DAYS", 0, 0, 36_500),
+    mmsCaps: {
+      perMessageBytes: intInRange(env, "PIGEON_MMS_MAX_MESSAGE_BYTES", 5 * 1024 * 1024, 0, 64 * 1024 * 1024),
+      perWorkspaceBytes: intInRange(env, "PIGEON_MMS_MAX_WORKSPACE_BYTES", 1024 * 1024 * 1024, 0, 2 ** 40),
+    },
   };
 }
 

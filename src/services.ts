@@ -136,7 +136,12 @@ export function createServices(deps: Deps): Services {
   const templatesModule = createTemplatesModule({ storage, clock });
   const templateRepo = templatesModule.repository;
   const idempotency = createIdempotencyStore(storage, clock);
-  const threadsModule = createThreadsModule({ storage, clock });
+  const threadsModule = createThreadsModule({
+    storage,
+    clock,
+    caps: config.mmsCaps,
+    onReceived: (received, kept) => metrics.attachmentsReceived(received, kept),
+  });
   const threadRepo = threadsModule.repository;
 
   // Each channel's runtime, by device kind; filled in below, read by the hooks at run time.

@@ -100,7 +100,8 @@ const COMMANDS: Command[] = [
     help: [
       '  simulate-phone --server URL --token T [--fail-rate 0..1] [--inbound "text"] [--from +E164] [--delay MS]',
       "                 [--channel sse|auto] [--poll S] [--ping S] [--order lifo|fifo] [--sim-selection MODE]",
-      '                 [--inbound-data BASE64] [--missed "text"] [--mms "subject"] [--mms-pushes N] [--app-version V]',
+      '                 [--inbound-data BASE64] [--missed "text"] [--mms "subject"] [--mms-pushes N] [--mms-file PATH]',
+      "                 [--app-version V]",
       "                 [--battery 0..100] [--charging] [--no-connection]",
       "                 [--hold MS] [--sims 1-3] [--name NAME]",
       "                                          Act as a paired phone (the SMS Gateway for Android protocol);",

@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import type { SendInput } from "../modules/sending/types";
+import { attachmentHeaders } from "../modules/threads/attachments";
 import type { TemplateRow } from "../modules/templates/model";
 import type { Services } from "../services-type";
 import type { Kit, Signed } from "./kit";
@@ -57,7 +58,11 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         const page = Number.isSafeInteger(requested) && requested >= 1 ? requested : 1;
         const list = await s.threads.list(who.session.workspaceId, unreadOnly ? { unread: true } : {}, page, PAGE_SIZE);
         const pages = Math.max(1, Math.ceil(list.pagination.total / PAGE_SIZE));
-        return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages }));
+        const pictures = await s.threads.newestPictures(
+          who.session.workspaceId,
+          list.threads.map((t) => t.thread_id),
+        );
+        return kit.shell(who, "Inbox", "/dashboard/inbox", inboxBody({ list, unreadOnly, page, pages, pictures }));
       }),
       { auth: "session", ...HIDDEN },
     )
@@ -68,6 +73,17 @@ export function dashboardInboxRoutes(s: DashboardInboxRoutesDeps, kit: Kit) {
         // Reading it is what marks it read (404 for another workspace's thread).
         await s.threads.markRead(who.session.workspaceId, id);
         return conversation(who, id);
+      }),
+      { auth: "session", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/inbox/:id/message/:message_id/attachment/:attachment_id",
+      kit.withSession(async ({ params }, who) => {
+        // The same bytes and headers as the API's route, under the session's workspace (404 for another's).
+        const ids = [params?.id, params?.message_id, params?.attachment_id].map((p) => (/^[1-9]\d{0,15}$/.test(String(p)) ? Number(p) : 0));
+        if (ids.includes(0)) throw new AppError("not_found", "attachment not found");
+        const a = await s.threads.attachment(who.session.workspaceId, ids[0], ids[1], ids[2]);
+        return new Response(a.data, { headers: attachmentHeaders(a) });
       }),
       { auth: "session", ...HIDDEN },
     )

@@ -4,7 +4,8 @@
 // fingerprint is one of the rows — and afterwards each identity column's sequence continues past
 // the largest id copied. The rollup triggers are off while rows arrive: notification_hourly is
 // copied as it stands, not counted a second time, and the sends not yet in their threads are
-// queued for PostgreSQL's catch-up.
+// queued for PostgreSQL's catch-up. Bytes (BLOB, bytea there) go over as they are, a few megabytes
+// per statement.
 import type { Database } from "bun:sqlite";
 import type { PostgresPool } from "./postgres-storage";
 
@@ -12,6 +13,8 @@ import type { PostgresPool } from "./postgres-storage";
 const SEEDED_BY_MIGRATIONS = new Set(["thread_sync"]);
 /** Bound parameters per INSERT stay under PostgreSQL's limit of 65,535. */
 const MAX_PARAMS = 30_000;
+/** Bytes (BLOB columns) per INSERT, past its first row: what the copy holds in memory at once. */
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
 export class CopyRefused extends Error {}
 
@@ -110,15 +113,41 @@ export async function copySqliteToPostgres(
         if (missing.length > 0)
           throw new CopyRefused(`the target's ${table} has no column ${missing.join(", ")}: is it migrated by this release?`);
         if (SEEDED_BY_MIGRATIONS.has(table)) await tx.unsafe(`DELETE FROM "${table}"`);
-        const perBatch = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
         const list = columns.map((c) => `"${c}"`).join(", ");
+        // A table of bytes (received MMS attachments) goes over a few megabytes at a time, however
+        // many rows that is: its rows' sizes are read first (length() does not read the bytes).
+        const blobs = sqlite
+          .query<{ name: string; type: string }, [string]>("SELECT name, type FROM pragma_table_info(?)")
+          .all(table)
+          .filter((c) => c.type.toUpperCase() === "BLOB")
+          .map((c) => `coalesce(length("${c.name}"), 0)`);
+        const perBatch = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+        const sizes =
+          blobs.length > 0
+            ? sqlite.query<{ bytes: number }, [number, number]>(
+                `SELECT ${blobs.join(" + ")} AS bytes FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+              )
+            : null;
+        /** How many rows from `after` on fit one batch: all `perBatch` for a table without bytes. */
+        const rowsFrom = (after: number) => {
+          if (!sizes) return perBatch;
+          let bytes = 0;
+          let n = 0;
+          for (const row of sizes.all(after, perBatch)) {
+            bytes += row.bytes;
+            if (n > 0 && bytes > MAX_BATCH_BYTES) break;
+            n++;
+          }
+          return Math.max(1, n);
+        };
         // In rowid order, a batch at a time from where the last one ended.
         const select = sqlite.query<Record<string, unknown> & { __rowid: number }, [number, number]>(
           `SELECT rowid AS __rowid, ${list} FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ?`,
         );
         let copied = 0;
         for (let after = Number.MIN_SAFE_INTEGER; ; ) {
-          const rows = select.all(after, perBatch);
+          const limit = rowsFrom(after);
+          const rows = select.all(after, limit);
           if (rows.length === 0) break;
           after = rows[rows.length - 1].__rowid;
           const params: unknown[] = [];
@@ -133,7 +162,7 @@ export async function copySqliteToPostgres(
           await tx.unsafe(`INSERT INTO "${table}" (${list}) VALUES ${tuples.join(", ")}`, params as never[]);
           copied += rows.length;
           progress(table, copied);
-          if (rows.length < perBatch) break;
+          if (rows.length < limit) break;
         }
         report.tables.push({ table, rows: copied });
         report.rows += copied;

@@ -37,6 +37,7 @@ import m34 from "../../migrations/0034_cache_generation.sql" with { type: "text"
 import m35 from "../../migrations/0035_thread_message_external_partial.sql" with { type: "text" };
 import m36 from "../../migrations/0036_device_dispatched_partial.sql" with { type: "text" };
 import m37 from "../../migrations/0037_notification_data_message.sql" with { type: "text" };
+import m38 from "../../migrations/0038_mms_attachments.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -77,4 +78,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0035_thread_message_external_partial", when: 1795742752010, sql: m35 },
   { tag: "0036_device_dispatched_partial", when: 1795753277283, sql: m36 },
   { tag: "0037_notification_data_message", when: 1796223100479, sql: m37 },
+  { tag: "0038_mms_attachments", when: 1796224960814, sql: m38 },
 ];

@@ -170,8 +170,13 @@ function describeResponses(paths: Operations, notes: Map<string, RouteNotes>) {
         response.description =
           status === "200" ? "Success: the envelope with `data`" : (errorStatusDescriptions[Number(status)] ?? `Error ${status}`);
       }
-      const extra = notes.get(`${method} ${documentedPathOf(path)}`)?.alsoAs;
+      const noted = notes.get(`${method} ${documentedPathOf(path)}`);
+      const extra = noted?.alsoAs;
       const ok = op.responses?.["200"];
+      if (noted?.binary && ok) {
+        ok.description = noted.binary.description;
+        ok.content = noted.binary.content;
+      }
       if (extra && ok) {
         ok.content ??= {};
         Object.assign(ok.content, extra);

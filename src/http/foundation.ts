@@ -95,6 +95,7 @@ export function needsApiKey(path: string): boolean {
 }
 
 const isPhonePath = (path: string) => path.startsWith("/mobile/");
+const MIB = 1024 * 1024;
 
 export interface FoundationDeps {
   config: Config;
@@ -200,9 +201,16 @@ export function requestPipeline(deps: FoundationDeps) {
     });
   }
 
-  // The chat-app platform batches up to 1000 updates in one webhook, up to 3 MB.
+  // The chat-app platform batches up to 1000 updates in one webhook, up to 3 MB. A phone's webhook
+  // carries a downloaded MMS's parts in base64: one up to twice the per-message cap still arrives,
+  // so its text is kept and what passed the cap is dropped, not the whole message refused.
+  const phoneWebhookLimit = Math.max(config.maxBodyBytes, 4 * MIB, Math.ceil((config.mmsCaps.perMessageBytes * 8) / 3) + MIB);
   const bodyLimit = (path: string) =>
-    path.startsWith("/v1/webhooks/") ? Math.max(config.maxBodyBytes, 4 * 1024 * 1024) : config.maxBodyBytes;
+    path.startsWith("/v1/webhooks/")
+      ? Math.max(config.maxBodyBytes, 4 * MIB)
+      : path === "/mobile/v1/webhook"
+        ? phoneWebhookLimit
+        : config.maxBodyBytes;
 
   /**
    * Everything before the body: a request id, the head and declared body sizes, the early gates,

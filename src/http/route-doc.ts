@@ -13,6 +13,8 @@ export interface RouteNotes {
   form?: Record<string, unknown>;
   /** The success answer's other media types beside JSON, by media type. */
   alsoAs?: Record<string, unknown>;
+  /** The success answer is not the envelope but bytes: its description and its media types, in JSON's place. */
+  binary?: { description: string; content: Record<string, unknown> };
 }
 
 /** The key the notes travel under, from a route's detail to its generated operation. */

@@ -1,11 +1,13 @@
 // `pigeon db copy --to URL`: a data directory made by this release — a paired phone with inbound
-// texts, a cloud number, a chat-app number, webhooks with deliveries, contacts, opt-outs, threads
+// texts and MMS pictures (their bytes), a cloud number, a chat-app number, webhooks with deliveries, contacts, opt-outs, threads
 // and 100,000 notifications — moved into an empty PostgreSQL database by the compiled binary. The
 // binary answers the same on both sides, endpoint by endpoint, sealed secrets (the pairing token)
 // included; a second copy into the now non-empty database is refused, and so is a copy while a
 // server runs on the directory.
 import { afterAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { MMS_PICTURE_PNG } from "../../src/cli/simulate-phone/reports";
 import postgres from "postgres";
 import { closeDatabase } from "../../src/db/client";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
@@ -108,6 +110,38 @@ describe("pigeon db copy", () => {
       expect((await postPhoneWebhook(ctx, phone.signingKey, raw)).status).toBe(204);
       ctx.clock.advance(1_000);
     }
+    // Two MMS with pictures: their bytes (9 MB together) go over in more than one statement.
+    const pictures = [Buffer.from(MMS_PICTURE_PNG, "base64"), randomBytes(4_500_000), randomBytes(4_500_000)];
+    for (const [i, parts] of [[pictures[0], pictures[1]], [pictures[2]]].entries()) {
+      const raw = JSON.stringify({
+        id: `mms-${i}`,
+        webhookId: "w",
+        event: "mms:downloaded",
+        deviceId: phone.id,
+        payload: {
+          messageId: `mms${i}`,
+          sender: ADA,
+          subject: `Picture ${i}`,
+          attachments: parts.map((bytes, partId) => ({
+            partId,
+            contentType: "image/png",
+            name: `p${partId}.png`,
+            size: bytes.length,
+            data: bytes.toString("base64"),
+          })),
+          receivedAt: new Date(ctx.clock.now()).toISOString(),
+        },
+      });
+      expect((await postPhoneWebhook(ctx, phone.signingKey, raw)).status).toBe(204);
+      ctx.clock.advance(1_000);
+    }
+    const attachmentUrls = (
+      await ctx.sql.all<{ id: number; messageId: number; threadId: number }>(
+        `SELECT a.id, a.thread_message_id AS "messageId", m.thread_id AS "threadId" FROM thread_attachment a
+       JOIN thread_message m ON m.id = a.thread_message_id ORDER BY a.id`,
+      )
+    ).map((a) => `/v1/api/thread/${a.threadId}/message/${a.messageId}/attachment/${a.id}`);
+    expect(attachmentUrls).toHaveLength(3);
     await ctx.cloudDevice(fakeCloud);
     expectEnvelope(await ctx.post("/v1/api/chatapp/connect", { access_token: "good-token" }), 200);
     expectEnvelope(
@@ -188,6 +222,15 @@ describe("pigeon db copy", () => {
     await Bun.sleep(2_500);
     const after = await snapshot(onPostgres, key);
     for (const path of Object.keys(before)) expect({ path, answer: after[path] }).toEqual({ path, answer: before[path] });
+    expect(report.tables.find((t: { table: string }) => t.table === "thread_attachment").rows).toBe(3);
+    // The pictures' bytes came over whole: each served the same, byte for byte.
+    for (const [i, url] of attachmentUrls.entries()) {
+      const res = await fetch(`${onPostgres.url}${url}`, {
+        headers: { authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret },
+      });
+      expect({ url, status: res.status, type: res.headers.get("content-type") }).toEqual({ url, status: 200, type: "image/png" });
+      expect(Buffer.from(await res.arrayBuffer()).equals(pictures[i])).toBe(true);
+    }
 
     // New rows continue the ids: a send gets the next id after the copied ones.
     const next = await onPostgres.api("/v1/api/sms/send", key, {

@@ -1,5 +1,5 @@
 // End to end on the compiled binary with `pigeon simulate-phone`: what a paired phone reports on
-// its own. A received MMS lands in the sender's thread once, its health pings move health_score and
+// its own. A received MMS lands in the sender's thread once, its picture served back byte for byte, its health pings move health_score and
 // announce device.unhealthy once, and an inbox refresh brings back an SMS whose webhook was never
 // posted without storing twice the one Pigeon already had.
 import { Database } from "bun:sqlite";
@@ -9,6 +9,10 @@ import type { Subprocess } from "bun";
 import { waitFor } from "../helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startSimulator } from "../helpers/simulator";
+import { MMS_PICTURE_PNG } from "../../src/cli/simulate-phone/reports";
+
+/** The picture the simulated phone sends with its MMS. */
+const PNG = Buffer.from(MMS_PICTURE_PNG, "base64");
 
 const bin = isolatedBinary();
 const dataDir = tempDir();
@@ -108,9 +112,23 @@ describe("what a paired phone reports", () => {
         subject: "Holiday photo",
         size: 24576,
         downloaded: true,
-        attachments: [{ part_id: 1, content_type: "image/gif", name: "picture.gif", size: 14 }],
+        attachments: [{ part_id: 1, content_type: "image/png", name: "picture.png", size: PNG.length }],
       },
+      attachments: [{ part_id: 1, content_type: "image/png", served_as: "image/png", name: "picture.png", size: PNG.length }],
+      attachments_dropped: [],
     });
+    // The picture the phone sent, served back by the binary byte for byte, as a picture.
+    const served = await server.fetch(messages[0].attachments[0].url, { key });
+    expect({
+      status: served.status,
+      type: served.headers.get("content-type"),
+      nosniff: served.headers.get("x-content-type-options"),
+    }).toEqual({
+      status: 200,
+      type: "image/png",
+      nosniff: "nosniff",
+    });
+    expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
     const received = eventsOf("message.received").filter((e) => e.from === "+14155550170");
     expect(received).toHaveLength(1);
     expect(received[0]).toMatchObject({ body: "Holiday photo", mms: { subject: "Holiday photo", size: 24576 } });

@@ -2,6 +2,10 @@
 // the stand-in records what the simulator sends so each test can hold it to the app's wire format.
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MMS_PICTURE_PNG } from "../../src/cli/simulate-phone/reports";
 import {
   EventStreamParser,
   parseSimulatePhoneArgs,
@@ -189,6 +193,7 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     missed: null,
     mms: null,
     mmsPushes: 1,
+    mmsFile: null,
     from: "+15550001111",
     battery: 80,
     charging: false,
@@ -673,10 +678,33 @@ describe("simulatePhone", () => {
       phoneNumber: "+15550001234",
       body: null,
       subject: "Holiday",
-      attachments: [{ partId: 1, contentType: "image/gif", name: "picture.gif", size: 14, data: expect.any(String) }],
+      attachments: [{ partId: 1, contentType: "image/png", name: "picture.png", size: 74, data: MMS_PICTURE_PNG }],
       receivedAt: headers.body.payload.receivedAt,
     });
+    // The picture is a whole PNG, its size its decoded length.
+    const png = Buffer.from(server.hooksFor("mms:downloaded")[0].body.payload.attachments[0].data, "base64");
+    expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(png.length).toBe(74);
     expect(server.hooksFor("mms:received")).toHaveLength(1);
+  });
+
+  test("--mms-file sends that file's bytes, typed by its name's ending", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pigeon-mms-file-"));
+    const path = join(dir, "drawing.svg");
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"><script>1</script></svg>';
+    writeFileSync(path, svg);
+    const server = await start(
+      {},
+      { mms: "A drawing", mmsFile: parseSimulatePhoneArgs(["--server", "http://x", "--token", "T", "--mms-file", path]).mmsFile },
+    );
+    await waitFor("mms:downloaded", () => server.hooksFor("mms:downloaded").length === 1, SOON);
+    expect(server.hooksFor("mms:downloaded")[0].body.payload.attachments).toEqual([
+      { partId: 1, contentType: "image/svg+xml", name: "drawing.svg", size: svg.length, data: Buffer.from(svg).toString("base64") },
+    ]);
+    expect(() => parseSimulatePhoneArgs(["--server", "http://x", "--token", "T", "--mms-file", join(dir, "missing.png")])).toThrow(
+      /--mms-file/,
+    );
+    rmSync(dir, { recursive: true });
   });
 
   test("a repeated MMS notification is posted again by apps before 1.65.2 only", async () => {
@@ -795,6 +823,7 @@ describe("parseSimulatePhoneArgs", () => {
       missed: null,
       mms: null,
       mmsPushes: 1,
+      mmsFile: null,
       from: "+15550001111",
       battery: 80,
       charging: false,
@@ -866,6 +895,7 @@ describe("parseSimulatePhoneArgs", () => {
       missed: "lost",
       mms: "Photo",
       mmsPushes: 2,
+      mmsFile: null,
       battery: 12,
       charging: true,
       connected: false,

@@ -7,6 +7,7 @@
 // below with the reason.
 import { describe, expect, test } from "bun:test";
 import { createTestContext, expectEnvelope, type CallOptions, type Reply, type TestContext } from "../helpers/context";
+import { mmsPart, mmsPhone, PNG, threadOf } from "../helpers/mms";
 import { RECIPIENT } from "../helpers/numbers";
 
 interface Operation {
@@ -186,6 +187,10 @@ async function snapshot(ctx: TestContext) {
 /** This workspace's rows of each kind that an operation can name by id. */
 async function ownRows(ctx: TestContext) {
   await ctx.topUp(100);
+  // A received MMS with a picture, first: its thread message and attachment are ids 1, which the
+  // sweep puts in the path parameters it does not probe.
+  await (await mmsPhone(ctx)).download(RECIPIENT, "A picture", [mmsPart(1, "image/png", "p.png", PNG)]);
+  const mms = (await threadOf(ctx, RECIPIENT))!.messages[0];
   const phone = await ctx.phone("Mine");
   const contact = expectEnvelope(await ctx.post("/v1/api/contact/create", { name: "Ada", phone: RECIPIENT }), 200).data;
   const template = expectEnvelope(await ctx.post("/v1/api/template/create", { name: "Hi", body: "Hi {{name}}" }), 200).data;
@@ -214,6 +219,8 @@ async function ownRows(ctx: TestContext) {
     rule: rule.rule_id,
     service: service.service_id,
     verification: verification.verification_id,
+    message: mms.message_id,
+    attachment: mms.attachments[0]?.attachment_id,
   };
   for (const [kind, id] of Object.entries(ids)) if (!Number.isInteger(id)) throw new Error(`no ${kind} id: ${id}`);
   return ids;

@@ -15,6 +15,7 @@ import type { DeviceRow } from "../../modules/devices/model";
 import type { EventService } from "../../modules/events/service";
 import type { LogFn } from "../../lib/log";
 import { recordInbound, type InboundHook } from "../../modules/threads/inbound";
+import { attachmentPath } from "../../modules/threads/attachments";
 import type { ThreadStore } from "../../modules/threads/ports";
 import { readPing, unhealthyReasons } from "./health";
 import { decodeBase64, encodeBase64 } from "../../lib/data-sms";
@@ -82,6 +83,16 @@ function mmsEventData(meta: MmsMeta) {
     subject: meta.subject,
     size: meta.size,
     attachments: (meta.attachments ?? []).map((a) => ({ content_type: a.contentType, name: a.name, size: a.size })),
+    ...(meta.dropped?.length
+      ? {
+          attachments_dropped: meta.dropped.map((d) => ({
+            part_id: d.partId,
+            content_type: d.contentType,
+            name: d.name,
+            reason: d.reason,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -305,57 +316,89 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
    * mms:downloaded: the MMS's content (text and attachments; the app's payload carries no
    * transaction id). It completes the header-only MMS from the same sender nearest in time
    * (within an hour), or, when none came (an export, or headers lost), lands as a new message.
-   * Only the attachments' metadata is kept, never their bytes.
+   * Each part's bytes (base64) are checked alone and kept with the message within the caps; a part
+   * refused or over a cap is named with its reason, and the text is kept whatever its parts were.
    */
   async function mmsDownloaded(device: DeviceRow, p: Record<string, unknown>): Promise<void> {
     const from = senderOf(p);
     const downloadId = text(p, "messageId");
     if (!from || !downloadId) return;
     const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
-    const attachments = (Array.isArray(p.attachments) ? p.attachments : []).flatMap((a) => {
+    const parts = (Array.isArray(p.attachments) ? p.attachments : []).flatMap((a) => {
       if (!a || typeof a !== "object") return [];
       const part = a as Record<string, unknown>;
       const contentType = text(part, "contentType");
-      return contentType ? [{ partId: count(part, "partId"), contentType, name: text(part, "name"), size: count(part, "size") }] : [];
+      return contentType
+        ? [{ partId: count(part, "partId"), contentType, name: text(part, "name"), size: count(part, "size"), data: text(part, "data") }]
+        : [];
     });
+    const attachments = parts.map(({ data: _, ...meta }) => meta);
     const subject = text(p, "subject");
     const body = text(p, "body") || subject || MMS_PLACEHOLDER;
     const thread = await threads.find(device.workspaceId, "sms", 0, from);
     const match = thread ? await threads.mmsToComplete(thread.id, downloadId, at, MMS_MATCH_MS) : null;
     if (match?.done) return;
+    const checked = await threads.checkAttachments(device.workspaceId, parts);
+    const dropped = checked.dropped;
+    let stored: { threadId: number; messageId: number } | null;
+    if (match) {
+      await threads.completeMms(match.id, body, {
+        ...match.meta,
+        subject: match.meta.subject ?? subject,
+        downloadId,
+        attachments,
+        dropped,
+      });
+      stored = { threadId: thread!.id, messageId: match.id };
+    } else {
+      const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments, dropped };
+      stored = await recordInbound(
+        threads,
+        events,
+        {
+          workspaceId: device.workspaceId,
+          channel: "sms",
+          deviceId: device.id,
+          from,
+          body,
+          externalId: `mms-content:${downloadId}`,
+          meta,
+          at,
+          extra: { mms: mmsEventData(meta) },
+        },
+        deps.onInbound,
+      );
+      if (!stored) return;
+    }
+    const kept = await threads.keepAttachments(stored.messageId, checked);
     // Announced once per download (a re-post of a completed one stops above), for the
-    // subscribers of the app's own event, whichever way the content lands.
+    // subscribers of the app's own event, whichever way the content landed.
     await events.emitIfWanted(device.workspaceId, "message.mms_downloaded", {
       device_id: device.id,
       from,
       message_id: downloadId,
+      thread_id: stored.threadId,
+      thread_message_id: stored.messageId,
       body: text(p, "body"),
       subject,
-      attachments: attachments.map((a) => ({ part_id: a.partId, content_type: a.contentType, name: a.name, size: a.size })),
+      attachments: kept.map((a) => ({
+        attachment_id: a.id,
+        part_id: a.partId,
+        content_type: a.contentType,
+        name: a.name,
+        size: a.size,
+        url: attachmentPath(stored.threadId, stored.messageId, a.id),
+      })),
+      attachments_dropped: dropped.map((d) => ({
+        part_id: d.partId,
+        content_type: d.contentType,
+        name: d.name,
+        size: d.size,
+        reason: d.reason,
+      })),
       received_at: new Date(at).toISOString(),
       sim_number: count(p, "simNumber"),
     });
-    if (match) {
-      await threads.completeMms(match.id, body, { ...match.meta, subject: match.meta.subject ?? subject, downloadId, attachments });
-      return;
-    }
-    const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments };
-    await recordInbound(
-      threads,
-      events,
-      {
-        workspaceId: device.workspaceId,
-        channel: "sms",
-        deviceId: device.id,
-        from,
-        body,
-        externalId: `mms-content:${downloadId}`,
-        meta,
-        at,
-        extra: { mms: mmsEventData(meta) },
-      },
-      deps.onInbound,
-    );
   }
 
   /**

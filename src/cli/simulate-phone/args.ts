@@ -1,5 +1,7 @@
 // The simulate-phone command line: its flags, their defaults and checks, and the options they
 // become.
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { parseArgs } from "node:util";
 
 export interface SimulatePhoneOptions {
@@ -27,6 +29,8 @@ export interface SimulatePhoneOptions {
   mms: string | null;
   /** How many times the carrier delivers that MMS's notification (WAP push); 1 normally. */
   mmsPushes: number;
+  /** The MMS's attachment from a file (--mms-file); null sends a small PNG picture. */
+  mmsFile: MmsFile | null;
   /** What the pings report: battery percent, on the charger, and whether there is a connection. */
   battery: number;
   charging: boolean;
@@ -62,6 +66,44 @@ export interface SimulatePhoneOptions {
   log: (line: string) => void;
 }
 
+/** A file sent as an MMS's attachment: its name, its type (from the file name's ending) and its bytes. */
+export interface MmsFile {
+  name: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+/** The type an MMS part gets from its file name's ending, as a messaging app would name it. */
+const TYPE_BY_ENDING: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  svg: "image/svg+xml",
+  mp4: "video/mp4",
+  "3gp": "video/3gpp",
+  amr: "audio/amr",
+  mp3: "audio/mpeg",
+  txt: "text/plain",
+  vcf: "text/x-vcard",
+  html: "text/html",
+};
+
+function mmsFile(path: string | undefined): MmsFile | null {
+  if (path === undefined) return null;
+  if (path === "") throw new Error("--mms-file needs the path of the file to attach");
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    throw new Error(`--mms-file ${path}: ${(error as Error).message}`);
+  }
+  const name = basename(path);
+  const ending = name.includes(".") ? name.split(".").pop()!.toLowerCase() : "";
+  return { name, contentType: TYPE_BY_ENDING[ending] ?? "application/octet-stream", bytes };
+}
+
 export const SIM_SELECTION_MODES = ["OSDefault", "RoundRobin", "Random"] as const;
 export type SimSelectionMode = (typeof SIM_SELECTION_MODES)[number];
 
@@ -89,6 +131,7 @@ const FLAGS = {
   missed: { type: "string" },
   mms: { type: "string" },
   "mms-pushes": { type: "string" },
+  "mms-file": { type: "string" },
   from: { type: "string" },
   battery: { type: "string" },
   charging: { type: "boolean" },
@@ -182,6 +225,7 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     missed: values.missed ?? null,
     mms: values.mms ?? null,
     mmsPushes: numberFlag(values["mms-pushes"], "--mms-pushes", 1, 1, 5, true),
+    mmsFile: mmsFile(values["mms-file"]),
     from,
     battery: numberFlag(values.battery, "--battery", 80, 0, 100, true),
     charging: values.charging === true,

@@ -23,8 +23,8 @@ const MMS_DOWNLOADED_SINCE = "1.56.0";
 /** From here the app skips, on export, messages it already handled (its incoming-messages table). */
 const EXPORT_DEDUP_SINCE = "1.65.2";
 
-/** A 1×1 GIF: the bytes of the simulated MMS's picture. */
-const PICTURE = "R0lGODlhAQABAAAAACw=";
+/** An 8×8 green PNG: the simulated MMS's picture unless --mms-file names another file. */
+export const MMS_PICTURE_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAEUlEQVR4nGPQqzXCihiGlgQAlgM3QfcSdGIAAAAASUVORK5CYII=";
 
 export class Inbox extends PhonePart {
   private readonly items: InboxItem[] = [];
@@ -119,7 +119,18 @@ export class Inbox extends PhonePart {
     }
     if (!versionAtLeast(this.opts.appVersion, MMS_DOWNLOADED_SINCE) || this.life.stopped) return;
     if (!(await this.life.sleep(this.opts.delayMs))) return;
-    const attachments = [{ partId: 1, contentType: "image/gif", name: "picture.gif", size: 14, data: PICTURE }];
+    // As the app's MmsContentReader reads a part: its provider id, type, name, size and bytes in base64.
+    const file = this.opts.mmsFile;
+    const bytes = file ? Buffer.from(file.bytes) : Buffer.from(MMS_PICTURE_PNG, "base64");
+    const attachments = [
+      {
+        partId: 1,
+        contentType: file?.contentType ?? "image/png",
+        name: file?.name ?? "picture.png",
+        size: bytes.length,
+        data: bytes.toString("base64"),
+      },
+    ];
     const item: InboxItem = { kind: "mms", address: this.opts.from, date, mmsId: String(this.nextMmsId++), subject, attachments };
     this.items.push(item);
     const downloaded = await this.process(item);

@@ -11,8 +11,28 @@ type Conversation = Awaited<ReturnType<ThreadService["messages"]>>;
 
 const when = (t: string | null) => utcTime(t);
 
-export function inboxBody(opts: { list: ThreadList; unreadOnly: boolean; page: number; pages: number }): Html {
+/** Where the dashboard serves a thread message's attachment, under the session's workspace. */
+export const dashboardAttachmentPath = (threadId: number, messageId: number, attachmentId: number) =>
+  `/dashboard/inbox/${threadId}/message/${messageId}/attachment/${attachmentId}`;
+
+/** A picture's text alternative: who sent it, and its name when it has one. */
+const pictureAlt = (sender: string, name: string | null) => `Picture from ${sender}${name ? `: ${name}` : ""}`;
+
+export function inboxBody(opts: {
+  list: ThreadList;
+  unreadOnly: boolean;
+  page: number;
+  pages: number;
+  /** The first picture of a thread's newest message, by thread id. */
+  pictures: Map<number, { id: number; threadMessageId: number; name: string | null }>;
+}): Html {
   const { threads } = opts.list;
+  const thumb = (t: ThreadList["threads"][number]) => {
+    const p = opts.pictures.get(t.thread_id);
+    return p
+      ? html`<img class="thumb" src="${dashboardAttachmentPath(t.thread_id, p.threadMessageId, p.id)}" alt="${pictureAlt(t.peer_name ?? t.contact?.name ?? t.peer, p.name)}" width="48" height="48" loading="lazy">`
+      : "";
+  };
   return html`<p class="actions">
   <a class="button${opts.unreadOnly ? " secondary" : ""}" href="/dashboard/inbox"${opts.unreadOnly ? "" : html` aria-current="page"`}>All</a>
   <a class="button${opts.unreadOnly ? "" : " secondary"}" href="/dashboard/inbox?unread=1"${opts.unreadOnly ? html` aria-current="page"` : ""}>Unread</a>
@@ -21,7 +41,7 @@ ${
   threads.length === 0
     ? html`<p class="empty">${opts.unreadOnly ? "Nothing unread." : "No conversations yet: replies and received messages appear here."}</p>`
     : html`<ul class="threads">${threads.map(
-        (t) => html`<li class="card${t.unread_count > 0 ? " unread" : ""}"><a href="/dashboard/inbox/${t.thread_id}">
+        (t) => html`<li class="card${t.unread_count > 0 ? " unread" : ""}"><a href="/dashboard/inbox/${t.thread_id}">${thumb(t)}
   <strong>${t.peer_name ?? t.contact?.name ?? t.peer}</strong> <span class="hint">${t.peer} · ${t.channel === "sms" ? "SMS" : "chat-app"}</span>
   ${t.unread_count > 0 ? html`<span class="badge pending">${t.unread_count} unread</span>` : ""}
   <br><span class="hint">${when(t.last_message_at)} UTC · ${t.last_message.direction === "inbound" ? "" : "You: "}${t.last_message.body}</span></a></li>`,
@@ -53,9 +73,7 @@ export function conversationBody(opts: {
 ${messages.map(
   (m) =>
     html`<li class="bubble ${m.direction}"><span class="visually-hidden">${m.direction === "inbound" ? "They wrote" : "You wrote"}: </span>${m.body}${
-      m.mms
-        ? html`<br><span class="hint">MMS${m.mms.subject ? `: ${m.mms.subject}` : ""}${m.mms.attachments.length ? ` · ${m.mms.attachments.map((a) => `${a.name ?? a.content_type} (${a.size ?? "?"} bytes)`).join(", ")}` : ""}</span>`
-        : ""
+      m.mms ? html`<br><span class="hint">MMS${m.mms.subject ? `: ${m.mms.subject}` : ""}</span>${attachmentsOf(t, m)}` : ""
     }${
       "data_message" in m && m.data_message
         ? html`<span class="hint">Data SMS to port ${m.data_message.port}: ${m.data_message.data}</span>`
@@ -84,6 +102,25 @@ ${messages.map(
   <p><button type="submit">Send reply</button></p>
 </form>
 <p class="actions"><a href="/dashboard/inbox">Back to the inbox</a> <a class="button danger" href="/dashboard/privacy/erase?phone=${encodeURIComponent(t.peer)}&amp;back=/dashboard/inbox/${t.thread_id}">Erase all data about ${t.peer}</a></p>`;
+}
+
+/**
+ * A received MMS's parts in its bubble: pictures shown (from the dashboard's own route, the same
+ * bytes and headers as the API's), every other part a download link, and the parts not kept named
+ * with why.
+ */
+function attachmentsOf(t: Conversation["thread"], m: Conversation["messages"][number]): Html {
+  const sender = t.peer_name ?? t.contact?.name ?? t.peer;
+  const parts = m.attachments.map((a) => {
+    const src = dashboardAttachmentPath(t.thread_id, m.message_id, a.attachment_id);
+    return a.served_as.startsWith("image/")
+      ? html`<img class="attachment" src="${src}" alt="${pictureAlt(sender, a.name)}" loading="lazy">`
+      : html`<a class="attachment" href="${src}" download>${a.name ?? `attachment ${a.attachment_id}`} (${a.content_type}, ${a.size} bytes)</a>`;
+  });
+  const dropped = m.attachments_dropped.map((d) => `${d.name ?? d.content_type} (${d.reason.replace(/_/g, " ")})`);
+  return html`${parts.length ? html`<span class="attachments">${parts}</span>` : ""}${
+    dropped.length ? html`<br><span class="hint">Not kept: ${dropped.join(", ")}</span>` : ""
+  }`;
 }
 
 /** One input per variable of the chosen template (chat-app templates number them). */

@@ -48,7 +48,7 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   },
   {
     type: "message.received",
-    when: "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event. A data SMS from a paired phone (the app's `sms:data-received`) adds `data_message` ({data: base64, port: 53739, the app's port}) and has an empty `body`; no keyword and only rules matching any message see it",
+    when: "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments, and `attachments_dropped` when parts were not kept}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event. A data SMS from a paired phone (the app's `sms:data-received`) adds `data_message` ({data: base64, port: 53739, the app's port}) and has an empty `body`; no keyword and only rules matching any message see it",
     data: {
       thread_id: 7,
       message_id: 31,
@@ -137,14 +137,26 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
   },
   {
     type: "message.mms_downloaded",
-    when: "a paired phone downloaded an MMS's content (its `mms:downloaded`, app 1.56.0 and later); `message_id` is the phone's id of the downloaded MMS, `attachments` their metadata (Pigeon keeps no bytes). The thread message it completes was announced by `message.received`",
+    when: "a paired phone downloaded an MMS's content (its `mms:downloaded`, app 1.56.0 and later); `message_id` is the phone's id of the downloaded MMS, `thread_message_id` the thread message that holds it. `attachments` are the parts whose bytes Pigeon kept, each with the `url` that serves them (GET with an API key of the workspace); `attachments_dropped` the parts it did not keep, each with its `reason` (`invalid_base64`, `size_mismatch`, `no_data`, `message_cap`, `workspace_cap`): the text is kept all the same. The thread message was announced by `message.received`",
     data: {
       device_id: 1,
       from: "+14155552671",
       message_id: "1234",
+      thread_id: 7,
+      thread_message_id: 31,
       body: "Photo of the parcel",
       subject: "Delivery",
-      attachments: [{ part_id: 1, content_type: "image/jpeg", name: "parcel.jpg", size: 48213 }],
+      attachments: [
+        {
+          attachment_id: 5,
+          part_id: 1,
+          content_type: "image/jpeg",
+          name: "parcel.jpg",
+          size: 48213,
+          url: "/v1/api/thread/7/message/31/attachment/5",
+        },
+      ],
+      attachments_dropped: [{ part_id: 2, content_type: "video/mp4", name: "clip.mp4", size: 7340032, reason: "message_cap" }],
       received_at: "2026-01-15T12:01:00.000Z",
       sim_number: null,
     },

@@ -71,6 +71,8 @@ export function createMetricsService(deps: MetricsDeps) {
   const notifications = new Map<DeviceKind, Map<NotificationStatus, number>>();
   const dispatch = new Map<DeviceKind, Histogram>();
   const webhooks = new Map<WebhookResult, number>(WEBHOOK_RESULTS.map((r) => [r, 0]));
+  /** MMS attachment bytes received by this process: kept, or dropped (a cap, bad data). */
+  const attachmentBytes = { kept: 0, dropped: 0 };
   // Every series that can be known ahead is there from the start at 0, so rate() sees its first rise.
   for (const route of deps.routes) notifications.set(route, newStatusCounts());
   for (const route of deps.dispatchedRoutes) dispatch.set(route, newDispatchHistogram());
@@ -84,9 +86,10 @@ export function createMetricsService(deps: MetricsDeps) {
   async function render(): Promise<string> {
     const now = clock.now();
     const silence = (pushToken: string | null) => allowedSilence({ pushToken }, deps.offlineAfterMs);
-    const [backlog, devices] = await Promise.all([
+    const [backlog, devices, storedAttachmentBytes] = await Promise.all([
       repo.backlog(now),
       repo.devices({ stream: now - silence(null), polling: now - silence("polling") }),
+      repo.attachmentBytes(),
     ]);
     const page = new Page();
 
@@ -127,6 +130,15 @@ export function createMetricsService(deps: MetricsDeps) {
     page.family("pigeon_webhook_outbox_pending", "gauge", "Webhook deliveries not yet delivered or given up.");
     page.sample("pigeon_webhook_outbox_pending", {}, backlog.outbox);
 
+    page.family(
+      "pigeon_mms_attachment_received_bytes_total",
+      "counter",
+      "Bytes of received MMS attachments in this process, by outcome: kept, or dropped (over a cap, or the part was refused).",
+    );
+    for (const [outcome, n] of Object.entries(attachmentBytes)) page.sample("pigeon_mms_attachment_received_bytes_total", { outcome }, n);
+    page.family("pigeon_mms_attachment_stored_bytes", "gauge", "Bytes of received MMS attachments stored now, every workspace's.");
+    page.sample("pigeon_mms_attachment_stored_bytes", {}, storedAttachmentBytes);
+
     // Only with scheduled backups on; the sample once one has succeeded.
     const backup = deps.backups();
     if (backup) {
@@ -160,6 +172,12 @@ export function createMetricsService(deps: MetricsDeps) {
     /** A provider call the worker made for `route`, and how long it took. */
     dispatched(route: DeviceKind, seconds: number): void {
       entry(dispatch, route, newDispatchHistogram).observe(seconds);
+    },
+
+    /** A received MMS's attachments once stored: the bytes that came, and how many of them were kept. */
+    attachmentsReceived(received: number, kept: number): void {
+      attachmentBytes.kept += kept;
+      attachmentBytes.dropped += received - kept;
     },
 
     /** A webhook delivery attempt's result: delivered, to be retried, or given up (failed). */

@@ -75,13 +75,41 @@ export function createPrivacyRepository(db: Executor) {
          WHERE thread_id = ? ORDER BY at, id`,
         [threadId],
       ),
-    /** Removes threads and all their messages (inbound ones too); how many of each. */
-    async removeThreads(ids: number[]): Promise<{ threads: number; thread_messages: number }> {
-      if (ids.length === 0) return { threads: 0, thread_messages: 0 };
+    /** A thread's kept MMS attachments with their bytes, in base64, for the export. */
+    async threadAttachments(threadId: number) {
+      const rows = await db.all<{
+        id: number;
+        messageId: number;
+        partId: number | null;
+        contentType: string;
+        name: string | null;
+        size: number;
+        data: Uint8Array;
+      }>(
+        `SELECT a.id, a.thread_message_id AS "messageId", a.part_id AS "partId", a.content_type AS "contentType", a.name, a.size, a.data
+         FROM thread_attachment a JOIN thread_message m ON m.id = a.thread_message_id WHERE m.thread_id = ? ORDER BY a.id`,
+        [threadId],
+      );
+      return rows.map(({ data, ...a }) => ({
+        ...a,
+        messageId: Number(a.messageId),
+        size: Number(a.size),
+        dataBase64: Buffer.from(data).toString("base64"),
+      }));
+    },
+    /** Removes threads and all their messages (inbound ones too), their attachments first; how many of each. */
+    async removeThreads(ids: number[]): Promise<{ threads: number; thread_messages: number; attachments: number }> {
+      if (ids.length === 0) return { threads: 0, thread_messages: 0, attachments: 0 };
       const marks = inList(ids.length);
+      const attachments = (
+        await db.run(
+          `DELETE FROM thread_attachment WHERE thread_message_id IN (SELECT id FROM thread_message WHERE thread_id IN (${marks}))`,
+          ids,
+        )
+      ).changes;
       const messages = (await db.run(`DELETE FROM thread_message WHERE thread_id IN (${marks})`, ids)).changes;
       const threads = (await db.run(`DELETE FROM thread WHERE id IN (${marks})`, ids)).changes;
-      return { threads, thread_messages: messages };
+      return { threads, thread_messages: messages, attachments };
     },
 
     optOutEvents: (workspaceId: number, phone: string) =>

@@ -16,7 +16,10 @@ const Export = t.Object({
   notifications: t.Array(t.Record(t.String(), t.Unknown()), {
     description: "Every message to the number, as GET /v1/api/notification/{id} shows it, with its log",
   }),
-  threads: t.Array(t.Record(t.String(), t.Unknown()), { description: "Its conversations (SMS and chat-app), every message in and out" }),
+  threads: t.Array(t.Record(t.String(), t.Unknown()), {
+    description:
+      "Its conversations (SMS and chat-app), every message in and out; a received MMS's message lists its kept `attachments` (id, partId, contentType, name, size) with their bytes in `data_base64`",
+  }),
   opt_out: t.Record(t.String(), t.Unknown(), { description: "Whether the number is opted out now, since when and how" }),
   opt_out_history: Rows,
   webhook_events: t.Array(t.Record(t.String(), t.Unknown()), { description: "Webhook events whose data carried the number" }),
@@ -31,6 +34,7 @@ const Counts = t.Object({
   notification_logs: t.Integer(),
   thread_messages: t.Integer(),
   threads: t.Integer(),
+  attachments: t.Integer({ description: "Received MMS attachments, their bytes with them" }),
   smsgate_messages: t.Integer({ description: "SMSGate-API messages left with no recipient" }),
   opt_out_events: t.Integer({
     description: "Opt-out history entries removed (the one keeping an opt-out in force stays, under the digest)",

@@ -41,6 +41,8 @@ export interface ErasureCounts {
   notification_logs: number;
   thread_messages: number;
   threads: number;
+  /** Received MMS attachments (their bytes) of the erased conversations. */
+  attachments: number;
   smsgate_messages: number;
   opt_out_events: number;
   events: number;
@@ -110,7 +112,15 @@ export function createPrivacyService(deps: PrivacyDeps) {
       for (const { id } of await notificationIds(workspaceId, forms)) notifications.push(await deps.notifications.detail(workspaceId, id));
       const threads = [];
       for (const t of await repo.threads(workspaceId, forms)) {
-        const messages = (await repo.threadMessages(t.id)).map((m) => ({ ...m, at: iso(Number(m.at)) }));
+        // A received MMS's attachments go with their message, their bytes in base64.
+        const attachments = await repo.threadAttachments(t.id);
+        const messages = (await repo.threadMessages(t.id)).map((m) => ({
+          ...m,
+          at: iso(Number(m.at)),
+          attachments: attachments
+            .filter((a) => a.messageId === Number(m.id))
+            .map(({ messageId: _, dataBase64, ...a }) => ({ ...a, data_base64: dataBase64 })),
+        }));
         threads.push({ thread_id: t.id, channel: t.channel, peer: t.peer, peer_name: t.peerName, created_at: iso(t.createdAt), messages });
       }
       const events = await carryingEvents(workspaceId, needle);
@@ -152,6 +162,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         notification_logs: 0,
         thread_messages: 0,
         threads: 0,
+        attachments: 0,
         smsgate_messages: 0,
         opt_out_events: 0,
         events: 0,
@@ -185,6 +196,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         const threads = await repo.removeThreads((await repo.threads(workspaceId, forms)).map((t) => t.id));
         counts.threads += threads.threads;
         counts.thread_messages += threads.thread_messages;
+        counts.attachments += threads.attachments;
         counts.contacts = await repo.removeContacts(workspaceId, phone);
         counts.opt_out_events = await repo.pseudonymiseOptOuts(workspaceId, phone, deps.digest(phone));
         for (let i = 0; i < events.length; i += REMOVE_PIECE) {

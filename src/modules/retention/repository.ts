@@ -1,9 +1,10 @@
-// What retention removes, in small pieces: finished notifications with what hangs off them, webhook
-// deliveries and the events behind them, and expired sessions, tokens and codes. Each `remove…`
+// What retention removes, in small pieces: finished notifications with what hangs off them, received
+// MMS attachments' bytes (their messages stay), webhook deliveries and the events behind them, and expired sessions, tokens and codes. Each `remove…`
 // takes ids found by the matching `find…`, so a caller decides how much one unit of work holds.
 // SQLite's space is given back by its incremental vacuum, through the driver itself.
 import type { Database } from "bun:sqlite";
 import type { Executor } from "../../db/storage";
+import type { DroppedPart, MmsMeta } from "../threads/schema";
 
 /** What the vacuum needs of the SQLite driver: PRAGMAs that no unit of work may wrap. */
 export type VacuumHandle = Pick<Database, "run" | "query">;
@@ -55,6 +56,11 @@ export function createRetentionRepository(db: Executor, sqlite: VacuumHandle | n
       const logs = (await db.run(`DELETE FROM notification_log WHERE notification_id IN (${marks})`, list)).changes;
       await db.run(`DELETE FROM twilio_callback WHERE notification_id IN (${marks})`, list);
       await db.run(`UPDATE credit_ledger SET notification_id = NULL WHERE notification_id IN (${marks})`, list);
+      // A send's own message has no attachments today; should one have, they go first, with it.
+      await db.run(
+        `DELETE FROM thread_attachment WHERE thread_message_id IN (SELECT id FROM thread_message WHERE notification_id IN (${marks}))`,
+        list,
+      );
       const threadRows = await db.all<{ threadId: number }>(
         `DELETE FROM thread_message WHERE notification_id IN (${marks}) RETURNING thread_id AS "threadId"`,
         list,
@@ -87,6 +93,38 @@ export function createRetentionRepository(db: Executor, sqlite: VacuumHandle | n
       // Counted by what the delete returns: SQLite's change count would add the rows its triggers change.
       const notifications = (await db.all(`DELETE FROM notification WHERE id IN (${marks}) RETURNING id`, list)).length;
       return { notifications, notification_logs: logs, thread_messages: threadRows.length, threads: emptied, smsgate_messages: smsgate };
+    },
+
+    /** Up to `limit` received MMS attachments of a workspace kept before `before` (its (workspace, created) index serves it). */
+    findOldAttachments: async (workspaceId: number, before: number, limit: number): Promise<number[]> =>
+      (await ids("SELECT id FROM thread_attachment WHERE workspace_id = ? AND created_at < ? LIMIT ?", [workspaceId, before, limit])).map(
+        Number,
+      ),
+
+    /**
+     * Removes these attachments' bytes; their messages stay, and each names the parts it lost
+     * among its dropped parts (reason `retention`). How many went.
+     */
+    async removeAttachments(list: number[]): Promise<number> {
+      const gone = await db.all<DroppedPart & { messageId: number }>(
+        `DELETE FROM thread_attachment WHERE id IN (${inList(list.length)})
+         RETURNING thread_message_id AS "messageId", part_id AS "partId", content_type AS "contentType", name, size`,
+        list,
+      );
+      const byMessage = new Map<number, DroppedPart[]>();
+      for (const { messageId, ...part } of gone) {
+        const parts = byMessage.get(Number(messageId)) ?? [];
+        parts.push({ ...part, size: part.size === null ? null : Number(part.size), reason: "retention" });
+        byMessage.set(Number(messageId), parts);
+      }
+      for (const [messageId, parts] of byMessage) {
+        const raw = (await db.get<{ meta: unknown }>("SELECT meta FROM thread_message WHERE id = ?", [messageId]))?.meta;
+        const meta = (typeof raw === "string" ? JSON.parse(raw) : raw) as MmsMeta | null;
+        if (!meta) continue;
+        meta.dropped = [...(meta.dropped ?? []), ...parts];
+        await db.run("UPDATE thread_message SET meta = ? WHERE id = ?", [JSON.stringify(meta), messageId]);
+      }
+      return gone.length;
     },
 
     /** Up to `limit` finished (delivered or given up) deliveries of a subscription created before `before`. */
@@ -165,6 +203,7 @@ export function createRetentionRepository(db: Executor, sqlite: VacuumHandle | n
         notifications: await n(`SELECT count(*) AS n FROM notification WHERE status IN (${FINISHED_SQL}) AND created_at < ?`, [before]),
         notification_logs: await n(`SELECT count(*) AS n FROM notification_log WHERE notification_id IN (${finished})`, [before]),
         thread_messages: await n(`SELECT count(*) AS n FROM thread_message WHERE notification_id IN (${finished})`, [before]),
+        attachments: await n("SELECT count(*) AS n FROM thread_attachment WHERE created_at < ?", [before]),
         // Threads whose every message goes with them.
         threads: await n(
           `SELECT count(*) AS n FROM thread t WHERE EXISTS (SELECT 1 FROM thread_message m WHERE m.thread_id = t.id)

@@ -22,6 +22,8 @@ export interface PruneReport {
   notification_logs: number;
   thread_messages: number;
   threads: number;
+  /** Received MMS attachments kept before the cut-off: their bytes go, their messages stay. */
+  attachments: number;
   smsgate_messages: number;
   webhook_deliveries: number;
   webhook_attempts: number;
@@ -120,6 +122,7 @@ export function createRetention(deps: RetentionDeps) {
       notification_logs: 0,
       thread_messages: 0,
       threads: 0,
+      attachments: 0,
       smsgate_messages: 0,
       webhook_deliveries: 0,
       webhook_attempts: 0,
@@ -137,6 +140,14 @@ export function createRetention(deps: RetentionDeps) {
         async (list) => {
           const removed = await repo.removeNotifications(list);
           for (const [k, v] of Object.entries(removed)) report[k as keyof typeof removed] += v;
+        },
+      );
+    }
+    for (const workspace of await repo.workspaceIds()) {
+      await inPieces(
+        (limit) => repo.findOldAttachments(workspace, before, limit),
+        async (list) => {
+          report.attachments += await repo.removeAttachments(list);
         },
       );
     }

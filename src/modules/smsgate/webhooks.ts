@@ -74,8 +74,9 @@ function payloadOf(event: SmsGateWebhookEvent, data: Data, messageId: string | n
       phoneNumber: data.from,
       body: data.body ?? null,
       subject: data.subject ?? null,
-      // The app sends each part's bytes (base64) in data; Pigeon keeps none, so data is null.
-      attachments: (data.attachments ?? []).map((a: Data) => ({
+      // Every part the phone sent, kept or not, as the app lists them; the bytes (the app's `data`)
+      // are not carried in a webhook: data is null, and Pigeon's API serves the kept ones.
+      attachments: [...(data.attachments ?? []), ...(data.attachments_dropped ?? [])].map((a: Data) => ({
         partId: a.part_id ?? 0,
         contentType: a.content_type,
         name: a.name ?? null,

@@ -37,9 +37,15 @@ export type InboundHook = (m: Inbound, stored: { threadId: number; messageId: nu
 
 /**
  * Stores the message unless the channel delivered it before; if new, hands it to the hook (the
- * keywords are matched before anything else hears of it), then announces it.
+ * keywords are matched before anything else hears of it), then announces it. Answers where it
+ * was stored, or null for a repeat.
  */
-export async function recordInbound(threads: ThreadStore, events: EventService, m: Inbound, hook?: InboundHook): Promise<boolean> {
+export async function recordInbound(
+  threads: ThreadStore,
+  events: EventService,
+  m: Inbound,
+  hook?: InboundHook,
+): Promise<{ threadId: number; messageId: number } | null> {
   const added = await threads.add({
     workspaceId: m.workspaceId,
     channel: m.channel,
@@ -54,7 +60,7 @@ export async function recordInbound(threads: ThreadStore, events: EventService, 
     sameContentIsDuplicate: m.sameContentIsDuplicate,
     at: m.at,
   });
-  if (!added) return false;
+  if (!added) return null;
   await hook?.(m, { threadId: added.thread.id, messageId: added.messageId });
   await events.emit(m.workspaceId, "message.received", {
     thread_id: added.thread.id,
@@ -68,5 +74,5 @@ export async function recordInbound(threads: ThreadStore, events: EventService, 
     device_id: m.deviceId,
     contact_id: added.thread.contactId,
   });
-  return true;
+  return { threadId: added.thread.id, messageId: added.messageId };
 }

@@ -2,14 +2,20 @@
 // messages to conversations) and the service that reads conversations, built here once.
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
+import { createAttachments, type AttachmentDeps } from "./attachments";
 import { createThreadRepository } from "./repository";
 import { createThreadService } from "./service";
 import type { ModuleDescriptor } from "../../services-type";
 import { threadRoutes } from "./routes";
 
-export function createThreadsModule(deps: { storage: Storage; clock: Clock }) {
+export function createThreadsModule(deps: { storage: Storage; clock: Clock } & Pick<AttachmentDeps, "caps" | "onReceived">) {
   const repository = createThreadRepository(deps.storage);
-  return { repository, service: createThreadService(repository, deps.clock) };
+  const attachments = createAttachments(deps);
+  return {
+    // What the sending path and the channels use: the conversations, and a received MMS's parts kept.
+    repository: { ...repository, checkAttachments: attachments.check, keepAttachments: attachments.keep },
+    service: createThreadService(repository, attachments, deps.clock),
+  };
 }
 
 /**

@@ -4,6 +4,8 @@ import { Envelope, errorResponses, models, ok, Pagination } from "../../http/env
 import { DELIVERY_TYPES } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 import type { Services } from "../../services-type";
+import { documented } from "../../http/route-doc";
+import { attachmentHeaders, DROP_REASONS } from "./attachments";
 
 const Thread = t.Object({
   thread_id: t.Integer(),
@@ -63,7 +65,7 @@ const ThreadMessage = t.Object({
             name: t.Nullable(t.String()),
             size: t.Nullable(t.Integer({ description: "Bytes" })),
           }),
-          { description: "Metadata only: Pigeon does not keep the attachments' bytes" },
+          { description: "Every part the phone reported, as it reported it; the bytes kept are in the message's `attachments`" },
         ),
       },
       {
@@ -72,9 +74,43 @@ const ThreadMessage = t.Object({
       },
     ),
   ),
+  attachments: t.Array(
+    t.Object({
+      attachment_id: t.Integer(),
+      part_id: t.Nullable(t.Integer()),
+      content_type: t.String({ description: "As the phone gave it" }),
+      served_as: t.String({
+        description:
+          "The Content-Type its URL answers with: the type itself for images, audio, video and plain text on Pigeon's list, else `application/octet-stream` (a download)",
+      }),
+      name: t.Nullable(t.String()),
+      size: t.Integer({ description: "Bytes" }),
+      url: t.String({ description: "Where its bytes are served, with the same API key: GET it" }),
+    }),
+    { description: "A received MMS's parts whose bytes Pigeon keeps (empty for any other message)" },
+  ),
+  attachments_dropped: t.Array(
+    t.Object({
+      part_id: t.Nullable(t.Integer()),
+      content_type: t.String(),
+      name: t.Nullable(t.String()),
+      size: t.Nullable(t.Integer()),
+      reason: t.String({
+        description: `Why its bytes were not kept: ${Object.entries(DROP_REASONS)
+          .map(([code, why]) => `\`${code}\` (${why})`)
+          .join(", ")}`,
+      }),
+    }),
+    { description: "A received MMS's parts whose bytes were not kept; the message's text is kept all the same" },
+  ),
 });
 
 const ThreadIdParams = t.Object({ thread_id: IdParam("thread_id") });
+const AttachmentParams = t.Object({
+  thread_id: IdParam("thread_id"),
+  message_id: IdParam("message_id"),
+  attachment_id: IdParam("attachment_id"),
+});
 
 /** What these routes use of the services. */
 export type ThreadRoutesDeps = Pick<Services, "threads">;
@@ -130,6 +166,38 @@ export function threadRoutes(s: ThreadRoutesDeps) {
           operationId: "listThreadMessages",
           summary: "Messages of a thread",
           description: "Newest first, both directions; each outbound message with its notification's status.",
+        },
+      },
+    )
+    .get(
+      "/:thread_id/message/:message_id/attachment/:attachment_id",
+      async ({ auth, params }) => {
+        const a = await threads.attachment(auth.workspaceId, params.thread_id, params.message_id, params.attachment_id);
+        return new Response(a.data, { headers: attachmentHeaders(a) });
+      },
+      {
+        params: AttachmentParams,
+        response: { 200: t.Any(), ...errorResponses(404) },
+        auth: "apiKey",
+        detail: {
+          operationId: "getThreadMessageAttachment",
+          summary: "An attachment's bytes",
+          description:
+            "The bytes of a received MMS's part, as the phone sent them, listed in the thread message's `attachments`. " +
+            "Images, audio, video and plain text on Pigeon's list are served as their type, `inline`; every other type (SVG, HTML, XML, scripts, anything unknown) " +
+            "as `application/octet-stream` with `Content-Disposition: attachment`, never rendered. Every answer carries `X-Content-Type-Options: nosniff` and " +
+            "`Content-Security-Policy: default-src 'none'; sandbox`. 404 unless the thread, the message and the attachment belong together and to the key's workspace.",
+          ...documented({
+            binary: {
+              description: "The attachment's bytes",
+              content: Object.fromEntries(
+                ["application/octet-stream", "image/*", "audio/*", "video/*", "text/plain"].map((type) => [
+                  type,
+                  { schema: { type: "string", format: "binary" } },
+                ]),
+              ),
+            },
+          }),
         },
       },
     )

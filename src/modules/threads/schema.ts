@@ -1,7 +1,7 @@
 // The threads module's tables: conversations, their messages, and how far they have caught up with the
 // sends. Declared with drizzle; drizzle-kit reads every schema.ts in src (drizzle.config.ts).
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { DELIVERY_TYPES } from "../../core/kinds";
 import { workspace } from "../accounts/schema";
 import { contact } from "../contacts/schema";
@@ -17,6 +17,17 @@ export interface MmsMeta {
   /** The phone's id of the downloaded message, once mms:downloaded came. */
   downloadId: string | null;
   attachments: { partId: number | null; contentType: string; name: string | null; size: number | null }[] | null;
+  /** The parts whose bytes Pigeon did not keep, and why (absent before attachments were kept). */
+  dropped?: DroppedPart[];
+}
+
+/** Why a part's bytes were not kept: see DROP_REASONS in attachments.ts. */
+export interface DroppedPart {
+  partId: number | null;
+  contentType: string;
+  name: string | null;
+  size: number | null;
+  reason: string;
 }
 
 /** A data SMS a paired phone received: its payload (base64) and the port it came to; its body is empty. */
@@ -106,3 +117,34 @@ export const threadSync = sqliteTable("thread_sync", {
 export const threadPending = sqliteTable("thread_pending", {
   notificationId: integer("notification_id").primaryKey(),
 });
+
+/**
+ * The bytes of a received MMS's parts (pictures, audio, video, text files), each attached to its
+ * thread message and stored in the database itself: a BLOB on SQLite, bytea on PostgreSQL, so a
+ * backup, a copy to PostgreSQL and an erasure carry them with everything else.
+ */
+export const threadAttachment = sqliteTable(
+  "thread_attachment",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    threadMessageId: integer("thread_message_id")
+      .notNull()
+      .references(() => threadMessage.id),
+    // The phone's id of the part within its MMS.
+    partId: integer("part_id"),
+    // As the phone gave it, parameters included; what it is served as is decided when it is read.
+    contentType: text("content_type").notNull(),
+    name: text("name"),
+    size: integer("size").notNull(),
+    data: blob("data", { mode: "buffer" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [
+    index("thread_attachment_message_idx").on(table.threadMessageId),
+    // A workspace's stored bytes (its cap) and retention's cut-off read this.
+    index("thread_attachment_workspace_idx").on(table.workspaceId, table.createdAt),
+  ],
+);

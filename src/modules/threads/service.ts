@@ -4,11 +4,13 @@ import type { Clock } from "../../clock";
 import type { MmsMeta } from "./schema";
 import { AppError } from "../../core/errors";
 import { DAY, iso } from "../../lib/time";
+import type { AttachmentMeta } from "./attachment-repository";
+import { attachmentPath, servedAs, type Attachments } from "./attachments";
 import type { ThreadFilters, ThreadRecord, ThreadRepository, ThreadView } from "./repository";
 
 export type { ThreadFilters };
 
-export function createThreadService(repo: ThreadRepository, clock: Clock) {
+export function createThreadService(repo: ThreadRepository, attachments: Attachments, clock: Clock) {
   /** The chat-app customer-service window of a thread: open for 24 hours after the user last wrote. */
   function windowOf(t: ThreadRecord) {
     if (t.channel !== "chatapp") return null;
@@ -49,7 +51,9 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
 
     async messages(workspaceId: number, id: number, page = 1, limit = 20) {
       const t = await require(workspaceId, id);
-      const rows = (await repo.messages(t.id, limit, (page - 1) * limit)).map((m) => ({
+      const found = await repo.messages(t.id, limit, (page - 1) * limit);
+      const kept = await attachments.ofMessages(found.filter((m) => m.meta?.type === "mms").map((m) => m.id));
+      const rows = found.map((m) => ({
         message_id: m.id,
         direction: m.direction,
         body: m.body,
@@ -61,9 +65,21 @@ export function createThreadService(repo: ThreadRepository, clock: Clock) {
         mms: m.meta?.type === "mms" ? presentMms(m.meta) : null,
         // A data SMS: received (its meta) or sent (its notification's).
         ...dataOf(m.meta?.type === "data" ? m.meta : m.sentData),
+        attachments: (kept.get(m.id) ?? []).map((a) => presentAttachment(t.id, a)),
+        attachments_dropped: (m.meta?.type === "mms" ? (m.meta.dropped ?? []) : []).map(presentDropped),
       }));
       return { thread: present(t), messages: rows, pagination: { page, limit, total: await repo.countMessages(t.id) } };
     },
+
+    /** One attachment of a thread message, with its bytes; 404 unless thread, message and attachment are the workspace's and belong together. */
+    async attachment(workspaceId: number, threadId: number, messageId: number, attachmentId: number) {
+      const found = await attachments.open(workspaceId, threadId, messageId, attachmentId);
+      if (!found) throw new AppError("not_found", `attachment ${attachmentId} not found`);
+      return found;
+    },
+
+    /** The first picture of each listed thread's newest message, by thread id (the dashboard's thumbnails). */
+    newestPictures: (workspaceId: number, threadIds: number[]) => attachments.newestPictures(workspaceId, threadIds),
 
     async markRead(workspaceId: number, id: number) {
       const t = await require(workspaceId, id);
@@ -90,4 +106,22 @@ export function presentMms(meta: MmsMeta) {
     downloaded: meta.downloadId !== null,
     attachments: (meta.attachments ?? []).map((a) => ({ part_id: a.partId, content_type: a.contentType, name: a.name, size: a.size })),
   };
+}
+
+/** A kept attachment as the API lists it, with where its bytes are served. */
+export function presentAttachment(threadId: number, a: AttachmentMeta) {
+  return {
+    attachment_id: a.id,
+    part_id: a.partId,
+    content_type: a.contentType,
+    served_as: servedAs(a.contentType).type,
+    name: a.name,
+    size: a.size,
+    url: attachmentPath(threadId, a.threadMessageId, a.id),
+  };
+}
+
+/** A part whose bytes were not kept, and why. */
+export function presentDropped(d: NonNullable<MmsMeta["dropped"]>[number]) {
+  return { part_id: d.partId, content_type: d.contentType, name: d.name, size: d.size, reason: d.reason };
 }
