@@ -23,6 +23,7 @@ import p20 from "../../migrations-pg/0020_verify.sql" with { type: "text" };
 import p21 from "../../migrations-pg/0021_notification_hooks.sql" with { type: "text" };
 import p22 from "../../migrations-pg/0022_thread_message_external_partial.sql" with { type: "text" };
 import p23 from "../../migrations-pg/0023_device_dispatched_partial.sql" with { type: "text" };
+import p24 from "../../migrations-pg/0024_encrypted_sends.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -49,4 +50,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0021_notification_hooks", sql: p21 },
   { tag: "0022_thread_message_external_partial", sql: p22 },
   { tag: "0023_device_dispatched_partial", sql: p23 },
+  { tag: "0024_encrypted_sends", sql: p24 },
 ];

@@ -36,6 +36,7 @@ import m33 from "../../migrations/0033_notification_hooks.sql" with { type: "tex
 import m34 from "../../migrations/0034_cache_generation.sql" with { type: "text" };
 import m35 from "../../migrations/0035_thread_message_external_partial.sql" with { type: "text" };
 import m36 from "../../migrations/0036_device_dispatched_partial.sql" with { type: "text" };
+import m37 from "../../migrations/0037_encrypted_sends.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -75,4 +76,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0034_cache_generation", when: 1795742606688, sql: m34 },
   { tag: "0035_thread_message_external_partial", when: 1795742752010, sql: m35 },
   { tag: "0036_device_dispatched_partial", when: 1795753277283, sql: m36 },
+  { tag: "0037_encrypted_sends", when: 1796223113719, sql: m37 },
 ];

@@ -147,6 +147,10 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
     "Verifications to +44 numbers are blocked for now: this service's budget of 100 an hour for the prefix is spent",
     { field: "to", prefix: "+44", limit: 100 },
   ],
+  invalid_encrypted_value: ["message is not an encrypted value: the salt must be 16 bytes (it is the IV), not 8", { field: "message" }],
+  encrypted_needs_phone: ["An encrypted message goes only through a paired phone; device 2 is a cloud device", { field: "device_id" }],
+  encrypted_option_unsupported: ["template_id cannot be used with an encrypted message", { field: "template_id" }],
+  encrypted_sends_disabled: ["Encrypted sends are off for this workspace: turn on encrypted_sends", { setting: "encrypted_sends" }],
   internal_error: ["Internal error, retry later"],
   service_unavailable: ["The chat-app platform did not answer; retry later"],
 };

@@ -40,7 +40,8 @@ export function createPhonePull(deps: PhoneServiceDeps) {
       message: n.message,
       textMessage: { text: n.message },
       phoneNumbers: [n.recipient],
-      isEncrypted: false,
+      // An encrypted message's recipient and text are the ciphertext as given; the phone decrypts them.
+      isEncrypted: n.encrypted,
       // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
       // instant it checks before sending, priority a signed byte.
       ...(n.simNumber !== null ? { simNumber: n.simNumber } : {}),
@@ -57,6 +58,7 @@ export function createPhonePull(deps: PhoneServiceDeps) {
           message: n.message,
           textMessage: { text: n.message },
           phoneNumbers: [n.recipient],
+          isEncrypted: n.encrypted,
           state: "Cancelling",
           createdAt: iso(n.createdAt),
         });

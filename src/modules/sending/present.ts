@@ -96,10 +96,12 @@ export function previewReply(
   result: { prepared: Prepared | null; refusal: AppError | null },
   fallbackText: string | null,
   balance: number,
+  encrypted = false,
 ) {
   const p = result.prepared;
   const text = p?.message ?? fallbackText;
-  const info = text === null ? null : countSegments(text);
+  // Ciphertext says nothing of the text's length or alphabet: no count is made of it.
+  const info = text === null || encrypted ? null : countSegments(text);
   const sms = p === null || p.channel === "sms";
   const refusal = result.refusal;
   const optedOut =
@@ -116,9 +118,9 @@ export function previewReply(
           ? ("schedule" as const)
           : ("send" as const),
     message: text,
-    characters: text === null ? null : [...text].length,
+    characters: text === null || encrypted ? null : [...text].length,
     encoding: sms && info ? info.encoding : null,
-    ucs2_characters: sms && text !== null ? ucs2Characters(text) : [],
+    ucs2_characters: sms && info && text !== null ? ucs2Characters(text) : [],
     segments: info ? (sms ? info.segments : 1) : null,
     route: route?.route ?? null,
     device_id: route?.device_id ?? null,
@@ -131,5 +133,6 @@ export function previewReply(
     error: refusal
       ? { status_id: refusal.status, error_code: refusal.publicCode ?? refusal.code, message: refusal.message, ...refusal.data }
       : null,
+    encrypted,
   };
 }

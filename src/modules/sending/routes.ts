@@ -73,6 +73,7 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     routes: body.routes,
     transactional: body.transactional,
     chatappTemplateId: body.chatapp_template_id,
+    encrypted: body.encrypted,
   };
 }
 
@@ -249,7 +250,7 @@ function makeSendHandlers(s: SendingRouteDeps) {
         const result = await s.sending.preview(auth, input);
         // An id the caller cannot see is answered as the send answers it, not described.
         if (result.refusal?.status === 404) throw result.refusal;
-        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId)), "Preview");
+        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId), body.encrypted === true), "Preview");
       },
     },
     bulk: {

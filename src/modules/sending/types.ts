@@ -52,6 +52,11 @@ export interface SendInput {
   transactional?: boolean | null;
   /** A reply Pigeon sends on its own (an opt-out confirmation): neither opt-outs nor quiet hours apply. */
   system?: boolean;
+  /**
+   * End-to-end encrypted: `recipient` and `message` are the companion app's ciphertext, checked for
+   * their form only and handed to a paired phone as they are (src/modules/sending/encrypted.ts).
+   */
+  encrypted?: boolean | null;
 }
 
 /** The companion app's priority from which its limits and delays are skipped (Message.PRIORITY_EXPEDITED). */
@@ -91,6 +96,8 @@ export interface Prepared {
   poolMemberId?: number | null;
   /** Every pool member was at a cap: it waits for the first reset (and fails quota_exhausted at its ttl). */
   poolHeld?: boolean;
+  /** Recipient and message are ciphertext only the paired phone can read. */
+  encrypted?: boolean;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */
