@@ -204,7 +204,7 @@ describe("messages", () => {
       { message: "Hi", phoneNumbers: [RECIPIENT], simNumber: 4 },
       { message: "Hi", phoneNumbers: [RECIPIENT], ttl: 60, validUntil: "2099-01-01T00:00:00Z" },
       { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT] },
-      { message: "Hi", phoneNumbers: [RECIPIENT], isEncrypted: true },
+      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT], isEncrypted: true },
       { message: "Hi", phoneNumbers: [RECIPIENT], scheduleAt: "tomorrow" },
     ];
     for (const body of bodies) {

@@ -36,7 +36,15 @@ export const SendMessageBody = t.Object({
   ttl: nullable(t.Integer({ minimum: 0, description: "Seconds the message may wait; not with validUntil" })),
   validUntil: nullable(t.String({ format: "date-time" })),
   scheduleAt: nullable(t.String({ format: "date-time", description: "When to send it (RFC 3339 with a zone)" })),
-  isEncrypted: nullable(t.Boolean({ description: "Not supported by Pigeon: true answers 400 option_not_supported" })),
+  isEncrypted: nullable(
+    t.Boolean({
+      description:
+        "true: the text and each phone number are values in the app's format `$aes-256-cbc/pbkdf2-sha1$i=<iterations>$<base64 salt>$<base64 ciphertext>`, " +
+        "which the phone decrypts with its passphrase. Pigeon checks their form (400 `invalid_encrypted_value`), stores them as given and reports each " +
+        "recipient by its ciphertext; off until the workspace turns on `encrypted_sends` (403 `encrypted_sends_disabled`); only through a paired phone. " +
+        "With dataMessage: 400 option_not_supported for now",
+    }),
+  ),
 });
 export type SendMessageBody = Static<typeof SendMessageBody>;
 

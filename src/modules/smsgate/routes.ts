@@ -110,7 +110,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ...secured(
           `smsgateSendMessage${also}`,
           `Send a message${alias}`,
-          "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` and `isEncrypted: true` answer 400 `option_not_supported`.",
+          "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `isEncrypted: true` sends the app's encrypted text and numbers as given (see the field; off until the workspace turns on `encrypted_sends`, 403 `encrypted_sends_disabled`); `dataMessage` answers 400 `option_not_supported`, with or without `isEncrypted`.",
           "messages:send",
         ),
       })
