@@ -703,7 +703,7 @@ describe("settings", () => {
     expect(JSON.stringify(read.body)).not.toContain("signing");
     for (const body of [
       { messages: { limit_period: "PerDay", limit_value: 5 } },
-      { encryption: { passphrase: "x" } },
+      { logs: { lifetime_days: 5 } },
       { messages: { send_interval_min: 2, sim_selection_mode: "Random" } },
       { messages: { send_interval_min: 50 } },
     ]) {

@@ -106,3 +106,58 @@ describe("SMSGate's isEncrypted", () => {
     expect(data.body.message).toContain("Encrypted data messages");
   });
 });
+
+describe("the passphrase, when a user pushes it to the phones", () => {
+  const mobileSettings = async (ctx: Awaited<ReturnType<typeof setup>>["ctx"], auth: Record<string, string>) =>
+    (await (await ctx.app.handle(new Request("http://localhost/mobile/v1/settings", { headers: auth }))).json()) as Record<string, any>;
+
+  test("not given to the phone until chosen; set through SMSGate's settings it is, sealed at rest and never read back", async () => {
+    const { ctx, phone, gate } = await setup();
+    expect((await mobileSettings(ctx, phone.auth)).encryption).toBeUndefined();
+    const secret = "a passphrase only the phones should know";
+    const patched = await gate("PATCH", "/settings", { body: { encryption: { passphrase: secret } } });
+    expect(patched.status).toBe(200);
+    expect(JSON.stringify(patched.body)).not.toContain(secret);
+    expect(patched.body.encryption).toEqual({ passphrase_set: true });
+    expect((await mobileSettings(ctx, phone.auth)).encryption).toEqual({ passphrase: secret });
+    // Read back as set, never as itself: SMSGate's read, Pigeon's device, the stored row.
+    const read = await gate("GET", "/settings");
+    expect(read.body.encryption).toEqual({ passphrase_set: true });
+    const device = expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices[0];
+    expect(device.encryption_passphrase_set).toBe(true);
+    expect(JSON.stringify(device)).not.toContain(secret);
+    const row = await ctx.sql.get<{ p: string }>('SELECT encryption_passphrase AS "p" FROM device WHERE id = ?', [device.device_id]);
+    expect(row!.p).toStartWith("enc:v1:");
+    expect(row!.p).not.toContain(secret);
+    // What a read gave, written back, changes nothing; null takes it back (the phone is told null: none).
+    expect((await gate("PUT", "/settings", { body: read.body })).status).toBe(200);
+    expect((await mobileSettings(ctx, phone.auth)).encryption).toEqual({ passphrase: secret });
+    expect((await gate("PATCH", "/settings", { body: { encryption: { passphrase: null } } })).body.encryption).toEqual({
+      passphrase_set: false,
+    });
+    expect((await mobileSettings(ctx, phone.auth)).encryption).toEqual({ passphrase: null });
+    const bad = await gate("PATCH", "/settings", { body: { encryption: { passphrase: "" } } });
+    expect(bad.status).toBe(400);
+  });
+
+  test("Pigeon's own device update sets it for one phone; a cloud number has none to set", async () => {
+    const { ctx, phone } = await setup();
+    const deviceId = expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices[0].device_id;
+    const updated = expectEnvelope(
+      await ctx.post("/v1/api/device/update", { device_id: deviceId, encryption_passphrase: "per phone" }),
+      200,
+    ).data;
+    expect(updated.encryption_passphrase_set).toBe(true);
+    expect(JSON.stringify(updated)).not.toContain("per phone");
+    expect((await mobileSettings(ctx, phone.auth)).encryption).toEqual({ passphrase: "per phone" });
+    const { startFakeCloud } = await import("../helpers/fake-cloud");
+    const fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+    try {
+      const cloud = await ctx.cloudDevice(fake);
+      const r = expectEnvelope(await ctx.post("/v1/api/device/update", { device_id: cloud.device_id, encryption_passphrase: "x" }), 400);
+      expect(r.data).toMatchObject({ error_code: "option_not_supported", field: "encryption_passphrase" });
+    } finally {
+      fake.stop();
+    }
+  });
+});

@@ -94,8 +94,11 @@ export function createPhonePull(deps: PhoneServiceDeps) {
       messages.limit_period = "PerMinute";
       messages.limit_value = device.sendLimitPerMinute;
     }
+    // Given only once the user chose it in Pigeon; null then clears the phone's own (the app's default: none).
+    const encryption = chosen.has("encryption_passphrase") ? { encryption: { passphrase: device.encryptionPassphrase } } : {};
     return {
       ...(Object.keys(messages).length > 0 ? { messages } : {}),
+      ...encryption,
       webhooks: { signing_key: key },
       gateway: { notification_channel: "SSE_ONLY" },
     };

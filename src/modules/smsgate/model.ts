@@ -144,7 +144,7 @@ export const Webhook = t.Object({ id: t.String(), url: t.String(), event: t.Stri
 const SettingValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
 export const Settings = t.Record(t.String(), t.Record(t.String(), SettingValue), {
   description:
-    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks; camelCase names work too. Other settings answer 400 option_not_supported.",
+    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks, and `encryption.passphrase` (pushed to every paired phone for encrypted messages, sealed, never returned: a read gives `encryption.passphrase_set`; null takes it back); camelCase names work too. Other settings answer 400 option_not_supported. Once Pigeon holds the passphrase, encrypted messages are no longer end-to-end against this server.",
 });
 
 export const INCOMING_TYPES = ["SMS", "DATA_SMS", "MMS", "MMS_DOWNLOADED"] as const;
