@@ -201,6 +201,7 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     order: "lifo",
     simSelection: "OSDefault",
     sims: 1,
+    passphrase: null,
     log: (line) => lines.push(line),
     ...overrides,
   };
@@ -738,6 +739,7 @@ describe("parseSimulatePhoneArgs", () => {
       order: "lifo",
       simSelection: "OSDefault",
       sims: 1,
+      passphrase: null,
       log: undefined,
     });
   });

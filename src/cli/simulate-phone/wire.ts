@@ -64,6 +64,12 @@ export interface LocalMessage {
   simNumber: number | null;
   /** The app's priority, -128..127. */
   priority: number;
+  /** The text as the server gave it (ciphertext when encrypted), or null for no text. */
+  text: string | null;
+  /** isEncrypted: the text and each number are decrypted with the passphrase when it is sent. */
+  encrypted: boolean;
+  /** Recipients that failed on their own (a number that would not decrypt), with the app's error. */
+  failedRecipients: Map<string, string>;
   state: LocalState;
   error: string | null;
   /** When each state was reached, in the app's date form; sent whole with every PATCH. */
