@@ -252,3 +252,20 @@ describe("what the server cannot honour for an encrypted send is refused with it
     }
   });
 });
+
+describe("the API document describes the flag and its refusals", () => {
+  test("every SMS send body has `encrypted` naming each refusal's code; SMSGate's isEncrypted and the workspace switch say theirs", async () => {
+    const ctx = await createTestContext();
+    const spec = (await ctx.get("/openapi.json", { key: null })).body;
+    const text = JSON.stringify(spec);
+    const send = spec.paths["/v1/notification/sms/api/send"].post;
+    const schema = send.requestBody.content["application/json"].schema;
+    const body = schema.$ref ? spec.components.schemas[schema.$ref.split("/").pop()] : schema;
+    for (const code of ["invalid_encrypted_value", "encrypted_needs_phone", "encrypted_option_unsupported", "encrypted_sends_disabled"]) {
+      expect(body.properties.encrypted.description).toContain(code);
+      expect(send.description).toContain(code);
+    }
+    expect(text).toContain("encryption.passphrase");
+    expect(text).toMatch(/isEncrypted[^}]*encrypted_sends_disabled/);
+  });
+});
