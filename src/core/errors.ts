@@ -38,6 +38,9 @@ export const ERROR_STATUS = {
   invalid_unicode: 400,
   too_deeply_nested: 400,
   keyword_conflict: 400,
+  invalid_encrypted_value: 400,
+  encrypted_needs_phone: 400,
+  encrypted_option_unsupported: 400,
   // 401, 402, 403: who you are and what you may do
   unauthorized: 401,
   insufficient_credits: 402,
@@ -52,6 +55,7 @@ export const ERROR_STATUS = {
   device_blocked: 403,
   recipient_opted_out: 403,
   prefix_blocked: 403,
+  encrypted_sends_disabled: 403,
   // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,

@@ -1,5 +1,5 @@
-// Safe-sending settings in the dashboard: quiet hours, keywords and their replies, and the default
-// failover order, for owners and members alike (as templates and webhooks are). A save is one call
+// Safe-sending settings in the dashboard: quiet hours, keywords and their replies, the default
+// failover order and whether encrypted sends are allowed, for owners and members alike (as templates and webhooks are). A save is one call
 // of the safety service the API's /v1/api/workspace/settings uses, so its checks and messages apply.
 import { Elysia } from "elysia";
 import { DEVICE_KINDS, ROUTE_DESCRIPTION, ROUTE_NAMES } from "../core/kinds";
@@ -12,6 +12,7 @@ import {
   DEFAULT_OPT_IN_REPLY,
   DEFAULT_OPT_OUT_KEYWORDS,
   DEFAULT_OPT_OUT_REPLY,
+  ENCRYPTED_SENDS_REASON,
   normalizeKeyword,
   type SettingsChange,
 } from "../modules/safety/settings";
@@ -107,6 +108,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
       optInReply: p.opt_in_reply,
       helpReply: p.help_reply,
       routes: [routes[0] ?? "", routes[1] ?? "", routes[2] ?? ""],
+      encryptedSends: p.encrypted_sends,
     };
   }
 
@@ -116,7 +118,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
       who,
       "Safe sending",
       "/dashboard/safety",
-      safetyBody({ form, errors, routes: ROUTES, defaults, csrf: who.viewer.csrf }),
+      safetyBody({ form, errors, routes: ROUTES, defaults, csrf: who.viewer.csrf, encryptedReason: ENCRYPTED_SENDS_REASON }),
       status,
     );
   }
@@ -143,6 +145,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           optInReply: f.opt_in_reply ?? "",
           helpReply: f.help_reply ?? "",
           routes: [f.route_1 ?? "", f.route_2 ?? "", f.route_3 ?? ""],
+          encryptedSends: f.encrypted_sends === "yes",
         };
         const routes = form.routes.filter(Boolean);
         const change: SettingsChange = {
@@ -154,6 +157,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           opt_in_reply: replyChange(form.optInReply, DEFAULT_OPT_IN_REPLY),
           help_reply: replyChange(form.helpReply, DEFAULT_HELP_REPLY),
           default_routes: routes.length ? routes : null,
+          encrypted_sends: form.encryptedSends,
         };
         try {
           await s.safety.updateSettings(who.session.workspaceId, change);

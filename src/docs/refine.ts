@@ -6,6 +6,7 @@ import type { RouteNotes } from "../http/route-doc";
 import { isSmsGatePath } from "../modules/smsgate/auth";
 import { isTwilioPath, isVerifyPath, twilioError } from "../modules/twilio/errors";
 import { ERROR_STATUS } from "../core/errors";
+import { EXAMPLE_MESSAGES } from "./error-examples";
 
 // biome-ignore lint/suspicious/noExplicitAny: the framework's OpenAPI document, walked and rewritten key by key
 type Json = Record<string, any>;
@@ -84,86 +85,6 @@ const STATUS_TEXT: Record<number, string> = {
   429: "Rate limit exceeded (rate_limited); see Retry-After",
   500: "Internal error, retry later (internal_error)",
   503: "A platform or dependency is unavailable (service_unavailable)",
-};
-
-/** What a client sees for each code; every code in the error table has an example. */
-export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = {
-  validation_error: [
-    "Invalid body field 'recipient_contact': must be a string",
-    { field: "recipient_contact", location: "body", reason: "must be a string" },
-  ],
-  invalid_json: ["Request body is not valid JSON: JSON Parse error: Unexpected EOF"],
-  invalid_phone_number: ["Invalid phone number: +1415 is not a valid E.164 number"],
-  invalid_email: ["Invalid email address"],
-  message_too_long: ["Message is 1700 characters; the limit is 1600"],
-  message_required: ["message is required unless template_id is given"],
-  content_conflict: ["Give one of message, template_id or data_message, not several", { fields: ["message", "data_message"] }],
-  invalid_data_encoding: [
-    "data_message.data is not base64 (the standard alphabet, A-Z a-z 0-9 + /, padding optional)",
-    { field: "data_message.data" },
-  ],
-  data_message_empty: ["data_message.data is empty: a data SMS carries at least one byte", { field: "data_message.data" }],
-  data_message_too_long: [
-    "data_message.data is 140 bytes; one data SMS carries at most 133",
-    { field: "data_message.data", length: 140, limit: 133 },
-  ],
-  invalid_port: ["data_message.port 0 is outside 1-65535", { field: "data_message.port", port: 0 }],
-  data_message_unsupported: [
-    "A data SMS goes out only through a paired phone; device 3 is a cloud device",
-    { field: "data_message", device_id: 3, kind: "cloud" },
-  ],
-  invalid_template_variables: ["Template variable 'order_id' is missing"],
-  invalid_template_body: ["Template body has an unclosed {{"],
-  invalid_schedule_time: ["schedule_time must be YYYY-MM-DD HH:MM:SS"],
-  invalid_timezone: ["Unknown time zone 'Mars/Olympus'"],
-  schedule_time_in_past: ["schedule_time is in the past"],
-  invalid_device: ["Device 7 cannot carry SMS"],
-  no_active_device: ["No active device can carry this message"],
-  pool_unavailable: ["No member of pool 1 (Shop numbers) can send now: member 2 (device 5) offline"],
-  duplicate_pool: ['A pool named "Shop numbers" already exists'],
-  duplicate_rule: ['A rule named "Prices" already exists (rule 3)'],
-  invalid_regex: ["Invalid body field 'match.regex': error parsing regexp: missing closing ): `(price`"],
-  device_offline: ["The paired phone has not reported for 5 minutes"],
-  device_inactive: ["Device 3 is inactive"],
-  template_inactive: ["Template ORDER_READY is inactive"],
-  media_too_large: ["Header media is larger than the platform accepts"],
-  no_business_account: ["No business account is connected"],
-  no_phone_number: ["The business account has no phone number"],
-  invalid_webhook_url: ["Webhook URL must be http(s) and reach a public address"],
-  unauthorized: ["Missing or invalid API key or secret"],
-  insufficient_credits: ["Insufficient credits: 2 needed, 0 available", { needed: 2, balance: 0 }],
-  free_tier_exhausted: ["The free tier's messages for this month are used up"],
-  key_disabled: ["This API key is disabled"],
-  account_suspended: ["This account is suspended"],
-  forbidden: ["Not allowed"],
-  urls_not_allowed: ["Links are not allowed in messages on this plan"],
-  template_read_only: ["System templates cannot be changed"],
-  window_closed: ["The 24-hour window is closed; send a template"],
-  use_template: ["The window is closed; use one of the approved templates"],
-  device_blocked: ["This number is blocked by the platform until it is relinked"],
-  not_found: ["Notification 42 not found"],
-  method_not_allowed: ["GET is not allowed on /v1/api/sms/send; use POST", { allowed: ["POST"] }],
-  conflict: ["The request conflicts with the current state"],
-  duplicate_contact: ["A contact with this phone number already exists"],
-  duplicate_template_code: ["A template with code ORDER_READY already exists"],
-  idempotency_key_reuse: ["This Idempotency-Key was already used with a different request", { idempotency_key: "order-1234" }],
-  not_cancellable: ["Notification 42 is sent and can no longer be cancelled"],
-  not_a_phone: ["Device 4 is not a paired phone"],
-  invalid_sim_number: ["Device 4 has no SIM 2; its SIMs are 1", { field: "sim_number", device_id: 4, sim_numbers: [1] }],
-  app_too_old: ["The phone's app is 1.27.0; re-posting its inbox needs 1.28.0 or later"],
-  phone_not_connected: ["The phone has no event stream open; it cannot be asked now"],
-  template_account_unlinked: ["The template's business account is no longer linked"],
-  device_account_mismatch: ["The device belongs to another business account"],
-  payload_too_large: ["Request body of 2097152 bytes exceeds the limit of 1048576 bytes", { limit: 1048576 }],
-  rate_limited: ["Rate limit exceeded: 60 requests a minute", { retry_after: 12 }],
-  too_many_verifications: ["Max send attempts reached: at most 5 codes go to a number in 10 minutes", { field: "to", limit: 5 }],
-  too_many_checks: ["Max check attempts reached: 5 wrong codes end a verification", { verification_id: 7 }],
-  prefix_blocked: [
-    "Verifications to +44 numbers are blocked for now: this service's budget of 100 an hour for the prefix is spent",
-    { field: "to", prefix: "+44", limit: 100 },
-  ],
-  internal_error: ["Internal error, retry later"],
-  service_unavailable: ["The chat-app platform did not answer; retry later"],
 };
 
 /** Every code in the error table with the status it answers, as named examples. */

@@ -125,8 +125,14 @@ describe("a simulated phone paired with the binary", () => {
       return x.status === "sent" || x.status === "delivered" ? x : null;
     });
     expect(n.cancelled_at).toBeNull();
-    expect(n.logs.map((l: { event: string }) => l.event).slice(0, 3)).toEqual(["accepted", "cancel_requested", "processed"]);
-    expect(n.logs.find((l: { event: string }) => l.event === "processed").detail).toContain("before the cancel reached it");
+    expect(n.logs.map((l: { event: string }) => l.event).slice(0, 2)).toEqual(["accepted", "cancel_requested"]);
+    // The phone's PATCH (Processed) and its sms:sent webhook both wait for the network and race when
+    // it returns, as they do on a real phone: whichever lands first says the cancel came too late.
+    const first = n.logs[2] as { event: string; detail: string };
+    expect(["processed", "sent"]).toContain(first.event);
+    expect(first.detail).toContain(
+      first.event === "processed" ? "before the cancel reached it" : "the cancel asked of the phone came too late",
+    );
     expect(phone.output()).not.toMatch(/ cancelled/);
     phone.proc.kill("SIGTERM");
   });

@@ -208,6 +208,7 @@ function optionsFor(server: Mock, overrides: Partial<SimulatePhoneOptions> = {})
     order: "lifo",
     simSelection: "OSDefault",
     sims: 1,
+    passphrase: null,
     log: (line) => lines.push(line),
     ...overrides,
   };
@@ -838,6 +839,7 @@ describe("parseSimulatePhoneArgs", () => {
       order: "lifo",
       simSelection: "OSDefault",
       sims: 1,
+      passphrase: null,
       log: undefined,
     });
   });

@@ -211,6 +211,8 @@ describe("every SMS send route takes the full field set and honours it", () => {
           "transactional",
           // Sender pools.
           "pool_id",
+          // End-to-end encrypted recipient and text.
+          "encrypted",
         ].sort(),
       );
       expect(body.additionalProperties).toBe(false);

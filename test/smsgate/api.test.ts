@@ -206,7 +206,6 @@ describe("messages", () => {
       { dataMessage: { data: "not base64", port: 53739 }, phoneNumbers: [RECIPIENT] },
       { dataMessage: { data: "AAE=", port: 0 }, phoneNumbers: [RECIPIENT] },
       { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT], isEncrypted: true },
-      { message: "Hi", phoneNumbers: [RECIPIENT], isEncrypted: true },
       { message: "Hi", phoneNumbers: [RECIPIENT], scheduleAt: "tomorrow" },
     ];
     for (const body of bodies) {
@@ -714,7 +713,7 @@ describe("settings", () => {
     expect(JSON.stringify(read.body)).not.toContain("signing");
     for (const body of [
       { messages: { limit_period: "PerDay", limit_value: 5 } },
-      { encryption: { passphrase: "x" } },
+      { logs: { lifetime_days: 5 } },
       { messages: { send_interval_min: 2, sim_selection_mode: "Random" } },
       { messages: { send_interval_min: 50 } },
     ]) {

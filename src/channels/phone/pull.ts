@@ -50,7 +50,8 @@ export function createPhonePull(deps: PhoneServiceDeps) {
       id: n.externalId,
       ...contentOf(n),
       phoneNumbers: [n.recipient],
-      isEncrypted: false,
+      // An encrypted message's recipient and text are the ciphertext as given; the phone decrypts them.
+      isEncrypted: n.encrypted,
       // The app's Message model: simNumber 1-3 or absent (the phone's own choice), validUntil an
       // instant it checks before sending, priority a signed byte.
       ...(n.simNumber !== null ? { simNumber: n.simNumber } : {}),
@@ -66,6 +67,7 @@ export function createPhonePull(deps: PhoneServiceDeps) {
           id: n.externalId,
           ...contentOf(n),
           phoneNumbers: [n.recipient],
+          isEncrypted: n.encrypted,
           state: "Cancelling",
           createdAt: iso(n.createdAt),
         });
@@ -101,8 +103,11 @@ export function createPhonePull(deps: PhoneServiceDeps) {
       messages.limit_period = "PerMinute";
       messages.limit_value = device.sendLimitPerMinute;
     }
+    // Given only once the user chose it in Pigeon; null then clears the phone's own (the app's default: none).
+    const encryption = chosen.has("encryption_passphrase") ? { encryption: { passphrase: device.encryptionPassphrase } } : {};
     return {
       ...(Object.keys(messages).length > 0 ? { messages } : {}),
+      ...encryption,
       webhooks: { signing_key: key },
       gateway: { notification_channel: "SSE_ONLY" },
     };

@@ -63,6 +63,12 @@ export interface SimulatePhoneOptions {
   simSelection: SimSelectionMode;
   /** How many SIM cards the phone has and reports (1-3); a message for another SIM fails as on the app. */
   sims: number;
+  /**
+   * The passphrase typed into the app's encryption settings, or null for none. An encrypted
+   * message's text and numbers are decrypted with it; a passphrase the server pushes in its
+   * settings (`encryption.passphrase`) replaces it, as in the app.
+   */
+  passphrase: string | null;
   log: (line: string) => void;
 }
 
@@ -146,6 +152,7 @@ const FLAGS = {
   order: { type: "string" },
   "sim-selection": { type: "string" },
   sims: { type: "string" },
+  passphrase: { type: "string" },
 } as const;
 
 /** A flag that takes one of a few words; throws naming the flag and the words otherwise. */
@@ -214,6 +221,7 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
   if (inboundData !== undefined && (inboundData === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(inboundData)))
     throw new Error(`--inbound-data needs the received data SMS's bytes in base64, got "${inboundData}"`);
   if (values.mms !== undefined && values.mms === "") throw new Error("--mms needs the subject of the received MMS");
+  if (values.passphrase !== undefined && values.passphrase === "") throw new Error("--passphrase needs the passphrase typed into the app");
 
   return {
     // The app appends "/device", "/message" … to the base verbatim, so a trailing slash would double.
@@ -240,6 +248,7 @@ export function parseSimulatePhoneArgs(argv: string[]): SimulatePhoneOptions {
     order: choiceFlag(values.order, "--order", ["lifo", "fifo"] as const, "lifo"),
     simSelection: choiceFlag(values["sim-selection"], "--sim-selection", SIM_SELECTION_MODES, "OSDefault"),
     sims: numberFlag(values.sims, "--sims", 1, 1, 3, true),
+    passphrase: values.passphrase ?? null,
     log: (line) => console.log(line),
   };
 }

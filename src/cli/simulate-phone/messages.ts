@@ -3,6 +3,7 @@
 // configured gap (Processed when handed to the radio, then Sent or Failed), cancelled while still
 // Pending by MessageCancelled or a Cancelling item, and every state change reported by PATCH in order.
 import { countSegments } from "../../lib/segments";
+import { appDecrypt } from "./decrypt";
 import { PhonePart, type PhoneParts } from "./parts";
 import type { WebhookPoster } from "./webhooks";
 import { finite, GENERIC_FAILURE, PRIORITY_EXPEDITED, record, stamp, text, type Json, type LocalMessage, type LocalState } from "./wire";
@@ -126,6 +127,9 @@ export class MessageQueue extends PhonePart {
       validUntil: Number.isNaN(validUntil) ? null : validUntil,
       simNumber: simNumber !== null && Number.isInteger(simNumber) ? simNumber : null,
       priority: finite(message.priority) ?? 0,
+      text: body,
+      encrypted: message.isEncrypted === true,
+      failedRecipients: new Map(),
       state: "Pending",
       error: null,
       states: {},
@@ -200,6 +204,17 @@ export class MessageQueue extends PhonePart {
       this.fail(message, message.unsendable);
       return false;
     }
+    // The app decrypts the text before any recipient: a text it cannot read fails the whole message.
+    let plain = message.text;
+    if (message.encrypted && plain !== null) {
+      try {
+        plain = appDecrypt(this.settings.passphrase, plain);
+      } catch (error) {
+        this.fail(message, `Can't send message: ${(error as Error).message}`);
+        return false;
+      }
+      message.partsCount = countSegments(plain).segments;
+    }
     // Handed to the radio: Processed (MessagesService.sendSMS); the radio answers delayMs later.
     // From here a cancel no longer reaches it.
     this.transition(message, "Processed");
@@ -216,19 +231,41 @@ export class MessageQueue extends PhonePart {
         );
       }
     }
+    // Then each number on its own: one that does not decrypt fails that recipient alone.
+    const radio: { recipient: string; number: string }[] = [];
+    for (const recipient of message.phoneNumbers) {
+      if (!message.encrypted) {
+        radio.push({ recipient, number: recipient });
+        continue;
+      }
+      try {
+        radio.push({ recipient, number: appDecrypt(this.settings.passphrase, recipient) });
+      } catch (error) {
+        message.failedRecipients.set(recipient, `sendSMS: ${(error as Error).message}`);
+      }
+    }
+    if (radio.length === 0) {
+      this.fail(message, [...message.failedRecipients.values()][0]);
+      return false;
+    }
 
     this.log(
       `message ${message.id} goes out on SIM ${message.simNumber ?? 1}${message.priority >= PRIORITY_EXPEDITED ? " (expedited)" : ""}`,
     );
+    // What the radio is handed: the plain number and text, whatever the server saw.
+    for (const r of radio) this.log(`radio: to ${r.number}: ${JSON.stringify(plain ?? "")}`);
+    for (const [recipient, error] of message.failedRecipients) {
+      void this.hooks.emit("sms:failed", { ...this.hooks.outgoing(message, recipient), failedAt: stamp(), reason: error });
+    }
     const sentAt = this.transition(message, "Sent");
-    for (const recipient of message.phoneNumbers) {
+    for (const { recipient } of radio) {
       void this.hooks.emit("sms:sent", { ...this.hooks.outgoing(message, recipient), partsCount: message.partsCount, sentAt });
     }
     // Without a delivery report the radio never says more, and the message stays Sent.
     if (!message.withDeliveryReport) return true;
     this.life.later(this.opts.delayMs, () => {
       const deliveredAt = this.transition(message, "Delivered");
-      for (const recipient of message.phoneNumbers) {
+      for (const { recipient } of radio) {
         void this.hooks.emit("sms:delivered", { ...this.hooks.outgoing(message, recipient), deliveredAt });
       }
     });
@@ -275,6 +312,9 @@ export class MessageQueue extends PhonePart {
       priority: 0,
       data: null,
       unsendable: null,
+      text: null,
+      encrypted: message.isEncrypted === true,
+      failedRecipients: new Map(),
       state: "Cancelled",
       error: null,
       states: {},
@@ -301,9 +341,13 @@ export class MessageQueue extends PhonePart {
       {
         id: message.id,
         state: message.state,
-        recipients: message.phoneNumbers.map((phoneNumber) =>
-          message.error === null ? { phoneNumber, state: message.state } : { phoneNumber, state: message.state, error: message.error },
-        ),
+        recipients: message.phoneNumbers.map((phoneNumber) => {
+          const own = message.failedRecipients.get(phoneNumber);
+          if (own !== undefined) return { phoneNumber, state: "Failed", error: own };
+          return message.error === null
+            ? { phoneNumber, state: message.state }
+            : { phoneNumber, state: message.state, error: message.error };
+        }),
         states: { ...message.states },
       },
     ]);

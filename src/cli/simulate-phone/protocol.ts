@@ -39,9 +39,12 @@ export class PhoneSettings {
   order: "lifo" | "fifo";
   pingSeconds: number | null;
   notificationChannel: "AUTO" | "SSE_ONLY";
+  /** The app's encryption.passphrase: null until typed in (--passphrase) or given by the server. */
+  passphrase: string | null;
   webhooks = new Map<string, Webhook[]>();
 
-  constructor(opts: Pick<SimulatePhoneOptions, "simSelection" | "order" | "pingSeconds" | "channel">) {
+  constructor(opts: Pick<SimulatePhoneOptions, "simSelection" | "order" | "pingSeconds" | "channel" | "passphrase">) {
+    this.passphrase = opts.passphrase ?? null;
     this.simSelection = opts.simSelection;
     this.order = opts.order;
     this.pingSeconds = opts.pingSeconds;
@@ -100,6 +103,10 @@ export class PhoneSettings {
       if (key === "notification_channel")
         this.notificationChannel = value === null ? "AUTO" : oneOf(value, ["AUTO", "SSE_ONLY"] as const, key);
     });
+    each("encryption", (key, value) => {
+      // Given as null, the app goes back to its default: no passphrase.
+      if (key === "passphrase") this.passphrase = value === null ? null : String(value);
+    });
     each("webhooks", (key, value) => {
       // Cleared, the app makes itself a new random key the next time it signs.
       if (key !== "signing_key") return;
@@ -113,7 +120,7 @@ export class PhoneSettings {
     const interval = this.sendInterval ? `send interval ${this.sendInterval.min}–${this.sendInterval.max} s` : "no send interval";
     const limit = this.limitPeriod === "Disabled" || !this.limitValue ? "no limit" : `limit ${this.limitValue} ${this.limitPeriod}`;
     const ping = this.pingSeconds === null ? "ping off" : `ping ${this.pingSeconds} s`;
-    return `${interval}, ${limit}, order ${this.order.toUpperCase()}, SIM selection ${this.simSelection}, ${ping}, channel ${this.notificationChannel}`;
+    return `${interval}, ${limit}, order ${this.order.toUpperCase()}, SIM selection ${this.simSelection}, ${ping}, channel ${this.notificationChannel}${this.passphrase === null ? "" : ", encryption passphrase set"}`;
   }
 }
 

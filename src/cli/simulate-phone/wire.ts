@@ -73,6 +73,12 @@ export interface LocalMessage {
   data: { bytes: Uint8Array; port: number } | null;
   /** Why the app cannot send it at all (no content it knows, bad base64), or null. */
   unsendable: string | null;
+  /** The text as the server gave it (ciphertext when encrypted), or null for no text. */
+  text: string | null;
+  /** isEncrypted: the text and each number are decrypted with the passphrase when it is sent. */
+  encrypted: boolean;
+  /** Recipients that failed on their own (a number that would not decrypt), with the app's error. */
+  failedRecipients: Map<string, string>;
   state: LocalState;
   error: string | null;
   /** When each state was reached, in the app's date form; sent whole with every PATCH. */

@@ -27,6 +27,10 @@ export const badge = (n: Pick<NotificationRecord, "id" | "status" | "cancelPendi
   return html`<span class="badge ${status}" data-status-for="${n.id}">${status}</span>`;
 };
 
+/** An encrypted send's ciphertext, shortened for a table cell and marked as what it is. */
+const cipher = (value: string) =>
+  html`<span class="badge">encrypted</span> <code>${value.length > 24 ? `${value.slice(0, 23)}…` : value}</code>`;
+
 function options(values: readonly string[], chosen: string, any: string): Html {
   return html`<option value="">${any}</option>${values.map((v) => html`<option value="${v}"${v === chosen ? html` selected` : ""}>${v}</option>`)}`;
 }
@@ -71,10 +75,10 @@ ${opts.rows.map(
   (n) => html`<tr>
   <td data-label="Message"><a href="/dashboard/messages/${n.id}">#${n.id}</a></td>
   <td data-label="Created">${when(n.createdAt)}</td>
-  <td data-label="To">${n.recipient}</td>
+  <td data-label="To">${n.encrypted ? cipher(n.recipient) : n.recipient}</td>
   <td data-label="Channel">${n.deliveryType}</td>
   <td data-label="Device">${n.deviceId === null ? "" : (deviceName.get(n.deviceId) ?? `#${n.deviceId}`)}</td>
-  <td data-label="Text">${n.message.length > 80 ? `${n.message.slice(0, 79)}…` : n.message}</td>
+  <td data-label="Text">${n.encrypted ? cipher(n.message) : n.message.length > 80 ? `${n.message.slice(0, 79)}…` : n.message}</td>
   <td data-label="Status">${badge(n)}</td>
 </tr>`,
 )}
@@ -99,12 +103,13 @@ export function messageDetail(opts: {
   <table><tbody>
   ${field("Status", badge(n))}
   ${field("Channel", `${n.deliveryType} (${n.route})`)}
+  ${field("Encrypted", n.encrypted ? "Yes: the number and the text below are ciphertext, which only the paired phone decrypts" : null)}
   ${field("To", n.recipientName ? `${n.recipientName} <${n.recipient}>` : n.recipient)}
   ${field("Device", opts.device)}
   ${field("Template", opts.template)}
   ${vars ? field("Variables", html`${Object.entries(vars).map(([k, v]) => html`<code>${k}</code> = ${v}<br>`)}`) : ""}
   ${field("Text", html`<span class="pre">${n.message}</span>`)}
-  ${field("Segments", n.segments)}
+  ${field("Segments", n.encrypted ? "unknown (encrypted; counted as 1)" : n.segments)}
   ${field("Cost", n.cost)}
   ${field("Scheduled", n.scheduleAt ? `${when(n.scheduleAt)} UTC${n.timezone ? ` (${n.timezone})` : ""}` : null)}
   ${field("Created", `${when(n.createdAt)} UTC`)}

@@ -16,6 +16,8 @@ export interface SafetyForm {
   helpReply: string;
   /** Route names, first to third; "" for none. */
   routes: [string, string, string];
+  /** End-to-end encrypted sends allowed. */
+  encryptedSends: boolean;
 }
 
 /** Errors by form field: the names below, "quiet" for the pair, "routes" for the order, "other". */
@@ -65,6 +67,8 @@ function replyField(id: string, name: string, label: string, value: string, erro
 
 export function safetyBody(opts: {
   form: SafetyForm;
+  /** Why encrypted sends are off until turned on, shown beside the switch. */
+  encryptedReason: string;
   errors?: SafetyErrors;
   /** Route names with what each is, in words. */
   routes: { name: string; about: string }[];
@@ -120,6 +124,11 @@ export function safetyBody(opts: {
     <p class="hint" id="s-routes-hint">For sends that name no route and no device: try the first route, and on a failure that another route could avoid, the next. All none: no failover.</p>
     ${fieldError("s-routes", e.routes)}
     <div class="row">${[0, 1, 2].map(routeSelect)}</div>
+  </fieldset>
+  <fieldset>
+    <legend>Encrypted sends</legend>
+    <p class="hint" id="s-encrypted-hint">${opts.encryptedReason} Encrypted texts go only through a paired phone, which decrypts them with its passphrase; they join no conversation and no template, rule or failover applies to them.</p>
+    <label class="check"><input type="checkbox" id="s-encrypted" name="encrypted_sends" value="yes" aria-describedby="s-encrypted-hint"${f.encryptedSends ? html` checked` : ""}> Allow end-to-end encrypted sends</label>
   </fieldset>
   <p><button type="submit">Save settings</button></p>
 </form>`;

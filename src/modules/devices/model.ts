@@ -42,6 +42,10 @@ export const Device = t.Object({
   send_limit_per_minute: t.Integer(),
   send_interval_min: t.Integer({ description: "Paired phones: random pause between SMS, from…" }),
   send_interval_max: t.Integer({ description: "…to, seconds" }),
+  encryption_passphrase_set: t.Boolean({
+    description:
+      "Paired phones: whether Pigeon pushes an encryption passphrase to the phone (set with POST /device/update); the passphrase itself is never shown",
+  }),
   notification_channel: NotificationChannel,
   channel_hint: ChannelHint,
   sim_cards: t.Array(
@@ -181,6 +185,18 @@ export const UpdateDeviceBody = t.Object({
   ),
   send_interval_max: t.Optional(
     t.Integer({ minimum: 0, maximum: 3600, description: "Paired phones: longest pause between two SMS, seconds" }),
+  ),
+  encryption_passphrase: t.Optional(
+    t.Nullable(
+      t.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          "Paired phones: the passphrase the app decrypts encrypted messages with, pushed to it in its settings (`encryption.passphrase`); null takes it back " +
+          "(the phone then has none). Sealed at rest and never returned (`encryption_passphrase_set` says whether one is set). " +
+          "Once Pigeon holds it, the encryption is no longer end-to-end against this server: leave it unset and type it into the app to keep it so.",
+      }),
+    ),
   ),
 });
 

@@ -20,12 +20,18 @@ export function createDeviceRepository(db: Executor, box: SecretBox) {
   // sealed on the way in, opened on the way out, so callers only ever see the plain values.
   const reveal = (raw: Record<string, unknown>): DeviceRow => {
     const row = records.record(raw);
-    return { ...row, config: openConfig(box, row.config), webhookKey: row.webhookKey === null ? null : box.open(row.webhookKey) };
+    return {
+      ...row,
+      config: openConfig(box, row.config),
+      webhookKey: row.webhookKey === null ? null : box.open(row.webhookKey),
+      encryptionPassphrase: row.encryptionPassphrase === null ? null : box.open(row.encryptionPassphrase),
+    };
   };
   const seal = <T extends Partial<NewDevice>>(row: T): T => ({
     ...row,
     ...(row.config !== undefined ? { config: sealConfig(box, row.config) } : {}),
     ...(typeof row.webhookKey === "string" ? { webhookKey: box.isSealed(row.webhookKey) ? row.webhookKey : box.seal(row.webhookKey) } : {}),
+    ...(typeof row.encryptionPassphrase === "string" ? { encryptionPassphrase: box.seal(row.encryptionPassphrase) } : {}),
   });
   const many = async (sql: string, params: SqlParam[]) => (await db.all<Record<string, unknown>>(sql, params)).map(reveal);
   const one = async (sql: string, params: SqlParam[]) => {

@@ -164,7 +164,9 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         description:
           "Changes the name and the send pacing: `send_limit_per_minute` (every kind) and, for paired phones, the random pause between two SMS " +
           "(`send_interval_min`..`send_interval_max` seconds). A paired phone is told to fetch its new settings at once; " +
-          "it is given only the settings chosen here (the pause range once either end was set, the per-minute limit once set), the rest stay the phone's own.",
+          "it is given only the settings chosen here (the pause range once either end was set, the per-minute limit once set), the rest stay the phone's own. " +
+          "`encryption_passphrase` (paired phones) pushes the passphrase of encrypted messages to the phone; it is sealed at rest, never returned " +
+          "(`encryption_passphrase_set`), and while Pigeon holds it the encryption is no longer end-to-end against this server.",
       },
     })
     .get(

@@ -55,6 +55,9 @@ export const device = sqliteTable(
     pushToken: text("push_token"),
     simCards: text("sim_cards", { mode: "json" }).$type<unknown[]>(),
     webhookKey: text("webhook_key"),
+    // Paired phones: the passphrase of end-to-end encrypted messages, when the user chose to push
+    // it to the phone through its settings (sealed like the signing key); null: the phone's own.
+    encryptionPassphrase: text("encryption_passphrase"),
     appVersion: text("app_version"),
     // Paired phones: the last presence we announced (device.online / device.offline events).
     presence: text("presence", { enum: ["online", "offline"] }),

@@ -103,7 +103,7 @@ function presentHealth(h: PhoneHealth, unhealthy: string[] | null) {
  * The sending settings a user can choose for a device. The ones chosen (device.userSettings) are
  * what a paired phone is given; the others stay as the phone's own settings have them.
  */
-export const USER_SETTINGS = ["send_limit_per_minute", "send_interval_min", "send_interval_max"] as const;
+export const USER_SETTINGS = ["send_limit_per_minute", "send_interval_min", "send_interval_max", "encryption_passphrase"] as const;
 
 export function isOnline(row: Pick<DeviceRow, "lastSeenAt" | "pushToken">, now: number, offlineAfterMs = OFFLINE_AFTER_MS): boolean {
   return row.lastSeenAt !== null && now - row.lastSeenAt <= allowedSilence(row, offlineAfterMs);
@@ -178,6 +178,7 @@ export function createDeviceService(
       send_limit_per_minute: row.sendLimitPerMinute,
       send_interval_min: row.sendIntervalMin,
       send_interval_max: row.sendIntervalMax,
+      encryption_passphrase_set: row.encryptionPassphrase !== null,
       sim_cards: simCardsOf(row),
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
@@ -365,9 +366,26 @@ export function createDeviceService(
 
   async function update(
     workspaceId: number,
-    input: { device_id: number; name?: string; send_limit_per_minute?: number; send_interval_min?: number; send_interval_max?: number },
+    input: {
+      device_id: number;
+      name?: string;
+      send_limit_per_minute?: number;
+      send_interval_min?: number;
+      send_interval_max?: number;
+      /** Paired phones: the passphrase pushed to the phone for encrypted messages; null takes it back. */
+      encryption_passphrase?: string | null;
+    },
   ) {
     const row = await require(workspaceId, input.device_id);
+    if (input.encryption_passphrase !== undefined && traitsOf(row.kind).needsPresence !== true)
+      throw new AppError(
+        "option_not_supported",
+        `encryption_passphrase applies to paired phones; device ${row.id} is a ${row.kind} device`,
+        {
+          field: "encryption_passphrase",
+          device_id: row.id,
+        },
+      );
     const min = input.send_interval_min ?? row.sendIntervalMin;
     const max = input.send_interval_max ?? row.sendIntervalMax;
     if (min > max) {
@@ -385,6 +403,7 @@ export function createDeviceService(
       sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
       sendIntervalMin: min,
       sendIntervalMax: max,
+      ...(input.encryption_passphrase !== undefined ? { encryptionPassphrase: input.encryption_passphrase } : {}),
       updatedAt: clock.now(),
     });
     hooks.settingsChanged?.(updated);

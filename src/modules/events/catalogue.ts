@@ -20,6 +20,7 @@ const notification = (status: string, extra: Record<string, unknown> = {}) => ({
   error_reason: null,
   created_at: "2026-01-15T12:00:00.000Z",
   sent_at: "2026-01-15T12:00:01.000Z",
+  encrypted: false,
   ...extra,
 });
 

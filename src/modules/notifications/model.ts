@@ -67,6 +67,10 @@ export const Notification = t.Object({
   valid_until: t.Nullable(
     t.String({ format: "date-time", description: "After this instant it is not sent (from ttl or valid_until); null: no limit" }),
   ),
+  encrypted: t.Boolean({
+    description:
+      "End-to-end encrypted (sent with `encrypted: true`): `recipient` and `message` are the ciphertext as given, which only the paired phone decrypts",
+  }),
 });
 
 export const LogEntry = t.Object({
@@ -146,6 +150,8 @@ export interface NewNotification {
   /** The failover order (device kinds), and what later routes need. */
   routes: DeviceKind[] | null;
   fallback: object | null;
+  /** Recipient and message are end-to-end encrypted ciphertext, stored verbatim. */
+  encrypted?: boolean;
   createdAt: number;
   /** A data SMS's payload and port (then `message` is empty); absent or null for text. */
   dataMessage?: DataMessage | null;

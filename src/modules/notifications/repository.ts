@@ -17,8 +17,8 @@ export type { DueCandidate } from "./claims-repository";
 const INSERT_HEAD = `
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, sim_number, priority, hooks, with_delivery_report, valid_until, routes, fallback, created_at, updated_at, data_message) VALUES`;
-const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+      external_id, channel_payload, sim_number, priority, hooks, with_delivery_report, valid_until, routes, fallback, encrypted, created_at, updated_at, data_message) VALUES`;
+const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 function insertParams(n: NewNotification): SqlParam[] {
   return [
@@ -46,6 +46,7 @@ function insertParams(n: NewNotification): SqlParam[] {
     n.validUntil,
     n.routes ? JSON.stringify(n.routes) : null,
     n.fallback ? JSON.stringify(n.fallback) : null,
+    n.encrypted ? 1 : 0,
     n.createdAt,
     n.createdAt,
     n.dataMessage ? JSON.stringify(n.dataMessage) : null,

@@ -78,6 +78,9 @@ export const notification = sqliteTable(
     // and its variables for a closed window).
     routes: text("routes", { mode: "json" }).$type<DeviceKind[]>(),
     fallback: text("fallback", { mode: "json" }).$type<Record<string, unknown>>(),
+    // End-to-end encrypted (the companion app's format): recipient and message are ciphertext the
+    // paired phone decrypts; Pigeon stores and hands them on verbatim and never reads them.
+    encrypted: integer("encrypted", { mode: "boolean" }).notNull().default(false),
   },
   (table) => [
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),

@@ -53,6 +53,7 @@ export function presentNotification(n: NotificationRecord) {
     priority: n.priority,
     with_delivery_report: n.withDeliveryReport,
     valid_until: iso(n.validUntil),
+    encrypted: n.encrypted,
   };
 }
 

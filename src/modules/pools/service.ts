@@ -287,7 +287,9 @@ export function createPoolService(deps: PoolDeps) {
     /**
      * The member a send to `recipient` goes out through: from the pool named, else the workspace's
      * default pool; null when it names none and has no default. `immediate`: a send for now, which
-     * an offline phone cannot take (a scheduled one may wait for it).
+     * an offline phone cannot take (a scheduled one may wait for it). `opaque`: the recipient is
+     * ciphertext (an end-to-end encrypted send), so neither stickiness nor geomatch can read it:
+     * the member is the least loaded (sticky) or the next in turn, among all members.
      */
     async choose(
       workspaceId: number,
@@ -297,6 +299,7 @@ export function createPoolService(deps: PoolDeps) {
       generation?: number,
       segments = 1,
       picks?: Map<number, PoolPick>,
+      opaque = false,
     ): Promise<PoolChoice | null> {
       const ref = poolRef ?? (await defaultPool(workspaceId, generation));
       if (ref === null) return null;
@@ -383,6 +386,10 @@ export function createPoolService(deps: PoolDeps) {
           holdUntil: null,
         };
       };
+      if (p.strategy === "sticky" && opaque) {
+        const { pick, load } = await leastLoaded(usable, picks);
+        return done(pick, `the recipient is encrypted, so it cannot be kept: the least loaded (${load} waiting)`);
+      }
       if (p.strategy === "sticky") {
         const kept = await repo.sticky(p.id, recipient);
         const keptMember = kept === null ? null : usable.find((c) => c.member.id === kept);
@@ -393,7 +400,7 @@ export function createPoolService(deps: PoolDeps) {
         const lost = kept === null ? "new recipient" : `its member ${kept} cannot send now`;
         return done(pick, `${lost}: the least loaded (${load} waiting)${near.why ? ` in ${near.why}` : ""}`);
       }
-      const near = p.geomatch ? nearest(usable, recipient) : { list: usable, why: null };
+      const near = p.geomatch && !opaque ? nearest(usable, recipient) : { list: usable, why: null };
       const region = near.why ? ` in ${near.why}` : "";
       if (p.strategy === "least_loaded") {
         const { pick, load } = await leastLoaded(near.list, picks);

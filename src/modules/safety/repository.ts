@@ -17,6 +17,7 @@ interface SettingsRow {
   help_reply: string | null;
   default_routes: string | null;
   time_zone: string | null;
+  encrypted_sends: number | boolean | null;
 }
 
 /** A workspace's stored rules, as read and written: lists parsed, null where the default applies. */
@@ -31,6 +32,8 @@ export interface SettingsValues {
   helpReply: string | null;
   defaultRoutes: DeviceKind[] | null;
   timeZone: string | null;
+  /** Whether end-to-end encrypted sends are allowed; null: the default (off). */
+  encryptedSends: boolean | null;
 }
 
 export interface SuppressionRecord {
@@ -82,7 +85,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
     async settings(workspaceId: number): Promise<SettingsValues | null> {
       const row = await db.get<SettingsRow>(
         `SELECT quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords, opt_out_reply, opt_in_reply, help_reply,
-          default_routes, time_zone FROM workspace_setting WHERE workspace_id = ?`,
+          default_routes, time_zone, encrypted_sends FROM workspace_setting WHERE workspace_id = ?`,
         [workspaceId],
       );
       if (!row) return null;
@@ -97,6 +100,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
         helpReply: row.help_reply,
         defaultRoutes: list(row.default_routes),
         timeZone: row.time_zone,
+        encryptedSends: row.encrypted_sends === null ? null : Boolean(row.encrypted_sends),
       };
     },
 
@@ -104,12 +108,13 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
       const json = (list: unknown[] | null) => (list === null ? null : JSON.stringify(list));
       await db.run(
         `INSERT INTO workspace_setting (workspace_id, quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords,
-          opt_out_reply, opt_in_reply, help_reply, default_routes, time_zone, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          opt_out_reply, opt_in_reply, help_reply, default_routes, time_zone, encrypted_sends, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (workspace_id) DO UPDATE SET quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
           opt_out_keywords = excluded.opt_out_keywords, opt_in_keywords = excluded.opt_in_keywords, help_keywords = excluded.help_keywords,
           opt_out_reply = excluded.opt_out_reply, opt_in_reply = excluded.opt_in_reply, help_reply = excluded.help_reply,
-          default_routes = excluded.default_routes, time_zone = excluded.time_zone, updated_at = excluded.updated_at`,
+          default_routes = excluded.default_routes, time_zone = excluded.time_zone,
+          encrypted_sends = excluded.encrypted_sends, updated_at = excluded.updated_at`,
         [
           workspaceId,
           v.quietStart,
@@ -122,6 +127,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
           v.helpReply,
           json(v.defaultRoutes),
           v.timeZone,
+          v.encryptedSends === null ? null : v.encryptedSends ? 1 : 0,
           now,
         ],
       );

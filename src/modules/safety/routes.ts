@@ -118,7 +118,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
         operationId: "getWorkspaceSettings",
         summary: "Safe-sending settings",
         description:
-          "The workspace's quiet hours, opt-out, opt-in and help keywords with their replies, and default failover routes, defaults filled in.",
+          "The workspace's quiet hours, opt-out, opt-in and help keywords with their replies, default failover routes, time zone and whether encrypted sends are allowed, defaults filled in.",
       },
     })
     .post(
@@ -140,7 +140,9 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
             "(opt-out STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT; opt-in START, UNSTOP, YES; help HELP, INFO). A word in two lists: 400 `keyword_conflict`. " +
             "Replies: an empty string sends none, null restores the default. `default_routes`: the failover order for sends that name neither `routes` nor `device_id` " +
             `(routes: ${ROUTE_NAMES_DOC}); it applies to the sends of the channels it names, null turns it off. ` +
-            "`time_zone`: the workspace's own IANA zone, in which inbound rules read their business hours (UTC unless set; 400 `invalid_timezone`).",
+            "`time_zone`: the workspace's own IANA zone, in which inbound rules read their business hours (UTC unless set; 400 `invalid_timezone`), " +
+            "and the quiet hours of encrypted sends. `encrypted_sends`: allow end-to-end encrypted SMS (off by default: their recipients cannot be checked against opt-outs; " +
+            "a send while off is 403 `encrypted_sends_disabled`).",
         },
       },
     );

@@ -33,6 +33,8 @@ export interface SafetySettings {
   defaultRoutes: DeviceKind[] | null;
   /** The workspace's own IANA zone (its inbound rules' business hours); UTC unless set. */
   timeZone: string;
+  /** End-to-end encrypted sends allowed: off unless the workspace turns them on (their recipients cannot be checked). */
+  encryptedSends: boolean;
 }
 
 /**
@@ -56,6 +58,7 @@ export function settingsFrom(row: SettingsValues | null): SafetySettings {
     helpReply: row?.helpReply ?? DEFAULT_HELP_REPLY,
     defaultRoutes: row?.defaultRoutes ?? null,
     timeZone: row?.timeZone ?? "UTC",
+    encryptedSends: row?.encryptedSends ?? false,
   };
 }
 
@@ -70,6 +73,7 @@ export function presentSettings(s: SafetySettings) {
     help_reply: s.helpReply,
     default_routes: s.defaultRoutes?.map((k) => ROUTE_NAMES[k]) ?? null,
     time_zone: s.timeZone,
+    encrypted_sends: s.encryptedSends,
   };
 }
 
@@ -84,6 +88,7 @@ export interface SettingsChange {
   help_reply?: string | null;
   default_routes?: string[] | null;
   time_zone?: string | null;
+  encrypted_sends?: boolean | null;
 }
 
 function invalid(field: string, reason: string, extra: Record<string, unknown> = {}): AppError {
@@ -144,6 +149,7 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
         helpReply: null,
         defaultRoutes: null,
         timeZone: null,
+        encryptedSends: null,
       };
   if (change.quiet_hours !== undefined) {
     if (change.quiet_hours === null) {
@@ -181,6 +187,8 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
     values.timeZone = zone === null ? null : resolveTimeZone(zone);
   }
 
+  if (change.encrypted_sends !== undefined) values.encryptedSends = change.encrypted_sends;
+
   const lists: [string, string[]][] = [
     ["opt_out_keywords", values.optOutKeywords ?? DEFAULT_OPT_OUT_KEYWORDS],
     ["opt_in_keywords", values.optInKeywords ?? DEFAULT_OPT_IN_KEYWORDS],
@@ -199,6 +207,15 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
   }
   return values;
 }
+
+/** Why encrypted sends are off until a workspace turns them on: said wherever the switch is. */
+export const ENCRYPTED_SENDS_REASON =
+  "Pigeon cannot read an end-to-end encrypted recipient, so it cannot check it against your opt-outs (STOP replies), " +
+  "quiet hours or rules: turn this on only if you check opt-outs yourself before you encrypt.";
+
+const ENCRYPTED_SENDS_DOC =
+  "Allow end-to-end encrypted SMS (`encrypted: true`, SMSGate's `isEncrypted`). Off by default, and a send is then 403 `encrypted_sends_disabled`. " +
+  `${ENCRYPTED_SENDS_REASON} null restores the default (off).`;
 
 const Clock = t.String({ description: "24-hour local time HH:MM", examples: ["21:00"] });
 const KeywordList = t.Array(t.String({ maxLength: 64 }), {
@@ -246,6 +263,7 @@ export const SettingsBody = t.Object(
         }),
       ),
     ),
+    encrypted_sends: t.Optional(t.Nullable(t.Boolean({ description: ENCRYPTED_SENDS_DOC }))),
   },
   {
     additionalProperties: false,
@@ -263,4 +281,5 @@ export const Settings = t.Object({
   help_reply: t.String(),
   default_routes: t.Nullable(t.Array(t.String())),
   time_zone: t.String({ description: "The workspace's own IANA time zone (UTC unless set)" }),
+  encrypted_sends: t.Boolean({ description: ENCRYPTED_SENDS_DOC }),
 });

@@ -79,6 +79,7 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
       validUntil: p.validUntil,
       routes: p.routes,
       fallback: p.fallback,
+      encrypted: p.encrypted === true,
       createdAt: now,
       dataMessage: p.dataMessage ?? null,
     };

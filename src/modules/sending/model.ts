@@ -171,6 +171,19 @@ const sendFields = {
   ...phoneOptionFields,
   ...expiryFields,
   ...safeSendFields,
+  encrypted: t.Optional(
+    t.Nullable(
+      t.Boolean({
+        description:
+          "End-to-end encrypted: `recipient_contact` and `message` are each one value in the companion app's format, " +
+          "`$aes-256-cbc/pbkdf2-sha1$i=<iterations>$<base64 16-byte salt>$<base64 ciphertext>`, which only the paired phone decrypts with its passphrase. " +
+          "Pigeon checks their form (400 `invalid_encrypted_value`), stores and shows them as given, and sends them only through a paired phone " +
+          "(400 `encrypted_needs_phone` for a cloud number, a chat-app device, a failover order naming another route or a pool that chose one); " +
+          "no template (400 `encrypted_option_unsupported`), no opt-out check, no E.164, no thread, no segment count (counted as 1, no credits). " +
+          "Off until the workspace turns on `encrypted_sends` (403 `encrypted_sends_disabled`). See docs/sending.md.",
+      }),
+    ),
+  ),
   chatapp_template_id: t.Optional(
     t.Nullable(
       t.Union([t.String(), t.Number()], {
@@ -355,5 +368,9 @@ export const PreviewResponse = Envelope(
         { additionalProperties: true, description: "What a send of this body would answer instead of accepting it" },
       ),
     ),
+    encrypted: t.Boolean({
+      description:
+        "An encrypted send (`encrypted: true`): characters, encoding and segments are null, as the ciphertext says nothing of the text",
+    }),
   }),
 );

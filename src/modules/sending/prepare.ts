@@ -23,7 +23,7 @@ import { newPrepareCache, PRIORITY_EXPEDITED, type Common, type PrepareCache, ty
 /** A schedule_time up to this far behind the clock still counts as "now" (it has whole seconds). */
 const PAST_GRACE_MS = 1000;
 
-function safetyMemo(seen: PrepareCache, auth: AuthContext): SafetyMemo {
+export function safetyMemo(seen: PrepareCache, auth: AuthContext): SafetyMemo {
   let memo = seen.safety.get(auth.workspaceId);
   if (!memo) {
     memo = { cacheGeneration: auth.cacheGeneration };
@@ -73,7 +73,10 @@ export function expiryOf(input: Pick<SendInput, "ttl" | "validUntil">, scheduleA
   return at;
 }
 
-export function createPreparing(ctx: SendingContext, choice: DeviceChoice, content: Content) {
+/** How an end-to-end encrypted send is prepared instead (src/modules/sending/encrypted.ts). */
+export type PrepareEncrypted = (auth: AuthContext, input: SendInput, seen: PrepareCache) => Promise<Prepared>;
+
+export function createPreparing(ctx: SendingContext, choice: DeviceChoice, content: Content, prepareEncrypted: PrepareEncrypted) {
   const { deps, CARRIERS, traits, channelChecks } = ctx;
   const { clock, devices, credits } = deps;
   const { chooseDevice, poolChoice } = choice;
@@ -121,7 +124,7 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
    */
   async function readAhead(auth: AuthContext, inputs: SendInput[], seen: PrepareCache): Promise<void> {
     const phones = inputs.flatMap((input) => {
-      const phone = input.system ? null : toE164(input.recipient);
+      const phone = input.system || input.encrypted ? null : toE164(input.recipient);
       return phone ? [phone] : [];
     });
     await deps.safety.readOptOuts(auth.workspaceId, phones, safetyMemo(seen, auth));
@@ -132,6 +135,7 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
    * request pass the same `seen` (newPrepareCache), so they share the reads that cannot differ.
    */
   async function prepare(auth: AuthContext, input: SendInput, seen: PrepareCache = newPrepareCache()): Promise<Prepared> {
+    if (input.encrypted) return prepareEncrypted(auth, input, seen);
     const memo = safetyMemo(seen, auth);
     const recipient = toE164(input.recipient);
     if (!recipient) {

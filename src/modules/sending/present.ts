@@ -97,11 +97,13 @@ export function previewReply(
   result: { prepared: Prepared | null; refusal: AppError | null },
   fallbackText: string | null,
   balance: number,
+  encrypted = false,
 ) {
   const p = result.prepared;
-  // A data SMS has no text to count: one PDU, no encoding.
+  // A data SMS has no text to count: one PDU, no encoding. Ciphertext says nothing of the text's
+  // length or alphabet: no count is made of it.
   const text = p?.dataMessage ? null : (p?.message ?? fallbackText);
-  const info = text === null ? null : countSegments(text);
+  const info = text === null || encrypted ? null : countSegments(text);
   const sms = p === null || p.channel === "sms";
   const refusal = result.refusal;
   const optedOut =
@@ -118,9 +120,9 @@ export function previewReply(
           ? ("schedule" as const)
           : ("send" as const),
     message: text,
-    characters: text === null ? null : [...text].length,
+    characters: text === null || encrypted ? null : [...text].length,
     encoding: sms && info ? info.encoding : null,
-    ucs2_characters: sms && text !== null ? ucs2Characters(text) : [],
+    ucs2_characters: sms && info && text !== null ? ucs2Characters(text) : [],
     segments: p?.dataMessage ? 1 : info ? (sms ? info.segments : 1) : null,
     route: route?.route ?? null,
     device_id: route?.device_id ?? null,
@@ -133,5 +135,6 @@ export function previewReply(
     error: refusal
       ? { status_id: refusal.status, error_code: refusal.publicCode ?? refusal.code, message: refusal.message, ...refusal.data }
       : null,
+    encrypted,
   };
 }

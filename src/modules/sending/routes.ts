@@ -53,7 +53,8 @@ const SEND_ERRORS =
   "`no_active_device`, `pool_unavailable` (no member of the pool can send now; each member's reason is listed), `device_offline` " +
   "(the paired phone has not reported for 5 minutes; scheduled sends are accepted and wait for it), `device_inactive`, `invalid_device`; " +
   "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
-  "403 `urls_not_allowed`.";
+  "403 `urls_not_allowed`. With `encrypted: true`: 400 `invalid_encrypted_value` (a value not in the app's format), `encrypted_needs_phone` (a device, route or pool choice that is not a paired phone), " +
+  "`encrypted_option_unsupported` (a template, variables, or a plan that forbids links); 403 `encrypted_sends_disabled` (the workspace has not turned on `encrypted_sends`).";
 
 export function toSendInput(body: Partial<SendSmsFields>): SendInput {
   return {
@@ -76,6 +77,7 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     routes: body.routes,
     transactional: body.transactional,
     chatappTemplateId: body.chatapp_template_id,
+    encrypted: body.encrypted,
   };
 }
 
@@ -252,7 +254,7 @@ function makeSendHandlers(s: SendingRouteDeps) {
         const result = await s.sending.preview(auth, input);
         // An id the caller cannot see is answered as the send answers it, not described.
         if (result.refusal?.status === 404) throw result.refusal;
-        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId)), "Preview");
+        return ok(previewReply(result, text, await s.credits.balance(auth.workspaceId), body.encrypted === true), "Preview");
       },
     },
     bulk: {

@@ -10,15 +10,17 @@ import { createAccepting } from "./accept";
 import { createContent } from "./content";
 import { createSendingContext } from "./context";
 import { createDeviceChoice } from "./device-choice";
+import { createEncryptedPreparing } from "./encrypted";
 import { createFailover } from "./failover";
-import { createPreparing } from "./prepare";
+import { createPreparing, safetyMemo } from "./prepare";
 import type { Accepted, ChannelCheck, SendingDeps } from "./types";
 
 export function createSendingService(deps: SendingDeps) {
   const ctx = createSendingContext(deps);
   const choice = createDeviceChoice(ctx);
   const content = createContent(ctx);
-  const preparing = createPreparing(ctx, choice, content);
+  const encrypted = createEncryptedPreparing(ctx, choice, safetyMemo);
+  const preparing = createPreparing(ctx, choice, content, encrypted.prepareEncrypted);
   const accepting = createAccepting(ctx, preparing.prepare);
   const failing = createFailover(ctx, preparing.prepareRoute);
   return {

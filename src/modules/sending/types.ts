@@ -58,6 +58,11 @@ export interface SendInput {
   /** How the caller's API names the data SMS and the text, for its refusals (data_message, dataMessage). */
   dataMessageField?: string;
   messageField?: string;
+  /**
+   * End-to-end encrypted: `recipient` and `message` are the companion app's ciphertext, checked for
+   * their form only and handed to a paired phone as they are (src/modules/sending/encrypted.ts).
+   */
+  encrypted?: boolean | null;
 }
 
 /** The companion app's priority from which its limits and delays are skipped (Message.PRIORITY_EXPEDITED). */
@@ -99,6 +104,8 @@ export interface Prepared {
   poolHeld?: boolean;
   /** A data SMS: its payload and port (`message` is empty, one segment). */
   dataMessage?: DataMessage | null;
+  /** Recipient and message are ciphertext only the paired phone can read. */
+  encrypted?: boolean;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */

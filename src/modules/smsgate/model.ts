@@ -48,7 +48,15 @@ export const SendMessageBody = t.Object({
   ttl: nullable(t.Integer({ minimum: 0, description: "Seconds the message may wait; not with validUntil" })),
   validUntil: nullable(t.String({ format: "date-time" })),
   scheduleAt: nullable(t.String({ format: "date-time", description: "When to send it (RFC 3339 with a zone)" })),
-  isEncrypted: nullable(t.Boolean({ description: "Not supported by Pigeon: true answers 400 option_not_supported" })),
+  isEncrypted: nullable(
+    t.Boolean({
+      description:
+        "true: the text and each phone number are values in the app's format `$aes-256-cbc/pbkdf2-sha1$i=<iterations>$<base64 salt>$<base64 ciphertext>`, " +
+        "which the phone decrypts with its passphrase. Pigeon checks their form (400 `invalid_encrypted_value`), stores them as given and reports each " +
+        "recipient by its ciphertext; off until the workspace turns on `encrypted_sends` (403 `encrypted_sends_disabled`); only through a paired phone. " +
+        "With dataMessage: 400 option_not_supported for now",
+    }),
+  ),
 });
 export type SendMessageBody = Static<typeof SendMessageBody>;
 
@@ -148,7 +156,7 @@ export const Webhook = t.Object({ id: t.String(), url: t.String(), event: t.Stri
 const SettingValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
 export const Settings = t.Record(t.String(), t.Record(t.String(), SettingValue), {
   description:
-    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks; camelCase names work too. Other settings answer 400 option_not_supported.",
+    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks, and `encryption.passphrase` (pushed to every paired phone for encrypted messages, sealed, never returned: a read gives `encryption.passphrase_set`; null takes it back); camelCase names work too. Other settings answer 400 option_not_supported. Once Pigeon holds the passphrase, encrypted messages are no longer end-to-end against this server.",
 });
 
 export const INCOMING_TYPES = ["SMS", "DATA_SMS", "MMS", "MMS_DOWNLOADED"] as const;

@@ -157,6 +157,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       withDeliveryReport: body.withDeliveryReport ?? null,
       ttl: body.ttl ?? null,
       validUntil: body.validUntil ?? null,
+      encrypted: body.isEncrypted === true,
     };
   }
 
@@ -165,20 +166,19 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * accepted with the message's record in one unit of work, so a refusal stores nothing.
    */
   async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
-    // Checked first, so it stays refused on its own when encrypted text is accepted.
+    // Checked first: an encrypted data message stays refused while each alone is accepted.
     if (body.dataMessage && body.isEncrypted)
       throw new AppError(
         "option_not_supported",
-        "Encrypted data messages (isEncrypted with dataMessage) are not supported: send the data message unencrypted",
+        "Encrypted data messages (dataMessage with isEncrypted) are not supported yet: encrypt a textMessage, or send the data message unencrypted",
         { field: "isEncrypted" },
       );
-    if (body.isEncrypted)
-      throw new AppError("option_not_supported", "End-to-end encrypted messages (isEncrypted) are not supported", { field: "isEncrypted" });
     if (!body.textMessage && !body.dataMessage && (body.message === undefined || body.message === null))
       throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
     if (body.ttl != null && body.validUntil)
       throw new AppError("ttl_with_valid_until", "Give either ttl or validUntil, not both", { fields: ["ttl", "validUntil"] });
-    if (query.skipPhoneValidation) refuseUnvalidated(body.phoneNumbers);
+    // Encrypted numbers are ciphertext, checked for their form by the send path: nothing to validate here.
+    if (query.skipPhoneValidation && !body.isEncrypted) refuseUnvalidated(body.phoneNumbers);
     const id = body.id?.trim() || nanoid(21);
     if (await repo.message(auth.workspaceId, id)) throw new AppError("conflict", `A message with id ${id} already exists`, { id });
 
@@ -207,7 +207,7 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
       if (failed && !failed.ok) throw failed.error;
       const items = results.map((r, i) => ({ phoneNumber: prepared[i].recipient, notificationId: r.ok ? r.accepted.notificationId : 0 }));
       try {
-        await repo.insert(auth.workspaceId, { id, deviceId: Number(deviceId), isEncrypted: false, createdAt }, items);
+        await repo.insert(auth.workspaceId, { id, deviceId: Number(deviceId), isEncrypted: body.isEncrypted === true, createdAt }, items);
       } catch (error) {
         if (String((error as Error).message).includes("UNIQUE"))
           throw new AppError("conflict", `A message with id ${id} already exists`, { id });

@@ -2,7 +2,9 @@
 // phone. Pigeon keeps sending settings per phone, so the ones it acts on are applied to every
 // paired phone of the workspace: the pause between messages and the per-minute limit. The webhook
 // signing key is the workspace's SMSGate key: it can be set here but, as in SMSGate, never read.
-// Anything else is refused by name rather than stored and ignored.
+// The encryption passphrase is pushed to every paired phone (sealed in each phone's row), also never
+// read back: a read says only whether one is set. Anything else is refused by name rather than
+// stored and ignored.
 import { AppError } from "../../core/errors";
 import type { DeviceRow } from "../devices/model";
 import type { DeviceService } from "../devices/service";
@@ -19,7 +21,11 @@ function pick(section: Json, snake: string): unknown {
 const KNOWN: Record<string, string[]> = {
   messages: ["send_interval_min", "send_interval_max", "limit_period", "limit_value"],
   webhooks: ["signing_key"],
+  encryption: ["passphrase"],
 };
+
+/** What a read says of the passphrase instead of it; given back in a write, it changes nothing. */
+const PASSPHRASE_SET = "passphrase_set";
 
 function refuse(field: string, reason: string): never {
   throw new AppError("option_not_supported", `Setting ${field} ${reason}`, { field });
@@ -34,8 +40,9 @@ const positiveInt = (v: unknown, field: string, min: number) => {
 export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (d: DeviceRow) => boolean; webhooks: SmsGateWebhooks }) {
   const phones = async (workspaceId: number) => (await deps.devices.records(workspaceId, true)).filter(deps.isPhone);
 
-  async function get(workspaceId: number): Promise<Record<string, Record<string, string | number>>> {
-    const [first] = await phones(workspaceId);
+  async function get(workspaceId: number): Promise<Record<string, Record<string, string | number | boolean>>> {
+    const all = await phones(workspaceId);
+    const [first] = all;
     return {
       messages: first
         ? {
@@ -46,6 +53,7 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
           }
         : {},
       webhooks: {},
+      encryption: { [PASSPHRASE_SET]: all.length > 0 && all.every((p) => p.encryptionPassphrase !== null) },
     };
   }
 
@@ -53,6 +61,7 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
   async function update(workspaceId: number, body: Json) {
     const change: { send_interval_min?: number; send_interval_max?: number; send_limit_per_minute?: number } = {};
     let signingKey: string | null = null;
+    let passphrase: { value: string | null } | null = null;
     for (const [section, value] of Object.entries(body)) {
       if (value === null || value === undefined) continue;
       if (!KNOWN[section])
@@ -67,6 +76,7 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
       const fields = value as Json;
       for (const key of Object.keys(fields)) {
         const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+        if (section === "encryption" && snake === PASSPHRASE_SET) continue;
         if (fields[key] !== null && !KNOWN[section].includes(snake)) refuse(`${section}.${key}`, "is not supported by Pigeon");
       }
       if (section === "messages") {
@@ -79,6 +89,17 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
         if (period != null && period !== "PerMinute")
           refuse("messages.limit_period", `${String(period)} is not supported: Pigeon limits each phone per minute (PerMinute)`);
         if (limit != null) change.send_limit_per_minute = positiveInt(limit, "messages.limit_value", 1);
+      } else if (section === "encryption") {
+        // null takes the passphrase back from every phone; a key left out changes nothing.
+        if ("passphrase" in fields) {
+          const value = fields.passphrase;
+          if (value !== null && (typeof value !== "string" || value.length < 1 || value.length > 256))
+            throw new AppError("validation_error", "Setting encryption.passphrase must be 1 to 256 characters, or null", {
+              field: "encryption.passphrase",
+              location: "body",
+            });
+          passphrase = { value: value as string | null };
+        }
       } else {
         const key = pick(fields, "signing_key");
         if (key != null) {
@@ -91,7 +112,7 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
         }
       }
     }
-    const targets = Object.keys(change).length > 0 ? await phones(workspaceId) : [];
+    const targets = Object.keys(change).length > 0 || passphrase !== null ? await phones(workspaceId) : [];
     for (const phone of targets) {
       const min = change.send_interval_min ?? phone.sendIntervalMin;
       const max = change.send_interval_max ?? phone.sendIntervalMax;
@@ -103,7 +124,8 @@ export function createSmsGateSettings(deps: { devices: DeviceService; isPhone: (
         );
     }
     if (signingKey !== null) await deps.webhooks.setSigningKey(workspaceId, signingKey);
-    for (const phone of targets) await deps.devices.update(workspaceId, { device_id: phone.id, ...change });
+    const withPassphrase = passphrase === null ? {} : { encryption_passphrase: passphrase.value };
+    for (const phone of targets) await deps.devices.update(workspaceId, { device_id: phone.id, ...change, ...withPassphrase });
     return get(workspaceId);
   }
 

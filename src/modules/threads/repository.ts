@@ -101,10 +101,12 @@ type SendRow = {
   recipientName: string | null;
   message: string;
   at: number;
+  /** 1 (or true) for an end-to-end encrypted send: its recipient is ciphertext, so it joins no thread. */
+  encrypted: number | boolean;
 };
 
 const SEND_FIELDS = `n.id, n.workspace_id AS "workspaceId", n.delivery_type AS channel, n.device_id AS "deviceId", n.recipient,
-    n.recipient_name AS "recipientName", n.message, coalesce(n.schedule_at, n.created_at) AS at`;
+    n.recipient_name AS "recipientName", n.message, coalesce(n.schedule_at, n.created_at) AS at, n.encrypted`;
 
 /** SQLite: the sends past the cursor, oldest first (one writer commits ids in order). */
 const UNSYNCED = `SELECT ${SEND_FIELDS} FROM notification n WHERE n.id > ? ORDER BY n.id LIMIT ?`;
@@ -234,7 +236,8 @@ export function createThreadRepository(storage: Storage) {
           rows = await db.all<SendRow>(UNSYNCED, [cursor, batch]);
         }
         if (rows.length === 0) break;
-        await addToThreads(rows);
+        // An encrypted send's number cannot be read (and differs each time): it is in no thread.
+        await addToThreads(rows.filter((r) => !r.encrypted));
         if (queued)
           await db.run(
             `DELETE FROM thread_pending WHERE notification_id IN (${rows.map(() => "?").join(", ")})`,
