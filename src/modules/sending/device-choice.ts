@@ -129,6 +129,7 @@ export function createDeviceChoice(ctx: SendingContext) {
       auth.cacheGeneration,
       segments,
       picks,
+      common.dataMessage != null,
     );
   }
 
