@@ -186,7 +186,7 @@ export function createServices(deps: Deps): Services {
     devicesOf: (workspaceId) => deviceRepo.all(workspaceId, true),
     kindOf: (kind) => {
       const t = channels.find((c) => c.kind === kind);
-      return t ? { sms: t.deliveryType === "sms", needsPresence: t.needsPresence === true } : null;
+      return t ? { sms: t.deliveryType === "sms", needsPresence: t.needsPresence === true, dataSms: t.sendsDataSms === true } : null;
     },
     isOnline: (device, now) => isDeviceOnline(device, now, offlineAfterMs),
     emit: async (workspaceId, type, data) => void (await events.emit(workspaceId, type, data)),

@@ -34,3 +34,12 @@ export function decodeBase64(value: string): Uint8Array | null {
 
 /** Bytes as padded standard base64: how Pigeon stores and hands on a payload. */
 export const encodeBase64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString("base64");
+
+/**
+ * A data SMS in words, where text stands for it (a thread's preview, a rule's forward): its port
+ * and payload size, `data SMS to port 53739, 4 bytes`.
+ */
+export function describeDataSms(m: DataMessage): string {
+  const bytes = decodeBase64(m.data)?.length ?? 0;
+  return `data SMS to port ${m.port}, ${bytes} byte${bytes === 1 ? "" : "s"}`;
+}

@@ -1,6 +1,7 @@
 // An SMSGate user's code, unchanged, against the compiled binary: the published npm client
 // (android-sms-gateway, its own code) pointed at Pigeon's /3rdparty/v1 with a Pigeon key and
-// secret, a simulated phone carrying the messages. Where the client has no call for an operation
+// secret, a simulated phone carrying the messages (texts, and a data SMS, whose dataMessage the
+// client posts as given though its types lack it). Where the client has no call for an operation
 // (list, cancel, tokens), a plain request as SMSGate's API documents it. Webhooks are checked the
 // way SMSGate's docs tell receivers to (the published client has no verification helper).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -132,6 +133,33 @@ describe("the npm android-sms-gateway client against the binary", () => {
     const again = await plain("DELETE", "/messages/later-1", basic());
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ code: 409, data: { error_code: "not_cancellable" } });
+  });
+
+  test("a dataMessage sent through the client goes out as bytes to its port, and its state reads back Delivered", async () => {
+    // The client's 3.0.0 Message type has no dataMessage (its send() posts the object as given):
+    // the reference server's Message shape, typed through a cast.
+    const request = { id: "data-e2e", dataMessage: { data: "3q2+7w==", port: 9200 }, phoneNumbers: [RECIPIENT], withDeliveryReport: true };
+    const accepted = await client.send(request as unknown as Parameters<Client["send"]>[0]);
+    expect(accepted).toMatchObject({ id: "data-e2e", state: ProcessState.Pending, isEncrypted: false });
+    expect(accepted.recipients).toEqual([expect.objectContaining({ phoneNumber: RECIPIENT, state: ProcessState.Pending })]);
+    const done = await waitFor("Delivered", async () => {
+      const s: MessageState = await client.getState("data-e2e");
+      return s.state === ProcessState.Delivered ? s : null;
+    });
+    expect(done.recipients).toEqual([expect.objectContaining({ phoneNumber: RECIPIENT, state: ProcessState.Delivered })]);
+    expect(Object.keys((done as MessageState & { states: Record<string, string> }).states)).toEqual([
+      "Pending",
+      "Processed",
+      "Sent",
+      "Delivered",
+    ]);
+    // The simulated radio sent the payload's four bytes to port 9200, not a text.
+    expect(phone.output()).toMatch(new RegExp(`radio: data SMS \\S+ to \\${RECIPIENT} port 9200: 4 bytes deadbeef`));
+    // Pigeon's own API shows the same message as a data SMS of one segment with no text.
+    const list = (await server.api("/v1/api/notification/list", key)).body.data.notifications as { data_message?: unknown }[];
+    const n = list.filter((x) => x.data_message !== undefined);
+    expect(n).toHaveLength(1);
+    expect(n[0]).toMatchObject({ status: "delivered", message: "", data_message: { data: "3q2+7w==", port: 9200 }, segments: 1 });
   });
 
   test("a scoped token works within its scopes and is refused outside them", async () => {

@@ -46,7 +46,7 @@ export function postPhoneWebhook(ctx: TestContext, signingKey: string, raw: stri
   );
 }
 
-/** A phone paired the way the app pairs, that can report received SMS. */
+/** A phone paired the way the app pairs, that can report received SMS and data SMS. */
 export async function appPhone(ctx: TestContext) {
   const reg = await registerAppPhone(ctx);
   const deviceId = (expectEnvelope(await ctx.get("/v1/api/device/list"), 200).data.devices as { device_id: number; kind: string }[]).find(
@@ -72,6 +72,30 @@ export async function appPhone(ctx: TestContext) {
       });
       expect((await postPhoneWebhook(ctx, reg.signingKey, body)).status).toBe(204);
       // The keyword's reply is accepted once the inbound transaction is over, under the group commit.
+      await Bun.sleep(5);
+    },
+    /**
+     * A data SMS from `from` (its payload in base64) as the app reports it: sms:data-received with
+     * the app's SmsEventPayload.SmsDataReceived (messageId, sender, recipient, simNumber,
+     * phoneNumber, data, receivedAt).
+     */
+    async receiveData(from: string, data: string, simNumber?: number) {
+      const body = JSON.stringify({
+        id: `in-${++n}`,
+        webhookId: "w",
+        event: "sms:data-received",
+        deviceId: reg.id,
+        payload: {
+          messageId: `m${n}`,
+          sender: from,
+          recipient: null,
+          simNumber: simNumber ?? null,
+          phoneNumber: from,
+          data,
+          receivedAt: new Date(ctx.clock.now()).toISOString(),
+        },
+      });
+      expect((await postPhoneWebhook(ctx, reg.signingKey, body)).status).toBe(204);
       await Bun.sleep(5);
     },
   };

@@ -336,6 +336,53 @@ describe("rules: forward, webhook, tag", () => {
   });
 });
 
+describe("rules: a received data SMS", () => {
+  test("a webhook rule's message carries data_message; a forward names the port and the byte count", async () => {
+    const ctx = await createTestContext();
+    const phone = await appPhone(ctx);
+    const received: string[] = [];
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (req) => {
+        received.push(await req.text());
+        return new Response("ok");
+      },
+    });
+    stops.push(() => server.stop(true));
+    await rule(ctx, { name: "To staff", match: { any: true }, action: { forward: { to: STAFF } }, continue: true });
+    await rule(ctx, { name: "CRM", match: { any: true }, action: { webhook: { url: `http://127.0.0.1:${server.port}/in` } } });
+
+    // Four bytes to the app's port, 53739 (the only one the app receives on).
+    await phone.receiveData(ADA, "AQIDBA==");
+    const [forward] = await settleTo(ctx, STAFF, 1);
+    expect(forward.message).toBe(`From ${ADA}: [data SMS to port 53739, 4 bytes]`);
+    await ctx.services.webhooks.deliverDue();
+    expect(received).toHaveLength(1);
+    const event = JSON.parse(received[0]);
+    expect(event).toMatchObject({ type: "rule.matched", data: { rule_name: "CRM" } });
+    expect(event.data.message).toEqual({
+      thread_id: expect.any(Number),
+      message_id: expect.any(Number),
+      channel: "sms",
+      from: ADA,
+      body: "",
+      data_message: { data: "AQIDBA==", port: 53739 },
+      received_at: new Date(ctx.clock.now()).toISOString(),
+      device_id: phone.deviceId,
+    });
+
+    // A text after it: its forward is the text, and its webhook has no data_message.
+    await phone.receive(ADA, "and a text");
+    expect((await settleTo(ctx, STAFF, 2))[1].message).toBe(`From ${ADA}: and a text`);
+    await ctx.services.webhooks.deliverDue();
+    expect(received).toHaveLength(2);
+    const text = JSON.parse(received[1]).data.message;
+    expect(text).toMatchObject({ body: "and a text" });
+    expect(text).not.toHaveProperty("data_message");
+  });
+});
+
 describe("rules: business hours, order, channels", () => {
   test("outside_hours holds outside the open hours in the workspace's zone", async () => {
     const ctx = await createTestContext();

@@ -205,3 +205,85 @@ describe("data_message on the SMS send routes", () => {
     expect(await ctx.services.sending.smsUsedThisMonth(ctx.account.id)).toBe(before + 1);
   });
 });
+
+describe("a data SMS through a sender pool", () => {
+  const poolOf = async (ctx: TestContext, body: Record<string, unknown>) =>
+    expectEnvelope(await ctx.post("/v1/api/pool/create", body), 200).data as { pool_id: number };
+  const data = { data_message: { data: HELLO, port: 9200 } };
+  const viaPool = async (ctx: TestContext, body: Record<string, unknown>) => {
+    const r = expectEnvelope(await ctx.post(SEND_PATH, body), 200);
+    return notificationOf(ctx, r.data.notification_id);
+  };
+
+  test("the pool picks among its phones only: a cloud member is skipped, and the log says why", async () => {
+    const ctx = await createTestContext();
+    fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+    const cloud = (await ctx.cloudDevice(fake)).device_id;
+    const phone = (await ctx.phone("Pool phone")).device_id;
+    await ctx.topUp(5);
+    // Round robin over the cloud number first, then the phone: every data SMS still goes through the phone.
+    const pool = await poolOf(ctx, { name: "Mixed", strategy: "round_robin", members: [{ device_id: cloud }, { device_id: phone }] });
+    for (const to of [RECIPIENT, SECOND_RECIPIENT, RECIPIENT]) {
+      const n = await viaPool(ctx, { recipient_contact: to, pool_id: pool.pool_id, ...data });
+      expect(n).toMatchObject({ device_id: phone, data_message: { data: HELLO, port: 9200 }, cost: 0 });
+      const line = (n.logs as { event: string; detail: string }[]).find((l) => l.event === "pool")!;
+      expect(line.detail).toContain(`(device ${cloud}): cannot send a data SMS`);
+    }
+    // A text send through the same pool still takes its turn on the cloud number.
+    const texts = [];
+    for (const to of [RECIPIENT, SECOND_RECIPIENT])
+      texts.push((await viaPool(ctx, { recipient_contact: to, pool_id: pool.pool_id, message: "Hi" })).device_id);
+    expect(texts.sort()).toEqual([cloud, phone].sort());
+  });
+
+  test("sticky: a recipient kept on a cloud member gets the data SMS from a phone and stays kept for text", async () => {
+    const ctx = await createTestContext();
+    fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+    const cloud = (await ctx.cloudDevice(fake)).device_id;
+    await ctx.topUp(5);
+    const pool = await poolOf(ctx, { name: "Sticky", members: [{ device_id: cloud }], is_default: true });
+    // The recipient is kept on the cloud number by a first text; then a phone joins the pool.
+    expect((await viaPool(ctx, { recipient_contact: RECIPIENT, message: "Hi" })).device_id).toBe(cloud);
+    const phone = (await ctx.phone("Pool phone")).device_id;
+    expectEnvelope(
+      await ctx.post("/v1/api/pool/update", { pool_id: pool.pool_id, members: [{ device_id: cloud }, { device_id: phone }] }),
+      200,
+    );
+    // The default pool serves the data SMS through its phone.
+    expect((await viaPool(ctx, { recipient_contact: RECIPIENT, ...data })).device_id).toBe(phone);
+    // The next text still goes out through the member the recipient is kept on.
+    const next = await viaPool(ctx, { recipient_contact: RECIPIENT, message: "Again" });
+    expect(next.device_id).toBe(cloud);
+    expect((next.logs as { event: string; detail: string }[]).find((l) => l.event === "pool")!.detail).toContain("kept for this recipient");
+  });
+
+  test("a pool with no phone member is 400 data_message_unsupported, and nothing is stored", async () => {
+    const ctx = await createTestContext();
+    fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+    const cloud = (await ctx.cloudDevice(fake)).device_id;
+    // A phone outside the pool: the pool named decides, so the send does not fall back to it.
+    await ctx.phone("Not in the pool");
+    const pool = await poolOf(ctx, { name: "Clouds", members: [{ device_id: cloud }] });
+    const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, pool_id: pool.pool_id, ...data }), 400);
+    expect(r.data).toMatchObject({ error_code: "data_message_unsupported", pool_id: pool.pool_id });
+    expect(await stored(ctx)).toBe(0);
+    // Nor is the recipient kept on a member by the refused send.
+    expect((await ctx.sql.get<{ n: number }>("SELECT count(*) AS n FROM pool_sticky"))?.n ?? 0).toBe(0);
+  });
+
+  test("its phones offline: pool_unavailable naming every member's reason", async () => {
+    const ctx = await createTestContext();
+    fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
+    const cloud = (await ctx.cloudDevice(fake)).device_id;
+    const phone = (await ctx.phone("Quiet phone")).device_id;
+    const pool = await poolOf(ctx, { name: "Mixed", members: [{ device_id: cloud }, { device_id: phone }] });
+    ctx.clock.advance(301_000);
+    const r = expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: RECIPIENT, pool_id: pool.pool_id, ...data }), 400);
+    expect(r.data.error_code).toBe("pool_unavailable");
+    expect(r.data.members).toEqual([
+      { member_id: expect.any(Number), device_id: cloud, reason: "cannot send a data SMS" },
+      { member_id: expect.any(Number), device_id: phone, reason: "offline" },
+    ]);
+    expect(await stored(ctx)).toBe(0);
+  });
+});

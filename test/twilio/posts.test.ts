@@ -211,6 +211,24 @@ describe("incoming messages and TwiML replies", () => {
     expect(ctx.logs.some((l) => l.includes(`no reply to ${carol}, who opted out`))).toBe(true);
   });
 
+  test("a data SMS is not posted: Twilio's form has no place for its bytes; the next text is", async () => {
+    const dan = "+14155552675";
+    const before = receiver.of("/in").length;
+    await phone.receiveData(dan, "AQIDBA==");
+    // It is in the sender's thread, so it was taken in; nothing waits to be posted about it.
+    const thread = await ctx.sql.get<{ n: number }>(
+      "SELECT count(*) AS n FROM thread_message m JOIN thread t ON t.id = m.thread_id WHERE t.peer = ? AND m.direction = 'inbound'",
+      [dan],
+    );
+    expect(thread?.n).toBe(1);
+    expect(await deliverPosts()).toBe(0);
+    expect(receiver.of("/in")).toHaveLength(before);
+    await phone.receive(dan, "and a text");
+    expect(await deliverPosts()).toBe(1);
+    expect(receiver.of("/in")).toHaveLength(before + 1);
+    expect(receiver.of("/in").at(-1)!.params).toMatchObject({ From: dan, Body: "and a text" });
+  });
+
   test("a pool's URL takes its members' messages, with the pool as MessagingServiceSid; clearing it falls back to the workspace's", async () => {
     const pool = expectEnvelope(
       await ctx.post("/v1/api/pool/create", { name: "Front desk", members: [{ device_id: phone.deviceId, number: "+15550001111" }] }),

@@ -186,6 +186,47 @@ describe("events are delivered once, signed", () => {
     expect(receiver.ofType("device.offline")[0].body.data).toMatchObject({ kind: "sms", name: "Phone" });
   });
 
+  test("a data SMS's notification.sent and .delivered carry data_message and an empty message; a text's carry none", async () => {
+    const ctx = await createTestContext();
+    receiver = startReceiver();
+    await subscribe(ctx, ["notification.sent", "notification.delivered"]);
+    const phone = await pairedPhone(ctx);
+    const mobile = (path: string, init: RequestInit = {}) =>
+      ctx.app.handle(
+        new Request(`http://localhost/mobile/v1${path}`, {
+          ...init,
+          headers: { ...phone.auth, "content-type": "application/json", ...(init.headers ?? {}) },
+        }),
+      );
+    const send = async (body: Record<string, unknown>) =>
+      expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: RECIPIENT, ...body }), 200).data.notification_id as number;
+    const dataId = await send({ data_message: { data: "AQIDBA==", port: 9200 } });
+    const textId = await send({ message: "plain" });
+    const pulled = (await (await mobile("/message")).json()) as { id: string }[];
+    expect(pulled).toHaveLength(2);
+    for (const state of ["Sent", "Delivered"])
+      await mobile("/message", {
+        method: "PATCH",
+        body: JSON.stringify(pulled.map((m) => ({ id: m.id, state, recipients: [], states: {} }))),
+      });
+    while ((await ctx.services.webhooks.deliverDue()) > 0);
+
+    const of = (type: string, id: number) => receiver.ofType(type).filter((r) => r.body.data.notification_id === id);
+    for (const [type, status] of [
+      ["notification.sent", "sent"],
+      ["notification.delivered", "delivered"],
+    ] as const) {
+      const [data] = of(type, dataId);
+      expect(data.body.data).toMatchObject({ status, message: "", data_message: { data: "AQIDBA==", port: 9200 }, segments: 1 });
+      const [text] = of(type, textId);
+      expect(text.body.data).toMatchObject({ status, message: "plain" });
+      expect(text.body.data).not.toHaveProperty("data_message");
+      // A text's fields, and data_message beside them.
+      expect(Object.keys(data.body.data).sort()).toEqual([...Object.keys(text.body.data), "data_message"].sort());
+    }
+    expect(receiver.received).toHaveLength(4);
+  });
+
   test("a subscription gets only the events it asked for, and only its own workspace's", async () => {
     const ctx = await createTestContext();
     receiver = startReceiver();

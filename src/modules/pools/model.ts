@@ -1,5 +1,5 @@
 // What a pool's choice and caps reckon with, pure: the UTC day and month a send counts in, and
-// the part of a number geomatch compares.
+// the part of a number geomatch compares and the members it puts first.
 import { parsePhoneNumberFromString } from "libphonenumber-js/min";
 
 /** The UTC day and month an instant falls in (`2026-11-26`, `2026-11`), and when each ends. */
@@ -21,4 +21,17 @@ export function regionOf(e164: string | null): { country: string; area: string |
   if (!parsed) return null;
   const country = `+${parsed.countryCallingCode}`;
   return { country, area: country === "+1" ? e164.slice(0, 5) : null };
+}
+
+/** The usable members in the recipient's region first: the NANP area, then the country; all of them when none matches. */
+export function nearest<C extends { number: string | null }>(usable: C[], recipient: string): { list: C[]; why: string | null } {
+  const region = regionOf(recipient);
+  if (!region) return { list: usable, why: null };
+  if (region.area) {
+    const area = usable.filter((c) => regionOf(c.number)?.area === region.area);
+    if (area.length > 0) return { list: area, why: `area code ${region.area.slice(2)}` };
+  }
+  const country = usable.filter((c) => regionOf(c.number)?.country === region.country);
+  if (country.length > 0) return { list: country, why: `country code ${region.country}` };
+  return { list: usable, why: null };
 }

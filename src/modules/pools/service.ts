@@ -14,7 +14,7 @@ import type { DeviceRow } from "../devices/model";
 import { bounded, flag, nameOf, poolInput, strategyOf } from "./input";
 import { createPauses, type PoolActor } from "./pauses";
 import { presentPool } from "./present";
-import { periodsOf, regionOf } from "./model";
+import { nearest, periodsOf } from "./model";
 import type { MemberRow, PoolRepository, PoolRow } from "./repository";
 
 export interface PoolDeps {
@@ -27,8 +27,8 @@ export interface PoolDeps {
   device: (workspaceId: number, id: number) => Promise<DeviceRow | null>;
   /** The workspace's devices, inactive ones too. */
   devicesOf: (workspaceId: number) => Promise<DeviceRow[]>;
-  /** Whether a device kind carries SMS, and whether it must be online (a paired phone). */
-  kindOf: (kind: string) => { sms: boolean; needsPresence: boolean } | null;
+  /** Whether a device kind carries SMS, whether it must be online (a paired phone), and whether it sends a data SMS. */
+  kindOf: (kind: string) => { sms: boolean; needsPresence: boolean; dataSms?: boolean } | null;
   isOnline: (device: DeviceRow, now: number) => boolean;
   /** pool.member_paused and pool.member_resumed, in the caller's unit of work. */
   emit: (workspaceId: number, type: "pool.member_paused" | "pool.member_resumed", data: Record<string, unknown>) => Promise<void>;
@@ -65,6 +65,9 @@ export interface PoolChoice {
   /** Every usable member is at a cap: the message waits until this one's cap resets (ms), else null. */
   holdUntil: number | null;
 }
+
+/** Why a member is skipped for a data SMS: its device cannot send one. */
+const NO_DATA_SMS = "cannot send a data SMS";
 
 interface Candidate {
   member: MemberRow;
@@ -134,13 +137,17 @@ export function createPoolService(deps: PoolDeps) {
       throw new AppError("duplicate_pool", `A pool named "${name}" already exists`, { field: "name", pool_id: other.id });
   }
 
-  /** The members of a pool with their devices, and why each cannot take a message now. */
-  async function candidates(p: PoolRow, immediate: boolean, now: number): Promise<Candidate[]> {
+  /**
+   * The members of a pool with their devices, and why each cannot take a message now. For a data
+   * SMS (`dataSms`), a member whose device cannot send one (a cloud number) is never a choice.
+   */
+  async function candidates(p: PoolRow, immediate: boolean, now: number, dataSms = false): Promise<Candidate[]> {
     const out: Candidate[] = [];
     for (const member of await repo.members(p.id)) {
       const device = await deps.device(p.workspaceId, member.deviceId);
       let skip: string | null = null;
       if (!device) skip = "its device was removed";
+      else if (dataSms && deps.kindOf(device.kind)?.dataSms !== true) skip = NO_DATA_SMS;
       else if (member.paused) skip = "paused";
       else if (member.pausedUntil !== null && member.pausedUntil > now)
         skip = `paused after carrier failures until ${iso(member.pausedUntil)}`;
@@ -151,19 +158,6 @@ export function createPoolService(deps: PoolDeps) {
       out.push({ member, device, skip, number: member.number ?? device?.phoneNumber ?? null });
     }
     return out;
-  }
-
-  /** The usable members in the recipient's region first: the NANP area, then the country; all of them when none matches. */
-  function nearest(usable: Candidate[], recipient: string): { list: Candidate[]; why: string | null } {
-    const region = regionOf(recipient);
-    if (!region) return { list: usable, why: null };
-    if (region.area) {
-      const area = usable.filter((c) => regionOf(c.number)?.area === region.area);
-      if (area.length > 0) return { list: area, why: `area code ${region.area.slice(2)}` };
-    }
-    const country = usable.filter((c) => regionOf(c.number)?.country === region.country);
-    if (country.length > 0) return { list: country, why: `country code ${region.country}` };
-    return { list: usable, why: null };
   }
 
   const describe = (c: Candidate) =>
@@ -289,7 +283,10 @@ export function createPoolService(deps: PoolDeps) {
      * default pool; null when it names none and has no default. `immediate`: a send for now, which
      * an offline phone cannot take (a scheduled one may wait for it). `opaque`: the recipient is
      * ciphertext (an end-to-end encrypted send), so neither stickiness nor geomatch can read it:
-     * the member is the least loaded (sticky) or the next in turn, among all members.
+     * the member is the least loaded (sticky) or the next in turn, among all members. `dataSms`: a
+     * data SMS, which only the members that send one may take (a pool with none of them refuses
+     * it); it leaves the recipient's sticky member as it was, since the text conversation is not
+     * its concern.
      */
     async choose(
       workspaceId: number,
@@ -300,12 +297,19 @@ export function createPoolService(deps: PoolDeps) {
       segments = 1,
       picks?: Map<number, PoolPick>,
       opaque = false,
+      dataSms = false,
     ): Promise<PoolChoice | null> {
       const ref = poolRef ?? (await defaultPool(workspaceId, generation));
       if (ref === null) return null;
       const p = await require(workspaceId, ref);
       const now = clock.now();
-      const all = await candidates(p, immediate, now);
+      const all = await candidates(p, immediate, now, dataSms);
+      if (dataSms && all.every((c) => c.device === null || c.skip === NO_DATA_SMS))
+        throw new AppError(
+          "data_message_unsupported",
+          `A data SMS goes out only through a paired phone; pool ${p.id} (${p.name}) has no phone member`,
+          { field: "data_message", pool_id: p.id },
+        );
       // Carrier-plan caps, counted in the UTC day and month the message goes out in.
       const { day, month, dayEnds, monthEnds } = periodsOf(now);
       const usage = await repo.usage(
@@ -396,7 +400,7 @@ export function createPoolService(deps: PoolDeps) {
         if (keptMember) return done(keptMember, "kept for this recipient");
         const near = p.geomatch ? nearest(usable, recipient) : { list: usable, why: null };
         const { pick, load } = await leastLoaded(near.list, picks);
-        await repo.stick(p.id, recipient, pick.member.id, now);
+        if (!dataSms) await repo.stick(p.id, recipient, pick.member.id, now);
         const lost = kept === null ? "new recipient" : `its member ${kept} cannot send now`;
         return done(pick, `${lost}: the least loaded (${load} waiting)${near.why ? ` in ${near.why}` : ""}`);
       }

@@ -9,6 +9,7 @@ import type { DeliveryType } from "../../core/kinds";
 import type { Storage } from "../../db/storage";
 import { AppError } from "../../core/errors";
 import type { LogFn } from "../../lib/log";
+import { describeDataSms } from "../../lib/data-sms";
 import { toE164 } from "../../lib/phone";
 import { iso, MINUTE } from "../../lib/time";
 import type { Inbound } from "../threads/inbound";
@@ -309,7 +310,7 @@ export function createRuleService(deps: RuleDeps) {
         const name = m.fromName || (await deps.contactName(m.workspaceId, m.from));
         const who = name ? `${name} (${m.from})` : m.from;
         const body = m.dataMessage
-          ? `[data SMS to port ${m.dataMessage.port}, ${Buffer.from(m.dataMessage.data, "base64").length} bytes]`
+          ? `[${describeDataSms(m.dataMessage)}]`
           : m.body.length > FORWARD_TEXT
             ? `${m.body.slice(0, FORWARD_TEXT)}…`
             : m.body;

@@ -129,6 +129,8 @@ export function createDeviceChoice(ctx: SendingContext) {
       auth.cacheGeneration,
       segments,
       picks,
+      false,
+      common.dataMessage != null,
     );
   }
 

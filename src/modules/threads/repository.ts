@@ -8,6 +8,7 @@ import type { contact } from "../contacts/schema";
 import type { notification } from "../notifications/schema";
 import type { MmsMeta, ThreadMeta, thread, threadMessage } from "./schema";
 import { jsonField, type Executor, type SqlParam, type Storage } from "../../db/storage";
+import { describeDataSms, type DataMessage } from "../../lib/data-sms";
 
 export type ThreadRecord = typeof thread.$inferSelect;
 export type ThreadMessageRecord = typeof threadMessage.$inferSelect;
@@ -53,6 +54,14 @@ export interface MessageInput extends ThreadKey {
 }
 
 const PREVIEW = 120;
+
+/**
+ * What a thread shows of its last message: the first 120 characters of its text, or for a data
+ * SMS (no text) its port and size in brackets, as a rule's forward names it.
+ */
+export function previewOf(body: string, data: DataMessage | null | undefined): string {
+  return data ? `[${describeDataSms(data)}]` : body.slice(0, PREVIEW);
+}
 
 /** Notifications added to their threads per read of the backlog. */
 const CATCH_UP_BATCH = 500;
@@ -100,13 +109,15 @@ type SendRow = {
   recipient: string;
   recipientName: string | null;
   message: string;
+  /** A data SMS's payload and port, as stored (JSON text), else null. */
+  dataMessage: string | null;
   at: number;
   /** 1 (or true) for an end-to-end encrypted send: its recipient is ciphertext, so it joins no thread. */
   encrypted: number | boolean;
 };
 
 const SEND_FIELDS = `n.id, n.workspace_id AS "workspaceId", n.delivery_type AS channel, n.device_id AS "deviceId", n.recipient,
-    n.recipient_name AS "recipientName", n.message, coalesce(n.schedule_at, n.created_at) AS at, n.encrypted`;
+    n.recipient_name AS "recipientName", n.message, n.data_message AS "dataMessage", coalesce(n.schedule_at, n.created_at) AS at, n.encrypted`;
 
 /** SQLite: the sends past the cursor, oldest first (one writer commits ids in order). */
 const UNSYNCED = `SELECT ${SEND_FIELDS} FROM notification n WHERE n.id > ? ORDER BY n.id LIMIT ?`;
@@ -146,7 +157,7 @@ export function createThreadRepository(storage: Storage) {
    */
   async function threadFor(
     key: ThreadKey,
-    last: Pick<MessageInput, "peerName" | "direction" | "body" | "at">,
+    last: Pick<MessageInput, "peerName" | "direction" | "body" | "at"> & { data?: DataMessage | null },
     createdAt: number,
   ): Promise<ThreadRecord> {
     const inbound = last.direction === "inbound";
@@ -159,7 +170,7 @@ export function createThreadRepository(storage: Storage) {
       key.workspaceId,
       key.peer,
       last.at,
-      last.body.slice(0, PREVIEW),
+      previewOf(last.body, last.data),
       last.direction,
       inbound ? 1 : 0,
       inbound ? last.at : null,
@@ -195,7 +206,7 @@ export function createThreadRepository(storage: Storage) {
         if (same) return null;
       }
     }
-    const row = await threadFor(m, m, m.at);
+    const row = await threadFor(m, { ...m, data: m.meta?.type === "data" ? m.meta : null }, m.at);
     const meta = m.meta ? JSON.stringify(m.meta) : null;
     const message = await db.get<{ id: number }>(INSERT_MESSAGE, [
       row.id,
@@ -277,7 +288,8 @@ export function createThreadRepository(storage: Storage) {
         threadDeviceId: first.channel === "chatapp" ? (first.deviceId ?? 0) : 0,
         peer: first.recipient,
       };
-      const thread = await threadFor(key, { peerName, direction: "outbound", body: newest.message, at: newest.at }, first.at);
+      const data = newest.dataMessage === null ? null : (JSON.parse(newest.dataMessage) as DataMessage);
+      const thread = await threadFor(key, { peerName, direction: "outbound", body: newest.message, data, at: newest.at }, first.at);
       for (const n of sends) await db.run(INSERT_SENT, [thread.id, n.message, n.id, n.deviceId, n.at]);
     }
   }

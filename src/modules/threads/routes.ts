@@ -17,7 +17,10 @@ const Thread = t.Object({
     t.Integer({ description: "Chat-app threads: the business number's device; SMS threads span the workspace's phones" }),
   ),
   last_message: t.Object({
-    body: t.String({ description: "The first 120 characters" }),
+    body: t.String({
+      description:
+        "A preview: the first 120 characters of the text, or for a data SMS its port and size, `[data SMS to port 53739, 4 bytes]`",
+    }),
     direction: t.String(),
     at: t.String({ format: "date-time" }),
   }),

@@ -101,6 +101,39 @@ describe("a data SMS the phone received", () => {
     expect(await pages.text(`/dashboard/inbox/${thread.thread_id}`)).toContain("Data SMS to port 53739: AQID");
   });
 
+  test("the thread list and the dashboard inbox preview it by port and size, received or sent; a text after it is its own preview", async () => {
+    const { ctx, receiveData } = await setup();
+    await ctx.services.users.createUser({ email: "owner@example.com", password: DASHBOARD_PASSWORD });
+    let cookie = "";
+    const pages = dashboardRequests(
+      () => ctx,
+      () => cookie,
+      "/dashboard/inbox",
+    );
+    ({ cookie } = await pages.signIn("owner@example.com"));
+    const last = async () => {
+      const [thread] = expectEnvelope(await ctx.get("/v1/api/thread/list"), 200).data.threads as {
+        last_message: { body: string; direction: string };
+      }[];
+      return thread.last_message;
+    };
+    // Four bytes received on the app's port.
+    await receiveData("AQIDBA==");
+    expect(await last()).toMatchObject({ body: "[data SMS to port 53739, 4 bytes]", direction: "inbound" });
+    expect(await pages.text("/dashboard/inbox")).toContain("[data SMS to port 53739, 4 bytes]");
+    // One byte sent to port 9200, later.
+    ctx.clock.advance(1000);
+    expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: SENDER, data_message: { data: "AQ==", port: 9200 } }), 200);
+    expect(await last()).toMatchObject({ body: "[data SMS to port 9200, 1 byte]", direction: "outbound" });
+    expect(await pages.text("/dashboard/inbox")).toContain("You: [data SMS to port 9200, 1 byte]");
+    // The messages themselves keep an empty body beside their data_message.
+    const messages = await threadMessages(ctx);
+    expect(messages.map((m) => m.body)).toEqual(["", ""]);
+    ctx.clock.advance(1000);
+    expectEnvelope(await ctx.post("/v1/api/sms/send", { recipient_contact: SENDER, message: "Plain words" }), 200);
+    expect(await last()).toMatchObject({ body: "Plain words", direction: "outbound" });
+  });
+
   test("bad base64 from the phone is ignored, not stored", async () => {
     const { ctx, receiveData } = await setup();
     await receiveData("not base64!");
