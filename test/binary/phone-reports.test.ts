@@ -1,9 +1,10 @@
 // End to end on the compiled binary with `pigeon simulate-phone`: what a paired phone reports on
-// its own. A received MMS lands in the sender's thread once, its picture served back byte for byte, its health pings move health_score and
+// its own. A received MMS lands in the sender's thread once, its picture served back byte for byte (and again from a restored backup), its health pings move health_score and
 // announce device.unhealthy once, and an inbox refresh brings back an SMS whose webhook was never
 // posted without storing twice the one Pigeon already had.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { waitFor } from "../helpers/api";
@@ -133,6 +134,22 @@ describe("what a paired phone reports", () => {
     expect(received).toHaveLength(1);
     expect(received[0]).toMatchObject({ body: "Holiday photo", mms: { subject: "Holiday photo", size: 24576 } });
     phone.proc.kill("SIGTERM");
+
+    // A backup taken beside the running server carries the picture: restored on a new disk (with
+    // the same key file), a server there serves the same bytes under the same API key.
+    const backup = join(tempDir(), "with-picture.db");
+    expect((await runCommand(bin, ["backup", "--out", backup], { PIGEON_DATA_DIR: dataDir })).code).toBe(0);
+    const restoredDir = tempDir();
+    copyFileSync(join(dataDir, "pigeon.key"), join(restoredDir, "pigeon.key"));
+    expect((await runCommand(bin, ["restore", "--from", backup], { PIGEON_DATA_DIR: restoredDir })).code).toBe(0);
+    const restored = await startServer(bin, { PIGEON_DATA_DIR: restoredDir });
+    try {
+      const again = await restored.fetch(messages[0].attachments[0].url, { key });
+      expect({ status: again.status, type: again.headers.get("content-type") }).toEqual({ status: 200, type: "image/png" });
+      expect(Buffer.from(await again.arrayBuffer()).equals(PNG)).toBe(true);
+    } finally {
+      await restored.stop("SIGTERM");
+    }
   });
 
   test("a low-battery ping lowers health_score and announces device.unhealthy once, however many pings follow", async () => {
