@@ -165,6 +165,9 @@ async function multipartFields(bytes: Uint8Array, contentType: string): Promise<
  * routes, src/http/fast-route.ts) runs the very same ones: admission (request id, limits, credentials,
  * rate limit), body parsing, and turning a failure into the error reply.
  */
+/** Phone webhook bodies past the usual limit (a downloaded MMS's parts) read at one time. */
+const PHONE_LARGE_BODIES = 2;
+
 export function requestPipeline(deps: FoundationDeps) {
   const { config, authenticate, rateLimiter } = deps;
 
@@ -204,13 +207,35 @@ export function requestPipeline(deps: FoundationDeps) {
   // The chat-app platform batches up to 1000 updates in one webhook, up to 3 MB. A phone's webhook
   // carries a downloaded MMS's parts in base64: one up to twice the per-message cap still arrives,
   // so its text is kept and what passed the cap is dropped, not the whole message refused.
+  // That larger allowance is read only for a post that carries the app's signature headers, and
+  // for at most PHONE_LARGE_BODIES such bodies at once: anyone can reach the path, so without a
+  // bound a crowd of uploads there would hold that much memory each before a signature is checked.
+  // The others get the usual limit; an app whose MMS was refused so posts it again later.
   const phoneWebhookLimit = Math.max(config.maxBodyBytes, 4 * MIB, Math.ceil((config.mmsCaps.perMessageBytes * 8) / 3) + MIB);
-  const bodyLimit = (path: string) =>
+  let phoneLargeBodies = 0;
+  const signedByPhone = (request: Request) =>
+    /^[0-9a-f]{64}$/i.test(request.headers.get("x-signature") ?? "") && /^\d{1,12}$/.test(request.headers.get("x-timestamp") ?? "");
+  const bodyLimit = (path: string, request: Request) =>
     path.startsWith("/v1/webhooks/")
       ? Math.max(config.maxBodyBytes, 4 * MIB)
-      : path === "/mobile/v1/webhook"
+      : path === "/mobile/v1/webhook" && signedByPhone(request)
         ? phoneWebhookLimit
         : config.maxBodyBytes;
+
+  /** Reads the body within its limit, taking one of the phone's large-body places while it does. */
+  async function readBody(request: Request): Promise<Uint8Array> {
+    const path = pathOf(request);
+    let limit = bodyLimit(path, request);
+    const large = limit === phoneWebhookLimit && limit > config.maxBodyBytes && path === "/mobile/v1/webhook";
+    if (large && phoneLargeBodies >= PHONE_LARGE_BODIES) limit = config.maxBodyBytes;
+    const holds = large && limit === phoneWebhookLimit;
+    if (holds) phoneLargeBodies++;
+    try {
+      return await readBodyWithLimit(request, limit);
+    } finally {
+      if (holds) phoneLargeBodies--;
+    }
+  }
 
   /**
    * Everything before the body: a request id, the head and declared body sizes, the early gates,
@@ -236,7 +261,7 @@ export function requestPipeline(deps: FoundationDeps) {
       );
     }
     const path = pathOf(request);
-    const limit = bodyLimit(path);
+    const limit = bodyLimit(path, request);
     const length = Number(request.headers.get("content-length") ?? 0);
     if (length > limit) {
       if (length <= DISCARD_MAX_BYTES) await discardBody(request);
@@ -260,7 +285,7 @@ export function requestPipeline(deps: FoundationDeps) {
 
   /** The body as a value: JSON (or a form), or a dashboard upload's fields; kept as text for signature checks. */
   async function parse(request: Request, contentType: string | null | undefined): Promise<unknown> {
-    const bytes = await readBodyWithLimit(request, bodyLimit(pathOf(request)));
+    const bytes = await readBody(request);
     // The dashboard's file uploads (a CSV): every part as text, files included. The API takes JSON.
     // (The boundary is in the header itself; the content type Elysia hands over may lack it.)
     const fullType = request.headers.get("content-type") ?? "";
