@@ -12,6 +12,7 @@ import type { Storage } from "../../db/storage";
 import type { UsageStore } from "../notifications/ports";
 import type { DeviceRepository, NewDevice } from "./repository";
 import type { DeviceRow } from "./model";
+import { appSettingsOf, COLUMN_KEYS, type AppSettings } from "./app-settings";
 
 /** A device not heard from for this long is offline (spec section 7: 5 minutes; PIGEON_OFFLINE_AFTER). */
 export const OFFLINE_AFTER_MS = 5 * MINUTE;
@@ -365,7 +366,15 @@ export function createDeviceService(
 
   async function update(
     workspaceId: number,
-    input: { device_id: number; name?: string; send_limit_per_minute?: number; send_interval_min?: number; send_interval_max?: number },
+    input: {
+      device_id: number;
+      name?: string;
+      send_limit_per_minute?: number;
+      send_interval_min?: number;
+      send_interval_max?: number;
+      /** A paired phone's app settings as the user now has them (app-settings.ts); absent: unchanged. */
+      app_settings?: AppSettings;
+    },
   ) {
     const row = await require(workspaceId, input.device_id);
     const min = input.send_interval_min ?? row.sendIntervalMin;
@@ -379,7 +388,16 @@ export function createDeviceService(
     }
     const chosen = new Set(row.userSettings ?? []);
     for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
+    // A value set in a column replaces what appSettings held for the same key (a cleared pause, a
+    // limit in another period), so the newest choice is the one served.
+    const app = input.app_settings ?? appSettingsOf(row);
+    for (const field of USER_SETTINGS)
+      if (input[field] !== undefined) for (const key of COLUMN_KEYS[field]) if (app.messages) delete app.messages[key];
+    for (const section of Object.keys(app)) if (Object.keys(app[section]).length === 0) delete app[section];
+    const before = appSettingsOf(row);
+    const appChanged = JSON.stringify(app) !== JSON.stringify(before);
     const updated = await repo.update(row.id, {
+      ...(appChanged ? { config: { ...(row.config ?? {}), appSettings: app } } : {}),
       name: input.name?.trim() ?? row.name,
       userSettings: [...chosen].sort(),
       sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,

@@ -148,7 +148,7 @@ export const Webhook = t.Object({ id: t.String(), url: t.String(), event: t.Stri
 const SettingValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
 export const Settings = t.Record(t.String(), t.Record(t.String(), SettingValue), {
   description:
-    "SMSGate's settings by section. Pigeon applies `messages.send_interval_min`, `messages.send_interval_max`, `messages.limit_period` (PerMinute only) and `messages.limit_value` to every paired phone, and `webhooks.signing_key` (never returned) to the SMSGate webhooks; camelCase names work too. Other settings answer 400 option_not_supported.",
+    "SMSGate's settings by section, as the app reads them: `messages.send_interval_min`/`send_interval_max` (0-3600 s), `limit_period` (Disabled, PerMinute, Per30Minutes, PerHour, PerDay), `limit_value` (0 or more; 0 is no limit), `sim_selection_mode` (OSDefault, RoundRobin, Random), `processing_order` (LIFO, FIFO), `log_lifetime_days` (1 or more); `webhooks.internet_required` (boolean), `retry_count` (1 or more); `ping.interval_seconds` and `logs.lifetime_days` (0 or more; 0 is off); `gateway.notification_channel` (SSE_ONLY only). Applied to every paired phone and served to it; null clears a key (the phone goes back to the app's default). `webhooks.signing_key` keys the SMSGate webhooks and is never returned. camelCase names work too. A bad value answers 400 validation_error naming the key; other settings answer 400 option_not_supported.",
 });
 
 export const INCOMING_TYPES = ["SMS", "DATA_SMS", "MMS", "MMS_DOWNLOADED"] as const;
