@@ -376,34 +376,37 @@ export function createDeviceService(
       app_settings?: AppSettings;
     },
   ) {
-    const row = await require(workspaceId, input.device_id);
-    const min = input.send_interval_min ?? row.sendIntervalMin;
-    const max = input.send_interval_max ?? row.sendIntervalMax;
-    if (min > max) {
-      throw new AppError("validation_error", "Invalid body field 'send_interval_min': must not exceed send_interval_max", {
-        field: "send_interval_min",
-        location: "body",
-        reason: "must not exceed send_interval_max",
+    // Read and written in one unit: the config also holds what the phone channel keeps there.
+    const updated = await storage.transaction(async () => {
+      const row = await require(workspaceId, input.device_id);
+      const min = input.send_interval_min ?? row.sendIntervalMin;
+      const max = input.send_interval_max ?? row.sendIntervalMax;
+      if (min > max) {
+        throw new AppError("validation_error", "Invalid body field 'send_interval_min': must not exceed send_interval_max", {
+          field: "send_interval_min",
+          location: "body",
+          reason: "must not exceed send_interval_max",
+        });
+      }
+      const chosen = new Set(row.userSettings ?? []);
+      for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
+      // A value set in a column replaces what appSettings held for the same key (a cleared pause, a
+      // limit in another period), so the newest choice is the one served.
+      const app = input.app_settings ?? appSettingsOf(row);
+      for (const field of USER_SETTINGS)
+        if (input[field] !== undefined) for (const key of COLUMN_KEYS[field]) if (app.messages) delete app.messages[key];
+      for (const section of Object.keys(app)) if (Object.keys(app[section]).length === 0) delete app[section];
+      const before = appSettingsOf(row);
+      const appChanged = JSON.stringify(app) !== JSON.stringify(before);
+      return repo.update(row.id, {
+        ...(appChanged ? { config: { ...(row.config ?? {}), appSettings: app } } : {}),
+        name: input.name?.trim() ?? row.name,
+        userSettings: [...chosen].sort(),
+        sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
+        sendIntervalMin: min,
+        sendIntervalMax: max,
+        updatedAt: clock.now(),
       });
-    }
-    const chosen = new Set(row.userSettings ?? []);
-    for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
-    // A value set in a column replaces what appSettings held for the same key (a cleared pause, a
-    // limit in another period), so the newest choice is the one served.
-    const app = input.app_settings ?? appSettingsOf(row);
-    for (const field of USER_SETTINGS)
-      if (input[field] !== undefined) for (const key of COLUMN_KEYS[field]) if (app.messages) delete app.messages[key];
-    for (const section of Object.keys(app)) if (Object.keys(app[section]).length === 0) delete app[section];
-    const before = appSettingsOf(row);
-    const appChanged = JSON.stringify(app) !== JSON.stringify(before);
-    const updated = await repo.update(row.id, {
-      ...(appChanged ? { config: { ...(row.config ?? {}), appSettings: app } } : {}),
-      name: input.name?.trim() ?? row.name,
-      userSettings: [...chosen].sort(),
-      sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
-      sendIntervalMin: min,
-      sendIntervalMax: max,
-      updatedAt: clock.now(),
     });
     hooks.settingsChanged?.(updated);
     return present(updated);
