@@ -64,7 +64,7 @@ describe("a phone with the app's habits", () => {
   });
 
   test(
-    "a batch over the per-minute budget is all delivered once the next minute starts, not at the 15-minute poll",
+    "a batch over the per-minute budget is all delivered within the next minute, not at the 15-minute poll",
     async () => {
       const phone = await startPhone("Budget/phone");
       const update = await server.api("/v1/api/device/update", key, { device_id: phone.deviceId, send_limit_per_minute: 2 });
@@ -86,11 +86,12 @@ describe("a phone with the app's habits", () => {
       // Two go at once; the third waits for the next minute's budget. (Watched on the phone's log:
       // polling the API this often would run into its rate limit.)
       await waitFor("two delivered", () => delivered() >= 2, { timeoutMs: 30_000, detail: phone.output });
-      // The third can only go once the next minute starts; under a loaded machine allow half a
+      // Pigeon hands the third once the next minute starts; the phone, given the same limit, then
+      // holds it until a minute has passed since it took up the second (the app's applyLimit counts
+      // the minute just past). Both are within 61 s from here; under a loaded machine allow half a
       // minute beyond that, far short of the app's 15-minute poll it would otherwise wait for.
-      const nextMinute = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
       await waitFor("all three delivered", () => delivered() >= 3, {
-        timeoutMs: nextMinute - Date.now() + 30_000,
+        timeoutMs: 61_000 + 30_000,
         intervalMs: 250,
         detail: phone.output,
       });

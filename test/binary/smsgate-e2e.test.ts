@@ -6,7 +6,7 @@
 // way SMSGate's docs tell receivers to (the published client has no verification helper).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import Client, { ProcessState, WebHookEventType, type MessageState } from "android-sms-gateway";
+import Client, { LimitPeriod, ProcessState, SimSelectionMode, WebHookEventType, type MessageState } from "android-sms-gateway";
 import { waitFor } from "../helpers/api";
 import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startReceiver, type Receiver } from "../helpers/receiver";
@@ -284,6 +284,30 @@ describe("the npm android-sms-gateway client against the binary", () => {
     const older = await plain("GET", "/device", basic());
     expect(older.status).toBe(200);
     expect((await older.json()).map((d: { id: string }) => d.id)).toEqual((await client.getDevices()).map((d) => d.id));
+  });
+
+  test("settings set through the client reach the simulated phone, which reads them on SettingsUpdated; null resets them", async () => {
+    await client.patchSettings({
+      messages: { limitPeriod: LimitPeriod.PerHour, limitValue: 500, simSelectionMode: SimSelectionMode.Random },
+    });
+    const loaded = await waitFor("the phone to load the settings", () =>
+      phone
+        .output()
+        .split("\n")
+        .find((l) => l.includes("settings loaded") && l.includes("limit 500 PerHour")),
+    );
+    expect(loaded).toContain("SIM selection Random");
+    const read = (await client.getSettings()) as unknown as Record<string, Record<string, unknown>>;
+    expect(read.messages).toMatchObject({ limit_period: "PerHour", limit_value: 500, sim_selection_mode: "Random" });
+    // Cleared: the phone is given null and goes back to the app's defaults (no limit, OSDefault).
+    const cleared = await plain("PATCH", "/settings", basic(), { messages: { limit_period: null, sim_selection_mode: null } });
+    expect(cleared.status).toBe(200);
+    await waitFor("the phone to reset them", () =>
+      phone
+        .output()
+        .split("\n")
+        .some((l) => l.includes("settings loaded") && l.includes("no limit") && l.includes("SIM selection OSDefault")),
+    );
   });
 
   test("a device is deleted through the client", async () => {

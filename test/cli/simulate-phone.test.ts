@@ -327,6 +327,39 @@ describe("simulatePhone", () => {
     await waitFor("a LIFO pull", () => server.hits.some((h) => h.path === "/mobile/v1/message?order=lifo"), SOON);
   });
 
+  test("the limit: at its value the next message waits for the period, as MessagesService.applyLimit does; an expedited one goes", async () => {
+    const server = await start();
+    server.setSettings({ messages: { limit_period: "PerHour", limit_value: 2 }, webhooks: { signing_key: SIGNING_KEY } });
+    server.push("SettingsUpdated", "null");
+    await waitFor("the limit loaded", () => lines.some((l) => l.includes("limit 2 PerHour")), SOON);
+    server.queue.push(pending("msg-1"), pending("msg-2"), pending("msg-3"));
+    server.push("MessageEnqueued", "null");
+    await waitFor("two sent, the third held", () => lines.some((l) => l.startsWith("limit 2 PerHour reached")), SOON);
+    expect(server.hooksFor("sms:sent").length).toBe(2);
+    // Held a whole hour since the second went (plus the app's second), not sent.
+    expect(lines.find((l) => l.startsWith("limit 2 PerHour reached"))).toMatch(/the next message waits 360[01] s$/);
+    await Bun.sleep(200);
+    expect(server.statesOf("msg-3")).toEqual([]);
+  });
+
+  test("Per30Minutes fails the settings import of an app before 1.67.0 as its Period.valueOf does; 1.67.0 takes it", async () => {
+    for (const appVersion of ["1.66.1", "1.67.0"]) {
+      const server = await start({}, { appVersion });
+      server.setSettings({ messages: { limit_period: "Per30Minutes", limit_value: 5 }, webhooks: { signing_key: SIGNING_KEY } });
+      server.push("SettingsUpdated", "null");
+      await waitFor(
+        "the settings read again",
+        () => lines.some((l) => l.startsWith("settings not imported") || l.includes("Per30Minutes")),
+        SOON,
+      );
+      if (appVersion === "1.66.1") expect(lines.some((l) => l.startsWith("settings not imported: limit_period: no such value"))).toBe(true);
+      else expect(lines.some((l) => l.includes("limit 5 Per30Minutes"))).toBe(true);
+      await phone?.stop();
+      await mock?.stop();
+      lines = [];
+    }
+  });
+
   test("a refused registration rejects with the server's reason", async () => {
     mock = startMockServer({ registerStatus: 401 });
     await expect(simulatePhone(optionsFor(mock))).rejects.toThrow("registration failed: HTTP 401 invalid token");

@@ -688,7 +688,7 @@ describe("webhooks", () => {
 });
 
 describe("settings", () => {
-  test("sending settings go to every phone; the signing key is write-only; unknown settings change nothing", async () => {
+  test("sending settings go to every phone; the signing key is write-only; refused settings change nothing", async () => {
     const local = await createTestContext();
     const auth = { authorization: basic(local.key) };
     const call = (method: string, path: string, o: CallOptions = {}) =>
@@ -712,10 +712,11 @@ describe("settings", () => {
     const read = await call("GET", "/settings");
     expect(JSON.stringify(read.body)).not.toContain("signing");
     for (const body of [
-      { messages: { limit_period: "PerDay", limit_value: 5 } },
-      { logs: { lifetime_days: 5 } },
-      { messages: { send_interval_min: 2, sim_selection_mode: "Random" } },
+      { messages: { limit_period: "Weekly", limit_value: 5 } },
+      { encryption: { passphrase: "" } },
+      { messages: { send_interval_min: 2, sim_selection_mode: "Alternate" } },
       { messages: { send_interval_min: 50 } },
+      { gateway: { private_token: "t" } },
     ]) {
       const r = await call("PATCH", "/settings", { body });
       expect({ body, status: r.status }).toEqual({ body, status: 400 });

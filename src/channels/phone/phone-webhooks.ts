@@ -102,7 +102,11 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
   /** The webhooks the phone should call; remembers the address served, to notice when it changes. */
   async function webhooks(device: DeviceRow, baseUrl: string) {
     if ((device.config as { webhookBase?: string } | null)?.webhookBase !== baseUrl) {
-      await devices.update(device.id, { config: { ...(device.config ?? {}), webhookBase: baseUrl } });
+      // Read again inside the unit: the config also holds the app settings a user may have just set.
+      await storage.transaction(async () => {
+        const fresh = (await devices.byId(device.id)) ?? device;
+        await devices.update(device.id, { config: { ...(fresh.config ?? {}), webhookBase: baseUrl } });
+      });
     }
     return PHONE_WEBHOOK_EVENTS.map((event) => ({
       id: `pigeon-${event.replace(":", "-")}`,

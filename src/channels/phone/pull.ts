@@ -1,12 +1,13 @@
-// What a paired phone pulls: its waiting messages, within its per-minute pacing (GET
+// What a paired phone pulls: its waiting messages, within the limit its user chose (GET
 // /mobile/v1/message), and its settings (GET /mobile/v1/settings).
 import { iso, MINUTE } from "../../lib/time";
 import { nanoid } from "../../lib/tokens";
+import { limitOf, PER_30_MINUTES_SINCE, PERIOD_MS, userAppSettings } from "../../modules/devices/app-settings";
 import type { DeviceRow } from "../../modules/devices/model";
 import type { NotificationRecord } from "../../modules/notifications/model";
 import { PRIORITY_EXPEDITED } from "../../modules/sending/types";
 import type { PhoneServiceDeps } from "./context";
-import { appVersionOf, isCancelAware } from "./protocol";
+import { appVersionOf, atLeast, isCancelAware } from "./protocol";
 import { MAX_MESSAGES } from "./repository";
 
 /**
@@ -22,14 +23,24 @@ function contentOf(n: Pick<NotificationRecord, "message" | "dataMessage">): Reco
 export function createPhonePull(deps: PhoneServiceDeps) {
   const { storage, repo, clock, devices, secrets } = deps;
 
-  /** How many more paced messages the phone may be handed in the current minute. */
+  /**
+   * How many more paced messages the phone may be handed now, under the limit the user chose
+   * (devices/app-settings.ts limitOf). PerMinute counts the current clock minute, as Pigeon always
+   * has. The longer periods count the period just past, as the app counts its own limit
+   * (countProcessedFrom(now - duration)): a clock-aligned day would let twice the limit through
+   * around midnight, and the phone would then hold the second half for a day. Disabled, or a value
+   * of 0 (the app's "no limit"), sets no budget: the phone gets what waits, 100 at a time.
+   */
   async function budgetLeft(device: DeviceRow, now: number): Promise<number> {
-    return device.sendLimitPerMinute - (await repo.handedSince(device.id, now - (now % MINUTE), PRIORITY_EXPEDITED));
+    const { period, value } = limitOf(device);
+    if (period === "Disabled" || value <= 0) return MAX_MESSAGES;
+    const since = period === "PerMinute" ? now - (now % MINUTE) : now - PERIOD_MS[period];
+    return value - (await repo.handedSince(device.id, since, PRIORITY_EXPEDITED));
   }
 
   /**
-   * The phone's work: due pending messages, at most 100, never more new ones than its per-minute
-   * pacing allows (the rest wait for the next minute), plus "Cancelling" items for apps that
+   * The phone's work: due pending messages, at most 100, never more new ones than its limit
+   * leaves (budgetLeft; the rest wait until the limit has room again), plus "Cancelling" items for apps that
    * understand them. Reading changes no state; it only records when each message was first handed
    * out, for the pacing window. Only the rows handed out are read, whatever the backlog behind them.
    */
@@ -80,35 +91,27 @@ export function createPhonePull(deps: PhoneServiceDeps) {
   /**
    * GET /settings. The app imports each key it is given and resets a key given as null to its own
    * default, while a key left out keeps the phone's own choice (MessagesSettings.import and its
-   * siblings). So only the sending settings the user chose in Pigeon are given; SIM selection,
-   * processing order, ping and the webhook retry settings stay as the phone has them. Always given:
+   * siblings). So only what the user set is given (userAppSettings: through Pigeon's device API or
+   * SMSGate's /settings), and a Per30Minutes limit not to an app older than 1.67.0. Always given:
    * the signing key Pigeon checks webhooks with, and the SSE-only channel, since Pigeon cannot reach
    * a phone through Firebase (the app applies it at its next restart).
    */
-  async function settings(device: DeviceRow) {
+  async function settings(device: DeviceRow, userAgent: string | null = null) {
     let key = device.webhookKey;
     if (!key) {
       key = nanoid(16);
       await repo.setWebhookKeyOnce(device.id, secrets.seal(key));
       key = (await devices.byId(device.id))?.webhookKey ?? key;
     }
-    const chosen = new Set(device.userSettings ?? []);
-    const messages: Record<string, string | number> = {};
-    // Pigeon shows the pause as one range, so choosing either end gives the phone the whole range.
-    if (chosen.has("send_interval_min") || chosen.has("send_interval_max")) {
-      messages.send_interval_min = device.sendIntervalMin;
-      messages.send_interval_max = device.sendIntervalMax;
-    }
-    if (chosen.has("send_limit_per_minute")) {
-      messages.limit_period = "PerMinute";
-      messages.limit_value = device.sendLimitPerMinute;
-    }
+    const version = appVersionOf(userAgent) ?? (await repo.appVersion(device.id));
+    const set = userAppSettings(device, atLeast(version, PER_30_MINUTES_SINCE));
     // Given only once the user chose it in Pigeon; null then clears the phone's own (the app's default: none).
+    const chosen = new Set(device.userSettings ?? []);
     const encryption = chosen.has("encryption_passphrase") ? { encryption: { passphrase: device.encryptionPassphrase } } : {};
     return {
-      ...(Object.keys(messages).length > 0 ? { messages } : {}),
+      ...set,
       ...encryption,
-      webhooks: { signing_key: key },
+      webhooks: { ...set.webhooks, signing_key: key },
       gateway: { notification_channel: "SSE_ONLY" },
     };
   }

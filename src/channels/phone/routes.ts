@@ -1,11 +1,12 @@
 // The companion app's API under /mobile/v1, field for field as the app sends and reads it.
 // Errors here use the app's own shape {message, code, data} (the foundation formats them).
-import { Elysia, t } from "elysia";
+import { Elysia, t, type TSchema } from "elysia";
 import { declaredAuth } from "../../http/declared-auth";
 import { rawBodyOf } from "../../http/foundation";
 import { clientAddress } from "../../http/rate-limit";
 import { requestOrigin } from "../../lib/trusted-proxies";
 import type { DeviceRow } from "../../modules/devices/model";
+import { LIMIT_PERIODS } from "../../modules/devices/app-settings";
 import type { ChannelRouteContext } from "../types";
 import type { PhoneService, PatchItem } from "./service";
 
@@ -80,18 +81,43 @@ const PhoneMessageSchema = t.Object({
   createdAt: t.String({ description: "Always three fraction digits" }),
 });
 
-const PhoneSettings = t.Object({
-  messages: t.Optional(
-    t.Object({
-      send_interval_min: t.Optional(t.Integer({ description: "Seconds; given with send_interval_max once the user set either" })),
-      send_interval_max: t.Optional(t.Integer()),
-      limit_period: t.Optional(t.Literal("PerMinute", { description: "Given with limit_value once the user set send_limit_per_minute" })),
-      limit_value: t.Optional(t.Integer()),
+const nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
+const PhoneSettings = t.Object(
+  {
+    messages: t.Optional(
+      t.Object({
+        send_interval_min: t.Optional(
+          nullable(t.Integer({ description: "Seconds; given with send_interval_max once the user set either" })),
+        ),
+        send_interval_max: t.Optional(nullable(t.Integer())),
+        limit_period: t.Optional(
+          nullable(
+            t.Union(
+              LIMIT_PERIODS.map((p) => t.Literal(p)),
+              {
+                description:
+                  "Given with limit_value once the user chose a limit; Per30Minutes never to an app older than 1.67.0 (both keys are left out)",
+              },
+            ),
+          ),
+        ),
+        limit_value: t.Optional(nullable(t.Integer())),
+        sim_selection_mode: t.Optional(nullable(t.String())),
+        processing_order: t.Optional(nullable(t.String())),
+        log_lifetime_days: t.Optional(nullable(t.Integer())),
+      }),
+    ),
+    webhooks: t.Object({
+      signing_key: t.String({ description: "HMAC key of the phone's webhooks" }),
+      internet_required: t.Optional(nullable(t.Boolean())),
+      retry_count: t.Optional(nullable(t.Integer())),
     }),
-  ),
-  webhooks: t.Object({ signing_key: t.String({ description: "HMAC key of the phone's webhooks" }) }),
-  gateway: t.Object({ notification_channel: t.Literal("SSE_ONLY") }),
-});
+    ping: t.Optional(t.Object({ interval_seconds: t.Optional(nullable(t.Integer())) })),
+    logs: t.Optional(t.Object({ lifetime_days: t.Optional(nullable(t.Integer())) })),
+    gateway: t.Object({ notification_channel: t.Literal("SSE_ONLY") }),
+  },
+  { description: "Only the keys the user set (null: cleared, the app's default); a key left out keeps the phone's own value" },
+);
 
 type Responses = Record<string, { description: string; content?: Record<string, { schema: object }> }>;
 
@@ -239,12 +265,12 @@ export function phoneApiRoutes(phone: PhoneService, s: ChannelRouteContext) {
           responses(200, "Webhooks", t.Array(t.Object({ id: t.String(), deviceId: t.Null(), url: t.String(), event: t.String() }))),
         ),
       })
-      .get("/settings", ({ device }) => phone.settings(device), {
+      .get("/settings", ({ device, request }) => phone.settings(device, request.headers.get("user-agent")), {
         auth: "phone",
         detail: detail(
           "phoneGetSettings",
           "Settings for the phone",
-          "Only what the user chose in Pigeon (`POST /v1/api/device/update`): `messages.send_interval_min`/`send_interval_max` once either was set, `messages.limit_period`/`limit_value` once `send_limit_per_minute` was set. The app keeps its own value for every key left out, so SIM selection, processing order, ping and webhook retries stay the phone's choice. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
+          "Only what the user set, in Pigeon's device API (`POST /v1/api/device/update`: the pause and the per-minute limit) or SMSGate's `PATCH /3rdparty/v1/settings` (every key the app reads: `messages.*`, `webhooks.internet_required`/`retry_count`, `ping.interval_seconds`, `logs.lifetime_days`); a key the user cleared is given as null, which the app resets to its default. The app keeps its own value for every key left out. A `Per30Minutes` limit is left out for an app older than 1.67.0, whose import would fail on it. Always: `webhooks.signing_key` (the key the phone signs its webhooks with) and `gateway.notification_channel: SSE_ONLY` (Pigeon cannot push through Firebase; the app applies it at its next restart).",
           responses(200, "Settings sections, snake_case", PhoneSettings),
         ),
       })

@@ -13,9 +13,9 @@ export function createPhoneStream(deps: PhoneServiceDeps, budgetLeft: (device: D
   let announcedUntil = clock.now();
 
   /**
-   * Whether telling the phone "there is work" now would get it any: its pacing has room this
-   * minute, or an expedited message waits. A phone told while its budget is spent would pull and
-   * be handed nothing; announce-due tells it when the next minute starts.
+   * Whether telling the phone "there is work" now would get it any: its limit has room now, or an
+   * expedited message waits. A phone told while its budget is spent would pull and be handed
+   * nothing; announce-due tells it at the first minute the limit has room again.
    */
   async function wantsWork(deviceId: number): Promise<boolean> {
     const device = await devices.byId(deviceId);
@@ -40,7 +40,9 @@ export function createPhoneStream(deps: PhoneServiceDeps, budgetLeft: (device: D
   /**
    * phones:announce-due — tells phones about work they would otherwise only find on their next
    * poll (15 minutes for the app): scheduled messages that fell due since the last run, and, once
-   * a new pacing minute starts, messages the previous minute's per-minute budget held back.
+   * a new minute starts, messages the limit held back, to each phone whose limit has room again
+   * (a per-minute limit at each new minute; a longer one, counted over the period just past, at
+   * the first minute after a handed message left that period).
    */
   async function announceDue(): Promise<number> {
     const now = clock.now();

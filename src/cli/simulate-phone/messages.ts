@@ -5,6 +5,7 @@
 import { countSegments } from "../../lib/segments";
 import { appDecrypt } from "./decrypt";
 import { PhonePart, type PhoneParts } from "./parts";
+import { PERIOD_MS } from "./protocol";
 import type { WebhookPoster } from "./webhooks";
 import { finite, GENERIC_FAILURE, PRIORITY_EXPEDITED, record, stamp, text, type Json, type LocalMessage, type LocalState } from "./wire";
 
@@ -162,6 +163,11 @@ export class MessageQueue extends PhonePart {
         const message = this.takeNext();
         // Re-checked as the app does before sending: cancelled while it waited in the queue.
         if (message.state !== "Pending") continue;
+        // The limit holds every message but an expedited one that outranks the one before it.
+        if (message.priority < PRIORITY_EXPEDITED || previousPriority >= message.priority) {
+          if (!(await this.applyLimit())) return;
+          if (message.state !== "Pending") continue;
+        }
         // A message that was not sent needs no pause after it (the app's sendPendingMessages).
         if (!(await this.send(message))) continue;
         const expedited = message.priority >= PRIORITY_EXPEDITED && previousPriority < message.priority;
@@ -172,6 +178,30 @@ export class MessageQueue extends PhonePart {
     } finally {
       this.sending = false;
     }
+  }
+
+  /**
+   * MessagesService.applyLimit: with the limit on, counts the messages taken up (Processed, and
+   * not Failed or Cancelled since) over the period just past; at the limit it waits until the
+   * period has passed since the last of them, plus a second, then goes on. False once stopped.
+   */
+  private async applyLimit(): Promise<boolean> {
+    const limit = this.settings.limit;
+    if (!limit) return true;
+    const now = Date.now();
+    let count = 0;
+    let last = 0;
+    for (const m of this.messages.values()) {
+      const at = Date.parse(m.states.Processed ?? "");
+      if (Number.isNaN(at) || at < now - PERIOD_MS[limit.period]) continue;
+      if (m.state === "Pending" || m.state === "Failed" || m.state === "Cancelled") continue;
+      count++;
+      last = Math.max(last, at);
+    }
+    if (count < limit.value) return true;
+    const waitMs = PERIOD_MS[limit.period] - (now - last) + 1000;
+    this.log(`limit ${limit.value} ${limit.period} reached: the next message waits ${Math.ceil(waitMs / 1000)} s`);
+    return this.life.sleep(waitMs);
   }
 
   /** The app's queue order: priority descending, then oldest first. */

@@ -21,6 +21,16 @@ import {
 
 type LimitPeriod = "Disabled" | "PerMinute" | "Per30Minutes" | "PerHour" | "PerDay";
 const LIMIT_PERIODS: readonly LimitPeriod[] = ["Disabled", "PerMinute", "Per30Minutes", "PerHour", "PerDay"];
+/** The app's Period before 1.67.0 (Per30Minutes came with it, commit 11580ad). */
+const LIMIT_PERIODS_BEFORE_1_67: readonly LimitPeriod[] = ["Disabled", "PerMinute", "PerHour", "PerDay"];
+/** Each period's length (MessagesSettings.Period.duration). */
+export const PERIOD_MS: Record<LimitPeriod, number> = {
+  Disabled: 0,
+  PerMinute: 60_000,
+  Per30Minutes: 1_800_000,
+  PerHour: 3_600_000,
+  PerDay: 86_400_000,
+};
 
 /**
  * The phone's settings, kept as the app keeps them: its own choices until the server's settings are
@@ -42,9 +52,12 @@ export class PhoneSettings {
   /** The app's encryption.passphrase: null until typed in (--passphrase) or given by the server. */
   passphrase: string | null;
   webhooks = new Map<string, Webhook[]>();
+  private readonly periods: readonly LimitPeriod[];
 
-  constructor(opts: Pick<SimulatePhoneOptions, "simSelection" | "order" | "pingSeconds" | "channel" | "passphrase">) {
+  constructor(opts: Pick<SimulatePhoneOptions, "simSelection" | "order" | "pingSeconds" | "channel" | "passphrase" | "appVersion">) {
     this.passphrase = opts.passphrase ?? null;
+    const [major = 0, minor = 0] = opts.appVersion.split(".").map((p) => Number.parseInt(p, 10) || 0);
+    this.periods = major > 1 || (major === 1 && minor >= 67) ? LIMIT_PERIODS : LIMIT_PERIODS_BEFORE_1_67;
     this.simSelection = opts.simSelection;
     this.order = opts.order;
     this.pingSeconds = opts.pingSeconds;
@@ -78,7 +91,7 @@ export class PhoneSettings {
           this.sendIntervalMax = whole(value);
           return;
         case "limit_period":
-          this.limitPeriod = value === null ? "Disabled" : oneOf(value, LIMIT_PERIODS, key);
+          this.limitPeriod = value === null ? "Disabled" : oneOf(value, this.periods, key);
           return;
         case "limit_value": {
           const limit = whole(value);
@@ -92,6 +105,11 @@ export class PhoneSettings {
         case "processing_order":
           this.order = value === null ? "lifo" : oneOf(value, ["LIFO", "FIFO"] as const, key) === "FIFO" ? "fifo" : "lifo";
           return;
+        case "log_lifetime_days": {
+          const days = whole(value);
+          if (days !== null && days < 1) throw new Error("Log lifetime days must be >= 1");
+          return;
+        }
       }
     });
     each("ping", (key, value) => {
@@ -108,11 +126,19 @@ export class PhoneSettings {
       if (key === "passphrase") this.passphrase = value === null ? null : String(value);
     });
     each("webhooks", (key, value) => {
+      if (key === "retry_count" && (whole(value) ?? 15) < 1) throw new Error("Retry count must be >= 1");
       // Cleared, the app makes itself a new random key the next time it signs.
       if (key !== "signing_key") return;
       this.signingKey = value === null ? nanoid(8) : String(value);
       this.serverKey = value !== null;
     });
+  }
+
+  /** MessagesSettings.limitEnabled: a value above 0 in a period other than Disabled. */
+  get limit(): { period: LimitPeriod; value: number } | null {
+    return this.limitPeriod !== "Disabled" && this.limitValue !== null && this.limitValue > 0
+      ? { period: this.limitPeriod, value: this.limitValue }
+      : null;
   }
 
   /** One line of what the phone now uses, for the log. */

@@ -12,6 +12,7 @@ import type { Storage } from "../../db/storage";
 import type { UsageStore } from "../notifications/ports";
 import type { DeviceRepository, NewDevice } from "./repository";
 import type { DeviceRow } from "./model";
+import { appSettingsOf, COLUMN_KEYS, type AppSettings } from "./app-settings";
 
 /** A device not heard from for this long is offline (spec section 7: 5 minutes; PIGEON_OFFLINE_AFTER). */
 export const OFFLINE_AFTER_MS = 5 * MINUTE;
@@ -372,39 +373,53 @@ export function createDeviceService(
       send_limit_per_minute?: number;
       send_interval_min?: number;
       send_interval_max?: number;
+      /** A paired phone's app settings as the user now has them (app-settings.ts); absent: unchanged. */
+      app_settings?: AppSettings;
       /** Paired phones: the passphrase pushed to the phone for encrypted messages; null takes it back. */
       encryption_passphrase?: string | null;
     },
   ) {
-    const row = await require(workspaceId, input.device_id);
-    if (input.encryption_passphrase !== undefined && traitsOf(row.kind).needsPresence !== true)
-      throw new AppError(
-        "option_not_supported",
-        `encryption_passphrase applies to paired phones; device ${row.id} is a ${row.kind} device`,
-        {
-          field: "encryption_passphrase",
-          device_id: row.id,
-        },
-      );
-    const min = input.send_interval_min ?? row.sendIntervalMin;
-    const max = input.send_interval_max ?? row.sendIntervalMax;
-    if (min > max) {
-      throw new AppError("validation_error", "Invalid body field 'send_interval_min': must not exceed send_interval_max", {
-        field: "send_interval_min",
-        location: "body",
-        reason: "must not exceed send_interval_max",
+    // Read and written in one unit: the config also holds what the phone channel keeps there.
+    const updated = await storage.transaction(async () => {
+      const row = await require(workspaceId, input.device_id);
+      if (input.encryption_passphrase !== undefined && traitsOf(row.kind).needsPresence !== true)
+        throw new AppError(
+          "option_not_supported",
+          `encryption_passphrase applies to paired phones; device ${row.id} is a ${row.kind} device`,
+          {
+            field: "encryption_passphrase",
+            device_id: row.id,
+          },
+        );
+      const min = input.send_interval_min ?? row.sendIntervalMin;
+      const max = input.send_interval_max ?? row.sendIntervalMax;
+      if (min > max) {
+        throw new AppError("validation_error", "Invalid body field 'send_interval_min': must not exceed send_interval_max", {
+          field: "send_interval_min",
+          location: "body",
+          reason: "must not exceed send_interval_max",
+        });
+      }
+      const chosen = new Set(row.userSettings ?? []);
+      for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
+      // A value set in a column replaces what appSettings held for the same key (a cleared pause, a
+      // limit in another period), so the newest choice is the one served.
+      const app = input.app_settings ?? appSettingsOf(row);
+      for (const field of USER_SETTINGS)
+        if (input[field] !== undefined) for (const key of COLUMN_KEYS[field] ?? []) if (app.messages) delete app.messages[key];
+      for (const section of Object.keys(app)) if (Object.keys(app[section]).length === 0) delete app[section];
+      const before = appSettingsOf(row);
+      const appChanged = JSON.stringify(app) !== JSON.stringify(before);
+      return repo.update(row.id, {
+        ...(appChanged ? { config: { ...(row.config ?? {}), appSettings: app } } : {}),
+        name: input.name?.trim() ?? row.name,
+        userSettings: [...chosen].sort(),
+        sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
+        sendIntervalMin: min,
+        sendIntervalMax: max,
+        ...(input.encryption_passphrase !== undefined ? { encryptionPassphrase: input.encryption_passphrase } : {}),
+        updatedAt: clock.now(),
       });
-    }
-    const chosen = new Set(row.userSettings ?? []);
-    for (const field of USER_SETTINGS) if (input[field] !== undefined) chosen.add(field);
-    const updated = await repo.update(row.id, {
-      name: input.name?.trim() ?? row.name,
-      userSettings: [...chosen].sort(),
-      sendLimitPerMinute: input.send_limit_per_minute ?? row.sendLimitPerMinute,
-      sendIntervalMin: min,
-      sendIntervalMax: max,
-      ...(input.encryption_passphrase !== undefined ? { encryptionPassphrase: input.encryption_passphrase } : {}),
-      updatedAt: clock.now(),
     });
     hooks.settingsChanged?.(updated);
     return present(updated);

@@ -399,7 +399,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ...secured(
           "smsgateGetSettings",
           "Read settings",
-          "The sending settings of the workspace's phones (the first phone's, as all are set alike through this API). The signing key is never returned.",
+          "The settings of the workspace's phones (the first phone's, as all are set alike through this API): the pause and the limit Pigeon applies, every other key set (null when cleared), and `gateway.notification_channel: SSE_ONLY`. The signing key is never returned.",
           "settings:read",
         ),
       },
@@ -417,7 +417,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ...secured(
           "smsgateReplaceSettings",
           "Replace settings",
-          "As PATCH: Pigeon keeps no settings apart from the phones', so the settings given are applied and the others keep their values.",
+          "As PATCH: the settings given are applied to every paired phone and the others keep their values (to clear a key, give it as null).",
           "settings:write",
         ),
       },
@@ -435,7 +435,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ...secured(
           "smsgateUpdateSettings",
           "Change settings",
-          "Applies the settings given; a refused one changes nothing.",
+          "Applies the settings given to every paired phone, each told SettingsUpdated; null clears a key. A refused one changes nothing.",
           "settings:write",
         ),
       },
