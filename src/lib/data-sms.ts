@@ -13,6 +13,9 @@ export interface DataMessage {
 /** The most payload octets one data SMS carries (140 of user data, less the 7 of the port header). */
 export const DATA_SMS_MAX_OCTETS = 133;
 
+/** The longest padded base64 of a payload: four characters for every three bytes begun (180 for 133). */
+export const DATA_SMS_MAX_BASE64 = 4 * Math.ceil(DATA_SMS_MAX_OCTETS / 3);
+
 /** The ports a data SMS may name: 16-bit, 0 excepted (the app's server refuses it too). */
 export const DATA_PORT_MIN = 1;
 export const DATA_PORT_MAX = 65535;

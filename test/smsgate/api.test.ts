@@ -205,7 +205,6 @@ describe("messages", () => {
       { message: "Hi", phoneNumbers: [RECIPIENT], ttl: 60, validUntil: "2099-01-01T00:00:00Z" },
       { dataMessage: { data: "not base64", port: 53739 }, phoneNumbers: [RECIPIENT] },
       { dataMessage: { data: "AAE=", port: 0 }, phoneNumbers: [RECIPIENT] },
-      { dataMessage: { data: "AAE=", port: 53739 }, phoneNumbers: [RECIPIENT], isEncrypted: true },
       { message: "Hi", phoneNumbers: [RECIPIENT], scheduleAt: "tomorrow" },
     ];
     for (const body of bodies) {

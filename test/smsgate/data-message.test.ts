@@ -96,7 +96,6 @@ describe("SMSGate dataMessage through the npm client", () => {
   });
 
   test.each([
-    [{ dataMessage: { data: "AAE=", port: 53739 }, isEncrypted: true }, "option_not_supported", "isEncrypted"],
     [{ dataMessage: { data: "AAE=", port: 53739 }, textMessage: { text: "Hi" } }, "content_conflict", undefined],
     [{ dataMessage: { data: "AAE=", port: 53739 }, message: "Hi" }, "content_conflict", undefined],
     [{ dataMessage: { data: "A*E=", port: 53739 } }, "invalid_data_encoding", "dataMessage.data"],
@@ -111,12 +110,6 @@ describe("SMSGate dataMessage through the npm client", () => {
     expect(e.body).toMatchObject({ code: 400, data: { error_code: code } });
     if (field) expect(e.body.data.field).toBe(field);
     expect(await count(ctx)).toBe(0);
-  });
-
-  test("the encrypted data message is refused in words that say so", async () => {
-    const { client } = await setup();
-    const e = await refusal(client.send(dataSms({ dataMessage: { data: "AAE=", port: 1 }, isEncrypted: true, phoneNumbers: [RECIPIENT] })));
-    expect(e.body.message).toContain("Encrypted data messages");
   });
 
   test("a cloud number named as deviceId cannot send it", async () => {

@@ -94,16 +94,6 @@ describe("SMSGate's isEncrypted", () => {
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ data: { error_code: "invalid_encrypted_value", field: "recipient_contact" } });
     expect(await messages()).toBe(0);
-    const data = await gate("POST", "/messages", {
-      body: {
-        dataMessage: { data: appEncrypt(PASS, "AAE="), port: 53739 },
-        phoneNumbers: [appEncrypt(PASS, RECIPIENT)],
-        isEncrypted: true,
-      },
-    });
-    expect(data.status).toBe(400);
-    expect(data.body).toMatchObject({ data: { error_code: "option_not_supported", field: "isEncrypted" } });
-    expect(data.body.message).toContain("Encrypted data messages");
   });
 });
 

@@ -35,3 +35,44 @@ export function appDecrypt(passphrase: string | null, value: string): string {
     throw new Error(BAD_DECRYPT);
   }
 }
+
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/**
+ * android.util.Base64.decode(input, DEFAULT), which the app runs on a data message's payload: the
+ * standard alphabet, every other character (spaces, line breaks, `-`, `*`) skipped, padding
+ * optional but, when given, exactly what the last group needs and nothing but skipped characters
+ * after it. What it refuses throws as the platform does ("bad base-64").
+ */
+export function androidBase64Decode(input: string): Uint8Array {
+  const out: number[] = [];
+  // The platform's decoder states: 0-3 sextets of the group read, 4 one `=` seen where two are
+  // due, 5 the padding done.
+  let state = 0;
+  let value = 0;
+  const bad = () => new Error("bad base-64");
+  for (const ch of input) {
+    const d = ALPHABET.indexOf(ch);
+    const equals = ch === "=";
+    if (d < 0 && !equals) continue;
+    if (state <= 3 && d >= 0) {
+      value = (value << 6) | d;
+      if (++state === 4) {
+        out.push((value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff);
+        state = 0;
+        value = 0;
+      }
+    } else if (state === 2 && equals) {
+      out.push((value >> 4) & 0xff);
+      state = 4;
+    } else if (state === 3 && equals) {
+      out.push((value >> 10) & 0xff, (value >> 2) & 0xff);
+      state = 5;
+    } else if (state === 4 && equals) state = 5;
+    else throw bad();
+  }
+  if (state === 1 || state === 4) throw bad();
+  if (state === 2) out.push((value >> 4) & 0xff);
+  if (state === 3) out.push((value >> 10) & 0xff, (value >> 2) & 0xff);
+  return new Uint8Array(out);
+}

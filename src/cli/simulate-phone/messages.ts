@@ -2,8 +2,9 @@
 // GET /message into the phone's own queue (Pending, cancellable there), sent one at a time with the
 // configured gap (Processed when handed to the radio, then Sent or Failed), cancelled while still
 // Pending by MessageCancelled or a Cancelling item, and every state change reported by PATCH in order.
+import { DATA_SMS_MAX_OCTETS } from "../../lib/data-sms";
 import { countSegments } from "../../lib/segments";
-import { appDecrypt } from "./decrypt";
+import { androidBase64Decode, appDecrypt } from "./decrypt";
 import { PhonePart, type PhoneParts } from "./parts";
 import { PERIOD_MS } from "./protocol";
 import type { WebhookPoster } from "./webhooks";
@@ -113,8 +114,10 @@ export class MessageQueue extends PhonePart {
     if (!phoneNumbers) return;
     // The app's Message.content: dataMessage, else textMessage, else the older message.
     const dataMessage = record(message.dataMessage);
+    const encrypted = message.isEncrypted === true;
     const body = dataMessage ? null : (text(record(message.textMessage)?.text) ?? text(message.message));
-    const data = dataMessage ? dataOf(dataMessage) : null;
+    // An encrypted payload is ciphertext until it is sent; a plain one is read now.
+    const data = dataMessage ? (encrypted ? sealedDataOf(dataMessage) : dataOf(dataMessage)) : null;
     const validUntil = Date.parse(text(message.validUntil) ?? "");
     const simNumber = finite(message.simNumber);
     const local: LocalMessage = {
@@ -123,13 +126,14 @@ export class MessageQueue extends PhonePart {
       // A data message is a single binary PDU; text is split the way the radio splits it.
       partsCount: body === null ? 1 : countSegments(body).segments,
       data: data && "bytes" in data ? data : null,
+      sealedData: data && "value" in data ? data : null,
       unsendable: dataMessage && data && "error" in data ? data.error : !dataMessage && body === null ? "Invalid message content" : null,
       withDeliveryReport: message.withDeliveryReport !== false,
       validUntil: Number.isNaN(validUntil) ? null : validUntil,
       simNumber: simNumber !== null && Number.isInteger(simNumber) ? simNumber : null,
       priority: finite(message.priority) ?? 0,
       text: body,
-      encrypted: message.isEncrypted === true,
+      encrypted,
       failedRecipients: new Map(),
       state: "Pending",
       error: null,
@@ -234,6 +238,13 @@ export class MessageQueue extends PhonePart {
       this.fail(message, message.unsendable);
       return false;
     }
+    // An encrypted data message's payload is decrypted and decoded before any recipient, as the
+    // app's sendSMS does: either failing fails the whole message.
+    if (message.sealedData !== null && message.data === null) {
+      const opened = this.openData(message, message.sealedData);
+      if (opened === null) return false;
+      message.data = opened;
+    }
     // The app decrypts the text before any recipient: a text it cannot read fails the whole message.
     let plain = message.text;
     if (message.encrypted && plain !== null) {
@@ -253,26 +264,30 @@ export class MessageQueue extends PhonePart {
       this.fail(message, GENERIC_FAILURE);
       return false;
     }
-    // The radio: a data SMS is its bytes to a port (sendDataMessage), recorded here as it went out.
-    if (message.data) {
-      for (const recipient of message.phoneNumbers) {
-        this.log(
-          `radio: data SMS ${message.id} to ${recipient} port ${message.data.port}: ${message.data.bytes.length} bytes ${Buffer.from(message.data.bytes).toString("hex")}`,
-        );
-      }
-    }
     // Then each number on its own: one that does not decrypt fails that recipient alone.
     const radio: { recipient: string; number: string }[] = [];
     for (const recipient of message.phoneNumbers) {
-      if (!message.encrypted) {
-        radio.push({ recipient, number: recipient });
+      let number = recipient;
+      if (message.encrypted) {
+        try {
+          number = appDecrypt(this.settings.passphrase, recipient);
+        } catch (error) {
+          message.failedRecipients.set(recipient, `sendSMS: ${(error as Error).message}`);
+          continue;
+        }
+      }
+      // Android's sendDataMessage refuses no bytes at once, and fails the send of more than one
+      // PDU carries (its PDU cannot be built): only an encrypted payload can reach the phone so.
+      const bytes = message.data?.bytes.length;
+      if (bytes === 0) {
+        message.failedRecipients.set(recipient, "sendSMS: Invalid message data");
         continue;
       }
-      try {
-        radio.push({ recipient, number: appDecrypt(this.settings.passphrase, recipient) });
-      } catch (error) {
-        message.failedRecipients.set(recipient, `sendSMS: ${(error as Error).message}`);
+      if (bytes !== undefined && bytes > DATA_SMS_MAX_OCTETS) {
+        message.failedRecipients.set(recipient, GENERIC_FAILURE);
+        continue;
       }
+      radio.push({ recipient, number });
     }
     if (radio.length === 0) {
       this.fail(message, [...message.failedRecipients.values()][0]);
@@ -282,8 +297,16 @@ export class MessageQueue extends PhonePart {
     this.log(
       `message ${message.id} goes out on SIM ${message.simNumber ?? 1}${message.priority >= PRIORITY_EXPEDITED ? " (expedited)" : ""}`,
     );
-    // What the radio is handed: the plain number and text, whatever the server saw.
-    for (const r of radio) this.log(`radio: to ${r.number}: ${JSON.stringify(plain ?? "")}`);
+    // What the radio is handed: the plain number and text, or a data SMS's bytes and port
+    // (sendDataMessage), whatever the server saw.
+    for (const r of radio) {
+      const data = message.data;
+      this.log(
+        data
+          ? `radio: data SMS ${message.id} to ${r.number} port ${data.port}: ${data.bytes.length} bytes ${Buffer.from(data.bytes).toString("hex")}`
+          : `radio: to ${r.number}: ${JSON.stringify(plain ?? "")}`,
+      );
+    }
     for (const [recipient, error] of message.failedRecipients) {
       void this.hooks.emit("sms:failed", { ...this.hooks.outgoing(message, recipient), failedAt: stamp(), reason: error });
     }
@@ -300,6 +323,27 @@ export class MessageQueue extends PhonePart {
       }
     });
     return true;
+  }
+
+  /**
+   * An encrypted payload, opened as the app opens it: decrypted with the passphrase (its plaintext
+   * is base64), then decoded by Android's Base64.DEFAULT. Null, with the message failed in the
+   * app's words, when either step throws.
+   */
+  private openData(message: LocalMessage, sealed: { value: string; port: number }): { bytes: Uint8Array; port: number } | null {
+    let plain: string;
+    try {
+      plain = appDecrypt(this.settings.passphrase, sealed.value);
+    } catch (error) {
+      this.fail(message, `Can't send message: ${(error as Error).message}`);
+      return null;
+    }
+    try {
+      return { bytes: androidBase64Decode(plain), port: sealed.port };
+    } catch {
+      this.fail(message, `Can't send message: Invalid Base64 data for message ${message.id}`);
+      return null;
+    }
   }
 
   private fail(message: LocalMessage, reason: string): void {
@@ -341,6 +385,7 @@ export class MessageQueue extends PhonePart {
       simNumber: null,
       priority: 0,
       data: null,
+      sealedData: null,
       unsendable: null,
       text: null,
       encrypted: message.isEncrypted === true,
@@ -396,4 +441,12 @@ function dataOf(m: Json): { bytes: Uint8Array; port: number } | { error: string 
   if (data === null || port === null || !Number.isInteger(port) || port < 0 || port > 65535) return { error: "Invalid message content" };
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data.replace(/\s+/g, ""))) return { error: "Invalid Base64 data" };
   return { bytes: new Uint8Array(Buffer.from(data, "base64")), port };
+}
+
+/** An encrypted dataMessage: its ciphertext kept as pulled, and its port (which is not encrypted). */
+function sealedDataOf(m: Json): { value: string; port: number } | { error: string } {
+  const value = text(m.data);
+  const port = finite(m.port);
+  if (value === null || port === null || !Number.isInteger(port) || port < 0 || port > 65535) return { error: "Invalid message content" };
+  return { value, port };
 }

@@ -71,6 +71,11 @@ export interface LocalMessage {
   priority: number;
   /** A data SMS (the app's MessageContent.Data): its bytes and the port the radio sends them to. */
   data: { bytes: Uint8Array; port: number } | null;
+  /**
+   * An encrypted data message's payload as pulled (the ciphertext) and its plain port; it is
+   * decrypted and base64-decoded into `data` when the message is sent, as the app does.
+   */
+  sealedData: { value: string; port: number } | null;
   /** Why the app cannot send it at all (no content it knows, bad base64), or null. */
   unsendable: string | null;
   /** The text as the server gave it (ciphertext when encrypted), or null for no text. */

@@ -14,15 +14,8 @@ const given = (value: unknown) => value !== undefined && value !== null && !(typ
 export function dataMessageOf(input: SendInput): DataMessage | null {
   const raw = input.dataMessage;
   if (raw === undefined || raw === null) return null;
-  const field = input.dataMessageField ?? "data_message";
-  const others = [...(given(input.message) ? [input.messageField ?? "message"] : []), ...(given(input.templateId) ? ["template_id"] : [])];
-  if (others.length > 0) {
-    throw new AppError(
-      "content_conflict",
-      `Give one of ${input.messageField ?? "message"}, template_id or ${field}, not several: a data SMS carries only its bytes (templates do not apply)`,
-      { fields: [...others, field] },
-    );
-  }
+  const field = dataFieldOf(input);
+  refuseOtherContent(input);
   if (input.channel !== "sms")
     throw new AppError("data_message_unsupported", `A data SMS is an SMS: ${field} cannot be sent as ${input.channel}`, { field });
   const data = typeof raw.data === "string" ? raw.data : null;
@@ -42,14 +35,34 @@ export function dataMessageOf(input: SendInput): DataMessage | null {
       { field: `${field}.data`, length: bytes.length, limit: DATA_SMS_MAX_OCTETS },
     );
   }
-  const port = raw.port;
+  return { data: encodeBase64(bytes), port: dataPortOf(raw.port, field) };
+}
+
+/** How the caller's API names the data SMS (data_message, dataMessage), for its refusals. */
+export const dataFieldOf = (input: SendInput) => input.dataMessageField ?? "data_message";
+
+/** Text or a template beside a data SMS: 400 content_conflict, as a data SMS carries only its bytes. */
+export function refuseOtherContent(input: SendInput): void {
+  const field = dataFieldOf(input);
+  const others = [...(given(input.message) ? [input.messageField ?? "message"] : []), ...(given(input.templateId) ? ["template_id"] : [])];
+  if (others.length > 0) {
+    throw new AppError(
+      "content_conflict",
+      `Give one of ${input.messageField ?? "message"}, template_id or ${field}, not several: a data SMS carries only its bytes (templates do not apply)`,
+      { fields: [...others, field] },
+    );
+  }
+}
+
+/** A data SMS's port: a whole number from 1 to 65535, or 400 invalid_port. */
+export function dataPortOf(port: unknown, field: string): number {
   if (typeof port !== "number" || !Number.isInteger(port) || port < DATA_PORT_MIN || port > DATA_PORT_MAX) {
     throw new AppError("invalid_port", `${field}.port ${String(port)} is not a port from ${DATA_PORT_MIN} to ${DATA_PORT_MAX}`, {
       field: `${field}.port`,
       port: port ?? null,
     });
   }
-  return { data: encodeBase64(bytes), port };
+  return port;
 }
 
 /** The refusal of a route or device that cannot carry a data SMS (a cloud number, the chat-app). */

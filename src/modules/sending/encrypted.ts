@@ -7,12 +7,14 @@ import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import { PHONE_KIND, ROUTE_NAMES } from "../../core/kinds";
 import { parseScheduleTime, requireTimeZone } from "../../core/schedule";
+import { DATA_SMS_MAX_BASE64, type DataMessage } from "../../lib/data-sms";
 import { checkEncrypted, cipherBytesFor } from "../../lib/encrypted";
 import { quietUntil } from "../../lib/quiet-hours";
 import type { DeviceRow } from "../devices/model";
 import type { SafetyMemo } from "../safety/service";
 import { parseRoutes } from "../safety/settings";
 import type { SendingContext } from "./context";
+import { dataFieldOf, dataPortOf, dataRefused, refuseOtherContent } from "./data-message";
 import type { DeviceChoice } from "./device-choice";
 import { reportedSimNumbers } from "../devices/service";
 import { expiryOf } from "./prepare";
@@ -20,6 +22,14 @@ import { PRIORITY_EXPEDITED, type PrepareCache, type Prepared, type SendInput } 
 
 /** The longest plaintext number an encrypted recipient may hold: 63 bytes, so 64 of ciphertext. */
 export const RECIPIENT_CIPHER_MAX = cipherBytesFor(63);
+
+/**
+ * The most ciphertext an encrypted data SMS may carry: its plaintext is the payload's base64, at
+ * most 180 characters for 133 bytes, and PKCS#7 pads 180 bytes to 192 (12 blocks). The same 192
+ * hold any plaintext up to 191 bytes, so the base64 broken into lines as Android's or a MIME
+ * encoder writes it fits too. Whether the plaintext decodes to 1-133 bytes only the phone can see.
+ */
+export const DATA_CIPHER_MAX = cipherBytesFor(DATA_SMS_MAX_BASE64);
 
 /** A schedule_time up to this far behind the clock still counts as "now" (as for other sends). */
 const PAST_GRACE_MS = 1000;
@@ -32,6 +42,20 @@ function encryptedValue(value: unknown, field: string, maxCipherBytes: number): 
   if (!check.ok)
     throw new AppError("invalid_encrypted_value", `${field} is not an encrypted value: ${check.reason}`, { field, reason: check.reason });
   return value as string;
+}
+
+/**
+ * An encrypted data SMS (`data_message` / SMSGate's `dataMessage` with the encrypted flag): its
+ * `data` is one encrypted value whose plaintext is the payload's base64, kept verbatim; its port
+ * is not encrypted and is checked as any data SMS's. Null for an encrypted text.
+ */
+function encryptedDataOf(input: SendInput): DataMessage | null {
+  const raw = input.dataMessage;
+  if (raw === undefined || raw === null) return null;
+  refuseOtherContent(input);
+  const field = dataFieldOf(input);
+  const data = encryptedValue(raw.data, `${field}.data`, DATA_CIPHER_MAX);
+  return { data, port: dataPortOf(raw.port, field) };
 }
 
 export function createEncryptedPreparing(
@@ -88,6 +112,19 @@ export function createEncryptedPreparing(
   }
 
   /**
+   * The encrypted text: one value whose ciphertext the longest text the account may send could
+   * need (four UTF-8 bytes a character). A plan that forbids links cannot have one looked for.
+   */
+  function encryptedText(auth: AuthContext, input: SendInput): string {
+    if (input.message === undefined || input.message === null || input.message === "")
+      throw new AppError("message_required", "message is required: the encrypted text", { field: "message" });
+    const message = encryptedValue(input.message, "message", cipherBytesFor(auth.smsLengthCap * 4));
+    if (!auth.plan.allowUrls)
+      throw unsupported("message", "Your plan does not allow URLs in messages, and Pigeon cannot look for one in an encrypted text");
+    return message;
+  }
+
+  /**
    * Every check of an encrypted send that needs no write, in the order of a plain one's; throws the
    * first problem. The workspace must have turned encrypted sends on (403 otherwise).
    */
@@ -103,6 +140,8 @@ export function createEncryptedPreparing(
       );
     if (input.channel !== "sms") throw needsPhone("channel", `a ${input.channel} message cannot be encrypted`);
     const recipient = encryptedValue(input.recipient, "recipient_contact", RECIPIENT_CIPHER_MAX);
+    // A data SMS is checked first, as a plain one is: nothing else may be its content.
+    const dataMessage = encryptedDataOf(input);
     const template = input.templateId !== undefined && input.templateId !== null && String(input.templateId).trim() !== "";
     if (template)
       throw unsupported(
@@ -116,12 +155,7 @@ export function createEncryptedPreparing(
         "chatapp_template_id",
         "chatapp_template_id cannot be used with an encrypted message: it never goes through the chat-app",
       );
-    if (input.message === undefined || input.message === null || input.message === "")
-      throw new AppError("message_required", "message is required: the encrypted text", { field: "message" });
-    // The longest text the account may send, at four UTF-8 bytes a character, encrypted.
-    const message = encryptedValue(input.message, "message", cipherBytesFor(auth.smsLengthCap * 4));
-    if (!auth.plan.allowUrls)
-      throw unsupported("message", "Your plan does not allow URLs in messages, and Pigeon cannot look for one in an encrypted text");
+    const message = dataMessage ? "" : encryptedText(auth, input);
     if (input.routes !== undefined && input.routes !== null) {
       const other = parseRoutes("routes", input.routes).find((k) => k !== PHONE_KIND);
       if (other)
@@ -172,7 +206,8 @@ export function createEncryptedPreparing(
       message,
       scheduleAt: pool?.holdUntil && (scheduleAt ?? 0) < pool.holdUntil ? pool.holdUntil : scheduleAt,
       timezone,
-      // The ciphertext says nothing of the text's length: counted as one, and a phone costs no credits.
+      // The ciphertext says nothing of the text's length: counted as one (a data SMS is one anyway),
+      // and a phone costs no credits.
       segments: 1,
       cost: 0,
       channelPayload: null,
@@ -189,12 +224,18 @@ export function createEncryptedPreparing(
       poolMemberId: pool?.memberId ?? null,
       poolHeld: pool?.holdUntil != null,
       encrypted: true,
+      dataMessage,
     };
     for (const check of channelChecks.sms) {
       const change = await check(auth, prepared, input);
       if (change) prepared = { ...prepared, ...change };
     }
     if (!isPhone(prepared.device)) throw needsPhone("device_id", `device ${prepared.device.id} is a ${prepared.device.kind} device`);
+    if (dataMessage && !traits.get(prepared.device.kind)?.sendsDataSms)
+      throw dataRefused(`device ${prepared.device.id} is a ${prepared.device.kind} device`, {
+        device_id: prepared.device.id,
+        kind: prepared.device.kind,
+      });
     return prepared;
   }
 

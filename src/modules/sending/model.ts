@@ -119,7 +119,7 @@ export const safeSendFields = {
 export const DataMessageField = t.Object(
   {
     data: t.String({
-      description: `The payload, base64 (standard alphabet, padding optional): 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded, what one SMS carries beside its port header. Bad base64 is 400 \`invalid_data_encoding\`, none \`data_message_empty\`, more \`data_message_too_long\``,
+      description: `The payload, base64 (standard alphabet, padding optional): 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded, what one SMS carries beside its port header. Bad base64 is 400 \`invalid_data_encoding\`, none \`data_message_empty\`, more \`data_message_too_long\`. With \`encrypted: true\`: the encrypted value of that base64`,
       examples: ["SGVsbG8="],
     }),
     port: t.Integer({
@@ -132,7 +132,10 @@ export const DataMessageField = t.Object(
     description:
       "A data SMS (binary, to an application port) instead of text, paired phones only: one SMS, counted as one segment. " +
       "Not with message or template_id (400 `content_conflict`); a cloud number, a chat-app route or a failover order naming one is 400 `data_message_unsupported`. " +
-      "The workspace's default failover order does not apply to it.",
+      "The workspace's default failover order does not apply to it. " +
+      "With `encrypted: true`, `data` is instead one value in the app's encrypted format whose plaintext is the payload's base64, " +
+      "at most 192 bytes of ciphertext (else 400 `invalid_encrypted_value`); the port stays plain. The phone decrypts and decodes it, " +
+      "and fails the message if the payload is not base64 or not 1 to 133 bytes, which the server cannot see.",
   },
 );
 
@@ -175,7 +178,7 @@ const sendFields = {
     t.Nullable(
       t.Boolean({
         description:
-          "End-to-end encrypted: `recipient_contact` and `message` are each one value in the companion app's format, " +
+          "End-to-end encrypted: `recipient_contact` and `message` (or `data_message.data`, whose plaintext is the payload's base64) are each one value in the companion app's format, " +
           "`$aes-256-cbc/pbkdf2-sha1$i=<iterations>$<base64 16-byte salt>$<base64 ciphertext>`, which only the paired phone decrypts with its passphrase. " +
           "Pigeon checks their form (400 `invalid_encrypted_value`), stores and shows them as given, and sends them only through a paired phone " +
           "(400 `encrypted_needs_phone` for a cloud number, a chat-app device, a failover order naming another route or a pool that chose one); " +

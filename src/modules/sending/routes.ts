@@ -53,7 +53,7 @@ const SEND_ERRORS =
   "`no_active_device`, `pool_unavailable` (no member of the pool can send now; each member's reason is listed), `device_offline` " +
   "(the paired phone has not reported for 5 minutes; scheduled sends are accepted and wait for it), `device_inactive`, `invalid_device`; " +
   "404 `not_found` (template or device); 402 `insufficient_credits` (cloud numbers cost one credit per SMS segment), `free_tier_exhausted`; " +
-  "403 `urls_not_allowed`. With `encrypted: true`: 400 `invalid_encrypted_value` (a value not in the app's format), `encrypted_needs_phone` (a device, route or pool choice that is not a paired phone), " +
+  "403 `urls_not_allowed`. With `encrypted: true`: 400 `invalid_encrypted_value` (a value not in the app's format; for `data_message.data` also a ciphertext over 192 bytes), `encrypted_needs_phone` (a device, route or pool choice that is not a paired phone), " +
   "`encrypted_option_unsupported` (a template, variables, or a plan that forbids links); 403 `encrypted_sends_disabled` (the workspace has not turned on `encrypted_sends`).";
 
 export function toSendInput(body: Partial<SendSmsFields>): SendInput {

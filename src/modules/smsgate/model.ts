@@ -31,13 +31,13 @@ export const SendMessageBody = t.Object({
     t.Object(
       {
         data: t.String({
-          description: `The payload, base64: 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded (one SMS beside its port header); else 400 invalid_data_encoding, data_message_empty or data_message_too_long`,
+          description: `The payload, base64: 1 to ${DATA_SMS_MAX_OCTETS} bytes once decoded (one SMS beside its port header); else 400 invalid_data_encoding, data_message_empty or data_message_too_long. With isEncrypted: the encrypted value of that base64`,
         }),
         port: t.Integer({ description: `The application port, ${DATA_PORT_MIN} to ${DATA_PORT_MAX}; else 400 invalid_port` }),
       },
       {
         description:
-          "A data SMS instead of text, sent by the phone as one SMS to the port (counted as one part). Not with message or textMessage (400 content_conflict), not with isEncrypted (400 option_not_supported)",
+          "A data SMS instead of text, sent by the phone as one SMS to the port (counted as one part). Not with message or textMessage (400 content_conflict). With isEncrypted, data is one encrypted value whose plaintext is the payload's base64 (at most 192 bytes of ciphertext, else 400 invalid_encrypted_value); the port stays plain",
       },
     ),
   ),
@@ -54,7 +54,7 @@ export const SendMessageBody = t.Object({
         "true: the text and each phone number are values in the app's format `$aes-256-cbc/pbkdf2-sha1$i=<iterations>$<base64 salt>$<base64 ciphertext>`, " +
         "which the phone decrypts with its passphrase. Pigeon checks their form (400 `invalid_encrypted_value`), stores them as given and reports each " +
         "recipient by its ciphertext; off until the workspace turns on `encrypted_sends` (403 `encrypted_sends_disabled`); only through a paired phone. " +
-        "With dataMessage: 400 option_not_supported for now",
+        "With dataMessage, `dataMessage.data` is encrypted the same way (its plaintext is the payload's base64) and the port is not",
     }),
   ),
 });

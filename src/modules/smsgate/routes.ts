@@ -110,7 +110,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
         ...secured(
           `smsgateSendMessage${also}`,
           `Send a message${alias}`,
-          "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` sends a data SMS (base64 `data`, 1 to 133 bytes, to `port` 1-65535) through a paired phone: 400 `invalid_data_encoding`, `data_message_empty`, `data_message_too_long`, `invalid_port`, `content_conflict` (with text) or `data_message_unsupported` (a cloud number) otherwise. `isEncrypted: true` sends the app's encrypted text and numbers as given (see the field; off until the workspace turns on `encrypted_sends`, 403 `encrypted_sends_disabled`); with `dataMessage` it answers 400 `option_not_supported`.",
+          "One message to 1–100 numbers: one Pigeon notification per recipient, through the same checks and limits as `/v1` sends. 202 with `Location` and the message's state. A repeated `id` answers 409. `dataMessage` sends a data SMS (base64 `data`, 1 to 133 bytes, to `port` 1-65535) through a paired phone: 400 `invalid_data_encoding`, `data_message_empty`, `data_message_too_long`, `invalid_port`, `content_conflict` (with text) or `data_message_unsupported` (a cloud number) otherwise. `isEncrypted: true` sends the app's encrypted text and numbers as given (see the field; off until the workspace turns on `encrypted_sends`, 403 `encrypted_sends_disabled`), and with `dataMessage` its `data` as ciphertext of the payload's base64 (at most 192 bytes, else 400 `invalid_encrypted_value`).",
           "messages:send",
         ),
       })

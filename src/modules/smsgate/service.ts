@@ -166,13 +166,6 @@ export function createSmsGateService(s: SmsGateDeps, repo: SmsGateRepository) {
    * accepted with the message's record in one unit of work, so a refusal stores nothing.
    */
   async function send(auth: KeyAuthContext, body: SendMessageBody, query: { deviceActiveWithin?: number; skipPhoneValidation?: boolean }) {
-    // Checked first: an encrypted data message stays refused while each alone is accepted.
-    if (body.dataMessage && body.isEncrypted)
-      throw new AppError(
-        "option_not_supported",
-        "Encrypted data messages (dataMessage with isEncrypted) are not supported yet: encrypt a textMessage, or send the data message unencrypted",
-        { field: "isEncrypted" },
-      );
     if (!body.textMessage && !body.dataMessage && (body.message === undefined || body.message === null))
       throw new AppError("message_required", "Give message, textMessage or dataMessage", { field: "message" });
     if (body.ttl != null && body.validUntil)
