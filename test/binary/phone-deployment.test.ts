@@ -125,7 +125,7 @@ describe("behind a TLS proxy", () => {
     const phone = await startPhone(s, fakeTlsProxy(s.server.url), "Proxied/phone", [], "events stream open");
     await waitFor("the webhooks read", () => phone.output().includes("webhooks: "), { detail: phone.output });
     expect(phone.output()).toContain(
-      "webhooks: mms:downloaded, mms:received, sms:delivered, sms:failed, sms:received, sms:sent, system:ping → https://sms.example.com/mobile/v1/webhook",
+      "webhooks: app:started, mms:downloaded, mms:received, sms:cancelled, sms:data-received, sms:delivered, sms:failed, sms:received, sms:sent, system:ping → https://sms.example.com/mobile/v1/webhook",
     );
   });
 
