@@ -13,6 +13,7 @@ import { appEncrypt, appEncryptUnreadable, PYTHON_CLIENT_ITERATIONS, pythonOpens
 import { isolatedBinary, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { startSimulator, type RunningPhone } from "../helpers/simulator";
 import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
+import { fetchHttpClient } from "../helpers/smsgate-client";
 
 const PASS = "the data phone's passphrase";
 const bin = isolatedBinary();
@@ -23,31 +24,6 @@ let phone: RunningPhone;
 
 /** A payload of `bytes` bytes counting up from 0, and its hex as the radio line prints it. */
 const payload = (bytes: number) => Buffer.from(Array.from({ length: bytes }, (_, i) => i & 0xff));
-
-/** The npm client's HttpClient written with fetch, as its README shows. */
-const httpClient = {
-  async request(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  },
-  get(url: string, headers: Record<string, string>) {
-    return this.request("GET", url, headers);
-  },
-  post(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("POST", url, headers, body);
-  },
-  put(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("PUT", url, headers, body);
-  },
-  patch(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("PATCH", url, headers, body);
-  },
-  delete(url: string, headers: Record<string, string>) {
-    return this.request("DELETE", url, headers);
-  },
-};
 
 const settled = (id: number) =>
   waitFor(`notification ${id} to finish`, async () => {
@@ -114,7 +90,7 @@ describe("an encrypted data SMS through the binary and the simulated phone", () 
     const second = pythonOpensslEncrypt(PASS, SECOND_RECIPIENT);
     if (data === null || first === null || second === null) throw new Error("python3 and openssl are needed for this judge");
     expect(data).toContain(`$i=${PYTHON_CLIENT_ITERATIONS}$`);
-    const client = new Client(key.api_key, key.api_secret, httpClient, `${server.url}/3rdparty/v1`);
+    const client = new Client(key.api_key, key.api_secret, fetchHttpClient, `${server.url}/3rdparty/v1`);
     // The client's Message type has neither dataMessage nor isEncrypted; it posts the object as given.
     const state = await client.send({
       dataMessage: { data, port: 53739 },

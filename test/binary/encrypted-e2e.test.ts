@@ -12,6 +12,7 @@ import { isolatedBinary, startServer, tempDir, type Credentials, type RunningSer
 import { startReceiver, type Receiver } from "../helpers/receiver";
 import { startSimulator, type RunningPhone } from "../helpers/simulator";
 import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
+import { fetchHttpClient } from "../helpers/smsgate-client";
 
 const PASS = "the phone's own passphrase";
 const bin = isolatedBinary();
@@ -23,31 +24,6 @@ let phone: RunningPhone;
 let receiver: Receiver;
 let deviceId: number;
 const phones: RunningPhone[] = [];
-
-/** The npm client's HttpClient written with fetch, as its README shows. */
-const httpClient = {
-  async request(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  },
-  get(url: string, headers: Record<string, string>) {
-    return this.request("GET", url, headers);
-  },
-  post(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("POST", url, headers, body);
-  },
-  put(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("PUT", url, headers, body);
-  },
-  patch(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("PATCH", url, headers, body);
-  },
-  delete(url: string, headers: Record<string, string>) {
-    return this.request("DELETE", url, headers);
-  },
-};
 
 async function startPhone(name: string, extra: string[]) {
   const p = await startSimulator(bin, [
@@ -113,7 +89,7 @@ describe("encrypted SMS through the binary and the simulated phone", () => {
     const text = pythonOpensslEncrypt(PASS, "Made without JavaScript");
     if (to === null || text === null) throw new Error("python3 and openssl are needed for this judge");
     expect(to).toContain(`$i=${PYTHON_CLIENT_ITERATIONS}$`);
-    const client = new Client(key.api_key, key.api_secret, httpClient, `${server.url}/3rdparty/v1`);
+    const client = new Client(key.api_key, key.api_secret, fetchHttpClient, `${server.url}/3rdparty/v1`);
     // The client's Message type has no isEncrypted; it posts the object as given, as SMSGate's API takes it.
     const state = await client.send({ message: text, phoneNumbers: [to], isEncrypted: true } as Message);
     expect(state).toMatchObject({ isEncrypted: true, recipients: [{ phoneNumber: to }] });
@@ -164,7 +140,7 @@ describe("encrypted SMS through the binary and the simulated phone", () => {
     const failed = await settled(first.body.data.notification_id);
     expect(failed.error_reason).toBe("Can't send message: Passphrase is not set");
 
-    const client = new Client(key.api_key, key.api_secret, httpClient, `${server.url}/3rdparty/v1`);
+    const client = new Client(key.api_key, key.api_secret, fetchHttpClient, `${server.url}/3rdparty/v1`);
     await client.patchSettings({ encryption: { passphrase: PASS } });
     expect(JSON.stringify(await client.getSettings())).not.toContain(PASS);
     await waitFor("the phone to load the pushed passphrase", () => bare.output().includes("encryption passphrase set"), {

@@ -12,6 +12,7 @@ import { isolatedBinary, runCommand, startServer, tempDir, type Credentials, typ
 import { startReceiver, type Receiver } from "../helpers/receiver";
 import { startSimulator, type RunningPhone } from "../helpers/simulator";
 import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
+import { fetchHttpClient } from "../helpers/smsgate-client";
 
 const bin = isolatedBinary();
 let server: RunningServer;
@@ -22,31 +23,6 @@ let client: Client;
 let receiver: Receiver;
 let pairing: { server_url: string; pairing_token: string };
 const dataDir = tempDir();
-
-/** The client's HttpClient as its README writes one with fetch, failing loudly on an error status. */
-const httpClient = {
-  async request(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  },
-  get(url: string, headers: Record<string, string>) {
-    return this.request("GET", url, headers);
-  },
-  post(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("POST", url, headers, body);
-  },
-  put(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("PUT", url, headers, body);
-  },
-  patch(url: string, body: unknown, headers: Record<string, string>) {
-    return this.request("PATCH", url, headers, body);
-  },
-  delete(url: string, headers: Record<string, string>) {
-    return this.request("DELETE", url, headers);
-  },
-};
 
 const basic = () => `Basic ${btoa(`${key.api_key}:${key.api_secret}`)}`;
 const plain = (method: string, path: string, authorization: string, body?: unknown) =>
@@ -72,7 +48,7 @@ beforeAll(async () => {
   ]);
   base = `${server.url}/3rdparty/v1`;
   // The client's own constructor: login, password, HTTP client, base URL (a private server's).
-  client = new Client(key.api_key, key.api_secret, httpClient, base);
+  client = new Client(key.api_key, key.api_secret, fetchHttpClient, base);
 });
 
 afterAll(async () => {
@@ -105,7 +81,7 @@ describe("the npm android-sms-gateway client against the binary", () => {
     const states = (done as MessageState & { states: Record<string, string> }).states;
     expect(Object.keys(states)).toEqual(["Pending", "Processed", "Sent", "Delivered"]);
     // The private-server base (/api/3rdparty/v1) reads the same message.
-    const viaApi = new Client(key.api_key, key.api_secret, httpClient, `${server.url}/api/3rdparty/v1`);
+    const viaApi = new Client(key.api_key, key.api_secret, fetchHttpClient, `${server.url}/api/3rdparty/v1`);
     expect((await viaApi.getState(accepted.id)).state).toBe(ProcessState.Delivered);
   });
 

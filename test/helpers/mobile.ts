@@ -81,3 +81,15 @@ export async function openStream(ctx: TestContext, bearer: string) {
     close: () => reader.cancel(),
   };
 }
+
+/** The phone's download (GET /message) with its device token: the messages it is handed. */
+export async function pullMessages(ctx: TestContext, token: string): Promise<Record<string, unknown>[]> {
+  const res = await mobile(ctx, "GET", "/message", { auth: `Bearer ${token}` });
+  expect(res.status).toBe(200);
+  return res.json;
+}
+
+/** The phone's state report (PATCH /message) with its device token. */
+export async function reportStates(ctx: TestContext, token: string, body: unknown): Promise<void> {
+  expect((await mobile(ctx, "PATCH", "/message", { auth: `Bearer ${token}`, body })).status).toBe(204);
+}

@@ -8,8 +8,8 @@ import { notificationOf, SEND_PATH } from "../helpers/api";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
+import { pullMessages, reportStates } from "../helpers/mobile";
 
-const UA = "me.capcom.smsgateway/1.68.0";
 /** "Hello" as base64: 5 bytes. */
 const HELLO = "SGVsbG8=";
 const b64 = (bytes: number) => Buffer.alloc(bytes, 0xa5).toString("base64");
@@ -19,25 +19,6 @@ afterEach(() => {
   fake?.stop();
   fake = null;
 });
-
-async function pull(ctx: TestContext, token: string) {
-  const res = await ctx.app.handle(
-    new Request("http://localhost/mobile/v1/message", { headers: { authorization: `Bearer ${token}`, "user-agent": UA } }),
-  );
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>[];
-}
-
-async function patch(ctx: TestContext, token: string, body: unknown) {
-  const res = await ctx.app.handle(
-    new Request("http://localhost/mobile/v1/message", {
-      method: "PATCH",
-      headers: { authorization: `Bearer ${token}`, "user-agent": UA, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-  );
-  expect(res.status).toBe(204);
-}
 
 const stored = async (ctx: TestContext) => ((await ctx.sql.get("SELECT count(*) AS n FROM notification")) as { n: number }).n;
 
@@ -53,7 +34,7 @@ describe("data_message on the SMS send routes", () => {
     const n = await notificationOf(ctx, r.data.notification_id);
     expect(n).toMatchObject({ status: "pending", message: "", data_message: { data: HELLO, port: 53739 }, segments: 1, cost: 0 });
 
-    const [m] = await pull(ctx, phone.device_token);
+    const [m] = await pullMessages(ctx, phone.device_token);
     // The app's GatewayApi.Message (app/src/main/java/me/capcom/smsgateway/modules/gateway/GatewayApi.kt):
     // `content` is `_dataMessage ?: _textMessage ?: _message?.let(Text)`, and MessageContent.Data
     // is `{data: String, port: UShort}`; so a data SMS carries dataMessage alone, and an app that
@@ -74,7 +55,7 @@ describe("data_message on the SMS send routes", () => {
 
     // Its states come back as any SMS's do (PATCH /mobile/v1/message).
     const at = "2026-01-15T12:00:02.000Z";
-    await patch(ctx, phone.device_token, [
+    await reportStates(ctx, phone.device_token, [
       { id: m.id, state: "Sent", recipients: [{ phoneNumber: RECIPIENT, state: "Sent" }], states: { Sent: at } },
     ]);
     expect(await notificationOf(ctx, r.data.notification_id)).toMatchObject({ status: "sent", sent_at: at });

@@ -12,9 +12,9 @@ import { appEncrypt } from "../helpers/app-encryption";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeCloud } from "../helpers/fake-cloud";
 import { RECIPIENT } from "../helpers/numbers";
+import { pullMessages, reportStates } from "../helpers/mobile";
 
 const PASS = "correct horse battery staple";
-const UA = "me.capcom.smsgateway/1.68.0";
 const to = () => appEncrypt(PASS, RECIPIENT);
 /** A payload of `bytes` bytes, as the base64 text that is encrypted. */
 const b64 = (bytes: number) => Buffer.alloc(bytes, 0x5a).toString("base64");
@@ -29,25 +29,6 @@ async function setup(enable = true) {
 }
 
 const stored = async (ctx: TestContext) => ((await ctx.sql.get("SELECT count(*) AS n FROM notification")) as { n: number }).n;
-
-async function pull(ctx: TestContext, token: string) {
-  const res = await ctx.app.handle(
-    new Request("http://localhost/mobile/v1/message", { headers: { authorization: `Bearer ${token}`, "user-agent": UA } }),
-  );
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>[];
-}
-
-async function patch(ctx: TestContext, token: string, body: unknown) {
-  const res = await ctx.app.handle(
-    new Request("http://localhost/mobile/v1/message", {
-      method: "PATCH",
-      headers: { authorization: `Bearer ${token}`, "user-agent": UA, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-  );
-  expect(res.status).toBe(204);
-}
 
 describe("an encrypted data SMS is stored verbatim, pulled as an encrypted dataMessage, and reported by its ciphertext", () => {
   test("the API shows the ciphertext and the plain port; the phone gets the app's shape; its reports move the notification", async () => {
@@ -70,7 +51,7 @@ describe("an encrypted data SMS is stored verbatim, pulled as an encrypted dataM
       routes: null,
     });
 
-    const items = await pull(ctx, phone.device_token);
+    const items = await pullMessages(ctx, phone.device_token);
     expect(items).toHaveLength(1);
     // The app's GatewayApi.Message: `content` is `_dataMessage ?: _textMessage ?: _message`, and
     // MessagesService.sendSMS, for MessageContent.Data with isEncrypted, decrypts `data` and
@@ -88,7 +69,7 @@ describe("an encrypted data SMS is stored verbatim, pulled as an encrypted dataM
     });
 
     // The app reports by the ciphertext it was given: it never encrypts back.
-    await patch(ctx, phone.device_token, [
+    await reportStates(ctx, phone.device_token, [
       {
         id: items[0].id,
         state: "Sent",
@@ -97,7 +78,7 @@ describe("an encrypted data SMS is stored verbatim, pulled as an encrypted dataM
       },
     ]);
     expect((await notificationOf(ctx, r.data.notification_id)).status).toBe("sent");
-    await patch(ctx, phone.device_token, [
+    await reportStates(ctx, phone.device_token, [
       { id: items[0].id, state: "Delivered", recipients: [{ phoneNumber: recipient, state: "Delivered" }] },
     ]);
     expect((await notificationOf(ctx, r.data.notification_id)).status).toBe("delivered");
@@ -110,9 +91,9 @@ describe("an encrypted data SMS is stored verbatim, pulled as an encrypted dataM
       await ctx.post(SEND_PATH, { recipient_contact: recipient, data_message: { data: sealed("not*base64?"), port: 9 }, encrypted: true }),
       200,
     ).data.notification_id;
-    const [item] = await pull(ctx, phone.device_token);
+    const [item] = await pullMessages(ctx, phone.device_token);
     const reason = `Can't send message: Invalid Base64 data for message ${item.id}`;
-    await patch(ctx, phone.device_token, [
+    await reportStates(ctx, phone.device_token, [
       { id: item.id, state: "Failed", recipients: [{ phoneNumber: recipient, state: "Failed", error: reason }] },
     ]);
     expect(await notificationOf(ctx, id)).toMatchObject({ status: "failed", error_reason: reason, cost: 0, encrypted: true });

@@ -8,29 +8,13 @@ import Client from "android-sms-gateway";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { mobile, pairMobile } from "../helpers/mobile";
 import { RECIPIENT } from "../helpers/numbers";
-
-/** The client's HttpClient over the in-process app, failing loudly on an error status as the README's fetch one does. */
-function inProcess(ctx: TestContext) {
-  const request = async (method: string, url: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await ctx.app.handle(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url} → ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
-  return {
-    get: (url: string, headers: Record<string, string>) => request("GET", url, headers),
-    post: (url: string, body: unknown, headers: Record<string, string>) => request("POST", url, headers, body),
-    put: (url: string, body: unknown, headers: Record<string, string>) => request("PUT", url, headers, body),
-    patch: (url: string, body: unknown, headers: Record<string, string>) => request("PATCH", url, headers, body),
-    delete: (url: string, headers: Record<string, string>) => request("DELETE", url, headers),
-  };
-}
+import { inProcessHttpClient } from "../helpers/smsgate-client";
 
 async function setup() {
   const ctx = await createTestContext();
   const phone = await pairMobile(ctx);
   const base = "http://localhost/3rdparty/v1";
-  const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcess(ctx), base);
+  const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcessHttpClient(ctx), base);
   const authorization = `Basic ${btoa(`${ctx.key.api_key}:${ctx.key.api_secret}`)}`;
   const del = async (id: string) => {
     const res = await ctx.app.handle(new Request(`${base}/messages/${id}`, { method: "DELETE", headers: { authorization } }));

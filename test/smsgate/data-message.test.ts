@@ -8,30 +8,14 @@ import Client, { ProcessState, type Message } from "android-sms-gateway";
 import { createTestContext, type TestContext } from "../helpers/context";
 import { startFakeCloud } from "../helpers/fake-cloud";
 import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
+import { clientRefusal, inProcessHttpClient } from "../helpers/smsgate-client";
 
 const UA = "me.capcom.smsgateway/1.68.0";
-
-/** The client's HttpClient over app.handle, failing loudly on an error status (as its README's fetch one does). */
-function inProcess(ctx: TestContext) {
-  async function request(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-    const res = await ctx.app.handle(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await res.text();
-    if (!res.ok) throw Object.assign(new Error(`${method} ${url} → ${res.status} ${text}`), { status: res.status, body: JSON.parse(text) });
-    return text ? JSON.parse(text) : undefined;
-  }
-  return {
-    get: (url: string, headers: Record<string, string>) => request("GET", url, headers),
-    post: (url: string, body: unknown, headers: Record<string, string>) => request("POST", url, headers, body),
-    put: (url: string, body: unknown, headers: Record<string, string>) => request("PUT", url, headers, body),
-    patch: (url: string, body: unknown, headers: Record<string, string>) => request("PATCH", url, headers, body),
-    delete: (url: string, headers: Record<string, string>) => request("DELETE", url, headers),
-  };
-}
 
 async function setup() {
   const ctx = await createTestContext();
   const phone = await ctx.phone("SMSGate data phone");
-  const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcess(ctx), "http://localhost/3rdparty/v1");
+  const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcessHttpClient(ctx), "http://localhost/3rdparty/v1");
   const mobile = (method: string, body?: unknown) =>
     ctx.app.handle(
       new Request("http://localhost/mobile/v1/message", {
@@ -45,15 +29,6 @@ async function setup() {
 
 /** The reference server's Message with a dataMessage, handed to the client's send(). */
 const dataSms = (fields: Record<string, unknown>) => fields as unknown as Message;
-
-const refusal = async (p: Promise<unknown>) => {
-  const error = (await p.then(
-    () => null,
-    (e: unknown) => e,
-  )) as { status: number; body: { code: number; message: string; data: Record<string, unknown> } } | null;
-  if (!error) throw new Error("expected a refusal");
-  return error;
-};
 
 const count = async (ctx: TestContext) => ((await ctx.sql.get("SELECT count(*) AS n FROM notification")) as { n: number }).n;
 
@@ -105,7 +80,7 @@ describe("SMSGate dataMessage through the npm client", () => {
     [{ dataMessage: { data: "AAE=", port: 70000 } }, "invalid_port", "dataMessage.port"],
   ])("%j → 400 %s, nothing stored", async (fields, code, field) => {
     const { ctx, client } = await setup();
-    const e = await refusal(client.send(dataSms({ ...fields, phoneNumbers: [RECIPIENT] })));
+    const e = await clientRefusal(client.send(dataSms({ ...fields, phoneNumbers: [RECIPIENT] })));
     expect(e.status).toBe(400);
     expect(e.body).toMatchObject({ code: 400, data: { error_code: code } });
     if (field) expect(e.body.data.field).toBe(field);
@@ -117,7 +92,7 @@ describe("SMSGate dataMessage through the npm client", () => {
     const fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     try {
       const cloud = await ctx.cloudDevice(fake);
-      const e = await refusal(
+      const e = await clientRefusal(
         client.send(dataSms({ dataMessage: { data: "AAE=", port: 1 }, deviceId: String(cloud.device_id), phoneNumbers: [RECIPIENT] })),
       );
       expect(e.body.data).toMatchObject({ error_code: "data_message_unsupported", kind: "cloud" });

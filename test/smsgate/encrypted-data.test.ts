@@ -12,33 +12,17 @@ import { appEncrypt } from "../helpers/app-encryption";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { startFakeCloud } from "../helpers/fake-cloud";
 import { RECIPIENT, SECOND_RECIPIENT } from "../helpers/numbers";
+import { clientRefusal, inProcessHttpClient } from "../helpers/smsgate-client";
 
 const UA = "me.capcom.smsgateway/1.68.0";
 const PASS = "smsgate data passphrase";
 const sealed = (plain: string) => appEncrypt(PASS, plain);
 
-/** The client's HttpClient over app.handle, failing loudly on an error status (as its README's fetch one does). */
-function inProcess(ctx: TestContext) {
-  async function request(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-    const res = await ctx.app.handle(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await res.text();
-    if (!res.ok) throw Object.assign(new Error(`${method} ${url} → ${res.status} ${text}`), { status: res.status, body: JSON.parse(text) });
-    return text ? JSON.parse(text) : undefined;
-  }
-  return {
-    get: (url: string, headers: Record<string, string>) => request("GET", url, headers),
-    post: (url: string, body: unknown, headers: Record<string, string>) => request("POST", url, headers, body),
-    put: (url: string, body: unknown, headers: Record<string, string>) => request("PUT", url, headers, body),
-    patch: (url: string, body: unknown, headers: Record<string, string>) => request("PATCH", url, headers, body),
-    delete: (url: string, headers: Record<string, string>) => request("DELETE", url, headers),
-  };
-}
-
 async function setup(enable = true) {
   const ctx = await createTestContext();
   const phone = await ctx.phone("SMSGate encrypted data phone");
   if (enable) expectEnvelope(await ctx.post("/v1/api/workspace/settings", { encrypted_sends: true }), 200);
-  const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcess(ctx), "http://localhost/3rdparty/v1");
+  const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcessHttpClient(ctx), "http://localhost/3rdparty/v1");
   const mobile = (method: string, body?: unknown) =>
     ctx.app.handle(
       new Request("http://localhost/mobile/v1/message", {
@@ -51,15 +35,6 @@ async function setup(enable = true) {
 }
 
 const asMessage = (fields: Record<string, unknown>) => fields as unknown as Message;
-
-const refusal = async (p: Promise<unknown>) => {
-  const error = (await p.then(
-    () => null,
-    (e: unknown) => e,
-  )) as { status: number; body: { code: number; message: string; data: Record<string, unknown> } } | null;
-  if (!error) throw new Error("expected a refusal");
-  return error;
-};
 
 const count = async (ctx: TestContext) => ((await ctx.sql.get("SELECT count(*) AS n FROM notification")) as { n: number }).n;
 
@@ -150,7 +125,7 @@ describe("SMSGate's encrypted data message through the npm client", () => {
     ],
   ])("%s → 400, nothing stored", async (_what, fields, code, field) => {
     const { ctx, client } = await setup();
-    const e = await refusal(client.send(asMessage({ phoneNumbers: [sealed(RECIPIENT)], isEncrypted: true, ...fields() })));
+    const e = await clientRefusal(client.send(asMessage({ phoneNumbers: [sealed(RECIPIENT)], isEncrypted: true, ...fields() })));
     expect(e.status).toBe(400);
     expect(e.body).toMatchObject({ code: 400, data: { error_code: code } });
     if (field) expect(e.body.data.field).toBe(field);
@@ -161,7 +136,7 @@ describe("SMSGate's encrypted data message through the npm client", () => {
   test("off until the workspace turns encrypted sends on; a cloud number as deviceId needs a phone", async () => {
     const off = await setup(false);
     const body = () => asMessage({ dataMessage: { data: sealed("AAE="), port: 1 }, phoneNumbers: [sealed(RECIPIENT)], isEncrypted: true });
-    const disabled = await refusal(off.client.send(body()));
+    const disabled = await clientRefusal(off.client.send(body()));
     expect(disabled.status).toBe(403);
     expect(disabled.body.data.error_code).toBe("encrypted_sends_disabled");
     expect(await count(off.ctx)).toBe(0);
@@ -170,7 +145,7 @@ describe("SMSGate's encrypted data message through the npm client", () => {
     const fake = await startFakeCloud({ deliver: (req) => ctx.app.handle(req) });
     try {
       const cloud = await ctx.cloudDevice(fake);
-      const e = await refusal(client.send(asMessage({ ...body(), deviceId: String(cloud.device_id) })));
+      const e = await clientRefusal(client.send(asMessage({ ...body(), deviceId: String(cloud.device_id) })));
       expect(e.body.data).toMatchObject({ error_code: "encrypted_needs_phone", kind: "cloud" });
       expect(await count(ctx)).toBe(0);
     } finally {

@@ -11,6 +11,7 @@ import { smsSender } from "../helpers/api";
 import { AppSettingsStore } from "../helpers/app-importers";
 import { mobile, openStream, pairMobile } from "../helpers/mobile";
 import { RECIPIENT } from "../helpers/numbers";
+import { inProcessHttpClient } from "../helpers/smsgate-client";
 
 const OLD_UA = "me.capcom.smsgateway/1.66.1";
 const sendSms = smsSender({ recipient_contact: RECIPIENT, message: "Settings test" });
@@ -19,23 +20,6 @@ function gateOf(ctx: TestContext) {
   const authorization = `Basic ${btoa(`${ctx.key.api_key}:${ctx.key.api_secret}`)}`;
   return (method: string, path: string, body?: unknown) =>
     ctx.call(method, `/3rdparty/v1${path}`, { body, key: null, headers: { authorization } });
-}
-
-/** The client's HttpClient over app.handle, failing on an error status. */
-function inProcess(ctx: TestContext) {
-  async function request(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-    const res = await ctx.app.handle(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await res.text();
-    if (!res.ok) throw Object.assign(new Error(`${method} ${url} → ${res.status} ${text}`), { status: res.status });
-    return text ? JSON.parse(text) : undefined;
-  }
-  return {
-    get: (url: string, headers: Record<string, string>) => request("GET", url, headers),
-    post: (url: string, body: unknown, headers: Record<string, string>) => request("POST", url, headers, body),
-    put: (url: string, body: unknown, headers: Record<string, string>) => request("PUT", url, headers, body),
-    patch: (url: string, body: unknown, headers: Record<string, string>) => request("PATCH", url, headers, body),
-    delete: (url: string, headers: Record<string, string>) => request("DELETE", url, headers),
-  };
 }
 
 /** Every key the app 1.68.0 imports that Pigeon serves, each away from the app's default. */
@@ -100,7 +84,7 @@ describe("SMSGate settings reach every phone as the app reads them", () => {
   test("the npm client's patchSettings and getSettings, in its camelCase types", async () => {
     const ctx = await createTestContext();
     const phone = await pairMobile(ctx);
-    const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcess(ctx), "http://localhost/3rdparty/v1");
+    const client = new Client(ctx.key.api_key, ctx.key.api_secret, inProcessHttpClient(ctx), "http://localhost/3rdparty/v1");
     await client.patchSettings({
       messages: { limitPeriod: LimitPeriod.PerHour, limitValue: 120, simSelectionMode: SimSelectionMode.Random, logLifetimeDays: 30 },
       webhooks: { internetRequired: false, retryCount: 2 },

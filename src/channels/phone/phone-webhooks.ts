@@ -14,7 +14,7 @@ import type { DeviceStore } from "../../modules/devices/ports";
 import type { DeviceRow } from "../../modules/devices/model";
 import type { EventService } from "../../modules/events/service";
 import type { LogFn } from "../../lib/log";
-import { recordInbound, type InboundHook } from "../../modules/threads/inbound";
+import { recordInbound, type Inbound, type InboundHook } from "../../modules/threads/inbound";
 import { attachmentPath } from "../../modules/threads/attachments";
 import type { ThreadStore } from "../../modules/threads/ports";
 import { readPing, unhealthyReasons } from "./health";
@@ -160,31 +160,20 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
   }
 
   async function handleEvent(device: DeviceRow, event: string, p: Record<string, unknown>): Promise<void> {
-    const text = (k: string) => (typeof p[k] === "string" ? (p[k] as string) : null);
-    const messageId = text("messageId");
+    const messageId = text(p, "messageId");
     switch (event) {
       case "sms:received": {
-        const sender = text("sender") ?? text("phoneNumber");
-        const body = text("message");
-        if (!sender || body === null) return;
-        const from = toE164(sender) ?? sender;
-        const at = Date.parse(text("receivedAt") ?? "") || clock.now();
-        await recordInbound(
-          threads,
-          events,
-          {
-            workspaceId: device.workspaceId,
-            channel: "sms",
-            deviceId: device.id,
-            from,
-            body,
-            externalId: messageId,
-            at,
-            simNumber: typeof p.simNumber === "number" && Number.isInteger(p.simNumber) ? p.simNumber : null,
-            sameContentIsDuplicate: true,
-          },
-          deps.onInbound,
-        );
+        const from = senderOf(p);
+        const body = text(p, "message");
+        if (!from || body === null) return;
+        await received(device, {
+          from,
+          body,
+          externalId: messageId,
+          at: receivedAt(p),
+          simNumber: typeof p.simNumber === "number" && Number.isInteger(p.simNumber) ? p.simNumber : null,
+          sameContentIsDuplicate: true,
+        });
         return;
       }
       case "sms:data-received":
@@ -203,19 +192,19 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       case "sms:cancelled": {
         if (!messageId) return;
         const name = { "sms:sent": "Sent", "sms:delivered": "Delivered", "sms:failed": "Failed", "sms:cancelled": "Cancelled" }[event];
-        const at = text("sentAt") ?? text("deliveredAt") ?? text("failedAt") ?? text("cancelledAt");
+        const at = text(p, "sentAt") ?? text(p, "deliveredAt") ?? text(p, "failedAt") ?? text(p, "cancelledAt");
         const item: PatchItem = {
           id: messageId,
           state: name,
-          recipients: [{ state: name, error: text("reason") }],
+          recipients: [{ state: name, error: text(p, "reason") }],
           states: at ? { [name]: at } : {},
         };
         await applyState(device, messageId, name, item, `phone webhook ${event}`);
         return;
       }
       default:
-        // Accepted (the app would retry anything else) and noted: sms:data-received and other
-        // events of newer apps that Pigeon does not act on.
+        // Accepted (the app would retry anything else) and noted: events of newer apps that Pigeon
+        // does not act on.
         deps.log?.(`phone webhook ${event} from device ${device.id} accepted but not acted on`, undefined, {
           device_id: device.id,
           event,
@@ -241,6 +230,11 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const sender = text(p, "sender") ?? text(p, "phoneNumber");
     return sender ? (toE164(sender) ?? sender) : null;
   };
+  /** When the phone says the message came, else now. */
+  const receivedAt = (p: Record<string, unknown>) => Date.parse(text(p, "receivedAt") ?? "") || clock.now();
+  /** A message the phone received, into the sender's SMS thread and announced. */
+  const received = (device: DeviceRow, m: Omit<Inbound, "workspaceId" | "channel" | "deviceId">) =>
+    recordInbound(threads, events, { workspaceId: device.workspaceId, channel: "sms", deviceId: device.id, ...m }, deps.onInbound);
 
   /**
    * sms:data-received: a data SMS to the app's port (SmsEventPayload.SmsDataReceived: the sender,
@@ -254,26 +248,17 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const bytes = raw === null ? null : decodeBase64(raw);
     if (!from || bytes === null) return;
     const dataMessage = { data: encodeBase64(bytes), port: APP_DATA_PORT };
-    const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
     const messageId = text(p, "messageId");
-    await recordInbound(
-      threads,
-      events,
-      {
-        workspaceId: device.workspaceId,
-        channel: "sms",
-        deviceId: device.id,
-        from,
-        body: "",
-        externalId: messageId === null ? null : `data:${messageId}`,
-        meta: { type: "data", ...dataMessage },
-        dataMessage,
-        at,
-        simNumber: count(p, "simNumber"),
-        extra: { data_message: dataMessage },
-      },
-      deps.onInbound,
-    );
+    await received(device, {
+      from,
+      body: "",
+      externalId: messageId === null ? null : `data:${messageId}`,
+      meta: { type: "data", ...dataMessage },
+      dataMessage,
+      at: receivedAt(p),
+      simNumber: count(p, "simNumber"),
+      extra: { data_message: dataMessage },
+    });
   }
 
   /**
@@ -297,23 +282,14 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       downloadId: null,
       attachments: null,
     };
-    const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
-    await recordInbound(
-      threads,
-      events,
-      {
-        workspaceId: device.workspaceId,
-        channel: "sms",
-        deviceId: device.id,
-        from,
-        body: subject || MMS_PLACEHOLDER,
-        externalId: `mms:${externalId}`,
-        meta,
-        at,
-        extra: { mms: mmsEventData(meta) },
-      },
-      deps.onInbound,
-    );
+    await received(device, {
+      from,
+      body: subject || MMS_PLACEHOLDER,
+      externalId: `mms:${externalId}`,
+      meta,
+      at: receivedAt(p),
+      extra: { mms: mmsEventData(meta) },
+    });
   }
 
   /**
@@ -327,7 +303,7 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
     const from = senderOf(p);
     const downloadId = text(p, "messageId");
     if (!from || !downloadId) return;
-    const at = Date.parse(text(p, "receivedAt") ?? "") || clock.now();
+    const at = receivedAt(p);
     const parts = (Array.isArray(p.attachments) ? p.attachments : []).flatMap((a) => {
       if (!a || typeof a !== "object") return [];
       const part = a as Record<string, unknown>;
@@ -356,22 +332,14 @@ export function createPhoneWebhooks(deps: PhoneWebhookDeps) {
       stored = { threadId: thread!.id, messageId: match.id };
     } else {
       const meta: MmsMeta = { type: "mms", transactionId: null, subject, size: null, contentClass: null, downloadId, attachments, dropped };
-      stored = await recordInbound(
-        threads,
-        events,
-        {
-          workspaceId: device.workspaceId,
-          channel: "sms",
-          deviceId: device.id,
-          from,
-          body,
-          externalId: `mms-content:${downloadId}`,
-          meta,
-          at,
-          extra: { mms: mmsEventData(meta) },
-        },
-        deps.onInbound,
-      );
+      stored = await received(device, {
+        from,
+        body,
+        externalId: `mms-content:${downloadId}`,
+        meta,
+        at,
+        extra: { mms: mmsEventData(meta) },
+      });
       if (!stored) return;
     }
     const kept = await threads.keepAttachments(stored.messageId, checked);
