@@ -66,8 +66,9 @@ export function createApp(s: Services, options: AppOptions = {}) {
     .use(openapiRoutes((): AnyElysia => app, s.config.publicUrl))
     .use(docsRoutes());
   // Each module's routes, in the modules' order: a foreign API's before the module's own.
+  const self = { handle: (request: Request): Promise<Response> => app.handle(request) };
   for (const module of s.modules) {
-    const routes = module.routes?.(s);
+    const routes = module.routes?.(s, self);
     for (const group of [...(routes?.foreign ?? []), ...(routes?.api ?? [])]) app.use(group);
   }
   app.use(dashboardRoutes(s));

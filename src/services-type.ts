@@ -181,11 +181,22 @@ export type Services = ChannelServices & {
  * channels), so adding a module touches none of them. Building a module's service stays explicit in
  * the composition root (src/services.ts), where each module is handed exactly the deps it names.
  */
+/** The app a module's routes are mounted in: its own request handler, every route and check included. */
+export interface AppSelf {
+  handle(request: Request): Promise<Response>;
+}
+
 export interface ModuleDescriptor {
   /** The module's folder under src/modules. */
   name: string;
-  /** Its routes, mounted in list order, each group under its audience. */
-  routes?: (s: Services) => {
+  /**
+   * Its routes, mounted in list order, each group under its audience. `app` is the app they are
+   * mounted in, for a module that calls the API in process as a client would (MCP's tools).
+   */
+  routes?: (
+    s: Services,
+    app: AppSelf,
+  ) => {
     /** Pigeon's own API (/v1/api, /health, /metrics). */
     api?: AnyElysia[];
     /** Routes of an API Pigeon imitates (see `foreign`), mounted before the module's own. */

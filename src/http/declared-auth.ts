@@ -26,6 +26,9 @@ import { authOf } from "./foundation";
  *   POST /auth/token (checked in onRequest like apiKey; `auth` in the context, scopes per route).
  * - twilio: Twilio's Messages API: Basic with the workspace's account SID and auth token, or with an
  *   API key and its secret (checked in onRequest like apiKey; `auth` in the context).
+ * - mcp: the MCP endpoint: an API key as Bearer with X-API-SECRET (or the x-api-key pair), or the key and
+ *   secret as Basic (checked in onRequest like apiKey, with the WWW-Authenticate challenge MCP clients
+ *   expect; `auth` in the context).
  * - public: anyone (health, docs, the dashboard's sign-in and setup pages and its assets).
  */
 export type AuthKind =
@@ -39,6 +42,7 @@ export type AuthKind =
   | "session"
   | "smsgate"
   | "twilio"
+  | "mcp"
   | "public";
 
 type SecurityRequirement = Record<string, string[]>;
@@ -61,6 +65,7 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
   session: [],
   smsgate: [{ SmsGateBasic: [] }, { SmsGateBearer: [] }],
   twilio: [{ TwilioBasic: [] }],
+  mcp: API_KEY_SECURITY,
   public: [],
 };
 
@@ -72,7 +77,7 @@ export const SECURITY_OF: Record<AuthKind, SecurityRequirement[]> = {
  */
 export function declaredAuth<Device = never>(authenticateDevice?: (headers: Headers) => Promise<Device>) {
   const caller = (kind: AuthKind) => {
-    if (kind === "apiKey" || kind === "smsgate" || kind === "twilio")
+    if (kind === "apiKey" || kind === "smsgate" || kind === "twilio" || kind === "mcp")
       return ({ request }: { request: Request }) => ({ auth: authOf(request) });
     if (kind !== "phone") return () => ({});
     if (!authenticateDevice) throw new Error('A route declared auth "phone" in a plugin that has no device check');

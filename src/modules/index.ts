@@ -9,6 +9,7 @@ import { creditsModule } from "./credits";
 import { devicesModule } from "./devices";
 import { eventsModule } from "./events";
 import { inboundModule } from "./inbound";
+import { mcpModule } from "./mcp";
 import { metricsModule } from "./metrics";
 import { notificationsModule } from "./notifications";
 import { overviewModule } from "./overview";
@@ -55,6 +56,7 @@ export const MODULES: readonly ModuleDescriptor[] = [
   overviewModule,
   smsgateModule,
   retentionModule,
+  mcpModule,
 ];
 
 /**
