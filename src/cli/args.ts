@@ -32,6 +32,7 @@ export const OPTIONS = {
   role: { type: "string" },
   before: { type: "string" },
   "dry-run": { type: "boolean" },
+  "poll-seconds": { type: "string" },
 } as const;
 
 export type Values = ReturnType<typeof parse>["values"];

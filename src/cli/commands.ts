@@ -9,6 +9,7 @@ import { diskFull, failure, parse, UsageError, type Values } from "./args";
 import { accountsCmd, credits, keys, plans, usersCmd, workspaces } from "./commands/accounts";
 import { backup, dbCmd, health, prune, restore } from "./commands/data";
 import { devicesCmd, simulate, smsgateCmd, twilioCmd } from "./commands/devices";
+import { mcp } from "./commands/mcp";
 
 /** What runs a command with the database open (the runtime). */
 type RuntimeRun = (rt: Runtime, sub: string | undefined, rest: string[], values: Values) => Promise<void>;
@@ -137,6 +138,15 @@ const COMMANDS: Command[] = [
     ].join("\n"),
     // A container's health check runs this every few seconds: it asks the server, never the database.
     alone: health,
+  },
+  {
+    name: "mcp",
+    help: [
+      "  mcp [--url URL] [--poll-seconds N]      Serve MCP on stdin/stdout for a desktop agent, calling the server at URL",
+      "                                          (default as for health) with PIGEON_API_KEY and PIGEON_API_SECRET; subscribed",
+      "                                          resources are read every N seconds (default 5). Nothing but MCP on stdout",
+    ].join("\n"),
+    alone: mcp,
   },
   {
     name: "prune",

@@ -126,7 +126,7 @@ type Caller = (name: string, args?: Record<string, unknown>) => Promise<ToolAnsw
  * named `contact.name`, with an inbound message in a thread from `contact.phone`. Returns what
  * the checks after it need.
  */
-export async function callEveryTool(call: Caller, contact: { name: string; phone: string }) {
+export async function callEveryTool(call: Caller, contact: { name: string; phone: string }, newContactPhone = "+14155550199") {
   const ok = async (name: string, args: Record<string, unknown> = {}) => {
     const r = await call(name, args);
     expect({ name, isError: r.isError ?? false, text: r.isError ? r.content[0]?.text : "" }).toEqual({ name, isError: false, text: "" });
@@ -135,7 +135,11 @@ export async function callEveryTool(call: Caller, contact: { name: string; phone
   };
   const preview = await ok("preview_message", { contact_name: contact.name, message: "Your part arrived" });
   expect(preview).toMatchObject({ would: "send", segments: 1, encoding: "GSM-7" });
-  const sent = await ok("send_sms", { contact_name: contact.name, message: "Your part arrived", idempotency_key: "judge-send-1" });
+  const sent = await ok("send_sms", {
+    contact_name: contact.name,
+    message: "Your part arrived",
+    idempotency_key: `judge-send-${newContactPhone}`,
+  });
   expect(sent).toMatchObject({ recipient: contact.phone, awaiting_approval: false, resource: `pigeon://messages/${sent.notification_id}` });
   const scheduled = await ok("send_sms", {
     to: contact.phone,
@@ -161,8 +165,8 @@ export async function callEveryTool(call: Caller, contact: { name: string; phone
   expect(read.messages.some((m: { direction: string }) => m.direction === "inbound")).toBe(true);
   const found = await ok("search_contacts", { query: contact.name.split(" ")[0] });
   expect(found.contacts.map((c: { phone: string }) => c.phone)).toContain(contact.phone);
-  const created = await ok("create_contact", { name: "Bea Judge", phone: "+14155550199", tags: ["mcp"] });
-  expect(created).toMatchObject({ name: "Bea Judge", phone: "+14155550199" });
+  const created = await ok("create_contact", { name: "Bea Judge", phone: newContactPhone, tags: ["mcp"] });
+  expect(created).toMatchObject({ name: "Bea Judge", phone: newContactPhone });
   const templates = await ok("list_templates", { channel: "sms" });
   expect(templates.templates.length).toBeGreaterThan(0);
   const devices = await ok("list_devices", {});

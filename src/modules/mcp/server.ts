@@ -95,8 +95,8 @@ export function createPigeonMcpServer(options: PigeonMcpOptions): McpServer {
           const message = error instanceof Error ? error.message : String(error);
           return toolResult({
             refused: true,
-            status: 502,
-            error_code: "upstream_unreachable",
+            status: 503,
+            error_code: "service_unavailable",
             message: `Pigeon could not be reached: ${message}`,
             data: {},
           });
