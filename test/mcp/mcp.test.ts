@@ -131,6 +131,8 @@ describe("MCP over Streamable HTTP, in process", () => {
     const status = JSON.parse(((await client.readResource({ uri: sent.resource })).contents[0] as { text: string }).text);
     expect(status).toMatchObject({ notification_id: sent.notification_id, awaiting_approval: false });
     await expect(client.readResource({ uri: "pigeon://threads/999999" })).rejects.toThrow();
+    // The 2025 protocol's resources/subscribe needs a session, which /mcp does not keep: refused, naming the way that works.
+    await expect(client.subscribeResource({ uri: thread.uri })).rejects.toThrow("subscriptions/listen");
     await client.close();
   });
 
