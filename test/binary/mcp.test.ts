@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pairAppPhone, type AppPhone } from "../helpers/app-phone-http";
-import type { Credentials, RunningServer } from "../helpers/binary";
+import { runCommand, startServer, tempDir, type Credentials, type RunningServer } from "../helpers/binary";
 import { crashRig } from "../helpers/crash-setup";
+import { postgresBin, postgresCluster } from "../helpers/postgres";
 import { callEveryTool, connectHttp, connectStdio, expectToolListing, TOOL_NAMES, until, type ToolAnswer } from "../helpers/mcp";
 
 const CONTACT = { name: "Ann Example", phone: "+14155552671" };
@@ -204,4 +205,61 @@ describe.skipIf(!existsSync(INSPECTOR))("the MCP Inspector's CLI as a second cli
     expect({ code: listed.code, stderr: listed.code === 0 ? "" : listed.stderr }).toEqual({ code: 0, stderr: "" });
     expect((JSON.parse(listed.stdout).tools as { name: string }[]).map((t) => t.name).sort()).toEqual(TOOL_NAMES);
   }, 60_000);
+});
+
+describe.skipIf(!postgresBin())("two binaries on one PostgreSQL database", () => {
+  test("initialize on one, call tools on the other, hear of an SMS that arrived at the other", async () => {
+    const pg = await postgresCluster();
+    const url = await pg.createDatabase("mcp_replicas");
+    const keyFile = join(tempDir("pigeon-key-"), "pigeon.key");
+    const env = () => ({
+      PIGEON_DATABASE_URL: url,
+      PIGEON_KEY_FILE: keyFile,
+      PIGEON_DATA_DIR: tempDir(),
+      PIGEON_ALLOW_PRIVATE_WEBHOOKS: "1",
+    });
+    const a = await startServer(bin, env(), 30_000);
+    const b = await startServer(bin, env(), 30_000);
+    try {
+      const owner = a.initialKey!;
+      const plans = ["plans", "set", "--code", "owner", "--name", "Owner", "--per-minute", "100000", "--per-day", "1000000"];
+      expect((await runCommand(bin, plans, env())).code).toBe(0);
+      expect((await runCommand(bin, ["credits", "add", "--workspace", "1", "--amount", "1000"], env())).code).toBe(0);
+      expect((await a.api("/v1/api/contact/create", owner, CONTACT)).status).toBe(200);
+      // The phone is paired through the second server, so what it receives is posted there.
+      const { pairing_token: pairing } = (await b.api("/v1/api/device/pairing", owner)).body.data;
+      const shopPhone = await pairAppPhone(`${b.url}/mobile/v1`, pairing, "Shop phone");
+      await shopPhone.receive(CONTACT.phone, "First message");
+      const bases = [a.url, b.url];
+      let turn = 0;
+      const servedBy: string[] = [];
+      // Each request goes to the next server in turn, whatever the client connected to.
+      const alternate = (input: string | URL | Request, init?: RequestInit) => {
+        const request = input instanceof Request ? input : new Request(input, init);
+        const base = bases[turn++ % 2];
+        servedBy.push(base);
+        return fetch(new Request(`${base}/mcp`, request));
+      };
+      const auth = { authorization: `Bearer ${owner.api_key}`, "x-api-secret": owner.api_secret };
+      const client = await connectHttp(`${a.url}/mcp`, auth, { era: "modern", fetch: alternate });
+      const call = callOf(client);
+      const args = { to: CONTACT.phone, message: "Sent through either", idempotency_key: "pg-binary-1" };
+      const first = (await call("send_sms", args)).structuredContent!;
+      const again = (await call("send_sms", args)).structuredContent!;
+      expect(again.notification_id).toBe(first.notification_id);
+      expect(new Set(servedBy)).toEqual(new Set(bases));
+      const uri = await threadUri(client);
+      const updated: string[] = [];
+      client.setNotificationHandler("notifications/resources/updated", (n) => void updated.push(n.params.uri));
+      turn = 0;
+      const subscription = await client.listen({ resourceSubscriptions: [uri] });
+      expect(servedBy.at(-1)).toBe(a.url);
+      await shopPhone.receive(CONTACT.phone, "Arrived at the second server");
+      expect(await until(() => updated.includes(uri), 10_000)).toBe(true);
+      await subscription.close();
+      await client.close();
+    } finally {
+      await Promise.all([a.stop("SIGKILL"), b.stop("SIGKILL")]);
+    }
+  }, 120_000);
 });
