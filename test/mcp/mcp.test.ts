@@ -127,9 +127,11 @@ describe("MCP over Streamable HTTP, in process", () => {
     expect(text.text).toContain("<- Is my part there yet?");
     const template = listed.find((r) => r.uri.startsWith("pigeon://templates/"))!;
     expect(((await client.readResource({ uri: template.uri })).contents[0] as { text: string }).text).toContain("variables:");
-    const sent = (await callOf(client)("send_sms", { to: CONTACT.phone, message: "Status please" })).structuredContent!;
+    // Text beyond ASCII passes through /mcp and the API unchanged.
+    const text2 = "Status please — Grüße 👋";
+    const sent = (await callOf(client)("send_sms", { to: CONTACT.phone, message: text2 })).structuredContent!;
     const status = JSON.parse(((await client.readResource({ uri: sent.resource })).contents[0] as { text: string }).text);
-    expect(status).toMatchObject({ notification_id: sent.notification_id, awaiting_approval: false });
+    expect(status).toMatchObject({ notification_id: sent.notification_id, awaiting_approval: false, message: text2 });
     await expect(client.readResource({ uri: "pigeon://threads/999999" })).rejects.toThrow();
     // The 2025 protocol's resources/subscribe needs a session, which /mcp does not keep: refused, naming the way that works.
     await expect(client.subscribeResource({ uri: thread.uri })).rejects.toThrow("subscriptions/listen");

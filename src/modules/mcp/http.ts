@@ -123,7 +123,11 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
           .update(`${auth.keyId}\n${seen.clientName ?? request.headers.get("user-agent") ?? ""}`)
           .digest("hex")
           .slice(0, 16)}`;
-      const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body: hasBody ? raw : undefined });
+      // The body as the foundation decoded it, so its length is measured afresh.
+      const headers = new Headers(request.headers);
+      headers.delete("content-length");
+      headers.delete("transfer-encoding");
+      const forwarded = new Request(request.url, { method: request.method, headers, body: hasBody ? raw : undefined });
       const handler = handlerFor(auth);
       const api = requestPort(deps.handle, "http://pigeon.internal", credentials);
       const uris = seen.listen?.filter((uri) => parseResourceUri(uri) !== null) ?? [];
