@@ -305,7 +305,7 @@ export function createServices(deps: Deps): Services {
     storage,
     secrets,
     accounts,
-    users: createUsersModule({ storage, clock, accounts }),
+    users: createUsersModule({ storage, clock, accounts, secrets }),
     authenticate,
     // Limits hold for every server sharing a PostgreSQL database; SQLite's one server counts in memory.
     // SQLite's requests read the cache generation (migrations/0034) to use what is kept in memory.

@@ -93,6 +93,7 @@ const COMMANDS: Command[] = [
       "                                          A dashboard user (password read from stdin when omitted)",
       "  users set-password --email E [--password P]   A new password; the user's sessions end",
       "  users list [--account ID]",
+      "  users reset-2fa --email E                 Removes the user's two-factor sign-in and recovery codes",
     ].join("\n"),
     runtime: (rt, sub, _rest, values) => usersCmd(rt, sub, values),
   },

@@ -31,6 +31,7 @@ export function dashboardAccountRoutes(s: DashboardAccountRoutesDeps, kit: Kit) 
       owner: who.session.role === "owner",
       csrf: who.viewer.csrf,
       passwordMin: PASSWORD_MIN,
+      twoFactor: { enabled: who.session.twoFactor, required: who.session.twoFactorRequired },
       form,
       errors,
     });

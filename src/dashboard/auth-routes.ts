@@ -1,5 +1,6 @@
-// The signed-out side: sign-in (throttled per address and email), the one-time setup link that
-// makes the owner's user, and sign-out.
+// The signed-out side: sign-in (throttled per address and email), its second step for a user with
+// two-factor sign-in (a short-lived pending token in its own cookie grants no page; the same
+// throttle counts its attempts), the one-time setup link that makes the owner's user, and sign-out.
 import { Elysia } from "elysia";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
@@ -8,6 +9,7 @@ import { randomBase62 } from "../lib/tokens";
 import type { Services } from "../services-type";
 import type { Kit } from "./kit";
 import { setupInvalidPage, setupPage, signInPage } from "./pages/auth";
+import { secondStepPage } from "./pages/two-factor";
 import {
   clearCookie,
   cookieOf,
@@ -21,6 +23,9 @@ import {
   SESSION_COOKIE,
   setCookie,
 } from "./web";
+
+/** Between the password and the second factor: a token naming the user, for a few minutes. */
+export const PENDING_COOKIE = "pigeon_2fa";
 
 /** What these routes use of the services. */
 export type DashboardAuthRoutesDeps = Pick<Services, "config" | "users" | "signInThrottle">;
@@ -47,8 +52,15 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
     const response = redirect("/dashboard");
     response.headers.append("set-cookie", setCookie(SESSION_COOKIE, token, secure));
     response.headers.append("set-cookie", clearCookie(PRESESSION_COOKIE, secure));
+    response.headers.append("set-cookie", clearCookie(PENDING_COOKIE, secure));
     return response;
   }
+
+  /** The user a pending cookie names, while it is valid. */
+  const pendingUser = async (request: Request) => {
+    const token = cookieOf(request, PENDING_COOKIE);
+    return token ? users.twoFactor.pendingUser(token) : null;
+  };
 
   return new Elysia({ name: "pigeon-dashboard-auth" })
     .use(declaredAuth())
@@ -76,6 +88,41 @@ export function dashboardAuthRoutes(s: DashboardAuthRoutesDeps, kit: Kit) {
           return again(`Too many sign-in attempts. Wait ${wait} seconds, then try again.`, 429, { "retry-after": String(wait) });
         const user = await users.verify(email, form.password ?? "");
         if (!user) return again("Wrong email or password.", 401);
+        if (user.totpEnabledAt !== null) {
+          // The password was right; the session waits for the second factor.
+          const token = await users.twoFactor.pendingToken(user);
+          return redirect("/dashboard/sign-in/code", {
+            "set-cookie": setCookie(PENDING_COOKIE, token, isSecure(request, tls), 300),
+          });
+        }
+        return signedIn(request, await users.startSession(user, request.headers.get("user-agent")));
+      },
+      { auth: "public", ...HIDDEN },
+    )
+    .get(
+      "/dashboard/sign-in/code",
+      async ({ request }) => {
+        if (!(await pendingUser(request))) return redirect("/dashboard/sign-in");
+        const pre = presession(request);
+        return page(secondStepPage({ csrf: pre.value }), 200, pre.header);
+      },
+      { auth: "public", ...HIDDEN },
+    )
+    .post(
+      "/dashboard/sign-in/code",
+      async ({ request, body, server }) => {
+        const form = formOf(body);
+        const pre = presession(request);
+        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+          page(secondStepPage({ csrf: pre.value, error }), status, { ...pre.header, ...headers });
+        if (!presessionMatches(request, form)) return again("This form has expired; please try again.", 403);
+        const user = await pendingUser(request);
+        if (!user) return redirect("/dashboard/sign-in");
+        // The password's attempts and these share one count per address and per email.
+        const wait = await throttle.attempt([`ip:${clientAddress(request, server)}`, `email:${user.email}`]);
+        if (wait > 0)
+          return again(`Too many sign-in attempts. Wait ${wait} seconds, then try again.`, 429, { "retry-after": String(wait) });
+        if (!(await users.twoFactor.check(user, form.code ?? ""))) return again("That code is not right, or was already used.", 401);
         return signedIn(request, await users.startSession(user, request.headers.get("user-agent")));
       },
       { auth: "public", ...HIDDEN },

@@ -1,5 +1,6 @@
 // What every dashboard route group shares: who is signed in, the page wrapper that sends strangers
-// to sign-in and checks CSRF on posts, the page shell, and one-time notices carried across a
+// to sign-in, checks CSRF on posts and holds a user the account requires two-factor sign-in of
+// at its enrolment page, the page shell, and one-time notices carried across a
 // redirect (a created key's secret, "cancelled", an error).
 import type { Services } from "../services-type";
 import type { SessionWithUser } from "../modules/users/model";
@@ -31,6 +32,13 @@ export interface Flash {
 
 /** What these routes use of the services. */
 export type KitDeps = Pick<Services, "accounts" | "storage" | "users" | "secrets" | "clock" | "cluster">;
+
+/** Two-factor sign-in's page: where a user the account requires it of goes until enrolled. */
+export const ENROLMENT_PATH = "/dashboard/account/2fa";
+
+/** Whether a path stays open to a user who must still enrol: the enrolment itself and signing out. */
+const openBeforeEnrolment = (path: string) =>
+  path === ENROLMENT_PATH || path.startsWith(`${ENROLMENT_PATH}/`) || path === "/dashboard/sign-out";
 
 /** How long a message waits for the next page. */
 const FLASH_MS = 24 * 3_600_000;
@@ -74,6 +82,11 @@ export function createKit(s: KitDeps) {
         if (!who) return redirect("/dashboard/sign-in");
         if (ctx.request.method !== "GET" && !csrfMatches(ctx.request, formOf(ctx.body), who.viewer.csrf)) {
           return page(html`<p>This form has expired; go back, reload the page and try again.</p>`, 403);
+        }
+        // The account requires a second factor this user has not set up: nothing else until it is.
+        if (who.session.twoFactorRequired && !who.session.twoFactor && !openBeforeEnrolment(new URL(ctx.request.url).pathname)) {
+          if (ctx.request.method === "GET") return redirect(ENROLMENT_PATH);
+          return page(html`<p>This account requires two-factor sign-in: <a href="${ENROLMENT_PATH}">set it up</a> first.</p>`, 403);
         }
         return handler(ctx, who);
       };

@@ -25,6 +25,7 @@ import { dashboardAccountRoutes, type DashboardAccountRoutesDeps } from "./accou
 import { dashboardTemplateRoutes, type DashboardTemplateRoutesDeps } from "./template-routes";
 import { dashboardOptOutRoutes, type DashboardOptOutRoutesDeps } from "./optout-routes";
 import { dashboardSafetyRoutes, type DashboardSafetyRoutesDeps } from "./safety-routes";
+import { dashboardTwoFactorRoutes, type DashboardTwoFactorRoutesDeps } from "./two-factor-routes";
 import { keysBody, type TwilioView } from "./pages/keys";
 import { overviewBody } from "./pages/overview";
 import { formOf, HIDDEN, page, redirect } from "./web";
@@ -61,6 +62,7 @@ export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgate
   DashboardSafetyRoutesDeps &
   DashboardSendRoutesDeps &
   DashboardTemplateRoutesDeps &
+  DashboardTwoFactorRoutesDeps &
   DashboardWebhookRoutesDeps;
 
 export function dashboardRoutes(s: DashboardRoutesDeps) {
@@ -251,6 +253,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       .use(dashboardWebhookRoutes(s, kit))
       .use(dashboardCreditRoutes(s, kit))
       .use(dashboardAccountRoutes(s, kit))
+      .use(dashboardTwoFactorRoutes(s, kit))
       .use(dashboardTemplateRoutes(s, kit))
       .use(dashboardContactRoutes(s, kit))
       .use(dashboardOptOutRoutes(s, kit))

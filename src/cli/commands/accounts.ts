@@ -81,8 +81,19 @@ export async function usersCmd(rt: Runtime, sub: string | undefined, values: Val
       print(values, rows, table(rows as unknown as Record<string, unknown>[]));
       return;
     }
+    case "reset-2fa": {
+      const done = await users.twoFactor.reset(required(values.email, "--email"));
+      print(
+        values,
+        { email: done.email, two_factor_removed: done.hadTwoFactor },
+        done.hadTwoFactor
+          ? `Two-factor sign-in of ${done.email} removed, with its recovery codes; the password alone signs in until it is set up again`
+          : `${done.email} had no two-factor sign-in; nothing to remove`,
+      );
+      return;
+    }
   }
-  throw new UsageError("users takes create, set-password or list");
+  throw new UsageError("users takes create, set-password, list or reset-2fa");
 }
 
 export async function workspaces(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {

@@ -1,5 +1,6 @@
 // The account: its plan with the limits, this month's SMS against the plan's monthly allowance, its
-// workspaces, and its members; an owner can add a member (email, password, role).
+// workspaces, and its members; an owner can add a member (email, password, role). A link to the
+// viewer's two-factor sign-in.
 import type { PlanRow, WorkspaceRow } from "../../modules/accounts/model";
 import type { PublicUser } from "../../modules/users/service";
 import { html, type Html } from "../html";
@@ -65,6 +66,8 @@ export function accountBody(opts: {
   owner: boolean;
   csrf: string;
   passwordMin: number;
+  /** The viewer's own two-factor sign-in, and whether the account requires it. */
+  twoFactor: { enabled: boolean; required: boolean };
   form?: MemberForm;
   errors?: MemberErrors;
 }): Html {
@@ -86,6 +89,11 @@ export function accountBody(opts: {
   <h3 id="usage-title">Usage this month</h3>
   ${usage}
   <p class="hint">Counts the SMS every workspace of the account accepted since the 1st (UTC), failed and cancelled ones not included.</p>
+</section>
+<section class="card" aria-labelledby="tfa-title">
+  <h2 id="tfa-title">Two-factor sign-in</h2>
+  <p id="tfa-state">${opts.twoFactor.enabled ? "On for you" : "Off for you"}; ${opts.twoFactor.required ? "required" : "optional"} for the account's users.</p>
+  <p><a href="/dashboard/account/2fa">${opts.twoFactor.enabled ? "Manage two-factor sign-in" : "Set up two-factor sign-in"}</a></p>
 </section>
 <section aria-labelledby="ws-title">
   <h2 id="ws-title">Workspaces</h2>

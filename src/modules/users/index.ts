@@ -2,12 +2,13 @@
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { ModuleDescriptor } from "../../services-type";
+import type { SecretBox } from "../../lib/secrets";
 import type { AccountsService } from "../accounts/service";
 import { createUserRepository } from "./repository";
 import { createUserService } from "./service";
 
-export function createUsersModule(deps: { storage: Storage; clock: Clock; accounts: AccountsService }) {
-  return createUserService({ storage: deps.storage, repo: createUserRepository(deps.storage), clock: deps.clock, accounts: deps.accounts });
+export function createUsersModule(deps: { storage: Storage; clock: Clock; accounts: AccountsService; secrets: SecretBox }) {
+  return createUserService({ ...deps, repo: createUserRepository(deps.storage) });
 }
 
 /** The users' routes are the dashboard's (sign-in, members): the module itself mounts none. */

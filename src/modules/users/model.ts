@@ -13,4 +13,8 @@ export interface SessionWithUser {
   email: string;
   role: Role;
   accountId: number;
+  /** Whether the user signs in with a second factor. */
+  twoFactor: boolean;
+  /** Whether the account requires every user to (the user is sent to enrolment until then). */
+  twoFactorRequired: boolean;
 }

@@ -20,9 +20,40 @@ export const dashboardUser = sqliteTable(
       .default("member"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    // Two-factor sign-in (TOTP): the secret once confirmed, sealed with the key; the one being
+    // enrolled, sealed too, until a code confirms it; the last step a code was accepted for (a
+    // code is not accepted twice); when it was turned on (null: off).
+    totpSecret: text("totp_secret"),
+    totpPending: text("totp_pending"),
+    totpLastStep: integer("totp_last_step"),
+    totpEnabledAt: integer("totp_enabled_at"),
   },
   (table) => [index("dashboard_user_account_idx").on(table.accountId)],
 );
+
+/** A user's one-time recovery codes, as keyed digests; each signs in once instead of a code. */
+export const dashboardRecoveryCode = sqliteTable(
+  "dashboard_recovery_code",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => dashboardUser.id),
+    codeHash: text("code_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (table) => [index("dashboard_recovery_code_user_idx").on(table.userId)],
+);
+
+/** An account's sign-in rule set by an owner: whether every user must use two-factor sign-in. */
+export const dashboardAccountPolicy = sqliteTable("dashboard_account_policy", {
+  accountId: integer("account_id")
+    .primaryKey()
+    .references(() => account.id),
+  twoFactorRequired: integer("two_factor_required", { mode: "boolean" }).notNull().default(false),
+  updatedAt: integer("updated_at").notNull(),
+});
 
 /** A signed-in browser. The cookie holds a random token; only its SHA-256 is stored. */
 export const dashboardSession = sqliteTable(

@@ -10,6 +10,8 @@ import type { AccountsService } from "../accounts/service";
 import type { Storage } from "../../db/storage";
 import type { User, UserRepository } from "./repository";
 import type { Role, SessionWithUser } from "./model";
+import type { SecretBox } from "../../lib/secrets";
+import { createTwoFactor } from "./two-factor";
 
 export type { Role, SessionWithUser, User };
 export const ROLES: readonly Role[] = ["owner", "member"];
@@ -62,8 +64,15 @@ export function checkPassword(password: string): void {
 
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
 
-export function createUserService(deps: { storage: Storage; repo: UserRepository; clock: Clock; accounts: AccountsService }) {
+export function createUserService(deps: {
+  storage: Storage;
+  repo: UserRepository;
+  clock: Clock;
+  accounts: AccountsService;
+  secrets: SecretBox;
+}) {
   const { storage, repo, clock, accounts } = deps;
+  const twoFactor = createTwoFactor(deps);
   // Compared against when the email is unknown, so a wrong email costs as long as a wrong password.
   let decoy: Promise<string> | null = null;
 
@@ -195,6 +204,8 @@ export function createUserService(deps: { storage: Storage; repo: UserRepository
     issueSetupToken,
     setupValid,
     completeSetup,
+    userById: (id: number) => repo.userById(id),
+    twoFactor: { ...twoFactor, reset: (email: string) => twoFactor.reset(normalEmail(email)) },
   };
 }
 
