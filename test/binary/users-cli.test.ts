@@ -86,7 +86,7 @@ describe("pigeon users", () => {
       [["users", "create", "--email", "x@example.com", "--password", "a long enough secret", "--role", "admin"], 2, /owner or member/],
       [["users", "create", "--email", "x@example.com", "--password", "a long enough secret", "--account", "99"], 1, /account 99 not found/],
       [["users", "set-password", "--email", "nobody@example.com", "--password", "a long enough secret"], 1, /No user/],
-      [["users", "rename"], 2, /create, set-password or list/],
+      [["users", "rename"], 2, /create, set-password, list or reset-2fa/],
     ];
     for (const [args, code, message] of cases) {
       const run = await runCommand(bin, args, env);
