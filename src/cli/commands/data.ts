@@ -10,7 +10,7 @@ import { connectPostgres } from "../../db/postgres-storage";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "../../lib/data-dir-lock";
 import type { Runtime } from "../runtime";
 import { diskFull, print, required, UsageError, type Values } from "../args";
-import { serverAddress } from "./devices";
+import { ownServerTls, runningServer } from "./devices";
 
 export function backup(rt: Runtime, values: Values) {
   const out = required(values.out, "--out");
@@ -76,29 +76,15 @@ export async function prune(rt: Runtime, values: Values): Promise<void> {
 
 /** `pigeon health`: GET /health of the running server; 0 when it answers 200 with status ok. */
 export async function health(values: Values): Promise<number> {
-  let base: string;
-  try {
-    if (values.url !== undefined) {
-      const url = new URL(values.url);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
-      base = values.url.replace(/\/+$/, "");
-    } else {
-      base = serverAddress(loadConfig(), "127.0.0.1", { local: true }).base;
-    }
-  } catch (error) {
-    const message =
-      error instanceof ConfigError
-        ? `configuration error: ${error.message}`
-        : `--url must be an http:// or https:// URL, got "${values.url}"`;
-    console.error(`pigeon: ${message}`);
+  const server = runningServer(values);
+  if ("error" in server) {
+    console.error(`pigeon: ${server.error}`);
     return 2;
   }
-  const url = `${base}/health`;
+  const url = `${server.base}/health`;
   let res: Response;
   try {
-    // A server's own certificate on loopback is often self-signed: checked only beyond loopback.
-    const loopback = /^https:\/\/(127\.|localhost|\[::1\])/.test(url);
-    res = await fetch(url, { signal: AbortSignal.timeout(5_000), ...(loopback ? { tls: { rejectUnauthorized: false } } : {}) });
+    res = await fetch(url, { signal: AbortSignal.timeout(5_000), ...ownServerTls(url) });
   } catch (error) {
     console.error(`pigeon: unhealthy: cannot reach ${url}: ${(error as Error).message}`);
     return 1;

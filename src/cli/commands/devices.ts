@@ -2,7 +2,7 @@
 // Twilio's credentials.
 import { writeFileSync } from "node:fs";
 import QRCode from "qrcode";
-import type { loadConfig } from "../../config";
+import { ConfigError, loadConfig } from "../../config";
 import { AppError } from "../../core/errors";
 import { listenUrl, runningServerUrl } from "../../lib/listen-address";
 import type { Runtime } from "../runtime";
@@ -140,4 +140,29 @@ export async function twilioCmd(rt: Runtime, sub: string | undefined, values: Va
         : "No default pool: a pool's Messaging Service SID is on its API resource and its dashboard page.\n") +
       `Point a Twilio library at ${rt.config.publicUrl} (its API base URL) with these, or with an API key and its secret.`,
   );
+}
+
+/**
+ * The running server a client command talks to: `--url` when given (http or https only), else the
+ * address this machine's configuration gives. `error` says what is wrong, for the command to print.
+ */
+export function runningServer(values: Values): { base: string } | { error: string } {
+  try {
+    if (values.url === undefined) return { base: serverAddress(loadConfig(), "127.0.0.1", { local: true }).base };
+    const url = new URL(values.url);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
+    return { base: values.url.replace(/\/+$/, "") };
+  } catch (error) {
+    return {
+      error:
+        error instanceof ConfigError
+          ? `configuration error: ${error.message}`
+          : `--url must be an http:// or https:// URL, got "${values.url}"`,
+    };
+  }
+}
+
+/** Fetch options for a call to our own server: its certificate on loopback is often self-signed, so it is checked only beyond loopback. */
+export function ownServerTls(url: string): RequestInit {
+  return /^https:\/\/(127\.|localhost|\[::1\])/.test(url) ? ({ tls: { rejectUnauthorized: false } } as RequestInit) : {};
 }

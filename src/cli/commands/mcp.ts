@@ -6,13 +6,12 @@
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, McpServer, Transport } from "@modelcontextprotocol/server";
 import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
-import { ConfigError, loadConfig } from "../../config";
 import { requestPort } from "../../modules/mcp/port";
 import { fingerprintVia, parseResourceUri } from "../../modules/mcp/resources";
 import { createPigeonMcpServer } from "../../modules/mcp/server";
 import { createWatcher } from "../../modules/mcp/watch";
 import type { Values } from "../args";
-import { serverAddress } from "./devices";
+import { ownServerTls, runningServer } from "./devices";
 
 /** How often a subscribed resource is read by default, in seconds. */
 export const MCP_POLL_SECONDS = 5;
@@ -54,20 +53,9 @@ function fail(message: string): number {
 }
 
 export async function mcp(values: Values): Promise<number> {
-  let base: string;
-  try {
-    if (values.url !== undefined) {
-      const url = new URL(values.url);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http");
-      base = values.url.replace(/\/+$/, "");
-    } else base = serverAddress(loadConfig(), "127.0.0.1", { local: true }).base;
-  } catch (error) {
-    return fail(
-      error instanceof ConfigError
-        ? `configuration error: ${error.message}`
-        : `--url must be an http:// or https:// URL, got "${values.url}"`,
-    );
-  }
+  const server = runningServer(values);
+  if ("error" in server) return fail(server.error);
+  const base = server.base;
   const key = process.env.PIGEON_API_KEY?.trim();
   const secret = process.env.PIGEON_API_SECRET?.trim();
   if (!key || !secret) return fail("set PIGEON_API_KEY and PIGEON_API_SECRET to the key and secret the agent acts with");
@@ -75,8 +63,8 @@ export async function mcp(values: Values): Promise<number> {
   if (!Number.isFinite(pollSeconds) || pollSeconds < 0.2 || pollSeconds > 3600)
     return fail("--poll-seconds takes a number from 0.2 to 3600");
 
-  const loopback = /^https:\/\/(127\.|localhost|\[::1\])/.test(base);
-  const send = (request: Request) => fetch(request, loopback ? ({ tls: { rejectUnauthorized: false } } as RequestInit) : undefined);
+  const tls = ownServerTls(base);
+  const send = (request: Request) => fetch(request, tls);
   const api = requestPort(send, base, { "x-api-key": key, "x-api-secret": secret });
   const agent = { session: `mcp-stdio:${randomUUID()}` };
   const watcher = createWatcher(pollSeconds * 1000, (message, error) => console.error(`pigeon mcp: ${message}`, error ?? ""));
