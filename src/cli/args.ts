@@ -32,6 +32,10 @@ export const OPTIONS = {
   role: { type: "string" },
   before: { type: "string" },
   "dry-run": { type: "boolean" },
+  scopes: { type: "string" },
+  recipients: { type: "string" },
+  "daily-cap": { type: "string" },
+  expires: { type: "string" },
 } as const;
 
 export type Values = ReturnType<typeof parse>["values"];
