@@ -7,6 +7,8 @@ import { openapiRoutes } from "./docs/openapi";
 import type { TObject } from "@sinclair/typebox";
 import { fastHandlers, type FastHandler, type FastRoute } from "./http/fast-route";
 import { foundation, requestPipeline, type FoundationDeps } from "./http/foundation";
+import { scopeTable } from "./http/declared-auth";
+import type { RouteScope } from "./core/scopes";
 import type { ForeignApi } from "./modules/descriptor";
 import type { Services } from "./services";
 
@@ -36,16 +38,31 @@ export function createApp(s: Services, options: AppOptions = {}) {
   };
 
   const routes = (): { method: string; path: string }[] => app.routes;
+  let scopes: Map<string, RouteScope> | null = null;
+  const scopeMemo = new Map<string, RouteScope | undefined>();
+  const routeOf = (method: string, path: string): string | null =>
+    table()
+      .filter((r) => (r.method === method || r.method === "ALL") && r.pattern.test(path))
+      .sort((a, b) => Number(b.isStatic) - Number(a.isStatic))[0]?.path ?? null;
   const foundationDeps: FoundationDeps = {
     config: s.config,
     authenticate: s.authenticate,
     rateLimiter: s.rateLimiter,
     allowedMethods,
     // A static route before a parameterised one, as the router prefers them.
-    routeOf: (method, path) =>
-      table()
-        .filter((r) => (r.method === method || r.method === "ALL") && r.pattern.test(path))
-        .sort((a, b) => Number(b.isStatic) - Number(a.isStatic))[0]?.path ?? null,
+    routeOf,
+    // Each keyed route's declared scope (http/declared-auth.ts), read once the routes are mounted.
+    // Remembered by method and path (a bounded memo: the send routes are asked on every request).
+    scopeOf: (method, path) => {
+      const asked = `${method} ${path}`;
+      if (scopeMemo.has(asked)) return scopeMemo.get(asked);
+      const pattern = routeOf(method, path);
+      scopes ??= scopeTable(app.routes as never);
+      const scope = pattern === null ? undefined : scopes.get(`${method} ${pattern}`);
+      if (scopeMemo.size >= 4096) scopeMemo.clear();
+      scopeMemo.set(asked, scope);
+      return scope;
+    },
     finished: s.requestFinished,
     log: s.log,
     disk: s.disk,

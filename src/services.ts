@@ -207,6 +207,8 @@ export function createServices(deps: Deps): Services {
     offlineAfterMs,
     safety,
     callerFor: (workspaceId) => accounts.callerFor(workspaceId),
+    contactTags: (workspaceId, phone) => contacts.tagsOf(workspaceId, phone),
+    keyDays: { hold: accounts.holdKeyDay, add: accounts.addKeyDaySends },
     storeTogether: storage.dialect === "postgres",
   });
   // A failing notification on a failover order moves to its next route instead.

@@ -33,6 +33,10 @@ export const OPTIONS = {
   before: { type: "string" },
   "dry-run": { type: "boolean" },
   "poll-seconds": { type: "string" },
+  scopes: { type: "string" },
+  recipients: { type: "string" },
+  "daily-cap": { type: "string" },
+  expires: { type: "string" },
 } as const;
 
 export type Values = ReturnType<typeof parse>["values"];

@@ -40,8 +40,13 @@ const COMMANDS: Command[] = [
   {
     name: "keys",
     help: [
-      "  keys create --name N [--workspace ID]   Create an API key; prints the secret once",
-      "  keys list [--workspace ID]              List API keys (name, key, status, created, last used)",
+      "  keys create --name N [--workspace ID] [limits]",
+      "                                          Create an API key; prints the secret once",
+      "  keys update KEY [--name N] [limits]     Change a key's name or limits (KEY is the key or its id)",
+      "    limits: --scopes a,b (send, messages:read, threads:read, contacts, templates, devices, admin; all: every one)",
+      "            --recipients anyone|contacts|tag:T|+15551234567,+15557654321",
+      "            --daily-cap N|none (sends a UTC day)   --expires 2027-01-31|30d|never",
+      "  keys list [--workspace ID]              List API keys (name, key, status, limits, created, last used)",
       "  keys rotate KEY                         Issue a new secret for a key (KEY is the key or its id)",
       "  keys disable KEY | keys enable KEY      Disable or re-enable a key",
     ].join("\n"),

@@ -1,5 +1,6 @@
 // Who a request acts for: a workspace under its account's plan, and the API key used, if any.
 // The domain's own vocabulary, below the transport: services take it, routes hand it on.
+import type { KeyLimits } from "./scopes";
 
 /**
  * How fresh a caller's record must be: `atLeast`, a record kept in memory is used only if tagged
@@ -29,6 +30,11 @@ export interface AuthContext {
     monthlySmsLimit: number | null;
     allowUrls: boolean;
   };
+  /**
+   * What the key may do (src/core/scopes.ts): its scopes, recipients, daily cap and expiry. Absent
+   * for a dashboard user and for what Pigeon sends of its own accord: no limits.
+   */
+  limits?: KeyLimits;
   /**
    * The database's cache generation when the request was admitted (PostgreSQL's shared limiter
    * sets it): what a server keeps in memory is used for this request only if it is at least as

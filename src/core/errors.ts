@@ -43,6 +43,7 @@ export const ERROR_STATUS = {
   encrypted_option_unsupported: 400,
   // 401, 402, 403: who you are and what you may do
   unauthorized: 401,
+  key_expired: 401,
   insufficient_credits: 402,
   free_tier_exhausted: 402,
   key_disabled: 403,
@@ -56,6 +57,9 @@ export const ERROR_STATUS = {
   recipient_opted_out: 403,
   prefix_blocked: 403,
   encrypted_sends_disabled: 403,
+  key_scope_denied: 403,
+  recipient_not_allowed: 403,
+  key_daily_cap: 403,
   // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,

@@ -27,6 +27,7 @@ import p24 from "../../migrations-pg/0024_notification_data_message.sql" with { 
 import p25 from "../../migrations-pg/0025_mms_attachments.sql" with { type: "text" };
 import p26 from "../../migrations-pg/0026_encrypted_sends.sql" with { type: "text" };
 import p27 from "../../migrations-pg/0027_two_factor.sql" with { type: "text" };
+import p28 from "../../migrations-pg/0028_key_limits.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -57,4 +58,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0025_mms_attachments", sql: p25 },
   { tag: "0026_encrypted_sends", sql: p26 },
   { tag: "0027_two_factor", sql: p27 },
+  { tag: "0028_key_limits", sql: p28 },
 ];

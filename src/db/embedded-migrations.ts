@@ -40,6 +40,7 @@ import m37 from "../../migrations/0037_notification_data_message.sql" with { typ
 import m38 from "../../migrations/0038_mms_attachments.sql" with { type: "text" };
 import m39 from "../../migrations/0039_encrypted_sends.sql" with { type: "text" };
 import m40 from "../../migrations/0040_two_factor.sql" with { type: "text" };
+import m41 from "../../migrations/0041_key_limits.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -83,4 +84,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0038_mms_attachments", when: 1796224960814, sql: m38 },
   { tag: "0039_encrypted_sends", when: 1796225089411, sql: m39 },
   { tag: "0040_two_factor", when: 1796236767464, sql: m40 },
+  { tag: "0041_key_limits", when: 1796282482345, sql: m41 },
 ];

@@ -52,6 +52,7 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   insufficient_credits: ["Insufficient credits: 2 needed, 0 available", { needed: 2, balance: 0 }],
   free_tier_exhausted: ["The free tier's messages for this month are used up"],
   key_disabled: ["This API key is disabled"],
+  key_expired: ["This API key expired at 2027-01-31T00:00:00.000Z", { expired_at: "2027-01-31T00:00:00.000Z" }],
   account_suspended: ["This account is suspended"],
   forbidden: ["Not allowed"],
   urls_not_allowed: ["Links are not allowed in messages on this plan"],
@@ -83,6 +84,15 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   invalid_encrypted_value: ["message is not an encrypted value: the salt must be 16 bytes (it is the IV), not 8", { field: "message" }],
   encrypted_needs_phone: ["An encrypted message goes only through a paired phone; device 2 is a cloud device", { field: "device_id" }],
   encrypted_option_unsupported: ["template_id cannot be used with an encrypted message", { field: "template_id" }],
+  key_scope_denied: ['This API key lacks the scope "send"', { scope: "send", key_scopes: ["messages:read"] }],
+  recipient_not_allowed: [
+    "This API key may not send to +14155550100: it may send only to the workspace's contacts",
+    { recipient: "+14155550100", recipients: "contacts" },
+  ],
+  key_daily_cap: [
+    "This API key may send 50 messages a day (UTC) and has sent 50; the count resets at 2026-12-03T00:00:00.000Z",
+    { daily_cap: 50, used: 50, resets_at: "2026-12-03T00:00:00.000Z" },
+  ],
   encrypted_sends_disabled: ["Encrypted sends are off for this workspace: turn on encrypted_sends", { setting: "encrypted_sends" }],
   internal_error: ["Internal error, retry later"],
   service_unavailable: ["The chat-app platform did not answer; retry later"],

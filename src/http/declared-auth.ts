@@ -7,7 +7,13 @@
 // (and counted by the failed-sign-in throttle, and given rate-limit headers). So the prefix gate is
 // the early check and this macro is the declaration plus the typed context; test/http/declared-auth.test.ts
 // walks every route and fails when a declaration and the gate disagree, or a route declares nothing.
+//
+// A route a key can reach (apiKey, smsgate, twilio) also declares the key scope it needs beside its
+// kind: `{ auth: "apiKey", scope: "send" }` (src/core/scopes.ts). The foundation checks it right
+// after the key, before the body, from the table the app builds of these declarations
+// (scopeTable below); test/keys/route-sweep.test.ts walks every such route with a key that lacks it.
 import { Elysia } from "elysia";
+import type { RouteScope } from "../core/scopes";
 import { authOf } from "./foundation";
 
 /**
@@ -90,7 +96,45 @@ export function declaredAuth<Device = never>(authenticateDevice?: (headers: Head
       // A copy per route: the document builder may edit an operation's security in place.
       return { detail: { security: structuredClone(SECURITY_OF[kind]) }, resolve };
     },
+    // The check itself runs in the foundation's admission; this step only carries the declaration.
+    scope: (scope: RouteScope) => {
+      const resolve = () => ({});
+      declaredScopes.set(resolve, scope);
+      return { resolve };
+    },
   });
+}
+
+/** Each scope declaration's step, so a route's declared scope can be read back from its hooks. */
+const declaredScopes = new WeakMap<object, RouteScope>();
+
+/** The scopes a route declared (undefined when it declared none; null for "any valid key"). */
+export function declaredScopesOf(route: { hooks: { beforeHandle?: unknown } }): RouteScope[] {
+  const steps = [route.hooks.beforeHandle ?? []].flat() as ({ fn?: unknown } | ((...args: never[]) => unknown))[];
+  return steps.flatMap((step) => {
+    const fn = typeof step === "function" ? step : step.fn;
+    return (typeof fn === "object" || typeof fn === "function") && declaredScopes.has(fn as object)
+      ? [declaredScopes.get(fn as object) as RouteScope]
+      : [];
+  });
+}
+
+/** The kinds whose callers come with a key, so whose routes declare a scope. */
+export const KEYED_KINDS: readonly AuthKind[] = ["apiKey", "smsgate", "twilio"];
+
+/**
+ * The scope each keyed route needs, by `METHOD pattern`, read from the routes' declarations. A
+ * keyed route that declares none needs `admin`: what nobody thought about only the admin may do.
+ */
+export function scopeTable(routes: { method: string; path: string; hooks: { beforeHandle?: unknown } }[]): Map<string, RouteScope> {
+  const table = new Map<string, RouteScope>();
+  for (const route of routes) {
+    const kind = declaredKindsOf(route)[0];
+    if (!kind || !KEYED_KINDS.includes(kind)) continue;
+    const [scope] = declaredScopesOf(route);
+    table.set(`${route.method.toUpperCase()} ${route.path}`, scope === undefined ? "admin" : scope);
+  }
+  return table;
 }
 
 /** Each declaration's resolve step, so a route's declared kind can be read back from its hooks. */

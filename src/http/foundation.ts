@@ -10,6 +10,7 @@ import { CLOSE, decodeUtf8, discardBody, payloadTooLarge, readBodyWithLimit } fr
 import { envelopeOf } from "./envelope";
 import { decodeBody } from "./body-format";
 import { AppError } from "../core/errors";
+import { requireKeyScope, type RouteScope } from "../core/scopes";
 import { clientAddress, type RateLimiter } from "./rate-limit";
 import { validationFailure } from "./validation";
 import type { RequestDone } from "../lib/request-done";
@@ -130,6 +131,11 @@ export interface FoundationDeps {
   ) => { status: number; body: Record<string, unknown> } | null;
   /** A page for an error on a path a browser shows (the dashboard's), or null for the JSON envelope. */
   pageError?: (path: string, status: number, message: string) => Response | null;
+  /**
+   * The key scope the route serving method and path declared (null: any valid key), or undefined
+   * when no keyed route serves it (the router's 404 or 405 follows).
+   */
+  scopeOf?: (method: string, path: string) => RouteScope | undefined;
   /** The pattern of the route serving method and path, for a request refused before routing; null when none does. */
   routeOf?: (method: string, path: string) => string | null;
   /** Told of every request once it is answered (the access log, the metrics). */
@@ -278,6 +284,9 @@ export function requestPipeline(deps: FoundationDeps) {
       );
       authByRequest.set(request, auth);
       Object.assign(headers, decision.headers);
+      // What the key may do, before its body is read: 403 key_scope_denied naming the scope.
+      const scope = deps.scopeOf?.(request.method, path);
+      if (scope) requireKeyScope(auth.limits, scope);
     }
     // After the credentials, so a caller without them learns nothing from a 400.
     checkQueryEncoding(request.url);

@@ -221,6 +221,7 @@ async function ownRows(ctx: TestContext) {
     verification: verification.verification_id,
     message: mms.message_id,
     attachment: mms.attachments[0]?.attachment_id,
+    key: ctx.key.key_id,
   };
   for (const [kind, id] of Object.entries(ids)) if (!Number.isInteger(id)) throw new Error(`no ${kind} id: ${id}`);
   return ids;

@@ -173,6 +173,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
     transform: refuseUnknownFields(ChatSendBody),
     response: { 200: SendResponse, ...errorResponses(404, 409) },
     auth: "apiKey" as const,
+    scope: "send" as const,
   };
   return new Elysia({ tags: ["Chat-app"] })
 
@@ -202,6 +203,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
           ...errorResponses(503),
         },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "connectChatApp",
           summary: "Connect a business account",
@@ -219,6 +221,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
         body: t.Object({ device_id: t.Integer({ minimum: 1 }), access_token: t.String({ minLength: 1 }) }),
         response: { 200: Envelope(Device), ...errorResponses(404, 503) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "relinkChatApp",
           summary: "Relink a business number",
@@ -257,6 +260,7 @@ export function chatappRoutes(chatapp: ChatappService, s: ChannelRouteContext) {
       body: send.overview.schema,
       response: { 200: OverviewSendResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
+      scope: "send",
       detail: {
         operationId: "sendChatAppOverview",
         ...documented({ idempotent: true }),

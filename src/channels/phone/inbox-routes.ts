@@ -72,6 +72,7 @@ export function phoneInboxRoutes(phone: PhoneService, s: ChannelRouteContext) {
         body: RefreshBody,
         response: { 202: RefreshResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "refreshDeviceInbox",
           summary: "Re-post a phone's received SMS",

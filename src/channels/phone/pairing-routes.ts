@@ -29,6 +29,7 @@ export function pairingRoutes(s: ChannelRouteContext) {
       {
         response: { 200: PairingResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "getPairing",
           summary: "How to pair a phone",
@@ -47,6 +48,7 @@ export function pairingRoutes(s: ChannelRouteContext) {
       {
         response: { 200: PairingResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "rotatePairingToken",
           summary: "Rotate the pairing token",

@@ -66,6 +66,7 @@ export function reassignRoutes(phone: PhoneService) {
         transform: refuseUnknownFields(ReassignBody),
         response: { 200: ReassignResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "reassignDeviceMessages",
           summary: "Move a phone's waiting messages to another phone",

@@ -1,6 +1,29 @@
 import { iso } from "../../lib/time";
 import type { Runtime } from "../runtime";
 import { int, print, required, table, UsageError, type Values } from "../args";
+import { describeRecipients, parseDailyCap, parseExpiry, parseRecipients, parseScopes } from "../../core/scopes";
+import { keyView, limitsOf, type KeyOptions } from "../../modules/accounts/service";
+
+/** The limits the command line gives (--scopes, --recipients, --daily-cap, --expires); absent flags leave them. */
+function keyOptions(values: Values, now: number): KeyOptions {
+  const options: KeyOptions = {};
+  if (values.scopes !== undefined)
+    options.scopes = ["all", "*"].includes(values.scopes.trim()) ? null : parseScopes(values.scopes, "--scopes");
+  if (values.recipients !== undefined) options.recipients = parseRecipients(values.recipients, "--recipients");
+  if (values["daily-cap"] !== undefined) options.dailyCap = parseDailyCap(values["daily-cap"], "--daily-cap");
+  if (values.expires !== undefined) options.expiresAt = parseExpiry(values.expires, now, "--expires");
+  return options;
+}
+
+/** A key's limits in a line of text. */
+function limitsText(k: { scopes: string[] | null; recipients: string; daily_cap: number | null; expires_at: string | null }): string {
+  return [
+    `Scopes:     ${k.scopes === null ? "all" : k.scopes.join(",")}`,
+    `Recipients: ${k.recipients}`,
+    `Daily cap:  ${k.daily_cap ?? "none"}`,
+    `Expires:    ${k.expires_at ?? "never"}`,
+  ].join("\n");
+}
 
 export async function keys(rt: Runtime, sub: string | undefined, args: string[], values: Values): Promise<void> {
   const { accounts } = rt.services;
@@ -10,12 +33,22 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
       const created = await accounts.createKey(
         required(values.name, "--name"),
         values.workspace ? int(values.workspace, "--workspace") : undefined,
+        keyOptions(values, Date.now()),
       );
       print(
         values,
         created,
-        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\nStore the secret now: it is shown only once.`,
+        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\n${limitsText(created)}\nStore the secret now: it is shown only once.`,
       );
+      return;
+    }
+    case "update": {
+      const options = keyOptions(values, Date.now());
+      if (values.name !== undefined) options.name = required(values.name.trim() || undefined, "--name");
+      if (Object.keys(options).length === 0)
+        throw new UsageError("keys update KEY needs --name, --scopes, --recipients, --daily-cap or --expires");
+      const view = keyView(await accounts.updateKey(ref(), options));
+      print(values, view, `Key ${view.api_key} ("${view.name}") updated\n${limitsText(view)}`);
       return;
     }
     case "list": {
@@ -25,6 +58,10 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
         key: k.key,
         workspace_id: k.workspaceId,
         status: k.status,
+        scopes: limitsOf(k).scopes?.join(",") ?? "all",
+        recipients: describeRecipients(limitsOf(k).recipients),
+        daily_cap: k.dailyCap,
+        expires_at: iso(k.expiresAt),
         secret: `…${k.secretHint}`,
         created_at: iso(k.createdAt),
         last_used_at: iso(k.lastUsedAt),
@@ -44,7 +81,7 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
       return;
     }
   }
-  throw new UsageError("keys takes create, list, rotate, disable or enable");
+  throw new UsageError("keys takes create, update, list, rotate, disable or enable");
 }
 
 /** The password from --password, else the first line of standard input (so it stays out of the shell history). */

@@ -9,7 +9,7 @@ import type { Executor, SqlParam } from "../../db/storage";
 import type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow } from "./model";
 
 /** What authenticating a request needs to know about its key, in one row. */
-export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {
+export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt" | "scopes" | "recipients" | "dailyCap" | "expiresAt"> & {
   keyId: ApiKeyRow["id"];
   keyName: ApiKeyRow["name"];
   keyStatus: ApiKeyRow["status"];
@@ -22,8 +22,17 @@ export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {
   Pick<PlanRow, "requestsPerMinute" | "requestsPerDay" | "monthlySmsLimit" | "allowUrls">;
 
 /** SQLite hands booleans back as 0 or 1 (PostgreSQL as booleans). */
-type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls"> & { isOwner: number | boolean; allowUrls: number | boolean };
-type StoredTerms = Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">;
+type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls" | "scopes" | "recipients"> & {
+  isOwner: number | boolean;
+  allowUrls: number | boolean;
+  scopes: string | null;
+  recipients: string | null;
+};
+type StoredTerms = Omit<
+  StoredKeyCredentials,
+  "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt" | "scopes" | "recipients" | "dailyCap" | "expiresAt"
+>;
+const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 type NewPlan = typeof plan.$inferInsert;
 type NewTemplate = typeof template.$inferInsert;
@@ -62,7 +71,7 @@ export function createAccountRepository(db: Executor) {
     async keyCredentials(key: string): Promise<KeyCredentials | null> {
       const row = await db.get<StoredKeyCredentials>(
         `SELECT k.id AS "keyId", k.name AS "keyName", k.secret_hash AS "secretHash", k.status AS "keyStatus", k.last_used_at AS "lastUsedAt",
-          ${TERMS}
+          k.scopes, k.recipients, k.daily_cap AS "dailyCap", k.expires_at AS "expiresAt", ${TERMS}
         FROM api_key k
         JOIN workspace w ON w.id = k.workspace_id
         JOIN account a ON a.id = w.account_id
@@ -70,7 +79,18 @@ export function createAccountRepository(db: Executor) {
         WHERE k.key = ?`,
         [key],
       );
-      return row ? { ...row, isOwner: flag(row.isOwner), allowUrls: flag(row.allowUrls) } : null;
+      if (!row) return null;
+      const dailyCap = row.dailyCap === null ? null : Number(row.dailyCap);
+      const expiresAt = row.expiresAt === null ? null : Number(row.expiresAt);
+      return {
+        ...row,
+        isOwner: flag(row.isOwner),
+        allowUrls: flag(row.allowUrls),
+        scopes: json<string[]>(row.scopes),
+        recipients: json<string | string[]>(row.recipients),
+        dailyCap,
+        expiresAt,
+      };
     },
     /**
      * The cache generation (migrations/0034_cache_generation.sql, migrations-pg/0011), which every
@@ -171,11 +191,34 @@ export function createAccountRepository(db: Executor) {
     insertApiKey: (row: typeof apiKey.$inferInsert): Promise<ApiKeyRow> => insert(keys, row),
     async updateApiKey(
       id: number,
-      change: Partial<Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status">>,
+      change: Partial<
+        Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status" | "name" | "scopes" | "recipients" | "dailyCap" | "expiresAt">
+      >,
     ): Promise<ApiKeyRow | null> {
       const set = keys.assign(change);
       return one(keys, `UPDATE api_key SET ${set.sql} WHERE id = ? RETURNING ${keys.columns()}`, [...set.params, id]);
     },
+
+    // A key's daily send count (api_key_day).
+    /**
+     * Inside a unit of work: the sends the key accepted on `day`, its row made if missing and held
+     * until the unit ends. The upsert's update takes the row's lock on PostgreSQL, so a concurrent
+     * accept of the same key waits and then reads the count this one leaves; SQLite's single
+     * writer already runs them one after another.
+     */
+    async holdKeyDay(keyId: number, day: number): Promise<number> {
+      const row = await db.get<{ sends: number }>(
+        `INSERT INTO api_key_day (key_id, day, sends) VALUES (?, ?, 0)
+        ON CONFLICT (key_id, day) DO UPDATE SET sends = api_key_day.sends RETURNING sends`,
+        [keyId, day],
+      );
+      return Number(row?.sends ?? 0);
+    },
+    async addKeyDaySends(keyId: number, day: number, count: number): Promise<void> {
+      await db.run("UPDATE api_key_day SET sends = sends + ? WHERE key_id = ? AND day = ?", [count, keyId, day]);
+    },
+    keyDaySends: async (keyId: number, day: number): Promise<number> =>
+      Number((await db.get<{ sends: number }>("SELECT sends FROM api_key_day WHERE key_id = ? AND day = ?", [keyId, day]))?.sends ?? 0),
   };
 }
 

@@ -1,6 +1,6 @@
 // The accounts module's tables: plans, accounts, their workspaces and the workspaces' API keys.
 // Declared with drizzle; drizzle-kit reads every schema.ts in src (drizzle.config.ts).
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const plan = sqliteTable("plan", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -60,6 +60,31 @@ export const apiKey = sqliteTable(
     createdAt: integer("created_at").notNull(),
     rotatedAt: integer("rotated_at"),
     lastUsedAt: integer("last_used_at"),
+    // What the key may do (src/core/scopes.ts): null, every scope (what keys made before scopes had).
+    scopes: text("scopes", { mode: "json" }).$type<string[]>(),
+    // Whom it may send to: null or "anyone", "contacts", "tag:<tag>", or a list of E.164 numbers.
+    recipients: text("recipients", { mode: "json" }).$type<string | string[]>(),
+    // Sends it may have accepted in one UTC day; null, no cap.
+    dailyCap: integer("daily_cap"),
+    // From this instant (ms) the key is refused; null, never.
+    expiresAt: integer("expires_at"),
   },
   (table) => [index("api_key_workspace_idx").on(table.workspaceId)],
+);
+
+/**
+ * Sends accepted through a key in one UTC day (`day`: days since the epoch), for its daily cap.
+ * One row a key a day, made by the day's first send and held for the accept's unit of work, so
+ * that replicas count one after another.
+ */
+export const apiKeyDay = sqliteTable(
+  "api_key_day",
+  {
+    keyId: integer("key_id")
+      .notNull()
+      .references(() => apiKey.id),
+    day: integer("day").notNull(),
+    sends: integer("sends").notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.keyId, table.day] })],
 );

@@ -5,6 +5,17 @@ import type { Storage } from "../../db/storage";
 import { readCredentials } from "../../http/auth";
 import { termsOf, type AuthContext, type KeyAuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
+import {
+  describeRecipients,
+  keyExpired,
+  KEY_SCOPES,
+  recipientsOf,
+  storedRecipients,
+  utcDay,
+  type KeyLimits,
+  type KeyScope,
+  type RecipientPolicy,
+} from "../../core/scopes";
 import type { Freshness } from "../../core/caller";
 import { createGenerationCache } from "../../lib/generation-cache";
 import type { SecretBox } from "../../lib/secrets";
@@ -58,14 +69,70 @@ const SYSTEM_TEMPLATES = [
   },
 ];
 
-export interface CreatedKey {
+/** A key as the API, the CLI and the dashboard show it (never its secret). */
+export interface KeyView {
   key_id: number;
   name: string;
   workspace_id: number;
   api_key: string;
-  api_secret: string;
   status: string;
+  /** null: every scope. */
+  scopes: KeyScope[] | null;
+  /** anyone, contacts, tag:<tag>, or the numbers with commas. */
+  recipients: string;
+  daily_cap: number | null;
+  expires_at: string | null;
   created_at: string;
+  last_used_at: string | null;
+}
+
+export interface CreatedKey extends KeyView {
+  api_secret: string;
+}
+
+/** What a key may be given when made or changed (undefined: left as it is; on create, no limit). */
+export interface KeyOptions {
+  name?: string;
+  /** null: every scope. */
+  scopes?: KeyScope[] | null;
+  recipients?: RecipientPolicy;
+  dailyCap?: number | null;
+  expiresAt?: number | null;
+}
+
+/** The limits a key's row gives its caller. */
+export function limitsOf(row: Pick<ApiKeyRow, "scopes" | "recipients" | "dailyCap" | "expiresAt">): KeyLimits {
+  const scopes = row.scopes === null ? null : KEY_SCOPES.filter((s) => (row.scopes as string[]).includes(s));
+  return { scopes, recipients: recipientsOf(row.recipients), dailyCap: row.dailyCap, expiresAt: row.expiresAt };
+}
+
+/** A key's row as shown. */
+export function keyView(row: ApiKeyRow): KeyView {
+  const limits = limitsOf(row);
+  return {
+    key_id: row.id,
+    name: row.name,
+    workspace_id: row.workspaceId,
+    api_key: row.key,
+    status: row.status,
+    scopes: limits.scopes,
+    recipients: describeRecipients(limits.recipients),
+    daily_cap: limits.dailyCap,
+    expires_at: limits.expiresAt === null ? null : new Date(limits.expiresAt).toISOString(),
+    created_at: new Date(row.createdAt).toISOString(),
+    last_used_at: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
+  };
+}
+
+/** The columns a key's options set. */
+function columnsOf(options: KeyOptions) {
+  return {
+    ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
+    ...(options.recipients === undefined ? {} : { recipients: storedRecipients(options.recipients) }),
+    ...(options.dailyCap === undefined ? {} : { dailyCap: options.dailyCap }),
+    ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+  };
 }
 
 export function createAccountsService(storage: Storage, clock: Clock, secrets: SecretBox) {
@@ -170,15 +237,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
 
   /** A key as shown the one time its secret is known. */
   function withSecret(row: ApiKeyRow, secret: string): CreatedKey {
-    return {
-      key_id: row.id,
-      name: row.name,
-      workspace_id: row.workspaceId,
-      api_key: row.key,
-      api_secret: secret,
-      status: row.status,
-      created_at: new Date(row.createdAt).toISOString(),
-    };
+    return { ...keyView(row), api_secret: secret };
   }
 
   function issueSecret() {
@@ -186,10 +245,11 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return { secret, hash: sha256Hex(secret), hint: secret.slice(-4) };
   }
 
-  async function createKey(name: string, workspaceId?: number): Promise<CreatedKey> {
+  async function createKey(name: string, workspaceId?: number, options: KeyOptions = {}): Promise<CreatedKey> {
     const ws = workspaceId === undefined ? await defaultWorkspace() : await getWorkspace(workspaceId);
     const { secret, hash, hint } = issueSecret();
     const row = await repo.insertApiKey({
+      ...columnsOf(options),
       workspaceId: ws.id,
       name,
       key: `pk_${randomBase62(24)}`,
@@ -212,6 +272,15 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     const { secret, hash, hint } = issueSecret();
     await repo.updateApiKey(row.id, { secretHash: hash, secretHint: hint, rotatedAt: clock.now() });
     return withSecret(row, secret);
+  }
+
+  /** Changes a key's name or limits; what `change` leaves undefined stays. In `workspaceId` only, when given. */
+  async function updateKey(ref: string, change: KeyOptions, workspaceId?: number): Promise<ApiKeyRow> {
+    const row = await findKey(ref);
+    if (workspaceId !== undefined && row.workspaceId !== workspaceId) throw new AppError("not_found", `API key ${ref} not found`);
+    const columns = columnsOf(change);
+    if (Object.keys(columns).length === 0) return row;
+    return (await repo.updateApiKey(row.id, columns))!;
   }
 
   async function setKeyStatus(ref: string, status: "active" | "disabled"): Promise<ApiKeyRow> {
@@ -248,6 +317,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
       if (!row || !matchesHash(secret, row.secretHash)) return new AppError("unauthorized", "Invalid API key or secret");
       if (row.keyStatus !== "active") return new AppError("key_disabled", "This API key is disabled");
       if (row.accountStatus !== "active") return new AppError("account_suspended", "This account is suspended");
+      if (row.expiresAt !== null && row.expiresAt <= clock.now()) return keyExpired(row.expiresAt);
       return null;
     };
     let row: KeyCredentials | null = null;
@@ -275,7 +345,24 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
       repo.touchKey(row.keyId, now).catch(() => {});
     }
 
-    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row), ...(generation === undefined ? {} : { generation }) };
+    return {
+      keyId: row.keyId,
+      keyName: row.keyName,
+      ...termsOf(row),
+      limits: limitsOf(row),
+      ...(generation === undefined ? {} : { generation }),
+    };
+  }
+
+  /**
+   * The caller a key stands for when its holder proved it another way (an SMSGate token issued to
+   * it, Twilio's account SID and auth token that act as it): its workspace's terms and its limits.
+   * A disabled key: 403; an expired one: 401 key_expired.
+   */
+  async function callerForKey(key: ApiKeyRow): Promise<KeyAuthContext> {
+    if (key.status !== "active") throw new AppError("key_disabled", "The API key these credentials act as is disabled");
+    if (key.expiresAt !== null && key.expiresAt <= clock.now()) throw keyExpired(key.expiresAt);
+    return { ...(await callerFor(key.workspaceId)), keyId: key.id, keyName: key.name, limits: limitsOf(key) };
   }
 
   /** An API key by its id, whatever its status; null when there is none. */
@@ -348,6 +435,13 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     createAccount,
     createWorkspace,
     createKey,
+    updateKey,
+    callerForKey,
+    /** Inside the accept's unit of work: the key's sends today (UTC), its counter row held (api_key_day). */
+    holdKeyDay: (keyId: number, now: number) => repo.holdKeyDay(keyId, utcDay(now)),
+    addKeyDaySends: (keyId: number, now: number, count: number) => repo.addKeyDaySends(keyId, utcDay(now), count),
+    /** The key's sends today (UTC), as the key list shows them. */
+    keySendsToday: (keyId: number) => repo.keyDaySends(keyId, utcDay(clock.now())),
     rotateKey,
     setKeyStatus,
     listKeys,

@@ -15,6 +15,11 @@ export function createContactsModule(deps: { storage: Storage; clock: Clock; opt
       const row = await repository.byPhone(workspaceId, phone);
       return row ? { id: row.id, timezone: row.timezone } : null;
     },
+    /** The tags of the contact with this number, or null when there is none (a key's recipient policy). */
+    tagsOf: async (workspaceId: number, phone: string) => {
+      const row = await repository.byPhone(workspaceId, phone);
+      return row ? (row.tags ?? []) : null;
+    },
     /** The name of the contact with this number, or null. */
     nameOf: async (workspaceId: number, phone: string) => (await repository.byPhone(workspaceId, phone))?.name ?? null,
     service: createContactService(deps.storage, repository, deps.clock, deps.optOutOf),

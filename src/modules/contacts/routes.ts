@@ -30,6 +30,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
         query: ContactListQuery,
         response: { 200: ContactListResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "contacts",
         detail: {
           operationId: "listContacts",
           summary: "List contacts",
@@ -40,6 +41,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
     .get("/types", async () => ok(await contacts.types(), "Contact types fetched"), {
       response: { 200: ContactTypesResponse, ...errorResponses() },
       auth: "apiKey",
+      scope: "contacts",
       detail: {
         operationId: "listContactTypes",
         summary: "List contact types",
@@ -54,6 +56,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
         body: SearchContacts,
         response: { 200: ContactListResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "contacts",
         detail: {
           operationId: "searchContacts",
           summary: "Search contacts",
@@ -67,6 +70,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
       auth: "apiKey",
+      scope: "contacts",
       detail: {
         operationId: "createContact",
         summary: "Create a contact",
@@ -80,6 +84,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       body: UpdateContact,
       response: { 200: ContactResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
+      scope: "contacts",
       detail: {
         operationId: "updateContact",
         summary: "Update a contact",
@@ -93,6 +98,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
       body: ContactIdBody,
       response: { 200: ContactDeletedResponse, ...errorResponses(404) },
       auth: "apiKey",
+      scope: "contacts",
       detail: { operationId: "deleteContact", summary: "Delete a contact" },
     })
     .get(
@@ -103,6 +109,7 @@ export function contactRoutes(s: ContactRoutesDeps) {
         params: ContactIdParams,
         response: { 200: ContactResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "contacts",
         detail: { operationId: "getContact", summary: "Get a contact" },
       },
     );

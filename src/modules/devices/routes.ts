@@ -57,6 +57,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       query: DeviceListQuery,
       response: { 200: DeviceListResponse, ...errorResponses() },
       auth: "apiKey",
+      scope: "devices",
       detail: {
         operationId: "listDevices",
         summary: "List devices",
@@ -87,6 +88,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         query: ExportQuery,
         response: { 200: DeviceExportResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "exportDevices",
           ...documented({
@@ -116,6 +118,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         body: BatchRegisterBody,
         response: { 200: BatchRegisterResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "registerDevices",
           summary: "Register devices",
@@ -131,6 +134,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       body: BatchDeleteBody,
       response: { 200: BatchDeleteResponse, ...errorResponses(404) },
       auth: "apiKey",
+      scope: "devices",
       detail: {
         operationId: "deleteDevices",
         summary: "Delete devices",
@@ -145,6 +149,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         body: BatchStatusBody,
         response: { 200: BatchStatusResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "updateDeviceStatuses",
           summary: "Activate or deactivate devices",
@@ -158,6 +163,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       body: UpdateDeviceBody,
       response: { 200: DeviceResponse, ...errorResponses(404) },
       auth: "apiKey",
+      scope: "devices",
       detail: {
         operationId: "updateDevice",
         summary: "Update a device",
@@ -176,6 +182,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         params: DeviceIdParams,
         response: { 200: DeviceResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "getDevice",
           summary: "Get a device",
@@ -188,6 +195,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       params: DeviceIdParams,
       response: { 200: DeviceHealthResponse, ...errorResponses(404) },
       auth: "apiKey",
+      scope: "devices",
       detail: {
         operationId: "getDeviceHealth",
         summary: "Device health",
@@ -205,6 +213,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       params: DeviceIdParams,
       response: { 200: DeviceStatsResponse, ...errorResponses(404) },
       auth: "apiKey",
+      scope: "devices",
       detail: {
         operationId: "getDeviceStats",
         summary: "Device stats",
@@ -215,6 +224,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
       params: DeviceIdParams,
       response: { 200: DeviceUsageResponse, ...errorResponses(404) },
       auth: "apiKey",
+      scope: "devices",
       detail: {
         operationId: "getDeviceUsage",
         summary: "Device usage against the plan",
@@ -230,6 +240,7 @@ export function deviceRoutes(s: DeviceRoutesDeps) {
         params: DeviceIdParams,
         response: { 200: DeviceRateLimitResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "devices",
         detail: {
           operationId: "getDeviceRateLimit",
           summary: "Device rate-limit status",

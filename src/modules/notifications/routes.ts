@@ -28,6 +28,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         query: NotificationListQuery,
         response: { 200: NotificationListResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "messages:read",
         detail: {
           operationId: "listNotifications",
           summary: "List notifications",
@@ -49,6 +50,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         body: CancelBody,
         response: { 200: NotificationResponse, 202: NotificationResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "send",
         detail: {
           operationId: "cancelNotification",
           summary: "Cancel a notification",
@@ -70,6 +72,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         params: NotificationIdParams,
         response: { 200: NotificationDetailResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "messages:read",
         detail: {
           operationId: "getNotification",
           summary: "Get a notification",
@@ -101,6 +104,7 @@ export function notificationRoutes(s: NotificationRoutesDeps) {
         params: NotificationIdParams,
         response: { 200: MessageStatusResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "messages:read",
         detail: {
           operationId: "getMessageStatus",
           summary: "Message delivery status (overview form)",

@@ -32,6 +32,7 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
       query: ContactListQuery,
       response: { 200: ContactListResponse, ...errorResponses() },
       auth: "apiKey",
+      scope: "contacts",
       detail: {
         operationId: "listContactsOverview",
         summary: "List contacts (overview form)",
@@ -43,6 +44,7 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
       body: CreateContact,
       response: { 200: ContactResponse, ...errorResponses(409) },
       auth: "apiKey",
+      scope: "contacts",
       detail: {
         operationId: "createContactOverview",
         summary: "Create a contact (overview form)",
@@ -59,6 +61,7 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
         body: UpdateContactFields,
         response: { 200: ContactResponse, ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "contacts",
         detail: {
           operationId: "replaceContactOverview",
           summary: "Update a contact (overview form)",
@@ -73,6 +76,7 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
         params: ContactIdParams,
         response: { 200: ContactDeletedResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "contacts",
         detail: {
           operationId: "deleteContactOverview",
           summary: "Delete a contact (overview form)",
@@ -84,6 +88,7 @@ export function overviewRoutes(s: OverviewRoutesDeps) {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
       auth: "apiKey",
+      scope: "templates",
       detail: {
         operationId: "listTemplatesOverview",
         summary: "List templates (overview form)",

@@ -161,6 +161,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
       transform: refuseUnknown(CreateBody),
       response: { 200: Envelope(PoolView), ...errorResponses(404, 409) },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "createPool",
         summary: "Create a sender pool",
@@ -175,6 +176,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
     .get("/list", async ({ auth }) => ok(await pools.list(auth.workspaceId), "Pools fetched"), {
       response: { 200: Envelope(t.Object({ pools: t.Array(PoolView) })), ...errorResponses() },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "listPools",
         summary: "List sender pools",
@@ -185,6 +187,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
       params: t.Object({ pool_id: t.Integer() }),
       response: { 200: Envelope(PoolView), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "getPool", summary: "Get a sender pool", description: "One pool with its members." },
     })
     .get("/:pool_id/usage", async ({ auth, params }) => ok(await pools.usage(auth.workspaceId, params.pool_id), "Pool usage fetched"), {
@@ -213,6 +216,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
         ...errorResponses(404),
       },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "getPoolUsage",
         summary: "A pool's usage against its caps",
@@ -236,6 +240,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
         transform: refuseUnknown(UpdateBody),
         response: { 200: Envelope(PoolView), ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "updatePool",
           summary: "Update a sender pool",
@@ -251,6 +256,7 @@ export function poolRoutes(s: PoolRoutesDeps) {
       transform: refuseUnknownFields(DeleteBody),
       response: { 200: Envelope(t.Object({ pool_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "deletePool",
         summary: "Delete a sender pool",

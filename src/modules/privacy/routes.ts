@@ -65,6 +65,7 @@ export function privacyRoutes(s: PrivacyRoutesDeps) {
       query: t.Object({ phone: Phone }),
       response: { 200: Envelope(Export), ...errorResponses() },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "exportPersonData",
         summary: "Export one person's data",
@@ -103,6 +104,7 @@ export function privacyRoutes(s: PrivacyRoutesDeps) {
           ...errorResponses(),
         },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "erasePersonData",
           summary: "Erase one person's data",

@@ -205,6 +205,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       transform: refuseUnknown(CreateBody),
       response: { 200: Envelope(RuleView), ...errorResponses(404, 409) },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "createRule",
         summary: "Create an inbound rule",
@@ -217,6 +218,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
     .get("/list", async ({ auth }) => ok(await rules.list(auth.workspaceId), "Rules fetched"), {
       response: { 200: Envelope(t.Object({ rules: t.Array(RuleView) })), ...errorResponses() },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "listRules", summary: "List inbound rules", description: "In the order they are tried." },
     })
     .post(
@@ -245,6 +247,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
         ),
         response: { 200: Envelope(t.Object({ at: t.String({ format: "date-time" }), matches: t.Array(Outcome) })), ...errorResponses() },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "testRules",
           summary: "Test the inbound rules on a message",
@@ -266,6 +269,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       ),
       response: { 200: Envelope(t.Object({ rules: t.Array(RuleView) })), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "orderRules",
         summary: "Order the inbound rules",
@@ -276,6 +280,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       params: t.Object({ rule_id: t.Integer() }),
       response: { 200: Envelope(RuleView), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "getRule", summary: "Get an inbound rule" },
     })
     .post(
@@ -290,6 +295,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
         transform: refuseUnknown(UpdateBody),
         response: { 200: Envelope(RuleView), ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "updateRule",
           summary: "Update an inbound rule",
@@ -303,6 +309,7 @@ export function ruleRoutes(s: RuleRoutesDeps) {
       body: t.Object({ rule_id: t.Integer() }, { additionalProperties: false }),
       response: { 200: Envelope(t.Object({ rule_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "deleteRule", summary: "Delete an inbound rule", description: "Its webhook subscription goes with it." },
     });
 }

@@ -43,6 +43,7 @@ const changeHooks = (operationId: string, summary: string, description: string) 
   transform: refuseUnknownFields(ChangeBody),
   response: { 200: Envelope(Status), ...errorResponses() },
   auth: "apiKey" as const,
+  scope: "admin" as const,
   detail: { operationId, summary, description },
 });
 
@@ -82,6 +83,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
         }),
         response: { 200: Envelope(t.Object({ entries: t.Array(Entry), pagination: Pagination })), ...errorResponses() },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "listOptOuts",
           summary: "Opt-out audit",
@@ -114,6 +116,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
     .get("/v1/api/workspace/settings", async ({ auth }) => ok(await safety.presentSettings(auth.workspaceId), "Settings fetched"), {
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "getWorkspaceSettings",
         summary: "Safe-sending settings",
@@ -130,6 +133,7 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
         transform: refuseUnknownFields(SettingsBody),
         response: { 200: Envelope(Settings), ...errorResponses() },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "updateWorkspaceSettings",
           summary: "Change safe-sending settings",

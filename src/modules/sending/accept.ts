@@ -4,6 +4,7 @@
 // what a send would do, writing nothing.
 import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
+import { dailyCapReached } from "../../core/scopes";
 import { ROUTE_NAMES } from "../../core/kinds";
 import { createBatcher } from "../../lib/batcher";
 import { monthStart } from "../../lib/time";
@@ -139,12 +140,21 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
       smsUsed = await usage.accountSmsSince(auth.accountId, monthStart(now));
     }
     let balance = prepared.some((p) => p.cost > 0) ? await credits.holdBalance(auth.workspaceId) : 0;
+    // The key's daily cap: its counter row for today (UTC) held for this unit, so concurrent accepts
+    // of the key, on any server, count one after another. Every stored item counts, whatever
+    // becomes of it later (cancelled or failed): the cap bounds send attempts.
+    const cap = auth.keyId !== null && prepared.length > 0 ? (auth.limits?.dailyCap ?? null) : null;
+    let keySends = cap === null ? 0 : await deps.keyDays.hold(auth.keyId!, now);
 
     const results: ItemResult[] = [];
     const stored: { at: number; prepared: Prepared }[] = [];
     for (const item of items) {
       if (item instanceof AppError) {
         results.push({ ok: false, error: item });
+        continue;
+      }
+      if (cap !== null && keySends >= cap) {
+        results.push({ ok: false, error: dailyCapReached(cap, keySends, now) });
         continue;
       }
       if (item.channel === "sms" && limit !== null && smsUsed >= limit) {
@@ -157,6 +167,7 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
       }
       if (item.channel === "sms") smsUsed++;
       balance -= item.cost;
+      keySends++;
       stored.push({ at: results.length, prepared: item });
       // Filled in once the rows are written.
       results.push({ ok: true, accepted: { notificationId: 0, prepared: item } });
@@ -164,6 +175,7 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
     if (stored.length === 0) return results;
 
     const ids = await notifications.insertMany(stored.map((s) => rowOf(auth, s.prepared, now)));
+    if (cap !== null) await deps.keyDays.add(auth.keyId!, now, stored.length);
     await credits.debitMany(
       auth.workspaceId,
       stored.map((s, i) => ({ amount: s.prepared.cost, notificationId: ids[i] })),

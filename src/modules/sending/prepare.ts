@@ -5,6 +5,7 @@ import type { AuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import { ROUTE_NAMES, type DeliveryType, type DeviceKind } from "../../core/kinds";
 import { parseScheduleTime, requireTimeZone } from "../../core/schedule";
+import { needsContact, recipientAllowed, recipientRefused } from "../../core/scopes";
 import { toE164 } from "../../lib/phone";
 import { countSegments } from "../../lib/segments";
 import { findUrl } from "../../lib/urls";
@@ -135,7 +136,20 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
    * request pass the same `seen` (newPrepareCache), so they share the reads that cannot differ.
    */
   async function prepare(auth: AuthContext, input: SendInput, seen: PrepareCache = newPrepareCache()): Promise<Prepared> {
-    if (input.encrypted) return prepareEncrypted(auth, input, seen);
+    const policy = auth.limits?.recipients;
+    if (input.encrypted) {
+      // The recipient is ciphertext: a key limited to some recipients cannot send one.
+      if (policy && policy.kind !== "anyone") {
+        throw new AppError(
+          "recipient_not_allowed",
+          "This API key may send only to some recipients, and an encrypted send's cannot be checked",
+          {
+            recipient: null,
+          },
+        );
+      }
+      return prepareEncrypted(auth, input, seen);
+    }
     const memo = safetyMemo(seen, auth);
     const recipient = toE164(input.recipient);
     if (!recipient) {
@@ -146,6 +160,11 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
           field: "recipient_contact",
         },
       );
+    }
+    // The key's recipient policy: every send a key makes comes through here (src/core/scopes.ts).
+    if (policy && policy.kind !== "anyone") {
+      const tags = needsContact(policy) ? await deps.contactTags(auth.workspaceId, recipient) : null;
+      if (!recipientAllowed(policy, recipient, tags)) throw recipientRefused(policy, recipient);
     }
     if (!input.system) {
       const refused = await deps.safety.refusal(auth.workspaceId, recipient, memo);

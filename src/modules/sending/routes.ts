@@ -347,6 +347,7 @@ export function sendingRoutes(s: SendingRouteDeps) {
       transform: refuseUnknownFields(route.schema),
       response: { 200: route.reply, ...errorResponses(...route.errors) },
       auth: "apiKey",
+      scope: "send",
       detail: route.detail,
     });
   }

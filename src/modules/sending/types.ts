@@ -168,6 +168,13 @@ export interface SendingDeps {
   safety: Pick<SafetyService, "refusal" | "readOptOuts" | "quietHold" | "settings">;
   /** Sender pools: the member an SMS without a device goes out through. */
   pools?: Pick<PoolService, "choose">;
+  /** The tags of the workspace's contact with this number, or null when there is none (a key's recipient policy). */
+  contactTags: (workspaceId: number, phone: string) => Promise<string[] | null>;
+  /** A key's daily send counter (src/core/scopes.ts): held and read, then added to, in the accept's unit of work. */
+  keyDays: {
+    hold(keyId: number, now: number): Promise<number>;
+    add(keyId: number, now: number, count: number): Promise<void>;
+  };
   /** The caller a failover re-checks a message as (its workspace's terms). */
   callerFor: (workspaceId: number) => Promise<AuthContext>;
   /**

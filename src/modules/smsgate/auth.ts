@@ -8,6 +8,7 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { Authenticator, KeyAuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
+import { hasScope, KEY_SCOPES, type KeyScope, type RouteScope } from "../../core/scopes";
 import type { SecretBox } from "../../lib/secrets";
 import { nanoid } from "../../lib/tokens";
 import type { AccountsService } from "../accounts/service";
@@ -34,6 +35,45 @@ export const SCOPES = [
   "tokens:manage",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * The Pigeon key scope each SMSGate scope stands for: what a route with it needs of the key, and
+ * what a key must hold to put it in a token. `all:any` needs every scope; managing tokens needs
+ * none of its own (a token never holds more than its key).
+ */
+export const KEY_SCOPE_OF: Record<Scope, KeyScope | "all" | null> = {
+  "all:any": "all",
+  "messages:send": "send",
+  "messages:cancel": "send",
+  "messages:read": "messages:read",
+  "messages:list": "messages:read",
+  "messages:export": "messages:read",
+  "inbox:list": "messages:read",
+  "inbox:refresh": "messages:read",
+  "devices:list": "devices",
+  "devices:delete": "devices",
+  "webhooks:list": "admin",
+  "webhooks:write": "admin",
+  "webhooks:delete": "admin",
+  "settings:read": "admin",
+  "settings:write": "admin",
+  "logs:read": "admin",
+  "tokens:manage": null,
+};
+
+/** The key scope a route declared with SMSGate's `scope` needs (http/declared-auth.ts); null for none. */
+export function routeScopeOf(scope: string | undefined): RouteScope {
+  const mapped = scope === undefined ? null : KEY_SCOPE_OF[scope as Scope];
+  return mapped === "all" ? "admin" : (mapped ?? null);
+}
+
+/** Whether a key with `limits` may put SMSGate's `scope` in a token. */
+function keyAllows(limits: KeyAuthContext["limits"], scope: Scope): boolean {
+  const mapped = KEY_SCOPE_OF[scope];
+  if (mapped === null) return true;
+  if (mapped === "all") return KEY_SCOPES.every((s) => hasScope(limits, s));
+  return hasScope(limits, mapped);
+}
 
 /** Only a refresh token carries this one, and it is good for POST /auth/token/refresh alone. */
 export const REFRESH_SCOPE = "tokens:refresh";
@@ -143,7 +183,8 @@ export function createSmsGateAuth(deps: {
     const apiKey = await deps.accounts.keyById(row.apiKeyId);
     if (!apiKey || apiKey.workspaceId !== row.workspaceId) throw new AppError("unauthorized", "Unauthorized: the token's API key is gone");
     if (apiKey.status !== "active") throw new AppError("key_disabled", "The API key this token was issued to is disabled");
-    const auth: KeyAuthContext = { ...(await deps.accounts.callerFor(row.workspaceId)), keyId: apiKey.id, keyName: apiKey.name };
+    // The key's own limits (its scopes, recipients, cap, expiry) hold for its tokens too.
+    const auth = await deps.accounts.callerForKey(apiKey);
     return { auth, scopes: row.scopes, token: { jti: row.jti, kind: row.kind } };
   }
 
@@ -205,6 +246,13 @@ export function createSmsGateAuth(deps: {
         if (extra.length > 0)
           throw new AppError("forbidden", `A token cannot grant scopes its maker lacks: ${extra.join(", ")}`, { scopes: extra });
       }
+      // Nor more than the key it is issued to may do.
+      const beyond = body.scopes.filter((s) => !keyAllows(caller.auth.limits, s as Scope));
+      if (beyond.length > 0)
+        throw new AppError("key_scope_denied", `This API key's scopes do not allow a token with ${beyond.join(", ")}`, {
+          scopes: beyond,
+          key_scopes: caller.auth.limits?.scopes ?? [],
+        });
       const ttl = body.ttl ? body.ttl : TOKEN_TTL_DEFAULT_SECONDS;
       return issue(caller.auth, [...new Set(body.scopes)], ttl);
     },

@@ -7,7 +7,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { errorResponses, models } from "../../http/envelope";
 import type { Services } from "../../services-type";
 import { VERSION } from "../../version";
-import { requireScope, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
+import { requireScope, routeScopeOf, smsGateCallerOf, SMSGATE_BASES, type SmsGateAuth } from "./auth";
 import {
   Device,
   Health,
@@ -45,6 +45,7 @@ function routesUnder(base: string, s: SmsGateRoutesDeps, tokens: SmsGateAuth, ga
   const hide = base === SMSGATE_BASES[0] ? {} : { hide: true };
   const secured = (operationId: string, summary: string, description: string, scope?: string) => ({
     auth: "smsgate" as const,
+    scope: routeScopeOf(scope),
     detail: { operationId, summary, description: scope ? `${description}\n\nScope: \`${scope}\`.` : description, ...hide },
   });
 

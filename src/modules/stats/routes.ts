@@ -63,6 +63,7 @@ export function statsRoutes(s: StatsRoutesDeps) {
           ...errorResponses(),
         },
         auth: "apiKey",
+        scope: "messages:read",
         detail: {
           operationId: "getNotificationStats",
           summary: "Notification stats",
@@ -88,6 +89,7 @@ export function statsRoutes(s: StatsRoutesDeps) {
           ...errorResponses(),
         },
         auth: "apiKey",
+        scope: "messages:read",
         detail: {
           operationId: "getCreditStats",
           summary: "Credit balance",

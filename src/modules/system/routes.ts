@@ -141,6 +141,7 @@ export function systemRoutes(s: SystemRoutesDeps) {
           ...errorResponses(),
         },
         auth: "apiKey",
+        scope: null,
         detail: {
           operationId: "getServerInfo",
           summary: "Server info",

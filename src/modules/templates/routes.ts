@@ -32,6 +32,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
       query: TemplateListQuery,
       response: { 200: TemplateListResponse, ...errorResponses() },
       auth: "apiKey",
+      scope: "templates",
       detail: {
         operationId: "listTemplates",
         summary: "List templates",
@@ -43,6 +44,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
       body: CreateTemplate,
       response: { 200: TemplateResponse, ...errorResponses(409) },
       auth: "apiKey",
+      scope: "templates",
       detail: {
         operationId: "createTemplate",
         summary: "Create a template",
@@ -54,6 +56,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
       body: UpdateTemplate,
       response: { 200: TemplateResponse, ...errorResponses(404, 409) },
       auth: "apiKey",
+      scope: "templates",
       detail: {
         operationId: "updateTemplate",
         summary: "Update a template",
@@ -68,6 +71,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         body: TemplateIdBody,
         response: { 200: TemplateDeletedResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "templates",
         detail: {
           operationId: "deleteTemplate",
           summary: "Delete a template",
@@ -82,6 +86,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         params: TemplateIdParams,
         response: { 200: TemplateResponse, ...errorResponses(404) },
         auth: "apiKey",
+        scope: "templates",
         detail: { operationId: "getTemplate", summary: "Get a template" },
       },
     )
@@ -97,6 +102,7 @@ export function templateRoutes(s: TemplateRoutesDeps) {
         body: TemplatePageBody,
         response: { 200: TemplateArrayResponse, ...errorResponses() },
         auth: "apiKey",
+        scope: "templates",
         detail: {
           operationId: "pageTemplates",
           summary: "Fetch templates (array)",

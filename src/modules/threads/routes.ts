@@ -144,6 +144,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         }),
         response: { 200: Envelope(t.Object({ threads: t.Array(Thread), pagination: Pagination })), ...errorResponses() },
         auth: "apiKey",
+        scope: "threads:read",
         detail: {
           operationId: "listThreads",
           summary: "List threads",
@@ -165,6 +166,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
           ...errorResponses(404),
         },
         auth: "apiKey",
+        scope: "threads:read",
         detail: {
           operationId: "listThreadMessages",
           summary: "Messages of a thread",
@@ -182,6 +184,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         params: AttachmentParams,
         response: { 200: t.Any(), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "threads:read",
         detail: {
           operationId: "getThreadMessageAttachment",
           summary: "An attachment's bytes",
@@ -211,6 +214,7 @@ export function threadRoutes(s: ThreadRoutesDeps) {
         params: ThreadIdParams,
         response: { 200: Envelope(Thread), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "threads:read",
         detail: { operationId: "markThreadRead", summary: "Mark a thread read", description: "Sets its unread count to 0." },
       },
     );

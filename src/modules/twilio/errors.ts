@@ -11,6 +11,11 @@ export const API_VERSION = "2010-04-01";
 export const TWILIO_CODES: Partial<Record<ErrorCode, { code: number; status?: number }>> = {
   unauthorized: { code: 20003, status: 401 },
   key_disabled: { code: 20003, status: 401 },
+  key_expired: { code: 20003, status: 401 },
+  // What a key may not do (its scope, recipients, daily cap): Twilio's "forbidden".
+  key_scope_denied: { code: 20403, status: 403 },
+  recipient_not_allowed: { code: 20403, status: 403 },
+  key_daily_cap: { code: 20403, status: 403 },
   account_suspended: { code: 20005, status: 401 },
   method_not_allowed: { code: 20004 },
   not_found: { code: 20404, status: 404 },

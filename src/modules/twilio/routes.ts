@@ -68,6 +68,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         body: Form,
         params: t.Object({ AccountSid: t.String() }),
         auth: "twilio",
+        scope: "send",
         detail: {
           operationId: "twilioCreateMessage",
           ...documented({ form: MESSAGE_FORM }),
@@ -103,6 +104,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         ),
       },
       auth: "twilio",
+      scope: "messages:read",
       detail: {
         operationId: "twilioListMessages",
         summary: "List messages (Twilio's Messages API)",
@@ -117,6 +119,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
       params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
       response: { 200: Resource },
       auth: "twilio",
+      scope: "messages:read",
       detail: {
         operationId: "twilioFetchMessage",
         summary: "Fetch a message (Twilio's Messages API)",
@@ -133,6 +136,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
         response: { 200: Resource },
         auth: "twilio",
+        scope: "send",
         detail: {
           operationId: "twilioUpdateMessage",
           ...documented({ form: CANCEL_FORM }),
@@ -156,6 +160,7 @@ export function twilioRoutes(s: TwilioRoutesDeps) {
         params: t.Object({ AccountSid: t.String(), file: t.String({ description: "SM….json" }) }),
         response: { 204: t.String({ description: "Deleted" }) },
         auth: "twilio",
+        scope: "admin",
         detail: {
           operationId: "twilioDeleteMessage",
           summary: "Delete a message (Twilio's Messages API)",
@@ -198,6 +203,7 @@ export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
     .get("/v1/api/twilio/settings", async ({ auth }) => ok(await twilio.settings(auth.workspaceId), "Twilio settings fetched"), {
       response: { 200: Envelope(Settings), ...errorResponses() },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "getTwilioSettings",
         summary: "Twilio compatibility settings",
@@ -217,6 +223,7 @@ export function twilioSettingsRoutes(s: TwilioRoutesDeps) {
         transform: refuseUnknownFields(IncomingBody),
         response: { 200: Envelope(Settings), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "setTwilioIncomingUrl",
           summary: "Set the incoming-message URL",

@@ -99,8 +99,9 @@ export function createTwilioService(deps: TwilioDeps) {
       if (!row || !token || token.length !== given.length || !timingSafeEqual(token, given))
         throw new AppError("unauthorized", "Authenticate with the account SID and its auth token");
       const key = await deps.accounts.keyById(row.apiKeyId);
-      if (!key || key.status !== "active") throw new AppError("key_disabled", "The API key these credentials act as is disabled");
-      auth = { ...(await deps.accounts.callerFor(row.workspaceId)), keyId: key.id, keyName: key.name };
+      if (!key) throw new AppError("key_disabled", "The API key these credentials act as is disabled");
+      // The SID and token act as the key, within its limits.
+      auth = await deps.accounts.callerForKey(key);
       sid = row.accountSid;
     } else {
       auth = await deps.authenticate(new Headers({ authorization: `Bearer ${user}`, "x-api-secret": password }));

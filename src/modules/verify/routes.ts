@@ -144,6 +144,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(CreateServiceBody),
         response: { 200: Envelope(Service), ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "createVerifyService",
           summary: "Create a Verify service",
@@ -159,6 +160,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
       {
         response: { 200: Envelope(t.Object({ services: t.Array(Service) })), ...errorResponses() },
         auth: "apiKey",
+        scope: "admin",
         detail: { operationId: "listVerifyServices", summary: "List Verify services" },
       },
     )
@@ -170,6 +172,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         params: t.Object({ service_id: t.Integer({ minimum: 1 }) }),
         response: { 200: Envelope(Service), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "admin",
         detail: { operationId: "getVerifyService", summary: "Get a Verify service" },
       },
     )
@@ -183,6 +186,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(UpdateServiceBody),
         response: { 200: Envelope(Service), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "updateVerifyService",
           summary: "Change a Verify service",
@@ -200,6 +204,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(ServiceIdBody),
         response: { 200: Envelope(t.Object({ service_id: t.Integer() })), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "admin",
         detail: { operationId: "deleteVerifyService", summary: "Delete a Verify service", description: "With its verifications." },
       },
     )
@@ -210,6 +215,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(StartBody),
         response: { 200: Envelope(Verification), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "send",
         detail: {
           operationId: "startVerification",
           summary: "Send a one-time code",
@@ -235,6 +241,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(CheckBody),
         response: { 200: Envelope(Verification), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "send",
         detail: {
           operationId: "checkVerification",
           summary: "Check a one-time code",
@@ -252,6 +259,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         params: t.Object({ verification_id: t.Integer({ minimum: 1 }) }),
         response: { 200: Envelope(Verification), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "messages:read",
         detail: {
           operationId: "getVerification",
           summary: "Get a verification",
@@ -267,6 +275,7 @@ export function verifyRoutes(s: VerifyRoutesDeps) {
         ...json(UpdateBody),
         response: { 200: Envelope(Verification), ...errorResponses(404, 409) },
         auth: "apiKey",
+        scope: "send",
         detail: {
           operationId: "updateVerification",
           summary: "Cancel or approve a verification",

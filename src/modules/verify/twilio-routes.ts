@@ -200,6 +200,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
       {
         body: Form,
         auth: "twilio",
+        scope: "admin",
         response: { 201: TwilioResource("Twilio's Verify Service resource") },
         detail: {
           operationId: "twilioCreateVerifyService",
@@ -232,6 +233,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
       },
       {
         auth: "twilio",
+        scope: "admin",
         response: { 200: t.Object({ services: t.Array(TwilioResource("A Verify Service")), meta: t.Record(t.String(), t.Unknown()) }) },
         detail: {
           operationId: "twilioListVerifyServices",
@@ -243,6 +245,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
     .get("/:ServiceSid", async ({ request, params }) => twilioService(account(request), await serviceOf(request, params.ServiceSid)), {
       params: ServiceParams,
       auth: "twilio",
+      scope: "admin",
       response: { 200: TwilioResource("Twilio's Verify Service resource") },
       detail: { operationId: "twilioFetchVerifyService", summary: "Fetch a Verify service (Twilio's Verify v2)" },
     })
@@ -256,6 +259,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: ServiceParams,
         body: Form,
         auth: "twilio",
+        scope: "admin",
         response: { 200: TwilioResource("Twilio's Verify Service resource") },
         detail: {
           operationId: "twilioUpdateVerifyService",
@@ -276,6 +280,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
       {
         params: ServiceParams,
         auth: "twilio",
+        scope: "admin",
         response: { 204: t.String({ description: "Deleted" }) },
         detail: {
           operationId: "twilioDeleteVerifyService",
@@ -300,6 +305,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: ServiceParams,
         body: Form,
         auth: "twilio",
+        scope: "send",
         response: { 201: TwilioResource("Twilio's Verification resource (status pending)") },
         detail: {
           operationId: "twilioCreateVerification",
@@ -319,6 +325,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
       {
         params: t.Object({ ServiceSid: t.String(), Sid: t.String({ description: "VE…" }) }),
         auth: "twilio",
+        scope: "messages:read",
         response: { 200: TwilioResource("Twilio's Verification resource") },
         detail: { operationId: "twilioFetchVerification", summary: "Fetch a verification (Twilio's Verify v2)" },
       },
@@ -337,6 +344,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: t.Object({ ServiceSid: t.String(), Sid: t.String({ description: "VE…" }) }),
         body: Form,
         auth: "twilio",
+        scope: "send",
         response: { 200: TwilioResource("Twilio's Verification resource") },
         detail: {
           operationId: "twilioUpdateVerification",
@@ -371,6 +379,7 @@ export function twilioVerifyRoutes(s: VerifyRoutesDeps) {
         params: ServiceParams,
         body: Form,
         auth: "twilio",
+        scope: "send",
         response: { 200: TwilioResource("Twilio's VerificationCheck resource: status approved (valid true) or pending (valid false)") },
         detail: {
           operationId: "twilioCheckVerification",

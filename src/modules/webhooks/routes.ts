@@ -71,6 +71,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(409) },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "createWebhook",
         summary: "Subscribe to events",
@@ -80,6 +81,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
     .get("/list", async ({ auth }) => ok(await webhooks.list(auth.workspaceId), "Webhooks fetched"), {
       response: { 200: Envelope(t.Object({ webhooks: t.Array(Webhook) })), ...errorResponses() },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "listWebhooks", summary: "List webhooks" },
     })
     .post("/update", async ({ auth, body }) => ok(await webhooks.update(auth.workspaceId, body), "Webhook updated"), {
@@ -98,6 +100,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       }),
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "updateWebhook", summary: "Update, re-enable or disable a webhook" },
     })
     .post("/delete", async ({ auth, body }) => ok(await webhooks.remove(auth.workspaceId, body.webhook_id), "Webhook deleted"), {
@@ -105,6 +108,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       body: WebhookIdBody,
       response: { 200: Envelope(t.Object({ webhook_id: t.Integer(), deleted: t.Boolean() })), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "deleteWebhook", summary: "Delete a webhook", description: "Deliveries not yet made are dropped." },
     })
     .post("/test", async ({ auth, body }) => ok(await webhooks.test(auth.workspaceId, body.webhook_id), "Test event sent"), {
@@ -124,6 +128,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
         ...errorResponses(404),
       },
       auth: "apiKey",
+      scope: "admin",
       detail: {
         operationId: "testWebhook",
         summary: "Send a test event",
@@ -135,6 +140,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
       params: WebhookIdParams,
       response: { 200: Envelope(Webhook), ...errorResponses(404) },
       auth: "apiKey",
+      scope: "admin",
       detail: { operationId: "getWebhook", summary: "Get a webhook" },
     })
     .get(
@@ -146,6 +152,7 @@ export function webhookRoutes(s: WebhookRoutesDeps) {
         query: t.Object({ ...pageQuery(20, 100) }),
         response: { 200: Envelope(t.Object({ deliveries: t.Array(Delivery), pagination: Pagination })), ...errorResponses(404) },
         auth: "apiKey",
+        scope: "admin",
         detail: {
           operationId: "listWebhookDeliveries",
           summary: "Deliveries of a webhook",

@@ -26,6 +26,7 @@ export function workspaceRoutes(s: WorkspaceRoutesDeps) {
       {
         response: { 200: Envelope(t.Object({ projects: t.Array(Project) })), ...errorResponses() },
         auth: "apiKey",
+        scope: null,
         detail: {
           operationId: "listProjects",
           summary: "List projects",
