@@ -39,10 +39,13 @@ const COMMANDS: Command[] = [
   {
     name: "keys",
     help: [
-      "  keys create --name N [--workspace ID]   Create an API key; prints the secret once",
+      "  keys create --name N [--workspace ID] [--needs-approval]",
+      "                                          Create an API key; prints the secret once (--needs-approval:",
+      "                                          its sends wait for a person's approval)",
       "  keys list [--workspace ID]              List API keys (name, key, status, created, last used)",
       "  keys rotate KEY                         Issue a new secret for a key (KEY is the key or its id)",
       "  keys disable KEY | keys enable KEY      Disable or re-enable a key",
+      "  keys approval KEY on|off                Whether a key's sends wait for approval",
     ].join("\n"),
     runtime: keys,
   },

@@ -56,6 +56,7 @@ export const ERROR_STATUS = {
   recipient_opted_out: 403,
   prefix_blocked: 403,
   encrypted_sends_disabled: 403,
+  approver_needs_approval: 403,
   // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,

@@ -26,6 +26,7 @@ import p23 from "../../migrations-pg/0023_device_dispatched_partial.sql" with { 
 import p24 from "../../migrations-pg/0024_notification_data_message.sql" with { type: "text" };
 import p25 from "../../migrations-pg/0025_mms_attachments.sql" with { type: "text" };
 import p26 from "../../migrations-pg/0026_encrypted_sends.sql" with { type: "text" };
+import p27 from "../../migrations-pg/0027_approval.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -55,4 +56,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0024_notification_data_message", sql: p24 },
   { tag: "0025_mms_attachments", sql: p25 },
   { tag: "0026_encrypted_sends", sql: p26 },
+  { tag: "0027_approval", sql: p27 },
 ];

@@ -39,6 +39,7 @@ import m36 from "../../migrations/0036_device_dispatched_partial.sql" with { typ
 import m37 from "../../migrations/0037_notification_data_message.sql" with { type: "text" };
 import m38 from "../../migrations/0038_mms_attachments.sql" with { type: "text" };
 import m39 from "../../migrations/0039_encrypted_sends.sql" with { type: "text" };
+import m40 from "../../migrations/0040_approval.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -81,4 +82,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0037_notification_data_message", when: 1796223100479, sql: m37 },
   { tag: "0038_mms_attachments", when: 1796224960814, sql: m38 },
   { tag: "0039_encrypted_sends", when: 1796225089411, sql: m39 },
+  { tag: "0040_approval", when: 1796236714708, sql: m40 },
 ];

@@ -10,11 +10,12 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
       const created = await accounts.createKey(
         required(values.name, "--name"),
         values.workspace ? int(values.workspace, "--workspace") : undefined,
+        { needsApproval: values["needs-approval"] === true },
       );
       print(
         values,
         created,
-        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\nStore the secret now: it is shown only once.`,
+        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\n${created.needs_approval ? "Its sends wait for approval (pigeon keys approval KEY off to stop).\n" : ""}Store the secret now: it is shown only once.`,
       );
       return;
     }
@@ -25,6 +26,7 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
         key: k.key,
         workspace_id: k.workspaceId,
         status: k.status,
+        needs_approval: k.needsApproval,
         secret: `…${k.secretHint}`,
         created_at: iso(k.createdAt),
         last_used_at: iso(k.lastUsedAt),
@@ -43,8 +45,19 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
       print(values, { key_id: row.id, api_key: row.key, status: row.status }, `Key ${row.key} is now ${row.status}`);
       return;
     }
+    case "approval": {
+      const [keyRef, setting] = values.key ? [values.key, args[0]] : [args[0], args[1]];
+      if (setting !== "on" && setting !== "off") throw new UsageError("keys approval takes KEY on|off");
+      const row = await accounts.setKeyApproval(required(keyRef, "KEY (the API key or its id)"), setting === "on");
+      print(
+        values,
+        { key_id: row.id, api_key: row.key, needs_approval: row.needsApproval },
+        row.needsApproval ? `Sends by key ${row.key} now wait for approval` : `Sends by key ${row.key} no longer wait for approval`,
+      );
+      return;
+    }
   }
-  throw new UsageError("keys takes create, list, rotate, disable or enable");
+  throw new UsageError("keys takes create, list, rotate, disable, enable or approval");
 }
 
 /** The password from --password, else the first line of standard input (so it stays out of the shell history). */

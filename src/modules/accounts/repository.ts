@@ -9,7 +9,7 @@ import type { Executor, SqlParam } from "../../db/storage";
 import type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow } from "./model";
 
 /** What authenticating a request needs to know about its key, in one row. */
-export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {
+export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt" | "needsApproval"> & {
   keyId: ApiKeyRow["id"];
   keyName: ApiKeyRow["name"];
   keyStatus: ApiKeyRow["status"];
@@ -22,8 +22,12 @@ export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt"> & {
   Pick<PlanRow, "requestsPerMinute" | "requestsPerDay" | "monthlySmsLimit" | "allowUrls">;
 
 /** SQLite hands booleans back as 0 or 1 (PostgreSQL as booleans). */
-type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls"> & { isOwner: number | boolean; allowUrls: number | boolean };
-type StoredTerms = Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt">;
+type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls" | "needsApproval"> & {
+  isOwner: number | boolean;
+  allowUrls: number | boolean;
+  needsApproval: number | boolean;
+};
+type StoredTerms = Omit<StoredKeyCredentials, "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt" | "needsApproval">;
 
 type NewPlan = typeof plan.$inferInsert;
 type NewTemplate = typeof template.$inferInsert;
@@ -62,7 +66,7 @@ export function createAccountRepository(db: Executor) {
     async keyCredentials(key: string): Promise<KeyCredentials | null> {
       const row = await db.get<StoredKeyCredentials>(
         `SELECT k.id AS "keyId", k.name AS "keyName", k.secret_hash AS "secretHash", k.status AS "keyStatus", k.last_used_at AS "lastUsedAt",
-          ${TERMS}
+          k.needs_approval AS "needsApproval", ${TERMS}
         FROM api_key k
         JOIN workspace w ON w.id = k.workspace_id
         JOIN account a ON a.id = w.account_id
@@ -70,7 +74,7 @@ export function createAccountRepository(db: Executor) {
         WHERE k.key = ?`,
         [key],
       );
-      return row ? { ...row, isOwner: flag(row.isOwner), allowUrls: flag(row.allowUrls) } : null;
+      return row ? { ...row, isOwner: flag(row.isOwner), allowUrls: flag(row.allowUrls), needsApproval: flag(row.needsApproval) } : null;
     },
     /**
      * The cache generation (migrations/0034_cache_generation.sql, migrations-pg/0011), which every
@@ -171,7 +175,7 @@ export function createAccountRepository(db: Executor) {
     insertApiKey: (row: typeof apiKey.$inferInsert): Promise<ApiKeyRow> => insert(keys, row),
     async updateApiKey(
       id: number,
-      change: Partial<Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status">>,
+      change: Partial<Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status" | "needsApproval">>,
     ): Promise<ApiKeyRow | null> {
       const set = keys.assign(change);
       return one(keys, `UPDATE api_key SET ${set.sql} WHERE id = ? RETURNING ${keys.columns()}`, [...set.params, id]);

@@ -60,6 +60,8 @@ export const apiKey = sqliteTable(
     createdAt: integer("created_at").notNull(),
     rotatedAt: integer("rotated_at"),
     lastUsedAt: integer("last_used_at"),
+    // A key whose sends wait for a person's approval (stored awaiting_approval, not dispatched).
+    needsApproval: integer("needs_approval", { mode: "boolean" }).notNull().default(false),
   },
   (table) => [index("api_key_workspace_idx").on(table.workspaceId)],
 );

@@ -3,7 +3,7 @@
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { readCredentials } from "../../http/auth";
-import { termsOf, type AuthContext, type KeyAuthContext } from "../../core/caller";
+import { agentSessionOf, termsOf, type AuthContext, type KeyAuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import type { Freshness } from "../../core/caller";
 import { createGenerationCache } from "../../lib/generation-cache";
@@ -65,6 +65,8 @@ export interface CreatedKey {
   api_key: string;
   api_secret: string;
   status: string;
+  /** Its sends wait for a person's approval (docs/approval.md). */
+  needs_approval: boolean;
   created_at: string;
 }
 
@@ -177,6 +179,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
       api_key: row.key,
       api_secret: secret,
       status: row.status,
+      needs_approval: row.needsApproval,
       created_at: new Date(row.createdAt).toISOString(),
     };
   }
@@ -186,7 +189,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return { secret, hash: sha256Hex(secret), hint: secret.slice(-4) };
   }
 
-  async function createKey(name: string, workspaceId?: number): Promise<CreatedKey> {
+  async function createKey(name: string, workspaceId?: number, opts: { needsApproval?: boolean } = {}): Promise<CreatedKey> {
     const ws = workspaceId === undefined ? await defaultWorkspace() : await getWorkspace(workspaceId);
     const { secret, hash, hint } = issueSecret();
     const row = await repo.insertApiKey({
@@ -196,6 +199,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
       secretHash: hash,
       secretHint: hint,
       createdAt: clock.now(),
+      needsApproval: opts.needsApproval === true,
     });
     return withSecret(row, secret);
   }
@@ -214,6 +218,12 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return withSecret(row, secret);
   }
 
+  /** Whether a key's sends wait for a person's approval (docs/approval.md); takes effect on its next request. */
+  async function setKeyApproval(ref: string, needsApproval: boolean): Promise<ApiKeyRow> {
+    const row = await findKey(ref);
+    return (await repo.updateApiKey(row.id, { needsApproval }))!;
+  }
+
   async function setKeyStatus(ref: string, status: "active" | "disabled"): Promise<ApiKeyRow> {
     const row = await findKey(ref);
     return (await repo.updateApiKey(row.id, { status }))!;
@@ -224,7 +234,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     const row = await repo.workspaceTerms(workspaceId);
     if (!row) throw new AppError("not_found", `workspace ${workspaceId} not found`);
     if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
-    return { keyId: null, keyName: "dashboard", ...termsOf(row) };
+    return { keyId: null, keyName: "dashboard", needsApproval: false, ...termsOf(row) };
   }
 
   // Each key's record kept between requests (src/lib/generation-cache.ts), so that a request
@@ -275,7 +285,14 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
       repo.touchKey(row.keyId, now).catch(() => {});
     }
 
-    return { keyId: row.keyId, keyName: row.keyName, ...termsOf(row), ...(generation === undefined ? {} : { generation }) };
+    return {
+      keyId: row.keyId,
+      keyName: row.keyName,
+      needsApproval: row.needsApproval,
+      agentSession: agentSessionOf(headers),
+      ...termsOf(row),
+      ...(generation === undefined ? {} : { generation }),
+    };
   }
 
   /** An API key by its id, whatever its status; null when there is none. */
@@ -350,6 +367,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     createKey,
     rotateKey,
     setKeyStatus,
+    setKeyApproval,
     listKeys,
     callerFor,
     authenticate,

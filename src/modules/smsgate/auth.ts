@@ -143,7 +143,12 @@ export function createSmsGateAuth(deps: {
     const apiKey = await deps.accounts.keyById(row.apiKeyId);
     if (!apiKey || apiKey.workspaceId !== row.workspaceId) throw new AppError("unauthorized", "Unauthorized: the token's API key is gone");
     if (apiKey.status !== "active") throw new AppError("key_disabled", "The API key this token was issued to is disabled");
-    const auth: KeyAuthContext = { ...(await deps.accounts.callerFor(row.workspaceId)), keyId: apiKey.id, keyName: apiKey.name };
+    const auth: KeyAuthContext = {
+      ...(await deps.accounts.callerFor(row.workspaceId)),
+      keyId: apiKey.id,
+      keyName: apiKey.name,
+      needsApproval: apiKey.needsApproval,
+    };
     return { auth, scopes: row.scopes, token: { jti: row.jti, kind: row.kind } };
   }
 

@@ -100,7 +100,7 @@ export function createTwilioService(deps: TwilioDeps) {
         throw new AppError("unauthorized", "Authenticate with the account SID and its auth token");
       const key = await deps.accounts.keyById(row.apiKeyId);
       if (!key || key.status !== "active") throw new AppError("key_disabled", "The API key these credentials act as is disabled");
-      auth = { ...(await deps.accounts.callerFor(row.workspaceId)), keyId: key.id, keyName: key.name };
+      auth = { ...(await deps.accounts.callerFor(row.workspaceId)), keyId: key.id, keyName: key.name, needsApproval: key.needsApproval };
       sid = row.accountSid;
     } else {
       auth = await deps.authenticate(new Headers({ authorization: `Bearer ${user}`, "x-api-secret": password }));
