@@ -46,6 +46,11 @@ export interface Config {
    * before it moves to the next route (PIGEON_FAILOVER_GRACE, default 120).
    */
   failoverGraceSeconds: number;
+  /**
+   * Seconds a send by a key that needs approval may wait for it before it fails with
+   * approval_expired (PIGEON_APPROVAL_TTL_SECONDS, default 86400: a day).
+   */
+  approvalTtlSeconds: number;
   allowPrivateWebhooks: boolean;
   maxBodyBytes: number;
   /** PIGEON_METRICS_TOKEN: the Bearer token that opens /metrics to any address (null: loopback only). */
@@ -102,6 +107,7 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_OFFLINE_AFTER", default: "300", meaning: "seconds of silence before a paired phone is offline" },
   { name: "PIGEON_OFFLINE_TTL", default: "86400", meaning: "seconds a message waits on an offline phone, then fails" },
   { name: "PIGEON_FAILOVER_GRACE", default: "120", meaning: "seconds a failover waits for an offline phone" },
+  { name: "PIGEON_APPROVAL_TTL_SECONDS", default: "86400", meaning: "seconds a send may await approval, then fails approval_expired" },
   { name: "PIGEON_WORKER_INTERVAL", default: "1", meaning: "seconds between worker ticks" },
   { name: "PIGEON_BACKUP_DIR", default: null, meaning: "where scheduled backups are written (SQLite; off when unset)" },
   { name: "PIGEON_BACKUP_EVERY", default: "24", meaning: "hours between scheduled backups (fractions allowed)" },
@@ -235,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     offlineAfterSeconds: intInRange(env, "PIGEON_OFFLINE_AFTER", 300, 1, 86_400),
     offlineTtlSeconds: intInRange(env, "PIGEON_OFFLINE_TTL", 86_400, 1, 30 * 86_400),
     failoverGraceSeconds: intInRange(env, "PIGEON_FAILOVER_GRACE", 120, 1, 86_400),
+    approvalTtlSeconds: intInRange(env, "PIGEON_APPROVAL_TTL_SECONDS", 86_400, 1, 30 * 86_400),
     allowPrivateWebhooks: env.PIGEON_ALLOW_PRIVATE_WEBHOOKS === "1",
     maxBodyBytes: intInRange(env, "PIGEON_MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     metricsToken: metricsToken(env),

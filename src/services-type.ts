@@ -28,6 +28,7 @@ import type { ForeignApi, ModuleListeners, NetworkListener } from "./modules/des
 import type { DeviceService } from "./modules/devices/service";
 import type { EventService } from "./modules/events/service";
 import type { MetricsService } from "./modules/metrics/service";
+import type { Approval } from "./modules/notifications/approval";
 import type { Expiry } from "./modules/notifications/expiry";
 import type { NotificationService } from "./modules/notifications/service";
 import type { NotificationState } from "./modules/notifications/state";
@@ -133,6 +134,8 @@ export type Services = ChannelServices & {
   state: NotificationState;
   notifications: NotificationService;
   expiry: Expiry;
+  /** Approval before a send: the list, the decisions and the expiry of what awaits approval. */
+  approval: Approval;
   /** Conversations: the thread routes' reads, and the worker's catch-up of sends into their threads. */
   threads: ThreadService;
   sending: SendingService;

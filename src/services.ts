@@ -131,6 +131,16 @@ export function createServices(deps: Deps): Services {
     offlineAfterMs,
     // The channels are built below; the cancel asks the one carrying the notification when it runs.
     asksDevice: async (n) => (await runtimeOf(n.route)?.asksDevice?.(n)) ?? false,
+    keyName: async (keyId) => (await accounts.keyById(keyId))?.name ?? null,
+    approvalTtlSeconds: config.approvalTtlSeconds,
+    emit: async (workspaceId, type, data) => void (await events.emit(workspaceId, type, data)),
+    announceApproved: (approved) => {
+      for (const route of new Set(approved.map((n) => n.route))) {
+        Promise.resolve(runtimeOf(route)?.approved?.(approved.filter((n) => n.route === route))).catch((error: unknown) =>
+          log("an approval announcement failed", error),
+        );
+      }
+    },
   });
   const { repository: notificationRepo, usage, state, service: notifications } = notificationsModule;
   const templatesModule = createTemplatesModule({ storage, clock });
@@ -323,6 +333,7 @@ export function createServices(deps: Deps): Services {
     state,
     notifications,
     expiry: notificationsModule.expiry,
+    approval: notificationsModule.approval,
     /** Conversations: the thread routes' reads, and the worker's catch-up of sends into their threads. */
     threads: threadsModule.service,
     sending,

@@ -23,6 +23,7 @@ export const OPTIONS = {
   url: { type: "string" },
   force: { type: "boolean" },
   rotate: { type: "boolean" },
+  "needs-approval": { type: "boolean" },
   to: { type: "string" },
   amount: { type: "string" },
   note: { type: "string" },

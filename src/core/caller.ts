@@ -1,6 +1,7 @@
 // Who a request acts for: a workspace under its account's plan, and the API key used, if any.
 // The domain's own vocabulary, below the transport: services take it, routes hand it on.
 import type { KeyLimits } from "./scopes";
+import { AppError } from "./errors";
 
 /**
  * How fresh a caller's record must be: `atLeast`, a record kept in memory is used only if tagged
@@ -18,6 +19,10 @@ export interface AuthContext {
   /** null when a dashboard user acts (signed in with a session, not a key). */
   keyId: number | null;
   keyName: string;
+  /** The key's sends wait for a person's approval (stored awaiting_approval); false for a dashboard user. */
+  needsApproval: boolean;
+  /** The agent session the request names (X-Pigeon-Agent-Session, see agentSessionOf), recorded with each send. */
+  agentSession?: string | null;
   workspaceId: number;
   accountId: number;
   isOwner: boolean;
@@ -60,7 +65,7 @@ export function termsOf(row: {
   requestsPerDay: number;
   monthlySmsLimit: number | null;
   allowUrls: boolean;
-}): Omit<AuthContext, "keyId" | "keyName"> {
+}): Omit<AuthContext, "keyId" | "keyName" | "needsApproval"> {
   return {
     workspaceId: row.workspaceId,
     accountId: row.accountId,
@@ -79,3 +84,23 @@ export function termsOf(row: {
 
 /** Checks an API key and secret from a request's headers (the accounts module's `authenticate`). */
 export type Authenticator = (headers: Headers, freshness?: Freshness) => Promise<KeyAuthContext>;
+
+/** The header an agent (an MCP client) names its session with; recorded on each send it makes. */
+export const AGENT_SESSION_HEADER = "x-pigeon-agent-session";
+
+/**
+ * The agent session a request names, or null without the header. At most 128 printable ASCII
+ * characters; anything else is a 400 (validation_error naming the header).
+ */
+export function agentSessionOf(headers: Headers): string | null {
+  const value = headers.get(AGENT_SESSION_HEADER);
+  if (value === null) return null;
+  if (value.length === 0 || value.length > 128 || !/^[\x20-\x7e]+$/.test(value)) {
+    throw new AppError("validation_error", "Invalid header 'X-Pigeon-Agent-Session': must be 1 to 128 printable ASCII characters", {
+      field: "X-Pigeon-Agent-Session",
+      location: "header",
+      reason: "must be 1 to 128 printable ASCII characters",
+    });
+  }
+  return value;
+}

@@ -60,6 +60,7 @@ export const ERROR_STATUS = {
   key_scope_denied: 403,
   recipient_not_allowed: 403,
   key_daily_cap: 403,
+  approver_needs_approval: 403,
   // 404, 405, 409, 413, 429, 431
   not_found: 404,
   method_not_allowed: 405,

@@ -29,6 +29,7 @@ export const NAV: (NavLink | NavGroup)[] = [
     items: [
       { path: "/dashboard/send", label: "Send" },
       { path: "/dashboard/messages", label: "Messages" },
+      { path: "/dashboard/approvals", label: "Approvals" },
       { path: "/dashboard/inbox", label: "Inbox" },
       { path: "/dashboard/templates", label: "Templates" },
     ],

@@ -19,7 +19,10 @@ const DAY_MS = 86_400_000;
 const isoOrEmpty = (t: number | null) => (t ? new Date(t).toISOString() : "");
 
 /** What these routes use of the services. */
-export type DashboardMessageRoutesDeps = Pick<Services, "clock" | "devices" | "notifications" | "state" | "templates" | "dashboardLive">;
+export type DashboardMessageRoutesDeps = Pick<
+  Services,
+  "accounts" | "clock" | "devices" | "notifications" | "state" | "templates" | "dashboardLive"
+>;
 
 export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) {
   const live = s.dashboardLive;
@@ -175,8 +178,9 @@ export function dashboardMessageRoutes(s: DashboardMessageRoutesDeps, kit: Kit) 
           n,
           device,
           template,
+          keyName: n.apiKeyId === null ? null : ((await s.accounts.keyById(n.apiKeyId))?.name ?? null),
           logs: await s.notifications.logs(n),
-          cancellable: n.status === "pending" && n.stage === "queued" && !n.cancelPending,
+          cancellable: (n.status === "pending" && n.stage === "queued" && !n.cancelPending) || n.status === "awaiting_approval",
           csrf: who.viewer.csrf,
         });
         return kit.shell(who, `Message #${n.id}`, "/dashboard/messages", body);

@@ -6,6 +6,7 @@ import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import type { Services } from "../services-type";
 import { assetResponse } from "./assets";
+import { dashboardApprovalRoutes, type DashboardApprovalRoutesDeps } from "./approval-routes";
 import { dashboardAuthRoutes, type DashboardAuthRoutesDeps } from "./auth-routes";
 import { html } from "./html";
 import { createKit, type KitDeps, type Signed } from "./kit";
@@ -47,6 +48,7 @@ export function dashboardError(path: string, status: number, message: string): R
 /** What these routes use of the services. */
 export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users" | "twilio"> &
   DashboardAccountRoutesDeps &
+  DashboardApprovalRoutesDeps &
   DashboardAuthRoutesDeps &
   DashboardBulkRoutesDeps &
   DashboardContactRoutesDeps &
@@ -79,6 +81,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       secretHint: k.secretHint,
       createdAt: k.createdAt,
       lastUsedAt: k.lastUsedAt,
+      needsApproval: k.needsApproval,
     }));
 
   /** The Twilio-compatible account as the keys page shows it: to owners only. */
@@ -234,6 +237,15 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
               text: `Key "${key.name}" rotated: the old secret no longer works.`,
               secret: { title: "The new secret", about: html`Key: <code>${rotated.api_key}</code>`, secret: rotated.api_secret },
             });
+          } else if (verb === "approval-on" || verb === "approval-off") {
+            await accounts.setKeyApproval(String(key.id), verb === "approval-on");
+            await kit.flash(who, {
+              kind: "notice",
+              text:
+                verb === "approval-on"
+                  ? `Sends by key "${key.name}" now wait for approval (Sending › Approvals).`
+                  : `Sends by key "${key.name}" no longer wait for approval.`,
+            });
           } else if (verb === "disable" || verb === "enable") {
             await accounts.setKeyStatus(String(key.id), verb === "disable" ? "disabled" : "active");
             await kit.flash(who, { kind: "notice", text: `Key "${key.name}" ${verb}d.` });
@@ -245,6 +257,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
         { auth: "session", ...HIDDEN },
       )
       .use(dashboardMessageRoutes(s, kit))
+      .use(dashboardApprovalRoutes(s, kit))
       .use(dashboardSendRoutes(s, kit))
       .use(dashboardBulkRoutes(s, kit))
       .use(dashboardDeviceRoutes(s, kit))

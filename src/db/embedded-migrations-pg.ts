@@ -28,6 +28,7 @@ import p25 from "../../migrations-pg/0025_mms_attachments.sql" with { type: "tex
 import p26 from "../../migrations-pg/0026_encrypted_sends.sql" with { type: "text" };
 import p27 from "../../migrations-pg/0027_two_factor.sql" with { type: "text" };
 import p28 from "../../migrations-pg/0028_key_limits.sql" with { type: "text" };
+import p29 from "../../migrations-pg/0029_approval.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -59,4 +60,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0026_encrypted_sends", sql: p26 },
   { tag: "0027_two_factor", sql: p27 },
   { tag: "0028_key_limits", sql: p28 },
+  { tag: "0029_approval", sql: p29 },
 ];

@@ -55,6 +55,10 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   key_expired: ["This API key expired at 2027-01-31T00:00:00.000Z", { expired_at: "2027-01-31T00:00:00.000Z" }],
   account_suspended: ["This account is suspended"],
   forbidden: ["Not allowed"],
+  approver_needs_approval: [
+    "The API key support-agent needs approval for its own sends, so it cannot approve or reject messages",
+    { key_name: "support-agent" },
+  ],
   urls_not_allowed: ["Links are not allowed in messages on this plan"],
   template_read_only: ["System templates cannot be changed"],
   window_closed: ["The 24-hour window is closed; send a template"],

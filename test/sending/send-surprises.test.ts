@@ -213,6 +213,8 @@ describe("every SMS send route takes the full field set and honours it", () => {
           "pool_id",
           // End-to-end encrypted recipient and text.
           "encrypted",
+          // Why the sender sends it, shown to whoever approves it (docs/approval.md).
+          "reason",
         ].sort(),
       );
       expect(body.additionalProperties).toBe(false);

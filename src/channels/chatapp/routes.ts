@@ -92,6 +92,7 @@ function chatInput(body: typeof ChatSendBody.static, channelPayload: Record<stri
     validUntil: body.valid_until,
     routes: body.routes,
     transactional: body.transactional,
+    reason: body.reason,
   };
 }
 

@@ -100,6 +100,11 @@ export const phone: Channel<"phone", PhoneService> = {
       accepted(accepted) {
         for (const a of accepted) if (a.prepared.scheduleAt === null) service.announce(a.prepared.device.id);
       },
+      // Approved messages that are due now: tell the phone (scheduled ones are announced when due).
+      approved(approved) {
+        const now = clock.now();
+        for (const n of approved) if (n.deviceId !== null && (n.scheduleAt === null || n.scheduleAt <= now)) service.announce(n.deviceId);
+      },
       beforeBody: (method, path, headers, signIn) => service.checkBeforeBody(method, path, headers, signIn),
       close: () => hub.closeAll(),
     };

@@ -12,6 +12,7 @@ function keyOptions(values: Values, now: number): KeyOptions {
   if (values.recipients !== undefined) options.recipients = parseRecipients(values.recipients, "--recipients");
   if (values["daily-cap"] !== undefined) options.dailyCap = parseDailyCap(values["daily-cap"], "--daily-cap");
   if (values.expires !== undefined) options.expiresAt = parseExpiry(values.expires, now, "--expires");
+  if (values["needs-approval"] === true) options.needsApproval = true;
   return options;
 }
 
@@ -38,7 +39,7 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
       print(
         values,
         created,
-        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\n${limitsText(created)}\nStore the secret now: it is shown only once.`,
+        `API key:    ${created.api_key}\nAPI secret: ${created.api_secret}\nWorkspace:  ${created.workspace_id}\n${limitsText(created)}\n${created.needs_approval ? "Its sends wait for approval (pigeon keys approval KEY off to stop).\n" : ""}Store the secret now: it is shown only once.`,
       );
       return;
     }
@@ -62,6 +63,7 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
         recipients: describeRecipients(limitsOf(k).recipients),
         daily_cap: k.dailyCap,
         expires_at: iso(k.expiresAt),
+        needs_approval: k.needsApproval,
         secret: `…${k.secretHint}`,
         created_at: iso(k.createdAt),
         last_used_at: iso(k.lastUsedAt),
@@ -80,8 +82,19 @@ export async function keys(rt: Runtime, sub: string | undefined, args: string[],
       print(values, { key_id: row.id, api_key: row.key, status: row.status }, `Key ${row.key} is now ${row.status}`);
       return;
     }
+    case "approval": {
+      const [keyRef, setting] = values.key ? [values.key, args[0]] : [args[0], args[1]];
+      if (setting !== "on" && setting !== "off") throw new UsageError("keys approval takes KEY on|off");
+      const row = await accounts.setKeyApproval(required(keyRef, "KEY (the API key or its id)"), setting === "on");
+      print(
+        values,
+        { key_id: row.id, api_key: row.key, needs_approval: row.needsApproval },
+        row.needsApproval ? `Sends by key ${row.key} now wait for approval` : `Sends by key ${row.key} no longer wait for approval`,
+      );
+      return;
+    }
   }
-  throw new UsageError("keys takes create, update, list, rotate, disable or enable");
+  throw new UsageError("keys takes create, update, list, rotate, disable, enable or approval");
 }
 
 /** The password from --password, else the first line of standard input (so it stays out of the shell history). */

@@ -1,5 +1,6 @@
 // API keys: name, key, status, created, last used; create (the secret shown once, with a copy
-// button), rotate (the old secret stops working at once), disable and enable. Disabled keys stay.
+// button), rotate (the old secret stops working at once), disable and enable, and whether its sends
+// need approval (docs/approval.md). Disabled keys stay.
 // For owners, the key SMSGate-format webhooks are signed with (the SMSGate API never returns it), and
 // the Twilio-compatible credentials: the account SID, the auth token made or rotated here (shown
 // once), and the incoming-message URL.
@@ -14,13 +15,19 @@ export interface KeyView {
   secretHint: string;
   createdAt: number;
   lastUsedAt: number | null;
+  /** Its sends wait for a person's approval (the Approvals page). */
+  needsApproval: boolean;
 }
 
 const when = (t: number | null) => (t ? `${utcTime(t)} UTC` : "never");
 
+/** A button's visible text: its label's first word, or what an approval toggle does. */
+const shortLabel = (label: string) =>
+  label.startsWith("Require approval") ? "Require approval" : label.startsWith("Stop requiring") ? "Stop approval" : label.split(" ")[0];
+
 function action(keyId: number, verb: string, label: string, csrf: string, style = "secondary"): Html {
   return html`<form class="inline" method="post" action="/dashboard/keys/${keyId}/${verb}">
-<input type="hidden" name="_csrf" value="${csrf}"><button class="${style}" type="submit" aria-label="${label}">${label.split(" ")[0]}</button></form>`;
+<input type="hidden" name="_csrf" value="${csrf}"><button class="${style}" type="submit" aria-label="${label}">${shortLabel(label)}</button></form>`;
 }
 
 /** The SMSGate-compatible API's webhook signing key, for its receivers to verify X-Signature. */
@@ -89,16 +96,22 @@ export function keysBody(opts: {
   ${
     keys.length === 0
       ? html`<p class="empty">No keys yet — create one above to call the API.</p>`
-      : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>
+      : html`<table class="stack"><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Approval</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>
   ${keys.map(
     (k) => html`<tr>
     <td data-label="Name">${k.name}</td>
     <td data-label="Key"><code>${k.key}</code><br><span class="hint">secret …${k.secretHint}</span></td>
     <td data-label="Status"><span class="badge ${k.status}">${k.status}</span></td>
+    <td data-label="Approval">${k.needsApproval ? html`<span class="badge pending">sends need approval</span>` : "not needed"}</td>
     <td data-label="Created">${when(k.createdAt)}</td>
     <td data-label="Last used">${when(k.lastUsedAt)}</td>
     <td data-label="Actions"><div class="actions">
       ${action(k.id, "rotate", `Rotate ${k.name}`, csrf)}
+      ${
+        k.needsApproval
+          ? action(k.id, "approval-off", `Stop requiring approval for ${k.name}`, csrf)
+          : action(k.id, "approval-on", `Require approval for ${k.name}`, csrf)
+      }
       ${k.status === "active" ? action(k.id, "disable", `Disable ${k.name}`, csrf, "danger") : action(k.id, "enable", `Enable ${k.name}`, csrf)}
     </div></td>
   </tr>`,

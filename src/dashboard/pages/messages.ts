@@ -7,7 +7,7 @@ import { shownStatus } from "../../modules/notifications/service";
 import { html, type Html } from "../html";
 import { errorBox, pager, utcTime } from "../layout";
 
-export const STATUSES = ["pending", "sent", "delivered", "failed", "cancelled"] as const;
+export const STATUSES = ["awaiting_approval", "pending", "sent", "delivered", "failed", "cancelled"] as const;
 
 export interface MessageFilters {
   status: string;
@@ -91,6 +91,8 @@ export function messageDetail(opts: {
   n: NotificationRecord;
   device: string | null;
   template: string | null;
+  /** The API key that sent it (its name), or null for the dashboard's own sends. */
+  keyName: string | null;
   logs: LogRecord[];
   cancellable: boolean;
   csrf: string;
@@ -106,6 +108,11 @@ export function messageDetail(opts: {
   ${field("Encrypted", n.encrypted ? "Yes: the number and the text below are ciphertext, which only the paired phone decrypts" : null)}
   ${field("To", n.recipientName ? `${n.recipientName} <${n.recipient}>` : n.recipient)}
   ${field("Device", opts.device)}
+  ${field("Sent by key", n.apiKeyId === null ? null : `${opts.keyName ?? "a deleted key"} (#${n.apiKeyId})`)}
+  ${field("Agent session", n.agentSession)}
+  ${field("Sender's reason", n.approvalReason)}
+  ${field("Approved", n.approvedAt ? `${when(n.approvedAt)} UTC by ${n.decidedBy ?? "?"}` : null)}
+  ${field("Rejected", n.rejectedAt ? `${when(n.rejectedAt)} UTC by ${n.decidedBy ?? "?"}` : null)}
   ${field("Template", opts.template)}
   ${vars ? field("Variables", html`${Object.entries(vars).map(([k, v]) => html`<code>${k}</code> = ${v}<br>`)}`) : ""}
   ${field("Text", html`<span class="pre">${n.message}</span>`)}

@@ -9,7 +9,10 @@ import type { Executor, SqlParam } from "../../db/storage";
 import type { AccountRow, ApiKeyRow, PlanRow, WorkspaceRow } from "./model";
 
 /** What authenticating a request needs to know about its key, in one row. */
-export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt" | "scopes" | "recipients" | "dailyCap" | "expiresAt"> & {
+export type KeyCredentials = Pick<
+  ApiKeyRow,
+  "secretHash" | "lastUsedAt" | "scopes" | "recipients" | "dailyCap" | "expiresAt" | "needsApproval"
+> & {
   keyId: ApiKeyRow["id"];
   keyName: ApiKeyRow["name"];
   keyStatus: ApiKeyRow["status"];
@@ -22,15 +25,16 @@ export type KeyCredentials = Pick<ApiKeyRow, "secretHash" | "lastUsedAt" | "scop
   Pick<PlanRow, "requestsPerMinute" | "requestsPerDay" | "monthlySmsLimit" | "allowUrls">;
 
 /** SQLite hands booleans back as 0 or 1 (PostgreSQL as booleans). */
-type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls" | "scopes" | "recipients"> & {
+type StoredKeyCredentials = Omit<KeyCredentials, "isOwner" | "allowUrls" | "scopes" | "recipients" | "needsApproval"> & {
   isOwner: number | boolean;
   allowUrls: number | boolean;
   scopes: string | null;
   recipients: string | null;
+  needsApproval: number | boolean;
 };
 type StoredTerms = Omit<
   StoredKeyCredentials,
-  "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt" | "scopes" | "recipients" | "dailyCap" | "expiresAt"
+  "keyId" | "keyName" | "secretHash" | "keyStatus" | "lastUsedAt" | "scopes" | "recipients" | "dailyCap" | "expiresAt" | "needsApproval"
 >;
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
@@ -71,7 +75,8 @@ export function createAccountRepository(db: Executor) {
     async keyCredentials(key: string): Promise<KeyCredentials | null> {
       const row = await db.get<StoredKeyCredentials>(
         `SELECT k.id AS "keyId", k.name AS "keyName", k.secret_hash AS "secretHash", k.status AS "keyStatus", k.last_used_at AS "lastUsedAt",
-          k.scopes, k.recipients, k.daily_cap AS "dailyCap", k.expires_at AS "expiresAt", ${TERMS}
+          k.scopes, k.recipients, k.daily_cap AS "dailyCap", k.expires_at AS "expiresAt",
+          k.needs_approval AS "needsApproval", ${TERMS}
         FROM api_key k
         JOIN workspace w ON w.id = k.workspace_id
         JOIN account a ON a.id = w.account_id
@@ -86,6 +91,7 @@ export function createAccountRepository(db: Executor) {
         ...row,
         isOwner: flag(row.isOwner),
         allowUrls: flag(row.allowUrls),
+        needsApproval: flag(row.needsApproval),
         scopes: json<string[]>(row.scopes),
         recipients: json<string | string[]>(row.recipients),
         dailyCap,
@@ -192,7 +198,19 @@ export function createAccountRepository(db: Executor) {
     async updateApiKey(
       id: number,
       change: Partial<
-        Pick<ApiKeyRow, "secretHash" | "secretHint" | "rotatedAt" | "status" | "name" | "scopes" | "recipients" | "dailyCap" | "expiresAt">
+        Pick<
+          ApiKeyRow,
+          | "secretHash"
+          | "secretHint"
+          | "rotatedAt"
+          | "status"
+          | "name"
+          | "scopes"
+          | "recipients"
+          | "dailyCap"
+          | "expiresAt"
+          | "needsApproval"
+        >
       >,
     ): Promise<ApiKeyRow | null> {
       const set = keys.assign(change);

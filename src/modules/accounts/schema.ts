@@ -68,6 +68,8 @@ export const apiKey = sqliteTable(
     dailyCap: integer("daily_cap"),
     // From this instant (ms) the key is refused; null, never.
     expiresAt: integer("expires_at"),
+    // A key whose sends wait for a person's approval (stored awaiting_approval, not dispatched).
+    needsApproval: integer("needs_approval", { mode: "boolean" }).notNull().default(false),
   },
   (table) => [index("api_key_workspace_idx").on(table.workspaceId)],
 );

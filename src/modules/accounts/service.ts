@@ -3,7 +3,7 @@
 import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import { readCredentials } from "../../http/auth";
-import { termsOf, type AuthContext, type KeyAuthContext } from "../../core/caller";
+import { agentSessionOf, termsOf, type AuthContext, type KeyAuthContext } from "../../core/caller";
 import { AppError } from "../../core/errors";
 import {
   describeRecipients,
@@ -82,6 +82,8 @@ export interface KeyView {
   recipients: string;
   daily_cap: number | null;
   expires_at: string | null;
+  /** Its sends wait for a person's approval (docs/approval.md). */
+  needs_approval: boolean;
   created_at: string;
   last_used_at: string | null;
 }
@@ -98,6 +100,8 @@ export interface KeyOptions {
   recipients?: RecipientPolicy;
   dailyCap?: number | null;
   expiresAt?: number | null;
+  /** Its sends wait for a person's approval. */
+  needsApproval?: boolean;
 }
 
 /** The limits a key's row gives its caller. */
@@ -119,6 +123,7 @@ export function keyView(row: ApiKeyRow): KeyView {
     recipients: describeRecipients(limits.recipients),
     daily_cap: limits.dailyCap,
     expires_at: limits.expiresAt === null ? null : new Date(limits.expiresAt).toISOString(),
+    needs_approval: row.needsApproval,
     created_at: new Date(row.createdAt).toISOString(),
     last_used_at: row.lastUsedAt === null ? null : new Date(row.lastUsedAt).toISOString(),
   };
@@ -132,6 +137,7 @@ function columnsOf(options: KeyOptions) {
     ...(options.recipients === undefined ? {} : { recipients: storedRecipients(options.recipients) }),
     ...(options.dailyCap === undefined ? {} : { dailyCap: options.dailyCap }),
     ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+    ...(options.needsApproval === undefined ? {} : { needsApproval: options.needsApproval }),
   };
 }
 
@@ -283,6 +289,11 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return (await repo.updateApiKey(row.id, columns))!;
   }
 
+  /** Whether a key's sends wait for a person's approval (docs/approval.md); takes effect on its next request. */
+  function setKeyApproval(ref: string, needsApproval: boolean): Promise<ApiKeyRow> {
+    return updateKey(ref, { needsApproval });
+  }
+
   async function setKeyStatus(ref: string, status: "active" | "disabled"): Promise<ApiKeyRow> {
     const row = await findKey(ref);
     return (await repo.updateApiKey(row.id, { status }))!;
@@ -293,7 +304,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     const row = await repo.workspaceTerms(workspaceId);
     if (!row) throw new AppError("not_found", `workspace ${workspaceId} not found`);
     if (row.accountStatus !== "active") throw new AppError("account_suspended", "This account is suspended");
-    return { keyId: null, keyName: "dashboard", ...termsOf(row) };
+    return { keyId: null, keyName: "dashboard", needsApproval: false, ...termsOf(row) };
   }
 
   // Each key's record kept between requests (src/lib/generation-cache.ts), so that a request
@@ -348,6 +359,8 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     return {
       keyId: row.keyId,
       keyName: row.keyName,
+      needsApproval: row.needsApproval,
+      agentSession: agentSessionOf(headers),
       ...termsOf(row),
       limits: limitsOf(row),
       ...(generation === undefined ? {} : { generation }),
@@ -362,7 +375,13 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
   async function callerForKey(key: ApiKeyRow): Promise<KeyAuthContext> {
     if (key.status !== "active") throw new AppError("key_disabled", "The API key these credentials act as is disabled");
     if (key.expiresAt !== null && key.expiresAt <= clock.now()) throw keyExpired(key.expiresAt);
-    return { ...(await callerFor(key.workspaceId)), keyId: key.id, keyName: key.name, limits: limitsOf(key) };
+    return {
+      ...(await callerFor(key.workspaceId)),
+      keyId: key.id,
+      keyName: key.name,
+      needsApproval: key.needsApproval,
+      limits: limitsOf(key),
+    };
   }
 
   /** An API key by its id, whatever its status; null when there is none. */
@@ -444,6 +463,7 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     keySendsToday: (keyId: number) => repo.keyDaySends(keyId, utcDay(clock.now())),
     rotateKey,
     setKeyStatus,
+    setKeyApproval,
     listKeys,
     callerFor,
     authenticate,

@@ -48,6 +48,30 @@ export const EVENT_CATALOGUE: { type: EventType; when: string; data: Record<stri
     data: notification("cancelled", { sent_at: null, cancelled_at: "2026-01-15T12:00:00.500Z" }),
   },
   {
+    type: "notification.awaiting_approval",
+    when: "a send by a key that needs approval was stored and waits for a person to approve it (nothing is sent until then; credits are reserved)",
+    data: notification("awaiting_approval", {
+      sent_at: null,
+      attempts: 0,
+      provider_message_id: null,
+      api_key_id: 3,
+      agent_session: "claude-desktop-7f3a",
+      approval_reason: "Tell the customer their part arrived",
+    }),
+  },
+  {
+    type: "notification.approved",
+    when: "a message awaiting approval was approved: it is now pending and takes the normal path (a rejection or expiry is `notification.failed` with `approval_rejected` or `approval_expired`)",
+    data: notification("pending", {
+      sent_at: null,
+      attempts: 0,
+      provider_message_id: null,
+      api_key_id: 3,
+      approved_at: "2026-01-15T12:03:00.000Z",
+      decided_by: "user owner@example.com",
+    }),
+  },
+  {
     type: "message.received",
     when: "an inbound SMS, MMS or chat-app message arrived. An MMS from a paired phone adds `mms` ({transaction_id, subject, size, attachments, and `attachments_dropped` when parts were not kept}); its `body` is its text, else its subject, else `[MMS]`, and content downloaded later is added to the same thread message without a second event. A data SMS from a paired phone (the app's `sms:data-received`) adds `data_message` ({data: base64, port: 53739, the app's port}) and has an empty `body`; no keyword and only rules matching any message see it",
     data: {

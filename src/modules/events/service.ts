@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   "notification.delivered",
   "notification.failed",
   "notification.cancelled",
+  "notification.awaiting_approval",
+  "notification.approved",
   "message.received",
   "template.status",
   "device.offline",

@@ -6,14 +6,16 @@ import type { EventService } from "../events/service";
 import type { ModuleListeners } from "../listeners";
 import type { Accepted } from "../sending/types";
 import { presentNotification } from "./service";
-import type { NotificationRecord, NotificationState, NotificationStatus } from "./state";
+import type { MoveTo, NotificationRecord, NotificationState } from "./state";
 
 /** What the channel carrying a notification hears of it (each channel's runtime may implement these). */
 export interface NotificationHooks {
   /** After commit: notifications accepted for one of its devices. */
   accepted?(accepted: Accepted[]): void | Promise<void>;
   /** Inside the transition's transaction: one of its notifications changed state. */
-  transitioned?(before: NotificationRecord, to: Exclude<NotificationStatus, "pending">): void | Promise<void>;
+  transitioned?(before: NotificationRecord, to: MoveTo): void | Promise<void>;
+  /** After commit: notifications that awaited approval were approved (now pending, due at their schedule or now). */
+  approved?(approved: NotificationRecord[]): void | Promise<void>;
   /** After commit: one of its notifications was cancelled through the API, or its cancel asked of its device. */
   cancelled?(n: NotificationRecord): void | Promise<void>;
   /**
@@ -49,6 +51,15 @@ export function notificationListeners({ notifications, events, channelOf }: Life
     },
     cancelled: async (n) => {
       await channelOf(n.route)?.cancelled?.(n);
+    },
+    // A send stored awaiting approval is an event of its own, in the send's unit of work.
+    stored: async (accepted) => {
+      const awaiting = accepted.filter((a) => a.prepared.awaitingApproval);
+      if (awaiting.length === 0) return;
+      const rows = await notifications.getMany(awaiting.map((a) => a.notificationId));
+      await events.emitMany(
+        rows.map((n) => ({ workspaceId: n.workspaceId, type: "notification.awaiting_approval" as const, data: presentNotification(n) })),
+      );
     },
     accepted: async (accepted) => {
       const byKind = new Map<DeviceKind, typeof accepted>();

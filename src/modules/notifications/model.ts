@@ -7,11 +7,21 @@ import { DELIVERY_TYPES, DEVICE_KINDS } from "../../core/kinds";
 import { choiceOf, fieldError, IdParam, literalUnion, pageQuery } from "../../http/validation";
 
 const Status = t.Union(
-  [t.Literal("pending"), t.Literal("cancelling"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")],
+  [
+    t.Literal("awaiting_approval"),
+    t.Literal("pending"),
+    t.Literal("cancelling"),
+    t.Literal("sent"),
+    t.Literal("delivered"),
+    t.Literal("failed"),
+    t.Literal("cancelled"),
+  ],
   {
     description:
       "pending → sent → delivered, or failed; cancelled is our addition for a cancelled pending notification, and cancelling for a " +
-      "pending one whose paired phone was asked to drop it and has not answered yet (it ends cancelled, or as the phone reports)",
+      "pending one whose paired phone was asked to drop it and has not answered yet (it ends cancelled, or as the phone reports); " +
+      "awaiting_approval for a send by a key that needs approval: approved it becomes pending, rejected or expired it fails " +
+      "(`approval_rejected`, `approval_expired`), and it may be cancelled",
   },
 );
 
@@ -71,6 +81,14 @@ export const Notification = t.Object({
     description:
       "End-to-end encrypted (sent with `encrypted: true`): `recipient` and `message` are the ciphertext as given, which only the paired phone decrypts",
   }),
+  api_key_id: t.Nullable(t.Integer({ description: "The API key that sent it; null for a send from the dashboard or by Pigeon itself" })),
+  agent_session: t.Nullable(
+    t.String({ description: "The agent session named by the send's X-Pigeon-Agent-Session header (an MCP client's), or null" }),
+  ),
+  approval_reason: t.Nullable(t.String({ description: "The sender's stated `reason`, shown to whoever approves it" })),
+  approved_at: t.Nullable(t.String({ format: "date-time", description: "When it was approved (a send by a key that needs approval)" })),
+  rejected_at: t.Nullable(t.String({ format: "date-time", description: "When it was rejected, or expired unapproved" })),
+  decided_by: t.Nullable(t.String({ description: 'Who approved or rejected it: "key <id> (<name>)", "user <email>", or "expiry"' })),
 });
 
 export const LogEntry = t.Object({
@@ -81,7 +99,11 @@ export const LogEntry = t.Object({
   detail: t.Nullable(t.String({ description: "What happened, with the carrier's or platform's reason where there is one" })),
 });
 
-export const NotificationDetail = t.Object({ ...Notification.properties, logs: t.Array(LogEntry) });
+export const NotificationDetail = t.Object({
+  ...Notification.properties,
+  key_name: t.Nullable(t.String({ description: "The name of the API key that sent it, or null" })),
+  logs: t.Array(LogEntry),
+});
 
 export const NotificationIdParams = t.Object({ notification_id: IdParam("notification_id") });
 
@@ -89,8 +111,15 @@ export const NotificationListQuery = t.Object({
   ...pageQuery(20, 100),
   status: t.Optional(
     t.Union(
-      [t.Literal("pending"), t.Literal("sent"), t.Literal("delivered"), t.Literal("failed"), t.Literal("cancelled")],
-      fieldError("status", "must be one of pending, sent, delivered, failed, cancelled"),
+      [
+        t.Literal("awaiting_approval"),
+        t.Literal("pending"),
+        t.Literal("sent"),
+        t.Literal("delivered"),
+        t.Literal("failed"),
+        t.Literal("cancelled"),
+      ],
+      fieldError("status", "must be one of awaiting_approval, pending, sent, delivered, failed, cancelled"),
     ),
   ),
   delivery_type: t.Optional(choiceOf(DELIVERY_TYPES, "delivery_type")),
@@ -120,7 +149,7 @@ export const MessageStatusResponse = Envelope(
 );
 
 // The records other modules and channels name (the notification itself and its row mapping: rows.ts).
-export { notificationRows, type NotificationRecord, type NotificationStatus, type Stage } from "./rows";
+export { notificationRows, type MoveTo, type NotificationRecord, type NotificationStatus, type Stage } from "./rows";
 
 export interface NewNotification {
   workspaceId: number;
@@ -155,6 +184,12 @@ export interface NewNotification {
   createdAt: number;
   /** A data SMS's payload and port (then `message` is empty); absent or null for text. */
   dataMessage?: DataMessage | null;
+  /** Stored awaiting_approval (its key needs approval): not dispatched until approved. */
+  awaitingApproval?: boolean;
+  /** The agent session the request named (X-Pigeon-Agent-Session). */
+  agentSession?: string | null;
+  /** Why the sender wants it sent, shown to whoever approves it. */
+  approvalReason?: string | null;
 }
 
 /** Where a failover moves a notification: the next route's device and its form of the message. */

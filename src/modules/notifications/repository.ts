@@ -6,19 +6,23 @@ import type { DeliveryType, DeviceKind } from "../../core/kinds";
 import { indexHint, insertRows, type Executor, type SqlParam } from "../../db/storage";
 import { createClaimQueries } from "./claims-repository";
 import { createListingQueries } from "./listing-repository";
-import { notificationRows as N, one, type NotificationRecord, type NotificationStatus, type Row, type Stage } from "./rows";
+import { type MoveTo, notificationRows as N, one, type NotificationRecord, type NotificationStatus, type Row, type Stage } from "./rows";
 
 import type { LogRecord, NewNotification, Reroute } from "./model";
 import { NOTIFICATION_HOOKS } from "./model";
 
 export type { DueCandidate } from "./claims-repository";
 
-/** A new notification's columns, as insertMany writes them: status and stage are fixed. */
+/**
+ * A new notification's columns, as insertMany writes them: pending and queued, or awaiting_approval
+ * and held for a key that needs approval.
+ */
 const INSERT_HEAD = `
     INSERT INTO notification (workspace_id, api_key_id, delivery_type, route, device_id, recipient, recipient_name,
       template_id, template_vars, message, status, stage, schedule_at, timezone, next_attempt_at, segments, cost,
-      external_id, channel_payload, sim_number, priority, hooks, with_delivery_report, valid_until, routes, fallback, encrypted, created_at, updated_at, data_message) VALUES`;
-const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+      external_id, channel_payload, sim_number, priority, hooks, with_delivery_report, valid_until, routes, fallback, encrypted, created_at, updated_at, data_message,
+      agent_session, approval_reason) VALUES`;
+const INSERT_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 function insertParams(n: NewNotification): SqlParam[] {
   return [
@@ -32,6 +36,8 @@ function insertParams(n: NewNotification): SqlParam[] {
     n.templateId,
     n.templateVars ? JSON.stringify(n.templateVars) : null,
     n.message,
+    n.awaitingApproval ? "awaiting_approval" : "pending",
+    n.awaitingApproval ? "held" : "queued",
     n.scheduleAt,
     n.timezone,
     n.nextAttemptAt,
@@ -50,6 +56,8 @@ function insertParams(n: NewNotification): SqlParam[] {
     n.createdAt,
     n.createdAt,
     n.dataMessage ? JSON.stringify(n.dataMessage) : null,
+    n.agentSession ?? null,
+    n.approvalReason ?? null,
   ];
 }
 
@@ -233,7 +241,7 @@ export function createNotificationRepository(db: Executor, dispatchedRoutes: rea
 
 export type NotificationRepository = ReturnType<typeof createNotificationRepository>;
 
-const TIME_COLUMN: Record<Exclude<NotificationStatus, "pending">, string> = {
+const TIME_COLUMN: Record<MoveTo, string> = {
   sent: "sent_at",
   delivered: "delivered_at",
   failed: "failed_at",
@@ -241,7 +249,7 @@ const TIME_COLUMN: Record<Exclude<NotificationStatus, "pending">, string> = {
 };
 
 export interface StatusMove {
-  to: Exclude<NotificationStatus, "pending">;
+  to: MoveTo;
   /** The status the row must still have: the move is a compare-and-set. */
   from: NotificationStatus;
   stage: Stage;

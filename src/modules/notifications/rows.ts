@@ -8,6 +8,8 @@ import { notification } from "./schema";
 export type NotificationRecord = typeof notification.$inferSelect;
 export type NotificationStatus = NotificationRecord["status"];
 export type Stage = NotificationRecord["stage"];
+/** What a transition moves a notification to (pending and awaiting_approval are where one starts). */
+export type MoveTo = Exclude<NotificationStatus, "pending" | "awaiting_approval">;
 
 /**
  * The notification table's select list and row mapping, for every repository that reads whole

@@ -28,12 +28,15 @@ export const notification = sqliteTable(
     templateId: integer("template_id").references(() => template.id),
     templateVars: text("template_vars", { mode: "json" }).$type<Record<string, string>>(),
     message: text("message").notNull(),
-    status: text("status", { enum: ["pending", "sent", "delivered", "failed", "cancelled"] })
+    // awaiting_approval: sent by a key that needs approval; nothing is dispatched until a person
+    // approves it (then pending) or rejects it, or it expires (then failed).
+    status: text("status", { enum: ["awaiting_approval", "pending", "sent", "delivered", "failed", "cancelled"] })
       .notNull()
       .default("pending"),
     // Where a pending notification is in the pipeline: queued (waiting for the worker),
-    // dispatching (a channel call is in flight), handed (the channel has it, awaiting its report).
-    stage: text("stage", { enum: ["queued", "dispatching", "handed", "done"] })
+    // dispatching (a channel call is in flight), handed (the channel has it, awaiting its report);
+    // held while it awaits approval (no claim or download looks at it).
+    stage: text("stage", { enum: ["held", "queued", "dispatching", "handed", "done"] })
       .notNull()
       .default("queued"),
     scheduleAt: integer("schedule_at"),
@@ -81,6 +84,14 @@ export const notification = sqliteTable(
     // End-to-end encrypted (the companion app's format): recipient and message are ciphertext the
     // paired phone decrypts; Pigeon stores and hands them on verbatim and never reads them.
     encrypted: integer("encrypted", { mode: "boolean" }).notNull().default(false),
+    // Who sent it beyond the key: the agent session named by X-Pigeon-Agent-Session (an MCP client's).
+    agentSession: text("agent_session"),
+    // Approval (a key that needs it): the sender's stated reason, and the decision once made.
+    approvalReason: text("approval_reason"),
+    approvedAt: integer("approved_at"),
+    rejectedAt: integer("rejected_at"),
+    // Who decided: "key <id> (<name>)" or "user <email>".
+    decidedBy: text("decided_by"),
   },
   (table) => [
     index("notification_workspace_created_idx").on(table.workspaceId, table.createdAt),
@@ -106,6 +117,8 @@ export const notification = sqliteTable(
     // Calls claimed and not yet recorded, per device: a device's pacing window counts them too, so a
     // call claimed in one window that goes out in the next is not let past that window's pace.
     index("notification_dispatching_idx").on(table.deviceId).where(sql`stage = 'dispatching'`),
+    // What awaits approval, oldest first: the approvals list and the expiry task read only these.
+    index("notification_awaiting_idx").on(table.createdAt).where(sql`status = 'awaiting_approval'`),
     index("notification_valid_until_idx").on(table.validUntil).where(sql`status = 'pending' AND valid_until IS NOT NULL`),
     // One provider message belongs to one notification: recovery after a crash claims a provider id
     // only if no other notification owns it, and this index makes that claim atomic.

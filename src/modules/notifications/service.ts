@@ -54,6 +54,12 @@ export function presentNotification(n: NotificationRecord) {
     with_delivery_report: n.withDeliveryReport,
     valid_until: iso(n.validUntil),
     encrypted: n.encrypted,
+    api_key_id: n.apiKeyId,
+    agent_session: n.agentSession,
+    approval_reason: n.approvalReason,
+    approved_at: iso(n.approvedAt),
+    rejected_at: iso(n.rejectedAt),
+    decided_by: n.decidedBy,
   };
 }
 
@@ -85,6 +91,7 @@ export function createNotificationService(
   state: NotificationState,
   clock: Clock,
   asksDevice: CancelAsk = async () => false,
+  keyName: (keyId: number) => Promise<string | null> = async () => null,
 ) {
   async function require(workspaceId: number, id: number): Promise<NotificationRecord> {
     const n = await repo.get(workspaceId, id);
@@ -108,7 +115,8 @@ export function createNotificationService(
 
     async detail(workspaceId: number, id: number) {
       const n = await require(workspaceId, id);
-      return { ...presentNotification(n), logs: (await repo.logs(n)).map(presentLog) };
+      const key_name = n.apiKeyId === null ? null : await keyName(n.apiKeyId);
+      return { ...presentNotification(n), key_name, logs: (await repo.logs(n)).map(presentLog) };
     },
 
     async list(
@@ -150,6 +158,19 @@ export function createNotificationService(
       const result = await storage.transaction(async () => {
         const n = await require(workspaceId, id);
         if (n.status === "pending" && n.cancelPending) return { n, asked: false };
+        if (n.status === "awaiting_approval") {
+          // No channel has it: cancelled at once, its credits refunded; false when a decision came first.
+          if (
+            await state.transition(n.id, "cancelled", {
+              reason: "cancelled by API request",
+              detail: "cancelled by API request before approval",
+            })
+          )
+            return { n, asked: false };
+          throw new AppError("not_cancellable", `notification ${id} was decided meanwhile and can no longer be cancelled here`, {
+            status: (await require(workspaceId, id)).status,
+          });
+        }
         if (n.status !== "pending" || n.stage !== "queued") {
           throw new AppError(
             "not_cancellable",

@@ -6,17 +6,21 @@ import type { Clock } from "../../clock";
 import type { Storage } from "../../db/storage";
 import type { CreditService } from "../credits/service";
 import { createStatusRepository } from "./repository";
-import type { NotificationRecord, NotificationStatus, Stage } from "./model";
+import type { MoveTo, NotificationRecord, NotificationStatus, Stage } from "./model";
 
-export type { NotificationRecord, NotificationStatus, Stage };
+export type { MoveTo, NotificationRecord, NotificationStatus, Stage };
 
 /**
  * Status only moves forward: pending → sent → delivered; failed may follow pending or sent (a
  * carrier can reject after the provider accepted); cancelled only follows pending. A repeat, or a
- * report that arrives after a later one, changes nothing.
+ * report that arrives after a later one, changes nothing. A message awaiting approval goes to
+ * pending when approved (the approval module's compare-and-set, not a transition), or to failed
+ * (rejected, expired) or cancelled; no channel has it, so nothing reports it sent.
  */
 export function canMove(from: NotificationStatus, to: NotificationStatus): boolean {
   switch (from) {
+    case "awaiting_approval":
+      return to === "pending" || to === "failed" || to === "cancelled";
     case "pending":
       return to !== "pending";
     case "sent":
@@ -51,25 +55,20 @@ export type FailoverHook = (
   failure: { errorCode: string | null; reason: string | null; mayHaveGone?: boolean },
 ) => Promise<boolean>;
 
-export type TransitionListener = (
-  before: NotificationRecord,
-  to: Exclude<NotificationStatus, "pending">,
-  opts: TransitionOptions,
-) => void | Promise<void>;
+export type TransitionListener = (before: NotificationRecord, to: MoveTo, opts: TransitionOptions) => void | Promise<void>;
 
 /** The changes of one unit of work, for a listener that handles them together. */
-export type TransitionsListener = (
-  changes: { before: NotificationRecord; to: Exclude<NotificationStatus, "pending">; opts: TransitionOptions }[],
-) => void | Promise<void>;
+export type TransitionsListener = (changes: { before: NotificationRecord; to: MoveTo; opts: TransitionOptions }[]) => void | Promise<void>;
 
 /** One move asked of transitionMany. */
 export interface TransitionAsk {
   id: number;
-  to: Exclude<NotificationStatus, "pending">;
+  to: MoveTo;
   opts?: TransitionOptions;
 }
 
 const STAGE_AFTER: Record<NotificationStatus, Stage> = {
+  awaiting_approval: "held",
   pending: "queued",
   sent: "handed",
   delivered: "done",
@@ -112,7 +111,7 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
   }
 
   /** Moves a notification to `to` if the rules allow; returns whether anything changed. */
-  async function transition(id: number, to: Exclude<NotificationStatus, "pending">, opts: TransitionOptions = {}): Promise<boolean> {
+  async function transition(id: number, to: MoveTo, opts: TransitionOptions = {}): Promise<boolean> {
     return (await transitionMany([{ id, to, opts }]))[0];
   }
 
@@ -136,7 +135,7 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
       const planned: {
         at: number;
         before: NotificationRecord;
-        to: Exclude<NotificationStatus, "pending">;
+        to: MoveTo;
         opts: TransitionOptions;
         reopened: boolean;
       }[] = [];
@@ -145,9 +144,11 @@ export function createNotificationState(storage: Storage, clock: Clock, credits:
         if (!before) continue;
         const reopened = opts.overridesCancel === true && before.status === "cancelled" && before.cancelPending && to !== "cancelled";
         if (!reopened && !canMove(before.status, to)) continue;
+        // A message that was never approved has no route to fail over to: it was never sent.
         if (
           to === "failed" &&
           !reopened &&
+          before.status !== "awaiting_approval" &&
           failover &&
           (await failover(before, { errorCode: opts.errorCode ?? null, reason: opts.reason ?? null, mayHaveGone: opts.mayHaveGone }))
         ) {

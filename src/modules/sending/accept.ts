@@ -83,6 +83,9 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
       encrypted: p.encrypted === true,
       createdAt: now,
       dataMessage: p.dataMessage ?? null,
+      awaitingApproval: auth.needsApproval,
+      agentSession: auth.agentSession ?? null,
+      approvalReason: p.reason ?? null,
     };
   }
 
@@ -168,6 +171,8 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
       if (item.channel === "sms") smsUsed++;
       balance -= item.cost;
       keySends++;
+      // A key that needs approval: stored awaiting it, its credits reserved as for any send.
+      if (auth.needsApproval) item.awaitingApproval = true;
       stored.push({ at: results.length, prepared: item });
       // Filled in once the rows are written.
       results.push({ ok: true, accepted: { notificationId: 0, prepared: item } });
@@ -189,7 +194,9 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
     });
     // What must be written with them (a pool member's usage), in this unit of work.
     for (const listener of storeListeners) await listener(accepted);
-    storage.afterCommit(() => announceAccepted(accepted));
+    // What awaits approval is not announced to its channel: approval announces it (src/modules/approval).
+    const going = accepted.filter((a) => !a.prepared.awaitingApproval);
+    if (going.length > 0) storage.afterCommit(() => announceAccepted(going));
     return results;
   }
 

@@ -113,6 +113,17 @@ export const safeSendFields = {
       }),
     ),
   ),
+  reason: t.Optional(
+    t.Nullable(
+      t.String({
+        maxLength: 500,
+        description:
+          "Why this message is sent (at most 500 characters), in the sender's words: stored as `approval_reason` and shown to whoever " +
+          "approves it when the key needs approval (see docs/approval.md)",
+        examples: ["The customer asked to be told when the part arrives"],
+      }),
+    ),
+  ),
 };
 
 /** A data SMS in place of the text: the payload's limit is one SMS PDU's (src/lib/data-sms.ts). */

@@ -360,7 +360,15 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
     return prepared;
   }
 
-  return { prepare, prepareRoute, readAhead };
+  /** prepare, with the sender's stated reason kept for whoever approves it. */
+  async function prepareWithReason(auth: AuthContext, input: SendInput, seen?: PrepareCache): Promise<Prepared> {
+    const prepared = await prepare(auth, input, seen);
+    const reason = input.reason?.trim();
+    if (reason) prepared.reason = reason;
+    return prepared;
+  }
+
+  return { prepare: prepareWithReason, prepareRoute, readAhead };
 }
 
 export type Preparing = ReturnType<typeof createPreparing>;

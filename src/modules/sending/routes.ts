@@ -78,6 +78,7 @@ export function toSendInput(body: Partial<SendSmsFields>): SendInput {
     transactional: body.transactional,
     chatappTemplateId: body.chatapp_template_id,
     encrypted: body.encrypted,
+    reason: body.reason,
   };
 }
 

@@ -63,6 +63,8 @@ export interface SendInput {
    * their form only and handed to a paired phone as they are (src/modules/sending/encrypted.ts).
    */
   encrypted?: boolean | null;
+  /** Why it is sent (at most 500 characters): shown to whoever approves it, when the key needs approval. */
+  reason?: string | null;
 }
 
 /** The companion app's priority from which its limits and delays are skipped (Message.PRIORITY_EXPEDITED). */
@@ -106,6 +108,10 @@ export interface Prepared {
   dataMessage?: DataMessage | null;
   /** Recipient and message are ciphertext only the paired phone can read. */
   encrypted?: boolean;
+  /** The sender's stated reason (SendInput.reason). */
+  reason?: string | null;
+  /** Stored awaiting approval (its key needs approval): set by accept. */
+  awaitingApproval?: boolean;
 }
 
 /** Kept with a failover send: the chat-app template a chat-app route falls back to, and its variables. */

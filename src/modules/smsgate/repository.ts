@@ -7,7 +7,7 @@ export interface RecipientRow {
   position: number;
   phoneNumber: string;
   notificationId: number;
-  status: "pending" | "sent" | "delivered" | "failed" | "cancelled";
+  status: "awaiting_approval" | "pending" | "sent" | "delivered" | "failed" | "cancelled";
   stage: "queued" | "dispatching" | "handed" | "done";
   errorReason: string | null;
   createdAt: number;
@@ -73,6 +73,7 @@ const MESSAGE_STATE_SQL = `(
          END
     FROM (SELECT CASE
                    WHEN n.status = 'pending' AND n.cancel_pending = 1 THEN NULL
+                   WHEN n.status = 'awaiting_approval' THEN 0
                    WHEN n.status = 'pending' AND n.stage = 'queued' THEN 0
                    WHEN n.status = 'pending' THEN 1
                    WHEN n.status = 'sent' THEN 2

@@ -19,6 +19,9 @@ import { STATES, type SendMessageBody, type State } from "./model";
 /** What a recipient's notification has reached, in SMSGate's words. */
 export function stateOf(r: Pick<RecipientRow, "status" | "stage" | "cancelPending">): State {
   switch (r.status) {
+    // SMSGate knows no approval: a message waiting for it is still with us, not with the phone.
+    case "awaiting_approval":
+      return "Pending";
     case "pending":
       if (r.cancelPending) return "Cancelling";
       // Queued is still with us; dispatching or handed means the phone has (or is taking) it.

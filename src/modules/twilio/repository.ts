@@ -42,7 +42,7 @@ export interface MessageRow {
   id: number;
   recipient: string;
   message: string;
-  status: "pending" | "sent" | "delivered" | "failed" | "cancelled";
+  status: "awaiting_approval" | "pending" | "sent" | "delivered" | "failed" | "cancelled";
   stage: string;
   scheduleAt: number | null;
   segments: number;

@@ -44,6 +44,9 @@ export const twilioAddress = (channel: string, number: string) => (channel === "
 /** Twilio's status for a notification at `now`. */
 export function twilioStatus(m: MessageRow, now: number): string {
   if (m.status === "cancelled") return "canceled";
+  // Twilio has no state for a message a person must approve first: "accepted" (taken in, not yet
+  // queued) is the nearest; approved, it moves on to queued or scheduled as any other.
+  if (m.status === "awaiting_approval") return "accepted";
   if (m.status === "delivered") return "delivered";
   if (m.status === "sent") return "sent";
   if (m.status === "failed") return m.sentAt !== null ? "undelivered" : "failed";
