@@ -26,7 +26,10 @@ async function agentSend(ctx: TestContext, agent: CreatedKey, body: Record<strin
     body: { recipient_contact: RECIPIENT, message: "Your part arrived", reason: "the customer asked to be told", ...body },
     headers: { "x-pigeon-agent-session": "claude-desktop-7f3a", ...headers },
   });
-  return expectEnvelope(r, 200).data.notification_id as number;
+  const data = expectEnvelope(r, 200).data;
+  // The reply says the send waits (a send by any other key carries no status).
+  expect(data.status).toBe("awaiting_approval");
+  return data.notification_id as number;
 }
 
 const detail = async (ctx: TestContext, id: number) => expectEnvelope(await ctx.get(`/v1/api/notification/${id}`), 200).data;
@@ -54,7 +57,9 @@ describe("approval", () => {
     const events = await ctx.sql.all<{ type: string }>("SELECT type FROM event ORDER BY id");
     expect(events.map((e) => e.type)).toContain("notification.awaiting_approval");
     // A key that needs no approval sends as before, and its send names its key too.
-    const plain = expectEnvelope(await ctx.post(SEND, { recipient_contact: RECIPIENT, message: "hello" }), 200).data.notification_id;
+    const plainReply = expectEnvelope(await ctx.post(SEND, { recipient_contact: RECIPIENT, message: "hello" }), 200).data;
+    expect(plainReply).not.toHaveProperty("status");
+    const plain = plainReply.notification_id;
     expect(await detail(ctx, plain)).toMatchObject({
       status: "pending",
       api_key_id: ctx.key.key_id,

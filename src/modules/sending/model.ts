@@ -289,6 +289,11 @@ export const routeResultFields = {
   }),
 };
 
+/** Present only on a send by a key that needs approval (docs/approval.md): stored, not sent until a person approves it. */
+const AwaitingApproval = t.Literal("awaiting_approval", {
+  description: "Only when the key needs approval: the message waits for a person's decision and has not been sent",
+});
+
 export const SendResult = t.Object({
   notification_id: t.Integer(),
   template_id: t.Nullable(t.Integer()),
@@ -298,6 +303,7 @@ export const SendResult = t.Object({
     t.Object({ data: t.String(), port: t.Integer() }, { description: "Only for a data SMS: its payload (base64) and port" }),
   ),
   scheduled_for: ScheduledFor,
+  status: t.Optional(AwaitingApproval),
   scheduled_at: t.Optional(routeResultFields.scheduled_at),
   quiet_hours: t.Optional(routeResultFields.quiet_hours),
   route: t.Optional(routeResultFields.route),
@@ -325,6 +331,7 @@ export const BulkItem = t.Object({
   message: t.Optional(t.String()),
   data_message: t.Optional(t.Object({ data: t.String(), port: t.Integer() })),
   scheduled_for: t.Optional(ScheduledFor),
+  status: t.Optional(AwaitingApproval),
   scheduled_at: t.Optional(ScheduledFor),
   route: t.Optional(routeResultFields.route),
   device_id: t.Optional(routeResultFields.device_id),

@@ -17,6 +17,8 @@ export function sendResult(r: ItemResult & { ok: true }) {
     message: p.message,
     ...(p.dataMessage ? { data_message: p.dataMessage } : {}),
     scheduled_for: scheduledFor(p),
+    // Only a send that waits for a person says so; any other is pending or scheduled, as before.
+    ...(p.awaitingApproval ? { status: "awaiting_approval" as const } : {}),
     ...safeSendExtras(p),
   };
 }
