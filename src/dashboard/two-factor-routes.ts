@@ -46,7 +46,7 @@ export function dashboardTwoFactorRoutes(s: DashboardTwoFactorRoutesDeps, kit: K
     .post(
       `${ENROLMENT_PATH}/confirm`,
       kit.withSession(async ({ body }, who) => {
-        const codes = await users.twoFactor.confirm(await userOf(who), formOf(body).code ?? "");
+        const codes = await users.twoFactor.confirm(await userOf(who), formOf(body).code ?? "", who.session.id);
         if (!codes)
           return twoFactorPage(who, 400, { error: "That code does not match. Check the phone's time and enter the newest code." });
         // Shown in this answer only: nothing keeps them but their digests.

@@ -272,6 +272,24 @@ describe("two-factor sign-in", () => {
     expect(await ctx.services.users.twoFactor.required(1)).toBe(false);
   });
 
+  test("turning it on signs out the user's other sessions, not the one that turned it on; a reset signs out all", async () => {
+    const ctx = await createTestContext();
+    await ctx.services.users.createUser({ email: EMAIL, password: PASSWORD });
+    const elsewhere = await plainSignIn(ctx);
+    const here = await plainSignIn(ctx);
+    expect((await get(ctx, "/dashboard", elsewhere)).status).toBe(200);
+    await enrol(ctx, here);
+    // The session signed in with the password alone ends: it would otherwise outlive the new factor.
+    const stale = await get(ctx, "/dashboard", elsewhere);
+    expect(stale.status).toBe(303);
+    expect(stale.headers.get("location")).toStartWith("/dashboard/sign-in");
+    expect((await get(ctx, "/dashboard", here)).status).toBe(200);
+    await ctx.services.users.twoFactor.reset(EMAIL);
+    const after = await get(ctx, "/dashboard", here);
+    expect(after.status).toBe(303);
+    expect(after.headers.get("location")).toStartWith("/dashboard/sign-in");
+  });
+
   test("a reset removes it and its recovery codes; an unknown email is not found", async () => {
     const { ctx } = await enrolled();
     expect(await ctx.services.users.twoFactor.reset(" Owner@Example.com ")).toEqual({ email: EMAIL, hadTwoFactor: true });

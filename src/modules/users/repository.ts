@@ -119,6 +119,7 @@ const SQL = {
   touchSession: "UPDATE dashboard_session SET last_seen_at = ? WHERE id = ?",
   endSession: "UPDATE dashboard_session SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
   endSessionsOf: "UPDATE dashboard_session SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL",
+  endOtherSessionsOf: "UPDATE dashboard_session SET ended_at = ? WHERE user_id = ? AND id <> ? AND ended_at IS NULL",
   setSessionWorkspace: "UPDATE dashboard_session SET workspace_id = ? WHERE id = ?",
   insertSetup: "INSERT INTO dashboard_setup (account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)",
   // The earlier of the two instants, written so every SQL dialect reads it the same.
@@ -181,6 +182,7 @@ export function createUserRepository(db: Executor) {
     touchSession: async (id: number, at: number) => void (await db.run(SQL.touchSession, [at, id])),
     endSession: async (id: number, at: number) => void (await db.run(SQL.endSession, [at, id])),
     endSessionsOf: async (userId: number, at: number) => void (await db.run(SQL.endSessionsOf, [at, userId])),
+    endOtherSessionsOf: async (userId: number, keep: number, at: number) => void (await db.run(SQL.endOtherSessionsOf, [at, userId, keep])),
     setSessionWorkspace: async (id: number, workspaceId: number) => void (await db.run(SQL.setSessionWorkspace, [workspaceId, id])),
 
     insertSetup: async (accountId: number, tokenHash: string, at: number, expiresAt: number) =>

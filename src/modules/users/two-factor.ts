@@ -69,8 +69,12 @@ export function createTwoFactor(deps: { storage: Storage; repo: UserRepository; 
       return { secret, uri: otpauthUri({ issuer: TOTP_ISSUER, account: user.email, secret }) };
     },
 
-    /** Turns it on when `code` matches the pending secret; the recovery codes, shown once. Null: wrong code. */
-    async confirm(user: User, code: string): Promise<string[] | null> {
+    /**
+     * Turns it on when `code` is the app's current code; the new recovery codes, or null. Every
+     * other session of the user ends (one signed in with the password alone would outlive it);
+     * `keepSession`, the one confirming, goes on.
+     */
+    async confirm(user: User, code: string, keepSession: number): Promise<string[] | null> {
       const state = await repo.totpOf(user.id);
       if (!state?.pending || state.enabledAt !== null) return null;
       const step = verifyTotp(keyOf(state.pending), code, clock.now());
@@ -83,6 +87,7 @@ export function createTwoFactor(deps: { storage: Storage; repo: UserRepository; 
           codes.map((c) => recoveryDigest(user.id, c)),
           clock.now(),
         );
+        await repo.endOtherSessionsOf(user.id, keepSession, clock.now());
         return true;
       });
       return done ? codes : null;
@@ -119,9 +124,11 @@ export function createTwoFactor(deps: { storage: Storage; repo: UserRepository; 
       const user = await repo.userByEmail(email);
       if (!user) throw new AppError("not_found", `No user with the email ${email}`);
       const state = await repo.totpOf(user.id);
+      // Whoever holds a session of the locked-out user (perhaps whoever took the phone) is signed out.
       await storage.transaction(async () => {
         await repo.clearTotp(user.id, clock.now());
         await repo.deleteRecoveryCodes(user.id);
+        await repo.endSessionsOf(user.id, clock.now());
       });
       return { email, hadTwoFactor: state?.enabledAt != null };
     },
