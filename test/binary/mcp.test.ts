@@ -138,15 +138,21 @@ describe("pigeon mcp over stdio", () => {
     const reader = proc.stdout.getReader();
     const decoder = new TextDecoder();
     const deadline = Date.now() + 15_000;
+    // One read outstanding at a time: a read abandoned to a timeout would take its chunk with it.
+    let pending: ReturnType<typeof reader.read> | null = null;
     while (!out.includes('"id":2') && Date.now() < deadline) {
-      const { value, done } = await Promise.race([reader.read(), Bun.sleep(500).then(() => ({ value: undefined, done: false }))]);
-      if (done) break;
-      if (value) out += decoder.decode(value);
+      pending ??= reader.read();
+      const next = await Promise.race([pending, Bun.sleep(500).then(() => null)]);
+      if (next === null) continue;
+      pending = null;
+      if (next.done) break;
+      out += decoder.decode(next.value, { stream: true });
     }
     proc.stdin.end();
     proc.kill();
     await proc.exited;
     const stderr = await new Response(proc.stderr).text();
+    if (!out.includes('"id":2')) throw new Error(`no answer to the tool call in 15 s; stdout: ${out}; stderr: ${stderr}`);
     const parsed = out
       .trim()
       .split("\n")
