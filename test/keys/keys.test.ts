@@ -227,6 +227,16 @@ describe("/v1/api/key routes", () => {
     expect(expectEnvelope(await ctx.post("/v1/api/key/create", { name: "x", expires: "2001-01-01" }), 400).data.error_code).toBe(
       "validation_error",
     );
+    // A key made to need approval says so, and its sends wait; update turns it off.
+    const held = expectEnvelope(await ctx.post("/v1/api/key/create", { name: "held", needs_approval: true }), 200).data;
+    expect(held.needs_approval).toBe(true);
+    expect(created.needs_approval).toBe(false);
+    expect(
+      expectEnvelope(await ctx.post("/v1/api/key/update", { key_id: held.key_id, needs_approval: false }), 200).data.needs_approval,
+    ).toBe(false);
+    expect(expectEnvelope(await ctx.post("/v1/api/key/create", { name: "x", needs_approval: "yes" }), 400).data.error_code).toBe(
+      "validation_error",
+    );
     // Another workspace's key is not found.
     const other = await ctx.otherWorkspace("Keys other");
     expectEnvelope(await ctx.post("/v1/api/key/update", { key_id: other.key.key_id, daily_cap: 1 }), 404);

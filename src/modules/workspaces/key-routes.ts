@@ -33,6 +33,11 @@ const Expires = t.Nullable(t.String({ maxLength: 64 }), {
   examples: ["2027-01-31", "30d"],
 });
 
+const NeedsApproval = t.Boolean({
+  description:
+    "Whether the key's sends wait for a person's approval (`awaiting_approval`, docs/approval.md) instead of going out; false, the default, for none.",
+});
+
 const KeyName = t.String({ minLength: 1, maxLength: 100, description: "What the key is for, as the key list shows it." });
 
 const Key = t.Object({
@@ -45,6 +50,7 @@ const Key = t.Object({
   recipients: t.String({ description: "anyone, contacts, tag:<tag>, or the numbers with commas." }),
   daily_cap: t.Nullable(t.Integer()),
   expires_at: t.Nullable(t.String({ format: "date-time" })),
+  needs_approval: t.Boolean({ description: "Its sends wait for a person's approval." }),
   created_at: t.String({ format: "date-time" }),
   last_used_at: t.Nullable(t.String({ format: "date-time" })),
 });
@@ -60,8 +66,20 @@ const CreateBody = t.Object(
     recipients: t.Optional(Recipients),
     daily_cap: t.Optional(DailyCap),
     expires: t.Optional(Expires),
+    needs_approval: t.Optional(NeedsApproval),
   },
-  { examples: [{ name: "support agent", scopes: ["send", "threads:read"], recipients: "contacts", daily_cap: 50, expires: "30d" }] },
+  {
+    examples: [
+      {
+        name: "support agent",
+        scopes: ["send", "threads:read"],
+        recipients: "contacts",
+        daily_cap: 50,
+        expires: "30d",
+        needs_approval: true,
+      },
+    ],
+  },
 );
 const UpdateBody = t.Object(
   {
@@ -71,13 +89,20 @@ const UpdateBody = t.Object(
     recipients: t.Optional(Recipients),
     daily_cap: t.Optional(DailyCap),
     expires: t.Optional(Expires),
+    needs_approval: t.Optional(NeedsApproval),
   },
   { examples: [{ key_id: 2, daily_cap: 100 }] },
 );
 
 /** The limits a body gives; a field left out stays as it is. */
 function optionsOf(
-  body: { scopes?: string[] | null; recipients?: string | string[] | null; daily_cap?: number | null; expires?: string | null },
+  body: {
+    scopes?: string[] | null;
+    recipients?: string | string[] | null;
+    daily_cap?: number | null;
+    expires?: string | null;
+    needs_approval?: boolean;
+  },
   now: number,
 ): KeyOptions {
   const options: KeyOptions = {};
@@ -85,6 +110,7 @@ function optionsOf(
   if (body.recipients !== undefined) options.recipients = parseRecipients(body.recipients ?? "anyone");
   if (body.daily_cap !== undefined) options.dailyCap = parseDailyCap(body.daily_cap);
   if (body.expires !== undefined) options.expiresAt = parseExpiry(body.expires ?? "never", now, "expires");
+  if (body.needs_approval !== undefined) options.needsApproval = body.needs_approval;
   return options;
 }
 
@@ -123,7 +149,7 @@ export function keyRoutes(s: KeyRoutesDeps) {
           operationId: "createApiKey",
           summary: "Create an API key",
           description:
-            "A new key of this workspace, answered with its secret this once. Without limits it may do everything; give `scopes`, `recipients`, `daily_cap` and `expires` to narrow it. " +
+            "A new key of this workspace, answered with its secret this once. Without limits it may do everything; give `scopes`, `recipients`, `daily_cap` and `expires` to narrow it, and `needs_approval` to hold its sends for a person. " +
             "Needs the `admin` scope, which is every power the API has: a key that may create keys may create one with any scope.",
         },
       },
