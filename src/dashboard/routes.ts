@@ -27,11 +27,47 @@ import { dashboardTemplateRoutes, type DashboardTemplateRoutesDeps } from "./tem
 import { dashboardOptOutRoutes, type DashboardOptOutRoutesDeps } from "./optout-routes";
 import { dashboardSafetyRoutes, type DashboardSafetyRoutesDeps } from "./safety-routes";
 import { dashboardTwoFactorRoutes, type DashboardTwoFactorRoutesDeps } from "./two-factor-routes";
-import { keysBody, type TwilioView } from "./pages/keys";
+import { keyLimitsBody, keysBody, limitsFormOf, scopeField, type KeyView, type LimitsForm, type TwilioView } from "./pages/keys";
+import { describeRecipients, KEY_SCOPES, parseDailyCap, parseExpiry, parseRecipients } from "../core/scopes";
+import { limitsOf, type KeyOptions } from "../modules/accounts/service";
 import { overviewBody } from "./pages/overview";
 import { formOf, HIDDEN, page, redirect } from "./web";
 
 const DAY_MS = 86_400_000;
+
+/** The limits form as typed, to show it again with its error. */
+function typedLimits(form: Record<string, string>): LimitsForm {
+  const scopes = KEY_SCOPES.filter((scope) => form[scopeField(scope)] === "on");
+  return {
+    scopes: scopes.length === KEY_SCOPES.length ? null : scopes,
+    recipients: form.recipients ?? "anyone",
+    dailyCap: form.daily_cap ?? "",
+    expires: form.expires ?? "never",
+    needsApproval: form.needs_approval === "on",
+  };
+}
+
+/**
+ * A key's limits from the form (every scope ticked: every scope), or the reason they are refused.
+ * A form without the limits fields (no `limits` marker: a script that posts a name alone) sets none.
+ */
+function limitsFromForm(form: Record<string, string>, now: number): KeyOptions | string {
+  if (form.limits !== "on") return {};
+  const typed = typedLimits(form);
+  if (typed.scopes !== null && typed.scopes.length === 0) return "Tick at least one thing the key may do.";
+  try {
+    return {
+      scopes: typed.scopes,
+      recipients: parseRecipients(typed.recipients, "recipients"),
+      dailyCap: parseDailyCap(typed.dailyCap, "daily send cap"),
+      expiresAt: parseExpiry(typed.expires, now, "expiry"),
+      needsApproval: typed.needsApproval,
+    };
+  } catch (error) {
+    if (error instanceof AppError) return error.message;
+    throw error;
+  }
+}
 
 /** Errors on dashboard paths are shown as a page a person can read, with a way back. */
 export function dashboardError(path: string, status: number, message: string): Response | null {
@@ -72,17 +108,35 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
   const kit = createKit(s);
   const repo = kit.repo;
 
-  const keyViews = async (workspaceId: number) =>
-    (await accounts.listKeys(workspaceId)).map((k) => ({
-      id: k.id,
-      name: k.name,
-      key: k.key,
-      status: k.status,
-      secretHint: k.secretHint,
-      createdAt: k.createdAt,
-      lastUsedAt: k.lastUsedAt,
-      needsApproval: k.needsApproval,
-    }));
+  const keyViews = async (workspaceId: number): Promise<KeyView[]> =>
+    (await accounts.listKeys(workspaceId)).map((k) => {
+      const limits = limitsOf(k);
+      return {
+        id: k.id,
+        name: k.name,
+        key: k.key,
+        status: k.status,
+        secretHint: k.secretHint,
+        createdAt: k.createdAt,
+        lastUsedAt: k.lastUsedAt,
+        needsApproval: k.needsApproval,
+        scopes: limits.scopes,
+        recipients: describeRecipients(limits.recipients),
+        dailyCap: limits.dailyCap,
+        expiresAt: limits.expiresAt,
+      };
+    });
+
+  /** A key of the signed-in workspace by the id in the path; another workspace's is not found. */
+  const ownKey = async (who: Signed, id: unknown) => {
+    const key = (await keyViews(who.session.workspaceId)).find((k) => k.id === Number(id));
+    if (!key) throw new AppError("not_found", `API key ${String(id)} not found`);
+    return key;
+  };
+
+  /** The limits page of a key, with what was typed and why it was refused. */
+  const limitsPage = async (who: Signed, key: KeyView, form: LimitsForm, error: string | null, status = 200) =>
+    kit.shell(who, "API key limits", "/dashboard/keys", keyLimitsBody(key, form, who.viewer.csrf, error), status);
 
   /** The Twilio-compatible account as the keys page shows it: to owners only. */
   const twilioView = async (who: Signed): Promise<TwilioView | null> => {
@@ -201,23 +255,50 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       .post(
         "/dashboard/keys",
         kit.withSession(async ({ body }, who) => {
-          const name = (formOf(body).name ?? "").trim();
-          if (!name || name.length > 100) {
-            const error = "Give the key a name of 1 to 100 characters.";
-            return kit.shell(
+          const form = formOf(body);
+          const name = (form.name ?? "").trim();
+          const typed = typedLimits(form);
+          const refuse = async (error: string) =>
+            kit.shell(
               who,
               "API keys",
               "/dashboard/keys",
-              keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name }),
+              keysBody({ keys: await keyViews(who.session.workspaceId), csrf: who.viewer.csrf, error, name, limits: typed }),
               400,
             );
-          }
-          const created = await accounts.createKey(name, who.session.workspaceId);
+          if (!name || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
+          const options = limitsFromForm(form, clock.now());
+          if (typeof options === "string") return refuse(options);
+          const created = await accounts.createKey(name, who.session.workspaceId, options);
           await kit.flash(who, {
             kind: "notice",
             text: `Key "${name}" created.`,
             secret: { title: "Your new key", about: html`Key: <code>${created.api_key}</code>`, secret: created.api_secret },
           });
+          return redirect("/dashboard/keys");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .get(
+        "/dashboard/keys/:id/limits",
+        kit.withSession(async ({ params }, who) => {
+          const key = await ownKey(who, params?.id);
+          return limitsPage(who, key, limitsFormOf(key), null);
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      .post(
+        "/dashboard/keys/:id/limits",
+        kit.withSession(async ({ params, body }, who) => {
+          const key = await ownKey(who, params?.id);
+          const form = formOf(body);
+          // An expiry left as shown is left as it is (an expired key's limits can still be changed).
+          const unchanged = (form.expires ?? "").trim() === limitsFormOf(key).expires;
+          const options = limitsFromForm(unchanged ? { ...form, expires: "" } : form, clock.now());
+          if (typeof options === "string") return limitsPage(who, key, typedLimits(form), options, 400);
+          if (unchanged) delete options.expiresAt;
+          await accounts.updateKey(String(key.id), options, who.session.workspaceId);
+          await kit.flash(who, { kind: "notice", text: `Limits of key "${key.name}" saved.` });
           return redirect("/dashboard/keys");
         }),
         { auth: "session", ...HIDDEN },
