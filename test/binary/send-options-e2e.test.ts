@@ -170,9 +170,13 @@ describe("send options on a paired phone", () => {
     // phone, given the same limit of 1 a minute, counts the code it just sent (the app's
     // applyLimit counts every message taken up) and holds it; the other two wait for Pigeon's
     // next minute.
+    // A phone quick to pull may take the batch's first before the code is even sent (a busy
+    // machine between the sends): that one may be out, never the two behind it.
     const statuses = await Promise.all(batch.map(async (id) => (await notification(key, id)).status));
-    expect(statuses).toEqual(["pending", "pending", "pending"]);
-    await waitFor("the phone to hold the batch", () => phone.output().includes("limit 1 PerMinute reached"), { detail: phone.output });
+    expect(statuses.slice(1)).toEqual(["pending", "pending"]);
+    expect(["pending", "sent", "delivered"]).toContain(statuses[0]);
+    if (statuses[0] === "pending")
+      await waitFor("the phone to hold the batch", () => phone.output().includes("limit 1 PerMinute reached"), { detail: phone.output });
     expect(phone.output()).not.toContain(gone.provider_message_id);
     await phone.stop();
   });
