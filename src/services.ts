@@ -218,7 +218,7 @@ export function createServices(deps: Deps): Services {
     safety,
     callerFor: (workspaceId) => accounts.callerFor(workspaceId),
     contactTags: (workspaceId, phone) => contacts.tagsOf(workspaceId, phone),
-    keyDays: { hold: accounts.holdKeyDay, add: accounts.addKeyDaySends },
+    keyDays: { hold: accounts.holdKeyDay, add: accounts.addKeyDaySends, sent: accounts.keyDaySendsOn },
     storeTogether: storage.dialect === "postgres",
   });
   // A failing notification on a failover order moves to its next route instead.

@@ -161,6 +161,12 @@ describe("daily cap", () => {
     expect(body.data.error_code).toBe("key_daily_cap");
     expect(body.data.daily_cap).toBe(3);
     expect(body.message).toContain("resets at");
+    // A preview says what the send would answer, and stores nothing.
+    const preview = expectEnvelope(
+      await ctx.post("/v1/api/sms/preview", { recipient_contact: RECIPIENT, message: "c4" }, { key }),
+      200,
+    ).data;
+    expect(preview).toMatchObject({ would: "refuse", error: { error_code: "key_daily_cap" } });
     // The next UTC day starts afresh.
     ctx.clock.advance(24 * 3600 * 1000);
     expectEnvelope(await send(key), 200);

@@ -461,6 +461,8 @@ export function createAccountsService(storage: Storage, clock: Clock, secrets: S
     addKeyDaySends: (keyId: number, now: number, count: number) => repo.addKeyDaySends(keyId, utcDay(now), count),
     /** The key's sends today (UTC), as the key list shows them. */
     keySendsToday: (keyId: number) => repo.keyDaySends(keyId, utcDay(clock.now())),
+    /** The key's sends on the UTC day of `now`. */
+    keyDaySendsOn: (keyId: number, now: number) => repo.keyDaySends(keyId, utcDay(now)),
     rotateKey,
     setKeyStatus,
     setKeyApproval,

@@ -38,13 +38,19 @@ export function createAccepting(ctx: SendingContext, prepare: Preparing["prepare
 
   /**
    * What a send would do, writing nothing: the prepared message (route, device, cost, quiet-hour
-   * hold) and the refusal a real send would answer with, if any (an opt-out, an offline phone,
-   * the plan or the balance).
+   * hold) and the refusal a real send would answer with, if any (an opt-out, an offline phone, a
+   * recipient off the key's list, the key's daily cap, the plan or the balance).
    */
   async function preview(auth: AuthContext, input: SendInput): Promise<{ prepared: Prepared | null; refusal: AppError | null }> {
     try {
       const prepared = await prepare(auth, input);
-      const refusal = (await refusedByPlan(auth, prepared, clock.now())) ?? (await credits.shortfall(auth.workspaceId, prepared.cost));
+      const now = clock.now();
+      const cap = auth.keyId !== null ? (auth.limits?.dailyCap ?? null) : null;
+      const used = cap === null ? 0 : await deps.keyDays.sent(auth.keyId!, now);
+      const refusal =
+        (cap !== null && used >= cap ? dailyCapReached(cap, used, now) : null) ??
+        (await refusedByPlan(auth, prepared, now)) ??
+        (await credits.shortfall(auth.workspaceId, prepared.cost));
       return { prepared, refusal };
     } catch (error) {
       if (error instanceof AppError) return { prepared: null, refusal: error };

@@ -180,6 +180,8 @@ export interface SendingDeps {
   keyDays: {
     hold(keyId: number, now: number): Promise<number>;
     add(keyId: number, now: number, count: number): Promise<void>;
+    /** The key's sends so far today, read without holding the row (a preview). */
+    sent(keyId: number, now: number): Promise<number>;
   };
   /** The caller a failover re-checks a message as (its workspace's terms). */
   callerFor: (workspaceId: number) => Promise<AuthContext>;
