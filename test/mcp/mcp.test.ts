@@ -60,6 +60,15 @@ describe("MCP over Streamable HTTP, in process", () => {
       expect(r.headers.get("www-authenticate")).toContain('Bearer realm="pigeon"');
       expect(((await r.json()) as { data: { error_code: string } }).data.error_code).toBe("unauthorized");
     }
+    // A page of another origin (a DNS-rebinding page among them) is refused, even with the key; the
+    // server's own origin, and a client that sends no Origin, are not.
+    const keyed = { authorization: `Bearer ${ctx.key.api_key}`, "x-api-secret": ctx.key.api_secret };
+    for (const origin of ["http://evil.example", "null", "http://localhost.evil.example"]) {
+      const r = await post({ ...keyed, origin });
+      expect(r.status).toBe(403);
+      expect(((await r.json()) as { data: { error_code: string } }).data.error_code).toBe("forbidden");
+    }
+    expect((await post({ ...keyed, origin: "http://localhost" })).status).toBe(200);
     // Basic base64(key:secret) is the other way in.
     const basic = `Basic ${Buffer.from(`${ctx.key.api_key}:${ctx.key.api_secret}`).toString("base64")}`;
     const client = await connect(ctx, "legacy", { authorization: basic } as never);

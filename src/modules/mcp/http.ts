@@ -23,6 +23,28 @@ export function mcpUnauthorized(message: string): AppError {
   return new AppError("unauthorized", message, {}, undefined, { "www-authenticate": MCP_CHALLENGE });
 }
 
+/**
+ * Refuses a request a browser sent from a page of another origin (403 forbidden), as the protocol
+ * asks of every Streamable HTTP server: a page that rebinds its own name to this address must not
+ * reach /mcp. A request without Origin (every client that is not a browser page) passes, as does a
+ * page of this server's own origin.
+ */
+export function refuseForeignOrigin(request: Request): void {
+  const origin = request.headers.get("origin");
+  if (origin === null) return;
+  const own = (request.headers.get("host") ?? new URL(request.url).host).toLowerCase();
+  let host: string | null = null;
+  try {
+    host = origin === "null" ? null : new URL(origin).host.toLowerCase();
+  } catch {
+    host = null;
+  }
+  if (host !== own)
+    throw new AppError("forbidden", `/mcp does not answer pages of another origin (${origin.slice(0, 200)})`, {
+      origin: origin.slice(0, 200),
+    });
+}
+
 export interface McpEndpointDeps {
   /** The app's own handler: a tool's API call runs through every check a client's request does. */
   handle: (request: Request) => Promise<Response>;

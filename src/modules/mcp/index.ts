@@ -9,7 +9,7 @@ import { declaredAuth } from "../../http/declared-auth";
 import { envelopeOf } from "../../http/envelope";
 import { rawBodyOf } from "../../http/foundation";
 import type { AppSelf, ModuleDescriptor, Services } from "../../services-type";
-import { createMcpEndpoint, mcpUnauthorized } from "./http";
+import { createMcpEndpoint, mcpUnauthorized, refuseForeignOrigin } from "./http";
 import { credentialHeaders } from "./port";
 import { parseResourceUri } from "./resources";
 import { createWatcher } from "./watch";
@@ -56,6 +56,7 @@ export function mcpRoutes(s: McpRouteDeps, app: AppSelf) {
 
 /** The caller of /mcp from its headers: Bearer and X-API-SECRET, the x-api-key pair, or Basic key:secret. */
 async function authenticateMcp(s: Pick<Services, "authenticate">, request: Request): Promise<KeyAuthContext> {
+  refuseForeignOrigin(request);
   const credentials = credentialHeaders(request.headers);
   if (!credentials) throw mcpUnauthorized("Missing API key: send Authorization: Bearer pk_… with X-API-SECRET, or Basic key:secret");
   try {
