@@ -2,13 +2,15 @@
 // --needs-approval` sends two messages through a cloud number (on the local fake provider), which
 // wait, their credits held; killed and started again, both still wait and neither reached the
 // provider; one is approved and the provider takes it once; killed again and started with a short
-// approval time to live, the other fails approval_expired, is refunded, and is never sent.
-import { afterAll, expect, test } from "bun:test";
+// approval time to live, the other fails approval_expired, is refunded, and is never sent. On
+// SQLite and on PostgreSQL.
+import { afterAll, describe, expect, test } from "bun:test";
 import { waitFor } from "../helpers/api";
 import { runCommand, type Credentials, type RunningServer } from "../helpers/binary";
 import { crashRig, json } from "../helpers/crash-setup";
 import { startFakeCloud, type FakeCloud } from "../helpers/fake-cloud";
 import { RECIPIENT } from "../helpers/numbers";
+import { postgresBin, postgresCluster } from "../helpers/postgres";
 
 let server: RunningServer | null = null;
 let fake: FakeCloud | null = null;
@@ -20,9 +22,10 @@ afterAll(async () => {
 
 const providerTook = (text: string) => fake!.creates.filter((c) => c.Body === text).length;
 
-test("what awaits approval survives a SIGKILL; approved it is sent once; past its time to live it fails, refunded", async () => {
+async function approvalAcrossRestarts(database: Record<string, string>) {
+  fake?.stop();
   fake = await startFakeCloud();
-  const setup = await crashRig(fake, { PIGEON_WORKER_INTERVAL: "1" });
+  const setup = await crashRig(fake, { PIGEON_WORKER_INTERVAL: "1", ...database });
   const { rig } = setup;
   const owner = rig.key;
   server = setup.server;
@@ -91,4 +94,19 @@ test("what awaits approval survives a SIGKILL; approved it is sent once; past it
   await Bun.sleep(1_500);
   expect(providerTook("approve me after a restart")).toBe(1);
   expect(providerTook("let me expire after a restart")).toBe(0);
-}, 90_000);
+  await server.stop("SIGKILL");
+  server = null;
+}
+
+const TITLE = "what awaits approval survives a SIGKILL; approved it is sent once; past its time to live it fails, refunded";
+
+describe("on SQLite", () => {
+  test(TITLE, () => approvalAcrossRestarts({}), 90_000);
+});
+
+describe.skipIf(!postgresBin())("on PostgreSQL", () => {
+  test(TITLE, async () => {
+    const pg = await postgresCluster();
+    await approvalAcrossRestarts({ PIGEON_DATABASE_URL: await pg.createDatabase("approval_restart") });
+  }, 90_000);
+});
