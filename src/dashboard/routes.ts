@@ -124,6 +124,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
         recipients: describeRecipients(limits.recipients),
         dailyCap: limits.dailyCap,
         expiresAt: limits.expiresAt,
+        expired: limits.expiresAt !== null && limits.expiresAt <= clock.now(),
       };
     });
 

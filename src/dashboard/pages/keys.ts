@@ -24,6 +24,8 @@ export interface KeyView {
   recipients: string;
   dailyCap: number | null;
   expiresAt: number | null;
+  /** Past its expiry, by the server's clock. */
+  expired: boolean;
 }
 
 /** What the limits form holds: a key's limits, or what was typed when it was refused. */
@@ -75,7 +77,7 @@ function limitsFields(id: string, f: LimitsForm): Html {
 function limitsSummary(k: KeyView): Html {
   const scopes = k.scopes === null ? "every scope" : k.scopes.join(", ");
   return html`${scopes}<br><span class="hint">to ${k.recipients}; ${k.dailyCap === null ? "no daily cap" : `${k.dailyCap} a day`}; ${
-    k.expiresAt === null ? "never expires" : `${k.expiresAt <= Date.now() ? "expired" : "expires"} ${utcTime(k.expiresAt)} UTC`
+    k.expiresAt === null ? "never expires" : `${k.expired ? "expired" : "expires"} ${utcTime(k.expiresAt)} UTC`
   }</span>`;
 }
 
