@@ -2,7 +2,8 @@
 # What the tests need from Debian besides Node and npm: PostgreSQL's server (scripts/ensure-postgres.sh);
 # systemd's systemd-analyze, the judge of deploy/pigeon.service (test/binary/deploy.test.ts); qemu-user and
 # the arm64 C library, to run the arm64 release binary (test/binary/release.test.ts); Prometheus's promtool,
-# the judge of /metrics (test/binary/metrics.test.ts; Debian's prometheus package). Each is installed
+# the judge of /metrics (test/binary/metrics.test.ts; Debian's prometheus package); swaks and python3, the
+# sending mail servers of test/email/smtp.test.ts. Each is installed
 # when missing and apt-get can (as root, or through sudo without a password); otherwise this says
 # what to install and the tests that need it fail with the same advice.
 set -u
@@ -26,4 +27,10 @@ ensure systemd-analyze systemd
 ensure qemu-aarch64 qemu-user
 ensure /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 libc6-arm64-cross
 ensure promtool prometheus
+# swaks, a sending mail server judging the email bridge's SMTP listener (test/email/smtp.test.ts);
+# Python's smtplib, the other judge, comes with python3.
+ensure swaks swaks
+# swaks speaks TLS through Perl's Net::SSLeay (its STARTTLS and AUTH need it).
+perl -MNet::SSLeay -MIO::Socket::SSL -e 1 >/dev/null 2>&1 || ensure /nonexistent/net-ssleay libnet-ssleay-perl libio-socket-ssl-perl
+ensure python3 python3
 exit 0

@@ -72,6 +72,12 @@ export interface Config {
    * What would pass a cap is dropped, and the message says so.
    */
   mmsCaps: { perMessageBytes: number; perWorkspaceBytes: number };
+  /**
+   * The email bridge's SMTP listener (docs/email.md): PIGEON_SMTP_PORT (STARTTLS offered with
+   * PIGEON_TLS_CERT/KEY) and PIGEON_SMTPS_PORT (implicit TLS, needs the certificate), each null
+   * when unset; PIGEON_SMTP_PLAIN_LOOPBACK=1 lets loopback clients sign in without TLS.
+   */
+  smtp: { port: number | null; tlsPort: number | null; plainLoopback: boolean };
 }
 
 /** One environment variable as the operator sees it: `default` is null when it is unset by default. */
@@ -115,6 +121,9 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_RETENTION_DAYS", default: "0", meaning: "days finished messages and delivery logs are kept (0: for ever)" },
   { name: "PIGEON_MMS_MAX_MESSAGE_BYTES", default: "5242880", meaning: "attachment bytes kept per received MMS (0: none kept)" },
   { name: "PIGEON_MMS_MAX_WORKSPACE_BYTES", default: "1073741824", meaning: "attachment bytes kept per workspace (0: none kept)" },
+  { name: "PIGEON_SMTP_PORT", default: null, meaning: "port of the email-to-SMS listener (off when unset; 0 picks one)" },
+  { name: "PIGEON_SMTPS_PORT", default: null, meaning: "port of the email listener over implicit TLS (needs PIGEON_TLS_CERT)" },
+  { name: "PIGEON_SMTP_PLAIN_LOOPBACK", default: null, meaning: "1: loopback mail clients may sign in without TLS" },
   { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
   { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
   { name: "PIGEON_CHATAPP_APP_SECRET", default: null, meaning: "checks the chat-app platform's webhook signatures" },
@@ -151,6 +160,11 @@ function logFormat(env: Env): LogFormat {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** A port that is off when its variable is unset or empty. */
+function optionalPort(env: Env, name: string): number | null {
+  return env[name]?.trim() ? intInRange(env, name, 0, 0, 65535) : null;
+}
 
 function intInRange(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -221,6 +235,10 @@ export function loadConfig(env: Env = process.env): Config {
     tls = { cert: readPem("PIGEON_TLS_CERT", certPath), key: readPem("PIGEON_TLS_KEY", keyPath) };
   }
 
+  const smtpPort = optionalPort(env, "PIGEON_SMTP_PORT");
+  const smtpsPort = optionalPort(env, "PIGEON_SMTPS_PORT");
+  if (smtpsPort !== null && !tls) throw new ConfigError("PIGEON_SMTPS_PORT needs a certificate: set PIGEON_TLS_CERT and PIGEON_TLS_KEY");
+
   return {
     port,
     host,
@@ -257,6 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
       perMessageBytes: intInRange(env, "PIGEON_MMS_MAX_MESSAGE_BYTES", 5 * 1024 * 1024, 0, 64 * 1024 * 1024),
       perWorkspaceBytes: intInRange(env, "PIGEON_MMS_MAX_WORKSPACE_BYTES", 1024 * 1024 * 1024, 0, 2 ** 40),
     },
+    smtp: { port: smtpPort, tlsPort: smtpsPort, plainLoopback: env.PIGEON_SMTP_PLAIN_LOOPBACK === "1" },
   };
 }
 

@@ -34,6 +34,7 @@ import type { NotificationService } from "./modules/notifications/service";
 import type { NotificationState } from "./modules/notifications/state";
 import type { PoolService } from "./modules/pools/service";
 import type { PrivacyService } from "./modules/privacy/service";
+import type { EmailSettingsService } from "./modules/email/settings";
 import type { Retention } from "./modules/retention/service";
 import type { RuleService } from "./modules/rules/service";
 import type { SafetyService } from "./modules/safety/service";
@@ -174,6 +175,8 @@ export type Services = ChannelServices & {
   modules: readonly ModuleDescriptor[];
   /** The dashboard's live status badges: one hub per server. */
   dashboardLive: LiveHub;
+  /** The email bridge's settings per workspace: content, default country, the secret address. */
+  email: EmailSettingsService;
 };
 
 /**
@@ -218,5 +221,5 @@ export interface ModuleDescriptor {
   /** At shutdown, before the worker waits for work in flight: nothing new is started. */
   stop?: (s: Services) => void;
   /** A network listener of its own, started by `pigeon serve` after the HTTP server (null when its setting is off). */
-  listen?: (s: Services) => Promise<NetworkListener | null>;
+  listen?: (s: Services, app: AppSelf) => Promise<NetworkListener | null>;
 }

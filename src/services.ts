@@ -48,6 +48,7 @@ import { createVerifyModule } from "./modules/verify";
 import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
+import { createEmailModule } from "./modules/email";
 import { createPoolsModule } from "./modules/pools";
 import { isOnline as isDeviceOnline } from "./modules/devices/service";
 import type { RequestDone } from "./http/foundation";
@@ -445,6 +446,8 @@ export function createServices(deps: Deps): Services {
     smsgateSettings: smsgate.settings,
     /** The dashboard's live status badges: one hub per server, hearing each change after the modules do. */
     dashboardLive,
+    /** The email bridge's settings per workspace (src/modules/email). */
+    email: createEmailModule({ storage, clock, secrets, accounts }),
   };
   // What each module hears of the notifications' lifecycle, in the order src/modules/index.ts states.
   for (const module of inListeningOrder(modules)) {

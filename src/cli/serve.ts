@@ -7,7 +7,7 @@ import { startServerMemoryGuard } from "../lib/memory-guard";
 import type { LogFields } from "../lib/log";
 import { VERSION } from "../version";
 import type { NetworkListener } from "../modules/descriptor";
-import type { Services } from "../services-type";
+import type { AppSelf, Services } from "../services-type";
 import { startWorker } from "../worker";
 import type { Runtime } from "./runtime";
 
@@ -25,11 +25,11 @@ async function withinMs(p: Promise<unknown>, ms: number): Promise<void> {
  * Each module's own network listener (src/modules/descriptor.ts), in the modules' order. When one
  * cannot start, those already started are stopped and the error names the module.
  */
-export async function startModuleListeners(s: Services): Promise<NetworkListener[]> {
+export async function startModuleListeners(s: Services, app: AppSelf): Promise<NetworkListener[]> {
   const started: NetworkListener[] = [];
   for (const module of s.modules) {
     try {
-      const listener = await module.listen?.(s);
+      const listener = await module.listen?.(s, app);
       if (listener) started.push(listener);
     } catch (error) {
       await Promise.all(started.map((l) => l.stop(0)));
@@ -121,7 +121,7 @@ export async function serve(rt: Runtime): Promise<number | null> {
   const server = app.server!;
   let listeners: NetworkListener[];
   try {
-    listeners = await startModuleListeners(services);
+    listeners = await startModuleListeners(services, app);
   } catch (error) {
     problem("error", `pigeon: cannot start ${(error as Error).message}`);
     await server.stop(true);

@@ -29,6 +29,7 @@ import p26 from "../../migrations-pg/0026_encrypted_sends.sql" with { type: "tex
 import p27 from "../../migrations-pg/0027_two_factor.sql" with { type: "text" };
 import p28 from "../../migrations-pg/0028_key_limits.sql" with { type: "text" };
 import p29 from "../../migrations-pg/0029_approval.sql" with { type: "text" };
+import p30 from "../../migrations-pg/0030_email_setting.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -61,4 +62,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0027_two_factor", sql: p27 },
   { tag: "0028_key_limits", sql: p28 },
   { tag: "0029_approval", sql: p29 },
+  { tag: "0030_email_setting", sql: p30 },
 ];

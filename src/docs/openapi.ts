@@ -105,6 +105,7 @@ const tags = [
     description:
       "One-time codes: a service says how codes are made and sent and its fraud limits; start sends a code, check approves it. The same as Twilio's Verify v2 under /v2/Services",
   },
+  { name: "Email", description: "The email bridge: how mail to the SMTP listener becomes SMS, and the secret address" },
   { name: "Privacy", description: "One person's data: export it (access) or erase it (the right to be forgotten)" },
   {
     name: "Phone (companion app)",

@@ -7,6 +7,7 @@ import { accountsModule } from "./accounts";
 import { contactsModule } from "./contacts";
 import { creditsModule } from "./credits";
 import { devicesModule } from "./devices";
+import { emailModule } from "./email";
 import { eventsModule } from "./events";
 import { inboundModule } from "./inbound";
 import { mcpModule } from "./mcp";
@@ -57,6 +58,7 @@ export const MODULES: readonly ModuleDescriptor[] = [
   smsgateModule,
   retentionModule,
   mcpModule,
+  emailModule,
 ];
 
 /**

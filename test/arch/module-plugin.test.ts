@@ -134,8 +134,8 @@ describe("a module added through the guide's steps", () => {
   });
 
   test("serve's listener start runs its network listener, and a failing one is named", async () => {
-    const { services } = await build();
-    const [listener] = await startModuleListeners(services);
+    const { app, services } = await build();
+    const [listener] = await startModuleListeners(services, app);
     const port = Number(/:(\d+)$/.exec(listener.describe())?.[1]);
     const greeting = await new Promise<string>((resolve, reject) => {
       let got = "";
@@ -154,6 +154,6 @@ describe("a module added through the guide's steps", () => {
       },
     };
     const withBroken = await build([broken]);
-    await expect(startModuleListeners(withBroken.services)).rejects.toThrow("broken: port 25 is in use");
+    await expect(startModuleListeners(withBroken.services, withBroken.app)).rejects.toThrow("broken: port 25 is in use");
   });
 });

@@ -95,8 +95,14 @@ describe("a phone with the app's habits", () => {
         intervalMs: 250,
         detail: phone.output,
       });
-      const statuses = await Promise.all(ids.map(async (id) => (await server.api(`/v1/api/notification/${id}`, key)).body.data.status));
-      expect(statuses).toEqual(["delivered", "delivered", "delivered"]);
+      // The phone logs "Delivered" as it reports it: the server records the report a moment later.
+      const statuses = async () =>
+        Promise.all(ids.map(async (id) => (await server.api(`/v1/api/notification/${id}`, key)).body.data.status));
+      await waitFor("the server records all three delivered", async () => (await statuses()).every((s) => s === "delivered"), {
+        timeoutMs: 15_000,
+        intervalMs: 500,
+      });
+      expect(await statuses()).toEqual(["delivered", "delivered", "delivered"]);
       phone.proc.kill("SIGTERM");
       await phone.proc.exited;
     },

@@ -1,0 +1,143 @@
+// The email bridge's settings through the API, in the workspace of the key (scope admin):
+// GET and PATCH /v1/api/email/settings, and the secret address: POST …/secret-address/rotate
+// issues or replaces it (the token is shown once), DELETE /v1/api/email/secret-address ends it. docs/email.md describes them.
+import { Elysia, t } from "elysia";
+import { declaredAuth } from "../../http/declared-auth";
+import { Envelope, errorResponses, models, ok } from "../../http/envelope";
+import { refuseUnknownFields } from "../../http/validation";
+import type { Services } from "../../services-type";
+import { EMAIL_CONTENTS } from "./content";
+import { SENDERS_MAX, type EmailSettings } from "./settings";
+
+const Settings = t.Object({
+  content: t.UnionEnum([...EMAIL_CONTENTS], {
+    description: "Which part of a mail is the SMS: the body (the default), the subject, or both (subject, then body)",
+  }),
+  default_country: t.Nullable(
+    t.String({ description: "ISO 3166 code national numbers in addresses are read in (e.g. US); null: numbers need their country code" }),
+  ),
+  senders: t.Array(t.String(), {
+    description: "Who may write to the secret address without signing in: addresses, or @domain for a whole domain",
+  }),
+  secret_address: t.Nullable(
+    t.Object({
+      hint: t.String({ description: "The token's last four characters" }),
+      key_id: t.Nullable(t.Integer({ description: 'The API key its sends are made with (named "Email secret address")' })),
+    }),
+  ),
+  listener: t.Object({
+    smtp_port: t.Nullable(t.Integer({ description: "PIGEON_SMTP_PORT, or null when the listener is off" })),
+    smtps_port: t.Nullable(t.Integer({ description: "PIGEON_SMTPS_PORT, or null" })),
+  }),
+});
+
+const Change = t.Object(
+  {
+    content: t.Optional(t.UnionEnum([...EMAIL_CONTENTS])),
+    default_country: t.Optional(t.Nullable(t.String({ maxLength: 2 }))),
+    senders: t.Optional(t.Array(t.String({ maxLength: 254 }), { maxItems: SENDERS_MAX })),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ content: "both", default_country: "US", senders: ["alarm@shop.example", "@monitoring.example"] }],
+  },
+);
+
+export type EmailRoutesDeps = Pick<Services, "email" | "config">;
+
+export function emailRoutes(s: EmailRoutesDeps) {
+  const { email, config } = s;
+  const view = (settings: EmailSettings) => ({
+    content: settings.content,
+    default_country: settings.defaultCountry,
+    senders: settings.senders,
+    secret_address: settings.secretAddress ? { hint: settings.secretAddress.hint, key_id: settings.secretAddress.keyId } : null,
+    listener: { smtp_port: config.smtp.port, smtps_port: config.smtp.tlsPort },
+  });
+  return new Elysia({ tags: ["Email"] })
+    .use(declaredAuth())
+    .use(models)
+    .get("/v1/api/email/settings", async ({ auth }) => ok(view(await email.get(auth.workspaceId)), "Email settings"), {
+      response: { 200: Envelope(Settings), ...errorResponses() },
+      auth: "apiKey",
+      scope: "admin",
+      detail: {
+        operationId: "getEmailSettings",
+        summary: "Read the email bridge's settings",
+        description:
+          "How mail sent to the SMTP listener becomes SMS in this workspace: the part of a mail sent, the default country, the secret address and its allowed senders.",
+      },
+    })
+    .patch(
+      "/v1/api/email/settings",
+      async ({ auth, body }) =>
+        ok(
+          view(
+            await email.update(auth.workspaceId, { content: body.content, defaultCountry: body.default_country, senders: body.senders }),
+          ),
+          "Email settings changed",
+        ),
+      {
+        parse: "json",
+        body: Change,
+        transform: refuseUnknownFields(Change),
+        response: { 200: Envelope(Settings), ...errorResponses() },
+        auth: "apiKey",
+        scope: "admin",
+        detail: {
+          operationId: "updateEmailSettings",
+          summary: "Change the email bridge's settings",
+          description:
+            "Fields left out stay. `senders` replaces the whole list (at most 100): lower-cased, each an address or `@domain`; anything else is 400 `validation_error`. " +
+            "`default_country` must be an ISO 3166 two-letter code, or null.",
+        },
+      },
+    )
+    .post(
+      "/v1/api/email/secret-address/rotate",
+      async ({ auth }) => {
+        const { token, settings } = await email.issueSecretAddress(auth.workspaceId);
+        return ok(
+          { token, example: `${token}+15551234567@your-domain`, ...view(settings) },
+          "Secret address issued: store the token, it is shown only now",
+        );
+      },
+      {
+        response: {
+          200: Envelope(
+            t.Composite([
+              t.Object({
+                token: t.String({ description: "The secret: shown only in this answer" }),
+                example: t.String({ description: "An address that writes to +15551234567 through it" }),
+              }),
+              Settings,
+            ]),
+          ),
+          ...errorResponses(),
+        },
+        auth: "apiKey",
+        scope: "admin",
+        detail: {
+          operationId: "issueEmailSecretAddress",
+          summary: "Issue (or replace) the secret address",
+          description:
+            "For devices that cannot sign in to SMTP: mail to `<token>+NUMBER@…` from a sender on `senders` is sent without AUTH. A new token replaces the old one at once. " +
+            'The first one also makes the API key its sends go through (scope send, named "Email secret address"): limit it on the keys page like any key; disabling it closes the address.',
+        },
+      },
+    )
+    .delete(
+      "/v1/api/email/secret-address",
+      async ({ auth }) => ok(view(await email.removeSecretAddress(auth.workspaceId)), "Secret address removed"),
+      {
+        response: { 200: Envelope(Settings), ...errorResponses() },
+        auth: "apiKey",
+        scope: "admin",
+        detail: {
+          operationId: "removeEmailSecretAddress",
+          summary: "Remove the secret address",
+          description: "Its token stops working and its key is disabled. Removing when there is none changes nothing.",
+        },
+      },
+    );
+}
