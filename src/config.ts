@@ -4,6 +4,21 @@ import { accessSync, chmodSync, constants, mkdirSync, readdirSync, readFileSync,
 import { join, resolve } from "node:path";
 import { DEFAULT_TRUSTED_PROXIES, parseProxyList, type ProxyRange } from "./lib/trusted-proxies";
 
+/**
+ * PIGEON_SMTP_RELAY_URL: where received SMS are forwarded as email (smtp:// with STARTTLS, or
+ * smtps:// for implicit TLS). STARTTLS is required unless the relay is on loopback.
+ */
+export interface SmtpRelay {
+  host: string;
+  port: number;
+  /** TLS from the first byte (smtps://). */
+  secure: boolean;
+  /** STARTTLS must succeed (smtp:// to a host that is not loopback). */
+  requireTls: boolean;
+  user: string | null;
+  pass: string | null;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -77,7 +92,7 @@ export interface Config {
    * PIGEON_TLS_CERT/KEY) and PIGEON_SMTPS_PORT (implicit TLS, needs the certificate), each null
    * when unset; PIGEON_SMTP_PLAIN_LOOPBACK=1 lets loopback clients sign in without TLS.
    */
-  smtp: { port: number | null; tlsPort: number | null; plainLoopback: boolean };
+  smtp: { port: number | null; tlsPort: number | null; plainLoopback: boolean; relay: SmtpRelay | null; from: string };
 }
 
 /** One environment variable as the operator sees it: `default` is null when it is unset by default. */
@@ -123,6 +138,8 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_MMS_MAX_WORKSPACE_BYTES", default: "1073741824", meaning: "attachment bytes kept per workspace (0: none kept)" },
   { name: "PIGEON_SMTP_PORT", default: null, meaning: "port of the email-to-SMS listener (off when unset; 0 picks one)" },
   { name: "PIGEON_SMTPS_PORT", default: null, meaning: "port of the email listener over implicit TLS (needs PIGEON_TLS_CERT)" },
+  { name: "PIGEON_SMTP_RELAY_URL", default: null, meaning: "smtp://user:pass@host:587 (or smtps://) that forwards received SMS as email" },
+  { name: "PIGEON_SMTP_FROM", default: "pigeon@localhost", meaning: "the From address of forwarded email" },
   { name: "PIGEON_SMTP_PLAIN_LOOPBACK", default: null, meaning: "1: loopback mail clients may sign in without TLS" },
   { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
   { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
@@ -160,6 +177,39 @@ function logFormat(env: Env): LogFormat {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+function smtpRelay(env: Env): SmtpRelay | null {
+  const raw = env.PIGEON_SMTP_RELAY_URL?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(
+      `PIGEON_SMTP_RELAY_URL must be a URL like smtp://user:pass@host:587, got "${raw.replace(/\/\/[^@/]*@/, "//…@")}"`,
+    );
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:")
+    throw new ConfigError(`PIGEON_SMTP_RELAY_URL must start with smtp:// or smtps://, got ${url.protocol}//`);
+  if (!url.hostname) throw new ConfigError("PIGEON_SMTP_RELAY_URL names no host");
+  const secure = url.protocol === "smtps:";
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
+  return {
+    host,
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    requireTls: !secure && !loopback,
+    user: url.username ? decodeURIComponent(url.username) : null,
+    pass: url.password ? decodeURIComponent(url.password) : null,
+  };
+}
+
+function smtpFrom(env: Env): string {
+  const from = env.PIGEON_SMTP_FROM?.trim() || "pigeon@localhost";
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(from)) throw new ConfigError(`PIGEON_SMTP_FROM must be an email address, got "${from}"`);
+  return from;
+}
 
 /** A port that is off when its variable is unset or empty. */
 function optionalPort(env: Env, name: string): number | null {
@@ -275,7 +325,13 @@ export function loadConfig(env: Env = process.env): Config {
       perMessageBytes: intInRange(env, "PIGEON_MMS_MAX_MESSAGE_BYTES", 5 * 1024 * 1024, 0, 64 * 1024 * 1024),
       perWorkspaceBytes: intInRange(env, "PIGEON_MMS_MAX_WORKSPACE_BYTES", 1024 * 1024 * 1024, 0, 2 ** 40),
     },
-    smtp: { port: smtpPort, tlsPort: smtpsPort, plainLoopback: env.PIGEON_SMTP_PLAIN_LOOPBACK === "1" },
+    smtp: {
+      port: smtpPort,
+      tlsPort: smtpsPort,
+      plainLoopback: env.PIGEON_SMTP_PLAIN_LOOPBACK === "1",
+      relay: smtpRelay(env),
+      from: smtpFrom(env),
+    },
   };
 }
 

@@ -34,6 +34,7 @@ import type { NotificationService } from "./modules/notifications/service";
 import type { NotificationState } from "./modules/notifications/state";
 import type { PoolService } from "./modules/pools/service";
 import type { PrivacyService } from "./modules/privacy/service";
+import type { EmailForwarding } from "./modules/email/forward";
 import type { EmailSettingsService } from "./modules/email/settings";
 import type { Retention } from "./modules/retention/service";
 import type { RuleService } from "./modules/rules/service";
@@ -177,6 +178,8 @@ export type Services = ChannelServices & {
   dashboardLive: LiveHub;
   /** The email bridge's settings per workspace: content, default country, the secret address. */
   email: EmailSettingsService;
+  /** SMS to email: forwards of received messages, queued and sent through the relay. */
+  emailForward: EmailForwarding;
 };
 
 /**

@@ -287,6 +287,7 @@ export function createServices(deps: Deps): Services {
       rules: (m, stored) => rules.onInbound(m, stored),
       heardFrom: (workspaceId, deviceId, sender, simNumber) => pools.heardFrom(workspaceId, deviceId, sender, simNumber),
       twilioIncoming: (m, stored) => twilio.posts.received(m, stored),
+      email: (m, stored) => emailForward.onInbound(m, stored),
     }),
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
@@ -435,6 +436,16 @@ export function createServices(deps: Deps): Services {
     },
   });
   const dashboardLive = createLiveHub(state, signals);
+  const emailModule = createEmailModule({ storage, clock, secrets, accounts });
+  const email = emailModule.settings;
+  /** SMS to email: the outbox of forwards and the task that sends them through the relay. */
+  const emailForward = emailModule.forwarding({
+    clock,
+    relay: config.smtp.relay,
+    from: config.smtp.from,
+    log,
+    contactName: async (workspaceId, phone) => (await contacts.nameOf(workspaceId, phone)) ?? null,
+  });
   const built: Services = {
     ...services,
     twilio,
@@ -447,7 +458,8 @@ export function createServices(deps: Deps): Services {
     /** The dashboard's live status badges: one hub per server, hearing each change after the modules do. */
     dashboardLive,
     /** The email bridge's settings per workspace (src/modules/email). */
-    email: createEmailModule({ storage, clock, secrets, accounts }),
+    email,
+    emailForward,
   };
   // What each module hears of the notifications' lifecycle, in the order src/modules/index.ts states.
   for (const module of inListeningOrder(modules)) {

@@ -43,6 +43,7 @@ import m40 from "../../migrations/0040_two_factor.sql" with { type: "text" };
 import m41 from "../../migrations/0041_key_limits.sql" with { type: "text" };
 import m42 from "../../migrations/0042_approval.sql" with { type: "text" };
 import m43 from "../../migrations/0043_email_setting.sql" with { type: "text" };
+import m44 from "../../migrations/0044_email_outbox.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -89,4 +90,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0041_key_limits", when: 1796282482345, sql: m41 },
   { tag: "0042_approval", when: 1796282602732, sql: m42 },
   { tag: "0043_email_setting", when: 1796307154557, sql: m43 },
+  { tag: "0044_email_outbox", when: 1796308896074, sql: m44 },
 ];

@@ -27,7 +27,7 @@ async function rig(config: { plainLoopback?: boolean } = {}): Promise<Rig> {
     config: {
       host: "127.0.0.1",
       tls: { cert: CERT.cert, key: CERT.key },
-      smtp: { port: 0, tlsPort: 0, plainLoopback: config.plainLoopback ?? false },
+      smtp: { port: 0, tlsPort: 0, plainLoopback: config.plainLoopback ?? false, relay: null, from: "pigeon@test.example" },
     },
   });
   await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100_000, requestsPerDay: 1_000_000 });
@@ -374,7 +374,9 @@ describe("loopback without TLS, when allowed", () => {
 
 describe("limits per address", () => {
   test("a flood from one address is answered 451 at MAIL FROM; connections past the cap are 421", async () => {
-    const ctx = await createTestContext({ config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true } } });
+    const ctx = await createTestContext({
+      config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true, relay: null, from: "pigeon@test.example" } },
+    });
     const listener = (await listen(ctx.services, ctx.app, { messagesPerMinute: 2, perAddress: 2 }))!;
     const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
     try {

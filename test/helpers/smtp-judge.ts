@@ -178,3 +178,79 @@ export function smtplibBatch(plan: {
   })();
   return { outcomes, done };
 }
+
+const RELAY_SCRIPT = String.raw`
+import json, socket, sys
+from aiosmtpd.controller import Controller
+refuse = {"left": int(sys.argv[1])}
+class Handler:
+    async def handle_DATA(self, server, session, envelope):
+        if refuse["left"] > 0:
+            refuse["left"] -= 1
+            return "451 4.3.0 Try again later"
+        print(json.dumps({"from": envelope.mail_from, "to": envelope.rcpt_tos, "data": envelope.content.decode("utf-8", "replace")}), flush=True)
+        return "250 OK"
+# The controller checks its server by connecting to the port it was given, so it needs a real one.
+probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
+controller = Controller(Handler(), hostname="127.0.0.1", port=port)
+controller.start()
+print(json.dumps({"port": port}), flush=True)
+try:
+    sys.stdin.read()
+finally:
+    controller.stop()
+`;
+
+/** Debian's python3 (the one python3-aiosmtpd is installed for), else whatever python3 is on the PATH. */
+const debianPython = () => (Bun.spawnSync(["test", "-x", "/usr/bin/python3"]).exitCode === 0 ? "/usr/bin/python3" : "python3");
+
+export interface RelayMail {
+  from: string;
+  to: string[];
+  data: string;
+}
+
+/**
+ * Python's aiosmtpd as the relay Pigeon forwards through, on a loopback port: every mail it takes
+ * is kept (envelope and raw message). It answers the first `refuseFirst` mails 451, as a busy relay.
+ */
+export async function startAiosmtpdRelay(refuseFirst = 0) {
+  const child = Bun.spawn([debianPython(), "-c", RELAY_SCRIPT, String(refuseFirst)], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const mails: RelayMail[] = [];
+  let port = 0;
+  const ready = Promise.withResolvers<void>();
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffered = "";
+    const reader = child.stdout.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      buffered += decoder.decode(r.value, { stream: true });
+      let nl = buffered.indexOf("\n");
+      while (nl !== -1) {
+        const line = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        if ("port" in line) {
+          port = line.port;
+          ready.resolve();
+        } else mails.push(line);
+        nl = buffered.indexOf("\n");
+      }
+    }
+    ready.reject(new Error(`aiosmtpd exited: ${await new Response(child.stderr).text()}`));
+  })();
+  await ready.promise;
+  return {
+    port,
+    mails,
+    stop() {
+      child.kill();
+    },
+  };
+}
+
+/** A header of a raw message (unfolded), or null. */
+export function headerOf(raw: string, name: string): string | null {
+  const head = raw.split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, " ");
+  const line = head.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`));
+  return line ? line.slice(name.length + 1).trim() : null;
+}

@@ -5,10 +5,12 @@
 // approval, the plan's limits, credits, opt-outs, pools and channels apply to a mail as to any API
 // call, and an Idempotency-Key per recipient makes a retried DATA send nothing twice.
 import { AppError } from "../../core/errors";
+import type { DeliveryType } from "../../core/kinds";
 import type { KeyAuthContext } from "../../core/caller";
 import { sha256Hex } from "../../lib/tokens";
 import type { AccountsService } from "../accounts/service";
 import type { ContactService } from "../contacts/service";
+import type { ThreadService } from "../threads/service";
 import type { RateLimiter } from "../../http/rate-limit/types";
 import { type ApiCall, requestPort } from "../mcp/port";
 import { type RecipientRef, recipientOf } from "./address";
@@ -32,12 +34,23 @@ export interface Sender {
   defaultCountry: string | null;
 }
 
-/** A recipient address resolved: the numbers it names and what the address was. */
+/** A reply's way back: the channel, device and SIM the customer wrote to. */
+export interface Via {
+  channel: DeliveryType;
+  deviceId: number;
+  simNumber: number | null;
+}
+
+/** A recipient address resolved: the numbers it names, whose sends they are, and what the address was. */
 export interface Resolved {
   address: string;
   phones: string[];
   /** A tag: a bulk, whose members are checked one by one when sent, not at RCPT TO. */
   bulk: boolean;
+  /** Who sends to them (the signed-in key, a secret address's or a reply's bridge key). */
+  sender: Sender;
+  /** A reply to a forwarded message: sent back the way the customer wrote. */
+  via?: Via;
 }
 
 /** A tag expands to at most this many contacts. */
@@ -66,11 +79,12 @@ export interface BridgeDeps {
   accounts: Pick<AccountsService, "authenticate">;
   rateLimiter: Pick<RateLimiter, "guardAuth">;
   contacts: Pick<ContactService, "search" | "list">;
+  threads: Pick<ThreadService, "messages">;
   settings: EmailSettingsService;
 }
 
 export function createBridge(deps: BridgeDeps) {
-  const { settings, contacts } = deps;
+  const { settings, contacts, threads } = deps;
   const apiOf = (sender: Sender): ApiCall => requestPort(deps.handle, "http://pigeon.smtp", sender.credentials);
 
   async function senderFor(auth: KeyAuthContext, credentials: Record<string, string>): Promise<Sender> {
@@ -149,7 +163,7 @@ export function createBridge(deps: BridgeDeps) {
     if (ref.kind === "invalid") return answer(550, "5.1.3", ref.reason);
     if (ref.kind === "tag") {
       const phones = await tagged(sender.workspaceId, ref.tag);
-      return Array.isArray(phones) ? { address, phones, bulk: true } : phones;
+      return Array.isArray(phones) ? { address, phones, bulk: true, sender } : phones;
     }
     const phone = ref.kind === "number" ? ref.phone : await contactNamed(sender.workspaceId, ref.name);
     if (typeof phone !== "string") return phone;
@@ -162,13 +176,54 @@ export function createBridge(deps: BridgeDeps) {
         reply.body?.message ?? "Refused",
       );
     if (data?.would === "refuse" && data.error) return smtpOfRefusal(data.error.status_id, data.error.error_code, data.error.message);
-    return { address, phones: [phone], bulk: false };
+    return { address, phones: [phone], bulk: false, sender };
+  }
+
+  /**
+   * A reply to a forward (its Reply-To address): null when `local` is no reply address. Allowed to
+   * a key of the thread's workspace, or to a sender its forwards go to or its allowlist names.
+   */
+  async function replyRecipient(
+    address: string,
+    local: string,
+    from: string,
+    signedIn: Sender | null,
+  ): Promise<Resolved | SmtpAnswer | null> {
+    const target = settings.parseReply(local);
+    if (!target) return null;
+    const own = await settings.get(target.workspaceId);
+    const allowed = signedIn ? signedIn.workspaceId === target.workspaceId : senderAllowed([...own.forwardTo, ...own.senders], from);
+    if (!allowed)
+      return answer(550, "5.7.1", "This sender may not reply to the conversation (not a forward's recipient nor on the allowlist)");
+    const read = await threads.messages(target.workspaceId, target.threadId, 1, 1).catch(() => null);
+    if (!read) return answer(550, "5.1.1", "The conversation this reply belongs to is gone");
+    const credentials = await settings.replyCredentials(target.workspaceId);
+    if (!credentials) return answer(451, "4.3.0", "Replies are unavailable just now; try again later");
+    const headers = { "x-api-key": credentials.apiKey, "x-api-secret": credentials.apiSecret };
+    let auth: KeyAuthContext;
+    try {
+      auth = (await deps.accounts.authenticate(new Headers(headers))) as KeyAuthContext;
+    } catch {
+      return answer(550, "5.7.1", 'The workspace\'s "Email bridge" key is disabled: replies by email are off');
+    }
+    // A reply is always its body (without the quote of the forward), whatever the workspace's choice.
+    const sender = { ...(await senderFor(auth, headers)), content: "body" as const };
+    const channel: DeliveryType = read.thread.channel;
+    return {
+      address,
+      phones: [read.thread.peer],
+      bulk: false,
+      sender,
+      via: { channel, deviceId: target.deviceId, simNumber: channel === "sms" ? target.simNumber : null },
+    };
   }
 
   /** One recipient's send; its Idempotency-Key makes a repeat of the same mail to them replay, not resend. */
-  async function sendOne(api: ApiCall, mailKey: string, phone: string, text: string) {
-    const reply = await api("POST", "/v1/api/sms/send", {
-      body: { recipient_contact: phone, message: text },
+  async function sendOne(api: ApiCall, mailKey: string, phone: string, text: string, via?: Via) {
+    const path = via?.channel === "chatapp" ? "/v1/api/chatapp/send" : "/v1/api/sms/send";
+    const routing = via ? { device_id: via.deviceId, ...(via.simNumber !== null ? { sim_number: via.simNumber } : {}) } : {};
+    const reply = await api("POST", path, {
+      body: { recipient_contact: phone, message: text, ...routing },
       headers: { "idempotency-key": `email:${sha256Hex(`${mailKey}\n${phone}`).slice(0, 48)}` },
     });
     const data = (reply.body?.data ?? {}) as Record<string, unknown>;
@@ -186,12 +241,12 @@ export function createBridge(deps: BridgeDeps) {
    * server retries, and the stored ones replay); otherwise 250 naming the ones refused, or 5xx
    * when none could go.
    */
-  async function deliver(sender: Sender, mailKey: string, phones: string[], text: string): Promise<SmtpAnswer> {
+  async function deliver(sender: Sender, mailKey: string, phones: string[], text: string, via?: Via): Promise<SmtpAnswer> {
     const api = apiOf(sender);
     const unique = [...new Set(phones)];
     const results: Awaited<ReturnType<typeof sendOne>>[] = [];
     for (let i = 0; i < unique.length; i += SEND_CONCURRENCY) {
-      results.push(...(await Promise.all(unique.slice(i, i + SEND_CONCURRENCY).map((p) => sendOne(api, mailKey, p, text)))));
+      results.push(...(await Promise.all(unique.slice(i, i + SEND_CONCURRENCY).map((p) => sendOne(api, mailKey, p, text, via)))));
     }
     const sent = results.filter((r) => r.ok);
     const refused = results.filter((r) => !r.ok);
@@ -218,7 +273,7 @@ export function createBridge(deps: BridgeDeps) {
     return answer(250, "2.0.0", `Queued ${sent.length} of ${unique.length} (${ids}); refused ${refused.length}: ${why}`);
   }
 
-  return { signIn, secretSender, recipient, deliver, mayUseSecretAddress: (from: string) => settings.anyAllows(from) };
+  return { signIn, secretSender, recipient, replyRecipient, deliver, mayUseSecretAddress: (from: string) => settings.anyAllows(from) };
 }
 
 export type Bridge = ReturnType<typeof createBridge>;

@@ -4,12 +4,20 @@
 import type { ModuleDescriptor, Services } from "../../services-type";
 import type { AppSelf } from "../../services-type";
 import { createBridge } from "./bridge";
+import { createEmailForwarding, type ForwardDeps } from "./forward";
+import { createEmailRepository } from "./repository";
 import { emailRoutes } from "./routes";
 import { createEmailSettings, type EmailSettingsDeps } from "./settings";
 import { type SmtpListenerOptions, startSmtpListener } from "./smtp";
 
-export function createEmailModule(deps: EmailSettingsDeps) {
-  return createEmailSettings(deps);
+/** The email bridge's settings, and (given the rest of its deps) its forwarding, over one repository. */
+export function createEmailModule(deps: Omit<EmailSettingsDeps, "repo">) {
+  const repo = createEmailRepository(deps.storage);
+  const settings = createEmailSettings({ ...deps, repo });
+  return {
+    settings,
+    forwarding: (more: Omit<ForwardDeps, "repo" | "settings">) => createEmailForwarding({ ...more, repo, settings }),
+  };
 }
 
 /** The SMTP listener on the configured ports (null when both are off); `limits` replaces documented ones (tests). */
@@ -21,6 +29,7 @@ export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOpt
     accounts: s.accounts,
     rateLimiter: s.rateLimiter,
     contacts: s.contacts,
+    threads: s.threads,
     settings: s.email,
   });
   return startSmtpListener({
@@ -39,4 +48,5 @@ export const emailModule: ModuleDescriptor = {
   name: "email",
   routes: (s) => ({ api: [emailRoutes(s)] }),
   listen: (s, app) => listen(s, app),
+  tasks: (s) => [{ name: "email:forward", everySeconds: s.config.workerIntervalSeconds, run: () => s.emailForward.deliverDue() }],
 };

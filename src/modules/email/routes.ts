@@ -7,7 +7,7 @@ import { Envelope, errorResponses, models, ok } from "../../http/envelope";
 import { refuseUnknownFields } from "../../http/validation";
 import type { Services } from "../../services-type";
 import { EMAIL_CONTENTS } from "./content";
-import { SENDERS_MAX, type EmailSettings } from "./settings";
+import { FORWARD_TO_MAX, SENDERS_MAX, type EmailSettings } from "./settings";
 
 const Settings = t.Object({
   content: t.UnionEnum([...EMAIL_CONTENTS], {
@@ -22,9 +22,16 @@ const Settings = t.Object({
   secret_address: t.Nullable(
     t.Object({
       hint: t.String({ description: "The token's last four characters" }),
-      key_id: t.Nullable(t.Integer({ description: 'The API key its sends are made with (named "Email secret address")' })),
+      key_id: t.Nullable(t.Integer({ description: 'The API key its sends are made with (named "Email bridge")' })),
     }),
   ),
+  forward_to: t.Array(t.String(), { description: "Where every received message is forwarded by email (needs PIGEON_SMTP_RELAY_URL)" }),
+  reply_domain: t.Nullable(
+    t.String({
+      description: "The domain of the forwards' Reply-To addresses, one that reaches this server's SMTP listener; null: no Reply-To",
+    }),
+  ),
+  relay: t.Boolean({ description: "Whether PIGEON_SMTP_RELAY_URL is set (forwards are queued only then)" }),
   listener: t.Object({
     smtp_port: t.Nullable(t.Integer({ description: "PIGEON_SMTP_PORT, or null when the listener is off" })),
     smtps_port: t.Nullable(t.Integer({ description: "PIGEON_SMTPS_PORT, or null" })),
@@ -36,6 +43,8 @@ const Change = t.Object(
     content: t.Optional(t.UnionEnum([...EMAIL_CONTENTS])),
     default_country: t.Optional(t.Nullable(t.String({ maxLength: 2 }))),
     senders: t.Optional(t.Array(t.String({ maxLength: 254 }), { maxItems: SENDERS_MAX })),
+    forward_to: t.Optional(t.Array(t.String({ maxLength: 254 }), { maxItems: FORWARD_TO_MAX })),
+    reply_domain: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
   },
   {
     additionalProperties: false,
@@ -43,15 +52,18 @@ const Change = t.Object(
   },
 );
 
-export type EmailRoutesDeps = Pick<Services, "email" | "config">;
+export type EmailRoutesDeps = Pick<Services, "email" | "emailForward" | "config">;
 
 export function emailRoutes(s: EmailRoutesDeps) {
-  const { email, config } = s;
+  const { email, emailForward, config } = s;
   const view = (settings: EmailSettings) => ({
     content: settings.content,
     default_country: settings.defaultCountry,
     senders: settings.senders,
     secret_address: settings.secretAddress ? { hint: settings.secretAddress.hint, key_id: settings.secretAddress.keyId } : null,
+    forward_to: settings.forwardTo,
+    reply_domain: settings.replyDomain,
+    relay: config.smtp.relay !== null,
     listener: { smtp_port: config.smtp.port, smtps_port: config.smtp.tlsPort },
   });
   return new Elysia({ tags: ["Email"] })
@@ -73,7 +85,13 @@ export function emailRoutes(s: EmailRoutesDeps) {
       async ({ auth, body }) =>
         ok(
           view(
-            await email.update(auth.workspaceId, { content: body.content, defaultCountry: body.default_country, senders: body.senders }),
+            await email.update(auth.workspaceId, {
+              content: body.content,
+              defaultCountry: body.default_country,
+              senders: body.senders,
+              forwardTo: body.forward_to,
+              replyDomain: body.reply_domain,
+            }),
           ),
           "Email settings changed",
         ),
@@ -122,7 +140,55 @@ export function emailRoutes(s: EmailRoutesDeps) {
           summary: "Issue (or replace) the secret address",
           description:
             "For devices that cannot sign in to SMTP: mail to `<token>+NUMBER@…` from a sender on `senders` is sent without AUTH. A new token replaces the old one at once. " +
-            'The first one also makes the API key its sends go through (scope send, named "Email secret address"): limit it on the keys page like any key; disabling it closes the address.',
+            'The first one also makes the API key its sends go through (scope send, named "Email bridge"): limit it on the keys page like any key; disabling it closes the address.',
+        },
+      },
+    )
+    .get(
+      "/v1/api/email/outbox",
+      async ({ auth }) =>
+        ok(
+          {
+            forwards: (await emailForward.outbox(auth.workspaceId)).map((f) => ({
+              forward_id: f.id,
+              to: JSON.parse(f.recipients) as string[],
+              subject: f.subject,
+              status: f.status as "pending" | "sent" | "failed",
+              attempts: f.attempts,
+              last_error: f.lastError,
+              created_at: new Date(f.createdAt).toISOString(),
+              sent_at: f.sentAt === null ? null : new Date(f.sentAt).toISOString(),
+            })),
+          },
+          "Email forwards",
+        ),
+      {
+        response: {
+          200: Envelope(
+            t.Object({
+              forwards: t.Array(
+                t.Object({
+                  forward_id: t.Integer(),
+                  to: t.Array(t.String()),
+                  subject: t.String(),
+                  status: t.UnionEnum(["pending", "sent", "failed"]),
+                  attempts: t.Integer(),
+                  last_error: t.Nullable(t.String()),
+                  created_at: t.String({ format: "date-time" }),
+                  sent_at: t.Nullable(t.String({ format: "date-time" })),
+                }),
+              ),
+            }),
+          ),
+          ...errorResponses(),
+        },
+        auth: "apiKey",
+        scope: "admin",
+        detail: {
+          operationId: "listEmailForwards",
+          summary: "List the latest forwards by email",
+          description:
+            "The 50 newest forwards of received messages, newest first: pending (waiting for the relay, retried with backoff), sent, or failed with the relay's last answer. Kept 7 days.",
         },
       },
     )

@@ -1,6 +1,7 @@
 // The email bridge's table: each workspace's settings for mail turned into SMS (docs/email.md).
 // Declared with drizzle; drizzle-kit reads every schema.ts in src (drizzle.config.ts).
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { apiKey, workspace } from "../accounts/schema";
 
 /**
@@ -23,5 +24,40 @@ export const emailSetting = sqliteTable("email_setting", {
   keySecret: text("key_secret"),
   // JSON list of lower-case addresses or "@domain" entries allowed to use the secret address.
   senders: text("senders").notNull().default("[]"),
+  // JSON list of addresses every received message is forwarded to (none: no forwarding).
+  forwardTo: text("forward_to").notNull().default("[]"),
+  // The domain of the forwards' Reply-To addresses: one that reaches the SMTP listener (null: no Reply-To).
+  replyDomain: text("reply_domain"),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/**
+ * Email Pigeon sends through the relay (PIGEON_SMTP_RELAY_URL): forwards of received messages,
+ * each written in the unit of work that stored the message and sent after it by a task, retried
+ * with backoff as webhooks are. `dedupe_key` names what it forwards, so one message is never
+ * queued twice for the same reason.
+ */
+export const emailOutbox = sqliteTable(
+  "email_outbox",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    workspaceId: integer("workspace_id")
+      .notNull()
+      .references(() => workspace.id),
+    dedupeKey: text("dedupe_key").notNull().unique(),
+    // JSON list of addresses.
+    recipients: text("recipients").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    replyTo: text("reply_to"),
+    status: text("status", { enum: ["pending", "sent", "failed"] })
+      .notNull()
+      .default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: integer("next_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    sentAt: integer("sent_at"),
+  },
+  (table) => [index("email_outbox_due_idx").on(table.nextAt).where(sql`status = 'pending'`)],
+);

@@ -104,6 +104,16 @@ async function readCapped(stream: SMTPServerDataStream, max: number): Promise<{ 
   return { bytes: Buffer.concat(chunks), over: over || stream.sizeExceeded };
 }
 
+/** Recipients sent together: the same sender and, for a reply, the same way back. */
+function groupsOf(recipients: Resolved[]): Resolved[][] {
+  const groups = new Map<string, Resolved[]>();
+  for (const r of recipients) {
+    const key = `${r.sender.credentials["x-api-key"]}|${r.via ? `${r.via.channel}:${r.via.deviceId}:${r.via.simNumber}` : ""}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()];
+}
+
 export interface SmtpListener {
   /** The ports bound ("smtp on 127.0.0.1:2525, smtps on …"). */
   describe(): string;
@@ -184,11 +194,17 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
         return done(say(452, "4.5.3", `At most ${limits.recipients} recipients a message; send the rest in another`));
       void (async () => {
         const { local } = splitAddress(address.address);
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
+        const reply = await bridge.replyRecipient(address.address, local, from, state.sender);
+        if (reply) {
+          if ("code" in reply) return done(refusal(reply));
+          state.recipients.push(reply);
+          return done();
+        }
         let sender = state.sender;
         let rest = local;
         if (!sender) {
           const secret = secretTokenOf(local);
-          const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
           const found = secret ? await bridge.secretSender(secret.token, from) : null;
           if (!found || !secret)
             return done(say(550, "5.7.1", "Relaying denied: sign in with AUTH, or write to a secret address that allows this sender"));
@@ -212,19 +228,22 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
       void (async () => {
         const { bytes, over } = await readCapped(stream, limits.messageBytes);
         if (over) return done(say(552, "5.3.4", `The message is over ${limits.messageBytes} bytes`));
-        const sender = state.sender ?? state.secret;
-        if (!sender || state.recipients.length === 0) return done(say(503, "5.5.1", "No valid recipients"));
+        if (state.recipients.length === 0) return done(say(503, "5.5.1", "No valid recipients"));
         const mail = await simpleParser(bytes, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
-        const { text } = smsText(mail, sender.content, sender.lengthCap);
-        if (!text) return done(say(554, "5.6.0", "The message has no text to send (an empty subject and body)"));
         // The same mail again (a sending server's retry) has the same key: its sends replay.
         const id = mail.messageId?.trim() || `sha256:${sha256Hex(bytes.toString("latin1"))}`;
-        const mailKey = `${sender.workspaceId}\n${id}`;
-        const phones = state.recipients.flatMap((r) => r.phones);
-        const result = await bridge.deliver(sender, mailKey, phones, text);
+        const answers: SmtpAnswer[] = [];
+        for (const group of groupsOf(state.recipients)) {
+          const { sender, via } = group[0];
+          const { text } = smsText(mail, sender.content, sender.lengthCap);
+          if (!text) return done(say(554, "5.6.0", "The message has no text to send (an empty subject and body)"));
+          const phones = group.flatMap((r) => r.phones);
+          answers.push(await bridge.deliver(sender, `${sender.workspaceId}\n${id}`, phones, text, via));
+        }
         state.recipients = [];
-        if (result.code >= 400) return done(refusal(result));
-        done(null, `${result.enhanced} ${result.text}`);
+        const failed = answers.find((a) => a.code >= 400 && a.code < 500) ?? (answers.every((a) => a.code >= 500) ? answers[0] : undefined);
+        if (failed) return done(refusal(failed));
+        done(null, answers.map((a) => `${a.enhanced} ${a.text}`).join("; "));
       })().catch((error) => {
         log("smtp DATA failed", error);
         done(say(451, "4.3.0", "The message could not be stored; try again later"));

@@ -4,7 +4,9 @@
 //   2. the inbound rules (src/modules/rules), for any other message;
 //   3. for an SMS, the sender sticks to the pool members on the device it wrote to;
 //   4. the workspace's (or the pool's) Twilio-style incoming-message URL hears every message,
-//      keywords too, as Twilio's does.
+//      keywords too, as Twilio's does;
+//   5. the email bridge queues its forward to the workspace's mailboxes, keywords too (staff see
+//      every text the number gets).
 // A data SMS (bytes to a port, no text) is no keyword, reaches only the rules that match any
 // message, and is not posted to the Twilio-style URL, whose form has no place for it.
 import type { ModuleDescriptor } from "../../services-type";
@@ -19,6 +21,8 @@ export interface InboundSteps {
   /** The pools note who wrote to which device (and SIM). */
   heardFrom: (workspaceId: number, deviceId: number, sender: string, simNumber: number | null) => Promise<void>;
   twilioIncoming: (m: Inbound, stored: Stored) => Promise<void>;
+  /** Queues the message's forward by email (src/modules/email/forward.ts). */
+  email: (m: Inbound, stored: Stored) => Promise<void>;
 }
 
 export function createInboundPipeline(steps: InboundSteps): InboundHook {
@@ -26,6 +30,7 @@ export function createInboundPipeline(steps: InboundSteps): InboundHook {
     if (!(await steps.keywords(m, stored))) await steps.rules(m, stored);
     if (m.channel === "sms") await steps.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
     if (!m.dataMessage) await steps.twilioIncoming(m, stored);
+    if (!m.dataMessage) await steps.email(m, stored);
   };
 }
 

@@ -1,0 +1,121 @@
+// SMS to email: every message a workspace receives is forwarded to its `forward_to` addresses
+// through the relay (PIGEON_SMTP_RELAY_URL). The forward is queued in the outbox inside the unit of
+// work that stores the received message, so a crash loses neither or both, and its dedupe key (the
+// message's id) keeps one message from being queued twice; a task sends what is due, retrying a
+// relay that is down or busy with backoff, as webhooks are retried. Each forward's Reply-To is an
+// address of its thread (settings.replyLocal), so a reply by email comes back through the listener
+// and goes out as an SMS (bridge.ts).
+import nodemailer from "nodemailer";
+import type { Clock } from "../../clock";
+import type { SmtpRelay } from "../../config";
+import type { LogFn } from "../../lib/log";
+import { DAY, MINUTE } from "../../lib/time";
+import type { Inbound } from "../threads/inbound";
+import type { EmailRepository } from "./repository";
+import type { EmailSettingsService } from "./settings";
+
+/** Waits before each retry of a forward the relay did not take (then it fails for good). */
+export const FORWARD_RETRY_DELAYS_MS = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * 60 * MINUTE, 6 * 60 * MINUTE, 12 * 60 * MINUTE];
+/** Forwards sent or failed are forgotten after this long. */
+export const FORWARD_KEPT_MS = 7 * DAY;
+/** Forwards sent in one run of the task. */
+const BATCH = 20;
+
+export interface ForwardDeps {
+  repo: EmailRepository;
+  clock: Clock;
+  settings: EmailSettingsService;
+  relay: SmtpRelay | null;
+  from: string;
+  log: LogFn;
+  /** The name of the contact with this number, if any. */
+  contactName: (workspaceId: number, phone: string) => Promise<string | null>;
+  /** Replaces the relay's transport (tests). */
+  transport?: { sendMail(mail: Record<string, unknown>): Promise<unknown> };
+}
+
+/** What the relay's refusal says of the next attempt: a 5xx reply is final; anything else passes. */
+function isFinal(error: unknown): boolean {
+  const code = (error as { responseCode?: number }).responseCode;
+  return typeof code === "number" && code >= 500;
+}
+
+export function createEmailForwarding(deps: ForwardDeps) {
+  const { repo, clock, settings, relay, log } = deps;
+  let transport = deps.transport ?? null;
+  const transportOf = () => {
+    if (transport) return transport;
+    if (!relay) return null;
+    transport = nodemailer.createTransport({
+      host: relay.host,
+      port: relay.port,
+      secure: relay.secure,
+      requireTLS: relay.requireTls,
+      ...(relay.user !== null ? { auth: { user: relay.user, pass: relay.pass ?? "" } } : {}),
+      connectionTimeout: 15_000,
+      greetingTimeout: 15_000,
+      socketTimeout: 30_000,
+    });
+    return transport;
+  };
+
+  /** Queues the forward of a received message, inside the unit of work that stored it. */
+  async function onInbound(m: Inbound, stored: { threadId: number; messageId: number }): Promise<void> {
+    if (!relay || m.dataMessage) return;
+    const own = await settings.get(m.workspaceId);
+    if (own.forwardTo.length === 0) return;
+    const name = m.fromName || (await deps.contactName(m.workspaceId, m.from));
+    const who = name ? `${name} (${m.from})` : m.from;
+    const replyTo = own.replyDomain
+      ? `${settings.replyLocal({ workspaceId: m.workspaceId, threadId: stored.threadId, deviceId: m.deviceId, simNumber: m.simNumber ?? null })}@${own.replyDomain}`
+      : null;
+    const channel = m.channel === "sms" ? "SMS" : "Message";
+    const footer = replyTo ? "\n\n--\nReply to this email to answer by SMS (only the text above the quote is sent)." : "";
+    await repo.enqueue(
+      {
+        workspaceId: m.workspaceId,
+        dedupeKey: `inbound:${stored.messageId}`,
+        recipients: own.forwardTo,
+        subject: `${channel} from ${who}`,
+        body: `${m.body}${footer}`,
+        replyTo,
+      },
+      clock.now(),
+    );
+  }
+
+  /** Sends the forwards that are due; how many went. */
+  async function deliverDue(): Promise<number> {
+    const mailer = transportOf();
+    if (!mailer) return 0;
+    const now = clock.now();
+    const due = await repo.due(now, BATCH);
+    let sent = 0;
+    for (const row of due) {
+      try {
+        await mailer.sendMail({
+          from: deps.from,
+          to: JSON.parse(row.recipients) as string[],
+          subject: row.subject,
+          text: row.body,
+          ...(row.replyTo ? { replyTo: row.replyTo } : {}),
+          // Stable across retries: a receiving system can tell a repeat after a crash for what it is.
+          messageId: `<pigeon-forward-${row.workspaceId}-${row.id}@${deps.from.split("@")[1]}>`,
+        });
+        await repo.markSent(row.id, clock.now());
+        sent++;
+      } catch (error) {
+        const delay = FORWARD_RETRY_DELAYS_MS[row.attempts];
+        const final = isFinal(error) || delay === undefined;
+        await repo.markFailed(row.id, (error as Error).message.slice(0, 500), final ? null : clock.now() + delay);
+        if (final) log(`email forward ${row.id} failed for good`, error);
+      }
+    }
+    if (due.length < BATCH) await repo.prune(now - FORWARD_KEPT_MS);
+    return sent;
+  }
+
+  return { onInbound, deliverDue, outbox: (workspaceId: number, limit = 50) => repo.outbox(workspaceId, limit) };
+}
+
+export type EmailForwarding = ReturnType<typeof createEmailForwarding>;
