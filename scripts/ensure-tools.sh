@@ -33,4 +33,6 @@ ensure swaks swaks
 # swaks speaks TLS through Perl's Net::SSLeay (its STARTTLS and AUTH need it).
 perl -MNet::SSLeay -MIO::Socket::SSL -e 1 >/dev/null 2>&1 || ensure /nonexistent/net-ssleay libnet-ssleay-perl libio-socket-ssl-perl
 ensure python3 python3
+# Python's aiosmtpd, the relay that takes the bridge's forwards (test/email/forward.test.ts).
+ensure /usr/lib/python3/dist-packages/aiosmtpd python3-aiosmtpd
 exit 0

@@ -261,6 +261,8 @@ export function createServices(deps: Deps): Services {
     templateExists: async (workspaceId, id) => (await templateRepo.get(workspaceId, id)) !== null,
     deviceExists: async (workspaceId, id) => (await deviceRepo.get(workspaceId, id)) !== null,
     webhooks: ruleWebhooks(webhooks, events),
+    email: (m, stored, mail) => emailForward.queue(m, stored, mail),
+    emailConfigured: () => config.smtp.relay !== null,
     send: replyOnOwnAccord,
   });
   const core: ChannelCore = {

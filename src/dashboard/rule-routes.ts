@@ -40,6 +40,7 @@ function fieldOf(field: unknown): keyof RuleErrors {
   if (f.startsWith("action.webhook")) return "webhook";
   if (f.startsWith("action.forward")) return "forward";
   if (f === "action.tag") return "tag";
+  if (f.startsWith("action.email")) return "email";
   if (f === "action") return "action";
   if (f === "when.outside_hours.start") return "hoursStart";
   if (f === "when.outside_hours.end") return "hoursEnd";
@@ -60,6 +61,7 @@ function ruleFormOf(body: unknown): RuleForm {
     replyText: (f.reply_text ?? "").trim(),
     webhookUrl: (f.webhook_url ?? "").trim(),
     forwardTo: (f.forward_to ?? "").trim(),
+    emailTo: (f.email_to ?? "").trim().slice(0, 2000),
     tag: (f.tag ?? "").trim(),
     continueAfter: f.continue === "1",
     hoursStart: (f.hours_start ?? "").trim(),
@@ -84,8 +86,8 @@ function schemaErrors(form: RuleForm): RuleErrors {
     else if (form.matchValue.length > 500) e.match = "A pattern has at most 500 characters.";
   }
   if (form.channels.length === 0) e.channels = "Choose at least one channel.";
-  if (!form.replyText && !form.webhookUrl && !form.forwardTo && !form.tag)
-    e.action = "Give the rule something to do: a reply, a webhook URL, a number to forward to or a tag.";
+  if (!form.replyText && !form.webhookUrl && !form.forwardTo && !form.tag && !form.emailTo)
+    e.action = "Give the rule something to do: a reply, a webhook URL, a number to forward to, a tag or an email address.";
   if (form.replyText.length > 1600) e.reply = `The reply is ${form.replyText.length} characters; at most 1600.`;
   if (form.webhookUrl && (form.webhookUrl.length > 2048 || !URL.canParse(form.webhookUrl)))
     e.webhook = "Enter a full URL of at most 2048 characters, such as https://example.com/hooks/rule.";
@@ -102,6 +104,7 @@ function inputOf(form: RuleForm): RuleInput {
   if (form.webhookUrl) action.webhook = { url: form.webhookUrl };
   if (form.forwardTo) action.forward = { to: form.forwardTo };
   if (form.tag) action.tag = form.tag;
+  if (form.emailTo) action.email = { to: form.emailTo.split(/[,;\s]+/).filter(Boolean) };
   const words = keywordsOf(form.matchValue);
   return {
     name: form.name,

@@ -102,6 +102,31 @@ describe("received SMS forwarded by email, and replies", () => {
     expect(keys.find((k) => k.name === "Email bridge")?.scopes).toEqual(["send"]);
   });
 
+  test("an inbound rule's email action: its own addresses and subject, once per message; refused addresses name the field", async () => {
+    const bad = await ctx.post("/v1/api/rule/create", {
+      name: "Bad",
+      match: { keyword: "x" },
+      action: { email: { to: ["not-an-address"] } },
+    });
+    expect(expectEnvelope(bad, 400).data.field).toBe("action.email.to");
+    const made = await ctx.post("/v1/api/rule/create", {
+      name: "Urgent to the manager",
+      match: { keyword: "urgent" },
+      action: { email: { to: ["Manager@Shop.example"], subject: "URGENT from {name}: {text}" } },
+    });
+    expect(made.status).toBe(200);
+    const before = relay.mails.length;
+    await phone.receive(ANN.phone, "urgent: the door is jammed");
+    ctx.clock.advance(FORWARD_RETRY_DELAYS_MS.at(-1)!);
+    // Two forwards of the one message: the workspace's forward_to, and the rule's.
+    expect(await ctx.services.emailForward.deliverDue()).toBe(2);
+    expect(await ctx.services.emailForward.deliverDue()).toBe(0);
+    const fresh = relay.mails.slice(before);
+    const ruleMail = fresh.find((m) => m.to[0] === "manager@shop.example")!;
+    expect((await simpleParser(ruleMail.data)).subject).toBe(`URGENT from ${ANN.name}: urgent: the door is jammed`);
+    expect(fresh.map((m) => m.to[0]).sort()).toEqual(["manager@shop.example", "staff@shop.example"]);
+  });
+
   test("no one else may reply: a stranger, or a reply address whose digest is wrong", async () => {
     const replyTo = headerOf(relay.mails[0].data, "Reply-To")!;
     const stranger = await smtplibSession({ port: smtp, tls: "none", from: "eve@evil.example", to: [replyTo] });

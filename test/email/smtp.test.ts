@@ -351,6 +351,20 @@ describe("settings through the API", () => {
   });
 });
 
+describe("a rule's email action without a relay", () => {
+  test("the rule tester says it would email nothing, and why", async () => {
+    const ctx = await createTestContext();
+    expectEnvelope(
+      await ctx.post("/v1/api/rule/create", { name: "Mail", match: { any: true }, action: { email: { to: ["a@shop.example"] } } }),
+      200,
+    );
+    const matches = expectEnvelope(await ctx.post("/v1/api/rule/test", { body: "hello", from: "+14155552671" }), 200).data.matches as {
+      actions: { action: string; done: boolean; reason: string | null }[];
+    }[];
+    expect(matches[0].actions).toEqual([{ action: "email", done: false, reason: "no mail relay is configured (PIGEON_SMTP_RELAY_URL)" }]);
+  });
+});
+
 describe("loopback without TLS, when allowed", () => {
   test("PIGEON_SMTP_PLAIN_LOOPBACK=1 lets a loopback client sign in before STARTTLS", async () => {
     const loop = await rig({ plainLoopback: true });

@@ -34,6 +34,8 @@ export interface RuleForm {
   webhookUrl: string;
   forwardTo: string;
   tag: string;
+  /** Addresses to email the message to, separated by commas. */
+  emailTo: string;
   continueAfter: boolean;
   hoursStart: string;
   hoursEnd: string;
@@ -51,6 +53,7 @@ export type RuleErrors = Partial<
     | "webhook"
     | "forward"
     | "tag"
+    | "email"
     | "hoursStart"
     | "hoursEnd"
     | "hours"
@@ -83,6 +86,7 @@ export const emptyRuleForm = (): RuleForm => ({
   webhookUrl: "",
   forwardTo: "",
   tag: "",
+  emailTo: "",
   continueAfter: false,
   hoursStart: "",
   hoursEnd: "",
@@ -115,7 +119,7 @@ export const channelsText = (channels: string[] | null) =>
   channels === null ? "Every channel" : channels.map((c) => CHANNELS.find((k) => k.value === c)?.label ?? c).join(", ");
 
 type ActionKind = RuleOutcome["actions"][number]["action"];
-const ACTION_ORDER: ActionKind[] = ["reply", "webhook", "forward", "tag"];
+const ACTION_ORDER: ActionKind[] = ["reply", "webhook", "forward", "tag", "email"];
 
 /** Each thing a rule does, in words; a template reply by the template's name when it is known. */
 export function actionTexts(action: Record<string, unknown>, templateName: (id: number) => string | undefined) {
@@ -124,6 +128,7 @@ export function actionTexts(action: Record<string, unknown>, templateName: (id: 
     webhook?: { url: string };
     forward?: { to: string; channel?: string };
     tag?: string;
+    email?: { to: string[] };
   };
   const out: Partial<Record<ActionKind, Html>> = {};
   if (a.reply?.text !== undefined) out.reply = html`Replies “${a.reply.text}”`;
@@ -132,6 +137,7 @@ export function actionTexts(action: Record<string, unknown>, templateName: (id: 
   if (a.webhook) out.webhook = html`Posts to <code>${a.webhook.url}</code>`;
   if (a.forward) out.forward = html`Forwards to ${a.forward.to}${a.forward.channel === "chatapp" ? " (chat app)" : ""}`;
   if (a.tag !== undefined) out.tag = html`Tags the sender <code>${a.tag}</code>`;
+  if (a.email) out.email = html`Emails ${a.email.to.join(", ")}`;
   return out;
 }
 
@@ -172,7 +178,7 @@ function ruleRow(r: RuleView, i: number, count: number, zone: string, templateNa
 </tr>`;
 }
 
-const HELD: Record<ActionKind, string> = { reply: "Reply", webhook: "Webhook", forward: "Forward", tag: "Tag" };
+const HELD: Record<ActionKind, string> = { reply: "Reply", webhook: "Webhook", forward: "Forward", tag: "Tag", email: "Email" };
 const KEYWORD_TEXT = { opt_out: "an opt-out keyword", opt_in: "an opt-in keyword", help: "a help keyword" } as const;
 
 /** The tester's answer, swapped into its live region as the message is typed. */
@@ -285,6 +291,10 @@ function ruleForm(f: RuleForm, e: RuleErrors, csrf: string): Html {
       <input id="r-tag" name="tag" maxlength="50" autocomplete="off" value="${f.tag}"${describedBy("r-tag", "r-tag-hint", e.tag)}>
       <p class="hint" id="r-tag-hint">The contact is created if there is none.</p>
       ${fieldError("r-tag", e.tag)}
+      <label for="r-email">Email it to</label>
+      <input id="r-email" name="email_to" maxlength="2000" autocomplete="off" placeholder="frontdesk@shop.example" value="${f.emailTo}"${describedBy("r-email", "r-email-hint", e.email)}>
+      <p class="hint" id="r-email-hint">Addresses separated by commas; sent through the server's mail relay (PIGEON_SMTP_RELAY_URL), with a Reply-To that answers by SMS when the workspace has a reply domain.</p>
+      ${fieldError("r-email", e.email)}
       <label class="check"><input type="checkbox" name="continue" value="1"${checked(f.continueAfter)}> Then let the next matching rule act too (else later rules are skipped)</label>
     </fieldset>
     <fieldset>

@@ -21,6 +21,9 @@ export const FORWARD_KEPT_MS = 7 * DAY;
 /** Forwards sent in one run of the task. */
 const BATCH = 20;
 
+/** What a forward tells of a received message. */
+export type ForwardedMessage = Pick<Inbound, "workspaceId" | "channel" | "deviceId" | "from" | "body" | "simNumber">;
+
 export interface ForwardDeps {
   repo: EmailRepository;
   clock: Clock;
@@ -59,29 +62,51 @@ export function createEmailForwarding(deps: ForwardDeps) {
     return transport;
   };
 
-  /** Queues the forward of a received message, inside the unit of work that stored it. */
+  /** The Reply-To of a forward of `m` (its thread's reply address), when the workspace has a reply domain. */
+  function replyToOf(m: ForwardedMessage, stored: { threadId: number }, replyDomain: string | null): string | null {
+    if (!replyDomain) return null;
+    const local = settings.replyLocal({
+      workspaceId: m.workspaceId,
+      threadId: stored.threadId,
+      deviceId: m.deviceId,
+      simNumber: m.simNumber ?? null,
+    });
+    return `${local}@${replyDomain}`;
+  }
+
+  /** Queues one email about a received message; false when there is no relay (nothing queued). */
+  async function queue(
+    m: ForwardedMessage,
+    stored: { threadId: number; messageId: number },
+    mail: { to: string[]; subject: string; dedupeKey: string },
+  ): Promise<boolean> {
+    if (!relay) return false;
+    const own = await settings.get(m.workspaceId);
+    const replyTo = replyToOf(m, stored, own.replyDomain);
+    const footer = replyTo ? "\n\n--\nReply to this email to answer by SMS (only the text above the quote is sent)." : "";
+    await repo.enqueue(
+      {
+        workspaceId: m.workspaceId,
+        dedupeKey: mail.dedupeKey,
+        recipients: mail.to,
+        subject: mail.subject,
+        body: `${m.body}${footer}`,
+        replyTo,
+      },
+      clock.now(),
+    );
+    return true;
+  }
+
+  /** Queues the forward of a received message to the workspace's forward_to, inside the unit of work that stored it. */
   async function onInbound(m: Inbound, stored: { threadId: number; messageId: number }): Promise<void> {
     if (!relay || m.dataMessage) return;
     const own = await settings.get(m.workspaceId);
     if (own.forwardTo.length === 0) return;
     const name = m.fromName || (await deps.contactName(m.workspaceId, m.from));
     const who = name ? `${name} (${m.from})` : m.from;
-    const replyTo = own.replyDomain
-      ? `${settings.replyLocal({ workspaceId: m.workspaceId, threadId: stored.threadId, deviceId: m.deviceId, simNumber: m.simNumber ?? null })}@${own.replyDomain}`
-      : null;
     const channel = m.channel === "sms" ? "SMS" : "Message";
-    const footer = replyTo ? "\n\n--\nReply to this email to answer by SMS (only the text above the quote is sent)." : "";
-    await repo.enqueue(
-      {
-        workspaceId: m.workspaceId,
-        dedupeKey: `inbound:${stored.messageId}`,
-        recipients: own.forwardTo,
-        subject: `${channel} from ${who}`,
-        body: `${m.body}${footer}`,
-        replyTo,
-      },
-      clock.now(),
-    );
+    await queue(m, stored, { to: own.forwardTo, subject: `${channel} from ${who}`, dedupeKey: `inbound:${stored.messageId}` });
   }
 
   /** Sends the forwards that are due; how many went. */
@@ -115,7 +140,13 @@ export function createEmailForwarding(deps: ForwardDeps) {
     return sent;
   }
 
-  return { onInbound, deliverDue, outbox: (workspaceId: number, limit = 50) => repo.outbox(workspaceId, limit) };
+  return {
+    onInbound,
+    queue,
+    configured: () => relay !== null,
+    deliverDue,
+    outbox: (workspaceId: number, limit = 50) => repo.outbox(workspaceId, limit),
+  };
 }
 
 export type EmailForwarding = ReturnType<typeof createEmailForwarding>;

@@ -75,8 +75,26 @@ const Action = t.Object(
     tag: t.Optional(
       t.String({ minLength: 1, maxLength: 50, description: "A tag given to the sender's contact, created if there is none" }),
     ),
+    email: t.Optional(
+      t.Object(
+        {
+          to: t.Array(t.String({ maxLength: 254 }), { minItems: 1, maxItems: 20, description: "Addresses the message is emailed to" }),
+          subject: t.Optional(
+            t.String({
+              maxLength: 200,
+              description: 'The subject; {from}, {name} and {text} are replaced (default "Message from {name}")',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "An email of the message through PIGEON_SMTP_RELAY_URL (docs/email.md), its Reply-To the conversation's when the workspace has a reply_domain",
+        },
+      ),
+    ),
   },
-  { additionalProperties: false, description: "At least one of reply, webhook, forward and tag" },
+  { additionalProperties: false, description: "At least one of reply, webhook, forward, tag and email" },
 );
 
 const When = t.Object(

@@ -32,7 +32,15 @@ export interface RuleAction {
   webhook?: { url: string };
   forward?: { to: string; channel?: DeliveryType; device_id?: number };
   tag?: string;
+  /** An email to these addresses through the relay (src/modules/email); `subject` may use {from}, {name} and {text}. */
+  email?: { to: string[]; subject?: string };
 }
+
+/** At most this many addresses in a rule's email action. */
+const EMAIL_TO_MAX = 20;
+const EMAIL_ADDRESS = /^[^\s@<>"]+@[a-z0-9.-]+\.[a-z]{2,}$/;
+/** The default subject of a rule's email. */
+const EMAIL_SUBJECT = "Message from {name}";
 
 export interface RuleInput {
   name: string;
@@ -76,6 +84,17 @@ export interface RuleDeps {
     exists: (workspaceId: number, id: number) => Promise<boolean>;
     emit: (workspaceId: number, id: number, data: Record<string, unknown>) => Promise<void>;
   };
+  /**
+   * Queues an email about the message (the email bridge's outbox, inside the inbound message's
+   * unit); false when no relay is configured.
+   */
+  email: (
+    m: Pick<Inbound, "workspaceId" | "channel" | "deviceId" | "from" | "body" | "simNumber">,
+    stored: { threadId: number; messageId: number },
+    mail: { to: string[]; subject: string; dedupeKey: string },
+  ) => Promise<boolean>;
+  /** Whether emails can be sent at all (a relay is configured). */
+  emailConfigured: () => boolean;
   /** Sends these, in order, once the inbound message's unit has committed. */
   send: (
     list: { to: Outgoing; content: { text: string } | { templateId: number; variables: Record<string, string> }; why: string }[],
@@ -87,7 +106,7 @@ export interface RuleDeps {
 export interface RuleOutcome {
   rule_id: number;
   name: string;
-  actions: { action: "reply" | "webhook" | "forward" | "tag"; done: boolean; reason: string | null }[];
+  actions: { action: "reply" | "webhook" | "forward" | "tag" | "email"; done: boolean; reason: string | null }[];
 }
 
 function invalid(field: string, reason: string): AppError {
@@ -170,7 +189,15 @@ export function createRuleService(deps: RuleDeps) {
       if (!/^[\p{L}\p{N} _.:-]{1,50}$/u.test(tag)) throw invalid("action.tag", "letters, digits, spaces and _ . : - only, at most 50");
       out.tag = tag;
     }
-    if (Object.keys(out).length === 0) throw invalid("action", "give at least one of reply, webhook, forward or tag");
+    if (action.email !== undefined) {
+      const to = [...new Set(action.email.to.map((a) => a.trim().toLowerCase()).filter(Boolean))];
+      if (to.length === 0 || to.length > EMAIL_TO_MAX) throw invalid("action.email.to", `give 1 to ${EMAIL_TO_MAX} addresses`);
+      const bad = to.find((a) => !EMAIL_ADDRESS.test(a) || a.length > 254);
+      if (bad !== undefined) throw invalid("action.email.to", `"${bad}" is not an email address`);
+      const subject = action.email.subject?.trim();
+      out.email = { to, ...(subject ? { subject } : {}) };
+    }
+    if (Object.keys(out).length === 0) throw invalid("action", "give at least one of reply, webhook, forward, tag or email");
     return out;
   }
 
@@ -322,6 +349,20 @@ export function createRuleService(deps: RuleDeps) {
       }
       if (reason !== null && act) deps.log(`rule "${rule.name}" forwarded nothing: ${reason}`, undefined, fields);
       done.push({ action: "forward", done: reason === null, reason });
+    }
+    if (action.email !== undefined) {
+      const reason = deps.emailConfigured() ? null : "no mail relay is configured (PIGEON_SMTP_RELAY_URL)";
+      if (reason === null && act) {
+        const name = m.fromName || (await deps.contactName(m.workspaceId, m.from)) || m.from;
+        const subject = (action.email.subject ?? EMAIL_SUBJECT)
+          .replaceAll("{from}", m.from)
+          .replaceAll("{name}", name)
+          .replaceAll("{text}", m.body.replace(/\s+/g, " ").slice(0, 80))
+          .slice(0, 200);
+        await deps.email(m, act, { to: action.email.to, subject, dedupeKey: `rule:${rule.id}:${act.messageId}` });
+      }
+      if (reason !== null && act) deps.log(`rule "${rule.name}" emailed nothing: ${reason}`, undefined, fields);
+      done.push({ action: "email", done: reason === null, reason });
     }
     if (action.reply !== undefined) {
       const blocked = await replyBlocked(rule, m, now);
