@@ -31,6 +31,7 @@ import p28 from "../../migrations-pg/0028_key_limits.sql" with { type: "text" };
 import p29 from "../../migrations-pg/0029_approval.sql" with { type: "text" };
 import p30 from "../../migrations-pg/0030_email_setting.sql" with { type: "text" };
 import p31 from "../../migrations-pg/0031_email_outbox.sql" with { type: "text" };
+import p32 from "../../migrations-pg/0032_email_dsn.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -65,4 +66,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0029_approval", sql: p29 },
   { tag: "0030_email_setting", sql: p30 },
   { tag: "0031_email_outbox", sql: p31 },
+  { tag: "0032_email_dsn", sql: p32 },
 ];

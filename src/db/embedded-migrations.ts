@@ -44,6 +44,7 @@ import m41 from "../../migrations/0041_key_limits.sql" with { type: "text" };
 import m42 from "../../migrations/0042_approval.sql" with { type: "text" };
 import m43 from "../../migrations/0043_email_setting.sql" with { type: "text" };
 import m44 from "../../migrations/0044_email_outbox.sql" with { type: "text" };
+import m45 from "../../migrations/0045_email_dsn.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -91,4 +92,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0042_approval", when: 1796282602732, sql: m42 },
   { tag: "0043_email_setting", when: 1796307154557, sql: m43 },
   { tag: "0044_email_outbox", when: 1796308896074, sql: m44 },
+  { tag: "0045_email_dsn", when: 1796309615994, sql: m45 },
 ];

@@ -102,6 +102,35 @@ describe("received SMS forwarded by email, and replies", () => {
     expect(keys.find((k) => k.name === "Email bridge")?.scopes).toEqual(["send"]);
   });
 
+  test("a reply that fails later: its sender gets a delivery status notification, and forward_to a failure notice", async () => {
+    expectEnvelope(await ctx.call("PATCH", "/v1/api/email/settings", { body: { dsn: true, forward_failures: true } }), 200);
+    const replyTo = headerOf(relay.mails[0].data, "Reply-To")!;
+    const answer = mailText({ from: "staff@shop.example", to: replyTo, subject: "Re: pickup", body: "We close at 6." });
+    const steps = await smtplibSession({ port: smtp, tls: "none", from: "staff@shop.example", to: [replyTo], message: answer });
+    expect(stepOf(steps, "data")).toMatchObject({ code: 250 });
+    const [{ id }] = await ctx.sql.all<{ id: number }>("SELECT id FROM notification ORDER BY id DESC LIMIT 1");
+    expect(await ctx.services.state.transition(id, "failed", { errorCode: "carrier_rejected", reason: "The carrier refused it" })).toBe(
+      true,
+    );
+    ctx.clock.advance(FORWARD_RETRY_DELAYS_MS.at(-1)!);
+    const before = relay.mails.length;
+    expect(await ctx.services.emailForward.deliverDue()).toBe(2);
+    const [first, second] = relay.mails.slice(before);
+    const byTo = new Map([first, second].map((m) => [m.to[0], m]));
+    const dsn = await simpleParser(byTo.get("staff@shop.example")!.data);
+    // staff@ is both the reply's sender and on forward_to: it gets the notice and the DSN, one each.
+    expect([first, second].every((m) => m.to[0] === "staff@shop.example")).toBe(true);
+    const subjects = (await Promise.all([first, second].map(async (m) => (await simpleParser(m.data)).subject))).sort();
+    expect(subjects).toEqual([`Not delivered: message ${id} to ${ANN.phone}`, "Undelivered: Re: pickup"]);
+    expect(dsn.headers.get("auto-submitted")).toBe("auto-generated");
+    const texts = await Promise.all([first, second].map(async (m) => (await simpleParser(m.data)).text ?? ""));
+    expect(texts.every((t) => t.includes("The carrier refused it (carrier_rejected)"))).toBe(true);
+    // Once: a repeat of the failure (a late report) queues nothing more.
+    await ctx.services.state.transition(id, "failed", { errorCode: "carrier_rejected" });
+    expect(await ctx.services.emailForward.deliverDue()).toBe(0);
+    expectEnvelope(await ctx.call("PATCH", "/v1/api/email/settings", { body: { dsn: false, forward_failures: false } }), 200);
+  });
+
   test("an inbound rule's email action: its own addresses and subject, once per message; refused addresses name the field", async () => {
     const bad = await ctx.post("/v1/api/rule/create", {
       name: "Bad",

@@ -81,6 +81,8 @@ export interface BridgeDeps {
   contacts: Pick<ContactService, "search" | "list">;
   threads: Pick<ThreadService, "messages">;
   settings: EmailSettingsService;
+  /** Notes which mail the sends came from (for a delivery status notification if one fails later). */
+  noteOrigins: (workspaceId: number, ids: number[], mailFrom: string, subject: string) => Promise<void>;
 }
 
 export function createBridge(deps: BridgeDeps) {
@@ -241,7 +243,14 @@ export function createBridge(deps: BridgeDeps) {
    * server retries, and the stored ones replay); otherwise 250 naming the ones refused, or 5xx
    * when none could go.
    */
-  async function deliver(sender: Sender, mailKey: string, phones: string[], text: string, via?: Via): Promise<SmtpAnswer> {
+  async function deliver(
+    sender: Sender,
+    mail: { key: string; from: string; subject: string },
+    phones: string[],
+    text: string,
+    via?: Via,
+  ): Promise<SmtpAnswer> {
+    const mailKey = mail.key;
     const api = apiOf(sender);
     const unique = [...new Set(phones)];
     const results: Awaited<ReturnType<typeof sendOne>>[] = [];
@@ -250,6 +259,12 @@ export function createBridge(deps: BridgeDeps) {
     }
     const sent = results.filter((r) => r.ok);
     const refused = results.filter((r) => !r.ok);
+    await deps.noteOrigins(
+      sender.workspaceId,
+      sent.map((r) => r.id),
+      mail.from,
+      mail.subject,
+    );
     const passing = refused.find((r) => r.refusal.code < 500);
     if (passing) {
       const done = sent.length > 0 ? ` (${sent.length} of ${unique.length} stored; a retry sends only the rest)` : "";

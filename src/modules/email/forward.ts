@@ -10,6 +10,7 @@ import type { Clock } from "../../clock";
 import type { SmtpRelay } from "../../config";
 import type { LogFn } from "../../lib/log";
 import { DAY, MINUTE } from "../../lib/time";
+import type { NotificationRecord } from "../notifications/model";
 import type { Inbound } from "../threads/inbound";
 import type { EmailRepository } from "./repository";
 import type { EmailSettingsService } from "./settings";
@@ -18,6 +19,8 @@ import type { EmailSettingsService } from "./settings";
 export const FORWARD_RETRY_DELAYS_MS = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * 60 * MINUTE, 6 * 60 * MINUTE, 12 * 60 * MINUTE];
 /** Forwards sent or failed are forgotten after this long. */
 export const FORWARD_KEPT_MS = 7 * DAY;
+/** Which mail a send came from is kept this long (a later failure past it tells no one). */
+export const ORIGIN_KEPT_MS = 30 * DAY;
 /** Forwards sent in one run of the task. */
 const BATCH = 20;
 
@@ -109,6 +112,46 @@ export function createEmailForwarding(deps: ForwardDeps) {
     await queue(m, stored, { to: own.forwardTo, subject: `${channel} from ${who}`, dedupeKey: `inbound:${stored.messageId}` });
   }
 
+  /** Notes which mail these sends came from, when the workspace wants its senders told of failures. */
+  async function noteOrigins(workspaceId: number, ids: number[], mailFrom: string, subject: string): Promise<void> {
+    if (!relay || ids.length === 0 || !mailFrom) return;
+    if (!(await settings.get(workspaceId)).dsn) return;
+    const now = clock.now();
+    for (const id of ids) await repo.recordOrigin({ notificationId: id, workspaceId, mailFrom, subject: subject.slice(0, 200) }, now);
+  }
+
+  /**
+   * A message failed (inside its transition's unit of work): forward_to is told when the workspace
+   * forwards failures, and the mail's sender when it came by email and the workspace sends
+   * delivery status notifications. Each once per message.
+   */
+  async function onFailed(n: NotificationRecord, reason: string | null, errorCode: string | null): Promise<void> {
+    if (!relay) return;
+    const own = await settings.get(n.workspaceId);
+    if (!own.forwardFailures && !own.dsn) return;
+    const why = [reason, errorCode ? `(${errorCode})` : null].filter(Boolean).join(" ") || "no reason was given";
+    const now = clock.now();
+    const mail = (dedupeKey: string, to: string[], subject: string, body: string) =>
+      repo.enqueue({ workspaceId: n.workspaceId, dedupeKey, recipients: to, subject, body, replyTo: null }, now);
+    if (own.forwardFailures && own.forwardTo.length > 0)
+      await mail(
+        `failed:${n.id}`,
+        own.forwardTo,
+        `Not delivered: message ${n.id} to ${n.recipient}`,
+        `Message ${n.id} to ${n.recipient} failed: ${why}\n\n${n.message}`,
+      );
+    if (own.dsn) {
+      const origin = await repo.origin(n.id);
+      if (origin)
+        await mail(
+          `dsn:${n.id}`,
+          [origin.mailFrom],
+          `Undelivered: ${origin.subject || "your message"}`,
+          `Your email's text could not be sent by SMS to ${n.recipient}: ${why}.\n\nThe text was:\n${n.message}`,
+        );
+    }
+  }
+
   /** Sends the forwards that are due; how many went. */
   async function deliverDue(): Promise<number> {
     const mailer = transportOf();
@@ -126,6 +169,8 @@ export function createEmailForwarding(deps: ForwardDeps) {
           ...(row.replyTo ? { replyTo: row.replyTo } : {}),
           // Stable across retries: a receiving system can tell a repeat after a crash for what it is.
           messageId: `<pigeon-forward-${row.workspaceId}-${row.id}@${deps.from.split("@")[1]}>`,
+          // Written by Pigeon, not a person: vacation responders and the like keep quiet (RFC 3834).
+          headers: { "Auto-Submitted": "auto-generated" },
         });
         await repo.markSent(row.id, clock.now());
         sent++;
@@ -136,13 +181,18 @@ export function createEmailForwarding(deps: ForwardDeps) {
         if (final) log(`email forward ${row.id} failed for good`, error);
       }
     }
-    if (due.length < BATCH) await repo.prune(now - FORWARD_KEPT_MS);
+    if (due.length < BATCH) {
+      await repo.prune(now - FORWARD_KEPT_MS);
+      await repo.pruneOrigins(now - ORIGIN_KEPT_MS);
+    }
     return sent;
   }
 
   return {
     onInbound,
     queue,
+    noteOrigins,
+    onFailed,
     configured: () => relay !== null,
     deliverDue,
     outbox: (workspaceId: number, limit = 50) => repo.outbox(workspaceId, limit),

@@ -31,6 +31,7 @@ export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOpt
     contacts: s.contacts,
     threads: s.threads,
     settings: s.email,
+    noteOrigins: (workspaceId, ids, mailFrom, subject) => s.emailForward.noteOrigins(workspaceId, ids, mailFrom, subject),
   });
   return startSmtpListener({
     bridge,
@@ -48,5 +49,9 @@ export const emailModule: ModuleDescriptor = {
   name: "email",
   routes: (s) => ({ api: [emailRoutes(s)] }),
   listen: (s, app) => listen(s, app),
+  listeners: (s) => ({
+    transition: (before, to, opts) =>
+      to === "failed" ? s.emailForward.onFailed(before, opts.reason ?? null, opts.errorCode ?? null) : undefined,
+  }),
   tasks: (s) => [{ name: "email:forward", everySeconds: s.config.workerIntervalSeconds, run: () => s.emailForward.deliverDue() }],
 };

@@ -14,6 +14,9 @@ export interface EmailSettingRow {
   /** JSON list of addresses received messages are forwarded to. */
   forwardTo: string;
   replyDomain: string | null;
+  /** 0/1 (a bigint or a number, by back end). */
+  dsn: number;
+  forwardFailures: number;
 }
 
 /** A forward waiting in the outbox (or done with). */
@@ -29,7 +32,7 @@ export interface OutboxRow {
 
 const COLUMNS = `workspace_id AS "workspaceId", content, default_country AS "defaultCountry", secret_hash AS "secretHash",
   secret_hint AS "secretHint", key_id AS "keyId", key_secret AS "keySecret", senders, forward_to AS "forwardTo",
-  reply_domain AS "replyDomain"`;
+  reply_domain AS "replyDomain", dsn, forward_failures AS "forwardFailures"`;
 
 export const NO_SETTINGS: Omit<EmailSettingRow, "workspaceId"> = {
   content: "body",
@@ -41,6 +44,8 @@ export const NO_SETTINGS: Omit<EmailSettingRow, "workspaceId"> = {
   senders: "[]",
   forwardTo: "[]",
   replyDomain: null,
+  dsn: 0,
+  forwardFailures: 0,
 };
 
 export function createEmailRepository(db: Executor) {
@@ -61,12 +66,13 @@ export function createEmailRepository(db: Executor) {
     async put(row: EmailSettingRow, now: number): Promise<void> {
       await db.run(
         `INSERT INTO email_setting (workspace_id, content, default_country, secret_hash, secret_hint, key_id, key_secret, senders,
-           forward_to, reply_domain, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           forward_to, reply_domain, dsn, forward_failures, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET content = excluded.content, default_country = excluded.default_country,
            secret_hash = excluded.secret_hash, secret_hint = excluded.secret_hint, key_id = excluded.key_id,
            key_secret = excluded.key_secret, senders = excluded.senders, forward_to = excluded.forward_to,
-           reply_domain = excluded.reply_domain, updated_at = excluded.updated_at`,
+           reply_domain = excluded.reply_domain, dsn = excluded.dsn, forward_failures = excluded.forward_failures,
+           updated_at = excluded.updated_at`,
         [
           row.workspaceId,
           row.content,
@@ -78,6 +84,8 @@ export function createEmailRepository(db: Executor) {
           row.senders,
           row.forwardTo,
           row.replyDomain,
+          Number(row.dsn) ? 1 : 0,
+          Number(row.forwardFailures) ? 1 : 0,
           now,
         ],
       );
@@ -111,6 +119,18 @@ export function createEmailRepository(db: Executor) {
     /** Forgets forwards done with (sent or failed) before `before`. */
     prune: async (before: number) =>
       (await db.run("DELETE FROM email_outbox WHERE status <> 'pending' AND created_at < ?", [before])).changes,
+    /** Notes which mail a send came from (see the email_origin table). */
+    recordOrigin: (o: { notificationId: number; workspaceId: number; mailFrom: string; subject: string }, now: number) =>
+      db.run(
+        `INSERT INTO email_origin (notification_id, workspace_id, mail_from, subject, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (notification_id) DO NOTHING`,
+        [o.notificationId, o.workspaceId, o.mailFrom, o.subject, now],
+      ),
+    origin: (notificationId: number) =>
+      db.get<{ mailFrom: string; subject: string }>('SELECT mail_from AS "mailFrom", subject FROM email_origin WHERE notification_id = ?', [
+        notificationId,
+      ]),
+    pruneOrigins: async (before: number) => (await db.run("DELETE FROM email_origin WHERE created_at < ?", [before])).changes,
     outbox: (workspaceId: number, limit: number) =>
       db.all<{
         id: number;

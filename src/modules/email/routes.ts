@@ -31,6 +31,8 @@ const Settings = t.Object({
       description: "The domain of the forwards' Reply-To addresses, one that reaches this server's SMTP listener; null: no Reply-To",
     }),
   ),
+  dsn: t.Boolean({ description: "Tell a mail's sender by email when a send it made fails later (needs the relay)" }),
+  forward_failures: t.Boolean({ description: "Email forward_to when any message fails" }),
   relay: t.Boolean({ description: "Whether PIGEON_SMTP_RELAY_URL is set (forwards are queued only then)" }),
   listener: t.Object({
     smtp_port: t.Nullable(t.Integer({ description: "PIGEON_SMTP_PORT, or null when the listener is off" })),
@@ -45,6 +47,8 @@ const Change = t.Object(
     senders: t.Optional(t.Array(t.String({ maxLength: 254 }), { maxItems: SENDERS_MAX })),
     forward_to: t.Optional(t.Array(t.String({ maxLength: 254 }), { maxItems: FORWARD_TO_MAX })),
     reply_domain: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+    dsn: t.Optional(t.Boolean()),
+    forward_failures: t.Optional(t.Boolean()),
   },
   {
     additionalProperties: false,
@@ -63,6 +67,8 @@ export function emailRoutes(s: EmailRoutesDeps) {
     secret_address: settings.secretAddress ? { hint: settings.secretAddress.hint, key_id: settings.secretAddress.keyId } : null,
     forward_to: settings.forwardTo,
     reply_domain: settings.replyDomain,
+    dsn: settings.dsn,
+    forward_failures: settings.forwardFailures,
     relay: config.smtp.relay !== null,
     listener: { smtp_port: config.smtp.port, smtps_port: config.smtp.tlsPort },
   });
@@ -91,6 +97,8 @@ export function emailRoutes(s: EmailRoutesDeps) {
               senders: body.senders,
               forwardTo: body.forward_to,
               replyDomain: body.reply_domain,
+              dsn: body.dsn,
+              forwardFailures: body.forward_failures,
             }),
           ),
           "Email settings changed",

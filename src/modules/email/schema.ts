@@ -28,6 +28,10 @@ export const emailSetting = sqliteTable("email_setting", {
   forwardTo: text("forward_to").notNull().default("[]"),
   // The domain of the forwards' Reply-To addresses: one that reaches the SMTP listener (null: no Reply-To).
   replyDomain: text("reply_domain"),
+  // Tell a mail's sender when a send it made fails later (a delivery status notification).
+  dsn: integer("dsn", { mode: "boolean" }).notNull().default(false),
+  // Email forward_to when a message fails.
+  forwardFailures: integer("forward_failures", { mode: "boolean" }).notNull().default(false),
   updatedAt: integer("updated_at").notNull(),
 });
 
@@ -61,3 +65,18 @@ export const emailOutbox = sqliteTable(
   },
   (table) => [index("email_outbox_due_idx").on(table.nextAt).where(sql`status = 'pending'`)],
 );
+
+/**
+ * Which mail a send came from, for the delivery status notification owed to its sender if it
+ * fails later: written after the send when the workspace has `dsn` on, forgotten after 30 days.
+ * Not a foreign key of the notification: retention removes notifications without knowing of it.
+ */
+export const emailOrigin = sqliteTable("email_origin", {
+  notificationId: integer("notification_id").primaryKey(),
+  workspaceId: integer("workspace_id")
+    .notNull()
+    .references(() => workspace.id),
+  mailFrom: text("mail_from").notNull(),
+  subject: text("subject").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

@@ -33,6 +33,10 @@ export interface EmailSettings {
   forwardTo: string[];
   /** The domain of the forwards' Reply-To addresses (one that reaches the listener); null: no Reply-To. */
   replyDomain: string | null;
+  /** Delivery status notifications: a mail's sender is told when a send it made fails later. */
+  dsn: boolean;
+  /** forward_to is told of every message that fails. */
+  forwardFailures: boolean;
 }
 
 /** The credentials the bridge sends with for a workspace when no sender signed in. */
@@ -66,7 +70,17 @@ function parseSenders(json: string): string[] {
 }
 
 function viewOf(row: Row | null): EmailSettings {
-  if (!row) return { content: "body", defaultCountry: null, senders: [], secretAddress: null, forwardTo: [], replyDomain: null };
+  if (!row)
+    return {
+      content: "body",
+      defaultCountry: null,
+      senders: [],
+      secretAddress: null,
+      forwardTo: [],
+      replyDomain: null,
+      dsn: false,
+      forwardFailures: false,
+    };
   return {
     content: (EMAIL_CONTENTS as readonly string[]).includes(row.content) ? (row.content as EmailContent) : "body",
     defaultCountry: row.defaultCountry,
@@ -74,6 +88,8 @@ function viewOf(row: Row | null): EmailSettings {
     secretAddress: row.secretHash ? { hint: row.secretHint ?? "", keyId: row.keyId } : null,
     forwardTo: parseSenders(row.forwardTo),
     replyDomain: row.replyDomain,
+    dsn: Number(row.dsn) === 1,
+    forwardFailures: Number(row.forwardFailures) === 1,
   };
 }
 
@@ -172,9 +188,19 @@ export function createEmailSettings(deps: EmailSettingsDeps) {
     /** Changes what `change` names, each checked; what it leaves undefined stays. */
     async update(
       workspaceId: number,
-      change: { content?: string; defaultCountry?: string | null; senders?: string[]; forwardTo?: string[]; replyDomain?: string | null },
+      change: {
+        content?: string;
+        defaultCountry?: string | null;
+        senders?: string[];
+        forwardTo?: string[];
+        replyDomain?: string | null;
+        dsn?: boolean;
+        forwardFailures?: boolean;
+      },
     ): Promise<EmailSettings> {
       const columns: Partial<Row> = {};
+      if (change.dsn !== undefined) columns.dsn = change.dsn ? 1 : 0;
+      if (change.forwardFailures !== undefined) columns.forwardFailures = change.forwardFailures ? 1 : 0;
       if (change.forwardTo !== undefined) {
         const list = [...new Set(change.forwardTo.map((a) => String(a).trim().toLowerCase()).filter(Boolean))];
         if (list.length > FORWARD_TO_MAX)

@@ -238,7 +238,12 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
           const { text } = smsText(mail, sender.content, sender.lengthCap);
           if (!text) return done(say(554, "5.6.0", "The message has no text to send (an empty subject and body)"));
           const phones = group.flatMap((r) => r.phones);
-          answers.push(await bridge.deliver(sender, `${sender.workspaceId}\n${id}`, phones, text, via));
+          const origin = {
+            key: `${sender.workspaceId}\n${id}`,
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+            subject: mail.subject ?? "",
+          };
+          answers.push(await bridge.deliver(sender, origin, phones, text, via));
         }
         state.recipients = [];
         const failed = answers.find((a) => a.code >= 400 && a.code < 500) ?? (answers.every((a) => a.code >= 500) ? answers[0] : undefined);
