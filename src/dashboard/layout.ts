@@ -55,6 +55,7 @@ export const NAV: (NavLink | NavGroup)[] = [
     items: [
       { path: "/dashboard/keys", label: "API keys" },
       { path: "/dashboard/webhooks", label: "Webhooks" },
+      { path: "/dashboard/email", label: "Email" },
       { path: "/dashboard/credits", label: "Credits" },
       { path: "/dashboard/account", label: "Account" },
     ],

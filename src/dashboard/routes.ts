@@ -26,6 +26,7 @@ import { dashboardAccountRoutes, type DashboardAccountRoutesDeps } from "./accou
 import { dashboardTemplateRoutes, type DashboardTemplateRoutesDeps } from "./template-routes";
 import { dashboardOptOutRoutes, type DashboardOptOutRoutesDeps } from "./optout-routes";
 import { dashboardSafetyRoutes, type DashboardSafetyRoutesDeps } from "./safety-routes";
+import { dashboardEmailRoutes, type DashboardEmailRoutesDeps } from "./email-routes";
 import { dashboardTwoFactorRoutes, type DashboardTwoFactorRoutesDeps } from "./two-factor-routes";
 import { keyLimitsBody, keysBody, limitsFormOf, scopeField, type KeyView, type LimitsForm, type TwilioView } from "./pages/keys";
 import { describeRecipients, KEY_SCOPES, parseDailyCap, parseExpiry, parseRecipients } from "../core/scopes";
@@ -98,6 +99,7 @@ export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgate
   DashboardMessageRoutesDeps &
   DashboardOptOutRoutesDeps &
   DashboardSafetyRoutesDeps &
+  DashboardEmailRoutesDeps &
   DashboardSendRoutesDeps &
   DashboardTemplateRoutesDeps &
   DashboardTwoFactorRoutesDeps &
@@ -355,5 +357,6 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
       .use(dashboardPrivacyRoutes(s, kit))
       .use(dashboardRuleRoutes(s, kit))
       .use(dashboardSafetyRoutes(s, kit))
+      .use(dashboardEmailRoutes(s, kit))
   );
 }

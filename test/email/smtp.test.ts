@@ -128,6 +128,12 @@ describe("email to SMS over SMTP", () => {
     expect((await sent(r.ctx)).length).toBe(before);
   });
 
+  test("the settings show the ports the listener took (PIGEON_SMTP_PORT=0 picks one)", async () => {
+    const read = expectEnvelope(await r.ctx.get("/v1/api/email/settings"), 200).data;
+    expect(read.listener).toEqual({ smtp_port: r.smtp, smtps_port: r.smtps });
+    expect(r.smtp).toBeGreaterThan(0);
+  });
+
   test("a wrong secret is 535; a key without the send scope is refused too", async () => {
     const wrong = await smtplibSession({ port: r.smtp, tls: "starttls", user: r.user, password: "sk_wrong", from: "a@b.example", to: [] });
     expect(stepOf(wrong, "auth")?.code).toBe(535);

@@ -1,6 +1,7 @@
 // The email module: mail in, SMS out (docs/email.md). An SMTP listener of its own (smtp.ts, with
 // TLS from tls.ts) turns each mail into sends through Pigeon's API in process (bridge.ts), under
 // each workspace's settings (settings.ts), which the API's /v1/api/email routes change.
+import type { NetworkListener } from "../descriptor";
 import type { ModuleDescriptor, Services } from "../../services-type";
 import type { AppSelf } from "../../services-type";
 import { createBridge } from "./bridge";
@@ -21,7 +22,7 @@ export function createEmailModule(deps: Omit<EmailSettingsDeps, "repo">) {
 }
 
 /** The SMTP listener on the configured ports (null when both are off); `limits` replaces documented ones (tests). */
-export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOptions["limits"]) {
+export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOptions["limits"]): Promise<NetworkListener | null> {
   const { smtp, tls, host } = s.config;
   if (smtp.port === null && smtp.tlsPort === null) return null;
   const bridge = createBridge({
@@ -33,7 +34,7 @@ export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOpt
     settings: s.email,
     noteOrigins: (workspaceId, ids, mailFrom, subject) => s.emailForward.noteOrigins(workspaceId, ids, mailFrom, subject),
   });
-  return startSmtpListener({
+  const listener = await startSmtpListener({
     bridge,
     log: s.log,
     host,
@@ -43,6 +44,16 @@ export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOpt
     plainLoopback: smtp.plainLoopback,
     limits,
   });
+  s.email.listening.smtp = listener.ports.smtp;
+  s.email.listening.smtps = listener.ports.smtps;
+  return {
+    describe: () => listener.describe(),
+    async stop(graceMs: number) {
+      s.email.listening.smtp = null;
+      s.email.listening.smtps = null;
+      await listener.stop(graceMs);
+    },
+  };
 }
 
 export const emailModule: ModuleDescriptor = {

@@ -70,7 +70,7 @@ export function emailRoutes(s: EmailRoutesDeps) {
     dsn: settings.dsn,
     forward_failures: settings.forwardFailures,
     relay: config.smtp.relay !== null,
-    listener: { smtp_port: config.smtp.port, smtps_port: config.smtp.tlsPort },
+    listener: { smtp_port: email.listening.smtp, smtps_port: email.listening.smtps },
   });
   return new Elysia({ tags: ["Email"] })
     .use(declaredAuth())

@@ -158,6 +158,9 @@ export function createEmailSettings(deps: EmailSettingsDeps) {
     secrets.digest(`email-reply:${t.workspaceId}:${t.threadId}:${t.deviceId}:${t.simNumber ?? 0}`).slice(-20);
 
   return {
+    /** The ports the listener bound (PIGEON_SMTP_PORT=0 picks one), set when it starts; null while it is not listening. */
+    listening: { smtp: null as number | null, smtps: null as number | null },
+
     /** The Reply-To local part for a forward of a message in `t`'s thread (see parseReply). */
     replyLocal: (t: ReplyTarget) => `reply-${t.workspaceId}-${t.threadId}-${t.deviceId}-${t.simNumber ?? 0}-${replyMac(t)}`,
 
