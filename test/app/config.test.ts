@@ -43,9 +43,36 @@ describe("configuration from the environment", () => {
     [{ PIGEON_TRUSTED_PROXIES: "10.0.0.0/33" }, "PIGEON_TRUSTED_PROXIES"],
     [{ PIGEON_OFFLINE_AFTER: "0" }, "PIGEON_OFFLINE_AFTER"],
     [{ PIGEON_TLS_CERT: "/nonexistent.pem", PIGEON_TLS_KEY: "/nonexistent.key" }, "PIGEON_TLS_CERT"],
+    [{ PIGEON_SMTP_PORT: "99999" }, "PIGEON_SMTP_PORT"],
+    [{ PIGEON_SMTPS_PORT: "465" }, "PIGEON_SMTPS_PORT needs a certificate"],
+    [{ PIGEON_SMTP_RELAY_URL: "http://relay.example" }, "PIGEON_SMTP_RELAY_URL must start with smtp://"],
+    [{ PIGEON_SMTP_RELAY_URL: "not a url" }, "PIGEON_SMTP_RELAY_URL"],
+    [{ PIGEON_SMTP_FROM: "nobody" }, "PIGEON_SMTP_FROM"],
   ])("%o is refused with a message naming %s", (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  test("the mail relay: STARTTLS required unless on loopback, smtps:// is implicit TLS, credentials decoded", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pigeon-cfg-"));
+    const relay = (url: string) => loadConfig({ PIGEON_DATA_DIR: dataDir, PIGEON_SMTP_RELAY_URL: url }).smtp.relay;
+    expect(relay("smtp://pigeon%40shop.example:p%3Ass@smtp.example.com")).toEqual({
+      host: "smtp.example.com",
+      port: 587,
+      secure: false,
+      requireTls: true,
+      user: "pigeon@shop.example",
+      pass: "p:ss",
+    });
+    expect(relay("smtp://127.0.0.1:2525")).toMatchObject({ port: 2525, secure: false, requireTls: false, user: null });
+    expect(relay("smtps://smtp.example.com")).toMatchObject({ port: 465, secure: true, requireTls: false });
+    expect(loadConfig({ PIGEON_DATA_DIR: dataDir }).smtp).toEqual({
+      port: null,
+      tlsPort: null,
+      plainLoopback: false,
+      relay: null,
+      from: "pigeon@localhost",
+    });
   });
 
   test("an unusable data dir is refused", () => {

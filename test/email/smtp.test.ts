@@ -357,6 +357,32 @@ describe("settings through the API", () => {
   });
 });
 
+describe("a key's rate limit", () => {
+  test("past the plan's requests a minute, RCPT TO is 451 4.7.1: the sending server tries again later", async () => {
+    const limited = await rig({ plainLoopback: true });
+    try {
+      await limited.ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 2, requestsPerDay: 1000 });
+      // A key of its own: the rig's key made requests of its own already this minute.
+      const mailer = await limited.ctx.services.accounts.createKey("mailer", limited.ctx.workspace.id, { scopes: ["send"] });
+      const to = ["+14155550101", "+14155550102", "+14155550103", "+14155550104"].map((n) => `${n}@sms.example`);
+      const steps = await smtplibSession({
+        port: limited.smtp,
+        tls: "none",
+        user: mailer.api_key,
+        password: mailer.api_secret,
+        from: "a@b.example",
+        to,
+      });
+      const codes = steps.filter((s) => s.step === "rcpt").map((s) => s.code);
+      expect(codes.slice(0, 2)).toEqual([250, 250]);
+      expect(codes.slice(2)).toEqual([451, 451]);
+      expect(steps.filter((s) => s.step === "rcpt")[2].text).toContain("4.7.1");
+    } finally {
+      await limited.listener.stop(0);
+    }
+  });
+});
+
 describe("a rule's email action without a relay", () => {
   test("the rule tester says it would email nothing, and why", async () => {
     const ctx = await createTestContext();
