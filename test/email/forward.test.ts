@@ -156,6 +156,20 @@ describe("received SMS forwarded by email, and replies", () => {
     expect(fresh.map((m) => m.to[0]).sort()).toEqual(["manager@shop.example", "staff@shop.example"]);
   });
 
+  test("erasing the customer's data removes the forwards that name them", async () => {
+    const queued = await ctx.sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM email_outbox WHERE subject LIKE ?", [
+      `%${ANN.phone.slice(1)}%`,
+    ]);
+    expect(Number(queued[0].n)).toBeGreaterThan(0);
+    const erased = expectEnvelope(await ctx.post("/v1/api/privacy/erase", { phone: ANN.phone }), 200).data.erased;
+    expect(erased.email_forwards).toBeGreaterThanOrEqual(Number(queued[0].n));
+    const left = await ctx.sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM email_outbox WHERE subject LIKE ? OR body LIKE ?", [
+      `%${ANN.phone.slice(1)}%`,
+      `%${ANN.phone.slice(1)}%`,
+    ]);
+    expect(Number(left[0].n)).toBe(0);
+  });
+
   test("no one else may reply: a stranger, or a reply address whose digest is wrong", async () => {
     const replyTo = headerOf(relay.mails[0].data, "Reply-To")!;
     const stranger = await smtplibSession({ port: smtp, tls: "none", from: "eve@evil.example", to: [replyTo] });

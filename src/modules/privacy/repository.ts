@@ -209,6 +209,11 @@ export function createPrivacyRepository(db: Executor) {
             ])
           ).changes,
 
+    /** The email bridge's forwards (sent or waiting) whose subject or text names the number. */
+    removeEmailForwards: async (workspaceId: number, needle: string): Promise<number> =>
+      (await db.run("DELETE FROM email_outbox WHERE workspace_id = ? AND (subject LIKE ? OR body LIKE ?)", [workspaceId, needle, needle]))
+        .changes,
+
     /** Platform statuses still waiting for their message (a small table, emptied as they are applied) that name the number. */
     removeBacklog: async (workspaceId: number, needle: string): Promise<number> =>
       (

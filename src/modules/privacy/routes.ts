@@ -45,6 +45,7 @@ const Counts = t.Object({
   idempotency_keys: t.Integer({ description: "Stored replies of sends to the number" }),
   platform_statuses: t.Integer({ description: "Chat-app statuses still waiting for their message" }),
   verifications: t.Integer({ description: "One-time-code verifications of the number (their sends too)" }),
+  email_forwards: t.Integer({ description: "Forwards by email (sent or waiting) whose subject or text names the number" }),
   routing_traces: t.Integer({
     description:
       "Sender-pool and inbound-rule traces: the member the number was kept on and the rules' replies to it, removed; its place in a member's count of distinct recipients this month, kept under a digest so the cap still counts it",

@@ -52,6 +52,7 @@ export interface ErasureCounts {
   platform_statuses: number;
   verifications: number;
   routing_traces: number;
+  email_forwards: number;
 }
 
 export function createPrivacyService(deps: PrivacyDeps) {
@@ -172,6 +173,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         platform_statuses: 0,
         verifications: 0,
         routing_traces: 0,
+        email_forwards: 0,
       };
       const found = await notificationIds(workspaceId, forms);
       // What is still queued is cancelled as any cancel is (refunded, a phone told); what a
@@ -212,6 +214,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
         counts.platform_statuses = await repo.removeBacklog(workspaceId, needle);
         counts.routing_traces = await repo.removeRoutingTraces(workspaceId, phone, deps.digest(phone));
         counts.verifications = await repo.removeVerifications(workspaceId, phone);
+        counts.email_forwards = await repo.removeEmailForwards(workspaceId, needle);
         await repo.recordErasure(workspaceId, clock.now(), actor, { ...counts });
       });
       deps.safety.forget(workspaceId);
