@@ -357,6 +357,56 @@ describe("settings through the API", () => {
   });
 });
 
+describe("limits of memory and time", () => {
+  test("mail past the bytes held for all sessions is 452 (retried later); a session past its time is closed with 421", async () => {
+    const ctx = await createTestContext({
+      config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true, relay: null, from: "pigeon@test.example" } },
+    });
+    await appPhone(ctx);
+    await ctx.topUp(100);
+    const listener = (await listen(ctx.services, ctx.app, { bufferedBytes: 4096, sessionMs: 1500 }))!;
+    const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
+    try {
+      const big = await smtplibSession({
+        port,
+        tls: "none",
+        user: ctx.key.api_key,
+        password: ctx.key.api_secret,
+        from: "a@b.example",
+        to: ["+14155550199@sms.example"],
+        message: mailText({ from: "a@b.example", to: "x", subject: "s", body: "y".repeat(8000) }),
+      });
+      expect(stepOf(big, "data")).toMatchObject({ code: 452 });
+      expect(stepOf(big, "data")?.text).toContain("4.3.1");
+      // The budget is given back: a small mail goes right after.
+      const small = await smtplibSession({
+        port,
+        tls: "none",
+        user: ctx.key.api_key,
+        password: ctx.key.api_secret,
+        from: "a@b.example",
+        to: ["+14155550199@sms.example"],
+        message: mailText({ from: "a@b.example", to: "x", subject: "s", body: "short" }),
+      });
+      expect(stepOf(small, "data")?.code).toBe(250);
+
+      const { connect } = await import("node:net");
+      const heard = await new Promise<string>((resolve) => {
+        let got = "";
+        const socket = connect(port, "127.0.0.1");
+        socket.on("data", (chunk) => {
+          got += chunk.toString();
+        });
+        socket.once("data", () => socket.write("EHLO judge.example\r\n"));
+        socket.on("close", () => resolve(got));
+      });
+      expect(heard).toContain("421 4.4.2 Session time limit reached");
+    } finally {
+      await listener.stop(0);
+    }
+  });
+});
+
 describe("a key's rate limit", () => {
   test("past the plan's requests a minute, RCPT TO is 451 4.7.1: the sending server tries again later", async () => {
     const limited = await rig({ plainLoopback: true });

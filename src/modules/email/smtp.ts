@@ -36,6 +36,8 @@ export const SMTP_LIMITS = {
   idleMs: 60_000,
   /** The longest a session may last. */
   sessionMs: 10 * 60_000,
+  /** Bytes of messages held while being read, all sessions together; past it DATA is answered 452. */
+  bufferedBytes: 16 * 1024 * 1024,
   /** Messages one address may send a minute before MAIL FROM is answered 451. */
   messagesPerMinute: 600,
 };
@@ -86,22 +88,70 @@ function minuteCounter(max: number) {
   };
 }
 
-/** Reads a message's bytes up to `max`; past it the rest is drained and dropped, and `over` says so. */
-async function readCapped(stream: SMTPServerDataStream, max: number): Promise<{ bytes: Buffer; over: boolean }> {
+/**
+ * The bytes of messages being read, all sessions together, within `budget`: a reader that would
+ * pass it stops keeping bytes, so the listener's memory stays bounded however many send at once.
+ */
+function byteBudget(budget: number) {
+  let held = 0;
+  return {
+    take: (n: number) => {
+      if (held + n > budget) return false;
+      held += n;
+      return true;
+    },
+    give: (n: number) => {
+      held -= n;
+    },
+    held: () => held,
+  };
+}
+
+type Budget = ReturnType<typeof byteBudget>;
+
+/**
+ * Reads a message's bytes up to `max`; past it (or past the listener's budget) the rest is drained
+ * and dropped, and the answer says which. The bytes kept count against the budget until `release`.
+ */
+async function readCapped(
+  stream: SMTPServerDataStream,
+  max: number,
+  budget: Budget,
+): Promise<{ bytes: Buffer; over: "size" | "budget" | null; release: () => void }> {
   const chunks: Buffer[] = [];
   let length = 0;
-  let over = false;
+  let over: "size" | "budget" | null = null;
+  const drop = () => {
+    budget.give(length);
+    chunks.length = 0;
+    length = 0;
+  };
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     if (over) continue;
-    if (length + chunk.length > max) {
-      over = true;
-      chunks.length = 0;
+    if (length + chunk.length > max) over = "size";
+    else if (!budget.take(chunk.length)) over = "budget";
+    if (over) {
+      drop();
       continue;
     }
     chunks.push(chunk);
     length += chunk.length;
   }
-  return { bytes: Buffer.concat(chunks), over: over || stream.sizeExceeded };
+  if (!over && stream.sizeExceeded) {
+    over = "size";
+    drop();
+  }
+  const bytes = Buffer.concat(chunks);
+  let released = false;
+  return {
+    bytes,
+    over,
+    release: () => {
+      if (released) return;
+      released = true;
+      budget.give(length);
+    },
+  };
 }
 
 /** Recipients sent together: the same sender and, for a reply, the same way back. */
@@ -127,6 +177,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
   const states = new Map<string, SessionState>();
   const perAddress = new Map<string, number>();
   const messagesThisMinute = minuteCounter(10_000);
+  const budget = byteBudget(limits.bufferedBytes);
   const stateOf = (session: SMTPServerSession): SessionState => {
     const known = states.get(session.id);
     if (known) return known;
@@ -226,8 +277,21 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, done: (error?: Error | null, message?: string) => void) {
       const state = stateOf(session);
       void (async () => {
-        const { bytes, over } = await readCapped(stream, limits.messageBytes);
-        if (over) return done(say(552, "5.3.4", `The message is over ${limits.messageBytes} bytes`));
+        const read = await readCapped(stream, limits.messageBytes, budget);
+        try {
+          await afterData(read);
+        } finally {
+          read.release();
+        }
+      })().catch((error) => {
+        log("smtp DATA failed", error);
+        done(say(451, "4.3.0", "The message could not be stored; try again later"));
+      });
+
+      async function afterData(read: Awaited<ReturnType<typeof readCapped>>) {
+        const { bytes, over } = read;
+        if (over === "size") return done(say(552, "5.3.4", `The message is over ${limits.messageBytes} bytes`));
+        if (over === "budget") return done(say(452, "4.3.1", "The server is busy reading other mail; try again later"));
         if (state.recipients.length === 0) return done(say(503, "5.5.1", "No valid recipients"));
         const mail = await simpleParser(bytes, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true });
         // The same mail again (a sending server's retry) has the same key: its sends replay.
@@ -249,10 +313,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
         const failed = answers.find((a) => a.code >= 400 && a.code < 500) ?? (answers.every((a) => a.code >= 500) ? answers[0] : undefined);
         if (failed) return done(refusal(failed));
         done(null, answers.map((a) => `${a.enhanced} ${a.text}`).join("; "));
-      })().catch((error) => {
-        log("smtp DATA failed", error);
-        done(say(451, "4.3.0", "The message could not be stored; try again later"));
-      });
+      }
     },
   };
 
