@@ -407,6 +407,73 @@ describe("limits of memory and time", () => {
   });
 });
 
+describe("garbage on the wire", () => {
+  test("commands out of turn, bad AUTH, NUL bytes and random lines each get a refusal, a 64 KB line 421; the listener serves on", async () => {
+    const ctx = await createTestContext({
+      config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true, relay: null, from: "pigeon@test.example" } },
+    });
+    const listener = (await listen(ctx.services, ctx.app))!;
+    const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
+    try {
+      const { connect } = await import("node:net");
+      const lines = [
+        "EHLO fuzz.example",
+        "DATA",
+        "RCPT TO:<+14155550199@sms.example>",
+        "MAIL FROM:<not an address",
+        "AUTH PLAIN !!!notbase64!!!",
+        "AUTH CRAM-MD5",
+        "\u0000\u0001\u0002 BOGUS",
+        "VRFY root",
+      ];
+      let rng = 7;
+      // (smtp-server closes a session after ten unknown commands: six random ones stay under that.)
+      for (let i = 0; i < 6; i++) {
+        rng = (rng * 1103515245 + 12345) % 2 ** 31;
+        lines.push(Array.from({ length: 5 + (rng % 40) }, (_, j) => String.fromCharCode(33 + ((rng >> (j % 16)) % 90))).join(""));
+      }
+      // Last: a line far past any limit, which the listener answers 421 and closes on.
+      lines.push(`MAIL FROM:<${"a".repeat(65_536)}@x.example>`);
+      const transcript = await new Promise<string>((resolve) => {
+        let got = "";
+        const socket = connect(port, "127.0.0.1");
+        socket.on("data", (chunk) => {
+          got += chunk.toString();
+        });
+        socket.once("data", () => {
+          socket.write(`${lines.join("\r\n")}\r\nQUIT\r\n`);
+        });
+        socket.on("close", () => resolve(got));
+        setTimeout(() => socket.destroy(), 10_000);
+      });
+      const codes = transcript
+        .split("\r\n")
+        .map((l) => Number(l.slice(0, 3)))
+        .filter((c) => c > 0);
+      expect(codes[0]).toBe(220);
+      // Every line is answered, none dropped: the seven after EHLO (VRFY with 252, the rest refused)
+      // and the six random ones, then the overlong line with 421 and the close.
+      const afterEhlo = codes.slice(codes.lastIndexOf(250) + 1);
+      expect(afterEhlo.length).toBe(7 + 6 + 1);
+      expect(afterEhlo.filter((c) => c >= 500).length).toBe(12);
+      expect(afterEhlo.at(-1)).toBe(421);
+      // Still serving: a real client goes through after it.
+      const steps = await smtplibSession({
+        port,
+        tls: "none",
+        user: ctx.key.api_key,
+        password: ctx.key.api_secret,
+        from: "a@b.example",
+        to: [],
+      });
+      expect(stepOf(steps, "auth")?.code).toBe(235);
+      expect(stepOf(steps, "mail")?.code).toBe(250);
+    } finally {
+      await listener.stop(0);
+    }
+  });
+});
+
 describe("a key's rate limit", () => {
   test("past the plan's requests a minute, RCPT TO is 451 4.7.1: the sending server tries again later", async () => {
     const limited = await rig({ plainLoopback: true });
