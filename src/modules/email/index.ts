@@ -22,7 +22,12 @@ export function createEmailModule(deps: Omit<EmailSettingsDeps, "repo">) {
 }
 
 /** The SMTP listener on the configured ports (null when both are off); `limits` replaces documented ones (tests). */
-export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOptions["limits"]): Promise<NetworkListener | null> {
+export async function listen(
+  s: Services,
+  app: AppSelf,
+  limits?: SmtpListenerOptions["limits"],
+  testing: Pick<SmtpListenerOptions, "terminatorDelayMs"> = {},
+): Promise<NetworkListener | null> {
   const { smtp, tls, host } = s.config;
   if (smtp.port === null && smtp.tlsPort === null) return null;
   const bridge = createBridge({
@@ -43,6 +48,7 @@ export async function listen(s: Services, app: AppSelf, limits?: SmtpListenerOpt
     tls,
     plainLoopback: smtp.plainLoopback,
     limits,
+    ...testing,
   });
   s.email.listening.smtp = listener.ports.smtp;
   s.email.listening.smtps = listener.ports.smtps;

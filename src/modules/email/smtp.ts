@@ -54,6 +54,8 @@ export interface SmtpListenerOptions {
   /** Loopback clients may sign in before TLS. */
   plainLoopback: boolean;
   limits?: Partial<typeof SMTP_LIMITS>;
+  /** Tests: how long the STARTTLS terminator holds each connection back (see createTlsTerminator). */
+  terminatorDelayMs?: number;
 }
 
 /** What one session has learnt, beyond smtp-server's own session. */
@@ -373,7 +375,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
   const ports = { smtp: null as number | null, smtps: null as number | null };
   try {
     if (options.port !== null) {
-      if (options.tls) terminator = await createTlsTerminator(options.tls);
+      if (options.tls) terminator = await createTlsTerminator(options.tls, options.terminatorDelayMs ?? 0);
       const plain = new SMTPServer({
         ...common,
         ...(options.tls ? tlsOptions(options.tls) : {}),

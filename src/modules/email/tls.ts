@@ -36,10 +36,17 @@ export interface TlsTerminator {
 }
 
 /** The loopback TLS server STARTTLS connections are handed to (see the file's head). */
-export async function createTlsTerminator(material: TlsMaterial): Promise<TlsTerminator> {
+/**
+ * `delayMs` holds each connection back before it is joined to the terminator (tests: a client's
+ * ClientHello that comes first must be kept, not lost).
+ */
+export async function createTlsTerminator(material: TlsMaterial, delayMs = 0): Promise<TlsTerminator> {
   // Each waiting handshake, by the local port of the loopback connection that carries it.
   const waiting = new Map<number, (error: Error | null, secure: tls.TLSSocket | null) => void>();
   const server = tls.createServer(tlsOptions(material), (secure) => {
+    // What the client sends right after the handshake is kept until the connection's new parser
+    // reads the socket (see Held): pausing is not enough on every runtime.
+    holdData(secure);
     const done = waiting.get(secure.remotePort ?? -1);
     if (!done) return void secure.destroy();
     waiting.delete(secure.remotePort ?? -1);
@@ -74,9 +81,13 @@ export async function createTlsTerminator(material: TlsMaterial): Promise<TlsTer
       const timer = setTimeout(() => finish(new Error("TLS handshake timed out"), null), HANDSHAKE_MS);
       const inner = net.connect(port, "127.0.0.1");
       inner.once("connect", () => {
-        waiting.set(inner.localPort ?? -1, finish);
-        raw.pipe(inner);
-        inner.pipe(raw);
+        const join = () => {
+          waiting.set(inner.localPort ?? -1, finish);
+          pipeHeld(raw, inner);
+          inner.pipe(raw);
+        };
+        if (delayMs > 0) setTimeout(join, delayMs);
+        else join();
       });
       inner.on("error", (error) => finish(error, null));
       inner.on("close", () => {
@@ -90,6 +101,29 @@ export async function createTlsTerminator(material: TlsMaterial): Promise<TlsTer
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A socket whose data is being kept for its next reader (holdData). */
+const HELD = Symbol("held");
+type Held = { [HELD]?: { chunks: Buffer[]; keep: (chunk: Buffer) => void } };
+
+/** Starts keeping what `socket` reads, until pipeHeld hands it on. */
+function holdData(socket: net.Socket): void {
+  const chunks: Buffer[] = [];
+  const keep = (chunk: Buffer) => void chunks.push(chunk);
+  (socket as Held)[HELD] = { chunks, keep };
+  socket.on("data", keep);
+}
+
+/** Pipes `socket` into `to`, what it kept first (in order, nothing lost in between). */
+function pipeHeld(socket: net.Socket, to: NodeJS.WritableStream): void {
+  const held = (socket as Held)[HELD];
+  if (held) {
+    socket.off("data", held.keep);
+    delete (socket as Held)[HELD];
+    for (const chunk of held.chunks) to.write(chunk);
+  }
+  socket.pipe(to);
 }
 
 /** The parts of smtp-server's connection the replacement upgrade uses. */
@@ -129,6 +163,9 @@ export function upgradeThrough(connection: unknown, terminator: TlsTerminator): 
     raw.removeAllListeners("end");
     raw.removeAllListeners("close");
     raw.removeAllListeners("timeout");
+    // Kept until the terminator's connection is up: the client's ClientHello may come before it,
+    // and a stream left flowing with no reader would drop it (the handshake would then hang).
+    holdData(raw);
     terminator.open(raw, (error, secure) => {
       if (error || !secure) return c._onError(error ?? new Error("TLS handshake failed"));
       if (!c._parser) return void secure.destroy();
@@ -147,7 +184,7 @@ export function upgradeThrough(connection: unknown, terminator: TlsTerminator): 
       c._server.onSecure(secure, c.session, (refused) => {
         if (!c._parser) return;
         if (refused) return c._refuse(refused);
-        secure.pipe(c._parser as NodeJS.WritableStream);
+        pipeHeld(secure, c._parser as NodeJS.WritableStream);
         secureCallback?.();
       });
     });
