@@ -61,7 +61,7 @@ describe.skipIf(!chromiumAvailable)("the Rules page", () => {
     await page.getByRole("button", { name: "Create rule" }).click();
     expect((await answered).status()).toBe(400);
     expect(await page.locator("#r-action-error").innerText()).toBe(
-      "Give the rule something to do: a reply, a webhook URL, a number to forward to or a tag.",
+      "Give the rule something to do: a reply, a webhook URL, a number to forward to, a tag or an email address.",
     );
     // What was typed stays.
     expect(await page.getByLabel("Name", { exact: true }).inputValue()).toBe("Prices");

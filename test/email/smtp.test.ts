@@ -408,8 +408,8 @@ describe("limits of memory and time", () => {
 });
 
 describe("STARTTLS when the terminator is slow to take the connection", () => {
-  // Before the fix a handshake was lost about one time in four this way (and hung a loaded CI run's
-  // swaks for its 30 s): several sessions make a regression show.
+  // Before the fix these handshakes timed out (and one hung a loaded CI run's swaks for its 30 s);
+  // six at once make a regression show.
   test("a ClientHello that comes before the terminator is ready is kept: every handshake completes", async () => {
     const ctx = await createTestContext({
       config: {
