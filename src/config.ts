@@ -2,7 +2,7 @@
 // (main.ts turns ConfigError into exit code 2).
 import { accessSync, chmodSync, constants, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { DEFAULT_TRUSTED_PROXIES, parseProxyList, type ProxyRange } from "./lib/trusted-proxies";
+import { DEFAULT_TRUSTED_PROXIES, isTrustedPeer, parseProxyList, type ProxyRange } from "./lib/trusted-proxies";
 
 /**
  * PIGEON_SMTP_RELAY_URL: where received SMS are forwarded as email (smtp:// with STARTTLS, or
@@ -194,7 +194,7 @@ function smtpRelay(env: Env): SmtpRelay | null {
   if (!url.hostname) throw new ConfigError("PIGEON_SMTP_RELAY_URL names no host");
   const secure = url.protocol === "smtps:";
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const loopback = host === "localhost" || host === "::1" || /^127\./.test(host);
+  const loopback = host === "localhost" || isTrustedPeer(parseProxyList(DEFAULT_TRUSTED_PROXIES), host);
   return {
     host,
     port: url.port ? Number(url.port) : secure ? 465 : 587,

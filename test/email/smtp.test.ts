@@ -39,6 +39,19 @@ async function rig(config: { plainLoopback?: boolean } = {}): Promise<Rig> {
   return { ctx, listener, smtp: ports[0], smtps: ports[1], user: ctx.key.api_key, password: ctx.key.api_secret };
 }
 
+/** A context of its own with its own listener on loopback: plain sign-in allowed, or with `tls` STARTTLS required. */
+async function ownListener(o: { tls?: boolean; limits?: Parameters<typeof listen>[2]; testing?: Parameters<typeof listen>[3] } = {}) {
+  const ctx = await createTestContext({
+    config: {
+      host: "127.0.0.1",
+      ...(o.tls ? { tls: { cert: CERT.cert, key: CERT.key } } : {}),
+      smtp: { port: 0, tlsPort: null, plainLoopback: !o.tls, relay: null, from: "pigeon@test.example" },
+    },
+  });
+  const listener = (await listen(ctx.services, ctx.app, o.limits, o.testing))!;
+  return { ctx, listener, port: Number(/:(\d+)/.exec(listener.describe())?.[1]) };
+}
+
 async function sent(ctx: TestContext): Promise<{ recipient: string; message: string }[]> {
   return ctx.sql.all<{ recipient: string; message: string }>("SELECT recipient, message FROM notification ORDER BY id");
 }
@@ -359,13 +372,9 @@ describe("settings through the API", () => {
 
 describe("limits of memory and time", () => {
   test("mail past the bytes held for all sessions is 452 (retried later); a session past its time is closed with 421", async () => {
-    const ctx = await createTestContext({
-      config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true, relay: null, from: "pigeon@test.example" } },
-    });
+    const { ctx, listener, port } = await ownListener({ limits: { bufferedBytes: 4096, sessionMs: 1500 } });
     await appPhone(ctx);
     await ctx.topUp(100);
-    const listener = (await listen(ctx.services, ctx.app, { bufferedBytes: 4096, sessionMs: 1500 }))!;
-    const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
     try {
       const big = await smtplibSession({
         port,
@@ -411,15 +420,7 @@ describe("STARTTLS when the terminator is slow to take the connection", () => {
   // Before the fix these handshakes timed out (and one hung a loaded CI run's swaks for its 30 s);
   // six at once make a regression show.
   test("a ClientHello that comes before the terminator is ready is kept: every handshake completes", async () => {
-    const ctx = await createTestContext({
-      config: {
-        host: "127.0.0.1",
-        tls: { cert: CERT.cert, key: CERT.key },
-        smtp: { port: 0, tlsPort: null, plainLoopback: false, relay: null, from: "pigeon@test.example" },
-      },
-    });
-    const listener = (await listen(ctx.services, ctx.app, undefined, { terminatorDelayMs: 300 }))!;
-    const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
+    const { ctx, listener, port } = await ownListener({ tls: true, testing: { terminatorDelayMs: 300 } });
     try {
       const plan = { port, tls: "starttls" as const, user: ctx.key.api_key, password: ctx.key.api_secret, from: "a@b.example", to: [] };
       const sessions = await Promise.all(Array.from({ length: 6 }, () => smtplibSession(plan)));
@@ -436,11 +437,7 @@ describe("STARTTLS when the terminator is slow to take the connection", () => {
 
 describe("garbage on the wire", () => {
   test("commands out of turn, bad AUTH, NUL bytes and random lines each get a refusal, a 64 KB line 421; the listener serves on", async () => {
-    const ctx = await createTestContext({
-      config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true, relay: null, from: "pigeon@test.example" } },
-    });
-    const listener = (await listen(ctx.services, ctx.app))!;
-    const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
+    const { ctx, listener, port } = await ownListener();
     try {
       const { connect } = await import("node:net");
       const lines = [
@@ -564,11 +561,7 @@ describe("loopback without TLS, when allowed", () => {
 
 describe("limits per address", () => {
   test("a flood from one address is answered 451 at MAIL FROM; connections past the cap are 421", async () => {
-    const ctx = await createTestContext({
-      config: { host: "127.0.0.1", smtp: { port: 0, tlsPort: null, plainLoopback: true, relay: null, from: "pigeon@test.example" } },
-    });
-    const listener = (await listen(ctx.services, ctx.app, { messagesPerMinute: 2, perAddress: 2 }))!;
-    const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
+    const { ctx, listener, port } = await ownListener({ limits: { messagesPerMinute: 2, perAddress: 2 } });
     try {
       const codes: number[] = [];
       for (let i = 0; i < 3; i++) {

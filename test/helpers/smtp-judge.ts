@@ -127,6 +127,20 @@ export async function swaks(args: string[]): Promise<{ code: number; transcript:
   return { code: child.exitCode ?? -1, transcript: out + err };
 }
 
+/** Calls `each` with every line of `stream` parsed as JSON, as the lines come. */
+async function eachJsonLine(stream: ReadableStream<Uint8Array>, each: (line: Record<string, unknown>) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const reader = stream.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    buffered += decoder.decode(r.value, { stream: true });
+    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+      each(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  }
+}
+
 const BATCH_SCRIPT = String.raw`
 import json, smtplib, sys
 plan = json.loads(sys.stdin.read())
@@ -161,18 +175,7 @@ export function smtplibBatch(plan: {
   const child = Bun.spawn(["python3", "-c", BATCH_SCRIPT], { stdin: new Blob([JSON.stringify(plan)]), stdout: "pipe", stderr: "pipe" });
   const outcomes: { i: number; code: number }[] = [];
   const done = (async () => {
-    const decoder = new TextDecoder();
-    let buffered = "";
-    const reader = child.stdout.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      buffered += decoder.decode(r.value, { stream: true });
-      let nl = buffered.indexOf("\n");
-      while (nl !== -1) {
-        outcomes.push(JSON.parse(buffered.slice(0, nl)));
-        buffered = buffered.slice(nl + 1);
-        nl = buffered.indexOf("\n");
-      }
-    }
+    await eachJsonLine(child.stdout, (line) => outcomes.push(line as { i: number; code: number }));
     await child.exited;
     return outcomes;
   })();
@@ -220,22 +223,12 @@ export async function startAiosmtpdRelay(refuseFirst = 0) {
   let port = 0;
   const ready = Promise.withResolvers<void>();
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffered = "";
-    const reader = child.stdout.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      buffered += decoder.decode(r.value, { stream: true });
-      let nl = buffered.indexOf("\n");
-      while (nl !== -1) {
-        const line = JSON.parse(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-        if ("port" in line) {
-          port = line.port;
-          ready.resolve();
-        } else mails.push(line);
-        nl = buffered.indexOf("\n");
-      }
-    }
+    await eachJsonLine(child.stdout, (line) => {
+      if ("port" in line) {
+        port = line.port as number;
+        ready.resolve();
+      } else mails.push(line as unknown as RelayMail);
+    });
     ready.reject(new Error(`aiosmtpd exited: ${await new Response(child.stderr).text()}`));
   })();
   await ready.promise;

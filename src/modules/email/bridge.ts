@@ -5,6 +5,7 @@
 // approval, the plan's limits, credits, opt-outs, pools and channels apply to a mail as to any API
 // call, and an Idempotency-Key per recipient makes a retried DATA send nothing twice.
 import { AppError } from "../../core/errors";
+import { hasScope } from "../../core/scopes";
 import type { DeliveryType } from "../../core/kinds";
 import type { KeyAuthContext } from "../../core/caller";
 import { sha256Hex } from "../../lib/tokens";
@@ -106,9 +107,7 @@ export function createBridge(deps: BridgeDeps) {
     try {
       const auth = await deps.rateLimiter.guardAuth(address, () => deps.accounts.authenticate(new Headers(credentials)));
       const caller = auth as KeyAuthContext;
-      const scopes = caller.limits?.scopes;
-      if (scopes && !scopes.includes("send") && !scopes.includes("admin"))
-        return answer(535, "5.7.8", "This API key may not send (it lacks the send scope)");
+      if (!hasScope(caller.limits, "send")) return answer(535, "5.7.8", "This API key may not send (it lacks the send scope)");
       return await senderFor(caller, credentials);
     } catch (error) {
       if (error instanceof AppError && error.status === 429) return answer(454, "4.7.0", `${error.message}; try again later`);
@@ -288,7 +287,7 @@ export function createBridge(deps: BridgeDeps) {
     return answer(250, "2.0.0", `Queued ${sent.length} of ${unique.length} (${ids}); refused ${refused.length}: ${why}`);
   }
 
-  return { signIn, secretSender, recipient, replyRecipient, deliver, mayUseSecretAddress: (from: string) => settings.anyAllows(from) };
+  return { signIn, secretSender, recipient, replyRecipient, deliver, mayWriteUnsigned: (from: string) => settings.anyAllows(from) };
 }
 
 export type Bridge = ReturnType<typeof createBridge>;

@@ -13,7 +13,7 @@ import { DAY, MINUTE } from "../../lib/time";
 import type { NotificationRecord } from "../notifications/model";
 import type { Inbound } from "../threads/inbound";
 import type { EmailRepository } from "./repository";
-import type { EmailSettingsService } from "./settings";
+import type { EmailSettings, EmailSettingsService } from "./settings";
 
 /** Waits before each retry of a forward the relay did not take (then it fails for good). */
 export const FORWARD_RETRY_DELAYS_MS = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * 60 * MINUTE, 6 * 60 * MINUTE, 12 * 60 * MINUTE];
@@ -77,27 +77,30 @@ export function createEmailForwarding(deps: ForwardDeps) {
     return `${local}@${replyDomain}`;
   }
 
-  /** Queues one email about a received message; false when there is no relay (nothing queued). */
+  /** Queues one email about a received message under the workspace's settings `own`. */
+  async function enqueueFor(
+    m: ForwardedMessage,
+    stored: { threadId: number; messageId: number },
+    own: EmailSettings,
+    mail: { to: string[]; subject: string; dedupeKey: string },
+  ): Promise<void> {
+    const replyTo = replyToOf(m, stored, own.replyDomain);
+    const footer = replyTo ? "\n\n--\nReply to this email to answer by SMS (only the text above the quote is sent)." : "";
+    const body = `${m.body}${footer}`;
+    await repo.enqueue(
+      { workspaceId: m.workspaceId, dedupeKey: mail.dedupeKey, recipients: mail.to, subject: mail.subject, body, replyTo },
+      clock.now(),
+    );
+  }
+
+  /** Queues one email about a received message (a rule's); false when there is no relay (nothing queued). */
   async function queue(
     m: ForwardedMessage,
     stored: { threadId: number; messageId: number },
     mail: { to: string[]; subject: string; dedupeKey: string },
   ): Promise<boolean> {
     if (!relay) return false;
-    const own = await settings.get(m.workspaceId);
-    const replyTo = replyToOf(m, stored, own.replyDomain);
-    const footer = replyTo ? "\n\n--\nReply to this email to answer by SMS (only the text above the quote is sent)." : "";
-    await repo.enqueue(
-      {
-        workspaceId: m.workspaceId,
-        dedupeKey: mail.dedupeKey,
-        recipients: mail.to,
-        subject: mail.subject,
-        body: `${m.body}${footer}`,
-        replyTo,
-      },
-      clock.now(),
-    );
+    await enqueueFor(m, stored, await settings.get(m.workspaceId), mail);
     return true;
   }
 
@@ -109,7 +112,7 @@ export function createEmailForwarding(deps: ForwardDeps) {
     const name = m.fromName || (await deps.contactName(m.workspaceId, m.from));
     const who = name ? `${name} (${m.from})` : m.from;
     const channel = m.channel === "sms" ? "SMS" : "Message";
-    await queue(m, stored, { to: own.forwardTo, subject: `${channel} from ${who}`, dedupeKey: `inbound:${stored.messageId}` });
+    await enqueueFor(m, stored, own, { to: own.forwardTo, subject: `${channel} from ${who}`, dedupeKey: `inbound:${stored.messageId}` });
   }
 
   /** Notes which mail these sends came from, when the workspace wants its senders told of failures. */

@@ -41,6 +41,7 @@ export async function listen(
   });
   const listener = await startSmtpListener({
     bridge,
+    clock: s.clock,
     log: s.log,
     host,
     port: smtp.port,

@@ -60,7 +60,7 @@ const ADDRESS_FORM = /^[^\s@<>"]+@[a-z0-9.-]+\.[a-z]{2,}$/;
 const DOMAIN_FORM = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 const SENDER_FORM = /^(@[a-z0-9.-]+\.[a-z]{2,}|[^\s@<>]+@[a-z0-9.-]+\.[a-z]{2,})$/;
 
-function parseSenders(json: string): string[] {
+function parseList(json: string): string[] {
   try {
     const list = JSON.parse(json);
     return Array.isArray(list) ? list.filter((s): s is string => typeof s === "string") : [];
@@ -84,9 +84,9 @@ function viewOf(row: Row | null): EmailSettings {
   return {
     content: (EMAIL_CONTENTS as readonly string[]).includes(row.content) ? (row.content as EmailContent) : "body",
     defaultCountry: row.defaultCountry,
-    senders: parseSenders(row.senders),
+    senders: parseList(row.senders),
     secretAddress: row.secretHash ? { hint: row.secretHint ?? "", keyId: row.keyId } : null,
-    forwardTo: parseSenders(row.forwardTo),
+    forwardTo: parseList(row.forwardTo),
     replyDomain: row.replyDomain,
     dsn: Number(row.dsn) === 1,
     forwardFailures: Number(row.forwardFailures) === 1,
@@ -289,7 +289,7 @@ export function createEmailSettings(deps: EmailSettingsDeps) {
 
     /** Whether any workspace lets `sender` write without signing in (else MAIL FROM needs AUTH). */
     async anyAllows(sender: string): Promise<boolean> {
-      return (await repo.unsignedSenders()).some((json) => senderAllowed(parseSenders(json), sender));
+      return (await repo.unsignedSenders()).some((json) => senderAllowed(parseList(json), sender));
     },
 
     /** The secret address a token opens, with what it sends with; null for an unknown token. */

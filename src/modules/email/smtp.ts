@@ -16,7 +16,9 @@ import {
   type SMTPServerSession,
 } from "smtp-server";
 import { sha256Hex, timeOrderedId } from "../../lib/tokens";
+import type { Clock } from "../../clock";
 import type { LogFn } from "../../lib/log";
+import { DEFAULT_TRUSTED_PROXIES, isTrustedPeer, parseProxyList } from "../../lib/trusted-proxies";
 import { secretTokenOf, splitAddress } from "./address";
 import type { Bridge, Resolved, Sender, SmtpAnswer } from "./bridge";
 import { smsText } from "./content";
@@ -44,6 +46,8 @@ export const SMTP_LIMITS = {
 
 export interface SmtpListenerOptions {
   bridge: Bridge;
+  /** The server's clock (the flood throttle counts messages per minute by it). */
+  clock: Clock;
   log: LogFn;
   host: string;
   /** The plain port (STARTTLS offered when `tls` is given); null: none. */
@@ -71,17 +75,17 @@ type SmtpError = Error & { responseCode: number };
 const refusal = (a: SmtpAnswer): SmtpError => Object.assign(new Error(`${a.enhanced} ${a.text}`), { responseCode: a.code });
 const say = (code: number, enhanced: string, text: string) => refusal({ code, enhanced, text });
 
-export const isLoopback = (address: string | undefined) =>
-  !!address && (address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127."));
+const LOOPBACK = parseProxyList(DEFAULT_TRUSTED_PROXIES);
+export const isLoopback = (address: string | undefined) => isTrustedPeer(LOOPBACK, address);
 
 /** Counts that forget: messages per address in the current minute, at most `max` addresses kept. */
-function minuteCounter(max: number) {
+function minuteCounter(max: number, now: () => number) {
   let minute = 0;
   let counts = new Map<string, number>();
   return (address: string): number => {
-    const now = Math.floor(Date.now() / 60_000);
-    if (now !== minute || counts.size >= max) {
-      minute = now;
+    const current = Math.floor(now() / 60_000);
+    if (current !== minute || counts.size >= max) {
+      minute = current;
       counts = new Map();
     }
     const next = (counts.get(address) ?? 0) + 1;
@@ -178,7 +182,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
   const limits = { ...SMTP_LIMITS, ...options.limits };
   const states = new Map<string, SessionState>();
   const perAddress = new Map<string, number>();
-  const messagesThisMinute = minuteCounter(10_000);
+  const messagesThisMinute = minuteCounter(10_000, () => options.clock.now());
   const budget = byteBudget(limits.bufferedBytes);
   const stateOf = (session: SMTPServerSession): SessionState => {
     const known = states.get(session.id);
@@ -230,9 +234,9 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
       if (messagesThisMinute(session.remoteAddress) > limits.messagesPerMinute)
         return done(say(451, "4.7.1", `Too many messages from ${session.remoteAddress} this minute; try again later`));
       if (state.sender) return done();
-      // Without AUTH only a sender some workspace allows on its secret address may go on.
+      // Without AUTH only a sender some workspace lets write unsigned (its secret address, replies) may go on.
       bridge
-        .mayUseSecretAddress(address.address)
+        .mayWriteUnsigned(address.address)
         .then((allowed) =>
           allowed ? done() : done(say(530, "5.7.0", "Authentication required: sign in with AUTH (an API key and its secret)")),
         )
