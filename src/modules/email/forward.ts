@@ -5,11 +5,10 @@
 // relay that is down or busy with backoff, as webhooks are retried. Each forward's Reply-To is an
 // address of its thread (settings.replyLocal), so a reply by email comes back through the listener
 // and goes out as an SMS (bridge.ts).
-import nodemailer from "nodemailer";
 import type { Clock } from "../../clock";
 import type { SmtpRelay } from "../../config";
 import type { LogFn } from "../../lib/log";
-import { DAY, MINUTE } from "../../lib/time";
+import { DAY, HOUR, MINUTE } from "../../lib/time";
 import type { NotificationRecord } from "../notifications/model";
 import type { Inbound } from "../threads/inbound";
 import type { EmailRepository } from "./repository";
@@ -49,9 +48,12 @@ function isFinal(error: unknown): boolean {
 export function createEmailForwarding(deps: ForwardDeps) {
   const { repo, clock, settings, relay, log } = deps;
   let transport = deps.transport ?? null;
-  const transportOf = () => {
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  // nodemailer is loaded only once a relay is set and there is something to send.
+  const transportOf = async () => {
     if (transport) return transport;
     if (!relay) return null;
+    const nodemailer = (await import("nodemailer")).default;
     transport = nodemailer.createTransport({
       host: relay.host,
       port: relay.port,
@@ -157,34 +159,37 @@ export function createEmailForwarding(deps: ForwardDeps) {
 
   /** Sends the forwards that are due; how many went. */
   async function deliverDue(): Promise<number> {
-    const mailer = transportOf();
-    if (!mailer) return 0;
+    if (!relay && !deps.transport) return 0;
     const now = clock.now();
     const due = await repo.due(now, BATCH);
+    const mailer = due.length > 0 ? await transportOf() : null;
     let sent = 0;
-    for (const row of due) {
-      try {
-        await mailer.sendMail({
-          from: deps.from,
-          to: JSON.parse(row.recipients) as string[],
-          subject: row.subject,
-          text: row.body,
-          ...(row.replyTo ? { replyTo: row.replyTo } : {}),
-          // Stable across retries: a receiving system can tell a repeat after a crash for what it is.
-          messageId: `<pigeon-forward-${row.workspaceId}-${row.id}@${deps.from.split("@")[1]}>`,
-          // Written by Pigeon, not a person: vacation responders and the like keep quiet (RFC 3834).
-          headers: { "Auto-Submitted": "auto-generated" },
-        });
-        await repo.markSent(row.id, clock.now());
-        sent++;
-      } catch (error) {
-        const delay = FORWARD_RETRY_DELAYS_MS[row.attempts];
-        const final = isFinal(error) || delay === undefined;
-        await repo.markFailed(row.id, (error as Error).message.slice(0, 500), final ? null : clock.now() + delay);
-        if (final) log(`email forward ${row.id} failed for good`, error);
+    if (mailer)
+      for (const row of due) {
+        try {
+          await mailer.sendMail({
+            from: deps.from,
+            to: JSON.parse(row.recipients) as string[],
+            subject: row.subject,
+            text: row.body,
+            ...(row.replyTo ? { replyTo: row.replyTo } : {}),
+            // Stable across retries: a receiving system can tell a repeat after a crash for what it is.
+            messageId: `<pigeon-forward-${row.workspaceId}-${row.id}@${deps.from.split("@")[1]}>`,
+            // Written by Pigeon, not a person: vacation responders and the like keep quiet (RFC 3834).
+            headers: { "Auto-Submitted": "auto-generated" },
+          });
+          await repo.markSent(row.id, clock.now());
+          sent++;
+        } catch (error) {
+          const delay = FORWARD_RETRY_DELAYS_MS[row.attempts];
+          const final = isFinal(error) || delay === undefined;
+          await repo.markFailed(row.id, (error as Error).message.slice(0, 500), final ? null : clock.now() + delay);
+          if (final) log(`email forward ${row.id} failed for good`, error);
+        }
       }
-    }
-    if (due.length < BATCH) {
+    // What is done with is forgotten at most once an hour, not on every tick.
+    if (due.length < BATCH && now - prunedAt >= HOUR) {
+      prunedAt = now;
       await repo.prune(now - FORWARD_KEPT_MS);
       await repo.pruneOrigins(now - ORIGIN_KEPT_MS);
     }

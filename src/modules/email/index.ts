@@ -9,7 +9,7 @@ import { createEmailForwarding, type ForwardDeps } from "./forward";
 import { createEmailRepository } from "./repository";
 import { emailRoutes } from "./routes";
 import { createEmailSettings, type EmailSettingsDeps } from "./settings";
-import { type SmtpListenerOptions, startSmtpListener } from "./smtp";
+import type { SmtpListenerOptions } from "./smtp";
 
 /** The email bridge's settings, and (given the rest of its deps) its forwarding, over one repository. */
 export function createEmailModule(deps: Omit<EmailSettingsDeps, "repo">) {
@@ -30,6 +30,9 @@ export async function listen(
 ): Promise<NetworkListener | null> {
   const { smtp, tls, host } = s.config;
   if (smtp.port === null && smtp.tlsPort === null) return null;
+  // Loaded only when the listener is on: smtp-server and mailparser cost a server that takes no mail
+  // memory it never uses.
+  const { startSmtpListener } = await import("./smtp");
   const bridge = createBridge({
     handle: (request) => app.handle(request),
     accounts: s.accounts,
