@@ -35,4 +35,6 @@ perl -MNet::SSLeay -MIO::Socket::SSL -e 1 >/dev/null 2>&1 || ensure /nonexistent
 ensure python3 python3
 # Python's aiosmtpd, the relay that takes the bridge's forwards (test/email/forward.test.ts).
 ensure /usr/lib/python3/dist-packages/aiosmtpd python3-aiosmtpd
+# Kannel's bearerbox and smsbox, the SMS gateway that judges the SMPP listener (test/smpp/kannel.test.ts).
+ensure bearerbox kannel
 exit 0

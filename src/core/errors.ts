@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   invalid_template_body: 400,
   invalid_schedule_time: 400,
   invalid_timezone: 400,
+  invalid_country: 400,
   schedule_time_in_past: 400,
   invalid_valid_until: 400,
   ttl_with_valid_until: 400,

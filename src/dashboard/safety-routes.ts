@@ -33,6 +33,7 @@ const FIELDS: Record<string, keyof SafetyErrors> = {
   opt_in_reply: "optInReply",
   help_reply: "helpReply",
   default_routes: "routes",
+  default_country: "defaultCountry",
 };
 
 /** What the form's fields are called on the page, for messages that name them. */
@@ -47,6 +48,7 @@ const LABELS: Record<string, string> = {
   opt_in_reply: "Reply to an opt-in",
   help_reply: "Reply to help",
   default_routes: "Default failover",
+  default_country: "Default country",
 };
 
 const ROUTES = DEVICE_KINDS.map((k) => ({ name: ROUTE_NAMES[k], about: ROUTE_DESCRIPTION[k] }));
@@ -109,6 +111,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
       helpReply: p.help_reply,
       routes: [routes[0] ?? "", routes[1] ?? "", routes[2] ?? ""],
       encryptedSends: p.encrypted_sends,
+      defaultCountry: p.default_country ?? "",
     };
   }
 
@@ -146,6 +149,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           helpReply: f.help_reply ?? "",
           routes: [f.route_1 ?? "", f.route_2 ?? "", f.route_3 ?? ""],
           encryptedSends: f.encrypted_sends === "yes",
+          defaultCountry: (f.default_country ?? "").trim(),
         };
         const routes = form.routes.filter(Boolean);
         const change: SettingsChange = {
@@ -158,6 +162,7 @@ export function dashboardSafetyRoutes(s: DashboardSafetyRoutesDeps, kit: Kit) {
           help_reply: replyChange(form.helpReply, DEFAULT_HELP_REPLY),
           default_routes: routes.length ? routes : null,
           encrypted_sends: form.encryptedSends,
+          default_country: form.defaultCountry || null,
         };
         try {
           await s.safety.updateSettings(who.session.workspaceId, change);

@@ -5,7 +5,7 @@ import type { DeliveryType } from "../core/kinds";
 import { declaredAuth } from "../http/declared-auth";
 import { AppError } from "../core/errors";
 import { countSegments } from "../lib/segments";
-import { toE164 } from "../lib/phone";
+import { toE164In } from "../lib/phone";
 import type { SendInput } from "../modules/sending/types";
 import type { TemplateRow } from "../modules/templates/model";
 import { renderTemplate } from "../modules/templates/variables";
@@ -65,7 +65,7 @@ const FIELD_OF: Record<string, string> = {
 /** What these routes use of the services. */
 export type DashboardSendRoutesDeps = Pick<
   Services,
-  "accounts" | "channels" | "contacts" | "devices" | "sending" | "storage" | "templates"
+  "accounts" | "channels" | "contacts" | "devices" | "safety" | "sending" | "storage" | "templates"
 >;
 
 export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
@@ -145,7 +145,8 @@ export function dashboardSendRoutes(s: DashboardSendRoutesDeps, kit: Kit) {
             problem = error.message;
           }
         }
-        const recipient = !form.recipient ? "missing" : toE164(form.recipient) === null ? "bad" : "ok";
+        const country = (await s.safety.settings(ws)).defaultCountry;
+        const recipient = !form.recipient ? "missing" : toE164In(form.recipient, country) === null ? "bad" : "ok";
         return fragment(previewFragment({ text, ...count, cost, problem, recipient }));
       }),
       { auth: "session", ...HIDDEN },

@@ -34,6 +34,10 @@ export const EXAMPLE_MESSAGES: Record<string, [message: string, data?: Json]> = 
   invalid_template_body: ["Template body has an unclosed {{"],
   invalid_schedule_time: ["schedule_time must be YYYY-MM-DD HH:MM:SS"],
   invalid_timezone: ["Unknown time zone 'Mars/Olympus'"],
+  invalid_country: [
+    'default_country "XX" is not an ISO 3166 two-letter country code with a numbering plan (e.g. US, DE)',
+    { field: "default_country" },
+  ],
   schedule_time_in_past: ["schedule_time is in the past"],
   invalid_device: ["Device 7 cannot carry SMS"],
   no_active_device: ["No active device can carry this message"],

@@ -237,6 +237,32 @@ describe("workspace settings", () => {
   });
 });
 
+describe("default country", () => {
+  test("a national number is read in the workspace's country once it has one; an unknown code is a 400", async () => {
+    const ctx = await createTestContext();
+    await appPhone(ctx);
+    // Without a default country a national number is refused, as before.
+    const before = await ctx.post(SEND_PATH, { recipient_contact: "030 1234567", message: "Hallo" });
+    expect(expectEnvelope(before, 400).data.error_code).toBe("invalid_phone_number");
+    expect(expectEnvelope(await ctx.get("/v1/api/workspace/settings"), 200).data.default_country).toBeNull();
+
+    const bad = expectEnvelope(await ctx.post("/v1/api/workspace/settings", { default_country: "XX" }), 400).data;
+    expect({ code: bad.error_code, field: bad.field }).toEqual({ code: "invalid_country", field: "default_country" });
+    expect(expectEnvelope(await ctx.post("/v1/api/workspace/settings", { default_country: " de " }), 200).data.default_country).toBe("DE");
+
+    await postSend(ctx, { recipient_contact: "030 1234567", message: "Hallo" });
+    expect((await notificationsTo(ctx, "+49301234567")).map((n) => n.message)).toEqual(["Hallo"]);
+    // The international prefix and a number with its code are read as they say, whatever the country.
+    await postSend(ctx, { recipient_contact: "0044 20 7946 0018", message: "Hello" });
+    expect(await notificationsTo(ctx, "+442079460018")).toHaveLength(1);
+    // A national number that is no number there is still a 400.
+    expect(expectEnvelope(await ctx.post(SEND_PATH, { recipient_contact: "12", message: "x" }), 400).data.error_code).toBe(
+      "invalid_phone_number",
+    );
+    expect(expectEnvelope(await ctx.post("/v1/api/workspace/settings", { default_country: null }), 200).data.default_country).toBeNull();
+  });
+});
+
 describe("quiet hours", () => {
   // The manual clock starts at 2026-01-15 12:00 UTC: 07:00 in New York, 21:00 in Tokyo, 12:00 in London.
   async function quietWorkspace() {

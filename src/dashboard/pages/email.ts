@@ -87,7 +87,7 @@ export function emailBody(p: EmailPage): Html {
     )}
     <label for="e-country">Default country</label>
     <input id="e-country" name="default_country" maxlength="2" autocomplete="off" placeholder="US" value="${f.defaultCountry}"${describedBy("e-country", "e-country-hint", e.defaultCountry)}>
-    <p class="hint" id="e-country-hint">Two letters (US, GB, DE): national numbers in addresses are read in this country. Empty: numbers need their country code.</p>
+    <p class="hint" id="e-country-hint">Two letters (US, GB, DE): national numbers in addresses are read in this country. Empty: the workspace's default country (Safe sending), if it has one.</p>
     ${fieldError("e-country", e.defaultCountry)}
     <label for="e-senders">Senders allowed without signing in</label>
     <textarea id="e-senders" name="senders" rows="3" autocomplete="off"${describedBy("e-senders", "e-senders-hint", e.senders)}>${f.senders}</textarea>

@@ -18,6 +18,8 @@ export interface SafetyForm {
   routes: [string, string, string];
   /** End-to-end encrypted sends allowed. */
   encryptedSends: boolean;
+  /** ISO 3166 two letters, or "" for none. */
+  defaultCountry: string;
 }
 
 /** Errors by form field: the names below, "quiet" for the pair, "routes" for the order, "other". */
@@ -33,6 +35,7 @@ export type SafetyErrors = Partial<
     | "optInReply"
     | "helpReply"
     | "routes"
+    | "defaultCountry"
     | "other",
     string
   >
@@ -124,6 +127,13 @@ export function safetyBody(opts: {
     <p class="hint" id="s-routes-hint">For sends that name no route and no device: try the first route, and on a failure that another route could avoid, the next. All none: no failover.</p>
     ${fieldError("s-routes", e.routes)}
     <div class="row">${[0, 1, 2].map(routeSelect)}</div>
+  </fieldset>
+  <fieldset>
+    <legend>Numbers</legend>
+    <label for="s-country">Default country</label>
+    <input id="s-country" name="default_country" maxlength="2" autocomplete="off" placeholder="US" value="${f.defaultCountry}"${describedBy("s-country", "s-country-hint", e.defaultCountry)}>
+    <p class="hint" id="s-country-hint">Two letters (US, GB, DE): a number written without its country code is read in this country, on the Send page, in the API, over SMPP and by the email bridge. Empty: numbers need their country code.</p>
+    ${fieldError("s-country", e.defaultCountry)}
   </fieldset>
   <fieldset>
     <legend>Encrypted sends</legend>

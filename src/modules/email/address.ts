@@ -4,8 +4,7 @@
 // bulk (`tag-customers`, `#customers`). A secret address carries the workspace's token before a
 // `+` (`<token>+15551234567@…`). The domain is not read: the user points whatever domain they like
 // at the listener. Pure; the listener resolves names and tags.
-import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js/min";
-import { toE164 } from "../../lib/phone";
+import { toE164, toE164In } from "../../lib/phone";
 
 export type RecipientRef =
   | { kind: "number"; phone: string }
@@ -46,11 +45,8 @@ export function numberOf(local: string, country: string | null): string | null {
   if (!NUMBER_SHAPE.test(local)) return null;
   const digits = local.replace(/[^\d+]/g, "");
   if (digits.startsWith("+")) return toE164(digits);
-  if (digits.startsWith("00")) return toE164(`+${digits.slice(2)}`);
-  if (country) {
-    const national = parsePhoneNumberFromString(digits, country.toUpperCase() as CountryCode);
-    if (national?.isPossible()) return national.number as string;
-  }
+  const national = toE164In(digits, country?.toUpperCase() ?? null);
+  if (national !== null) return national;
   // Digits alone, as alarm panels write them: a full international number without its +.
   return toE164(`+${digits}`);
 }

@@ -82,6 +82,8 @@ export interface BridgeDeps {
   contacts: Pick<ContactService, "search" | "list">;
   threads: Pick<ThreadService, "messages">;
   settings: EmailSettingsService;
+  /** The workspace's default country (its settings'), read when the bridge's own is unset. */
+  workspaceCountry: (workspaceId: number) => Promise<string | null>;
   /** Notes which mail the sends came from (for a delivery status notification if one fails later). */
   noteOrigins: (workspaceId: number, ids: number[], mailFrom: string, subject: string) => Promise<void>;
 }
@@ -97,7 +99,7 @@ export function createBridge(deps: BridgeDeps) {
       credentials,
       lengthCap: auth.smsLengthCap,
       content: own.content,
-      defaultCountry: own.defaultCountry,
+      defaultCountry: own.defaultCountry ?? (await deps.workspaceCountry(auth.workspaceId)),
     };
   }
 

@@ -40,6 +40,7 @@ export async function listen(
     contacts: s.contacts,
     threads: s.threads,
     settings: s.email,
+    workspaceCountry: async (workspaceId) => (await s.safety.settings(workspaceId)).defaultCountry,
     noteOrigins: (workspaceId, ids, mailFrom, subject) => s.emailForward.noteOrigins(workspaceId, ids, mailFrom, subject),
   });
   const listener = await startSmtpListener({

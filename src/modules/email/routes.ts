@@ -14,7 +14,10 @@ const Settings = t.Object({
     description: "Which part of a mail is the SMS: the body (the default), the subject, or both (subject, then body)",
   }),
   default_country: t.Nullable(
-    t.String({ description: "ISO 3166 code national numbers in addresses are read in (e.g. US); null: numbers need their country code" }),
+    t.String({
+      description:
+        "ISO 3166 code national numbers in addresses are read in (e.g. US); null: the workspace's default_country (/v1/api/safety/settings)",
+    }),
   ),
   senders: t.Array(t.String(), {
     description: "Who may write to the secret address without signing in: addresses, or @domain for a whole domain",

@@ -17,6 +17,7 @@ interface SettingsRow {
   help_reply: string | null;
   default_routes: string | null;
   time_zone: string | null;
+  default_country: string | null;
   encrypted_sends: number | boolean | null;
 }
 
@@ -32,6 +33,8 @@ export interface SettingsValues {
   helpReply: string | null;
   defaultRoutes: DeviceKind[] | null;
   timeZone: string | null;
+  /** ISO 3166 alpha-2: the country national numbers are read in; null: none. */
+  defaultCountry: string | null;
   /** Whether end-to-end encrypted sends are allowed; null: the default (off). */
   encryptedSends: boolean | null;
 }
@@ -85,7 +88,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
     async settings(workspaceId: number): Promise<SettingsValues | null> {
       const row = await db.get<SettingsRow>(
         `SELECT quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords, opt_out_reply, opt_in_reply, help_reply,
-          default_routes, time_zone, encrypted_sends FROM workspace_setting WHERE workspace_id = ?`,
+          default_routes, time_zone, default_country, encrypted_sends FROM workspace_setting WHERE workspace_id = ?`,
         [workspaceId],
       );
       if (!row) return null;
@@ -100,6 +103,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
         helpReply: row.help_reply,
         defaultRoutes: list(row.default_routes),
         timeZone: row.time_zone,
+        defaultCountry: row.default_country,
         encryptedSends: row.encrypted_sends === null ? null : Boolean(row.encrypted_sends),
       };
     },
@@ -108,12 +112,12 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
       const json = (list: unknown[] | null) => (list === null ? null : JSON.stringify(list));
       await db.run(
         `INSERT INTO workspace_setting (workspace_id, quiet_start, quiet_end, opt_out_keywords, opt_in_keywords, help_keywords,
-          opt_out_reply, opt_in_reply, help_reply, default_routes, time_zone, encrypted_sends, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          opt_out_reply, opt_in_reply, help_reply, default_routes, time_zone, default_country, encrypted_sends, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (workspace_id) DO UPDATE SET quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
           opt_out_keywords = excluded.opt_out_keywords, opt_in_keywords = excluded.opt_in_keywords, help_keywords = excluded.help_keywords,
           opt_out_reply = excluded.opt_out_reply, opt_in_reply = excluded.opt_in_reply, help_reply = excluded.help_reply,
-          default_routes = excluded.default_routes, time_zone = excluded.time_zone,
+          default_routes = excluded.default_routes, time_zone = excluded.time_zone, default_country = excluded.default_country,
           encrypted_sends = excluded.encrypted_sends, updated_at = excluded.updated_at`,
         [
           workspaceId,
@@ -127,6 +131,7 @@ export function createSafetyRepository(db: Executor, dispatchedRoutes: readonly 
           v.helpReply,
           json(v.defaultRoutes),
           v.timeZone,
+          v.defaultCountry,
           v.encryptedSends === null ? null : v.encryptedSends ? 1 : 0,
           now,
         ],

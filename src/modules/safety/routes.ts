@@ -145,7 +145,8 @@ export function safetyRoutes(s: SafetyRoutesDeps) {
             "Replies: an empty string sends none, null restores the default. `default_routes`: the failover order for sends that name neither `routes` nor `device_id` " +
             `(routes: ${ROUTE_NAMES_DOC}); it applies to the sends of the channels it names, null turns it off. ` +
             "`time_zone`: the workspace's own IANA zone, in which inbound rules read their business hours (UTC unless set; 400 `invalid_timezone`), " +
-            "and the quiet hours of encrypted sends. `encrypted_sends`: allow end-to-end encrypted SMS (off by default: their recipients cannot be checked against opt-outs; " +
+            "and the quiet hours of encrypted sends. `default_country`: the ISO 3166 country in which a number written without its country code is read " +
+            "by sends (the API's, SMPP's, the email bridge's; 400 `invalid_country` otherwise); null: numbers need their code. `encrypted_sends`: allow end-to-end encrypted SMS (off by default: their recipients cannot be checked against opt-outs; " +
             "a send while off is 403 `encrypted_sends_disabled`).",
         },
       },

@@ -32,6 +32,9 @@ export const workspaceSetting = sqliteTable("workspace_setting", {
   defaultRoutes: text("default_routes", { mode: "json" }).$type<DeviceKind[]>(),
   // The workspace's own IANA time zone (business hours of its inbound rules); null: UTC.
   timeZone: text("time_zone"),
+  // The country (ISO 3166 alpha-2) a national number is read in, where a number without its
+  // country code comes in (the API, SMPP, the email bridge); null: numbers need their code.
+  defaultCountry: text("default_country"),
   // Whether end-to-end encrypted sends are allowed (their recipients cannot be checked against
   // opt-outs); null: the default, off.
   encryptedSends: integer("encrypted_sends", { mode: "boolean" }),

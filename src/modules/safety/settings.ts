@@ -4,6 +4,7 @@
 import { t } from "elysia";
 import { DEVICE_KINDS, kindOfRoute, ROUTE_NAME_LIST, ROUTE_NAMES, type DeviceKind } from "../../core/kinds";
 import { AppError } from "../../core/errors";
+import { isSupportedCountry } from "libphonenumber-js/min";
 import { formatClock, parseClock } from "../../lib/quiet-hours";
 import { resolveTimeZone } from "../../core/schedule";
 import type { SettingsValues } from "./repository";
@@ -33,6 +34,8 @@ export interface SafetySettings {
   defaultRoutes: DeviceKind[] | null;
   /** The workspace's own IANA zone (its inbound rules' business hours); UTC unless set. */
   timeZone: string;
+  /** ISO 3166 alpha-2, upper case: the country a number without its country code is read in; null: none. */
+  defaultCountry: string | null;
   /** End-to-end encrypted sends allowed: off unless the workspace turns them on (their recipients cannot be checked). */
   encryptedSends: boolean;
 }
@@ -58,6 +61,7 @@ export function settingsFrom(row: SettingsValues | null): SafetySettings {
     helpReply: row?.helpReply ?? DEFAULT_HELP_REPLY,
     defaultRoutes: row?.defaultRoutes ?? null,
     timeZone: row?.timeZone ?? "UTC",
+    defaultCountry: row?.defaultCountry ?? null,
     encryptedSends: row?.encryptedSends ?? false,
   };
 }
@@ -73,6 +77,7 @@ export function presentSettings(s: SafetySettings) {
     help_reply: s.helpReply,
     default_routes: s.defaultRoutes?.map((k) => ROUTE_NAMES[k]) ?? null,
     time_zone: s.timeZone,
+    default_country: s.defaultCountry,
     encrypted_sends: s.encryptedSends,
   };
 }
@@ -88,6 +93,7 @@ export interface SettingsChange {
   help_reply?: string | null;
   default_routes?: string[] | null;
   time_zone?: string | null;
+  default_country?: string | null;
   encrypted_sends?: boolean | null;
 }
 
@@ -149,6 +155,7 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
         helpReply: null,
         defaultRoutes: null,
         timeZone: null,
+        defaultCountry: null,
         encryptedSends: null,
       };
   if (change.quiet_hours !== undefined) {
@@ -187,6 +194,8 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
     values.timeZone = zone === null ? null : resolveTimeZone(zone);
   }
 
+  if (change.default_country !== undefined) values.defaultCountry = parseCountry("default_country", change.default_country);
+
   if (change.encrypted_sends !== undefined) values.encryptedSends = change.encrypted_sends;
 
   const lists: [string, string[]][] = [
@@ -208,6 +217,20 @@ export function applyChange(row: SettingsValues | null, change: SettingsChange):
   return values;
 }
 
+/** A country setting checked: an ISO 3166 alpha-2 code with a numbering plan, upper-cased; blank or null is none. */
+export function parseCountry(field: string, input: string | null): string | null {
+  const code = input?.trim().toUpperCase() || null;
+  if (code !== null && !isSupportedCountry(code))
+    throw new AppError(
+      "invalid_country",
+      `${field} "${input}" is not an ISO 3166 two-letter country code with a numbering plan (e.g. US, DE)`,
+      {
+        field,
+      },
+    );
+  return code;
+}
+
 /** Why encrypted sends are off until a workspace turns them on: said wherever the switch is. */
 export const ENCRYPTED_SENDS_REASON =
   "Pigeon cannot read an end-to-end encrypted recipient, so it cannot check it against your opt-outs (STOP replies), " +
@@ -216,6 +239,11 @@ export const ENCRYPTED_SENDS_REASON =
 const ENCRYPTED_SENDS_DOC =
   "Allow end-to-end encrypted SMS (`encrypted: true`, SMSGate's `isEncrypted`). Off by default, and a send is then 403 `encrypted_sends_disabled`. " +
   `${ENCRYPTED_SENDS_REASON} null restores the default (off).`;
+
+const DEFAULT_COUNTRY_DOC =
+  "ISO 3166 two-letter code of the country in which a number written without its country code is read " +
+  "(`030 1234567` with DE is +49301234567): by the API's sends, SMPP's `submit_sm` and the email bridge. " +
+  "null (the default): a number needs its country code. 400 `invalid_country` for an unknown code.";
 
 const Clock = t.String({ description: "24-hour local time HH:MM", examples: ["21:00"] });
 const KeywordList = t.Array(t.String({ maxLength: 64 }), {
@@ -263,6 +291,7 @@ export const SettingsBody = t.Object(
         }),
       ),
     ),
+    default_country: t.Optional(t.Nullable(t.String({ maxLength: 8, description: DEFAULT_COUNTRY_DOC, examples: ["DE"] }))),
     encrypted_sends: t.Optional(t.Nullable(t.Boolean({ description: ENCRYPTED_SENDS_DOC }))),
   },
   {
@@ -281,5 +310,6 @@ export const Settings = t.Object({
   help_reply: t.String(),
   default_routes: t.Nullable(t.Array(t.String())),
   time_zone: t.String({ description: "The workspace's own IANA time zone (UTC unless set)" }),
+  default_country: t.Nullable(t.String({ description: DEFAULT_COUNTRY_DOC })),
   encrypted_sends: t.Boolean({ description: ENCRYPTED_SENDS_DOC }),
 });

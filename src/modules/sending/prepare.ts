@@ -6,7 +6,7 @@ import { AppError } from "../../core/errors";
 import { ROUTE_NAMES, type DeliveryType, type DeviceKind } from "../../core/kinds";
 import { parseScheduleTime, requireTimeZone } from "../../core/schedule";
 import { needsContact, recipientAllowed, recipientRefused } from "../../core/scopes";
-import { toE164 } from "../../lib/phone";
+import { toE164, toE164In } from "../../lib/phone";
 import { countSegments } from "../../lib/segments";
 import { findUrl } from "../../lib/urls";
 import { reportedSimNumbers } from "../devices/service";
@@ -151,11 +151,13 @@ export function createPreparing(ctx: SendingContext, choice: DeviceChoice, conte
       return prepareEncrypted(auth, input, seen);
     }
     const memo = safetyMemo(seen, auth);
-    const recipient = toE164(input.recipient);
+    // A number without its country code is read in the workspace's default country, when it has one.
+    const recipient =
+      toE164(input.recipient) ?? toE164In(input.recipient, (await deps.safety.settings(auth.workspaceId, memo)).defaultCountry);
     if (!recipient) {
       throw new AppError(
         "invalid_phone_number",
-        `Invalid phone number "${String(input.recipient)}": recipient_contact must be E.164, e.g. +14155552671`,
+        `Invalid phone number "${String(input.recipient)}": recipient_contact must be E.164, e.g. +14155552671 (or national, once the workspace has a default_country)`,
         {
           field: "recipient_contact",
         },

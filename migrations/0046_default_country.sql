@@ -1,0 +1,1 @@
+ALTER TABLE `workspace_setting` ADD `default_country` text;
