@@ -93,6 +93,11 @@ export interface Config {
    * when unset; PIGEON_SMTP_PLAIN_LOOPBACK=1 lets loopback clients sign in without TLS.
    */
   smtp: { port: number | null; tlsPort: number | null; plainLoopback: boolean; relay: SmtpRelay | null; from: string };
+  /**
+   * The SMPP listener (docs/smpp.md): PIGEON_SMPP_PORT (plain) and PIGEON_SMPP_TLS_PORT (SMPP over
+   * TLS, needs PIGEON_TLS_CERT/KEY), each null when unset; both bind to PIGEON_HOST.
+   */
+  smpp: { port: number | null; tlsPort: number | null };
 }
 
 /** One environment variable as the operator sees it: `default` is null when it is unset by default. */
@@ -141,6 +146,8 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: "PIGEON_SMTP_RELAY_URL", default: null, meaning: "smtp://user:pass@host:587 (or smtps://) that forwards received SMS as email" },
   { name: "PIGEON_SMTP_FROM", default: "pigeon@localhost", meaning: "the From address of forwarded email" },
   { name: "PIGEON_SMTP_PLAIN_LOOPBACK", default: null, meaning: "1: loopback mail clients may sign in without TLS" },
+  { name: "PIGEON_SMPP_PORT", default: null, meaning: "port of the SMPP listener (off when unset; 2775 is usual; 0 picks one)" },
+  { name: "PIGEON_SMPP_TLS_PORT", default: null, meaning: "port of the SMPP listener over TLS (needs PIGEON_TLS_CERT)" },
   { name: "PIGEON_CHATAPP_GRAPH_URL", default: "https://graph.facebook.com", meaning: "chat-app platform base URL" },
   { name: "PIGEON_CHATAPP_GRAPH_VERSION", default: "v23.0", meaning: "Graph API version in chat-app platform paths" },
   { name: "PIGEON_CHATAPP_APP_SECRET", default: null, meaning: "checks the chat-app platform's webhook signatures" },
@@ -288,6 +295,10 @@ export function loadConfig(env: Env = process.env): Config {
   const smtpPort = optionalPort(env, "PIGEON_SMTP_PORT");
   const smtpsPort = optionalPort(env, "PIGEON_SMTPS_PORT");
   if (smtpsPort !== null && !tls) throw new ConfigError("PIGEON_SMTPS_PORT needs a certificate: set PIGEON_TLS_CERT and PIGEON_TLS_KEY");
+  const smppPort = optionalPort(env, "PIGEON_SMPP_PORT");
+  const smppTlsPort = optionalPort(env, "PIGEON_SMPP_TLS_PORT");
+  if (smppTlsPort !== null && !tls)
+    throw new ConfigError("PIGEON_SMPP_TLS_PORT needs a certificate: set PIGEON_TLS_CERT and PIGEON_TLS_KEY");
 
   return {
     port,
@@ -332,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
       relay: smtpRelay(env),
       from: smtpFrom(env),
     },
+    smpp: { port: smppPort, tlsPort: smppTlsPort },
   };
 }
 

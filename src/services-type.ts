@@ -36,6 +36,7 @@ import type { PoolService } from "./modules/pools/service";
 import type { PrivacyService } from "./modules/privacy/service";
 import type { EmailForwarding } from "./modules/email/forward";
 import type { EmailSettingsService } from "./modules/email/settings";
+import type { SmppService } from "./modules/smpp/service";
 import type { Retention } from "./modules/retention/service";
 import type { RuleService } from "./modules/rules/service";
 import type { SafetyService } from "./modules/safety/service";
@@ -180,6 +181,8 @@ export type Services = ChannelServices & {
   email: EmailSettingsService;
   /** SMS to email: forwards of received messages, queued and sent through the relay. */
   emailForward: EmailForwarding;
+  /** The SMPP listener's service: credentials, the outbox of receipts and received SMS, its ports. */
+  smpp: SmppService;
 };
 
 /**

@@ -49,6 +49,7 @@ import { outboundTargetProblem } from "./lib/net-safety";
 import { createRetentionModule } from "./modules/retention";
 import { createPrivacyModule } from "./modules/privacy";
 import { createEmailModule } from "./modules/email";
+import { createSmppModule } from "./modules/smpp/service";
 import { createPoolsModule } from "./modules/pools";
 import { isOnline as isDeviceOnline } from "./modules/devices/service";
 import type { RequestDone } from "./http/foundation";
@@ -290,6 +291,7 @@ export function createServices(deps: Deps): Services {
       heardFrom: (workspaceId, deviceId, sender, simNumber) => pools.heardFrom(workspaceId, deviceId, sender, simNumber),
       twilioIncoming: (m, stored) => twilio.posts.received(m, stored),
       email: (m, stored) => emailForward.onInbound(m, stored),
+      smpp: (m, stored) => smpp.onInbound(m, stored),
     }),
   };
   const adapters: Partial<Record<DeviceKind, ChannelAdapter>> = {};
@@ -448,6 +450,16 @@ export function createServices(deps: Deps): Services {
     log,
     contactName: async (workspaceId, phone) => (await contacts.nameOf(workspaceId, phone)) ?? null,
   });
+  /** SMPP: credentials per workspace and the outbox of deliver_sm PDUs (src/modules/smpp). */
+  const smpp = createSmppModule({
+    storage,
+    clock,
+    secrets,
+    logger,
+    serverId: cluster.id,
+    accounts,
+    ownNumbers: (workspaceId) => pools.ownNumbers(workspaceId),
+  });
   const built: Services = {
     ...services,
     twilio,
@@ -462,6 +474,7 @@ export function createServices(deps: Deps): Services {
     /** The email bridge's settings per workspace (src/modules/email). */
     email,
     emailForward,
+    smpp,
   };
   // What each module hears of the notifications' lifecycle, in the order src/modules/index.ts states.
   for (const module of inListeningOrder(modules)) {

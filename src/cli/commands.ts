@@ -8,7 +8,7 @@ import { serve } from "./serve";
 import { diskFull, failure, parse, UsageError, type Values } from "./args";
 import { accountsCmd, credits, keys, plans, usersCmd, workspaces } from "./commands/accounts";
 import { backup, dbCmd, health, prune, restore } from "./commands/data";
-import { devicesCmd, simulate, smsgateCmd, twilioCmd } from "./commands/devices";
+import { devicesCmd, simulate, smppCmd, smsgateCmd, twilioCmd } from "./commands/devices";
 import { mcp } from "./commands/mcp";
 
 /** What runs a command with the database open (the runtime). */
@@ -132,6 +132,15 @@ const COMMANDS: Command[] = [
       "                                          (made on first use; --rotate issues a new token)",
     ].join("\n"),
     runtime: (rt, sub, _rest, values) => twilioCmd(rt, sub, values),
+  },
+  {
+    name: "smpp",
+    help: [
+      "  smpp credentials [--workspace ID] [--rotate] [--json]",
+      "                                          The system_id and password ESMEs bind to the SMPP listener with",
+      "                                          (made on first use; the password is shown once; --rotate issues a new one)",
+    ].join("\n"),
+    runtime: (rt, sub, _rest, values) => smppCmd(rt, sub, values),
   },
   {
     name: "backup",

@@ -33,6 +33,7 @@ import p30 from "../../migrations-pg/0030_email_setting.sql" with { type: "text"
 import p31 from "../../migrations-pg/0031_email_outbox.sql" with { type: "text" };
 import p32 from "../../migrations-pg/0032_email_dsn.sql" with { type: "text" };
 import p33 from "../../migrations-pg/0033_default_country.sql" with { type: "text" };
+import p34 from "../../migrations-pg/0034_smpp.sql" with { type: "text" };
 
 export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0 },
@@ -69,4 +70,5 @@ export const embeddedPostgresMigrations: { tag: string; sql: string }[] = [
   { tag: "0031_email_outbox", sql: p31 },
   { tag: "0032_email_dsn", sql: p32 },
   { tag: "0033_default_country", sql: p33 },
+  { tag: "0034_smpp", sql: p34 },
 ];

@@ -46,6 +46,7 @@ import m43 from "../../migrations/0043_email_setting.sql" with { type: "text" };
 import m44 from "../../migrations/0044_email_outbox.sql" with { type: "text" };
 import m45 from "../../migrations/0045_email_dsn.sql" with { type: "text" };
 import m46 from "../../migrations/0046_default_country.sql" with { type: "text" };
+import m47 from "../../migrations/0047_smpp.sql" with { type: "text" };
 
 export const embeddedMigrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_init", when: 1795308338432, sql: m0 },
@@ -95,4 +96,5 @@ export const embeddedMigrations: { tag: string; when: number; sql: string }[] = 
   { tag: "0044_email_outbox", when: 1796308896074, sql: m44 },
   { tag: "0045_email_dsn", when: 1796309615994, sql: m45 },
   { tag: "0046_default_country", when: 1796322021676, sql: m46 },
+  { tag: "0047_smpp", when: 1796322486019, sql: m47 },
 ];

@@ -1,10 +1,10 @@
 // SMS segment counting, for credits: GSM-7 fits 160 characters in one SMS and 153 per part of a
 // longer one; anything outside GSM-7 is sent as UCS-2, 70 in one SMS and 67 per part.
 
-const GSM7_BASIC =
+export const GSM7_BASIC =
   "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\x1bÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
 // The extension table: each of these takes two septets (escape + char).
-const GSM7_EXTENDED = "^{}\\[~]|€\f";
+export const GSM7_EXTENDED = "^{}\\[~]|€\f";
 
 const basic = new Set(GSM7_BASIC);
 const extended = new Set(GSM7_EXTENDED);

@@ -21,6 +21,7 @@ import { rulesModule } from "./rules";
 import { safetyModule } from "./safety";
 import { sendingModule } from "./sending";
 import { smsgateModule } from "./smsgate";
+import { smppModule } from "./smpp";
 import { statsModule } from "./stats";
 import { systemModule } from "./system";
 import { templatesModule } from "./templates";
@@ -59,6 +60,7 @@ export const MODULES: readonly ModuleDescriptor[] = [
   retentionModule,
   mcpModule,
   emailModule,
+  smppModule,
 ];
 
 /**

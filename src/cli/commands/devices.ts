@@ -142,6 +142,35 @@ export async function twilioCmd(rt: Runtime, sub: string | undefined, values: Va
   );
 }
 
+/** `pigeon smpp credentials`: the workspace's system_id, and its password when just issued (first use or --rotate). */
+export async function smppCmd(rt: Runtime, sub: string | undefined, values: Values): Promise<void> {
+  if (sub !== "credentials") throw new UsageError("smpp takes credentials");
+  const { accounts, smpp } = rt.services;
+  const workspace = await workspaceOf(accounts, values);
+  const before = await smpp.credentials.get(workspace.id);
+  const c = await smpp.credentials.issue(workspace.id, { rotate: values.rotate === true });
+  const { port, tlsPort } = rt.config.smpp;
+  const where = [port !== null ? `port ${port}` : null, tlsPort !== null ? `TLS port ${tlsPort}` : null].filter(Boolean).join(", ");
+  print(
+    values,
+    {
+      workspace_id: workspace.id,
+      system_id: c.systemId,
+      password: c.password,
+      issued_at: new Date(c.rotatedAt).toISOString(),
+      port,
+      tls_port: tlsPort,
+    },
+    `system_id: ${c.systemId}\n` +
+      (c.password
+        ? `password:  ${c.password}  (shown only now${before ? "; binds made with the old one are closed" : ""})\n`
+        : "password:  shown when it was issued; --rotate issues a new one\n") +
+      (where
+        ? `Bind to this server's SMPP listener on ${where}.`
+        : "The SMPP listener is off: set PIGEON_SMPP_PORT (2775 is usual) and restart."),
+  );
+}
+
 /**
  * The running server a client command talks to: `--url` when given (http or https only), else the
  * address this machine's configuration gives. `error` says what is wrong, for the command to print.

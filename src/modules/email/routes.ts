@@ -16,7 +16,7 @@ const Settings = t.Object({
   default_country: t.Nullable(
     t.String({
       description:
-        "ISO 3166 code national numbers in addresses are read in (e.g. US); null: the workspace's default_country (/v1/api/safety/settings)",
+        "ISO 3166 code national numbers in addresses are read in (e.g. US); null: the workspace's default_country (/v1/api/workspace/settings)",
     }),
   ),
   senders: t.Array(t.String(), {

@@ -6,7 +6,9 @@
 //   4. the workspace's (or the pool's) Twilio-style incoming-message URL hears every message,
 //      keywords too, as Twilio's does;
 //   5. the email bridge queues its forward to the workspace's mailboxes, keywords too (staff see
-//      every text the number gets).
+//      every text the number gets);
+//   6. an SMS (a data SMS too) is queued for the workspace's SMPP receiver binds, keywords too,
+//      as the platform behind them would see every message an SMSC takes.
 // A data SMS (bytes to a port, no text) is no keyword, reaches only the rules that match any
 // message, and is not posted to the Twilio-style URL, whose form has no place for it.
 import type { ModuleDescriptor } from "../../services-type";
@@ -23,6 +25,8 @@ export interface InboundSteps {
   twilioIncoming: (m: Inbound, stored: Stored) => Promise<void>;
   /** Queues the message's forward by email (src/modules/email/forward.ts). */
   email: (m: Inbound, stored: Stored) => Promise<void>;
+  /** Queues its deliver_sm to the workspace's SMPP receiver binds (src/modules/smpp/deliveries.ts). */
+  smpp: (m: Inbound, stored: Stored) => Promise<void>;
 }
 
 export function createInboundPipeline(steps: InboundSteps): InboundHook {
@@ -31,6 +35,7 @@ export function createInboundPipeline(steps: InboundSteps): InboundHook {
     if (m.channel === "sms") await steps.heardFrom(m.workspaceId, m.deviceId, m.from, m.simNumber ?? null);
     if (!m.dataMessage) await steps.twilioIncoming(m, stored);
     if (!m.dataMessage) await steps.email(m, stored);
+    await steps.smpp(m, stored);
   };
 }
 

@@ -82,6 +82,9 @@ export function createMetricsService(deps: MetricsDeps) {
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   }
 
+  /** What other modules add to the page (their own families), in the order they were added. */
+  const sections: ((page: Page) => void | Promise<void>)[] = [];
+
   /** The page: counters as they stand, gauges read now. */
   async function render(): Promise<string> {
     const now = clock.now();
@@ -147,6 +150,7 @@ export function createMetricsService(deps: MetricsDeps) {
         page.sample("pigeon_backup_last_success_timestamp_seconds", {}, Date.parse(backup.last_success_at) / 1000);
     }
 
+    for (const section of sections) await section(page);
     const cpu = process.cpuUsage();
     page.family("process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.");
     page.sample("process_cpu_seconds_total", {}, (cpu.user + cpu.system) / 1e6);
@@ -159,6 +163,11 @@ export function createMetricsService(deps: MetricsDeps) {
 
   return {
     render,
+
+    /** Adds a module's families to every page (a listener's own counters and gauges). */
+    section(write: (page: Page) => void | Promise<void>): void {
+      sections.push(write);
+    },
 
     /** An answered request (services.requestFinished): on the hot path, so it only adds numbers. */
     requestFinished(done: RequestDone): void {
