@@ -28,7 +28,16 @@ import { dashboardOptOutRoutes, type DashboardOptOutRoutesDeps } from "./optout-
 import { dashboardSafetyRoutes, type DashboardSafetyRoutesDeps } from "./safety-routes";
 import { dashboardEmailRoutes, type DashboardEmailRoutesDeps } from "./email-routes";
 import { dashboardTwoFactorRoutes, type DashboardTwoFactorRoutesDeps } from "./two-factor-routes";
-import { keyLimitsBody, keysBody, limitsFormOf, scopeField, type KeyView, type LimitsForm, type TwilioView } from "./pages/keys";
+import {
+  keyLimitsBody,
+  keysBody,
+  limitsFormOf,
+  scopeField,
+  type KeyView,
+  type LimitsForm,
+  type SmppView,
+  type TwilioView,
+} from "./pages/keys";
 import { describeRecipients, KEY_SCOPES, parseDailyCap, parseExpiry, parseRecipients } from "../core/scopes";
 import { limitsOf, type KeyOptions } from "../modules/accounts/service";
 import { overviewBody } from "./pages/overview";
@@ -83,7 +92,7 @@ export function dashboardError(path: string, status: number, message: string): R
 }
 
 /** What these routes use of the services. */
-export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users" | "twilio"> &
+export type DashboardRoutesDeps = Pick<Services, "accounts" | "clock" | "smsgateWebhooks" | "users" | "twilio" | "smpp"> &
   DashboardAccountRoutesDeps &
   DashboardApprovalRoutesDeps &
   DashboardAuthRoutesDeps &
@@ -147,12 +156,18 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
     const settings = await s.twilio.settings(who.session.workspaceId);
     return { accountSid: settings.account_sid, incomingUrl: settings.incoming_url };
   };
+  /** The SMPP credentials as the keys page shows them: to owners only. */
+  const smppView = async (who: Signed): Promise<SmppView | null> => {
+    if (who.viewer.role !== "owner") return null;
+    const c = await s.smpp.credentials.get(who.session.workspaceId);
+    return { systemId: c?.systemId ?? null, port: s.smpp.listening.port, tlsPort: s.smpp.listening.tlsPort };
+  };
   const ownersOnly = (who: Signed) =>
     kit.shell(
       who,
       "API keys",
       "/dashboard/keys",
-      html`<p class="error" role="alert">Only an owner of the account can change the Twilio credentials.</p><p><a href="/dashboard/keys">Back to the keys</a></p>`,
+      html`<p class="error" role="alert">Only an owner of the account can change the Twilio or SMPP credentials.</p><p><a href="/dashboard/keys">Back to the keys</a></p>`,
       403,
     );
 
@@ -211,6 +226,7 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
               csrf: who.viewer.csrf,
               smsgateSigningKey,
               twilio: await twilioView(who),
+              smpp: await smppView(who),
             }),
           );
         }),
@@ -227,6 +243,23 @@ export function dashboardRoutes(s: DashboardRoutesDeps) {
             kind: "notice",
             text: had ? "Auth token rotated: the old token no longer works." : "Twilio credentials created.",
             secret: { title: "The auth token", about: html`Account SID: <code>${made.account_sid}</code>`, secret: made.auth_token },
+          });
+          return redirect("/dashboard/keys");
+        }),
+        { auth: "session", ...HIDDEN },
+      )
+      // The SMPP credentials: issued, or a new password; the password shown this once.
+      .post(
+        "/dashboard/smpp/credentials",
+        kit.withSession(async (_ctx, who) => {
+          if (who.session.role !== "owner") return ownersOnly(who);
+          const had = (await s.smpp.credentials.get(who.session.workspaceId)) !== null;
+          const issued = await s.smpp.credentials.issue(who.session.workspaceId, { rotate: true });
+          s.smpp.unbindAll(issued.systemId);
+          await kit.flash(who, {
+            kind: "notice",
+            text: had ? "New SMPP password issued: binds made with the old one are closed." : "SMPP credentials created.",
+            secret: { title: "The SMPP password", about: html`system_id: <code>${issued.systemId}</code>`, secret: issued.password ?? "" },
           });
           return redirect("/dashboard/keys");
         }),

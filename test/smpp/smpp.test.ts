@@ -273,18 +273,40 @@ describe("submit_sm is a send", () => {
     expect((await esme.call("query_sm", { message_id: "abc" })).command_status).toBe(STATUS.ESME_RINVMSGID);
   });
 
-  test("an opted-out recipient is ESME_RSUBMITFAIL, a key over its rate ESME_RTHROTTLED; nothing stored", async () => {
+  test("an opted-out recipient is ESME_RSUBMITFAIL, the key's daily cap ESME_RTHROTTLED; nothing stored", async () => {
     expectEnvelope(await r.ctx.post("/v1/api/optout/add", { phone: "+14155550123" }), 200);
     const before = (await stored(r.ctx)).length;
     const out = await esme.call("submit_sm", { destination_addr: "14155550123", dest_addr_ton: 1, short_message: "x" });
     expect(out.command_status).toBe(STATUS.ESME_RSUBMITFAIL);
-    await r.ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 1, requestsPerDay: 1_000_000 });
-    const answers = await Promise.all(
-      Array.from({ length: 3 }, () => esme.call("submit_sm", { destination_addr: ANN.slice(1), short_message: "rate" })),
-    );
-    expect(answers.map((a) => a.command_status)).toContain(STATUS.ESME_RTHROTTLED);
-    await r.ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100_000, requestsPerDay: 1_000_000 });
-    expect((await stored(r.ctx)).length - before).toBe(answers.filter((a) => a.command_status === 0).length);
+    expect((await stored(r.ctx)).length).toBe(before);
+    // The SMPP key is a key like any: its daily cap holds for submits.
+    const { keyId } = (await r.ctx.sql.get<{ keyId: number }>('SELECT key_id AS "keyId" FROM smpp_credential WHERE workspace_id = ?', [
+      r.ctx.workspace.id,
+    ]))!;
+    const today = await r.ctx.services.accounts.keySendsToday(Number(keyId));
+    expectEnvelope(await r.ctx.post("/v1/api/key/update", { key_id: Number(keyId), daily_cap: today + 1 }), 200);
+    const first = await esme.call("submit_sm", { destination_addr: ANN.slice(1), short_message: "capped" });
+    const second = await esme.call("submit_sm", { destination_addr: ANN.slice(1), short_message: "capped" });
+    expect([first.command_status, second.command_status]).toEqual([0, STATUS.ESME_RTHROTTLED]);
+    expect((await stored(r.ctx)).length).toBe(before + 1);
+    expectEnvelope(await r.ctx.post("/v1/api/key/update", { key_id: Number(keyId), daily_cap: null }), 200);
+  });
+});
+
+describe("limits", () => {
+  test("the plan's rate limit is ESME_RTHROTTLED, the submits within it sent", async () => {
+    const r = await rig();
+    await r.ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 2, requestsPerDay: 1_000_000 });
+    const { esme } = await bindEsme(r.port, r.creds);
+    const answers = [];
+    for (let i = 0; i < 4; i++)
+      answers.push((await esme.call("submit_sm", { destination_addr: ANN.slice(1), short_message: `rate ${i}` })).command_status);
+    expect(answers).toContain(STATUS.ESME_RTHROTTLED);
+    const sent = answers.filter((a) => a === 0).length;
+    expect(sent).toBeGreaterThan(0);
+    expect((await stored(r.ctx)).filter((x) => x.message.startsWith("rate ")).length).toBe(sent);
+    esme.close();
+    await r.listener.stop(0);
   });
 });
 

@@ -3,7 +3,7 @@
 // need approval (docs/approval.md). Disabled keys stay.
 // For owners, the key SMSGate-format webhooks are signed with (the SMSGate API never returns it), and
 // the Twilio-compatible credentials: the account SID, the auth token made or rotated here (shown
-// once), and the incoming-message URL.
+// once), and the incoming-message URL; and the SMPP credentials (the password shown once).
 import { KEY_SCOPES, SCOPE_DESCRIPTIONS, type KeyScope } from "../../core/scopes";
 import { html, type Html } from "../html";
 import { errorBox, utcTime } from "../layout";
@@ -152,6 +152,30 @@ function twilioSection(t: TwilioView, csrf: string): Html {
 </section>`;
 }
 
+/** The workspace's SMPP credentials, for owners: the system_id (null until issued) and the listener's ports. */
+export interface SmppView {
+  systemId: string | null;
+  port: number | null;
+  tlsPort: number | null;
+}
+
+function smppSection(v: SmppView, csrf: string): Html {
+  const ports = [v.port !== null ? `port ${v.port}` : null, v.tlsPort !== null ? `TLS port ${v.tlsPort}` : null].filter(Boolean).join(", ");
+  return html`<section class="card" aria-labelledby="smpp-title">
+  <h2 id="smpp-title">SMPP</h2>
+  <p>SMS platforms, Kannel and other SMPP 3.4 clients bind to this server's SMPP listener with these credentials; their submits are sends through the key named SMPP (<a href="/docs">the API docs</a>, docs/smpp.md).</p>
+  ${
+    v.systemId
+      ? html`<p>system_id: <code id="smpp-system-id">${v.systemId}</code></p>
+  <p class="hint">The password was shown once, when issued; issuing a new one unbinds every bind made with the old one. <code>pigeon smpp credentials --rotate</code> does the same.</p>`
+      : html`<p class="empty">No SMPP credentials yet.</p>`
+  }
+  <p class="hint">${ports ? html`The listener is on ${ports}.` : html`The listener is off: set PIGEON_SMPP_PORT (2775 is usual) and restart the server.`}</p>
+  <form class="inline" method="post" action="/dashboard/smpp/credentials">
+<input type="hidden" name="_csrf" value="${csrf}"><button class="secondary" type="submit">${v.systemId ? "Issue a new SMPP password" : "Create SMPP credentials"}</button></form>
+</section>`;
+}
+
 /** A new key's form: every scope, anyone, no cap, no expiry, no approval. */
 const NO_LIMITS: LimitsForm = { scopes: null, recipients: "anyone", dailyCap: "", expires: "never", needsApproval: false };
 
@@ -162,6 +186,7 @@ export function keysBody(opts: {
   name?: string;
   smsgateSigningKey?: string | null;
   twilio?: TwilioView | null;
+  smpp?: SmppView | null;
   /** What the create form holds (what was typed, when it was refused). */
   limits?: LimitsForm;
 }) {
@@ -207,5 +232,6 @@ export function keysBody(opts: {
   }
 </section>
 ${opts.smsgateSigningKey ? smsgateKeySection(opts.smsgateSigningKey) : ""}
-${opts.twilio ? twilioSection(opts.twilio, csrf) : ""}`;
+${opts.twilio ? twilioSection(opts.twilio, csrf) : ""}
+${opts.smpp ? smppSection(opts.smpp, csrf) : ""}`;
 }
