@@ -91,8 +91,8 @@ function escapedUnit(text: string, at: number): number {
 }
 
 /**
- * One pass over JSON text: nesting deeper than `maxDepth` and `\uD800`-style escapes of a lone
- * surrogate are refused with 400. Anything else malformed is left to JSON.parse to report.
+ * One pass over JSON text: nesting deeper than `maxDepth`, `\uD800`-style escapes of a lone
+ * surrogate and `\u0000` (NUL, which PostgreSQL's text cannot hold) are refused with 400. Anything else malformed is left to JSON.parse to report.
  */
 export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
   let depth = 0;
@@ -113,6 +113,7 @@ export function scanJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
             continue;
           }
           if (unit >= 0xdc00 && unit <= 0xdfff) throw loneSurrogate();
+          if (unit === 0) throw nulCharacter();
           if (unit >= 0) {
             i += 5;
             continue;
@@ -135,6 +136,13 @@ function loneSurrogate(): AppError {
   return new AppError(
     "invalid_unicode",
     "Request body contains a lone surrogate escape (such as \\ud800), which is not valid Unicode text",
+  );
+}
+
+function nulCharacter(): AppError {
+  return new AppError(
+    "invalid_unicode",
+    "Request body contains a NUL character (\\u0000), which no text field may hold (PostgreSQL cannot store it, nor can an SMS carry it)",
   );
 }
 

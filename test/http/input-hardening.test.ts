@@ -206,6 +206,17 @@ describe("broken Unicode", () => {
     expect(() => scanJson('"\\ud83d\\ude00"')).not.toThrow();
   });
 
+  test("a NUL escape in a JSON body: 400 invalid_unicode, nothing stored (PostgreSQL's text cannot hold it)", async () => {
+    const ctx = await createTestContext();
+    for (const [path, body] of routes) {
+      const r = await ctx.call("POST", path, { raw: body('"a\\u0000b"') });
+      expect([path, r.status, r.body?.data?.error_code]).toEqual([path, 400, "invalid_unicode"]);
+    }
+    expect(await ctx.sql.all("SELECT id FROM notification")).toHaveLength(0);
+    // Other escapes of control characters are text like any other.
+    expect(() => scanJson('"a\\u0001b"')).not.toThrow();
+  });
+
   test("bytes that are not UTF-8 in a body: 400 invalid_unicode", async () => {
     const ctx = await createTestContext();
     for (const [path, body] of routes) {
