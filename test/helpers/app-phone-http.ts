@@ -12,6 +12,11 @@ export interface PulledMessage {
   sim: number | null;
 }
 
+/** A message the server handed the phone, with the app's own id for its reports. */
+export interface HandedMessage extends PulledMessage {
+  id: string;
+}
+
 /** Pairs a phone named `name` through `base` (the pairing's server_url) with `pairingToken`. */
 export async function pairAppPhone(base: string, pairingToken: string, name: string) {
   const reg = await fetch(`${base}/device`, {
@@ -49,6 +54,27 @@ export async function pairAppPhone(base: string, pairingToken: string, name: str
         method: "POST",
         headers: { "content-type": "application/json", ...phoneSignature(settings.webhooks.signing_key, body, Date.now()) },
         body,
+      });
+      expect(res.status).toBe(204);
+    },
+    /** What the server hands the phone to send now, not reported yet (see `report`). */
+    async take(): Promise<HandedMessage[]> {
+      const list = (await (await fetch(`${base}/message`, { headers: auth })).json()) as {
+        id: string;
+        textMessage: { text: string };
+        phoneNumbers: string[];
+        simNumber?: number;
+      }[];
+      return list.map((m) => ({ id: m.id, text: m.textMessage.text, to: m.phoneNumbers[0], sim: m.simNumber ?? null }));
+    },
+    /** Reports handed messages in `state` as the app does: Sent once the SIM sent them, Delivered on the network's report. */
+    async report(messages: { id: string; to: string }[], state: "Sent" | "Delivered") {
+      if (messages.length === 0) return;
+      const items = messages.map((m) => ({ id: m.id, state, recipients: [{ phoneNumber: m.to, state }] }));
+      const res = await fetch(`${base}/message`, {
+        method: "PATCH",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify(items),
       });
       expect(res.status).toBe(204);
     },

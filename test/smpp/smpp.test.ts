@@ -197,7 +197,9 @@ describe("submit_sm is a send", () => {
     const eight = await Promise.all([send(2, udh8(7, 3, 3)), send(0, udh8(7, 3, 1)), send(1, udh8(7, 3, 2))]);
     expect(eight.map((p) => p.command_status)).toEqual([0, 0, 0]);
     const id = eight[1].message_id;
-    expect(eight.map((p) => p.message_id)).toEqual([`${id}.3`, id, `${id}.2`]);
+    // Every part is answered with the message's id, decimal digits as ESMEs read them.
+    expect(eight.map((p) => p.message_id)).toEqual([id, id, id]);
+    expect(id).toMatch(/^\d+$/);
     expect((await stored(r.ctx)).find((x) => String(x.id) === id)?.message).toBe(parts.join(""));
 
     const sixteen = await Promise.all([send(1, udh16(300, 3, 2)), send(0, udh16(300, 3, 1)), send(2, udh16(300, 3, 3))]);
@@ -317,7 +319,7 @@ describe("receipts and received SMS", () => {
   });
   afterAll(() => r.listener.stop(0));
 
-  test("a receipt when the message is delivered: the customary text and the TLVs; one per part", async () => {
+  test("a receipt when the message is delivered: the customary text and the TLVs", async () => {
     const { esme } = await bindEsme(r.port, r.creds);
     const resp = await esme.call("submit_sm", {
       destination_addr: ANN.slice(1),
@@ -418,6 +420,30 @@ describe("malformed PDUs", () => {
     expect(bySeq.get(7)).toMatchObject({ id: CMD.enquire_link_resp, status: 0 });
     expect(raw.ended).toBe(false);
     raw.close();
+  });
+
+  test("an unbind behind submits in work: each submit answered, then unbind_resp, then the connection ends", async () => {
+    const raw = await rawSocket(r.port);
+    raw.write(rawPdu(CMD.bind_transceiver, 1, bindBody(r.creds.systemId, r.creds.password)));
+    await raw.waitFor(1);
+    raw.write(
+      Buffer.concat([
+        ...Array.from({ length: 5 }, (_, i) =>
+          rawPdu(CMD.submit_sm, 10 + i, submitBody({ to: ANN.slice(1), message: Buffer.from(`before unbind ${i}`) })),
+        ),
+        rawPdu(CMD.unbind, 20),
+        rawPdu(CMD.submit_sm, 21, submitBody({ to: ANN.slice(1), message: Buffer.from("after unbind") })),
+      ]),
+    );
+    const got = (await raw.waitFor(7)).slice(1);
+    expect(got.slice(0, 5).every((p) => p.id === CMD.submit_sm_resp && p.status === 0)).toBe(true);
+    expect(got[5]).toMatchObject({ id: CMD.unbind_resp, sequence: 20 });
+    const until = Date.now() + 2000;
+    while (!raw.ended && Date.now() < until) await Bun.sleep(10);
+    expect(raw.ended).toBe(true);
+    const texts = (await r.ctx.sql.all<{ message: string }>("SELECT message FROM notification")).map((n) => n.message);
+    expect(texts.filter((t) => t.startsWith("before unbind"))).toHaveLength(5);
+    expect(texts).not.toContain("after unbind");
   });
 
   test("a command_length no PDU can have: generic_nack, then the connection is closed", async () => {

@@ -1,6 +1,6 @@
 // SMPP credentials per workspace: a system_id (pigeon<workspace id>) and a password of eight
 // characters (SMPP's password field holds eight), sealed at rest, shown only when issued, and the
-// "SMPP" API key every submit is made with through the API in process — so the key's scopes,
+// "SMPP" API key every submit is made with, down the API's send path — so the key's scopes,
 // recipients, cap and approval, and the plan's limits, apply to a submit_sm as to any API send.
 import { timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock";

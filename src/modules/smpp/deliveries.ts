@@ -112,7 +112,7 @@ export function createSmppDeliveries(deps: DeliveryDeps) {
           [TAG.message_state, u8Value(state)],
         ],
       });
-      await enqueue(origin.workspaceId, origin.systemId, "receipt", `receipt:${id}:${STAT[state]}`, body);
+      await enqueue(origin.workspaceId, origin.systemId, "receipt", `receipt:${id}:${seq}:${STAT[state]}`, body);
     }
   }
 
@@ -122,7 +122,9 @@ export function createSmppDeliveries(deps: DeliveryDeps) {
     const own = (await deps.ownNumbers(m.workspaceId)).find(
       (o) => o.deviceId === m.deviceId && (m.simNumber == null || o.simNumber === null || o.simNumber === m.simNumber),
     );
-    const destination = own ? addressOf(own.number) : { ton: 0, npi: 0, addr: "" };
+    // An ESME refuses an empty destination: a phone whose number is unknown is named by its device.
+    const line = `device${m.deviceId}${m.simNumber ? `-sim${m.simNumber}` : ""}`;
+    const destination = own ? addressOf(own.number) : { ton: 5, npi: 0, addr: line.slice(0, 20) };
     const source = addressOf(m.from);
     if (m.dataMessage) {
       const data = decodeBase64(m.dataMessage.data) ?? new Uint8Array(0);

@@ -1,12 +1,12 @@
 // The SMPP module: Pigeon as an SMSC (docs/smpp.md). A listener of its own (server.ts) takes
 // ESMEs' binds with each workspace's credentials (credentials.ts); their submits become sends
-// through Pigeon's API in process (submit.ts); receipts and received SMS go back to receiver binds
+// down the API's send path (submit.ts); receipts and received SMS go back to receiver binds
 // through an outbox (deliveries.ts) that any server holding a bind drains.
 import type { NetworkListener } from "../descriptor";
 import type { AppSelf, ModuleDescriptor, Services } from "../../services-type";
 import { smppRoutes } from "./routes";
 import { type SmppLimits, startSmppListener } from "./server";
-import { createSubmitter } from "./submit";
+import { createSubmitter, originOf } from "./submit";
 
 export { createSmppModule, type SmppService } from "./service";
 
@@ -16,6 +16,9 @@ export async function listen(s: Services, app: AppSelf, limits?: Partial<SmppLim
   if (smpp.port === null && smpp.tlsPort === null) return null;
   const submitter = createSubmitter({
     handle: (request) => app.handle(request),
+    authenticate: (headers, freshness) => s.accounts.authenticate(headers, freshness),
+    rateLimiter: s.rateLimiter,
+    sending: s.sending,
     clock: s.clock,
     logger: s.logger,
     repo: s.smpp.repo,
@@ -69,6 +72,18 @@ export const smppModule: ModuleDescriptor = {
   name: "smpp",
   routes: (s) => ({ api: [smppRoutes(s)] }),
   listen: (s, app) => listen(s, app),
-  listeners: (s) => ({ transition: (before, to, opts) => s.smpp.deliveries.onTransition(before, to, opts) }),
+  listeners: (s) => ({
+    // Inside the send's unit of work: where each send the listener made came from.
+    stored: (accepted) =>
+      s.smpp.noteOrigins(
+        accepted.flatMap((a) => (originOf.get(a.prepared) ? [{ notificationId: a.notificationId, ...originOf.get(a.prepared)! }] : [])),
+      ),
+    transition: (before, to, opts) => s.smpp.deliveries.onTransition(before, to, opts),
+  }),
   tasks: (s) => [{ name: "smpp:prune", everySeconds: 3600, run: () => s.smpp.deliveries.prune() }],
+  // A stopped server's deliver_sm PDUs go to the binds that are left without waiting out its lease.
+  recover: async (s) => {
+    const n = await s.smpp.repo.releaseAbandoned(s.clock.now(), s.cluster.abandoned);
+    return n > 0 ? `${n} SMPP deliver_sm taken back from a stopped server` : null;
+  },
 };

@@ -123,6 +123,14 @@ export function createSmppRepository(db: Executor) {
         id,
       ]);
     },
+    /** Entries a stopped (or dead) server had taken go back to waiting at once; how many. */
+    releaseAbandoned: async (now: number, abandoned: (column: string) => string) =>
+      (
+        await db.run(
+          `UPDATE smpp_outbox SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by IS NOT NULL AND ${abandoned("claimed_by")}`,
+          [now],
+        )
+      ).changes,
     /** Lets go of what `server` holds (a bind closed before it could send them). */
     async release(server: string, ids: number[]): Promise<void> {
       if (ids.length === 0) return;

@@ -34,6 +34,20 @@ export function createSmppModule(deps: SmppModuleDeps) {
     listening: { port: null as number | null, tlsPort: null as number | null },
     /** Unbinds the binds of `systemId` this server holds (its password was issued again). */
     unbindAll: (_systemId: string) => {},
+    /** Inside the send's unit of work: where the sends came from (the receipts they are owed). */
+    async noteOrigins(
+      origins: {
+        notificationId: number;
+        workspaceId: number;
+        systemId: string;
+        registeredDelivery: number;
+        parts: number;
+        addresses: unknown;
+      }[],
+    ): Promise<void> {
+      const now = deps.clock.now();
+      for (const o of origins) await repo.recordOrigin({ ...o, addresses: JSON.stringify(o.addresses), createdAt: now });
+    },
     /** A received SMS, inside the unit that stored it: queued for the workspace's receiver binds. */
     async onInbound(m: Inbound, stored: { messageId: number }): Promise<void> {
       if (m.channel !== "sms") return;

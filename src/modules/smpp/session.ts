@@ -58,6 +58,9 @@ const UNSUPPORTED: Record<number, number> = {
   [CMD.deliver_sm]: CMD.deliver_sm_resp,
 };
 
+/** How long PDUs in work when the stream became unreadable may take to be answered before the connection closes. */
+const END_WAIT_MS = 30_000;
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Session {
@@ -75,6 +78,10 @@ export class Session {
   private binding: Promise<void> | null = null;
   /** The stream could not be cut into PDUs: nothing more is read. */
   private unreadable = false;
+  /** The connection ends once nothing is in work. */
+  private ending = false;
+  /** Who waits for the work in progress to be answered (an unbind). */
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     readonly socket: net.Socket,
@@ -89,6 +96,11 @@ export class Session {
 
   get address(): string {
     return this.socket.remoteAddress ?? "unknown";
+  }
+
+  /** The caller's address as the rate limits and the sign-in throttle key it (an SMPP client's own). */
+  get clientAddress(): string {
+    return `smpp:${this.address}`;
   }
 
   receives(): boolean {
@@ -136,12 +148,23 @@ export class Session {
     this.server.closed(this);
   }
 
-  /** Unbinds (asking the ESME to go) and closes shortly after. */
+  /**
+   * Unbinds (asking the ESME to go): nothing more is read, what is in work is still answered, and
+   * the connection ends once nothing is (at most END_WAIT_MS later).
+   */
   unbind(): void {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     this.write(encodePdu(CMD.unbind, 0, this.nextSequence++));
-    this.socket.end();
-    setTimeout(() => this.close(), 1000).unref?.();
+    this.endAfterWork();
+  }
+
+  /** Reads no more; ends the connection once every PDU in work is answered, or after END_WAIT_MS. */
+  private endAfterWork(): void {
+    this.unreadable = true;
+    this.buffer = Buffer.alloc(0);
+    this.ending = true;
+    this.endIfIdle();
+    setTimeout(() => this.close(), END_WAIT_MS).unref?.();
   }
 
   private received(chunk: Buffer): void {
@@ -151,17 +174,20 @@ export class Session {
   }
 
   private drain(): void {
-    while (!this.closed && !this.unreadable && this.buffer.length >= 4) {
+    // A whole header first, even under an impossible command_length: its nack carries the PDU's sequence number.
+    while (!this.closed && !this.unreadable && this.buffer.length >= HEADER_LENGTH) {
       const length = this.buffer.readUInt32BE(0);
       if (length < HEADER_LENGTH || length > MAX_PDU_LENGTH) {
         // The stream can no longer be cut into PDUs: answer what can be answered, then close.
-        const sequence = this.buffer.length >= HEADER_LENGTH ? this.buffer.readUInt32BE(12) : 0;
+        const sequence = this.buffer.readUInt32BE(12);
         this.answer(CMD.generic_nack, STATUS.ESME_RINVCMDLEN, sequence);
         this.server.log("info", "smpp closed a session: impossible command_length", { address: this.address, length });
         this.unreadable = true;
         this.buffer = Buffer.alloc(0);
-        this.socket.end();
-        setTimeout(() => this.close(), 100).unref?.();
+        // What is in work is answered first (a submit stored is answered); then the connection ends.
+        this.ending = true;
+        this.endIfIdle();
+        setTimeout(() => this.close(), END_WAIT_MS).unref?.();
         return;
       }
       if (this.buffer.length < length) return;
@@ -186,6 +212,8 @@ export class Session {
       return;
     }
     this.server.count(id, -1);
+    // Nothing after an unbind is read (the loop cutting PDUs stops here).
+    if (id === CMD.unbind) this.unreadable = true;
     this.working++;
     this.handle(id, header.sequence, body)
       .catch((error) => {
@@ -201,7 +229,21 @@ export class Session {
           this.paused = false;
           this.socket.resume();
         }
+        this.endIfIdle();
       });
+  }
+
+  /** Resolves once no PDU but the caller's own is in work. */
+  private async othersDone(): Promise<void> {
+    while (this.working > 1 && !this.closed) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private endIfIdle(): void {
+    for (const wake of this.idleWaiters.splice(0)) wake();
+    if (!this.ending || this.working > 0 || this.closed) return;
+    this.ending = false;
+    this.socket.end();
+    setTimeout(() => this.close(), 100).unref?.();
   }
 
   private responded(id: number, status: number, sequence: number): void {
@@ -212,24 +254,33 @@ export class Session {
       this.waiting.delete(sequence);
       clearTimeout(w.timer);
       w.resolve(id === CMD.generic_nack && status === 0 ? STATUS.ESME_RSYSERR : status);
-    } else if (id === CMD.unbind_resp) this.close();
+    } else if (id === CMD.unbind_resp) {
+      // The ESME agreed to go: the connection ends once what is in work is answered.
+      this.ending = true;
+      this.endIfIdle();
+    }
   }
 
   private async handle(id: number, sequence: number, body: Uint8Array): Promise<void> {
     const s = this.server;
-    // What follows a bind in the stream waits for the bind's answer (its session is not bound before).
-    if (this.binding && !(id in BIND_RESP)) await this.binding;
-    if (id === CMD.enquire_link) return this.answer(CMD.enquire_link_resp, 0, sequence);
-    if (id === CMD.unbind) {
-      this.answer(CMD.unbind_resp, 0, sequence);
-      this.socket.end();
-      setTimeout(() => this.close(), 200).unref?.();
-      return;
-    }
+    // Binds are checked one after another in the stream's order (a second one is then ESME_RALYBND),
+    // and what follows a bind waits for its answer (its session is not bound before).
     if (id in BIND_RESP) {
-      const done = this.bind(id, sequence, body);
+      const before = this.binding;
+      const done = before !== null ? before.then(() => this.bind(id, sequence, body)) : this.bind(id, sequence, body);
       this.binding = done.catch(() => {});
       return done;
+    }
+    if (this.binding !== null) await this.binding;
+    if (id === CMD.enquire_link) return this.answer(CMD.enquire_link_resp, 0, sequence);
+    if (id === CMD.unbind) {
+      // What came before the unbind is answered first, then unbind_resp; nothing after it is read.
+      this.unreadable = true;
+      this.buffer = Buffer.alloc(0);
+      await this.othersDone();
+      this.answer(CMD.unbind_resp, 0, sequence);
+      this.ending = true;
+      return;
     }
     if (id in UNSUPPORTED) return this.answer(UNSUPPORTED[id], STATUS.ESME_RINVCMDID, sequence, responseBodyOf(UNSUPPORTED[id]));
     const known = id === CMD.submit_sm || id === CMD.submit_multi || id === CMD.query_sm || id === CMD.cancel_sm;
@@ -238,11 +289,11 @@ export class Session {
     if (!this.account || !this.transmits()) return this.answer(resp, STATUS.ESME_RINVBNDSTS, sequence, responseBodyOf(resp));
     const account = this.account;
     if (id === CMD.submit_sm) {
-      const answer = await s.submitter.submit(account, parseSubmit(body));
+      const answer = await s.submitter.submit(account, this.clientAddress, parseSubmit(body));
       return this.answer(CMD.submit_sm_resp, answer.status, sequence, new Writer().cstring(answer.messageId).bytes());
     }
     if (id === CMD.submit_multi) {
-      const result = await s.submitter.submitMulti(account, parseSubmitMulti(body));
+      const result = await s.submitter.submitMulti(account, this.clientAddress, parseSubmitMulti(body));
       const w = new Writer().cstring(result.messageId).u8(result.unsuccessful.length);
       for (const u of result.unsuccessful) w.u8(u.address.ton).u8(u.address.npi).cstring(u.address.addr.slice(0, 20)).u32(u.status);
       const status = result.messageId === "" ? (result.unsuccessful[0]?.status ?? STATUS.ESME_RSUBMITFAIL) : STATUS.ESME_ROK;
@@ -270,7 +321,7 @@ export class Session {
     if (this.bound) return reply(STATUS.ESME_RALYBND);
     const bind = parseBind(body);
     try {
-      this.account = await this.server.rateLimiter.guardAuth(`smpp:${this.address}`, () =>
+      this.account = await this.server.rateLimiter.guardAuth(this.clientAddress, () =>
         this.server.credentials.check(bind.systemId, bind.password),
       );
     } catch (error) {

@@ -1,10 +1,18 @@
 // What a submit_sm (or submit_multi, query_sm, cancel_sm) asks of Pigeon, in Pigeon's terms. Every
-// submit is a send through Pigeon's own API in process, with the workspace's SMPP key, exactly as
-// the email bridge and MCP's tools send (src/modules/mcp/port.ts): the key's scopes, recipients,
-// cap and approval, the plan's limits, credits, opt-outs, pools and channels apply, and the
-// answer's message id exists only once the send is committed. An API refusal becomes the
-// command_status docs/smpp.md lists; the reason goes to the log.
+// submit is a send through the same path as the API's POST /v1/api/sms/send, with the workspace's
+// SMPP key as its caller: the key checked and counted against the plan's rate limit (admitKey), its
+// send scope, then the send prepared and accepted with the API's other sends (acceptTogether) —
+// so the key's recipients, cap and approval, credits, opt-outs, pools and channels apply, and the
+// answer's message id exists only once the send is committed. Where it came from (for receipts)
+// is written in the same unit of work (the `stored` listener). query_sm and cancel_sm go through
+// the API in process (src/modules/mcp/port.ts). A refusal becomes the command_status docs/smpp.md
+// lists; the reason goes to the log.
 import type { Clock } from "../../clock";
+import type { KeyAuthContext } from "../../core/caller";
+import { AppError } from "../../core/errors";
+import { requireKeyScope } from "../../core/scopes";
+import type { RateLimiter } from "../../http/rate-limit/types";
+import { isDiskFull } from "../../lib/disk";
 import { toE164, toE164In } from "../../lib/phone";
 import type { Logger } from "../../lib/log";
 import { encodeBase64 } from "../../lib/data-sms";
@@ -12,10 +20,17 @@ import { type ApiCall, requestPort } from "../mcp/port";
 import type { BoundAccount } from "./credentials";
 import { type Address, MESSAGE_STATE, PduError, type QueryOrCancel, STATUS, type Submit, TAG, tlvInt } from "./pdu";
 import type { SmppRepository } from "./repository";
+import type { SendingService } from "../sending/service";
+import type { SendInput } from "../sending/types";
+import type { AccountsService } from "../accounts/service";
+
+type AccountsAuthenticate = AccountsService["authenticate"];
 import { BINARY_CODINGS, decodeText, splitUdh, TEXT_CODINGS, type Udh } from "./text";
 
 /** A part whose set is not complete this long after its first part arrived is answered ESME_RSUBMITFAIL. */
 export const CONCAT_WAIT_MS = 30_000;
+/** How long what a source_addr names is kept before it is looked up again. */
+const ROUTING_KEPT_MS = 5000;
 /** The longest a message may live: the API's own time-to-live limit (30 days). */
 const VALIDITY_MAX_MS = 30 * 24 * 3600 * 1000;
 
@@ -154,8 +169,23 @@ function contentOf(parts: Read[], s: Submit): Content {
   return { text: parts.map((p) => decodeText(p.octets, p.coding)).join("") };
 }
 
+/** Where a send came from, noted with it in its unit of work (see originOf). */
+export interface SubmitOrigin {
+  workspaceId: number;
+  systemId: string;
+  registeredDelivery: number;
+  parts: number;
+  addresses: { source: Address; destination: Address };
+}
+
+/** The origin of each send the listener prepared, read by the `stored` listener inside the send's unit of work. */
+export const originOf = new WeakMap<object, SubmitOrigin>();
+
 export interface SubmitDeps {
   handle: (request: Request) => Promise<Response>;
+  authenticate: (headers: Headers, freshness?: Parameters<AccountsAuthenticate>[1]) => Promise<KeyAuthContext>;
+  rateLimiter: Pick<RateLimiter, "admitKey">;
+  sending: Pick<SendingService, "prepare" | "acceptTogether">;
   clock: Clock;
   logger: Pick<Logger, "info" | "warn" | "error">;
   repo: SmppRepository;
@@ -174,12 +204,15 @@ interface Assembly {
   submit: Submit;
 }
 
-/** The id a part is answered with: the message's for the first, N.k for the k-th. */
-export const partId = (notificationId: number, seq: number) => (seq === 1 ? String(notificationId) : `${notificationId}.${seq}`);
+/**
+ * The id a part is answered with: the message's, for every part. Ids are decimal digits only, as
+ * Kannel (msg-id-type 0x00) and most ESMEs read them; each part's receipt carries it too.
+ */
+export const partId = (notificationId: number, _seq: number) => String(notificationId);
 
-/** The notification a message id names (N or N.k); null when it names none. */
+/** The notification a message id names; null when it names none. */
 export function notificationOfId(id: string): number | null {
-  const m = /^(\d{1,15})(?:\.\d{1,3})?$/.exec(id.trim());
+  const m = /^(\d{1,15})$/.exec(id.trim());
   return m ? Number(m[1]) : null;
 }
 
@@ -188,56 +221,79 @@ export function createSubmitter(deps: SubmitDeps) {
   const assemblies = new Map<string, Assembly>();
   const apiOf = (account: BoundAccount): ApiCall => requestPort(deps.handle, "http://pigeon.smpp", account.api);
 
-  /** What the API body says of where it goes from: a number of the workspace, a pool's name, or the routing. */
-  async function routingOf(account: BoundAccount, source: Address): Promise<Record<string, unknown>> {
+  /**
+   * What a source_addr picked, kept a few seconds: an ESME sends every submit from the same one or
+   * two, and the answer is two reads. A number or pool added shows within ROUTING_KEPT_MS.
+   */
+  const routings = new Map<string, { routing: Partial<SendInput>; until: number }>();
+
+  /** Where the send goes from: a number of the workspace, a pool's name, or the routing. */
+  async function routingOf(account: BoundAccount, source: Address): Promise<Partial<SendInput>> {
     const addr = source.addr.trim();
     if (addr === "") return {};
+    const key = `${account.workspaceId}\n${addr}`;
+    const kept = routings.get(key);
+    if (kept && kept.until > Date.now()) return kept.routing;
+    const routing = await lookUpRouting(account, addr);
+    if (routings.size >= 1000) routings.clear();
+    routings.set(key, { routing, until: Date.now() + ROUTING_KEPT_MS });
+    return routing;
+  }
+
+  async function lookUpRouting(account: BoundAccount, addr: string): Promise<Partial<SendInput>> {
     const number = toE164(addr.startsWith("+") ? addr : `+${addr}`);
     if (number) {
       const own = (await deps.ownNumbers(account.workspaceId)).find((o) => o.number === number);
-      if (own) return { device_id: own.deviceId, ...(own.simNumber !== null ? { sim_number: own.simNumber } : {}) };
+      if (own) return { deviceId: own.deviceId, ...(own.simNumber !== null ? { simNumber: own.simNumber } : {}) };
     }
     const pool = (await deps.pools(account.workspaceId)).find((p) => p.name.toLowerCase() === addr.toLowerCase());
-    return pool ? { pool_id: pool.pool_id } : {};
+    return pool ? { poolId: pool.pool_id } : {};
   }
 
-  /** The API body's timing and priority from the submit's fields. */
-  function timingOf(s: Submit): Record<string, unknown> {
+  /** The send's timing and priority from the submit's fields. */
+  function timingOf(s: Submit): Partial<SendInput> {
     const now = clock.now();
-    const out: Record<string, unknown> = {};
+    const out: Partial<SendInput> = {};
     const at = smppTime(s.scheduleDeliveryTime, now, STATUS.ESME_RINVSCHED);
-    if (at !== null && at > now + 1000) out.schedule_time = new Date(at).toISOString().slice(0, 19).replace("T", " ");
+    if (at !== null && at > now + 1000) out.scheduleTime = new Date(at).toISOString().slice(0, 19).replace("T", " ");
     const until = smppTime(s.validityPeriod, now, STATUS.ESME_RINVEXPIRY);
     if (until !== null) {
       const due = at !== null && at > now ? at : now;
       if (until <= now || until < due) throw new PduError(STATUS.ESME_RINVEXPIRY, "validity_period ends before the message is due");
       // An SMSC caps what it keeps; Pigeon's cap is its time to live's.
-      out.valid_until = new Date(Math.min(until, due + VALIDITY_MAX_MS)).toISOString();
+      out.validUntil = new Date(Math.min(until, due + VALIDITY_MAX_MS)).toISOString();
     }
     if (s.priorityFlag > 3) throw new PduError(STATUS.ESME_RINVPRTFLG, `priority_flag ${s.priorityFlag} is not 0 to 3`);
     if (s.priorityFlag > 0) out.priority = PRIORITY[s.priorityFlag];
     return out;
   }
 
-  /** One recipient's send; the answer's status and message id. */
-  async function sendTo(account: BoundAccount, recipient: string, content: Content, extra: Record<string, unknown>) {
-    const body =
-      "text" in content
-        ? { recipient_contact: recipient, message: content.text, ...extra }
-        : { recipient_contact: recipient, data_message: { data: encodeBase64(content.data), port: content.port }, ...extra };
-    const reply = await apiOf(account)("POST", "/v1/api/sms/send", { body });
-    const data = (reply.body?.data ?? {}) as Record<string, unknown>;
-    if (reply.status === 200) return { status: STATUS.ESME_ROK, id: Number(data.notification_id) };
-    const code = String(data.error_code ?? "error");
-    const status = smppStatusOf(reply.status, code);
-    logger.info("smpp submit refused", { system_id: account.systemId, code, status: reply.status, message: reply.body?.message ?? null });
-    return { status, id: null };
+  /** One recipient's send, prepared and accepted as the API's are; the answer's status and message id. */
+  async function sendTo(account: BoundAccount, address: string, input: SendInput, origin: SubmitOrigin) {
+    try {
+      const { auth } = await deps.rateLimiter.admitKey(address, (freshness) => deps.authenticate(new Headers(account.api), freshness));
+      requireKeyScope(auth.limits, "send");
+      const prepared = await deps.sending.prepare(auth, input);
+      originOf.set(prepared, origin);
+      const [result] = await deps.sending.acceptTogether(auth, [prepared]);
+      if (!result.ok) throw result.error;
+      return { status: STATUS.ESME_ROK, id: result.accepted.notificationId };
+    } catch (thrown) {
+      const error =
+        isDiskFull(thrown) || isDiskFull((thrown as Error | undefined)?.cause) ? new AppError("storage_full", "The disk is full") : thrown;
+      if (!(error instanceof AppError)) throw error;
+      const status = smppStatusOf(error.status, error.code);
+      logger.info("smpp submit refused", { system_id: account.systemId, code: error.code, status: error.status, message: error.message });
+      return { status, id: null };
+    }
   }
 
-  /** Sends a whole message (one PDU's or a set's) to each destination; notes the origin for receipts. */
-  async function send(account: BoundAccount, s: Submit, content: Content, parts: number) {
+  /** Sends a whole message (one PDU's or a set's) to each destination, each noting its origin for receipts. */
+  async function send(account: BoundAccount, address: string, s: Submit, content: Content, parts: number) {
     const country = await deps.workspaceCountry(account.workspaceId);
-    const extra = { ...(await routingOf(account, s.source)), ...timingOf(s) };
+    const extra: Partial<SendInput> = { ...(await routingOf(account, s.source)), ...timingOf(s) };
+    const body: Partial<SendInput> =
+      "text" in content ? { message: content.text } : { dataMessage: { data: encodeBase64(content.data), port: content.port } };
     const results: { destination: Address; status: number; id: number | null }[] = [];
     for (const destination of s.destinations) {
       const recipient = recipientOf(destination, country);
@@ -245,31 +301,27 @@ export function createSubmitter(deps: SubmitDeps) {
         results.push({ destination, status: STATUS.ESME_RINVDSTADR, id: null });
         continue;
       }
-      const sent = await sendTo(account, recipient, content, extra);
-      if (sent.id !== null) {
-        await deps.repo.recordOrigin({
-          notificationId: sent.id,
-          workspaceId: account.workspaceId,
-          systemId: account.systemId,
-          registeredDelivery: s.registeredDelivery,
-          parts,
-          addresses: JSON.stringify({ source: s.source, destination }),
-          createdAt: clock.now(),
-        });
-      }
+      const origin: SubmitOrigin = {
+        workspaceId: account.workspaceId,
+        systemId: account.systemId,
+        registeredDelivery: s.registeredDelivery,
+        parts,
+        addresses: { source: s.source, destination },
+      };
+      const sent = await sendTo(account, address, { channel: "sms", recipient, ...body, ...extra }, origin);
       results.push({ destination, ...sent });
     }
     return results;
   }
 
   /** A set complete: sent as one message, each waiting part answered with its id. */
-  async function complete(account: BoundAccount, key: string, a: Assembly) {
+  async function complete(account: BoundAccount, address: string, key: string, a: Assembly) {
     clearTimeout(a.timer);
     assemblies.delete(key);
     const ordered = [...a.parts.entries()].sort(([x], [y]) => x - y).map(([, p]) => p);
     let answer: (seq: number) => SubmitAnswer;
     try {
-      const [result] = await send(account, a.submit, contentOf(ordered, a.submit), ordered.length);
+      const [result] = await send(account, address, a.submit, contentOf(ordered, a.submit), ordered.length);
       answer = (seq) =>
         result.id === null ? { status: result.status, messageId: "" } : { status: STATUS.ESME_ROK, messageId: partId(result.id, seq) };
     } catch (error) {
@@ -282,10 +334,10 @@ export function createSubmitter(deps: SubmitDeps) {
 
   return {
     /** A submit_sm: its answer once the send is committed, or once its set completes (or fails to). */
-    async submit(account: BoundAccount, s: Submit): Promise<SubmitAnswer> {
+    async submit(account: BoundAccount, address: string, s: Submit): Promise<SubmitAnswer> {
       const read = readMessage(s);
       if (!read.concat) {
-        const [result] = await send(account, s, contentOf([read], s), 1);
+        const [result] = await send(account, address, s, contentOf([read], s), 1);
         return { status: result.status, messageId: result.id === null ? "" : String(result.id) };
       }
       const { ref, total, seq } = read.concat;
@@ -310,16 +362,16 @@ export function createSubmitter(deps: SubmitDeps) {
       a.parts.set(seq, read);
       if (seq === 1) a.submit = s;
       const answer = new Promise<SubmitAnswer>((resolve) => a.waiting.push({ seq, resolve }));
-      if (a.parts.size === total) await complete(account, key, a);
+      if (a.parts.size === total) await complete(account, address, key, a);
       return answer;
     },
 
     /** A submit_multi: each destination sent; the first id, and the destinations refused with their status. */
-    async submitMulti(account: BoundAccount, s: Submit) {
+    async submitMulti(account: BoundAccount, address: string, s: Submit) {
       const read = readMessage(s);
       if (read.concat)
         throw new PduError(STATUS.ESME_RSUBMITFAIL, "submit_multi of a part of a concatenated message: send it whole in message_payload");
-      const results = await send(account, s, contentOf([read], s), 1);
+      const results = await send(account, address, s, contentOf([read], s), 1);
       const sent = results.filter((r) => r.id !== null);
       return {
         messageId: sent.length > 0 ? String(sent[0].id) : "",

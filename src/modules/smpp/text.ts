@@ -18,7 +18,13 @@ const basicChar = [...GSM7_BASIC];
 export const TEXT_CODINGS = new Set([0, 1, 3, 8]);
 export const BINARY_CODINGS = new Set([2, 4]);
 
-/** Octets in `coding` as text; a PduError when they cannot be (an odd UCS-2 length, an unknown scheme). */
+/** A NUL is no character of a message (and PostgreSQL cannot store one in text): refused, not sent. */
+function textOnly(text: string): string {
+  if (text.includes("\u0000")) throw new PduError(STATUS.ESME_RINVMSGLEN, "the text has a NUL character");
+  return text;
+}
+
+/** Octets in `coding` as text; a PduError when they cannot be (an odd UCS-2 length, a NUL, an unknown scheme). */
 export function decodeText(octets: Uint8Array, coding: number): string {
   if (coding === 0) {
     let out = "";
@@ -30,12 +36,12 @@ export function decodeText(octets: Uint8Array, coding: number): string {
     }
     return out;
   }
-  if (coding === 1 || coding === 3) return Buffer.from(octets).toString("latin1");
+  if (coding === 1 || coding === 3) return textOnly(Buffer.from(octets).toString("latin1"));
   if (coding === 8) {
     if (octets.length % 2 !== 0) throw new PduError(STATUS.ESME_RINVMSGLEN, "a UCS-2 message has an odd number of octets");
     let out = "";
     for (let i = 0; i < octets.length; i += 2) out += String.fromCharCode((octets[i] << 8) | octets[i + 1]);
-    return out;
+    return textOnly(out);
   }
   throw new PduError(STATUS.ESME_RINVOPTPARAMVAL, `data_coding ${coding} is not one Pigeon reads (0, 1, 3, 8; 4 for binary)`);
 }
