@@ -7,7 +7,7 @@
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
 // BENCH_PHONE_BACKLOG (default 100,000) the messages waiting on the connected phone;
-// BENCH_ONLY=worker (or start, accept, phone, growth, postgres, postgres-worker, comma-separated) runs only those parts and prints
+// BENCH_ONLY=worker (or start, accept, phone, growth, smpp, postgres, postgres-worker, comma-separated) runs only those parts and prints
 // them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes and the
 // connected phone's campaign from source and writes bench/profiles/ (BENCH_PROFILE=phone, or send,
 // bulk, bulk-distinct, send-varied, picks some).
@@ -99,6 +99,16 @@ async function load(t: Target): Promise<Load> {
       [
         `wrk.method = ${luaString(t.method ?? "GET")}`,
         t.body && !t.varied ? `wrk.body = ${luaString(t.body)}` : "",
+        ...(t.varied && !t.body
+          ? [
+              "math.randomseed(os.time() * 1000 + math.floor(os.clock() * 1e6))",
+              `local template = ${luaString(new URL(t.url).pathname + new URL(t.url).search)}`,
+              "request = function()",
+              '  local to = function() return string.format("%%2B1415%d%06d", math.random(2, 9), math.random(0, 999999)) end',
+              '  return wrk.format(nil, (template:gsub("RECIPIENT", to)))',
+              "end",
+            ]
+          : []),
         ...(t.varied && t.body
           ? [
               "math.randomseed(os.time() * 1000 + math.floor(os.clock() * 1e6))",
@@ -980,6 +990,99 @@ async function postgresSends(pg: { createDatabase(prefix?: string): Promise<stri
   return { base: base.rps, send: send.rps, bulk: bulk.rps, send2, bulk2, sendVaried2, bulkDistinct2, ceilings };
 }
 
+// ---------------------------------------------------------------------------------------------
+// SMPP: submit_sm over one transceiver bind with a window of 10 (bench/smpp-esme.ts, a process of
+// its own), against the HTTP send on the same server in the same run; then Kannel in front (its
+// smsbox's sendsms under wrk, bearerbox bound to Pigeon), where what counts is the rate Pigeon
+// stored what Kannel took, Kannel's own accept rate beside it.
+
+async function smppBench() {
+  const port = (() => {
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const free = probe.port;
+    probe.stop(true);
+    return free;
+  })();
+  const p = await preparedPigeon({ PIGEON_SMPP_PORT: String(port) });
+  const creds = JSON.parse(cli(p.dataDir, ["smpp", "credentials", "--json"])) as { system_id: string; password: string };
+  const http = await measure("pigeon: POST /v1/api/sms/send, varied recipients (the SMPP run's server)", {
+    url: `${p.server.url}/v1/api/sms/send`,
+    method: "POST",
+    headers: auth(p.key),
+    body: variedBody,
+    varied: true,
+  });
+  const esme = async (seconds: number, window = 10) => {
+    const proc = Bun.spawn([process.execPath, join(ROOT, "bench", "smpp-esme.ts")], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        SYSTEM_ID: creds.system_id,
+        PASSWORD: creds.password,
+        SECONDS: String(seconds),
+        WINDOW: String(window),
+      },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const out = await new Response(proc.stdout).text();
+    await proc.exited;
+    const m = /RESULT (\d+) (\d+) (\d+) ([\d.]+) ([\d.]+) ([\d.]+)/.exec(out);
+    if (!m) throw new Error(`the ESME said: ${out} ${await new Response(proc.stderr).text()}`);
+    const [ok, refused, secs, p50, p95, p99] = m.slice(1).map(Number);
+    return { rps: ok / secs, errors: refused, p50, p95, p99, requests: ok };
+  };
+  await esme(2);
+  const runs: Load[] = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await esme(SECONDS));
+  const submit = [...runs].sort((a, b) => a.rps - b.rps)[1];
+  log(
+    `pigeon: submit_sm over one bind, window 10: ${Math.round(submit.rps)}/s, p50 ${submit.p50.toFixed(2)} ms, p99 ${submit.p99.toFixed(2)} ms ` +
+      `(runs ${runs.map((r) => Math.round(r.rps)).join(", ")}; refused ${runs.reduce((n, r) => n + r.errors, 0)}); ${((100 * submit.rps) / http.rps).toFixed(0)}% of the HTTP send`,
+  );
+
+  // The same bind with the window HTTP has connections: what the window, not the path, costs.
+  const wide = await esme(SECONDS, CONNECTIONS);
+  log(
+    `pigeon: submit_sm over one bind, window ${CONNECTIONS}: ${Math.round(wide.rps)}/s, p50 ${wide.p50.toFixed(2)} ms, p99 ${wide.p99.toFixed(2)} ms`,
+  );
+
+  let kannel: { accepted: Load; stored: number; seconds: number } | null = null;
+  const { BEARERBOX, startKannel } = await import("../test/helpers/kannel");
+  if (existsSync(BEARERBOX)) {
+    const k = await startKannel({ smppPort: port, systemId: creds.system_id, password: creds.password });
+    try {
+      for (let i = 0; i < 200 && !(await k.online()); i++) await Bun.sleep(50);
+      const count = () => {
+        const db = new Database(join(p.dataDir, "pigeon.db"), { readonly: true });
+        const n = db.query<{ n: number }, []>("SELECT count(*) AS n FROM notification").get()!.n;
+        db.close();
+        return n;
+      };
+      const before = count();
+      const t0 = performance.now();
+      const accepted = await load({ url: `${k.sendsmsUrl}&to=RECIPIENT&text=Your+order+is+ready+for+pickup.`, varied: true });
+      // Kannel queues what it accepted: wait until Pigeon has stored all of it (or stops gaining).
+      let last = -1;
+      for (let n = count(); n - before < accepted.requests && n !== last; n = count()) {
+        last = n;
+        await Bun.sleep(1000);
+      }
+      const stored = count() - before;
+      const seconds = (performance.now() - t0) / 1000 - 1;
+      kannel = { accepted, stored, seconds };
+      log(
+        `kannel in front: sendsms accepted ${Math.round(accepted.rps)} req/s (p99 ${accepted.p99.toFixed(2)} ms, errors ${accepted.errors}); ` +
+          `Pigeon stored ${stored} of ${accepted.requests} at ${Math.round(stored / seconds)}/s (${((100 * stored) / seconds / http.rps).toFixed(0)}% of the HTTP send)`,
+      );
+    } finally {
+      await k.stop();
+    }
+  } else log("kannel in front: not measured (apt-get install kannel)");
+  await stop(p.server);
+  return { http, submit, wide, kannel };
+}
+
 async function main() {
   log("building the binary");
   const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
@@ -1025,8 +1128,9 @@ async function main() {
     cleanup();
     return;
   }
-  if (!part("accept") || !part("worker") || !part("growth") || !part("phone")) {
+  if (!part("accept") || !part("worker") || !part("growth") || !part("phone") || !part("smpp")) {
     if (part("accept")) await acceptBench();
+    if (part("smpp")) await smppBench();
     if (part("phone")) await phoneBench(PHONE_BACKLOG);
     if (part("worker")) logWorker(await workerBench(WORKER_COUNT));
     if (part("growth")) await growthBench();
@@ -1036,6 +1140,7 @@ async function main() {
   }
 
   const accept = await acceptBench();
+  const smpp = await smppBench();
   const phone = await phoneBench(PHONE_BACKLOG);
   const worker = await workerBench(WORKER_COUNT);
   logWorker(worker);
@@ -1043,7 +1148,7 @@ async function main() {
   // PostgreSQL where it is installed (Debian's package); the section says so when it is not.
   const { postgresBin } = await import("../test/helpers/postgres");
   const onPostgres = postgresBin() ? await postgresBench() : null;
-  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, phone, worker, growth, postgres: onPostgres });
+  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, smpp, phone, worker, growth, postgres: onPostgres });
   cleanup();
 }
 
@@ -1098,6 +1203,7 @@ function writeResults(r: {
   loadRss: number | null;
   afterLoad: number;
   phone: Awaited<ReturnType<typeof phoneBench>>;
+  smpp: Awaited<ReturnType<typeof smppBench>>;
   worker: Awaited<ReturnType<typeof workerBench>>;
   growth: Growth[];
   postgres: Awaited<ReturnType<typeof postgresBench>> | null;
@@ -1142,6 +1248,24 @@ function writeResults(r: {
     `| bulk of 100 distinct ≥ 1× the limit, in notifications | ${((r.bulkDistinct.rps * 100) / r.limit.rps).toFixed(2)}× | ${r.bulkDistinct.rps * 100 >= r.limit.rps ? "yes" : "no"} |`,
     `| RSS under load < 150 MB | ${r.peakRss} MB | ${r.peakRss < 150 ? "yes" : "no"} |`,
     `| RSS idle < 90 MB | ${r.idle} MB | ${r.idle < 90 ? "yes" : "no"} |`,
+    "",
+    "## SMPP",
+    "",
+    "submit_sm over one transceiver bind with a window of 10 (bench/smpp-esme.ts in a process of its own, each submit to its own recipient), " +
+      "against the HTTP send to varied recipients on the same server in the same run (wrk, 32 connections); then Kannel in front: " +
+      "its smsbox's sendsms under the same wrk load, bearerbox bound to Pigeon as docs/smpp.md configures it (window 10).",
+    "",
+    "| what | rate | p50 | p99 | vs the HTTP send |",
+    "|---|---|---|---|---|",
+    `| HTTP POST /v1/api/sms/send, varied recipients | ${n(r.smpp.http.rps)} req/s | ${ms(r.smpp.http.p50)} | ${ms(r.smpp.http.p99)} | 100% |`,
+    `| submit_sm, one bind, window 10 | ${n(r.smpp.submit.rps)}/s | ${ms(r.smpp.submit.p50)} | ${ms(r.smpp.submit.p99)} | ${pct(r.smpp.submit.rps, r.smpp.http.rps)} |`,
+    `| submit_sm, one bind, window ${CONNECTIONS} (one run) | ${n(r.smpp.wide.rps)}/s | ${ms(r.smpp.wide.p50)} | ${ms(r.smpp.wide.p99)} | ${pct(r.smpp.wide.rps, r.smpp.http.rps)} |`,
+    ...(r.smpp.kannel
+      ? [
+          `| Kannel's sendsms accepted (queued by Kannel) | ${n(r.smpp.kannel.accepted.rps)} req/s | ${ms(r.smpp.kannel.accepted.p50)} | ${ms(r.smpp.kannel.accepted.p99)} | |`,
+          `| … stored by Pigeon through Kannel's bind | ${n(r.smpp.kannel.stored / r.smpp.kannel.seconds)}/s (${n(r.smpp.kannel.stored)} of ${n(r.smpp.kannel.accepted.requests)}) | | | ${pct(r.smpp.kannel.stored / r.smpp.kannel.seconds, r.smpp.http.rps)} |`,
+        ]
+      : ["| Kannel in front | not measured: Kannel is not installed | | | |"]),
     "",
     "## A campaign through a paced phone",
     "",
