@@ -9,6 +9,7 @@ import { listen } from "../../src/modules/smpp";
 import { CMD, STATUS } from "../../src/modules/smpp/pdu";
 import { createTestContext, expectEnvelope, type TestContext } from "../helpers/context";
 import { appPhone } from "../helpers/phone";
+import { selfSignedCert } from "../helpers/smtp-judge";
 import { bindBody, bindEsme, connectEsme, type Esme, rawPdu, rawSocket, submitBody } from "../helpers/smpp-client";
 
 const ANN = "+14155552671";
@@ -309,6 +310,70 @@ describe("limits", () => {
     expect((await stored(r.ctx)).filter((x) => x.message.startsWith("rate ")).length).toBe(sent);
     esme.close();
     await r.listener.stop(0);
+  });
+});
+
+describe("parts, data SMS and TLS", () => {
+  test("a set that never completes: its parts answered ESME_RSUBMITFAIL after the wait, nothing stored", async () => {
+    const r = await rig({ concatWaitMs: 200 });
+    const { esme } = await bindEsme(r.port, r.creds);
+    const before = (await stored(r.ctx)).length;
+    const udh = Buffer.of(5, 0, 3, 42, 3, 1);
+    const first = await esme.call("submit_sm", {
+      destination_addr: ANN.slice(1),
+      esm_class: 0x40,
+      short_message: Buffer.concat([udh, Buffer.from("only part one")]),
+    });
+    expect(first).toMatchObject({ command_status: STATUS.ESME_RSUBMITFAIL, message_id: "" });
+    expect((await stored(r.ctx)).length).toBe(before);
+    esme.close();
+    await r.listener.stop(0);
+  });
+
+  test("data_coding 4 with destination_port (or a port header) is a data SMS through the phone; without a port ESME_RSUBMITFAIL", async () => {
+    const r = await rig();
+    const raw = await rawSocket(r.port);
+    raw.write(rawPdu(CMD.bind_transceiver, 1, bindBody(r.creds.systemId, r.creds.password)));
+    await raw.waitFor(1);
+    const bytes = Buffer.of(0xca, 0xfe, 0x00, 0x01);
+    const portTlv = Buffer.of(0x02, 0x0b, 0, 2, 2948 >> 8, 2948 & 0xff);
+    const portHeader = Buffer.of(6, 0x05, 4, 0x0b, 0x84, 0, 0); // 16-bit ports: destination 2948
+    raw.write(rawPdu(CMD.submit_sm, 2, submitBody({ to: ANN.slice(1), message: bytes, dataCoding: 4, tlvs: portTlv })));
+    raw.write(
+      rawPdu(
+        CMD.submit_sm,
+        3,
+        submitBody({ to: ANN.slice(1), message: Buffer.concat([portHeader, bytes]), dataCoding: 4, esmClass: 0x40 }),
+      ),
+    );
+    raw.write(rawPdu(CMD.submit_sm, 4, submitBody({ to: ANN.slice(1), message: bytes, dataCoding: 4 })));
+    const answers = new Map((await raw.waitFor(4)).slice(1).map((p) => [p.sequence, p]));
+    expect([2, 3, 4].map((seq) => answers.get(seq)?.status)).toEqual([0, 0, STATUS.ESME_RSUBMITFAIL]);
+    for (const seq of [2, 3]) {
+      const id = Number(answers.get(seq)!.body.subarray(0, -1).toString());
+      const row = await r.ctx.sql.get<{ data_message: string }>("SELECT data_message FROM notification WHERE id = ?", [id]);
+      expect(JSON.parse(row!.data_message)).toEqual({ data: bytes.toString("base64"), port: 2948 });
+    }
+    raw.close();
+    await r.listener.stop(0);
+  });
+
+  test("SMPP over TLS (PIGEON_SMPP_TLS_PORT) binds and submits as the plain port does", async () => {
+    const cert = selfSignedCert();
+    const ctx = await createTestContext({
+      config: { host: "127.0.0.1", tls: { cert: cert.cert, key: cert.key }, smpp: { port: null, tlsPort: 0 } },
+    });
+    await appPhone(ctx);
+    const issued = await ctx.services.smpp.credentials.issue(ctx.workspace.id);
+    const listener = (await listen(ctx.services, ctx.app))!;
+    expect(listener.describe()).toMatch(/^smpp over TLS on 127\.0\.0\.1:\d+$/);
+    const esme = await connectEsme(Number(/:(\d+)/.exec(listener.describe())?.[1]), "127.0.0.1", true);
+    expect((await esme.call("bind_transceiver", { system_id: issued.systemId, password: issued.password })).command_status).toBe(0);
+    const resp = await esme.call("submit_sm", { destination_addr: ANN.slice(1), short_message: "Over TLS" });
+    expect(resp.command_status).toBe(0);
+    expect((await stored(ctx)).find((x) => String(x.id) === resp.message_id)?.message).toBe("Over TLS");
+    esme.close();
+    await listener.stop(0);
   });
 });
 

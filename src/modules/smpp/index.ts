@@ -25,6 +25,7 @@ export async function listen(s: Services, app: AppSelf, limits?: Partial<SmppLim
     ownNumbers: (workspaceId) => s.pools.ownNumbers(workspaceId),
     pools: async (workspaceId) => (await s.pools.list(workspaceId)).pools,
     workspaceCountry: async (workspaceId) => (await s.safety.settings(workspaceId)).defaultCountry,
+    concatWaitMs: limits?.concatWaitMs,
   });
   const listener = await startSmppListener({
     host,

@@ -13,7 +13,7 @@ import type { RateLimiter } from "../../http/rate-limit/types";
 import type { SmppCredentialService } from "./credentials";
 import type { Receivers, SmppDeliveries } from "./deliveries";
 import { commandName } from "./pdu";
-import type { Submitter } from "./submit";
+import { CONCAT_WAIT_MS, type Submitter } from "./submit";
 import { type BindKind, Session, type SessionHost, sleep } from "./session";
 
 /** The documented timers and bounds (docs/smpp.md); tests pass shorter ones. */
@@ -30,6 +30,8 @@ export interface SmppLimits {
   window: number;
   /** Sessions open at once, every ESME's. */
   maxSessions: number;
+  /** A concatenated set not complete this long after its first part is answered ESME_RSUBMITFAIL. */
+  concatWaitMs: number;
 }
 
 export const SMPP_LIMITS: SmppLimits = {
@@ -39,6 +41,7 @@ export const SMPP_LIMITS: SmppLimits = {
   responseTimeoutMs: 30_000,
   window: 64,
   maxSessions: 500,
+  concatWaitMs: CONCAT_WAIT_MS,
 };
 
 /** How often the outbox is read while some receiver is bound (entries queued here wake it at once). */

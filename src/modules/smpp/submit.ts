@@ -194,6 +194,8 @@ export interface SubmitDeps {
   /** The workspace's pools (a source_addr naming one by its name sends through it). */
   pools: (workspaceId: number) => Promise<{ pool_id: number; name: string }[]>;
   workspaceCountry: (workspaceId: number) => Promise<string | null>;
+  /** How long a concatenated set may take to complete (CONCAT_WAIT_MS unless a test says). */
+  concatWaitMs?: number;
 }
 
 /** A set of parts being put back together: the parts so far and the submits waiting for their answer. */
@@ -353,7 +355,7 @@ export function createSubmitter(deps: SubmitDeps) {
             assemblies.delete(key);
             logger.warn("smpp concatenated message incomplete", { system_id: account.systemId, ref, total, got: created.parts.size });
             for (const w of created.waiting) w.resolve({ status: STATUS.ESME_RSUBMITFAIL, messageId: "" });
-          }, CONCAT_WAIT_MS),
+          }, deps.concatWaitMs ?? CONCAT_WAIT_MS),
         };
         created.timer.unref?.();
         assemblies.set(key, created);
