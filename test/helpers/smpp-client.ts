@@ -5,14 +5,12 @@ import net from "node:net";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-// biome-ignore lint/suspicious/noExplicitAny: the smpp package has no types.
 const smpp: any = require("smpp");
 
 export interface Pdu {
   command: string;
   command_status: number;
   sequence_number: number;
-  // biome-ignore lint/suspicious/noExplicitAny: fields vary by command.
   [field: string]: any;
 }
 
@@ -28,7 +26,6 @@ export interface Esme {
   refuse: number;
   closed: Promise<void>;
   close(): void;
-  // biome-ignore lint/suspicious/noExplicitAny: the library's session.
   session: any;
 }
 

@@ -1,7 +1,6 @@
 // The SMPP listener's tables (docs/smpp.md): each workspace's credentials, which sends came over
 // SMPP (and the receipts they are owed), and the outbox of deliver_sm PDUs waiting for a receiver
 // bind. Declared with drizzle; drizzle-kit reads every schema.ts in src (drizzle.config.ts).
-import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { apiKey, workspace } from "../accounts/schema";
 
