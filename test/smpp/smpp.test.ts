@@ -441,6 +441,21 @@ describe("receipts and received SMS", () => {
     rx.close();
   });
 
+  test("a received data SMS is deliver_sm in data_coding 4 behind a 16-bit port header; the device names an unknown number", async () => {
+    const rx = await connectEsme(r.port);
+    await rx.call("bind_receiver", { system_id: r.creds.systemId, password: r.creds.password });
+    const before = rx.delivered.length;
+    await r.phone.receiveData(BOB, Buffer.of(1, 2, 3, 250).toString("base64"));
+    const [pdu] = (await rx.waitDelivered(before + 1)).slice(before);
+    expect(pdu.data_coding).toBe(4);
+    expect(pdu.esm_class & 0x40).toBe(0x40);
+    expect(pdu.destination_addr).toBe(`device${r.phone.deviceId}`);
+    // The header's port element, then the bytes as the phone received them.
+    expect([...pdu.short_message.udh[0]].slice(0, 2)).toEqual([0x05, 4]);
+    expect([...Buffer.from(pdu.short_message.message)]).toEqual([1, 2, 3, 250]);
+    rx.close();
+  });
+
   test("a received SMS, long and Unicode, is deliver_sm in UCS-2 parts with a concatenation header", async () => {
     const rx = (await bindEsme(r.port, r.creds, "receiver")).esme;
     const text = `Grüße 👋 ${"ж".repeat(100)}`;
