@@ -17,8 +17,12 @@ import { bindEsme, rawSocket } from "../helpers/smpp-client";
 const SEED = Number(process.env.PIGEON_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 32));
 console.log(`smpp fuzz seed ${SEED} (PIGEON_FUZZ_SEED=${SEED} repeats this run)`);
 
-/** The event loop may pause no longer than this between two ticks of a short timer. */
-const MAX_GAP_MS = 250;
+/**
+ * The event loop may pause no longer than this between two ticks of a short timer: a PDU that held
+ * it (a loop over a lying length, a parse of a huge body) stalls it for seconds. It is no measure
+ * of speed: a collection or a commit under a loaded CI machine pauses it a few hundred ms.
+ */
+const MAX_GAP_MS = 1500;
 /** What connections holding unfinished PDUs of nearly the largest length may add to the process's resident memory. */
 const MEMORY_BOUND = 64 * 1024 * 1024;
 
