@@ -649,7 +649,9 @@ beforeAll(async () => {
   await ctx.services.accounts.upsertPlan({ code: "owner", name: "Owner", requestsPerMinute: 100_000, requestsPerDay: 1_000_000 });
   await appPhone(ctx);
   const issued = await ctx.services.smpp.credentials.issue(ctx.workspace.id);
-  const listener = (await listen(ctx.services, ctx.app, { failedBindDelayMs: 20 }))!;
+  // The bind and idle timeouts close connections that were never bound or went quiet: on a loaded
+  // machine a run outlasts them, and a close they make is no finding of the fuzzer's.
+  const listener = (await listen(ctx.services, ctx.app, { failedBindDelayMs: 20, bindTimeoutMs: 600_000, idleTimeoutMs: 600_000 }))!;
   const port = Number(/:(\d+)/.exec(listener.describe())?.[1]);
   r = { ctx, listener, port, creds: { systemId: issued.systemId, password: issued.password! } };
 });
