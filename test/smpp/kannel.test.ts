@@ -6,17 +6,16 @@
 // one among them, reach Kannel's sms-service. On SQLite, and on PostgreSQL when a cluster can be had.
 import { afterAll, describe, expect, test } from "bun:test";
 import { settle, waitFor } from "../helpers/api";
+import { pairAppPhone } from "../helpers/app-phone-http";
 import { runCommand, type RunningServer } from "../helpers/binary";
 import { crashRig } from "../helpers/crash-setup";
 import { type Kannel, startKannel } from "../helpers/kannel";
 import { RECIPIENT } from "../helpers/numbers";
-import { phoneSignature } from "../helpers/phone";
 import { postgresBin, postgresCluster } from "../helpers/postgres";
 
 const HOST = "127.0.0.1";
 const SENDER = "+14155550199";
 const SHOP_NUMBER = "+14155550123";
-const APP = { "user-agent": "me.capcom.smsgateway/1.68.0" };
 
 const servers: RunningServer[] = [];
 const kannels: Kannel[] = [];
@@ -46,68 +45,6 @@ function startRecorder() {
   const recorder = { url: `http://${HOST}:${server.port}`, mo, dlr, stop: () => server.stop(true) };
   recorders.push(recorder);
   return recorder;
-}
-
-/** A phone acting as the app over HTTP: pairs, posts signed received SMS, pulls its sends and reports their states. */
-async function pairPhone(base: string, pairingToken: string) {
-  const reg = await fetch(`${base}/device`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${pairingToken}`, "content-type": "application/json", ...APP },
-    body: JSON.stringify({ name: "Shop phone" }),
-  });
-  expect(reg.status).toBe(201);
-  const { id: externalId, token } = (await reg.json()) as { id: string; token: string };
-  const auth = { authorization: `Bearer ${token}`, ...APP };
-  const settings = (await (await fetch(`${base}/settings`, { headers: auth })).json()) as { webhooks: { signing_key: string } };
-  const hooks = (await (await fetch(`${base}/webhooks`, { headers: auth })).json()) as { event: string; url: string }[];
-  const inboundUrl = hooks.find((h) => h.event === "sms:received")!.url;
-  let n = 0;
-  return {
-    async receive(from: string, text: string) {
-      n++;
-      const body = JSON.stringify({
-        id: `evt-${externalId}-${n}`,
-        webhookId: "pigeon-sms-received",
-        event: "sms:received",
-        deviceId: externalId,
-        payload: {
-          messageId: `in-${n}`,
-          message: text,
-          sender: from,
-          recipient: "+15550009999",
-          simNumber: 1,
-          receivedAt: new Date().toISOString(),
-        },
-      });
-      const res = await fetch(inboundUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...phoneSignature(settings.webhooks.signing_key, body, Date.now()) },
-        body,
-      });
-      expect(res.status).toBe(204);
-    },
-    /** What the server hands the phone to send now. */
-    async pull() {
-      const list = (await (await fetch(`${base}/message`, { headers: auth })).json()) as {
-        id: string;
-        textMessage: { text: string };
-        phoneNumbers: string[];
-      }[];
-      return list.map((m) => ({ id: m.id, text: m.textMessage.text, to: m.phoneNumbers[0] }));
-    },
-    /** Reports each message `state` (Sent, then Delivered), as the app does. */
-    async report(messages: { id: string; to: string }[], state: "Sent" | "Delivered") {
-      const at = new Date().toISOString();
-      const res = await fetch(`${base}/message`, {
-        method: "PATCH",
-        headers: { ...auth, "content-type": "application/json" },
-        body: JSON.stringify(
-          messages.map((m) => ({ id: m.id, state, recipients: [{ phoneNumber: m.to, state }], states: { [state]: at } })),
-        ),
-      });
-      expect(res.status).toBe(204);
-    },
-  };
 }
 
 const GSM_TEXT = "Your table for 2 is ready at 7pm [deposit €10]. Reply STOP to opt out.";
@@ -144,7 +81,7 @@ async function throughKannel(extraEnv: Record<string, string>, sends: Send[], re
   expect(creds.password).toMatch(/^\S{8}$/);
 
   const { server_url: base, pairing_token: pairing } = (await server.api("/v1/api/device/pairing", rig.key)).body.data;
-  const phone = await pairPhone(base, pairing);
+  const phone = await pairAppPhone(base, pairing, "Shop phone");
   // Kannel refuses a deliver_sm without a destination_addr, and the app does not tell its SIMs'
   // numbers: the phone's number is given as its pool member's.
   const device = (await server.api("/v1/api/device/list", rig.key)).body.data.devices[0] as { device_id: number };
@@ -183,7 +120,7 @@ async function throughKannel(extraEnv: Record<string, string>, sends: Send[], re
   await waitFor(
     "every message pulled by the phone",
     async () => {
-      for (const m of await phone.pull()) held.set(m.id, m);
+      for (const m of await phone.take()) held.set(m.id, m);
       return held.size >= sends.length;
     },
     { timeoutMs: 20_000, intervalMs: 200, detail },
