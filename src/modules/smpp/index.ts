@@ -75,10 +75,13 @@ export const smppModule: ModuleDescriptor = {
   listen: (s, app) => listen(s, app),
   listeners: (s) => ({
     // Inside the send's unit of work: where each send the listener made came from.
-    stored: (accepted) =>
-      s.smpp.noteOrigins(
-        accepted.flatMap((a) => (originOf.get(a.prepared) ? [{ notificationId: a.notificationId, ...originOf.get(a.prepared)! }] : [])),
-      ),
+    stored: async (accepted) => {
+      const origins = accepted.flatMap((a) => {
+        const origin = originOf.get(a.prepared);
+        return origin ? [{ notificationId: a.notificationId, ...origin }] : [];
+      });
+      if (origins.length > 0) await s.smpp.noteOrigins(origins);
+    },
     transition: (before, to, opts) => s.smpp.deliveries.onTransition(before, to, opts),
   }),
   tasks: (s) => [{ name: "smpp:prune", everySeconds: 3600, run: () => s.smpp.deliveries.prune() }],
