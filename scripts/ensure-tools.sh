@@ -37,4 +37,7 @@ ensure python3 python3
 ensure /usr/lib/python3/dist-packages/aiosmtpd python3-aiosmtpd
 # Kannel's bearerbox and smsbox, the SMS gateway that judges the SMPP listener (test/smpp/kannel.test.ts).
 ensure bearerbox kannel
+# strace, which shows the order of the binary's own system calls: a write's flush to disk before
+# its answer (test/binary/durable-answer.test.ts).
+ensure strace strace
 exit 0

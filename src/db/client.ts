@@ -19,7 +19,9 @@ export function openDatabase(path: string): Db {
     sqlite.run("PRAGMA auto_vacuum = INCREMENTAL");
   // WAL lets the CLI write (keys create) while a server reads and writes the same file.
   sqlite.run("PRAGMA journal_mode = WAL");
-  // FULL: a notification we acknowledged survives power loss, not only a killed process.
+  // FULL: a write acknowledged survives power loss, not only a killed process. The storage seam
+  // (sqlite-storage.ts), once built on this connection, commits with NORMAL and flushes the WAL
+  // file itself before it answers: the same promise, with the disk's wait off the thread.
   sqlite.run("PRAGMA synchronous = FULL");
   sqlite.run("PRAGMA foreign_keys = ON");
   // A statement whose triggers write (the rollup's on a send, the cache generation's on a key or a

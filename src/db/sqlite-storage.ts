@@ -3,10 +3,16 @@
 // here instead: the current unit travels with the async call chain (AsyncLocalStorage), the
 // connection's one writer is taken by a first-in-first-out queue, and the units that ask for it in
 // the same turn of the event loop share one transaction, each in its own savepoint (the group
-// commit: many units, one fsync). Every unit is committed before its promise resolves, so an
-// acknowledged write is on disk. A read outside any unit waits for a batch in progress, so it
-// never sees a unit's writes before they commit.
+// commit: many units, one fsync). Every unit is on disk before its promise resolves: on a file in
+// WAL mode the commit itself does not wait for the disk (synchronous = NORMAL) and the storage
+// flushes the WAL file on another thread (fdatasync), so the next batch runs while the disk takes
+// the last one; a unit settles, and its after-commit steps run, once a flush begun after its commit
+// has ended. One flush is in flight at a time; every batch committed meanwhile shares the next one.
+// A read outside any unit waits for a batch in progress, so it never sees a unit's writes before
+// they commit (it may see them before the flush ends: a power cut then loses them unanswered, as
+// an uncommitted write is lost).
 import type { Database, Statement } from "bun:sqlite";
+import { open, type FileHandle } from "node:fs/promises";
 import type { RunResult, SqlParam, Storage } from "./storage";
 import { createUnits, inSavepoint, runAfterCommit, type UnitState as Unit } from "./units";
 
@@ -23,6 +29,34 @@ export interface SqliteStorageOptions {
   onCommit?: () => void;
   /** Where an after-commit step that throws is reported. */
   log?: (message: string, error?: unknown) => void;
+  /**
+   * Makes every commit so far durable. By default, on a file in WAL mode, an fdatasync of its WAL
+   * file; elsewhere (":memory:", another journal mode) the commit is left to SQLite's own setting.
+   */
+  flush?: () => Promise<void>;
+}
+
+/**
+ * The WAL flush of a file database in WAL mode, with the connection switched to commit without
+ * waiting for the disk; null when SQLite's own commit must keep doing it.
+ */
+function walFlush(sqlite: Database): (() => Promise<void>) | null {
+  const file = sqlite.filename;
+  if (!file || file === ":memory:") return null;
+  const mode = (sqlite.query("PRAGMA journal_mode").get() as { journal_mode: string } | null)?.journal_mode;
+  if (mode?.toLowerCase() !== "wal") return null;
+  sqlite.run("PRAGMA synchronous = NORMAL");
+  // The WAL file exists once the first write began; it stays while this connection is open.
+  let handle: Promise<FileHandle> | null = null;
+  return async () => {
+    handle ??= open(`${file}-wal`, "r");
+    try {
+      await (await handle).datasync();
+    } catch (error) {
+      handle = null;
+      throw error;
+    }
+  };
 }
 
 /**
@@ -41,6 +75,34 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
   let scheduled = false;
   /** The batch being run, while one is. */
   let running: Promise<void> | null = null;
+  const flush = options.flush ?? walFlush(sqlite);
+  /** The flush under way, and the one the batches committed since it began wait for. */
+  let flushing: Promise<void> | null = null;
+  let nextFlush: Promise<void> | null = null;
+
+  /** A flush that begins after now: the one under way already began before this commit. */
+  function flushAfterNow(): Promise<void> {
+    if (!flush) return Promise.resolve();
+    if (nextFlush) return nextFlush;
+    const begin = (): Promise<void> => {
+      const done = flush().finally(() => {
+        if (flushing === done) flushing = null;
+      });
+      flushing = done;
+      return done;
+    };
+    if (!flushing) return begin();
+    const after = flushing.then(
+      () => undefined,
+      () => undefined,
+    );
+    const next = after.then(() => {
+      nextFlush = null;
+      return begin();
+    });
+    nextFlush = next;
+    return next;
+  }
 
   function prepare(sql: string) {
     let prepared = statements.get(sql);
@@ -117,13 +179,34 @@ export function createSqliteStorage(sqlite: Database, options: SqliteStorageOpti
       for (const entry of batch) entry.reject(error);
       return;
     }
-    // Only a commit that wrote something says the disk takes writes (a full disk commits nothing too).
-    if (wrote) options.onCommit?.();
+    // Nothing written, nothing to flush (a batch of reads, or of units that all failed).
+    if (!wrote) {
+      settle(batch, null);
+      return;
+    }
+    // Answered once the disk has it; the next batch need not wait for that.
+    flushAfterNow().then(
+      () => {
+        // Only a flushed commit that wrote something says the disk takes writes.
+        options.onCommit?.();
+        settle(batch, null);
+      },
+      (error: unknown) => {
+        options.log?.("the database's write-ahead log could not be flushed to disk", error);
+        settle(batch, error);
+      },
+    );
+  }
+
+  /** Answers a committed batch's units (all with `failure` when the disk did not take it). */
+  function settle(batch: Queued[], failure: unknown): void {
     for (const entry of batch) {
       const outcome = entry.outcome!;
-      if (outcome.ok) entry.resolve(outcome.value);
+      if (failure !== null) entry.reject(failure);
+      else if (outcome.ok) entry.resolve(outcome.value);
       else entry.reject(outcome.error);
     }
+    if (failure !== null) return;
     // What follows a commit (waking a phone) must not undo the answers above.
     for (const entry of batch) if (entry.outcome!.ok) runAfterCommit(entry.unit.afterCommit, options.log);
   }
