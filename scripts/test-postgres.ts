@@ -5,21 +5,13 @@
 // would only repeat it. Tests that do not pass on PostgreSQL yet are marked where they stand
 // (notYetOnPostgres, with the reason, printed in this run's log); tests of SQLite itself are
 // marked sqliteOnly.
-import { Glob } from "bun";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ROOT as root, runInGroups, testFiles } from "./test-chunks";
 
-const root = join(import.meta.dir, "..");
 /** The calls that build a test context: createTestContext itself, and the helpers that call it for a file. */
 const CONTEXT_BUILDERS = ["createTestContext(", "startTwilioRig("];
-const files = [...new Glob("test/**/*.test.ts").scanSync(root)]
-  .sort()
-  .filter((file) => CONTEXT_BUILDERS.some((builder) => readFileSync(join(root, file), "utf8").includes(builder)));
+const files = testFiles().filter((file) => CONTEXT_BUILDERS.some((builder) => readFileSync(join(root, file), "utf8").includes(builder)));
 console.log(`the suite on PostgreSQL: ${files.length} test files`);
-const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...files.map((f) => `./${f}`)], {
-  cwd: root,
-  env: { ...process.env, PIGEON_TEST_BACKEND: "postgres" },
-  stdout: "inherit",
-  stderr: "inherit",
-});
-process.exit(await proc.exited);
+// Eight files a process (scripts/test-chunks.ts): each starts its own throwaway cluster.
+process.exit(await runInGroups(files, 8, { ...process.env, PIGEON_TEST_BACKEND: "postgres" }));

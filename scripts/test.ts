@@ -1,7 +1,8 @@
 // The README's test command, after the builds and checks: the suite on SQLite and the suite on
 // PostgreSQL side by side, then the browser tests. The two passes use different databases, data
 // directories and ports, so they share nothing but the machine; side by side they take about as
-// long as the longer of the two, not their sum. The SQLite pass prints as it runs; the PostgreSQL
+// long as the longer of the two, not their sum. Each pass runs its files in groups, a `bun test`
+// process a group (scripts/test-chunks.ts says why). The SQLite pass prints as it runs; the PostgreSQL
 // pass is written to a file and printed whole when it ends, so the two logs do not interleave
 // (each keeps its own "N pass" / "N fail" lines for .ci/run to count). PIGEON_TEST_SERIAL=1 runs
 // the passes one after the other (a slower machine, or to read one pass's timings alone). Each
@@ -10,6 +11,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runInGroups, testFiles } from "./test-chunks";
 
 const root = join(import.meta.dir, "..");
 const bun = process.execPath;
@@ -29,8 +31,9 @@ function printAll(text: string): void {
   }
 }
 
+/** Every file under test/, ten to a process (scripts/test-chunks.ts). */
 function sqlitePass(): Promise<number> {
-  return Bun.spawn([bun, "test", "--timeout", "60000"], { cwd: root, stdout: "inherit", stderr: "inherit" }).exited;
+  return runInGroups(testFiles(), 10, process.env);
 }
 
 async function postgresPass(): Promise<number> {

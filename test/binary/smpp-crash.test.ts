@@ -205,7 +205,13 @@ async function crashLoop(extraEnv: Record<string, string>) {
   }
   // After the last restart the ESME binds again and goes on; then it stops and waits for its receipts.
   const afterLast = ledger.acked.size;
-  expect(await settle(() => ledger.acked.size >= afterLast + 20, 30_000, 5)).toBe(true);
+  const resumed = await settle(() => ledger.acked.size >= afterLast + 20, 30_000, 5);
+  // What the ESME and the server were doing, should it not have gone on.
+  if (!resumed)
+    console.log(
+      `smpp crash: stuck after the last restart: ${ledger.binds} binds, ${esme.control.busy} outstanding, server said:\n${server.output().slice(-3000)}`,
+    );
+  expect(resumed).toBe(true);
   esme.control.submitting = false;
   expect(await settle(() => esme.control.busy === 0, 10_000, 5)).toBe(true);
   expect(ledger.binds).toBe(KILLS + 1);
