@@ -65,6 +65,7 @@ export const chatapp: Channel<"chatapp", ChatappService> = {
   tasks: (service) => [
     { name: "chatapp:recheck-templates", everySeconds: 3600, run: () => service.recheckPaused() },
     { name: "chatapp:prune-backlog", everySeconds: 3600, run: () => service.pruneBacklog() },
+    { name: "chatapp:apply-backlog", everySeconds: 5, run: () => service.applyBacklog() },
     { name: "chatapp:sync-templates", everySeconds: 6 * 3600, run: () => service.syncAll() },
   ],
 };

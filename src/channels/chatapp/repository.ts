@@ -115,6 +115,20 @@ export function createChatappRepository(db: Executor) {
       }
       return out.sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
     },
+    /**
+     * Messages with statuses kept for them that have been recorded since: a status and its
+     * message's outcome can each be read by the other's unit before it commits (on PostgreSQL),
+     * and both miss. At most `limit`.
+     */
+    backlogRecorded: async (limit: number): Promise<{ externalId: string; deviceId: number }[]> =>
+      (
+        await db.all<{ external_id: string; device_id: number }>(
+          `SELECT DISTINCT b.external_id, b.device_id FROM status_backlog b
+           JOIN notification n ON n.external_id = b.external_id AND n.device_id = b.device_id AND n.route = 'chatapp'
+           LIMIT ?`,
+          [limit],
+        )
+      ).map((r) => ({ externalId: r.external_id, deviceId: Number(r.device_id) })),
     /** Drops statuses kept since before `before`; how many. */
     backlogPrune: async (before: number): Promise<number> =>
       (await db.run("DELETE FROM status_backlog WHERE received_at < ?", [before])).changes,

@@ -33,6 +33,7 @@ export function createChatappService(deps: ChatappDeps) {
     preflight: blocking.preflight,
     afterOutcomes: webhooks.afterOutcomes,
     pruneBacklog: webhooks.pruneBacklog,
+    applyBacklog: webhooks.applyBacklog,
     recheckPaused: sync.recheckPaused,
     syncAll: sync.syncAll,
     verifyHandshake: webhooks.verifyHandshake,

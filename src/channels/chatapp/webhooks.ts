@@ -134,6 +134,28 @@ export function createWebhookIngest(ctx: ChatappContext, blocking: Blocking, syn
       });
     },
 
+    /**
+     * chatapp:apply-backlog — statuses kept for a message that has been recorded since are taken
+     * and applied: on PostgreSQL a status and its message's outcome, in two units at once, can
+     * each miss the other (neither had committed when the other read). Taken by DELETE …
+     * RETURNING, so the outcome's own take and this one never both apply a status. How many.
+     */
+    async applyBacklog(): Promise<number> {
+      const recorded = await repo.backlogRecorded(500);
+      if (recorded.length === 0) return 0;
+      const byId = new Map((await devices.byIds([...new Set(recorded.map((r) => r.deviceId))])).map((d) => [d.id, d]));
+      let applied = 0;
+      await storage.transaction(async () => {
+        for (const taken of await repo.backlogTakeMany(recorded)) {
+          const device = byId.get(taken.deviceId);
+          if (!device) continue;
+          await status(device, taken.payload as WireObject);
+          applied++;
+        }
+      });
+      return applied;
+    },
+
     /** chatapp:prune-backlog — statuses for message ids never recorded are dropped after a day. */
     pruneBacklog: () => repo.backlogPrune(clock.now() - DAY),
 

@@ -374,6 +374,33 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
     expect((await s.detail(id)).logs.filter((l: { event: string }) => l.event === "delivered")).toHaveLength(1);
   });
 
+  test("a status kept aside after its message was recorded (the two crossed) is applied by the sweep, once", async () => {
+    const s = await setup();
+    await userWrites(s);
+    const id = expectEnvelope(await s.ctx.post("/v1/api/chatapp/send", { recipient_contact: USER, message: "Fresh at 9" }), 200).data
+      .notification_id;
+    await s.dispatch();
+    const wamid = lastSent(s.fake).wamid;
+    // What two units leave on PostgreSQL when neither saw the other's write: the outcome recorded
+    // with nothing kept yet, and the status kept for a message not yet recorded.
+    const status = (s.fake.statusWebhook(wamid, "delivered").payload.entry[0].changes[0].value as { statuses: unknown[] }).statuses[0];
+    await s.ctx.sql.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
+      s.deviceId,
+      wamid,
+      JSON.stringify(status),
+      s.ctx.clock.now(),
+    ]);
+    expect((await s.detail(id)).status).toBe("sent");
+    const sweep = s.ctx.services.builtChannels
+      .flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.ctx.config))
+      .find((t) => t.name === "chatapp:apply-backlog")!;
+    await sweep.run();
+    expect((await s.detail(id)).status).toBe("delivered");
+    expect((await s.ctx.sql.get<{ n: number }>("SELECT count(*) AS n FROM status_backlog"))?.n).toBe(0);
+    await sweep.run();
+    expect((await s.detail(id)).logs.filter((l: { event: string }) => l.event === "delivered")).toHaveLength(1);
+  });
+
   test("window closed: 403 with error_code 131047, can_send_freeform false and the templates to use", async () => {
     const s = await setup();
     const r = await s.send({ message: "Hello?" });
@@ -544,6 +571,11 @@ describe("blocking a number (rule 5)", () => {
     s.fake.failNext(190, { async: true });
     await s.dispatch();
     await s.fake.settle();
+    // On PostgreSQL the status may cross its outcome and wait for the sweep (the test above).
+    await s.ctx.services.builtChannels
+      .flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.ctx.config))
+      .find((t) => t.name === "chatapp:apply-backlog")!
+      .run();
     expect((await s.detail(id)).error_code).toBe("190");
     expect(expectEnvelope(await s.ctx.get(`/v1/api/device/${s.deviceId}`), 200).data.blocked_code).toBe("190");
   });
