@@ -7,13 +7,13 @@
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
 // BENCH_PHONE_BACKLOG (default 100,000) the messages waiting on the connected phone;
-// BENCH_ONLY=worker (or start, accept, phone, growth, smpp, postgres, postgres-worker, comma-separated) runs only those parts and prints
+// BENCH_ONLY=worker (or start, accept, phone, growth, smpp, kannel, postgres, postgres-worker, comma-separated) runs only those parts and prints
 // them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes and the
 // connected phone's campaign from source and writes bench/profiles/ (BENCH_PROFILE=phone, or send,
 // bulk, bulk-distinct, send-varied, picks some).
 import { Database } from "bun:sqlite";
 import type { Subprocess } from "bun";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -258,6 +258,46 @@ async function startBaseline(mode: "group" | "single"): Promise<Running> {
 }
 
 /** Resident memory of a process, in MB (Linux). */
+/** The kernel's clock ticks a second, in which /proc reports CPU time. */
+const CLK_TCK = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+
+/** /proc/<pid>/stat's fields after the command name (field 3 of the man page is index 0). */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds (user and system, every thread) the processes `pids` have used so far. */
+function cpuSeconds(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const f = statFields(pid);
+    if (f) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks / CLK_TCK;
+}
+
+/**
+ * CPU seconds a PostgreSQL cluster has used so far: its postmaster's own and that of every child
+ * it has reaped (a backend that ended), plus each child still running.
+ */
+function postgresCpuSeconds(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  const own = statFields(postmaster);
+  if (!own) return 0;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (f && Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks / CLK_TCK;
+}
+
 function rssMb(pid: number): number | null {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -370,7 +410,7 @@ function dbBytes(dataDir: string): number {
  */
 async function workerBench(
   count: number,
-  pg: { url: string; keyFile: string; servers: number } | null = null,
+  pg: { url: string; keyFile: string; servers: number; dataDir?: string } | null = null,
   command: string[] = [BIN, "serve"],
 ) {
   const fakes = Bun.spawn([process.execPath, join(ROOT, "bench", "fakes.ts")], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
@@ -462,11 +502,25 @@ async function workerBench(
   // When the first dispatch was seen (polled every 0.1 s): the rate while draining leaves out the
   // servers' start, measured on its own.
   let firstSeen = 0;
+  // CPU from the first dispatch seen to the last: the servers' processes, and the cluster's on PostgreSQL.
+  const pids = servers.map((r) => r.proc.pid);
+  const cpuNow = () => ({ pigeon: cpuSeconds(pids), postgres: pg?.dataDir ? postgresCpuSeconds(pg.dataDir) : 0, left });
+  let cpuFrom = cpuNow();
   while (left > 0 && Date.now() < deadline) {
     await Bun.sleep(100);
     left = await pending();
-    if (firstSeen === 0 && left < count) firstSeen = performance.now();
+    if (firstSeen === 0 && left < count) {
+      firstSeen = performance.now();
+      cpuFrom = cpuNow();
+    }
   }
+  const cpuTo = cpuNow();
+  const dispatched = Math.max(1, cpuFrom.left - cpuTo.left);
+  /** CPU milliseconds a dispatch cost while draining. */
+  const cpu = {
+    pigeonMs: (1000 * (cpuTo.pigeon - cpuFrom.pigeon)) / dispatched,
+    postgresMs: (1000 * (cpuTo.postgres - cpuFrom.postgres)) / dispatched,
+  };
   const seconds = (performance.now() - started) / 1000;
   const draining = (performance.now() - firstSeen) / 1000;
   await close();
@@ -493,6 +547,7 @@ async function workerBench(
     perNumber: info.perNumber,
     numbers: numbers.length,
     rss,
+    cpu,
     ...stats,
     peak: Math.max(...Object.values(stats.peakPerSecond)),
   };
@@ -857,7 +912,12 @@ async function postgresBench() {
   const sends = ONLY?.has("postgres-worker") && !ONLY.has("postgres") ? null : await postgresSends(pg);
   // Each on a database and a key file of its own.
   const drain = async (servers: number) =>
-    workerBench(WORKER_COUNT, { url: await pg.createDatabase("worker"), keyFile: join(temp("pigeon-key-"), "pigeon.key"), servers });
+    workerBench(WORKER_COUNT, {
+      url: await pg.createDatabase("worker"),
+      keyFile: join(temp("pigeon-key-"), "pigeon.key"),
+      servers,
+      dataDir: pg.dataDir,
+    });
   const worker1 = await drain(1);
   logWorker(worker1, "one server");
   const worker2 = await drain(2);
@@ -869,7 +929,14 @@ async function postgresBench() {
         `bulk ${Math.round(sends.bulk * 100)} notifications/s, two servers ${Math.round(sends.bulk2 * 100)}`,
     );
   }
-  return { ...sends, worker1, worker2 };
+  const result = { ...sends, worker1, worker2 };
+  const m = capacityModel(result);
+  if (m)
+    log(
+      `capacity: a message ${m.pigeonMs.toFixed(3)} ms in Pigeon, ${m.postgresMs.toFixed(3)} ms in PostgreSQL; 10M a day at ${Math.round(m.peak)}/s peak: ` +
+        `${m.replicas} replicas, ${m.postgresCores} PostgreSQL cores, ${Math.round(m.gb90)} GB for 90 days; this machine predicted ${Math.round(m.predictedTwo)}/s, measured ${Math.round(m.measuredTwo)}/s`,
+    );
+  return result;
 }
 
 /**
@@ -929,7 +996,7 @@ async function postgresCeilings(url: string): Promise<Record<string, number> | n
 }
 
 /** The baseline, then single send and bulk on one server and on two. */
-async function postgresSends(pg: { createDatabase(prefix?: string): Promise<string> }) {
+async function postgresSends(pg: { createDatabase(prefix?: string): Promise<string>; dataDir: string }) {
   const baseProc = Bun.spawn([process.execPath, join(ROOT, "bench", "baseline-pg.ts")], {
     env: { ...process.env, DATABASE_URL: await pg.createDatabase("baseline") },
     stdout: "pipe",
@@ -962,18 +1029,35 @@ async function postgresSends(pg: { createDatabase(prefix?: string): Promise<stri
   );
 
   const second = await startPigeon(temp("pigeon-bench-"), extra);
+  /** CPU milliseconds one item (a send, a bulk's message) cost in the servers and in PostgreSQL, by what was sent. */
+  const costs: Record<string, { pigeonMs: number; postgresMs: number }> = {};
   /** Both servers loaded at once, each by its own generator; the sum of their rates, median of RUNS. */
-  const both = async (label: string, path: string, body: string) => {
+  const both = async (label: string, path: string, body: string, items = 1) => {
     const targets = [target(p.server.url, path, body), target(second.url, path, body)];
     await Promise.all(targets.map((t) => load({ ...t, seconds: 2 })));
     const sums: number[] = [];
-    for (let i = 0; i < RUNS; i++) sums.push((await Promise.all(targets.map((t) => load(t)))).reduce((n, r) => n + r.rps, 0));
+    const pids = [p.server.proc.pid, second.proc.pid];
+    const from = { pigeon: cpuSeconds(pids), postgres: postgresCpuSeconds(pg.dataDir) };
+    let requests = 0;
+    for (let i = 0; i < RUNS; i++) {
+      const runs = await Promise.all(targets.map((t) => load(t)));
+      sums.push(runs.reduce((n, r) => n + r.rps, 0));
+      requests += runs.reduce((n, r) => n + r.requests, 0);
+    }
+    const per = Math.max(1, requests * items);
+    costs[label] = {
+      pigeonMs: (1000 * (cpuSeconds(pids) - from.pigeon)) / per,
+      postgresMs: (1000 * (postgresCpuSeconds(pg.dataDir) - from.postgres)) / per,
+    };
     const median = [...sums].sort((a, b) => a - b)[Math.floor(RUNS / 2)];
-    log(`${label}: ${Math.round(median)} req/s together (runs ${sums.map(Math.round).join(", ")})`);
+    log(
+      `${label}: ${Math.round(median)} req/s together (runs ${sums.map(Math.round).join(", ")}); ` +
+        `CPU an item: ${costs[label].pigeonMs.toFixed(3)} ms in the servers, ${costs[label].postgresMs.toFixed(3)} ms in PostgreSQL`,
+    );
     return median;
   };
   const send2 = await both("pigeon on postgres, two servers: POST /v1/api/sms/send", "/v1/api/sms/send", sendBody);
-  const bulk2 = await both("pigeon on postgres, two servers: bulk, 100 a request", "/v1/api/sms/send/bulk", bulkBody);
+  const bulk2 = await both("pigeon on postgres, two servers: bulk, 100 a request", "/v1/api/sms/send/bulk", bulkBody, 100);
   const sendVaried2 = await both(
     "pigeon on postgres, two servers: POST /v1/api/sms/send, varied recipients",
     "/v1/api/sms/send",
@@ -983,11 +1067,29 @@ async function postgresSends(pg: { createDatabase(prefix?: string): Promise<stri
     "pigeon on postgres, two servers: bulk, 100 distinct recipients a request",
     "/v1/api/sms/send/bulk",
     distinctBulkBody,
+    100,
   );
   await stop(second);
   await stop(p.server);
+  // What a stored message takes on disk: the whole database (rows, indexes, logs, threads) over its messages.
+  const sql = postgres(extra.PIGEON_DATABASE_URL, { max: 1, onnotice: () => {} });
+  const [size] = await sql`SELECT pg_database_size(current_database())::bigint AS bytes, (SELECT count(*) FROM notification)::bigint AS n`;
+  await sql.end();
+  const bytesPerMessage = Number(size.bytes) / Math.max(1, Number(size.n));
   const ceilings = await postgresCeilings(extra.PIGEON_DATABASE_URL);
-  return { base: base.rps, send: send.rps, bulk: bulk.rps, send2, bulk2, sendVaried2, bulkDistinct2, ceilings };
+  return {
+    base: base.rps,
+    send: send.rps,
+    bulk: bulk.rps,
+    send2,
+    bulk2,
+    sendVaried2,
+    bulkDistinct2,
+    ceilings,
+    sendCost: costs["pigeon on postgres, two servers: POST /v1/api/sms/send, varied recipients"],
+    bulkItemCost: costs["pigeon on postgres, two servers: bulk, 100 distinct recipients a request"],
+    bytesPerMessage,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1083,6 +1185,59 @@ async function smppBench() {
   return { http, submit, wide, kannel };
 }
 
+// Kannel side by side (issue 46): Debian's Kannel alone, bearerbox with its store file and its own
+// fake SMSC (kannel-extras' fakesmsc), its smsbox's sendsms under the same wrk load as Pigeon's
+// single send (each request to its own recipient), at 32 connections and at 4; then Pigeon's
+// varied send on a fresh data dir with a paired phone, at the same two. What reached Kannel's
+// SMSC during each run is counted from fakesmsc's log. Kannel's store is written without an
+// fsync; Pigeon answers after its commit is on disk.
+async function kannelBench() {
+  const { BEARERBOX, FAKESMSC, startKannel } = await import("../test/helpers/kannel");
+  if (!existsSync(BEARERBOX) || !existsSync(FAKESMSC)) {
+    log("kannel: not measured (apt-get install kannel kannel-extras)");
+    return null;
+  }
+  const median = (runs: Load[]) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
+  const at = async (connections: number) => {
+    const k = await startKannel({ fakeSmsc: true });
+    let kannel: Load & { delivered: number };
+    try {
+      for (let i = 0; i < 200 && !(await k.online()); i++) await Bun.sleep(50);
+      if (!(await k.online())) throw new Error(`Kannel did not come online: ${k.logs()}`);
+      const target = { url: `${k.sendsmsUrl}&to=RECIPIENT&text=Your+order+is+ready+for+pickup.`, varied: true, connections };
+      await load({ ...target, seconds: 2 });
+      const runs: (Load & { delivered: number })[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const before = k.delivered();
+        const run = await load(target);
+        runs.push({ ...run, delivered: (k.delivered() - before) / SECONDS });
+      }
+      kannel = median(runs) as Load & { delivered: number };
+      log(
+        `kannel alone, ${connections} connections: sendsms ${Math.round(kannel.rps)} req/s, p50 ${kannel.p50.toFixed(2)} ms, p99 ${kannel.p99.toFixed(2)} ms ` +
+          `(runs ${runs.map((r) => Math.round(r.rps)).join(", ")}; errors ${runs.reduce((n, r) => n + r.errors, 0)}); ${Math.round(kannel.delivered)}/s reached its SMSC`,
+      );
+    } finally {
+      await k.stop();
+    }
+    const p = await preparedPigeon();
+    const pigeon = await measure(`pigeon: POST /v1/api/sms/send, varied recipients, ${connections} connections`, {
+      url: `${p.server.url}/v1/api/sms/send`,
+      method: "POST",
+      headers: auth(p.key),
+      body: variedBody,
+      varied: true,
+      connections,
+    });
+    await stop(p.server);
+    log(
+      `pigeon vs kannel, ${connections} connections: ${(pigeon.rps / kannel.rps).toFixed(2)}x the rate; p99 ${pigeon.p99.toFixed(2)} against ${kannel.p99.toFixed(2)} ms`,
+    );
+    return { connections, kannel, pigeon };
+  };
+  return [await at(CONNECTIONS), await at(4)];
+}
+
 async function main() {
   log("building the binary");
   const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
@@ -1128,7 +1283,8 @@ async function main() {
     cleanup();
     return;
   }
-  if (!part("accept") || !part("worker") || !part("growth") || !part("phone") || !part("smpp")) {
+  if (!part("accept") || !part("worker") || !part("growth") || !part("phone") || !part("smpp") || !part("kannel")) {
+    if (part("kannel")) await kannelBench();
     if (part("accept")) await acceptBench();
     if (part("smpp")) await smppBench();
     if (part("phone")) await phoneBench(PHONE_BACKLOG);
@@ -1141,6 +1297,7 @@ async function main() {
 
   const accept = await acceptBench();
   const smpp = await smppBench();
+  const kannel = await kannelBench();
   const phone = await phoneBench(PHONE_BACKLOG);
   const worker = await workerBench(WORKER_COUNT);
   logWorker(worker);
@@ -1148,8 +1305,82 @@ async function main() {
   // PostgreSQL where it is installed (Debian's package); the section says so when it is not.
   const { postgresBin } = await import("../test/helpers/postgres");
   const onPostgres = postgresBin() ? await postgresBench() : null;
-  writeResults({ versions, startups: median(startups), idle: median(idle), ...accept, smpp, phone, worker, growth, postgres: onPostgres });
+  writeResults({
+    versions,
+    startups: median(startups),
+    idle: median(idle),
+    ...accept,
+    smpp,
+    kannel,
+    phone,
+    worker,
+    growth,
+    postgres: onPostgres,
+  });
   cleanup();
+}
+
+/**
+ * The capacity model past two cores (issue 46), from the CPU a message cost in this run: one accept
+ * (a single send, the dearer way in) and one dispatch, in the servers' processes and in
+ * PostgreSQL's. 10 million messages a day, most of them in a 12-hour business day with its busiest
+ * hour at twice that day's mean: 463 a second at the peak. A replica is one event loop, planned at
+ * 70% of a core; PostgreSQL's cores at 70% too. The database holds what retention keeps: 30 and
+ * 90 days. The same figures predict what two servers on this machine's two cores, shared with
+ * PostgreSQL and the load generator, can take: the check against the run's two-server figure.
+ */
+function capacityModel(r: Awaited<ReturnType<typeof postgresBench>> | null) {
+  if (!r?.sendCost || !r.bulkItemCost || !r.bytesPerMessage) return null;
+  const perDay = 10_000_000;
+  const peak = (perDay / (12 * 3600)) * 2;
+  const pigeonMs = r.sendCost.pigeonMs + r.worker2.cpu.pigeonMs;
+  const postgresMs = r.sendCost.postgresMs + r.worker2.cpu.postgresMs;
+  const replicas = Math.ceil((peak * pigeonMs) / 1000 / 0.7);
+  const postgresCores = Math.ceil((peak * postgresMs) / 1000 / 0.7);
+  const gb = (days: number) => (r.bytesPerMessage! * perDay * days) / 1e9;
+  // Two cores, all of them busy, shared by everything in the run: the sends alone (no dispatch).
+  const predictedTwo = 2000 / (r.sendCost.pigeonMs + r.sendCost.postgresMs);
+  return {
+    perDay,
+    peak,
+    pigeonMs,
+    postgresMs,
+    replicas,
+    postgresCores,
+    gb30: gb(30),
+    gb90: gb(90),
+    predictedTwo,
+    measuredTwo: r.sendVaried2!,
+  };
+}
+
+function capacitySection(r: Awaited<ReturnType<typeof postgresBench>> | null, n: (x: number) => string): string[] {
+  const m = capacityModel(r);
+  if (!m || !r?.sendCost || !r.bulkItemCost)
+    return ["## Capacity past two cores", "", "Not measured: PostgreSQL is not installed on this machine.", ""];
+  const ms = (x: number) => `${x.toFixed(3)} ms`;
+  return [
+    "## Capacity past two cores",
+    "",
+    "CPU time from /proc (user and system, every thread) over the two-server PostgreSQL runs above: the servers' processes, and " +
+      "PostgreSQL's postmaster with every backend (those that ended counted through the postmaster). Divided by what was done in those runs.",
+    "",
+    "| work | in Pigeon's processes | in PostgreSQL's |",
+    "|---|---|---|",
+    `| a single send (varied recipients) | ${ms(r.sendCost.pigeonMs)} | ${ms(r.sendCost.postgresMs)} |`,
+    `| a bulk item (100 distinct recipients a request) | ${ms(r.bulkItemCost.pigeonMs)} | ${ms(r.bulkItemCost.postgresMs)} |`,
+    `| a dispatch (the worker, two servers) | ${ms(r.worker2.cpu.pigeonMs)} | ${ms(r.worker2.cpu.postgresMs)} |`,
+    "",
+    `**10 million messages a day.** Taken as a 12-hour business day whose busiest hour runs at twice its mean: ${n(m.peak)} messages a second at the peak, ` +
+      `each one accept (a single send, the dearer way in) and one dispatch: ${ms(m.pigeonMs)} in Pigeon and ${ms(m.postgresMs)} in PostgreSQL. ` +
+      `Planned at 70% of a core each: **${m.replicas} replica${m.replicas === 1 ? "" : "s"}** (one event loop each) and **${m.postgresCores} PostgreSQL core${m.postgresCores === 1 ? "" : "s"}** ` +
+      `on their own machines. At ${n(r.bytesPerMessage!)} bytes a stored message (this run's database over its messages: rows, indexes, logs, threads), ` +
+      `${n(m.gb30)} GB for 30 days' retention, ${n(m.gb90)} GB for 90 (\`PIGEON_RETENTION_DAYS\`).`,
+    "",
+    `**Checked against this machine.** The same costs say two servers sharing these two cores with PostgreSQL would take ${n(m.predictedTwo)} single sends a second ` +
+      `with every core busy (the load generator's share left out); the run measured ${n(m.measuredTwo)} (${Math.round((100 * m.measuredTwo) / m.predictedTwo)}%).`,
+    "",
+  ];
 }
 
 /** RESULTS.md's PostgreSQL section: each figure beside the baseline or the issue's target. */
@@ -1204,6 +1435,7 @@ function writeResults(r: {
   afterLoad: number;
   phone: Awaited<ReturnType<typeof phoneBench>>;
   smpp: Awaited<ReturnType<typeof smppBench>>;
+  kannel: Awaited<ReturnType<typeof kannelBench>>;
   worker: Awaited<ReturnType<typeof workerBench>>;
   growth: Growth[];
   postgres: Awaited<ReturnType<typeof postgresBench>> | null;
@@ -1267,6 +1499,21 @@ function writeResults(r: {
         ]
       : ["| Kannel in front | not measured: Kannel is not installed | | | |"]),
     "",
+    "## Beside Kannel",
+    "",
+    "Debian's Kannel alone on the same machine in the same run: bearerbox with its store file and its own fake SMSC (kannel-extras' fakesmsc), " +
+      "its smsbox's sendsms under the same wrk load as Pigeon's single send, each request to its own recipient; Pigeon on a fresh data dir with a paired phone. " +
+      "Kannel's store is written without an fsync; Pigeon answers after its commit is on disk.",
+    "",
+    "| connections | Kannel sendsms | its p99 | reached its SMSC | Pigeon POST /v1/api/sms/send | its p99 | Pigeon vs Kannel |",
+    "|---|---|---|---|---|---|---|",
+    ...(r.kannel
+      ? r.kannel.map(
+          (k) =>
+            `| ${k.connections} | ${n(k.kannel.rps)} req/s | ${ms(k.kannel.p99)} | ${n(k.kannel.delivered)}/s | ${n(k.pigeon.rps)} req/s | ${ms(k.pigeon.p99)} | ${(k.pigeon.rps / k.kannel.rps).toFixed(2)}× |`,
+        )
+      : ["| | not measured: Kannel (kannel, kannel-extras) is not installed | | | | | |"]),
+    "",
     "## A campaign through a paced phone",
     "",
     `Single sends, each to its own recipient, while \`pigeon simulate-phone --delay 0\` holds its event stream with ${n(r.phone.backlog)} messages ` +
@@ -1288,6 +1535,7 @@ function writeResults(r: {
       `(pace ${r.worker.perNumber}); the platform received ${n(r.worker.chatSent)}, the cloud provider ${n(r.worker.cloudSent)}.`,
     "",
     ...postgresSection(r.postgres, n),
+    ...capacitySection(r.postgres, n),
     "## Memory and start-up",
     "",
     `- start-up to first answer (GET /health): ${r.startups.toFixed(0)} ms`,

@@ -34,6 +34,8 @@ export interface PostgresCluster {
    * whole suite does not fill the disk: a test's context never lives that long.
    */
   migratedDatabase(): Promise<string>;
+  /** The cluster's data directory (its postmaster.pid names the server process). */
+  dataDir: string;
 }
 
 const KEEP_MIGRATED = 60;
@@ -128,6 +130,7 @@ async function start(durable: boolean): Promise<PostgresCluster> {
 
   return {
     url,
+    dataDir: data,
     createDatabase: async (prefix = "t") => url(await createDatabase(prefix)),
     async migratedDatabase() {
       template ??= (async () => {
