@@ -34,7 +34,7 @@ export interface KannelOptions {
   fakeSmsc?: boolean;
   /** smsbox's sms-service get-url for each SMS Kannel receives (Kannel's escapes: %p sender, %P receiver, %a text); none: a fixed reply text. */
   getUrl?: string;
-  /** Outstanding submits Kannel keeps (its max-pending-submits). */
+  /** Outstanding submits Kannel keeps (its max-pending-submits; docs/smpp.md's 64 unless given). */
   window?: number;
 }
 
@@ -70,7 +70,7 @@ source-addr-npi = 1
 dest-addr-ton = 1
 dest-addr-npi = 1
 enquire-link-interval = 30
-max-pending-submits = ${o.window ?? 10}
+max-pending-submits = ${o.window ?? 64}
 msg-id-type = 0x00
 reconnect-delay = 1
 `;
