@@ -5,13 +5,9 @@
 // would only repeat it. Tests that do not pass on PostgreSQL yet are marked where they stand
 // (notYetOnPostgres, with the reason, printed in this run's log); tests of SQLite itself are
 // marked sqliteOnly.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { ROOT as root, runInGroups, testFiles } from "./test-chunks";
+import { postgresFiles, runInGroups } from "./test-chunks";
 
-/** The calls that build a test context: createTestContext itself, and the helpers that call it for a file. */
-const CONTEXT_BUILDERS = ["createTestContext(", "startTwilioRig("];
-const files = testFiles().filter((file) => CONTEXT_BUILDERS.some((builder) => readFileSync(join(root, file), "utf8").includes(builder)));
+const files = postgresFiles();
 console.log(`the suite on PostgreSQL: ${files.length} test files`);
 // Eight files a process (scripts/test-chunks.ts): each starts its own throwaway cluster.
 process.exit(await runInGroups(files, 8, { ...process.env, PIGEON_TEST_BACKEND: "postgres" }));

@@ -1,21 +1,23 @@
-// The README's test command, after the builds and checks: the suite on SQLite and the suite on
-// PostgreSQL side by side, then the browser tests. The two passes use different databases, data
-// directories and ports, so they share nothing but the machine; side by side they take about as
-// long as the longer of the two, not their sum. Each pass runs its files in groups, a `bun test`
-// process a group (scripts/test-chunks.ts says why). The SQLite pass prints as it runs; the PostgreSQL
-// pass is written to a file and printed whole when it ends, so the two logs do not interleave
-// (each keeps its own "N pass" / "N fail" lines for .ci/run to count). PIGEON_TEST_SERIAL=1 runs
-// the passes one after the other (a slower machine, or to read one pass's timings alone). Each
-// test's bound is 60 s: room for a machine at half our speed, busy beside the run; no test is
-// meant to come near it (a long one is sized by the property it shows, not by this machine).
+// The README's test command, after the builds and checks: the suite on SQLite, the suite again on
+// PostgreSQL (the files that build a test context), and the browser tests, as jobs shared by two
+// lanes. A job is a `bun test` process: ten SQLite files, eight PostgreSQL files (each with its own
+// throwaway cluster) or one browser file (scripts/test-browser.ts, which retries Playwright's own
+// protocol race). One process for a whole pass kept every file's contexts alive and slowed the
+// late files many times over (scripts/test-chunks.ts); two passes side by side left one lane idle
+// while the other still had half its work. Jobs use their own databases, data directories and
+// ports, so two share nothing but the machine. The longest come first (the compiled binary's,
+// then PostgreSQL's), so neither lane is left with a long one at the end. Each job's output is
+// printed whole when it ends, with its own "N pass" / "N fail" lines for .ci/run to count.
+// PIGEON_TEST_SERIAL=1 runs one job at a time. Each test's bound is 60 s: room for a machine at
+// half our speed, busy beside the run; no test is meant to come near it.
+import { Glob } from "bun";
 import { mkdtempSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runInGroups, testFiles } from "./test-chunks";
+import { groupsOf, postgresFiles, ROOT, testFiles } from "./test-chunks";
 
-const root = join(import.meta.dir, "..");
 const bun = process.execPath;
-const serial = process.env.PIGEON_TEST_SERIAL === "1";
+const LANES = process.env.PIGEON_TEST_SERIAL === "1" ? 1 : 2;
 
 /** Writes all of `text` to stdout, waiting out a full pipe (a non-blocking stdout answers EAGAIN). */
 function printAll(text: string): void {
@@ -31,41 +33,60 @@ function printAll(text: string): void {
   }
 }
 
-/** Every file under test/, ten to a process (scripts/test-chunks.ts). */
-function sqlitePass(): Promise<number> {
-  return runInGroups(testFiles(), 10, process.env);
+type Pass = "SQLite" | "PostgreSQL" | "browser";
+interface Job {
+  pass: Pass;
+  argv: string[];
+  env: Record<string, string | undefined>;
+  files: string[];
 }
 
-async function postgresPass(): Promise<number> {
-  if (serial) return Bun.spawn([bun, "run", "scripts/test-postgres.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" }).exited;
-  const dir = mkdtempSync(join(tmpdir(), "pigeon-pg-pass-"));
+const test = (files: string[]) => [bun, "test", "--timeout", "60000", ...files.map((f) => `./${f}`)];
+const sqliteGroups = groupsOf(testFiles(), 10);
+const binary = (group: string[]) => group.some((f) => f.startsWith("test/binary/"));
+const postgres = postgresFiles();
+const jobs: Job[] = [
+  ...sqliteGroups.filter(binary).map((files) => ({ pass: "SQLite" as const, argv: test(files), env: process.env, files })),
+  ...groupsOf(postgres, 8).map((files) => ({
+    pass: "PostgreSQL" as const,
+    argv: test(files),
+    env: { ...process.env, PIGEON_TEST_BACKEND: "postgres" },
+    files,
+  })),
+  ...sqliteGroups.filter((g) => !binary(g)).map((files) => ({ pass: "SQLite" as const, argv: test(files), env: process.env, files })),
+  ...[...new Glob("test-browser/*.test.ts").scanSync(ROOT)]
+    .sort()
+    .map((file) => ({ pass: "browser" as const, argv: [bun, "run", "scripts/test-browser.ts", file], env: process.env, files: [file] })),
+];
+console.log(
+  `${jobs.length} jobs in ${LANES} lane(s): the suite on SQLite, ${postgres.length} of its files again on PostgreSQL, then the browser`,
+);
+
+const failed = new Set<Pass>();
+async function run(job: Job): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "pigeon-test-job-"));
   const log = join(dir, "log");
   const started = performance.now();
   // bun test reports on stderr and the tests log on stdout: both go to the one file, in the order they came.
-  const proc = Bun.spawn(["sh", "-c", 'exec "$0" run scripts/test-postgres.ts >"$1" 2>&1', bun, log], {
-    cwd: root,
+  const proc = Bun.spawn(["sh", "-c", 'log=$1; shift; exec "$@" >"$log" 2>&1', "sh", log, ...job.argv], {
+    cwd: ROOT,
+    env: job.env,
     stdout: "ignore",
     stderr: "ignore",
   });
   const code = await proc.exited;
   const out = readFileSync(log, "utf8");
   rmSync(dir, { recursive: true, force: true });
-  printAll(
-    `\n===== the suite on PostgreSQL (run beside the SQLite pass, ${((performance.now() - started) / 1000).toFixed(0)} s) =====\n${out}\n`,
-  );
-  return code;
+  const seconds = ((performance.now() - started) / 1000).toFixed(0);
+  printAll(`\n===== ${job.pass}: ${job.files.join(" ")} (${seconds} s) =====\n${out}\n`);
+  if (code !== 0) failed.add(job.pass);
 }
 
-let sqlite: number;
-let pg: number;
-if (serial) {
-  sqlite = await sqlitePass();
-  pg = await postgresPass();
-} else {
-  [sqlite, pg] = await Promise.all([sqlitePass(), postgresPass()]);
+let next = 0;
+async function lane(): Promise<void> {
+  while (next < jobs.length) await run(jobs[next++]!);
 }
-const browser = await Bun.spawn([bun, "run", "scripts/test-browser.ts"], { cwd: root, stdout: "inherit", stderr: "inherit" }).exited;
-console.log(
-  `passes: SQLite ${sqlite === 0 ? "passed" : "failed"}, PostgreSQL ${pg === 0 ? "passed" : "failed"}, browser ${browser === 0 ? "passed" : "failed"}`,
-);
-process.exit(sqlite === 0 && pg === 0 && browser === 0 ? 0 : 1);
+await Promise.all(Array.from({ length: LANES }, lane));
+const state = (pass: Pass) => `${pass} ${failed.has(pass) ? "failed" : "passed"}`;
+console.log(`passes: ${state("SQLite")}, ${state("PostgreSQL")}, ${state("browser")}`);
+process.exit(failed.size === 0 ? 0 : 1);
