@@ -193,6 +193,9 @@ describe("SMSGate settings reach every phone as the app reads them", () => {
       [{ gateway: { notification_channel: "AUTO" } }, "gateway.notification_channel", "option_not_supported"],
       [{ gateway: { cloud_url: "https://elsewhere.example" } }, "gateway.cloud_url", "option_not_supported"],
       [{ messages: { work_hours_enabled: true } }, "messages.work_hours_enabled", "option_not_supported"],
+      // Names every object inherits are unknown settings too (the fuzzer over /openapi.json found a 500).
+      [{ constructor: { prototype: 1 } }, "constructor", "option_not_supported"],
+      [{ messages: { constructor: 1 } }, "messages.constructor", "option_not_supported"],
       // A good key beside a bad one: the good one is not stored either.
       [
         { ping: { interval_seconds: 60 }, messages: { processing_order: "LIFO", limit_period: "Hourly" } },

@@ -80,8 +80,19 @@ function invalid(field: string, reason: string): never {
 }
 
 /** One setting checked against its rule; null passes (it clears the key). */
+/**
+ * The rule of `section.key`, if Pigeon serves that setting: own entries only, so a name such as
+ * "constructor" or "__proto__" is an unknown setting, not a property every object inherits.
+ */
+export function appSettingRule(section: string, key?: string): Rule | Record<string, Rule> | undefined {
+  if (!Object.hasOwn(APP_SETTING_RULES, section)) return undefined;
+  const keys = APP_SETTING_RULES[section];
+  if (key === undefined) return keys;
+  return Object.hasOwn(keys, key) ? keys[key] : undefined;
+}
+
 export function checkAppSetting(section: string, key: string, value: unknown): AppSettingValue {
-  const rule = APP_SETTING_RULES[section]?.[key];
+  const rule = appSettingRule(section, key) as Rule | undefined;
   const field = `${section}.${key}`;
   if (!rule) throw new AppError("option_not_supported", `Setting ${field} is not supported by Pigeon`, { field });
   if (value === null) return null;

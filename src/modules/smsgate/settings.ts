@@ -11,6 +11,7 @@ import { AppError } from "../../core/errors";
 import { randomBase62 } from "../../lib/tokens";
 import {
   APP_SETTING_RULES,
+  appSettingRule,
   appSettingsOf,
   checkAppSetting,
   fitsColumn,
@@ -73,12 +74,12 @@ function parse(body: Json): AppSettings {
   const given: AppSettings = {};
   for (const [section, value] of Object.entries(body)) {
     if (value === null || value === undefined) continue;
-    if (!APP_SETTING_RULES[section]) refuse(section, `is not supported by Pigeon; it applies ${supported()}`);
+    if (!appSettingRule(section)) refuse(section, `is not supported by Pigeon; it applies ${supported()}`);
     if (typeof value !== "object" || Array.isArray(value))
       throw new AppError("validation_error", `Setting ${section} must be an object`, { field: section, location: "body" });
     for (const [key, raw] of Object.entries(value as Json)) {
       const snake = snakeOf(key);
-      if (!APP_SETTING_RULES[section][snake]) {
+      if (!appSettingRule(section, snake)) {
         // A null for a key Pigeon does not serve asks for nothing, so it is let through.
         if (raw === null) continue;
         refuse(`${section}.${key}`, unsupportedReason(section, snake));
