@@ -121,8 +121,9 @@ export function createPhonePairing(deps: {
       .toUpperCase()
       .replace(/[^A-Z0-9]/g, "X");
     const password = nanoid(14).toLowerCase();
-    await repo.setCredentials(workspaceId, login, Bun.password.hashSync(password, PASSWORD_HASH));
-    return { login, password };
+    if (await repo.setCredentialsIfUnset(workspaceId, login, Bun.password.hashSync(password, PASSWORD_HASH))) return { login, password };
+    // Another phone's registration set them first: its phone was shown the password.
+    return { login: (await repo.workspaceById(workspaceId))!.mobileLogin! };
   }
 
   async function register(headers: Headers, body: { name: string; pushToken?: string | null; simCards?: unknown[] }) {
@@ -133,6 +134,10 @@ export function createPhonePairing(deps: {
     const simCards = body.simCards ? JSON.stringify(body.simCards) : null;
     const appVersion = appVersionOf(headers.get("user-agent"));
     const created = await storage.transaction(async () => {
+      // The login first: writing it locks the workspace's row, which the device's insert (its
+      // foreign key) only shares. The other way round, two first registrations of a workspace each
+      // held the shared lock and waited for the other's to write the login (PostgreSQL: deadlock).
+      const login = await credentials(workspaceId);
       // The app registers afresh after a reinstall, a cleared token or any 401, with the same name
       // (MANUFACTURER/PRODUCT) and the same redacted SIM cards. Such a phone gets its device back
       // under a new token, so its waiting messages are not stranded on a twin that never returns.
@@ -157,7 +162,7 @@ export function createPhonePairing(deps: {
           at: now,
         });
       }
-      return { id, ...(await credentials(workspaceId)) };
+      return { id, ...login };
     });
     const id = created.id;
     // Signing in with Basic or Code means the user knows the password: it is not shown again.

@@ -306,8 +306,18 @@ export function createPhoneRepository(db: Executor, notifications: Pick<Notifica
       db.get<WorkspaceAuthRow>(`SELECT ${WORKSPACE_AUTH} FROM workspace WHERE mobile_login = ?`, [login]),
     workspaceById: (id: number): Promise<WorkspaceAuthRow | null> =>
       db.get<WorkspaceAuthRow>(`SELECT ${WORKSPACE_AUTH} FROM workspace WHERE id = ?`, [id]),
-    setCredentials: (workspaceId: number, login: string, passwordHash: string) =>
-      run("UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ?", [login, passwordHash, workspaceId]),
+    /**
+     * Sets the workspace's app login and password hash unless it has both already; whether it did.
+     * A registration that waited on another's (PostgreSQL re-reads the row once that one commits)
+     * finds them set and changes nothing.
+     */
+    setCredentialsIfUnset: async (workspaceId: number, login: string, passwordHash: string): Promise<boolean> =>
+      (
+        await db.run(
+          "UPDATE workspace SET mobile_login = ?, mobile_password_hash = ? WHERE id = ? AND (mobile_login IS NULL OR mobile_password_hash IS NULL)",
+          [login, passwordHash, workspaceId],
+        )
+      ).changes === 1,
     setPassword: (workspaceId: number, passwordHash: string) =>
       run("UPDATE workspace SET mobile_password_hash = ? WHERE id = ?", [passwordHash, workspaceId]),
     /** Stores a one-time code; false when a code with that digest is already stored. */

@@ -92,6 +92,23 @@ describe("pairing", () => {
     expect(second.json.password).toBeUndefined();
   });
 
+  test("the first phones of a workspace pairing at once all get in, with one login and its password shown once", async () => {
+    const ctx = await createTestContext();
+    const token = await pairingToken(ctx);
+    // On PostgreSQL each registration is a unit on its own connection: the first of a workspace
+    // also writes its app login, and those units once deadlocked on the workspace's row (500s).
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => mobile(ctx, "POST", "/device", { auth: `Bearer ${token}`, body: { name: `Phone/${i}` } })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(8).fill(201));
+    expect(new Set(replies.map((r) => r.json.login)).size).toBe(1);
+    const shown = replies.filter((r) => r.json.password !== undefined);
+    expect(shown).toHaveLength(1);
+    // The password shown is the one the login takes.
+    const basic = Buffer.from(`${shown[0]!.json.login}:${shown[0]!.json.password}`).toString("base64");
+    expect((await mobile(ctx, "POST", "/device", { auth: `Basic ${basic}`, body: { name: "Phone/basic" } })).status).toBe(201);
+  });
+
   test("a phone registering again with the same name and SIM cards gets its device back under a new token; another SIM list is another phone", async () => {
     const ctx = await createTestContext();
     const phone = await pairPhone(ctx);
