@@ -7,7 +7,7 @@
 //
 // BENCH_SECONDS (default 5) sets each run's length; BENCH_QUICK=1 skips the 1,000,000 row;
 // BENCH_PHONE_BACKLOG (default 100,000) the messages waiting on the connected phone;
-// BENCH_ONLY=worker (or start, accept, phone, growth, smpp, kannel, postgres, postgres-worker, comma-separated) runs only those parts and prints
+// BENCH_ONLY=worker (or start, accept, phone, growth, smpp, kannel, swarm, postgres, postgres-worker, comma-separated) runs only those parts and prints
 // them without writing RESULTS.md; BENCH_ONLY=profile profiles the send and bulk routes and the
 // connected phone's campaign from source and writes bench/profiles/ (BENCH_PROFILE=phone, or send,
 // bulk, bulk-distinct, send-varied, picks some).
@@ -1246,6 +1246,39 @@ async function kannelBench() {
   return [await at(CONNECTIONS), await at(4)];
 }
 
+/**
+ * A thousand phones on one server (bench/swarm.ts): on SQLite, then on two PostgreSQL replicas
+ * with the phones split between them where PostgreSQL is installed. BENCH_SWARM_PHONES sets how many.
+ */
+async function swarmPart() {
+  const { swarmBench } = await import("./swarm");
+  const phones = Number(process.env.BENCH_SWARM_PHONES ?? 1000);
+  const sqlite = await swarmBench({ bin: BIN, phones, seconds: SECONDS, log });
+  const { postgresBin } = await import("../test/helpers/postgres");
+  let pg: Awaited<ReturnType<typeof swarmBench>> | null = null;
+  if (postgresBin()) {
+    const { postgresCluster } = await import("../test/helpers/postgres");
+    const cluster = await postgresCluster({ durable: true });
+    pg = await swarmBench({
+      bin: BIN,
+      phones,
+      seconds: SECONDS,
+      log,
+      backend: { databaseUrl: await cluster.createDatabase("swarm"), replicas: 2 },
+    });
+  }
+  for (const r of [sqlite, pg]) {
+    if (!r) continue;
+    log(
+      `swarm, ${r.backend} (${r.servers} server${r.servers === 1 ? "" : "s"}): ${r.phones.connected} of ${r.phones.asked} phones connected; ` +
+        `${r.rssPerPhoneKb.toFixed(0)} KB a phone; idle CPU ${r.idleCpuPercent.total.toFixed(1)}%; MessageEnqueued p99 ${r.latencyMs.fromAnswer.p99.toFixed(0)} ms after the answer; ` +
+        `sends with all connected ${Math.round(r.sendRate.pool.all.rps)} of ${Math.round(r.sendRate.pool.none.rps)} req/s through pools (${Math.round(100 * r.sendRate.pool.ratio)}%), ` +
+        `${Math.round(r.sendRate.named.all.rps)} of ${Math.round(r.sendRate.named.none.rps)} naming a phone (${Math.round(100 * r.sendRate.named.ratio)}%)`,
+    );
+  }
+  return { sqlite, pg };
+}
+
 async function main() {
   log("building the binary");
   const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
@@ -1291,7 +1324,8 @@ async function main() {
     cleanup();
     return;
   }
-  if (!part("accept") || !part("worker") || !part("growth") || !part("phone") || !part("smpp") || !part("kannel")) {
+  if (!part("accept") || !part("worker") || !part("growth") || !part("phone") || !part("smpp") || !part("kannel") || !part("swarm")) {
+    if (part("swarm")) await swarmPart();
     if (part("kannel")) await kannelBench();
     if (part("accept")) await acceptBench();
     if (part("smpp")) await smppBench();
@@ -1306,6 +1340,7 @@ async function main() {
   const accept = await acceptBench();
   const smpp = await smppBench();
   const kannel = await kannelBench();
+  const swarm = await swarmPart();
   const phone = await phoneBench(PHONE_BACKLOG);
   const worker = await workerBench(WORKER_COUNT);
   logWorker(worker);
@@ -1320,6 +1355,7 @@ async function main() {
     ...accept,
     smpp,
     kannel,
+    swarm,
     phone,
     worker,
     growth,
@@ -1444,6 +1480,7 @@ function writeResults(r: {
   phone: Awaited<ReturnType<typeof phoneBench>>;
   smpp: Awaited<ReturnType<typeof smppBench>>;
   kannel: Awaited<ReturnType<typeof kannelBench>>;
+  swarm: Awaited<ReturnType<typeof swarmPart>>;
   worker: Awaited<ReturnType<typeof workerBench>>;
   growth: Growth[];
   postgres: Awaited<ReturnType<typeof postgresBench>> | null;
@@ -1526,6 +1563,21 @@ function writeResults(r: {
             `| ${k.connections} | ${n(k.kannel.rps)} req/s | ${ms(k.kannel.p99)} | ${n(k.kannel.delivered)}/s | ${n(k.pigeon.rps)} req/s | ${ms(k.pigeon.p99)} | ${(k.pigeon.rps / k.kannel.rps).toFixed(2)}× |`,
         )
       : ["| | not measured: Kannel (kannel, kannel-extras) is not installed | | | | | |"]),
+    "",
+    "## A thousand phones on one server",
+    "",
+    "bench/swarm.ts: one process plays the phones, each paired with the workspace's token, holding its event stream, pulling and reporting at the app's pace " +
+      "(Processed, Sent, Delivered, and the app's sms:sent and sms:delivered webhooks). The send rate is wrk on POST /v1/api/sms/send with the phones connected and working, against the same server with them gone.",
+    "",
+    "| back end | phones connected | RSS a phone | idle CPU, all connected | MessageEnqueued after the answer, p99 | sends with all connected vs none (pools / naming a phone) | issue's targets |",
+    "|---|---|---|---|---|---|---|",
+    ...[r.swarm.sqlite, r.swarm.pg].flatMap((w) =>
+      w
+        ? [
+            `| ${w.backend}, ${w.servers} server${w.servers === 1 ? "" : "s"} | ${n(w.phones.connected)} of ${n(w.phones.asked)} | ${n(w.rssPerPhoneKb)} KB | ${w.idleCpuPercent.total.toFixed(1)}% of a core | ${n(w.latencyMs.fromAnswer.p99)} ms | ${pct(w.sendRate.pool.all.rps, w.sendRate.pool.none.rps)} / ${pct(w.sendRate.named.all.rps, w.sendRate.named.none.rps)} | p99 ≤ 1 s; sends ≥ 90% |`,
+          ]
+        : [],
+    ),
     "",
     "## A campaign through a paced phone",
     "",
