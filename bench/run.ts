@@ -17,6 +17,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { api, auth } from "./client";
 
 const ROOT = join(import.meta.dir, "..");
 const BIN = join(ROOT, "dist", "pigeon");
@@ -309,21 +310,6 @@ function rssMb(pid: number): number | null {
 
 // ---------------------------------------------------------------------------------------------
 // A workspace ready to send: an unlimited plan, credits, a paired phone.
-
-type Key = { api_key: string; api_secret: string };
-const auth = (key: Key) => ({ authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret });
-
-async function api(base: string, key: Key, path: string, body?: unknown) {
-  const res = await fetch(base + path, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { ...auth(key), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: each caller reads the fields of the answer it asked for
-  const json = (await res.json()) as { data: any };
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /** A fresh data dir with the owner's plan unlimited, credits, and a phone paired the app's way. */
 async function preparedPigeon(extra: Record<string, string> = {}, command?: string[]) {

@@ -38,10 +38,10 @@
 // share, three reports (Processed, Sent, Delivered) and two webhooks (sms:sent, sms:delivered).
 import type { Subprocess } from "bun";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Config as PhonesConfig, PhoneStats } from "./swarm-phones";
+import { api, auth, freePort, type Key } from "./client";
 
 export interface SwarmOptions {
   bin: string;
@@ -131,25 +131,11 @@ const PHONES_SCRIPT = join(import.meta.dir, "swarm-phones.ts");
 const RAISE_NOFILE = 'h=$(ulimit -Hn); case "$h" in unlimited) h=65536;; esac; [ "$h" -gt 65536 ] && h=65536; ulimit -Sn "$h"; exec "$@"';
 const raised = (command: string[]) => ["sh", "-c", RAISE_NOFILE, "sh", ...command];
 
-type Key = { api_key: string; api_secret: string };
-const auth = (key: Key) => ({ authorization: `Bearer ${key.api_key}`, "x-api-secret": key.api_secret });
-
 function percentiles(xs: number[]): Percentiles {
   if (xs.length === 0) return { p50: Number.NaN, p95: Number.NaN, p99: Number.NaN };
   const s = [...xs].sort((a, b) => a - b);
   const at = (q: number) => Math.round(s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] * 10) / 10;
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function rssMb(pid: number): number {
@@ -248,18 +234,6 @@ export async function swarmBench(o: SwarmOptions): Promise<SwarmResult> {
     s.proc.kill("SIGTERM");
     await s.proc.exited;
   };
-
-  async function api(base: string, key: Key, path: string, body?: unknown) {
-    const res = await fetch(base + path, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { ...auth(key), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    // biome-ignore lint/suspicious/noExplicitAny: each caller reads the fields of the answer it asked for
-    const json = (await res.json()) as { data: any };
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  }
 
   interface Phones {
     proc: Subprocess;

@@ -32,16 +32,10 @@ export function groupsOf(files: string[], size: number): string[][] {
 }
 
 /** Runs `files` in groups of `size`, each group's bun test in turn; the worst exit code. */
-export async function runInGroups(
-  files: string[],
-  size: number,
-  env: Record<string, string | undefined>,
-  extra: string[] = [],
-): Promise<number> {
+export async function runInGroups(files: string[], size: number, env: Record<string, string | undefined>): Promise<number> {
   let worst = 0;
-  for (let at = 0; at < files.length; at += size) {
-    const group = files.slice(at, at + size);
-    const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...group.map((f) => `./${f}`), ...extra], {
+  for (const group of groupsOf(files, size)) {
+    const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...group.map((f) => `./${f}`)], {
       cwd: ROOT,
       env,
       stdout: "inherit",

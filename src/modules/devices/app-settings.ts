@@ -79,20 +79,17 @@ function invalid(field: string, reason: string): never {
   throw new AppError("validation_error", `Setting ${field} ${reason}`, { field, location: "body", reason });
 }
 
-/** One setting checked against its rule; null passes (it clears the key). */
 /**
- * The rule of `section.key`, if Pigeon serves that setting: own entries only, so a name such as
- * "constructor" or "__proto__" is an unknown setting, not a property every object inherits.
+ * Whether Pigeon serves the section, and the rule of one of its keys: own entries only, so a name
+ * such as "constructor" is an unknown setting, not a property every object inherits.
  */
-export function appSettingRule(section: string, key?: string): Rule | Record<string, Rule> | undefined {
-  if (!Object.hasOwn(APP_SETTING_RULES, section)) return undefined;
-  const keys = APP_SETTING_RULES[section];
-  if (key === undefined) return keys;
-  return Object.hasOwn(keys, key) ? keys[key] : undefined;
-}
+export const isAppSettingSection = (section: string): boolean => Object.hasOwn(APP_SETTING_RULES, section);
+export const appSettingRule = (section: string, key: string): Rule | undefined =>
+  isAppSettingSection(section) && Object.hasOwn(APP_SETTING_RULES[section], key) ? APP_SETTING_RULES[section][key] : undefined;
 
+/** One setting checked against its rule; null passes (it clears the key). */
 export function checkAppSetting(section: string, key: string, value: unknown): AppSettingValue {
-  const rule = appSettingRule(section, key) as Rule | undefined;
+  const rule = appSettingRule(section, key);
   const field = `${section}.${key}`;
   if (!rule) throw new AppError("option_not_supported", `Setting ${field} is not supported by Pigeon`, { field });
   if (value === null) return null;

@@ -12,6 +12,7 @@ import { randomBase62 } from "../../lib/tokens";
 import {
   APP_SETTING_RULES,
   appSettingRule,
+  isAppSettingSection,
   appSettingsOf,
   checkAppSetting,
   fitsColumn,
@@ -74,7 +75,7 @@ function parse(body: Json): AppSettings {
   const given: AppSettings = {};
   for (const [section, value] of Object.entries(body)) {
     if (value === null || value === undefined) continue;
-    if (!appSettingRule(section)) refuse(section, `is not supported by Pigeon; it applies ${supported()}`);
+    if (!isAppSettingSection(section)) refuse(section, `is not supported by Pigeon; it applies ${supported()}`);
     if (typeof value !== "object" || Array.isArray(value))
       throw new AppError("validation_error", `Setting ${section} must be an object`, { field: section, location: "body" });
     for (const [key, raw] of Object.entries(value as Json)) {

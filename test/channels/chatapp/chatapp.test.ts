@@ -143,6 +143,24 @@ async function userWrites(s: Setup, text = "Hello bakery", phoneNumberId = PHONE
 
 const lastSent = (f: FakeChatApp) => f.sent.at(-1)! as { wamid: string; phoneNumberId: string; body: any };
 
+/** A "delivered" status for `wamid` kept aside (status_backlog), as the webhook's unit keeps one for a message not yet recorded. */
+async function keepAside(s: Awaited<ReturnType<typeof setup>>, wamid: string) {
+  const status = (s.fake.statusWebhook(wamid, "delivered").payload.entry[0].changes[0].value as { statuses: unknown[] }).statuses[0];
+  await s.ctx.sql.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
+    s.deviceId,
+    wamid,
+    JSON.stringify(status),
+    s.ctx.clock.now(),
+  ]);
+}
+
+/** The chatapp:apply-backlog task, as the worker runs it. */
+const applyBacklog = (s: Awaited<ReturnType<typeof setup>>) =>
+  s.ctx.services.builtChannels
+    .flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.ctx.config))
+    .find((t) => t.name === "chatapp:apply-backlog")!
+    .run();
+
 describe("connecting a business number (rule 1)", () => {
   test("the token's business accounts and numbers become chatapp devices; templates are synced with {{n}} placeholders", async () => {
     const s = await setup({ extraWaba: true });
@@ -355,13 +373,7 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
     expect((await s.detail(id)).status).toBe("sent");
     // A "delivered" that reached the server while the outcome was still on its way to the database
     // is kept aside (status_backlog); the outcomes recorded together take it and apply it.
-    const status = (s.fake.statusWebhook(wamid, "delivered").payload.entry[0].changes[0].value as { statuses: unknown[] }).statuses[0];
-    await s.ctx.sql.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
-      s.deviceId,
-      wamid,
-      JSON.stringify(status),
-      s.ctx.clock.now(),
-    ]);
+    await keepAside(s, wamid);
     const runtime = s.ctx.services.channelRuntimes.find((r) => r.afterOutcomes)!;
     const n = (await s.ctx.services.state.get(id))!;
     const device = (await s.ctx.services.channelCore.devices.byId(s.deviceId))!;
@@ -383,21 +395,12 @@ describe("the 24-hour window (rules 2 and 3, and threads)", () => {
     const wamid = lastSent(s.fake).wamid;
     // What two units leave on PostgreSQL when neither saw the other's write: the outcome recorded
     // with nothing kept yet, and the status kept for a message not yet recorded.
-    const status = (s.fake.statusWebhook(wamid, "delivered").payload.entry[0].changes[0].value as { statuses: unknown[] }).statuses[0];
-    await s.ctx.sql.run("INSERT INTO status_backlog (device_id, external_id, payload, received_at) VALUES (?, ?, ?, ?)", [
-      s.deviceId,
-      wamid,
-      JSON.stringify(status),
-      s.ctx.clock.now(),
-    ]);
+    await keepAside(s, wamid);
     expect((await s.detail(id)).status).toBe("sent");
-    const sweep = s.ctx.services.builtChannels
-      .flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.ctx.config))
-      .find((t) => t.name === "chatapp:apply-backlog")!;
-    await sweep.run();
+    await applyBacklog(s);
     expect((await s.detail(id)).status).toBe("delivered");
     expect((await s.ctx.sql.get<{ n: number }>("SELECT count(*) AS n FROM status_backlog"))?.n).toBe(0);
-    await sweep.run();
+    await applyBacklog(s);
     expect((await s.detail(id)).logs.filter((l: { event: string }) => l.event === "delivered")).toHaveLength(1);
   });
 
@@ -572,10 +575,7 @@ describe("blocking a number (rule 5)", () => {
     await s.dispatch();
     await s.fake.settle();
     // On PostgreSQL the status may cross its outcome and wait for the sweep (the test above).
-    await s.ctx.services.builtChannels
-      .flatMap(({ channel, runtime }) => channel.tasks(runtime.service, s.ctx.config))
-      .find((t) => t.name === "chatapp:apply-backlog")!
-      .run();
+    await applyBacklog(s);
     expect((await s.detail(id)).error_code).toBe("190");
     expect(expectEnvelope(await s.ctx.get(`/v1/api/device/${s.deviceId}`), 200).data.blocked_code).toBe("190");
   });
