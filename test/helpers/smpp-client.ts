@@ -67,7 +67,12 @@ export function connectEsme(port: number, host = "127.0.0.1", tls = false): Prom
       delivered.push(pdu);
       session.send(pdu.response({ command_status: esme.refuse }));
     });
-    session.on("close", () => closedResolve());
+    session.on("close", () => {
+      // A connection that ends before it is made (a server going down or coming up) settles the
+      // connect too, so a caller that reconnects is not left waiting on it.
+      reject(new Error("the connection closed before it was made"));
+      closedResolve();
+    });
     session.on("error", (error: Error) => {
       reject(error);
       closedResolve();
